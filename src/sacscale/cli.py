@@ -1,0 +1,54 @@
+"""The one entry point: `sacscale <command> ...`.
+
+Each command lives in its own module under `sacscale.commands`, exposing
+`add_arguments(parser)` and `run(args) -> int`. Modules are imported lazily so that
+`sacscale analyze-run` does not pay for importing torch or MuJoCo.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# command name -> (module under sacscale.commands, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "train": ("train", "train FastSAC on G1WalkFlat (one or more ranks)"),
+    "env-bench": ("env_bench", "physics-only and full env-step throughput"),
+    "prepare-model": ("prepare_model", "build the G1 task model, save .mjb + SHA-256, measure step cost"),
+    "probe": ("probe", "correctness probe of data-parallel gradient sync"),
+    "verify-env": ("verify_env", "record the software/hardware environment and check a preset fits it"),
+    "analyze-run": ("analyze_run", "compute a run's throughput metrics from its event files"),
+    "aggregate": ("aggregate", "aggregate per-run metrics into summary.csv/json"),
+    "report": ("report", "write the Markdown/HTML report and figures"),
+    "manifest": ("manifest", "write the SHA-256 evidence manifest"),
+    "verify": ("verify", "re-hash evidence against the manifest and recompute metrics"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sacscale", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        cmd = sub.add_parser(name, help=help_text, description=help_text)
+        cmd.set_defaults(_module=module_name)
+        # Arguments are added only for the chosen command (see main), to keep imports lazy.
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if not argv or argv[0] not in COMMANDS:
+        parser.parse_args(argv)  # prints usage / error and exits
+        return 2
+    name = argv[0]
+    module = importlib.import_module(f"sacscale.commands.{COMMANDS[name][0]}")
+    cmd_parser = argparse.ArgumentParser(prog=f"sacscale {name}", description=COMMANDS[name][1])
+    module.add_arguments(cmd_parser)
+    args = cmd_parser.parse_args(argv[1:])
+    return int(module.run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

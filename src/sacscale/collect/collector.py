@@ -1,0 +1,216 @@
+"""The collector process of one rank, and the learner-side handle that drives it.
+
+The collector owns the rank's simulation pool: it pins itself to the rank's CPU list
+(so the batch's worker threads inherit the mask while the learner process keeps its
+own), steps all envs with the CPU actor on the latest published weights, and writes each
+env step into a free slot of the shared double buffer. Stepping t+1 overlaps the
+learner's update on t: the learner frees a slot as soon as it has copied it out.
+
+Every blocking wait on either side has a timeout and a liveness check, so a dead peer
+ends the job with a message naming it instead of a hang.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+
+import numpy as np
+
+from sacscale.collect.shm import STAT_INDEX, SlotSpec, TransitionSlots, WeightBlock, unlink_prefix
+
+POLL_S = 0.2  # how often a blocked wait re-checks that its peer is alive
+
+
+class CollectorError(RuntimeError):
+    """The collector of a rank died, failed, or stopped producing data."""
+
+
+@dataclass
+class CollectorConfig:
+    rank: int
+    shm_prefix: str
+    model_path: str | None
+    num_envs: int
+    sim_threads: int
+    seed: int
+    cpu_ids: list[int] | None
+    torch_threads: int
+    actor_numel: int
+    actor_kwargs: dict
+    trace: bool = False
+
+    @property
+    def spec(self) -> SlotSpec:
+        from sacscale.task.g1_walk_flat import G1WalkFlat
+
+        return SlotSpec(self.num_envs, G1WalkFlat.ACTOR_OBS_DIM, G1WalkFlat.CRITIC_OBS_DIM, G1WalkFlat.ACTION_DIM)
+
+
+def _flat_actor(actor_kwargs: dict, numel: int):
+    """A CPU actor whose parameters are views into one flat tensor (cheap weight loads)."""
+    import torch
+
+    from sacscale.learn.networks import Actor
+
+    actor = Actor(**actor_kwargs)
+    flat = torch.zeros(numel, dtype=torch.float32)
+    offset = 0
+    for p in actor.parameters():
+        n = p.numel()
+        p.data = flat[offset : offset + n].view_as(p)
+        offset += n
+    if offset != numel:
+        raise CollectorError(f"actor has {offset} parameters, the weight block holds {numel}")
+    actor.requires_grad_(False)
+    return actor, flat
+
+
+def collector_main(cfg: CollectorConfig, filled, free, stop) -> None:
+    """Entry point of the collector process (spawned)."""
+    try:
+        _collect(cfg, filled, free, stop)
+    except Exception:
+        sys.stderr.write(f"[collector rank {cfg.rank}] failed:\n{traceback.format_exc()}")
+        sys.stderr.flush()
+        os._exit(1)
+
+
+def _collect(cfg: CollectorConfig, filled, free, stop) -> None:
+    parent = os.getppid()
+    if cfg.cpu_ids:
+        # The whole collector (simulation threads and its numpy/actor work) runs on the pool.
+        os.sched_setaffinity(0, cfg.cpu_ids)
+    import torch
+
+    from sacscale.task.g1_model import load_model
+    from sacscale.task.g1_walk_flat import G1WalkFlat
+
+    torch.set_num_threads(max(1, cfg.torch_threads))
+    env = G1WalkFlat(load_model(cfg.model_path), cfg.num_envs, cfg.sim_threads, cfg.seed)
+    slots = TransitionSlots(f"{cfg.shm_prefix}_slots", cfg.spec, create=False)
+    weights = WeightBlock(f"{cfg.shm_prefix}_weights", cfg.actor_numel, create=False)
+    actor, flat = _flat_actor(cfg.actor_kwargs, cfg.actor_numel)
+    flat_np = flat.numpy()
+    version = weights.read_into(flat_np)
+    generator = torch.Generator().manual_seed(cfg.seed + 7919)
+
+    actor_obs, critic_obs = env.reset()
+    k = 0
+    while not stop.is_set():
+        t0 = time.perf_counter()
+        if weights.version() != version:
+            version = weights.read_into(flat_np)
+        t1 = time.perf_counter()
+        with torch.no_grad():
+            obs_t = torch.from_numpy(actor_obs)
+            noise = torch.randn(obs_t.shape[0], env.ACTION_DIM, generator=generator)
+            actions = actor.act(obs_t, noise=noise).numpy()
+        t2 = time.perf_counter()
+        while not free[k].acquire(timeout=POLL_S):
+            if stop.is_set() or os.getppid() != parent:
+                return  # the learner stopped or died: nothing to deliver to
+        slot, stats = slots.slots[k], slots.stats[k]
+        np.copyto(slot["actor_obs"], actor_obs)
+        np.copyto(slot["critic_obs"], critic_obs)
+        np.copyto(slot["action"], actions)
+        t3 = time.perf_counter()
+        out = env.step(actions)
+        t4 = time.perf_counter()
+        np.copyto(slot["reward"], out.reward)
+        np.copyto(slot["next_actor_obs"], out.next_actor_obs)
+        np.copyto(slot["next_critic_obs"], out.next_critic_obs)
+        np.copyto(slot["terminated"], out.terminated)
+        _write_stats(stats, out.info)
+        stats[STAT_INDEX["weight_sync_ms"]] = 1e3 * (t1 - t0)
+        stats[STAT_INDEX["action_select_ms"]] = 1e3 * (t2 - t1)
+        stats[STAT_INDEX["env_step_ms"]] = 1e3 * (t4 - t3)
+        stats[STAT_INDEX["replay_write_ms"]] = 1e3 * ((t3 - t2) + (time.perf_counter() - t4))
+        stats[STAT_INDEX["weights_version"]] = version
+        filled[k].release()
+        actor_obs, critic_obs = out.actor_obs, out.critic_obs
+        k ^= 1
+
+
+def _write_stats(stats: np.ndarray, info: dict) -> None:
+    stats[:] = 0.0
+    returns = np.asarray(info.get("episode_return", ()), dtype=np.float64)
+    lengths = np.asarray(info.get("episode_length", ()), dtype=np.float64)
+    stats[STAT_INDEX["episode_return_sum"]] = returns.sum()
+    stats[STAT_INDEX["episode_length_sum"]] = lengths.sum()
+    stats[STAT_INDEX["episode_count"]] = returns.size
+    stats[STAT_INDEX["penalty_scale"]] = float(info.get("curriculum/penalty_scale", np.nan))
+    for term in ("tracking_lin_vel", "tracking_ang_vel", "feet_phase"):
+        stats[STAT_INDEX[f"reward_{term}"]] = float(info.get(f"reward/{term}", np.nan))
+    stats[STAT_INDEX["sim_errors"]] = float(info.get("sim_errors", 0))
+
+
+class CollectorHandle:
+    """Learner side: owns the shared blocks, starts and watches the collector process."""
+
+    def __init__(self, cfg: CollectorConfig, startup_timeout_s: float = 300.0, step_timeout_s: float = 120.0):
+        self.cfg = cfg
+        self.startup_timeout_s = startup_timeout_s
+        self.step_timeout_s = step_timeout_s
+        ctx = mp.get_context("spawn")
+        self.slots = TransitionSlots(f"{cfg.shm_prefix}_slots", cfg.spec, create=True)
+        self.weights = WeightBlock(f"{cfg.shm_prefix}_weights", cfg.actor_numel, create=True)
+        self._filled = [ctx.Semaphore(0) for _ in range(TransitionSlots.NUM_SLOTS)]
+        self._free = [ctx.Semaphore(1) for _ in range(TransitionSlots.NUM_SLOTS)]
+        self._stop = ctx.Event()
+        self.process = ctx.Process(
+            target=collector_main,
+            args=(cfg, self._filled, self._free, self._stop),
+            name=f"sacscale-collector-r{cfg.rank}",
+            daemon=True,
+        )
+        self._next = 0
+        self._received = 0
+
+    def start(self, initial_weights: np.ndarray) -> None:
+        self.weights.publish(initial_weights)
+        self.process.start()
+
+    def describe(self) -> str:
+        return f"collector of rank {self.cfg.rank} (pid {self.process.pid})"
+
+    def receive(self) -> tuple[dict[str, np.ndarray], np.ndarray, int]:
+        """Block until the next slot is filled; returns (arrays, stats, slot index)."""
+        k = self._next
+        timeout = self.startup_timeout_s if self._received == 0 else self.step_timeout_s
+        deadline = time.monotonic() + timeout
+        while not self._filled[k].acquire(timeout=POLL_S):
+            code = self.process.exitcode
+            if code is not None:
+                raise CollectorError(f"{self.describe()} exited with code {code} (see its traceback above, if any)")
+            if time.monotonic() > deadline:
+                raise CollectorError(f"{self.describe()} produced no data for {timeout:.0f} s")
+        self._next ^= 1
+        self._received += 1
+        return self.slots.slots[k], self.slots.stats[k], k
+
+    def release(self, k: int) -> None:
+        self._free[k].release()
+
+    def publish(self, weights: np.ndarray) -> int:
+        return self.weights.publish(weights)
+
+    def close(self, timeout_s: float = 10.0) -> None:
+        """Stop the collector (escalating to SIGKILL) and unlink the shared blocks."""
+        self._stop.set()
+        if self.process.pid is not None:
+            self.process.join(timeout_s)
+            if self.process.is_alive():
+                self.process.terminate()
+                self.process.join(timeout_s)
+            if self.process.is_alive():
+                self.process.kill()
+                self.process.join(timeout_s)
+        self.slots.close()
+        self.weights.close()
+        unlink_prefix(self.cfg.shm_prefix)
+

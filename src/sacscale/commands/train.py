@@ -1,0 +1,53 @@
+"""`sacscale train`: every TrainConfig field is a flag (`--num-envs 2048`, `--no-compile`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import MISSING, fields
+
+from sacscale.train import TrainConfig, TrainingError, run_training
+
+HELP = {
+    "devices": "comma list: 'cpu' (one CPU rank), 'cpu,cpu' (2 gloo ranks), '0' or '0,1' (CUDA indices)",
+    "num_envs": "environments per rank",
+    "batch_size": "learner batch per rank",
+    "iterations": "iterations (one env step of all envs + one learner iteration each)",
+    "collector_cpu_ids": "'auto', a CPU list for one rank ('8-39'), or one list per rank ('8-39;48-79')",
+    "sim_threads": "simulation threads per rank (0: size of the rank's CPU pool)",
+    "log_dir": "run directory: TensorBoard events under LOG_DIR/tb/rank*/, train_meta.json",
+    "log_every": "write TensorBoard scalars every K iterations",
+    "trace": "log per-phase times (collector and learner)",
+    "compile": "torch.compile the losses (CUDA only)",
+    "cuda_graph": "capture the whole iteration in one CUDA graph (CUDA only)",
+    "grad_sync": "auto: all-reduce hooks when more than one rank; on: always (world size 1 too); off",
+    "model": "compiled G1 model (.mjb); default: build it from the asset package",
+    "timeout_s": "longest wait for a collector step or a peer rank before failing",
+    "extra": "JSON object of further learner settings (SACConfig fields), e.g. '{\"gamma\": 0.99}'",
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    for f in fields(TrainConfig):
+        flag = "--" + f.name.replace("_", "-")
+        default = f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]
+        if f.type in ("bool", bool):
+            parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=default,
+                                help=HELP.get(f.name))
+        elif f.name == "extra":
+            parser.add_argument(flag, dest=f.name, type=json.loads, default={}, help=HELP[f.name])
+        else:
+            kind = {"int": int, "float": float}.get(str(f.type), str)
+            parser.add_argument(flag, dest=f.name, type=kind, default=default,
+                                help=f"{HELP.get(f.name, '')} (default: {default})")
+
+
+def run(args: argparse.Namespace) -> int:
+    cfg = TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
+    try:
+        run_training(cfg)
+    except (TrainingError, RuntimeError, ValueError) as exc:
+        print(f"sacscale train: error: {exc}", file=sys.stderr)
+        return 1
+    return 0

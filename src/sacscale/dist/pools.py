@@ -1,0 +1,77 @@
+"""Per-rank CPU pools for the collectors: parse, validate, or split automatically.
+
+Accepted forms of `--collector-cpu-ids`:
+  * `auto`: the CPUs this process may use, minus one CPU per learner process, split
+    evenly between the ranks (no pinning at all when fewer than 2 CPUs per rank remain);
+  * one CPU list for one rank, e.g. `8-39` (the seed's `env.cpu_ids`);
+  * one list per rank separated by `;`, e.g. `8-39;48-79` (the seed's
+    `dp_collector_cpu_ids=[[8..39],[48..79]]`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from sacscale.sim.affinity import parse_cpu_list, validate_cpu_ids
+
+
+class PoolError(ValueError):
+    """A CPU pool specification that cannot be honoured."""
+
+
+@dataclass
+class PoolPlan:
+    pools: list[list[int] | None]  # one per rank; None: not pinned
+    learner_cpus: list[int]        # CPUs left to the learner processes (auto only, informative)
+    how: str                       # a sentence for the run's metadata
+
+    def as_dict(self) -> dict:
+        return {"pools": self.pools, "learner_cpus": self.learner_cpus, "how": self.how}
+
+
+def resolve_pools(spec: str | None, world_size: int) -> PoolPlan:
+    spec = (spec or "auto").strip()
+    if spec == "auto":
+        return _auto(world_size)
+    parts = [p.strip() for p in spec.split(";")]
+    if len(parts) != world_size:
+        raise PoolError(
+            f"--collector-cpu-ids: {len(parts)} CPU list(s) given for {world_size} rank(s); "
+            "give one list per rank separated by ';' (or 'auto')"
+        )
+    pools = []
+    for rank, part in enumerate(parts):
+        try:
+            cpus = parse_cpu_list(part)
+            validate_cpu_ids(cpus)
+        except ValueError as exc:
+            raise PoolError(f"--collector-cpu-ids, rank {rank} ({part!r}): {exc}") from exc
+        if not cpus:
+            raise PoolError(f"--collector-cpu-ids, rank {rank}: empty CPU list")
+        pools.append(cpus)
+    for a in range(world_size):
+        for b in range(a + 1, world_size):
+            shared = sorted(set(pools[a]) & set(pools[b]))
+            if shared:
+                raise PoolError(f"--collector-cpu-ids: the pools of ranks {a} and {b} overlap on CPUs {shared}")
+    return PoolPlan(pools, [], f"explicit: {spec}")
+
+
+def _auto(world_size: int) -> PoolPlan:
+    cpus = sorted(os.sched_getaffinity(0))
+    learner = cpus[:world_size]
+    rest = cpus[world_size:]
+    per_rank = len(rest) // world_size
+    if per_rank < 2:
+        return PoolPlan(
+            [None] * world_size,
+            cpus,
+            f"auto: only {len(cpus)} CPU(s) for {world_size} rank(s); collectors left unpinned",
+        )
+    pools = [rest[r * per_rank : (r + 1) * per_rank] for r in range(world_size)]
+    return PoolPlan(
+        pools,
+        learner,
+        f"auto: {len(cpus)} CPUs; {world_size} kept for the learner(s), {per_rank} per collector pool",
+    )

@@ -1,0 +1,450 @@
+"""The per-rank training loop: collector -> replay -> whole-iteration update -> weights.
+
+One iteration consumes one env step of all of the rank's envs (num_envs new rows), runs
+one learner iteration (8 critic+alpha and 2 actor updates, once the replay holds enough
+rows) and publishes the actor back to the collector. The collector is already stepping
+the next env step meanwhile (one iteration of policy lag), so on a GPU the learner's
+work hides behind simulation.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import sys
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+import numpy as np
+
+
+class TrainingError(RuntimeError):
+    """A run that cannot start or must stop (bad input, divergence, dead peer)."""
+
+
+@dataclass
+class TrainConfig:
+    """Every knob of `sacscale train`; the field name is the CLI flag (`--num-envs`)."""
+
+    devices: str = "cpu"              # "cpu", "cpu,cpu" (2 gloo ranks), "0", "0,1" (CUDA indices)
+    num_envs: int = 2048              # per rank
+    batch_size: int = 8192            # per rank
+    num_critic_updates: int = 8
+    num_actor_updates: int = 2
+    iterations: int = 1000
+    collector_cpu_ids: str = "auto"   # see sacscale.dist.pools
+    sim_threads: int = 0              # 0: the pool's size (or all usable CPUs when unpinned)
+    seed: int = 0
+    log_dir: str = "runs/train"
+    log_every: int = 10
+    trace: bool = False
+    compile: bool = True              # CUDA only
+    cuda_graph: bool = True           # CUDA only
+    grad_sync: str = "auto"           # auto: all-reduce hooks when world size > 1; on; off
+    model: str | None = None          # compiled .mjb; None builds from the asset package
+    timeout_s: float = 180.0          # longest wait for a collector step or a peer rank
+    min_free_mb: float = 64.0         # free disk space needed under log_dir
+    replay_per_env: int = 512
+    extra: dict = field(default_factory=dict)
+
+    def device_list(self) -> list[str]:
+        items = [d.strip() for d in str(self.devices).split(",") if d.strip()]
+        if not items:
+            raise TrainingError("--devices: empty device list")
+        out = []
+        for d in items:
+            if d == "cpu":
+                out.append("cpu")
+            elif d.startswith("cuda:") and d[5:].isdigit():
+                out.append(d)
+            elif d.isdigit():
+                out.append(f"cuda:{d}")
+            else:
+                raise TrainingError(f"--devices: {d!r} is neither 'cpu' nor a CUDA device index")
+        kinds = {d == "cpu" for d in out}
+        if len(kinds) > 1:
+            raise TrainingError("--devices: mix of CPU and CUDA ranks is not supported")
+        cuda = [d for d in out if d != "cpu"]
+        if len(set(cuda)) != len(cuda):
+            raise TrainingError("--devices: one CUDA device per rank (NCCL refuses two ranks on one GPU)")
+        return out
+
+    def validate(self) -> None:
+        for name in ("num_envs", "batch_size", "iterations", "log_every", "num_critic_updates"):
+            if getattr(self, name) <= 0:
+                raise TrainingError(f"--{name.replace('_', '-')} must be positive, got {getattr(self, name)}")
+        if self.num_actor_updates < 0 or self.num_actor_updates > self.num_critic_updates:
+            raise TrainingError("--num-actor-updates must be in [0, --num-critic-updates]")
+        if self.grad_sync not in ("auto", "on", "off"):
+            raise TrainingError("--grad-sync must be auto, on or off")
+        self.device_list()
+
+
+def check_devices(devices: list[str]) -> None:
+    """Fail early, naming the problem, when CUDA devices are asked for but not there."""
+    cuda = [d for d in devices if d != "cpu"]
+    if not cuda:
+        return
+    import torch
+
+    visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    wanted = max(int(d.split(":")[1]) for d in cuda) + 1
+    if visible < wanted:
+        raise TrainingError(
+            f"--devices {','.join(devices)} needs {wanted} visible CUDA device(s), but {visible} "
+            f"are visible (CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '<unset>')})"
+        )
+
+
+def check_disk(log_dir: Path, min_free_mb: float) -> None:
+    probe = log_dir
+    while not probe.exists():
+        probe = probe.parent
+    free_mb = shutil.disk_usage(probe).free / 2**20
+    if free_mb < min_free_mb:
+        raise TrainingError(
+            f"not enough free disk space for logs under {log_dir}: {free_mb:.1f} MB free, "
+            f"{min_free_mb:.1f} MB needed (--min-free-mb)"
+        )
+
+
+def sac_config(cfg: TrainConfig):
+    from sacscale.learn.config import SACConfig
+
+    known = {f.name for f in fields(SACConfig)}
+    values = {
+        "batch_size": cfg.batch_size,
+        "num_critic_updates": cfg.num_critic_updates,
+        "num_actor_updates": cfg.num_actor_updates,
+        "replay_per_env": cfg.replay_per_env,
+        **cfg.extra,
+    }
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise TrainingError(f"unknown learner setting(s): {unknown}")
+    return SACConfig(**values)
+
+
+# --------------------------------------------------------------------------------------
+# One rank
+
+
+class _Interval:
+    """Sums of collector stats and learner phase times between two log points."""
+
+    def __init__(self):
+        self.total0 = 0  # all ranks' env steps at the previous log point
+        self.reset(time.perf_counter(), 0)
+
+    def reset(self, now: float, steps: int) -> None:
+        self.t0, self.steps0 = now, steps
+        self.iters = 0
+        self.sums: dict[str, float] = {}
+
+    def add(self, key: str, value: float) -> None:
+        if not math.isnan(value):
+            self.sums[key] = self.sums.get(key, 0.0) + value
+
+
+def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | None, shm_prefix: str,
+             local_rank: int = 0) -> None:
+    """Train on one rank; the process group (if any) is already initialised."""
+    import torch
+    import torch.distributed as dist
+    from torch.utils.tensorboard import SummaryWriter
+
+    from sacscale.collect.collector import CollectorConfig, CollectorHandle
+    from sacscale.collect.shm import STAT_INDEX
+    from sacscale.dist.grad_sync import allreduce_hooks, broadcast_state
+    from sacscale.learn.learner import FastSACLearner
+
+    device = torch.device(cfg.device_list()[local_rank])
+    distributed = dist.is_available() and dist.is_initialized()
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    torch.manual_seed(cfg.seed)  # identical init on every rank; rank 0's copy is broadcast anyway
+
+    learner = FastSACLearner(
+        sac_config(cfg), cfg.num_envs, device,
+        compile=cfg.compile and device.type == "cuda",
+        cuda_graph=cfg.cuda_graph and device.type == "cuda",
+        seed=cfg.seed + 1000 * rank,
+    )
+    if distributed:
+        broadcast_state(learner.state_tensors())
+    use_hooks = cfg.grad_sync == "on" or (cfg.grad_sync == "auto" and world_size > 1)
+    if use_hooks:
+        if not distributed:
+            raise TrainingError("--grad-sync on needs a process group (set by the launcher)")
+        learner.set_gradient_graph_hooks(allreduce_hooks(world_size))
+
+    actor_numel = learner.actor_flat().numel()
+    sim_threads = cfg.sim_threads or (len(pool) if pool else len(os.sched_getaffinity(0)))
+    collector = CollectorHandle(
+        CollectorConfig(
+            rank=rank, shm_prefix=f"{shm_prefix}_r{rank}", model_path=cfg.model, num_envs=cfg.num_envs,
+            sim_threads=sim_threads, seed=cfg.seed + 1000 * rank, cpu_ids=pool,
+            torch_threads=sim_threads, actor_numel=actor_numel, actor_kwargs=learner.actor_kwargs(),
+            trace=cfg.trace,
+        ),
+        step_timeout_s=cfg.timeout_s,
+    )
+    writer = SummaryWriter(str(Path(cfg.log_dir) / "tb" / f"rank{rank}"))
+    on_cuda = device.type == "cuda"
+    host_weights = torch.empty(actor_numel, dtype=torch.float32, pin_memory=on_cuda)
+    staging: dict[str, torch.Tensor] = {}
+    staged = torch.cuda.Event() if on_cuda else None
+    steps = 0
+    interval = _Interval()
+    bar = _progress(cfg, rank)
+    counter = torch.zeros(1, dtype=torch.float64, device=device if on_cuda else "cpu")
+    try:
+        host_weights.copy_(learner.actor_flat())
+        collector.start(host_weights.numpy())
+        for it in range(1, cfg.iterations + 1):
+            t0 = time.perf_counter()
+            arrays, stats, k = collector.receive()
+            t1 = time.perf_counter()
+            if staged is not None:
+                staged.synchronize()  # the previous H2D copy from the staging buffers is done
+            batch = _stage(arrays, staging, device)
+            collector.release(k)  # the collector may refill this slot now
+            learner.replay.add(**batch)
+            if staged is not None:
+                staged.record()
+            t2 = time.perf_counter()
+            if learner.ready():
+                learner.update()
+            host_weights.copy_(learner.actor_flat(), non_blocking=on_cuda)
+            if on_cuda:
+                torch.cuda.current_stream().synchronize()
+            t3 = time.perf_counter()
+            weights = host_weights.numpy()
+            if not np.isfinite(weights).all():
+                raise TrainingError(f"rank {rank}: actor parameters became non-finite at iteration {it} (diverged)")
+            collector.publish(weights)
+            steps += cfg.num_envs
+
+            interval.iters += 1
+            for name in ("episode_return_sum", "episode_length_sum", "episode_count", "sim_errors",
+                         "env_step_ms", "action_select_ms", "replay_write_ms", "weight_sync_ms"):
+                interval.add(name, float(stats[STAT_INDEX[name]]))
+            for name in ("penalty_scale", "reward_tracking_lin_vel", "reward_tracking_ang_vel", "reward_feet_phase"):
+                interval.sums[name] = float(stats[STAT_INDEX[name]])  # latest value
+            interval.add("learner_wait_ms", 1e3 * (t1 - t0))
+            interval.add("learner_h2d_ms", 1e3 * (t2 - t1))
+            interval.add("learner_update_ms", 1e3 * (t3 - t2))
+            if bar is not None:
+                bar.update(1)
+            if it % cfg.log_every == 0 or it == cfg.iterations:
+                _log(writer, learner, interval, it, steps, counter, distributed, rank, bar, cfg.trace)
+        _write_meta_status(cfg, rank, "completed", steps)
+    finally:
+        if bar is not None:
+            bar.close()
+        writer.close()
+        collector.close()
+        learner.close()  # CUDA graphs go before the process group
+
+
+def _stage(arrays: dict[str, np.ndarray], staging: dict, device) -> dict:
+    """Copy one slot out of shared memory (so it can be freed) and start its H2D copy."""
+    import torch
+
+    out = {}
+    for key, array in arrays.items():
+        if device.type == "cuda":
+            buf = staging.get(key)
+            if buf is None:
+                buf = staging[key] = torch.empty(array.shape, dtype=torch.float32, pin_memory=True)
+            buf.numpy()[...] = array
+            out[key] = buf.to(device, non_blocking=True)
+        else:
+            out[key] = torch.from_numpy(array.copy())
+    return out
+
+
+def _log(writer, learner, interval: _Interval, it: int, steps: int, counter, distributed: bool, rank: int, bar, trace: bool) -> None:
+    import torch.distributed as dist
+
+    now = time.perf_counter()
+    dt = max(now - interval.t0, 1e-9)
+    rank_fps = (steps - interval.steps0) / dt
+    counter.fill_(float(steps))
+    total_steps = steps
+    if distributed:
+        dist.all_reduce(counter)
+        total_steps = int(counter.item())
+    total_fps = (total_steps - interval.total0) / dt
+    interval.total0 = total_steps
+
+    metrics = learner.metrics() if learner.ready() else {}
+    bad = [k for k, v in metrics.items() if not math.isfinite(v)]
+    if bad:
+        raise TrainingError(f"rank {rank}: non-finite learner metrics at iteration {it}: {bad} (diverged)")
+
+    s, n = interval.sums, max(interval.iters, 1)
+    scalars = {
+        "Perf/rank_env_steps": steps,
+        "Perf/rank_fps": rank_fps,
+        "Perf/iteration": it,
+        "Curriculum/penalty_scale": s.get("penalty_scale", math.nan),
+        "Reward/tracking_lin_vel": s.get("reward_tracking_lin_vel", math.nan),
+        "Reward/tracking_ang_vel": s.get("reward_tracking_ang_vel", math.nan),
+        "Reward/feet_phase": s.get("reward_feet_phase", math.nan),
+        "Env/sim_errors": s.get("sim_errors", 0.0),
+    }
+    if rank == 0:
+        scalars["Perf/total_env_steps"] = total_steps
+        scalars["Perf/total_fps"] = total_fps
+    if s.get("episode_count", 0) > 0:
+        scalars["Episode/return"] = s["episode_return_sum"] / s["episode_count"]
+        scalars["Episode/length"] = s["episode_length_sum"] / s["episode_count"]
+    for key, tag in (("critic_loss", "Loss/critic"), ("actor_loss", "Loss/actor"),
+                     ("alpha_loss", "Loss/alpha"), ("alpha", "Train/alpha"),
+                     ("entropy", "Train/entropy"), ("q_mean", "Train/q_mean")):
+        if key in metrics:
+            scalars[tag] = metrics[key]
+    if trace:
+        for phase in ("env_step_ms", "action_select_ms", "replay_write_ms", "weight_sync_ms"):
+            scalars[f"Time/collector_{phase}"] = s.get(phase, 0.0) / n
+        for phase in ("learner_wait_ms", "learner_h2d_ms", "learner_update_ms"):
+            scalars[f"Time/{phase}"] = s.get(phase, 0.0) / n
+    for tag, value in scalars.items():
+        if isinstance(value, float) and math.isnan(value):
+            continue
+        writer.add_scalar(tag, value, it)
+    writer.flush()
+    if bar is not None:
+        bar.set_postfix(fps=f"{total_fps:,.0f}", ret=f"{scalars.get('Episode/return', math.nan):.2f}", refresh=False)
+    interval.reset(now, steps)
+
+
+def _progress(cfg: TrainConfig, rank: int):
+    if rank != 0:
+        return None
+    from tqdm import tqdm
+
+    interactive = sys.stderr.isatty()
+    return tqdm(total=cfg.iterations, desc="train", unit="it", file=sys.stderr,
+                mininterval=0.5 if interactive else 10.0, dynamic_ncols=interactive)
+
+
+# --------------------------------------------------------------------------------------
+# Run metadata
+
+
+def meta_path(cfg: TrainConfig) -> Path:
+    return Path(cfg.log_dir) / "train_meta.json"
+
+
+def write_meta(cfg: TrainConfig, world_size: int, pool_plan: dict) -> None:
+    import torch
+
+    meta = {
+        "config": asdict(cfg),
+        "world_size": world_size,
+        "devices": cfg.device_list(),
+        "collector_pools": pool_plan,
+        "env_steps_accounting": "Perf/total_env_steps is written by rank 0 from an all-reduced sum of every rank's cumulative env steps",
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+        "start_time": time.time(),
+        "status": "running",
+    }
+    path = meta_path(cfg)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _atomic_json(path, meta)
+
+
+def _write_meta_status(cfg: TrainConfig, rank: int, status: str, steps: int) -> None:
+    if rank != 0:
+        return
+    path = meta_path(cfg)
+    meta = json.loads(path.read_text()) if path.exists() else {}
+    meta.update(status=status, end_time=time.time(), rank0_env_steps=steps)
+    _atomic_json(path, meta)
+
+
+def _atomic_json(path: Path, data: dict) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=str))
+    os.replace(tmp, path)
+
+
+# --------------------------------------------------------------------------------------
+# The job: checks first, then one rank in-process or one process per rank
+
+
+def _rank_main(rank: int, world_size: int, cfg: TrainConfig, pool, shm_prefix: str) -> None:
+    """Body of a spawned rank (the launcher has set up the process group and SIGTERM)."""
+    run_rank(cfg, rank, world_size, pool, shm_prefix, local_rank=rank)
+
+
+def run_training(cfg: TrainConfig) -> None:
+    """Validate everything that can be checked before starting, then train."""
+    from sacscale.dist import launch
+    from sacscale.dist.pools import PoolError, resolve_pools
+
+    cfg.validate()
+    devices = cfg.device_list()
+    check_devices(devices)
+    external = "RANK" in os.environ and "WORLD_SIZE" in os.environ
+    world_size = int(os.environ["WORLD_SIZE"]) if external else len(devices)
+    local_ranks = len(devices)
+    try:
+        plan = resolve_pools(cfg.collector_cpu_ids, local_ranks)
+    except PoolError as exc:
+        raise TrainingError(str(exc)) from exc
+    log_dir = Path(cfg.log_dir)
+    check_disk(log_dir, cfg.min_free_mb)
+    backend = "gloo" if devices[0] == "cpu" else "nccl"
+    prefix = launch.job_prefix()
+
+    if external:
+        rank = int(os.environ["RANK"])
+        local_rank = int(os.environ.get("LOCAL_RANK", rank))
+        if local_rank >= local_ranks:
+            raise TrainingError(f"LOCAL_RANK={local_rank} but --devices lists {local_ranks} device(s) on this host")
+        if rank == 0:
+            write_meta(cfg, world_size, plan.as_dict())
+        launch.init_group(backend, rank, world_size, cfg.timeout_s)
+        try:
+            run_rank(cfg, rank, world_size, plan.pools[local_rank], prefix, local_rank=local_rank)
+        finally:
+            launch.destroy_group()
+        return
+
+    write_meta(cfg, world_size, plan.as_dict())
+    try:
+        if world_size == 1:
+            needs_group = cfg.grad_sync == "on"
+            if needs_group:
+                os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(launch.free_port()))
+                launch.init_group(backend, 0, 1, cfg.timeout_s)
+            try:
+                run_rank(cfg, 0, 1, plan.pools[0], prefix, local_rank=0)
+            finally:
+                launch.destroy_group()
+        else:
+            launch.spawn_and_supervise(
+                _rank_main, world_size, backend, cfg.timeout_s,
+                args_for_rank=lambda r: (cfg, plan.pools[r], prefix),
+                shm_prefix=prefix,
+                describe_rank=lambda r: f"device {devices[r]}",
+            )
+    except BaseException as exc:
+        _mark_failed(cfg, exc)
+        raise
+
+
+def _mark_failed(cfg: TrainConfig, exc: BaseException) -> None:
+    path = meta_path(cfg)
+    if path.exists():
+        meta = json.loads(path.read_text())
+        if meta.get("status") != "completed":
+            meta.update(status="failed", error=f"{type(exc).__name__}: {exc}", end_time=time.time())
+            _atomic_json(path, meta)

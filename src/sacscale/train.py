@@ -112,20 +112,27 @@ def check_disk(log_dir: Path, min_free_mb: float) -> None:
 
 
 def sac_config(cfg: TrainConfig):
+    """The learner's config: reference values, this run's sizes, then `--extra` overrides."""
     from sacscale.learn.config import SACConfig
 
     known = {f.name for f in fields(SACConfig)}
+    unknown = sorted(set(cfg.extra) - known)
+    if unknown:
+        raise TrainingError(f"--extra: unknown learner setting(s) {unknown}; known: {sorted(known)}")
+    # Actor updates spread evenly over the critic updates: 8 and 2 give (0, 4), the reference.
+    n_critic, n_actor = cfg.num_critic_updates, cfg.num_actor_updates
+    actor_at = tuple(range(0, n_critic, n_critic // n_actor))[:n_actor] if n_actor else ()
     values = {
         "batch_size": cfg.batch_size,
-        "num_critic_updates": cfg.num_critic_updates,
-        "num_actor_updates": cfg.num_actor_updates,
+        "critic_updates": n_critic,
+        "actor_update_at": actor_at,
         "replay_per_env": cfg.replay_per_env,
         **cfg.extra,
     }
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise TrainingError(f"unknown learner setting(s): {unknown}")
-    return SACConfig(**values)
+    try:
+        return SACConfig(**values)
+    except (TypeError, ValueError) as exc:
+        raise TrainingError(f"learner settings: {exc}") from exc
 
 
 # --------------------------------------------------------------------------------------
@@ -167,8 +174,9 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
         torch.cuda.set_device(device)
     torch.manual_seed(cfg.seed)  # identical init on every rank; rank 0's copy is broadcast anyway
 
+    sac = sac_config(cfg)
     learner = FastSACLearner(
-        sac_config(cfg), cfg.num_envs, device,
+        sac, cfg.num_envs, device,
         compile=cfg.compile and device.type == "cuda",
         cuda_graph=cfg.cuda_graph and device.type == "cuda",
         seed=cfg.seed + 1000 * rank,
@@ -187,7 +195,9 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
         CollectorConfig(
             rank=rank, shm_prefix=f"{shm_prefix}_r{rank}", model_path=cfg.model, num_envs=cfg.num_envs,
             sim_threads=sim_threads, seed=cfg.seed + 1000 * rank, cpu_ids=pool,
-            torch_threads=sim_threads, actor_numel=actor_numel, actor_kwargs=learner.actor_kwargs(),
+            torch_threads=sim_threads, actor_numel=actor_numel, actor_kwargs=dict(
+                obs_dim=sac.actor_obs_dim, action_dim=sac.action_dim, hidden=sac.actor_hidden,
+                log_std_min=sac.log_std_min, log_std_max=sac.log_std_max, mean_clip=sac.mean_clip),
             trace=cfg.trace,
         ),
         step_timeout_s=cfg.timeout_s,

@@ -1,0 +1,53 @@
+"""Bad input to `sacscale train` fails early with a message naming the problem."""
+
+import pytest
+
+from sacscale.cli import main
+from sacscale.train import TrainConfig, TrainingError, check_devices, check_disk, sac_config
+
+
+@pytest.mark.parametrize(
+    "devices, message",
+    [("gpu0", "neither 'cpu' nor a CUDA device index"), ("cpu,0", "mix of CPU and CUDA"),
+     ("0,0", "one CUDA device per rank"), ("", "empty device list")],
+)
+def test_bad_device_lists(devices, message):
+    with pytest.raises(TrainingError, match=message):
+        TrainConfig(devices=devices).validate()
+
+
+def test_missing_gpu_is_named():
+    import torch
+
+    wanted = torch.cuda.device_count() + 1
+    with pytest.raises(TrainingError, match=f"needs {wanted} visible CUDA device"):
+        check_devices([f"cuda:{wanted - 1}"])
+
+
+@pytest.mark.parametrize("field", ["num_envs", "batch_size", "iterations", "log_every"])
+def test_non_positive_sizes_are_named(field):
+    with pytest.raises(TrainingError, match=f"--{field.replace('_', '-')} must be positive"):
+        TrainConfig(**{field: 0}).validate()
+
+
+def test_disk_space_check_names_the_need(tmp_path):
+    with pytest.raises(TrainingError, match=r"MB free, 1e\+12|MB needed"):
+        check_disk(tmp_path / "run", min_free_mb=1e12)
+    check_disk(tmp_path / "run", min_free_mb=1)  # plenty free: no error
+
+
+def test_unknown_learner_override_is_named():
+    with pytest.raises(TrainingError, match="unknown learner setting.*no_such_knob"):
+        sac_config(TrainConfig(extra={"no_such_knob": 1}))
+
+
+def test_reference_schedule_is_8_critic_2_actor():
+    sac = sac_config(TrainConfig())
+    assert sac.critic_updates == 8 and sac.actor_update_at == (0, 4) and sac.batch_size == 8192
+
+
+def test_cli_reports_bad_pools_before_starting(tmp_path, capsys):
+    code = main(["train", "--devices", "cpu", "--collector-cpu-ids", "0;1", "--log-dir", str(tmp_path / "r")])
+    assert code == 1
+    assert "2 CPU list(s) given for 1 rank(s)" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()  # nothing written before the checks pass

@@ -1,0 +1,122 @@
+"""FastSAC hyperparameters: one dataclass, one name per knob.
+
+Defaults are the reference values of `shared/docs/fastsac.md`. Sizes that depend on the
+number of environments (replay capacity, learning start) are methods, so the same config
+serves every rank and every preset.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import torch
+
+_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+@dataclass
+class SACConfig:
+    # --- dimensions of the G1WalkFlat task ---
+    actor_obs_dim: int = 98
+    critic_obs_dim: int = 101
+    action_dim: int = 29
+
+    # --- networks ---
+    actor_hidden: tuple[int, ...] = (512, 256, 128)
+    critic_hidden: tuple[int, ...] = (768, 384, 192)
+    log_std_min: float = -5.0
+    log_std_max: float = 0.0
+    mean_clip: float = 10.0
+
+    # --- distributional critic (C51) ---
+    num_atoms: int = 101
+    v_min: float = -20.0
+    v_max: float = 20.0
+
+    # --- SAC ---
+    gamma: float = 0.97
+    tau: float = 0.125                 # Polyak rate, applied after every critic update
+    alpha_init: float = 0.001
+    target_entropy: float = 0.0
+
+    # --- optimisation (AdamW for critic, actor and alpha) ---
+    lr: float = 3e-4
+    betas: tuple[float, float] = (0.9, 0.95)
+    weight_decay: float = 1e-3         # critic and actor
+    alpha_weight_decay: float = 0.0
+
+    # --- schedule of one iteration ---
+    critic_updates: int = 8            # critic + alpha updates per iteration
+    actor_update_at: tuple[int, ...] = (0, 4)   # actor update after these critic updates
+    batch_size: int = 8192             # per rank
+
+    # --- replay ---
+    replay_per_env: int = 512          # capacity = replay_per_env * num_envs rows
+    learning_starts: int | None = None  # None: max(batch_size, 10 * num_envs) rows
+
+    # --- execution ---
+    # Autocast dtype: "auto" is bfloat16 on CUDA and float32 (no autocast) on CPU;
+    # "float32" disables autocast everywhere; "bfloat16"/"float16" force it.
+    amp_dtype: str = "auto"
+    compile_mode: str = "default"      # torch.compile mode; its own CUDA graphs must stay off
+    compile_on_cpu: bool = False       # CPU: compile only when asked (tests, debugging)
+    graph_warmup_iters: int = 3        # eager iterations on the capture stream before capture
+    capture_error_mode: str = "global"  # torch.cuda.graph(capture_error_mode=...)
+
+    def __post_init__(self) -> None:
+        self.actor_hidden = tuple(self.actor_hidden)
+        self.critic_hidden = tuple(self.critic_hidden)
+        self.betas = tuple(self.betas)
+        self.actor_update_at = tuple(sorted(set(self.actor_update_at)))
+        if self.critic_updates < 1:
+            raise ValueError("critic_updates must be >= 1")
+        if any(k < 0 or k >= self.critic_updates for k in self.actor_update_at):
+            raise ValueError(
+                f"actor_update_at {self.actor_update_at} must index critic updates "
+                f"0..{self.critic_updates - 1}"
+            )
+        if not self.v_min < self.v_max or self.num_atoms < 2:
+            raise ValueError("need v_min < v_max and num_atoms >= 2")
+        if self.amp_dtype != "auto" and self.amp_dtype not in _DTYPES:
+            raise ValueError(f"amp_dtype must be 'auto' or one of {sorted(_DTYPES)}")
+        if self.compile_mode in ("reduce-overhead", "max-autotune"):
+            raise ValueError(
+                f"compile_mode {self.compile_mode!r} turns on Inductor's own CUDA graphs, "
+                "which conflict with the learner's whole-iteration capture; use 'default' "
+                "or 'max-autotune-no-cudagraphs'"
+            )
+
+    # --- derived sizes ---
+    @property
+    def actor_updates(self) -> int:
+        return len(self.actor_update_at)
+
+    @property
+    def critic_input_dim(self) -> int:
+        return self.critic_obs_dim + self.action_dim
+
+    def replay_capacity(self, num_envs: int) -> int:
+        return self.replay_per_env * num_envs
+
+    def learning_starts_rows(self, num_envs: int) -> int:
+        if self.learning_starts is not None:
+            return self.learning_starts
+        return max(self.batch_size, 10 * num_envs)
+
+    def autocast_dtype(self, device: torch.device | str) -> torch.dtype | None:
+        """The autocast dtype on `device`, or None when autocast is off."""
+        device = torch.device(device)
+        if self.amp_dtype == "auto":
+            return torch.bfloat16 if device.type == "cuda" else None
+        dtype = _DTYPES[self.amp_dtype]
+        return None if dtype == torch.float32 else dtype
+
+    def replace(self, **changes) -> "SACConfig":
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+__all__ = ["SACConfig"]

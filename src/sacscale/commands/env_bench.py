@@ -1,0 +1,62 @@
+"""`sacscale env-bench`: physics-only vs full G1WalkFlat env-step throughput per thread count."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--num-envs", type=int, default=2048, help="simulations in the batch (default 2048)")
+    parser.add_argument("--threads", default="1,4,8,15", help="comma-separated thread counts (default 1,4,8,15)")
+    parser.add_argument("--steps", type=int, default=100, help="timed env steps per measurement (default 100)")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed env steps first (default 5)")
+    parser.add_argument("--cpu-ids", default=None, help='pin the simulation threads to these CPUs, e.g. "8-39,48-79"')
+    parser.add_argument("--model", default=None, help="compiled model (.mjb); default: build from the asset package")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--output", default=None, help="write the results as JSON to this file")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from sacscale.sim.affinity import validate_cpu_ids
+    from sacscale.sim.bench import run_env_bench
+    from sacscale.task.g1_model import load_model
+
+    try:
+        threads = [int(t) for t in str(args.threads).split(",") if t.strip()]
+        if not threads or min(threads) < 1:
+            raise ValueError("thread counts must be positive integers")
+        cpus = validate_cpu_ids(args.cpu_ids) if args.cpu_ids else None
+    except ValueError as e:
+        print(f"env-bench: {e}", file=sys.stderr)
+        return 2
+    model = load_model(args.model)
+
+    total = 2 * len(threads) * args.steps  # physics + full, per thread count
+    with tqdm(total=total, unit="step", disable=args.no_progress, desc="env-bench") as bar:
+        result = run_env_bench(
+            model, args.num_envs, threads, args.steps, cpus, warmup=args.warmup, seed=args.seed, progress=bar.update
+        )
+    result["model_path"] = args.model
+
+    print(f"{args.num_envs} envs, {args.steps} steps, {result['processor']}, CPUs {result['cpu_ids'] or 'all'}")
+    # physics/s: standing states, fixed controls; full/s: G1WalkFlat.step, random actions;
+    # non-physics: share of a full step spent outside Batch.step (numpy task code)
+    print(f"{'threads':>7} {'physics/s':>11} {'per thread':>11} {'full/s':>11} {'full/phys':>9} {'non-physics':>11}")
+    for r in result["results"]:
+        note = "  (more threads than CPUs)" if r["oversubscribed"] else ""
+        print(
+            f"{r['threads']:>7} {r['physics_env_steps_per_s']:>11.0f} {r['physics_env_steps_per_s_per_thread']:>11.0f}"
+            f" {r['full_env_steps_per_s']:>11.0f} {r['ratio_full_over_physics']:>9.2f}"
+            f" {100 * r['full_task_overhead_frac']:>10.1f}%{note}"
+        )
+    if args.output:
+        out = Path(args.output)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2) + "\n")
+    return 0

@@ -1,0 +1,120 @@
+"""CPU lists and thread pinning for the simulation thread pool.
+
+On Linux, `os.sched_setaffinity(0, cpus)` sets the mask of the *calling thread* only
+(pid 0 means "this task"), and a new thread starts with the mask of the thread that
+creates it. `mujoco.batch.Batch` creates its `nthread - 1` worker threads in its
+constructor (checked: they appear in /proc/self/task as soon as `Batch(...)` returns,
+with the creator's mask at that moment; the calling thread is the remaining worker of
+every call). So pinning the creating thread around the constructor pins the pool,
+and restoring the mask afterwards leaves the creating thread (the learner, say) as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+
+def parse_cpu_list(spec: str | Iterable[int]) -> list[int]:
+    """"8-39,48-79" -> [8, ..., 39, 48, ..., 79]; a list of ints passes through.
+
+    The result is sorted and duplicate-free. Raises ValueError on malformed text.
+    """
+    if isinstance(spec, str):
+        cpus: set[int] = set()
+        text = spec.strip()
+        if not text:
+            raise ValueError("empty CPU list")
+        for part in text.split(","):
+            part = part.strip()
+            if not part:
+                raise ValueError(f"empty item in CPU list {spec!r}")
+            lo_s, sep, hi_s = part.partition("-")
+            try:
+                lo = int(lo_s)
+                hi = int(hi_s) if sep else lo
+            except ValueError:
+                raise ValueError(f"bad CPU list item {part!r} in {spec!r}") from None
+            if lo < 0 or hi < lo:
+                raise ValueError(f"bad CPU range {part!r} in {spec!r}")
+            cpus.update(range(lo, hi + 1))
+        return sorted(cpus)
+    out = set()
+    for c in spec:
+        if isinstance(c, bool) or int(c) != c or int(c) < 0:
+            raise ValueError(f"bad CPU id {c!r}")
+        out.add(int(c))
+    if not out:
+        raise ValueError("empty CPU list")
+    return sorted(out)
+
+
+def format_cpu_list(cpus: Iterable[int]) -> str:
+    """[0, 1, 2, 5] -> "0-2,5" (the kernel's Cpus_allowed_list format)."""
+    ids = sorted(set(cpus))
+    parts = []
+    i = 0
+    while i < len(ids):
+        j = i
+        while j + 1 < len(ids) and ids[j + 1] == ids[j] + 1:
+            j += 1
+        parts.append(str(ids[i]) if i == j else f"{ids[i]}-{ids[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+def available_cpus() -> set[int]:
+    """CPUs this process may run on (its affinity mask, which respects cgroups/taskset)."""
+    return set(os.sched_getaffinity(0))
+
+
+def validate_cpu_ids(ids: str | Iterable[int]) -> list[int]:
+    """Parse ids and check every CPU exists and is allowed; ValueError names the bad ones."""
+    cpus = parse_cpu_list(ids)
+    allowed = available_cpus()
+    bad = [c for c in cpus if c not in allowed]
+    if bad:
+        raise ValueError(
+            f"CPU(s) {format_cpu_list(bad)} not available: this process may run on "
+            f"{format_cpu_list(allowed)} (os.cpu_count()={os.cpu_count()})"
+        )
+    return cpus
+
+
+@contextlib.contextmanager
+def pinned_thread(cpu_ids: str | Iterable[int] | None) -> Iterator[list[int] | None]:
+    """Pin the calling thread to cpu_ids for the block, then restore its previous mask.
+
+    Threads started inside the block inherit the pinned mask and keep it. None: no-op.
+    """
+    if cpu_ids is None:
+        yield None
+        return
+    cpus = validate_cpu_ids(cpu_ids)
+    previous = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, cpus)
+    try:
+        yield cpus
+    finally:
+        os.sched_setaffinity(0, previous)
+
+
+def thread_affinities() -> dict[int, list[int]]:
+    """{native thread id: allowed CPUs} for every thread of this process (Linux /proc)."""
+    out = {}
+    for status in Path("/proc/self/task").glob("*/status"):
+        try:
+            text = status.read_text()
+        except FileNotFoundError:  # the thread ended while we listed
+            continue
+        for line in text.splitlines():
+            if line.startswith("Cpus_allowed_list:"):
+                out[int(status.parent.name)] = parse_cpu_list(line.split(":", 1)[1])
+    return out
+
+
+def current_thread_id() -> int:
+    return threading.get_native_id()

@@ -1,0 +1,175 @@
+"""Env-step throughput: physics alone vs the full G1WalkFlat step.
+
+physics-only: one `Batch.step(nstep=3)` per env step with fixed controls (the keyframe's
+standing targets). Left alone, the G1 tips over after about a second with fixed
+targets, and a fallen robot has fewer contacts and steps faster; so every
+`reset_every` steps all sims go back to the keyframe (outside the timed region), which
+keeps the measured states near standing (about 36 contacts).
+
+full step: `G1WalkFlat.step` with uniform random actions in [-1, 1]: physics plus
+observations, rewards, resets and randomisation. Random actions make the robots fall
+and reset often, which is also what early training looks like. Its own physics share
+is timed separately (the env's trace timings), so `ratio_full_over_physics` compares
+the two rates and `task_overhead_frac` says how much of a full step is not physics.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from collections.abc import Callable, Iterable
+
+import mujoco
+import numpy as np
+from mujoco.batch import Batch
+
+from sacscale.sim.affinity import format_cpu_list, pinned_thread, validate_cpu_ids
+from sacscale.task import g1_model as g1
+from sacscale.task.g1_walk_flat import G1WalkFlat
+
+Progress = Callable[[int], None]  # called with the number of env steps just done
+
+
+def physics_throughput(
+    model: mujoco.MjModel,
+    num_envs: int,
+    num_threads: int,
+    steps: int,
+    cpu_ids: Iterable[int] | None = None,
+    warmup: int = 5,
+    reset_every: int = 50,
+    progress: Progress | None = None,
+) -> dict:
+    """Env steps/s of Batch.step(nstep=3) alone, fixed standing controls."""
+    with pinned_thread(cpu_ids) as pinned:
+        batch = Batch(model, num_envs, num_threads)
+    ncon = batch.bind("ncon")
+    key = model.key(g1.KEYFRAME).id
+
+    def step() -> None:
+        with pinned_thread(pinned):  # the caller is one of the pool's workers
+            batch.step(nstep=g1.N_SUBSTEPS)
+
+    batch.reset(keyframe=key)
+    for _ in range(warmup):
+        step()
+    batch.reset(keyframe=key)
+    elapsed, done, contacts = 0.0, 0, []
+    while done < steps:
+        chunk = min(reset_every, steps - done)
+        t0 = time.perf_counter()
+        for _ in range(chunk):
+            step()
+        elapsed += time.perf_counter() - t0
+        contacts.append(float(ncon.mean()))
+        batch.reset(keyframe=key)
+        done += chunk
+        if progress:
+            progress(chunk)
+    return {
+        "env_steps_per_s": num_envs * steps / elapsed,
+        "seconds": elapsed,
+        "mean_contacts": float(np.mean(contacts)),
+    }
+
+
+def full_step_throughput(
+    model: mujoco.MjModel,
+    num_envs: int,
+    num_threads: int,
+    steps: int,
+    cpu_ids: Iterable[int] | None = None,
+    warmup: int = 5,
+    seed: int = 0,
+    progress: Progress | None = None,
+) -> dict:
+    """Env steps/s of G1WalkFlat.step with uniform random actions."""
+    env = G1WalkFlat(model, num_envs, num_threads, seed, cpu_ids=cpu_ids, trace=True)
+    rng = np.random.default_rng(seed + 1)
+    env.reset()
+    for _ in range(warmup):
+        env.step(rng.uniform(-1, 1, (num_envs, env.ACTION_DIM)).astype(np.float32))
+    # actions are drawn outside the timed region: they stand in for the policy
+    actions = [rng.uniform(-1, 1, (num_envs, env.ACTION_DIM)).astype(np.float32) for _ in range(min(steps, 16))]
+    phys, resets, errors = 0.0, 0, 0
+    t0 = time.perf_counter()
+    for i in range(steps):
+        out = env.step(actions[i % len(actions)])
+        phys += out.info["time/physics_s"]
+        resets += int(out.info["num_resets"])
+        errors += int(out.info["sim_errors"])
+        if progress and (i + 1) % 10 == 0:
+            progress(10)
+    elapsed = time.perf_counter() - t0
+    if progress and steps % 10:
+        progress(steps % 10)
+    env.close()
+    return {
+        "env_steps_per_s": num_envs * steps / elapsed,
+        "seconds": elapsed,
+        "physics_seconds": phys,
+        "task_overhead_frac": 1.0 - phys / elapsed,
+        "resets_per_env_step": resets / (num_envs * steps),
+        "sim_errors": errors,
+    }
+
+
+def run_env_bench(
+    model: mujoco.MjModel,
+    num_envs: int,
+    thread_counts: Iterable[int],
+    steps: int,
+    cpu_ids: Iterable[int] | None = None,
+    warmup: int = 5,
+    seed: int = 0,
+    progress: Progress | None = None,
+) -> dict:
+    """Physics-only and full-step throughput for each thread count."""
+    cpus = validate_cpu_ids(cpu_ids) if cpu_ids is not None else None
+    ncpu = len(cpus) if cpus is not None else len(os.sched_getaffinity(0))
+    rows = []
+    for nt in thread_counts:
+        phys = physics_throughput(model, num_envs, nt, steps, cpus, warmup=warmup, progress=progress)
+        full = full_step_throughput(model, num_envs, nt, steps, cpus, warmup=warmup, seed=seed, progress=progress)
+        rows.append(
+            {
+                "threads": nt,
+                "oversubscribed": nt > ncpu,
+                "physics_env_steps_per_s": phys["env_steps_per_s"],
+                "physics_env_steps_per_s_per_thread": phys["env_steps_per_s"] / min(nt, ncpu),
+                "physics_mean_contacts": phys["mean_contacts"],
+                "full_env_steps_per_s": full["env_steps_per_s"],
+                "ratio_full_over_physics": full["env_steps_per_s"] / phys["env_steps_per_s"],
+                "full_task_overhead_frac": full["task_overhead_frac"],
+                # physics rate inside the full run (its own, falling-robot states)
+                "full_physics_env_steps_per_s": num_envs * steps / full["physics_seconds"],
+                "full_resets_per_env_step": full["resets_per_env_step"],
+                "full_sim_errors": full["sim_errors"],
+            }
+        )
+    return {
+        "num_envs": num_envs,
+        "steps": steps,
+        "warmup": warmup,
+        "substeps": g1.N_SUBSTEPS,
+        "cpu_ids": format_cpu_list(cpus) if cpus is not None else None,
+        "cpus_available": ncpu,
+        "model_sha256": g1.model_bytes_sha256(model),
+        "mujoco_version": mujoco.__version__,
+        "numpy_version": np.__version__,
+        "python": platform.python_version(),
+        "processor": _cpu_model(),
+        "results": rows,
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()

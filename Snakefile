@@ -1,0 +1,31 @@
+# sacscale reproducibility pipeline: environment -> model -> correctness probe ->
+# alternating training runs -> metrics -> summary -> manifest -> verification -> report.
+# Design: ../shared/docs/pipeline.md in the project; usage: README.md.
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+configfile: "config.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/environment.smk"
+include: "workflow/rules/model.smk"
+include: "workflow/rules/probe.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/metrics.smk"
+include: "workflow/rules/evidence.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    input:
+        all_outputs(),
+    default_target: True

@@ -1,0 +1,154 @@
+"""Per-configuration statistics over repeats, and the scaling comparisons.
+
+A comparison is a (baseline, compared) pair of run configurations. The seed's table
+pairs a 1-GPU configuration with a 2-GPU one; when a run set has only single-rank
+configurations (e.g. one GPU with a 7-CPU and a 15-CPU pool) the pairs compare the
+configurations in the order listed, and the summary says so.
+
+For each pair: ratio of means = mean(compared) / mean(baseline); its spread as
+(a) per-repeat ratios compared_k / baseline_k (the runs alternate, so repeat k of both
+ran back to back), with their std, min and max; (b) first-order propagated std,
+ratio * sqrt((s_b / m_b)^2 + (s_c / m_c)^2); (c) the extreme range
+min(compared) / max(baseline) .. max(compared) / min(baseline). Weak-scaling
+efficiency = ratio / (ranks_compared / ranks_baseline).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import pandas as pd
+
+FIGURE = "steady_env_steps_per_s"
+
+ROW_COLUMNS = [
+    "run",
+    "config",
+    "repeat",
+    "devices",
+    "world_size",
+    "steady_env_steps_per_s",
+    "tail_mean_total_fps",
+    "total_env_steps",
+    "iterations",
+    "wall_time_s",
+    "event_span_s",
+    "final_episode_return",
+    "final_episode_length",
+    "exit_status",
+]
+
+
+def runs_table(metrics: list[dict]) -> pd.DataFrame:
+    """One row per run, in the order given (the execution order)."""
+    rows = [{col: m.get(col) for col in ROW_COLUMNS} for m in metrics]
+    return pd.DataFrame(rows, columns=ROW_COLUMNS)
+
+
+def describe(values: list[float]) -> dict:
+    n = len(values)
+    return {
+        "n": n,
+        "mean": statistics.fmean(values) if n else None,
+        "std": statistics.stdev(values) if n > 1 else (0.0 if n == 1 else None),
+        "min": min(values) if n else None,
+        "max": max(values) if n else None,
+        "values": list(values),
+    }
+
+
+def config_stats(metrics: list[dict], order: list[str], figure: str = FIGURE) -> dict[str, dict]:
+    """`{config: describe(...) + repeats/devices/world_size}` in `order` (then any others)."""
+    names = list(order) + sorted({m["config"] for m in metrics} - set(order))
+    out = {}
+    for name in names:
+        runs = sorted((m for m in metrics if m["config"] == name), key=lambda m: m.get("repeat") or 0)
+        if not runs:
+            continue
+        stats = describe([float(m[figure]) for m in runs if m.get(figure) is not None])
+        stats.update(
+            repeats=[m.get("repeat") for m in runs],
+            runs=[m["run"] for m in runs],
+            devices=runs[0].get("devices"),
+            world_size=runs[0].get("world_size"),
+            tail_mean_total_fps=describe([float(m["tail_mean_total_fps"]) for m in runs
+                                          if m.get("tail_mean_total_fps") is not None]),
+        )
+        out[name] = stats
+    return out
+
+
+def default_pairs(order: list[str], world_sizes: dict[str, int]) -> tuple[list[tuple[str, str]], str]:
+    """Pairs to compare and a sentence saying how they were chosen.
+
+    Each multi-rank configuration is compared with the nearest single-rank one before it in
+    `order` (else the first single-rank one). With no multi-rank configuration, each
+    configuration is compared with the first one listed.
+    """
+    singles = [c for c in order if world_sizes.get(c, 1) == 1]
+    multis = [c for c in order if world_sizes.get(c, 1) > 1]
+    if multis and singles:
+        pairs = []
+        for c in multis:
+            before = [s for s in singles if order.index(s) < order.index(c)]
+            pairs.append((before[-1] if before else singles[0], c))
+        return pairs, "each multi-rank configuration against the nearest single-rank configuration listed before it"
+    if len(order) >= 2:
+        return (
+            [(order[0], c) for c in order[1:]],
+            "no multi-rank configuration in this run set: configurations are compared as listed, "
+            f"each against the first ({order[0]}); the ratio is not a GPU-scaling figure",
+        )
+    return [], "only one configuration: nothing to compare"
+
+
+def compare(base: dict, other: dict) -> dict:
+    mb, mc = base["mean"], other["mean"]
+    out = {"ratio_of_means": None}
+    if not mb or mc is None:
+        return out
+    ratio = mc / mb
+    out["ratio_of_means"] = ratio
+    sb, sc = base.get("std") or 0.0, other.get("std") or 0.0
+    out["ratio_std_propagated"] = ratio * math.sqrt((sb / mb) ** 2 + ((sc / mc) ** 2 if mc else 0.0))
+    out["ratio_range"] = [min(other["values"]) / max(base["values"]), max(other["values"]) / min(base["values"])]
+    by_repeat_b = dict(zip(base["repeats"], base["values"]))
+    by_repeat_c = dict(zip(other["repeats"], other["values"]))
+    common = sorted(set(by_repeat_b) & set(by_repeat_c), key=lambda r: (r is None, r))
+    per_repeat = {str(r): by_repeat_c[r] / by_repeat_b[r] for r in common if by_repeat_b[r]}
+    out["per_repeat_ratios"] = per_repeat
+    out["per_repeat_ratio_stats"] = describe(list(per_repeat.values()))
+    wb, wc = base.get("world_size") or 1, other.get("world_size") or 1
+    out["rank_multiple"] = wc / wb
+    out["weak_scaling_efficiency"] = ratio / (wc / wb) if wc != wb else None
+    return out
+
+
+def summarize(
+    metrics: list[dict],
+    order: list[str],
+    pairs: list[tuple[str, str]] | None = None,
+    meta: dict | None = None,
+) -> dict:
+    """The summary.json document: per-configuration stats, comparisons, runs."""
+    stats = config_stats(metrics, order)
+    if pairs:
+        how = "pairs given by the configuration"
+    else:
+        pairs, how = default_pairs(order, {c: s.get("world_size") or 1 for c, s in stats.items()})
+    comparisons = []
+    for base, other in pairs:
+        missing = [c for c in (base, other) if c not in stats]
+        if missing:
+            raise ValueError(f"pairs: no runs of configuration(s) {missing} among the metrics given")
+        comparisons.append({"baseline": base, "compared": other, **compare(stats[base], stats[other])})
+    return {
+        "figure": FIGURE,
+        "meta": meta or {},
+        "order": list(order),
+        "configs": stats,
+        "pairing": how,
+        "comparisons": comparisons,
+        "runs": [{col: m.get(col) for col in ROW_COLUMNS} for m in metrics],
+    }

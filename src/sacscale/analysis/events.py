@@ -1,0 +1,134 @@
+"""Read every scalar of a run's TensorBoard event files, strictly.
+
+TensorBoard's own loaders are built for files that are still being written: a
+truncated last record or a failed checksum ends the read silently, and
+`EventAccumulator` keeps only a reservoir sample of each tag. A metric computed from
+such a read can be wrong without anyone noticing, so this module reads each record
+itself (through TensorBoard's record reader, which checks both CRCs) and turns every
+irregularity into an `EventFileError` that names the file.
+
+Layout written by `sacscale train --log-dir RUN_DIR`: `RUN_DIR/tb/rank{r}/events.out.tfevents.*`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+EVENT_GLOB = "events.out.tfevents.*"
+
+
+class EventFileError(ValueError):
+    """An event file (or directory of them) that cannot give a trustworthy series."""
+
+
+@dataclass(frozen=True)
+class Scalar:
+    step: int
+    wall_time: float
+    value: float
+
+
+def _record_reader(path: Path):
+    # The stub reader verifies the header and payload CRC32C of every record and raises
+    # DataLossError on truncation or a bad checksum (the loaders above it swallow that).
+    from tensorboard.compat.tensorflow_stub import errors, pywrap_tensorflow
+
+    reader = pywrap_tensorflow.PyRecordReader_New(str(path), 0, None, None)
+    return reader, errors
+
+
+def _scalar_value(value) -> float | None:
+    """A Summary.Value's scalar, whether written as simple_value or as a rank-0 tensor."""
+    kind = value.WhichOneof("value")
+    if kind == "simple_value":
+        return float(value.simple_value)
+    if kind == "tensor":
+        from tensorboard.util import tensor_util
+
+        array = tensor_util.make_ndarray(value.tensor)
+        if array.size == 1:
+            return float(array.reshape(()))
+    return None
+
+
+def read_event_file(path: str | Path) -> dict[str, list[Scalar]]:
+    """Every scalar in one event file, by tag, in file order. Raises EventFileError."""
+    from tensorboard.compat.proto import event_pb2
+
+    path = Path(path)
+    if not path.is_file():
+        raise EventFileError(f"{path}: event file is missing")
+    if path.stat().st_size == 0:
+        raise EventFileError(f"{path}: event file is empty (0 bytes)")
+    reader, errors = _record_reader(path)
+    series: dict[str, list[Scalar]] = {}
+    records = 0
+    while True:
+        try:
+            reader.GetNext()
+        except errors.OutOfRangeError:
+            break
+        except errors.DataLossError as exc:
+            raise EventFileError(
+                f"{path}: event file is truncated or corrupted after {records} good record(s) ({exc.message})"
+            ) from exc
+        try:
+            event = event_pb2.Event.FromString(reader.record())
+        except Exception as exc:  # protobuf DecodeError and friends
+            raise EventFileError(f"{path}: record {records} is not a valid event ({exc})") from exc
+        records += 1
+        if not event.HasField("summary"):
+            continue
+        for value in event.summary.value:
+            scalar = _scalar_value(value)
+            if scalar is not None:
+                series.setdefault(value.tag, []).append(Scalar(int(event.step), float(event.wall_time), scalar))
+    if records == 0:
+        raise EventFileError(f"{path}: event file holds no records")
+    return series
+
+
+def event_files(directory: str | Path) -> list[Path]:
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise EventFileError(f"{directory}: event directory is missing")
+    files = sorted(p for p in directory.glob(EVENT_GLOB) if p.is_file())
+    if not files:
+        raise EventFileError(f"{directory}: no event file ({EVENT_GLOB}) in this directory")
+    return files
+
+
+def read_event_dir(directory: str | Path) -> dict[str, list[Scalar]]:
+    """All scalars of every event file in a directory, by tag, ordered by (step, wall time)."""
+    merged: dict[str, list[Scalar]] = {}
+    for path in event_files(directory):
+        for tag, values in read_event_file(path).items():
+            merged.setdefault(tag, []).extend(values)
+    for values in merged.values():
+        values.sort(key=lambda s: (s.step, s.wall_time))
+    return merged
+
+
+_RANK_DIR = re.compile(r"^rank(\d+)$")
+
+
+def rank_dirs(run_dir: str | Path) -> dict[int, Path]:
+    """`{rank: RUN_DIR/tb/rank{rank}}` for every rank directory present."""
+    tb = Path(run_dir) / "tb"
+    if not tb.is_dir():
+        raise EventFileError(f"{tb}: the run has no TensorBoard directory")
+    found = {}
+    for child in tb.iterdir():
+        match = _RANK_DIR.match(child.name)
+        if match and child.is_dir():
+            found[int(match.group(1))] = child
+    if 0 not in found:
+        raise EventFileError(f"{tb / 'rank0'}: rank 0's event directory is missing")
+    return dict(sorted(found.items()))
+
+
+def read_run(run_dir: str | Path) -> dict[int, dict[str, list[Scalar]]]:
+    """`{rank: {tag: [Scalar, ...]}}` for a run directory."""
+    return {rank: read_event_dir(path) for rank, path in rank_dirs(run_dir).items()}

@@ -1,0 +1,229 @@
+"""A run's throughput and outcome figures, computed from its event files.
+
+The main figure (the seed's definition), from rank 0's `Perf/total_env_steps`:
+
+    events ordered by step; n = len(events); w = events[n // 2:]
+    steady env steps/s = (w[-1].value - w[0].value) / (w[-1].wall_time - w[0].wall_time)
+
+i.e. cumulative env steps of all ranks gained over the last half of the logged points,
+divided by the wall time between the same two points. Cold start (compile, graph
+capture, replay warm-up) falls in the discarded first half.
+
+A second, differently defined figure is kept under its own name: the mean of
+`Perf/total_fps` (the trainer's instantaneous rate per logging interval) over the same
+last half of its events. The seed's quick benchmark reported that one as "Steps/s"; it
+must not be compared with the main figure.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+from sacscale.analysis.events import EventFileError, Scalar, rank_dirs, read_event_dir
+
+TOTAL_STEPS = "Perf/total_env_steps"
+TOTAL_FPS = "Perf/total_fps"
+RANK_STEPS = "Perf/rank_env_steps"
+RANK_FPS = "Perf/rank_fps"
+ITERATION = "Perf/iteration"
+RETURN = "Episode/return"
+LENGTH = "Episode/length"
+TIME_PREFIX = "Time/"
+
+DEFINITIONS = {
+    "steady_env_steps_per_s": (
+        f"rank 0 '{TOTAL_STEPS}' events ordered by step, n = len(events), w = events[n // 2:]; "
+        "(w[-1].value - w[0].value) / (w[-1].wall_time - w[0].wall_time). Env steps are control "
+        "steps of one environment summed over all ranks."
+    ),
+    "tail_mean_total_fps": (
+        f"mean of rank 0 '{TOTAL_FPS}' over its last 50% of events (events[n // 2:]); the trainer's "
+        "per-interval instantaneous rate. A different figure: not comparable with steady_env_steps_per_s."
+    ),
+    "ranks[].steady_env_steps_per_s": f"the main definition applied to each rank's '{RANK_STEPS}'",
+    "wall_time_s": "run.json end - start (the whole trainer process), when run.json exists",
+    "event_span_s": f"wall time between the first and the last '{TOTAL_STEPS}' event",
+    "final_episode_return": f"last logged value of rank 0 '{RETURN}' (mean over episodes ended in that interval)",
+    "phase_ms": f"mean over the last 50% of events of each rank 0 '{TIME_PREFIX}*' tag (traced runs only)",
+}
+
+RUN_NAME = re.compile(r"^(?P<prefix>.+)_r(?P<repeat>\d+)_(?P<config>[^/]+)$")
+
+
+class MetricError(ValueError):
+    """Events that exist but cannot give the figure (too few points, no elapsed time)."""
+
+
+def steady_rate(events: list[Scalar], source: str) -> dict:
+    """The main figure over `events` (any order; sorted by step here)."""
+    ordered = sorted(events, key=lambda s: (s.step, s.wall_time))
+    n = len(ordered)
+    window = ordered[n // 2 :]
+    if len(window) < 2:
+        raise MetricError(
+            f"{source}: {n} event(s); the last-50% window needs at least 2 (log more often or run longer)"
+        )
+    first, last = window[0], window[-1]
+    seconds = last.wall_time - first.wall_time
+    if seconds <= 0:
+        raise MetricError(f"{source}: no wall time elapses across the window (steps {first.step}..{last.step})")
+    gained = last.value - first.value
+    return {
+        "steady_env_steps_per_s": gained / seconds,
+        "window": {
+            "events": n,
+            "window_events": len(window),
+            "first_step": first.step,
+            "last_step": last.step,
+            "env_steps": gained,
+            "seconds": seconds,
+        },
+    }
+
+
+def tail_mean(events: list[Scalar]) -> float | None:
+    ordered = sorted(events, key=lambda s: (s.step, s.wall_time))
+    tail = ordered[len(ordered) // 2 :]
+    return sum(s.value for s in tail) / len(tail) if tail else None
+
+
+def _last(events: list[Scalar] | None) -> float | None:
+    return events[-1].value if events else None
+
+
+def _finite_or_none(x):
+    return x if x is None or math.isfinite(x) else None
+
+
+def _read_json(path: Path) -> dict | None:
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise EventFileError(f"{path}: not valid JSON ({exc})") from exc
+
+
+def _identity(run_dir: Path, run_json: dict | None) -> dict:
+    info = {"run": run_dir.name, "config": None, "repeat": None, "devices": None, "world_size": None}
+    match = RUN_NAME.match(run_dir.name)
+    if match:
+        info.update(config=match.group("config"), repeat=int(match.group("repeat")))
+    if run_json:
+        resolved = run_json.get("resolved_config", {})
+        for key in ("run", "config", "repeat", "devices", "world_size"):
+            if resolved.get(key) is not None:
+                info[key] = resolved[key]
+    return info
+
+
+def _series(events: list[Scalar] | None, t0: float) -> list[list[float]]:
+    return [[round(s.wall_time - t0, 6), s.step, s.value] for s in (events or [])]
+
+
+def analyze_run(run_dir: str | Path) -> dict:
+    """All figures of one run directory, as a JSON-ready dict. Reads every event."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise EventFileError(f"{run_dir}: run directory is missing")
+    run_json = _read_json(run_dir / "run.json")
+    dirs = rank_dirs(run_dir)
+    per_rank = {rank: read_event_dir(path) for rank, path in dirs.items()}
+    rank0 = per_rank[0]
+    source0 = dirs[0]
+    if not rank0.get(TOTAL_STEPS):
+        raise EventFileError(f"{source0}: no '{TOTAL_STEPS}' events in rank 0's event files")
+
+    main = steady_rate(rank0[TOTAL_STEPS], f"{source0} '{TOTAL_STEPS}'")
+    total = sorted(rank0[TOTAL_STEPS], key=lambda s: (s.step, s.wall_time))
+    t0 = total[0].wall_time
+
+    ranks = []
+    for rank, tags in per_rank.items():
+        entry = {"rank": rank, "event_dir": str(dirs[rank].relative_to(run_dir))}
+        if tags.get(RANK_STEPS):
+            rate = steady_rate(tags[RANK_STEPS], f"{dirs[rank]} '{RANK_STEPS}'")
+            entry.update(
+                steady_env_steps_per_s=rate["steady_env_steps_per_s"],
+                window=rate["window"],
+                env_steps=_last(tags[RANK_STEPS]),
+            )
+        if tags.get(RANK_FPS):
+            entry["tail_mean_fps"] = tail_mean(tags[RANK_FPS])
+        if tags.get(ITERATION):
+            entry["iterations"] = int(_last(tags[ITERATION]))
+        ranks.append(entry)
+
+    phases = {
+        tag[len(TIME_PREFIX) :]: tail_mean(values)
+        for tag, values in sorted(rank0.items())
+        if tag.startswith(TIME_PREFIX) and values
+    }
+
+    wall_time = None
+    if run_json and run_json.get("duration_s") is not None:
+        wall_time = float(run_json["duration_s"])
+    iterations = int(_last(rank0.get(ITERATION))) if rank0.get(ITERATION) else total[-1].step
+
+    result = {
+        **_identity(run_dir, run_json),
+        "steady_env_steps_per_s": main["steady_env_steps_per_s"],
+        "window": main["window"],
+        "tail_mean_total_fps": tail_mean(rank0[TOTAL_FPS]) if rank0.get(TOTAL_FPS) else None,
+        "total_env_steps": total[-1].value,
+        "iterations": iterations,
+        "wall_time_s": wall_time,
+        "event_span_s": total[-1].wall_time - t0,
+        "final_episode_return": _finite_or_none(_last(rank0.get(RETURN))),
+        "final_episode_length": _finite_or_none(_last(rank0.get(LENGTH))),
+        "ranks": ranks,
+        "phase_ms": phases,
+        "exit_status": run_json.get("exit_status") if run_json else None,
+        "definitions": DEFINITIONS,
+        "series": {
+            "t0_wall_time": t0,
+            "columns": ["seconds_since_first_total_env_steps_event", "step", "value"],
+            "total_env_steps": _series(total, t0),
+            "total_fps": _series(rank0.get(TOTAL_FPS), t0),
+            "episode_return": _series(rank0.get(RETURN), t0),
+            "episode_length": _series(rank0.get(LENGTH), t0),
+        },
+    }
+    if result["world_size"] is None:
+        result["world_size"] = len(per_rank)
+    return result
+
+
+# Figures that verification recomputes and compares (numbers only, exact up to float noise).
+COMPARED = (
+    "steady_env_steps_per_s",
+    "tail_mean_total_fps",
+    "total_env_steps",
+    "iterations",
+    "event_span_s",
+    "final_episode_return",
+    "final_episode_length",
+)
+
+
+def differences(stored: dict, recomputed: dict, rel_tol: float = 1e-9) -> list[str]:
+    """Names (with both values) of compared figures that differ between two results."""
+    out = []
+    for key in COMPARED:
+        a, b = stored.get(key), recomputed.get(key)
+        if a is None and b is None:
+            continue
+        if a is None or b is None or not math.isclose(float(a), float(b), rel_tol=rel_tol, abs_tol=1e-12):
+            out.append(f"{key}: stored {a!r}, recomputed {b!r}")
+    stored_ranks = {r.get("rank"): r for r in stored.get("ranks", [])}
+    for entry in recomputed.get("ranks", []):
+        old = stored_ranks.get(entry["rank"], {})
+        a, b = old.get("steady_env_steps_per_s"), entry.get("steady_env_steps_per_s")
+        if (a is None) != (b is None) or (
+            a is not None and not math.isclose(float(a), float(b), rel_tol=rel_tol, abs_tol=1e-12)
+        ):
+            out.append(f"ranks[{entry['rank']}].steady_env_steps_per_s: stored {a!r}, recomputed {b!r}")
+    return out

@@ -1,0 +1,53 @@
+"""`sacscale aggregate METRICS.json... --csv summary.csv --json summary.json`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from sacscale.analysis.aggregate import runs_table, summarize
+from sacscale.evidence.atomic import atomic_write_text, write_json
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("metrics", nargs="+", help="per-run metrics JSON files (from analyze-run), in run order")
+    parser.add_argument("--csv", required=True, help="per-run table to write")
+    parser.add_argument("--json", required=True, help="per-configuration statistics and comparisons to write")
+    parser.add_argument("--order", default="", help="configurations in the order to report them (comma list)")
+    parser.add_argument("--pair", action="append", default=[], metavar="BASE:COMPARED",
+                        help="a comparison (repeatable); default: each multi-rank config against the single-rank one before it")
+    parser.add_argument("--meta", default="{}", help="JSON object stored as summary.json's 'meta' (run set, preset, ...)")
+
+
+def run(args: argparse.Namespace) -> int:
+    metrics = []
+    for path in args.metrics:
+        try:
+            metrics.append(json.loads(Path(path).read_text()))
+        except (OSError, json.JSONDecodeError) as exc:
+            print(f"sacscale aggregate: error: {path}: {exc}", file=sys.stderr)
+            return 1
+    order = [c for c in args.order.split(",") if c] or list(dict.fromkeys(m["config"] for m in metrics))
+    pairs = []
+    for item in args.pair:
+        base, sep, other = item.partition(":")
+        if not sep or not base or not other:
+            print(f"sacscale aggregate: error: --pair {item!r}: expected BASE:COMPARED", file=sys.stderr)
+            return 2
+        pairs.append((base, other))
+    try:
+        summary = summarize(metrics, order, pairs or None, meta=json.loads(args.meta))
+    except ValueError as exc:
+        print(f"sacscale aggregate: error: {exc}", file=sys.stderr)
+        return 1
+    table = runs_table(metrics)
+    atomic_write_text(args.csv, table.to_csv(index=False))
+    write_json(args.json, summary)
+    for name, stats in summary["configs"].items():
+        print(f"{name}: mean {stats['mean']:,.1f} env steps/s (std {stats['std']:,.1f}, n={stats['n']})")
+    for c in summary["comparisons"]:
+        if c["ratio_of_means"] is not None:
+            print(f"{c['compared']} / {c['baseline']}: {c['ratio_of_means']:.3f}x")
+    return 0

@@ -1,0 +1,33 @@
+"""`sacscale analyze-run RUN_DIR --output FILE.json`: a run's figures from its event files."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from sacscale.analysis.events import EventFileError
+from sacscale.analysis.metrics import MetricError, analyze_run
+from sacscale.evidence.atomic import write_json
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dir", help="run directory (holds tb/rank*/events.out.tfevents.*, run.json)")
+    parser.add_argument("--output", required=True, help="JSON file to write (atomically)")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        result = analyze_run(args.run_dir)
+    except (EventFileError, MetricError) as exc:
+        print(f"sacscale analyze-run: error: {exc}", file=sys.stderr)
+        return 1
+    write_json(args.output, result)
+    ranks = ", ".join(
+        f"rank {r['rank']} {r['steady_env_steps_per_s']:,.1f}" for r in result["ranks"] if "steady_env_steps_per_s" in r
+    )
+    print(
+        f"{result['run']}: steady {result['steady_env_steps_per_s']:,.1f} env steps/s over the last "
+        f"{result['window']['window_events']} of {result['window']['events']} events"
+        + (f" ({ranks})" if ranks else "")
+    )
+    return 0

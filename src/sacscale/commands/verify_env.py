@@ -1,0 +1,259 @@
+"""`sacscale verify-env --output FILE.json [--plan-json PLAN]`: record the environment, check the plan fits.
+
+Records the project's git commit and dirty state; Python, torch, CUDA, cuDNN, NCCL,
+MuJoCo and Snakemake versions; GPU names, count, memory and driver; `nvidia-smi topo -m`
+where present; the CPU model and `lscpu -e=CPU,CORE,SOCKET,NODE`; NCCL_* and
+CUDA_VISIBLE_DEVICES; which learner module Python actually imports and whether its
+learner class has `set_gradient_graph_hooks` (`graph_hooks: true`).
+
+With a plan (the pipeline's resolved preset, `sacscale.runplan.Plan.as_dict()` as JSON)
+it fails, naming what is missing, when the plan needs more GPUs than are visible or a
+CPU pool names CPUs this process cannot use. The JSON is written either way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from sacscale.evidence.atomic import write_json
+from sacscale.runplan import format_cpu_list, parse_cpu_list
+
+LEARNER_MODULE = "sacscale.learn.learner"
+LEARNER_CLASS = "FastSACLearner"
+HOOKS = "set_gradient_graph_hooks"
+COMMAND_MODULES = {"train": "train", "probe": "probe", "prepare-model": "prepare_model", "env-bench": "env_bench"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--output", required=True, help="JSON file to write")
+    parser.add_argument("--plan-json", help="the resolved run plan (JSON) whose needs to check")
+    parser.add_argument("--require-graph-hooks", action="store_true",
+                        help=f"fail unless {LEARNER_MODULE}.{LEARNER_CLASS} has {HOOKS}")
+    parser.add_argument("--require-commands", default="",
+                        help="comma list of sacscale commands that must be importable (e.g. train,probe,prepare-model)")
+
+
+def _run(cmd: list[str], cwd: str | None = None) -> str | None:
+    if not shutil.which(cmd[0]):
+        return None
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=cwd)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout if out.returncode == 0 else None
+
+
+def git_state(path: Path) -> dict:
+    top = _run(["git", "-C", str(path), "rev-parse", "--show-toplevel"])
+    if top is None:
+        return {"path": str(path), "repository": False}
+    top = top.strip()
+    status = _run(["git", "-C", top, "status", "--porcelain"]) or ""
+    changed = [line[3:] for line in status.splitlines() if line.strip()]
+    return {
+        "path": top,
+        "repository": True,
+        "commit": (_run(["git", "-C", top, "rev-parse", "HEAD"]) or "").strip() or None,
+        "branch": (_run(["git", "-C", top, "rev-parse", "--abbrev-ref", "HEAD"]) or "").strip() or None,
+        "dirty": bool(changed),
+        "changed_files": changed[:200],
+        "changed_count": len(changed),
+    }
+
+
+def _version(module: str) -> str | None:
+    try:
+        return getattr(importlib.import_module(module), "__version__", "unknown")
+    except Exception:  # an absent or broken package is recorded, not fatal
+        return None
+
+
+def torch_info() -> dict:
+    try:
+        import torch
+    except Exception as exc:
+        return {"version": None, "error": str(exc), "cuda_devices": 0, "gpus": []}
+    info = {
+        "version": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
+        "cuda_available": torch.cuda.is_available(),
+        "cuda_devices": torch.cuda.device_count() if torch.cuda.is_available() else 0,
+        "nccl": None,
+        "gloo": bool(getattr(torch.distributed, "is_gloo_available", lambda: False)()),
+        "gpus": [],
+    }
+    if info["cuda_devices"]:
+        try:
+            info["nccl"] = ".".join(str(x) for x in torch.cuda.nccl.version())
+        except Exception:
+            pass
+        for i in range(info["cuda_devices"]):
+            props = torch.cuda.get_device_properties(i)
+            info["gpus"].append({
+                "index": i,
+                "name": props.name,
+                "memory_mib": props.total_memory // 2**20,
+                "capability": f"{props.major}.{props.minor}",
+            })
+    return info
+
+
+def nvidia_info() -> dict:
+    query = _run(["nvidia-smi", "--query-gpu=index,name,memory.total,driver_version,pci.bus_id",
+                  "--format=csv,noheader"])
+    return {
+        "nvidia_smi": shutil.which("nvidia-smi") is not None,
+        "gpus": [dict(zip(("index", "name", "memory", "driver", "pci_bus_id"), [f.strip() for f in line.split(",")]))
+                 for line in (query or "").splitlines() if line.strip()],
+        "topo": _run(["nvidia-smi", "topo", "-m"]),
+    }
+
+
+def cpu_info() -> dict:
+    model = None
+    lscpu = _run(["lscpu"])
+    for line in (lscpu or "").splitlines():
+        if line.startswith("Model name:"):
+            model = line.split(":", 1)[1].strip()
+            break
+    if model is None and Path("/proc/cpuinfo").is_file():
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    available = sorted(os.sched_getaffinity(0))
+    return {
+        "model": model or platform.processor() or None,
+        "logical_cpus": os.cpu_count(),
+        "available": format_cpu_list(available),
+        "available_count": len(available),
+        "layout": _run(["lscpu", "-e=CPU,CORE,SOCKET,NODE"]),
+    }
+
+
+def learner_info() -> dict:
+    info = {"module": LEARNER_MODULE, "file": None, "class": LEARNER_CLASS, "graph_hooks": False, "error": None}
+    try:
+        module = importlib.import_module(LEARNER_MODULE)
+    except Exception as exc:  # not written yet, or broken: record why
+        info["error"] = f"{type(exc).__name__}: {exc}"
+        return info
+    info["file"] = getattr(module, "__file__", None)
+    cls = getattr(module, LEARNER_CLASS, None)
+    if cls is None:
+        info["error"] = f"{LEARNER_MODULE} has no class {LEARNER_CLASS}"
+        return info
+    info["graph_hooks"] = callable(getattr(cls, HOOKS, None))
+    return info
+
+
+def commands_info() -> dict:
+    out = {}
+    for name, module in COMMAND_MODULES.items():
+        try:
+            spec = importlib.util.find_spec(f"sacscale.commands.{module}")
+        except ImportError:
+            spec = None
+        out[name] = spec is not None
+    return out
+
+
+def collect() -> dict:
+    import sacscale
+
+    package_dir = Path(sacscale.__file__).resolve().parent
+    return {
+        "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "project": git_state(package_dir),
+        "workdir": {"git": git_state(Path.cwd())},
+        "sacscale": {"version": getattr(sacscale, "__version__", None), "package_dir": str(package_dir)},
+        "python": {"version": platform.python_version(), "executable": sys.executable},
+        "platform": platform.platform(),
+        "versions": {
+            "torch": _version("torch"),
+            "mujoco": _version("mujoco"),
+            "snakemake": _version("snakemake"),
+            "numpy": _version("numpy"),
+            "tensorboard": _version("tensorboard"),
+            "pandas": _version("pandas"),
+            "matplotlib": _version("matplotlib"),
+        },
+        "torch": torch_info(),
+        "nvidia": nvidia_info(),
+        "cpu": cpu_info(),
+        "env": {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_") or k == "CUDA_VISIBLE_DEVICES"},
+        "learner": learner_info(),
+        "commands": commands_info(),
+    }
+
+
+def check_plan(plan: dict, env: dict) -> list[str]:
+    """Problems, each naming the key of the plan that the machine cannot honour."""
+    problems = []
+    visible = env["torch"].get("cuda_devices", 0)
+    available = set(os.sched_getaffinity(0))
+    preset = plan.get("preset", "?")
+    needs = [(f"probe.devices ({plan['probe']['devices']})", str(plan["probe"]["devices"]))]
+    needs += [(f"run_configs.{name}.devices ({rc['devices']})", rc["devices"])
+              for name, rc in plan.get("run_configs", {}).items()]
+    for key, devices in needs:
+        if devices.startswith("cpu"):
+            continue
+        need = max(int(d) for d in devices.split(",")) + 1
+        if need > visible:
+            problems.append(
+                f"{key}: preset {preset} needs {need} CUDA device(s); {visible} visible to torch "
+                f"(CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')})"
+            )
+    for name, rc in plan.get("run_configs", {}).items():
+        if rc.get("cpu_pools", "auto") == "auto":
+            continue
+        for rank, pool in enumerate(rc["cpu_pools"].split(";")):
+            absent = set(parse_cpu_list(pool)) - available
+            if absent:
+                problems.append(
+                    f"run_configs.{name}.cpu_pools: rank {rank} names CPUs {format_cpu_list(absent)} that do not "
+                    f"exist here (CPUs available to this process: {format_cpu_list(available)})"
+                )
+    return problems
+
+
+def run(args: argparse.Namespace) -> int:
+    env = collect()
+    problems: list[str] = []
+    if args.plan_json:
+        plan = json.loads(args.plan_json)
+        env["plan"] = plan
+        problems += check_plan(plan, env)
+    if args.require_graph_hooks and not env["learner"]["graph_hooks"]:
+        why = env["learner"]["error"] or f"{LEARNER_CLASS} has no {HOOKS}"
+        problems.append(f"learner: {LEARNER_MODULE} (from {env['learner']['file']}) lacks graph hooks: {why}")
+    for name in [c for c in args.require_commands.split(",") if c]:
+        if not env["commands"].get(name, False):
+            problems.append(f"commands: `sacscale {name}` is not available (sacscale.commands."
+                            f"{COMMAND_MODULES.get(name, name)} cannot be found)")
+    env["problems"] = problems
+    env["ok"] = not problems
+    write_json(args.output, env)
+    gpus = ", ".join(g["name"] for g in env["torch"]["gpus"]) or "none"
+    print(f"torch {env['versions']['torch']}, CUDA devices: {env['torch']['cuda_devices']} ({gpus}); "
+          f"CPUs available: {env['cpu']['available']}; learner graph hooks: {env['learner']['graph_hooks']}")
+    if args.plan_json:
+        print(f"preset {env['plan']['preset']}: {env['plan']['preset_reason']}")
+    if problems:
+        print("sacscale verify-env: this machine cannot run the plan:", file=sys.stderr)
+        for p in problems:
+            print(f"  {p}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,126 @@
+"""SHA-256 manifest of a run set's evidence, in `sha256sum` format.
+
+`MANIFEST.sha256` lists `<hex>  <path>` (two spaces: text mode, as `sha256sum` writes
+it) for every file under the run set's root, paths relative to that root, sorted, so
+`cd results/S && sha256sum -c MANIFEST.sha256` checks it without this package. A small
+JSON next to it gives counts and sizes. The manifest's own files and the verification
+result are not listed (they are written after, or from, the manifest).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import Counter
+from pathlib import Path
+
+from sacscale.evidence.atomic import atomic_write_text, write_json
+
+MANIFEST_NAME = "MANIFEST.sha256"
+MANIFEST_JSON = "manifest.json"
+VERIFY_JSON = "verify.json"
+EXCLUDED = frozenset({MANIFEST_NAME, MANIFEST_JSON, VERIFY_JSON})
+CHUNK = 1 << 20
+
+
+class ManifestError(ValueError):
+    pass
+
+
+def sha256_file(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def evidence_files(root: str | Path, excluded: frozenset[str] = EXCLUDED) -> list[str]:
+    """Every regular file under `root` (relative POSIX paths, sorted), minus `excluded`
+    (names at the top level of root). Symlinks are refused: evidence must be real files."""
+    root = Path(root)
+    if not root.is_dir():
+        raise ManifestError(f"{root}: evidence root is missing")
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in filenames:
+            path = Path(dirpath) / name
+            rel = path.relative_to(root).as_posix()
+            if rel in excluded:
+                continue
+            if path.is_symlink():
+                raise ManifestError(f"{path}: symbolic links are not evidence; copy the file instead")
+            if "\n" in rel or "\\" in rel:
+                raise ManifestError(f"{path}: file names with newlines or backslashes are not supported")
+            out.append(rel)
+    return sorted(out)
+
+
+def build(root: str | Path) -> list[tuple[str, str, int]]:
+    """`[(sha256, relative path, size), ...]` over the evidence files under root."""
+    root = Path(root)
+    return [(sha256_file(root / rel), rel, (root / rel).stat().st_size) for rel in evidence_files(root)]
+
+
+def format_manifest(entries: list[tuple[str, str, int]]) -> str:
+    return "".join(f"{digest}  {rel}\n" for digest, rel, _ in entries)
+
+
+def parse_manifest(path: str | Path) -> dict[str, str]:
+    """`{relative path: sha256}` from a sha256sum-format file."""
+    path = Path(path)
+    if not path.is_file():
+        raise ManifestError(f"{path}: manifest is missing (build it first: snakemake manifest)")
+    out = {}
+    for lineno, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        digest, sep, rel = line.partition("  ")
+        if not sep:
+            digest, sep, rel = line.partition(" *")  # binary-mode lines
+        if not sep or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+            raise ManifestError(f"{path}:{lineno}: not a sha256sum line: {line!r}")
+        if rel in out:
+            raise ManifestError(f"{path}:{lineno}: {rel} is listed twice")
+        out[rel] = digest
+    return out
+
+
+def summary(entries: list[tuple[str, str, int]], manifest_text: str) -> dict:
+    """Counts and sizes, overall and per top-level directory."""
+    by_dir_files: Counter[str] = Counter()
+    by_dir_bytes: Counter[str] = Counter()
+    by_ext: Counter[str] = Counter()
+    for _, rel, size in entries:
+        top = rel.split("/", 1)[0] if "/" in rel else "."
+        by_dir_files[top] += 1
+        by_dir_bytes[top] += size
+        by_ext[Path(rel).suffix or "(none)"] += 1
+    return {
+        "algorithm": "sha256",
+        "manifest": MANIFEST_NAME,
+        "manifest_sha256": hashlib.sha256(manifest_text.encode()).hexdigest(),
+        "files": len(entries),
+        "bytes": sum(size for _, _, size in entries),
+        "by_top_level": {
+            top: {"files": by_dir_files[top], "bytes": by_dir_bytes[top]} for top in sorted(by_dir_files)
+        },
+        "by_extension": dict(sorted(by_ext.items())),
+        "not_listed": sorted(EXCLUDED),
+    }
+
+
+def write(root: str | Path, manifest_path: str | Path | None = None, json_path: str | Path | None = None) -> dict:
+    """Hash every evidence file under root; write the manifest and its JSON summary."""
+    root = Path(root)
+    manifest_path = Path(manifest_path) if manifest_path else root / MANIFEST_NAME
+    json_path = Path(json_path) if json_path else root / MANIFEST_JSON
+    entries = build(root)
+    if not entries:
+        raise ManifestError(f"{root}: no evidence files to list")
+    text = format_manifest(entries)
+    info = summary(entries, text)
+    atomic_write_text(manifest_path, text)
+    write_json(json_path, info)
+    return info

@@ -1,0 +1,215 @@
+"""Assemble the run set's report (Markdown + HTML + figures) from the pipeline's JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sacscale.analysis.metrics import DEFINITIONS
+from sacscale.evidence.atomic import atomic_write_text
+from sacscale.report import plots, tables
+from sacscale.report.document import (
+    Bullets, Code, Document, Heading, Image, Paragraph, Raw, Table, to_html, to_markdown,
+)
+
+SEED_TABLE = Table(
+    header=["configuration (3 runs each)", "1-GPU steps/s", "2-GPU steps/s", "ratio"],
+    rows=[
+        ["in-graph grad sync + SHM, automatic CPU config", "30,766", "52,750", "1.715x"],
+        ["64 sim cores in all: one pool of 64 / two pools of 32", "45,510", "108,646", "2.387x"],
+        ["local pools: one pool of 32 / two pools of 32 each", "50,194", "108,646", "2.165x"],
+    ],
+    align=["l", "r", "r", "r"],
+    caption="The seed's figures (2x RTX 5090, 2048 envs and batch 8192 per rank), same main definition.",
+)
+
+LIMITATIONS = [
+    "Weak scaling: each rank brings its own environments, batch and CPU simulation pool, so the global "
+    "environment count and batch grow with the ranks. A ratio measures CPU quota, collectors and GPUs "
+    "scaling together, not the gradient-sync patch in isolation nor pure GPU scaling efficiency.",
+    "Throughput only: short runs say nothing about convergence; episode returns are shown to spot a broken "
+    "run, not as a learning result.",
+    "The first 50% of each run's throughput events is discarded (compile, graph capture, replay warm-up); "
+    "runs with few logged points give a coarse window.",
+    "Repeats are few; the spread shown (std, per-repeat ratios, extreme range) is descriptive, not a "
+    "confidence interval.",
+    "Env steps are control steps (one policy action of one environment), not physics substeps.",
+]
+
+
+def _load(path) -> dict | None:
+    if not path:
+        return None
+    p = Path(path)
+    return json.loads(p.read_text()) if p.is_file() else None
+
+
+def _fmt_scalar(v) -> str:
+    if isinstance(v, float):
+        return f"{v:,.6g}"
+    return str(v)
+
+
+def _lines(text: str | None, limit: int = 60) -> str:
+    lines = (text or "").rstrip("\n").splitlines()
+    if len(lines) > limit:
+        lines = lines[:limit] + [f"... ({len(lines) - limit} more lines in environment.json)"]
+    return "\n".join(lines)
+
+
+def environment_section(env: dict | None) -> list:
+    if not env:
+        return [Paragraph("No environment record was given.")]
+    t, v = env.get("torch", {}), env.get("versions", {})
+    project = env.get("project", {})
+    commit = project.get("commit") or "not a git checkout"
+    dirty = " (uncommitted changes)" if project.get("dirty") else ""
+    gpus = t.get("gpus") or []
+    drivers = sorted({g.get("driver") for g in env.get("nvidia", {}).get("gpus", []) if g.get("driver")})
+    learner = env.get("learner", {})
+    items = [
+        f"project commit: `{commit}`{dirty}",
+        f"Python {env.get('python', {}).get('version')}, torch {v.get('torch')}, CUDA {t.get('cuda')}, "
+        f"cuDNN {t.get('cudnn')}, NCCL {t.get('nccl')}, MuJoCo {v.get('mujoco')}, Snakemake {v.get('snakemake')}",
+        "GPUs: " + (", ".join(f"{g['name']} ({g['memory_mib']:,} MiB)" for g in gpus) or "none visible")
+        + (f"; driver {', '.join(drivers)}" if drivers else ""),
+        f"CPU: {env.get('cpu', {}).get('model')}; {env.get('cpu', {}).get('available_count')} CPUs available "
+        f"({env.get('cpu', {}).get('available')})",
+        "NCCL_* / CUDA_VISIBLE_DEVICES: "
+        + (", ".join(f"`{k}={val}`" for k, val in env.get("env", {}).items()) or "none set"),
+        f"learner module imported: `{learner.get('file') or learner.get('error')}`; graph hooks: "
+        f"{str(bool(learner.get('graph_hooks'))).lower()}",
+    ]
+    blocks = [Bullets(items)]
+    topo = env.get("nvidia", {}).get("topo")
+    if topo:
+        blocks += [Paragraph("`nvidia-smi topo -m`:"), Code(_lines(topo))]
+    if env.get("cpu", {}).get("layout"):
+        blocks += [Paragraph("`lscpu -e=CPU,CORE,SOCKET,NODE`:"), Code(_lines(env["cpu"]["layout"]))]
+    return blocks
+
+
+def probe_section(probe: dict | None) -> list:
+    if not probe:
+        return [Paragraph("No correctness probe result was given.")]
+    verdict = "PASS" if probe.get("pass") else "FAIL"
+    scalars = {k: v for k, v in probe.items() if isinstance(v, (int, float, str, bool)) and k != "pass"}
+    blocks = [Paragraph(f"Verdict: {verdict} (`pass: {str(bool(probe.get('pass'))).lower()}`). Training "
+                        "runs only after a pass.")]
+    if scalars:
+        blocks.append(Bullets([f"{k}: {_fmt_scalar(v)}" for k, v in scalars.items()]))
+    return blocks
+
+
+def model_section(model: dict | None) -> list:
+    if not model:
+        return [Paragraph("No model record was given.")]
+    scalars = {k: v for k, v in model.items() if isinstance(v, (int, float, str, bool))}
+    return [Bullets([f"{k}: {_fmt_scalar(v)}" for k, v in scalars.items()] or ["(no scalar fields)"])]
+
+
+def evidence_section(verification: dict | None, manifest: dict | None) -> list:
+    items = []
+    if manifest:
+        items.append(f"`MANIFEST.sha256`: {manifest['files']} files, {manifest['bytes']:,} bytes "
+                     "(check without this package: `cd results/<run set> && sha256sum -c MANIFEST.sha256`)")
+    if verification:
+        state = "all files match and every run's metrics recompute" if verification.get("ok") else "FAILED"
+        items.append(f"verification: {state} ({verification.get('files_checked')} files, "
+                     f"{verification.get('runs_checked')} runs)")
+    return [Bullets(items)] if items else [Paragraph("No evidence manifest was given.")]
+
+
+def build(
+    summary: dict,
+    metrics: list[dict],
+    figures_dir: Path,
+    report_dir: Path,
+    environment: dict | None = None,
+    model: dict | None = None,
+    probe: dict | None = None,
+    verification: dict | None = None,
+    manifest: dict | None = None,
+    deviations: str | None = None,
+) -> Document:
+    plan = (environment or {}).get("plan") or summary.get("meta", {})
+    run_set = plan.get("run_set") or summary.get("meta", {}).get("run_set") or "?"
+    doc = Document(title=f"sacscale run set `{run_set}`")
+
+    has = plots.write_all(summary, metrics, figures_dir)
+    cpu_only = all((s.get("devices") or "").startswith("cpu") for s in summary["configs"].values())
+
+    intro = (
+        f"Preset `{plan.get('preset', '?')}` ({plan.get('preset_reason', 'reason not recorded')}). "
+        f"{len(metrics)} runs: configurations {', '.join(f'`{c}`' for c in summary['order'])} alternating, "
+        f"{plan.get('repeats', '?')} repeat(s) of {plan.get('iterations', '?')} iterations, one run at a time."
+    )
+    doc.add(Heading("Summary"), Paragraph(intro))
+    if plan.get("description"):
+        doc.add(Paragraph(plan["description"]))
+    if cpu_only:
+        doc.add(Paragraph("All runs here are CPU ranks (gloo): this run set shows the pipeline and the code path "
+                          "working end to end; its throughput says nothing about the GPU system."))
+    for c in summary.get("comparisons", []):
+        if c.get("ratio_of_means") is not None:
+            per = c.get("per_repeat_ratio_stats") or {}
+            spread = f"; per-repeat ratios {per['min']:.3f} .. {per['max']:.3f}" if per.get("n") else ""
+            doc.add(Paragraph(
+                f"`{c['compared']}` / `{c['baseline']}`: ratio of means {c['ratio_of_means']:.3f}x "
+                f"(propagated std ±{c['ratio_std_propagated']:.3f}{spread})."
+            ))
+    doc.add(Paragraph(f"Comparisons: {summary.get('pairing', '')}."))
+
+    doc.add(Heading("Results"), tables.seed_table(summary), tables.config_table(summary),
+            Heading("Ratios and their spread", 3), tables.comparison_table(summary),
+            Heading("Per-run numbers", 3), tables.runs_table(metrics))
+
+    rel = Path(figures_dir).resolve().relative_to(Path(report_dir).resolve())
+    doc.add(Heading("Figures"))
+    captions = {
+        "throughput_by_repeat": "Steady env steps/s of every run, by repeat.",
+        "scaling_bars": "Mean steady env steps/s per configuration; bars: std; dots: repeats; labels: ratio of means.",
+        "cumulative_steps": "Cumulative env steps of all ranks against wall time (rank 0 events).",
+        "return_vs_time": "Episode return (rank 0, mean over episodes ended in each logging interval) against wall time.",
+        "phase_times": "Per-phase time per iteration from the Time/* tags (tail mean, rank 0).",
+    }
+    for name, filename in plots.FIGURES.items():
+        if name == "phase_times" and not has["phase_times"]:
+            doc.add(Paragraph("No per-phase plot: the runs were not traced (no `Time/*` tags)."))
+            continue
+        doc.add(Image(str(rel / filename), name.replace("_", " "), captions[name]))
+
+    doc.add(Heading("Environment"), *environment_section(environment))
+    doc.add(Heading("Model"), *model_section(model))
+    doc.add(Heading("Correctness probe"), *probe_section(probe))
+    doc.add(Heading("Evidence"), *evidence_section(verification, manifest))
+    doc.add(Heading("Metric definitions"),
+            Bullets([f"`{k}`: {v}" for k, v in DEFINITIONS.items()]),
+            Paragraph("Ratio of means = mean(compared) / mean(baseline). Weak-scaling efficiency = "
+                      "ratio / (ranks of compared / ranks of baseline)."))
+    doc.add(Heading("Reference: the seed's figures"), SEED_TABLE)
+    doc.add(Heading("Deviations from the reference system"))
+    if deviations:
+        doc.add(Raw(deviations))
+    else:
+        doc.add(Paragraph("No deviations document (docs/deviations.md) was given."))
+    doc.add(Heading("Limitations"), Bullets(LIMITATIONS))
+    return doc
+
+
+def write_report(
+    summary_path, metrics_paths, output_md, output_html, figures_dir,
+    environment=None, model=None, probe=None, verification=None, manifest=None, deviations=None,
+) -> Document:
+    summary = json.loads(Path(summary_path).read_text())
+    metrics = [json.loads(Path(p).read_text()) for p in metrics_paths]
+    report_dir = Path(output_md).parent
+    doc = build(
+        summary, metrics, Path(figures_dir), report_dir,
+        environment=_load(environment), model=_load(model), probe=_load(probe),
+        verification=_load(verification), manifest=_load(manifest),
+        deviations=Path(deviations).read_text() if deviations and Path(deviations).is_file() else None,
+    )
+    atomic_write_text(output_md, to_markdown(doc))
+    atomic_write_text(output_html, to_html(doc, Path(output_html).parent))
+    return doc

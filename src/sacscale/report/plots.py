@@ -1,0 +1,147 @@
+"""The report's figures (matplotlib, Agg backend; PNG)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+FIGURES = {
+    "throughput_by_repeat": "throughput_by_repeat.png",
+    "scaling_bars": "scaling_bars.png",
+    "cumulative_steps": "cumulative_steps.png",
+    "return_vs_time": "return_vs_time.png",
+    "phase_times": "phase_times.png",
+}
+STEADY = "steady env steps/s (last 50% of events)"
+
+
+def _colors(names):
+    cmap = plt.get_cmap("tab10")
+    return {name: cmap(i % 10) for i, name in enumerate(names)}
+
+
+def _save(fig, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(tmp, dpi=110, bbox_inches="tight", metadata={"Software": None})
+    plt.close(fig)
+    tmp.replace(path)
+
+
+def throughput_by_repeat(summary: dict, path: Path) -> None:
+    configs = summary["configs"]
+    colors = _colors(configs)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name, stats in configs.items():
+        ax.plot(stats["repeats"], stats["values"], "o-", color=colors[name], label=name)
+    ax.set_xlabel("repeat")
+    ax.set_ylabel(STEADY)
+    ax.set_title("Per-run throughput by repeat")
+    repeats = sorted({r for s in configs.values() for r in s["repeats"] if r is not None})
+    if repeats:
+        ax.set_xticks(repeats)
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    _save(fig, path)
+
+
+def scaling_bars(summary: dict, path: Path) -> None:
+    configs = summary["configs"]
+    names = list(configs)
+    colors = _colors(names)
+    fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(names) + 2), 4))
+    means = [configs[n]["mean"] for n in names]
+    stds = [configs[n]["std"] or 0.0 for n in names]
+    ax.bar(names, means, yerr=stds, capsize=6, color=[colors[n] for n in names], alpha=0.8)
+    for i, n in enumerate(names):
+        ax.scatter([i] * len(configs[n]["values"]), configs[n]["values"], color="black", s=12, zorder=3)
+    for c in summary.get("comparisons", []):
+        if c.get("ratio_of_means") is not None and c["compared"] in names:
+            i = names.index(c["compared"])
+            ax.annotate(f"{c['ratio_of_means']:.2f}x vs {c['baseline']}", (i, configs[c["compared"]]["mean"]),
+                        textcoords="offset points", xytext=(0, 12), ha="center", fontsize=9)
+    ax.set_ylabel(STEADY)
+    ax.set_title("Mean over repeats (bars: std; dots: each repeat)")
+    ax.set_ylim(bottom=0, top=max(max(configs[n]["max"] for n in names) * 1.25, 1e-9))
+    ax.grid(axis="y", alpha=0.3)
+    _save(fig, path)
+
+
+def _series_plot(metrics: list[dict], key: str, ylabel: str, title: str, path: Path) -> None:
+    configs = list(dict.fromkeys(m["config"] for m in metrics))
+    colors = _colors(configs)
+    styles = ["-", "--", ":", "-."]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    plotted = False
+    for m in metrics:
+        points = m.get("series", {}).get(key) or []
+        if not points:
+            continue
+        plotted = True
+        ax.plot([p[0] for p in points], [p[2] for p in points], styles[((m.get("repeat") or 1) - 1) % 4],
+                color=colors[m["config"]], label=f"{m['config']} r{m.get('repeat')}")
+    if not plotted:
+        ax.text(0.5, 0.5, f"no {key.replace('_', ' ')} events", ha="center", va="center", transform=ax.transAxes)
+    else:
+        ax.legend(fontsize=8, ncol=2)
+    ax.set_xlabel("seconds since the run's first Perf/total_env_steps event")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    _save(fig, path)
+
+
+def cumulative_steps(metrics: list[dict], path: Path) -> None:
+    _series_plot(metrics, "total_env_steps", "cumulative env steps (all ranks)", "Cumulative env steps vs wall time", path)
+
+
+def return_vs_time(metrics: list[dict], path: Path) -> None:
+    _series_plot(metrics, "episode_return", "episode return (rank 0, interval mean)", "Episode return vs wall time", path)
+
+
+def phase_times(metrics: list[dict], path: Path) -> bool:
+    """Stacked per-phase ms per iteration, one bar per run; False (and a note) without Time/* tags."""
+    runs = [m for m in metrics if m.get("phase_ms")]
+    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(runs) + 3), 4))
+    if not runs:
+        ax.text(0.5, 0.5, "no Time/* tags: the runs were not traced (run configuration field trace: true)",
+                ha="center", va="center", transform=ax.transAxes, wrap=True)
+        ax.set_axis_off()
+        _save(fig, path)
+        return False
+    phases = sorted({p for m in runs for p in m["phase_ms"]})
+    colors = _colors(phases)
+    bottom = [0.0] * len(runs)
+    labels = [m["run"] for m in runs]
+    for phase in phases:
+        values = [m["phase_ms"].get(phase) or 0.0 for m in runs]
+        ax.bar(labels, values, bottom=bottom, color=colors[phase], label=phase)
+        bottom = [b + v for b, v in zip(bottom, values)]
+    ax.set_ylabel("ms per iteration (tail mean, rank 0)")
+    ax.set_title("Per-phase time (phases may overlap: collector and learner run concurrently)")
+    ax.tick_params(axis="x", rotation=30)
+    ax.legend(fontsize=8)
+    _save(fig, path)
+    return True
+
+
+def write_all(summary: dict, metrics: list[dict], figures_dir: str | Path) -> dict[str, bool]:
+    """Write every figure; `{name: has_data}`."""
+    d = Path(figures_dir)
+    throughput_by_repeat(summary, d / FIGURES["throughput_by_repeat"])
+    scaling_bars(summary, d / FIGURES["scaling_bars"])
+    cumulative_steps(metrics, d / FIGURES["cumulative_steps"])
+    return_vs_time(metrics, d / FIGURES["return_vs_time"])
+    traced = phase_times(metrics, d / FIGURES["phase_times"])
+    return {
+        "throughput_by_repeat": True,
+        "scaling_bars": True,
+        "cumulative_steps": True,
+        "return_vs_time": any(m.get("series", {}).get("episode_return") for m in metrics),
+        "phase_times": traced,
+    }

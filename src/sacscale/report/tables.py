@@ -1,0 +1,112 @@
+"""The report's tables, as (header, rows, align) built from summary.json."""
+
+from __future__ import annotations
+
+from sacscale.report.document import Table
+
+
+def num(x, digits: int = 0) -> str:
+    if x is None:
+        return "n/a"
+    return f"{x:,.{digits}f}"
+
+
+def ratio(x) -> str:
+    return "n/a" if x is None else f"{x:.3f}x"
+
+
+def rank_label(devices: str | None, world_size: int | None) -> str:
+    """'1-GPU', '2-GPU', '1-rank CPU', ..."""
+    n = world_size or (len(devices.split(",")) if devices else 1)
+    if devices and devices.startswith("cpu"):
+        return f"{n}-rank CPU"
+    return f"{n}-GPU"
+
+
+def seed_table(summary: dict) -> Table:
+    """The seed's shape: configuration, baseline steps/s, compared steps/s, ratio of means."""
+    configs = summary["configs"]
+    comps = summary.get("comparisons", [])
+    labels = {(rank_label(configs[c["baseline"]]["devices"], configs[c["baseline"]]["world_size"]),
+               rank_label(configs[c["compared"]]["devices"], configs[c["compared"]]["world_size"])) for c in comps}
+    if len(labels) == 1:
+        base_label, comp_label = labels.pop()
+        if base_label == comp_label:
+            base_label, comp_label = f"baseline ({base_label})", f"compared ({comp_label})"
+    else:
+        base_label, comp_label = "baseline", "compared"
+    rows = []
+    for c in comps:
+        b, o = configs[c["baseline"]], configs[c["compared"]]
+        rows.append([
+            f"{c['baseline']} / {c['compared']} (n={b['n']}/{o['n']})",
+            f"{num(b['mean'])} ± {num(b['std'])}",
+            f"{num(o['mean'])} ± {num(o['std'])}",
+            ratio(c["ratio_of_means"]),
+        ])
+    return Table(
+        header=["configuration", f"{base_label} steps/s", f"{comp_label} steps/s", "ratio of means"],
+        rows=rows,
+        align=["l", "r", "r", "r"],
+        caption="steady env steps/s (main figure), mean ± sample std over repeats.",
+    )
+
+
+def config_table(summary: dict) -> Table:
+    rows = []
+    for name, s in summary["configs"].items():
+        rows.append([
+            name, s.get("devices") or "?", str(s.get("world_size") or "?"), str(s["n"]),
+            num(s["mean"]), num(s["std"]), num(s["min"]), num(s["max"]),
+            ", ".join(f"r{r}: {num(v)}" for r, v in zip(s["repeats"], s["values"])),
+        ])
+    return Table(
+        header=["configuration", "devices", "ranks", "n", "mean", "std", "min", "max", "per repeat"],
+        rows=rows,
+        align=["l", "l", "r", "r", "r", "r", "r", "r", "l"],
+        caption="steady env steps/s per configuration (std: sample standard deviation, n - 1).",
+    )
+
+
+def comparison_table(summary: dict) -> Table:
+    rows = []
+    for c in summary.get("comparisons", []):
+        per = c.get("per_repeat_ratios") or {}
+        stats = c.get("per_repeat_ratio_stats") or {}
+        rng = c.get("ratio_range")
+        rows.append([
+            f"{c['compared']} / {c['baseline']}",
+            ratio(c.get("ratio_of_means")),
+            "n/a" if c.get("ratio_std_propagated") is None else f"±{c['ratio_std_propagated']:.3f}",
+            ", ".join(f"r{k}: {v:.3f}" for k, v in per.items()) or "n/a",
+            "n/a" if not stats.get("n") else f"{stats['min']:.3f} .. {stats['max']:.3f} (std {stats['std']:.3f})",
+            "n/a" if not rng else f"{rng[0]:.3f} .. {rng[1]:.3f}",
+            "n/a" if c.get("weak_scaling_efficiency") is None else f"{100 * c['weak_scaling_efficiency']:.0f}%",
+        ])
+    return Table(
+        header=["ratio", "of means", "propagated std", "per repeat", "per-repeat spread", "extreme range",
+                "weak-scaling efficiency"],
+        rows=rows,
+        align=["l", "r", "r", "l", "l", "l", "r"],
+        caption="per repeat: compared_k / baseline_k (runs alternate, so repeat k ran back to back); extreme "
+                "range: min/max .. max/min; efficiency = ratio / (rank multiple).",
+    )
+
+
+def runs_table(metrics: list[dict]) -> Table:
+    rows = []
+    for m in metrics:
+        rows.append([
+            m["run"], m.get("config") or "?", str(m.get("repeat") or "?"),
+            num(m["steady_env_steps_per_s"], 1), num(m.get("tail_mean_total_fps"), 1),
+            str(m.get("iterations")), num(m.get("wall_time_s"), 1), num(m.get("event_span_s"), 1),
+            num(m.get("final_episode_return"), 2), num(m.get("final_episode_length"), 1),
+            "; ".join(f"r{r['rank']}: {num(r.get('steady_env_steps_per_s'), 1)}" for r in m.get("ranks", [])),
+        ])
+    return Table(
+        header=["run", "config", "repeat", "steady steps/s", "tail-mean total_fps", "iterations", "wall s",
+                "event span s", "final return", "final length", "per rank steady steps/s"],
+        rows=rows,
+        align=["l", "l", "r", "r", "r", "r", "r", "r", "r", "r", "l"],
+        caption="in execution order. tail-mean total_fps is a different definition (see Metric definitions).",
+    )

@@ -1,0 +1,460 @@
+"""The pipeline's run plan: a preset plus the user's config, resolved and checked.
+
+`resolve(config, presets)` turns the validated `config.yaml` (see
+`workflow/schemas/config.schema.yaml`) and the named presets (`workflow/presets.yaml`)
+into a `Plan`: which preset (and why), the run set's name, every run configuration with
+its defaults filled in, and the runs in execution order
+(`{prefix}_r{k}_{config}`, k = 1..repeats, configurations alternating as in `order`).
+Every problem raises `PlanError` naming the key, before any rule runs.
+
+Merging: a key given in the config (not null) replaces the preset's; `run_configs`
+entries are merged by name (the config's fields replace the preset's fields of that
+entry; new names are added); `run_defaults` and `probe` are merged field by field.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import asdict, dataclass, field
+
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+DEVICES = re.compile(r"^(cpu(,cpu)*|\d+(,\d+)*)$")
+RUN_FIELDS = (
+    "devices", "cpu_pools", "num_envs", "batch_size", "sim_threads", "log_every",
+    "trace", "timeout_s", "cuda_visible_devices", "env", "overrides", "description",
+)
+
+
+class PlanError(ValueError):
+    """A configuration problem; the message starts with the offending key."""
+
+
+# --- CPU lists -------------------------------------------------------------------------
+
+def parse_cpu_list(text: str) -> list[int]:
+    """'8-39,48-79' -> [8, ..., 39, 48, ..., 79] (sorted, unique). Raises ValueError."""
+    cpus: set[int] = set()
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part:
+            raise ValueError(f"empty item in CPU list {text!r}")
+        lo, sep, hi = part.partition("-")
+        if not lo.isdigit() or (sep and not hi.isdigit()):
+            raise ValueError(f"{part!r} is not a CPU number or range in {text!r}")
+        a, b = int(lo), int(hi) if sep else int(lo)
+        if b < a:
+            raise ValueError(f"range {part!r} runs backwards in {text!r}")
+        cpus.update(range(a, b + 1))
+    return sorted(cpus)
+
+
+def format_cpu_list(cpus) -> str:
+    """[0, 1, 2, 5] -> '0-2,5'."""
+    cpus = sorted(set(cpus))
+    parts, start = [], None
+    for i, c in enumerate(cpus):
+        if start is None:
+            start = c
+        if i + 1 == len(cpus) or cpus[i + 1] != c + 1:
+            parts.append(f"{start}-{c}" if c != start else f"{c}")
+            start = None
+    return ",".join(parts)
+
+
+# --- the machine -----------------------------------------------------------------------
+
+@dataclass
+class Host:
+    cuda_devices: int
+    cpus: frozenset[int]
+
+    @classmethod
+    def detect(cls) -> "Host":
+        return cls(cuda_devices=visible_cuda_devices(), cpus=frozenset(os.sched_getaffinity(0)))
+
+
+def visible_cuda_devices() -> int:
+    """CUDA devices this process would see, without importing torch (cheap, parse time)."""
+    env = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if env is not None and env.strip() in ("", "-1"):
+        return 0
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return 0
+    try:
+        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    count = sum(1 for line in out.splitlines() if line.startswith("GPU "))
+    if env is not None:
+        count = min(count, len([d for d in env.split(",") if d.strip()]))
+    return count
+
+
+# --- the plan --------------------------------------------------------------------------
+
+@dataclass
+class RunConfig:
+    name: str
+    devices: str
+    world_size: int
+    device_kind: str                  # "cpu" or "cuda"
+    cpu_pools: str                    # "auto" or one CPU list per rank joined by ";"
+    num_envs: int
+    batch_size: int | None = None
+    sim_threads: int | None = None
+    log_every: int = 10
+    trace: bool = False
+    timeout_s: float = 3600.0
+    cuda_visible_devices: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    overrides: dict = field(default_factory=dict)
+    description: str = ""
+
+    def gpus_needed(self) -> int:
+        if self.device_kind != "cuda":
+            return 0
+        return max(int(d) for d in self.devices.split(",")) + 1
+
+    def pool_cpus(self) -> list[list[int]]:
+        return [] if self.cpu_pools == "auto" else [parse_cpu_list(p) for p in self.cpu_pools.split(";")]
+
+
+@dataclass
+class Run:
+    name: str
+    config: str
+    repeat: int
+    seed: int
+    index: int                        # position in the execution order, from 0
+
+
+@dataclass
+class Plan:
+    preset: str
+    preset_reason: str
+    run_set: str
+    prefix: str
+    repeats: int
+    iterations: int
+    seed: int
+    order: list[str]
+    run_configs: dict[str, RunConfig]
+    runs: list[Run]
+    pairs: list[tuple[str, str]]
+    probe: dict
+    model_timeout_s: float
+    description: str = ""
+
+    def run(self, name: str) -> Run:
+        for r in self.runs:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+    def previous(self, name: str) -> Run | None:
+        i = self.run(name).index
+        return self.runs[i - 1] if i else None
+
+    def gpus_needed(self) -> int:
+        probe_gpus = 0
+        if not str(self.probe["devices"]).startswith("cpu"):
+            probe_gpus = max(int(d) for d in str(self.probe["devices"]).split(",")) + 1
+        return max([probe_gpus] + [self.run_configs[c].gpus_needed() for c in self.order])
+
+    def as_dict(self) -> dict:
+        data = asdict(self)
+        data["pairs"] = [list(p) for p in self.pairs]
+        return data
+
+
+def _key(origin: str, key: str) -> str:
+    return key if origin == "config" else f"{key} (preset {origin})"
+
+
+def _positive_int(value, key: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise PlanError(f"{key}: must be an integer >= {minimum}, got {value!r}")
+    return value
+
+
+def _merge(preset: dict, config: dict, key: str):
+    """(value, origin): the config's value when given (not None), else the preset's."""
+    if config.get(key) is not None:
+        return config[key], "config"
+    return preset.get(key), "preset"
+
+
+def choose_preset(config: dict, presets_doc: dict, host: Host) -> tuple[str, str]:
+    presets = presets_doc.get("presets", {})
+    name = config.get("preset") or "auto"
+    if name != "auto":
+        if name not in presets:
+            raise PlanError(f"preset: unknown preset {name!r} (known: auto, {', '.join(sorted(presets))})")
+        return name, "named in the config"
+    auto = presets_doc.get("auto", {})
+    fallback = auto.get("no_cuda", "cpu")
+    if host.cuda_devices == 0:
+        return fallback, "preset auto: no CUDA device visible, so the CPU preset"
+    for candidate in auto.get("cuda", []):
+        try:
+            plan = resolve({**config, "preset": candidate}, presets_doc, host)
+        except PlanError:
+            continue
+        if plan.gpus_needed() <= host.cuda_devices:
+            return candidate, (
+                f"preset auto: {host.cuda_devices} CUDA device(s) and CPUs {format_cpu_list(host.cpus)} visible; "
+                f"{candidate} is the first preset in the auto list that fits"
+            )
+    return fallback, (
+        f"preset auto: {host.cuda_devices} CUDA device(s) visible but no GPU preset fits this machine's CPUs; "
+        "the CPU preset"
+    )
+
+
+def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host: Host | None) -> RunConfig:
+    where = _key(origin, f"run_configs.{name}")
+    if not NAME.match(name):
+        raise PlanError(f"{where}: configuration names may hold letters, digits, '_', '.', '-' only")
+    unknown = sorted(set(entry) - set(RUN_FIELDS))
+    if unknown:
+        raise PlanError(f"{where}.{unknown[0]}: unknown field (known: {', '.join(RUN_FIELDS)})")
+    merged = {**defaults, **entry}
+    merged["overrides"] = {**(defaults.get("overrides") or {}), **(entry.get("overrides") or {})}
+    merged["env"] = {k: str(v) for k, v in {**(defaults.get("env") or {}), **(entry.get("env") or {})}.items()}
+
+    devices = str(merged.get("devices", "")).replace(" ", "")
+    if not DEVICES.match(devices):
+        raise PlanError(f"{where}.devices: {devices!r} is not 'cpu', 'cpu,cpu', '0' or '0,1'-style")
+    ranks = devices.split(",")
+    kind = "cpu" if ranks[0] == "cpu" else "cuda"
+    if kind == "cuda" and len(set(ranks)) != len(ranks):
+        raise PlanError(f"{where}.devices: {devices!r} repeats a GPU (one rank per GPU)")
+
+    pools = merged.get("cpu_pools", "auto")
+    if pools in (None, "auto"):
+        pools_arg = "auto"
+    else:
+        items = pools.split(";") if isinstance(pools, str) else [str(p) for p in pools]
+        if len(items) != len(ranks):
+            raise PlanError(
+                f"{where}.cpu_pools: {len(items)} CPU list(s) for {len(ranks)} rank(s) (devices {devices!r}); "
+                "give one list per rank, or 'auto'"
+            )
+        parsed = []
+        for rank, item in enumerate(items):
+            try:
+                cpus = parse_cpu_list(item)
+            except ValueError as exc:
+                raise PlanError(f"{where}.cpu_pools: rank {rank}: {exc}") from exc
+            parsed.append(cpus)
+        for a in range(len(parsed)):
+            for b in range(a + 1, len(parsed)):
+                shared = set(parsed[a]) & set(parsed[b])
+                if shared:
+                    raise PlanError(
+                        f"{where}.cpu_pools: the pools of ranks {a} and {b} overlap on CPUs {format_cpu_list(shared)}"
+                    )
+        if host is not None:
+            for rank, cpus in enumerate(parsed):
+                absent = set(cpus) - set(host.cpus)
+                if absent:
+                    raise PlanError(
+                        f"{where}.cpu_pools: rank {rank} names CPUs {format_cpu_list(absent)} that do not exist "
+                        f"on this machine (CPUs available to this process: {format_cpu_list(host.cpus)})"
+                    )
+        pools_arg = ";".join(format_cpu_list(c) for c in parsed)
+
+    for key in ("num_envs", "log_every"):
+        _positive_int(merged.get(key), f"{where}.{key}")
+    for key in ("batch_size",):
+        if merged.get(key) is not None:
+            _positive_int(merged[key], f"{where}.{key}")
+    if merged.get("sim_threads") is not None:
+        _positive_int(merged["sim_threads"], f"{where}.sim_threads", minimum=0)
+    timeout = merged.get("timeout_s", 3600)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise PlanError(f"{where}.timeout_s: must be a positive number of seconds, got {timeout!r}")
+    for key in merged["overrides"]:
+        if not re.match(r"^[A-Za-z][A-Za-z0-9_-]*$", str(key)):
+            raise PlanError(f"{where}.overrides.{key}: not a trainer option name")
+        if str(key).replace("-", "_") in {"devices", "num_envs", "iterations", "collector_cpu_ids", "seed", "log_dir"}:
+            raise PlanError(f"{where}.overrides.{key}: set by the pipeline; use the run configuration's own field")
+    return RunConfig(
+        name=name,
+        devices=devices,
+        world_size=len(ranks),
+        device_kind=kind,
+        cpu_pools=pools_arg,
+        num_envs=merged["num_envs"],
+        batch_size=merged.get("batch_size"),
+        sim_threads=merged.get("sim_threads"),
+        log_every=merged["log_every"],
+        trace=bool(merged.get("trace", False)),
+        timeout_s=float(timeout),
+        cuda_visible_devices=None if merged.get("cuda_visible_devices") is None else str(merged["cuda_visible_devices"]),
+        env=merged["env"],
+        overrides=merged["overrides"],
+        description=str(merged.get("description", "")),
+    )
+
+
+def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_host: bool = True) -> Plan:
+    """The checked plan. `host=None` detects the machine; `check_host=False` skips the
+    checks that depend on it (CPUs that exist), e.g. when planning on a cluster's login node."""
+    if host is None:
+        host = Host.detect()
+    presets = presets_doc.get("presets", {})
+    name, reason = choose_preset(config, presets_doc, host)
+    preset = presets[name]
+    pkey = f"preset {name}"
+
+    prefix, origin = _merge(preset, config, "prefix")
+    if not isinstance(prefix, str) or not NAME.match(prefix):
+        raise PlanError(f"{_key(origin if origin == 'config' else pkey, 'prefix')}: {prefix!r} is not a valid name")
+    run_set = config.get("run_set") or name
+    if not NAME.match(str(run_set)):
+        raise PlanError(f"run_set: {run_set!r} is not a valid name (letters, digits, '_', '.', '-')")
+    values = {}
+    for key in ("repeats", "iterations"):
+        value, origin = _merge(preset, config, key)
+        values[key] = _positive_int(value, _key("config" if origin == "config" else pkey, key))
+    seed, origin = _merge(preset, config, "seed")
+    seed = _positive_int(seed if seed is not None else 1, _key("config" if origin == "config" else pkey, "seed"), 0)
+
+    defaults = {**(preset.get("run_defaults") or {}), **(config.get("run_defaults") or {})}
+    unknown = sorted(set(defaults) - set(RUN_FIELDS))
+    if unknown:
+        raise PlanError(f"run_defaults.{unknown[0]}: unknown field (known: {', '.join(RUN_FIELDS)})")
+    entries: dict[str, tuple[dict, str]] = {n: (dict(e or {}), pkey) for n, e in (preset.get("run_configs") or {}).items()}
+    for n, e in (config.get("run_configs") or {}).items():
+        base = entries.get(n, ({}, "config"))[0]
+        entries[n] = ({**base, **(e or {})}, "config")
+
+    order, origin = _merge(preset, config, "order")
+    okey = _key("config" if origin == "config" else pkey, "order")
+    if not order:
+        raise PlanError(f"{okey}: empty; list the run configurations to alternate")
+    seen = set()
+    for entry in order:
+        if entry not in entries:
+            raise PlanError(
+                f"{okey}: {entry!r} has no run configuration (run_configs has: {', '.join(sorted(entries)) or 'none'})"
+            )
+        if entry in seen:
+            raise PlanError(f"{okey}: {entry!r} is listed twice")
+        seen.add(entry)
+
+    cpu_host = host if check_host else None
+    run_configs = {n: _resolve_run_config(n, entries[n][0], defaults, entries[n][1], cpu_host) for n in order}
+
+    pairs_raw, origin = _merge(preset, config, "pairs")
+    pairs = []
+    for i, pair in enumerate(pairs_raw or []):
+        pk = _key("config" if origin == "config" else pkey, f"pairs[{i}]")
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise PlanError(f"{pk}: a pair is [baseline, compared], got {pair!r}")
+        for c in pair:
+            if c not in run_configs:
+                raise PlanError(f"{pk}: {c!r} is not in order ({', '.join(order)})")
+        pairs.append((pair[0], pair[1]))
+
+    probe = {**(preset.get("probe") or {}), **(config.get("probe") or {})}
+    probe.setdefault("devices", "cpu,cpu")
+    probe.setdefault("iterations", 3)
+    probe.setdefault("compile_loss", False)
+    probe.setdefault("timeout_s", 1800)
+    if not DEVICES.match(str(probe["devices"])):
+        raise PlanError(f"probe.devices: {probe['devices']!r} is not 'cpu,cpu' or '0,1'-style")
+    _positive_int(probe["iterations"], "probe.iterations")
+
+    runs = []
+    for k in range(1, values["repeats"] + 1):
+        for c in order:
+            runs.append(Run(name=f"{prefix}_r{k}_{c}", config=c, repeat=k, seed=seed + k - 1, index=len(runs)))
+
+    return Plan(
+        preset=name,
+        preset_reason=reason,
+        run_set=str(run_set),
+        prefix=prefix,
+        repeats=values["repeats"],
+        iterations=values["iterations"],
+        seed=seed,
+        order=list(order),
+        run_configs=run_configs,
+        runs=runs,
+        pairs=pairs,
+        probe=probe,
+        model_timeout_s=float(preset.get("model_timeout_s", 1800)),
+        description=str(preset.get("description", "")).strip(),
+    )
+
+
+# --- commands --------------------------------------------------------------------------
+
+def _option(key: str, value) -> list[str]:
+    flag = "--" + str(key).replace("_", "-")
+    if value is True:
+        return [flag]
+    if value is False:
+        return ["--no-" + flag[2:]]
+    if value is None:
+        return []
+    return [flag, str(value)]
+
+
+def train_command(plan: Plan, run: Run, log_dir: str, model: str | None) -> list[str]:
+    """The `sacscale train` argv for one run (what the run rule executes)."""
+    rc = plan.run_configs[run.config]
+    cmd = [
+        "sacscale", "train",
+        "--devices", rc.devices,
+        "--num-envs", str(rc.num_envs),
+        "--iterations", str(plan.iterations),
+        "--collector-cpu-ids", rc.cpu_pools,
+        "--seed", str(run.seed),
+        "--log-dir", log_dir,
+        "--log-every", str(rc.log_every),
+    ]
+    if model:
+        cmd += ["--model", model]
+    if rc.batch_size is not None:
+        cmd += ["--batch-size", str(rc.batch_size)]
+    if rc.sim_threads is not None:
+        cmd += ["--sim-threads", str(rc.sim_threads)]
+    if rc.trace:
+        cmd += ["--trace"]
+    for key, value in rc.overrides.items():
+        cmd += _option(key, value)
+    return cmd
+
+
+def run_environment(plan: Plan, run: Run) -> dict[str, str]:
+    """Environment variables the run rule sets for the trainer (never invented here:
+    CUDA_VISIBLE_DEVICES only when the run configuration names it)."""
+    rc = plan.run_configs[run.config]
+    env = dict(rc.env)
+    if rc.cuda_visible_devices is not None:
+        env["CUDA_VISIBLE_DEVICES"] = rc.cuda_visible_devices
+    return env
+
+
+def resolved_run(plan: Plan, run: Run) -> dict:
+    """What run.json records as the run's resolved configuration."""
+    rc = plan.run_configs[run.config]
+    return {
+        "run": run.name,
+        "config": run.config,
+        "repeat": run.repeat,
+        "index": run.index,
+        "seed": run.seed,
+        "run_set": plan.run_set,
+        "preset": plan.preset,
+        "prefix": plan.prefix,
+        "iterations": plan.iterations,
+        **{k: v for k, v in asdict(rc).items() if k != "name"},
+    }

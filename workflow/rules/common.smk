@@ -1,0 +1,148 @@
+# Helpers of the pipeline: the resolved plan (preset + config), the run list and paths.
+# The logic lives in the package (sacscale.runplan); this file only wires it to rules.
+import json
+import re
+import shlex
+import sys
+from pathlib import Path
+
+import yaml
+from snakemake.exceptions import WorkflowError
+
+from sacscale import runplan
+
+
+def load_plan():
+    with open(workflow.source_path("../presets.yaml")) as fh:
+        presets = yaml.safe_load(fh)
+    try:
+        plan = runplan.resolve(config, presets, check_host=config.get("host_checks", True))
+    except runplan.PlanError as exc:
+        raise WorkflowError(f"config error: {exc}") from None
+    return plan
+
+
+PLAN = load_plan()
+print(f"sacscale: preset {PLAN.preset} ({PLAN.preset_reason}); run set {PLAN.run_set}: "
+      f"{len(PLAN.runs)} runs of {', '.join(PLAN.order)}", file=sys.stderr)
+
+# Serial GPU work: every rule that may overlap a training run takes this lock.
+if "gpu_lock" not in workflow.global_resources:
+    workflow.register_resource("gpu_lock", 1)
+
+RESULTS = f"results/{PLAN.run_set}"
+REPORTS = f"reports/{PLAN.run_set}"
+LOGS = f"logs/{PLAN.run_set}"
+BENCH = f"benchmarks/{PLAN.run_set}"
+RUN_NAMES = [r.name for r in PLAN.runs]
+DEVIATIONS = "docs/deviations.md"
+
+
+wildcard_constraints:
+    run="|".join(re.escape(r) for r in RUN_NAMES),
+
+
+def results(path):
+    return f"{RESULTS}/{path}"
+
+
+def run_dir(run):
+    return results(f"runs/{run}")
+
+
+def run_json(run):
+    return f"{run_dir(run)}/run.json"
+
+
+def metrics_json(run):
+    return results(f"metrics/{run}.json")
+
+
+def all_run_json():
+    return [run_json(r) for r in RUN_NAMES]
+
+
+def all_metrics():
+    return [metrics_json(r) for r in RUN_NAMES]
+
+
+def figure_paths():
+    from sacscale.report.plots import FIGURES
+
+    return {name: f"{REPORTS}/figures/{fname}" for name, fname in FIGURES.items()}
+
+
+def all_outputs():
+    return [
+        results("environment.json"),
+        results("model.json"),
+        results("correctness.json"),
+        *all_run_json(),
+        *all_metrics(),
+        results("summary.csv"),
+        results("summary.json"),
+        results("MANIFEST.sha256"),
+        results("manifest.json"),
+        results("verify.json"),
+        f"{REPORTS}/report.md",
+        f"{REPORTS}/report.html",
+        *figure_paths().values(),
+    ]
+
+
+def plan_json():
+    return json.dumps(PLAN.as_dict(), sort_keys=True)
+
+
+def previous_run(wildcards):
+    """The run before this one in the execution order (ancient: only its existence
+    orders the runs; re-running it does not make every later run stale)."""
+    prev = PLAN.previous(wildcards.run)
+    return [ancient(run_json(prev.name))] if prev else []
+
+
+def model_file():
+    return results("model/g1_walk_flat.mjb")
+
+
+def train_args(wildcards):
+    """Everything after `--` for the run wrapper, shell-quoted."""
+    run = PLAN.run(wildcards.run)
+    cmd = runplan.train_command(PLAN, run, f"{RESULTS}/runs/.{run.name}.partial", model_file())
+    return shlex.join(cmd)
+
+
+def run_env_args(wildcards):
+    env = runplan.run_environment(PLAN, PLAN.run(wildcards.run))
+    return " ".join(f"--env {shlex.quote(f'{k}={v}')}" for k, v in sorted(env.items()))
+
+
+def run_resolved(wildcards):
+    return json.dumps(runplan.resolved_run(PLAN, PLAN.run(wildcards.run)), sort_keys=True)
+
+
+def run_timeout(wildcards):
+    return PLAN.run_configs[PLAN.run(wildcards.run).config].timeout_s
+
+
+def probe_args():
+    p = PLAN.probe
+    args = ["--devices", str(p["devices"]), "--iterations", str(p["iterations"])]
+    if p.get("compile_loss"):
+        args.append("--compile-loss")
+    return shlex.join(args)
+
+
+def pair_args():
+    return " ".join(f"--pair {a}:{b}" for a, b in PLAN.pairs)
+
+
+def summary_meta():
+    return json.dumps({
+        "run_set": PLAN.run_set, "preset": PLAN.preset, "preset_reason": PLAN.preset_reason,
+        "repeats": PLAN.repeats, "iterations": PLAN.iterations, "order": PLAN.order,
+    }, sort_keys=True)
+
+
+def deviations_input():
+    return [DEVIATIONS] if Path(DEVIATIONS).is_file() else []

@@ -1,0 +1,44 @@
+# Stages 5-6: per-run metrics from the event files, then per-configuration statistics
+# and the scaling comparisons.
+
+
+rule analyze_run:
+    input:
+        run_json=run_json("{run}"),
+    output:
+        json=metrics_json("{run}"),
+    params:
+        run_dir=lambda wildcards, input: str(Path(input.run_json).parent),
+    resources:
+        gpu_lock=1,  # reading events must not steal CPU from a run being measured
+    log:
+        f"{LOGS}/analyze_run/{{run}}.log",
+    benchmark:
+        f"{BENCH}/analyze_run/{{run}}.tsv"
+    conda:
+        "../../envs/sacscale.yaml"
+    shell:
+        "sacscale analyze-run {params.run_dir:q} --output {output.json} > {log} 2>&1"
+
+
+rule aggregate:
+    input:
+        metrics=all_metrics(),
+    output:
+        csv=report(
+            results("summary.csv"),
+            caption="../report/summary.rst",
+            category="Tables",
+        ),
+        json=results("summary.json"),
+    params:
+        order=",".join(PLAN.order),
+        pairs=pair_args(),
+        meta=summary_meta(),
+    log:
+        f"{LOGS}/aggregate.log",
+    conda:
+        "../../envs/sacscale.yaml"
+    shell:
+        "sacscale aggregate {input.metrics} --csv {output.csv} --json {output.json}"
+        " --order {params.order:q} {params.pairs} --meta {params.meta:q} > {log} 2>&1"

@@ -1,0 +1,24 @@
+# Stage 2: build the G1 task model from the asset package; save .mjb, its hash and the
+# physics cost per step.
+
+
+rule prepare_model:
+    input:
+        env=results("environment.json"),
+    output:
+        model=model_file(),
+        json=results("model.json"),
+    params:
+        outdir=lambda wildcards, output: str(Path(output.model).parent),
+        timeout=PLAN.model_timeout_s,
+    resources:
+        gpu_lock=1,
+    log:
+        f"{LOGS}/prepare_model.log",
+    benchmark:
+        f"{BENCH}/prepare_model.tsv"
+    conda:
+        "../../envs/sacscale.yaml"
+    shell:
+        "timeout --kill-after=30 {params.timeout} "
+        "sacscale prepare-model --output-dir {params.outdir} --json {output.json} > {log} 2>&1"

@@ -1,0 +1,42 @@
+# Stage 7: the Markdown and HTML report with figures; every output is also registered
+# for `snakemake --report report.zip`.
+
+
+rule report:
+    input:
+        summary=results("summary.json"),
+        metrics=all_metrics(),
+        env=results("environment.json"),
+        model=results("model.json"),
+        probe=results("correctness.json"),
+        verify=results("verify.json"),
+        manifest=results("manifest.json"),
+        deviations=deviations_input(),
+    output:
+        md=report(f"{REPORTS}/report.md", caption="../report/report_md.rst", category="Report"),
+        html=report(f"{REPORTS}/report.html", caption="../report/report_html.rst", category="Report"),
+        throughput=report(
+            figure_paths()["throughput_by_repeat"],
+            caption="../report/throughput_by_repeat.rst",
+            category="Figures",
+        ),
+        scaling=report(figure_paths()["scaling_bars"], caption="../report/scaling_bars.rst", category="Figures"),
+        cumulative=report(
+            figure_paths()["cumulative_steps"], caption="../report/cumulative_steps.rst", category="Figures"
+        ),
+        returns=report(figure_paths()["return_vs_time"], caption="../report/return_vs_time.rst", category="Figures"),
+        phases=report(figure_paths()["phase_times"], caption="../report/phase_times.rst", category="Figures"),
+    params:
+        figures=lambda wildcards, output: str(Path(output.throughput).parent),
+        deviations=lambda wildcards, input: f"--deviations {input.deviations}" if input.deviations else "",
+    log:
+        f"{LOGS}/report.log",
+    benchmark:
+        f"{BENCH}/report.tsv"
+    conda:
+        "../../envs/sacscale.yaml"
+    shell:
+        "sacscale report --summary {input.summary} --metrics {input.metrics}"
+        " --output-md {output.md} --output-html {output.html} --figures-dir {params.figures}"
+        " --environment {input.env} --model {input.model} --correctness {input.probe}"
+        " --verification {input.verify} --manifest-json {input.manifest} {params.deviations} > {log} 2>&1"

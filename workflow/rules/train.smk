@@ -1,0 +1,36 @@
+# Stage 4: the training matrix, strictly one run at a time in the alternating order
+# (n1 r1, n2 r1, n1 r2, ...): each run needs the previous run's run.json, and every
+# rule that could overlap a run takes the gpu_lock resource (limit 1).
+# A run directory appears only complete (written aside, then renamed); a failed run
+# fails this rule and is kept under logs/<run set>/attempts/; completed runs stay.
+
+
+rule train_run:
+    input:
+        previous_run,
+        env=ancient(results("environment.json")),
+        probe=ancient(results("correctness.json")),
+        model=ancient(model_file()),
+    output:
+        run_json=run_json("{run}"),
+    params:
+        wrapper=str(Path(workflow.basedir) / "workflow" / "scripts" / "run_training.py"),
+        run_dir=lambda wildcards, output: str(Path(output.run_json).parent),
+        work_dir=lambda wildcards, output: str(Path(output.run_json).parent.parent / f".{wildcards.run}.partial"),
+        attic=f"{LOGS}/attempts",
+        resolved=run_resolved,
+        env=run_env_args,
+        timeout=run_timeout,
+        cmd=train_args,
+    resources:
+        gpu_lock=1,
+    log:
+        f"{LOGS}/train/{{run}}.log",
+    benchmark:
+        f"{BENCH}/train/{{run}}.tsv"
+    conda:
+        "../../envs/sacscale.yaml"
+    shell:
+        "python {params.wrapper:q} --run-dir {params.run_dir:q} --work-dir {params.work_dir:q}"
+        " --attic {params.attic:q} --resolved-json {params.resolved:q} --timeout {params.timeout}"
+        " {params.env} -- {params.cmd} > {log} 2>&1"

@@ -195,6 +195,9 @@ class FastSACLearner:
         self.replay = ReplayBuffer(cfg.replay_capacity(self.num_envs), cfg.actor_obs_dim,
                                    cfg.critic_obs_dim, cfg.action_dim, self.device)
         self.learning_starts = cfg.learning_starts_rows(self.num_envs)
+        if self.learning_starts > self.replay.capacity:
+            raise ValueError(f"learning starts at {self.learning_starts} rows but the replay holds "
+                             f"only {self.replay.capacity} ({cfg.replay_per_env} x {self.num_envs} envs)")
         self.support = c51.make_support(cfg.v_min, cfg.v_max, cfg.num_atoms, self.device)
 
         # Static tensors read and written by the (captured) iteration.

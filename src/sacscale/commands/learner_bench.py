@@ -1,0 +1,39 @@
+"""`sacscale learner-bench`: ms per learner iteration in eager/compile/graph/compile+graph modes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from sacscale.learn.bench import MODES
+
+    parser.add_argument("--modes", nargs="+", choices=sorted(MODES), default=["eager", "compile", "graph", "compile+graph"],
+                        help="modes to time, one learner each")
+    parser.add_argument("--batch", type=int, default=8192, help="batch size per update")
+    parser.add_argument("--iters", type=int, default=100, help="timed iterations per mode")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed iterations after the first")
+    parser.add_argument("--num-envs", type=int, default=2048, help="sets the replay size (512 rows per env)")
+    parser.add_argument("--device", default="cuda", help="torch device (cpu runs eagerly)")
+    parser.add_argument("--extra", default="{}", help="JSON object of SACConfig overrides")
+    parser.add_argument("--out", default=None, help="write the results as JSON here")
+
+
+def run(args: argparse.Namespace) -> int:
+    from sacscale.learn.bench import bench_learner
+    from sacscale.learn.config import SACConfig
+
+    cfg = SACConfig(**json.loads(args.extra))
+    results = []
+    for mode in args.modes:
+        r = bench_learner(mode, batch=args.batch, iters=args.iters, num_envs=args.num_envs,
+                          device=args.device, cfg=cfg, warmup=args.warmup)
+        results.append(r)
+        print(f"{mode:>14}: {r['ms_per_iter']:8.3f} ms/iter  first iteration {r['time_to_first_iter_s']:7.2f} s  "
+              f"(compiled={r['compiled']}, graphed={r['graphed']}, finite={r['metrics_finite']})", flush=True)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(results, indent=2))
+    return 0 if all(r["metrics_finite"] for r in results) else 1

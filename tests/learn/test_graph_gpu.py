@@ -1,0 +1,137 @@
+"""CUDA checks of the learner (run on the GPU machine: pytest -m gpu tests/learn).
+
+The graphed learner must follow the eager learner from the same state with the same
+random numbers (external randoms): the warm-up before capture is undone, the graph
+samples with the device RNG against the device-side replay size, and the hooks are
+captured. Tolerances: fp32 runs compare tightly; bf16 autocast runs compare how far the
+parameters moved against how far they differ.
+"""
+
+import pytest
+import torch
+
+from sacscale.learn.learner import FastSACLearner
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
+
+DEVICE = "cuda"
+ITERS = 3
+
+
+def gpu_cfg(learn, **overrides):
+    # reference networks and atoms; a smaller batch keeps the test quick
+    return learn.small_cfg(actor_hidden=(512, 256, 128), critic_hidden=(768, 384, 192), num_atoms=101,
+                           batch_size=512, replay_per_env=256, **overrides)
+
+
+def run_pair(learn, cfg, a_kwargs, b_kwargs, iters=ITERS):
+    a = learn.make_learner(cfg, external=True, device=DEVICE, **a_kwargs)
+    b = learn.make_learner(cfg, external=True, device=DEVICE, **b_kwargs)
+    init = learn.state(b)
+    for it in range(iters):
+        r = learn.random_randoms(cfg, learn.ROWS, seed=100 + it).to(DEVICE)
+        for learner in (a, b):
+            learner.randoms.copy_(r)
+            learner.update()
+    torch.cuda.synchronize()
+    out = learn.state(a), learn.state(b), init, a.metrics(), b.metrics()
+    a.close()
+    b.close()
+    return out
+
+
+def relative_gap(a, b, init):
+    """|a - b| / |b - init| per state tensor: difference against the distance trained."""
+    return {k: ((a[k] - b[k]).norm() / (b[k] - init[k]).norm().clamp_min(1e-12)).item() for k in a}
+
+
+@pytest.mark.parametrize("compile", [False, True], ids=["graph", "compile+graph"])
+def test_graph_matches_eager_fp32(learn, compile):
+    cfg = gpu_cfg(learn, amp_dtype="float32")
+    a, b, init, ma, mb = run_pair(learn, cfg, dict(compile=compile, cuda_graph=True),
+                                  dict(compile=False, cuda_graph=False))
+    for k in a:
+        assert (b[k] - init[k]).abs().max() > 1e-4, f"{k} did not train"
+        torch.testing.assert_close(a[k], b[k], atol=2e-4 if compile else 1e-5, rtol=0, msg=k)
+    assert ma["critic_loss"] == pytest.approx(mb["critic_loss"], rel=1e-3)
+
+
+@pytest.mark.parametrize("compile,graph", [(False, True), (True, False), (True, True)],
+                         ids=["graph", "compile", "compile+graph"])
+def test_matches_eager_bf16(learn, compile, graph):
+    cfg = gpu_cfg(learn)  # bf16 autocast (the default on CUDA)
+    a, b, init, ma, mb = run_pair(learn, cfg, dict(compile=compile, cuda_graph=graph),
+                                  dict(compile=False, cuda_graph=False))
+    gaps = relative_gap(a, b, init)
+    limit = 0.02 if not compile else 0.3
+    assert all(g < limit for g in gaps.values()), gaps
+    assert ma["critic_loss"] == pytest.approx(mb["critic_loss"], rel=0.02)
+
+
+def test_graph_draws_in_graph_against_device_size(learn):
+    cfg = gpu_cfg(learn)
+    learner = learn.make_learner(cfg, device=DEVICE, rows=100, compile=False, cuda_graph=True)
+    learner.update()
+    first = learner.randoms.indices.clone()
+    learner.update()
+    second = learner.randoms.indices.clone()
+    assert not torch.equal(first, second)  # the RNG advances between replays
+    assert int(torch.cat([first, second]).max()) < 100
+    learner.replay.add(**{k: v.to(DEVICE) for k, v in learn.transitions(150).items()})
+    learner.update()  # no recapture: the graph reads the device-side size
+    third = learner.randoms.indices
+    assert 100 <= int(third.max()) < 250
+    learner.close()
+
+
+def test_hooks_are_captured_and_act_in_the_graph(learn):
+    cfg = gpu_cfg(learn, weight_decay=0.0, graph_warmup_iters=2)
+    learner = learn.make_learner(cfg, device=DEVICE, compile=False, cuda_graph=True)
+    calls = []
+
+    def zero(name, flat):
+        calls.append(name)
+        flat.mul_(0.0)
+
+    learner.set_gradient_graph_hooks([zero])
+    before = learn.state(learner)
+    for _ in range(4):
+        learner.update()
+    torch.cuda.synchronize()
+    per_iteration = 2 * cfg.critic_updates + cfg.actor_updates
+    assert len(calls) == (cfg.graph_warmup_iters + 1) * per_iteration  # Python ran only in warm-up + capture
+    after = learn.state(learner)
+    for k in before:
+        assert torch.equal(after[k], before[k]), k
+    with pytest.raises(RuntimeError):
+        learner.set_gradient_graph_hooks([])
+    learner.close()
+
+
+def test_reference_size_graph_runs_finite(learn):
+    from sacscale.learn.bench import fill_random
+    from sacscale.learn.config import SACConfig
+
+    learner = FastSACLearner(SACConfig(), 64, DEVICE)  # reference config, compile + graph, batch 8192
+    fill_random(learner)
+    for _ in range(20):
+        learner.update()
+    m = learner.metrics()
+    assert all(v == v and abs(v) < 1e6 for v in m.values()), m
+    assert learner.graphed and learner.compiled and learner.time_to_first_update > 0
+    pinned = torch.empty(learner.actor.flat_numel(), pin_memory=True)
+    learner.actor_flat(out=pinned)
+    torch.cuda.synchronize()
+    assert torch.equal(pinned, learner.actor_flat().cpu())
+    learner.close()
+
+
+def test_pinned_non_blocking_replay_add(learn):
+    learner = learn.make_learner(learn.small_cfg(), device=DEVICE, rows=10, compile=False, cuda_graph=False)
+    data = learn.transitions(50)
+    pinned = {k: v.float().pin_memory() for k, v in data.items()}
+    learner.replay.add(**pinned)
+    learner.replay.wait_for_copies()
+    assert learner.replay.size == 60 and int(learner.replay.size_t) == 60
+    torch.testing.assert_close(learner.replay.reward[10:60].cpu(), data["reward"])

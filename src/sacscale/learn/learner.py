@@ -46,6 +46,7 @@ import copy
 import logging
 import math
 import time
+import warnings
 from dataclasses import dataclass
 
 import torch
@@ -227,10 +228,10 @@ class FastSACLearner:
     def _adamw(self, flat: torch.Tensor, weight_decay: float) -> torch.optim.AdamW:
         cfg = self.cfg
         if self.device.type == "cuda":
-            # fused + capturable: one kernel, step count on the device, lr as a device tensor
+            # fused: one kernel; capturable (graph only): step count on the device; lr a device tensor
             return torch.optim.AdamW([flat], lr=torch.tensor(cfg.lr, device=self.device),
                                      betas=cfg.betas, weight_decay=weight_decay,
-                                     fused=True, capturable=True)
+                                     fused=True, capturable=self.graphed)
         return torch.optim.AdamW([flat], lr=cfg.lr, betas=cfg.betas, weight_decay=weight_decay,
                                  foreach=False)
 
@@ -401,7 +402,9 @@ class FastSACLearner:
         snapshot = self._snapshot()
         stream = torch.cuda.Stream(device)
         stream.wait_stream(torch.cuda.current_stream(device))
-        with torch.cuda.stream(stream):
+        with torch.cuda.stream(stream), warnings.catch_warnings():
+            # capturable AdamW warns when it steps outside a capture: expected in warm-up
+            warnings.filterwarnings("ignore", message=".*capturable=True.*")
             for _ in range(self.cfg.graph_warmup_iters):
                 self._iteration()
             self._restore(snapshot)

@@ -148,7 +148,3 @@ def test_model_summary(g1_model):
     assert s["opt"]["integrator"] == "mjINT_IMPLICITFAST" and s["opt"]["cone"] == "mjCONE_PYRAMIDAL"
     assert s["standing"]["ncon"] == 36
 
-
-def test_measure_step_cost(g1_model):
-    r = g1.measure_step_cost(g1_model, num_envs=4, num_threads=1, steps=3, warmup=1)
-    assert r["env_steps_per_s"] > 0

@@ -15,7 +15,6 @@ import hashlib
 import itertools
 import os
 import tempfile
-import time
 from pathlib import Path
 
 import mujoco
@@ -357,28 +356,3 @@ def model_summary(model: mujoco.MjModel) -> dict:
         "mujoco_version": mujoco.__version__,
     }
 
-
-def measure_step_cost(
-    model: mujoco.MjModel, num_envs: int = 64, num_threads: int = 1, steps: int = 50, warmup: int = 5
-) -> dict:
-    """Physics-only env steps/s: a Batch of num_envs sims at the keyframe, fixed controls,
-    N_SUBSTEPS substeps per env step."""
-    from mujoco.batch import Batch
-
-    batch = Batch(model, num_envs, num_threads)
-    batch.reset(keyframe=model.key(KEYFRAME).id)
-    for _ in range(warmup):
-        batch.step(nstep=N_SUBSTEPS)
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        batch.step(nstep=N_SUBSTEPS)
-    dt = time.perf_counter() - t0
-    return {
-        "num_envs": num_envs,
-        "num_threads": num_threads,
-        "steps": steps,
-        "substeps": N_SUBSTEPS,
-        "seconds": dt,
-        "env_steps_per_s": num_envs * steps / dt,
-        "env_steps_per_s_per_thread": num_envs * steps / dt / num_threads,
-    }

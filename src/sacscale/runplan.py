@@ -20,6 +20,8 @@ import shutil
 import subprocess
 from dataclasses import asdict, dataclass, field
 
+from sacscale.sim.affinity import format_cpu_list, parse_cpu_list
+
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 DEVICES = re.compile(r"^(cpu(,cpu)*|\d+(,\d+)*)$")
 RUN_FIELDS = (
@@ -30,38 +32,6 @@ RUN_FIELDS = (
 
 class PlanError(ValueError):
     """A configuration problem; the message starts with the offending key."""
-
-
-# --- CPU lists -------------------------------------------------------------------------
-
-def parse_cpu_list(text: str) -> list[int]:
-    """'8-39,48-79' -> [8, ..., 39, 48, ..., 79] (sorted, unique). Raises ValueError."""
-    cpus: set[int] = set()
-    for part in str(text).split(","):
-        part = part.strip()
-        if not part:
-            raise ValueError(f"empty item in CPU list {text!r}")
-        lo, sep, hi = part.partition("-")
-        if not lo.isdigit() or (sep and not hi.isdigit()):
-            raise ValueError(f"{part!r} is not a CPU number or range in {text!r}")
-        a, b = int(lo), int(hi) if sep else int(lo)
-        if b < a:
-            raise ValueError(f"range {part!r} runs backwards in {text!r}")
-        cpus.update(range(a, b + 1))
-    return sorted(cpus)
-
-
-def format_cpu_list(cpus) -> str:
-    """[0, 1, 2, 5] -> '0-2,5'."""
-    cpus = sorted(set(cpus))
-    parts, start = [], None
-    for i, c in enumerate(cpus):
-        if start is None:
-            start = c
-        if i + 1 == len(cpus) or cpus[i + 1] != c + 1:
-            parts.append(f"{start}-{c}" if c != start else f"{c}")
-            start = None
-    return ",".join(parts)
 
 
 # --- the machine -----------------------------------------------------------------------
@@ -172,6 +142,7 @@ class Plan:
 
 
 def _key(origin: str, key: str) -> str:
+    """The key as the user would look it up: in the config, or in a preset (origin)."""
     return key if origin == "config" else f"{key} (preset {origin})"
 
 
@@ -181,11 +152,11 @@ def _positive_int(value, key: str, minimum: int = 1) -> int:
     return value
 
 
-def _merge(preset: dict, config: dict, key: str):
+def _merge(preset: dict, config: dict, key: str, preset_name: str):
     """(value, origin): the config's value when given (not None), else the preset's."""
     if config.get(key) is not None:
         return config[key], "config"
-    return preset.get(key), "preset"
+    return preset.get(key), preset_name
 
 
 def choose_preset(config: dict, presets_doc: dict, host: Host) -> tuple[str, str]:
@@ -216,23 +187,25 @@ def choose_preset(config: dict, presets_doc: dict, host: Host) -> tuple[str, str
 
 
 def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host: Host | None) -> RunConfig:
-    where = _key(origin, f"run_configs.{name}")
+    def where(field: str = "") -> str:
+        return _key(origin, f"run_configs.{name}" + (f".{field}" if field else ""))
+
     if not NAME.match(name):
-        raise PlanError(f"{where}: configuration names may hold letters, digits, '_', '.', '-' only")
+        raise PlanError(f"{where()}: configuration names may hold letters, digits, '_', '.', '-' only")
     unknown = sorted(set(entry) - set(RUN_FIELDS))
     if unknown:
-        raise PlanError(f"{where}.{unknown[0]}: unknown field (known: {', '.join(RUN_FIELDS)})")
+        raise PlanError(f"{where(unknown[0])}: unknown field (known: {', '.join(RUN_FIELDS)})")
     merged = {**defaults, **entry}
     merged["overrides"] = {**(defaults.get("overrides") or {}), **(entry.get("overrides") or {})}
     merged["env"] = {k: str(v) for k, v in {**(defaults.get("env") or {}), **(entry.get("env") or {})}.items()}
 
     devices = str(merged.get("devices", "")).replace(" ", "")
     if not DEVICES.match(devices):
-        raise PlanError(f"{where}.devices: {devices!r} is not 'cpu', 'cpu,cpu', '0' or '0,1'-style")
+        raise PlanError(f"{where('devices')}: {devices!r} is not 'cpu', 'cpu,cpu', '0' or '0,1'-style")
     ranks = devices.split(",")
     kind = "cpu" if ranks[0] == "cpu" else "cuda"
     if kind == "cuda" and len(set(ranks)) != len(ranks):
-        raise PlanError(f"{where}.devices: {devices!r} repeats a GPU (one rank per GPU)")
+        raise PlanError(f"{where('devices')}: {devices!r} repeats a GPU (one rank per GPU)")
 
     pools = merged.get("cpu_pools", "auto")
     if pools in (None, "auto"):
@@ -241,7 +214,7 @@ def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, hos
         items = pools.split(";") if isinstance(pools, str) else [str(p) for p in pools]
         if len(items) != len(ranks):
             raise PlanError(
-                f"{where}.cpu_pools: {len(items)} CPU list(s) for {len(ranks)} rank(s) (devices {devices!r}); "
+                f"{where('cpu_pools')}: {len(items)} CPU list(s) for {len(ranks)} rank(s) (devices {devices!r}); "
                 "give one list per rank, or 'auto'"
             )
         parsed = []
@@ -249,40 +222,40 @@ def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, hos
             try:
                 cpus = parse_cpu_list(item)
             except ValueError as exc:
-                raise PlanError(f"{where}.cpu_pools: rank {rank}: {exc}") from exc
+                raise PlanError(f"{where('cpu_pools')}: rank {rank}: {exc}") from exc
             parsed.append(cpus)
         for a in range(len(parsed)):
             for b in range(a + 1, len(parsed)):
                 shared = set(parsed[a]) & set(parsed[b])
                 if shared:
                     raise PlanError(
-                        f"{where}.cpu_pools: the pools of ranks {a} and {b} overlap on CPUs {format_cpu_list(shared)}"
+                        f"{where('cpu_pools')}: the pools of ranks {a} and {b} overlap on CPUs {format_cpu_list(shared)}"
                     )
         if host is not None:
             for rank, cpus in enumerate(parsed):
                 absent = set(cpus) - set(host.cpus)
                 if absent:
                     raise PlanError(
-                        f"{where}.cpu_pools: rank {rank} names CPUs {format_cpu_list(absent)} that do not exist "
+                        f"{where('cpu_pools')}: rank {rank} names CPUs {format_cpu_list(absent)} that do not exist "
                         f"on this machine (CPUs available to this process: {format_cpu_list(host.cpus)})"
                     )
         pools_arg = ";".join(format_cpu_list(c) for c in parsed)
 
     for key in ("num_envs", "log_every"):
-        _positive_int(merged.get(key), f"{where}.{key}")
+        _positive_int(merged.get(key), where(key))
     for key in ("batch_size",):
         if merged.get(key) is not None:
-            _positive_int(merged[key], f"{where}.{key}")
+            _positive_int(merged[key], where(key))
     if merged.get("sim_threads") is not None:
-        _positive_int(merged["sim_threads"], f"{where}.sim_threads", minimum=0)
+        _positive_int(merged["sim_threads"], where("sim_threads"), minimum=0)
     timeout = merged.get("timeout_s", 3600)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise PlanError(f"{where}.timeout_s: must be a positive number of seconds, got {timeout!r}")
+        raise PlanError(f"{where('timeout_s')}: must be a positive number of seconds, got {timeout!r}")
     for key in merged["overrides"]:
         if not re.match(r"^[A-Za-z][A-Za-z0-9_-]*$", str(key)):
-            raise PlanError(f"{where}.overrides.{key}: not a trainer option name")
+            raise PlanError(f"{where(f'overrides.{key}')}: not a trainer option name")
         if str(key).replace("-", "_") in {"devices", "num_envs", "iterations", "collector_cpu_ids", "seed", "log_dir"}:
-            raise PlanError(f"{where}.overrides.{key}: set by the pipeline; use the run configuration's own field")
+            raise PlanError(f"{where(f'overrides.{key}')}: set by the pipeline; use the run configuration's own field")
     return RunConfig(
         name=name,
         devices=devices,
@@ -310,32 +283,31 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
     presets = presets_doc.get("presets", {})
     name, reason = choose_preset(config, presets_doc, host)
     preset = presets[name]
-    pkey = f"preset {name}"
 
-    prefix, origin = _merge(preset, config, "prefix")
+    prefix, origin = _merge(preset, config, "prefix", name)
     if not isinstance(prefix, str) or not NAME.match(prefix):
-        raise PlanError(f"{_key(origin if origin == 'config' else pkey, 'prefix')}: {prefix!r} is not a valid name")
+        raise PlanError(f"{_key(origin, 'prefix')}: {prefix!r} is not a valid name")
     run_set = config.get("run_set") or name
     if not NAME.match(str(run_set)):
         raise PlanError(f"run_set: {run_set!r} is not a valid name (letters, digits, '_', '.', '-')")
     values = {}
     for key in ("repeats", "iterations"):
-        value, origin = _merge(preset, config, key)
-        values[key] = _positive_int(value, _key("config" if origin == "config" else pkey, key))
-    seed, origin = _merge(preset, config, "seed")
-    seed = _positive_int(seed if seed is not None else 1, _key("config" if origin == "config" else pkey, "seed"), 0)
+        value, origin = _merge(preset, config, key, name)
+        values[key] = _positive_int(value, _key(origin, key))
+    seed, origin = _merge(preset, config, "seed", name)
+    seed = _positive_int(seed if seed is not None else 1, _key(origin, "seed"), 0)
 
     defaults = {**(preset.get("run_defaults") or {}), **(config.get("run_defaults") or {})}
     unknown = sorted(set(defaults) - set(RUN_FIELDS))
     if unknown:
         raise PlanError(f"run_defaults.{unknown[0]}: unknown field (known: {', '.join(RUN_FIELDS)})")
-    entries: dict[str, tuple[dict, str]] = {n: (dict(e or {}), pkey) for n, e in (preset.get("run_configs") or {}).items()}
+    entries: dict[str, tuple[dict, str]] = {n: (dict(e or {}), name) for n, e in (preset.get("run_configs") or {}).items()}
     for n, e in (config.get("run_configs") or {}).items():
         base = entries.get(n, ({}, "config"))[0]
         entries[n] = ({**base, **(e or {})}, "config")
 
-    order, origin = _merge(preset, config, "order")
-    okey = _key("config" if origin == "config" else pkey, "order")
+    order, origin = _merge(preset, config, "order", name)
+    okey = _key(origin, "order")
     if not order:
         raise PlanError(f"{okey}: empty; list the run configurations to alternate")
     seen = set()
@@ -351,10 +323,10 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
     cpu_host = host if check_host else None
     run_configs = {n: _resolve_run_config(n, entries[n][0], defaults, entries[n][1], cpu_host) for n in order}
 
-    pairs_raw, origin = _merge(preset, config, "pairs")
+    pairs_raw, origin = _merge(preset, config, "pairs", name)
     pairs = []
     for i, pair in enumerate(pairs_raw or []):
-        pk = _key("config" if origin == "config" else pkey, f"pairs[{i}]")
+        pk = _key(origin, f"pairs[{i}]")
         if not isinstance(pair, (list, tuple)) or len(pair) != 2:
             raise PlanError(f"{pk}: a pair is [baseline, compared], got {pair!r}")
         for c in pair:

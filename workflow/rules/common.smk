@@ -74,6 +74,7 @@ def figure_paths():
 
 def all_outputs():
     return [
+        results("plan.json"),
         results("environment.json"),
         results("model.json"),
         results("correctness.json"),
@@ -90,8 +91,12 @@ def all_outputs():
     ]
 
 
-def plan_json():
-    return json.dumps(PLAN.as_dict(), sort_keys=True)
+def write_plan(path, plan, log):
+    from sacscale.evidence.atomic import write_json
+
+    write_json(path, plan)
+    with open(log, "w") as fh:
+        print(f"preset {plan['preset']}: {plan['preset_reason']}; {len(plan['runs'])} runs", file=fh)
 
 
 def previous_run(wildcards):

@@ -1,16 +1,28 @@
-# Stage 1: record the software/hardware environment and check the plan fits the machine
-# (GPUs, CPU pools, learner graph hooks, trainer present), before anything else runs.
+# Stage 1: the resolved plan (preset + config) as evidence; then record the software and
+# hardware environment and check the plan fits this machine (GPUs, CPU pools, learner
+# graph hooks, trainer present), before anything else runs.
+
+
+rule plan:
+    output:
+        plan=results("plan.json"),
+    params:
+        plan=PLAN.as_dict(),
+    log:
+        f"{LOGS}/plan.log",
+    run:
+        write_plan(output.plan, params.plan, log[0])
 
 
 rule verify_env:
+    input:
+        plan=results("plan.json"),
     output:
         env=results("environment.json"),
-    params:
-        plan=plan_json(),
     log:
         f"{LOGS}/verify_env.log",
     conda:
         "../../envs/sacscale.yaml"
     shell:
-        "sacscale verify-env --output {output.env} --plan-json {params.plan:q}"
+        "sacscale verify-env --output {output.env} --plan {input.plan}"
         " --require-graph-hooks --require-commands train,probe,prepare-model > {log} 2>&1"

@@ -6,6 +6,7 @@ rule manifest:
     input:
         all_run_json(),
         all_metrics(),
+        results("plan.json"),
         results("environment.json"),
         results("model.json"),
         results("correctness.json"),

@@ -1,4 +1,4 @@
-"""`sacscale verify-env --output FILE.json [--plan-json PLAN]`: record the environment, check the plan fits.
+"""`sacscale verify-env --output FILE.json [--plan plan.json]`: record the environment, check the plan fits.
 
 Records the project's git commit and dirty state; Python, torch, CUDA, cuDNN, NCCL,
 MuJoCo and Snakemake versions; GPU names, count, memory and driver; `nvidia-smi topo -m`
@@ -6,7 +6,7 @@ where present; the CPU model and `lscpu -e=CPU,CORE,SOCKET,NODE`; NCCL_* and
 CUDA_VISIBLE_DEVICES; which learner module Python actually imports and whether its
 learner class has `set_gradient_graph_hooks` (`graph_hooks: true`).
 
-With a plan (the pipeline's resolved preset, `sacscale.runplan.Plan.as_dict()` as JSON)
+With a plan (the pipeline's resolved preset: results/<run set>/plan.json)
 it fails, naming what is missing, when the plan needs more GPUs than are visible or a
 CPU pool names CPUs this process cannot use. The JSON is written either way.
 """
@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from sacscale.evidence.atomic import write_json
-from sacscale.runplan import format_cpu_list, parse_cpu_list
+from sacscale.sim.affinity import format_cpu_list, parse_cpu_list
 
 LEARNER_MODULE = "sacscale.learn.learner"
 LEARNER_CLASS = "FastSACLearner"
@@ -36,7 +36,7 @@ COMMAND_MODULES = {"train": "train", "probe": "probe", "prepare-model": "prepare
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", required=True, help="JSON file to write")
-    parser.add_argument("--plan-json", help="the resolved run plan (JSON) whose needs to check")
+    parser.add_argument("--plan", help="the resolved run plan (plan.json) whose needs to check")
     parser.add_argument("--require-graph-hooks", action="store_true",
                         help=f"fail unless {LEARNER_MODULE}.{LEARNER_CLASS} has {HOOKS}")
     parser.add_argument("--require-commands", default="",
@@ -232,8 +232,8 @@ def check_plan(plan: dict, env: dict) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     env = collect()
     problems: list[str] = []
-    if args.plan_json:
-        plan = json.loads(args.plan_json)
+    if args.plan:
+        plan = json.loads(Path(args.plan).read_text())
         env["plan"] = plan
         problems += check_plan(plan, env)
     if args.require_graph_hooks and not env["learner"]["graph_hooks"]:
@@ -249,7 +249,7 @@ def run(args: argparse.Namespace) -> int:
     gpus = ", ".join(g["name"] for g in env["torch"]["gpus"]) or "none"
     print(f"torch {env['versions']['torch']}, CUDA devices: {env['torch']['cuda_devices']} ({gpus}); "
           f"CPUs available: {env['cpu']['available']}; learner graph hooks: {env['learner']['graph_hooks']}")
-    if args.plan_json:
+    if args.plan:
         print(f"preset {env['plan']['preset']}: {env['plan']['preset_reason']}")
     if problems:
         print("sacscale verify-env: this machine cannot run the plan:", file=sys.stderr)

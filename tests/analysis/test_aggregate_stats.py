@@ -1,0 +1,49 @@
+"""Per-configuration statistics and the scaling comparisons."""
+
+import statistics
+
+import pytest
+
+from sacscale.analysis.aggregate import default_pairs, summarize
+
+
+def _m(config, repeat, rate, world=1, devices="0"):
+    return {"run": f"p_r{repeat}_{config}", "config": config, "repeat": repeat, "world_size": world,
+            "devices": devices, "steady_env_steps_per_s": rate, "tail_mean_total_fps": rate * 1.1}
+
+
+METRICS = [_m("n1", 1, 100.0), _m("n2", 1, 210.0, 2, "0,1"), _m("n1", 2, 110.0), _m("n2", 2, 200.0, 2, "0,1"),
+           _m("n1", 3, 90.0), _m("n2", 3, 190.0, 2, "0,1")]
+
+
+def test_stats_and_ratio():
+    s = summarize(METRICS, ["n1", "n2"])
+    n1, n2 = s["configs"]["n1"], s["configs"]["n2"]
+    assert n1["mean"] == pytest.approx(100.0) and n2["mean"] == pytest.approx(200.0)
+    assert n1["std"] == pytest.approx(statistics.stdev([100.0, 110.0, 90.0]))
+    assert (n1["min"], n1["max"], n1["values"], n1["repeats"]) == (90.0, 110.0, [100.0, 110.0, 90.0], [1, 2, 3])
+    (c,) = s["comparisons"]
+    assert (c["baseline"], c["compared"]) == ("n1", "n2")
+    assert c["ratio_of_means"] == pytest.approx(2.0)
+    assert c["per_repeat_ratios"] == {"1": pytest.approx(2.1), "2": pytest.approx(200 / 110), "3": pytest.approx(190 / 90)}
+    assert c["ratio_range"] == [pytest.approx(190 / 110), pytest.approx(210 / 90)]
+    assert c["weak_scaling_efficiency"] == pytest.approx(1.0)
+    expected_std = 2.0 * ((n1["std"] / 100) ** 2 + (n2["std"] / 200) ** 2) ** 0.5
+    assert c["ratio_std_propagated"] == pytest.approx(expected_std)
+
+
+def test_single_rank_configs_compare_as_listed():
+    pairs, how = default_pairs(["n1_pool7", "n1_pool15"], {"n1_pool7": 1, "n1_pool15": 1})
+    assert pairs == [("n1_pool7", "n1_pool15")]
+    assert "compared as listed" in how and "not a GPU-scaling figure" in how
+
+
+def test_multi_rank_paired_with_preceding_single_rank():
+    order = ["n1_total64", "n2_pool32", "n1_local32", "n2_auto"]
+    pairs, _ = default_pairs(order, {"n1_total64": 1, "n2_pool32": 2, "n1_local32": 1, "n2_auto": 2})
+    assert pairs == [("n1_total64", "n2_pool32"), ("n1_local32", "n2_auto")]
+
+
+def test_explicit_pair_with_unknown_config_fails():
+    with pytest.raises(ValueError, match="n3"):
+        summarize(METRICS, ["n1", "n2"], pairs=[("n1", "n3")])

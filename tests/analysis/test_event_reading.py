@@ -1,0 +1,86 @@
+"""Event files are read completely and strictly: every irregularity names the file."""
+
+import pytest
+
+from sacscale.analysis.events import EventFileError, read_event_dir, read_event_file, read_run
+from synthetic_runs import linear_points, write_events, write_run
+
+
+def test_reads_every_event_without_sampling(tmp_path):
+    # EventAccumulator keeps a reservoir of 10,000 scalars per tag by default; we need all.
+    n = 12_000
+    path = write_events(tmp_path / "rank0", {"Perf/total_env_steps": linear_points(n, 3.0, 0.5)})
+    series = read_event_file(path)["Perf/total_env_steps"]
+    assert len(series) == n
+    assert [s.step for s in series] == list(range(1, n + 1))
+    assert series[-1].value == 3.0 * n
+    assert series[-1].wall_time == pytest.approx(1000.0 + 0.5 * (n - 1))
+
+
+def test_dir_merges_files_and_orders_by_step(tmp_path):
+    d = tmp_path / "rank0"
+    write_events(d, {"x": [(3, 3.0, 30.0), (1, 1.0, 10.0)]})
+    # a second file in the same directory (e.g. a restarted writer)
+    second = write_events(tmp_path / "other", {"x": [(2, 2.0, 20.0)]})
+    second.rename(d / f"{second.name}.restart")
+    assert [s.value for s in read_event_dir(d)["x"]] == [10.0, 20.0, 30.0]
+
+
+def _one_file(tmp_path):
+    return write_events(tmp_path / "rank0", {"Perf/total_env_steps": linear_points(20, 1.0, 1.0)})
+
+
+def test_missing_file_is_named(tmp_path):
+    missing = tmp_path / "events.out.tfevents.123.host"
+    with pytest.raises(EventFileError, match=r"events\.out\.tfevents\.123\.host: event file is missing"):
+        read_event_file(missing)
+
+
+def test_empty_file_is_named(tmp_path):
+    path = _one_file(tmp_path)
+    path.write_bytes(b"")
+    with pytest.raises(EventFileError) as err:
+        read_event_file(path)
+    assert str(path) in str(err.value) and "empty" in str(err.value)
+
+
+def test_truncated_file_is_named(tmp_path):
+    path = _one_file(tmp_path)
+    data = path.read_bytes()
+    path.write_bytes(data[:-5])  # cut into the last record
+    with pytest.raises(EventFileError) as err:
+        read_event_file(path)
+    assert str(path) in str(err.value) and "truncated or corrupted" in str(err.value)
+
+
+def test_corrupted_byte_is_named(tmp_path):
+    path = _one_file(tmp_path)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x5A  # flip bits inside a record: its CRC no longer matches
+    path.write_bytes(bytes(data))
+    with pytest.raises(EventFileError) as err:
+        read_event_file(path)
+    assert str(path) in str(err.value) and "crc" in str(err.value).lower()
+
+
+def test_truncated_file_in_a_run_fails_analysis_naming_it(tmp_path):
+    from sacscale.analysis.metrics import analyze_run
+
+    run = write_run(tmp_path / "p_r1_n1", linear_points(10, 5.0, 1.0), ranks=2)
+    victim = next((run / "tb" / "rank1").glob("events.out.tfevents.*"))
+    victim.write_bytes(victim.read_bytes()[:-3])
+    with pytest.raises(EventFileError) as err:
+        analyze_run(run)
+    assert str(victim) in str(err.value)
+
+
+def test_directory_without_event_file_is_named(tmp_path):
+    (tmp_path / "rank0").mkdir()
+    with pytest.raises(EventFileError, match="no event file"):
+        read_event_dir(tmp_path / "rank0")
+
+
+def test_run_without_rank0_is_named(tmp_path):
+    (tmp_path / "run" / "tb" / "rank1").mkdir(parents=True)
+    with pytest.raises(EventFileError, match="rank0"):
+        read_run(tmp_path / "run")

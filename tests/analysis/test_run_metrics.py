@@ -1,0 +1,118 @@
+"""The main figure and the run's other figures, against hand-computed values."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from sacscale.analysis.metrics import MetricError, analyze_run, differences, steady_rate
+from synthetic_runs import write_run
+
+# Six rank-0 points (step, wall time, cumulative env steps over all ranks), written out of
+# wall-time order to check that the window is taken by step.
+TOTAL = [
+    (4, 106.0, 100.0),
+    (1, 100.0, 10.0),
+    (2, 101.0, 30.0),
+    (6, 115.0, 210.0),
+    (3, 103.0, 60.0),
+    (5, 110.0, 150.0),
+]
+# n = 6, w = events[3:] = steps 4, 5, 6: (210 - 100) / (115 - 106) = 110 / 9
+EXPECTED_STEADY = 110.0 / 9.0
+FPS = [(s, t, v) for s, t, v in [(1, 100.0, 1.0), (2, 101.0, 2.0), (3, 103.0, 4.0),
+                                  (4, 106.0, 8.0), (5, 110.0, 16.0), (6, 115.0, 32.0)]]
+# tail mean of Perf/total_fps over its last half (steps 4, 5, 6): (8 + 16 + 32) / 3
+EXPECTED_TAIL = 56.0 / 3.0
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    return write_run(
+        tmp_path / "repro_r2_n2_pool32",
+        TOTAL,
+        ranks=2,
+        fps=FPS,
+        returns=[(2, 101.0, -1.0), (6, 115.0, 3.5)],
+        lengths=[(2, 101.0, 5.0), (6, 115.0, 40.0)],
+        time_tags={"Time/learner_update_ms": [(s, t, 10.0 * s) for s, t, _ in sorted(TOTAL)]},
+        run_json={"duration_s": 42.5, "exit_status": 0,
+                  "resolved_config": {"config": "n2_pool32", "repeat": 2, "devices": "0,1", "world_size": 2}},
+    )
+
+
+def test_steady_rate_hand_computed(run_dir):
+    m = analyze_run(run_dir)
+    assert m["steady_env_steps_per_s"] == pytest.approx(EXPECTED_STEADY, rel=1e-12)
+    assert m["window"] == {"events": 6, "window_events": 3, "first_step": 4, "last_step": 6,
+                           "env_steps": 110.0, "seconds": 9.0}
+
+
+def test_odd_count_window_starts_at_n_over_2():
+    from sacscale.analysis.events import Scalar
+
+    events = [Scalar(i, float(t), float(v)) for i, (t, v) in enumerate([(0, 0), (1, 5), (2, 20), (4, 30), (8, 70)])]
+    # n = 5, w = events[2:] = (t=2, v=20) .. (t=8, v=70): 50 / 6
+    assert steady_rate(events, "x")["steady_env_steps_per_s"] == pytest.approx(50.0 / 6.0)
+
+
+def test_other_figures(run_dir):
+    m = analyze_run(run_dir)
+    assert m["tail_mean_total_fps"] == pytest.approx(EXPECTED_TAIL)
+    assert m["run"] == "repro_r2_n2_pool32" and m["config"] == "n2_pool32" and m["repeat"] == 2
+    assert m["iterations"] == 6
+    assert m["total_env_steps"] == 210.0
+    assert m["wall_time_s"] == 42.5
+    assert m["event_span_s"] == pytest.approx(15.0)
+    assert m["final_episode_return"] == 3.5 and m["final_episode_length"] == 40.0
+    assert [r["rank"] for r in m["ranks"]] == [0, 1]
+    for r in m["ranks"]:  # each rank logs half of the total
+        assert r["steady_env_steps_per_s"] == pytest.approx(EXPECTED_STEADY / 2)
+    assert m["phase_ms"] == {"learner_update_ms": pytest.approx(50.0)}  # mean of 40, 50, 60
+    assert len(m["series"]["total_env_steps"]) == 6
+
+
+def test_too_few_events_is_an_error(tmp_path):
+    run = write_run(tmp_path / "p_r1_x", [(1, 1.0, 1.0), (2, 2.0, 2.0)])
+    with pytest.raises(MetricError, match="at least 2"):
+        analyze_run(run)
+
+
+def test_no_elapsed_time_is_an_error(tmp_path):
+    run = write_run(tmp_path / "p_r1_x", [(1, 5.0, 1.0), (2, 5.0, 2.0), (3, 5.0, 3.0), (4, 5.0, 4.0)])
+    with pytest.raises(MetricError, match="no wall time"):
+        analyze_run(run)
+
+
+def test_differences_name_the_figure(run_dir):
+    m = analyze_run(run_dir)
+    assert differences(m, analyze_run(run_dir)) == []
+    changed = json.loads(json.dumps(m))
+    changed["steady_env_steps_per_s"] *= 1.01
+    assert [d.split(":")[0] for d in differences(changed, m)] == ["steady_env_steps_per_s"]
+
+
+def test_cli_writes_json(run_dir, tmp_path):
+    out = tmp_path / "out" / "metrics.json"
+    proc = subprocess.run([sys.executable, "-m", "sacscale.cli", "analyze-run", str(run_dir), "--output", str(out)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(out.read_text())["steady_env_steps_per_s"] == pytest.approx(EXPECTED_STEADY)
+
+
+def test_cli_fails_naming_the_file(run_dir, tmp_path):
+    victim = next((run_dir / "tb" / "rank0").glob("events.out.tfevents.*"))
+    victim.write_bytes(b"")
+    out = tmp_path / "metrics.json"
+    proc = subprocess.run([sys.executable, "-m", "sacscale.cli", "analyze-run", str(run_dir), "--output", str(out)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert str(victim) in proc.stderr and "empty" in proc.stderr
+    assert not out.exists()
+
+
+def test_cli_fails_on_missing_run(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "sacscale.cli", "analyze-run", str(tmp_path / "nope"),
+                           "--output", str(tmp_path / "m.json")], capture_output=True, text=True)
+    assert proc.returncode == 1 and "nope" in proc.stderr

@@ -1,0 +1,109 @@
+"""The evidence manifest (sha256sum format) and its verification."""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from sacscale.analysis.metrics import analyze_run
+from sacscale.evidence import manifest
+from sacscale.evidence.verify import verify
+from synthetic_runs import simple_run
+
+
+@pytest.fixture
+def root(tmp_path):
+    """A small run set: two runs, their metrics, a summary, then the manifest."""
+    root = tmp_path / "results" / "S"
+    for config, rate in (("n1", 100.0), ("n2", 190.0)):
+        run = simple_run(root / "runs" / f"p_r1_{config}", config, 1, rate)
+        (run / "train.log").write_text(f"training {config}\n")
+        (root / "metrics").mkdir(parents=True, exist_ok=True)
+        (root / "metrics" / f"{run.name}.json").write_text(json.dumps(analyze_run(run)))
+    (root / "summary.csv").write_text("run,rate\n")
+    manifest.write(root)
+    return root
+
+
+def test_manifest_lines_and_summary(root):
+    lines = (root / "MANIFEST.sha256").read_text().splitlines()
+    paths = [line.split("  ", 1)[1] for line in lines]
+    assert paths == sorted(paths)
+    assert "summary.csv" in paths and "runs/p_r1_n1/train.log" in paths and "runs/p_r1_n1/run.json" in paths
+    assert not {"MANIFEST.sha256", "manifest.json", "verify.json"} & set(paths)
+    digest = manifest.sha256_file(root / "summary.csv")
+    assert f"{digest}  summary.csv" in lines
+    info = json.loads((root / "manifest.json").read_text())
+    assert info["files"] == len(lines)
+    assert info["bytes"] == sum((root / p).stat().st_size for p in paths)
+    assert info["by_top_level"]["runs"]["files"] == sum(p.startswith("runs/") for p in paths)
+
+
+@pytest.mark.skipif(shutil.which("sha256sum") is None, reason="coreutils sha256sum not installed")
+def test_sha256sum_can_check_it(root):
+    proc = subprocess.run(["sha256sum", "--check", "--quiet", "MANIFEST.sha256"], cwd=root, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_untouched_evidence_verifies(root):
+    result = verify(root)
+    assert result.ok, result.problems()
+    assert result.runs_checked == 2 and result.files_checked > 0
+
+
+def test_tamper_delete_add_are_each_named(root):
+    log = root / "runs" / "p_r1_n1" / "train.log"
+    data = bytearray(log.read_bytes())
+    data[0] ^= 0x01  # one byte
+    log.write_bytes(bytes(data))
+    (root / "summary.csv").unlink()
+    (root / "runs" / "p_r1_n2" / "notes.txt").write_text("added later\n")
+
+    result = verify(root)
+    assert not result.ok
+    assert [c.split(" ")[0] for c in result.changed] == ["runs/p_r1_n1/train.log"]
+    assert result.missing == ["summary.csv"]
+    assert result.extra == ["runs/p_r1_n2/notes.txt"]
+    text = "\n".join(result.problems())
+    for name in ("changed: runs/p_r1_n1/train.log", "missing: summary.csv", "extra: runs/p_r1_n2/notes.txt"):
+        assert name in text
+
+
+def test_metric_that_does_not_recompute_is_named(root):
+    path = root / "metrics" / "p_r1_n2.json"
+    stored = json.loads(path.read_text())
+    stored["steady_env_steps_per_s"] = 999.0
+    path.write_text(json.dumps(stored))
+    manifest.write(root)  # the hashes agree; only the recomputation can tell
+    result = verify(root)
+    assert result.changed == result.missing == result.extra == []
+    assert len(result.metrics) == 1
+    assert result.metrics[0].startswith("p_r1_n2: steady_env_steps_per_s: stored 999.0")
+
+
+def test_corrupted_event_file_fails_recomputation(root):
+    events = next((root / "runs" / "p_r1_n1" / "tb" / "rank0").glob("events.out.tfevents.*"))
+    events.write_bytes(events.read_bytes()[:-4])
+    result = verify(root)
+    assert any(c.startswith(str(events.relative_to(root))) for c in result.changed)
+    assert any("p_r1_n1: cannot recompute" in m and events.name in m for m in result.metrics)
+
+
+def test_cli_exit_status_and_json(root, tmp_path):
+    cmd = [sys.executable, "-m", "sacscale.cli", "verify", str(root), "--output", str(root / "verify.json")]
+    ok = subprocess.run(cmd, capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads((root / "verify.json").read_text())["ok"] is True
+    (root / "runs" / "p_r1_n1" / "train.log").write_text("edited\n")
+    bad = subprocess.run(cmd, capture_output=True, text=True)
+    assert bad.returncode == 1
+    assert "changed: runs/p_r1_n1/train.log" in bad.stderr
+
+
+def test_missing_manifest_is_named(tmp_path):
+    (tmp_path / "S").mkdir()
+    proc = subprocess.run([sys.executable, "-m", "sacscale.cli", "verify", str(tmp_path / "S")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and "MANIFEST.sha256: manifest is missing" in proc.stderr

@@ -1,0 +1,115 @@
+"""Preset resolution, the run list and the semantic checks (each error names its key)."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sacscale.runplan import Host, PlanError, resolve, run_environment, train_command
+
+ROOT = Path(__file__).resolve().parents[2]
+PRESETS = yaml.safe_load((ROOT / "workflow" / "presets.yaml").read_text())
+CPU_BOX = Host(cuda_devices=0, cpus=frozenset(range(2)))
+SEED_BOX = Host(cuda_devices=2, cpus=frozenset(range(96)))
+H200_1 = Host(cuda_devices=1, cpus=frozenset(range(16)))
+H200_2 = Host(cuda_devices=2, cpus=frozenset(range(32)))
+
+
+def plan(config=None, host=CPU_BOX, **kw):
+    return resolve({"preset": "auto", **(config or {})}, PRESETS, host, **kw)
+
+
+def test_auto_without_cuda_is_the_cpu_preset_and_says_so():
+    p = plan()
+    assert p.preset == "cpu" and p.run_set == "cpu"
+    assert "no CUDA device visible" in p.preset_reason
+    assert {rc.device_kind for rc in p.run_configs.values()} == {"cpu"}
+    assert [rc.world_size for rc in p.run_configs.values()] == [1, 2]
+
+
+@pytest.mark.parametrize("host, expected", [(SEED_BOX, "rtx5090x2"), (H200_2, "h200x2"), (H200_1, "h200x1")])
+def test_auto_with_cuda_takes_the_first_preset_that_fits(host, expected):
+    p = plan(host=host)
+    assert p.preset == expected and expected in p.preset_reason
+
+
+def test_runs_alternate_configurations_within_each_repeat():
+    p = plan({"repeats": 3, "prefix": "x"})
+    assert [r.name for r in p.runs] == [
+        "x_r1_n1_cpu", "x_r1_n2_cpu", "x_r2_n1_cpu", "x_r2_n2_cpu", "x_r3_n1_cpu", "x_r3_n2_cpu",
+    ]
+    assert [r.index for r in p.runs] == list(range(6))
+    assert p.previous("x_r2_n1_cpu").name == "x_r1_n2_cpu" and p.previous("x_r1_n1_cpu") is None
+    assert [r.seed for r in p.runs] == [1, 1, 2, 2, 3, 3]
+
+
+def test_named_presets_cover_the_seed_server_and_the_h200_machines():
+    seed = plan({"preset": "rtx5090x2"}, host=SEED_BOX)
+    assert seed.order == ["n1_local32", "n2_pool32"] and seed.repeats == 3 and seed.iterations == 1000
+    assert seed.run_configs["n2_pool32"].cpu_pools == "8-39;48-79"
+    assert seed.run_configs["n1_local32"].num_envs == 2048
+    one = plan({"preset": "h200x1"}, host=H200_1)
+    assert one.order == ["n1_pool7", "n1_pool15"]
+    assert [len(rc.pool_cpus()[0]) for rc in one.run_configs.values()] == [7, 15]
+    two = plan({"preset": "h200x2"}, host=H200_2)
+    pools = [len(c) for rc in two.run_configs.values() for c in rc.pool_cpus()]
+    assert two.order == ["n1_local", "n2_pool"] and len(set(pools)) == 1
+
+
+def test_config_overrides_merge_into_the_preset():
+    p = plan({"iterations": 7, "run_set": "mine", "run_configs": {"n2_cpu": {"num_envs": 4, "overrides": {"trace": True}}}})
+    assert p.iterations == 7 and p.run_set == "mine"
+    rc = p.run_configs["n2_cpu"]
+    assert rc.num_envs == 4 and rc.devices == "cpu,cpu"           # merged field by field
+    assert rc.overrides == {"replay-per-env": 64, "trace": True}    # preset defaults + the config's
+
+
+def test_train_command_and_environment():
+    p = plan({"preset": "rtx5090x2", "run_configs": {"n2_pool32": {"cuda_visible_devices": "4,5"}}}, host=SEED_BOX)
+    run = p.runs[1]
+    cmd = train_command(p, run, "DIR", "model.mjb")
+    assert cmd[:2] == ["sacscale", "train"]
+    args = dict(zip(cmd[2::2], cmd[3::2]))
+    assert args["--devices"] == "0,1" and args["--collector-cpu-ids"] == "8-39;48-79"
+    assert args["--iterations"] == "1000" and args["--num-envs"] == "2048" and args["--log-dir"] == "DIR"
+    env = run_environment(p, run)
+    assert env["CUDA_VISIBLE_DEVICES"] == "4,5" and env["NCCL_P2P_DISABLE"] == "1"
+    assert "CUDA_VISIBLE_DEVICES" not in run_environment(p, p.runs[0])  # never invented
+
+
+@pytest.mark.parametrize(
+    "config, key",
+    [
+        ({"preset": "nope"}, "preset: unknown preset 'nope'"),
+        ({"repeats": 0}, "repeats: must be an integer >= 1"),
+        ({"iterations": -3}, "iterations: must be an integer >= 1"),
+        ({"order": ["n1_cpu", "n3_cpu"]}, "order: 'n3_cpu' has no run configuration"),
+        ({"run_configs": {"n2_cpu": {"cpu_pools": ["0-1", "1"]}}}, "run_configs.n2_cpu.cpu_pools: the pools of ranks 0 and 1 overlap on CPUs 1"),
+        ({"run_configs": {"n2_cpu": {"cpu_pools": ["0"]}}}, "run_configs.n2_cpu.cpu_pools: 1 CPU list(s) for 2 rank(s)"),
+        ({"run_configs": {"n1_cpu": {"cpu_pools": ["0-7"]}}}, "run_configs.n1_cpu.cpu_pools: rank 0 names CPUs 2-7 that do not exist"),
+        ({"run_configs": {"n1_cpu": {"devices": "gpu"}}}, "run_configs.n1_cpu.devices"),
+        ({"run_configs": {"n1_cpu": {"overrides": {"iterations": 5}}}}, "run_configs.n1_cpu.overrides.iterations"),
+        ({"pairs": [["n1_cpu", "n9"]]}, "pairs[0]"),
+    ],
+)
+def test_semantic_errors_name_the_key(config, key):
+    with pytest.raises(PlanError) as err:
+        plan(config)
+    assert str(err.value).startswith(key.split(":")[0])
+    assert key in str(err.value)
+
+
+def test_errors_in_a_preset_name_the_preset():
+    presets = {"auto": {"no_cuda": "bad"}, "presets": {"bad": {**PRESETS["presets"]["cpu"], "repeats": 0}}}
+    with pytest.raises(PlanError, match=r"^repeats \(preset bad\): must be an integer >= 1"):
+        resolve({"preset": "bad"}, presets, CPU_BOX)
+
+
+def test_named_gpu_preset_on_a_small_machine_fails_on_cpus():
+    with pytest.raises(PlanError, match=r"run_configs.n1_local32.cpu_pools \(preset rtx5090x2\): rank 0 names CPUs 8-39 that do not exist"):
+        plan({"preset": "rtx5090x2"})
+
+
+def test_host_checks_can_be_deferred():
+    p = plan({"preset": "rtx5090x2"}, check_host=False)
+    assert p.gpus_needed() == 2

@@ -1,0 +1,63 @@
+"""`snakemake --lint`, and bad configurations failing before anything runs, naming the key."""
+
+import pytest
+import yaml
+from conftest import snakemake
+
+
+def test_lint_is_clean(workflow_dir):
+    proc = snakemake(workflow_dir, "--lint")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Congratulations" in proc.stdout + proc.stderr
+
+
+def test_dry_run_of_the_default_config_plans_the_cpu_chain(workflow_dir):
+    proc = snakemake(workflow_dir, "-n", "--cores", "1")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "sacscale: preset cpu (preset auto: no CUDA device visible" in out
+    for rule in ("plan", "verify_env", "prepare_model", "probe_correctness", "train_run", "analyze_run",
+                 "aggregate", "manifest", "verify_evidence", "report"):
+        assert rule in out
+
+
+@pytest.mark.parametrize(
+    "config, names",
+    [
+        (["repeats=0"], ["repeats", "minimum"]),
+        (["iterations=-5"], ["iterations", "minimum"]),
+        (["repeat=3"], ["'repeat' was unexpected"]),
+        (["order=7"], ["order", "not of type"]),
+        (["prefix=bad name"], ["prefix", "does not match"]),
+    ],
+)
+def test_schema_errors_name_the_key(workflow_dir, config, names):
+    proc = snakemake(workflow_dir, "-n", "--cores", "1", "--config", *config)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "Error validating config file" in out
+    for name in names:
+        assert name in out, out
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"preset": "nope"}, "config error: preset: unknown preset 'nope'"),
+        ({"order": ["n1_cpu", "n9"]}, "config error: order: 'n9' has no run configuration"),
+        ({"run_configs": {"n2_cpu": {"cpu_pools": ["0-1", "1"]}}},
+         "config error: run_configs.n2_cpu.cpu_pools: the pools of ranks 0 and 1 overlap on CPUs 1"),
+        ({"run_configs": {"n2_cpu": {"cpu_pools": "0"}}},
+         "config error: run_configs.n2_cpu.cpu_pools: 1 CPU list(s) for 2 rank(s)"),
+        ({"run_configs": {"n1_cpu": {"cpu_pools": ["4000-4001"]}}},
+         "config error: run_configs.n1_cpu.cpu_pools: rank 0 names CPUs 4000-4001 that do not exist"),
+        ({"run_configs": {"n1_cpu": {"cpu_pool": "0"}}}, "'cpu_pool' was unexpected"),
+    ],
+)
+def test_semantic_errors_name_the_key(workflow_dir, config, message):
+    (workflow_dir / "bad.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(workflow_dir, "-n", "--cores", "1", "--configfile", "bad.yaml")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert message in out, out
+    assert not (workflow_dir / "results").exists()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import glob
 import os
 from dataclasses import dataclass
-from multiprocessing import resource_tracker, shared_memory
+from multiprocessing import shared_memory
 
 import numpy as np
 
@@ -53,16 +53,11 @@ def transition_fields(num_envs: int, actor_dim: int, critic_dim: int, act_dim: i
 
 
 def _attach(name: str, size: int, create: bool) -> shared_memory.SharedMemory:
+    # The collector is spawned, so it shares its learner's resource tracker: the block is
+    # tracked once, by name, and unlinked by its creator (or by unlink_prefix after a crash).
     if create:
         return shared_memory.SharedMemory(name=name, create=True, size=size)
-    shm = shared_memory.SharedMemory(name=name, create=False)
-    # Python < 3.13 registers attached blocks with the resource tracker too, which would
-    # unlink them when the collector exits; only the creator owns (and unlinks) a block.
-    try:
-        resource_tracker.unregister(shm._name, "shared_memory")  # noqa: SLF001
-    except Exception:
-        pass
-    return shm
+    return shared_memory.SharedMemory(name=name, create=False)
 
 
 class _Block:

@@ -135,3 +135,40 @@ def test_pinned_non_blocking_replay_add(learn):
     learner.replay.wait_for_copies()
     assert learner.replay.size == 60 and int(learner.replay.size_t) == 60
     torch.testing.assert_close(learner.replay.reward[10:60].cpu(), data["reward"])
+
+
+def test_nccl_allreduce_hook_captured_in_the_graph(learn, monkeypatch):
+    """World size 1: an in-place NCCL all-reduce in the hooks, warmed up eagerly on the
+    capture stream and captured, leaves the trajectory that of a hook-free learner."""
+    import socket
+
+    import torch.distributed as dist
+
+    if not dist.is_nccl_available():
+        pytest.skip("no NCCL")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setenv("MASTER_PORT", str(port))
+    monkeypatch.setenv("NCCL_NVLS_ENABLE", "0")
+    dist.init_process_group("nccl", rank=0, world_size=1, device_id=torch.device(DEVICE, torch.cuda.current_device()))
+    try:
+        cfg = gpu_cfg(learn)
+        synced = learn.make_learner(cfg, external=True, device=DEVICE)
+        plain = learn.make_learner(cfg, external=True, device=DEVICE)
+        synced.set_gradient_graph_hooks([lambda name, flat: dist.all_reduce(flat, op=dist.ReduceOp.SUM)])
+        init = learn.state(plain)
+        for it in range(ITERS):
+            r = learn.random_randoms(cfg, learn.ROWS, seed=200 + it).to(DEVICE)
+            for learner in (synced, plain):
+                learner.randoms.copy_(r)
+                learner.update()
+        torch.cuda.synchronize()
+        assert synced.graphed
+        gaps = relative_gap(learn.state(synced), learn.state(plain), init)
+        assert all(g < 0.02 for g in gaps.values()), gaps
+        synced.close()  # graphs before the process group
+        plain.close()
+    finally:
+        dist.destroy_process_group()

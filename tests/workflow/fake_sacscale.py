@@ -1,0 +1,68 @@
+"""A stand-in `sacscale` for the workflow test: fake train/probe/prepare-model, the real
+package for every other command. Installed as an executable named `sacscale` first on
+PATH. FAKE_FAIL_RUN=<run name> makes that run's training fail (exit 3)."""
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+
+def opt(args, name, default=None):
+    return args[args.index(name) + 1] if name in args else default
+
+
+def train(args):
+    log_dir = Path(opt(args, "--log-dir"))
+    if os.environ.get("FAKE_FAIL_RUN") and os.environ["FAKE_FAIL_RUN"] in log_dir.name:
+        print("fake trainer: failing on purpose", file=sys.stderr)
+        return 3
+    from torch.utils.tensorboard import SummaryWriter
+
+    ranks = len(opt(args, "--devices").split(","))
+    iterations, every, envs = int(opt(args, "--iterations")), int(opt(args, "--log-every")), int(opt(args, "--num-envs"))
+    writers = [SummaryWriter(str(log_dir / "tb" / f"rank{r}")) for r in range(ranks)]
+    t0 = time.time()
+    for it in range(every, iterations + 1, every):
+        wall = t0 + 0.1 * it
+        for r, w in enumerate(writers):
+            w.add_scalar("Perf/rank_env_steps", it * envs, it, walltime=wall)
+            w.add_scalar("Perf/iteration", it, it, walltime=wall)
+            if r == 0:
+                w.add_scalar("Perf/total_env_steps", it * envs * ranks, it, walltime=wall)
+                w.add_scalar("Perf/total_fps", 10.0 * envs * ranks, it, walltime=wall)
+                w.add_scalar("Episode/return", 0.1 * it, it, walltime=wall)
+    for w in writers:
+        w.close()
+    (log_dir / "train_meta.json").write_text(json.dumps({"fake": True, "args": args}))
+    print(f"fake trainer: {iterations} iterations, {ranks} rank(s)")
+    return 0
+
+
+def main():
+    args = sys.argv[1:]
+    cmd = args[0] if args else ""
+    if cmd == "train":
+        return train(args[1:])
+    if cmd == "probe":
+        Path(opt(args, "--output")).write_text(json.dumps({"pass": True, "tolerance": 1e-6, "fake": True}))
+        return 0
+    if cmd == "prepare-model":
+        out = Path(opt(args, "--output-dir"))
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "g1_walk_flat.mjb").write_bytes(b"fake model")
+        Path(opt(args, "--json")).write_text(json.dumps({"file": "g1_walk_flat.mjb", "fake": True}))
+        return 0
+    if cmd == "verify-env":  # the real one, minus the checks on code that a fake replaces
+        if "--require-commands" in args:
+            i = args.index("--require-commands")
+            del args[i:i + 2]
+        args = [a for a in args if a != "--require-graph-hooks"]
+    from sacscale.cli import main as real_main
+
+    return real_main(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""The whole DAG with a stand-in trainer (tests/workflow/fake_sacscale.py): strict
+alternating order, a failed run keeps the completed ones, a rerun resumes, verify."""
+
+import os
+import stat
+import sys
+
+import pytest
+from conftest import check_run_set, check_tampering_is_caught, runs_in_order, snakemake
+
+pytestmark = pytest.mark.slow
+
+RUNS = ["cpu_r1_n1_cpu", "cpu_r1_n2_cpu", "cpu_r2_n1_cpu", "cpu_r2_n2_cpu"]
+
+
+@pytest.fixture
+def fake_env(tmp_path):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    exe = bindir / "sacscale"
+    source = (os.path.dirname(__file__) + "/fake_sacscale.py")
+    exe.write_text(f"#!{sys.executable}\n" + open(source).read())
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    return {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
+
+
+def test_failed_run_keeps_completed_runs_and_rerun_resumes(workflow_dir, fake_env):
+    results = workflow_dir / "results" / "cpu"
+    failing = {**fake_env, "FAKE_FAIL_RUN": "cpu_r1_n2_cpu"}
+    first = snakemake(workflow_dir, "--cores", "all", env=failing)
+    out = first.stdout + first.stderr
+    assert first.returncode != 0
+    assert "Error in rule train_run" in out
+    assert (results / "runs" / "cpu_r1_n1_cpu" / "run.json").is_file()       # completed run kept
+    assert not (results / "runs" / "cpu_r1_n2_cpu").exists()                  # never marked done
+    assert not (results / "runs" / "cpu_r2_n1_cpu").exists()                  # later runs never started
+    (attempt,) = (workflow_dir / "logs" / "cpu" / "attempts").iterdir()
+    assert attempt.name.startswith("cpu_r1_n2_cpu.failed-")
+    assert "failing on purpose" in (attempt / "train.log").read_text()
+    kept_mtime = (results / "runs" / "cpu_r1_n1_cpu" / "run.json").stat().st_mtime_ns
+
+    second = snakemake(workflow_dir, "--cores", "all", env=fake_env)
+    assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
+    assert (results / "runs" / "cpu_r1_n1_cpu" / "run.json").stat().st_mtime_ns == kept_mtime  # not rerun
+    records = runs_in_order(results, RUNS)
+    assert [r["resolved_config"]["config"] for r in records] == ["n1_cpu", "n2_cpu", "n1_cpu", "n2_cpu"]
+    check_run_set(workflow_dir, "cpu", RUNS)
+
+    again = snakemake(workflow_dir, "--cores", "all", "-n", env=fake_env)
+    assert "Nothing to be done" in again.stdout + again.stderr
+
+    check_tampering_is_caught(workflow_dir, "cpu", "cpu_r2_n2_cpu", env=fake_env)
+
+
+def test_one_stage_reruns_alone(workflow_dir, fake_env):
+    assert snakemake(workflow_dir, "--cores", "all", env=fake_env).returncode == 0
+    results = workflow_dir / "results" / "cpu"
+    run_mtime = (results / "runs" / "cpu_r1_n1_cpu" / "run.json").stat().st_mtime_ns
+    proc = snakemake(workflow_dir, "--cores", "1", "--forcerun", "analyze_run", "--until", "aggregate", env=fake_env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout + proc.stderr
+    assert "rule analyze_run:" in out and "rule aggregate:" in out
+    assert "rule train_run:" not in out and "rule probe_correctness:" not in out
+    assert (results / "runs" / "cpu_r1_n1_cpu" / "run.json").stat().st_mtime_ns == run_mtime

@@ -47,11 +47,16 @@ def run(args: argparse.Namespace) -> int:
     print(f"{args.num_envs} envs, {args.steps} steps, {result['processor']}, CPUs {result['cpu_ids'] or 'all'}")
     # physics/s: standing states, fixed controls; full/s: G1WalkFlat.step, random actions;
     # non-physics: share of a full step spent outside Batch.step (numpy task code)
-    print(f"{'threads':>7} {'physics/s':>11} {'per thread':>11} {'full/s':>11} {'full/phys':>9} {'non-physics':>11}")
+    # per cpu-s: env steps per CPU-second of this process (steady on a shared machine)
+    print(
+        f"{'threads':>7} {'physics/s':>11} {'per thread':>11} {'per cpu-s':>10} {'full/s':>11}"
+        f" {'full/phys':>9} {'non-physics':>11}"
+    )
     for r in result["results"]:
         note = "  (more threads than CPUs)" if r["oversubscribed"] else ""
         print(
             f"{r['threads']:>7} {r['physics_env_steps_per_s']:>11.0f} {r['physics_env_steps_per_s_per_thread']:>11.0f}"
+            f" {r['physics_env_steps_per_cpu_s']:>10.0f}"
             f" {r['full_env_steps_per_s']:>11.0f} {r['ratio_full_over_physics']:>9.2f}"
             f" {100 * r['full_task_overhead_frac']:>10.1f}%{note}"
         )

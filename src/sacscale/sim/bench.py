@@ -11,6 +11,9 @@ observations, rewards, resets and randomisation. Random actions make the robots 
 and reset often, which is also what early training looks like. Its own physics share
 is timed separately (the env's trace timings), so `ratio_full_over_physics` compares
 the two rates and `task_overhead_frac` says how much of a full step is not physics.
+
+Rates are given per wall-clock second and per CPU-second of this process; on a machine
+shared with other jobs the second is the steadier measure of what a core delivers.
 """
 
 from __future__ import annotations
@@ -55,13 +58,14 @@ def physics_throughput(
     for _ in range(warmup):
         step()
     batch.reset(keyframe=key)
-    elapsed, done, contacts = 0.0, 0, []
+    elapsed, cpu, done, contacts = 0.0, 0.0, 0, []
     while done < steps:
         chunk = min(reset_every, steps - done)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for _ in range(chunk):
             step()
         elapsed += time.perf_counter() - t0
+        cpu += time.process_time() - c0
         contacts.append(float(ncon.mean()))
         batch.reset(keyframe=key)
         done += chunk
@@ -69,6 +73,7 @@ def physics_throughput(
             progress(chunk)
     return {
         "env_steps_per_s": num_envs * steps / elapsed,
+        "env_steps_per_cpu_s": num_envs * steps / cpu,
         "seconds": elapsed,
         "mean_contacts": float(np.mean(contacts)),
     }
@@ -93,7 +98,7 @@ def full_step_throughput(
     # actions are drawn outside the timed region: they stand in for the policy
     actions = [rng.uniform(-1, 1, (num_envs, env.ACTION_DIM)).astype(np.float32) for _ in range(min(steps, 16))]
     phys, resets, errors = 0.0, 0, 0
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for i in range(steps):
         out = env.step(actions[i % len(actions)])
         phys += out.info["time/physics_s"]
@@ -102,11 +107,13 @@ def full_step_throughput(
         if progress and (i + 1) % 10 == 0:
             progress(10)
     elapsed = time.perf_counter() - t0
+    cpu = time.process_time() - c0
     if progress and steps % 10:
         progress(steps % 10)
     env.close()
     return {
         "env_steps_per_s": num_envs * steps / elapsed,
+        "env_steps_per_cpu_s": num_envs * steps / cpu,
         "seconds": elapsed,
         "physics_seconds": phys,
         "task_overhead_frac": 1.0 - phys / elapsed,
@@ -138,8 +145,12 @@ def run_env_bench(
                 "oversubscribed": nt > ncpu,
                 "physics_env_steps_per_s": phys["env_steps_per_s"],
                 "physics_env_steps_per_s_per_thread": phys["env_steps_per_s"] / min(nt, ncpu),
+                # per CPU-second of this process: what one uncontended core delivers,
+                # robust to other jobs on a shared machine
+                "physics_env_steps_per_cpu_s": phys["env_steps_per_cpu_s"],
                 "physics_mean_contacts": phys["mean_contacts"],
                 "full_env_steps_per_s": full["env_steps_per_s"],
+                "full_env_steps_per_cpu_s": full["env_steps_per_cpu_s"],
                 "ratio_full_over_physics": full["env_steps_per_s"] / phys["env_steps_per_s"],
                 "full_task_overhead_frac": full["task_overhead_frac"],
                 # physics rate inside the full run (its own, falling-robot states)

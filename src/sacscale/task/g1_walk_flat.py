@@ -262,17 +262,17 @@ class G1WalkFlat:
         terms = self._reward_terms(a)
         scale = np.where(self._negative, self.penalty_scale, 1.0)
         weighted = terms * (self._w * scale * cfg.reward_dt_scale)  # (N, nterms)
-        reward = weighted.sum(axis=1)
 
         self.last_action[:] = a
         next_actor, next_critic = self._observe(None)
-        bad_obs = ~np.isfinite(next_critic).all(axis=1) | ~np.isfinite(reward)
-        failed |= bad_obs
+        failed |= ~np.isfinite(next_critic).all(axis=1) | ~np.isfinite(weighted).all(axis=1)
         if failed.any():
-            # never hand NaN/inf to the learner, even in rows it will not bootstrap from
+            # never hand NaN/inf to the learner, even in rows it will not bootstrap from;
+            # a failed simulation's step earns nothing
             np.nan_to_num(next_actor, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
             np.nan_to_num(next_critic, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
-            reward[failed] = 0.0
+            weighted[failed] = 0.0
+        reward = weighted.sum(axis=1)
 
         up_z = self._sens[:, self._sadr["torso_up"]][:, 2]
         fell = (up_z < self._cos_max_tilt) | (self._qpos[:, 2] < cfg.min_pelvis_height)

@@ -279,6 +279,10 @@ def test_trace_timings(g1_model):
     assert info["time/physics_s"] > 0 and info["time/task_s"] > 0
 
 
-def test_bad_action_shape(env):
+def test_bad_actions(env):
     with pytest.raises(ValueError):
         env.step(np.zeros((N - 1, 29), np.float32))
+    a = np.zeros((N, 29), np.float32)
+    a[2, 5] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        env.step(a)

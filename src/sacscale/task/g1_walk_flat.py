@@ -182,7 +182,8 @@ class G1WalkFlat:
         qadr = np.array([model.jnt_qposadr[model.joint(j).id] for j in g1.JOINT_NAMES])
         vadr = np.array([model.jnt_dofadr[model.joint(j).id] for j in g1.JOINT_NAMES])
         # hinge joints follow the free joint in order, so plain slices (views, no copies)
-        assert (qadr == np.arange(7, 36)).all() and (vadr == np.arange(6, 35)).all()
+        if not ((qadr == np.arange(7, 36)).all() and (vadr == np.arange(6, 35)).all()):
+            raise ValueError("the actuated joints must follow the free joint in action order")
         self._jq, self._jv = slice(7, 36), slice(6, 35)
 
         self._sadr = {}
@@ -239,6 +240,8 @@ class G1WalkFlat:
             raise ValueError(f"actions must be ({n}, {self.ACTION_DIM}), got {actions.shape}")
         t0 = time.perf_counter()
         a = np.clip(actions.astype(np.float64, copy=False), -1.0, 1.0)
+        if not np.isfinite(a).all():
+            raise ValueError("actions contain NaN or inf")  # a learner bug: do not mask it
         self._ctrl[:] = self._q0 + cfg.action_scale * a
 
         failed = np.zeros(n, dtype=bool)

@@ -145,8 +145,11 @@ def test_grad_views_survive_updates(learn):
     for _ in range(2):
         learner.update()
     assert all(f.views_intact() for f in learner.flat.values())
+    bucket = learner.flat["critic"].grad
+    end = bucket.data_ptr() + bucket.numel() * bucket.element_size()
     for p in learner.critic.parameters():
-        assert p.grad is not None and p.grad._base is not None or p.grad.data_ptr() >= learner.flat["critic"].grad.data_ptr()
+        assert bucket.data_ptr() <= p.grad.data_ptr() < end
+    assert learner.flat["critic"].data.grad is bucket  # the optimizer steps with the bucket itself
 
 
 # ---------------------------------------------------------------- randoms

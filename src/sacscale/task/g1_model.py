@@ -12,6 +12,7 @@ model needs no asset files and can be saved as a self-contained `.mjb`.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import itertools
 import os
 import tempfile
@@ -61,18 +62,16 @@ _GAINS = {
 
 
 def _joint_kind(joint_name: str) -> str:
-    core = joint_name.removesuffix("_joint").removeprefix("left_").removeprefix("right_")
-    return core
+    """"left_hip_pitch_joint" -> "hip_pitch"."""
+    return joint_name.removesuffix("_joint").removeprefix("left_").removeprefix("right_")
 
 
 # Standing keyframe: pelvis height, legs, waist, arms (left shoulder roll +0.2, right -0.2).
 STAND_HEIGHT = 0.754
 _LEG_POSE = [-0.312, 0.0, 0.0, 0.669, -0.363, 0.0]
-_ARM_POSE = [0.2, 0.2, 0.0, 0.6, 0.0, 0.0, 0.0]
-DEFAULT_JOINT_POS = np.array(
-    _LEG_POSE + _LEG_POSE + [0.0, 0.0, 0.0] + _ARM_POSE + [0.2, -0.2, 0.0, 0.6, 0.0, 0.0, 0.0],
-    dtype=np.float64,
-)
+_LEFT_ARM_POSE = [0.2, 0.2, 0.0, 0.6, 0.0, 0.0, 0.0]
+_RIGHT_ARM_POSE = [0.2, -0.2, 0.0, 0.6, 0.0, 0.0, 0.0]
+DEFAULT_JOINT_POS = np.array(_LEG_POSE + _LEG_POSE + [0.0, 0.0, 0.0] + _LEFT_ARM_POSE + _RIGHT_ARM_POSE)
 STAND_QPOS = np.concatenate([[0.0, 0.0, STAND_HEIGHT, 1.0, 0.0, 0.0, 0.0], DEFAULT_JOINT_POS])
 KEYFRAME = "stand"
 
@@ -104,8 +103,6 @@ _REST_TOUCH_TOL = 1e-3
 
 def asset_dir() -> Path:
     """Folder of Menagerie's unitree_g1 inside the asset package."""
-    import importlib
-
     pkg = importlib.import_module(ASSET_PACKAGE)
     return Path(os.path.dirname(pkg.__file__)) / G1_SUBDIR
 

@@ -29,7 +29,9 @@ def _run_set(tmp_path, configs):
            "learner": {"file": "src/sacscale/learn/learner.py", "graph_hooks": True},
            "cpu": {"model": "Some CPU", "layout": "CPU CORE SOCKET NODE\n0 0 0 0"}}
     (tmp_path / "environment.json").write_text(json.dumps(env))
-    (tmp_path / "correctness.json").write_text(json.dumps({"pass": True, "tolerance": 1e-5}))
+    (tmp_path / "correctness.json").write_text(json.dumps({
+        "pass": True, "backend": "gloo", "tolerance": {"grad_rel": 1e-4},
+        "comparisons": [{"tensor": "param/actor", "max_rel_diff": 1e-6, "pass": True}]}))
     (tmp_path / "deviations.md").write_text("# Deviations\n\n- physics substeps differ\n")
     return paths
 
@@ -50,7 +52,8 @@ def test_gpu_scaling_report(tmp_path):
     assert "r1: 1,050, r2: 1,100" in md  # per-repeat values
     for section in ("## Environment", "## Correctness probe", "## Metric definitions", "## Limitations",
                     "## Deviations from the reference system", "physics substeps differ", "Weak scaling",
-                    "Verdict: PASS", "graph hooks: true", "GPU-A"):
+                    "Verdict: PASS", "graph hooks: true", "GPU-A", "backend: gloo",
+                    '| tensor | max_rel_diff | pass |', "| param/actor | 1e-06 | True |"):
         assert section in md
     for name in FIGURES.values():
         assert (out / "figures" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

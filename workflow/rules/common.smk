@@ -100,10 +100,9 @@ def write_plan(path, plan, log):
 
 
 def previous_run(wildcards):
-    """The run before this one in the execution order (ancient: only its existence
-    orders the runs; re-running it does not make every later run stale)."""
+    """The run before this one in the execution order: runs happen strictly in sequence."""
     prev = PLAN.previous(wildcards.run)
-    return [ancient(run_json(prev.name))] if prev else []
+    return [run_json(prev.name)] if prev else []
 
 
 def model_file():

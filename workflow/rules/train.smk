@@ -3,14 +3,18 @@
 # rule that could overlap a run takes the gpu_lock resource (limit 1).
 # A run directory appears only complete (written aside, then renamed); a failed run
 # fails this rule and is kept under logs/<run set>/attempts/; completed runs stay.
+# The inputs are deliberately not ancient(): re-recording the environment, a new probe
+# or model, a changed run configuration, or rerunning run k reruns the runs after it,
+# so one run set is always one consistent session (with ancient inputs Snakemake skips
+# the parameter check of jobs downstream of a job that reruns).
 
 
 rule train_run:
     input:
         previous_run,
-        env=ancient(results("environment.json")),
-        probe=ancient(results("correctness.json")),
-        model=ancient(model_file()),
+        env=results("environment.json"),
+        probe=results("correctness.json"),
+        model=model_file(),
     output:
         run_json=run_json("{run}"),
     params:

@@ -93,11 +93,23 @@ def probe_section(probe: dict | None) -> list:
     if not probe:
         return [Paragraph("No correctness probe result was given.")]
     verdict = "PASS" if probe.get("pass") else "FAIL"
-    scalars = {k: v for k, v in probe.items() if isinstance(v, (int, float, str, bool)) and k != "pass"}
     blocks = [Paragraph(f"Verdict: {verdict} (`pass: {str(bool(probe.get('pass'))).lower()}`). Training "
                         "runs only after a pass.")]
-    if scalars:
-        blocks.append(Bullets([f"{k}: {_fmt_scalar(v)}" for k, v in scalars.items()]))
+    items = []
+    for key, value in probe.items():
+        if key in ("pass", "comparisons"):
+            continue
+        if isinstance(value, (int, float, str, bool)) or value is None:
+            items.append(f"{key}: {_fmt_scalar(value)}")
+        elif isinstance(value, (dict, list)) and len(json.dumps(value)) <= 200:
+            items.append(f"{key}: `{json.dumps(value)}`")
+    if items:
+        blocks.append(Bullets(items))
+    rows = [c for c in probe.get("comparisons") or [] if isinstance(c, dict)]
+    if rows:
+        header = list(dict.fromkeys(k for c in rows for k in c))
+        blocks.append(Table(header=header, rows=[[_fmt_scalar(c.get(k, "")) for k in header] for c in rows],
+                            caption="per-tensor agreement of the data-parallel ranks with the single-rank reference"))
     return blocks
 
 

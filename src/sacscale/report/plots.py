@@ -63,11 +63,12 @@ def scaling_bars(summary: dict, path: Path) -> None:
     for c in summary.get("comparisons", []):
         if c.get("ratio_of_means") is not None and c["compared"] in names:
             i = names.index(c["compared"])
-            ax.annotate(f"{c['ratio_of_means']:.2f}x vs {c['baseline']}", (i, configs[c["compared"]]["mean"]),
-                        textcoords="offset points", xytext=(0, 12), ha="center", fontsize=9)
+            top = configs[c["compared"]]["max"] + (configs[c["compared"]]["std"] or 0.0)
+            ax.annotate(f"{c['ratio_of_means']:.2f}x vs {c['baseline']}", (i, top),
+                        textcoords="offset points", xytext=(0, 8), ha="center", fontsize=9)
     ax.set_ylabel(STEADY)
     ax.set_title("Mean over repeats (bars: std; dots: each repeat)")
-    ax.set_ylim(bottom=0, top=max(max(configs[n]["max"] for n in names) * 1.25, 1e-9))
+    ax.set_ylim(bottom=0, top=max(max(configs[n]["max"] + (configs[n]["std"] or 0.0) for n in names) * 1.2, 1e-9))
     ax.grid(axis="y", alpha=0.3)
     _save(fig, path)
 

@@ -260,7 +260,8 @@ def test_swing_target():
     assert swing_height_target(np.array([-np.pi / 2]), apex)[0] == pytest.approx(apex / 2)
 
 
-def test_unstable_simulation_is_reset_not_fatal(env):
+def test_unstable_simulation_is_reset_not_fatal(env, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # MuJoCo appends its warning to ./MUJOCO_LOG.TXT
     env.reset()
     env._qvel[3, 6:] = np.nan
     out = env.step(np.zeros((N, 29), np.float32))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -114,7 +113,3 @@ def thread_affinities() -> dict[int, list[int]]:
             if line.startswith("Cpus_allowed_list:"):
                 out[int(status.parent.name)] = parse_cpu_list(line.split(":", 1)[1])
     return out
-
-
-def current_thread_id() -> int:
-    return threading.get_native_id()

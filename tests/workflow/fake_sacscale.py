@@ -1,6 +1,7 @@
 """A stand-in `sacscale` for the workflow test: fake train/probe/prepare-model, the real
 package for every other command. Installed as an executable named `sacscale` first on
-PATH. FAKE_FAIL_RUN=<run name> makes that run's training fail (exit 3)."""
+PATH. FAKE_FAIL_RUN=<run name> makes that run's training fail (exit 3); FAKE_HANG_RUN
+makes it hang (after writing a partial event file)."""
 
 import json
 import os
@@ -20,6 +21,12 @@ def train(args):
         return 3
     from torch.utils.tensorboard import SummaryWriter
 
+    if os.environ.get("FAKE_HANG_RUN") and os.environ["FAKE_HANG_RUN"] in log_dir.name:
+        writer = SummaryWriter(str(log_dir / "tb" / "rank0"))
+        writer.add_scalar("Perf/total_env_steps", 1.0, 1)
+        writer.flush()
+        print("fake trainer: hanging on purpose", flush=True)
+        time.sleep(3600)
     ranks = len(opt(args, "--devices").split(","))
     iterations, every, envs = int(opt(args, "--iterations")), int(opt(args, "--log-every")), int(opt(args, "--num-envs"))
     writers = [SummaryWriter(str(log_dir / "tb" / f"rank{r}")) for r in range(ranks)]

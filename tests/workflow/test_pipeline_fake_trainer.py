@@ -62,3 +62,49 @@ def test_one_stage_reruns_alone(workflow_dir, fake_env):
     assert "rule analyze_run:" in out and "rule aggregate:" in out
     assert "rule train_run:" not in out and "rule probe_correctness:" not in out
     assert (results / "runs" / "cpu_r1_n1_cpu" / "run.json").stat().st_mtime_ns == run_mtime
+
+
+def test_interrupted_run_is_set_aside_and_the_next_invocation_resumes(workflow_dir, fake_env):
+    import signal
+    import subprocess
+    import time
+
+    import psutil
+    from conftest import SNAKEMAKE
+
+    results = workflow_dir / "results" / "cpu"
+    hanging = {**fake_env, "FAKE_HANG_RUN": "cpu_r1_n2_cpu"}
+    proc = subprocess.Popen([SNAKEMAKE, "--cores", "all"], cwd=workflow_dir, env=hanging,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    def is_wrapper(p):
+        cmd = p.cmdline()
+        return len(cmd) > 1 and cmd[1].endswith("run_training.py")
+
+    wrapper = None
+    try:
+        deadline = time.monotonic() + 300
+        while wrapper is None and time.monotonic() < deadline:
+            time.sleep(0.5)
+            if (results / "runs" / ".cpu_r1_n2_cpu.partial" / "tb").is_dir():
+                wrapper = next((p for p in psutil.Process(proc.pid).children(recursive=True) if is_wrapper(p)), None)
+        assert wrapper is not None, "run 2 never started"
+        time.sleep(2)
+        wrapper.send_signal(signal.SIGINT)  # what Ctrl-C delivers to the job's process group
+        proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if wrapper is not None and wrapper.is_running():
+            wrapper.terminate()  # it stops the trainer's process group
+    assert proc.returncode != 0
+    assert "received SIGINT" in (workflow_dir / "logs" / "cpu" / "train" / "cpu_r1_n2_cpu.log").read_text()
+    assert not (results / "runs" / "cpu_r1_n2_cpu").exists()
+    assert not (results / "runs" / ".cpu_r1_n2_cpu.partial").exists()
+    (attempt,) = (workflow_dir / "logs" / "cpu" / "attempts").iterdir()
+    assert attempt.name.startswith("cpu_r1_n2_cpu.interrupted-")
+    kept_mtime = (results / "runs" / "cpu_r1_n1_cpu" / "run.json").stat().st_mtime_ns
+
+    resumed = snakemake(workflow_dir, "--cores", "all", env=fake_env)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert (results / "runs" / "cpu_r1_n1_cpu" / "run.json").stat().st_mtime_ns == kept_mtime
+    runs_in_order(results, RUNS)

@@ -13,6 +13,11 @@ MODEL_FILE = "g1_walk_flat.mjb"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output-dir", required=True, help=f"where to write {MODEL_FILE}")
     parser.add_argument("--json", default=None, help="summary JSON (default OUTPUT_DIR/model.json)")
+    parser.add_argument("--from-mjb", default=None,
+                        help="take this compiled model instead of building it (machines without the "
+                             "asset package); it is loaded, re-saved and hashed the same way")
+    parser.add_argument("--expect-sha256", default=None,
+                        help="fail unless the prepared model has this SHA-256 (pins a model across machines)")
     parser.add_argument("--num-envs", type=int, default=64, help="sims for the cost measurement (default 64)")
     parser.add_argument("--threads", type=int, default=1, help="threads for the cost measurement (default 1)")
     parser.add_argument("--steps", type=int, default=50, help="timed env steps of the measurement (default 50)")
@@ -25,9 +30,19 @@ def run(args: argparse.Namespace) -> int:
     from sacscale.task import g1_model as g1
 
     out_dir = Path(args.output_dir)
-    model = g1.build_g1_model()
+    if args.from_mjb:
+        source_file = Path(args.from_mjb)
+        if not source_file.is_file():
+            raise SystemExit(f"sacscale prepare-model: --from-mjb {source_file}: no such file")
+        model = g1.load_model(source_file)
+        source = {"mjb": source_file.name, "sha256": g1.sha256_file(source_file)}
+    else:
+        model = g1.build_g1_model()
+        source = {"package": g1.ASSET_PACKAGE, "folder": g1.G1_SUBDIR, "files": ["g1.xml", "g1_mjx.xml"]}
     mjb = out_dir / MODEL_FILE
     sha = g1.save_model(model, mjb)
+    if args.expect_sha256 and sha != args.expect_sha256:
+        raise SystemExit(f"sacscale prepare-model: {mjb} has SHA-256 {sha}, expected {args.expect_sha256}")
     # the saved file must load back into the very same model
     reloaded = g1.load_model(mjb)
     if g1.model_bytes_sha256(reloaded) != sha:
@@ -38,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         "file": MODEL_FILE,
         "sha256": sha,
         "bytes": mjb.stat().st_size,
-        "source": {"package": g1.ASSET_PACKAGE, "folder": g1.G1_SUBDIR, "files": ["g1.xml", "g1_mjx.xml"]},
+        "source": source,
         "summary": g1.model_summary(reloaded),
         "physics_cost": {
             "num_envs": args.num_envs,

@@ -4,6 +4,7 @@ alternating order, a failed run keeps the completed ones, a rerun resumes, verif
 import os
 import stat
 import sys
+import zipfile
 
 import pytest
 from conftest import check_run_set, check_tampering_is_caught, runs_in_order, snakemake
@@ -48,6 +49,13 @@ def test_failed_run_keeps_completed_runs_and_rerun_resumes(workflow_dir, fake_en
 
     again = snakemake(workflow_dir, "--cores", "all", "-n", env=fake_env)
     assert "Nothing to be done" in again.stdout + again.stderr
+
+    bundle = snakemake(workflow_dir, "--report", "report.zip", env=fake_env)
+    assert bundle.returncode == 0, bundle.stderr[-3000:]
+    with zipfile.ZipFile(workflow_dir / "report.zip") as z:
+        names = " ".join(z.namelist())
+    for name in ("report.html", "report.md", "summary.csv", "scaling_bars.png", "cumulative_steps.png"):
+        assert name in names
 
     check_tampering_is_caught(workflow_dir, "cpu", "cpu_r2_n2_cpu", env=fake_env)
 

@@ -1,8 +1,11 @@
 """`snakemake --lint`, and bad configurations failing before anything runs, naming the key."""
 
+import re
+import tomllib
+
 import pytest
 import yaml
-from conftest import snakemake
+from conftest import REPO, snakemake
 
 
 def test_lint_is_clean(workflow_dir):
@@ -61,3 +64,25 @@ def test_semantic_errors_name_the_key(workflow_dir, config, message):
     assert proc.returncode != 0
     assert message in out, out
     assert not (workflow_dir / "results").exists()
+
+
+def test_conda_env_pins_the_same_versions_as_pyproject():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    env = yaml.safe_load((REPO / "envs" / "sacscale.yaml").read_text())
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
+    assert sorted(pip) == sorted(project)
+    python = next(d for d in env["dependencies"] if isinstance(d, str) and d.startswith("python="))
+    assert re.match(r"python=3\.(1[1-9])", python)
+
+
+def test_profiles_limit_the_gpu_lock():
+    local = yaml.safe_load((REPO / "profiles" / "default" / "config.yaml").read_text())
+    slurm = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
+    assert "gpu_lock=1" in local["resources"] and "gpu_lock=1" in slurm["resources"]
+    assert slurm["executor"] == "slurm" and "train_run" in slurm["set-resources"]
+
+
+def test_stage_targets_exist(workflow_dir):
+    for target in ("verify_env", "train", "metrics", "verify"):
+        proc = snakemake(workflow_dir, "-n", "--cores", "1", target)
+        assert proc.returncode == 0, proc.stderr[-2000:]

@@ -42,3 +42,10 @@ rule aggregate:
     shell:
         "sacscale aggregate {input.metrics} --csv {output.csv} --json {output.json}"
         " --order {params.order:q} {params.pairs} --meta {params.meta:q} > {log} 2>&1"
+
+
+# `snakemake metrics`: every run's metrics and the summary.
+rule metrics:
+    input:
+        all_metrics(),
+        results("summary.json"),

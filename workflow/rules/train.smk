@@ -38,3 +38,9 @@ rule train_run:
         "python {params.wrapper:q} --run-dir {params.run_dir:q} --work-dir {params.work_dir:q}"
         " --attic {params.attic:q} --resolved-json {params.resolved:q} --timeout {params.timeout}"
         " {params.env} -- {params.cmd} > {log} 2>&1"
+
+
+# `snakemake train`: the whole training matrix (and what it needs), nothing after it.
+rule train:
+    input:
+        all_run_json(),

@@ -18,6 +18,7 @@ rule train_run:
     output:
         run_json=run_json("{run}"),
     params:
+        python=sys.executable,
         wrapper=str(Path(workflow.basedir) / "workflow" / "scripts" / "run_training.py"),
         run_dir=lambda wildcards, output: str(Path(output.run_json).parent),
         work_dir=lambda wildcards, output: str(Path(output.run_json).parent.parent / f".{wildcards.run}.partial"),
@@ -35,7 +36,7 @@ rule train_run:
     conda:
         "../../envs/sacscale.yaml"
     shell:
-        "python {params.wrapper:q} --run-dir {params.run_dir:q} --work-dir {params.work_dir:q}"
+        "{params.python:q} {params.wrapper:q} --run-dir {params.run_dir:q} --work-dir {params.work_dir:q}"
         " --attic {params.attic:q} --resolved-json {params.resolved:q} --timeout {params.timeout}"
         " {params.env} -- {params.cmd} > {log} 2>&1"
 

@@ -172,6 +172,9 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
     distributed = dist.is_available() and dist.is_initialized()
     if device.type == "cuda":
         torch.cuda.set_device(device)
+    else:
+        # CPU ranks share the machine with their collectors: do not oversubscribe it.
+        torch.set_num_threads(max(1, len(os.sched_getaffinity(0)) // (2 * world_size)))
     torch.manual_seed(cfg.seed)  # identical init on every rank; rank 0's copy is broadcast anyway
 
     sac = sac_config(cfg)
@@ -190,7 +193,8 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
         learner.set_gradient_graph_hooks(allreduce_hooks(world_size))
 
     actor_numel = learner.actor_flat().numel()
-    sim_threads = cfg.sim_threads or (len(pool) if pool else len(os.sched_getaffinity(0)))
+    # Unpinned collectors split the usable CPUs between the ranks of this host.
+    sim_threads = cfg.sim_threads or (len(pool) if pool else max(1, len(os.sched_getaffinity(0)) // world_size))
     collector = CollectorHandle(
         CollectorConfig(
             rank=rank, shm_prefix=f"{shm_prefix}_r{rank}", model_path=cfg.model, num_envs=cfg.num_envs,

@@ -1,92 +1,15 @@
-import json
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-# tests/synthetic_runs.py: synthetic event files shared by the pipeline's tests
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+HERE = Path(__file__).resolve().parent
+# tests/synthetic_runs.py (synthetic event files) and pipeline_helpers.py
+sys.path[:0] = [str(HERE.parent), str(HERE)]
 
-REPO = Path(__file__).resolve().parents[2]
-WORKFLOW_FILES = ["Snakefile", "config.yaml", "workflow", "profiles", "envs"]
-SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
-
-
-def copy_workflow(dest: Path) -> Path:
-    """The repository's workflow files, copied into dest (the package stays installed)."""
-    dest.mkdir(parents=True, exist_ok=True)
-    for name in WORKFLOW_FILES:
-        src = REPO / name
-        if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(src, dest / name)
-    return dest
-
-
-def snakemake(workdir: Path, *args: str, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True, timeout=timeout, env=env)
+from pipeline_helpers import copy_workflow  # noqa: E402
 
 
 @pytest.fixture
 def workflow_dir(tmp_path):
     return copy_workflow(tmp_path / "wf")
-
-
-def runs_in_order(results: Path, names: list[str]) -> list[dict]:
-    """The runs' run.json records; asserts they ran one at a time in the given order."""
-    records = [json.loads((results / "runs" / name / "run.json").read_text()) for name in names]
-    for before, after in zip(records, records[1:]):
-        assert before["end_time"] <= after["start_time"], (before["run"], after["run"])
-    return records
-
-
-def check_run_set(workdir: Path, run_set: str, names: list[str]) -> None:
-    """Every artefact of a finished run set is present and consistent."""
-    results, reports = workdir / "results" / run_set, workdir / "reports" / run_set
-    for name in ("plan.json", "environment.json", "model.json", "correctness.json", "summary.csv",
-                 "summary.json", "MANIFEST.sha256", "manifest.json", "verify.json"):
-        assert (results / name).is_file(), name
-    for run in names:
-        run_dir = results / "runs" / run
-        record = json.loads((run_dir / "run.json").read_text())
-        assert record["status"] == "completed" and record["exit_status"] == 0
-        assert record["command"][:2] == ["sacscale", "train"] and record["seed"] is not None
-        assert (run_dir / "train.log").is_file()
-        assert list((run_dir / "tb" / "rank0").glob("events.out.tfevents.*"))
-        metrics = json.loads((results / "metrics" / f"{run}.json").read_text())
-        assert metrics["steady_env_steps_per_s"] > 0
-    assert not list((results / "runs").glob(".*"))  # no partial run directories left
-    assert json.loads((results / "verify.json").read_text())["ok"] is True
-    assert json.loads((results / "correctness.json").read_text())["pass"] is True
-    summary = json.loads((results / "summary.json").read_text())
-    assert summary["comparisons"] and summary["comparisons"][0]["ratio_of_means"] > 0
-    md = (reports / "report.md").read_text()
-    assert "| configuration |" in md and "ratio of means" in md
-    assert (reports / "report.html").is_file()
-    for png in ("throughput_by_repeat", "scaling_bars", "cumulative_steps", "return_vs_time", "phase_times"):
-        assert (reports / "figures" / f"{png}.png").stat().st_size > 0
-    listed = (results / "MANIFEST.sha256").read_text()
-    assert f"runs/{names[0]}/run.json" in listed and "environment.json" in listed
-
-
-def check_tampering_is_caught(workdir: Path, run_set: str, run: str, env: dict | None = None) -> None:
-    """`snakemake verify` passes, then fails naming a tampered, a deleted and an added file."""
-    ok = snakemake(workdir, "--cores", "1", "verify", env=env)
-    assert ok.returncode == 0, ok.stdout[-3000:] + ok.stderr[-3000:]
-    results = workdir / "results" / run_set
-    log = results / "runs" / run / "train.log"
-    data = bytearray(log.read_bytes())
-    data[0] ^= 0x01
-    log.write_bytes(bytes(data))
-    (results / "summary.csv").unlink()
-    (results / "runs" / run / "extra.txt").write_text("not evidence")
-    bad = snakemake(workdir, "--cores", "1", "verify", env=env)
-    out = bad.stdout + bad.stderr
-    assert bad.returncode != 0
-    assert f"changed: runs/{run}/train.log" in out
-    assert "missing: summary.csv" in out
-    assert f"extra: runs/{run}/extra.txt" in out
-    assert not (results / "summary.csv").exists()  # `verify` rebuilt nothing

@@ -6,7 +6,7 @@ import json
 import os
 
 import pytest
-from conftest import check_run_set, check_tampering_is_caught, runs_in_order, snakemake
+from pipeline_helpers import check_run_set, check_tampering_is_caught, runs_in_order, snakemake
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,7 @@ import sys
 import zipfile
 
 import pytest
-from conftest import check_run_set, check_tampering_is_caught, runs_in_order, snakemake
+from pipeline_helpers import check_run_set, check_tampering_is_caught, runs_in_order, snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -78,7 +78,7 @@ def test_interrupted_run_is_set_aside_and_the_next_invocation_resumes(workflow_d
     import time
 
     import psutil
-    from conftest import SNAKEMAKE
+    from pipeline_helpers import SNAKEMAKE
 
     results = workflow_dir / "results" / "cpu"
     hanging = {**fake_env, "FAKE_HANG_RUN": "cpu_r1_n2_cpu"}

@@ -6,7 +6,7 @@ import sys
 import textwrap
 import time
 
-from conftest import REPO
+from pipeline_helpers import REPO
 
 WRAPPER = REPO / "workflow" / "scripts" / "run_training.py"
 

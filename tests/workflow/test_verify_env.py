@@ -8,7 +8,7 @@ import sys
 import pytest
 import yaml
 
-from conftest import REPO
+from pipeline_helpers import REPO
 from sacscale.runplan import Host, resolve
 
 PRESETS = yaml.safe_load((REPO / "workflow" / "presets.yaml").read_text())

@@ -5,7 +5,7 @@ import tomllib
 
 import pytest
 import yaml
-from conftest import REPO, snakemake
+from pipeline_helpers import REPO, snakemake
 
 
 def test_lint_is_clean(workflow_dir):

@@ -19,6 +19,7 @@ import importlib.util
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -43,29 +44,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="comma list of sacscale commands that must be importable (e.g. train,probe,prepare-model)")
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
 def _run(cmd: list[str], cwd: str | None = None) -> str | None:
+    """The command's stdout (terminal escape codes removed), or None when it fails."""
     if not shutil.which(cmd[0]):
         return None
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=cwd)
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout if out.returncode == 0 else None
+    return _ANSI.sub("", out.stdout) if out.returncode == 0 else None
 
 
 def git_state(path: Path) -> dict:
-    top = _run(["git", "-C", str(path), "rev-parse", "--show-toplevel"])
-    if top is None:
-        return {"path": str(path), "repository": False}
-    top = top.strip()
-    status = _run(["git", "-C", top, "status", "--porcelain"]) or ""
-    changed = [line[3:] for line in status.splitlines() if line.strip()]
+    if not shutil.which("git"):
+        return {"path": str(path), "repository": None, "error": "git is not installed"}
+    probe = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"],
+                           capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        error = probe.stderr.strip().splitlines()[-1:] or ["unknown"]
+        return {"path": str(path), "repository": False, "error": error[0]}
+    top = probe.stdout.strip()
+    status = _run(["git", "-C", top, "status", "--porcelain"])
+    changed = [line[3:] for line in (status or "").splitlines() if line.strip()]
     return {
         "path": top,
         "repository": True,
         "commit": (_run(["git", "-C", top, "rev-parse", "HEAD"]) or "").strip() or None,
         "branch": (_run(["git", "-C", top, "rev-parse", "--abbrev-ref", "HEAD"]) or "").strip() or None,
-        "dirty": bool(changed),
+        "dirty": None if status is None else bool(changed),
         "changed_files": changed[:200],
         "changed_count": len(changed),
     }

@@ -62,13 +62,15 @@ def environment_section(env: dict | None) -> list:
         return [Paragraph("No environment record was given.")]
     t, v = env.get("torch", {}), env.get("versions", {})
     project = env.get("project", {})
-    commit = project.get("commit") or "not a git checkout"
-    dirty = " (uncommitted changes)" if project.get("dirty") else ""
+    if project.get("commit"):
+        commit = f"`{project['commit']}`" + {True: " (uncommitted changes)", False: " (clean)"}.get(project.get("dirty"), "")
+    else:
+        commit = f"unknown ({project.get('error') or 'not a git checkout'})"
     gpus = t.get("gpus") or []
     drivers = sorted({g.get("driver") for g in env.get("nvidia", {}).get("gpus", []) if g.get("driver")})
     learner = env.get("learner", {})
     items = [
-        f"project commit: `{commit}`{dirty}",
+        f"project commit: {commit}",
         f"Python {env.get('python', {}).get('version')}, torch {v.get('torch')}, CUDA {t.get('cuda')}, "
         f"cuDNN {t.get('cudnn')}, NCCL {t.get('nccl')}, MuJoCo {v.get('mujoco')}, Snakemake {v.get('snakemake')}",
         "GPUs: " + (", ".join(f"{g['name']} ({g['memory_mib']:,} MiB)" for g in gpus) or "none visible")

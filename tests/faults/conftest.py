@@ -1,0 +1,26 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+# tests/faults/faultkit.py: helpers shared by the fault-injection tests
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+@pytest.fixture(scope="session")
+def g1_mjb(tmp_path_factory):
+    """The task model compiled once (the trainer's --model), so each job starts fast."""
+    from sacscale.task.g1_model import build_g1_model, save_model
+
+    path = tmp_path_factory.mktemp("model") / "g1_walk_flat.mjb"
+    save_model(build_g1_model(), path)
+    return path
+
+
+@pytest.fixture
+def jobs():
+    """Jobs started by a test; whatever is still alive at teardown is killed."""
+    started = []
+    yield started
+    for job in started:
+        job.cleanup()

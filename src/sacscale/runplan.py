@@ -20,7 +20,7 @@ import shutil
 import subprocess
 from dataclasses import asdict, dataclass, field
 
-from sacscale.sim.affinity import format_cpu_list, parse_cpu_list
+from sacscale.sim.affinity import available_cpus, format_cpu_list, parse_cpu_list
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 DEVICES = re.compile(r"^(cpu(,cpu)*|\d+(,\d+)*)$")
@@ -43,7 +43,7 @@ class Host:
 
     @classmethod
     def detect(cls) -> "Host":
-        return cls(cuda_devices=visible_cuda_devices(), cpus=frozenset(os.sched_getaffinity(0)))
+        return cls(cuda_devices=visible_cuda_devices(), cpus=frozenset(available_cpus()))
 
 
 def visible_cuda_devices() -> int:

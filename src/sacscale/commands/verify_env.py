@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from sacscale.evidence.atomic import write_json
-from sacscale.sim.affinity import format_cpu_list, parse_cpu_list
+from sacscale.sim.affinity import available_cpus, format_cpu_list, parse_cpu_list
 
 LEARNER_MODULE = "sacscale.learn.learner"
 LEARNER_CLASS = "FastSACLearner"
@@ -141,7 +141,7 @@ def cpu_info() -> dict:
             if line.startswith("model name"):
                 model = line.split(":", 1)[1].strip()
                 break
-    available = sorted(os.sched_getaffinity(0))
+    available = sorted(available_cpus())
     return {
         "model": model or platform.processor() or None,
         "logical_cpus": os.cpu_count(),
@@ -211,7 +211,7 @@ def check_plan(plan: dict, env: dict) -> list[str]:
     """Problems, each naming the key of the plan that the machine cannot honour."""
     problems = []
     visible = env["torch"].get("cuda_devices", 0)
-    available = set(os.sched_getaffinity(0))
+    available = available_cpus()
     preset = plan.get("preset", "?")
     needs = [(f"probe.devices ({plan['probe']['devices']})", str(plan["probe"]["devices"]))]
     needs += [(f"run_configs.{name}.devices ({rc['devices']})", rc["devices"])

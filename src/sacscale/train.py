@@ -13,7 +13,9 @@ import json
 import math
 import os
 import shutil
+import signal
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -73,13 +75,25 @@ class TrainConfig:
         return out
 
     def validate(self) -> None:
-        for name in ("num_envs", "batch_size", "iterations", "log_every", "num_critic_updates"):
+        """Every check that needs no process, device or file system state but the model's
+        path; each error names the flag."""
+        for name in ("num_envs", "batch_size", "iterations", "log_every", "num_critic_updates", "replay_per_env"):
             if getattr(self, name) <= 0:
                 raise TrainingError(f"--{name.replace('_', '-')} must be positive, got {getattr(self, name)}")
         if self.num_actor_updates < 0 or self.num_actor_updates > self.num_critic_updates:
             raise TrainingError("--num-actor-updates must be in [0, --num-critic-updates]")
         if self.grad_sync not in ("auto", "on", "off"):
             raise TrainingError("--grad-sync must be auto, on or off")
+        if not (self.timeout_s > 0 and math.isfinite(self.timeout_s)):
+            raise TrainingError(f"--timeout-s must be a positive number of seconds, got {self.timeout_s}")
+        if self.sim_threads < 0:
+            raise TrainingError(f"--sim-threads must be >= 0 (0: the pool's size), got {self.sim_threads}")
+        if not self.min_free_mb >= 0:
+            raise TrainingError(f"--min-free-mb must be >= 0, got {self.min_free_mb}")
+        if not isinstance(self.extra, dict):
+            raise TrainingError(f"--extra must be a JSON object, got {type(self.extra).__name__} {self.extra!r}")
+        if self.model is not None and not Path(self.model).is_file():
+            raise TrainingError(f"--model {self.model}: no such file")
         self.device_list()
 
 
@@ -209,6 +223,8 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
     writer = SummaryWriter(str(Path(cfg.log_dir) / "tb" / f"rank{rank}"))
     on_cuda = device.type == "cuda"
     host_weights = torch.empty(actor_numel, dtype=torch.float32, pin_memory=on_cuda)
+    state = learner.state_tensors()
+    host_finite = torch.ones(len(state), dtype=torch.bool, pin_memory=on_cuda)
     staging: dict[str, torch.Tensor] = {}
     staged = torch.cuda.Event() if on_cuda else None
     steps = 0
@@ -231,14 +247,18 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
                 staged.record()
             t2 = time.perf_counter()
             if learner.ready():
-                learner.update()
+                _update(learner, rank, it)
+            # Divergence check, outside the graph, every iteration: one flag per state tensor,
+            # copied back with the actor weights (no extra host sync).
+            host_finite.copy_(torch.stack([t.isfinite().all() for t in state.values()]), non_blocking=on_cuda)
             host_weights.copy_(learner.actor_flat(), non_blocking=on_cuda)
             if on_cuda:
                 torch.cuda.current_stream().synchronize()
             t3 = time.perf_counter()
+            if not bool(host_finite.all()):
+                bad = [name for name, ok in zip(state, host_finite.tolist()) if not ok]
+                raise TrainingError(f"rank {rank}: learner state {bad} became non-finite at iteration {it} (diverged)")
             weights = host_weights.numpy()
-            if not np.isfinite(weights).all():
-                raise TrainingError(f"rank {rank}: actor parameters became non-finite at iteration {it} (diverged)")
             collector.publish(weights)
             steps += cfg.num_envs
 
@@ -262,6 +282,26 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
         writer.close()
         collector.close()
         learner.close()  # CUDA graphs go before the process group
+
+
+def _update(learner, rank: int, it: int) -> None:
+    """One learner iteration; an update that fails on non-finite state (e.g. the C51
+    projection indexing with NaN) is reported as the divergence it is."""
+    import torch
+
+    try:
+        learner.update()
+    except RuntimeError as exc:
+        try:
+            bad = [name for name, t in learner.state_tensors().items() if not bool(torch.isfinite(t).all())]
+        except Exception:  # noqa: BLE001 - e.g. a CUDA context lost to a device-side assert
+            bad = []
+        if bad:
+            raise TrainingError(
+                f"rank {rank}: learner state {bad} became non-finite during iteration {it} (diverged); "
+                f"the update then failed: {exc}"
+            ) from exc
+        raise
 
 
 def _stage(arrays: dict[str, np.ndarray], staging: dict, device) -> dict:
@@ -404,6 +444,7 @@ def run_training(cfg: TrainConfig) -> None:
     from sacscale.dist.pools import PoolError, resolve_pools
 
     cfg.validate()
+    sac_config(cfg)  # --extra: unknown or invalid learner settings fail here, before any process starts
     devices = cfg.device_list()
     check_devices(devices)
     external = "RANK" in os.environ and "WORLD_SIZE" in os.environ
@@ -418,41 +459,64 @@ def run_training(cfg: TrainConfig) -> None:
     backend = "gloo" if devices[0] == "cpu" else "nccl"
     prefix = launch.job_prefix()
 
-    if external:
-        rank = int(os.environ["RANK"])
-        local_rank = int(os.environ.get("LOCAL_RANK", rank))
-        if local_rank >= local_ranks:
-            raise TrainingError(f"LOCAL_RANK={local_rank} but --devices lists {local_ranks} device(s) on this host")
-        if rank == 0:
-            write_meta(cfg, world_size, plan.as_dict())
-        launch.init_group(backend, rank, world_size, cfg.timeout_s)
-        try:
-            run_rank(cfg, rank, world_size, plan.pools[local_rank], prefix, local_rank=local_rank)
-        finally:
-            launch.destroy_group()
-        return
-
-    write_meta(cfg, world_size, plan.as_dict())
+    previous_sigterm = _sigterm_raises(launch.Interrupted)
     try:
-        if world_size == 1:
-            needs_group = cfg.grad_sync == "on"
-            if needs_group:
-                os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(launch.free_port()))
-                launch.init_group(backend, 0, 1, cfg.timeout_s)
+        if external:
+            rank = int(os.environ["RANK"])
+            local_rank = int(os.environ.get("LOCAL_RANK", rank))
+            if local_rank >= local_ranks:
+                raise TrainingError(f"LOCAL_RANK={local_rank} but --devices lists {local_ranks} device(s) on this host")
+            if rank == 0:
+                write_meta(cfg, world_size, plan.as_dict())
             try:
-                run_rank(cfg, 0, 1, plan.pools[0], prefix, local_rank=0)
-            finally:
-                launch.destroy_group()
-        else:
-            launch.spawn_and_supervise(
-                _rank_main, world_size, backend, cfg.timeout_s,
-                args_for_rank=lambda r: (cfg, plan.pools[r], prefix),
-                shm_prefix=prefix,
-                describe_rank=lambda r: f"device {devices[r]}",
-            )
-    except BaseException as exc:
-        _mark_failed(cfg, exc)
-        raise
+                launch.init_group(backend, rank, world_size, cfg.timeout_s)
+                try:
+                    run_rank(cfg, rank, world_size, plan.pools[local_rank], prefix, local_rank=local_rank)
+                finally:
+                    launch.destroy_group()
+            except BaseException as exc:
+                if rank == 0:
+                    _mark_failed(cfg, exc)
+                raise
+            return
+
+        write_meta(cfg, world_size, plan.as_dict())
+        try:
+            if world_size == 1:
+                needs_group = cfg.grad_sync == "on"
+                if needs_group:
+                    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(launch.free_port()))
+                    launch.init_group(backend, 0, 1, cfg.timeout_s)
+                try:
+                    run_rank(cfg, 0, 1, plan.pools[0], prefix, local_rank=0)
+                finally:
+                    launch.destroy_group()
+            else:
+                launch.spawn_and_supervise(
+                    _rank_main, world_size, backend, cfg.timeout_s,
+                    args_for_rank=lambda r: (cfg, plan.pools[r], prefix),
+                    shm_prefix=prefix,
+                    describe_rank=lambda r: f"device {devices[r]}",
+                )
+        except BaseException as exc:
+            _mark_failed(cfg, exc)
+            raise
+    finally:
+        if previous_sigterm is not None:
+            signal.signal(signal.SIGTERM, previous_sigterm)
+
+
+def _sigterm_raises(exc_type):
+    """In the main thread: the first SIGTERM raises `exc_type` (so `finally` blocks stop
+    the collector, free shared memory and close the event files); returns the handler
+    to restore. Elsewhere (a thread), nothing changes and None is returned."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    from sacscale.dist.launch import raise_on_sigterm
+
+    previous = signal.getsignal(signal.SIGTERM)
+    raise_on_sigterm(exc_type)
+    return previous
 
 
 def _mark_failed(cfg: TrainConfig, exc: BaseException) -> None:
@@ -460,5 +524,8 @@ def _mark_failed(cfg: TrainConfig, exc: BaseException) -> None:
     if path.exists():
         meta = json.loads(path.read_text())
         if meta.get("status") != "completed":
-            meta.update(status="failed", error=f"{type(exc).__name__}: {exc}", end_time=time.time())
+            from sacscale.dist.launch import Interrupted
+
+            status = "interrupted" if isinstance(exc, (Interrupted, KeyboardInterrupt)) else "failed"
+            meta.update(status=status, error=f"{type(exc).__name__}: {exc}", end_time=time.time())
             _atomic_json(path, meta)

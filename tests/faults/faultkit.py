@@ -139,6 +139,11 @@ class Job:
     def stderr(self) -> str:
         return self.err_path.read_text(errors="replace")
 
+    def message(self, prefix: str = "sacscale train:") -> str:
+        """The command's own last message line (warnings printed at exit may follow it)."""
+        lines = [line for line in self.stderr().splitlines() if prefix in line]
+        return lines[-1][lines[-1].index(prefix):] if lines else ""
+
     def stdout(self) -> str:
         return self.out_path.read_text(errors="replace")
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
 import sys
 import time
 import traceback
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sacscale.collect.shm import STAT_INDEX, SlotSpec, TransitionSlots, WeightBlock, unlink_prefix
+from sacscale.dist.launch import describe_exit, die_with_parent
 
 POLL_S = 0.2  # how often a blocked wait re-checks that its peer is alive
 
@@ -71,7 +73,13 @@ def _flat_actor(actor_kwargs: dict, numel: int):
 
 
 def collector_main(cfg: CollectorConfig, filled, free, stop) -> None:
-    """Entry point of the collector process (spawned)."""
+    """Entry point of the collector process (spawned).
+
+    It dies with its learner (PR_SET_PDEATHSIG), even one that was SIGKILLed, and ignores
+    SIGINT: a Ctrl-C reaches the whole process group, and the learner stops its collector
+    itself (stop event, then SIGTERM, then SIGKILL) on the way out."""
+    die_with_parent(signal.SIGKILL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         _collect(cfg, filled, free, stop)
     except Exception:
@@ -186,7 +194,8 @@ class CollectorHandle:
         while not self._filled[k].acquire(timeout=POLL_S):
             code = self.process.exitcode
             if code is not None:
-                raise CollectorError(f"{self.describe()} exited with code {code} (see its traceback above, if any)")
+                how = describe_exit(code) + ("" if code < 0 else " (see its traceback above, if any)")
+                raise CollectorError(f"{self.describe()} {how}")
             if time.monotonic() > deadline:
                 raise CollectorError(f"{self.describe()} produced no data for {timeout:.0f} s")
         self._next ^= 1

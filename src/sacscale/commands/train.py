@@ -24,6 +24,8 @@ HELP = {
     "grad_sync": "auto: all-reduce hooks when more than one rank; on: always (world size 1 too); off",
     "model": "compiled G1 model (.mjb); default: build it from the asset package",
     "timeout_s": "longest wait for a collector step or a peer rank before failing",
+    "min_free_mb": "free disk space needed under LOG_DIR at start (checked before anything runs)",
+    "replay_per_env": "replay capacity in rows per environment",
     "extra": "JSON object of further learner settings (SACConfig fields), e.g. '{\"gamma\": 0.99}'",
 }
 
@@ -44,10 +46,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """0: completed; 1: failed (the message names the cause); 128+N: stopped by signal N."""
+    from sacscale.dist.launch import Interrupted
+
     cfg = TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
     try:
         run_training(cfg)
     except (TrainingError, RuntimeError, ValueError) as exc:
         print(f"sacscale train: error: {exc}", file=sys.stderr)
         return 1
+    except Interrupted as exc:
+        print(f"sacscale train: {exc}; stopped (event files so far are kept)", file=sys.stderr)
+        return 128 + exc.signum
+    except KeyboardInterrupt:
+        print("sacscale train: interrupted by SIGINT; stopped (event files so far are kept)", file=sys.stderr)
+        return 130
     return 0

@@ -55,34 +55,82 @@ def destroy_group() -> None:
         dist.destroy_process_group()
 
 
-def _raise_on_sigterm() -> None:
-    """Turn SIGTERM into SystemExit so `finally` blocks stop collectors and free shm."""
+class Interrupted(BaseException):
+    """SIGTERM (or SIGINT) received by a job's own process: unwind so that `finally`
+    blocks stop the collectors, free shared memory and close the event files. A
+    BaseException, like KeyboardInterrupt, so that no `except Exception` swallows it."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+
+
+def raise_on_sigterm(exc: Callable[[int], BaseException] = Interrupted) -> None:
+    """Turn the first SIGTERM into an exception (in the main thread); later ones are
+    ignored so they cannot cut the cleanup short (SIGKILL still ends the process)."""
 
     def handler(signum, frame):
-        raise SystemExit(128 + signum)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise exc(signum)
 
     signal.signal(signal.SIGTERM, handler)
 
 
+def die_with_parent(sig: int) -> None:
+    """Ask Linux to send `sig` to this process when its parent dies (PR_SET_PDEATHSIG),
+    so no rank or collector outlives the process that supervises it, even one that was
+    SIGKILLed. A no-op where prctl is not available."""
+    parent = os.getppid()
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(sig), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os.kill(os.getpid(), sig)
+
+
+def describe_exit(code: int) -> str:
+    """How a process ended, from `Process.exitcode` (negative: killed by a signal)."""
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = "unknown signal"
+        return f"was killed by signal {-code} ({name})"
+    return f"exited with code {code}"
+
+
 def rank_entry(fn: Callable, rank: int, world_size: int, backend: str, timeout_s: float,
-               master_port: int, args: tuple) -> None:
-    """Body of a spawned rank process: process group, the work, clean exit codes."""
-    _raise_on_sigterm()
+               master_port: int, args: tuple, report=None) -> None:
+    """Body of a spawned rank process: process group, the work, clean exit codes. On
+    failure the reason is also sent through `report` (a one-way pipe to the supervisor)."""
+    raise_on_sigterm(lambda signum: SystemExit(128 + signum))
+    die_with_parent(signal.SIGTERM)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(master_port),
                       RANK=str(rank), WORLD_SIZE=str(world_size), LOCAL_RANK=str(rank))
     code = 0
+    reason = None
     try:
         init_group(backend, rank, world_size, timeout_s)
         fn(rank, world_size, *args)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     except BaseException as exc:  # noqa: BLE001 - report every failure with its rank
-        sys.stderr.write(f"[rank {rank}] {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+        reason = f"{type(exc).__name__}: {exc}"
+        sys.stderr.write(f"[rank {rank}] {reason}\n{traceback.format_exc()}")
         sys.stderr.flush()
         code = 1
     finally:
         try:
             destroy_group()
+        except Exception:
+            pass
+    if reason is not None and report is not None:
+        try:
+            report.send(reason[:4000])
         except Exception:
             pass
     sys.stdout.flush()
@@ -94,57 +142,142 @@ class RankFailed(RuntimeError):
     pass
 
 
+# Messages of a rank that failed only because a peer went away or stopped answering.
+_PEER_SYMPTOMS = ("connection closed", "connection reset", "broken pipe", "timed out", "timeout",
+                  "connection refused", "peer", "interrupted by", "sigterm")
+
+
+def _root_cause(failed: list[int], codes: dict[int, int], reasons: dict[int, str]) -> int:
+    """The rank to blame when several failed in the same instant: one killed by a signal
+    first, then one whose error is not a peer's symptom, then the lowest rank."""
+
+    def key(r: int):
+        symptom = any(s in (reasons.get(r) or "").lower() for s in _PEER_SYMPTOMS)
+        return (codes[r] >= 0, symptom, r)
+
+    return min(failed, key=key)
+
+
 def spawn_and_supervise(fn: Callable, world_size: int, backend: str, timeout_s: float,
                         args_for_rank: Callable[[int], tuple], shm_prefix: str,
                         describe_rank: Callable[[int], str]) -> None:
     """Run `fn(rank, world_size, *args_for_rank(rank))` in one process per rank.
 
-    Returns when all ranks exit 0; raises RankFailed naming the first rank that failed
-    (the others are stopped: SIGTERM, then SIGKILL after a grace period).
+    Returns when all ranks exit 0. When one fails, the others are stopped (SIGTERM, then
+    SIGKILL after KILL_GRACE_S) and RankFailed names the rank that failed first, with
+    its pid and its error (or the signal that killed it). Ranks die with this process
+    (PR_SET_PDEATHSIG), and its SIGTERM/SIGINT stop them the same way.
     """
     import multiprocessing as mp
+    from multiprocessing.connection import wait as wait_any
 
     ctx = mp.get_context("spawn")
     port = free_port()
+    pipes = [ctx.Pipe(duplex=False) for _ in range(world_size)]
     procs = [
         ctx.Process(target=rank_entry, name=f"sacscale-rank{r}",
-                    args=(fn, r, world_size, backend, timeout_s, port, args_for_rank(r)))
+                    args=(fn, r, world_size, backend, timeout_s, port, args_for_rank(r), pipes[r][1]))
         for r in range(world_size)
     ]
     failure = None
     try:
         for p in procs:
             p.start()
-        while True:
-            codes = [p.exitcode for p in procs]
-            bad = [(r, c) for r, c in enumerate(codes) if c not in (None, 0)]
-            if bad:
-                rank, code = bad[0]
-                how = f"signal {-code}" if code < 0 else f"exit code {code}"
-                failure = f"rank {rank} ({describe_rank(rank)}) died with {how}; stopped the other rank(s)"
+        for _, send in pipes:
+            send.close()  # only the ranks write; EOF once they are gone
+        running = {p.sentinel: r for r, p in enumerate(procs)}
+        while running:
+            ready = wait_any(list(running), timeout=1.0)
+            if not ready:
+                continue
+            time.sleep(0.05)  # ranks that fail together (a peer's error follows at once) are judged together
+            for sentinel in wait_any(list(running), timeout=0):
+                procs[running.pop(sentinel)].join()
+            codes = {r: p.exitcode for r, p in enumerate(procs) if p.exitcode not in (None, 0)}
+            if codes:
+                reasons = {r: _read_reason(pipes[r][0]) for r in codes}
+                root = _root_cause(sorted(codes), codes, reasons)
+                failure = [_describe_failure(r, procs[r].pid, codes[r], reasons.get(r), describe_rank)
+                           for r in [root, *(r for r in sorted(codes) if r != root)]]
                 break
-            if all(c == 0 for c in codes):
-                return
-            time.sleep(0.2)
-    except KeyboardInterrupt:
-        failure = "interrupted"
-        raise
     finally:
-        _stop_all(procs)
-        unlink_prefix(shm_prefix)
-        if failure and failure != "interrupted":
-            raise RankFailed(failure)
+        killed, frozen = _stop_all(procs)
+        _unlink_untracked(shm_prefix)
+        for recv, _ in pipes:
+            recv.close()
+    if failure:
+        # A rank found stopped (SIGSTOP, a debugger) is why its peers timed out: name it first.
+        parts = [f"rank {r} ({describe_rank(r)}, pid {procs[r].pid}) was frozen (process state stopped) "
+                 "and answered no collective; killed it" for r in frozen]
+        parts += [failure[0] if i == 0 and not frozen else f"then {f}" for i, f in enumerate(failure)]
+        slow = [r for r in killed if r not in frozen]
+        if slow:
+            parts.append(", ".join(f"rank {r}" for r in slow)
+                         + f" did not stop within {KILL_GRACE_S:.0f} s of SIGTERM and was killed")
+        raise RankFailed("; ".join(parts) + "; stopped the other rank(s)")
 
 
-def _stop_all(procs) -> None:
+def _unlink_untracked(shm_prefix: str) -> None:
+    """Unlink the blocks a killed rank left behind, and tell the job's resource tracker
+    (shared by every spawned process) that they are gone, so it does not warn about them."""
+    removed = unlink_prefix(shm_prefix)
+    if removed:
+        from multiprocessing import resource_tracker
+
+        for name in removed:
+            try:
+                resource_tracker.unregister(f"/{name}", "shared_memory")
+            except Exception:  # noqa: BLE001 - only a warning at exit is at stake
+                pass
+
+
+def _read_reason(conn) -> str | None:
+    try:
+        return conn.recv() if conn.poll() else None
+    except (EOFError, OSError):
+        return None
+
+
+def _describe_failure(rank: int, pid: int, code: int, reason: str | None, describe_rank) -> str:
+    what = f"rank {rank} ({describe_rank(rank)}, pid {pid})"
+    if code < 0 or not reason:
+        return f"{what} {describe_exit(code)}"
+    return f"{what} failed: {reason}"
+
+
+def _stop_all(procs) -> tuple[list[int], list[int]]:
+    """SIGTERM every live rank; SIGKILL those still alive after KILL_GRACE_S, and at once
+    those found stopped (they cannot act on SIGTERM). Returns (killed, of which frozen)."""
     for p in procs:
         if p.exitcode is None and p.pid is not None:
             p.terminate()
+    killed, frozen = [], []
     deadline = time.monotonic() + KILL_GRACE_S
-    for p in procs:
-        if p.pid is not None:
-            p.join(max(0.0, deadline - time.monotonic()))
-    for p in procs:
+    while time.monotonic() < deadline:
+        live = [r for r, p in enumerate(procs) if p.pid is not None and p.exitcode is None]
+        if not live:
+            break
+        for r in live:
+            if r not in frozen and _is_stopped(procs[r].pid):
+                procs[r].kill()
+                frozen.append(r)
+                killed.append(r)
+        time.sleep(0.05)
+    for r, p in enumerate(procs):
         if p.exitcode is None and p.pid is not None:
             p.kill()
+            if r not in killed:
+                killed.append(r)
+        if p.pid is not None:
             p.join(KILL_GRACE_S)
+    return killed, frozen
+
+
+def _is_stopped(pid: int) -> bool:
+    """Whether a process is stopped by a signal or a tracer (state T or t)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            stat = fh.read()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2 :][:1] in ("T", "t")

@@ -1,0 +1,48 @@
+"""Fault 2: a collector process SIGKILLed mid-run.
+
+Guarantee: the learner(s) exit non-zero within a bounded time with a message naming the
+collector and its rank; no process of the job and no shared-memory block it created
+remain; the event files written so far stay readable; train_meta.json says "failed".
+"""
+
+import json
+import re
+import signal
+
+import pytest
+from faultkit import Job, kill, logged_iterations, record, train_cmd, wait_for
+
+DETECT_BOUND_S = 10.0  # kill -> job exit; measured ~1 s on 2 cores (POLL_S is 0.2 s)
+
+
+@pytest.mark.parametrize("devices, rank", [("cpu", 0), ("cpu,cpu", 1)], ids=["1rank", "2ranks-collector1"])
+def test_collector_sigkill_fails_the_job_naming_it(tmp_path, g1_mjb, jobs, devices, rank):
+    from sacscale.analysis.events import read_run
+
+    log_dir = tmp_path / "run"
+    job = Job(train_cmd(log_dir, g1_mjb, devices=devices), tmp_path)
+    jobs.append(job)
+    wait_for(lambda: logged_iterations(log_dir) >= 10, 120, "10 logged iterations (learning has started)", job=job)
+    collector = wait_for(lambda: job.collector(rank), 10, f"the collector of rank {rank}", job=job)
+    t_kill = kill(collector, signal.SIGKILL)
+
+    code = job.wait(60)
+    elapsed = job.t_exit - t_kill
+    err = job.stderr()
+    leftovers = job.leftovers()
+    record("collector SIGKILL", devices=devices, rank=rank, exit_status=code, exit_after_s=round(elapsed, 2),
+           leftovers=leftovers, new_shm=sorted(job.new_shm()), message=job.message())
+
+    assert code != 0
+    assert elapsed < DETECT_BOUND_S
+    assert re.search(rf"collector of rank {rank} \(pid {collector.pid}\) was killed by signal 9 \(SIGKILL\)", err), err
+    if devices == "cpu,cpu":
+        assert re.search(rf"rank {rank} \(device cpu, pid \d+\) failed: CollectorError: collector of rank {rank}", err), err
+    assert leftovers == []
+    assert job.new_shm() == set()
+    # completed evidence stays: every rank's events up to the kill are readable
+    runs = read_run(log_dir)
+    assert sorted(runs) == list(range(len(devices.split(","))))
+    assert max(s.step for s in runs[0]["Perf/iteration"]) >= 10
+    meta = json.loads((log_dir / "train_meta.json").read_text())
+    assert meta["status"] == "failed" and f"collector of rank {rank}" in meta["error"]

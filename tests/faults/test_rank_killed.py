@@ -1,0 +1,72 @@
+"""Fault 3: one rank of a 2-rank job killed (or frozen) mid-run.
+
+Guarantee: the other rank does not hang; the job exits non-zero within the configured
+--timeout-s (plus the stop grace) with a message naming the dead rank; no process of the
+job and no shared-memory block it created remain; every rank's events stay readable.
+"""
+
+import json
+import re
+import signal
+
+import pytest
+from faultkit import Job, kill, logged_iterations, record, train_cmd, wait_for
+
+TIMEOUT_S = 20  # the job's --timeout-s
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_killed_rank_is_named_and_the_job_ends(tmp_path, g1_mjb, jobs, rank):
+    from sacscale.analysis.events import read_run
+
+    log_dir = tmp_path / "run"
+    job = Job(train_cmd(log_dir, g1_mjb, devices="cpu,cpu", timeout_s=TIMEOUT_S), tmp_path)
+    jobs.append(job)
+    wait_for(lambda: logged_iterations(log_dir) >= 10, 120, "10 logged iterations (learning has started)", job=job)
+    victim = wait_for(lambda: job.learner(rank), 10, f"the process of rank {rank}", job=job)
+    t_kill = kill(victim, signal.SIGKILL)
+
+    code = job.wait(TIMEOUT_S + 30)
+    elapsed = job.t_exit - t_kill
+    err = job.stderr()
+    leftovers = job.leftovers()
+    record("rank SIGKILL", rank=rank, exit_status=code, exit_after_s=round(elapsed, 2), leftovers=leftovers,
+           new_shm=sorted(job.new_shm()), message=job.message())
+
+    assert code != 0
+    assert elapsed < TIMEOUT_S
+    last = job.message()
+    assert re.search(rf"rank {rank} \(device cpu, pid {victim.pid}\) was killed by signal 9 \(SIGKILL\)", last), err
+    assert leftovers == []
+    assert job.new_shm() == set()
+    runs = read_run(log_dir)
+    assert sorted(runs) == [0, 1] and max(s.step for s in runs[1 - rank]["Perf/iteration"]) >= 10
+    meta = json.loads((log_dir / "train_meta.json").read_text())
+    assert meta["status"] == "failed" and f"rank {rank}" in meta["error"]
+
+
+def test_frozen_rank_times_out_and_the_job_ends(tmp_path, g1_mjb, jobs):
+    """SIGSTOP: the rank is alive but never answers. The other rank's collective times
+    out after --timeout-s; the job kills the frozen rank, fails naming it, never hangs."""
+    timeout_s = 5
+    log_dir = tmp_path / "run"
+    job = Job(train_cmd(log_dir, g1_mjb, devices="cpu,cpu", timeout_s=timeout_s), tmp_path)
+    jobs.append(job)
+    wait_for(lambda: logged_iterations(log_dir) >= 10, 120, "10 logged iterations (learning has started)", job=job)
+    victim = wait_for(lambda: job.learner(1), 10, "the process of rank 1", job=job)
+    t_stop = kill(victim, signal.SIGSTOP)
+
+    code = job.wait(timeout_s + 60)
+    elapsed = job.t_exit - t_stop
+    err = job.stderr()
+    leftovers = job.leftovers()
+    record("rank SIGSTOP", rank=1, timeout_s=timeout_s, exit_status=code, exit_after_s=round(elapsed, 2),
+           leftovers=leftovers, new_shm=sorted(job.new_shm()), message=job.message())
+
+    assert code != 0
+    assert elapsed < timeout_s + 10  # the peer's collective times out; the frozen rank is killed at once
+    message = job.message()
+    assert re.search(rf"rank 1 \(device cpu, pid {victim.pid}\) was frozen", message), err
+    assert re.search(r"then rank 0 \(device cpu, pid \d+\) failed: .*Timed out", message), err
+    assert leftovers == []
+    assert job.new_shm() == set()

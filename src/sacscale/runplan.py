@@ -117,6 +117,7 @@ class Plan:
     pairs: list[tuple[str, str]]
     probe: dict
     model_timeout_s: float
+    model: dict = field(default_factory=dict)
     description: str = ""
 
     def run(self, name: str) -> Run:
@@ -343,6 +344,10 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
         raise PlanError(f"probe.devices: {probe['devices']!r} is not 'cpu,cpu' or '0,1'-style")
     _positive_int(probe["iterations"], "probe.iterations")
 
+    model = {**(preset.get("model") or {}), **(config.get("model") or {})}
+    if model.get("from_mjb") and check_host and not os.path.isfile(model["from_mjb"]):
+        raise PlanError(f"model.from_mjb: {model['from_mjb']} does not exist")
+
     runs = []
     for k in range(1, values["repeats"] + 1):
         for c in order:
@@ -362,6 +367,7 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
         pairs=pairs,
         probe=probe,
         model_timeout_s=float(preset.get("model_timeout_s", 1800)),
+        model=model,
         description=str(preset.get("description", "")).strip(),
     )
 

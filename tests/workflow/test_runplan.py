@@ -90,6 +90,7 @@ def test_train_command_and_environment():
         ({"run_configs": {"n1_cpu": {"devices": "gpu"}}}, "run_configs.n1_cpu.devices"),
         ({"run_configs": {"n1_cpu": {"overrides": {"iterations": 5}}}}, "run_configs.n1_cpu.overrides.iterations"),
         ({"pairs": [["n1_cpu", "n9"]]}, "pairs[0]"),
+        ({"model": {"from_mjb": "no/such/model.mjb"}}, "model.from_mjb: no/such/model.mjb does not exist"),
     ],
 )
 def test_semantic_errors_name_the_key(config, key):

@@ -32,6 +32,7 @@ def test_dry_run_of_the_default_config_plans_the_cpu_chain(workflow_dir):
         (["repeat=3"], ["'repeat' was unexpected"]),
         (["order=7"], ["order", "not of type"]),
         (["prefix=bad name"], ["prefix", "does not match"]),
+        (["model={expect_sha256: xyz}"], ["expect_sha256", "does not match"]),
     ],
 )
 def test_schema_errors_name_the_key(workflow_dir, config, names):

@@ -129,6 +129,21 @@ def run_timeout(wildcards):
     return PLAN.run_configs[PLAN.run(wildcards.run).config].timeout_s
 
 
+def model_source():
+    """The compiled model to start from, when the config names one (an input, so a new
+    file rebuilds the model)."""
+    return [PLAN.model["from_mjb"]] if PLAN.model.get("from_mjb") else []
+
+
+def model_args():
+    args = []
+    if PLAN.model.get("from_mjb"):
+        args += ["--from-mjb", PLAN.model["from_mjb"]]
+    if PLAN.model.get("expect_sha256"):
+        args += ["--expect-sha256", PLAN.model["expect_sha256"]]
+    return shlex.join(args)
+
+
 def probe_args():
     p = PLAN.probe
     args = ["--devices", str(p["devices"]), "--iterations", str(p["iterations"])]

@@ -1,15 +1,17 @@
-# Stage 2: build the G1 task model from the asset package; save .mjb, its hash and the
-# physics cost per step.
+# Stage 2: build the G1 task model from the asset package (or take a given .mjb: config
+# model.from_mjb); save .mjb, its hash and the physics cost per step.
 
 
 rule prepare_model:
     input:
+        source=model_source(),
         env=results("environment.json"),
     output:
         model=model_file(),
         json=results("model.json"),
     params:
         outdir=lambda wildcards, output: str(Path(output.model).parent),
+        args=model_args(),
         timeout=PLAN.model_timeout_s,
     resources:
         gpu_lock=1,
@@ -21,4 +23,4 @@ rule prepare_model:
         "../../envs/sacscale.yaml"
     shell:
         "timeout --kill-after=30 {params.timeout} "
-        "sacscale prepare-model --output-dir {params.outdir} --json {output.json} > {log} 2>&1"
+        "sacscale prepare-model --output-dir {params.outdir} --json {output.json} {params.args} > {log} 2>&1"

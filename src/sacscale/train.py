@@ -257,7 +257,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
             t3 = time.perf_counter()
             if not bool(host_finite.all()):
                 bad = [name for name, ok in zip(state, host_finite.tolist()) if not ok]
-                raise TrainingError(f"rank {rank}: learner state {bad} became non-finite at iteration {it} (diverged)")
+                raise TrainingError(f"rank {rank}: diverged at iteration {it}: non-finite learner state {bad}")
             weights = host_weights.numpy()
             collector.publish(weights)
             steps += cfg.num_envs
@@ -298,8 +298,7 @@ def _update(learner, rank: int, it: int) -> None:
             bad = []
         if bad:
             raise TrainingError(
-                f"rank {rank}: learner state {bad} became non-finite during iteration {it} (diverged); "
-                f"the update then failed: {exc}"
+                f"rank {rank}: diverged at iteration {it}: non-finite learner state {bad}; the update failed on it: {exc}"
             ) from exc
         raise
 
@@ -338,7 +337,7 @@ def _log(writer, learner, interval: _Interval, it: int, steps: int, counter, dis
     metrics = learner.metrics() if learner.ready() else {}
     bad = [k for k, v in metrics.items() if not math.isfinite(v)]
     if bad:
-        raise TrainingError(f"rank {rank}: non-finite learner metrics at iteration {it}: {bad} (diverged)")
+        raise TrainingError(f"rank {rank}: diverged at iteration {it}: non-finite learner metrics {bad}")
 
     s, n = interval.sums, max(interval.iters, 1)
     scalars = {

@@ -3,8 +3,10 @@ from pathlib import Path
 
 import pytest
 
-# tests/faults/faultkit.py: helpers shared by the fault-injection tests
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+HERE = Path(__file__).resolve().parent
+# faultkit.py (helpers of these tests), tests/workflow/pipeline_helpers.py (a copy of the
+# workflow, Snakemake in it, checks of a finished run set)
+sys.path[:0] = [str(HERE), str(HERE.parent / "workflow")]
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,8 @@ import pytest
 HERE = Path(__file__).resolve().parent
 # faultkit.py (helpers of these tests), tests/workflow/pipeline_helpers.py (a copy of the
 # workflow, Snakemake in it, checks of a finished run set)
-sys.path[:0] = [str(HERE), str(HERE.parent / "workflow")]
+# and tests/synthetic_runs.py (synthetic event files)
+sys.path[:0] = [str(HERE), str(HERE.parent / "workflow"), str(HERE.parent)]
 
 
 @pytest.fixture(scope="session")

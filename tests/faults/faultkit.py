@@ -135,6 +135,7 @@ class Job:
                                          env=env, cwd=workdir, start_new_session=True)
         self.pid = self.proc.pid
         self.t_exit: float | None = None
+        self.mapped: set[str] = set()
 
     def stderr(self) -> str:
         return self.err_path.read_text(errors="replace")
@@ -183,7 +184,22 @@ class Job:
             time.sleep(0.1)
 
     def new_shm(self) -> set[str]:
-        return shm_entries() - self.shm_before
+        """The job's sacscale_<pid>_* blocks still there, plus every /dev/shm entry (blocks,
+        semaphores) a job process had mapped at the last `note_mapped()` that still exists.
+        (Entries of other processes, e.g. a concurrent test run, do not count.)"""
+        left = {os.path.basename(p) for p in self.mapped if os.path.exists(p)}
+        return {name for name in shm_entries() - self.shm_before if name.startswith(f"sacscale_{self.pid}_")} | left
+
+    def note_mapped(self) -> set[str]:
+        """Remember the /dev/shm entries the job's processes map now (call it mid-run)."""
+        for p in self.processes():
+            try:
+                with open(f"/proc/{p.pid}/maps") as fh:
+                    self.mapped |= {line.split(None, 5)[5].strip() for line in fh
+                                    if len(line.split(None, 5)) == 6 and " /dev/shm/" in line}
+            except OSError:
+                pass
+        return self.mapped
 
     def cleanup(self) -> None:
         """Kill whatever of the job is still alive (test teardown)."""

@@ -24,6 +24,7 @@ def test_collector_sigkill_fails_the_job_naming_it(tmp_path, g1_mjb, jobs, devic
     jobs.append(job)
     wait_for(lambda: logged_iterations(log_dir) >= 10, 120, "10 logged iterations (learning has started)", job=job)
     collector = wait_for(lambda: job.collector(rank), 10, f"the collector of rank {rank}", job=job)
+    assert any("/sem." in m for m in job.note_mapped())  # blocks and semaphores, checked after
     t_kill = kill(collector, signal.SIGKILL)
 
     code = job.wait(60)
@@ -46,3 +47,27 @@ def test_collector_sigkill_fails_the_job_naming_it(tmp_path, g1_mjb, jobs, devic
     assert max(s.step for s in runs[0]["Perf/iteration"]) >= 10
     meta = json.loads((log_dir / "train_meta.json").read_text())
     assert meta["status"] == "failed" and f"collector of rank {rank}" in meta["error"]
+
+
+def test_frozen_collector_times_out_naming_it(tmp_path, g1_mjb, jobs):
+    """SIGSTOP: the collector is alive but produces nothing. The learner gives up after
+    --timeout-s, names the collector, and kills it (a stopped process cannot act on the
+    stop request or SIGTERM)."""
+    timeout_s = 3
+    log_dir = tmp_path / "run"
+    job = Job(train_cmd(log_dir, g1_mjb, timeout_s=timeout_s), tmp_path)
+    jobs.append(job)
+    wait_for(lambda: logged_iterations(log_dir) >= 10, 120, "10 logged iterations", job=job)
+    collector = wait_for(lambda: job.collector(0), 10, "the collector", job=job)
+    assert any("/sem." in m for m in job.note_mapped())
+    t_stop = kill(collector, signal.SIGSTOP)
+
+    code = job.wait(60)
+    elapsed = job.t_exit - t_stop
+    leftovers = job.leftovers()
+    record("collector SIGSTOP", timeout_s=timeout_s, exit_status=code, exit_after_s=round(elapsed, 2),
+           leftovers=leftovers, new_shm=sorted(job.new_shm()), message=job.message())
+    assert code == 1
+    assert elapsed < timeout_s + 5
+    assert re.search(rf"collector of rank 0 \(pid {collector.pid}\) produced no data for {timeout_s} s", job.message())
+    assert leftovers == [] and job.new_shm() == set()

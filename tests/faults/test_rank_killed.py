@@ -24,6 +24,7 @@ def test_killed_rank_is_named_and_the_job_ends(tmp_path, g1_mjb, jobs, rank):
     jobs.append(job)
     wait_for(lambda: logged_iterations(log_dir) >= 10, 120, "10 logged iterations (learning has started)", job=job)
     victim = wait_for(lambda: job.learner(rank), 10, f"the process of rank {rank}", job=job)
+    assert any("/sem." in m for m in job.note_mapped())  # blocks and semaphores, checked after
     t_kill = kill(victim, signal.SIGKILL)
 
     code = job.wait(TIMEOUT_S + 30)
@@ -54,6 +55,7 @@ def test_frozen_rank_times_out_and_the_job_ends(tmp_path, g1_mjb, jobs):
     jobs.append(job)
     wait_for(lambda: logged_iterations(log_dir) >= 10, 120, "10 logged iterations (learning has started)", job=job)
     victim = wait_for(lambda: job.learner(1), 10, "the process of rank 1", job=job)
+    assert any("/sem." in m for m in job.note_mapped())  # blocks and semaphores, checked after
     t_stop = kill(victim, signal.SIGSTOP)
 
     code = job.wait(timeout_s + 60)

@@ -10,6 +10,7 @@ train_meta.json says "interrupted".
 import json
 import os
 import signal
+import time
 
 import pytest
 from faultkit import Job, logged_iterations, record, train_cmd, wait_for
@@ -29,7 +30,8 @@ def test_signal_to_the_group_stops_the_trainer_cleanly(tmp_path, g1_mjb, jobs, d
     job = Job(train_cmd(log_dir, g1_mjb, devices=devices), tmp_path)
     jobs.append(job)
     wait_for(lambda: logged_iterations(log_dir) >= 10, 120, "10 logged iterations", job=job)
-    sent = __import__("time").monotonic()
+    assert any("/sem." in m for m in job.note_mapped())  # blocks and semaphores, checked after
+    sent = time.monotonic()
     os.killpg(job.pid, sig)
 
     code = job.wait(60)
@@ -59,11 +61,12 @@ def test_sigkill_of_the_job_leaves_no_rank_or_collector_behind(tmp_path, g1_mjb,
     jobs.append(job)
     wait_for(lambda: logged_iterations(log_dir) >= 10, 120, "10 logged iterations", job=job)
     assert job.collector(0) and job.collector(1)
-    sent = __import__("time").monotonic()
+    assert any("/sem." in m for m in job.note_mapped())  # blocks and semaphores, checked after
+    sent = time.monotonic()
     os.kill(job.pid, signal.SIGKILL)
     code = job.wait(30)
     leftovers = job.leftovers(grace=15)
-    gone_after = __import__("time").monotonic() - sent
+    gone_after = time.monotonic() - sent
     record("job SIGKILL", exit_status=code, all_gone_after_s=round(gone_after, 2), leftovers=leftovers,
            new_shm=sorted(job.new_shm()))
     assert code == -signal.SIGKILL

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sacscale.collect.shm import STAT_INDEX, SlotSpec, TransitionSlots, WeightBlock, unlink_prefix
-from sacscale.dist.launch import describe_exit, die_with_parent
+from sacscale.dist.launch import describe_exit, die_with_parent, is_stopped
 
 POLL_S = 0.2  # how often a blocked wait re-checks that its peer is alive
 
@@ -211,14 +211,17 @@ class CollectorHandle:
     def close(self, timeout_s: float = 10.0) -> None:
         """Stop the collector (escalating to SIGKILL) and unlink the shared blocks."""
         self._stop.set()
-        if self.process.pid is not None:
-            self.process.join(timeout_s)
-            if self.process.is_alive():
-                self.process.terminate()
-                self.process.join(timeout_s)
-            if self.process.is_alive():
-                self.process.kill()
-                self.process.join(timeout_s)
+        proc = self.process
+        if proc.pid is not None:
+            deadline = time.monotonic() + timeout_s
+            while proc.is_alive() and time.monotonic() < deadline and not is_stopped(proc.pid):
+                proc.join(0.05)
+            if proc.is_alive() and not is_stopped(proc.pid):
+                proc.terminate()
+                proc.join(timeout_s)
+            if proc.is_alive():  # stuck, or stopped (SIGSTOP: it cannot act on SIGTERM)
+                proc.kill()
+                proc.join(timeout_s)
         self.slots.close()
         self.weights.close()
         unlink_prefix(self.cfg.shm_prefix)

@@ -258,7 +258,7 @@ def _stop_all(procs) -> tuple[list[int], list[int]]:
         if not live:
             break
         for r in live:
-            if r not in frozen and _is_stopped(procs[r].pid):
+            if r not in frozen and is_stopped(procs[r].pid):
                 procs[r].kill()
                 frozen.append(r)
                 killed.append(r)
@@ -273,7 +273,7 @@ def _stop_all(procs) -> tuple[list[int], list[int]]:
     return killed, frozen
 
 
-def _is_stopped(pid: int) -> bool:
+def is_stopped(pid: int) -> bool:
     """Whether a process is stopped by a signal or a tracer (state T or t)."""
     try:
         with open(f"/proc/{pid}/stat") as fh:

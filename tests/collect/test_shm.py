@@ -29,8 +29,8 @@ def test_weight_block_roundtrip_and_versions(prefix):
 def test_weight_block_refuses_torn_read(prefix):
     block = WeightBlock(f"{prefix}_w", 4, create=True)
     block.seq[0] = 3  # a writer stuck mid-write: no consistent snapshot exists
-    with pytest.raises(RuntimeError, match="no consistent snapshot"):
-        block.read_into(np.zeros(4, dtype=np.float32), max_tries=10)
+    with pytest.raises(RuntimeError, match="no consistent snapshot within"):
+        block.read_into(np.zeros(4, dtype=np.float32), timeout_s=0.05)
     block.close()
 
 
@@ -48,3 +48,22 @@ def test_slots_are_shared_between_creator_and_attacher(prefix):
     import os
 
     assert not os.path.exists(f"/dev/shm/{prefix}_s")  # the creator unlinks
+
+
+def test_weight_block_waits_out_a_preempted_writer(prefix):
+    import threading
+    import time
+
+    block = WeightBlock(f"{prefix}_w", 4, create=True)
+    block.seq[0] = 1  # writer parked mid-write ...
+    block.flat[:] = 3.0
+
+    def finish():
+        time.sleep(0.1)  # ... for longer than a tight retry loop would wait
+        block.seq[0] = 2
+
+    threading.Thread(target=finish).start()
+    out = np.zeros(4, dtype=np.float32)
+    assert block.read_into(out, timeout_s=5.0) == 1
+    np.testing.assert_array_equal(out, 3.0)
+    block.close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import glob
 import os
+import time
 from dataclasses import dataclass
 from multiprocessing import shared_memory
 
@@ -157,16 +158,26 @@ class WeightBlock(_Block):
     def version(self) -> int:
         return int(self.seq[0]) // 2
 
-    def read_into(self, out: np.ndarray, max_tries: int = 1000) -> int:
-        """Copy a consistent snapshot into `out`; returns its version."""
-        for _ in range(max_tries):
+    def read_into(self, out: np.ndarray, timeout_s: float = 30.0) -> int:
+        """Copy a consistent snapshot into `out`; returns its version.
+
+        A writer preempted mid-copy keeps the counter odd for as long as the scheduler
+        parks it (on a loaded 2-core machine, many milliseconds), so retries back off
+        with short sleeps and give up only after `timeout_s`.
+        """
+        deadline = time.monotonic() + timeout_s
+        pause = 0.0
+        while True:
             before = int(self.seq[0])
-            if before % 2:
-                continue
-            np.copyto(out, self.flat)
-            if int(self.seq[0]) == before:
-                return before // 2
-        raise RuntimeError(f"weight block {self.name}: no consistent snapshot after {max_tries} tries")
+            if before % 2 == 0:
+                np.copyto(out, self.flat)
+                if int(self.seq[0]) == before:
+                    return before // 2
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"weight block {self.name}: no consistent snapshot within {timeout_s:.0f} s "
+                                   "(is the learner stuck mid-write?)")
+            time.sleep(pause)
+            pause = min(0.01, pause * 2 or 1e-5)
 
     def close(self) -> None:
         self.seq = self.flat = None

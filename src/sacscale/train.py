@@ -423,7 +423,7 @@ def _write_meta_status(cfg: TrainConfig, rank: int, status: str, steps: int) -> 
 
 
 def _atomic_json(path: Path, data: dict) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")  # per process: rank 0 and the launcher may both write
     tmp.write_text(json.dumps(data, indent=2, default=str))
     os.replace(tmp, path)
 
@@ -519,12 +519,19 @@ def _sigterm_raises(exc_type):
 
 
 def _mark_failed(cfg: TrainConfig, exc: BaseException) -> None:
-    path = meta_path(cfg)
-    if path.exists():
-        meta = json.loads(path.read_text())
-        if meta.get("status") != "completed":
-            from sacscale.dist.launch import Interrupted
+    """The job failed: say so in train_meta.json, even if rank 0 had already written
+    "completed" (another rank can fail after it), so the file agrees with the exit status."""
+    from sacscale.dist.launch import Interrupted
 
-            status = "interrupted" if isinstance(exc, (Interrupted, KeyboardInterrupt)) else "failed"
-            meta.update(status=status, error=f"{type(exc).__name__}: {exc}", end_time=time.time())
-            _atomic_json(path, meta)
+    path = meta_path(cfg)
+    try:
+        meta = json.loads(path.read_text()) if path.exists() else None
+    except (OSError, json.JSONDecodeError):
+        meta = {}
+    if meta is None:
+        return
+    status = "interrupted" if isinstance(exc, (Interrupted, KeyboardInterrupt)) else "failed"
+    if meta.get("status") == "completed":
+        meta["rank0_completed"] = True
+    meta.update(status=status, error=f"{type(exc).__name__}: {exc}", end_time=time.time())
+    _atomic_json(path, meta)

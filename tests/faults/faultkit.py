@@ -41,6 +41,14 @@ def train_cmd(log_dir: Path, model: Path, devices: str = "cpu", iterations: int 
     return cmd
 
 
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def shm_entries() -> set[str]:
     return {os.path.basename(p) for p in glob.glob(SHM_GLOB)}
 

@@ -6,11 +6,13 @@ job and no shared-memory block it created remain; every rank's events stay reada
 """
 
 import json
+import os
 import re
 import signal
 
+import psutil
 import pytest
-from faultkit import Job, kill, logged_iterations, record, train_cmd, wait_for
+from faultkit import Job, free_port, kill, logged_iterations, record, train_cmd, wait_for
 
 TIMEOUT_S = 20  # the job's --timeout-s
 
@@ -72,3 +74,36 @@ def test_frozen_rank_times_out_and_the_job_ends(tmp_path, g1_mjb, jobs):
     assert re.search(r"then rank 0 \(device cpu, pid \d+\) failed: .*Timed out", message), err
     assert leftovers == []
     assert job.new_shm() == set()
+
+
+def test_killed_rank_under_an_external_launcher(tmp_path, g1_mjb, jobs):
+    """Ranks started by an external launcher (torchrun, a cluster: RANK/WORLD_SIZE set),
+    one process each, no supervisor of ours: the survivor's collective fails (peer
+    closed) or times out, so it exits non-zero within --timeout-s; the launcher names
+    the dead rank. Nothing of either rank is left behind."""
+    env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()), "WORLD_SIZE": "2"}
+    log_dir = tmp_path / "run"
+    ranks = []
+    for rank in (0, 1):
+        cmd = train_cmd(log_dir, g1_mjb, devices="cpu,cpu", timeout_s=TIMEOUT_S)
+        ranks.append(Job(cmd, tmp_path, env={**env, "RANK": str(rank), "LOCAL_RANK": str(rank)}, name=f"rank{rank}"))
+        jobs.append(ranks[-1])
+    survivor, victim = ranks
+    wait_for(lambda: logged_iterations(log_dir) >= 10, 120, "10 logged iterations", job=survivor)
+    for job in ranks:
+        assert any("/sem." in m for m in job.note_mapped())
+    t_kill = kill(psutil.Process(victim.pid), signal.SIGKILL)
+
+    code = survivor.wait(TIMEOUT_S + 30)
+    elapsed = survivor.t_exit - t_kill
+    victim.wait(10)
+    leftovers = survivor.leftovers() + victim.leftovers()
+    record("rank SIGKILL, external launcher", exit_status=code, exit_after_s=round(elapsed, 2), leftovers=leftovers,
+           new_shm=sorted(survivor.new_shm() | victim.new_shm()), message=survivor.message())
+    assert code == 1
+    assert elapsed < TIMEOUT_S
+    assert re.search(r"sacscale train: error: .*(Connection closed by peer|Connection reset|Timed out)", survivor.message())
+    assert leftovers == []
+    assert survivor.new_shm() == set() and victim.new_shm() == set()
+    meta = json.loads((log_dir / "train_meta.json").read_text())
+    assert meta["status"] == "failed"

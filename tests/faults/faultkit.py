@@ -167,19 +167,25 @@ class Job:
     def processes(self) -> list[psutil.Process]:
         return session_members(self.pid)
 
-    def collector(self, rank: int = 0) -> psutil.Process:
+    def collector(self, rank: int = 0) -> psutil.Process | None:
         """The collector process of `rank`: it maps the rank's slots block, and so does its
         parent (the rank's learner)."""
         for p in self.processes():
-            if p.pid != self.pid and maps_block(p.pid, f"_r{rank}_slots") and maps_block(p.ppid(), f"_r{rank}_slots"):
-                return p
+            try:
+                if p.pid != self.pid and maps_block(p.pid, f"_r{rank}_slots") and maps_block(p.ppid(), f"_r{rank}_slots"):
+                    return p
+            except psutil.Error:
+                pass
         return None
 
-    def learner(self, rank: int = 0) -> psutil.Process:
+    def learner(self, rank: int = 0) -> psutil.Process | None:
         """The learner process of `rank` (the job's own process for a single rank)."""
         for p in self.processes():
-            if maps_block(p.pid, f"_r{rank}_slots") and not maps_block(p.ppid(), f"_r{rank}_slots"):
-                return p
+            try:
+                if maps_block(p.pid, f"_r{rank}_slots") and not maps_block(p.ppid(), f"_r{rank}_slots"):
+                    return p
+            except psutil.Error:
+                pass
         return None
 
     def leftovers(self, grace: float = 5.0) -> list[str]:

@@ -115,15 +115,29 @@ class DoneMeansComplete(threading.Thread):
         return self.violations
 
 
-def interrupt(workdir: Path, env: dict, sig: int, to_group: bool, slow_s: str):
+@pytest.fixture
+def seen():
+    """The pipeline's processes, as seen just before the signal; whatever of them is
+    still alive at teardown is killed (after the test has checked)."""
+    procs: dict[int, psutil.Process] = {}
+    yield procs
+    for p in procs.values():
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+
+
+def interrupt(workdir: Path, env: dict, sig: int, to_group: bool, slow_s: str, seen: dict):
     """Start the pipeline, send `sig` while the second run trains, wait for the end.
-    Returns (exit status, output, seconds from the signal to the exit, processes left)."""
+    Fills `seen` with its processes just before the signal (the trainer runs in a session
+    of its own, so they are tracked by pid). Returns (exit status, output, seconds from
+    the signal to the exit)."""
     env = {**env, "FAKE_SLOW_RUN": VICTIM, "FAKE_SLOW_S": slow_s}
     log = workdir / "snakemake.out"
     with open(log, "wb") as out:
         proc = subprocess.Popen([SNAKEMAKE, "--cores", "all"], cwd=workdir, env=env, stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True)
-    seen: dict[int, psutil.Process] = {}
     try:
         marker = Path(env["FAKE_MARKER_DIR"]) / f"{VICTIM}.started"
         deadline = time.monotonic() + 240
@@ -144,14 +158,8 @@ def interrupt(workdir: Path, env: dict, sig: int, to_group: bool, slow_s: str):
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-        for p in list(seen.values()):
-            try:
-                if p.is_running():
-                    p.kill()  # teardown only; the assertion below reports what was alive
-            except psutil.Error:
-                pass
     time.sleep(0.5)
-    return code, log.read_text(), elapsed, seen
+    return code, log.read_text(), elapsed
 
 
 def trained(output: str) -> list[str]:
@@ -171,13 +179,13 @@ def alive(seen: dict) -> list[str]:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_signal_to_the_process_group_sets_the_run_aside_and_resume_completes(tmp_path, reference, sig):
+def test_signal_to_the_process_group_sets_the_run_aside_and_resume_completes(tmp_path, reference, seen, sig):
     workdir = copy_workflow(tmp_path / "wf")
     env = stand_in_env(tmp_path)
     results = workdir / "results" / "cpu"
     watch = DoneMeansComplete(results / "runs")
     watch.start()
-    code, out, elapsed, seen = interrupt(workdir, env, sig, to_group=True, slow_s="3600")
+    code, out, elapsed = interrupt(workdir, env, sig, to_group=True, slow_s="3600", seen=seen)
     left = alive(seen)
     name = signal.Signals(sig).name
     record("pipeline interrupted", signal=name, delivered_to="process group", exit_status=code,
@@ -211,7 +219,7 @@ def test_signal_to_the_process_group_sets_the_run_aside_and_resume_completes(tmp
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_signal_to_snakemake_alone_lets_the_run_finish_and_resume_completes(tmp_path, reference, sig):
+def test_signal_to_snakemake_alone_lets_the_run_finish_and_resume_completes(tmp_path, reference, seen, sig):
     """Snakemake's own handling: SIGTERM is 'finish running jobs, start none'; SIGINT is
     'cancel', which still waits for the running job. Either way the run ends complete
     (the wrapper renames it into place) and nothing after it starts. After SIGINT
@@ -223,7 +231,7 @@ def test_signal_to_snakemake_alone_lets_the_run_finish_and_resume_completes(tmp_
     results = workdir / "results" / "cpu"
     watch = DoneMeansComplete(results / "runs")
     watch.start()
-    code, out, elapsed, seen = interrupt(workdir, env, sig, to_group=False, slow_s=str(slow_s))
+    code, out, elapsed = interrupt(workdir, env, sig, to_group=False, slow_s=str(slow_s), seen=seen)
     left = alive(seen)
     name = signal.Signals(sig).name
     record("pipeline interrupted", signal=name, delivered_to="snakemake only", exit_status=code,
@@ -258,3 +266,22 @@ def test_signal_to_snakemake_alone_lets_the_run_finish_and_resume_completes(tmp_
     runs_in_order(results, RUNS)
     check_run_set(workdir, "cpu", RUNS)
     assert structure(workdir) == reference
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "pipeline gap: the run wrapper (sacscale.evidence.record) starts the trainer in its own session and "
+    "nothing ties the trainer's life to the wrapper's, so when the wrapper is SIGKILLed (kill -9 of the "
+    "process group, the OOM killer) the trainer keeps running as an orphan, unbounded by the run's timeout, "
+    "and may overlap the next invocation's run. Fix on the wrapper side: PR_SET_PDEATHSIG=SIGTERM in the "
+    "child (preexec_fn) so the trainer's own SIGTERM handling stops it"))
+def test_sigkill_of_the_pipeline_leaves_no_trainer_behind(tmp_path, seen):
+    workdir = copy_workflow(tmp_path / "wf")
+    env = stand_in_env(tmp_path)
+    code, out, elapsed = interrupt(workdir, env, signal.SIGKILL, to_group=True, slow_s="3600", seen=seen)
+    deadline = time.monotonic() + 10
+    while alive(seen) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = alive(seen)
+    record("pipeline SIGKILL", exit_status=code, left=left)
+    assert code == -signal.SIGKILL
+    assert left == [], left

@@ -268,12 +268,6 @@ def test_signal_to_snakemake_alone_lets_the_run_finish_and_resume_completes(tmp_
     assert structure(workdir) == reference
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "pipeline gap: the run wrapper (sacscale.evidence.record) starts the trainer in its own session and "
-    "nothing ties the trainer's life to the wrapper's, so when the wrapper is SIGKILLed (kill -9 of the "
-    "process group, the OOM killer) the trainer keeps running as an orphan, unbounded by the run's timeout, "
-    "and may overlap the next invocation's run. Fix on the wrapper side: PR_SET_PDEATHSIG=SIGTERM in the "
-    "child (preexec_fn) so the trainer's own SIGTERM handling stops it"))
 def test_sigkill_of_the_pipeline_leaves_no_trainer_behind(tmp_path, seen):
     workdir = copy_workflow(tmp_path / "wf")
     env = stand_in_env(tmp_path)

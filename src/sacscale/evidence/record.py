@@ -57,6 +57,12 @@ def _move_aside(path: Path, attic: Path, why: str) -> Path | None:
     return target
 
 
+def _trainer_dies_with_wrapper() -> None:
+    from sacscale.dist.launch import die_with_parent
+
+    die_with_parent(signal.SIGTERM)
+
+
 def _kill_group(proc: subprocess.Popen, sig: int) -> None:
     try:
         os.killpg(proc.pid, sig)
@@ -100,6 +106,9 @@ class Supervisor:
                 self.proc = subprocess.Popen(
                     self.cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                     env=child_env, start_new_session=True,
+                    # the trainer must not outlive a wrapper that was SIGKILLed (its own
+                    # SIGTERM handling then stops ranks and collectors cleanly)
+                    preexec_fn=_trainer_dies_with_wrapper,
                 )
             except OSError as exc:
                 msg = f"run_training: cannot start {self.cmd[0]!r}: {exc}\n"

@@ -15,6 +15,7 @@ import sys
 COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("train", "train FastSAC on G1WalkFlat (one or more ranks)"),
     "env-bench": ("env_bench", "physics-only and full env-step throughput"),
+    "solver-study": ("solver_study", "per-step cost and trajectory deviation of constraint-solver settings"),
     "learner-bench": ("learner_bench", "ms per learner iteration: eager, compiled, graphed, both"),
     "prepare-model": ("prepare_model", "build the G1 task model, save .mjb + SHA-256, measure step cost"),
     "probe": ("probe", "correctness probe of data-parallel gradient sync"),

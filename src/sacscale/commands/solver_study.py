@@ -1,0 +1,130 @@
+"""`sacscale solver-study`: per-step cost and trajectory deviation of solver settings."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--num-envs", type=int, default=256, help="simulations per batch (default 256)")
+    parser.add_argument("--steps", type=int, default=100, help="control steps per rollout and per cost run (default 100)")
+    parser.add_argument("--threads", type=int, default=1, help="threads of each batch (default 1)")
+    parser.add_argument("--repeats", type=int, default=1, help="rounds of cost measurement, alternating order (default 1)")
+    parser.add_argument(
+        "--stand-window", type=int, default=25,
+        help="the standing cost cycles over the reference's first N states, while the robots stand (default 25)",
+    )
+    parser.add_argument(
+        "--setting", action="append", default=None, metavar="SPEC",
+        help='a setting to compare, e.g. "iterations=5,ls_iterations=8" (keys: iterations, ls_iterations, '
+        "tolerance, init_perturbation); repeatable; replaces the default sweep. MuJoCo's defaults always run first, "
+        "as the reference",
+    )
+    parser.add_argument("--checkpoints", default="10,50,100", help="control steps at which trajectories are compared")
+    parser.add_argument("--model", default=None, help="compiled model (.mjb); default: build from the asset package")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--output", default=None, help="write the results as JSON to this file")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _fmt_err(x: float, unit: str) -> str:
+    return "0" if x == 0 else f"{x:.2g}{unit}"
+
+
+def print_tables(result: dict, file=None) -> None:
+    file = file or sys.stdout
+    rows = result["results"]
+    w = max(len(r["setting"]["name"]) for r in rows)
+    p = lambda *a: print(*a, file=file)  # noqa: E731
+    p(
+        f"{result['num_envs']} envs, {result['steps']} control steps x {result['substeps']} substeps, "
+        f"{result['threads']} thread(s), {result['repeats']} cost round(s), {result['processor']}"
+    )
+    p(
+        "\nCost on identical states (each setting steps from the reference's states): env steps per CPU-second, "
+        "speed-up against the reference (min-max over rounds), mean solver iterations of the last substep.\n"
+        f"stand: the reference's first {result['stand_window']} standing states, cycled; random: its random-action "
+        "rollout. free: the setting's own free-running random-action rollout."
+    )
+    p(
+        f"{'setting':<{w}}  {'stand/cpu-s':>11} {'x ref':>13} {'iters':>5}   {'random/cpu-s':>12} {'x ref':>13}"
+        f" {'iters':>5}   {'free x ref':>10} {'unstable':>8}"
+    )
+    for r in rows:
+        cs, cr = r["cost"]["stand"], r["cost"]["random"]
+        fr = r["free_running"]["random"]
+        unstable = r["free_running"]["stand"]["unstable_envs"] + fr["unstable_envs"]
+
+        def speed(c):
+            if result["repeats"] > 1:
+                return f"{c['cpu_speedup_vs_reference']:.3f} ({c['cpu_speedup_min']:.2f}-{c['cpu_speedup_max']:.2f})"
+            return f"{c['cpu_speedup_vs_reference']:.3f}"
+
+        p(
+            f"{r['setting']['name']:<{w}}  {cs['env_steps_per_cpu_s']:>11.0f} {speed(cs):>13} {cs['mean_solver_iterations']:>5.2f}"
+            f"   {cr['env_steps_per_cpu_s']:>12.0f} {speed(cr):>13} {cr['mean_solver_iterations']:>5.2f}"
+            f"   {fr['cpu_speedup_vs_reference']:>10.3f} {unstable:>8d}"
+        )
+    ck = [str(c) for c in result["checkpoints"]]
+    for sc in result["scenarios"]:
+        p(
+            f"\nTrajectory deviation from the reference, scenario {sc} (same initial states and controls), "
+            f"after {'/'.join(ck)} control steps:\n"
+            "joint RMS (rad), mean pelvis position error (m), fraction of envs whose fall status differs, "
+            "fraction still bit-identical; |d fall step|: mean difference of the first fall step (envs that fell in both)"
+        )
+        p(
+            f"{'setting':<{w}}  {'joint RMS':>22}  {'pelvis err':>22}  {'fall differs':>16}  {'identical':>16}"
+            f"  {'|d fall step|':>13}"
+        )
+        for r in rows:
+            d = r["deviation"][sc]
+            jr = "/".join(_fmt_err(d[c]["joint_rms_rad"], "") for c in ck)
+            pe = "/".join(_fmt_err(d[c]["pelvis_err_mean_m"], "") for c in ck)
+            fd = "/".join(f"{d[c]['fall_differs_frac']:.2f}" for c in ck)
+            idn = "/".join(f"{d[c]['identical_frac']:.2f}" for c in ck)
+            ft = r["fall_timing"][sc]["fall_step_mean_abs_diff"]
+            p(f"{r['setting']['name']:<{w}}  {jr:>22}  {pe:>22}  {fd:>16}  {idn:>16}  {ft:>13.2f}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from sacscale.sim import solver_study as ss
+    from sacscale.task.g1_model import load_model
+
+    try:
+        if min(args.num_envs, args.steps, args.threads, args.repeats, args.stand_window) < 1:
+            raise ValueError("--num-envs, --steps, --threads, --repeats and --stand-window must be >= 1")
+        checkpoints = [int(c) for c in str(args.checkpoints).split(",") if c.strip()]
+        if not checkpoints or min(checkpoints) < 1:
+            raise ValueError("--checkpoints: positive control-step counts, e.g. 10,50,100")
+        if args.setting:
+            settings = [ss.REFERENCE] + [ss.parse_setting(spec) for spec in args.setting]
+        else:
+            settings = ss.default_sweep()
+        names = [s.name for s in settings]
+        if len(set(names)) != len(names):
+            raise ValueError(f"a setting is given twice: {names}")
+    except ValueError as e:
+        print(f"solver-study: {e}", file=sys.stderr)
+        return 2
+    model = load_model(args.model)
+
+    total = ss.study_steps(len(settings), args.steps, args.repeats)
+    with tqdm(total=total, unit="step", disable=args.no_progress, desc="solver-study") as bar:
+        result = ss.run_solver_study(
+            model, settings, num_envs=args.num_envs, steps=args.steps, num_threads=args.threads, seed=args.seed,
+            checkpoints=checkpoints, stand_window=args.stand_window, repeats=args.repeats, progress=bar.update,
+        )
+    result["model_path"] = args.model
+    result["command"] = "sacscale solver-study " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["solver-study"] else None
+    print_tables(result)
+    if args.output:
+        out = Path(args.output)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2) + "\n")
+    return 0

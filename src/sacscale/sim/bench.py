@@ -170,12 +170,13 @@ def run_env_bench(
         "mujoco_version": mujoco.__version__,
         "numpy_version": np.__version__,
         "python": platform.python_version(),
-        "processor": _cpu_model(),
+        "processor": cpu_model(),
         "results": rows,
     }
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
+    """The CPU's model name, for recording where a figure was measured."""
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:

@@ -49,6 +49,7 @@ import mujoco
 import numpy as np
 from mujoco.batch import Batch, SimulationError
 
+from sacscale.sim.bench import cpu_model
 from sacscale.task import g1_model as g1
 from sacscale.task.g1_walk_flat import TaskConfig
 
@@ -484,20 +485,10 @@ def run_solver_study(
         "mujoco_version": mujoco.__version__,
         "numpy_version": np.__version__,
         "python": platform.python_version(),
-        "processor": _cpu_model(),
+        "processor": cpu_model(),
         "cpus_available": len(os.sched_getaffinity(0)),
         "loadavg_before": list(load_before),
         "loadavg_after": list(os.getloadavg()),
         "results": rows,
     }
 
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()

@@ -241,7 +241,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
             if staged is not None:
                 staged.synchronize()  # the previous H2D copy from the staging buffers is done
             batch = _stage(arrays, staging, device)
-            collector.release(k)  # the collector may refill this slot now
+            stats = stats.copy()  # the slot's stats are rewritten once it is released
             learner.replay.add(**batch)
             if staged is not None:
                 staged.record()
@@ -260,6 +260,9 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
                 raise TrainingError(f"rank {rank}: diverged at iteration {it}: non-finite learner state {bad}")
             weights = host_weights.numpy()
             collector.publish(weights)
+            # Free the slot only now: the collector's next action on it then uses these
+            # weights (one iteration of policy lag, whichever side is slower).
+            collector.release(k)
             steps += cfg.num_envs
 
             interval.iters += 1
@@ -268,6 +271,10 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
                 interval.add(name, float(stats[STAT_INDEX[name]]))
             for name in ("penalty_scale", "reward_tracking_lin_vel", "reward_tracking_ang_vel", "reward_feet_phase"):
                 interval.sums[name] = float(stats[STAT_INDEX[name]])  # latest value
+            # Policy lag: iterations between the weights that chose this step's actions and the
+            # learner's current ones (published versions count from 1 = the initial weights).
+            lag = it - float(stats[STAT_INDEX["weights_version"]])
+            interval.sums["policy_lag_max"] = max(interval.sums.get("policy_lag_max", 0.0), lag)
             interval.add("learner_wait_ms", 1e3 * (t1 - t0))
             interval.add("learner_h2d_ms", 1e3 * (t2 - t1))
             interval.add("learner_update_ms", 1e3 * (t3 - t2))
@@ -349,6 +356,7 @@ def _log(writer, learner, interval: _Interval, it: int, steps: int, counter, dis
         "Reward/tracking_ang_vel": s.get("reward_tracking_ang_vel", math.nan),
         "Reward/feet_phase": s.get("reward_feet_phase", math.nan),
         "Env/sim_errors": s.get("sim_errors", 0.0),
+        "Train/policy_lag": s.get("policy_lag_max", 0.0),
     }
     if rank == 0:
         scalars["Perf/total_env_steps"] = total_steps

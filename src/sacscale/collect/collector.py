@@ -110,23 +110,27 @@ def _collect(cfg: CollectorConfig, filled, free, stop) -> None:
     actor_obs, critic_obs = env.reset()
     k = 0
     while not stop.is_set():
+        # Wait for the slot first: the learner frees it only after publishing the weights
+        # it trained on the slot's previous contents, so the action below uses weights at
+        # most one iteration old however the two sides' speeds compare.
         t0 = time.perf_counter()
+        while not free[k].acquire(timeout=POLL_S):
+            if stop.is_set() or os.getppid() != parent:
+                return  # the learner stopped or died: nothing to deliver to
+        t1 = time.perf_counter()
         if weights.version() != version:
             version = weights.read_into(flat_np)
-        t1 = time.perf_counter()
+        t2 = time.perf_counter()
         with torch.no_grad():
             obs_t = torch.from_numpy(actor_obs)
             noise = torch.randn(obs_t.shape[0], env.ACTION_DIM, generator=generator)
             actions = actor.act(obs_t, noise=noise).numpy()
-        t2 = time.perf_counter()
-        while not free[k].acquire(timeout=POLL_S):
-            if stop.is_set() or os.getppid() != parent:
-                return  # the learner stopped or died: nothing to deliver to
+        t3 = time.perf_counter()
         slot, stats = slots.slots[k], slots.stats[k]
         np.copyto(slot["actor_obs"], actor_obs)
         np.copyto(slot["critic_obs"], critic_obs)
         np.copyto(slot["action"], actions)
-        t3 = time.perf_counter()
+        t3b = time.perf_counter()
         out = env.step(actions)
         t4 = time.perf_counter()
         np.copyto(slot["reward"], out.reward)
@@ -134,10 +138,11 @@ def _collect(cfg: CollectorConfig, filled, free, stop) -> None:
         np.copyto(slot["next_critic_obs"], out.next_critic_obs)
         np.copyto(slot["terminated"], out.terminated)
         _write_stats(stats, out.info)
-        stats[STAT_INDEX["weight_sync_ms"]] = 1e3 * (t1 - t0)
-        stats[STAT_INDEX["action_select_ms"]] = 1e3 * (t2 - t1)
-        stats[STAT_INDEX["env_step_ms"]] = 1e3 * (t4 - t3)
-        stats[STAT_INDEX["replay_write_ms"]] = 1e3 * ((t3 - t2) + (time.perf_counter() - t4))
+        stats[STAT_INDEX["weight_sync_ms"]] = 1e3 * (t2 - t1)
+        stats[STAT_INDEX["action_select_ms"]] = 1e3 * (t3 - t2)
+        stats[STAT_INDEX["env_step_ms"]] = 1e3 * (t4 - t3b)
+        # replay write: waiting for a free slot plus copying into it
+        stats[STAT_INDEX["replay_write_ms"]] = 1e3 * ((t1 - t0) + (t3b - t3) + (time.perf_counter() - t4))
         stats[STAT_INDEX["weights_version"]] = version
         filled[k].release()
         actor_obs, critic_obs = out.actor_obs, out.critic_obs

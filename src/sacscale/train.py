@@ -466,7 +466,7 @@ def run_training(cfg: TrainConfig) -> None:
     backend = "gloo" if devices[0] == "cpu" else "nccl"
     prefix = launch.job_prefix()
 
-    previous_sigterm = _sigterm_raises(launch.Interrupted)
+    previous_handlers = _stop_signals_raise(prefix)
     try:
         if external:
             rank = int(os.environ["RANK"])
@@ -509,21 +509,56 @@ def run_training(cfg: TrainConfig) -> None:
             _mark_failed(cfg, exc)
             raise
     finally:
-        if previous_sigterm is not None:
-            signal.signal(signal.SIGTERM, previous_sigterm)
+        for signum, handler in (previous_handlers or {}).items():
+            signal.signal(signum, handler)
 
 
-def _sigterm_raises(exc_type):
-    """In the main thread: the first SIGTERM raises `exc_type` (so `finally` blocks stop
-    the collector, free shared memory and close the event files); returns the handler
-    to restore. Elsewhere (a thread), nothing changes and None is returned."""
+CLEANUP_GRACE_S = 20.0
+
+
+def _stop_signals_raise(shm_prefix: str) -> dict | None:
+    """In the main thread: the first SIGTERM or SIGINT raises (Interrupted or
+    KeyboardInterrupt) so `finally` blocks stop the collector, free shared memory and
+    close the event files; later ones are ignored so they cannot cut that short. The
+    first one also arms a watchdog: should the cleanup itself hang (the signal can land
+    inside a library's lock), the process kills its children, unlinks this job's shared
+    memory and exits after CLEANUP_GRACE_S, so a stop is always bounded in time.
+    Returns the handlers to restore (None off the main thread)."""
     if threading.current_thread() is not threading.main_thread():
         return None
-    from sacscale.dist.launch import raise_on_sigterm
+    from sacscale.dist.launch import Interrupted
 
-    previous = signal.getsignal(signal.SIGTERM)
-    raise_on_sigterm(exc_type)
+    stops = (signal.SIGTERM, signal.SIGINT)
+    previous = {signum: signal.getsignal(signum) for signum in stops}
+
+    def handler(signum, frame):
+        for other in stops:
+            signal.signal(other, signal.SIG_IGN)
+        _arm_cleanup_watchdog(shm_prefix, signum)
+        raise KeyboardInterrupt if signum == signal.SIGINT else Interrupted(signum)
+
+    for signum in stops:
+        signal.signal(signum, handler)
     return previous
+
+
+def _arm_cleanup_watchdog(shm_prefix: str, signum: int) -> None:
+    import multiprocessing
+
+    from sacscale.collect.shm import unlink_prefix
+
+    def expire():
+        sys.stderr.write(f"sacscale train: cleanup after {signal.Signals(signum).name} took over "
+                         f"{CLEANUP_GRACE_S:.0f} s; killing child processes and exiting\n")
+        sys.stderr.flush()
+        for child in multiprocessing.active_children():
+            child.kill()
+        unlink_prefix(shm_prefix)
+        os._exit(128 + signum)
+
+    timer = threading.Timer(CLEANUP_GRACE_S, expire)
+    timer.daemon = True
+    timer.start()
 
 
 def _mark_failed(cfg: TrainConfig, exc: BaseException) -> None:

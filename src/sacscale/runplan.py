@@ -20,7 +20,7 @@ import shutil
 import subprocess
 from dataclasses import asdict, dataclass, field
 
-from sacscale.sim.affinity import available_cpus, format_cpu_list, parse_cpu_list
+from sacscale.sim.affinity import available_cpus, first_overlap, format_cpu_list, parse_cpu_list
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 DEVICES = re.compile(r"^(cpu(,cpu)*|\d+(,\d+)*)$")
@@ -225,13 +225,12 @@ def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, hos
             except ValueError as exc:
                 raise PlanError(f"{where('cpu_pools')}: rank {rank}: {exc}") from exc
             parsed.append(cpus)
-        for a in range(len(parsed)):
-            for b in range(a + 1, len(parsed)):
-                shared = set(parsed[a]) & set(parsed[b])
-                if shared:
-                    raise PlanError(
-                        f"{where('cpu_pools')}: the pools of ranks {a} and {b} overlap on CPUs {format_cpu_list(shared)}"
-                    )
+        overlap = first_overlap(parsed)
+        if overlap:
+            a, b, shared = overlap
+            raise PlanError(
+                f"{where('cpu_pools')}: the pools of ranks {a} and {b} overlap on CPUs {format_cpu_list(shared)}"
+            )
         if host is not None:
             for rank, cpus in enumerate(parsed):
                 absent = set(cpus) - set(host.cpus)

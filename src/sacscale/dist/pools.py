@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from sacscale.sim.affinity import parse_cpu_list, validate_cpu_ids
+from sacscale.sim.affinity import first_overlap, parse_cpu_list, validate_cpu_ids
 
 
 class PoolError(ValueError):
@@ -50,11 +50,10 @@ def resolve_pools(spec: str | None, world_size: int) -> PoolPlan:
         if not cpus:
             raise PoolError(f"--collector-cpu-ids, rank {rank}: empty CPU list")
         pools.append(cpus)
-    for a in range(world_size):
-        for b in range(a + 1, world_size):
-            shared = sorted(set(pools[a]) & set(pools[b]))
-            if shared:
-                raise PoolError(f"--collector-cpu-ids: the pools of ranks {a} and {b} overlap on CPUs {shared}")
+    overlap = first_overlap(pools)
+    if overlap:
+        a, b, shared = overlap
+        raise PoolError(f"--collector-cpu-ids: the pools of ranks {a} and {b} overlap on CPUs {shared}")
     return PoolPlan(pools, [], f"explicit: {spec}")
 
 

@@ -113,3 +113,13 @@ def thread_affinities() -> dict[int, list[int]]:
             if line.startswith("Cpus_allowed_list:"):
                 out[int(status.parent.name)] = parse_cpu_list(line.split(":", 1)[1])
     return out
+
+
+def first_overlap(pools: list[list[int]]) -> tuple[int, int, list[int]] | None:
+    """The first pair of pools (by index) that share CPUs, with those CPUs; None if disjoint."""
+    for a in range(len(pools)):
+        for b in range(a + 1, len(pools)):
+            shared = sorted(set(pools[a]) & set(pools[b]))
+            if shared:
+                return a, b, shared
+    return None

@@ -36,9 +36,11 @@ def write_run(
     lengths: list[tuple[int, float, float]] | None = None,
     time_tags: dict[str, list[tuple[int, float, float]]] | None = None,
     run_json: dict | None = None,
+    rank_time_tags: dict[int, dict[str, list[tuple[int, float, float]]]] | None = None,
 ) -> Path:
     """A run directory whose rank 0 logs `total` as Perf/total_env_steps; each rank logs an
-    equal share as Perf/rank_env_steps and Perf/iteration = step."""
+    equal share as Perf/rank_env_steps and Perf/iteration = step. `time_tags` go to rank 0;
+    `rank_time_tags[r]` to rank r (added to, or replacing, rank 0's time_tags for r = 0)."""
     for rank in range(ranks):
         scalars = {
             "Perf/rank_env_steps": [(s, t, v / ranks) for s, t, v in total],
@@ -54,6 +56,8 @@ def write_run(
                 scalars["Episode/length"] = lengths
             for tag, points in (time_tags or {}).items():
                 scalars[tag] = points
+        for tag, points in (rank_time_tags or {}).get(rank, {}).items():
+            scalars[tag] = points
         write_events(run_dir / "tb" / f"rank{rank}", scalars)
     if run_json is not None:
         (run_dir / "run.json").write_text(json.dumps(run_json))

@@ -4,7 +4,7 @@ import statistics
 
 import pytest
 
-from sacscale.analysis.aggregate import default_pairs, summarize
+from sacscale.analysis.aggregate import default_pairs, phase_by_rank, summarize
 
 
 def _m(config, repeat, rate, world=1, devices="0"):
@@ -47,3 +47,33 @@ def test_multi_rank_paired_with_preceding_single_rank():
 def test_explicit_pair_with_unknown_config_fails():
     with pytest.raises(ValueError, match="n3"):
         summarize(METRICS, ["n1", "n2"], pairs=[("n1", "n3")])
+
+
+def _traced(config, repeat, *rank_phases, top=None):
+    return {"run": f"p_r{repeat}_{config}", "config": config, "repeat": repeat,
+            "ranks": [{"rank": r, "phase_ms": phases} for r, phases in enumerate(rank_phases)],
+            "phase_ms": rank_phases[0] if top is None else top}
+
+
+def test_phase_by_rank_means_over_repeats():
+    metrics = [
+        _traced("n1", 1, {"learner_update_ms": 10.0, "collector_env_step_ms": 4.0}),
+        _traced("n2", 1, {"learner_update_ms": 12.0}, {"learner_update_ms": 14.0, "learner_wait_ms": 1.0}),
+        _traced("n1", 2, {"learner_update_ms": 20.0, "collector_env_step_ms": 6.0}),
+        _traced("n2", 2, {"learner_update_ms": 16.0}, {"learner_update_ms": 18.0}),
+        _traced("untraced", 1, {}, {}),
+    ]
+    assert phase_by_rank(metrics) == [
+        {"config": "n1", "rank": 0, "runs": 2,
+         "phase_ms": {"collector_env_step_ms": pytest.approx(5.0), "learner_update_ms": pytest.approx(15.0)}},
+        {"config": "n2", "rank": 0, "runs": 2, "phase_ms": {"learner_update_ms": pytest.approx(14.0)}},
+        # learner_wait_ms: only repeat 1 logged it, so its mean is over that run
+        {"config": "n2", "rank": 1, "runs": 2,
+         "phase_ms": {"learner_update_ms": pytest.approx(16.0), "learner_wait_ms": pytest.approx(1.0)}},
+    ]
+
+
+def test_phase_by_rank_reads_old_metrics_and_untraced():
+    old = {"run": "p_r1_n1", "config": "n1", "repeat": 1, "ranks": [{"rank": 0}], "phase_ms": {"learner_update_ms": 3.0}}
+    assert phase_by_rank([old]) == [{"config": "n1", "rank": 0, "runs": 1, "phase_ms": {"learner_update_ms": 3.0}}]
+    assert phase_by_rank([_traced("n1", 1, {}, {})]) == []

@@ -37,6 +37,9 @@ def run_dir(tmp_path):
         returns=[(2, 101.0, -1.0), (6, 115.0, 3.5)],
         lengths=[(2, 101.0, 5.0), (6, 115.0, 40.0)],
         time_tags={"Time/learner_update_ms": [(s, t, 10.0 * s) for s, t, _ in sorted(TOTAL)]},
+        # rank 1's own phases, out of step order like TOTAL
+        rank_time_tags={1: {"Time/learner_update_ms": [(s, t, 20.0 * s) for s, t, _ in TOTAL],
+                            "Time/collector_env_step_ms": [(s, t, 1.0 * s) for s, t, _ in TOTAL]}},
         run_json={"duration_s": 42.5, "exit_status": 0,
                   "resolved_config": {"config": "n2_pool32", "repeat": 2, "devices": "0,1", "world_size": 2}},
     )
@@ -71,6 +74,23 @@ def test_other_figures(run_dir):
         assert r["steady_env_steps_per_s"] == pytest.approx(EXPECTED_STEADY / 2)
     assert m["phase_ms"] == {"learner_update_ms": pytest.approx(50.0)}  # mean of 40, 50, 60
     assert len(m["series"]["total_env_steps"]) == 6
+
+
+def test_phase_ms_of_every_rank(run_dir):
+    m = analyze_run(run_dir)
+    r0, r1 = m["ranks"]
+    assert r0["phase_ms"] == {"learner_update_ms": pytest.approx(50.0)} == m["phase_ms"]
+    # steps 4, 5, 6 of rank 1: (80 + 100 + 120) / 3 and (4 + 5 + 6) / 3
+    assert r1["phase_ms"] == {"collector_env_step_ms": pytest.approx(5.0), "learner_update_ms": pytest.approx(100.0)}
+    assert list(r1["phase_ms"]) == ["collector_env_step_ms", "learner_update_ms"]
+    assert "ranks[].phase_ms" in m["definitions"] and "phase_ms" in m["definitions"]
+
+
+def test_untraced_run_has_empty_phase_ms(tmp_path):
+    m = analyze_run(write_run(tmp_path / "p_r1_n2", TOTAL, ranks=2))
+    assert m["phase_ms"] == {}
+    assert [r["phase_ms"] for r in m["ranks"]] == [{}, {}]
+
 
 
 def test_too_few_events_is_an_error(tmp_path):

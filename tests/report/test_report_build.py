@@ -5,6 +5,7 @@ import json
 from sacscale.analysis.aggregate import summarize
 from sacscale.analysis.metrics import analyze_run
 from sacscale.report.build import write_report
+from sacscale.report import plots
 from sacscale.report.plots import FIGURES
 from synthetic_runs import simple_run, write_run, linear_points
 
@@ -59,6 +60,7 @@ def test_gpu_scaling_report(tmp_path):
         assert (out / "figures" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "![cumulative steps](figures/cumulative_steps.png)" in md
     assert "No per-phase plot" in md
+    assert "Per-phase time per iteration (ms)" not in md  # no phase table without traced runs
     assert "data:image/png;base64," in html and "<table>" in html and "2.000x" in html
 
 
@@ -81,3 +83,53 @@ def test_phase_plot_when_traced(tmp_path):
     md = (out / "r.md").read_text()
     assert "![phase times](figures/phase_times.png)" in md
     assert "only one configuration" in md
+    assert "| n1 | 0 | 1 | 6.500 |" in md  # rank 0 only: mean of steps 5..8
+
+
+def _traced_run(tmp_path, config, repeat, ranks):
+    """Rank r of repeat k logs constant phases: env step 2 + r + k, update 10 + 10 r + k (ms)."""
+    total = linear_points(8, 10.0, 1.0)
+    tags = {r: {"Time/collector_env_step_ms": [(s, t, 2.0 + r + repeat) for s, t, _ in total],
+                "Time/learner_update_ms": [(s, t, 10.0 + 10.0 * r + repeat) for s, t, _ in total]}
+            for r in range(ranks)}
+    run = write_run(tmp_path / "runs" / f"p_r{repeat}_{config}", total, ranks=ranks, rank_time_tags=tags,
+                    run_json={"resolved_config": {"config": config, "repeat": repeat,
+                                                  "devices": ",".join(map(str, range(ranks))), "world_size": ranks}})
+    return analyze_run(run)
+
+
+def test_phase_plot_and_table_when_traced(tmp_path, monkeypatch):
+    metrics = [_traced_run(tmp_path, config, repeat, ranks)
+               for repeat in (1, 2) for config, ranks in (("n1", 1), ("n2_pool", 2))]
+    paths = []
+    for m in metrics:
+        paths.append(tmp_path / f"{m['run']}.json")
+        paths[-1].write_text(json.dumps(m))
+    (tmp_path / "summary.json").write_text(json.dumps(summarize(metrics, ["n1", "n2_pool"])))
+
+    labels = {}
+    save = plots._save
+
+    def capture(fig, path):
+        if path.name == FIGURES["phase_times"]:
+            labels["y"] = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+            labels["legend"] = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+        save(fig, path)
+
+    monkeypatch.setattr(plots, "_save", capture)
+    out = tmp_path / "rep"
+    write_report(tmp_path / "summary.json", paths, out / "r.md", out / "r.html", out / "figures")
+    md, html = (out / "r.md").read_text(), (out / "r.html").read_text()
+    assert "![phase times](figures/phase_times.png)" in md
+    assert (out / "figures" / FIGURES["phase_times"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert labels["y"] == ["n1 rank0", "n2_pool rank0", "n2_pool rank1"]
+    assert labels["legend"] == ["collector_env_step_ms", "learner_update_ms"]
+    # means over repeats 1 and 2: env step 2 + r + 1.5, update 10 + 10 r + 1.5
+    assert "### Per-phase time per iteration (ms), tail mean" in md
+    assert "| configuration | rank | runs | collector_env_step | learner_update |" in md
+    assert "| n1 | 0 | 2 | 3.500 | 11.500 |" in md
+    assert "| n2_pool | 0 | 2 | 3.500 | 11.500 |" in md
+    assert "| n2_pool | 1 | 2 | 4.500 | 21.500 |" in md
+    assert "No per-phase plot" not in md
+    assert "<td class=\"r\">21.500</td>" in html
+    assert "`ranks[].phase_ms`" in md  # metric definitions list the per-rank field

@@ -79,6 +79,34 @@ def config_stats(metrics: list[dict], order: list[str], figure: str = FIGURE) ->
     return out
 
 
+def phase_by_rank(metrics: list[dict]) -> list[dict]:
+    """Per-phase ms per iteration of every rank of every traced configuration, averaged over
+    its repeats: `[{config, rank, runs, phase_ms: {phase: mean}}]`, configurations in the
+    order they first appear in `metrics`, then by rank. A phase's mean is over the runs
+    that logged it. Metrics written before ranks[] had phase_ms fall back to the top-level
+    phase_ms for rank 0. Empty when no run was traced."""
+    groups: dict[tuple[str, int], list[dict]] = {}
+    for m in metrics:
+        ranks = {r["rank"]: r.get("phase_ms") for r in m.get("ranks", [])}
+        if not any(ranks.values()) and m.get("phase_ms"):
+            ranks = {0: m["phase_ms"]}
+        for rank, phases in ranks.items():
+            if phases:
+                groups.setdefault((m.get("config") or m["run"], rank), []).append(phases)
+    configs = list(dict.fromkeys(config for config, _ in groups))
+    rows = []
+    for config, rank in sorted(groups, key=lambda k: (configs.index(k[0]), k[1])):
+        runs = groups[config, rank]
+        names = sorted({p for phases in runs for p, v in phases.items() if v is not None})
+        rows.append({
+            "config": config,
+            "rank": rank,
+            "runs": len(runs),
+            "phase_ms": {p: statistics.fmean(r[p] for r in runs if r.get(p) is not None) for p in names},
+        })
+    return rows
+
+
 def default_pairs(order: list[str], world_sizes: dict[str, int]) -> tuple[list[tuple[str, str]], str]:
     """Pairs to compare and a sentence saying how they were chosen.
 

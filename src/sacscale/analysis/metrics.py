@@ -47,7 +47,10 @@ DEFINITIONS = {
     "wall_time_s": "run.json end - start (the whole trainer process), when run.json exists",
     "event_span_s": f"wall time between the first and the last '{TOTAL_STEPS}' event",
     "final_episode_return": f"last logged value of rank 0 '{RETURN}' (mean over episodes ended in that interval)",
-    "phase_ms": f"mean over the last 50% of events of each rank 0 '{TIME_PREFIX}*' tag (traced runs only)",
+    "phase_ms": f"mean over the last 50% of events (events[n // 2:]) of each rank 0 '{TIME_PREFIX}*' tag, "
+                "keyed by the tag without the prefix (traced runs only; the same as ranks[0].phase_ms)",
+    "ranks[].phase_ms": f"the phase_ms definition applied to each rank's own '{TIME_PREFIX}*' tags "
+                        "(empty when the run was not traced)",
 }
 
 RUN_NAME = re.compile(r"^(?P<prefix>.+)_r(?P<repeat>\d+)_(?P<config>[^/]+)$")
@@ -88,6 +91,15 @@ def tail_mean(events: list[Scalar]) -> float | None:
     ordered = sorted(events, key=lambda s: (s.step, s.wall_time))
     tail = ordered[len(ordered) // 2 :]
     return sum(s.value for s in tail) / len(tail) if tail else None
+
+
+def phase_means(tags: dict[str, list[Scalar]]) -> dict[str, float]:
+    """`{phase: tail mean}` of one rank's `Time/<phase>` tags (empty for an untraced run)."""
+    return {
+        tag[len(TIME_PREFIX) :]: tail_mean(values)
+        for tag, values in sorted(tags.items())
+        if tag.startswith(TIME_PREFIX) and values
+    }
 
 
 def _last(events: list[Scalar] | None) -> float | None:
@@ -155,13 +167,10 @@ def analyze_run(run_dir: str | Path) -> dict:
             entry["tail_mean_fps"] = tail_mean(tags[RANK_FPS])
         if tags.get(ITERATION):
             entry["iterations"] = int(_last(tags[ITERATION]))
+        entry["phase_ms"] = phase_means(tags)
         ranks.append(entry)
 
-    phases = {
-        tag[len(TIME_PREFIX) :]: tail_mean(values)
-        for tag, values in sorted(rank0.items())
-        if tag.startswith(TIME_PREFIX) and values
-    }
+    phases = phase_means(rank0)
 
     wall_time = None
     if run_json and run_json.get("duration_s") is not None:

@@ -27,6 +27,13 @@ from sacscale.collect.shm import unlink_prefix
 KILL_GRACE_S = 10.0
 
 
+MULTICAST_OFF = {
+    "NCCL_NVLS_ENABLE": "0",
+    "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+    "NVSHMEM_DISABLE_NVLS": "1",
+}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -41,7 +48,9 @@ def job_prefix() -> str:
 def init_group(backend: str, rank: int, world_size: int, timeout_s: float) -> None:
     import torch.distributed as dist
 
-    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")  # NVLink multicast off on shared machines
+    # NVLink multicast off: on shared multi-GPU hosts it can take the GPUs out of service
+    for name, value in MULTICAST_OFF.items():
+        os.environ.setdefault(name, value)
     dist.init_process_group(
         backend, init_method="env://", rank=rank, world_size=world_size,
         timeout=datetime.timedelta(seconds=timeout_s),

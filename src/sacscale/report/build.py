@@ -177,6 +177,9 @@ def build(
     doc.add(Heading("Results"), tables.seed_table(summary), tables.config_table(summary),
             Heading("Ratios and their spread", 3), tables.comparison_table(summary),
             Heading("Per-run numbers", 3), tables.runs_table(metrics))
+    phase_table = tables.phase_table(metrics)
+    if phase_table is not None:
+        doc.add(Heading(tables.PHASE_TITLE, 3), phase_table)
 
     rel = Path(figures_dir).resolve().relative_to(Path(report_dir).resolve())
     doc.add(Heading("Figures"))
@@ -185,7 +188,8 @@ def build(
         "scaling_bars": "Mean steady env steps/s per configuration; bars: std; dots: repeats; labels: ratio of means.",
         "cumulative_steps": "Cumulative env steps of all ranks against wall time (rank 0 events).",
         "return_vs_time": "Episode return (rank 0, mean over episodes ended in each logging interval) against wall time.",
-        "phase_times": "Per-phase time per iteration from the Time/* tags (tail mean, rank 0).",
+        "phase_times": ("Per-phase time per iteration from the Time/* tags, every rank of each traced configuration "
+                        "(tail mean, then mean over repeats)."),
     }
     for name, filename in plots.FIGURES.items():
         if name == "phase_times" and not has["phase_times"]:

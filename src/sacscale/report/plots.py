@@ -9,6 +9,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from sacscale.analysis.aggregate import phase_by_rank  # noqa: E402
+
 FIGURES = {
     "throughput_by_repeat": "throughput_by_repeat.png",
     "scaling_bars": "scaling_bars.png",
@@ -105,28 +107,42 @@ def return_vs_time(metrics: list[dict], path: Path) -> None:
     _series_plot(metrics, "episode_return", "episode return (rank 0, interval mean)", "Episode return vs wall time", path)
 
 
+def phase_label(config: str, rank: int) -> str:
+    return f"{config} rank{rank}"
+
+
 def phase_times(metrics: list[dict], path: Path) -> bool:
-    """Stacked per-phase ms per iteration, one bar per run; False (and a note) without Time/* tags."""
-    runs = [m for m in metrics if m.get("phase_ms")]
-    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(runs) + 3), 4))
-    if not runs:
+    """Stacked horizontal bars of per-phase ms per iteration, one bar per rank of each traced
+    configuration (mean over its repeats), grouped by configuration; False (and a note)
+    without Time/* tags."""
+    rows = phase_by_rank(metrics)
+    fig, ax = plt.subplots(figsize=(8, max(3, 0.4 * len(rows) + 1.5)))
+    if not rows:
         ax.text(0.5, 0.5, "no Time/* tags: the runs were not traced (run configuration field trace: true)",
                 ha="center", va="center", transform=ax.transAxes, wrap=True)
         ax.set_axis_off()
         _save(fig, path)
         return False
-    phases = sorted({p for m in runs for p in m["phase_ms"]})
+    phases = sorted({p for r in rows for p in r["phase_ms"]})
     colors = _colors(phases)
-    bottom = [0.0] * len(runs)
-    labels = [m["run"] for m in runs]
+    # a half-bar gap between configurations
+    y, gap, previous = [], 0.0, rows[0]["config"]
+    for i, r in enumerate(rows):
+        if r["config"] != previous:
+            gap, previous = gap + 0.5, r["config"]
+        y.append(i + gap)
+    left = [0.0] * len(rows)
     for phase in phases:
-        values = [m["phase_ms"].get(phase) or 0.0 for m in runs]
-        ax.bar(labels, values, bottom=bottom, color=colors[phase], label=phase)
-        bottom = [b + v for b, v in zip(bottom, values)]
-    ax.set_ylabel("ms per iteration (tail mean, rank 0)")
-    ax.set_title("Per-phase time (phases may overlap: collector and learner run concurrently)")
-    ax.tick_params(axis="x", rotation=30)
-    ax.legend(fontsize=8)
+        values = [r["phase_ms"].get(phase) or 0.0 for r in rows]
+        ax.barh(y, values, left=left, color=colors[phase], label=phase)
+        left = [a + v for a, v in zip(left, values)]
+    ax.set_yticks(y, [phase_label(r["config"], r["rank"]) for r in rows])
+    ax.invert_yaxis()
+    ax.set_xlabel("ms per iteration (tail mean, mean over repeats)")
+    ax.set_title("Per-phase time per rank (phases may overlap: collector and learner run concurrently)",
+                 fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     _save(fig, path)
     return True
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from sacscale.analysis.aggregate import phase_by_rank
 from sacscale.report.document import Table
+
+PHASE_TITLE = "Per-phase time per iteration (ms), tail mean"
 
 
 def num(x, digits: int = 0) -> str:
@@ -109,4 +112,22 @@ def runs_table(metrics: list[dict]) -> Table:
         rows=rows,
         align=["l", "l", "r", "r", "r", "r", "r", "r", "r", "r", "l"],
         caption="in execution order. tail-mean total_fps is a different definition (see Metric definitions).",
+    )
+
+
+def phase_table(metrics: list[dict]) -> Table | None:
+    """One row per (configuration, rank) of the traced runs, one column per phase; None when
+    no run was traced."""
+    rows = phase_by_rank(metrics)
+    if not rows:
+        return None
+    phases = sorted({p for r in rows for p in r["phase_ms"]})
+    return Table(
+        header=["configuration", "rank", "runs", *(p.removesuffix("_ms") for p in phases)],
+        rows=[[r["config"], str(r["rank"]), str(r["runs"]), *(num(r["phase_ms"].get(p), 3) for p in phases)]
+              for r in rows],
+        align=["l", "r", "r", *["r"] * len(phases)],
+        caption="ms per iteration: mean of each rank's Time/<phase>_ms over its last 50% of events, then mean "
+                "over the configuration's runs (repeats). Collector and learner phases overlap in time; do not "
+                "add them up.",
     )

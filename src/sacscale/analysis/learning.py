@@ -1,8 +1,10 @@
 """Learning curves against env steps, to compare runs per env step (e.g. 1 rank vs 2).
 
 Episode return and length are logged by every rank over the episodes its own envs
-finished; a run's curve at a log point is the mean over ranks, placed at the run's
-cumulative env steps of all ranks (`Perf/total_env_steps`, rank 0) at that iteration.
+finished; the tracking rewards and the curriculum's penalty scale are the latest values
+of each rank's task. A run's curve at a log point is the mean over ranks, placed at the
+run's cumulative env steps of all ranks (`Perf/total_env_steps`, rank 0) at that
+iteration. Curves whose tag a run never logged are empty.
 """
 
 from __future__ import annotations
@@ -13,11 +15,24 @@ import numpy as np
 
 from sacscale.analysis.events import EventFileError, read_run
 
-CURVES = {"return": "Episode/return", "length": "Episode/length"}
+CURVES = {
+    "return": "Episode/return",
+    "length": "Episode/length",
+    "tracking_lin_vel": "Reward/tracking_lin_vel",
+    "tracking_ang_vel": "Reward/tracking_ang_vel",
+    "penalty_scale": "Curriculum/penalty_scale",
+}
+# Panels of the plot: curve name -> axis label
+PANELS = {
+    "return": "episode return",
+    "length": "episode length (control steps)",
+    "tracking_lin_vel": "linear-velocity tracking reward",
+    "tracking_ang_vel": "angular-velocity tracking reward",
+}
 
 
 def learning_curves(run_dir: str | Path) -> dict[str, dict[str, list[float]]]:
-    """`{"return"|"length": {"env_steps": [...], "value": [...]}}` of one run."""
+    """`{curve name: {"env_steps": [...], "value": [...]}}` of one run (names: CURVES)."""
     ranks = read_run(run_dir)
     total = {s.step: s.value for s in ranks[0].get("Perf/total_env_steps", [])}
     if not total:
@@ -47,15 +62,13 @@ def compare_learning(runs: dict[str, str | Path], fraction: float = 0.2) -> dict
     result = {"tail_fraction": fraction, "runs": {}}
     for label, run_dir in runs.items():
         curves = learning_curves(run_dir)
-        result["runs"][label] = {
-            "run_dir": str(run_dir),
-            "env_steps": curves["return"]["env_steps"][-1] if curves["return"]["env_steps"] else 0.0,
-            "tail_mean_return": tail_mean(curves["return"], fraction),
-            "tail_mean_length": tail_mean(curves["length"], fraction),
-            "first_return": curves["return"]["value"][0] if curves["return"]["value"] else float("nan"),
-            "first_length": curves["length"]["value"][0] if curves["length"]["value"] else float("nan"),
-            "curves": curves,
-        }
+        entry = {"run_dir": str(run_dir),
+                 "env_steps": curves["length"]["env_steps"][-1] if curves["length"]["env_steps"] else 0.0}
+        for name, curve in curves.items():
+            entry[f"first_{name}"] = curve["value"][0] if curve["value"] else float("nan")
+            entry[f"tail_mean_{name}"] = tail_mean(curve, fraction)
+        entry["curves"] = curves
+        result["runs"][label] = entry
     return result
 
 
@@ -65,16 +78,18 @@ def plot_learning(result: dict, path: str | Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7))
+    axes = axes.ravel()
     for label, run in result["runs"].items():
-        for ax, name in zip(axes, ("return", "length")):
+        for ax, name in zip(axes, PANELS):
             curve = run["curves"][name]
             ax.plot(curve["env_steps"], curve["value"], label=label)
-    for ax, name in zip(axes, ("episode return", "episode length (control steps)")):
+    for ax, ylabel in zip(axes, PANELS.values()):
         ax.set_xlabel("env steps, all ranks")
-        ax.set_ylabel(name)
+        ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
     axes[0].legend()
+    fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110, bbox_inches="tight", metadata={"Software": None})

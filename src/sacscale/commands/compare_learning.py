@@ -1,4 +1,4 @@
-"""`sacscale compare-learning`: episode return/length of several runs against env steps."""
+"""`sacscale compare-learning`: learning curves (return, length, tracking) of several runs against env steps."""
 
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     for label, r in result["runs"].items():
         print(f"{label:>16}: {r['env_steps']:>10,.0f} env steps | return {r['first_return']:7.2f} -> "
-              f"{r['tail_mean_return']:7.2f} | length {r['first_length']:6.1f} -> {r['tail_mean_length']:6.1f} "
+              f"{r['tail_mean_return']:7.2f} | length {r['first_length']:6.1f} -> {r['tail_mean_length']:6.1f} | "
+              f"lin-vel tracking {r['first_tracking_lin_vel']:.4f} -> {r['tail_mean_tracking_lin_vel']:.4f} "
               f"(last {args.tail_fraction:.0%} of log points)")
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)

@@ -38,6 +38,7 @@ class TrainConfig:
     num_actor_updates: int = 2
     iterations: int = 1000
     collector_cpu_ids: str = "auto"   # see sacscale.dist.pools
+    learner_cpu_ids: str = ""         # "" keeps the learners' affinity; "auto" or "0;16" pins them
     sim_threads: int = 0              # 0: the pool's size (or all usable CPUs when unpinned)
     seed: int = 0
     log_dir: str = "runs/train"
@@ -171,7 +172,7 @@ class _Interval:
 
 
 def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | None, shm_prefix: str,
-             local_rank: int = 0) -> None:
+             local_rank: int = 0, learner_cpus: list[int] | None = None) -> None:
     """Train on one rank; the process group (if any) is already initialised."""
     import torch
     import torch.distributed as dist
@@ -181,6 +182,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
     from sacscale.collect.shm import STAT_INDEX
     from sacscale.dist.grad_sync import allreduce_hooks, broadcast_state
     from sacscale.learn.learner import FastSACLearner
+    from sacscale.sim.affinity import pin_process
 
     device = torch.device(cfg.device_list()[local_rank])
     distributed = dist.is_available() and dist.is_initialized()
@@ -234,6 +236,11 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
     try:
         host_weights.copy_(learner.actor_flat())
         collector.start(host_weights.numpy())
+        if learner_cpus:
+            # Only now: the collector has inherited the full mask and pins itself to its pool.
+            pin_process(learner_cpus)
+            if on_cuda:
+                torch.set_num_threads(len(learner_cpus))  # the CPU side only stages copies
         for it in range(1, cfg.iterations + 1):
             t0 = time.perf_counter()
             arrays, stats, k = collector.receive()
@@ -440,15 +447,15 @@ def _atomic_json(path: Path, data: dict) -> None:
 # The job: checks first, then one rank in-process or one process per rank
 
 
-def _rank_main(rank: int, world_size: int, cfg: TrainConfig, pool, shm_prefix: str) -> None:
+def _rank_main(rank: int, world_size: int, cfg: TrainConfig, pool, shm_prefix: str, learner_cpus=None) -> None:
     """Body of a spawned rank (the launcher has set up the process group and SIGTERM)."""
-    run_rank(cfg, rank, world_size, pool, shm_prefix, local_rank=rank)
+    run_rank(cfg, rank, world_size, pool, shm_prefix, local_rank=rank, learner_cpus=learner_cpus)
 
 
 def run_training(cfg: TrainConfig) -> None:
     """Validate everything that can be checked before starting, then train."""
     from sacscale.dist import launch
-    from sacscale.dist.pools import PoolError, resolve_pools
+    from sacscale.dist.pools import PoolError, resolve_learner_cpus, resolve_pools
 
     cfg.validate()
     sac_config(cfg)  # --extra: unknown or invalid learner settings fail here, before any process starts
@@ -459,6 +466,7 @@ def run_training(cfg: TrainConfig) -> None:
     local_ranks = len(devices)
     try:
         plan = resolve_pools(cfg.collector_cpu_ids, local_ranks)
+        learner_cpus = resolve_learner_cpus(cfg.learner_cpu_ids, plan.pools)
     except PoolError as exc:
         raise TrainingError(str(exc)) from exc
     log_dir = Path(cfg.log_dir)
@@ -474,11 +482,12 @@ def run_training(cfg: TrainConfig) -> None:
             if local_rank >= local_ranks:
                 raise TrainingError(f"LOCAL_RANK={local_rank} but --devices lists {local_ranks} device(s) on this host")
             if rank == 0:
-                write_meta(cfg, world_size, plan.as_dict())
+                write_meta(cfg, world_size, {**plan.as_dict(), "learner_affinity": learner_cpus})
             try:
                 launch.init_group(backend, rank, world_size, cfg.timeout_s)
                 try:
-                    run_rank(cfg, rank, world_size, plan.pools[local_rank], prefix, local_rank=local_rank)
+                    run_rank(cfg, rank, world_size, plan.pools[local_rank], prefix, local_rank=local_rank,
+                             learner_cpus=learner_cpus[local_rank])
                 finally:
                     launch.destroy_group()
             except BaseException as exc:
@@ -487,7 +496,7 @@ def run_training(cfg: TrainConfig) -> None:
                 raise
             return
 
-        write_meta(cfg, world_size, plan.as_dict())
+        write_meta(cfg, world_size, {**plan.as_dict(), "learner_affinity": learner_cpus})
         try:
             if world_size == 1:
                 needs_group = cfg.grad_sync == "on"
@@ -495,13 +504,13 @@ def run_training(cfg: TrainConfig) -> None:
                     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(launch.free_port()))
                     launch.init_group(backend, 0, 1, cfg.timeout_s)
                 try:
-                    run_rank(cfg, 0, 1, plan.pools[0], prefix, local_rank=0)
+                    run_rank(cfg, 0, 1, plan.pools[0], prefix, local_rank=0, learner_cpus=learner_cpus[0])
                 finally:
                     launch.destroy_group()
             else:
                 launch.spawn_and_supervise(
                     _rank_main, world_size, backend, cfg.timeout_s,
-                    args_for_rank=lambda r: (cfg, plan.pools[r], prefix),
+                    args_for_rank=lambda r: (cfg, plan.pools[r], prefix, learner_cpus[r]),
                     shm_prefix=prefix,
                     describe_rank=lambda r: f"device {devices[r]}",
                 )

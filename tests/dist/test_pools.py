@@ -36,3 +36,38 @@ def test_overlapping_pools_are_named():
 def test_nonexistent_cpus_are_named():
     with pytest.raises(PoolError, match="rank 1.*4097"):
         resolve_pools(f"{sorted(os.sched_getaffinity(0))[0]};4097", 2)
+
+
+# --learner-cpu-ids
+
+from sacscale.dist.pools import resolve_learner_cpus  # noqa: E402
+
+needs_two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 usable CPUs")
+
+
+def test_learner_cpus_default_keeps_affinity():
+    assert resolve_learner_cpus("", [[1], [2]]) == [None, None]
+    assert resolve_learner_cpus(None, [None]) == [None]
+
+
+@needs_two_cpus
+def test_learner_cpus_auto_takes_the_cpus_no_pool_uses():
+    cpus = sorted(os.sched_getaffinity(0))
+    pool = cpus[1:]
+    assert resolve_learner_cpus("auto", [pool]) == [[cpus[0]]]
+    with pytest.raises(PoolError, match="0 CPU.*outside the collector pools"):
+        resolve_learner_cpus("auto", [cpus])
+
+
+@needs_two_cpus
+def test_learner_cpus_explicit_checks():
+    cpus = sorted(os.sched_getaffinity(0))
+    assert resolve_learner_cpus(str(cpus[0]), [[cpus[1]]]) == [[cpus[0]]]
+    with pytest.raises(PoolError, match=rf"rank 0: CPUs \[{cpus[1]}\] are in a collector pool"):
+        resolve_learner_cpus(str(cpus[1]), [[cpus[1]]])
+    with pytest.raises(PoolError, match="1 CPU list.*for 2 rank"):
+        resolve_learner_cpus(str(cpus[0]), [None, None])
+    with pytest.raises(PoolError, match="ranks 0 and 1 share CPUs"):
+        resolve_learner_cpus(f"{cpus[0]};{cpus[0]}", [None, None])
+    with pytest.raises(PoolError, match="rank 1.*4097"):
+        resolve_learner_cpus(f"{cpus[0]};4097", [None, None])

@@ -8,6 +8,7 @@ from mujoco.batch import Batch
 from sacscale.sim.affinity import (
     format_cpu_list,
     parse_cpu_list,
+    pin_process,
     pinned_thread,
     thread_affinities,
     validate_cpu_ids,
@@ -119,3 +120,38 @@ def test_env_pins_its_pool_and_keeps_the_caller(g1_model):
 def test_env_rejects_missing_cpus(g1_model):
     with pytest.raises(ValueError, match="99999"):
         G1WalkFlat(g1_model, 2, 1, seed=0, cpu_ids=[99999])
+
+
+@needs_two_cpus
+def test_pin_process_moves_threads_started_before_and_after():
+    """Run in a child process: pinning is for the whole process and cannot be undone per thread."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        before, after, main = pool.apply(_pin_in_child, (ALLOWED[-1],))
+    assert before == after == main == [ALLOWED[-1]]
+
+
+def _pin_in_child(cpu: int):
+    started, stop = threading.Event(), threading.Event()
+    ids = {}
+
+    def worker(name):
+        ids[name] = threading.get_native_id()
+        started.set()
+        stop.wait()
+
+    early = threading.Thread(target=worker, args=("before",))
+    early.start()
+    started.wait()
+    pin_process([cpu])
+    started.clear()
+    late = threading.Thread(target=worker, args=("after",))
+    late.start()
+    started.wait()
+    masks = thread_affinities()
+    stop.set()
+    early.join()
+    late.join()
+    return masks[ids["before"]], masks[ids["after"]], masks[threading.get_native_id()]

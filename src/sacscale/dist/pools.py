@@ -6,6 +6,10 @@ Accepted forms of `--collector-cpu-ids`:
   * one CPU list for one rank, e.g. `8-39` (the seed's `env.cpu_ids`);
   * one list per rank separated by `;`, e.g. `8-39;48-79` (the seed's
     `dp_collector_cpu_ids=[[8..39],[48..79]]`).
+
+`--learner-cpu-ids` (optional; by default the learner processes keep their affinity, as
+in the seed): `auto` (the CPUs no pool uses, split evenly between the ranks) or one list
+per rank separated by `;`, e.g. `0;16`. Learner CPUs may not overlap any pool.
 """
 
 from __future__ import annotations
@@ -74,3 +78,44 @@ def _auto(world_size: int) -> PoolPlan:
         learner,
         f"auto: {len(cpus)} CPUs; {world_size} kept for the learner(s), {per_rank} per collector pool",
     )
+
+
+def resolve_learner_cpus(spec: str | None, pools: list[list[int] | None]) -> list[list[int] | None]:
+    """One CPU list per rank for its learner process, or None per rank (keep the affinity)."""
+    world_size = len(pools)
+    spec = (spec or "").strip()
+    if not spec:
+        return [None] * world_size
+    pooled = {c for pool in pools if pool for c in pool}
+    if spec == "auto":
+        free = [c for c in sorted(os.sched_getaffinity(0)) if c not in pooled]
+        per_rank = len(free) // world_size
+        if per_rank < 1:
+            raise PoolError(
+                f"--learner-cpu-ids auto: {len(free)} CPU(s) outside the collector pools for "
+                f"{world_size} learner(s); give the pools fewer CPUs or list the learner CPUs"
+            )
+        return [free[r * per_rank : (r + 1) * per_rank] for r in range(world_size)]
+    parts = [p.strip() for p in spec.split(";")]
+    if len(parts) != world_size:
+        raise PoolError(
+            f"--learner-cpu-ids: {len(parts)} CPU list(s) given for {world_size} rank(s); "
+            "give one list per rank separated by ';' (or 'auto')"
+        )
+    lists = []
+    for rank, part in enumerate(parts):
+        try:
+            cpus = validate_cpu_ids(part)
+        except ValueError as exc:
+            raise PoolError(f"--learner-cpu-ids, rank {rank} ({part!r}): {exc}") from exc
+        if not cpus:
+            raise PoolError(f"--learner-cpu-ids, rank {rank}: empty CPU list")
+        shared = sorted(set(cpus) & pooled)
+        if shared:
+            raise PoolError(f"--learner-cpu-ids, rank {rank}: CPUs {shared} are in a collector pool")
+        lists.append(cpus)
+    overlap = first_overlap(lists)
+    if overlap:
+        a, b, shared = overlap
+        raise PoolError(f"--learner-cpu-ids: the learners of ranks {a} and {b} share CPUs {shared}")
+    return lists

@@ -115,6 +115,21 @@ def thread_affinities() -> dict[int, list[int]]:
     return out
 
 
+def pin_process(cpu_ids: Iterable[int]) -> list[int]:
+    """Pin every thread of this process, and so every thread it starts later, to cpu_ids.
+
+    sched_setaffinity(0) moves only the calling thread; threads started earlier (CUDA's,
+    NCCL's, torch's intra-op pool) keep their mask unless each one is moved too.
+    """
+    cpus = validate_cpu_ids(cpu_ids)
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            os.sched_setaffinity(int(task.name), cpus)
+        except (ProcessLookupError, FileNotFoundError):  # the thread ended while we listed
+            continue
+    return cpus
+
+
 def first_overlap(pools: list[list[int]]) -> tuple[int, int, list[int]] | None:
     """The first pair of pools (by index) that share CPUs, with those CPUs; None if disjoint."""
     for a in range(len(pools)):

@@ -20,9 +20,17 @@ def test_full_step_throughput(g1_model):
     assert 0 < r["task_overhead_frac"] < 1
 
 
+def test_full_step_zero_actions_and_bad_choice(g1_model):
+    r = full_step_throughput(g1_model, 4, 1, steps=3, warmup=1, actions="zero")
+    assert r["env_steps_per_s"] > 0 and r["sim_errors"] == 0
+    with pytest.raises(ValueError, match="actions must be one of"):
+        full_step_throughput(g1_model, 4, 1, steps=3, warmup=1, actions="walk")
+    assert run_env_bench(g1_model, 4, [1], steps=2, warmup=1, actions="zero")["full_actions"] == "zero"
+
+
 def test_run_env_bench_rows(g1_model):
     res = run_env_bench(g1_model, 4, [1, 2], steps=4, warmup=1)
-    assert [r["threads"] for r in res["results"]] == [1, 2]
+    assert [r["threads"] for r in res["results"]] == [1, 2] and res["full_actions"] == "random"
     for r in res["results"]:
         assert r["ratio_full_over_physics"] == pytest.approx(r["full_env_steps_per_s"] / r["physics_env_steps_per_s"])
     json.dumps(res)

@@ -16,6 +16,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cpu-ids", default=None, help='pin the simulation threads to these CPUs, e.g. "8-39,48-79"')
     parser.add_argument("--model", default=None, help="compiled model (.mjb); default: build from the asset package")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--actions", choices=("random", "zero"), default="random",
+                        help="actions of the full step: uniform random (feet kicked up, few contacts) or zero "
+                             "(default pose held, feet down: closer to a policy that stands or walks)")
     parser.add_argument("--output", default=None, help="write the results as JSON to this file")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -40,12 +43,14 @@ def run(args: argparse.Namespace) -> int:
     total = 2 * len(threads) * args.steps  # physics + full, per thread count
     with tqdm(total=total, unit="step", disable=args.no_progress, desc="env-bench") as bar:
         result = run_env_bench(
-            model, args.num_envs, threads, args.steps, cpus, warmup=args.warmup, seed=args.seed, progress=bar.update
+            model, args.num_envs, threads, args.steps, cpus, warmup=args.warmup, seed=args.seed, progress=bar.update,
+            actions=args.actions,
         )
     result["model_path"] = args.model
 
-    print(f"{args.num_envs} envs, {args.steps} steps, {result['processor']}, CPUs {result['cpu_ids'] or 'all'}")
-    # physics/s: standing states, fixed controls; full/s: G1WalkFlat.step, random actions;
+    print(f"{args.num_envs} envs, {args.steps} steps, {result['processor']}, CPUs {result['cpu_ids'] or 'all'}, "
+          f"full step with {args.actions} actions")
+    # physics/s: standing states, fixed controls; full/s: G1WalkFlat.step, --actions;
     # non-physics: share of a full step spent outside Batch.step (numpy task code)
     # per cpu-s: env steps per CPU-second of this process (steady on a shared machine)
     print(

@@ -6,9 +6,12 @@ targets, and a fallen robot has fewer contacts and steps faster; so every
 `reset_every` steps all sims go back to the keyframe (outside the timed region), which
 keeps the measured states near standing (about 36 contacts).
 
-full step: `G1WalkFlat.step` with uniform random actions in [-1, 1]: physics plus
-observations, rewards, resets and randomisation. Random actions make the robots fall
-and reset often, which is also what early training looks like. Its own physics share
+full step: `G1WalkFlat.step` with uniform random actions in [-1, 1] (`actions="random"`)
+or zero actions, the default pose's targets (`actions="zero"`): physics plus
+observations, rewards, resets and randomisation. Random actions kick the feet off the
+ground, so their steps have fewer contacts and cost much less physics than a policy
+that keeps the robots standing; zero actions keep the feet down, the closer ceiling for
+a run whose policy stands or walks. Its own physics share
 is timed separately (the env's trace timings), so `ratio_full_over_physics` compares
 the two rates and `task_overhead_frac` says how much of a full step is not physics.
 
@@ -79,6 +82,9 @@ def physics_throughput(
     }
 
 
+ACTIONS = ("random", "zero")
+
+
 def full_step_throughput(
     model: mujoco.MjModel,
     num_envs: int,
@@ -88,15 +94,24 @@ def full_step_throughput(
     warmup: int = 5,
     seed: int = 0,
     progress: Progress | None = None,
+    actions: str = "random",
 ) -> dict:
-    """Env steps/s of G1WalkFlat.step with uniform random actions."""
+    """Env steps/s of G1WalkFlat.step with uniform random actions (or zero actions)."""
+    if actions not in ACTIONS:
+        raise ValueError(f"actions must be one of {ACTIONS}, got {actions!r}")
     env = G1WalkFlat(model, num_envs, num_threads, seed, cpu_ids=cpu_ids, trace=True)
     rng = np.random.default_rng(seed + 1)
+
+    def draw() -> np.ndarray:
+        if actions == "zero":
+            return np.zeros((num_envs, env.ACTION_DIM), dtype=np.float32)
+        return rng.uniform(-1, 1, (num_envs, env.ACTION_DIM)).astype(np.float32)
+
     env.reset()
     for _ in range(warmup):
-        env.step(rng.uniform(-1, 1, (num_envs, env.ACTION_DIM)).astype(np.float32))
+        env.step(draw())
     # actions are drawn outside the timed region: they stand in for the policy
-    actions = [rng.uniform(-1, 1, (num_envs, env.ACTION_DIM)).astype(np.float32) for _ in range(min(steps, 16))]
+    actions = [draw() for _ in range(min(steps, 16))]
     phys, resets, errors = 0.0, 0, 0
     t0, c0 = time.perf_counter(), time.process_time()
     for i in range(steps):
@@ -131,6 +146,7 @@ def run_env_bench(
     warmup: int = 5,
     seed: int = 0,
     progress: Progress | None = None,
+    actions: str = "random",
 ) -> dict:
     """Physics-only and full-step throughput for each thread count."""
     cpus = validate_cpu_ids(cpu_ids) if cpu_ids is not None else None
@@ -138,7 +154,8 @@ def run_env_bench(
     rows = []
     for nt in thread_counts:
         phys = physics_throughput(model, num_envs, nt, steps, cpus, warmup=warmup, progress=progress)
-        full = full_step_throughput(model, num_envs, nt, steps, cpus, warmup=warmup, seed=seed, progress=progress)
+        full = full_step_throughput(model, num_envs, nt, steps, cpus, warmup=warmup, seed=seed, progress=progress,
+                                    actions=actions)
         rows.append(
             {
                 "threads": nt,
@@ -153,7 +170,7 @@ def run_env_bench(
                 "full_env_steps_per_cpu_s": full["env_steps_per_cpu_s"],
                 "ratio_full_over_physics": full["env_steps_per_s"] / phys["env_steps_per_s"],
                 "full_task_overhead_frac": full["task_overhead_frac"],
-                # physics rate inside the full run (its own, falling-robot states)
+                # physics rate inside the full run (its own states)
                 "full_physics_env_steps_per_s": num_envs * steps / full["physics_seconds"],
                 "full_resets_per_env_step": full["resets_per_env_step"],
                 "full_sim_errors": full["sim_errors"],
@@ -164,6 +181,7 @@ def run_env_bench(
         "steps": steps,
         "warmup": warmup,
         "substeps": g1.N_SUBSTEPS,
+        "full_actions": actions,
         "cpu_ids": format_cpu_list(cpus) if cpus is not None else None,
         "cpus_available": ncpu,
         "model_sha256": g1.model_bytes_sha256(model),

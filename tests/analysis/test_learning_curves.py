@@ -7,7 +7,7 @@ import pytest
 
 from synthetic_runs import write_events
 
-from sacscale.analysis.learning import compare_learning, learning_curves
+from sacscale.analysis.learning import compare_learning, curves_by_config, learning_curves, mean_curve, run_config
 from sacscale.cli import main
 
 
@@ -48,3 +48,40 @@ def test_compare_and_cli(tmp_path):
     assert fig.read_bytes()[:4] == b"\x89PNG"
     assert main(["compare-learning", "no-label"]) == 2
     assert main(["compare-learning", f"x={tmp_path / 'missing'}"]) == 1
+
+
+def test_mean_curve_on_the_common_env_steps():
+    a = {"env_steps": [100.0, 200.0, 300.0, 400.0], "value": [1.0, 2.0, 3.0, 4.0]}
+    b = {"env_steps": [100.0, 200.0, 300.0], "value": [3.0, 4.0, 5.0]}
+    mean = mean_curve([a, b, {"env_steps": [], "value": []}])  # the empty curve is left out
+    assert mean == {"env_steps": [100.0, 200.0, 300.0], "value": [2.0, 3.0, 4.0], "runs": 2}
+    # a run logged at other env steps is interpolated onto the grid; the grid is the union
+    # of both runs' points inside the range both cover (150 .. 350; a's 100 and 400 fall outside)
+    c = {"env_steps": [150.0, 250.0, 350.0], "value": [10.0, 20.0, 30.0]}
+    mean = mean_curve([a, c])
+    assert mean["env_steps"] == [150.0, 200.0, 250.0, 300.0, 350.0]
+    assert mean["value"] == pytest.approx([(1.5 + 10) / 2, (2 + 15) / 2, (2.5 + 20) / 2, (3 + 25) / 2,
+                                           (3.5 + 30) / 2])
+    # non-finite points (a rank that finished no episode) are dropped, not averaged
+    d = {"env_steps": [100.0, 200.0, 300.0], "value": [float("nan"), 6.0, 7.0]}
+    assert mean_curve([b, d]) == {"env_steps": [200.0, 300.0], "value": [5.0, 6.0], "runs": 2}
+    assert mean_curve([]) == {"env_steps": [], "value": [], "runs": 0}
+    disjoint = mean_curve([{"env_steps": [1.0, 2.0], "value": [0.0, 0.0]}, {"env_steps": [3.0, 4.0], "value": [1.0, 1.0]}])
+    assert disjoint == {"env_steps": [], "value": [], "runs": 2}
+
+
+def test_curves_by_config_groups_repeats_and_averages_them(tmp_path):
+    dirs = [_run(tmp_path / "p_r1_n1", 1, [[10, 20, 30]], steps_per_log=64),
+            _run(tmp_path / "p_r1_n2", 2, [[10, 20, 30], [30, 40, 50]], steps_per_log=128),
+            _run(tmp_path / "p_r2_n1", 1, [[30, 40, 50]], steps_per_log=64),
+            _run(tmp_path / "p_r2_n2", 2, [[50, 60, 70], [70, 80, 90]], steps_per_log=128)]
+    groups = curves_by_config(dirs, {"p_r1_n1": "one", "p_r2_n1": "one"})  # n2: from the directory name
+    assert list(groups) == ["one", "n2"]
+    assert list(groups["one"]["runs"]) == ["p_r1_n1", "p_r2_n1"]
+    one, two = groups["one"]["mean"], groups["n2"]["mean"]
+    assert one["length"] == {"env_steps": [64, 128, 192], "value": [20, 30, 40], "runs": 2}
+    assert two["length"] == {"env_steps": [128, 256, 384], "value": [40, 50, 60], "runs": 2}  # ranks, then repeats
+    assert two["return"]["value"] == pytest.approx([4, 5, 6])
+    assert two["tracking_lin_vel"]["value"] == pytest.approx([0.04, 0.05, 0.06])
+    assert one["tracking_ang_vel"] == {"env_steps": [], "value": [], "runs": 0}  # never logged
+    assert run_config(tmp_path / "elsewhere") == "elsewhere"

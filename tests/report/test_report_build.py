@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from sacscale.analysis.aggregate import summarize
 from sacscale.analysis.metrics import analyze_run
 from sacscale.report.build import write_report
@@ -61,6 +63,9 @@ def test_gpu_scaling_report(tmp_path):
     assert "![cumulative steps](figures/cumulative_steps.png)" in md
     assert "No per-phase plot" in md
     assert "Per-phase time per iteration (ms)" not in md  # no phase table without traced runs
+    # no run directories given: a placeholder figure, and the report says why
+    assert "No learning curves: no run directories were given (sacscale report --run-dirs)." in md
+    assert "![learning curves]" not in md
     assert "data:image/png;base64," in html and "<table>" in html and "2.000x" in html
 
 
@@ -133,3 +138,110 @@ def test_phase_plot_and_table_when_traced(tmp_path, monkeypatch):
     assert "No per-phase plot" not in md
     assert "<td class=\"r\">21.500</td>" in html
     assert "`ranks[].phase_ms`" in md  # metric definitions list the per-rank field
+
+
+def _learning_run(tmp_path, config, repeat, ranks, learns=True):
+    """Rank r of repeat k: episode length 10 i k + 2 r, return (i + r) k, lin-vel tracking
+    0.01 k + 0.002 r at log point i = 1..4 (env steps 100 i); `learns=False`: none of these tags."""
+    total = linear_points(4, 100.0 * ranks, 1.0)
+    tags = {}
+    if learns:
+        tags = {r: {"Episode/length": [(s, t, 10.0 * s * repeat + 2 * r) for s, t, _ in total],
+                    "Episode/return": [(s, t, float((s + r) * repeat)) for s, t, _ in total],
+                    "Reward/tracking_lin_vel": [(s, t, 0.01 * repeat + 0.002 * r) for s, t, _ in total]}
+                for r in range(ranks)}
+    return write_run(tmp_path / "runs" / f"p_r{repeat}_{config}", total, ranks=ranks, rank_time_tags=tags,
+                     run_json={"resolved_config": {"config": config, "repeat": repeat,
+                                                   "devices": ",".join(map(str, range(ranks))), "world_size": ranks}})
+
+
+def test_learning_curves_per_configuration(tmp_path, monkeypatch):
+    configs = (("n1", 1, True), ("n2_pool", 2, True), ("n1_quiet", 1, False))
+    dirs = [_learning_run(tmp_path, c, k, ranks, learns) for k in (1, 2) for c, ranks, learns in configs]
+    metrics = [analyze_run(d) for d in dirs]
+    paths = []
+    for m in metrics:
+        paths.append(tmp_path / f"{m['run']}.json")
+        paths[-1].write_text(json.dumps(m))
+    (tmp_path / "summary.json").write_text(json.dumps(summarize(metrics, [c for c, _, _ in configs])))
+
+    drawn, thin = {}, {}
+    save = plots._save
+
+    def capture(fig, path):
+        if path.name == FIGURES["learning_curves"]:
+            for name, ax in zip(plots.LEARNING_PANELS, fig.axes):
+                lines = ax.get_lines()
+                drawn[name] = {line.get_label(): (list(line.get_xdata()), list(line.get_ydata()))
+                               for line in lines if line.get_linewidth() == 2.0}
+                thin[name] = sum(line.get_linewidth() < 1.0 for line in lines)
+                assert ax.get_ylabel() == plots.LEARNING_PANELS[name]
+        save(fig, path)
+
+    monkeypatch.setattr(plots, "_save", capture)
+    out = tmp_path / "rep"
+    write_report(tmp_path / "summary.json", paths, out / "r.md", out / "r.html", out / "figures", run_dirs=dirs)
+    md, html = (out / "r.md").read_text(), (out / "r.html").read_text()
+
+    assert (out / "figures" / FIGURES["learning_curves"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "![learning curves](figures/learning_curves.png)" in md
+    assert "weighted and scaled by 0.02" in md and "No learning curves" not in md
+    assert 'alt="learning curves"' in html
+    # one thick line per configuration with data, labelled with it; n1_quiet logged nothing
+    n1, n2 = "n1 (mean of 2 runs)", "n2_pool (mean of 2 runs)"
+    assert list(drawn) == ["length", "tracking_lin_vel", "return", "tracking_ang_vel"]
+    assert {name: sorted(lines) for name, lines in drawn.items()} == {
+        "length": [n1, n2], "tracking_lin_vel": [n1, n2], "return": [n1, n2], "tracking_ang_vel": []}
+    assert thin == {"length": 4, "tracking_lin_vel": 4, "return": 4, "tracking_ang_vel": 0}  # every run, thin
+    # x: cumulative env steps of all ranks (100 per rank and log point)
+    assert drawn["length"][n1][0] == [100.0, 200.0, 300.0, 400.0]
+    assert drawn["length"][n2][0] == [200.0, 400.0, 600.0, 800.0]
+    # length: rank mean 10 i k (+ 1 with two ranks), then mean over repeats k = 1, 2 -> 15 i (+ 1)
+    assert drawn["length"][n1][1] == pytest.approx([15.0, 30.0, 45.0, 60.0])
+    assert drawn["length"][n2][1] == pytest.approx([16.0, 31.0, 46.0, 61.0])
+    # return: (i + r_mean) k -> 1.5 i (+ 0.75 with two ranks)
+    assert drawn["return"][n1][1] == pytest.approx([1.5, 3.0, 4.5, 6.0])
+    assert drawn["return"][n2][1] == pytest.approx([2.25, 3.75, 5.25, 6.75])
+    # lin-vel tracking: 0.01 k + 0.002 r -> 0.015 (0.016 with two ranks); float32 events
+    assert drawn["tracking_lin_vel"][n1][1] == pytest.approx([0.015] * 4)
+    assert drawn["tracking_lin_vel"][n2][1] == pytest.approx([0.016] * 4)
+    assert "0.04" in plots.LEARNING_PANELS["tracking_lin_vel"]
+
+
+def test_learning_curves_placeholder_without_events(tmp_path):
+    dirs = [_learning_run(tmp_path, "n1", k, 1, learns=False) for k in (1, 2)]
+    metrics = [analyze_run(d) for d in dirs]
+    paths = []
+    for m in metrics:
+        paths.append(tmp_path / f"{m['run']}.json")
+        paths[-1].write_text(json.dumps(m))
+    (tmp_path / "summary.json").write_text(json.dumps(summarize(metrics, ["n1"])))
+    out = tmp_path / "rep"
+    write_report(tmp_path / "summary.json", paths, out / "r.md", out / "r.html", out / "figures", run_dirs=dirs)
+    md = (out / "r.md").read_text()
+    assert (out / "figures" / FIGURES["learning_curves"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "No learning curves: the runs logged no `Episode/length`" in md
+    assert "![learning curves]" not in md
+
+
+def test_learning_plot_without_a_common_range_labels_the_runs(tmp_path, monkeypatch):
+    from sacscale.analysis.learning import CURVES, mean_curve
+
+    empty = {"env_steps": [], "value": []}
+    runs = {"a": {**{n: empty for n in CURVES}, "length": {"env_steps": [1.0, 2.0], "value": [5.0, float("nan")]}},
+            "b": {**{n: empty for n in CURVES}, "length": {"env_steps": [3.0, 4.0], "value": [7.0, 8.0]}}}
+    groups = {"n1": {"runs": runs, "mean": {n: mean_curve([r[n] for r in runs.values()]) for n in CURVES}}}
+    labels = {}
+    save = plots._save
+
+    def capture(fig, path):
+        if path.name == "l.png":
+            labels["legend"] = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+            labels["lines"] = [len(line.get_xdata()) for line in fig.axes[0].get_lines()]
+        save(fig, path)
+
+    monkeypatch.setattr(plots, "_save", capture)
+    assert plots.learning_curves(groups, tmp_path / "l.png") is True
+    assert labels == {"legend": ["n1 (runs only: no common env steps)"], "lines": [1, 2]}  # NaN point dropped
+    assert plots.learning_curves({}, tmp_path / "none.png", "nothing here") is False
+    assert (tmp_path / "none.png").read_bytes()[:4] == b"\x89PNG"

@@ -59,8 +59,10 @@ def check_run_set(workdir: Path, run_set: str, names: list[str]) -> None:
     md = (reports / "report.md").read_text()
     assert "| configuration |" in md and "ratio of means" in md
     assert (reports / "report.html").is_file()
-    for png in ("throughput_by_repeat", "scaling_bars", "cumulative_steps", "return_vs_time", "phase_times"):
+    for png in ("throughput_by_repeat", "scaling_bars", "cumulative_steps", "return_vs_time", "phase_times",
+                "learning_curves"):
         assert (reports / "figures" / f"{png}.png").stat().st_size > 0
+    assert "![learning curves](figures/learning_curves.png)" in md  # read from the runs' event files
     listed = (results / "MANIFEST.sha256").read_text()
     assert f"runs/{names[0]}/run.json" in listed and "environment.json" in listed
 

@@ -54,7 +54,8 @@ def test_failed_run_keeps_completed_runs_and_rerun_resumes(workflow_dir, fake_en
     assert bundle.returncode == 0, bundle.stderr[-3000:]
     with zipfile.ZipFile(workflow_dir / "report.zip") as z:
         names = " ".join(z.namelist())
-    for name in ("report.html", "report.md", "summary.csv", "scaling_bars.png", "cumulative_steps.png"):
+    for name in ("report.html", "report.md", "summary.csv", "scaling_bars.png", "cumulative_steps.png",
+                 "learning_curves.png"):
         assert name in names
 
     check_tampering_is_caught(workflow_dir, "cpu", "cpu_r2_n2_cpu", env=fake_env)

@@ -6,6 +6,7 @@ rule report:
     input:
         summary=results("summary.json"),
         metrics=all_metrics(),
+        runs=all_run_json(),  # their directories' event files give the learning curves
         env=results("environment.json"),
         model=results("model.json"),
         probe=results("correctness.json"),
@@ -26,8 +27,12 @@ rule report:
         ),
         returns=report(figure_paths()["return_vs_time"], caption="../report/return_vs_time.rst", category="Figures"),
         phases=report(figure_paths()["phase_times"], caption="../report/phase_times.rst", category="Figures"),
+        learning=report(
+            figure_paths()["learning_curves"], caption="../report/learning_curves.rst", category="Figures"
+        ),
     params:
         figures=lambda wildcards, output: str(Path(output.throughput).parent),
+        run_dirs=lambda wildcards, input: shlex.join(str(Path(p).parent) for p in input.runs),
         deviations=lambda wildcards, input: f"--deviations {input.deviations}" if input.deviations else "",
     log:
         f"{LOGS}/report.log",
@@ -39,4 +44,5 @@ rule report:
         "sacscale report --summary {input.summary} --metrics {input.metrics}"
         " --output-md {output.md} --output-html {output.html} --figures-dir {params.figures}"
         " --environment {input.env} --model {input.model} --correctness {input.probe}"
-        " --verification {input.verify} --manifest-json {input.manifest} {params.deviations} > {log} 2>&1"
+        " --verification {input.verify} --manifest-json {input.manifest} --run-dirs {params.run_dirs}"
+        " {params.deviations} > {log} 2>&1"

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import json
+import math
+import re
+
 import numpy as np
 
 from sacscale.analysis.events import EventFileError, read_run
@@ -47,6 +51,69 @@ def learning_curves(run_dir: str | Path) -> dict[str, dict[str, list[float]]]:
         out[name] = {"env_steps": [total[s] for s in steps],
                      "value": [float(np.mean(per_step[s])) for s in steps]}
     return out
+
+
+def finite(curve: dict[str, list[float]]) -> dict[str, list[float]]:
+    """The curve without its non-finite points (a rank that finished no episode logs NaN)."""
+    keep = [(x, y) for x, y in zip(curve["env_steps"], curve["value"]) if math.isfinite(x) and math.isfinite(y)]
+    return {"env_steps": [x for x, _ in keep], "value": [y for _, y in keep]}
+
+
+def mean_curve(curves: list[dict[str, list[float]]]) -> dict[str, list[float]]:
+    """The pointwise mean of several runs' curves of one name (e.g. the repeats of one
+    configuration), on a common env-step grid.
+
+    Empty curves (and non-finite points) are left out; `runs` says how many curves the
+    mean is over. The grid is every env-step value of those curves inside the range that
+    all of them cover (max of the first .. min of the last), so the mean is over the same
+    runs everywhere; a curve is linearly interpolated onto grid points that it did not
+    log itself (repeats of one configuration usually log at the same env steps, and then
+    nothing is interpolated). Curves with no common range give an empty mean.
+    """
+    curves = [c for c in (finite(c) for c in curves) if c["env_steps"]]
+    if not curves:
+        return {"env_steps": [], "value": [], "runs": 0}
+    lo = max(c["env_steps"][0] for c in curves)
+    hi = min(c["env_steps"][-1] for c in curves)
+    grid = sorted({x for c in curves for x in c["env_steps"] if lo <= x <= hi})
+    if not grid:
+        return {"env_steps": [], "value": [], "runs": len(curves)}
+    values = np.mean([np.interp(grid, c["env_steps"], c["value"]) for c in curves], axis=0)
+    return {"env_steps": [float(x) for x in grid], "value": [float(v) for v in values], "runs": len(curves)}
+
+
+_RUN_NAME = re.compile(r"^.+_r\d+_(?P<config>[^/]+)$")
+
+
+def run_config(run_dir: str | Path, known: dict[str, str] | None = None) -> str:
+    """A run directory's configuration: `known[run name]` (e.g. from the metrics), else
+    run.json's resolved config, else the `{prefix}_r{k}_{config}` directory name, else the name."""
+    run_dir = Path(run_dir)
+    if known and known.get(run_dir.name):
+        return known[run_dir.name]
+    run_json = run_dir / "run.json"
+    if run_json.is_file():
+        try:
+            config = json.loads(run_json.read_text()).get("resolved_config", {}).get("config")
+        except (json.JSONDecodeError, AttributeError):
+            config = None
+        if config:
+            return config
+    match = _RUN_NAME.match(run_dir.name)
+    return match.group("config") if match else run_dir.name
+
+
+def curves_by_config(run_dirs: list[str | Path], known: dict[str, str] | None = None) -> dict[str, dict]:
+    """Learning curves of a run set, grouped by configuration (in order of first appearance):
+    `{config: {"runs": {run name: curves}, "mean": {curve name: mean_curve(...)}}}`.
+    `known` maps run names to configurations (see run_config)."""
+    groups: dict[str, dict] = {}
+    for run_dir in run_dirs:
+        config = run_config(run_dir, known)
+        groups.setdefault(config, {"runs": {}})["runs"][Path(run_dir).name] = learning_curves(run_dir)
+    for group in groups.values():
+        group["mean"] = {name: mean_curve([c[name] for c in group["runs"].values()]) for name in CURVES}
+    return groups
 
 
 def tail_mean(curve: dict[str, list[float]], fraction: float = 0.2) -> float:

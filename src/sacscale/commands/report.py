@@ -19,6 +19,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--correctness", help="correctness.json (from probe correctness)")
     parser.add_argument("--verification", help="verify.json (from verify)")
     parser.add_argument("--manifest-json", help="manifest.json (from manifest)")
+    parser.add_argument("--run-dirs", nargs="+", metavar="RUN_DIR",
+                        help="the runs' directories (tb/rank*/ event files), for the learning curves")
     parser.add_argument("--deviations", help="a Markdown file of deviations from the reference system, included verbatim")
 
 
@@ -28,6 +30,7 @@ def run(args: argparse.Namespace) -> int:
             args.summary, args.metrics, args.output_md, args.output_html, args.figures_dir,
             environment=args.environment, model=args.model, probe=args.correctness,
             verification=args.verification, manifest=args.manifest_json, deviations=args.deviations,
+            run_dirs=args.run_dirs,
         )
     except (OSError, ValueError, KeyError) as exc:
         print(f"sacscale report: error: {type(exc).__name__}: {exc}", file=sys.stderr)

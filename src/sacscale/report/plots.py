@@ -8,8 +8,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import EngFormatter  # noqa: E402
 
 from sacscale.analysis.aggregate import phase_by_rank  # noqa: E402
+from sacscale.analysis.learning import finite  # noqa: E402
 
 FIGURES = {
     "throughput_by_repeat": "throughput_by_repeat.png",
@@ -17,6 +19,7 @@ FIGURES = {
     "cumulative_steps": "cumulative_steps.png",
     "return_vs_time": "return_vs_time.png",
     "phase_times": "phase_times.png",
+    "learning_curves": "learning_curves.png",
 }
 STEADY = "steady env steps/s (last 50% of events)"
 
@@ -147,18 +150,87 @@ def phase_times(metrics: list[dict], path: Path) -> bool:
     return True
 
 
-def write_all(summary: dict, metrics: list[dict], figures_dir: str | Path) -> dict[str, bool]:
-    """Write every figure; `{name: has_data}`."""
+# Panels of learning_curves.png, row by row: curve name -> axis label
+LEARNING_PANELS = {
+    "length": "episode length (control steps; 1000 = time-out)",
+    "tracking_lin_vel": "lin-vel tracking reward per control step\n(env mean, x weight 2 x 0.02: max 0.04)",
+    "return": "episode return (sum of the scaled rewards)",
+    "tracking_ang_vel": "ang-vel tracking reward per control step\n(env mean, x weight 1.5 x 0.02: max 0.03)",
+}
+
+
+def learning_label(config: str, runs: int) -> str:
+    return f"{config} (mean of {runs} runs)" if runs != 1 else f"{config} (1 run)"
+
+
+def learning_curves(groups: dict[str, dict] | None, path: Path, note: str | None = None) -> bool:
+    """2x2 panels (LEARNING_PANELS) against cumulative env steps of all ranks: per
+    configuration every run thin and the mean over its runs thick (sacscale.analysis.
+    learning.curves_by_config). Empty curves draw nothing; False (and a placeholder
+    figure) when no curve has a point."""
+    groups = groups or {}
+    colors = _colors(groups)
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7.5), sharex=True)
+    plotted = False
+    for ax, (name, ylabel) in zip(axes.ravel(), LEARNING_PANELS.items()):
+        for config, group in groups.items():
+            mean = group["mean"][name]
+            # without a mean (runs with no common env steps) the first thin line carries the label
+            label = None if mean["env_steps"] else f"{config} (runs only: no common env steps)"
+            for curves in group["runs"].values():
+                curve = finite(curves[name])
+                if curve["env_steps"]:
+                    plotted = True
+                    ax.plot(curve["env_steps"], curve["value"], "-", color=colors[config], lw=0.7, alpha=0.35,
+                            label=label)
+                    label = None
+            if mean["env_steps"]:
+                ax.plot(mean["env_steps"], mean["value"], "-", color=colors[config], lw=2.0,
+                        label=learning_label(config, mean["runs"]))
+        ax.set_ylabel(ylabel, fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.xaxis.set_major_formatter(EngFormatter(sep=""))
+    for ax in axes[1]:
+        ax.set_xlabel("cumulative env steps, all ranks (rank 0 Perf/total_env_steps)")
+        ax.tick_params(labelbottom=True)
+    if not plotted:
+        fig.clear()
+        ax = fig.add_subplot()
+        ax.text(0.5, 0.5, note or "no learning-curve events (Episode/length, Episode/return, Reward/tracking_*)",
+                ha="center", va="center", transform=ax.transAxes, wrap=True)
+        ax.set_axis_off()
+        _save(fig, path)
+        return False
+    # one legend, in the first panel with lines: every configuration (and run count) drawn in any panel
+    entries = {}
+    for ax in axes.ravel():
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    first = next(ax for ax in axes.ravel() if ax.get_legend_handles_labels()[0])
+    first.legend(list(entries.values()), list(entries), fontsize=8)
+    fig.suptitle("Learning per env step: thin lines each run, thick the mean over a configuration's runs "
+                 "(reward and length: mean over ranks)", fontsize=10)
+    fig.tight_layout()
+    _save(fig, path)
+    return True
+
+
+def write_all(summary: dict, metrics: list[dict], figures_dir: str | Path, learning: dict[str, dict] | None = None,
+              learning_note: str | None = None) -> dict[str, bool]:
+    """Write every figure; `{name: has_data}`. `learning`: curves_by_config() of the run
+    directories (None: no run directories given, a placeholder figure saying `learning_note`)."""
     d = Path(figures_dir)
     throughput_by_repeat(summary, d / FIGURES["throughput_by_repeat"])
     scaling_bars(summary, d / FIGURES["scaling_bars"])
     cumulative_steps(metrics, d / FIGURES["cumulative_steps"])
     return_vs_time(metrics, d / FIGURES["return_vs_time"])
     traced = phase_times(metrics, d / FIGURES["phase_times"])
+    learned = learning_curves(learning, d / FIGURES["learning_curves"], learning_note)
     return {
         "throughput_by_repeat": True,
         "scaling_bars": True,
         "cumulative_steps": True,
         "return_vs_time": any(m.get("series", {}).get("episode_return") for m in metrics),
         "phase_times": traced,
+        "learning_curves": learned,
     }

@@ -67,7 +67,7 @@ def test_learner_cpus_explicit_checks():
         resolve_learner_cpus(str(cpus[1]), [[cpus[1]]])
     with pytest.raises(PoolError, match="1 CPU list.*for 2 rank"):
         resolve_learner_cpus(str(cpus[0]), [None, None])
-    with pytest.raises(PoolError, match="ranks 0 and 1 share CPUs"):
+    with pytest.raises(PoolError, match="the learners of ranks 0 and 1 overlap on CPUs"):
         resolve_learner_cpus(f"{cpus[0]};{cpus[0]}", [None, None])
     with pytest.raises(PoolError, match="rank 1.*4097"):
         resolve_learner_cpus(f"{cpus[0]};4097", [None, None])

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from sacscale.sim.affinity import first_overlap, parse_cpu_list, validate_cpu_ids
+from sacscale.sim.affinity import first_overlap, validate_cpu_ids
 
 
 class PoolError(ValueError):
@@ -38,26 +38,7 @@ def resolve_pools(spec: str | None, world_size: int) -> PoolPlan:
     spec = (spec or "auto").strip()
     if spec == "auto":
         return _auto(world_size)
-    parts = [p.strip() for p in spec.split(";")]
-    if len(parts) != world_size:
-        raise PoolError(
-            f"--collector-cpu-ids: {len(parts)} CPU list(s) given for {world_size} rank(s); "
-            "give one list per rank separated by ';' (or 'auto')"
-        )
-    pools = []
-    for rank, part in enumerate(parts):
-        try:
-            cpus = parse_cpu_list(part)
-            validate_cpu_ids(cpus)
-        except ValueError as exc:
-            raise PoolError(f"--collector-cpu-ids, rank {rank} ({part!r}): {exc}") from exc
-        if not cpus:
-            raise PoolError(f"--collector-cpu-ids, rank {rank}: empty CPU list")
-        pools.append(cpus)
-    overlap = first_overlap(pools)
-    if overlap:
-        a, b, shared = overlap
-        raise PoolError(f"--collector-cpu-ids: the pools of ranks {a} and {b} overlap on CPUs {shared}")
+    pools = _lists_per_rank(spec, world_size, "--collector-cpu-ids", "the pools of")
     return PoolPlan(pools, [], f"explicit: {spec}")
 
 
@@ -96,10 +77,20 @@ def resolve_learner_cpus(spec: str | None, pools: list[list[int] | None]) -> lis
                 f"{world_size} learner(s); give the pools fewer CPUs or list the learner CPUs"
             )
         return [free[r * per_rank : (r + 1) * per_rank] for r in range(world_size)]
+    lists = _lists_per_rank(spec, world_size, "--learner-cpu-ids", "the learners of")
+    for rank, cpus in enumerate(lists):
+        shared = sorted(set(cpus) & pooled)
+        if shared:
+            raise PoolError(f"--learner-cpu-ids, rank {rank}: CPUs {shared} are in a collector pool")
+    return lists
+
+
+def _lists_per_rank(spec: str, world_size: int, flag: str, whose: str) -> list[list[int]]:
+    """`a;b;...`: one valid, non-empty CPU list per rank, no two ranks sharing a CPU."""
     parts = [p.strip() for p in spec.split(";")]
     if len(parts) != world_size:
         raise PoolError(
-            f"--learner-cpu-ids: {len(parts)} CPU list(s) given for {world_size} rank(s); "
+            f"{flag}: {len(parts)} CPU list(s) given for {world_size} rank(s); "
             "give one list per rank separated by ';' (or 'auto')"
         )
     lists = []
@@ -107,15 +98,12 @@ def resolve_learner_cpus(spec: str | None, pools: list[list[int] | None]) -> lis
         try:
             cpus = validate_cpu_ids(part)
         except ValueError as exc:
-            raise PoolError(f"--learner-cpu-ids, rank {rank} ({part!r}): {exc}") from exc
+            raise PoolError(f"{flag}, rank {rank} ({part!r}): {exc}") from exc
         if not cpus:
-            raise PoolError(f"--learner-cpu-ids, rank {rank}: empty CPU list")
-        shared = sorted(set(cpus) & pooled)
-        if shared:
-            raise PoolError(f"--learner-cpu-ids, rank {rank}: CPUs {shared} are in a collector pool")
+            raise PoolError(f"{flag}, rank {rank}: empty CPU list")
         lists.append(cpus)
     overlap = first_overlap(lists)
     if overlap:
         a, b, shared = overlap
-        raise PoolError(f"--learner-cpu-ids: the learners of ranks {a} and {b} share CPUs {shared}")
+        raise PoolError(f"{flag}: {whose} ranks {a} and {b} overlap on CPUs {shared}")
     return lists

@@ -62,6 +62,12 @@ def run_cli(tmp_path, capsys, *args):
         (["--devices", "cpu,cpu", "--collector-cpu-ids", f"{CPUS[0]}"],
          "--collector-cpu-ids: 1 CPU list(s) given for 2 rank(s)"),
         (["--devices", "cpu", "--collector-cpu-ids", "0;1"], "--collector-cpu-ids: 2 CPU list(s) given for 1 rank(s)"),
+        (["--devices", "cpu", "--collector-cpu-ids", f"{CPUS[0]}", "--learner-cpu-ids", f"{CPUS[0]}"],
+         f"--learner-cpu-ids, rank 0: CPUs [{CPUS[0]}] are in a collector pool"),
+        (["--devices", "cpu", "--learner-cpu-ids", "4097"],
+         "--learner-cpu-ids, rank 0 ('4097'): CPU(s) 4097 not available"),
+        (["--devices", "cpu,cpu", "--learner-cpu-ids", f"{CPUS[0]};{CPUS[0]}"],
+         f"--learner-cpu-ids: the learners of ranks 0 and 1 overlap on CPUs [{CPUS[0]}]"),
     ],
 )
 def test_bad_flag_is_rejected_before_anything_starts(tmp_path, capsys, args, message):

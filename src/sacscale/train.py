@@ -236,11 +236,10 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
     try:
         host_weights.copy_(learner.actor_flat())
         collector.start(host_weights.numpy())
-        if learner_cpus:
-            # Only now: the collector has inherited the full mask and pins itself to its pool.
-            pin_process(learner_cpus)
-            if on_cuda:
-                torch.set_num_threads(len(learner_cpus))  # the CPU side only stages copies
+        # --learner-cpu-ids pins after the first update: by then the collector has inherited
+        # the full mask, and torch.compile's worker processes (started by the first compiled
+        # call, sized from the full CPU count) have been forked outside the learner's CPUs.
+        pin_pending = bool(learner_cpus)
         for it in range(1, cfg.iterations + 1):
             t0 = time.perf_counter()
             arrays, stats, k = collector.receive()
@@ -255,6 +254,10 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
             t2 = time.perf_counter()
             if learner.ready():
                 _update(learner, rank, it)
+                if pin_pending:
+                    pin_process(learner_cpus)
+                    torch.set_num_threads(len(learner_cpus))
+                    pin_pending = False
             # Divergence check, outside the graph, every iteration: one flag per state tensor,
             # copied back with the actor weights (no extra host sync).
             host_finite.copy_(torch.stack([t.isfinite().all() for t in state.values()]), non_blocking=on_cuda)

@@ -85,3 +85,8 @@ def test_curves_by_config_groups_repeats_and_averages_them(tmp_path):
     assert two["tracking_lin_vel"]["value"] == pytest.approx([0.04, 0.05, 0.06])
     assert one["tracking_ang_vel"] == {"env_steps": [], "value": [], "runs": 0}  # never logged
     assert run_config(tmp_path / "elsewhere") == "elsewhere"
+
+
+def test_a_rank_without_a_finite_value_does_not_blank_the_point(tmp_path):
+    run = _run(tmp_path / "n2", 2, [[10, 20, 30], [30, float("nan"), 50]], steps_per_log=128)
+    assert learning_curves(run)["length"]["value"] == [20, 20, 40]

@@ -49,8 +49,14 @@ def learning_curves(run_dir: str | Path) -> dict[str, dict[str, list[float]]]:
                 per_step.setdefault(s.step, []).append(s.value)
         steps = sorted(step for step in per_step if step in total)
         out[name] = {"env_steps": [total[s] for s in steps],
-                     "value": [float(np.mean(per_step[s])) for s in steps]}
+                     "value": [_finite_mean(per_step[s]) for s in steps]}
     return out
+
+
+def _finite_mean(values: list[float]) -> float:
+    """Mean over the ranks that logged a finite value (NaN when none did)."""
+    good = [v for v in values if np.isfinite(v)]
+    return float(np.mean(good)) if good else float("nan")
 
 
 def finite(curve: dict[str, list[float]]) -> dict[str, list[float]]:

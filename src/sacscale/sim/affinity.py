@@ -122,12 +122,17 @@ def pin_process(cpu_ids: Iterable[int]) -> list[int]:
     NCCL's, torch's intra-op pool) keep their mask unless each one is moved too.
     """
     cpus = validate_cpu_ids(cpu_ids)
-    for task in Path("/proc/self/task").iterdir():
-        try:
-            os.sched_setaffinity(int(task.name), cpus)
-        except (ProcessLookupError, FileNotFoundError):  # the thread ended while we listed
-            continue
-    return cpus
+    moved: set[int] = set()
+    while True:  # again until no new thread appears: one not yet moved may have started one
+        tids = {int(task.name) for task in Path("/proc/self/task").iterdir()} - moved
+        if not tids:
+            return cpus
+        for tid in tids:
+            try:
+                os.sched_setaffinity(tid, cpus)
+            except (ProcessLookupError, FileNotFoundError):  # the thread ended while we listed
+                pass
+        moved |= tids
 
 
 def first_overlap(pools: list[list[int]]) -> tuple[int, int, list[int]] | None:

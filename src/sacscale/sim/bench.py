@@ -111,11 +111,11 @@ def full_step_throughput(
     for _ in range(warmup):
         env.step(draw())
     # actions are drawn outside the timed region: they stand in for the policy
-    actions = [draw() for _ in range(min(steps, 16))]
+    drawn = [draw() for _ in range(min(steps, 16))]
     phys, resets, errors = 0.0, 0, 0
     t0, c0 = time.perf_counter(), time.process_time()
     for i in range(steps):
-        out = env.step(actions[i % len(actions)])
+        out = env.step(drawn[i % len(drawn)])
         phys += out.info["time/physics_s"]
         resets += int(out.info["num_resets"])
         errors += int(out.info["sim_errors"])

@@ -9,11 +9,10 @@ iteration. Curves whose tag a run never logged are empty.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import json
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 
@@ -25,13 +24,6 @@ CURVES = {
     "tracking_lin_vel": "Reward/tracking_lin_vel",
     "tracking_ang_vel": "Reward/tracking_ang_vel",
     "penalty_scale": "Curriculum/penalty_scale",
-}
-# Panels of the plot: curve name -> axis label
-PANELS = {
-    "return": "episode return",
-    "length": "episode length (control steps)",
-    "tracking_lin_vel": "linear-velocity tracking reward",
-    "tracking_ang_vel": "angular-velocity tracking reward",
 }
 
 
@@ -109,6 +101,12 @@ def run_config(run_dir: str | Path, known: dict[str, str] | None = None) -> str:
     return match.group("config") if match else run_dir.name
 
 
+def single_run_groups(curves_by_label: dict[str, dict]) -> dict[str, dict]:
+    """curves_by_config()'s shape for runs that are each their own group (compare-learning)."""
+    return {label: {"runs": {label: curves}, "mean": {name: mean_curve([c]) for name, c in curves.items()}}
+            for label, curves in curves_by_label.items()}
+
+
 def curves_by_config(run_dirs: list[str | Path], known: dict[str, str] | None = None) -> dict[str, dict]:
     """Learning curves of a run set, grouped by configuration (in order of first appearance):
     `{config: {"runs": {run name: curves}, "mean": {curve name: mean_curve(...)}}}`.
@@ -143,27 +141,3 @@ def compare_learning(runs: dict[str, str | Path], fraction: float = 0.2) -> dict
         entry["curves"] = curves
         result["runs"][label] = entry
     return result
-
-
-def plot_learning(result: dict, path: str | Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(2, 2, figsize=(10, 7))
-    axes = axes.ravel()
-    for label, run in result["runs"].items():
-        for ax, name in zip(axes, PANELS):
-            curve = run["curves"][name]
-            ax.plot(curve["env_steps"], curve["value"], label=label)
-    for ax, ylabel in zip(axes, PANELS.values()):
-        ax.set_xlabel("env steps, all ranks")
-        ax.set_ylabel(ylabel)
-        ax.grid(alpha=0.3)
-    axes[0].legend()
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110, bbox_inches="tight", metadata={"Software": None})
-    plt.close(fig)

@@ -17,7 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from sacscale.analysis.events import EventFileError
-    from sacscale.analysis.learning import compare_learning, plot_learning
+    from sacscale.analysis.learning import compare_learning, single_run_groups
 
     runs = {}
     for item in args.runs:
@@ -40,5 +40,8 @@ def run(args: argparse.Namespace) -> int:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(json.dumps(result, indent=2))
     if args.figure:
-        plot_learning(result, args.figure)
+        from sacscale.report.plots import learning_curves  # the report's figure, one group per run
+
+        groups = single_run_groups({label: r["curves"] for label, r in result["runs"].items()})
+        learning_curves(groups, Path(args.figure))
     return 0

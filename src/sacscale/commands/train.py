@@ -15,7 +15,7 @@ HELP = {
     "batch_size": "learner batch per rank",
     "iterations": "iterations (one env step of all envs + one learner iteration each)",
     "collector_cpu_ids": "'auto', a CPU list for one rank ('8-39'), or one list per rank ('8-39;48-79')",
-    "learner_cpu_ids": "pin each rank's learner process (all its threads) after its collector started: "
+    "learner_cpu_ids": "pin each rank's learner process (all its threads) after its first update: "
                        "'auto' (the CPUs no pool uses, split per rank) or one list per rank ('0;16'); "
                        "empty keeps the affinity",
     "sim_threads": "simulation threads per rank (0: size of the rank's CPU pool)",

@@ -23,6 +23,14 @@ from pathlib import Path
 import numpy as np
 
 
+# Collector times per iteration (ms), logged as Time/collector_<name> by a traced run.
+# The first four are the collector's main thread and add up to its iteration; physics
+# is the pool's busy time, and physics_wait the part of it the main thread waited for
+# (inside env_step): with the halves pipeline the rest of the physics is hidden.
+COLLECTOR_PHASES = ("env_step_ms", "action_select_ms", "replay_write_ms", "weight_sync_ms",
+                    "physics_ms", "physics_wait_ms")
+
+
 class TrainingError(RuntimeError):
     """A run that cannot start or must stop (bad input, divergence, dead peer)."""
 
@@ -40,6 +48,7 @@ class TrainConfig:
     collector_cpu_ids: str = "auto"   # see sacscale.dist.pools
     learner_cpu_ids: str = ""         # "" keeps the learners' affinity; "auto" or "0;16" pins them
     sim_threads: int = 0              # 0: the pool's size (or all usable CPUs when unpinned)
+    env_pipeline: str = "halves"      # halves: task and actor work overlap physics; serial
     seed: int = 0
     log_dir: str = "runs/train"
     log_every: int = 10
@@ -85,6 +94,10 @@ class TrainConfig:
             raise TrainingError("--num-actor-updates must be in [0, --num-critic-updates]")
         if self.grad_sync not in ("auto", "on", "off"):
             raise TrainingError("--grad-sync must be auto, on or off")
+        if self.env_pipeline not in ("halves", "serial"):
+            raise TrainingError(f"--env-pipeline must be halves or serial, got {self.env_pipeline!r}")
+        if self.env_pipeline == "halves" and self.num_envs < 2:
+            raise TrainingError("--env-pipeline halves needs --num-envs >= 2 (or use serial)")
         if not (self.timeout_s > 0 and math.isfinite(self.timeout_s)):
             raise TrainingError(f"--timeout-s must be a positive number of seconds, got {self.timeout_s}")
         if self.sim_threads < 0:
@@ -215,10 +228,13 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
         CollectorConfig(
             rank=rank, shm_prefix=f"{shm_prefix}_r{rank}", model_path=cfg.model, num_envs=cfg.num_envs,
             sim_threads=sim_threads, seed=cfg.seed + 1000 * rank, cpu_ids=pool,
-            torch_threads=sim_threads, actor_numel=actor_numel, actor_kwargs=dict(
+            # serial: the actor has the idle pool to itself; halves: it runs beside the
+            # physics, so one thread, which would otherwise take CPUs from the physics
+            torch_threads=sim_threads if cfg.env_pipeline == "serial" else 1,
+            actor_numel=actor_numel, actor_kwargs=dict(
                 obs_dim=sac.actor_obs_dim, action_dim=sac.action_dim, hidden=sac.actor_hidden,
                 log_std_min=sac.log_std_min, log_std_max=sac.log_std_max, mean_clip=sac.mean_clip),
-            trace=cfg.trace,
+            pipeline=cfg.env_pipeline,
         ),
         step_timeout_s=cfg.timeout_s,
     )
@@ -277,7 +293,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
 
             interval.iters += 1
             for name in ("episode_return_sum", "episode_length_sum", "episode_count", "sim_errors",
-                         "env_step_ms", "action_select_ms", "replay_write_ms", "weight_sync_ms"):
+                         *COLLECTOR_PHASES):
                 interval.add(name, float(stats[STAT_INDEX[name]]))
             for name in ("penalty_scale", "reward_tracking_lin_vel", "reward_tracking_ang_vel", "reward_feet_phase"):
                 interval.sums[name] = float(stats[STAT_INDEX[name]])  # latest value
@@ -380,7 +396,7 @@ def _log(writer, learner, interval: _Interval, it: int, steps: int, counter, dis
         if key in metrics:
             scalars[tag] = metrics[key]
     if trace:
-        for phase in ("env_step_ms", "action_select_ms", "replay_write_ms", "weight_sync_ms"):
+        for phase in COLLECTOR_PHASES:
             scalars[f"Time/collector_{phase}"] = s.get(phase, 0.0) / n
         for phase in ("learner_wait_ms", "learner_h2d_ms", "learner_update_ms"):
             scalars[f"Time/{phase}"] = s.get(phase, 0.0) / n

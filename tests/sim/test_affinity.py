@@ -113,8 +113,11 @@ def test_env_pins_its_pool_and_keeps_the_caller(g1_model):
     workers = _new_threads(before)
     assert len(workers) == 1 and list(workers.values())[0] == [ALLOWED[-1]]
     env.step(np.zeros((8, 29), np.float32))
-    assert thread_affinities()[me] == mine  # the step pins the caller only for the physics call
-    assert list(_new_threads(before).values()) == [[ALLOWED[-1]]]
+    assert thread_affinities()[me] == mine  # the caller keeps its mask
+    # the env's physics thread (the one that calls Batch.step) joined the pinned pool
+    after = _new_threads(before)
+    assert len(after) == 2 and all(mask == [ALLOWED[-1]] for mask in after.values())
+    env.close()
 
 
 def test_env_rejects_missing_cpus(g1_model):

@@ -20,6 +20,14 @@ def test_full_step_throughput(g1_model):
     assert 0 < r["task_overhead_frac"] < 1
 
 
+def test_full_step_both_pipelines(g1_model):
+    # how much the halves gain is a benchmark figure (env-bench), not a test
+    for pipeline in ("serial", "halves"):
+        r = full_step_throughput(g1_model, 8, 1, steps=6, warmup=1, pipeline=pipeline)
+        assert r["env_steps_per_s"] > 0 and 0 < r["physics_seconds"] < r["seconds"]
+        assert r["sim_errors"] == 0
+
+
 def test_full_step_zero_actions_and_bad_choice(g1_model):
     r = full_step_throughput(g1_model, 4, 1, steps=3, warmup=1, actions="zero")
     assert r["env_steps_per_s"] > 0 and r["sim_errors"] == 0
@@ -33,6 +41,10 @@ def test_run_env_bench_rows(g1_model):
     assert [r["threads"] for r in res["results"]] == [1, 2] and res["full_actions"] == "random"
     for r in res["results"]:
         assert r["ratio_full_over_physics"] == pytest.approx(r["full_env_steps_per_s"] / r["physics_env_steps_per_s"])
+        assert r["halves_over_full_physics"] == pytest.approx(
+            r["halves_env_steps_per_s"] / r["full_physics_env_steps_per_s"])
+        assert r["halves_over_serial"] == pytest.approx(r["halves_env_steps_per_s"] / r["full_env_steps_per_s"])
+        assert r["halves_physics_env_steps_per_s"] > 0 and r["halves_sim_errors"] == 0
     json.dumps(res)
 
 

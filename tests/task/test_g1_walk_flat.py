@@ -2,7 +2,14 @@ import numpy as np
 import pytest
 
 from sacscale.task import g1_model as g1
-from sacscale.task.g1_walk_flat import REWARD_TERMS, G1WalkFlat, StepOutput, TaskConfig, swing_height_target
+from sacscale.task.g1_walk_flat import (
+    REWARD_TERMS,
+    G1WalkFlat,
+    PenaltyCurriculum,
+    StepOutput,
+    TaskConfig,
+    swing_height_target,
+)
 
 N = 16
 
@@ -198,28 +205,28 @@ def test_kp_kd_randomisation_reaches_the_sims(env, g1_model):
 
 def test_curriculum_direction(env):
     cfg = env.cfg
-    env.penalty_scale = 0.8
-    env._update_curriculum(np.full(10, 50))  # short episodes: relax penalties
+    env.curriculum.scale = 0.8
+    env.curriculum.record(np.full(10, 50))  # short episodes: relax penalties
     assert env.penalty_scale == pytest.approx(0.8 * (1 - cfg.penalty_scale_rate))
     for _ in range(3):
-        env._update_curriculum(np.full(cfg.curriculum_window, 900))  # long episodes: tighten
+        env.curriculum.record(np.full(cfg.curriculum_window, 900))  # long episodes: tighten
     assert env.penalty_scale == pytest.approx(0.8 * (1 - cfg.penalty_scale_rate) * (1 + cfg.penalty_scale_rate) ** 3)
-    env._update_curriculum(np.full(cfg.curriculum_window, 400))  # in between: unchanged
+    env.curriculum.record(np.full(cfg.curriculum_window, 400))  # in between: unchanged
     assert env.penalty_scale == pytest.approx(0.8 * (1 - cfg.penalty_scale_rate) * (1 + cfg.penalty_scale_rate) ** 3)
-    env.penalty_scale = 1.0
-    env._update_curriculum(np.full(10, 900))
+    env.curriculum.scale = 1.0
+    env.curriculum.record(np.full(10, 900))
     assert env.penalty_scale == 1.0  # clipped at the top
-    env.penalty_scale = 0.5
-    env._update_curriculum(np.full(cfg.curriculum_window, 10))
+    env.curriculum.scale = 0.5
+    env.curriculum.record(np.full(cfg.curriculum_window, 10))
     assert env.penalty_scale == 0.5  # and at the bottom
 
 
 def test_curriculum_scales_only_penalties(env):
     env.reset()
-    env.penalty_scale = 1.0
+    env.curriculum.scale = 1.0
     out1 = env.step(np.zeros((N, 29), np.float32))
     env.reset()
-    env.penalty_scale = 0.5
+    env.curriculum.scale = 0.5
     # identical state and noise are not needed: compare the ratio of the weighted terms
     out2 = env.step(np.zeros((N, 29), np.float32))
     assert out2.info["curriculum/penalty_scale"] <= 0.5
@@ -229,11 +236,11 @@ def test_curriculum_scales_only_penalties(env):
 
 def test_short_episodes_lower_the_scale(g1_model):
     env = G1WalkFlat(g1_model, N, 1, seed=4)
-    env.penalty_scale = 0.9
+    env.curriculum.scale = 0.9
     rng = np.random.default_rng(0)
     for _ in range(120):
         env.step(random_actions(rng))  # random actions fall within a second
-    assert env.mean_episode_length_window < 150
+    assert env.curriculum.mean_length < 150
     assert env.penalty_scale < 0.9
 
 
@@ -274,10 +281,35 @@ def test_unstable_simulation_is_reset_not_fatal(env, tmp_path, monkeypatch):
     assert out.info["sim_errors"] == 0
 
 
-def test_trace_timings(g1_model):
-    env = G1WalkFlat(g1_model, 4, 1, seed=0, trace=True)
+def test_step_timings(g1_model):
+    env = G1WalkFlat(g1_model, 4, 1, seed=0)
     info = env.step(np.zeros((4, 29), np.float32)).info
     assert info["time/physics_s"] > 0 and info["time/task_s"] > 0
+    # a plain step waits for all of its physics
+    assert 0 < info["time/physics_wait_s"] <= info["time/physics_s"] * 1.5 + 1e-3
+    env.close()
+
+
+def test_split_step_order_is_enforced(env):
+    a = np.zeros((N, 29), np.float32)
+    with pytest.raises(RuntimeError, match="without start_step"):
+        env.finish_step()
+    env.start_step(a)
+    assert env.step_started
+    with pytest.raises(RuntimeError, match="twice"):
+        env.start_step(a)
+    env.finish_step()
+    assert not env.step_started
+
+
+def test_shared_curriculum_weights_each_update():
+    cfg = TaskConfig()
+    shared = PenaltyCurriculum(cfg)
+    shared.scale = 0.8
+    for _ in range(2):  # two halves, each updating once per step with half the weight
+        shared.record(np.full(10, 50), weight=0.5)
+    assert shared.scale == pytest.approx(0.8 * (1 - cfg.penalty_scale_rate / 2) ** 2)
+    assert shared.scale == pytest.approx(0.8 * (1 - cfg.penalty_scale_rate), rel=1e-6)
 
 
 def test_bad_actions(env):

@@ -44,7 +44,7 @@ class CollectorConfig:
     torch_threads: int
     actor_numel: int
     actor_kwargs: dict
-    trace: bool = False
+    pipeline: str = "halves"  # how the envs take turns on the pool: sacscale.task.halves
 
     @property
     def spec(self) -> SlotSpec:
@@ -96,70 +96,108 @@ def _collect(cfg: CollectorConfig, filled, free, stop) -> None:
     import torch
 
     from sacscale.task.g1_model import load_model
-    from sacscale.task.g1_walk_flat import G1WalkFlat
+    from sacscale.task.halves import EnvHalves, rounds
 
     torch.set_num_threads(max(1, cfg.torch_threads))
-    env = G1WalkFlat(load_model(cfg.model_path), cfg.num_envs, cfg.sim_threads, cfg.seed)
+    envs = EnvHalves(load_model(cfg.model_path), cfg.num_envs, cfg.sim_threads, cfg.seed, pipeline=cfg.pipeline)
     slots = TransitionSlots(f"{cfg.shm_prefix}_slots", cfg.spec, create=False)
     weights = WeightBlock(f"{cfg.shm_prefix}_weights", cfg.actor_numel, create=False)
     actor, flat = _flat_actor(cfg.actor_kwargs, cfg.actor_numel)
     flat_np = flat.numpy()
     version = weights.read_into(flat_np)
     generator = torch.Generator().manual_seed(cfg.seed + 7919)
+    last = len(envs.parts) - 1
+    # Main-thread milliseconds since the last slot was handed over, by phase; the env's
+    # own time comes from the step outputs.
+    spent = dict.fromkeys(("weight_sync_ms", "action_select_ms", "replay_write_ms"), 0.0)
+    started = 0  # rounds of steps started; round r fills slot r % 2
 
-    actor_obs, critic_obs = env.reset()
-    k = 0
-    while not stop.is_set():
-        # Wait for the slot first: the learner frees it only after publishing the weights
-        # it trained on the slot's previous contents, so the action below uses weights at
-        # most one iteration old however the two sides' speeds compare.
+    def act(i: int, actor_obs: np.ndarray, critic_obs: np.ndarray) -> np.ndarray:
+        """Part i's actions for the next round, written with its observations into its slot."""
+        nonlocal version, started
+        k = started % 2
         t0 = time.perf_counter()
-        while not free[k].acquire(timeout=POLL_S):
-            if stop.is_set() or os.getppid() != parent:
-                return  # the learner stopped or died: nothing to deliver to
+        if i == 0:
+            # Wait for the slot first: the learner frees it only after publishing the
+            # weights it trained on the slot's previous contents, so the actions below use
+            # weights at most one iteration old however the two sides' speeds compare.
+            while not free[k].acquire(timeout=POLL_S):
+                if stop.is_set() or os.getppid() != parent:
+                    raise _Stopped  # the learner stopped or died: nothing to deliver to
         t1 = time.perf_counter()
-        if weights.version() != version:
+        if i == 0 and weights.version() != version:
             version = weights.read_into(flat_np)
         t2 = time.perf_counter()
         with torch.no_grad():
             obs_t = torch.from_numpy(actor_obs)
-            noise = torch.randn(obs_t.shape[0], env.ACTION_DIM, generator=generator)
+            noise = torch.randn(obs_t.shape[0], envs.parts[i].ACTION_DIM, generator=generator)
             actions = actor.act(obs_t, noise=noise).numpy()
         t3 = time.perf_counter()
-        slot, stats = slots.slots[k], slots.stats[k]
-        np.copyto(slot["actor_obs"], actor_obs)
-        np.copyto(slot["critic_obs"], critic_obs)
-        np.copyto(slot["action"], actions)
-        t3b = time.perf_counter()
-        out = env.step(actions)
-        t4 = time.perf_counter()
-        np.copyto(slot["reward"], out.reward)
-        np.copyto(slot["next_actor_obs"], out.next_actor_obs)
-        np.copyto(slot["next_critic_obs"], out.next_critic_obs)
-        np.copyto(slot["terminated"], out.terminated)
-        _write_stats(stats, out.info)
-        stats[STAT_INDEX["weight_sync_ms"]] = 1e3 * (t2 - t1)
-        stats[STAT_INDEX["action_select_ms"]] = 1e3 * (t3 - t2)
-        stats[STAT_INDEX["env_step_ms"]] = 1e3 * (t4 - t3b)
+        slot, rows = slots.slots[k], envs.rows[i]
+        np.copyto(slot["actor_obs"][rows], actor_obs)
+        np.copyto(slot["critic_obs"][rows], critic_obs)
+        np.copyto(slot["action"][rows], actions)
+        spent["weight_sync_ms"] += 1e3 * (t2 - t1)
+        spent["action_select_ms"] += 1e3 * (t3 - t2)
         # replay write: waiting for a free slot plus copying into it
-        stats[STAT_INDEX["replay_write_ms"]] = 1e3 * ((t1 - t0) + (t3b - t3) + (time.perf_counter() - t4))
-        stats[STAT_INDEX["weights_version"]] = version
-        filled[k].release()
-        actor_obs, critic_obs = out.actor_obs, out.critic_obs
-        k ^= 1
+        spent["replay_write_ms"] += 1e3 * ((t1 - t0) + (time.perf_counter() - t3))
+        if i == last:
+            slots.stats[k][STAT_INDEX["weights_version"]] = version
+            started += 1
+        return actions
+
+    stepping = rounds(envs, act)
+    finished = 0  # rounds handed to the learner
+    try:
+        while not stop.is_set():
+            outs = next(stepping)  # round `finished`, done; the next round started
+            done = finished % 2
+            finished += 1
+            t0 = time.perf_counter()
+            slot, stats = slots.slots[done], slots.stats[done]
+            for rows, out in zip(envs.rows, outs):
+                np.copyto(slot["reward"][rows], out.reward)
+                np.copyto(slot["next_actor_obs"][rows], out.next_actor_obs)
+                np.copyto(slot["next_critic_obs"][rows], out.next_critic_obs)
+                np.copyto(slot["terminated"][rows], out.terminated)
+            _write_stats(stats, outs, [part.num_envs / cfg.num_envs for part in envs.parts])
+            spent["replay_write_ms"] += 1e3 * (time.perf_counter() - t0)
+            for name, ms in spent.items():
+                stats[STAT_INDEX[name]] = ms
+                spent[name] = 0.0
+            filled[done].release()
+    except _Stopped:
+        pass
+    finally:
+        stepping.close()
+        envs.close()
 
 
-def _write_stats(stats: np.ndarray, info: dict) -> None:
+class _Stopped(Exception):
+    """Raised inside the stepping loop when the learner stopped or died."""
+
+
+def _write_stats(stats: np.ndarray, outs: list, weights: list[float]) -> None:
+    """One slot's statistics from its parts' step outputs (weights: their env shares)."""
+    version = stats[STAT_INDEX["weights_version"]]
     stats[:] = 0.0
-    returns = np.asarray(info.get("episode_return", ()), dtype=np.float64)
-    lengths = np.asarray(info.get("episode_length", ()), dtype=np.float64)
-    stats[STAT_INDEX["episode_return_sum"]] = returns.sum()
-    stats[STAT_INDEX["episode_length_sum"]] = lengths.sum()
-    stats[STAT_INDEX["episode_count"]] = returns.size
-    stats[STAT_INDEX["penalty_scale"]] = float(info.get("curriculum/penalty_scale", np.nan))
-    for term in ("tracking_lin_vel", "tracking_ang_vel", "feet_phase"):
-        stats[STAT_INDEX[f"reward_{term}"]] = float(info.get(f"reward/{term}", np.nan))
-    stats[STAT_INDEX["sim_errors"]] = float(info.get("sim_errors", 0))
+    stats[STAT_INDEX["weights_version"]] = version
+    for out, w in zip(outs, weights):
+        info = out.info
+        returns = np.asarray(info.get("episode_return", ()), dtype=np.float64)
+        lengths = np.asarray(info.get("episode_length", ()), dtype=np.float64)
+        stats[STAT_INDEX["episode_return_sum"]] += returns.sum()
+        stats[STAT_INDEX["episode_length_sum"]] += lengths.sum()
+        stats[STAT_INDEX["episode_count"]] += returns.size
+        for term in ("tracking_lin_vel", "tracking_ang_vel", "feet_phase"):
+            stats[STAT_INDEX[f"reward_{term}"]] += w * float(info.get(f"reward/{term}", np.nan))
+        stats[STAT_INDEX["sim_errors"]] += float(info.get("sim_errors", 0))
+        # the env's time: its task work plus the waits for its physics; and the pool's
+        stats[STAT_INDEX["env_step_ms"]] += 1e3 * (info["time/task_s"] + info["time/physics_wait_s"])
+        stats[STAT_INDEX["physics_ms"]] += 1e3 * info["time/physics_s"]
+        stats[STAT_INDEX["physics_wait_ms"]] += 1e3 * info["time/physics_wait_s"]
+    # the halves share one curriculum: the last value is the current one
+    stats[STAT_INDEX["penalty_scale"]] = float(outs[-1].info.get("curriculum/penalty_scale", np.nan))
 
 
 class CollectorHandle:

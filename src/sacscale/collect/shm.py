@@ -35,6 +35,8 @@ STAT_FIELDS = (
     "action_select_ms",
     "replay_write_ms",
     "weight_sync_ms",
+    "physics_ms",
+    "physics_wait_ms",
     "weights_version",
 )
 STAT_INDEX = {name: i for i, name in enumerate(STAT_FIELDS)}

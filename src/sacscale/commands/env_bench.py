@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     model = load_model(args.model)
 
-    total = 2 * len(threads) * args.steps  # physics + full, per thread count
+    total = 3 * len(threads) * args.steps  # physics, serial full, halves full, per thread count
     with tqdm(total=total, unit="step", disable=args.no_progress, desc="env-bench") as bar:
         result = run_env_bench(
             model, args.num_envs, threads, args.steps, cpus, warmup=args.warmup, seed=args.seed, progress=bar.update,
@@ -50,20 +50,21 @@ def run(args: argparse.Namespace) -> int:
 
     print(f"{args.num_envs} envs, {args.steps} steps, {result['processor']}, CPUs {result['cpu_ids'] or 'all'}, "
           f"full step with {args.actions} actions")
-    # physics/s: standing states, fixed controls; full/s: G1WalkFlat.step, --actions;
-    # non-physics: share of a full step spent outside Batch.step (numpy task code)
-    # per cpu-s: env steps per CPU-second of this process (steady on a shared machine)
+    # physics/s: standing states, fixed controls. serial/s: G1WalkFlat's full step, physics
+    # then task work; non-physics: its share outside Batch.step; its physics/s: the pool's
+    # rate on those states. halves/s: the same step as two alternating halves (the
+    # collector's way), and halves/phys: that over the serial run's physics rate.
     print(
-        f"{'threads':>7} {'physics/s':>11} {'per thread':>11} {'per cpu-s':>10} {'full/s':>11}"
-        f" {'full/phys':>9} {'non-physics':>11}"
+        f"{'threads':>7} {'physics/s':>10} {'per cpu-s':>10} {'serial/s':>10} {'non-physics':>11}"
+        f" {'its physics/s':>13} {'halves/s':>10} {'halves/phys':>11}"
     )
     for r in result["results"]:
         note = "  (more threads than CPUs)" if r["oversubscribed"] else ""
         print(
-            f"{r['threads']:>7} {r['physics_env_steps_per_s']:>11.0f} {r['physics_env_steps_per_s_per_thread']:>11.0f}"
-            f" {r['physics_env_steps_per_cpu_s']:>10.0f}"
-            f" {r['full_env_steps_per_s']:>11.0f} {r['ratio_full_over_physics']:>9.2f}"
-            f" {100 * r['full_task_overhead_frac']:>10.1f}%{note}"
+            f"{r['threads']:>7} {r['physics_env_steps_per_s']:>10.0f} {r['physics_env_steps_per_cpu_s']:>10.0f}"
+            f" {r['full_env_steps_per_s']:>10.0f} {100 * r['full_task_overhead_frac']:>10.1f}%"
+            f" {r['full_physics_env_steps_per_s']:>13.0f} {r['halves_env_steps_per_s']:>10.0f}"
+            f" {100 * r['halves_over_full_physics']:>10.1f}%{note}"
         )
     if args.output:
         out = Path(args.output)

@@ -19,6 +19,8 @@ HELP = {
                        "'auto' (the CPUs no pool uses, split per rank) or one list per rank ('0;16'); "
                        "empty keeps the affinity",
     "sim_threads": "simulation threads per rank (0: size of the rank's CPU pool)",
+    "env_pipeline": "halves: the envs step as two halves that take turns on the pool, so the task and "
+                    "actor work of one overlaps the other's physics; serial: one batch, physics then the rest",
     "log_dir": "run directory: TensorBoard events under LOG_DIR/tb/rank*/, train_meta.json",
     "log_every": "write TensorBoard scalars every K iterations",
     "trace": "log per-phase times (collector and learner)",

@@ -114,35 +114,58 @@ def phase_label(config: str, rank: int) -> str:
     return f"{config} rank{rank}"
 
 
+# Which bar a Time/<phase> tag stacks on. The collector's main-thread phases add up to its
+# iteration, the learner's to its own; they run concurrently, so each has its own bar. The
+# pool's physics time gets a third bar: with the halves pipeline most of it is hidden
+# behind the collector's other phases. physics_wait is inside env_step: not drawn.
+PHASE_BARS = {
+    "collector": ("collector_env_step_ms", "collector_action_select_ms", "collector_replay_write_ms",
+                  "collector_weight_sync_ms"),
+    "learner": ("learner_wait_ms", "learner_h2d_ms", "learner_update_ms"),
+    "pool physics": ("collector_physics_ms",),
+}
+NOT_DRAWN = ("collector_physics_wait_ms",)
+
+
 def phase_times(metrics: list[dict], path: Path) -> bool:
-    """Stacked horizontal bars of per-phase ms per iteration, one bar per rank of each traced
-    configuration (mean over its repeats), grouped by configuration; False (and a note)
-    without Time/* tags."""
+    """Per rank of each traced configuration (mean over its repeats), grouped by
+    configuration: a stacked bar of the collector's phases, one of the learner's, and the
+    pool's physics time when logged; False (and a note) without Time/* tags."""
     rows = phase_by_rank(metrics)
-    fig, ax = plt.subplots(figsize=(8, max(3, 0.4 * len(rows) + 1.5)))
+    fig, ax = plt.subplots(figsize=(8.5, max(3, 1.1 * len(rows) + 1.5)))
     if not rows:
         ax.text(0.5, 0.5, "no Time/* tags: the runs were not traced (run configuration field trace: true)",
                 ha="center", va="center", transform=ax.transAxes, wrap=True)
         ax.set_axis_off()
         _save(fig, path)
         return False
-    phases = sorted({p for r in rows for p in r["phase_ms"]})
-    colors = _colors(phases)
-    # a half-bar gap between configurations
-    y, gap, previous = [], 0.0, rows[0]["config"]
-    for i, r in enumerate(rows):
-        if r["config"] != previous:
-            gap, previous = gap + 0.5, r["config"]
-        y.append(i + gap)
-    left = [0.0] * len(rows)
-    for phase in phases:
-        values = [r["phase_ms"].get(phase) or 0.0 for r in rows]
-        ax.barh(y, values, left=left, color=colors[phase], label=phase)
-        left = [a + v for a, v in zip(left, values)]
-    ax.set_yticks(y, [phase_label(r["config"], r["rank"]) for r in rows])
+    logged = {p for r in rows for p in r["phase_ms"]}
+    known = {p for phases in PHASE_BARS.values() for p in phases}
+    bars = {name: [p for p in phases if p in logged] for name, phases in PHASE_BARS.items()}
+    bars["other"] = sorted(logged - known - set(NOT_DRAWN))
+    bars = {name: phases for name, phases in bars.items() if phases}
+    colors = _colors([p for phases in bars.values() for p in phases])
+    y, ticks, labels, pos = [], [], [], 0.0
+    for r in rows:
+        start = pos
+        for name in bars:
+            y.append((r, name, pos))
+            ticks.append(pos)
+            labels.append(f"{phase_label(r['config'], r['rank'])}: {name}" if pos == start else name)
+            pos += 1.0
+        pos += 0.6  # a gap between ranks
+    drawn = set()
+    for r, name, at in y:
+        left = 0.0
+        for phase in bars[name]:
+            value = r["phase_ms"].get(phase) or 0.0
+            ax.barh(at, value, left=left, color=colors[phase], label=None if phase in drawn else phase)
+            drawn.add(phase)
+            left += value
+    ax.set_yticks(ticks, labels, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("ms per iteration (tail mean, mean over repeats)")
-    ax.set_title("Per-phase time per rank (phases may overlap: collector and learner run concurrently)",
+    ax.set_title("Per-phase time per rank: collector, learner and simulation pool run concurrently",
                  fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))

@@ -33,6 +33,7 @@ from mujoco.batch import Batch
 from sacscale.sim.affinity import format_cpu_list, pinned_thread, validate_cpu_ids
 from sacscale.task import g1_model as g1
 from sacscale.task.g1_walk_flat import G1WalkFlat
+from sacscale.task.halves import EnvHalves, rounds
 
 Progress = Callable[[int], None]  # called with the number of env steps just done
 
@@ -95,37 +96,46 @@ def full_step_throughput(
     seed: int = 0,
     progress: Progress | None = None,
     actions: str = "random",
+    pipeline: str = "halves",
 ) -> dict:
-    """Env steps/s of G1WalkFlat.step with uniform random actions (or zero actions)."""
+    """Env steps/s of the G1WalkFlat step with uniform random actions (or zero actions),
+    stepped as the collector steps it (`pipeline`: sacscale.task.halves)."""
     if actions not in ACTIONS:
         raise ValueError(f"actions must be one of {ACTIONS}, got {actions!r}")
-    env = G1WalkFlat(model, num_envs, num_threads, seed, cpu_ids=cpu_ids, trace=True)
+    envs = EnvHalves(model, num_envs, num_threads, seed, cpu_ids=cpu_ids, pipeline=pipeline)
     rng = np.random.default_rng(seed + 1)
 
-    def draw() -> np.ndarray:
+    def draw(n: int) -> np.ndarray:
         if actions == "zero":
-            return np.zeros((num_envs, env.ACTION_DIM), dtype=np.float32)
-        return rng.uniform(-1, 1, (num_envs, env.ACTION_DIM)).astype(np.float32)
+            return np.zeros((n, G1WalkFlat.ACTION_DIM), dtype=np.float32)
+        return rng.uniform(-1, 1, (n, G1WalkFlat.ACTION_DIM)).astype(np.float32)
 
-    env.reset()
+    # actions are drawn before the timed region: they stand in for the policy
+    drawn = [[draw(part.num_envs) for _ in range(min(steps, 16))] for part in envs.parts]
+    count = [0] * len(envs.parts)
+
+    def policy(i: int, _actor_obs, _critic_obs) -> np.ndarray:
+        count[i] += 1
+        return drawn[i][count[i] % len(drawn[i])]
+
+    stepping = rounds(envs, policy)
     for _ in range(warmup):
-        env.step(draw())
-    # actions are drawn outside the timed region: they stand in for the policy
-    drawn = [draw() for _ in range(min(steps, 16))]
+        next(stepping)
     phys, resets, errors = 0.0, 0, 0
     t0, c0 = time.perf_counter(), time.process_time()
     for i in range(steps):
-        out = env.step(drawn[i % len(drawn)])
-        phys += out.info["time/physics_s"]
-        resets += int(out.info["num_resets"])
-        errors += int(out.info["sim_errors"])
+        for out in next(stepping):
+            phys += out.info["time/physics_s"]
+            resets += int(out.info["num_resets"])
+            errors += int(out.info["sim_errors"])
         if progress and (i + 1) % 10 == 0:
             progress(10)
     elapsed = time.perf_counter() - t0
     cpu = time.process_time() - c0
     if progress and steps % 10:
         progress(steps % 10)
-    env.close()
+    stepping.close()
+    envs.close()
     return {
         "env_steps_per_s": num_envs * steps / elapsed,
         "env_steps_per_cpu_s": num_envs * steps / cpu,
@@ -148,14 +158,19 @@ def run_env_bench(
     progress: Progress | None = None,
     actions: str = "random",
 ) -> dict:
-    """Physics-only and full-step throughput for each thread count."""
+    """Physics-only and full-step (serial and halves) throughput for each thread count."""
     cpus = validate_cpu_ids(cpu_ids) if cpu_ids is not None else None
     ncpu = len(cpus) if cpus is not None else len(os.sched_getaffinity(0))
     rows = []
     for nt in thread_counts:
         phys = physics_throughput(model, num_envs, nt, steps, cpus, warmup=warmup, progress=progress)
         full = full_step_throughput(model, num_envs, nt, steps, cpus, warmup=warmup, seed=seed, progress=progress,
-                                    actions=actions)
+                                    actions=actions, pipeline="serial")
+        halves = full_step_throughput(model, num_envs, nt, steps, cpus, warmup=warmup, seed=seed,
+                                      progress=progress, actions=actions, pipeline="halves")
+        # the serial run's physics spans are the pool alone on the full step's own states:
+        # the ceiling that the halves' overlap is measured against
+        serial_physics_rate = num_envs * steps / full["physics_seconds"]
         rows.append(
             {
                 "threads": nt,
@@ -170,10 +185,18 @@ def run_env_bench(
                 "full_env_steps_per_cpu_s": full["env_steps_per_cpu_s"],
                 "ratio_full_over_physics": full["env_steps_per_s"] / phys["env_steps_per_s"],
                 "full_task_overhead_frac": full["task_overhead_frac"],
-                # physics rate inside the full run (its own states)
-                "full_physics_env_steps_per_s": num_envs * steps / full["physics_seconds"],
+                # physics rate inside the serial full run (its own states, pool uncontended)
+                "full_physics_env_steps_per_s": serial_physics_rate,
                 "full_resets_per_env_step": full["resets_per_env_step"],
                 "full_sim_errors": full["sim_errors"],
+                # the same full step as two alternating halves (the collector's default)
+                "halves_env_steps_per_s": halves["env_steps_per_s"],
+                "halves_env_steps_per_cpu_s": halves["env_steps_per_cpu_s"],
+                "halves_over_full_physics": halves["env_steps_per_s"] / serial_physics_rate,
+                "halves_over_serial": halves["env_steps_per_s"] / full["env_steps_per_s"],
+                # the halves' own physics rate: slower than serial by the caller's share of a CPU
+                "halves_physics_env_steps_per_s": num_envs * steps / halves["physics_seconds"],
+                "halves_sim_errors": halves["sim_errors"],
             }
         )
     return {

@@ -5,6 +5,11 @@ call of N_SUBSTEPS substeps (the GIL is released while the thread pool runs). Ev
 else (observations, rewards, terminations, resets) is numpy over the env axis; there is
 no per-environment Python loop. Reference values: ../shared/docs/g1-walk-flat.md.
 
+A step can be split in two: `start_step` hands the physics to the env's own physics
+thread and returns, `finish_step` waits for it and does the task work. `EnvHalves`
+(sacscale.task.halves) uses that to run one half's task and actor work while the other
+half's physics occupies the pool.
+
 Derived quantities (the sensors: torso gyro and up-vector, pelvis velocity, foot poses)
 follow `mj_step` semantics: after a step they describe the state at the start of the
 last substep (6.7 ms earlier), as in a plain `mj_step` loop; computing them at the new
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import os
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import mujoco
@@ -117,6 +123,43 @@ class StepOutput:
     info: dict = field(default_factory=dict)
 
 
+class PenaltyCurriculum:
+    """Penalty scale driven by the mean of the last `curriculum_window` episode lengths.
+
+    One instance may be shared by several G1WalkFlat objects that together form one
+    task (the halves of `EnvHalves`): they pool their episode lengths, and each update
+    moves the scale by `penalty_scale_rate x weight`, so halves that each update once per
+    step with weight 1/2 move it as one env of all the envs would."""
+
+    def __init__(self, cfg: TaskConfig):
+        self.cfg = cfg
+        self.scale = cfg.penalty_scale_init
+        self._ring = np.zeros(cfg.curriculum_window)
+        self._pos = 0
+        self._full = False
+
+    def record(self, lengths: np.ndarray, weight: float = 1.0) -> None:
+        """Once per step with resets: scale penalties down while episodes are short."""
+        cfg = self.cfg
+        w = cfg.curriculum_window
+        lengths = lengths[-w:]
+        idx = (self._pos + np.arange(len(lengths))) % w
+        self._ring[idx] = lengths
+        self._full |= self._pos + len(lengths) >= w
+        self._pos = (self._pos + len(lengths)) % w
+        avg = self.mean_length
+        if avg < cfg.curriculum_low:
+            self.scale *= 1.0 - cfg.penalty_scale_rate * weight
+        elif avg > cfg.curriculum_high:
+            self.scale *= 1.0 + cfg.penalty_scale_rate * weight
+        self.scale = float(np.clip(self.scale, *cfg.penalty_scale_range))
+
+    @property
+    def mean_length(self) -> float:
+        filled = self._ring if self._full else self._ring[: self._pos]
+        return float(filled.mean()) if filled.size else 0.0
+
+
 def swing_height_target(phase: np.ndarray, apex: float) -> np.ndarray:
     """Foot-height target over a gait cycle: a cubic Bezier up to apex and back down.
 
@@ -149,7 +192,8 @@ class G1WalkFlat:
         cpu_ids=None,
         *,
         config: TaskConfig | None = None,
-        trace: bool = False,
+        curriculum: PenaltyCurriculum | None = None,
+        curriculum_weight: float = 1.0,
     ):
         if model.nu != self.ACTION_DIM or model.nq != 36 or model.nv != 35:
             raise ValueError(f"not the G1 task model: nq={model.nq} nv={model.nv} nu={model.nu}")
@@ -157,7 +201,6 @@ class G1WalkFlat:
         self.num_envs = int(num_envs)
         self.num_threads = int(num_threads)
         self.cfg = config or TaskConfig()
-        self.trace = trace  # per-phase timings in info
         self.cpu_ids = cpu_ids
         self.rng = np.random.default_rng(seed)
         cfg, n = self.cfg, self.num_envs
@@ -165,7 +208,16 @@ class G1WalkFlat:
         # The batch's worker threads inherit the creating thread's mask: pin, create, restore.
         with pinned_thread(cpu_ids) as pinned:
             self.batch = Batch(model, n, self.num_threads)
-        self._pinned = pinned
+        # The thread that calls Batch.step is one of the batch's workers, so it is pinned
+        # to the pool as well; it is the env's own, so that the caller can work meanwhile.
+        self._physics = ThreadPoolExecutor(
+            1, thread_name_prefix="physics", initializer=os.sched_setaffinity if pinned else None,
+            initargs=(0, pinned) if pinned else (),
+        )
+        self._inflight: Future | None = None  # the physics of the started step
+        self._started: tuple | None = None  # (clipped actions, start time) until finish_step
+        self._physics_result: tuple | None = None  # (seconds, failed sim ids or None)
+        self._wait_s = 0.0
 
         # Live views (state rows; writes take effect at the next call) and outputs.
         self._qpos = self.batch.bind("qpos")
@@ -214,11 +266,8 @@ class G1WalkFlat:
         self.episode_return = np.zeros(n)
         self._warn_count = np.zeros((n, len(_UNSTABLE_WARNINGS)), dtype=np.int64)
 
-        # Penalty curriculum: a ring of the last `curriculum_window` episode lengths.
-        self.penalty_scale = cfg.penalty_scale_init
-        self._len_ring = np.zeros(cfg.curriculum_window)
-        self._len_ring_pos = 0
-        self._len_ring_full = False
+        self.curriculum = curriculum or PenaltyCurriculum(cfg)
+        self.curriculum_weight = float(curriculum_weight)
 
         self.total_resets = 0
         self.total_sim_errors = 0
@@ -233,8 +282,24 @@ class G1WalkFlat:
         self.timeout_counter[:] = self.rng.integers(0, self.cfg.episode_length, self.num_envs)
         return self._observe(None)
 
+    @property
+    def penalty_scale(self) -> float:
+        return self.curriculum.scale
+
+    @property
+    def step_started(self) -> bool:
+        """A step was started and not yet finished."""
+        return self._started is not None
+
     def step(self, actions: np.ndarray) -> StepOutput:
-        cfg, n = self.cfg, self.num_envs
+        self.start_step(actions)
+        return self.finish_step()
+
+    def start_step(self, actions: np.ndarray) -> None:
+        """Apply the actions and start the physics on the env's physics thread."""
+        if self._started is not None:
+            raise RuntimeError("start_step called twice without finish_step")
+        n = self.num_envs
         actions = np.asarray(actions)
         if actions.shape != (n, self.ACTION_DIM):
             raise ValueError(f"actions must be ({n}, {self.ACTION_DIM}), got {actions.shape}")
@@ -242,16 +307,36 @@ class G1WalkFlat:
         a = np.clip(actions.astype(np.float64, copy=False), -1.0, 1.0)
         if not np.isfinite(a).all():
             raise ValueError("actions contain NaN or inf")  # a learner bug: do not mask it
-        self._ctrl[:] = self._q0 + cfg.action_scale * a
+        self._ctrl[:] = self._q0 + self.cfg.action_scale * a
+        self._wait_s = 0.0
+        self._inflight = self._physics.submit(self._physics_step)
+        self._started = (a, time.perf_counter() - t0)
 
+    def wait_physics(self) -> float:
+        """Block until the started step's physics is done (the pool is free again);
+        returns the seconds waited."""
+        if self._inflight is None:
+            return 0.0
+        t = time.perf_counter()
+        self._physics_result = self._inflight.result()
+        self._inflight = None
+        waited = time.perf_counter() - t
+        self._wait_s += waited
+        return waited
+
+    def finish_step(self) -> StepOutput:
+        """Wait for the started step's physics, then observations, rewards and resets."""
+        if self._started is None:
+            raise RuntimeError("finish_step called without start_step")
+        t0 = time.perf_counter()
+        waited = self.wait_physics()
+        (a, start_s), self._started = self._started, None
+        t_phys, failed_ids = self._physics_result
+        cfg, n = self.cfg, self.num_envs
         failed = np.zeros(n, dtype=bool)
-        t_phys = time.perf_counter()
-        try:
-            self._physics_step()
-        except SimulationError as e:
+        if failed_ids is not None:
             # the failed sims kept their pre-step state; the rest ran to completion
-            failed[e.ids] = True
-        t_phys = time.perf_counter() - t_phys
+            failed[failed_ids] = True
         # MuJoCo resets a sim whose state blew up (bad qpos/qvel/qacc) and counts a warning
         warn = self.batch.warning[:, _UNSTABLE_WARNINGS, 1]
         failed |= (warn > self._warn_count).any(axis=1)
@@ -263,7 +348,7 @@ class G1WalkFlat:
 
         # Reward from the state reached (a is this step's action, last_action the one before).
         terms = self._reward_terms(a)
-        scale = np.where(self._negative, self.penalty_scale, 1.0)
+        scale = np.where(self._negative, self.curriculum.scale, 1.0)
         weighted = terms * (self._w * scale * cfg.reward_dt_scale)  # (N, nterms)
 
         self.last_action[:] = a
@@ -292,8 +377,8 @@ class G1WalkFlat:
         for k, term in enumerate(REWARD_TERMS):
             info[f"reward/{term}"] = float(weighted[:, k].mean())
         if done_ids.size:
-            self._update_curriculum(self.episode_length[done_ids])
-        info["curriculum/penalty_scale"] = float(self.penalty_scale)
+            self.curriculum.record(self.episode_length[done_ids], self.curriculum_weight)
+        info["curriculum/penalty_scale"] = self.curriculum.scale
         n_failed = int(failed.sum())
         info["sim_errors"] = float(n_failed)
         self.total_sim_errors += n_failed
@@ -303,10 +388,12 @@ class G1WalkFlat:
             self._reset_envs(done_ids)
             actor_obs[done_ids], critic_obs[done_ids] = self._observe(done_ids)
         info["num_resets"] = float(done_ids.size)
-        if self.trace:
-            total = time.perf_counter() - t0
-            info["time/physics_s"] = t_phys
-            info["time/task_s"] = total - t_phys
+        # physics: the pool's time on this step; physics_wait: how long the caller was
+        # blocked on it (all of it when the caller does nothing else meanwhile); task: the
+        # caller's own work in start_step and finish_step
+        info["time/physics_s"] = t_phys
+        info["time/physics_wait_s"] = self._wait_s
+        info["time/task_s"] = start_s + (time.perf_counter() - t0 - waited)
         return StepOutput(
             actor_obs=actor_obs,
             critic_obs=critic_obs,
@@ -319,22 +406,22 @@ class G1WalkFlat:
         )
 
     def close(self) -> None:
+        """Wait for any physics in flight, then drop the batch and the physics thread."""
+        self._physics.shutdown(wait=True)
+        self._inflight = None
         self.batch = None
 
     # ------------------------------------------------------------------ internals
 
-    def _physics_step(self) -> None:
-        # The calling thread is one of the batch's workers: with a CPU list it joins the
-        # pinned pool for the call, so that all simulation work runs on those CPUs.
-        if self._pinned is None:
-            self.batch.step(nstep=g1.N_SUBSTEPS)
-            return
-        previous = os.sched_getaffinity(0)
-        os.sched_setaffinity(0, self._pinned)
+    def _physics_step(self) -> tuple[float, np.ndarray | None]:
+        """On the physics thread: (seconds, ids of the sims that failed, or None)."""
+        t = time.perf_counter()
         try:
             self.batch.step(nstep=g1.N_SUBSTEPS)
-        finally:
-            os.sched_setaffinity(0, previous)
+            failed = None
+        except SimulationError as e:
+            failed = np.asarray(e.ids)
+        return time.perf_counter() - t, failed
 
     def _reward_terms(self, a: np.ndarray) -> np.ndarray:
         """(N, len(REWARD_TERMS)) unweighted reward terms at the current state."""
@@ -427,24 +514,3 @@ class G1WalkFlat:
         # sensors of the new state, for the first observation
         self.batch.forward(ids, stage=_STAGE_VEL)
         self._warn_count[ids] = self.batch.warning[ids][:, _UNSTABLE_WARNINGS, 1]
-
-    def _update_curriculum(self, lengths: np.ndarray) -> None:
-        """Once per step with resets: scale penalties down while episodes are short."""
-        cfg = self.cfg
-        w = cfg.curriculum_window
-        lengths = lengths[-w:]
-        idx = (self._len_ring_pos + np.arange(len(lengths))) % w
-        self._len_ring[idx] = lengths
-        self._len_ring_full |= self._len_ring_pos + len(lengths) >= w
-        self._len_ring_pos = (self._len_ring_pos + len(lengths)) % w
-        avg = self.mean_episode_length_window
-        if avg < cfg.curriculum_low:
-            self.penalty_scale *= 1.0 - cfg.penalty_scale_rate
-        elif avg > cfg.curriculum_high:
-            self.penalty_scale *= 1.0 + cfg.penalty_scale_rate
-        self.penalty_scale = float(np.clip(self.penalty_scale, *cfg.penalty_scale_range))
-
-    @property
-    def mean_episode_length_window(self) -> float:
-        filled = self._len_ring if self._len_ring_full else self._len_ring[: self._len_ring_pos]
-        return float(filled.mean()) if filled.size else 0.0

@@ -8,7 +8,7 @@ import pytest
 from sacscale.evidence.verify import verify
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
-BUNDLES = ["h200x1", "h200x2", "h200x2_bench", "h200_learning"]  # measured on the lent GPU machines (docs/benchmarks.md)
+BUNDLES = ["h200x1", "h200x2", "h200x2_bench", "h200_learning", "h200_halves_bench"]  # measured on the lent GPU machines (docs/benchmarks.md)
 
 
 @pytest.mark.parametrize("run_set", BUNDLES)

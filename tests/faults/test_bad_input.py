@@ -64,6 +64,8 @@ def run_cli(tmp_path, capsys, *args):
         (["--devices", "cpu", "--collector-cpu-ids", "0;1"], "--collector-cpu-ids: 2 CPU list(s) given for 1 rank(s)"),
         (["--devices", "cpu", "--collector-cpu-ids", f"{CPUS[0]}", "--learner-cpu-ids", f"{CPUS[0]}"],
          f"--learner-cpu-ids, rank 0: CPUs [{CPUS[0]}] are in a collector pool"),
+        (["--devices", "cpu", "--env-pipeline", "thirds"], "--env-pipeline must be halves or serial, got 'thirds'"),
+        (["--devices", "cpu", "--num-envs", "1"], "--env-pipeline halves needs --num-envs >= 2"),
         (["--devices", "cpu", "--learner-cpu-ids", "4097"],
          "--learner-cpu-ids, rank 0 ('4097'): CPU(s) 4097 not available"),
         (["--devices", "cpu,cpu", "--learner-cpu-ids", f"{CPUS[0]};{CPUS[0]}"],

@@ -127,7 +127,9 @@ def test_phase_plot_and_table_when_traced(tmp_path, monkeypatch):
     md, html = (out / "r.md").read_text(), (out / "r.html").read_text()
     assert "![phase times](figures/phase_times.png)" in md
     assert (out / "figures" / FIGURES["phase_times"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert labels["y"] == ["n1 rank0", "n2_pool rank0", "n2_pool rank1"]
+    # a collector bar and a learner bar per rank (no pool bar: these runs log no physics time)
+    assert labels["y"] == ["n1 rank0: collector", "learner", "n2_pool rank0: collector", "learner",
+                           "n2_pool rank1: collector", "learner"]
     assert labels["legend"] == ["collector_env_step_ms", "learner_update_ms"]
     # means over repeats 1 and 2: env step 2 + r + 1.5, update 10 + 10 r + 1.5
     assert "### Per-phase time per iteration (ms), tail mean" in md

@@ -4,7 +4,10 @@ The collector owns the rank's simulation pool: it pins itself to the rank's CPU 
 (so the batch's worker threads inherit the mask while the learner process keeps its
 own), steps all envs with the CPU actor on the latest published weights, and writes each
 env step into a free slot of the shared double buffer. Stepping t+1 overlaps the
-learner's update on t: the learner frees a slot as soon as it has copied it out.
+learner's update on t: the learner frees a slot as soon as it has copied it out. The
+envs step as two halves that take turns on the pool (sacscale.task.halves), so the
+actor and task work of one half overlap the other half's physics; each half fills its
+own rows of the slot.
 
 Every blocking wait on either side has a timeout and a liveness check, so a dead peer
 ends the job with a message naming it instead of a hang.

@@ -14,8 +14,8 @@ thread more than the pool has CPUs, which costs the physics only the caller's sh
 CPU, the work that was not overlapped before. The halves share one penalty curriculum,
 so the task is the same as one env of all the envs.
 
-`rounds` drives the alternation for a caller that supplies the actions; the collector
-interleaves its own slot bookkeeping with the same order of calls.
+`rounds` drives the alternation; the caller supplies each part's actions (env-bench
+from a fixed set, the collector from its CPU actor, writing the slot as it goes).
 """
 
 from __future__ import annotations

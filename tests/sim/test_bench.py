@@ -74,3 +74,8 @@ def test_prepare_model_then_env_bench_cli(tmp_path, capsys):
 def test_env_bench_rejects_bad_cpu_ids(capsys):
     assert env_bench.run(_args(env_bench, ["--cpu-ids", "0,99999", "--no-progress"])) == 2
     assert "99999" in capsys.readouterr().err
+
+
+def test_env_bench_rejects_too_few_envs(capsys):
+    assert env_bench.run(_args(env_bench, ["--num-envs", "1", "--no-progress"])) == 2
+    assert "--num-envs must be at least 2" in capsys.readouterr().err

@@ -203,21 +203,26 @@ def test_kp_kd_randomisation_reaches_the_sims(env, g1_model):
     assert np.ptp(q[:, 3]) > 1e-4
 
 
+def _record(env, lengths):
+    env.curriculum.record(lengths)
+    env.curriculum.update()
+
+
 def test_curriculum_direction(env):
     cfg = env.cfg
     env.curriculum.scale = 0.8
-    env.curriculum.record(np.full(10, 50))  # short episodes: relax penalties
+    _record(env, np.full(10, 50))  # short episodes: relax penalties
     assert env.penalty_scale == pytest.approx(0.8 * (1 - cfg.penalty_scale_rate))
     for _ in range(3):
-        env.curriculum.record(np.full(cfg.curriculum_window, 900))  # long episodes: tighten
+        _record(env, np.full(cfg.curriculum_window, 900))  # long episodes: tighten
     assert env.penalty_scale == pytest.approx(0.8 * (1 - cfg.penalty_scale_rate) * (1 + cfg.penalty_scale_rate) ** 3)
-    env.curriculum.record(np.full(cfg.curriculum_window, 400))  # in between: unchanged
+    _record(env, np.full(cfg.curriculum_window, 400))  # in between: unchanged
     assert env.penalty_scale == pytest.approx(0.8 * (1 - cfg.penalty_scale_rate) * (1 + cfg.penalty_scale_rate) ** 3)
     env.curriculum.scale = 1.0
-    env.curriculum.record(np.full(10, 900))
+    _record(env, np.full(10, 900))
     assert env.penalty_scale == 1.0  # clipped at the top
     env.curriculum.scale = 0.5
-    env.curriculum.record(np.full(cfg.curriculum_window, 10))
+    _record(env, np.full(cfg.curriculum_window, 10))
     assert env.penalty_scale == 0.5  # and at the bottom
 
 
@@ -302,16 +307,24 @@ def test_split_step_order_is_enforced(env):
     assert not env.step_started
 
 
-def test_shared_curriculum_weights_each_update():
+def test_shared_curriculum_moves_once_per_update():
     cfg = TaskConfig()
     shared = PenaltyCurriculum(cfg)
     shared.scale = 0.8
-    for _ in range(2):  # two halves, each updating once per step with half the weight
-        shared.record(np.full(10, 50), weight=0.5)
-    assert shared.scale == pytest.approx(0.8 * (1 - cfg.penalty_scale_rate / 2) ** 2)
-    assert shared.scale == pytest.approx(0.8 * (1 - cfg.penalty_scale_rate), rel=1e-6)
+    shared.record(np.full(10, 50))  # two halves report their ended episodes...
+    shared.record(np.full(7, 60))
+    shared.update()  # ...and their owner updates once per round
+    assert shared.scale == pytest.approx(0.8 * (1 - cfg.penalty_scale_rate))
+    assert shared.mean_length == pytest.approx((10 * 50 + 7 * 60) / 17)
+    shared.update()  # no episode ended since: no move
+    assert shared.scale == pytest.approx(0.8 * (1 - cfg.penalty_scale_rate))
 
 
+def test_reset_refused_while_a_step_runs(env):
+    env.start_step(np.zeros((N, 29), np.float32))
+    with pytest.raises(RuntimeError, match="between start_step and finish_step"):
+        env.reset()
+    env.finish_step()
 def test_bad_actions(env):
     with pytest.raises(ValueError):
         env.step(np.zeros((N - 1, 29), np.float32))

@@ -4,10 +4,11 @@ The collector owns the rank's simulation pool: it pins itself to the rank's CPU 
 (so the batch's worker threads inherit the mask while the learner process keeps its
 own), steps all envs with the CPU actor on the latest published weights, and writes each
 env step into a free slot of the shared double buffer. Stepping t+1 overlaps the
-learner's update on t: the learner frees a slot as soon as it has copied it out. The
-envs step as two halves that take turns on the pool (sacscale.task.halves), so the
-actor and task work of one half overlap the other half's physics; each half fills its
-own rows of the slot.
+learner's update on t: the learner frees slot t once it has updated on it and published
+the weights, and the collector needs that slot again for step t+2. The envs step as two
+halves that take turns on the pool (sacscale.task.halves), so the actor and task work of
+one half overlap the other half's physics; each half fills its own rows of the slot, and
+a step is handed over as soon as its second half is finished.
 
 Every blocking wait on either side has a timeout and a liveness check, so a dead peer
 ends the job with a message naming it instead of a hang.
@@ -153,7 +154,7 @@ def _collect(cfg: CollectorConfig, filled, free, stop) -> None:
     finished = 0  # rounds handed to the learner
     try:
         while not stop.is_set():
-            outs = next(stepping)  # round `finished`, done; the next round started
+            outs = next(stepping)  # round `finished`, done; the first half already runs the next
             done = finished % 2
             finished += 1
             t0 = time.perf_counter()
@@ -163,7 +164,7 @@ def _collect(cfg: CollectorConfig, filled, free, stop) -> None:
                 np.copyto(slot["next_actor_obs"][rows], out.next_actor_obs)
                 np.copyto(slot["next_critic_obs"][rows], out.next_critic_obs)
                 np.copyto(slot["terminated"][rows], out.terminated)
-            _write_stats(stats, outs, [part.num_envs / cfg.num_envs for part in envs.parts])
+            _write_stats(stats, outs, [part.num_envs / cfg.num_envs for part in envs.parts], envs.curriculum.scale)
             spent["replay_write_ms"] += 1e3 * (time.perf_counter() - t0)
             for name, ms in spent.items():
                 stats[STAT_INDEX[name]] = ms
@@ -180,7 +181,7 @@ class _Stopped(Exception):
     """Raised inside the stepping loop when the learner stopped or died."""
 
 
-def _write_stats(stats: np.ndarray, outs: list, weights: list[float]) -> None:
+def _write_stats(stats: np.ndarray, outs: list, weights: list[float], penalty_scale: float) -> None:
     """One slot's statistics from its parts' step outputs (weights: their env shares)."""
     version = stats[STAT_INDEX["weights_version"]]
     stats[:] = 0.0
@@ -199,8 +200,7 @@ def _write_stats(stats: np.ndarray, outs: list, weights: list[float]) -> None:
         stats[STAT_INDEX["env_step_ms"]] += 1e3 * (info["time/task_s"] + info["time/physics_wait_s"])
         stats[STAT_INDEX["physics_ms"]] += 1e3 * info["time/physics_s"]
         stats[STAT_INDEX["physics_wait_ms"]] += 1e3 * info["time/physics_wait_s"]
-    # the halves share one curriculum: the last value is the current one
-    stats[STAT_INDEX["penalty_scale"]] = float(outs[-1].info.get("curriculum/penalty_scale", np.nan))
+    stats[STAT_INDEX["penalty_scale"]] = penalty_scale  # the halves' shared curriculum, after the round
 
 
 class CollectorHandle:

@@ -35,6 +35,11 @@ def run(args: argparse.Namespace) -> int:
         if not threads or min(threads) < 1:
             raise ValueError("thread counts must be positive integers")
         cpus = validate_cpu_ids(args.cpu_ids) if args.cpu_ids else None
+        if args.num_envs < 2:
+            raise ValueError(f"--num-envs must be at least 2 (the full step is also measured as two halves), "
+                             f"got {args.num_envs}")
+        if args.steps < 1 or args.warmup < 0:
+            raise ValueError("--steps must be positive and --warmup >= 0")
     except ValueError as e:
         print(f"env-bench: {e}", file=sys.stderr)
         return 2

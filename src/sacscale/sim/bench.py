@@ -119,19 +119,22 @@ def full_step_throughput(
         return drawn[i][count[i] % len(drawn[i])]
 
     stepping = rounds(envs, policy)
-    for _ in range(warmup):
-        next(stepping)
-    phys, resets, errors = 0.0, 0, 0
-    t0, c0 = time.perf_counter(), time.process_time()
-    for i in range(steps):
-        for out in next(stepping):
-            phys += out.info["time/physics_s"]
-            resets += int(out.info["num_resets"])
-            errors += int(out.info["sim_errors"])
-        if progress and (i + 1) % 10 == 0:
-            progress(10)
-    elapsed = time.perf_counter() - t0
-    cpu = time.process_time() - c0
+    # The caller does the task work on the pool's CPUs, as the collector does (its whole
+    # process is pinned to the pool); at least one round first, so the reset is untimed.
+    with pinned_thread(cpu_ids):
+        for _ in range(max(1, warmup)):
+            next(stepping)
+        phys, resets, errors = 0.0, 0, 0
+        t0, c0 = time.perf_counter(), time.process_time()
+        for i in range(steps):
+            for out in next(stepping):
+                phys += out.info["time/physics_s"]
+                resets += int(out.info["num_resets"])
+                errors += int(out.info["sim_errors"])
+            if progress and (i + 1) % 10 == 0:
+                progress(10)
+        elapsed = time.perf_counter() - t0
+        cpu = time.process_time() - c0
     if progress and steps % 10:
         progress(steps % 10)
     stepping.close()

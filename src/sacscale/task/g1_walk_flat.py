@@ -126,10 +126,11 @@ class StepOutput:
 class PenaltyCurriculum:
     """Penalty scale driven by the mean of the last `curriculum_window` episode lengths.
 
-    One instance may be shared by several G1WalkFlat objects that together form one
-    task (the halves of `EnvHalves`): they pool their episode lengths, and each update
-    moves the scale by `penalty_scale_rate x weight`, so halves that each update once per
-    step with weight 1/2 move it as one env of all the envs would."""
+    `record` adds the lengths of the episodes that ended; `update`, once per step that
+    had any, moves the scale. A G1WalkFlat that owns its curriculum does both in each
+    step. Several G1WalkFlat objects that together form one task (the halves of
+    `EnvHalves`) share one instance and only record; their owner updates once per round,
+    so the scale follows exactly the rule of one env of all the envs."""
 
     def __init__(self, cfg: TaskConfig):
         self.cfg = cfg
@@ -137,21 +138,30 @@ class PenaltyCurriculum:
         self._ring = np.zeros(cfg.curriculum_window)
         self._pos = 0
         self._full = False
+        self._recorded = False  # episodes ended since the last update
 
-    def record(self, lengths: np.ndarray, weight: float = 1.0) -> None:
-        """Once per step with resets: scale penalties down while episodes are short."""
-        cfg = self.cfg
-        w = cfg.curriculum_window
+    def record(self, lengths: np.ndarray) -> None:
+        w = self.cfg.curriculum_window
         lengths = lengths[-w:]
+        if not len(lengths):
+            return
         idx = (self._pos + np.arange(len(lengths))) % w
         self._ring[idx] = lengths
         self._full |= self._pos + len(lengths) >= w
         self._pos = (self._pos + len(lengths)) % w
+        self._recorded = True
+
+    def update(self) -> None:
+        """Once per step with resets: scale penalties down while episodes are short."""
+        if not self._recorded:
+            return
+        self._recorded = False
+        cfg = self.cfg
         avg = self.mean_length
         if avg < cfg.curriculum_low:
-            self.scale *= 1.0 - cfg.penalty_scale_rate * weight
+            self.scale *= 1.0 - cfg.penalty_scale_rate
         elif avg > cfg.curriculum_high:
-            self.scale *= 1.0 + cfg.penalty_scale_rate * weight
+            self.scale *= 1.0 + cfg.penalty_scale_rate
         self.scale = float(np.clip(self.scale, *cfg.penalty_scale_range))
 
     @property
@@ -193,7 +203,6 @@ class G1WalkFlat:
         *,
         config: TaskConfig | None = None,
         curriculum: PenaltyCurriculum | None = None,
-        curriculum_weight: float = 1.0,
     ):
         if model.nu != self.ACTION_DIM or model.nq != 36 or model.nv != 35:
             raise ValueError(f"not the G1 task model: nq={model.nq} nv={model.nv} nu={model.nu}")
@@ -215,7 +224,7 @@ class G1WalkFlat:
             initargs=(0, pinned) if pinned else (),
         )
         self._inflight: Future | None = None  # the physics of the started step
-        self._started: tuple | None = None  # (clipped actions, start time) until finish_step
+        self._started: tuple | None = None  # (clipped actions, seconds in start_step) until finish_step
         self._physics_result: tuple | None = None  # (seconds, failed sim ids or None)
         self._wait_s = 0.0
 
@@ -266,8 +275,9 @@ class G1WalkFlat:
         self.episode_return = np.zeros(n)
         self._warn_count = np.zeros((n, len(_UNSTABLE_WARNINGS)), dtype=np.int64)
 
+        # a shared curriculum is updated by its owner (EnvHalves), once per round
+        self._owns_curriculum = curriculum is None
         self.curriculum = curriculum or PenaltyCurriculum(cfg)
-        self.curriculum_weight = float(curriculum_weight)
 
         self.total_resets = 0
         self.total_sim_errors = 0
@@ -277,6 +287,8 @@ class G1WalkFlat:
 
     def reset(self) -> tuple[np.ndarray, np.ndarray]:
         """Reset every env; time-out counters restart at random points of an episode."""
+        if self._started is not None:
+            raise RuntimeError("reset called between start_step and finish_step")
         ids = np.arange(self.num_envs)
         self._reset_envs(ids)
         self.timeout_counter[:] = self.rng.integers(0, self.cfg.episode_length, self.num_envs)
@@ -377,7 +389,9 @@ class G1WalkFlat:
         for k, term in enumerate(REWARD_TERMS):
             info[f"reward/{term}"] = float(weighted[:, k].mean())
         if done_ids.size:
-            self.curriculum.record(self.episode_length[done_ids], self.curriculum_weight)
+            self.curriculum.record(self.episode_length[done_ids])
+        if self._owns_curriculum:
+            self.curriculum.update()
         info["curriculum/penalty_scale"] = self.curriculum.scale
         n_failed = int(failed.sum())
         info["sim_errors"] = float(n_failed)

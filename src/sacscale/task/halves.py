@@ -12,7 +12,7 @@ Each half has its own `mujoco.batch.Batch` with a thread per pool CPU, so one ha
 physics uses the whole pool; the halves never step at once. The caller's thread is one
 thread more than the pool has CPUs, which costs the physics only the caller's share of a
 CPU, the work that was not overlapped before. The halves share one penalty curriculum,
-so the task is the same as one env of all the envs.
+updated once per round, so the task is the same as one env of all the envs.
 
 `rounds` drives the alternation; the caller supplies each part's actions (env-bench
 from a fixed set, the collector from its CPU actor, writing the slot as it goes).
@@ -53,14 +53,14 @@ class EnvHalves:
         self.pipeline = pipeline
         cfg = config or TaskConfig()
         sizes = [num_envs] if pipeline == "serial" else [num_envs // 2, num_envs - num_envs // 2]
-        curriculum = PenaltyCurriculum(cfg)
+        self.curriculum = PenaltyCurriculum(cfg)
         self.parts: list[G1WalkFlat] = []
         self.rows: list[slice] = []
         start = 0
         for i, size in enumerate(sizes):
             self.parts.append(
                 G1WalkFlat(model, size, num_threads, seed + i * SEED_STRIDE, cpu_ids, config=cfg,
-                           curriculum=curriculum, curriculum_weight=size / num_envs)
+                           curriculum=self.curriculum)
             )
             self.rows.append(slice(start, start + size))
             start += size
@@ -88,9 +88,11 @@ def rounds(envs: EnvHalves, policy: Policy) -> Iterator[list[StepOutput]]:
 
     policy(i, actor_obs, critic_obs) gives part i's next actions. Part i's step is
     finished, and its next actions chosen, while the other half's step runs (serial:
-    while nothing runs). When the generator yields round r, every part has already
-    started its step of round r + 1; closing the generator leaves those steps unfinished
-    (EnvHalves.close waits for their physics)."""
+    while nothing runs). A round is yielded as soon as its last part is finished: the
+    other half's next step is then already running, the last part's next one starts
+    when the caller asks for the next round. Closing the generator leaves started steps
+    unfinished (EnvHalves.close waits for their physics)."""
+    last = len(envs.parts) - 1
     for i, (actor, critic) in enumerate(envs.reset()):
         envs.start(i, policy(i, actor, critic))
     while True:
@@ -98,5 +100,8 @@ def rounds(envs: EnvHalves, policy: Policy) -> Iterator[list[StepOutput]]:
         for i, part in enumerate(envs.parts):
             out = part.finish_step()
             outs.append(out)
-            envs.start(i, policy(i, out.actor_obs, out.critic_obs))
+            if i < last:
+                envs.start(i, policy(i, out.actor_obs, out.critic_obs))
+        envs.curriculum.update()  # once per round, as one env of all the envs would
         yield outs
+        envs.start(last, policy(last, outs[last].actor_obs, outs[last].critic_obs))

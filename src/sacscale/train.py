@@ -94,8 +94,10 @@ class TrainConfig:
             raise TrainingError("--num-actor-updates must be in [0, --num-critic-updates]")
         if self.grad_sync not in ("auto", "on", "off"):
             raise TrainingError("--grad-sync must be auto, on or off")
-        if self.env_pipeline not in ("halves", "serial"):
-            raise TrainingError(f"--env-pipeline must be halves or serial, got {self.env_pipeline!r}")
+        from sacscale.task.halves import PIPELINES
+
+        if self.env_pipeline not in PIPELINES:
+            raise TrainingError(f"--env-pipeline must be {' or '.join(PIPELINES)}, got {self.env_pipeline!r}")
         if self.env_pipeline == "halves" and self.num_envs < 2:
             raise TrainingError("--env-pipeline halves needs --num-envs >= 2 (or use serial)")
         if not (self.timeout_s > 0 and math.isfinite(self.timeout_s)):

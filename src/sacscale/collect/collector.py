@@ -111,6 +111,7 @@ def _collect(cfg: CollectorConfig, filled, free, stop) -> None:
     version = weights.read_into(flat_np)
     generator = torch.Generator().manual_seed(cfg.seed + 7919)
     last = len(envs.parts) - 1
+    shares = [part.num_envs / cfg.num_envs for part in envs.parts]  # for the slot's reward means
     # Main-thread milliseconds since the last slot was handed over, by phase; the env's
     # own time comes from the step outputs.
     spent = dict.fromkeys(("weight_sync_ms", "action_select_ms", "replay_write_ms"), 0.0)
@@ -164,7 +165,7 @@ def _collect(cfg: CollectorConfig, filled, free, stop) -> None:
                 np.copyto(slot["next_actor_obs"][rows], out.next_actor_obs)
                 np.copyto(slot["next_critic_obs"][rows], out.next_critic_obs)
                 np.copyto(slot["terminated"][rows], out.terminated)
-            _write_stats(stats, outs, [part.num_envs / cfg.num_envs for part in envs.parts], envs.curriculum.scale)
+            _write_stats(stats, outs, shares, envs.curriculum.scale)
             spent["replay_write_ms"] += 1e3 * (time.perf_counter() - t0)
             for name, ms in spent.items():
                 stats[STAT_INDEX[name]] = ms

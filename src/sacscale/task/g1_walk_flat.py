@@ -3,7 +3,9 @@
 All environments live in ONE `mujoco.batch.Batch`; a control step is one `Batch.step`
 call of N_SUBSTEPS substeps (the GIL is released while the thread pool runs). Everything
 else (observations, rewards, terminations, resets) is numpy over the env axis; there is
-no per-environment Python loop. Reference values: ../shared/docs/g1-walk-flat.md.
+no per-environment Python loop. The authority for every value and rule is the public
+reference task, UniLab 1.5.2's `g1_walk_flat` (see docs/deviations.md for what differs
+and tests/reference/ for the differential tests against it).
 
 A step can be split in two: `start_step` hands the physics to the env's own physics
 thread and returns, `finish_step` waits for it and does the task work. `EnvHalves`
@@ -88,11 +90,13 @@ class TaskConfig:
     feet_phase_sigma: float = 0.04
     pose_weights_leg: tuple = (0.01, 1.0, 5.0, 0.01, 5.0, 5.0)
     pose_weight_upper: float = 50.0  # waist and arms
-    # penalty curriculum
-    penalty_scale_init: float = 0.5
-    penalty_scale_range: tuple = (0.5, 1.0)
+    # penalty curriculum: the reference's collector-effective 1/16 -> 1/8 schedule
+    penalty_scale_init: float = 0.0625
+    penalty_scale_range: tuple = (0.0625, 0.125)
     penalty_scale_rate: float = 0.001
-    curriculum_window: int = 500
+    # moving average of ended episodes' lengths: weight min(count / window, 1) per update,
+    # window = max(1, int(curriculum_window_4096 * num_envs / 4096))
+    curriculum_window_4096: int = 1000
     curriculum_low: float = 150.0
     curriculum_high: float = 750.0
     # termination
@@ -104,7 +108,7 @@ class TaskConfig:
     cmd_vx: tuple = (-0.6, 1.0)
     cmd_vy: tuple = (-0.4, 0.4)
     cmd_wz: tuple = (-0.8, 0.8)
-    cmd_min_lin: float = 0.2  # |(vx, vy)| below this: both zeroed
+    cmd_dead_zone: float = 0.2  # (vx, vy) kept only if its norm exceeds this, else zeroed
     kp_range: tuple = (0.9, 1.1)
     kd_range: tuple = (0.9, 1.1)
 
@@ -124,60 +128,55 @@ class StepOutput:
 
 
 class PenaltyCurriculum:
-    """Penalty scale driven by the mean of the last `curriculum_window` episode lengths.
+    """Penalty scale driven by an exponential moving average of ended episodes' lengths.
 
-    `record` adds the lengths of the episodes that ended; `update`, once per step that
-    had any, moves the scale. A G1WalkFlat that owns its curriculum does both in each
-    step. Several G1WalkFlat objects that together form one task (the halves of
-    `EnvHalves`) share one instance and only record; their owner updates once per round,
-    so the scale follows exactly the rule of one env of all the envs."""
+    As the reference: each update with ended episodes moves the average toward their mean
+    with weight min(count / window, 1), window = int(1000 * num_envs / 4096), then moves the
+    scale down while the average is below `curriculum_low`, up while above
+    `curriculum_high`. The lengths are the envs' episode-step counters, which start at
+    random points of an episode (as the reference's do), so the first episodes count from
+    there. `record` adds the lengths of the episodes that ended; `update`, once per step,
+    applies them. A G1WalkFlat that owns its curriculum does both in each step. Several
+    G1WalkFlat objects that together form one task (the halves of `EnvHalves`) share one
+    instance and only record; their owner updates once per round, so the scale follows
+    exactly the rule of one env of all the envs."""
 
-    def __init__(self, cfg: TaskConfig):
+    def __init__(self, cfg: TaskConfig, num_envs: int):
         self.cfg = cfg
         self.scale = cfg.penalty_scale_init
-        self._ring = np.zeros(cfg.curriculum_window)
-        self._pos = 0
-        self._full = False
-        self._recorded = False  # episodes ended since the last update
+        self.window = max(1, int(cfg.curriculum_window_4096 * num_envs / 4096))
+        self.mean_length = 0.0
+        self._pending: list[np.ndarray] = []  # episodes ended since the last update
 
     def record(self, lengths: np.ndarray) -> None:
-        w = self.cfg.curriculum_window
-        lengths = lengths[-w:]
-        if not len(lengths):
-            return
-        idx = (self._pos + np.arange(len(lengths))) % w
-        self._ring[idx] = lengths
-        self._full |= self._pos + len(lengths) >= w
-        self._pos = (self._pos + len(lengths)) % w
-        self._recorded = True
+        if len(lengths):
+            self._pending.append(np.asarray(lengths, dtype=np.float64))
 
     def update(self) -> None:
-        """Once per step with resets: scale penalties down while episodes are short."""
-        if not self._recorded:
+        """Once per step: fold in the ended episodes, then move the scale if any ended."""
+        if not self._pending:
             return
-        self._recorded = False
+        lengths = np.concatenate(self._pending)
+        self._pending = []
+        weight = min(len(lengths) / self.window, 1.0)
+        self.mean_length += (float(lengths.mean()) - self.mean_length) * weight
         cfg = self.cfg
-        avg = self.mean_length
-        if avg < cfg.curriculum_low:
+        if self.mean_length < cfg.curriculum_low:
             self.scale *= 1.0 - cfg.penalty_scale_rate
-        elif avg > cfg.curriculum_high:
+        elif self.mean_length > cfg.curriculum_high:
             self.scale *= 1.0 + cfg.penalty_scale_rate
         self.scale = float(np.clip(self.scale, *cfg.penalty_scale_range))
-
-    @property
-    def mean_length(self) -> float:
-        filled = self._ring if self._full else self._ring[: self._pos]
-        return float(filled.mean()) if filled.size else 0.0
 
 
 def swing_height_target(phase: np.ndarray, apex: float) -> np.ndarray:
     """Foot-height target over a gait cycle: a cubic Bezier up to apex and back down.
 
-    phase in [-pi, pi) maps to x in [0, 1); the first half rises with the Bezier whose
-    control heights are (0, 0, apex, apex), i.e. apex * (3s^2 - 2s^3), the second falls
-    symmetrically. Ground level at phase -pi, apex at phase 0.
+    The phase (any real angle) is wrapped to [-pi, pi) and mapped to x in [0, 1); the first
+    half rises with the Bezier whose control heights are (0, 0, apex, apex), i.e.
+    apex * (3s^2 - 2s^3), the second falls symmetrically. Ground level at phase pi (= -pi),
+    apex at phase 0.
     """
-    x = (phase + np.pi) / (2.0 * np.pi)
+    x = (_wrap_angle(phase) + np.pi) / (2.0 * np.pi)
     s = np.where(x <= 0.5, 2.0 * x, 2.0 - 2.0 * x)
     return apex * s * s * (3.0 - 2.0 * s)
 
@@ -248,7 +247,7 @@ class G1WalkFlat:
         self._jq, self._jv = slice(7, 36), slice(6, 35)
 
         self._sadr = {}
-        for name, _kind, _site, dim in g1.SENSORS:
+        for name, dim in g1.SENSORS:
             adr = int(model.sensor(name).adr[0])
             self._sadr[name] = slice(adr, adr + dim)
 
@@ -266,10 +265,12 @@ class G1WalkFlat:
 
         # Per-env task state.
         self.commands = np.zeros((n, 3))
-        self.phase = np.zeros(n)  # left foot; right = left + pi
+        # gait phase of the left and right foot, radians in [0, 2pi) after each step; a reset
+        # draws left ~ U(0, 2pi) and sets right = left + pi (wrapped at the next step)
+        self.phase = np.zeros((n, 2))
         self.last_action = np.zeros((n, self.ACTION_DIM))
-        self.kp_scale = np.ones(n)
-        self.kd_scale = np.ones(n)
+        self.kp_scale = np.ones((n, self.ACTION_DIM))  # per env and actuator
+        self.kd_scale = np.ones((n, self.ACTION_DIM))
         self.timeout_counter = np.zeros(n, dtype=np.int64)  # staggered: time-outs spread out
         self.episode_length = np.zeros(n, dtype=np.int64)  # true steps since the last reset
         self.episode_return = np.zeros(n)
@@ -277,7 +278,7 @@ class G1WalkFlat:
 
         # a shared curriculum is updated by its owner (EnvHalves), once per round
         self._owns_curriculum = curriculum is None
-        self.curriculum = curriculum or PenaltyCurriculum(cfg)
+        self.curriculum = curriculum or PenaltyCurriculum(cfg, n)
 
         self.total_resets = 0
         self.total_sim_errors = 0
@@ -354,7 +355,7 @@ class G1WalkFlat:
         failed |= (warn > self._warn_count).any(axis=1)
         self._warn_count[:] = warn
 
-        self.phase = _wrap_angle(self.phase + self._dphase)
+        self.phase = np.mod(self.phase + self._dphase, 2.0 * np.pi)
         self.episode_length += 1
         self.timeout_counter += 1
 
@@ -374,7 +375,7 @@ class G1WalkFlat:
             weighted[failed] = 0.0
         reward = weighted.sum(axis=1)
 
-        up_z = self._sens[:, self._sadr["torso_up"]][:, 2]
+        up_z = self._sens[:, self._sadr["torso_upvector"]][:, 2]
         fell = (up_z < self._cos_max_tilt) | (self._qpos[:, 2] < cfg.min_pelvis_height)
         terminated = fell | failed
         truncated = (self.timeout_counter >= cfg.episode_length) & ~terminated
@@ -388,8 +389,8 @@ class G1WalkFlat:
         info["episode_terminated"] = terminated[done_ids]
         for k, term in enumerate(REWARD_TERMS):
             info[f"reward/{term}"] = float(weighted[:, k].mean())
-        if done_ids.size:
-            self.curriculum.record(self.episode_length[done_ids])
+        if done_ids.size:  # the counters, as the reference's curriculum reads them
+            self.curriculum.record(self.timeout_counter[done_ids])
         if self._owns_curriculum:
             self.curriculum.update()
         info["curriculum/penalty_scale"] = self.curriculum.scale
@@ -442,8 +443,8 @@ class G1WalkFlat:
         cfg = self.cfg
         s = self._sens
         gyro = s[:, self._sadr["torso_gyro"]]
-        up = s[:, self._sadr["torso_up"]]
-        vel = s[:, self._sadr["pelvis_linvel"]]
+        up = s[:, self._sadr["torso_upvector"]]
+        vel = s[:, self._sadr["pelvis_local_linvel"]]
         out = np.empty((self.num_envs, len(REWARD_TERMS)))
         lin_err = np.sum((self.commands[:, :2] - vel[:, :2]) ** 2, axis=1)
         out[:, 0] = np.exp(-lin_err / cfg.tracking_sigma)
@@ -456,8 +457,8 @@ class G1WalkFlat:
         ql = s[:, self._sadr["left_foot_quat"]]
         qr = s[:, self._sadr["right_foot_quat"]]
         out[:, 6] = ql[:, 1] ** 2 + ql[:, 2] ** 2 + qr[:, 1] ** 2 + qr[:, 2] ** 2
-        target_l = swing_height_target(self.phase, cfg.swing_height)
-        target_r = swing_height_target(_wrap_angle(self.phase + np.pi), cfg.swing_height)
+        target_l = swing_height_target(self.phase[:, 0], cfg.swing_height)
+        target_r = swing_height_target(self.phase[:, 1], cfg.swing_height)
         el = s[:, self._sadr["left_foot_pos"]][:, 2] - target_l
         er = s[:, self._sadr["right_foot_pos"]][:, 2] - target_r
         out[:, 7] = np.exp(-(el * el + er * er) / cfg.feet_phase_sigma)
@@ -472,16 +473,15 @@ class G1WalkFlat:
         s = self._sens[sel]
         critic = np.empty((m, self.CRITIC_OBS_DIM), dtype=np.float32)
         critic[:, 0:3] = s[:, self._sadr["torso_gyro"]] * cfg.gyro_scale
-        critic[:, 3:6] = -s[:, self._sadr["torso_up"]]
+        critic[:, 3:6] = -s[:, self._sadr["torso_upvector"]]
         dq = self._qpos[sel, self._jq] - self._q0
         qd = self._qvel[sel, self._jv]
         critic[:, 6:35] = dq
         critic[:, 35:64] = qd * cfg.joint_vel_scale
         critic[:, 64:93] = self.last_action[sel]
         critic[:, 93:96] = self.commands[sel]
-        critic[:, 96] = self.phase[sel]
-        critic[:, 97] = _wrap_angle(self.phase[sel] + np.pi)
-        critic[:, 98:101] = s[:, self._sadr["pelvis_linvel"]] * cfg.critic_linvel_scale
+        critic[:, 96:98] = self.phase[sel]
+        critic[:, 98:101] = s[:, self._sadr["pelvis_local_linvel"]] * cfg.critic_linvel_scale
 
         actor = critic[:, : self.ACTOR_OBS_DIM].copy()
         noise = self.rng.uniform(-1.0, 1.0, size=(m, 2, self.ACTION_DIM))
@@ -495,8 +495,8 @@ class G1WalkFlat:
         cmd[:, 0] = self.rng.uniform(*cfg.cmd_vx, size=k)
         cmd[:, 1] = self.rng.uniform(*cfg.cmd_vy, size=k)
         cmd[:, 2] = self.rng.uniform(*cfg.cmd_wz, size=k)
-        small = np.hypot(cmd[:, 0], cmd[:, 1]) < cfg.cmd_min_lin
-        cmd[small, :2] = 0.0
+        still = np.hypot(cmd[:, 0], cmd[:, 1]) <= cfg.cmd_dead_zone
+        cmd[still, :2] = 0.0
         return cmd
 
     def _reset_envs(self, ids: np.ndarray) -> None:
@@ -511,16 +511,18 @@ class G1WalkFlat:
         qvel[ids, 0:6] = self.rng.uniform(-cfg.reset_base_vel, cfg.reset_base_vel, size=(k, 6))
         self.commands[ids] = self._sample_commands(k)
 
-        kp_s = self.rng.uniform(*cfg.kp_range, size=k)
-        kd_s = self.rng.uniform(*cfg.kd_range, size=k)
+        # an independent scale per actuator, as the reference's pd_gains event
+        kp_s = self.rng.uniform(*cfg.kp_range, size=(k, self.ACTION_DIM))
+        kd_s = self.rng.uniform(*cfg.kd_range, size=(k, self.ACTION_DIM))
         self.kp_scale[ids], self.kd_scale[ids] = kp_s, kd_s
-        kp = self._kp0 * kp_s[:, None]
+        kp = self._kp0 * kp_s
         self._gain[ids, :, 0] = kp
         self._bias[ids, :, 1] = -kp
-        self._bias[ids, :, 2] = -self._kv0 * kd_s[:, None]
+        self._bias[ids, :, 2] = -self._kv0 * kd_s
 
         self.last_action[ids] = 0.0
-        self.phase[ids] = 0.0
+        left = self.rng.uniform(0.0, 2.0 * np.pi, size=k)
+        self.phase[ids] = np.stack([left, left + np.pi], axis=1)
         self.timeout_counter[ids] = 0
         self.episode_length[ids] = 0
         self.episode_return[ids] = 0.0

@@ -53,7 +53,7 @@ class EnvHalves:
         self.pipeline = pipeline
         cfg = config or TaskConfig()
         sizes = [num_envs] if pipeline == "serial" else [num_envs // 2, num_envs - num_envs // 2]
-        self.curriculum = PenaltyCurriculum(cfg)
+        self.curriculum = PenaltyCurriculum(cfg, self.num_envs)
         self.parts: list[G1WalkFlat] = []
         self.rows: list[slice] = []
         start = 0

@@ -49,6 +49,7 @@ class TrainConfig:
     learner_cpu_ids: str = ""         # "" keeps the learners' affinity; "auto" or "0;16" pins them
     sim_threads: int = 0              # 0: the pool's size (or all usable CPUs when unpinned)
     env_pipeline: str = "halves"      # halves: task and actor work overlap physics; serial
+    tilt_obs: str = "world"           # the task's tilt input: world (the reference's) or torso
     seed: int = 0
     log_dir: str = "runs/train"
     log_every: int = 10
@@ -98,6 +99,10 @@ class TrainConfig:
 
         if self.env_pipeline not in PIPELINES:
             raise TrainingError(f"--env-pipeline must be {' or '.join(PIPELINES)}, got {self.env_pipeline!r}")
+        from sacscale.task.g1_walk_flat import TILT_OBS
+
+        if self.tilt_obs not in TILT_OBS:
+            raise TrainingError(f"--tilt-obs must be {' or '.join(TILT_OBS)}, got {self.tilt_obs!r}")
         if self.env_pipeline == "halves" and self.num_envs < 2:
             raise TrainingError("--env-pipeline halves needs --num-envs >= 2 (or use serial)")
         if not (self.timeout_s > 0 and math.isfinite(self.timeout_s)):
@@ -237,6 +242,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
                 obs_dim=sac.actor_obs_dim, action_dim=sac.action_dim, hidden=sac.actor_hidden,
                 log_std_min=sac.log_std_min, log_std_max=sac.log_std_max, mean_clip=sac.mean_clip),
             pipeline=cfg.env_pipeline,
+            tilt_obs=cfg.tilt_obs,
         ),
         step_timeout_s=cfg.timeout_s,
     )

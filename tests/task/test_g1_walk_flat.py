@@ -1,3 +1,4 @@
+import mujoco
 import numpy as np
 import pytest
 
@@ -72,7 +73,12 @@ def test_reset_state_distribution(env):
     assert np.allclose(q[:, 2], 0.754)
     assert np.abs(q[:, 0:2]).max() <= 0.5 and np.abs(q[:, 0:2]).max() > 0.1
     assert np.allclose(q[:, 4:6], 0) and np.allclose(np.linalg.norm(q[:, 3:7], axis=1), 1)
-    assert np.abs(v[:, 0:6]).max() <= 0.5 and np.abs(v[:, 6:]).max() == 0
+    assert np.abs(v[:, 0:3]).max() <= 0.5 and np.abs(v[:, 6:]).max() == 0
+    # the angular velocity was drawn in the world frame: rotated back it lies in the box
+    yaw = 2 * np.arctan2(q[:, 6], q[:, 3])
+    c, s = np.cos(yaw), np.sin(yaw)
+    w_world = np.stack([c * v[:, 3] - s * v[:, 4], s * v[:, 3] + c * v[:, 4], v[:, 5]], axis=1)
+    assert np.abs(w_world).max() <= 0.5 + 1e-12
     assert np.allclose(q[:, 7:], g1.DEFAULT_JOINT_POS)
 
 
@@ -365,3 +371,24 @@ def test_bad_actions(env):
     a[2, 5] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         env.step(a)
+
+
+def test_tilt_input_world_and_torso_frames(g1_model):
+    """world (the reference's): minus the torso z-axis in world coordinates, so a yawed
+    tilted robot reads differently by heading; torso: gravity in the IMU frame, heading-free."""
+    envs = {k: G1WalkFlat(g1_model, 2, 1, seed=0, config=TaskConfig(tilt_obs=k)) for k in ("world", "torso")}
+    tilt = quat_about([0, 1, 0], 0.3)  # pitched forward 0.3 rad
+    obs = {}
+    for k, env in envs.items():
+        for i, yaw in enumerate((0.0, np.pi / 2)):
+            q = np.zeros(4)
+            mujoco.mju_mulQuat(q, quat_about([0, 0, 1], yaw), tilt)
+            env._qpos[i, 3:7] = q
+        env.batch.forward(np.arange(2))
+        obs[k] = env._observe(None)[1][:, 3:6]
+    w, t = obs["world"], obs["torso"]
+    assert not np.allclose(w[0], w[1], atol=1e-3)  # the world-frame input moves with the heading
+    assert np.allclose(t[0], t[1], atol=1e-6)  # the body-frame one does not
+    assert np.allclose(np.linalg.norm(t, axis=1), 1, atol=1e-6) and t[0, 2] < -0.9
+    with pytest.raises(ValueError, match="tilt_obs"):
+        G1WalkFlat(g1_model, 2, 1, seed=0, config=TaskConfig(tilt_obs="pelvis"))

@@ -49,6 +49,7 @@ class CollectorConfig:
     actor_numel: int
     actor_kwargs: dict
     pipeline: str = "halves"  # how the envs take turns on the pool: sacscale.task.halves
+    tilt_obs: str = "world"  # the task's tilt input: sacscale.task.g1_walk_flat.TaskConfig
 
     @property
     def spec(self) -> SlotSpec:
@@ -100,10 +101,12 @@ def _collect(cfg: CollectorConfig, filled, free, stop) -> None:
     import torch
 
     from sacscale.task.g1_model import load_model
+    from sacscale.task.g1_walk_flat import TaskConfig
     from sacscale.task.halves import EnvHalves, rounds
 
     torch.set_num_threads(max(1, cfg.torch_threads))
-    envs = EnvHalves(load_model(cfg.model_path), cfg.num_envs, cfg.sim_threads, cfg.seed, pipeline=cfg.pipeline)
+    envs = EnvHalves(load_model(cfg.model_path), cfg.num_envs, cfg.sim_threads, cfg.seed, pipeline=cfg.pipeline,
+                     config=TaskConfig(tilt_obs=cfg.tilt_obs))
     slots = TransitionSlots(f"{cfg.shm_prefix}_slots", cfg.spec, create=False)
     weights = WeightBlock(f"{cfg.shm_prefix}_weights", cfg.actor_numel, create=False)
     actor, flat = _flat_actor(cfg.actor_kwargs, cfg.actor_numel)

@@ -21,6 +21,8 @@ HELP = {
     "sim_threads": "simulation threads per rank (0: size of the rank's CPU pool)",
     "env_pipeline": "halves: the envs step as two halves that take turns on the pool, so the task and "
                     "actor work of one overlaps the other's physics; serial: one batch, physics then the rest",
+    "tilt_obs": "the task's tilt input: world (the reference's: minus the torso z-axis in the world frame, "
+                "heading-dependent) or torso (gravity in the torso IMU frame)",
     "log_dir": "run directory: TensorBoard events under LOG_DIR/tb/rank*/, train_meta.json",
     "log_every": "write TensorBoard scalars every K iterations",
     "trace": "log per-phase times (collector and learner)",

@@ -44,6 +44,8 @@ _UNSTABLE_WARNINGS = np.array(
     ]
 )
 
+TILT_OBS = ("world", "torso")
+
 REWARD_TERMS = (
     "tracking_lin_vel",
     "tracking_ang_vel",
@@ -66,6 +68,10 @@ class TaskConfig:
     gait_frequency: float = 1.5  # Hz
     swing_height: float = 0.09  # m, apex of the foot-height target
     # observation scales and noise (uniform in [-1, 1] x scale)
+    # tilt input (obs 3:6): "world", the reference's: minus the torso IMU's z-axis in the
+    # world frame (it depends on the heading, which is random and not observed); "torso":
+    # gravity's direction in the torso IMU frame (heading-free), a named option
+    tilt_obs: str = "world"
     gyro_scale: float = 0.25
     joint_vel_scale: float = 0.05
     critic_linvel_scale: float = 2.0
@@ -232,6 +238,10 @@ class G1WalkFlat:
         self._qvel = self.batch.bind("qvel")
         self._ctrl = self.batch.bind("ctrl")
         self._sens = self.batch.bind("sensordata")
+        if self.cfg.tilt_obs not in TILT_OBS:
+            raise ValueError(f"tilt_obs must be one of {TILT_OBS}, got {self.cfg.tilt_obs!r}")
+        # the torso IMU's orientation, row-major; computed with the sensors (mj_step timing)
+        self._torso_xmat = self.batch.bind("site_xmat")[:, model.site("imu_in_torso").id]
         # per-simulation gains for kp/kd randomisation
         self._gain = self.batch.expand("actuator_gainprm")
         self._bias = self.batch.expand("actuator_biasprm")
@@ -375,9 +385,8 @@ class G1WalkFlat:
             weighted[failed] = 0.0
         reward = weighted.sum(axis=1)
 
-        up_z = self._sens[:, self._sadr["torso_upvector"]][:, 2]
-        fell = (up_z < self._cos_max_tilt) | (self._qpos[:, 2] < cfg.min_pelvis_height)
-        terminated = fell | failed
+        tilted, low = self._fall_terms()
+        terminated = tilted | low | failed
         truncated = (self.timeout_counter >= cfg.episode_length) & ~terminated
         done = terminated | truncated
         self.episode_return += reward
@@ -465,6 +474,11 @@ class G1WalkFlat:
         out[:, 8] = 1.0
         return out
 
+    def _fall_terms(self) -> tuple[np.ndarray, np.ndarray]:
+        """(tilted past max_tilt_deg, pelvis below min_pelvis_height) per env, now."""
+        up_z = self._sens[:, self._sadr["torso_upvector"]][:, 2]
+        return up_z < self._cos_max_tilt, self._qpos[:, 2] < self.cfg.min_pelvis_height
+
     def _observe(self, ids: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """(actor, critic) observations of envs ids (None: all), as new float32 arrays."""
         cfg = self.cfg
@@ -473,7 +487,10 @@ class G1WalkFlat:
         s = self._sens[sel]
         critic = np.empty((m, self.CRITIC_OBS_DIM), dtype=np.float32)
         critic[:, 0:3] = s[:, self._sadr["torso_gyro"]] * cfg.gyro_scale
-        critic[:, 3:6] = -s[:, self._sadr["torso_upvector"]]
+        if cfg.tilt_obs == "world":
+            critic[:, 3:6] = -s[:, self._sadr["torso_upvector"]]
+        else:  # R^T (0, 0, -1): minus the last row of the site's rotation matrix
+            critic[:, 3:6] = -self._torso_xmat[sel, 6:9]
         dq = self._qpos[sel, self._jq] - self._q0
         qd = self._qvel[sel, self._jv]
         critic[:, 6:35] = dq
@@ -508,7 +525,14 @@ class G1WalkFlat:
         yaw = self.rng.uniform(-np.pi, np.pi, size=k)
         # the keyframe's base orientation is the identity, so the new one is a pure yaw
         qpos[ids, 3:7] = np.stack([np.cos(yaw / 2), np.zeros(k), np.zeros(k), np.sin(yaw / 2)], axis=1)
-        qvel[ids, 0:6] = self.rng.uniform(-cfg.reset_base_vel, cfg.reset_base_vel, size=(k, 6))
+        # base velocity U(+-0.5) per axis in the world frame, as the reference samples it;
+        # MuJoCo's free joint takes the linear part in world and the angular part in body
+        # coordinates, so the angular sample is rotated by the inverse yaw
+        vel = self.rng.uniform(-cfg.reset_base_vel, cfg.reset_base_vel, size=(k, 6))
+        c, s_ = np.cos(yaw), np.sin(yaw)
+        wx, wy = vel[:, 3].copy(), vel[:, 4].copy()
+        vel[:, 3], vel[:, 4] = c * wx + s_ * wy, -s_ * wx + c * wy
+        qvel[ids, 0:6] = vel
         self.commands[ids] = self._sample_commands(k)
 
         # an independent scale per actuator, as the reference's pd_gains event

@@ -8,11 +8,13 @@ import pytest
 from sacscale.evidence.verify import verify
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
-BUNDLES = ["h200x1", "h200x2", "h200x2_bench", "h200_learning", "h200_halves_bench"]  # measured on the lent GPU machines (docs/benchmarks.md)
+# measured on the lent GPU machines (docs/benchmarks.md): run set -> runs it holds at least
+BUNDLES = {"h200x1": 2, "h200x2": 2, "h200x2_bench": 2, "h200_learning": 2, "h200_halves_bench": 2,
+           "h200_conforming": 1}
 
 
 @pytest.mark.parametrize("run_set", BUNDLES)
 def test_committed_bundle_verifies(run_set):
     result = verify(RESULTS / run_set)
     assert result.ok, result.problems()
-    assert result.runs_checked >= 2 and result.files_checked >= 9
+    assert result.runs_checked >= BUNDLES[run_set] and result.files_checked >= 9

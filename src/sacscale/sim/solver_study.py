@@ -188,7 +188,7 @@ class _SettingBatch:
         self.niter = self.batch.bind("solver_niter")
         self.nisland = self.batch.bind("nisland")
         self.ncon = self.batch.bind("ncon")
-        up = int(model.sensor("torso_up").adr[0])
+        up = int(model.sensor("torso_upvector").adr[0])
         self._up_z = up + 2
         cfg = TaskConfig()
         self._cos_max_tilt = float(np.cos(np.deg2rad(cfg.max_tilt_deg)))

@@ -392,3 +392,28 @@ def test_tilt_input_world_and_torso_frames(g1_model):
     assert np.allclose(np.linalg.norm(t, axis=1), 1, atol=1e-6) and t[0, 2] < -0.9
     with pytest.raises(ValueError, match="tilt_obs"):
         G1WalkFlat(g1_model, 2, 1, seed=0, config=TaskConfig(tilt_obs="pelvis"))
+
+
+def test_reward_terms_raw_and_falls_in_info(env):
+    env.reset()
+    env._qpos[0, 3:7] = quat_about([1, 0, 0], np.deg2rad(80))
+    out = env.step(np.zeros((N, 29), np.float32))
+    cfg = env.cfg
+    assert out.info["falls"] >= 1 and out.terminated[0]
+    for t in REWARD_TERMS:
+        raw, weighted = out.info[f"reward_raw/{t}"], out.info[f"reward/{t}"]
+        w = cfg.reward_weights[t] * cfg.reward_dt_scale * (env.penalty_scale if cfg.reward_weights[t] < 0 else 1)
+        assert weighted == pytest.approx(w * raw, rel=1e-9, abs=1e-12), t
+    assert out.info["reward_raw/alive"] == 1.0
+
+
+def test_command_override_replaces_sampling(g1_model):
+    env = G1WalkFlat(g1_model, 4, 1, seed=0)
+    fixed = np.array([[0.5, 0, 0], [0, 0.3, 0], [0, 0, -0.6], [0.0, 0.0, 0.0]])
+    env.command_override = fixed
+    env.reset()
+    assert np.array_equal(env.commands, fixed)
+    env._qpos[1, 3:7] = quat_about([1, 0, 0], np.deg2rad(80))
+    out = env.step(np.zeros((4, 29), np.float32))
+    assert out.terminated[1] and np.array_equal(env.commands[1], fixed[1])  # kept through the reset
+    assert np.allclose(out.critic_obs[:, 93:96], fixed)

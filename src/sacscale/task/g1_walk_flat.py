@@ -275,6 +275,8 @@ class G1WalkFlat:
 
         # Per-env task state.
         self.commands = np.zeros((n, 3))
+        # (N, 3) commands that resets assign instead of sampling (evaluation); None: sample
+        self.command_override: np.ndarray | None = None
         # gait phase of the left and right foot, radians in [0, 2pi) after each step; a reset
         # draws left ~ U(0, 2pi) and sets right = left + pi (wrapped at the next step)
         self.phase = np.zeros((n, 2))
@@ -396,8 +398,13 @@ class G1WalkFlat:
         info["episode_return"] = self.episode_return[done_ids].astype(np.float32)
         info["episode_length"] = self.episode_length[done_ids].astype(np.float32)
         info["episode_terminated"] = terminated[done_ids]
+        # per term, the mean over envs: weighted (its share of the reward, penalty scale and
+        # x 0.02 included) and raw (the unweighted term, as the reference defines it)
+        raw = np.where(failed[:, None], 0.0, terms)
         for k, term in enumerate(REWARD_TERMS):
             info[f"reward/{term}"] = float(weighted[:, k].mean())
+            info[f"reward_raw/{term}"] = float(raw[:, k].mean())
+        info["falls"] = float(np.count_nonzero(terminated & ~failed))  # fell over (not a failed sim)
         if done_ids.size:  # the counters, as the reference's curriculum reads them
             self.curriculum.record(self.timeout_counter[done_ids])
         if self._owns_curriculum:
@@ -533,7 +540,10 @@ class G1WalkFlat:
         wx, wy = vel[:, 3].copy(), vel[:, 4].copy()
         vel[:, 3], vel[:, 4] = c * wx + s_ * wy, -s_ * wx + c * wy
         qvel[ids, 0:6] = vel
-        self.commands[ids] = self._sample_commands(k)
+        if self.command_override is None:
+            self.commands[ids] = self._sample_commands(k)
+        else:
+            self.commands[ids] = self.command_override[ids]
 
         # an independent scale per actuator, as the reference's pd_gains event
         kp_s = self.rng.uniform(*cfg.kp_range, size=(k, self.ACTION_DIM))

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sacscale.task.terms import REWARD_TERMS
+
 
 # Collector times per iteration (ms), logged as Time/collector_<name> by a traced run.
 # The first four are the collector's main thread and add up to its iteration; physics
@@ -29,6 +31,8 @@ import numpy as np
 # (inside env_step): with the halves pipeline the rest of the physics is hidden.
 COLLECTOR_PHASES = ("env_step_ms", "action_select_ms", "replay_write_ms", "weight_sync_ms",
                     "physics_ms", "physics_wait_ms")
+# Per-slot reward statistics, summed over a logging interval and logged as its means.
+REWARD_STATS = (*(f"reward_{t}" for t in REWARD_TERMS), *(f"reward_raw_{t}" for t in REWARD_TERMS))
 
 
 class TrainingError(RuntimeError):
@@ -200,6 +204,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
 
     from sacscale.collect.collector import CollectorConfig, CollectorHandle
     from sacscale.collect.shm import STAT_INDEX
+    from sacscale.dist.launch import Interrupted
     from sacscale.dist.grad_sync import allreduce_hooks, broadcast_state
     from sacscale.learn.learner import FastSACLearner
     from sacscale.sim.affinity import pin_process
@@ -257,6 +262,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
     interval = _Interval()
     bar = _progress(cfg, rank)
     counter = torch.zeros(1, dtype=torch.float64, device=device if on_cuda else "cpu")
+    done_it = 0  # the last whole iteration
     try:
         host_weights.copy_(learner.actor_flat())
         collector.start(host_weights.numpy())
@@ -300,11 +306,10 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
             steps += cfg.num_envs
 
             interval.iters += 1
-            for name in ("episode_return_sum", "episode_length_sum", "episode_count", "sim_errors",
-                         *COLLECTOR_PHASES):
+            for name in ("episode_return_sum", "episode_length_sum", "episode_count", "falls", "sim_errors",
+                         *REWARD_STATS, *COLLECTOR_PHASES):
                 interval.add(name, float(stats[STAT_INDEX[name]]))
-            for name in ("penalty_scale", "reward_tracking_lin_vel", "reward_tracking_ang_vel", "reward_feet_phase"):
-                interval.sums[name] = float(stats[STAT_INDEX[name]])  # latest value
+            interval.sums["penalty_scale"] = float(stats[STAT_INDEX["penalty_scale"]])  # latest value
             # Policy lag: iterations between the weights that chose this step's actions and the
             # learner's current ones (published versions count from 1 = the initial weights).
             lag = it - float(stats[STAT_INDEX["weights_version"]])
@@ -316,13 +321,61 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
                 bar.update(1)
             if it % cfg.log_every == 0 or it == cfg.iterations:
                 _log(writer, learner, interval, it, steps, counter, distributed, rank, bar, cfg.trace)
+            done_it = it
+        if rank == 0:
+            save_checkpoint(cfg, learner, sac, done_it, steps, world_size)
         _write_meta_status(cfg, rank, "completed", steps)
+    except (KeyboardInterrupt, Interrupted):
+        # a stopped run keeps what it learned: the state after the last whole iteration
+        if rank == 0 and done_it > 0:
+            save_checkpoint(cfg, learner, sac, done_it, steps, world_size)
+        raise
     finally:
         if bar is not None:
             bar.close()
         writer.close()
         collector.close()
         learner.close()  # CUDA graphs go before the process group
+
+
+CHECKPOINT_FORMAT = ("sacscale-checkpoint", 1)
+
+
+def checkpoint_path(log_dir: str | Path) -> Path:
+    return Path(log_dir) / "checkpoints" / "final.pt"
+
+
+def save_checkpoint(cfg: TrainConfig, learner, sac, iteration: int, rank_steps: int, world_size: int) -> Path:
+    """The policy and the learner's parameters after `iteration`, for `sacscale evaluate`
+    (rank 0; every rank holds the same parameters). Written atomically. Not yet a full
+    resume state: no replay buffer, curriculum or RNG states."""
+    import io
+
+    import torch
+
+    from sacscale.evidence.atomic import atomic_write_bytes
+    from sacscale.task.g1_model import sha256_file
+
+    state = {
+        "format": CHECKPOINT_FORMAT[0],
+        "version": CHECKPOINT_FORMAT[1],
+        "actor_kwargs": dict(obs_dim=sac.actor_obs_dim, action_dim=sac.action_dim, hidden=list(sac.actor_hidden),
+                             log_std_min=sac.log_std_min, log_std_max=sac.log_std_max, mean_clip=sac.mean_clip),
+        "actor_flat": learner.actor_flat().detach().float().cpu().clone(),
+        "task": {"tilt_obs": cfg.tilt_obs},
+        "iteration": int(iteration),
+        "env_steps": int(rank_steps),
+        "total_env_steps": int(rank_steps) * world_size,
+        "model_sha256": sha256_file(cfg.model) if cfg.model else None,
+        "train_config": json.loads(json.dumps(asdict(cfg), default=str)),
+        "learner_state": {k: v.detach().cpu().clone() for k, v in learner.state_tensors().items()},
+    }
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    path = checkpoint_path(cfg.log_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, buf.getvalue())
+    return path
 
 
 def _update(learner, rank: int, it: int) -> None:
@@ -386,18 +439,21 @@ def _log(writer, learner, interval: _Interval, it: int, steps: int, counter, dis
         "Perf/rank_fps": rank_fps,
         "Perf/iteration": it,
         "Curriculum/penalty_scale": s.get("penalty_scale", math.nan),
-        "Reward/tracking_lin_vel": s.get("reward_tracking_lin_vel", math.nan),
-        "Reward/tracking_ang_vel": s.get("reward_tracking_ang_vel", math.nan),
-        "Reward/feet_phase": s.get("reward_feet_phase", math.nan),
         "Env/sim_errors": s.get("sim_errors", 0.0),
         "Train/policy_lag": s.get("policy_lag_max", 0.0),
     }
     if rank == 0:
         scalars["Perf/total_env_steps"] = total_steps
         scalars["Perf/total_fps"] = total_fps
+    # every reward term, mean over envs and over the interval's iterations: Reward/ its
+    # weighted share of the per-step reward, RewardRaw/ the unweighted term
+    for term in REWARD_TERMS:
+        scalars[f"Reward/{term}"] = s.get(f"reward_{term}", math.nan) / n
+        scalars[f"RewardRaw/{term}"] = s.get(f"reward_raw_{term}", math.nan) / n
     if s.get("episode_count", 0) > 0:
         scalars["Episode/return"] = s["episode_return_sum"] / s["episode_count"]
         scalars["Episode/length"] = s["episode_length_sum"] / s["episode_count"]
+        scalars["Episode/fall_rate"] = s.get("falls", 0.0) / s["episode_count"]  # of the ended episodes, fell
     for key, tag in (("critic_loss", "Loss/critic"), ("actor_loss", "Loss/actor"),
                      ("alpha_loss", "Loss/alpha"), ("alpha", "Train/alpha"),
                      ("entropy", "Train/entropy"), ("q_mean", "Train/q_mean")):

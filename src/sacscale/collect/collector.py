@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sacscale.collect.shm import STAT_INDEX, SlotSpec, TransitionSlots, WeightBlock, unlink_prefix
+from sacscale.task.terms import REWARD_TERMS
 from sacscale.dist.launch import describe_exit, die_with_parent, is_stopped
 
 POLL_S = 0.2  # how often a blocked wait re-checks that its peer is alive
@@ -197,8 +198,10 @@ def _write_stats(stats: np.ndarray, outs: list, weights: list[float], penalty_sc
         stats[STAT_INDEX["episode_return_sum"]] += returns.sum()
         stats[STAT_INDEX["episode_length_sum"]] += lengths.sum()
         stats[STAT_INDEX["episode_count"]] += returns.size
-        for term in ("tracking_lin_vel", "tracking_ang_vel", "feet_phase"):
+        for term in REWARD_TERMS:
             stats[STAT_INDEX[f"reward_{term}"]] += w * float(info.get(f"reward/{term}", np.nan))
+            stats[STAT_INDEX[f"reward_raw_{term}"]] += w * float(info.get(f"reward_raw/{term}", np.nan))
+        stats[STAT_INDEX["falls"]] += float(info.get("falls", 0))
         stats[STAT_INDEX["sim_errors"]] += float(info.get("sim_errors", 0))
         # the env's time: its task work plus the waits for its physics; and the pool's
         stats[STAT_INDEX["env_step_ms"]] += 1e3 * (info["time/task_s"] + info["time/physics_wait_s"])

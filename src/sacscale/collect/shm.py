@@ -21,15 +21,19 @@ from multiprocessing import shared_memory
 
 import numpy as np
 
+from sacscale.task.terms import REWARD_TERMS
+
 # Per-slot statistics written by the collector, read by the learner (float64 vector).
+# reward_<term>: the term's weighted share of the step's mean reward; reward_raw_<term>:
+# the unweighted term's mean over envs (both means over all of the slot's envs)
 STAT_FIELDS = (
     "episode_return_sum",
     "episode_length_sum",
     "episode_count",
+    "falls",
     "penalty_scale",
-    "reward_tracking_lin_vel",
-    "reward_tracking_ang_vel",
-    "reward_feet_phase",
+    *(f"reward_{t}" for t in REWARD_TERMS),
+    *(f"reward_raw_{t}" for t in REWARD_TERMS),
     "sim_errors",
     "env_step_ms",
     "action_select_ms",

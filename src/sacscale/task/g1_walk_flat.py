@@ -32,6 +32,7 @@ from mujoco.batch import Batch, SimulationError
 
 from sacscale.sim.affinity import pinned_thread
 from sacscale.task import g1_model as g1
+from sacscale.task.terms import REWARD_TERMS
 
 _STAGE_NONE = mujoco.mjtStage.mjSTAGE_NONE.value
 _STAGE_VEL = mujoco.mjtStage.mjSTAGE_VEL.value
@@ -46,17 +47,6 @@ _UNSTABLE_WARNINGS = np.array(
 
 TILT_OBS = ("world", "torso")
 
-REWARD_TERMS = (
-    "tracking_lin_vel",
-    "tracking_ang_vel",
-    "ang_vel_xy",
-    "orientation",
-    "action_rate",
-    "pose",
-    "feet_orientation",
-    "feet_phase",
-    "alive",
-)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "probe": ("probe", "correctness probe of data-parallel gradient sync"),
     "verify-env": ("verify_env", "record the software/hardware environment and check a preset fits it"),
     "analyze-run": ("analyze_run", "compute a run's throughput metrics from its event files"),
+    "evaluate": ("evaluate", "velocity-tracking errors of a trained policy on a fixed command grid, vs standing still"),
     "compare-learning": ("compare_learning", "learning curves (return, length, tracking) of several runs against env steps"),
     "aggregate": ("aggregate", "aggregate per-run metrics into summary.csv/json"),
     "report": ("report", "write the Markdown/HTML report and figures"),

@@ -1,0 +1,64 @@
+"""`sacscale evaluate CHECKPOINT_OR_RUN --output eval.json`: velocity-tracking errors of a trained
+policy on a fixed command grid, against a robot that stands still."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("checkpoint", metavar="CHECKPOINT_OR_RUN",
+                        help="checkpoint (.pt) or run directory (uses RUN/checkpoints/final.pt)")
+    parser.add_argument("--output", required=True, help="JSON file to write (atomically)")
+    parser.add_argument("--figure", default=None, help="also write commanded vs achieved velocities (PNG) here")
+    parser.add_argument("--envs-per-command", type=int, default=8, help="envs (episodes) per grid command (default 8)")
+    parser.add_argument("--seconds", type=float, default=20.0, help="episode length evaluated, at most 20 (default 20)")
+    parser.add_argument("--settle-s", type=float, default=1.0, help="initial seconds not scored (default 1.0)")
+    parser.add_argument("--model", default=None,
+                        help="compiled G1 model (.mjb); default: build it from the asset package")
+    parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
+                        help="simulation threads (default: the CPUs this process may use)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the resets (position, heading, gait phase)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from sacscale.eval.evaluate import CheckpointError, evaluate, plot_tracking
+    from sacscale.evidence.atomic import write_json
+
+    if args.model is not None and not os.path.isfile(args.model):
+        print(f"sacscale evaluate: error: --model {args.model}: no such file", file=sys.stderr)
+        return 2
+    if args.threads < 1:
+        print(f"sacscale evaluate: error: --threads must be >= 1, got {args.threads}", file=sys.stderr)
+        return 2
+    try:
+        result = evaluate(args.checkpoint, args.model, envs_per_command=args.envs_per_command,
+                          seconds=args.seconds, settle_s=args.settle_s, threads=args.threads, seed=args.seed)
+    except (CheckpointError, ValueError) as exc:
+        print(f"sacscale evaluate: error: {exc}", file=sys.stderr)
+        return 2
+    write_json(args.output, result)
+    if args.figure:
+        plot_tracking(result, args.figure)
+
+    o, b, r = result["overall"], result["baseline_stand_still"]["overall"], result["ratio_to_stand_still"]
+    p = result["protocol"]
+    print(f"{result['checkpoint']} (iteration {result['iteration']}, {result['env_steps']} env steps): "
+          f"{len(p['commands'])} commands x {p['envs_per_command']} envs, {p['seconds']:g} s, "
+          f"scored after {p['settle_s']:g} s")
+    print(f"{'':>14} {'lin_vel_xy m/s':>15} {'yaw_rate rad/s':>15}")
+    for label, e in (("policy rms", o), ("stand-still", b)):
+        print(f"{label:>14} {_fmt(e['rms_error']['lin_vel_xy']):>15} {_fmt(e['rms_error']['yaw_rate']):>15}")
+    print(f"{'ratio':>14} {_fmt(r['lin_vel_xy']):>15} {_fmt(r['yaw_rate']):>15}")
+    print(f"falls: {o['fall_rate']:.3f} per episode ({o['episodes']} episodes); "
+          f"wall {result['timing']['wall_s']:.1f} s; wrote {args.output}" + (f", {args.figure}" if args.figure else ""))
+    if p["checkpoint_model_sha256"] and p["checkpoint_model_sha256"] != p["model_sha256"]:
+        print(f"sacscale evaluate: warning: the model ({p['model_sha256'][:12]}) is not the one the checkpoint "
+              f"was trained on ({p['checkpoint_model_sha256'][:12]})", file=sys.stderr)
+    return 0
+
+
+def _fmt(v) -> str:
+    return "n/a" if v is None or v != v else f"{v:.4f}"

@@ -1,0 +1,352 @@
+"""Velocity-tracking evaluation of a trained actor on G1WalkFlat.
+
+Protocol: every command of a fixed grid is given to `envs_per_command` envs for one full
+episode (no observation noise, nominal PD gains, deterministic actions tanh(mean)). After
+a settling time, each control step of each env that has not fallen is a sample: the
+achieved planar velocity in the heading frame and the world yaw rate against the command.
+The same error function scores a robot that stands still (achieved 0, no falls), so every
+error has a reference point: a ratio below 1 means the policy tracks better than standing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from sacscale.learn.networks import Actor
+from sacscale.task import g1_model as g1
+from sacscale.task.g1_walk_flat import TILT_OBS, G1WalkFlat, TaskConfig
+
+CHECKPOINT_FORMAT = "sacscale-checkpoint"
+CHECKPOINT_VERSION = 1
+CHECKPOINT_IN_RUN = Path("checkpoints") / "final.pt"
+
+# name -> (vx, vy, wz) in the heading frame (x forward, y left, wz counter-clockwise).
+# All inside the training ranges; planar norm 0 or > the 0.2 dead zone (else the task
+# would have trained on it as "stand").
+COMMAND_GRID: dict[str, tuple[float, float, float]] = {
+    "stand": (0.0, 0.0, 0.0),
+    "forward_0.5": (0.5, 0.0, 0.0),
+    "forward_1.0": (1.0, 0.0, 0.0),
+    "backward_0.5": (-0.5, 0.0, 0.0),
+    "left_0.3": (0.0, 0.3, 0.0),
+    "right_0.3": (0.0, -0.3, 0.0),
+    "turn_left_0.6": (0.0, 0.0, 0.6),
+    "turn_right_0.6": (0.0, 0.0, -0.6),
+    "forward_turn_left": (0.5, 0.0, 0.5),
+    "forward_left_turn_right": (0.5, 0.2, -0.4),
+    "back_right_turn_left": (-0.4, -0.3, 0.3),
+}
+
+
+class CheckpointError(ValueError):
+    """The checkpoint is missing or is not one this evaluation can run."""
+
+
+# ---------------------------------------------------------------------------- checkpoint
+
+
+def resolve_checkpoint(path: str | Path) -> Path:
+    """A .pt file, or a run directory holding checkpoints/final.pt."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / CHECKPOINT_IN_RUN
+    if not path.is_file():
+        raise CheckpointError(f"{path}: no such checkpoint file")
+    return path
+
+
+def load_checkpoint(path: Path) -> dict:
+    """Load and validate a `sacscale train` checkpoint (dims must fit the task)."""
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # pickle, zip and weights_only errors all mean "not ours"
+        raise CheckpointError(f"{path}: not a readable torch checkpoint ({type(exc).__name__}: {exc})") from None
+    if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
+        found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
+        raise CheckpointError(f"{path}: format is {found!r}, expected {CHECKPOINT_FORMAT!r}")
+    if ckpt.get("version") != CHECKPOINT_VERSION:
+        raise CheckpointError(f"{path}: checkpoint version {ckpt.get('version')!r}, "
+                              f"this evaluator reads {CHECKPOINT_VERSION}")
+    for key in ("actor_kwargs", "actor_flat", "task"):
+        if key not in ckpt:
+            raise CheckpointError(f"{path}: no {key!r} entry")
+    kw = ckpt["actor_kwargs"]
+    for key, want in (("obs_dim", G1WalkFlat.ACTOR_OBS_DIM), ("action_dim", G1WalkFlat.ACTION_DIM)):
+        if kw.get(key) != want:
+            raise CheckpointError(f"{path}: actor {key} is {kw.get(key)!r}, the task's is {want}")
+    tilt = ckpt["task"].get("tilt_obs") if isinstance(ckpt["task"], dict) else None
+    if tilt not in TILT_OBS:
+        raise CheckpointError(f"{path}: task tilt_obs is {tilt!r}, expected one of {TILT_OBS}")
+    return ckpt
+
+
+def build_actor(ckpt: dict, path: Path) -> Actor:
+    try:
+        actor = Actor(**ckpt["actor_kwargs"])
+        actor.load_flat(ckpt["actor_flat"].float())
+    except (TypeError, ValueError, AttributeError, RuntimeError) as exc:
+        raise CheckpointError(f"{path}: actor does not load: {exc}") from None
+    return actor.eval()
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+# ---------------------------------------------------------------------------- measurement
+
+
+def heading_frame_velocity(qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
+    """(N, 3): pelvis (vx, vy) in the heading frame and world yaw rate, from the free joint.
+
+    The free joint's linear velocity qvel[0:3] is in world coordinates: rotate it by minus
+    the yaw. Its angular velocity qvel[3:6] is in body coordinates: the world z component
+    is the last row of the body's rotation matrix times it.
+    """
+    w, x, y, z = (qpos[:, 3 + i] for i in range(4))
+    yaw = np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+    c, s = np.cos(yaw), np.sin(yaw)
+    vx, vy = qvel[:, 0], qvel[:, 1]
+    r20, r21, r22 = 2.0 * (x * z - w * y), 2.0 * (y * z + w * x), 1.0 - 2.0 * (x * x + y * y)
+    wz = r20 * qvel[:, 3] + r21 * qvel[:, 4] + r22 * qvel[:, 5]
+    return np.stack([c * vx + s * vy, -s * vx + c * vy, wz], axis=1)
+
+
+def rollout(env: G1WalkFlat, actor, obs: np.ndarray, steps: int, settle_steps: int) -> dict:
+    """Run `steps` control steps; per step and env the achieved velocity and whether it counts.
+
+    A sample counts when the env has not fallen so far in its episode, does not fall at
+    this step, and the step is past the settling time. The velocity is read between the
+    physics and the task work of a step, so it is the state reached, before an auto-reset.
+    """
+    n = env.num_envs
+    torso_gyro_z = env._sadr["torso_gyro"].start + 2
+    achieved = np.zeros((steps, n, 4))  # vx, vy (pelvis, heading frame), pelvis wz, torso wz
+    measured = np.zeros((steps, n), dtype=bool)
+    alive = np.ones(n, dtype=bool)
+    fell = np.zeros(n, dtype=bool)
+    sim_errors = 0
+    for k in range(steps):
+        actions = actor.act(torch.from_numpy(obs), deterministic=True).numpy()
+        env.start_step(actions)
+        env.wait_physics()
+        achieved[k, :, :3] = heading_frame_velocity(env._qpos, env._qvel)
+        # the yaw rate the task tracks and rewards: the torso IMU gyro's z (its rate is
+        # steadier than the pelvis's, which swings against the torso with the waist yaw)
+        achieved[k, :, 3] = env._sens[:, torso_gyro_z]
+        out = env.finish_step()
+        # k + 1 steps done: the state is at t = (k + 1) * dt
+        measured[k] = alive & ~out.terminated & (k + 1 >= settle_steps)
+        fell |= alive & out.terminated
+        alive &= ~(out.terminated | out.truncated)  # what an env does after a reset is not scored
+        sim_errors += int(out.info["sim_errors"])
+        obs = out.actor_obs
+    return {"achieved": achieved, "measured": measured, "fell": fell, "sim_errors": sim_errors}
+
+
+def _rms(sq_err: np.ndarray, mask: np.ndarray) -> float:
+    count = mask.sum()
+    return math.sqrt(float(sq_err[mask].sum()) / count) if count else math.nan  # nan -> null in JSON
+
+
+def _scores(cmd: np.ndarray, achieved: np.ndarray, mask: np.ndarray, fell: np.ndarray) -> dict:
+    """cmd (E, 3), achieved (T, E, 4): vx, vy, pelvis wz, torso wz; mask (T, E), fell (E,)
+    of one group of envs. mean/std_achieved: vx, vy and the torso's wz (the tracked one)."""
+    err = cmd[None][..., [0, 1, 2, 2]] - achieved
+    samples = achieved[mask][:, [0, 1, 3]]  # (M, 3)
+    return {
+        "rms_error": {
+            "lin_vel_xy": _rms(err[..., 0] ** 2 + err[..., 1] ** 2, mask),
+            "yaw_rate": _rms(err[..., 3] ** 2, mask),  # torso IMU, as the task's reward
+            "yaw_rate_pelvis": _rms(err[..., 2] ** 2, mask),
+        },
+        "fall_rate": float(fell.mean()),
+        "episodes": int(fell.size),
+        "samples": int(mask.sum()),
+        "mean_achieved": samples.mean(axis=0).tolist() if len(samples) else [math.nan] * 3,
+        "std_achieved": samples.std(axis=0).tolist() if len(samples) else [math.nan] * 3,
+    }
+
+
+def tracking_errors(names: list[str], group: np.ndarray, commands: np.ndarray, achieved: np.ndarray,
+                    measured: np.ndarray, fell: np.ndarray) -> dict:
+    """{"overall", "per_command"} scores; env e ran command names[group[e]] = commands[e].
+
+    Overall errors pool every counted sample of every env (so envs that fell early weigh less).
+    """
+    per_command = {}
+    for i, name in enumerate(names):
+        envs = group == i
+        scores = _scores(commands[envs], achieved[:, envs], measured[:, envs], fell[envs])
+        per_command[name] = {"command": commands[envs][0].tolist(), **scores}
+    overall = _scores(commands, achieved, measured, fell)
+    del overall["mean_achieved"], overall["std_achieved"]  # a mean over different commands means nothing
+    return {"overall": overall, "per_command": per_command}
+
+
+def _ratio(a: float, b: float) -> float | None:
+    return a / b if b > 0 and math.isfinite(a) else None
+
+
+def ratios(policy: dict, baseline: dict) -> dict:
+    return {k: _ratio(policy["rms_error"][k], baseline["rms_error"][k]) for k in policy["rms_error"]}
+
+
+# ---------------------------------------------------------------------------- evaluation
+
+
+def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, envs_per_command: int = 8,
+             seconds: float = 20.0, settle_s: float = 1.0, threads: int = 1, seed: int = 0) -> dict:
+    """Evaluate a checkpoint (file or run directory); returns the result as a JSON-ready dict."""
+    t0 = time.perf_counter()
+    path = resolve_checkpoint(checkpoint)
+    ckpt = load_checkpoint(path)
+    actor = build_actor(ckpt, path)
+
+    cfg = TaskConfig(noise_joint_pos=0.0, noise_joint_vel=0.0, kp_range=(1.0, 1.0), kd_range=(1.0, 1.0),
+                     tilt_obs=ckpt["task"]["tilt_obs"])
+    steps = int(round(seconds / g1.CONTROL_DT))
+    settle_steps = int(math.ceil(settle_s / g1.CONTROL_DT - 1e-9))
+    if not 1 <= steps <= cfg.episode_length:
+        raise ValueError(f"--seconds {seconds}: must give 1..{cfg.episode_length} control steps "
+                         f"(one episode, {cfg.episode_length * g1.CONTROL_DT:g} s)")
+    if not 0 <= settle_steps < steps:
+        raise ValueError(f"--settle-s {settle_s}: must be >= 0 and shorter than --seconds {seconds}")
+    if envs_per_command < 1:
+        raise ValueError(f"--envs-per-command must be >= 1, got {envs_per_command}")
+
+    names = list(COMMAND_GRID)
+    grid = np.array([COMMAND_GRID[k] for k in names])
+    _check_grid(grid, cfg)
+    group = np.repeat(np.arange(len(names)), envs_per_command)
+    commands = grid[group]
+
+    model = g1.load_model(model_path)
+    # one torch thread: the actor's numbers then do not depend on the machine's core count
+    torch_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    env = G1WalkFlat(model, len(commands), threads, seed, config=cfg)
+    try:
+        env.command_override = commands  # resets now assign the grid instead of sampling
+        obs, _ = env.reset()
+        # every episode starts at step 0, so none times out inside the window; the
+        # observation does not contain the counter, so reset()'s observation stands
+        env.timeout_counter[:] = 0
+        assert np.array_equal(env.commands, commands)
+        roll = rollout(env, actor, obs, steps, settle_steps)
+    finally:
+        env.close()
+        torch.set_num_threads(torch_threads)
+
+    policy = tracking_errors(names, group, commands, roll["achieved"], roll["measured"], roll["fell"])
+    # the stand-still robot, through the same function: zero velocity, never falls, every
+    # step after settling counts
+    still_mask = np.broadcast_to((np.arange(steps) + 1 >= settle_steps)[:, None], roll["measured"].shape)
+    baseline = tracking_errors(names, group, commands, np.zeros_like(roll["achieved"]), still_mask,
+                               np.zeros_like(roll["fell"]))
+    for name, scores in policy["per_command"].items():
+        scores["ratio_to_stand_still"] = ratios(scores, baseline["per_command"][name])
+
+    return {
+        "checkpoint": str(path),
+        "checkpoint_sha256": sha256_file(path),
+        "iteration": ckpt.get("iteration"),
+        "env_steps": ckpt.get("env_steps"),
+        "protocol": {
+            "commands": {k: list(v) for k, v in COMMAND_GRID.items()},
+            "envs_per_command": envs_per_command,
+            "num_envs": len(commands),
+            "seconds": seconds,
+            "control_dt": g1.CONTROL_DT,
+            "steps": steps,
+            "settle_s": settle_s,
+            "settle_steps": settle_steps,  # samples are steps k (1-based) with k >= settle_steps
+            "seed": seed,
+            "sim_threads": threads,
+            "torch_threads": 1,
+            "actions": "deterministic: tanh(mean)",
+            "tilt_obs": cfg.tilt_obs,
+            "noise_joint_pos": cfg.noise_joint_pos,
+            "noise_joint_vel": cfg.noise_joint_vel,
+            "kp_range": list(cfg.kp_range),
+            "kd_range": list(cfg.kd_range),
+            "velocity": "pelvis free joint: (vx, vy) in the heading frame; yaw_rate: torso IMU gyro z "
+                        "(the task's tracked quantity); yaw_rate_pelvis: the pelvis's world yaw rate",
+            "falls": "terminated (tilt, height or failed sim) once per episode; later steps not scored",
+            "model": None if model_path is None else str(model_path),
+            # the file's hash, as `sacscale train` records it (equal to the model's bytes hash
+            # for files written by prepare-model); built in memory: the bytes hash
+            "model_sha256": g1.sha256_file(model_path) if model_path else g1.model_bytes_sha256(model),
+            "checkpoint_model_sha256": ckpt.get("model_sha256"),
+        },
+        "overall": policy["overall"],
+        "per_command": policy["per_command"],
+        "baseline_stand_still": baseline,
+        "ratio_to_stand_still": ratios(policy["overall"], baseline["overall"]),
+        "sim_errors": roll["sim_errors"],
+        "timing": {"wall_s": time.perf_counter() - t0},
+    }
+
+
+def _check_grid(grid: np.ndarray, cfg: TaskConfig) -> None:
+    """The grid must be commands the task can sample (inside its ranges, outside its dead zone)."""
+    for dim, (lo, hi) in enumerate((cfg.cmd_vx, cfg.cmd_vy, cfg.cmd_wz)):
+        assert ((grid[:, dim] >= lo) & (grid[:, dim] <= hi)).all(), f"grid leaves the training range {dim}"
+    norm = np.hypot(grid[:, 0], grid[:, 1])
+    assert ((norm == 0) | (norm > cfg.cmd_dead_zone)).all(), "grid point inside the dead zone"
+
+
+# ---------------------------------------------------------------------------- figure
+
+
+def plot_tracking(result: dict, path: str | Path) -> None:
+    """Per command: commanded vs achieved (mean, std error bars) for vx, vy and wz."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(result["per_command"])
+    x = np.arange(len(names))
+    fig, axes = plt.subplots(3, 1, figsize=(max(8.0, 0.8 * len(names)), 9.0), sharex=True)
+    labels = ("vx (m/s, pelvis, heading frame)", "vy (m/s, pelvis, heading frame)", "wz (rad/s, torso IMU yaw rate)")
+    for dim, (ax, label) in enumerate(zip(axes, labels)):
+        cmd = [result["per_command"][k]["command"][dim] for k in names]
+        mean = [_nan(result["per_command"][k]["mean_achieved"][dim]) for k in names]
+        std = [_nan(result["per_command"][k]["std_achieved"][dim]) for k in names]
+        ax.scatter(x, cmd, marker="_", s=400, color="black", linewidths=2, label="commanded", zorder=3)
+        ax.errorbar(x, mean, yerr=std, fmt="o", color="tab:blue", capsize=4, label="achieved (mean ± std)")
+        ax.axhline(0.0, color="grey", lw=0.5)
+        ax.set_ylabel(label)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].legend(loc="upper right", fontsize=8)
+    ticks = [f"{k}\nfalls {result['per_command'][k]['fall_rate']:.2f}" for k in names]
+    axes[-1].set_xticks(x, ticks, rotation=30, ha="right")
+    o, r = result["overall"], result["ratio_to_stand_still"]
+    fig.suptitle(
+        f"{Path(result['checkpoint']).name} (iteration {result['iteration']}, {result['env_steps']} env steps): "
+        f"rms lin {_fmt(o['rms_error']['lin_vel_xy'])} m/s ({_fmt(r['lin_vel_xy'])}x stand-still), "
+        f"yaw {_fmt(o['rms_error']['yaw_rate'])} rad/s ({_fmt(r['yaw_rate'])}x), falls {o['fall_rate']:.2f}/episode",
+        fontsize=9,
+    )
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(tmp, dpi=110, metadata={"Software": None})
+    plt.close(fig)
+    tmp.replace(path)  # a reader never sees a half-written figure
+
+
+def _nan(v):
+    return math.nan if v is None else v
+
+
+def _fmt(v) -> str:
+    return "n/a" if v is None or not math.isfinite(v) else f"{v:.3f}"

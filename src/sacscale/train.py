@@ -262,7 +262,8 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
     interval = _Interval()
     bar = _progress(cfg, rank)
     counter = torch.zeros(1, dtype=torch.float64, device=device if on_cuda else "cpu")
-    done_it = 0  # the last whole iteration
+    done_it, done_steps = 0, 0  # the last whole iteration
+    published = np.empty(actor_numel, dtype=np.float32)
     try:
         host_weights.copy_(learner.actor_flat())
         collector.start(host_weights.numpy())
@@ -304,6 +305,10 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
             # weights (one iteration of policy lag, whichever side is slower).
             collector.release(k)
             steps += cfg.num_envs
+            # the last whole iteration and its published policy: what a stopped run saves
+            # (host_weights may be mid-copy when a signal lands; this copy is not)
+            published[:] = weights
+            done_it, done_steps = it, steps
 
             interval.iters += 1
             for name in ("episode_return_sum", "episode_length_sum", "episode_count", "falls", "sim_errors",
@@ -321,14 +326,16 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
                 bar.update(1)
             if it % cfg.log_every == 0 or it == cfg.iterations:
                 _log(writer, learner, interval, it, steps, counter, distributed, rank, bar, cfg.trace)
-            done_it = it
         if rank == 0:
-            save_checkpoint(cfg, learner, sac, done_it, steps, world_size)
+            save_checkpoint(cfg, sac, done_it, done_steps, world_size, published, learner.state_tensors())
         _write_meta_status(cfg, rank, "completed", steps)
-    except (KeyboardInterrupt, Interrupted):
-        # a stopped run keeps what it learned: the state after the last whole iteration
-        if rank == 0 and done_it > 0:
-            save_checkpoint(cfg, learner, sac, done_it, steps, world_size)
+    except (KeyboardInterrupt, Interrupted, SystemExit) as exc:
+        # A stopped run keeps what it learned: the policy of the last whole iteration (no
+        # learner state: an update may have been cut short). Spawned ranks see SIGTERM as
+        # SystemExit(128 + N); any other SystemExit is not a stop.
+        stopped = not isinstance(exc, SystemExit) or (isinstance(exc.code, int) and exc.code > 128)
+        if stopped and rank == 0 and done_it > 0:
+            _save_while_stopping(cfg, sac, done_it, done_steps, world_size, published)
         raise
     finally:
         if bar is not None:
@@ -345,10 +352,26 @@ def checkpoint_path(log_dir: str | Path) -> Path:
     return Path(log_dir) / "checkpoints" / "final.pt"
 
 
-def save_checkpoint(cfg: TrainConfig, learner, sac, iteration: int, rank_steps: int, world_size: int) -> Path:
-    """The policy and the learner's parameters after `iteration`, for `sacscale evaluate`
-    (rank 0; every rank holds the same parameters). Written atomically. Not yet a full
-    resume state: no replay buffer, curriculum or RNG states."""
+def _save_while_stopping(cfg, sac, iteration: int, rank_steps: int, world_size: int, actor_flat) -> None:
+    """Save the policy with SIGINT/SIGTERM held off (a supervisor's SIGTERM must not cut the
+    write short; it kills only after a grace period). A failed save is reported and does not
+    replace the signal the run is stopping for."""
+    blocked = {signal.SIGINT, signal.SIGTERM}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+    try:
+        save_checkpoint(cfg, sac, iteration, rank_steps, world_size, actor_flat, None)
+    except Exception as exc:  # noqa: BLE001 - the stop is what the caller must see
+        print(f"sacscale train: could not save the checkpoint while stopping: {exc}", file=sys.stderr)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def save_checkpoint(cfg: TrainConfig, sac, iteration: int, rank_steps: int, world_size: int, actor_flat,
+                    learner_state: dict | None) -> Path:
+    """The policy after `iteration` (its published weights) and, at a completed run's end,
+    the learner's parameters, for `sacscale evaluate` (rank 0; every rank holds the same
+    parameters). Written atomically. Not a resume state: no optimiser, replay buffer,
+    curriculum or random-stream state."""
     import io
 
     import torch
@@ -361,14 +384,16 @@ def save_checkpoint(cfg: TrainConfig, learner, sac, iteration: int, rank_steps: 
         "version": CHECKPOINT_FORMAT[1],
         "actor_kwargs": dict(obs_dim=sac.actor_obs_dim, action_dim=sac.action_dim, hidden=list(sac.actor_hidden),
                              log_std_min=sac.log_std_min, log_std_max=sac.log_std_max, mean_clip=sac.mean_clip),
-        "actor_flat": learner.actor_flat().detach().float().cpu().clone(),
+        "actor_flat": torch.as_tensor(np.asarray(actor_flat, dtype=np.float32)).clone(),
         "task": {"tilt_obs": cfg.tilt_obs},
         "iteration": int(iteration),
         "env_steps": int(rank_steps),
         "total_env_steps": int(rank_steps) * world_size,
         "model_sha256": sha256_file(cfg.model) if cfg.model else None,
         "train_config": json.loads(json.dumps(asdict(cfg), default=str)),
-        "learner_state": {k: v.detach().cpu().clone() for k, v in learner.state_tensors().items()},
+        # None when the run was stopped: the learner may be mid-update
+        "learner_state": None if learner_state is None else {k: v.detach().cpu().clone()
+                                                             for k, v in learner_state.items()},
     }
     buf = io.BytesIO()
     torch.save(state, buf)

@@ -34,17 +34,28 @@ def _reference_python() -> str | None:
     return str(default) if default.exists() else None
 
 
+def _unavailable(reason: str):
+    """Skip, or fail where the reference is required (CI sets SACSCALE_REQUIRE_REFERENCE=1,
+    so a broken install cannot pass as a green run with these tests skipped)."""
+    if os.environ.get("SACSCALE_REQUIRE_REFERENCE") == "1":
+        pytest.fail(f"SACSCALE_REQUIRE_REFERENCE=1 but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="session")
 def reference_python() -> str:
     python = _reference_python()
     if python is None:
-        pytest.skip(f"the reference (unilab 1.5.2) is not installed; to run these tests: {INSTALL_HINT}")
-    probe = subprocess.run(
-        [python, "-c", "import unilab, mujoco; print(mujoco.__version__)"],
-        capture_output=True, text=True, timeout=300,
-    )
+        _unavailable(f"the reference (unilab 1.5.2) is not installed; to run these tests: {INSTALL_HINT}")
+    try:
+        probe = subprocess.run(
+            [python, "-c", "import unilab, mujoco; print(mujoco.__version__)"],
+            capture_output=True, text=True, timeout=300,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        _unavailable(f"{python} cannot run the reference ({exc}); {INSTALL_HINT}")
     if probe.returncode != 0:
-        pytest.skip(f"{python} cannot import the reference: {probe.stderr.strip()[-300:]}; {INSTALL_HINT}")
+        _unavailable(f"{python} cannot import the reference: {probe.stderr.strip()[-300:]}; {INSTALL_HINT}")
     return python
 
 

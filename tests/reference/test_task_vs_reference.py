@@ -159,6 +159,7 @@ def test_reset_draws_have_the_reference_distributions(run_reference, ours):
         "gait_phase": env.phase, "command": env.commands, "kp": env.kp_scale, "kd": env.kd_scale,
         "qvel": env._qvel[:, :6].copy(), "steps": env.timeout_counter.copy(),
     }
+    env_quat = env._qpos[:, 3:7].copy()
     env.close()
     t_kp = theirs["kp"] / theirs["kp_nominal"]
     t_kd = theirs["kd"] / theirs["kd_nominal"]
@@ -185,3 +186,14 @@ def test_reset_draws_have_the_reference_distributions(run_reference, ours):
     assert abs(zeroed_m - zeroed_t) < 4 * np.sqrt(0.1 * 0.9 / n)  # the dead zone, ~10 %
     for j in range(6):  # base velocity; angular x, y are world draws seen in the body frame
         close(mine["qvel"][:, j], theirs["qvel"][:, j], 1.4)
+    # the angular velocity is drawn in the world frame on both sides: rotated back to world
+    # it lies in the +-0.5 box, while in the body frame (where MuJoCo keeps it) it does not
+    mine_q = np.concatenate([np.zeros((n, 3)), env_quat], axis=1)
+    for name, q, v in (("ours", mine_q, mine["qvel"]), ("reference", theirs["qpos"], theirs["qvel"])):
+        w_world = np.empty((n, 3))
+        for i in range(n):
+            mat = np.zeros(9)
+            mujoco.mju_quat2Mat(mat, q[i, 3:7])
+            w_world[i] = mat.reshape(3, 3) @ v[i, 3:6]
+        assert np.abs(w_world).max() <= 0.5 + 1e-5, name
+        assert np.abs(v[:, 3:5]).max() > 0.55, name

@@ -2,6 +2,10 @@
 and the fall rate, and leaves a checkpoint of its policy that loads back."""
 
 import glob
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 import torch
@@ -62,3 +66,37 @@ def test_the_final_checkpoint_loads_into_an_actor(run):
     assert torch.equal(actor.flat_parameters(), ckpt["learner_state"]["actor"])
     a = actor.act(torch.zeros(3, 98), deterministic=True)
     assert a.shape == (3, 29) and bool((a.abs() < 1).all())
+
+
+def _iterations_logged(run_dir):
+    return max(_scalars(run_dir).get("Perf/iteration", [0]))
+
+
+@pytest.mark.parametrize("devices,sig", [("cpu", signal.SIGINT), ("cpu,cpu", signal.SIGTERM)],
+                         ids=["1 rank SIGINT", "2 ranks SIGTERM"])
+def test_a_stopped_run_keeps_its_policy(tmp_path, devices, sig):
+    run = tmp_path / "run"
+    cmd = [sys.executable, "-m", "sacscale.cli", "train", "--devices", devices, "--num-envs", "8",
+           "--batch-size", "32", "--iterations", "100000", "--log-every", "2", "--replay-per-env", "16",
+           "--num-critic-updates", "1", "--num-actor-updates", "1", "--extra", SMALL,
+           "--log-dir", str(run), "--timeout-s", "120"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240  # start-up and first iterations on a loaded 2-core machine
+        while _iterations_logged(run) < 6:
+            assert proc.poll() is None, proc.stderr.read()
+            assert time.monotonic() < deadline, "the run logged no iterations"
+            time.sleep(0.5)
+        proc.send_signal(sig)
+        code = proc.wait(120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 128 + sig
+    ckpt = torch.load(checkpoint_path(run), map_location="cpu", weights_only=True)
+    assert ckpt["iteration"] >= 6 and ckpt["env_steps"] == 8 * ckpt["iteration"]
+    assert ckpt["total_env_steps"] == ckpt["env_steps"] * len(devices.split(","))
+    assert ckpt["learner_state"] is None  # a stopped update may be half done: only the policy
+    actor = Actor(**ckpt["actor_kwargs"])
+    actor.load_flat(ckpt["actor_flat"])
+    assert bool(torch.isfinite(actor.flat_parameters()).all())

@@ -3,7 +3,11 @@
 Protocol: every command of a fixed grid is given to `envs_per_command` envs for one full
 episode (no observation noise, nominal PD gains, deterministic actions tanh(mean)). After
 a settling time, each control step of each env that has not fallen is a sample: the
-achieved planar velocity in the heading frame and the world yaw rate against the command.
+achieved planar velocity of the pelvis in the heading frame and the yaw rate against the
+command. The yaw rate is the torso IMU gyro's z, the quantity the task tracks and rewards
+(the pelvis's world yaw rate is reported beside it: it swings with the gait). The gyro
+reading is from the start of the last substep (as the task reads it), the velocities from
+the state reached, 6.7 ms later.
 The same error function scores a robot that stands still (achieved 0, no falls), so every
 error has a reference point: a ratio below 1 means the policy tracks better than standing.
 """

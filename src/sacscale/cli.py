@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify-env": ("verify_env", "record the software/hardware environment and check a preset fits it"),
     "analyze-run": ("analyze_run", "compute a run's throughput metrics from its event files"),
     "evaluate": ("evaluate", "velocity-tracking errors of a trained policy on a fixed command grid, vs standing still"),
+    "render": ("render", "video (.mp4/.gif) of a trained policy following a sequence of velocity commands"),
     "compare-learning": ("compare_learning", "learning curves (return, length, tracking) of several runs against env steps"),
     "aggregate": ("aggregate", "aggregate per-run metrics into summary.csv/json"),
     "report": ("report", "write the Markdown/HTML report and figures"),

@@ -183,7 +183,14 @@ def _collider(body: mujoco.MjsBody, friction: float = BODY_FRICTION, **attrs) ->
     return geom
 
 
-def _build_spec(exclude_rest_contacts: bool = True) -> mujoco.MjSpec:
+def _build_spec(exclude_rest_contacts: bool = True, keep_visual: bool = False) -> mujoco.MjSpec:
+    """The task model's spec. keep_visual=True keeps Menagerie's visual meshes, materials
+    and light (for rendering: sacscale.eval.render); the physics is unchanged, but the
+    compiled model then needs the asset files. The rest-contact search measures every geom
+    pair, visual meshes too, so keep_visual needs exclude_rest_contacts=False (the renderer
+    copies the task model's excluded pairs instead)."""
+    if keep_visual and exclude_rest_contacts:
+        raise ValueError("keep_visual=True needs exclude_rest_contacts=False")
     folder = asset_dir()
     spec = mujoco.MjSpec.from_file(str(folder / "g1.xml"))
     spec.modelname = "g1_walk_flat"
@@ -219,9 +226,10 @@ def _build_spec(exclude_rest_contacts: bool = True) -> mujoco.MjSpec:
     _collider(spec.worldbody, name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05])
 
     # Visuals carry no physics: drop non-colliding geoms, meshes, materials, textures.
-    spec.discard_visual()
-    for light in list(spec.lights):
-        spec.delete(light)
+    if not keep_visual:
+        spec.discard_visual()
+        for light in list(spec.lights):
+            spec.delete(light)
 
     opt = spec.option
     opt.timestep = TIMESTEP

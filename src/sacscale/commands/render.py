@@ -1,0 +1,86 @@
+"""`sacscale render CHECKPOINT_OR_RUN --output walk.mp4|walk.gif`: a video of the deterministic
+policy following a sequence of velocity commands (MuJoCo offscreen rendering, Menagerie's meshes).
+
+Headless OpenGL: MUJOCO_GL if set, else egl with an NVIDIA GPU, else osmesa (Debian:
+apt-get install -y libosmesa6). run() exports MUJOCO_GL and PYOPENGL_PLATFORM before it
+imports MuJoCo, because MuJoCo reads MUJOCO_GL when it is imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from sacscale.eval.render import DEFAULT_COMMANDS  # imports no MuJoCo
+
+    parser.add_argument("checkpoint", metavar="CHECKPOINT_OR_RUN",
+                        help="checkpoint (.pt) or run directory (uses RUN/checkpoints/final.pt)")
+    parser.add_argument("--output", required=True, help="video to write (atomically): .mp4 (H.264) or .gif")
+    parser.add_argument("--commands", default=DEFAULT_COMMANDS,
+                        help="segments 'vx,vy,wz:SECONDS;...' (m/s, m/s, rad/s; heading frame), in order; "
+                             f"the last one holds to the end (default {DEFAULT_COMMANDS!r})")
+    parser.add_argument("--seconds", type=float, default=None,
+                        help="video length (default: the segments' total)")
+    parser.add_argument("--width", type=int, default=640, help="frame width in pixels (default 640)")
+    parser.add_argument("--height", type=int, default=480, help="frame height in pixels (default 480)")
+    parser.add_argument("--fps", type=float, default=25.0, help="frames per second, at most 50 (default 25)")
+    parser.add_argument("--model", default=None,
+                        help="compiled G1 task model (.mjb) to simulate; default: build it from the asset package")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the resets (position, heading, gait phase)")
+
+
+def _error(msg: str) -> int:
+    print(f"sacscale render: error: {msg}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    # First, before anything imports MuJoCo: choose the GL backend (no MuJoCo import here).
+    from sacscale.eval import render
+
+    backend = render.configure_gl_backend()
+
+    try:
+        segments = render.parse_commands(args.commands)
+        if args.seconds is not None and not (args.seconds > 0 and args.seconds < float("inf")):
+            raise ValueError(f"--seconds {args.seconds:g}: must be > 0")
+        render.check_video_args(args.output, args.width, args.height, args.fps)
+    except ValueError as exc:
+        return _error(str(exc))
+    if args.model is not None and not os.path.isfile(args.model):
+        return _error(f"--model {args.model}: no such file")
+
+    from sacscale.eval.evaluate import CheckpointError
+    from sacscale.task.g1_walk_flat import TaskConfig
+
+    for warning in render.command_warnings(segments, TaskConfig()):
+        print(f"sacscale render: warning: {warning}", file=sys.stderr)
+    try:
+        result = render.render_policy(args.checkpoint, args.output, model_path=args.model, segments=segments,
+                                      seconds=args.seconds, width=args.width, height=args.height, fps=args.fps,
+                                      seed=args.seed)
+    except (CheckpointError, ValueError) as exc:
+        return _error(str(exc))
+    except render.RenderError as exc:
+        print(f"sacscale render: error: {exc}", file=sys.stderr)
+        return 1
+
+    t = result["timing"]
+    print(f"{result['checkpoint']} (iteration {result['iteration']}, {result['env_steps']} env steps): "
+          f"{result['frames']} frames {result['width']}x{result['height']} at {result['fps']:g} fps "
+          f"({result['seconds']:g} s, {result['control_steps']} control steps, falls {result['falls']}), "
+          f"MUJOCO_GL={backend}")
+    print(f"wrote {result['output']} ({result['bytes'] / 1e6:.2f} MB); wall {t['wall_s']:.1f} s: "
+          f"models {t['model_s']:.1f} s, physics+policy {t['sim_s']:.1f} s, rendering {t['render_s']:.1f} s, "
+          f"encoding {t['encode_s']:.1f} s")
+    if result["render_model_differs_in"]:
+        print(f"sacscale render: warning: the render model's physics differs from the task model's in "
+              f"{', '.join(result['render_model_differs_in'])} (the motion shown is the task model's)",
+              file=sys.stderr)
+    if result["checkpoint_model_sha256"] and result["checkpoint_model_sha256"] != result["model_sha256"]:
+        print(f"sacscale render: warning: the model ({result['model_sha256'][:12]}) is not the one the checkpoint "
+              f"was trained on ({result['checkpoint_model_sha256'][:12]})", file=sys.stderr)
+    return 0

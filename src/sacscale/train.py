@@ -57,6 +57,7 @@ class TrainConfig:
     seed: int = 0
     log_dir: str = "runs/train"
     log_every: int = 10
+    checkpoint_every: int = 500       # iterations between checkpoints (0: only at the end)
     trace: bool = False
     compile: bool = True              # CUDA only
     cuda_graph: bool = True           # CUDA only
@@ -204,7 +205,6 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
 
     from sacscale.collect.collector import CollectorConfig, CollectorHandle
     from sacscale.collect.shm import STAT_INDEX
-    from sacscale.dist.launch import Interrupted
     from sacscale.dist.grad_sync import allreduce_hooks, broadcast_state
     from sacscale.learn.learner import FastSACLearner
     from sacscale.sim.affinity import pin_process
@@ -305,8 +305,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
             # weights (one iteration of policy lag, whichever side is slower).
             collector.release(k)
             steps += cfg.num_envs
-            # the last whole iteration and its published policy: what a stopped run saves
-            # (host_weights may be mid-copy when a signal lands; this copy is not)
+            # the last whole iteration and its published policy, for the checkpoints
             published[:] = weights
             done_it, done_steps = it, steps
 
@@ -326,17 +325,13 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
                 bar.update(1)
             if it % cfg.log_every == 0 or it == cfg.iterations:
                 _log(writer, learner, interval, it, steps, counter, distributed, rank, bar, cfg.trace)
+            # A stopped run keeps the last of these: saving from a signal handler's path
+            # (where the stop can land anywhere) proved able to stall the bounded shutdown.
+            if rank == 0 and cfg.checkpoint_every and it % cfg.checkpoint_every == 0 and it < cfg.iterations:
+                save_checkpoint(cfg, sac, done_it, done_steps, world_size, published, learner.state_tensors())
         if rank == 0:
             save_checkpoint(cfg, sac, done_it, done_steps, world_size, published, learner.state_tensors())
         _write_meta_status(cfg, rank, "completed", steps)
-    except (KeyboardInterrupt, Interrupted, SystemExit) as exc:
-        # A stopped run keeps what it learned: the policy of the last whole iteration (no
-        # learner state: an update may have been cut short). Spawned ranks see SIGTERM as
-        # SystemExit(128 + N); any other SystemExit is not a stop.
-        stopped = not isinstance(exc, SystemExit) or (isinstance(exc.code, int) and exc.code > 128)
-        if stopped and rank == 0 and done_it > 0:
-            _save_while_stopping(cfg, sac, done_it, done_steps, world_size, published)
-        raise
     finally:
         if bar is not None:
             bar.close()
@@ -352,26 +347,12 @@ def checkpoint_path(log_dir: str | Path) -> Path:
     return Path(log_dir) / "checkpoints" / "final.pt"
 
 
-def _save_while_stopping(cfg, sac, iteration: int, rank_steps: int, world_size: int, actor_flat) -> None:
-    """Save the policy with SIGINT/SIGTERM held off (a supervisor's SIGTERM must not cut the
-    write short; it kills only after a grace period). A failed save is reported and does not
-    replace the signal the run is stopping for."""
-    blocked = {signal.SIGINT, signal.SIGTERM}
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
-    try:
-        save_checkpoint(cfg, sac, iteration, rank_steps, world_size, actor_flat, None)
-    except Exception as exc:  # noqa: BLE001 - the stop is what the caller must see
-        print(f"sacscale train: could not save the checkpoint while stopping: {exc}", file=sys.stderr)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-
 def save_checkpoint(cfg: TrainConfig, sac, iteration: int, rank_steps: int, world_size: int, actor_flat,
-                    learner_state: dict | None) -> Path:
-    """The policy after `iteration` (its published weights) and, at a completed run's end,
-    the learner's parameters, for `sacscale evaluate` (rank 0; every rank holds the same
-    parameters). Written atomically. Not a resume state: no optimiser, replay buffer,
-    curriculum or random-stream state."""
+                    learner_state: dict) -> Path:
+    """The policy after `iteration` (its published weights) and the learner's parameters,
+    for `sacscale evaluate` (rank 0; every rank holds the same parameters). Written
+    atomically: a stop during the write leaves the previous checkpoint. Not a resume
+    state: no optimiser, replay buffer, curriculum or random-stream state."""
     import io
 
     import torch
@@ -391,9 +372,7 @@ def save_checkpoint(cfg: TrainConfig, sac, iteration: int, rank_steps: int, worl
         "total_env_steps": int(rank_steps) * world_size,
         "model_sha256": sha256_file(cfg.model) if cfg.model else None,
         "train_config": json.loads(json.dumps(asdict(cfg), default=str)),
-        # None when the run was stopped: the learner may be mid-update
-        "learner_state": None if learner_state is None else {k: v.detach().cpu().clone()
-                                                             for k, v in learner_state.items()},
+        "learner_state": {k: v.detach().cpu().clone() for k, v in learner_state.items()},
     }
     buf = io.BytesIO()
     torch.save(state, buf)

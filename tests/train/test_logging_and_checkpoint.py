@@ -74,12 +74,12 @@ def _iterations_logged(run_dir):
 
 @pytest.mark.parametrize("devices,sig", [("cpu", signal.SIGINT), ("cpu,cpu", signal.SIGTERM)],
                          ids=["1 rank SIGINT", "2 ranks SIGTERM"])
-def test_a_stopped_run_keeps_its_policy(tmp_path, devices, sig):
+def test_a_stopped_run_keeps_its_last_checkpoint(tmp_path, devices, sig):
     run = tmp_path / "run"
     cmd = [sys.executable, "-m", "sacscale.cli", "train", "--devices", devices, "--num-envs", "8",
            "--batch-size", "32", "--iterations", "100000", "--log-every", "2", "--replay-per-env", "16",
            "--num-critic-updates", "1", "--num-actor-updates", "1", "--extra", SMALL,
-           "--log-dir", str(run), "--timeout-s", "120"]
+           "--checkpoint-every", "3", "--log-dir", str(run), "--timeout-s", "120"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 240  # start-up and first iterations on a loaded 2-core machine
@@ -93,10 +93,11 @@ def test_a_stopped_run_keeps_its_policy(tmp_path, devices, sig):
         if proc.poll() is None:
             proc.kill()
     assert code == 128 + sig
+    # the last periodic checkpoint before the stop (every 3 iterations)
     ckpt = torch.load(checkpoint_path(run), map_location="cpu", weights_only=True)
-    assert ckpt["iteration"] >= 6 and ckpt["env_steps"] == 8 * ckpt["iteration"]
+    assert ckpt["iteration"] >= 6 and ckpt["iteration"] % 3 == 0 and ckpt["env_steps"] == 8 * ckpt["iteration"]
     assert ckpt["total_env_steps"] == ckpt["env_steps"] * len(devices.split(","))
-    assert ckpt["learner_state"] is None  # a stopped update may be half done: only the policy
     actor = Actor(**ckpt["actor_kwargs"])
     actor.load_flat(ckpt["actor_flat"])
-    assert bool(torch.isfinite(actor.flat_parameters()).all())
+    assert torch.equal(actor.flat_parameters(), ckpt["learner_state"]["actor"])
+    assert not list(checkpoint_path(run).parent.glob(".*tmp*"))  # no half-written file left

@@ -25,6 +25,8 @@ HELP = {
                 "heading-dependent) or torso (gravity in the torso IMU frame)",
     "log_dir": "run directory: TensorBoard events under LOG_DIR/tb/rank*/, train_meta.json",
     "log_every": "write TensorBoard scalars every K iterations",
+    "checkpoint_every": "write LOG_DIR/checkpoints/final.pt every K iterations (rank 0; 0: only at the end); "
+                        "a stopped run keeps the last one",
     "trace": "log per-phase times (collector and learner)",
     "compile": "torch.compile the losses (CUDA only)",
     "cuda_graph": "capture the whole iteration in one CUDA graph (CUDA only)",

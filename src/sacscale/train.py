@@ -262,8 +262,6 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
     interval = _Interval()
     bar = _progress(cfg, rank)
     counter = torch.zeros(1, dtype=torch.float64, device=device if on_cuda else "cpu")
-    done_it, done_steps = 0, 0  # the last whole iteration
-    published = np.empty(actor_numel, dtype=np.float32)
     try:
         host_weights.copy_(learner.actor_flat())
         collector.start(host_weights.numpy())
@@ -305,9 +303,6 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
             # weights (one iteration of policy lag, whichever side is slower).
             collector.release(k)
             steps += cfg.num_envs
-            # the last whole iteration and its published policy, for the checkpoints
-            published[:] = weights
-            done_it, done_steps = it, steps
 
             interval.iters += 1
             for name in ("episode_return_sum", "episode_length_sum", "episode_count", "falls", "sim_errors",
@@ -328,9 +323,9 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
             # A stopped run keeps the last of these: saving from a signal handler's path
             # (where the stop can land anywhere) proved able to stall the bounded shutdown.
             if rank == 0 and cfg.checkpoint_every and it % cfg.checkpoint_every == 0 and it < cfg.iterations:
-                save_checkpoint(cfg, sac, done_it, done_steps, world_size, published, learner.state_tensors())
+                save_checkpoint(cfg, sac, it, steps, world_size, host_weights.numpy(), learner.state_tensors())
         if rank == 0:
-            save_checkpoint(cfg, sac, done_it, done_steps, world_size, published, learner.state_tensors())
+            save_checkpoint(cfg, sac, cfg.iterations, steps, world_size, host_weights.numpy(), learner.state_tensors())
         _write_meta_status(cfg, rank, "completed", steps)
     finally:
         if bar is not None:

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from sacscale.task import g1_model as g1
+from unilab_model_worker import step_states  # the reference side's own measurement, on our model
 
 N_STATES = 48
 
@@ -37,34 +38,12 @@ def _states(model, n, seed=0):
     return qpos, qvel, ctrl
 
 
-def _ours(model, qpos, qvel, ctrl):
-    d = mujoco.MjData(model)
-    out = {k: [] for k in ("qpos", "qvel", "sensordata", "ncon", "ncon0", "normal_force0")}
-    force = np.zeros(6)
-    for q, v, u in zip(qpos, qvel, ctrl):
-        mujoco.mj_resetData(model, d)
-        d.qpos[:], d.qvel[:], d.ctrl[:] = q, v, u
-        mujoco.mj_forward(model, d)
-        out["ncon0"].append(d.ncon)
-        total = 0.0
-        for i in range(d.ncon):
-            mujoco.mj_contactForce(model, d, i, force)
-            total += force[0]
-        out["normal_force0"].append(total)
-        mujoco.mj_step(model, d, nstep=g1.N_SUBSTEPS)
-        out["qpos"].append(d.qpos.copy())
-        out["qvel"].append(d.qvel.copy())
-        out["sensordata"].append(d.sensordata.copy())
-        out["ncon"].append(d.ncon)
-    return {k: np.array(v) for k, v in out.items()}
-
-
 @pytest.fixture(scope="module")
 def both(run_reference, ours):
     qpos, qvel, ctrl = _states(ours, N_STATES)
     theirs = run_reference("unilab_model_worker.py", "physics", qpos=qpos, qvel=qvel, ctrl=ctrl,
                            nstep=np.array(g1.N_SUBSTEPS))
-    return _ours(ours, qpos, qvel, ctrl), theirs
+    return step_states(ours, qpos, qvel, ctrl, g1.N_SUBSTEPS), theirs
 
 
 def test_the_states_exercise_the_contacts(both):

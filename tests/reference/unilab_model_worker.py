@@ -18,6 +18,7 @@ ops:
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import shutil
@@ -27,16 +28,16 @@ from pathlib import Path
 
 import numpy as np
 
-try:
-    import mujoco
-    import unilab
-except ImportError as e:  # not the reference's environment
-    print(f"unilab_model_worker: cannot import the reference ({e})", file=sys.stderr)
-    sys.exit(3)
+import mujoco
+
+# `step_states` is also imported by our side of the physics test (tests/reference), so that
+# both MuJoCo versions are measured by the same code; only main() needs the reference.
 
 
 def reference_scene(asset_dir: str) -> Path:
     """A temporary copy of the reference's G1 folder with the meshes filled in."""
+    import unilab
+
     src = Path(unilab.__file__).parent / "assets" / "robots" / "g1"
     dst = Path(tempfile.mkdtemp(prefix="unilab_g1_")) / "g1"
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns("assets", "isaacsim"))
@@ -108,7 +109,7 @@ def model_facts(m) -> dict:
         "key_qpos": m.key("stand").qpos,
         "key_ctrl": m.key("stand").ctrl,
         "mujoco_version": np.array(mujoco.__version__),
-        "unilab_version": np.array(getattr(unilab, "__version__", "unknown")),
+        "unilab_version": np.array(importlib.metadata.version("unilab")),
     }
 
 
@@ -135,6 +136,11 @@ def step_states(m, qpos, qvel, ctrl, nstep: int) -> dict:
 
 
 def main(request: str, output: str) -> None:
+    try:
+        import unilab  # noqa: F401
+    except ImportError as e:  # not the reference's environment
+        print(f"unilab_model_worker: cannot import the reference ({e})", file=sys.stderr)
+        sys.exit(3)
     req = np.load(request)
     m = mujoco.MjModel.from_xml_path(str(reference_scene(str(req["asset_dir"]))))
     op = str(req["op"])

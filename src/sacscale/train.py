@@ -54,6 +54,7 @@ class TrainConfig:
     sim_threads: int = 0              # 0: the pool's size (or all usable CPUs when unpinned)
     env_pipeline: str = "halves"      # halves: task and actor work overlap physics; serial
     tilt_obs: str = "world"           # the task's tilt input: world (the reference's) or torso
+    obs_norm: bool = False            # running mean/variance normalisation of actor and critic inputs
     seed: int = 0
     log_dir: str = "runs/train"
     log_every: int = 10
@@ -167,6 +168,7 @@ def sac_config(cfg: TrainConfig):
         "critic_updates": n_critic,
         "actor_update_at": actor_at,
         "replay_per_env": cfg.replay_per_env,
+        "obs_norm": cfg.obs_norm,
         **cfg.extra,
     }
     try:
@@ -245,7 +247,8 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
             torch_threads=sim_threads if cfg.env_pipeline == "serial" else 1,
             actor_numel=actor_numel, actor_kwargs=dict(
                 obs_dim=sac.actor_obs_dim, action_dim=sac.action_dim, hidden=sac.actor_hidden,
-                log_std_min=sac.log_std_min, log_std_max=sac.log_std_max, mean_clip=sac.mean_clip),
+                log_std_min=sac.log_std_min, log_std_max=sac.log_std_max, mean_clip=sac.mean_clip,
+                obs_norm=sac.obs_norm),
             pipeline=cfg.env_pipeline,
             tilt_obs=cfg.tilt_obs,
         ),
@@ -278,6 +281,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
             batch = _stage(arrays, staging, device)
             stats = stats.copy()  # the slot's stats are rewritten once it is released
             learner.replay.add(**batch)
+            learner.observe(batch["actor_obs"], batch["critic_obs"])
             if staged is not None:
                 staged.record()
             t2 = time.perf_counter()
@@ -359,7 +363,8 @@ def save_checkpoint(cfg: TrainConfig, sac, iteration: int, rank_steps: int, worl
         "format": CHECKPOINT_FORMAT[0],
         "version": CHECKPOINT_FORMAT[1],
         "actor_kwargs": dict(obs_dim=sac.actor_obs_dim, action_dim=sac.action_dim, hidden=list(sac.actor_hidden),
-                             log_std_min=sac.log_std_min, log_std_max=sac.log_std_max, mean_clip=sac.mean_clip),
+                             log_std_min=sac.log_std_min, log_std_max=sac.log_std_max, mean_clip=sac.mean_clip,
+                             obs_norm=sac.obs_norm),
         "actor_flat": torch.as_tensor(np.asarray(actor_flat, dtype=np.float32)).clone(),
         "task": {"tilt_obs": cfg.tilt_obs},
         "iteration": int(iteration),

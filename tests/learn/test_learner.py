@@ -274,7 +274,7 @@ def test_restore_after_warmup_gives_the_fresh_trajectory(learn):
     warmed.randoms.copy_(learn.random_randoms(cfg, learn.ROWS, seed=5))
     for _ in range(3):
         warmed._iteration()
-    assert not torch.equal(learn.state(warmed)["actor"], snapshot["actor"])
+    assert not torch.equal(learn.state(warmed)["actor"], snapshot["tensors"]["actor"])
     warmed._restore(snapshot)
     for it in range(2):
         r = learn.random_randoms(cfg, learn.ROWS, seed=40 + it)

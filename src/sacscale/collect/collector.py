@@ -60,7 +60,8 @@ class CollectorConfig:
 
 
 def _flat_actor(actor_kwargs: dict, numel: int):
-    """A CPU actor whose parameters are views into one flat tensor (cheap weight loads)."""
+    """A CPU actor whose published tensors (parameters, normaliser) are views into one
+    flat tensor (cheap weight loads)."""
     import torch
 
     from sacscale.learn.networks import Actor
@@ -68,12 +69,12 @@ def _flat_actor(actor_kwargs: dict, numel: int):
     actor = Actor(**actor_kwargs)
     flat = torch.zeros(numel, dtype=torch.float32)
     offset = 0
-    for p in actor.parameters():
+    for p in actor.published_tensors():
         n = p.numel()
         p.data = flat[offset : offset + n].view_as(p)
         offset += n
     if offset != numel:
-        raise CollectorError(f"actor has {offset} parameters, the weight block holds {numel}")
+        raise CollectorError(f"actor publishes {offset} values, the weight block holds {numel}")
     actor.requires_grad_(False)
     return actor, flat
 

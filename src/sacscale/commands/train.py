@@ -23,6 +23,8 @@ HELP = {
                     "actor work of one overlaps the other's physics; serial: one batch, physics then the rest",
     "tilt_obs": "the task's tilt input: world (the reference's: minus the torso z-axis in the world frame, "
                 "heading-dependent) or torso (gravity in the torso IMU frame)",
+    "obs_norm": "normalise the actor's and the critics' inputs by running mean and variance over all "
+                "ranks' replay rows (off: the reference's SAC, the scaling matrix's default)",
     "log_dir": "run directory: TensorBoard events under LOG_DIR/tb/rank*/, train_meta.json",
     "log_every": "write TensorBoard scalars every K iterations",
     "checkpoint_every": "write LOG_DIR/checkpoints/final.pt every K iterations (rank 0; 0: only at the end); "

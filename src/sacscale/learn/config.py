@@ -51,6 +51,13 @@ class SACConfig:
     actor_update_at: tuple[int, ...] = (0, 4)   # actor update after these critic updates
     batch_size: int = 8192             # per rank
 
+    # --- observation normalisation (off: the reference's SAC does not normalise) ---
+    # Running mean and variance of the actor's and the critic's observations over every
+    # row added to the replay (all ranks' rows in data parallel); inputs become
+    # (x - mean) / (std + obs_norm_eps).
+    obs_norm: bool = False
+    obs_norm_eps: float = 1e-2
+
     # --- replay ---
     replay_per_env: int = 512          # capacity = replay_per_env * num_envs rows
     learning_starts: int | None = None  # None: max(batch_size, 10 * num_envs) rows

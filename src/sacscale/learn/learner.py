@@ -22,6 +22,14 @@ One iteration (`cfg.critic_updates` = 8, `cfg.actor_update_at` = (0, 4)):
 Every optimizer step: zero the optimizer's flat gradient bucket, backward, run the
 gradient hooks on the bucket (`set_gradient_graph_hooks`), AdamW step.
 
+Observation normalisation (`cfg.obs_norm`, off by default): `observe()` puts the
+iteration's new rows aside; the iteration then starts by merging their mean and
+variance into running statistics, with the hooks run on the packed means first (bucket
+"obs_stats": an all-reduce average makes the statistics those of every rank's rows, and
+identical on every rank), and sets the actor's and the critic's input normalisers from
+them. So it is part of the captured graph, with no host sync; in iterations before
+learning starts `observe()` merges eagerly instead.
+
 Parameters and gradients live in flat buffers: the parameters of the actor, of the
 critics, of the target critics and log-alpha are views into one flat float32 tensor per
 group, and each group's `.grad` is a view into one flat bucket. Each AdamW optimizer owns
@@ -54,13 +62,14 @@ from torch import nn
 
 from sacscale.learn import c51
 from sacscale.learn.config import SACConfig
-from sacscale.learn.networks import Actor, DistributionalCritic
+from sacscale.learn.networks import Actor, DistributionalCritic, ObsNormalizer
+from sacscale.learn.normalizer import RunningMeanVar
 from sacscale.learn.replay import ReplayBuffer
 
 log = logging.getLogger(__name__)
 
 METRIC_NAMES = ("critic_loss", "actor_loss", "alpha_loss", "alpha", "entropy", "q_mean")
-BUCKET_NAMES = ("critic", "alpha", "actor")
+BUCKET_NAMES = ("critic", "alpha", "actor")  # and "obs_stats" with observation normalisation
 
 
 @dataclass
@@ -145,6 +154,17 @@ class FlatParams:
         return all(inside(p.data, self.data) and inside(p.grad, self.grad) for p in self.params)
 
 
+def _cpu_tree(obj):
+    """A copy of a (nested dict/list) state with every tensor on the CPU."""
+    if torch.is_tensor(obj):
+        return obj.detach().to("cpu", copy=True)
+    if isinstance(obj, dict):
+        return {k: _cpu_tree(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_cpu_tree(v) for v in obj)
+    return obj
+
+
 def polyak_(target: torch.Tensor, online: torch.Tensor, tau: float) -> None:
     """target <- (1 - tau) target + tau online, in place."""
     target.lerp_(online, tau)
@@ -201,6 +221,19 @@ class FastSACLearner:
                              f"only {self.replay.capacity} ({cfg.replay_per_env} x {self.num_envs} envs)")
         self.support = c51.make_support(cfg.v_min, cfg.v_max, cfg.num_atoms, self.device)
 
+        # Observation normalisation: running statistics, the rows put aside by observe()
+        # and whether they are still to be merged (1.0) or were merged (0.0).
+        self.obs_norm = bool(cfg.obs_norm)
+        self.critic_norm = ObsNormalizer(cfg.critic_obs_dim).to(self.device) if self.obs_norm else None
+        if self.obs_norm:
+            self.obs_stats = {"actor_obs": RunningMeanVar(cfg.actor_obs_dim, self.device),
+                              "critic_obs": RunningMeanVar(cfg.critic_obs_dim, self.device)}
+            self._fresh = {"actor_obs": torch.zeros(self.num_envs, cfg.actor_obs_dim, device=self.device),
+                           "critic_obs": torch.zeros(self.num_envs, cfg.critic_obs_dim, device=self.device)}
+            self._fresh_pending = torch.zeros((), dtype=torch.float64, device=self.device)
+            self._obs_bucket = torch.zeros(2 * (cfg.actor_obs_dim + cfg.critic_obs_dim), device=self.device)
+            self._published = torch.zeros(self.actor.flat_numel(), dtype=torch.float32, device=self.device)
+
         # Static tensors read and written by the (captured) iteration.
         self.randoms = Randoms.empty(cfg, self.device)
         self._metrics = torch.zeros(len(METRIC_NAMES), dtype=torch.float32, device=self.device)
@@ -247,7 +280,7 @@ class FastSACLearner:
         with torch.no_grad():
             with self._autocast():
                 next_action, next_logp = self.actor(b["next_actor_obs"], target_noise)
-                target_logits1, target_logits2 = self.target_critic(b["next_critic_obs"], next_action)
+                target_logits1, target_logits2 = self.target_critic(self._critic_in(b["next_critic_obs"]), next_action)
             alpha = self.log_alpha.exp()
             discount = cfg.gamma * (1.0 - b["terminated"])
             # soft value: Z(s', a') - alpha log pi(a'|s'), folded into the shifted reward
@@ -257,7 +290,7 @@ class FastSACLearner:
             target2 = c51.project(torch.softmax(target_logits2.float(), -1), soft_reward, discount,
                                   cfg.v_min, cfg.v_max)
         with self._autocast():
-            logits1, logits2 = self.critic(b["critic_obs"], b["action"])
+            logits1, logits2 = self.critic(self._critic_in(b["critic_obs"]), b["action"])
         loss = c51.cross_entropy(logits1, target1).mean() + c51.cross_entropy(logits2, target2).mean()
         with torch.no_grad():
             q_mean = 0.5 * (c51.expected_value(logits1, self.support)
@@ -270,11 +303,15 @@ class FastSACLearner:
         b = self.replay.gather(indices)
         with self._autocast():
             action, logp = self.actor(b["actor_obs"], noise)
-            logits1, logits2 = self.critic(b["critic_obs"], action)
+            logits1, logits2 = self.critic(self._critic_in(b["critic_obs"]), action)
         q = 0.5 * (c51.expected_value(logits1, self.support) + c51.expected_value(logits2, self.support))
         alpha = self.log_alpha.detach().exp()
         loss = (alpha * logp - q).mean()
         return loss, logp.detach()
+
+    def _critic_in(self, critic_obs: torch.Tensor) -> torch.Tensor:
+        """The critics' (online and target) observation input; the actor normalises its own."""
+        return critic_obs if self.critic_norm is None else self.critic_norm(critic_obs)
 
     def alpha_loss(self, logp: torch.Tensor) -> torch.Tensor:
         return -(self.log_alpha.exp() * (logp.detach() + self.cfg.target_entropy)).mean()
@@ -290,6 +327,8 @@ class FastSACLearner:
     def _iteration(self) -> None:
         """One learner iteration; no host syncs (it is what the CUDA graph captures)."""
         cfg = self.cfg
+        if self.obs_norm:
+            self._merge_fresh_obs()
         r = self.randoms if self._external_randoms else self.draw_randoms()
         critic_losses, alpha_losses, actor_losses, actor_logps, q_means = [], [], [], [], []
         actor_slot = 0
@@ -318,6 +357,48 @@ class FastSACLearner:
             mean(critic_losses), mean(actor_losses), mean(alpha_losses),
             self.log_alpha.detach().exp()[0], -mean(actor_logps), mean(q_means),
         ]))
+
+    # ------------------------------------------------------------------ observation statistics
+    def observe(self, actor_obs: torch.Tensor, critic_obs: torch.Tensor) -> None:
+        """Hand the rows just added to the replay to the normaliser (no-op without
+        `cfg.obs_norm`). Their statistics are merged by the next update(), or right away
+        while learning has not started (no update will run this iteration)."""
+        if not self.obs_norm:
+            return
+        self._fresh["actor_obs"].copy_(actor_obs, non_blocking=True)
+        self._fresh["critic_obs"].copy_(critic_obs, non_blocking=True)
+        self._fresh_pending.fill_(1.0)
+        if not self.ready():
+            self._merge_fresh_obs()
+
+    @torch.no_grad()
+    def _merge_fresh_obs(self) -> None:
+        """Merge the pending rows (if any: weight 0 otherwise) into the statistics, over all
+        ranks through the hooks, and set the normalisers. No host sync."""
+        cfg, bucket = self.cfg, self._obs_bucket
+        parts, offset = [], 0
+        for name in ("actor_obs", "critic_obs"):
+            x, dim = self._fresh[name], self._fresh[name].shape[1]
+            bucket[offset:offset + dim].copy_(x.mean(0))
+            bucket[offset + dim:offset + 2 * dim].copy_(x.square().mean(0))
+            parts.append((name, offset, dim))
+            offset += 2 * dim
+        for hook in self._hooks:
+            hook("obs_stats", bucket)  # all-reduce average: the means of every rank's rows
+        rows = self._fresh_pending * self.num_envs  # per rank; equal on every rank
+        for name, offset, dim in parts:
+            mean, mean_sq = bucket[offset:offset + dim], bucket[offset + dim:offset + 2 * dim]
+            self.obs_stats[name].merge_(mean, (mean_sq - mean.square()).clamp(min=0.0), rows)
+        self._fresh_pending.zero_()
+        self._refresh_normalizers()
+
+    @torch.no_grad()
+    def _refresh_normalizers(self) -> None:
+        eps = self.cfg.obs_norm_eps
+        for norm, stats in ((self.actor.obs_norm, self.obs_stats["actor_obs"]),
+                            (self.critic_norm, self.obs_stats["critic_obs"])):
+            norm.shift.copy_(stats.mean)
+            norm.scale.copy_(stats.scale(eps))
 
     # ------------------------------------------------------------------ randoms
     def draw_randoms(self) -> Randoms:
@@ -377,22 +458,96 @@ class FastSACLearner:
             self.time_to_first_update = time.perf_counter() - t0
         self.iterations += 1
 
-    def _snapshot(self) -> dict[str, torch.Tensor]:
-        return {name: t.detach().clone() for name, t in self.state_tensors().items()}
+    def _snapshot(self) -> dict:
+        """The learning state that the graph warm-up changes: state tensors, AdamW state
+        (empty before the first step) and the normaliser's pending flag."""
+        snap = {"tensors": {name: t.detach().clone() for name, t in self.state_tensors().items()},
+                "optimizers": {name: {id(p): {k: v.clone() if torch.is_tensor(v) else v for k, v in st.items()}
+                                      for p, st in opt.state.items()}
+                               for name, opt in self.optimizers.items()}}
+        if self.obs_norm:
+            snap["fresh_pending"] = self._fresh_pending.clone()
+        return snap
 
     @torch.no_grad()
-    def _restore(self, snapshot: dict[str, torch.Tensor]) -> None:
-        """Put back the learning state of `snapshot` and reset AdamW to its initial state."""
+    def _restore(self, snapshot: dict) -> None:
+        """Put back the learning state of `snapshot`; AdamW state that did not exist then
+        is reset to its initial state (zero moments and step count)."""
         for name, t in self.state_tensors().items():
-            t.copy_(snapshot[name])
-        for opt in self.optimizers.values():
-            for state in opt.state.values():
-                for value in state.values():
-                    if torch.is_tensor(value):
+            t.copy_(snapshot["tensors"][name])
+        for name, opt in self.optimizers.items():
+            saved = snapshot["optimizers"][name]
+            for p, state in opt.state.items():
+                for key, value in state.items():
+                    if not torch.is_tensor(value):
+                        continue
+                    before = saved.get(id(p), {}).get(key)
+                    if before is None:
                         value.zero_()  # exp_avg, exp_avg_sq and the device step count
+                    else:
+                        value.copy_(before)
+        if self.obs_norm:
+            self._fresh_pending.copy_(snapshot["fresh_pending"])
         for flat in self.flat.values():
             if flat.grad is not None:
                 flat.grad.zero_()
+
+    # ------------------------------------------------------------------ checkpoints
+    def learning_state(self, with_replay: bool = False) -> dict:
+        """Everything a resumed learner needs to continue this one (CPU copies): state
+        tensors, AdamW state, the random stream, the iteration count, the normaliser's
+        pending rows, and (optionally; about 1.8 GB at 2048 envs) the replay buffer."""
+        cpu = lambda t: t.detach().to("cpu", copy=True)  # noqa: E731
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+            rng = torch.cuda.get_rng_state(self.device)
+        else:
+            rng = self._generator.get_state()
+        out = {
+            "tensors": {name: cpu(t) for name, t in self.state_tensors().items()},
+            "optimizers": {name: _cpu_tree(opt.state_dict()["state"]) for name, opt in self.optimizers.items()},
+            "rng": rng,
+            "iterations": self.iterations,
+            "replay": None,
+        }
+        if self.obs_norm:
+            out["fresh"] = {name: cpu(t) for name, t in self._fresh.items()}
+            out["fresh_pending"] = cpu(self._fresh_pending)
+        if with_replay:
+            out["replay"] = self.replay.state()
+        return out
+
+    @torch.no_grad()
+    def load_learning_state(self, state: dict) -> None:
+        """Continue from `learning_state()` (before the first update: the graph is
+        captured from this state)."""
+        if self._graph is not None:
+            raise RuntimeError("load_learning_state() must come before the first update()")
+        mine = self.state_tensors()
+        if set(state["tensors"]) != set(mine):
+            raise ValueError(f"learning state holds {sorted(state['tensors'])}, this learner has {sorted(mine)} "
+                             "(a different obs_norm setting?)")
+        for name, t in mine.items():
+            if state["tensors"][name].shape != t.shape:
+                raise ValueError(f"learning state {name}: shape {tuple(state['tensors'][name].shape)}, "
+                                 f"expected {tuple(t.shape)} (different network sizes?)")
+            t.copy_(state["tensors"][name])
+        for name, opt in self.optimizers.items():
+            if state["optimizers"][name]:
+                # our param groups (a device-tensor lr on CUDA) with the saved moments; torch
+                # moves them to the parameter's device (the step count too where fused)
+                opt.load_state_dict({**opt.state_dict(), "state": state["optimizers"][name]})
+        if self.device.type == "cuda":
+            torch.cuda.set_rng_state(state["rng"], self.device)
+        else:
+            self._generator.set_state(state["rng"])
+        self.iterations = int(state["iterations"])
+        if self.obs_norm:
+            for name, t in self._fresh.items():
+                t.copy_(state["fresh"][name])
+            self._fresh_pending.copy_(state["fresh_pending"])
+        if state.get("replay") is not None:
+            self.replay.load_state(state["replay"])
 
     def _capture(self) -> None:
         """Warm up on a side stream, restore the pre-warm-up state, capture one iteration
@@ -422,27 +577,42 @@ class FastSACLearner:
         return dict(zip(METRIC_NAMES, self._metrics.tolist()))
 
     def actor_flat(self, out: torch.Tensor | None = None) -> torch.Tensor:
-        """Actor parameters as one flat float32 vector in `Actor.parameters()` order.
+        """The policy as one flat float32 vector (`Actor.flat_parameters()` layout: the
+        parameters in `parameters()` order, then the observation normaliser if any).
 
-        Without `out`: the learner's LIVE flat buffer (no copy; read-only; the next
-        update() changes it, stream-ordered). With `out` (e.g. a pinned CPU tensor): copied
-        into it, non-blocking when `out` is pinned (synchronise before reading it).
+        Without `out`: without normalisation the learner's LIVE flat buffer (no copy;
+        read-only; the next update() changes it, stream-ordered), with it a copy into a
+        static buffer. With `out` (e.g. a pinned CPU tensor): copied into it, non-blocking
+        when `out` is pinned (synchronise before reading it).
         """
         flat = self.flat["actor"].data.detach()
+        if self.obs_norm:
+            n, norm = flat.numel(), self.actor.obs_norm
+            self._published[:n].copy_(flat)
+            self._published[n:n + norm.shift.numel()].copy_(norm.shift)
+            self._published[n + norm.shift.numel():].copy_(norm.scale)
+            flat = self._published
         if out is None:
             return flat
         return out.copy_(flat, non_blocking=out.device.type == "cpu" and out.is_pinned())
 
     def state_tensors(self) -> dict[str, torch.Tensor]:
         """The live tensors that define the learning state at start (broadcast them in
-        place from rank 0): flat actor, critic and target-critic parameters, log-alpha.
-        AdamW state is zero-initialised identically everywhere and is not included."""
-        return {
+        place from rank 0): flat actor, critic and target-critic parameters, log-alpha,
+        and with observation normalisation its statistics and the normalisers set from
+        them. AdamW state is zero-initialised identically everywhere and is not included."""
+        state = {
             "actor": self.flat["actor"].data,
             "critic": self.flat["critic"].data,
             "target_critic": self.flat["target_critic"].data,
             "log_alpha": self.flat["alpha"].data,
         }
+        if self.obs_norm:
+            for name, stats in self.obs_stats.items():
+                state.update(stats.tensors(name))
+            state.update(actor_obs_shift=self.actor.obs_norm.shift, actor_obs_scale=self.actor.obs_norm.scale,
+                         critic_obs_shift=self.critic_norm.shift, critic_obs_scale=self.critic_norm.scale)
+        return state
 
     def close(self) -> None:
         """Drop the CUDA graph (call before destroying the process group)."""

@@ -3,7 +3,9 @@
 The actor takes its standard-normal noise as an argument, so every random draw of a
 learner iteration can be made in one place (and replaced by the caller's numbers).
 The same `Actor` runs on CPU in the collector, fed with weights published as one flat
-float32 vector in `parameters()` order (`flat_parameters` / `load_flat`).
+float32 vector (`flat_parameters` / `load_flat`): its parameters in `parameters()` order,
+then, with observation normalisation on, the normaliser's shift and scale, so the
+collector's CPU actor always acts on exactly the learner's input transform.
 """
 
 from __future__ import annotations
@@ -29,6 +31,19 @@ def mlp_trunk(in_dim: int, hidden: tuple[int, ...]) -> nn.Sequential:
     return nn.Sequential(*layers)
 
 
+class ObsNormalizer(nn.Module):
+    """x -> (x - shift) * scale, elementwise; shift and scale are buffers (not trained)
+    that the learner sets from its running statistics (identity until then)."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.register_buffer("shift", torch.zeros(dim))
+        self.register_buffer("scale", torch.ones(dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (x - self.shift) * self.scale
+
+
 class Actor(nn.Module):
     def __init__(
         self,
@@ -38,9 +53,11 @@ class Actor(nn.Module):
         log_std_min: float = -5.0,
         log_std_max: float = 0.0,
         mean_clip: float = 10.0,
+        obs_norm: bool = False,
     ) -> None:
         super().__init__()
         self.obs_dim, self.action_dim = obs_dim, action_dim
+        self.obs_norm = ObsNormalizer(obs_dim) if obs_norm else None
         self.log_std_min, self.log_std_max, self.mean_clip = log_std_min, log_std_max, mean_clip
         self.trunk = mlp_trunk(obs_dim, tuple(hidden))
         self.mean_head = nn.Linear(hidden[-1], action_dim)
@@ -52,9 +69,11 @@ class Actor(nn.Module):
     @classmethod
     def from_config(cls, cfg: SACConfig) -> "Actor":
         return cls(cfg.actor_obs_dim, cfg.action_dim, cfg.actor_hidden,
-                   cfg.log_std_min, cfg.log_std_max, cfg.mean_clip)
+                   cfg.log_std_min, cfg.log_std_max, cfg.mean_clip, cfg.obs_norm)
 
     def mean_and_log_std(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.obs_norm is not None:
+            obs = self.obs_norm(obs)
         h = self.trunk(obs)
         mean = self.mean_head(h).clamp(-self.mean_clip, self.mean_clip)
         squashed = torch.tanh(self.log_std_head(h))  # in [-1, 1] -> [log_std_min, log_std_max]
@@ -86,21 +105,27 @@ class Actor(nn.Module):
             noise = torch.randn(obs.shape[0], self.action_dim, device=obs.device, dtype=obs.dtype)
         return self(obs, noise)[0]
 
-    # --- weight publishing: one flat float32 vector in parameters() order ---
+    # --- weight publishing: one flat float32 vector, parameters() then the normaliser ---
+    def published_tensors(self) -> list[torch.Tensor]:
+        """What defines the policy, in publishing order: the parameters, then (with
+        observation normalisation) the normaliser's shift and scale."""
+        extra = [self.obs_norm.shift, self.obs_norm.scale] if self.obs_norm is not None else []
+        return [*self.parameters(), *extra]
+
     def flat_numel(self) -> int:
-        return sum(p.numel() for p in self.parameters())
+        return sum(t.numel() for t in self.published_tensors())
 
     def flat_parameters(self) -> torch.Tensor:
-        return torch.cat([p.detach().reshape(-1).float() for p in self.parameters()])
+        return torch.cat([t.detach().reshape(-1).float() for t in self.published_tensors()])
 
     @torch.no_grad()
     def load_flat(self, flat: torch.Tensor) -> None:
-        """Copy a flat vector (any device; float) into the parameters, in place."""
+        """Copy a flat vector (any device; float) into the published tensors, in place."""
         flat = flat.reshape(-1)
         if flat.numel() != self.flat_numel():
             raise ValueError(f"flat actor vector has {flat.numel()} values, expected {self.flat_numel()}")
         offset = 0
-        for p in self.parameters():
+        for p in self.published_tensors():
             n = p.numel()
             p.copy_(flat[offset:offset + n].view_as(p))
             offset += n
@@ -135,4 +160,4 @@ class DistributionalCritic(nn.Module):
         return self.q1(x), self.q2(x)
 
 
-__all__ = ["Actor", "DistributionalCritic", "load_actor_flat", "mlp_trunk"]
+__all__ = ["Actor", "DistributionalCritic", "ObsNormalizer", "load_actor_flat", "mlp_trunk"]

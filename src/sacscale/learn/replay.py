@@ -123,6 +123,21 @@ class ReplayBuffer:
             self.storage[dst:dst + length].copy_(rows[src:src + length], non_blocking=non_blocking)
         self._advance(rows.shape[0], non_blocking)
 
+    # --- checkpoints ---
+    def state(self) -> dict:
+        """The rows held and the write position, on the CPU."""
+        return {"rows": self.storage[:self.size].to("cpu", copy=True), "pos": self.pos, "size": self.size,
+                "capacity": self.capacity, "row_dim": self.row_dim}
+
+    def load_state(self, state: dict) -> None:
+        if (state["capacity"], state["row_dim"]) != (self.capacity, self.row_dim):
+            raise ValueError(f"replay state of capacity {state['capacity']} x {state['row_dim']} columns does not "
+                             f"fit this buffer ({self.capacity} x {self.row_dim})")
+        size = int(state["size"])
+        self.storage[:size].copy_(state["rows"])
+        self.pos, self.size = int(state["pos"]), size
+        self.size_t.fill_(size)
+
     def wait_for_copies(self) -> None:
         """Block until the last non-blocking copies from pinned memory have finished."""
         if self._copy_event is not None:

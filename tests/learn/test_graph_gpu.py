@@ -172,3 +172,28 @@ def test_nccl_allreduce_hook_captured_in_the_graph(learn, monkeypatch):
         plain.close()
     finally:
         dist.destroy_process_group()
+
+
+def test_graph_merges_observation_statistics_like_eager(learn):
+    """With observation normalisation the captured iteration merges the rows put aside
+    by observe() (and no others): statistics and parameters follow the eager learner."""
+    cfg = gpu_cfg(learn, amp_dtype="float32", obs_norm=True)
+    a = learn.make_learner(cfg, external=True, device=DEVICE, compile=True, cuda_graph=True)
+    b = learn.make_learner(cfg, external=True, device=DEVICE, compile=False, cuda_graph=False)
+    init = learn.state(b)
+    for it in range(ITERS):
+        rows = learn.transitions(learn.NUM_ENVS, seed=200 + it, cfg=cfg)
+        r = learn.random_randoms(cfg, learn.ROWS, seed=100 + it).to(DEVICE)
+        for learner in (a, b):
+            learner.observe(rows["actor_obs"].to(DEVICE) * 2 + 1, rows["critic_obs"].to(DEVICE))
+            learner.randoms.copy_(r)
+            learner.update()
+    torch.cuda.synchronize()
+    sa, sb = learn.state(a), learn.state(b)
+    assert float(sa["actor_obs_count"]) == ITERS * learn.NUM_ENVS
+    for k in sa:
+        if k in ("actor", "critic", "target_critic", "log_alpha"):
+            assert (sb[k] - init[k]).abs().max() > 1e-4, f"{k} did not train"
+        torch.testing.assert_close(sa[k], sb[k], atol=2e-4, rtol=1e-5, msg=k)
+    a.close()
+    b.close()

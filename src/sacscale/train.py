@@ -59,6 +59,8 @@ class TrainConfig:
     log_dir: str = "runs/train"
     log_every: int = 10
     checkpoint_every: int = 500       # iterations between checkpoints (0: only at the end)
+    checkpoint_replay: bool = False   # checkpoints also hold each rank's replay buffer (1.8 GB at 2048 envs)
+    resume: str = ""                  # run directory to continue from its last checkpoint
     trace: bool = False
     compile: bool = True              # CUDA only
     cuda_graph: bool = True           # CUDA only
@@ -227,6 +229,9 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
         cuda_graph=cfg.cuda_graph and device.type == "cuda",
         seed=cfg.seed + 1000 * rank,
     )
+    start_it, steps, curriculum = 0, 0, None
+    if cfg.resume:
+        start_it, steps, curriculum = _load_resume_state(cfg, learner, rank)
     if distributed:
         broadcast_state(learner.state_tensors())
     use_hooks = cfg.grad_sync == "on" or (cfg.grad_sync == "auto" and world_size > 1)
@@ -241,7 +246,8 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
     collector = CollectorHandle(
         CollectorConfig(
             rank=rank, shm_prefix=f"{shm_prefix}_r{rank}", model_path=cfg.model, num_envs=cfg.num_envs,
-            sim_threads=sim_threads, seed=cfg.seed + 1000 * rank, cpu_ids=pool,
+            # a resumed run's envs start fresh episodes from their own seeds, not the first sitting's
+            sim_threads=sim_threads, seed=cfg.seed + 1000 * rank + RESUME_SEED_STRIDE * start_it, cpu_ids=pool,
             # serial: the actor has the idle pool to itself; halves: it runs beside the
             # physics, so one thread, which would otherwise take CPUs from the physics
             torch_threads=sim_threads if cfg.env_pipeline == "serial" else 1,
@@ -251,19 +257,23 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
                 obs_norm=sac.obs_norm),
             pipeline=cfg.env_pipeline,
             tilt_obs=cfg.tilt_obs,
+            curriculum=curriculum,
         ),
         step_timeout_s=cfg.timeout_s,
     )
-    writer = SummaryWriter(str(Path(cfg.log_dir) / "tb" / f"rank{rank}"))
+    # purge_step: TensorBoard hides what an interrupted sitting logged after its checkpoint
+    writer = SummaryWriter(str(Path(cfg.log_dir) / "tb" / f"rank{rank}"), purge_step=start_it + 1 if start_it else None)
     on_cuda = device.type == "cuda"
     host_weights = torch.empty(actor_numel, dtype=torch.float32, pin_memory=on_cuda)
     state = learner.state_tensors()
     host_finite = torch.ones(len(state), dtype=torch.bool, pin_memory=on_cuda)
     staging: dict[str, torch.Tensor] = {}
     staged = torch.cuda.Event() if on_cuda else None
-    steps = 0
     interval = _Interval()
-    bar = _progress(cfg, rank)
+    interval.total0 = steps * world_size
+    interval.reset(time.perf_counter(), steps)
+    bar = _progress(cfg, rank, start_it)
+    curriculum_now = curriculum
     counter = torch.zeros(1, dtype=torch.float64, device=device if on_cuda else "cpu")
     try:
         host_weights.copy_(learner.actor_flat())
@@ -272,7 +282,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
         # the full mask, and torch.compile's worker processes (started by the first compiled
         # call, sized from the full CPU count) have been forked outside the learner's CPUs.
         pin_pending = bool(learner_cpus)
-        for it in range(1, cfg.iterations + 1):
+        for it in range(start_it + 1, cfg.iterations + 1):
             t0 = time.perf_counter()
             arrays, stats, k = collector.receive()
             t1 = time.perf_counter()
@@ -313,6 +323,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
                          *REWARD_STATS, *COLLECTOR_PHASES):
                 interval.add(name, float(stats[STAT_INDEX[name]]))
             interval.sums["penalty_scale"] = float(stats[STAT_INDEX["penalty_scale"]])  # latest value
+            curriculum_now = (float(stats[STAT_INDEX["penalty_scale"]]), float(stats[STAT_INDEX["curriculum_mean_length"]]))
             # Policy lag: iterations between the weights that chose this step's actions and the
             # learner's current ones (published versions count from 1 = the initial weights).
             lag = it - float(stats[STAT_INDEX["weights_version"]])
@@ -326,10 +337,8 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
                 _log(writer, learner, interval, it, steps, counter, distributed, rank, bar, cfg.trace)
             # A stopped run keeps the last of these: saving from a signal handler's path
             # (where the stop can land anywhere) proved able to stall the bounded shutdown.
-            if rank == 0 and cfg.checkpoint_every and it % cfg.checkpoint_every == 0 and it < cfg.iterations:
-                save_checkpoint(cfg, sac, it, steps, world_size, host_weights.numpy(), learner.state_tensors())
-        if rank == 0:
-            save_checkpoint(cfg, sac, cfg.iterations, steps, world_size, host_weights.numpy(), learner.state_tensors())
+            if (cfg.checkpoint_every and it % cfg.checkpoint_every == 0) or it == cfg.iterations:
+                save_checkpoint(cfg, sac, learner, rank, it, steps, world_size, host_weights.numpy(), curriculum_now)
         _write_meta_status(cfg, rank, "completed", steps)
     finally:
         if bar is not None:
@@ -339,27 +348,60 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
         learner.close()  # CUDA graphs go before the process group
 
 
-CHECKPOINT_FORMAT = ("sacscale-checkpoint", 1)
+CHECKPOINT_FORMAT = ("sacscale-checkpoint", 2)
+RANK_STATE_FORMAT = ("sacscale-rank-state", 1)
+RESUME_SEED_STRIDE = 7919  # a resumed sitting's env seeds: seed + 1000 rank + 7919 x iteration
 
 
 def checkpoint_path(log_dir: str | Path) -> Path:
     return Path(log_dir) / "checkpoints" / "final.pt"
 
 
-def save_checkpoint(cfg: TrainConfig, sac, iteration: int, rank_steps: int, world_size: int, actor_flat,
-                    learner_state: dict) -> Path:
-    """The policy after `iteration` (its published weights) and the learner's parameters,
-    for `sacscale evaluate` (rank 0; every rank holds the same parameters). Written
-    atomically: a stop during the write leaves the previous checkpoint. Not a resume
-    state: no optimiser, replay buffer, curriculum or random-stream state."""
+def rank_state_path(log_dir: str | Path, rank: int) -> Path:
+    return Path(log_dir) / "checkpoints" / f"rank{rank}.pt"
+
+
+def _save_atomic(obj, path: Path) -> None:
     import io
 
     import torch
 
     from sacscale.evidence.atomic import atomic_write_bytes
+
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def save_checkpoint(cfg: TrainConfig, sac, learner, rank: int, iteration: int, rank_steps: int, world_size: int,
+                    actor_flat, curriculum) -> Path:
+    """The state after `iteration`, in two parts, each written atomically (a stop during
+    a write leaves the previous file):
+
+    - `checkpoints/rank{r}.pt` (every rank): what differs between ranks: its random
+      stream, its replay buffer (with --checkpoint-replay), the rows its normaliser has
+      still to merge, its curriculum and env-step count;
+    - `checkpoints/final.pt` (rank 0, written last): the policy (its published weights,
+      which `sacscale evaluate` and `render` read) and what every rank holds alike:
+      networks, targets, log-alpha, normaliser, AdamW moments; the run's configuration.
+
+    Both name the iteration, so a resume can tell a torn pair."""
+    import torch
+
     from sacscale.task.g1_model import sha256_file
 
-    state = {
+    state = learner.learning_state(with_replay=cfg.checkpoint_replay)
+    _save_atomic({
+        "format": RANK_STATE_FORMAT[0], "version": RANK_STATE_FORMAT[1], "rank": rank,
+        "iteration": int(iteration), "env_steps": int(rank_steps),
+        "curriculum": None if curriculum is None else [float(v) for v in curriculum],
+        "learner": {k: state[k] for k in ("rng", "iterations", "replay", "fresh", "fresh_pending") if k in state},
+    }, rank_state_path(cfg.log_dir, rank))
+    path = checkpoint_path(cfg.log_dir)
+    if rank != 0:
+        return path
+    _save_atomic({
         "format": CHECKPOINT_FORMAT[0],
         "version": CHECKPOINT_FORMAT[1],
         "actor_kwargs": dict(obs_dim=sac.actor_obs_dim, action_dim=sac.action_dim, hidden=list(sac.actor_hidden),
@@ -370,16 +412,101 @@ def save_checkpoint(cfg: TrainConfig, sac, iteration: int, rank_steps: int, worl
         "iteration": int(iteration),
         "env_steps": int(rank_steps),
         "total_env_steps": int(rank_steps) * world_size,
+        "world_size": world_size,
         "model_sha256": sha256_file(cfg.model) if cfg.model else None,
         "train_config": json.loads(json.dumps(asdict(cfg), default=str)),
-        "learner_state": {k: v.detach().cpu().clone() for k, v in learner_state.items()},
-    }
-    buf = io.BytesIO()
-    torch.save(state, buf)
-    path = checkpoint_path(cfg.log_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(path, buf.getvalue())
+        "learner_state": state["tensors"],
+        "optimizers": state["optimizers"],
+        "replay_saved": bool(cfg.checkpoint_replay),
+    }, path)
     return path
+
+
+# Flags a resumed run may change: where and how long it runs, not what it learns.
+RESUME_MAY_CHANGE = ("iterations", "log_every", "checkpoint_every", "checkpoint_replay", "trace", "timeout_s",
+                     "min_free_mb", "collector_cpu_ids", "learner_cpu_ids", "sim_threads", "model", "resume", "log_dir")
+
+
+def read_checkpoint(path: str | Path) -> dict:
+    import torch
+
+    path = Path(path)
+    if not path.is_file():
+        raise TrainingError(f"{path}: no checkpoint there")
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - a truncated or foreign file
+        raise TrainingError(f"{path}: not a readable checkpoint ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(ckpt, dict) or ckpt.get("format") not in (CHECKPOINT_FORMAT[0], RANK_STATE_FORMAT[0]):
+        raise TrainingError(f"{path}: not a sacscale checkpoint")
+    return ckpt
+
+
+def resume_config(cfg: TrainConfig) -> TrainConfig:
+    """The configuration of a resumed run: the checkpoint's, with only the flags of
+    RESUME_MAY_CHANGE taken from this command; any other flag given with a value that
+    differs from the run's is an error that names it."""
+    run_dir = Path(cfg.resume)
+    ckpt = read_checkpoint(checkpoint_path(run_dir))
+    if ckpt["format"] != CHECKPOINT_FORMAT[0] or ckpt.get("version", 1) < 2:
+        raise TrainingError(f"--resume {run_dir}: its checkpoint (format version {ckpt.get('version', 1)}) holds the "
+                            "policy only, not the learning state; it cannot be resumed")
+    known = {f.name for f in fields(TrainConfig)}
+    saved = TrainConfig(**{k: v for k, v in ckpt["train_config"].items() if k in known})
+    defaults = TrainConfig()
+    merged = {}
+    for f in fields(TrainConfig):
+        given, before = getattr(cfg, f.name), getattr(saved, f.name)
+        if given == getattr(defaults, f.name):
+            merged[f.name] = before  # not given: the run's own value
+        elif f.name in RESUME_MAY_CHANGE or given == before:
+            merged[f.name] = given
+        else:
+            raise TrainingError(f"--resume: --{f.name.replace('_', '-')} {given} differs from the resumed run's "
+                                f"{before}; a resumed run keeps what it learns with")
+    if cfg.log_dir != defaults.log_dir and Path(cfg.log_dir).resolve() != run_dir.resolve():
+        raise TrainingError(f"--resume {run_dir} continues in its own directory; --log-dir {cfg.log_dir} differs")
+    merged.update(log_dir=str(run_dir), resume=str(run_dir))
+    out = TrainConfig(**merged)
+    done = int(ckpt["iteration"])
+    if out.iterations <= done:
+        raise TrainingError(f"--resume {run_dir}: its checkpoint is at iteration {done}; "
+                            f"give --iterations larger than that (the new total), got {out.iterations}")
+    if out.model and ckpt.get("model_sha256"):
+        from sacscale.task.g1_model import sha256_file
+
+        if Path(out.model).is_file() and sha256_file(out.model) != ckpt["model_sha256"]:
+            raise TrainingError(f"--model {out.model} is not the model the run trained on "
+                                f"(sha256 {ckpt['model_sha256'][:12]}...)")
+    for rank in range(int(ckpt.get("world_size", 1))):
+        part = rank_state_path(run_dir, rank)
+        if not part.is_file():
+            raise TrainingError(f"--resume {run_dir}: {part} is missing")
+    return out
+
+
+def _load_resume_state(cfg: TrainConfig, learner, rank: int):
+    """Put the checkpoint's learning state into `learner`; returns (iteration, env steps,
+    curriculum) of this rank."""
+    shared = read_checkpoint(checkpoint_path(cfg.log_dir))
+    mine = read_checkpoint(rank_state_path(cfg.log_dir, rank))
+    if int(mine["iteration"]) != int(shared["iteration"]):
+        raise TrainingError(f"--resume {cfg.log_dir}: rank {rank}'s state is from iteration {mine['iteration']}, "
+                            f"the checkpoint from {shared['iteration']} (a stop between the two writes); "
+                            "nothing consistent to resume")
+    try:
+        learner.load_learning_state({**mine["learner"], "tensors": shared["learner_state"],
+                                     "optimizers": shared["optimizers"]})
+    except ValueError as exc:
+        raise TrainingError(f"--resume {cfg.log_dir}: {exc}") from exc
+    if rank == 0:
+        refill = "" if mine["learner"].get("replay") is not None else (
+            f"; its replay buffer was not saved (--checkpoint-replay): learning waits until "
+            f"{learner.learning_starts} new rows are in ({-(-learner.learning_starts // learner.num_envs)} iterations)")
+        print(f"sacscale train: resuming {cfg.log_dir} at iteration {shared['iteration']} "
+              f"({int(shared['total_env_steps']):,} env steps){refill}", file=sys.stderr, flush=True)
+    curriculum = tuple(mine["curriculum"]) if mine.get("curriculum") else None
+    return int(shared["iteration"]), int(mine["env_steps"]), curriculum
 
 
 def _update(learner, rank: int, it: int) -> None:
@@ -478,13 +605,13 @@ def _log(writer, learner, interval: _Interval, it: int, steps: int, counter, dis
     interval.reset(now, steps)
 
 
-def _progress(cfg: TrainConfig, rank: int):
+def _progress(cfg: TrainConfig, rank: int, start_it: int = 0):
     if rank != 0:
         return None
     from tqdm import tqdm
 
     interactive = sys.stderr.isatty()
-    return tqdm(total=cfg.iterations, desc="train", unit="it", file=sys.stderr,
+    return tqdm(total=cfg.iterations, initial=start_it, desc="train", unit="it", file=sys.stderr,
                 mininterval=0.5 if interactive else 10.0, dynamic_ncols=interactive)
 
 
@@ -497,8 +624,22 @@ def meta_path(cfg: TrainConfig) -> Path:
 
 
 def write_meta(cfg: TrainConfig, world_size: int, pool_plan: dict) -> None:
+    """train_meta.json at start. A resumed run keeps the first sitting's record and appends
+    this sitting to `sittings` (each with its configuration, start and starting iteration)."""
     import torch
 
+    path = meta_path(cfg)
+    if cfg.resume and path.is_file():
+        meta = json.loads(path.read_text())
+        sitting = {"config": asdict(cfg), "collector_pools": pool_plan, "start_time": time.time(),
+                   "from_iteration": int(read_checkpoint(checkpoint_path(cfg.log_dir))["iteration"]),
+                   "torch": torch.__version__, "previous_status": meta.get("status")}
+        meta.setdefault("sittings", []).append(sitting)
+        meta.update(status="running", config=asdict(cfg))
+        meta.pop("end_time", None)
+        meta.pop("error", None)
+        _atomic_json(path, meta)
+        return
     meta = {
         "config": asdict(cfg),
         "world_size": world_size,
@@ -510,7 +651,6 @@ def write_meta(cfg: TrainConfig, world_size: int, pool_plan: dict) -> None:
         "start_time": time.time(),
         "status": "running",
     }
-    path = meta_path(cfg)
     path.parent.mkdir(parents=True, exist_ok=True)
     _atomic_json(path, meta)
 
@@ -544,6 +684,8 @@ def run_training(cfg: TrainConfig) -> None:
     from sacscale.dist import launch
     from sacscale.dist.pools import PoolError, resolve_learner_cpus, resolve_pools
 
+    if cfg.resume:
+        cfg = resume_config(cfg)
     cfg.validate()
     sac_config(cfg)  # --extra: unknown or invalid learner settings fail here, before any process starts
     devices = cfg.device_list()

@@ -20,10 +20,12 @@ def test_reads_every_event_without_sampling(tmp_path):
 def test_dir_merges_files_and_orders_by_step(tmp_path):
     d = tmp_path / "rank0"
     write_events(d, {"x": [(3, 3.0, 30.0), (1, 1.0, 10.0)]})
-    # a second file in the same directory (e.g. a restarted writer)
-    second = write_events(tmp_path / "other", {"x": [(2, 2.0, 20.0)]})
+    assert [s.value for s in read_event_dir(d)["x"]] == [10.0, 30.0]  # ordered by step
+    # a second file in the same directory (a resumed writer, from step 2 on) supersedes
+    # what the first logged from that step on
+    second = write_events(tmp_path / "other", {"x": [(2, 4.0, 20.0), (4, 5.0, 40.0)]})
     second.rename(d / f"{second.name}.restart")
-    assert [s.value for s in read_event_dir(d)["x"]] == [10.0, 20.0, 30.0]
+    assert [(s.step, s.value) for s in read_event_dir(d)["x"]] == [(1, 10.0), (2, 20.0), (4, 40.0)]
 
 
 def _one_file(tmp_path):

@@ -101,10 +101,20 @@ def event_files(directory: str | Path) -> list[Path]:
 
 
 def read_event_dir(directory: str | Path) -> dict[str, list[Scalar]]:
-    """All scalars of every event file in a directory, by tag, ordered by (step, wall time)."""
+    """All scalars of every event file in a directory, by tag, ordered by (step, wall time).
+
+    A resumed run adds one event file per sitting, which starts at the step after its
+    checkpoint; what an interrupted sitting logged from that step on is superseded, as
+    TensorBoard's purge_step hides it. Files are taken in the order of their first event."""
+    parts = [read_event_file(path) for path in event_files(directory)]
+    first = lambda part: min((v.wall_time for vs in part.values() for v in vs), default=0.0)  # noqa: E731
     merged: dict[str, list[Scalar]] = {}
-    for path in event_files(directory):
-        for tag, values in read_event_file(path).items():
+    for part in sorted(parts, key=first):
+        start = min((v.step for vs in part.values() for v in vs), default=None)
+        if start is not None:
+            for tag in merged:
+                merged[tag] = [v for v in merged[tag] if v.step < start]
+        for tag, values in part.items():
             merged.setdefault(tag, []).extend(values)
     for values in merged.values():
         values.sort(key=lambda s: (s.step, s.wall_time))

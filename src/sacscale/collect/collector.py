@@ -51,6 +51,7 @@ class CollectorConfig:
     actor_kwargs: dict
     pipeline: str = "halves"  # how the envs take turns on the pool: sacscale.task.halves
     tilt_obs: str = "world"  # the task's tilt input: sacscale.task.g1_walk_flat.TaskConfig
+    curriculum: tuple[float, float] | None = None  # (penalty scale, mean episode length) to continue from
 
     @property
     def spec(self) -> SlotSpec:
@@ -109,6 +110,8 @@ def _collect(cfg: CollectorConfig, filled, free, stop) -> None:
     torch.set_num_threads(max(1, cfg.torch_threads))
     envs = EnvHalves(load_model(cfg.model_path), cfg.num_envs, cfg.sim_threads, cfg.seed, pipeline=cfg.pipeline,
                      config=TaskConfig(tilt_obs=cfg.tilt_obs))
+    if cfg.curriculum is not None:  # a resumed run continues its curriculum
+        envs.curriculum.scale, envs.curriculum.mean_length = map(float, cfg.curriculum)
     slots = TransitionSlots(f"{cfg.shm_prefix}_slots", cfg.spec, create=False)
     weights = WeightBlock(f"{cfg.shm_prefix}_weights", cfg.actor_numel, create=False)
     actor, flat = _flat_actor(cfg.actor_kwargs, cfg.actor_numel)
@@ -170,7 +173,7 @@ def _collect(cfg: CollectorConfig, filled, free, stop) -> None:
                 np.copyto(slot["next_actor_obs"][rows], out.next_actor_obs)
                 np.copyto(slot["next_critic_obs"][rows], out.next_critic_obs)
                 np.copyto(slot["terminated"][rows], out.terminated)
-            _write_stats(stats, outs, shares, envs.curriculum.scale)
+            _write_stats(stats, outs, shares, envs.curriculum)
             spent["replay_write_ms"] += 1e3 * (time.perf_counter() - t0)
             for name, ms in spent.items():
                 stats[STAT_INDEX[name]] = ms
@@ -187,7 +190,7 @@ class _Stopped(Exception):
     """Raised inside the stepping loop when the learner stopped or died."""
 
 
-def _write_stats(stats: np.ndarray, outs: list, weights: list[float], penalty_scale: float) -> None:
+def _write_stats(stats: np.ndarray, outs: list, weights: list[float], curriculum) -> None:
     """One slot's statistics from its parts' step outputs (weights: their env shares)."""
     version = stats[STAT_INDEX["weights_version"]]
     stats[:] = 0.0
@@ -208,7 +211,9 @@ def _write_stats(stats: np.ndarray, outs: list, weights: list[float], penalty_sc
         stats[STAT_INDEX["env_step_ms"]] += 1e3 * (info["time/task_s"] + info["time/physics_wait_s"])
         stats[STAT_INDEX["physics_ms"]] += 1e3 * info["time/physics_s"]
         stats[STAT_INDEX["physics_wait_ms"]] += 1e3 * info["time/physics_wait_s"]
-    stats[STAT_INDEX["penalty_scale"]] = penalty_scale  # the halves' shared curriculum, after the round
+    # the halves' shared curriculum, after the round (a checkpoint keeps it)
+    stats[STAT_INDEX["penalty_scale"]] = curriculum.scale
+    stats[STAT_INDEX["curriculum_mean_length"]] = curriculum.mean_length
 
 
 class CollectorHandle:

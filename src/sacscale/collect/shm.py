@@ -32,6 +32,7 @@ STAT_FIELDS = (
     "episode_count",
     "falls",
     "penalty_scale",
+    "curriculum_mean_length",
     *(f"reward_{t}" for t in REWARD_TERMS),
     *(f"reward_raw_{t}" for t in REWARD_TERMS),
     "sim_errors",

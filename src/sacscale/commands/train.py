@@ -27,8 +27,13 @@ HELP = {
                 "ranks' replay rows (off: the reference's SAC, the scaling matrix's default)",
     "log_dir": "run directory: TensorBoard events under LOG_DIR/tb/rank*/, train_meta.json",
     "log_every": "write TensorBoard scalars every K iterations",
-    "checkpoint_every": "write LOG_DIR/checkpoints/final.pt every K iterations (rank 0; 0: only at the end); "
-                        "a stopped run keeps the last one",
+    "checkpoint_every": "write the checkpoint (LOG_DIR/checkpoints/final.pt, the policy and shared learning state, "
+                        "and rank*.pt) every K iterations (0: only at the end); a stopped run keeps the last one",
+    "checkpoint_replay": "checkpoints also hold each rank's replay buffer (about 1.8 GB per rank at 2048 envs); "
+                         "without it a resumed run refills the buffer before it learns again",
+    "resume": "continue the run in this directory from its last checkpoint (same directory, counters and "
+              "TensorBoard steps continue); --iterations is the new total; flags that change what is learned "
+              "must be left out or equal the run's",
     "trace": "log per-phase times (collector and learner)",
     "compile": "torch.compile the losses (CUDA only)",
     "cuda_graph": "capture the whole iteration in one CUDA graph (CUDA only)",

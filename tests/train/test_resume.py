@@ -1,0 +1,113 @@
+"""A stopped run continues with `--resume RUN_DIR`: same directory, the counters and the
+TensorBoard steps go on from its last checkpoint, every rank from its own state; flags
+that change what is learned cannot change on the way."""
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+from torch.utils.tensorboard import SummaryWriter
+
+from sacscale.analysis.events import read_event_dir, read_run
+from sacscale.cli import main
+from sacscale.train import checkpoint_path, rank_state_path
+
+SMALL = '{"learning_starts": 64, "actor_hidden": [32], "critic_hidden": [32], "num_atoms": 11}'
+ARGS = ["--num-envs", "8", "--batch-size", "32", "--log-every", "2", "--replay-per-env", "16",
+        "--num-critic-updates", "1", "--num-actor-updates", "1", "--extra", SMALL, "--checkpoint-every", "3",
+        "--checkpoint-replay", "--obs-norm", "--timeout-s", "120"]
+
+
+def _last_iteration(run_dir):
+    try:
+        return max(s.step for s in read_run(run_dir)[0].get("Perf/iteration", []))
+    except Exception:  # noqa: BLE001 - not written yet
+        return 0
+
+
+@pytest.fixture(scope="module")
+def stopped(tmp_path_factory):
+    """A 2-rank run stopped by SIGTERM after at least 7 iterations (checkpoints every 3)."""
+    run = tmp_path_factory.mktemp("resume") / "run"
+    cmd = [sys.executable, "-m", "sacscale.cli", "train", "--devices", "cpu,cpu", "--iterations", "100000",
+           *ARGS, "--log-dir", str(run)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240  # start-up on a loaded 2-core machine
+        while _last_iteration(run) < 7:
+            assert proc.poll() is None, proc.stderr.read()
+            assert time.monotonic() < deadline, "the run logged no iterations"
+            time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(120) == 128 + signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return run
+
+
+def _copy(run, tmp_path):
+    dst = tmp_path / "run"
+    shutil.copytree(run, dst)
+    return dst
+
+
+def test_a_stopped_run_resumes_from_its_checkpoint_and_counts_on(stopped, tmp_path):
+    run = _copy(stopped, tmp_path)
+    done = torch.load(checkpoint_path(run), weights_only=True)["iteration"]
+    logged_before = _last_iteration(run)
+    assert done % 3 == 0 and done >= 6 and logged_before >= done
+    assert main(["train", "--resume", str(run), "--iterations", str(done + 6)]) == 0
+
+    ckpt = torch.load(checkpoint_path(run), weights_only=True)
+    assert ckpt["iteration"] == done + 6 and ckpt["total_env_steps"] == 2 * 8 * (done + 6)
+    for rank in (0, 1):
+        part = torch.load(rank_state_path(run, rank), weights_only=True)
+        assert part["iteration"] == done + 6 and part["env_steps"] == 8 * (done + 6)
+        assert part["learner"]["replay"]["size"] == 8 * 16  # full: 16 rows per env
+    ranks = read_run(run)
+    for rank in (0, 1):
+        steps = [s.step for s in ranks[rank]["Perf/iteration"]]
+        assert steps == sorted(set(steps)) and steps[-1] == done + 6  # what the stopped sitting logged past
+        # its checkpoint is superseded by the resumed sitting
+        env_steps = {s.step: s.value for s in ranks[rank]["Perf/rank_env_steps"]}
+        assert all(env_steps[it] == 8 * it for it in env_steps)
+    meta = json.loads((run / "train_meta.json").read_text())
+    assert meta["status"] == "completed" and meta["config"]["iterations"] == done + 6
+    assert [s["from_iteration"] for s in meta["sittings"]] == [done]
+    assert meta["sittings"][0]["previous_status"] == "interrupted"
+    assert meta["config"]["obs_norm"] is True and meta["config"]["batch_size"] == 32  # the run's own flags
+
+
+def test_a_resume_may_not_change_what_is_learned(stopped, tmp_path, capsys):
+    run = _copy(stopped, tmp_path)
+    done = torch.load(checkpoint_path(run), weights_only=True)["iteration"]
+    before = sorted(p.name for p in (run / "tb" / "rank0").iterdir())
+    assert main(["train", "--resume", str(run), "--iterations", str(done + 3), "--batch-size", "16"]) == 1
+    assert "--batch-size 16 differs from the resumed run's 32" in capsys.readouterr().err
+    assert main(["train", "--resume", str(run), "--iterations", str(done)]) == 1
+    assert f"at iteration {done}; give --iterations larger" in capsys.readouterr().err
+    rank_state_path(run, 1).unlink()
+    assert main(["train", "--resume", str(run), "--iterations", str(done + 3)]) == 1
+    assert "rank1.pt is missing" in capsys.readouterr().err
+    assert sorted(p.name for p in (run / "tb" / "rank0").iterdir()) == before  # nothing started
+
+
+def test_a_resumed_sitting_supersedes_what_the_stopped_one_logged_past_its_checkpoint(tmp_path):
+    first = SummaryWriter(str(tmp_path))
+    for step in range(1, 16):
+        first.add_scalar("x", float(step), step)
+    first.close()
+    time.sleep(1.1)  # event files are named by the second they were opened
+    second = SummaryWriter(str(tmp_path), purge_step=13)
+    for step in range(13, 19):
+        second.add_scalar("x", 100.0 + step, step)
+    second.close()
+    xs = read_event_dir(tmp_path)["x"]
+    assert [s.step for s in xs] == list(range(1, 19))
+    assert [s.value for s in xs] == [float(s) for s in range(1, 13)] + [100.0 + s for s in range(13, 19)]

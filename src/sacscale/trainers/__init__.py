@@ -1,0 +1,1 @@
+"""Trainers the pipeline can run besides our own (`sacscale train`)."""

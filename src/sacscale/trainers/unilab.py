@@ -1,0 +1,206 @@
+"""The reference trainer, PyPI `unilab==1.5.2` (its SAC on G1WalkFlat), as a second backend.
+
+It runs as a program in an environment of its own (it pins MuJoCo 3.11; `envs/
+reference-requirements.txt`), never imported here. This module maps a run of ours onto
+its command line and reads its events back in our tags:
+
+- command: `python -m unilab.scripts.train_sac task=g1_walk_flat/mujoco algo.num_envs=N
+  algo.max_iterations=I algo.seed=S training.log_root=DIR ...` (Hydra overrides). 1.5.2
+  has no device key: the rank count is the number of entries of CUDA_VISIBLE_DEVICES.
+  CPU pools: `training.dp_collector_cpu_ids` with several ranks (the only case 1.5.2
+  reads it); with one rank `+env.cpu_ids=[...]` is passed, and the wrapper also pins the
+  whole process with taskset, since whether 1.5.2 honours that key is not established.
+- scene: the reference's scene XMLs with the visual meshes it would download at run time
+  taken from the asset package instead (`make_scene`), passed as `env.scene.model_file`.
+- events: `LOG_ROOT/G1WalkFlat/<timestamp>_mujoco/events.out.tfevents.*`; their step is
+  the cumulative env-step count (summed over ranks). `read_events` gives them our tags:
+  `Perf/total_env_steps` (value: that step; one point per logged `Perf/total_fps`
+  event, at its wall time), `Perf/total_fps`, `Episode/length` (its
+  `Train/mean_episode_length`), `Episode/return` (`Train/mean_reward`), and every other
+  tag under `Ref/<tag>`, so the same steady-rate definition applies to both trainers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sacscale.analysis.events import EventFileError, Scalar, read_event_dir
+
+TASK = "g1_walk_flat/mujoco"
+ENTRY_MODULE = "unilab.scripts.train_sac"
+EVENT_SUBDIR = "G1WalkFlat"
+# Their tag -> ours; the step of each of their events is the cumulative env-step count.
+TAG_MAP = {"Perf/total_fps": "Perf/total_fps", "Train/mean_episode_length": "Episode/length",
+           "Train/mean_reward": "Episode/return"}
+STEP_CLOCK_TAG = "Perf/total_fps"  # logged once per logging interval: our env-step points
+
+
+class UnilabError(RuntimeError):
+    """The reference trainer cannot be configured, started or read (the message says why)."""
+
+
+@dataclass
+class UnilabRun:
+    devices: list[int]                    # CUDA device indices; one rank per entry
+    num_envs: int                         # per rank
+    iterations: int
+    seed: int
+    log_root: str
+    cpu_pools: list[list[int]] | None = None  # one simulation pool per rank
+    scene_file: str | None = None         # a scene with its meshes (make_scene); None: the package's own
+    extra: list[str] = field(default_factory=list)  # further Hydra overrides, passed as given
+
+    def __post_init__(self) -> None:
+        if not self.devices:
+            raise UnilabError("the reference trainer needs at least one CUDA device (it refuses to train on CPU)")
+        if self.cpu_pools is not None and len(self.cpu_pools) != len(self.devices):
+            raise UnilabError(f"{len(self.cpu_pools)} CPU pools for {len(self.devices)} ranks")
+        for name in ("num_envs", "iterations"):
+            if getattr(self, name) <= 0:
+                raise UnilabError(f"{name} must be positive, got {getattr(self, name)}")
+
+
+def _int_list(cpus) -> str:
+    return "[" + ",".join(str(int(c)) for c in cpus) + "]"
+
+
+def hydra_overrides(run: UnilabRun) -> list[str]:
+    """The Hydra overrides that make the reference trainer run `run`."""
+    out = [
+        f"task={TASK}",
+        f"algo.num_envs={run.num_envs}",
+        f"algo.max_iterations={run.iterations}",
+        f"algo.seed={run.seed}",
+        f"training.log_root={run.log_root}",
+        "training.logger=tensorboard",   # wandb is a dependency but only loaded when chosen
+        "training.no_play=true",          # no playback rollout after training
+        "training.export_onnx=false",
+        "training.trace_enabled=false",
+    ]
+    if run.scene_file:
+        out.append(f"env.scene.model_file={run.scene_file}")
+    if run.cpu_pools is not None:
+        if len(run.devices) > 1:
+            out.append("training.dp_collector_cpu_ids=[" + ",".join(_int_list(p) for p in run.cpu_pools) + "]")
+        else:
+            out.append(f"+env.cpu_ids={_int_list(run.cpu_pools[0])}")
+    return out + list(run.extra)
+
+
+def command(run: UnilabRun, python: str) -> tuple[list[str], dict[str, str]]:
+    """(argv, environment changes) of the run. With one rank and a pool, argv starts with
+    taskset so that the whole process stays on the pool."""
+    argv = [python, "-m", ENTRY_MODULE, *hydra_overrides(run)]
+    if run.cpu_pools is not None and len(run.devices) == 1:
+        argv = ["taskset", "-c", ",".join(str(c) for c in run.cpu_pools[0]), *argv]
+    env = {"CUDA_VISIBLE_DEVICES": ",".join(str(d) for d in run.devices), "PYTHONUNBUFFERED": "1",
+           "WANDB_MODE": "disabled"}
+    return argv, env
+
+
+COMPOSE_SCRIPT = """
+import json, pathlib, sys
+import unilab
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+conf = pathlib.Path(unilab.__file__).parent / "conf" / "sac"  # what train_sac.py's @hydra.main reads
+with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
+    cfg = compose(config_name="config", overrides=json.loads(sys.argv[1]))
+print(json.dumps(OmegaConf.to_container(cfg, resolve=False)))
+"""
+
+
+def compose_config(python: str, overrides: list[str], timeout_s: float = 300.0) -> dict:
+    """The reference's resolved configuration for `overrides`, composed by its own Hydra
+    (in its interpreter). An unknown key, e.g. after an upstream rename, is an error that
+    names it."""
+    try:
+        done = subprocess.run([python, "-c", COMPOSE_SCRIPT, json.dumps(overrides)], capture_output=True,
+                              text=True, timeout=timeout_s)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UnilabError(f"{python}: cannot run the reference's Hydra ({exc})") from exc
+    if done.returncode != 0:
+        # Hydra's last lines: "...Exception: Could not override 'algo.x'." and its hint
+        tail = [ln.strip() for ln in done.stderr.strip().splitlines() if ln.strip()][-2:]
+        reason = " ".join(ln.split("Exception: ", 1)[-1] for ln in tail) or f"exit code {done.returncode}"
+        raise UnilabError(f"the reference's configuration refuses the overrides: {reason}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def package_info(python: str) -> dict:
+    """Versions of the reference environment's packages and where its assets are."""
+    script = ("import json, importlib.metadata as m, unilab.assets as a; "
+              "print(json.dumps({'packages': {d.metadata['Name']: d.version for d in m.distributions()}, "
+              "'assets_root': str(a.ASSETS_ROOT_PATH)}))")
+    done = subprocess.run([python, "-c", script], capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        raise UnilabError(f"{python} cannot import the reference: {done.stderr.strip()[-300:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def make_scene(assets_root: str | Path, meshes: str | Path, out_dir: str | Path) -> Path:
+    """A copy of the reference's G1 scene whose mesh files come from `meshes` (the asset
+    package's G1 STL folder) instead of a run-time download. Returns the scene file."""
+    src = Path(assets_root) / "robots" / "g1"
+    meshes, out = Path(meshes), Path(out_dir)
+    robot = src / "g1.xml"
+    if not robot.is_file():
+        raise UnilabError(f"{robot}: the reference's G1 model is not there")
+    files = sorted({m.get("file") for m in ET.parse(robot).getroot().iter("mesh") if m.get("file")})
+    missing = [f for f in files if not (meshes / f).is_file()]
+    if missing:
+        raise UnilabError(f"{meshes} lacks {len(missing)} mesh file(s) the reference's G1 needs: {missing[:5]}")
+    # not under a 'robots/g1' path: the reference's asset hub would try to download there
+    (out / "assets").mkdir(parents=True, exist_ok=True)
+    for name in ("g1.xml", "scene_flat.xml"):
+        shutil.copy2(src / name, out / name)
+    for f in files:
+        shutil.copy2(meshes / f, out / "assets" / f)
+    return out / "scene_flat.xml"
+
+
+def event_dir(log_root: str | Path) -> Path:
+    """The one event directory a run with this log root wrote."""
+    base = Path(log_root) / EVENT_SUBDIR
+    found = sorted(p for p in base.glob("*_mujoco") if p.is_dir()) if base.is_dir() else []
+    if not found:
+        raise EventFileError(f"{base}: no <timestamp>_mujoco run directory of the reference trainer")
+    if len(found) > 1:
+        raise EventFileError(f"{base}: {len(found)} runs of the reference trainer ({', '.join(p.name for p in found)}); "
+                             "one log root per run")
+    return found[0]
+
+
+def read_events(log_root: str | Path) -> dict[str, list[Scalar]]:
+    """The reference run's scalars in our tags (module docstring). Steps become our
+    logging points' indices, 1, 2, ..."""
+    theirs = read_event_dir(event_dir(log_root))
+    clock = theirs.get(STEP_CLOCK_TAG)
+    if not clock:
+        raise EventFileError(f"{log_root}: the reference's events hold no '{STEP_CLOCK_TAG}'")
+    ours: dict[str, list[Scalar]] = {
+        "Perf/total_env_steps": [Scalar(i + 1, s.wall_time, float(s.step)) for i, s in enumerate(clock)],
+    }
+    index = {s.step: i + 1 for i, s in enumerate(clock)}
+    for tag, values in theirs.items():
+        name = TAG_MAP.get(tag, f"Ref/{tag}")
+        ours[name] = [Scalar(index.get(s.step, s.step), s.wall_time, s.value) for s in values]
+    return ours
+
+
+def versions_record(python: str) -> dict:
+    """What the run record keeps of the reference environment."""
+    info = package_info(python)
+    keep = ("unilab", "unisim-core", "mujoco", "mjbatch-uni", "torch", "hydra-core", "omegaconf", "numpy")
+    return {"python": python, "packages": {k: v for k, v in info["packages"].items() if k.lower() in keep},
+            "all_packages": info["packages"], "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
+
+
+__all__ = ["UnilabRun", "UnilabError", "hydra_overrides", "command", "compose_config", "make_scene", "event_dir",
+           "read_events", "package_info", "versions_record"]

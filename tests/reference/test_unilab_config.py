@@ -1,0 +1,40 @@
+"""Our overrides against the installed reference's own Hydra configuration: every key we
+set exists and takes our value, and an unknown key (an upstream rename) fails clearly."""
+
+import subprocess
+
+import pytest
+
+from sacscale.task import g1_model as g1
+from sacscale.trainers.unilab import UnilabError, UnilabRun, compose_config, hydra_overrides, make_scene, package_info
+
+
+def test_our_overrides_compose_into_the_references_config(reference_python, tmp_path):
+    run = UnilabRun(devices=[0], num_envs=2048, iterations=1000, seed=4, log_root=str(tmp_path / "logs"),
+                    cpu_pools=[list(range(1, 16))])
+    cfg = compose_config(reference_python, hydra_overrides(run))
+    assert cfg["algo"]["num_envs"] == 2048 and cfg["algo"]["max_iterations"] == 1000 and cfg["algo"]["seed"] == 4
+    assert cfg["training"]["log_root"] == str(tmp_path / "logs") and cfg["training"]["logger"] == "tensorboard"
+    assert cfg["training"]["no_play"] is True and cfg["env"]["cpu_ids"] == list(range(1, 16))
+    assert cfg["algo"]["updates_per_step"] == 8  # the task's own SAC settings came with it
+    two = UnilabRun(devices=[0, 1], num_envs=2048, iterations=10, seed=1, log_root="x", cpu_pools=[[1, 2], [3, 4]])
+    assert compose_config(reference_python, hydra_overrides(two))["training"]["dp_collector_cpu_ids"] == [[1, 2], [3, 4]]
+
+
+@pytest.mark.parametrize("bad", ["algo.not_a_key=3", "training.devices=[0,1]"])
+def test_an_unknown_key_fails_naming_it(reference_python, bad):
+    with pytest.raises(UnilabError, match=f"Could not override '{bad.split('=')[0]}'"):
+        compose_config(reference_python, hydra_overrides(UnilabRun([0], 16, 1, 0, "x")) + [bad])
+
+
+def test_the_asset_package_has_every_mesh_the_references_scene_needs(reference_python, tmp_path):
+    info = package_info(reference_python)
+    assert info["packages"]["unilab"] == "1.5.2"
+    scene = make_scene(info["assets_root"], g1.asset_dir() / "assets", tmp_path / "scene")
+    assert scene.is_file() and any((scene.parent / "assets").iterdir())
+    # the reference's MuJoCo loads it: the meshes are the ones its model names
+    loaded = subprocess.run([reference_python, "-c", f"import mujoco; m = mujoco.MjModel.from_xml_path({str(scene)!r}); "
+                             "print(m.nmesh, m.nu)"], capture_output=True, text=True, timeout=300)
+    assert loaded.returncode == 0, loaded.stderr[-500:]
+    nmesh, nu = map(int, loaded.stdout.split())
+    assert nmesh > 0 and nu == 29

@@ -1,0 +1,91 @@
+"""The reference trainer's backend without the reference: its command and Hydra mapping,
+and its events (written here in its layout) read back in our tags."""
+
+import pytest
+from torch.utils.tensorboard import SummaryWriter
+
+from sacscale.analysis.events import EventFileError
+from sacscale.analysis.metrics import steady_rate
+from sacscale.trainers.unilab import UnilabError, UnilabRun, command, hydra_overrides, make_scene, read_events
+
+
+def _run(**kw):
+    base = dict(devices=[0], num_envs=2048, iterations=1000, seed=3, log_root="logs/ref")
+    return UnilabRun(**{**base, **kw})
+
+
+def test_one_rank_maps_onto_its_hydra_keys_and_stays_on_its_pool():
+    argv, env = command(_run(cpu_pools=[list(range(1, 16))]), "/ref/bin/python")
+    assert argv[:3] == ["taskset", "-c", "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15"]
+    assert argv[3:6] == ["/ref/bin/python", "-m", "unilab.scripts.train_sac"]
+    assert {"task=g1_walk_flat/mujoco", "algo.num_envs=2048", "algo.max_iterations=1000", "algo.seed=3",
+            "training.log_root=logs/ref", "training.logger=tensorboard", "training.no_play=true",
+            "+env.cpu_ids=[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]"} <= set(argv)
+    assert env["CUDA_VISIBLE_DEVICES"] == "0"  # 1.5.2 counts its ranks from this variable
+    assert not any(a.startswith("training.devices") for a in argv)  # no such key in 1.5.2
+
+
+def test_two_ranks_get_one_pool_each_and_both_devices():
+    argv, env = command(_run(devices=[0, 1], cpu_pools=[[1, 2, 3], [17, 18, 19]]), "py")
+    assert argv[0] == "py"  # no taskset: each rank pins its own collector
+    assert "training.dp_collector_cpu_ids=[[1,2,3],[17,18,19]]" in argv
+    assert env["CUDA_VISIBLE_DEVICES"] == "0,1"
+    assert not any(a.startswith("+env.cpu_ids") for a in argv)
+
+
+def test_bad_runs_are_named():
+    with pytest.raises(UnilabError, match="refuses to train on CPU"):
+        _run(devices=[])
+    with pytest.raises(UnilabError, match="2 CPU pools for 1 ranks"):
+        _run(cpu_pools=[[1], [2]])
+    with pytest.raises(UnilabError, match="iterations must be positive"):
+        _run(iterations=0)
+    assert hydra_overrides(_run(extra=["algo.batch_size=4096"]))[-1] == "algo.batch_size=4096"
+
+
+def _write_reference_events(log_root, points, num_envs=2048, start=100.0, seconds_per_it=0.1):
+    """Events as the reference writes them: one run directory per run, step = cumulative env steps."""
+    w = SummaryWriter(str(log_root / "G1WalkFlat" / "2026-12-01_10-00-00_mujoco"))
+    for it in range(1, points + 1):
+        step, wall = it * num_envs, start + it * seconds_per_it
+        w.add_scalar("Perf/total_fps", num_envs / seconds_per_it, step, walltime=wall)
+        w.add_scalar("Train/mean_episode_length", float(it), step, walltime=wall)
+        w.add_scalar("reward/tracking_lin_vel", 0.5, step, walltime=wall)
+    w.close()
+
+
+def test_its_events_read_back_in_our_tags_and_give_the_same_metric(tmp_path):
+    _write_reference_events(tmp_path, 40)
+    ours = read_events(tmp_path)
+    steps = ours["Perf/total_env_steps"]
+    assert [s.step for s in steps] == list(range(1, 41))
+    assert [s.value for s in steps] == [2048.0 * i for i in range(1, 41)]
+    assert [s.value for s in ours["Episode/length"]] == [float(i) for i in range(1, 41)]
+    assert [s.step for s in ours["Episode/length"]] == list(range(1, 41))
+    assert "Ref/reward/tracking_lin_vel" in ours
+    rate = steady_rate(steps, "ref")
+    assert rate["steady_env_steps_per_s"] == pytest.approx(2048 / 0.1, rel=1e-4)
+
+
+def test_two_reference_runs_in_one_log_root_are_refused(tmp_path):
+    _write_reference_events(tmp_path, 3)
+    (tmp_path / "G1WalkFlat" / "2026-12-01_11-00-00_mujoco").mkdir()
+    with pytest.raises(EventFileError, match="2 runs of the reference trainer"):
+        read_events(tmp_path)
+    with pytest.raises(EventFileError, match="no <timestamp>_mujoco run directory"):
+        read_events(tmp_path / "elsewhere")
+
+
+def test_the_scene_takes_its_meshes_from_the_given_folder(tmp_path):
+    g1 = tmp_path / "ref" / "robots" / "g1"
+    g1.mkdir(parents=True)
+    (g1 / "g1.xml").write_text('<mujoco><asset><mesh file="pelvis.STL"/><mesh file="torso.STL"/></asset></mujoco>')
+    (g1 / "scene_flat.xml").write_text('<mujoco><include file="g1.xml"/></mujoco>')
+    meshes = tmp_path / "meshes"
+    meshes.mkdir()
+    (meshes / "pelvis.STL").write_bytes(b"solid")
+    with pytest.raises(UnilabError, match=r"lacks 1 mesh file\(s\).*torso.STL"):
+        make_scene(tmp_path / "ref", meshes, tmp_path / "scene")
+    (meshes / "torso.STL").write_bytes(b"solid")
+    scene = make_scene(tmp_path / "ref", meshes, tmp_path / "scene")
+    assert scene.name == "scene_flat.xml" and (scene.parent / "assets" / "torso.STL").read_bytes() == b"solid"

@@ -38,3 +38,15 @@ def test_the_asset_package_has_every_mesh_the_references_scene_needs(reference_p
     assert loaded.returncode == 0, loaded.stderr[-500:]
     nmesh, nu = map(int, loaded.stdout.split())
     assert nmesh > 0 and nu == 29
+
+
+def test_train_reference_refuses_a_bad_override_before_running_anything(reference_python, tmp_path, capsys):
+    from sacscale.cli import main
+
+    run = tmp_path / "ref_run"
+    code = main(["train-reference", "--devices", "0", "--log-dir", str(run), "--reference-python", reference_python,
+                 "--override", "algo.batch_sizes=4096"])
+    assert code == 1
+    assert "Could not override 'algo.batch_sizes'" in capsys.readouterr().err
+    assert not run.exists()  # nothing written, nothing started
+

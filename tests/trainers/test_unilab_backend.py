@@ -89,3 +89,18 @@ def test_the_scene_takes_its_meshes_from_the_given_folder(tmp_path):
     (meshes / "torso.STL").write_bytes(b"solid")
     scene = make_scene(tmp_path / "ref", meshes, tmp_path / "scene")
     assert scene.name == "scene_flat.xml" and (scene.parent / "assets" / "torso.STL").read_bytes() == b"solid"
+
+
+def test_analyze_run_reads_a_reference_run_directory_like_one_of_ours(tmp_path):
+    import json
+
+    from sacscale.analysis.metrics import analyze_run
+
+    run = tmp_path / "ref_run"
+    _write_reference_events(run / "ref_logs", 40)
+    (run / "trainer.json").write_text(json.dumps({"trainer": "unilab"}))
+    result = analyze_run(run)
+    assert result["steady_env_steps_per_s"] == pytest.approx(2048 / 0.1, rel=1e-4)
+    assert result["total_env_steps"] == 40 * 2048 and result["window"]["events"] == 40
+    assert result["final_episode_length"] == 40.0
+    assert result["ranks"][0]["event_dir"].startswith("ref_logs/G1WalkFlat/")

@@ -136,14 +136,25 @@ def _series(events: list[Scalar] | None, t0: float) -> list[list[float]]:
     return [[round(s.wall_time - t0, 6), s.step, s.value] for s in (events or [])]
 
 
+def run_events(run_dir: Path) -> tuple[dict[int, Path], dict[int, dict[str, list[Scalar]]]]:
+    """({rank: event dir}, {rank: {tag: events}}) of a run of ours, or of the reference
+    trainer (`sacscale train-reference`: its events in our tags, as rank 0)."""
+    from sacscale.trainers import unilab
+
+    if unilab.is_reference_run(run_dir):
+        root = unilab.reference_log_root(run_dir)
+        return {0: unilab.event_dir(root)}, {0: unilab.read_events(root)}
+    dirs = rank_dirs(run_dir)
+    return dirs, {rank: read_event_dir(path) for rank, path in dirs.items()}
+
+
 def analyze_run(run_dir: str | Path) -> dict:
     """All figures of one run directory, as a JSON-ready dict. Reads every event."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise EventFileError(f"{run_dir}: run directory is missing")
     run_json = _read_json(run_dir / "run.json")
-    dirs = rank_dirs(run_dir)
-    per_rank = {rank: read_event_dir(path) for rank, path in dirs.items()}
+    dirs, per_rank = run_events(run_dir)
     rank0 = per_rank[0]
     source0 = dirs[0]
     if not rank0.get(TOTAL_STEPS):

@@ -194,6 +194,26 @@ def read_events(log_root: str | Path) -> dict[str, list[Scalar]]:
     return ours
 
 
+# A run directory of `sacscale train-reference`: trainer.json names the trainer, the
+# reference's own log root is a folder inside.
+TRAINER_RECORD = "trainer.json"
+LOG_ROOT_NAME = "ref_logs"
+
+
+def is_reference_run(run_dir: str | Path) -> bool:
+    record = Path(run_dir) / TRAINER_RECORD
+    if not record.is_file():
+        return False
+    try:
+        return json.loads(record.read_text()).get("trainer") == "unilab"
+    except (OSError, json.JSONDecodeError) as exc:
+        raise EventFileError(f"{record}: unreadable trainer record ({exc})") from exc
+
+
+def reference_log_root(run_dir: str | Path) -> Path:
+    return Path(run_dir) / LOG_ROOT_NAME
+
+
 def versions_record(python: str) -> dict:
     """What the run record keeps of the reference environment."""
     info = package_info(python)
@@ -202,5 +222,5 @@ def versions_record(python: str) -> dict:
             "all_packages": info["packages"], "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
 
 
-__all__ = ["UnilabRun", "UnilabError", "hydra_overrides", "command", "compose_config", "make_scene", "event_dir",
+__all__ = ["is_reference_run", "reference_log_root", "TRAINER_RECORD", "LOG_ROOT_NAME", "UnilabRun", "UnilabError", "hydra_overrides", "command", "compose_config", "make_scene", "event_dir",
            "read_events", "package_info", "versions_record"]

@@ -1,0 +1,124 @@
+"""`sacscale train-reference`: the reference trainer (unilab 1.5.2) on G1WalkFlat, in its
+own environment, into a run directory that `analyze-run` reads like one of ours.
+
+RUN/trainer.json     the exact command, its environment changes, the Hydra overrides, the
+                     reference environment's package versions
+RUN/run_config.json  the configuration its own Hydra resolves from those overrides
+RUN/train_meta.json  status (running, completed, failed, interrupted), times
+RUN/train.log        its output
+RUN/ref_logs/        its log root: G1WalkFlat/<timestamp>_mujoco/events.out.tfevents.*
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DEFAULT_PYTHON = ".venv-ref/bin/python"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--devices", default="0", help="CUDA device indices, comma list (one rank each)")
+    parser.add_argument("--num-envs", type=int, default=2048, help="environments per rank (default: 2048)")
+    parser.add_argument("--iterations", type=int, default=1000, help="training iterations (default: 1000)")
+    parser.add_argument("--seed", type=int, default=1, help="its algo.seed (default: 1)")
+    parser.add_argument("--collector-cpu-ids", default="",
+                        help="one CPU list per rank, ';'-separated ('1-15' or '1-15;17-31'); empty: its own default")
+    parser.add_argument("--log-dir", required=True, help="run directory (must not exist or be empty)")
+    parser.add_argument("--reference-python", default=os.environ.get("SACSCALE_REFERENCE_PYTHON", DEFAULT_PYTHON),
+                        help=f"interpreter of the reference environment (default: $SACSCALE_REFERENCE_PYTHON or {DEFAULT_PYTHON})")
+    parser.add_argument("--timeout-s", type=float, default=3600.0, help="longest run before it is stopped (default: 3600)")
+    parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                        help="a further Hydra override of the reference (repeatable), e.g. algo.batch_size=4096")
+
+
+def _pools(text: str, ranks: int):
+    """One validated CPU list per rank (sacscale.dist.pools rules), or None."""
+    from sacscale.dist.pools import resolve_pools
+
+    return resolve_pools(text, ranks).pools if text.strip() else None
+
+
+def run(args: argparse.Namespace) -> int:
+    from sacscale.task import g1_model
+    from sacscale.trainers import unilab
+
+    out = Path(args.log_dir)
+    try:
+        if out.exists() and any(out.iterdir()):
+            raise ValueError(f"--log-dir {out} is not empty; choose a new run directory")
+        devices = [int(d) for d in args.devices.split(",") if d.strip()]
+        python = str(Path(args.reference_python))
+        if not Path(python).exists():
+            raise ValueError(f"--reference-python {python}: no such interpreter; create the environment with "
+                             "python3 -m venv .venv-ref && .venv-ref/bin/pip install torch -r envs/reference-requirements.txt")
+        info = unilab.versions_record(python)
+        root = json.loads(subprocess.run([python, "-c", "import unilab.assets as a; print(repr(str(a.ASSETS_ROOT_PATH)))"],
+                                         capture_output=True, text=True, check=True).stdout.strip().replace("'", '"'))
+        scratch = Path(tempfile.mkdtemp(prefix="sacscale_ref_scene_"))
+        scene = unilab.make_scene(root, g1_model.asset_dir() / "assets", scratch)
+        spec = unilab.UnilabRun(devices=devices, num_envs=args.num_envs, iterations=args.iterations, seed=args.seed,
+                                log_root=str((out / unilab.LOG_ROOT_NAME).resolve()),
+                                cpu_pools=_pools(args.collector_cpu_ids, len(devices)), scene_file=str(scene),
+                                extra=list(args.override))
+        overrides = unilab.hydra_overrides(spec)
+        resolved = unilab.compose_config(python, overrides)  # unknown keys fail here, before anything runs
+    except (ValueError, unilab.UnilabError, subprocess.CalledProcessError) as exc:  # PoolError is a ValueError
+        print(f"sacscale train-reference: error: {exc}", file=sys.stderr)
+        return 1
+    argv, env_changes = unilab.command(spec, python)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / unilab.TRAINER_RECORD).write_text(json.dumps(
+        {"trainer": "unilab", "argv": argv, "env": env_changes, "overrides": overrides, "versions": info}, indent=2))
+    (out / "run_config.json").write_text(json.dumps(resolved, indent=2, default=str))
+    meta = {"trainer": "unilab", "status": "running", "start_time": time.time(), "world_size": len(devices),
+            "devices": [f"cuda:{d}" for d in devices], "config": vars(args) | {"override": list(args.override)}}
+    _write(out / "train_meta.json", meta)
+    code, status = _supervise(argv, {**os.environ, **env_changes}, out / "train.log", args.timeout_s)
+    shutil.rmtree(scratch, ignore_errors=True)
+    meta.update(status=status, end_time=time.time(), exit_code=code)
+    _write(out / "train_meta.json", meta)
+    if status != "completed":
+        print(f"sacscale train-reference: the reference trainer {status} (exit code {code}); see {out / 'train.log'}",
+              file=sys.stderr)
+        return 1 if code >= 0 else 128 - code
+    return 0
+
+
+def _supervise(argv, env, log_path: Path, timeout_s: float) -> tuple[int, str]:
+    """Run it in its own process group; SIGINT/SIGTERM or the timeout stop the whole group
+    (SIGINT, then SIGKILL after 30 s)."""
+    stop: list[int] = []
+    handlers = {s: signal.signal(s, lambda signum, frame: stop.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)}
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + timeout_s
+        try:
+            while proc.poll() is None and not stop and time.monotonic() < deadline:
+                time.sleep(0.2)
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGINT)
+                try:
+                    proc.wait(30)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+                return proc.returncode, "interrupted" if stop else "failed (timeout)"
+        finally:
+            for s, h in handlers.items():
+                signal.signal(s, h)
+    return proc.returncode, "completed" if proc.returncode == 0 else "failed"
+
+
+def _write(path: Path, data: dict) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=str))
+    os.replace(tmp, path)

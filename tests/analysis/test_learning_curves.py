@@ -90,3 +90,15 @@ def test_curves_by_config_groups_repeats_and_averages_them(tmp_path):
 def test_a_rank_without_a_finite_value_does_not_blank_the_point(tmp_path):
     run = _run(tmp_path / "n2", 2, [[10, 20, 30], [30, float("nan"), 50]], steps_per_log=128)
     assert learning_curves(run)["length"]["value"] == [20, 20, 40]
+
+
+def test_normalised_tracking_is_the_last_tenth_over_the_maximum_next_to_standing_still(tmp_path):
+    # 20 log points: lin-vel tracking (v / 1000) 0.001 .. 0.020; the last 10% are 0.019 and 0.020
+    run = _run(tmp_path / "r", 1, [[float(v) for v in range(1, 21)]], steps_per_log=64)
+    result = compare_learning({"r": run})
+    entry = result["runs"]["r"]
+    assert entry["normalised_tracking_lin_vel"] == pytest.approx(0.0195 / 0.04, rel=1e-5)
+    assert entry["normalised_tracking_ang_vel"] != entry["normalised_tracking_ang_vel"]  # never logged: NaN
+    still = result["stand_still"]
+    assert entry["stand_still_normalised_tracking_lin_vel"] == pytest.approx(still["tracking_lin_vel"] / 0.04)
+    assert 0.3 < still["tracking_lin_vel"] / 0.04 < 0.6 and 0.4 < still["tracking_ang_vel"] / 0.03 < 0.7

@@ -417,3 +417,25 @@ def test_command_override_replaces_sampling(g1_model):
     out = env.step(np.zeros((4, 29), np.float32))
     assert out.terminated[1] and np.array_equal(env.commands[1], fixed[1])  # kept through the reset
     assert np.allclose(out.critic_obs[:, 93:96], fixed)
+
+
+def test_stand_still_tracking_equals_its_closed_form():
+    """E[w dt exp(-wz^2 / sigma)] for wz ~ U(a, b), and the planar term within its Monte-Carlo error."""
+    import math
+
+    from sacscale.task.g1_walk_flat import TaskConfig, stand_still_tracking
+
+    cfg = TaskConfig()
+    got = stand_still_tracking(cfg, samples=400_000, seed=1)
+    a, b = cfg.cmd_wz
+    s = cfg.tracking_sigma
+    mean = math.sqrt(math.pi * s) / 2 * (math.erf(b / math.sqrt(s)) - math.erf(a / math.sqrt(s))) / (b - a)
+    top = cfg.reward_weights["tracking_ang_vel"] * cfg.reward_dt_scale
+    assert got["tracking_ang_vel"] == pytest.approx(top * mean, rel=3e-3)
+    assert got["tracking_ang_vel_max"] == top and got["tracking_lin_vel_max"] == 2.0 * 0.02
+    # nothing to track: standing still is perfect
+    idle = stand_still_tracking(TaskConfig(cmd_vx=(0.0, 0.0), cmd_vy=(0.0, 0.0), cmd_wz=(0.0, 0.0)), samples=1000)
+    assert idle["tracking_lin_vel"] == idle["tracking_lin_vel_max"] and idle["tracking_ang_vel"] == idle["tracking_ang_vel_max"]
+    # the dead zone: commands with |v_xy| <= 0.2 are zeroed, which standing still tracks perfectly
+    dead = stand_still_tracking(TaskConfig(cmd_vx=(-0.1, 0.1), cmd_vy=(-0.1, 0.1)), samples=1000)
+    assert dead["tracking_lin_vel"] == pytest.approx(dead["tracking_lin_vel_max"])

@@ -128,9 +128,23 @@ def tail_mean(curve: dict[str, list[float]], fraction: float = 0.2) -> float:
     return float(np.mean(values[-max(1, int(len(values) * fraction)):]))
 
 
+TRACKING = ("tracking_lin_vel", "tracking_ang_vel")
+QUALITY_FRACTION = 0.1  # the learning issue's measure: mean of the last 10% of the run's log points
+
+
+def tracking_baselines() -> dict[str, float]:
+    """Stand-still values and maxima of the tracking curves (the task's own definition)."""
+    from sacscale.task.g1_walk_flat import stand_still_tracking
+
+    return stand_still_tracking()
+
+
 def compare_learning(runs: dict[str, str | Path], fraction: float = 0.2) -> dict:
-    """Curves and end-of-run means of several runs, labelled."""
-    result = {"tail_fraction": fraction, "runs": {}}
+    """Curves and end-of-run means of several runs, labelled; per run also the normalised
+    tracking (term / its maximum, mean of the last 10% of log points), next to what
+    standing still earns."""
+    base = tracking_baselines()
+    result = {"tail_fraction": fraction, "quality_fraction": QUALITY_FRACTION, "stand_still": base, "runs": {}}
     for label, run_dir in runs.items():
         curves = learning_curves(run_dir)
         entry = {"run_dir": str(run_dir),
@@ -138,6 +152,10 @@ def compare_learning(runs: dict[str, str | Path], fraction: float = 0.2) -> dict
         for name, curve in curves.items():
             entry[f"first_{name}"] = curve["value"][0] if curve["value"] else float("nan")
             entry[f"tail_mean_{name}"] = tail_mean(curve, fraction)
+        for term in TRACKING:
+            top = base[f"{term}_max"]
+            entry[f"normalised_{term}"] = tail_mean(curves[term], QUALITY_FRACTION) / top
+            entry[f"stand_still_normalised_{term}"] = base[term] / top
         entry["curves"] = curves
         result["runs"][label] = entry
     return result

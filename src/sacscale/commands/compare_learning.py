@@ -35,7 +35,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"{label:>16}: {r['env_steps']:>10,.0f} env steps | return {r['first_return']:7.2f} -> "
               f"{r['tail_mean_return']:7.2f} | length {r['first_length']:6.1f} -> {r['tail_mean_length']:6.1f} | "
               f"lin-vel tracking {r['first_tracking_lin_vel']:.4f} -> {r['tail_mean_tracking_lin_vel']:.4f} "
-              f"(last {args.tail_fraction:.0%} of log points)")
+              f"(last {args.tail_fraction:.0%} of log points) | normalised tracking lin "
+              f"{r['normalised_tracking_lin_vel']:.2f} yaw {r['normalised_tracking_ang_vel']:.2f} "
+              f"(last {result['quality_fraction']:.0%}; standing still: {r['stand_still_normalised_tracking_lin_vel']:.2f} / "
+              f"{r['stand_still_normalised_tracking_ang_vel']:.2f})")
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(json.dumps(result, indent=2))
@@ -43,5 +46,5 @@ def run(args: argparse.Namespace) -> int:
         from sacscale.report.plots import learning_curves  # the report's figure, one group per run
 
         groups = single_run_groups({label: r["curves"] for label, r in result["runs"].items()})
-        learning_curves(groups, Path(args.figure))
+        learning_curves(groups, Path(args.figure), baselines=result["stand_still"])
     return 0

@@ -186,11 +186,13 @@ def learning_label(config: str, runs: int) -> str:
     return f"{config} (mean of {runs} runs)" if runs != 1 else f"{config} (1 run)"
 
 
-def learning_curves(groups: dict[str, dict] | None, path: Path, note: str | None = None) -> bool:
+def learning_curves(groups: dict[str, dict] | None, path: Path, note: str | None = None,
+                    baselines: dict[str, float] | None = None) -> bool:
     """2x2 panels (LEARNING_PANELS) against cumulative env steps of all ranks: per
     configuration every run thin and the mean over its runs thick (sacscale.analysis.
-    learning.curves_by_config). Empty curves draw nothing; False (and a placeholder
-    figure) when no curve has a point."""
+    learning.curves_by_config). `baselines` (stand_still_tracking) draws what a robot
+    standing still earns, dashed, and perfect tracking, dotted, on the tracking panels.
+    Empty curves draw nothing; False (and a placeholder figure) when no curve has a point."""
     groups = groups or {}
     colors = _colors(groups)
     fig, axes = plt.subplots(2, 2, figsize=(11, 7.5), sharex=True)
@@ -210,6 +212,9 @@ def learning_curves(groups: dict[str, dict] | None, path: Path, note: str | None
             if mean["env_steps"]:
                 ax.plot(mean["env_steps"], mean["value"], "-", color=colors[config], lw=2.0,
                         label=learning_label(config, mean["runs"]))
+        if baselines and name in baselines:
+            ax.axhline(baselines[name], color="0.3", ls="--", lw=1.0, label="standing still")
+            ax.axhline(baselines[f"{name}_max"], color="0.3", ls=":", lw=1.0, label="perfect tracking")
         ax.set_ylabel(ylabel, fontsize=9)
         ax.grid(alpha=0.3)
         ax.xaxis.set_major_formatter(EngFormatter(sep=""))
@@ -248,7 +253,13 @@ def write_all(summary: dict, metrics: list[dict], figures_dir: str | Path, learn
     cumulative_steps(metrics, d / FIGURES["cumulative_steps"])
     return_vs_time(metrics, d / FIGURES["return_vs_time"])
     traced = phase_times(metrics, d / FIGURES["phase_times"])
-    learned = learning_curves(learning, d / FIGURES["learning_curves"], learning_note)
+    if learning:
+        from sacscale.analysis.learning import tracking_baselines
+
+        baselines = tracking_baselines()
+    else:
+        baselines = None
+    learned = learning_curves(learning, d / FIGURES["learning_curves"], learning_note, baselines=baselines)
     return {
         "throughput_by_repeat": True,
         "scaling_bars": True,

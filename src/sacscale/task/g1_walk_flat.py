@@ -164,6 +164,35 @@ class PenaltyCurriculum:
         self.scale = float(np.clip(self.scale, *cfg.penalty_scale_range))
 
 
+def sample_commands(cfg: TaskConfig, rng: np.random.Generator, k: int) -> np.ndarray:
+    """k velocity commands (vx, vy, wz) from the task's distribution: uniform per axis, the
+    planar part zeroed when its norm is inside the dead zone."""
+    cmd = np.empty((k, 3))
+    cmd[:, 0] = rng.uniform(*cfg.cmd_vx, size=k)
+    cmd[:, 1] = rng.uniform(*cfg.cmd_vy, size=k)
+    cmd[:, 2] = rng.uniform(*cfg.cmd_wz, size=k)
+    still = np.hypot(cmd[:, 0], cmd[:, 1]) <= cfg.cmd_dead_zone
+    cmd[still, :2] = 0.0
+    return cmd
+
+
+def stand_still_tracking(cfg: TaskConfig | None = None, samples: int = 400_000, seed: int = 0) -> dict[str, float]:
+    """The weighted per-step tracking rewards (`Reward/tracking_*`) that a robot standing
+    still earns on average over the command distribution (zero velocity: the errors are
+    the commands), by Monte Carlo with the task's own sampling and kernel; and each term's
+    maximum (perfect tracking)."""
+    cfg = cfg or TaskConfig()
+    cmd = sample_commands(cfg, np.random.default_rng(seed), samples)
+    kernel = {"tracking_lin_vel": np.exp(-np.sum(cmd[:, :2] ** 2, axis=1) / cfg.tracking_sigma),
+              "tracking_ang_vel": np.exp(-cmd[:, 2] ** 2 / cfg.tracking_sigma)}
+    out = {}
+    for term, values in kernel.items():
+        top = cfg.reward_weights[term] * cfg.reward_dt_scale
+        out[term] = float(values.mean() * top)
+        out[f"{term}_max"] = float(top)
+    return out
+
+
 def swing_height_target(phase: np.ndarray, apex: float) -> np.ndarray:
     """Foot-height target over a gait cycle: a cubic Bezier up to apex and back down.
 
@@ -504,14 +533,7 @@ class G1WalkFlat:
         return actor, critic
 
     def _sample_commands(self, k: int) -> np.ndarray:
-        cfg = self.cfg
-        cmd = np.empty((k, 3))
-        cmd[:, 0] = self.rng.uniform(*cfg.cmd_vx, size=k)
-        cmd[:, 1] = self.rng.uniform(*cfg.cmd_vy, size=k)
-        cmd[:, 2] = self.rng.uniform(*cfg.cmd_wz, size=k)
-        still = np.hypot(cmd[:, 0], cmd[:, 1]) <= cfg.cmd_dead_zone
-        cmd[still, :2] = 0.0
-        return cmd
+        return sample_commands(self.cfg, self.rng, k)
 
     def _reset_envs(self, ids: np.ndarray) -> None:
         """Keyframe + random xy, yaw, base velocity, command and gains for envs ids."""

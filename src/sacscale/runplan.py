@@ -119,6 +119,7 @@ class Plan:
     model_timeout_s: float
     model: dict = field(default_factory=dict)
     description: str = ""
+    matrix: dict | None = None        # the planned matrix the run configurations came from
 
     def run(self, name: str) -> Run:
         for r in self.runs:
@@ -139,6 +140,8 @@ class Plan:
     def as_dict(self) -> dict:
         data = asdict(self)
         data["pairs"] = [list(p) for p in self.pairs]
+        if data["matrix"] is None:
+            del data["matrix"]  # plans of named presets stay as they were recorded
         return data
 
 
@@ -160,7 +163,8 @@ def _merge(preset: dict, config: dict, key: str, preset_name: str):
     return preset.get(key), preset_name
 
 
-def choose_preset(config: dict, presets_doc: dict, host: Host) -> tuple[str, str]:
+def choose_preset(config: dict, presets_doc: dict, host: Host, matrix=None) -> tuple[str, str]:
+    """(preset name, why). `matrix`: a callable giving the planned matrix (see resolve)."""
     presets = presets_doc.get("presets", {})
     name = config.get("preset") or "auto"
     if name != "auto":
@@ -171,20 +175,75 @@ def choose_preset(config: dict, presets_doc: dict, host: Host) -> tuple[str, str
     fallback = auto.get("no_cuda", "cpu")
     if host.cuda_devices == 0:
         return fallback, "preset auto: no CUDA device visible, so the CPU preset"
+    seen = f"{host.cuda_devices} CUDA device(s) and CPUs {format_cpu_list(host.cpus)} visible"
+    smaller = []
     for candidate in auto.get("cuda", []):
         try:
             plan = resolve({**config, "preset": candidate}, presets_doc, host)
         except PlanError:
             continue
-        if plan.gpus_needed() <= host.cuda_devices:
+        if plan.gpus_needed() == host.cuda_devices:
             return candidate, (
-                f"preset auto: {host.cuda_devices} CUDA device(s) and CPUs {format_cpu_list(host.cpus)} visible; "
-                f"{candidate} is the first preset in the auto list that fits"
+                f"preset auto: {seen}; {candidate} is the first preset in the auto list written for "
+                "exactly this many GPUs whose CPU pools exist here"
             )
+        if plan.gpus_needed() < host.cuda_devices:
+            smaller.append(candidate)
+    # no named preset for exactly this machine: the matrix planned from its topology
+    failed = ""
+    if auto.get("planned") and matrix is not None:
+        try:
+            planned = matrix()
+        except PlanError as exc:
+            failed = f"; the topology planner failed ({exc})"
+        else:
+            return auto["planned"], (
+                f"preset auto: {seen}; no preset in the auto list is written for exactly this many GPUs, "
+                f"so the matrix planned from this machine's topology: {planned.get('reason', '')}"
+            )
+    if smaller:
+        return smaller[0], (
+            f"preset auto: {seen}; {smaller[0]} is the first preset in the auto list that fits "
+            f"(with fewer GPUs){failed}"
+        )
     return fallback, (
-        f"preset auto: {host.cuda_devices} CUDA device(s) visible but no GPU preset fits this machine's CPUs; "
-        "the CPU preset"
+        f"preset auto: {host.cuda_devices} CUDA device(s) visible but no GPU preset fits this machine's CPUs"
+        f"{failed}; the CPU preset"
     )
+
+
+def _once(matrix):
+    """The matrix source (a dict, a callable giving one, or None) as a callable asked at most once."""
+    if matrix is None:
+        return None
+    cache = []
+
+    def get() -> dict:
+        if not cache:
+            cache.append(matrix() if callable(matrix) else matrix)
+        return cache[0]
+
+    return get
+
+
+def _planned_preset(template: dict, matrix: dict, name: str) -> dict:
+    """The template preset with the planned matrix's run configurations, order, pairs and a
+    probe on its first 2-rank configuration (the matrix's learner_cpus are reserved CPUs,
+    not run fields: the runs pin only the simulation pools, as the seed does)."""
+    configs = matrix.get("configs") if isinstance(matrix, dict) else None
+    order = matrix.get("order") if isinstance(matrix, dict) else None
+    if not isinstance(configs, dict) or not isinstance(order, list) or not order:
+        raise PlanError(f"planner: the matrix for preset {name} has no 'configs' mapping and 'order' list")
+    run_configs = dict(template.get("run_configs") or {})
+    for cname, entry in configs.items():
+        if not isinstance(entry, dict) or "devices" not in entry or "cpu_pools" not in entry:
+            raise PlanError(f"planner: matrix configuration {cname!r} lacks devices or cpu_pools")
+        fields = {k: entry[k] for k in ("devices", "cpu_pools", "description") if k in entry}
+        run_configs[cname] = {**(run_configs.get(cname) or {}), **fields}
+    devices = [str(configs[n]["devices"]) for n in order if n in configs]
+    two_ranks = [d for d in devices if len(d.split(",")) == 2]
+    probe = {**(template.get("probe") or {}), "devices": two_ranks[0] if two_ranks else devices[0] if devices else "0"}
+    return {**template, "run_configs": run_configs, "order": list(order), "pairs": matrix.get("pairs"), "probe": probe}
 
 
 def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host: Host | None) -> RunConfig:
@@ -275,14 +334,26 @@ def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, hos
     )
 
 
-def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_host: bool = True) -> Plan:
+def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_host: bool = True,
+            matrix=None) -> Plan:
     """The checked plan. `host=None` detects the machine; `check_host=False` skips the
-    checks that depend on it (CPUs that exist), e.g. when planning on a cluster's login node."""
+    checks that depend on it (CPUs that exist), e.g. when planning on a cluster's login node.
+    `matrix`: the `sacscale plan-matrix` output (or a callable giving it, asked only when
+    needed) for the preset named by `auto.planned`; None: that preset is not available."""
     if host is None:
         host = Host.detect()
     presets = presets_doc.get("presets", {})
-    name, reason = choose_preset(config, presets_doc, host)
+    get_matrix = _once(matrix)
+    name, reason = choose_preset(config, presets_doc, host, get_matrix)
     preset = presets[name]
+    planned = None
+    if name == presets_doc.get("auto", {}).get("planned"):
+        if get_matrix is None:
+            raise PlanError(f"preset: {name} takes its run configurations from `sacscale plan-matrix`; none was given")
+        planned = get_matrix()
+        preset = _planned_preset(preset, planned, name)
+        if reason == "named in the config":
+            reason += f"; the matrix planned from the topology: {planned.get('reason', '')}"
 
     prefix, origin = _merge(preset, config, "prefix", name)
     if not isinstance(prefix, str) or not NAME.match(prefix):
@@ -368,6 +439,7 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
         model_timeout_s=float(preset.get("model_timeout_s", 1800)),
         model=model,
         description=str(preset.get("description", "")).strip(),
+        matrix=planned,
     )
 
 

@@ -185,25 +185,25 @@ def read_sysfs_cpus(root: str | Path = "/sys/devices/system") -> list[Cpu]:
     return cpus
 
 
-def live_gpus() -> list[Gpu]:
-    """GPUs from `nvidia-smi topo -m`, renumbered as the trainer sees them under
+def live_gpus() -> tuple[list[Gpu], str]:
+    """(GPUs, where from): `nvidia-smi topo -m`, renumbered as the trainer sees them under
     CUDA_VISIBLE_DEVICES (indices only: UUIDs or MIG names are refused)."""
     smi = shutil.which("nvidia-smi")
     if not smi:
-        return []
+        return [], "nvidia-smi (not installed)"
     try:
         proc = subprocess.run([smi, "topo", "-m"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.SubprocessError):
-        return []
+    except (OSError, subprocess.SubprocessError) as exc:
+        return [], f"nvidia-smi topo -m (failed: {exc})"
     if proc.returncode != 0:
-        return []
+        return [], f"nvidia-smi topo -m (exit status {proc.returncode})"
     gpus = parse_nvidia_topo(proc.stdout)
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is None:
-        return gpus
+        return gpus, "nvidia-smi topo -m"
     items = [v.strip() for v in visible.split(",") if v.strip()]
     if not items or items == ["-1"]:
-        return []
+        return [], f"nvidia-smi topo -m (CUDA_VISIBLE_DEVICES={visible!r} hides every GPU)"
     if not all(v.isdigit() for v in items):
         raise TopologyError(
             f"CUDA_VISIBLE_DEVICES={visible!r}: the planner maps GPU indices only; "
@@ -213,8 +213,9 @@ def live_gpus() -> list[Gpu]:
     absent = [v for v in items if int(v) not in by_index]
     if absent:
         raise TopologyError(f"CUDA_VISIBLE_DEVICES={visible!r}: nvidia-smi lists no GPU {', '.join(absent)}")
-    return [Gpu(index=i, label=by_index[int(v)].label, node=by_index[int(v)].node, cpus=by_index[int(v)].cpus)
-            for i, v in enumerate(items)]
+    renumbered = [Gpu(index=i, label=by_index[int(v)].label, node=by_index[int(v)].node, cpus=by_index[int(v)].cpus)
+                  for i, v in enumerate(items)]
+    return renumbered, f"nvidia-smi topo -m, CUDA_VISIBLE_DEVICES={visible}"
 
 
 # --- planning ----------------------------------------------------------------------------
@@ -260,8 +261,9 @@ def _rank_counts(total: int) -> list[int]:
 
 
 def _spread(gpus_by_node: dict[int, list[Gpu]]) -> list[Gpu]:
-    """All GPUs, round robin over the NUMA nodes: the first k spread over them evenly."""
-    queues = [list(g) for _, g in sorted(gpus_by_node.items())]
+    """All GPUs, round robin over the NUMA nodes (starting at GPU 0's): the first k spread
+    over them evenly."""
+    queues = sorted((list(g) for g in gpus_by_node.values()), key=lambda q: q[0].index)
     order = []
     while any(queues):
         for q in queues:
@@ -280,7 +282,7 @@ def plan_matrix(topo: Topology, *, smt: bool = False, pool_cores: int | None = N
     """
     cpus = [c for c in topo.cpus if allowed is None or c.id in allowed]
     if not topo.gpus:
-        raise TopologyError("no GPU: nvidia-smi topo -m lists none (is nvidia-smi installed, and CUDA_VISIBLE_DEVICES not empty?)")
+        raise TopologyError("no GPU: the nvidia-smi topo -m matrix lists none")
     if not cpus:
         raise TopologyError("no CPU: the lscpu listing has none this process may use")
     node_cpus: dict[int, set[int]] = {}
@@ -313,12 +315,12 @@ def plan_matrix(topo: Topology, *, smt: bool = False, pool_cores: int | None = N
     threads = min(len(pool) for _, pool in blocks.values())
     if threads < 2:
         gpus = gpus_by_node[tightest]
-        what = "threads" if smt else "physical cores (SMT siblings excluded; --smt uses them)"
+        what = "SMT threads included" if smt else "one per physical core; SMT siblings excluded, --smt uses them"
         raise TopologyError(
             f"too few cores: NUMA node {tightest} has {len(cores.get(tightest, []))} usable physical core(s) "
             f"for {len(gpus)} GPU(s) ({', '.join(g.label for g in gpus)})"
             f"{f' and --pool-cores {pool_cores}' if pool_cores is not None else ''}; "
-            f"each rank needs 1 learner core and 2 simulation {what}"
+            f"each rank needs 1 learner core and 2 simulation threads ({what})"
         )
     # smt: equal pools even where a core has fewer threads (a CPU outside the affinity mask)
     blocks = {i: (learner, pool[:threads]) for i, (learner, pool) in blocks.items()}
@@ -369,3 +371,17 @@ def plan_matrix(topo: Topology, *, smt: bool = False, pool_cores: int | None = N
         "smt": smt,
         "pool_threads": threads,
     }
+
+
+def load_topology(lscpu: str | None = None, nvidia_smi_topo: str | None = None) -> tuple[Topology, set[int] | None, str]:
+    """(topology, CPUs allowed, where it came from): each part from its recorded file when
+    given, else from this machine (then only the CPUs of this process's affinity mask)."""
+    if lscpu:
+        cpus, allowed, cpu_src = parse_lscpu(Path(lscpu).read_text()), None, lscpu
+    else:
+        cpus, allowed, cpu_src = read_sysfs_cpus(), set(os.sched_getaffinity(0)), "sysfs"
+    if nvidia_smi_topo:
+        gpus, gpu_src = parse_nvidia_topo(Path(nvidia_smi_topo).read_text()), nvidia_smi_topo
+    else:
+        gpus, gpu_src = live_gpus()
+    return Topology(cpus, gpus), allowed, f"CPUs from {cpu_src}, GPUs from {gpu_src}"

@@ -395,6 +395,9 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
     run_configs = {n: _resolve_run_config(n, entries[n][0], defaults, entries[n][1], cpu_host) for n in order}
 
     pairs_raw, origin = _merge(preset, config, "pairs", name)
+    if planned is not None and origin == name:
+        # the matrix's pairs of the configurations the config's order keeps
+        pairs_raw = [p for p in pairs_raw or [] if set(p) <= set(order)]
     pairs = []
     for i, pair in enumerate(pairs_raw or []):
         pk = _key(origin, f"pairs[{i}]")

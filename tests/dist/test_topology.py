@@ -269,13 +269,20 @@ def test_smt_siblings_count_only_with_the_option():
 
 
 def test_pool_cores_beyond_the_node_and_unplaceable_gpus_are_errors():
-    with pytest.raises(TopologyError, match="--pool-cores 16: must be 1 to 15"):
+    with pytest.raises(TopologyError, match="--pool-cores 16: NUMA node 0 allows at most 15 cores per pool"):
         plan_matrix(machine("h200x1"), pool_cores=16)
     with pytest.raises(TopologyError, match="--pool-cores 1.*2 simulation threads"):
         plan_matrix(machine("h200x1"), pool_cores=1)
     cpus = parse_lscpu((FIXTURES / "seed_2x40_smt_2gpu.lscpu").read_text())
     with pytest.raises(TopologyError, match="GPU0: nvidia-smi topo -m gives no NUMA Affinity"):
         plan_matrix(Topology(cpus, [Gpu(0, "GPU0", None, None)]))
+    # a GPU whose node lies outside the affinity mask is not moved to another node
+    seed = machine("seed_2x40_smt_2gpu")
+    with pytest.raises(TopologyError, match="GPU1: its NUMA node 1 has no CPU this process may use"):
+        plan_matrix(seed, allowed=set(range(40)))
+    old = "\tGPU0\tCPU Affinity\nGPU0\t X \t40-79\n"
+    with pytest.raises(TopologyError, match="GPU0: no CPU of its CPU Affinity 40-79 is one this process may use"):
+        plan_matrix(Topology(seed.cpus, parse_nvidia_topo(old)), allowed=set(range(40)))
 
 
 # --- the command ----------------------------------------------------------------------------

@@ -28,7 +28,8 @@ def planned_matrix():
     cmd += ["--pool-cores", str(opts["pool_cores"])] if opts.get("pool_cores") else []
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if proc.returncode != 0:
-        raise runplan.PlanError(f"planner: {(proc.stderr.strip().splitlines() or ['failed'])[-1]}")
+        last = (proc.stderr.strip().splitlines() or ["failed"])[-1]
+        raise runplan.PlanError(f"planner: {last}")
     return json.loads(proc.stdout)
 
 
@@ -37,7 +38,10 @@ def load_plan():
         presets = yaml.safe_load(fh)
     try:
         plan = runplan.resolve(
-            config, presets, check_host=config.get("host_checks", True), matrix=planned_matrix
+            config,
+            presets,
+            check_host=config.get("host_checks", True),
+            matrix=planned_matrix,
         )
     except runplan.PlanError as exc:
         raise WorkflowError(f"config error: {exc}") from None

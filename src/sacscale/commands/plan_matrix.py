@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lscpu", metavar="FILE", help="recorded `lscpu -e=CPU,CORE,SOCKET,NODE` (default: this machine's sysfs)")
     parser.add_argument("--nvidia-smi-topo", metavar="FILE", help="recorded `nvidia-smi topo -m` (default: run it)")
     parser.add_argument("--smt", action="store_true", help="pools use every SMT thread of their cores (default: one thread per physical core)")
-    parser.add_argument("--pool-cores", type=int, metavar="N", help="physical cores per pool (default: as many as the fullest NUMA node allows)")
+    parser.add_argument("--pool-cores", type=int, metavar="N", help="physical cores per pool (default: as many as the node with the fewest cores per GPU allows)")
     parser.add_argument("--output", metavar="FILE", help="JSON file to write (atomically); default: standard output")
 
 

@@ -221,13 +221,21 @@ def live_gpus() -> tuple[list[Gpu], str]:
 # --- planning ----------------------------------------------------------------------------
 
 def _gpu_node(gpu: Gpu, node_cpus: dict[int, set[int]]) -> int:
-    if gpu.node is not None and gpu.node in node_cpus:
+    """The GPU's NUMA node: NUMA Affinity, else the one node its CPU Affinity lies on, else
+    (no affinity known at all) the machine's only node."""
+    if gpu.node is not None:
+        if gpu.node not in node_cpus:
+            raise TopologyError(f"{gpu.label}: its NUMA node {gpu.node} has no CPU this process may use")
         return gpu.node
     if gpu.cpus:
         nodes = [n for n, cpus in node_cpus.items() if gpu.cpus & cpus]
         if len(nodes) == 1:
             return nodes[0]
-    if len(node_cpus) == 1:
+        if not nodes:
+            raise TopologyError(
+                f"{gpu.label}: no CPU of its CPU Affinity {format_cpu_list(gpu.cpus)} is one this process may use"
+            )
+    elif len(node_cpus) == 1:
         return next(iter(node_cpus))
     raise TopologyError(
         f"{gpu.label}: nvidia-smi topo -m gives no NUMA Affinity and no CPU Affinity within one "
@@ -277,8 +285,8 @@ def plan_matrix(topo: Topology, *, smt: bool = False, pool_cores: int | None = N
     """The run matrix (the JSON `sacscale plan-matrix` writes) for this topology.
 
     allowed: CPUs this process may use (the live plan passes its affinity mask); others
-    are left out. pool_cores: physical cores per pool (default: as many as the fullest
-    NUMA node allows); pools are never larger than that node allows.
+    are left out. pool_cores: physical cores per pool (default: as many as the node with
+    the fewest cores per GPU allows, so that every pool has the same size).
     """
     cpus = [c for c in topo.cpus if allowed is None or c.id in allowed]
     if not topo.gpus:
@@ -299,9 +307,11 @@ def plan_matrix(topo: Topology, *, smt: bool = False, pool_cores: int | None = N
     tightest = min(fit, key=lambda n: (fit[n], n))
     size = fit[tightest]
     if pool_cores is not None:
-        if pool_cores < 1 or pool_cores > size:
-            raise TopologyError(f"--pool-cores {pool_cores}: must be 1 to {size} (what the NUMA nodes allow)")
-        size = pool_cores
+        if pool_cores < 1:
+            raise TopologyError(f"--pool-cores {pool_cores}: must be >= 1")
+        if pool_cores > size >= 1:
+            raise TopologyError(f"--pool-cores {pool_cores}: NUMA node {tightest} allows at most {size} cores per pool")
+        size = min(size, pool_cores)
 
     # one block per GPU, kept in every configuration: the learner core, then the pool
     blocks: dict[int, tuple[list[int], list[int]]] = {}

@@ -176,19 +176,25 @@ def choose_preset(config: dict, presets_doc: dict, host: Host, matrix=None) -> t
     if host.cuda_devices == 0:
         return fallback, "preset auto: no CUDA device visible, so the CPU preset"
     seen = f"{host.cuda_devices} CUDA device(s) and CPUs {format_cpu_list(host.cpus)} visible"
-    smaller = []
+    smaller, rejected = [], []
     for candidate in auto.get("cuda", []):
         try:
             plan = resolve({**config, "preset": candidate}, presets_doc, host)
         except PlanError:
             continue
-        if plan.gpus_needed() == host.cuda_devices:
+        needed = plan.gpus_needed()
+        if needed < host.cuda_devices:
+            smaller.append(candidate)
+        elif needed == host.cuda_devices:
+            known, off_node = _off_node(plan, matrix)
+            if off_node:
+                rejected.append(f"{candidate}: {off_node}")
+                continue
             return candidate, (
                 f"preset auto: {seen}; {candidate} is the first preset in the auto list written for "
                 "exactly this many GPUs whose CPU pools exist here"
+                + (" and lie on their GPUs' NUMA nodes" if known else "")
             )
-        if plan.gpus_needed() < host.cuda_devices:
-            smaller.append(candidate)
     # no named preset for exactly this machine: the matrix planned from its topology
     failed = ""
     if auto.get("planned") and matrix is not None:
@@ -197,9 +203,12 @@ def choose_preset(config: dict, presets_doc: dict, host: Host, matrix=None) -> t
         except PlanError as exc:
             failed = f"; the topology planner failed ({exc})"
         else:
+            why = "no preset in the auto list is written for exactly this many GPUs"
+            if rejected:
+                why += f" with its pools on its GPUs' NUMA nodes ({'; '.join(rejected)})"
             return auto["planned"], (
-                f"preset auto: {seen}; no preset in the auto list is written for exactly this many GPUs, "
-                f"so the matrix planned from this machine's topology: {planned.get('reason', '')}"
+                f"preset auto: {seen}; {why}, so the matrix planned from this machine's topology: "
+                f"{planned.get('reason', '')}"
             )
     if smaller:
         return smaller[0], (
@@ -210,6 +219,34 @@ def choose_preset(config: dict, presets_doc: dict, host: Host, matrix=None) -> t
         f"preset auto: {host.cuda_devices} CUDA device(s) visible but no GPU preset fits this machine's CPUs"
         f"{failed}; the CPU preset"
     )
+
+
+def _off_node(plan: "Plan", matrix) -> tuple[bool, str | None]:
+    """(topology known, where a preset's pool leaves its GPU's NUMA node or None), from the
+    planned matrix's `gpus` and `nodes`. A single-rank pool over several nodes, one of them
+    the GPU's, is a deliberate total-CPU control and passes. Without a matrix (no planner,
+    or it failed) nothing can be checked."""
+    try:
+        topo = matrix() if matrix is not None else None
+    except PlanError:
+        return False, None
+    if not isinstance(topo, dict) or not topo.get("nodes") or not topo.get("gpus"):
+        return False, None
+    node_cpus = {int(n): set(parse_cpu_list(c)) for n, c in topo["nodes"].items()}
+    gpu_node = {int(g["index"]): int(g["node"]) for g in topo["gpus"]}
+    for name in plan.order:
+        rc = plan.run_configs[name]
+        if rc.device_kind != "cuda" or rc.cpu_pools == "auto" or rc.cuda_visible_devices is not None:
+            continue  # under its own CUDA_VISIBLE_DEVICES the indices are not the planner's
+        for device, pool in zip(rc.devices.split(","), rc.pool_cpus()):
+            node = gpu_node.get(int(device))
+            if node not in node_cpus:
+                continue
+            outside = set(pool) - node_cpus[node]
+            if outside and not (rc.world_size == 1 and set(pool) & node_cpus[node]):
+                return True, (f"{name}: GPU {device}'s pool {format_cpu_list(pool)} has CPUs "
+                              f"{format_cpu_list(outside)} off its NUMA node {node}")
+    return True, None
 
 
 def _once(matrix):

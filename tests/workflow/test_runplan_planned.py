@@ -47,15 +47,41 @@ def test_auto_on_an_eight_gpu_server_runs_the_planned_matrix():
     assert run_environment(p, run)["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
 
 
-@pytest.mark.parametrize("host, expected", [
-    (Host(cuda_devices=2, cpus=frozenset(range(160))), "rtx5090x2"),
-    (Host(cuda_devices=2, cpus=frozenset(range(32))), "h200x2"),
-    (Host(cuda_devices=1, cpus=frozenset(range(16))), "h200x1"),
+@pytest.mark.parametrize("host, fixture, expected", [
+    (Host(cuda_devices=2, cpus=frozenset(range(160))), "seed_2x40_smt_2gpu", "rtx5090x2"),
+    (Host(cuda_devices=2, cpus=frozenset(range(32))), "h200x2", "h200x2"),
+    (Host(cuda_devices=1, cpus=frozenset(range(16))), "h200x1", "h200x1"),
 ])
-def test_a_named_preset_for_exactly_this_machine_wins(host, expected):
-    p = resolve({"preset": "auto"}, PRESETS, host, matrix=never)
-    assert p.preset == expected and "written for exactly this many GPUs" in p.preset_reason
+def test_a_named_preset_for_exactly_this_machine_wins(host, fixture, expected):
+    p = resolve({"preset": "auto"}, PRESETS, host, matrix=lambda: matrix_of(fixture))
+    assert p.preset == expected
+    assert "written for exactly this many GPUs whose CPU pools exist here and lie on their GPUs' NUMA nodes" in p.preset_reason
     assert "matrix" not in p.as_dict()  # plans of named presets are recorded as before
+
+
+def test_a_single_rank_pool_over_both_sockets_is_a_control_not_a_misplacement():
+    host = Host(cuda_devices=2, cpus=frozenset(range(160)))
+    p = resolve({"preset": "auto", "order": ["n1_total64", "n2_pool32"]}, PRESETS, host,
+                matrix=lambda: matrix_of("seed_2x40_smt_2gpu"))
+    assert p.preset == "rtx5090x2"
+
+
+def test_presets_with_pools_off_their_gpus_nodes_give_way_to_the_planned_matrix():
+    """Two GPUs, one per socket of a 2x56-core server: the seed preset's 48-79 straddles the
+    sockets and h200x2 puts GPU 1's pool on socket 0, though all their CPUs exist."""
+    cpus = parse_lscpu((FIXTURES / "eight_gpu_2x56_smt.lscpu").read_text())
+    m = plan_matrix(Topology(cpus, [Gpu(0, "GPU0", 0, None), Gpu(1, "GPU1", 1, None)]))
+    p = resolve({"preset": "auto"}, PRESETS, Host(cuda_devices=2, cpus=frozenset(range(224))), matrix=lambda: m)
+    assert p.preset == "planned"
+    assert "rtx5090x2: n2_pool32: GPU 1's pool 48-79 has CPUs 48-55 off its NUMA node 1" in p.preset_reason
+    assert "h200x2: n1_local: GPU 0's pool" not in p.preset_reason
+    assert "h200x2: n2_pool: GPU 1's pool 17-31 has CPUs 17-31 off its NUMA node 1" in p.preset_reason
+    assert p.run_configs["n2_pool"].cpu_pools == "1-55;57-111"
+
+
+def test_without_a_topology_a_named_preset_is_taken_on_its_gpu_count():
+    p = resolve({"preset": "auto"}, PRESETS, Host(cuda_devices=2, cpus=frozenset(range(224))))
+    assert p.preset == "rtx5090x2" and "NUMA" not in p.preset_reason
 
 
 def test_without_cuda_the_cpu_preset_and_no_planning():

@@ -378,6 +378,7 @@ def plan_matrix(topo: Topology, *, smt: bool = False, pool_cores: int | None = N
         "pairs": pairs,
         "reason": reason,
         "gpus": [{"index": g.index, "label": g.label, "node": node_of[g.index]} for g in sorted(spread, key=lambda g: g.index)],
+        "nodes": {str(n): format_cpu_list(c) for n, c in sorted(node_cpus.items())},
         "smt": smt,
         "pool_threads": threads,
     }

@@ -20,6 +20,7 @@ import shutil
 import subprocess
 from dataclasses import asdict, dataclass, field
 
+from sacscale.dist.topology import TopologyError, pools_off_node, preset_from_matrix
 from sacscale.sim.affinity import available_cpus, first_overlap, format_cpu_list, parse_cpu_list
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -117,9 +118,9 @@ class Plan:
     pairs: list[tuple[str, str]]
     probe: dict
     model_timeout_s: float
+    matrix: dict | None = None        # the planned matrix the run configurations came from
     model: dict = field(default_factory=dict)
     description: str = ""
-    matrix: dict | None = None        # the planned matrix the run configurations came from
 
     def run(self, name: str) -> Run:
         for r in self.runs:
@@ -221,66 +222,39 @@ def choose_preset(config: dict, presets_doc: dict, host: Host, matrix=None) -> t
     )
 
 
-def _off_node(plan: "Plan", matrix) -> tuple[bool, str | None]:
-    """(topology known, where a preset's pool leaves its GPU's NUMA node or None), from the
-    planned matrix's `gpus` and `nodes`. A single-rank pool over several nodes, one of them
-    the GPU's, is a deliberate total-CPU control and passes. Without a matrix (no planner,
-    or it failed) nothing can be checked."""
-    try:
-        topo = matrix() if matrix is not None else None
-    except PlanError:
-        return False, None
-    if not isinstance(topo, dict) or not topo.get("nodes") or not topo.get("gpus"):
-        return False, None
-    node_cpus = {int(n): set(parse_cpu_list(c)) for n, c in topo["nodes"].items()}
-    gpu_node = {int(g["index"]): int(g["node"]) for g in topo["gpus"]}
-    for name in plan.order:
-        rc = plan.run_configs[name]
-        if rc.device_kind != "cuda" or rc.cpu_pools == "auto" or rc.cuda_visible_devices is not None:
-            continue  # under its own CUDA_VISIBLE_DEVICES the indices are not the planner's
-        for device, pool in zip(rc.devices.split(","), rc.pool_cpus()):
-            node = gpu_node.get(int(device))
-            if node not in node_cpus:
-                continue
-            outside = set(pool) - node_cpus[node]
-            if outside and not (rc.world_size == 1 and set(pool) & node_cpus[node]):
-                return True, (f"{name}: GPU {device}'s pool {format_cpu_list(pool)} has CPUs "
-                              f"{format_cpu_list(outside)} off its NUMA node {node}")
-    return True, None
-
-
 def _once(matrix):
-    """The matrix source (a dict, a callable giving one, or None) as a callable asked at most once."""
+    """The matrix source (a dict, a callable giving one, or None) as a callable that asks it
+    at most once (a failure is kept and raised again)."""
     if matrix is None:
         return None
-    cache = []
+    kept = []
 
     def get() -> dict:
-        if not cache:
-            cache.append(matrix() if callable(matrix) else matrix)
-        return cache[0]
+        if not kept:
+            try:
+                kept.append((matrix() if callable(matrix) else matrix, None))
+            except PlanError as exc:
+                kept.append((None, exc))
+        if kept[0][1] is not None:
+            raise kept[0][1]
+        return kept[0][0]
 
     return get
 
 
-def _planned_preset(template: dict, matrix: dict, name: str) -> dict:
-    """The template preset with the planned matrix's run configurations, order, pairs and a
-    probe on its first 2-rank configuration (the matrix's learner_cpus are reserved CPUs,
-    not run fields: the runs pin only the simulation pools, as the seed does)."""
-    configs = matrix.get("configs") if isinstance(matrix, dict) else None
-    order = matrix.get("order") if isinstance(matrix, dict) else None
-    if not isinstance(configs, dict) or not isinstance(order, list) or not order:
-        raise PlanError(f"planner: the matrix for preset {name} has no 'configs' mapping and 'order' list")
-    run_configs = dict(template.get("run_configs") or {})
-    for cname, entry in configs.items():
-        if not isinstance(entry, dict) or "devices" not in entry or "cpu_pools" not in entry:
-            raise PlanError(f"planner: matrix configuration {cname!r} lacks devices or cpu_pools")
-        fields = {k: entry[k] for k in ("devices", "cpu_pools", "description") if k in entry}
-        run_configs[cname] = {**(run_configs.get(cname) or {}), **fields}
-    devices = [str(configs[n]["devices"]) for n in order if n in configs]
-    two_ranks = [d for d in devices if len(d.split(",")) == 2]
-    probe = {**(template.get("probe") or {}), "devices": two_ranks[0] if two_ranks else devices[0] if devices else "0"}
-    return {**template, "run_configs": run_configs, "order": list(order), "pairs": matrix.get("pairs"), "probe": probe}
+def _off_node(plan: "Plan", matrix) -> tuple[bool, str | None]:
+    """(topology known, where the plan puts a pool off its GPU's NUMA node, or None)."""
+    try:
+        topo = matrix() if matrix is not None else None
+    except PlanError:
+        return False, None  # no planner, or it failed: nothing to check against
+    configs = []
+    for name in plan.order:
+        rc = plan.run_configs[name]
+        # under its own CUDA_VISIBLE_DEVICES a configuration's indices are not the planner's
+        if rc.device_kind == "cuda" and rc.cpu_pools != "auto" and rc.cuda_visible_devices is None:
+            configs.append((name, [int(d) for d in rc.devices.split(",")], rc.pool_cpus()))
+    return pools_off_node(topo, configs)
 
 
 def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host: Host | None) -> RunConfig:
@@ -388,7 +362,10 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
         if get_matrix is None:
             raise PlanError(f"preset: {name} takes its run configurations from `sacscale plan-matrix`; none was given")
         planned = get_matrix()
-        preset = _planned_preset(preset, planned, name)
+        try:
+            preset = preset_from_matrix(preset, planned, name, config.get("order"))
+        except TopologyError as exc:
+            raise PlanError(str(exc)) from None
         if reason == "named in the config":
             reason += f"; the matrix planned from the topology: {planned.get('reason', '')}"
 
@@ -432,9 +409,6 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
     run_configs = {n: _resolve_run_config(n, entries[n][0], defaults, entries[n][1], cpu_host) for n in order}
 
     pairs_raw, origin = _merge(preset, config, "pairs", name)
-    if planned is not None and origin == name:
-        # the matrix's pairs of the configurations the config's order keeps
-        pairs_raw = [p for p in pairs_raw or [] if set(p) <= set(order)]
     pairs = []
     for i, pair in enumerate(pairs_raw or []):
         pk = _key(origin, f"pairs[{i}]")
@@ -477,9 +451,9 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
         pairs=pairs,
         probe=probe,
         model_timeout_s=float(preset.get("model_timeout_s", 1800)),
+        matrix=planned,
         model=model,
         description=str(preset.get("description", "")).strip(),
-        matrix=planned,
     )
 
 

@@ -103,9 +103,15 @@ def test_planner_failure_falls_back_to_a_smaller_preset_and_says_why():
     def broken():
         raise PlanError("planner: sacscale plan-matrix: error: too few cores")
 
+    calls = []
+
+    def counted():
+        calls.append(1)
+        broken()
+
     host = Host(cuda_devices=4, cpus=frozenset(range(64)))
-    p = resolve({"preset": "auto"}, PRESETS, host, matrix=broken)
-    assert p.preset == "h200x2"
+    p = resolve({"preset": "auto"}, PRESETS, host, matrix=counted)
+    assert p.preset == "h200x2" and len(calls) == 1  # the planner runs once, its failure is kept
     assert "with fewer GPUs" in p.preset_reason and "the topology planner failed (planner: " in p.preset_reason
     p = resolve({"preset": "auto"}, PRESETS, host)  # no planner at all: as before
     assert p.preset == "h200x2"

@@ -396,3 +396,49 @@ def load_topology(lscpu: str | None = None, nvidia_smi_topo: str | None = None) 
     else:
         gpus, gpu_src = live_gpus()
     return Topology(cpus, gpus), allowed, f"CPUs from {cpu_src}, GPUs from {gpu_src}"
+
+
+# --- the matrix in the pipeline (sacscale.runplan) -----------------------------------------
+
+def preset_from_matrix(template: dict, matrix: dict, name: str, order: list[str] | None = None) -> dict:
+    """The template preset with the matrix's run configurations (devices, cpu_pools,
+    description), order, pairs (those within `order`, the config's order when it gives
+    one) and a probe on its first 2-rank configuration. learner_cpus are reserved CPUs,
+    not run fields: the runs pin only the simulation pools, as the seed does."""
+    configs = matrix.get("configs") if isinstance(matrix, dict) else None
+    planned_order = matrix.get("order") if isinstance(matrix, dict) else None
+    if not isinstance(configs, dict) or not isinstance(planned_order, list) or not planned_order:
+        raise TopologyError(f"planner: the matrix for preset {name} has no 'configs' mapping and 'order' list")
+    run_configs = dict(template.get("run_configs") or {})
+    for cname, entry in configs.items():
+        if not isinstance(entry, dict) or "devices" not in entry or "cpu_pools" not in entry:
+            raise TopologyError(f"planner: matrix configuration {cname!r} lacks devices or cpu_pools")
+        fields = {k: entry[k] for k in ("devices", "cpu_pools", "description") if k in entry}
+        run_configs[cname] = {**(run_configs.get(cname) or {}), **fields}
+    kept = set(order or planned_order)
+    pairs = [p for p in matrix.get("pairs") or [] if set(p) <= kept]
+    devices = [str(configs[n]["devices"]) for n in planned_order if n in configs]
+    two_ranks = [d for d in devices if len(d.split(",")) == 2]
+    probe = {**(template.get("probe") or {}), "devices": (two_ranks or devices or ["0"])[0]}
+    return {**template, "run_configs": run_configs, "order": list(planned_order), "pairs": pairs, "probe": probe}
+
+
+def pools_off_node(matrix: dict | None, configs: list[tuple[str, list[int], list[list[int]]]]) -> tuple[bool, str | None]:
+    """(topology known, the first pool off its GPU's NUMA node, or None) for run
+    configurations given as (name, GPU indices, one pool per rank), by the matrix's `gpus`
+    and `nodes`. A single-rank pool over several nodes, one of them its GPU's, is a
+    deliberate total-CPU control and passes."""
+    if not isinstance(matrix, dict) or not matrix.get("nodes") or not matrix.get("gpus"):
+        return False, None
+    node_cpus = {int(n): set(parse_cpu_list(c)) for n, c in matrix["nodes"].items()}
+    gpu_node = {int(g["index"]): int(g["node"]) for g in matrix["gpus"]}
+    for name, devices, pools in configs:
+        for device, pool in zip(devices, pools):
+            node = gpu_node.get(device)
+            if node not in node_cpus:
+                continue
+            outside = set(pool) - node_cpus[node]
+            if outside and not (len(devices) == 1 and set(pool) & node_cpus[node]):
+                return True, (f"{name}: GPU {device}'s pool {format_cpu_list(pool)} has CPUs "
+                              f"{format_cpu_list(outside)} off its NUMA node {node}")
+    return True, None

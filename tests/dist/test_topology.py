@@ -185,7 +185,7 @@ def test_two_h200_matrix_is_the_hand_written_preset():
 
 def test_one_h200_matrix_has_one_configuration():
     m = plan_matrix(machine("h200x1"))
-    assert m["order"] == ["n1_local"] and m["pairs"] == []
+    assert m["order"] == ["n1_local"] and m["pairs"] == [] and "no n1_total" in m["reason"]
     assert m["configs"]["n1_local"] == {
         "devices": "0", "cpu_pools": ["1-15"], "learner_cpus": ["0"],
         "description": "1 GPU, a 15-thread pool on its NUMA node (node 0)",

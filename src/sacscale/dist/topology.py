@@ -371,6 +371,7 @@ def plan_matrix(topo: Topology, *, smt: bool = False, pool_cores: int | None = N
         f"{len(spread)} GPU(s) on {len(gpus_by_node)} NUMA node(s) ({per_node}); every GPU gets a learner "
         f"core and a {threads}-thread pool on its node ({'SMT threads included' if smt else 'one thread per physical core'}"
         f"{f', --pool-cores {pool_cores}' if pool_cores is not None else ''})"
+        + ("; no n1_total: with one GPU it would be n1_local" if len(spread) == 1 else "")
     )
     return {
         "configs": configs,

@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "learner-bench": ("learner_bench", "ms per learner iteration: eager, compiled, graphed, both"),
     "prepare-model": ("prepare_model", "build the G1 task model, save .mjb + SHA-256, measure step cost"),
     "probe": ("probe", "correctness probe of data-parallel gradient sync"),
+    "plan-matrix": ("plan_matrix", "the run matrix planned from this machine's (or a recorded) CPU/GPU topology"),
     "verify-env": ("verify_env", "record the software/hardware environment and check a preset fits it"),
     "analyze-run": ("analyze_run", "compute a run's throughput metrics from its event files"),
     "evaluate": ("evaluate", "velocity-tracking errors of a trained policy on a fixed command grid, vs standing still"),

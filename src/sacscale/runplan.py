@@ -20,6 +20,7 @@ import shutil
 import subprocess
 from dataclasses import asdict, dataclass, field
 
+from sacscale.dist.topology import TopologyError, pools_off_node, preset_from_matrix
 from sacscale.sim.affinity import available_cpus, first_overlap, format_cpu_list, parse_cpu_list
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -117,6 +118,7 @@ class Plan:
     pairs: list[tuple[str, str]]
     probe: dict
     model_timeout_s: float
+    matrix: dict | None = None        # the planned matrix the run configurations came from
     model: dict = field(default_factory=dict)
     description: str = ""
 
@@ -139,6 +141,8 @@ class Plan:
     def as_dict(self) -> dict:
         data = asdict(self)
         data["pairs"] = [list(p) for p in self.pairs]
+        if data["matrix"] is None:
+            del data["matrix"]  # plans of named presets stay as they were recorded
         return data
 
 
@@ -160,7 +164,8 @@ def _merge(preset: dict, config: dict, key: str, preset_name: str):
     return preset.get(key), preset_name
 
 
-def choose_preset(config: dict, presets_doc: dict, host: Host) -> tuple[str, str]:
+def choose_preset(config: dict, presets_doc: dict, host: Host, matrix=None) -> tuple[str, str]:
+    """(preset name, why). `matrix`: a callable giving the planned matrix (see resolve)."""
     presets = presets_doc.get("presets", {})
     name = config.get("preset") or "auto"
     if name != "auto":
@@ -171,20 +176,85 @@ def choose_preset(config: dict, presets_doc: dict, host: Host) -> tuple[str, str
     fallback = auto.get("no_cuda", "cpu")
     if host.cuda_devices == 0:
         return fallback, "preset auto: no CUDA device visible, so the CPU preset"
+    seen = f"{host.cuda_devices} CUDA device(s) and CPUs {format_cpu_list(host.cpus)} visible"
+    smaller, rejected = [], []
     for candidate in auto.get("cuda", []):
         try:
             plan = resolve({**config, "preset": candidate}, presets_doc, host)
         except PlanError:
             continue
-        if plan.gpus_needed() <= host.cuda_devices:
+        needed = plan.gpus_needed()
+        if needed < host.cuda_devices:
+            smaller.append(candidate)
+        elif needed == host.cuda_devices:
+            known, off_node = _off_node(plan, matrix)
+            if off_node:
+                rejected.append(f"{candidate}: {off_node}")
+                continue
             return candidate, (
-                f"preset auto: {host.cuda_devices} CUDA device(s) and CPUs {format_cpu_list(host.cpus)} visible; "
-                f"{candidate} is the first preset in the auto list that fits"
+                f"preset auto: {seen}; {candidate} is the first preset in the auto list written for "
+                "exactly this many GPUs whose CPU pools exist here"
+                + (" and lie on their GPUs' NUMA nodes" if known else "")
             )
+    # no named preset for exactly this machine: the matrix planned from its topology
+    failed = ""
+    if auto.get("planned") and matrix is not None:
+        try:
+            planned = matrix()
+        except PlanError as exc:
+            failed = f"; the topology planner failed ({exc})"
+        else:
+            why = "no preset in the auto list is written for exactly this many GPUs"
+            if rejected:
+                why += f" with its pools on its GPUs' NUMA nodes ({'; '.join(rejected)})"
+            return auto["planned"], (
+                f"preset auto: {seen}; {why}, so the matrix planned from this machine's topology: "
+                f"{planned.get('reason', '')}"
+            )
+    if smaller:
+        return smaller[0], (
+            f"preset auto: {seen}; {smaller[0]} is the first preset in the auto list that fits "
+            f"(with fewer GPUs){failed}"
+        )
     return fallback, (
-        f"preset auto: {host.cuda_devices} CUDA device(s) visible but no GPU preset fits this machine's CPUs; "
-        "the CPU preset"
+        f"preset auto: {host.cuda_devices} CUDA device(s) visible but no GPU preset fits this machine's CPUs"
+        f"{failed}; the CPU preset"
     )
+
+
+def _once(matrix):
+    """The matrix source (a dict, a callable giving one, or None) as a callable that asks it
+    at most once (a failure is kept and raised again)."""
+    if matrix is None:
+        return None
+    kept = []
+
+    def get() -> dict:
+        if not kept:
+            try:
+                kept.append((matrix() if callable(matrix) else matrix, None))
+            except PlanError as exc:
+                kept.append((None, exc))
+        if kept[0][1] is not None:
+            raise kept[0][1]
+        return kept[0][0]
+
+    return get
+
+
+def _off_node(plan: "Plan", matrix) -> tuple[bool, str | None]:
+    """(topology known, where the plan puts a pool off its GPU's NUMA node, or None)."""
+    try:
+        topo = matrix() if matrix is not None else None
+    except PlanError:
+        return False, None  # no planner, or it failed: nothing to check against
+    configs = []
+    for name in plan.order:
+        rc = plan.run_configs[name]
+        # under its own CUDA_VISIBLE_DEVICES a configuration's indices are not the planner's
+        if rc.device_kind == "cuda" and rc.cpu_pools != "auto" and rc.cuda_visible_devices is None:
+            configs.append((name, [int(d) for d in rc.devices.split(",")], rc.pool_cpus()))
+    return pools_off_node(topo, configs)
 
 
 def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host: Host | None) -> RunConfig:
@@ -275,14 +345,29 @@ def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, hos
     )
 
 
-def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_host: bool = True) -> Plan:
+def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_host: bool = True,
+            matrix=None) -> Plan:
     """The checked plan. `host=None` detects the machine; `check_host=False` skips the
-    checks that depend on it (CPUs that exist), e.g. when planning on a cluster's login node."""
+    checks that depend on it (CPUs that exist), e.g. when planning on a cluster's login node.
+    `matrix`: the `sacscale plan-matrix` output (or a callable giving it, asked only when
+    needed) for the preset named by `auto.planned`; None: that preset is not available."""
     if host is None:
         host = Host.detect()
     presets = presets_doc.get("presets", {})
-    name, reason = choose_preset(config, presets_doc, host)
+    get_matrix = _once(matrix)
+    name, reason = choose_preset(config, presets_doc, host, get_matrix)
     preset = presets[name]
+    planned = None
+    if name == presets_doc.get("auto", {}).get("planned"):
+        if get_matrix is None:
+            raise PlanError(f"preset: {name} takes its run configurations from `sacscale plan-matrix`; none was given")
+        planned = get_matrix()
+        try:
+            preset = preset_from_matrix(preset, planned, name, config.get("order"))
+        except TopologyError as exc:
+            raise PlanError(str(exc)) from None
+        if reason == "named in the config":
+            reason += f"; the matrix planned from the topology: {planned.get('reason', '')}"
 
     prefix, origin = _merge(preset, config, "prefix", name)
     if not isinstance(prefix, str) or not NAME.match(prefix):
@@ -366,6 +451,7 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
         pairs=pairs,
         probe=probe,
         model_timeout_s=float(preset.get("model_timeout_s", 1800)),
+        matrix=planned,
         model=model,
         description=str(preset.get("description", "")).strip(),
     )

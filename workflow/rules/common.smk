@@ -3,6 +3,7 @@
 import json
 import re
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -12,11 +13,36 @@ from snakemake.exceptions import WorkflowError
 from sacscale import runplan
 
 
+def planned_matrix():
+    """The matrix of the planned preset: config planner.matrix (a recorded matrix.json), else
+    `sacscale plan-matrix` on this machine. Asked only when that preset is chosen."""
+    opts = config.get("planner") or {}
+    if opts.get("matrix"):
+        try:
+            with open(opts["matrix"]) as fh:
+                return json.load(fh)
+        except (OSError, ValueError) as exc:
+            raise runplan.PlanError(f"planner.matrix: {exc}") from None
+    cmd = [sys.executable, "-m", "sacscale.cli", "plan-matrix"]
+    cmd += ["--smt"] if opts.get("smt") else []
+    cmd += ["--pool-cores", str(opts["pool_cores"])] if opts.get("pool_cores") else []
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["failed"])[-1]
+        raise runplan.PlanError(f"planner: {last}")
+    return json.loads(proc.stdout)
+
+
 def load_plan():
     with open(workflow.source_path("../presets.yaml")) as fh:
         presets = yaml.safe_load(fh)
     try:
-        plan = runplan.resolve(config, presets, check_host=config.get("host_checks", True))
+        plan = runplan.resolve(
+            config,
+            presets,
+            check_host=config.get("host_checks", True),
+            matrix=planned_matrix,
+        )
     except runplan.PlanError as exc:
         raise WorkflowError(f"config error: {exc}") from None
     return plan

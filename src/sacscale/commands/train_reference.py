@@ -99,7 +99,9 @@ def _supervise(argv, env, log_path: Path, timeout_s: float) -> tuple[int, str]:
     stop: list[int] = []
     handlers = {s: signal.signal(s, lambda signum, frame: stop.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)}
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        # in the run directory: its Hydra writes its own job log (train_sac.log) into the working directory
+        proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                cwd=log_path.parent)
         deadline = time.monotonic() + timeout_s
         try:
             while proc.poll() is None and not stop and time.monotonic() < deadline:

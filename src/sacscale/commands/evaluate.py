@@ -21,6 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
                         help="simulation threads (default: the CPUs this process may use)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the resets (position, heading, gait phase)")
+    parser.add_argument("--stochastic", action="store_true",
+                        help="diagnostic: sample the actions as in training instead of tanh(mean)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,7 +37,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         result = evaluate(args.checkpoint, args.model, envs_per_command=args.envs_per_command,
-                          seconds=args.seconds, settle_s=args.settle_s, threads=args.threads, seed=args.seed)
+                          seconds=args.seconds, settle_s=args.settle_s, threads=args.threads, seed=args.seed,
+                          stochastic=args.stochastic)
     except (CheckpointError, ValueError) as exc:
         print(f"sacscale evaluate: error: {exc}", file=sys.stderr)
         return 2
@@ -52,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
     for label, e in (("policy rms", o), ("stand-still", b)):
         print(f"{label:>14} {_fmt(e['rms_error']['lin_vel_xy']):>15} {_fmt(e['rms_error']['yaw_rate']):>15}")
     print(f"{'ratio':>14} {_fmt(r['lin_vel_xy']):>15} {_fmt(r['yaw_rate']):>15}")
+    t = o["normalised_tracking"]
+    print(f"{'tracking':>14} {_fmt(t['lin_vel_xy']):>15} {_fmt(t['yaw_rate']):>15}   (the task's kernels, 1 = perfect; "
+          f"actions {p['actions'].split(':')[0]})")
     print(f"falls: {o['fall_rate']:.3f} per episode ({o['episodes']} episodes); "
           f"wall {result['timing']['wall_s']:.1f} s; wrote {args.output}" + (f", {args.figure}" if args.figure else ""))
     if p["checkpoint_model_sha256"] and p["checkpoint_model_sha256"] != p["model_sha256"]:

@@ -122,11 +122,13 @@ def heading_frame_velocity(qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
     return np.stack([c * vx + s * vy, -s * vx + c * vy, wz], axis=1)
 
 
-def rollout(env: G1WalkFlat, actor, obs: np.ndarray, steps: int, settle_steps: int) -> dict:
+def rollout(env: G1WalkFlat, actor, obs: np.ndarray, steps: int, settle_steps: int,
+            noise: torch.Generator | None = None) -> dict:
     """Run `steps` control steps; per step and env the achieved velocity and whether it counts.
 
     A sample counts when the env has not fallen so far in its episode, does not fall at
-    this step, and the step is past the settling time. The velocity is read between the
+    this step, and the step is past the settling time. With `noise` (a generator) the
+    actions are sampled as in training instead of tanh(mean). The velocity is read between the
     physics and the task work of a step, so it is the state reached, before an auto-reset.
     """
     n = env.num_envs
@@ -137,7 +139,11 @@ def rollout(env: G1WalkFlat, actor, obs: np.ndarray, steps: int, settle_steps: i
     fell = np.zeros(n, dtype=bool)
     sim_errors = 0
     for k in range(steps):
-        actions = actor.act(torch.from_numpy(obs), deterministic=True).numpy()
+        obs_t = torch.from_numpy(obs)
+        if noise is None:
+            actions = actor.act(obs_t, deterministic=True).numpy()
+        else:
+            actions = actor.act(obs_t, noise=torch.randn(n, actor.action_dim, generator=noise, dtype=obs_t.dtype)).numpy()
         env.start_step(actions)
         env.wait_physics()
         achieved[k, :, :3] = heading_frame_velocity(env._qpos, env._qvel)
@@ -159,12 +165,26 @@ def _rms(sq_err: np.ndarray, mask: np.ndarray) -> float:
     return math.sqrt(float(sq_err[mask].sum()) / count) if count else math.nan  # nan -> null in JSON
 
 
+def _kernel_mean(sq_err: np.ndarray, mask: np.ndarray) -> float:
+    """Mean of the task's tracking kernel exp(-err^2 / sigma): 1 is perfect tracking."""
+    count = mask.sum()
+    return float(np.exp(-sq_err[mask] / TaskConfig.tracking_sigma).mean()) if count else math.nan
+
+
 def _scores(cmd: np.ndarray, achieved: np.ndarray, mask: np.ndarray, fell: np.ndarray) -> dict:
     """cmd (E, 3), achieved (T, E, 4): vx, vy, pelvis wz, torso wz; mask (T, E), fell (E,)
-    of one group of envs. mean/std_achieved: vx, vy and the torso's wz (the tracked one)."""
+    of one group of envs. mean/std_achieved: vx, vy and the torso's wz (the tracked one).
+    normalised_tracking: the task's tracking kernels averaged over the counted samples,
+    the quantity `Reward/tracking_*` logs in training divided by its maximum (planar
+    velocity here in the heading frame, the reward's in the pelvis frame: equal while the
+    pelvis is level)."""
     err = cmd[None][..., [0, 1, 2, 2]] - achieved
     samples = achieved[mask][:, [0, 1, 3]]  # (M, 3)
     return {
+        "normalised_tracking": {
+            "lin_vel_xy": _kernel_mean(err[..., 0] ** 2 + err[..., 1] ** 2, mask),
+            "yaw_rate": _kernel_mean(err[..., 3] ** 2, mask),
+        },
         "rms_error": {
             "lin_vel_xy": _rms(err[..., 0] ** 2 + err[..., 1] ** 2, mask),
             "yaw_rate": _rms(err[..., 3] ** 2, mask),  # torso IMU, as the task's reward
@@ -206,7 +226,8 @@ def ratios(policy: dict, baseline: dict) -> dict:
 
 
 def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, envs_per_command: int = 8,
-             seconds: float = 20.0, settle_s: float = 1.0, threads: int = 1, seed: int = 0) -> dict:
+             seconds: float = 20.0, settle_s: float = 1.0, threads: int = 1, seed: int = 0,
+             stochastic: bool = False) -> dict:
     """Evaluate a checkpoint (file or run directory); returns the result as a JSON-ready dict."""
     t0 = time.perf_counter()
     path = resolve_checkpoint(checkpoint)
@@ -243,7 +264,8 @@ def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, en
         # observation does not contain the counter, so reset()'s observation stands
         env.timeout_counter[:] = 0
         assert np.array_equal(env.commands, commands)
-        roll = rollout(env, actor, obs, steps, settle_steps)
+        noise = torch.Generator().manual_seed(seed + 1) if stochastic else None
+        roll = rollout(env, actor, obs, steps, settle_steps, noise=noise)
     finally:
         env.close()
         torch.set_num_threads(torch_threads)
@@ -274,7 +296,7 @@ def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, en
             "seed": seed,
             "sim_threads": threads,
             "torch_threads": 1,
-            "actions": "deterministic: tanh(mean)",
+            "actions": "stochastic: sampled as in training (diagnostic)" if stochastic else "deterministic: tanh(mean)",
             "tilt_obs": cfg.tilt_obs,
             "noise_joint_pos": cfg.noise_joint_pos,
             "noise_joint_vel": cfg.noise_joint_vel,

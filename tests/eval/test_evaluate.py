@@ -94,6 +94,9 @@ def test_stand_still_baseline_is_the_command_magnitude(evaluated):
         assert c["rms_error"]["yaw_rate"] == pytest.approx(abs(wz), rel=1e-12, abs=0)
         assert c["fall_rate"] == 0.0 and c["mean_achieved"] == [0.0, 0.0, 0.0]
         assert c["samples"] == 75 - 25 + 1  # steps 25..75 after settling, one env
+        # the task's tracking kernel of a constant error |command|
+        assert c["normalised_tracking"]["lin_vel_xy"] == pytest.approx(math.exp(-(vx * vx + vy * vy) / 0.25), rel=1e-12)
+        assert c["normalised_tracking"]["yaw_rate"] == pytest.approx(math.exp(-wz * wz / 0.25), rel=1e-12)
         sq_lin.append(vx * vx + vy * vy)
         sq_yaw.append(wz * wz)
     # equal sample counts per command: the overall rms is the rms over the grid
@@ -111,6 +114,19 @@ def test_same_inputs_same_numbers_and_run_dir_argument(evaluated, model_file):
     assert again["checkpoint"] == first["checkpoint"]
     first.pop("timing"), again.pop("timing")
     assert again == first
+
+
+def test_stochastic_actions_are_a_different_reproducible_protocol(evaluated, model_file):
+    d, det, _ = evaluated
+    runs = []
+    for name in ("s1.json", "s2.json"):
+        out = d / name
+        assert main(["evaluate", str(d / "run"), "--output", str(out), "--model", str(model_file), *FAST,
+                     "--stochastic"]) == 0
+        runs.append(json.loads(out.read_text()))
+    assert runs[0]["protocol"]["actions"].startswith("stochastic")
+    assert runs[0]["overall"] == runs[1]["overall"]  # seeded noise
+    assert runs[0]["overall"]["rms_error"] != det["overall"]["rms_error"]
 
 
 def test_figure_is_written(evaluated):

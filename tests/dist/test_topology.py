@@ -303,3 +303,13 @@ def test_plan_matrix_command_fails_naming_the_problem(tmp_path, capsys):
     rc = main(["plan-matrix", "--lscpu", str(lscpu), "--nvidia-smi-topo", str(FIXTURES / "h200x1.topo")])
     assert rc == 1
     assert "sacscale plan-matrix: error: too few cores: NUMA node 0 has 2 usable" in capsys.readouterr().err
+
+
+def test_the_live_one_h200_output_plans_what_the_machine_planned():
+    """`nvidia-smi topo -m` as it printed on the lent H200 (escape codes and all), with the
+    recorded CPUs: the same matrix `sacscale plan-matrix` wrote there from sysfs."""
+    topo = Topology(parse_lscpu((FIXTURES / "h200x1.lscpu").read_text()),
+                    parse_nvidia_topo((FIXTURES / "h200x1_live.topo").read_text()))
+    live = json.loads((FIXTURES / "h200x1_live.matrix.json").read_text())
+    planned = plan_matrix(topo)
+    assert planned["configs"] == live["configs"] and planned["order"] == live["order"]

@@ -135,7 +135,7 @@ class Supervisor:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="run_training.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="run_training.py", description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--run-dir", required=True, type=Path)
     parser.add_argument("--work-dir", required=True, type=Path, help="where the command writes while it runs")
     parser.add_argument("--attic", required=True, type=Path, help="where failed or stale attempts are kept")

@@ -91,6 +91,32 @@ def all_outputs():
     ]
 
 
+def run_set_mode():
+    """'write' or 'read-only' (sacscale.evidence.runset): a complete or committed run set
+    is never written, and a set made with another plan is refused, before any job."""
+    from sacscale.evidence import runset
+
+    asked = runset.requested(sys.argv[1:])
+    if asked["job"]:
+        return "write"  # a job started by the main process, which has already decided
+    state = runset.inspect(PLAN.run_set, Path.cwd(), PLAN.as_dict(), all_outputs())
+    try:
+        mode = runset.decide(state, asked["targets"], asked["forcing"], asked["report"])
+    except runset.RunSetError as exc:
+        raise WorkflowError(str(exc)) from None
+    if mode == "read-only":
+        print(f"sacscale: run set {PLAN.run_set} is read-only ({'committed' if state.committed else 'complete'}); "
+              "nothing to build. `snakemake verify` checks it; a new run needs a new run_set name.",
+              file=sys.stderr)
+    return mode
+
+
+def final_inputs():
+    """`rule all`'s inputs: everything, or, for a read-only set, only files that exist and
+    that no rule makes (so nothing is planned)."""
+    return [ancient(results("plan.json"))] if READ_ONLY else all_outputs()
+
+
 def write_plan(path, plan, log):
     from sacscale.evidence.atomic import write_json
 
@@ -165,3 +191,7 @@ def summary_meta():
 
 def deviations_input():
     return [DEVIATIONS] if Path(DEVIATIONS).is_file() else []
+
+
+MODE = run_set_mode()
+READ_ONLY = MODE == "read-only"

@@ -42,7 +42,14 @@ def train(args):
                 w.add_scalar("Episode/return", 0.1 * it, it, walltime=wall)
     for w in writers:
         w.close()
-    (log_dir / "train_meta.json").write_text(json.dumps({"fake": True, "args": args}))
+    # what the real trainer records, from the real trainer's parser (verify cross-checks it)
+    from sacscale.commands.train import build_parser
+
+    config = vars(build_parser().parse_args(args))
+    (log_dir / "train_meta.json").write_text(json.dumps({
+        "fake": True, "config": config, "world_size": ranks, "status": "completed",
+        "devices": config["devices"].split(","),
+    }))
     print(f"fake trainer: {iterations} iterations, {ranks} rank(s)")
     return 0
 

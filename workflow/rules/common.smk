@@ -76,6 +76,7 @@ def all_outputs():
     return [
         results("plan.json"),
         results("environment.json"),
+        results("source.diff"),
         results("model.json"),
         results("correctness.json"),
         *all_run_json(),
@@ -186,6 +187,7 @@ def summary_meta():
     return json.dumps({
         "run_set": PLAN.run_set, "preset": PLAN.preset, "preset_reason": PLAN.preset_reason,
         "repeats": PLAN.repeats, "iterations": PLAN.iterations, "order": PLAN.order,
+        "schedule": PLAN.schedule, "execution_order": PLAN.execution_order,
     }, sort_keys=True)
 
 

@@ -8,6 +8,7 @@ rule manifest:
         all_metrics(),
         results("plan.json"),
         results("environment.json"),
+        results("source.diff"),
         results("model.json"),
         results("correctness.json"),
         results("summary.csv"),

@@ -218,7 +218,22 @@ def check_files(root: Path, manifest: Path, result: Verification) -> None:
 
 # --- 3. the runs' metrics ------------------------------------------------------------------------
 
-def check_metrics(root: Path, result: Verification, runs_dir: str = "runs", metrics_dir: str = "metrics") -> dict:
+def current_format(root: Path) -> bool:
+    """A set made by this pipeline version (its plan.json records the schedule): every field
+    the current code derives must be there; a missing one is a problem, not a note."""
+    try:
+        plan = load_json(root, "plan.json")
+    except EvidenceStructureError:
+        return False
+    return "schedule" in plan
+
+
+def _split(result: Verification, notes: list[str], strict: bool, target: list[str]) -> None:
+    (target if strict else result.notes).extend(notes)
+
+
+def check_metrics(root: Path, result: Verification, runs_dir: str = "runs", metrics_dir: str = "metrics",
+                  strict: bool = False) -> dict:
     """Recompute each run's metrics from its events and compare every field with
     metrics/{run}.json. Every run directory needs a metrics file and every metrics file a
     run directory. Returns `{run: stored metrics}` of the runs that recompute."""
@@ -244,8 +259,8 @@ def check_metrics(root: Path, result: Verification, runs_dir: str = "runs", metr
             continue
         problems, notes = deep_differences(stored, recomputed)
         result.metrics.extend(f"{name}: {p}" for p in problems)
-        result.notes.extend(f"metrics/{name}.json: {n}" for n in notes)
-        if not problems:
+        _split(result, [f"metrics/{name}.json: {n}" for n in notes], strict, result.metrics)
+        if not problems and not (strict and notes):
             good[name] = stored
     return good
 
@@ -268,13 +283,14 @@ def _trainer_args(command: list, rel: str):
         raise EvidenceStructureError(f"{rel}: command does not parse with the trainer's parser: {msg[0]}") from None
 
 
-def _agree(result: Verification, run: str, facts: dict[str, list[tuple[str, object]]]) -> None:
-    """facts: {quantity: [(source, value), ...]}; every recorded value must equal the first."""
+def _agree(result: Verification, run: str, facts: dict[str, list[tuple[str, object]]], strict: bool = False) -> None:
+    """facts: {quantity: [(source, value), ...]}; every recorded value must equal the first.
+    A value a source does not record: a note, or with `strict` (a current set) a problem."""
     for quantity, sources in facts.items():
         recorded = [(src, val) for src, val in sources if val is not _ABSENT]
         for src, val in sources:
             if val is _ABSENT:
-                result.notes.append(f"{run}: {quantity} in {src}: {OLDER}")
+                (result.records if strict else result.notes).append(f"{run}: {quantity} in {src}: {OLDER}")
         if not recorded:
             continue
         first_src, first = recorded[0]
@@ -294,7 +310,7 @@ def _opt(data, *keys):
     return data
 
 
-def check_records(root: Path, plan: dict, result: Verification) -> None:
+def check_records(root: Path, plan: dict, result: Verification, strict: bool = False) -> None:
     rel_plan = "plan.json"
     planned = _get(plan, rel_plan, "runs", kind=list)
     configs = _get(plan, rel_plan, "run_configs", kind=dict)
@@ -362,7 +378,7 @@ def check_records(root: Path, plan: dict, result: Verification) -> None:
                            ("metrics", metrics.get("world_size", _ABSENT))],
             "model file": [("run.json command", model_arg), ("train_meta.json", mcfg.get("model", _ABSENT))],
             "code commit": [("environment.json", env_commit), ("run.json", _opt(run, "code", "commit"))],
-        })
+        }, strict)
         if model_hash is not None and model_arg is not None:
             if not str(model_arg).endswith(f"{root.name}/model/g1_walk_flat.mjb"):
                 result.records.append(f"{name}: the run's --model {model_arg} is not this set's hashed model "
@@ -414,18 +430,19 @@ def check_summary(root: Path, plan: dict, metrics: list[dict], result: Verificat
     if not (root / "summary.json").is_file():
         return None
     stored = load_json(root, "summary.json")
-    comparisons = stored.get("comparisons") or []
-    current = not comparisons or all(isinstance(c, dict) and "ratio_ci95" in c for c in comparisons)
+    current = "schedule" in plan
     recomputed = recompute_summary(plan, metrics)
     problems, notes = deep_differences(stored, recomputed)
     result.derived.extend(f"summary.json: {p}" for p in problems)
-    result.notes.extend(f"summary.json: {n}" for n in notes)
+    _split(result, [f"summary.json: {n}" for n in notes], current, result.derived)
     if (root / "summary.csv").is_file():
-        _check_csv(root, runs_table(metrics), result)
+        _check_csv(root, runs_table(metrics), result, current)
+    elif current:
+        result.derived.append("summary.csv: missing (summary.json is there)")
     return recomputed, current
 
 
-def _check_csv(root: Path, table, result: Verification) -> None:
+def _check_csv(root: Path, table, result: Verification, strict: bool = False) -> None:
     import pandas as pd
 
     try:
@@ -434,9 +451,8 @@ def _check_csv(root: Path, table, result: Verification) -> None:
         result.structure.append(f"summary.csv: not a readable CSV ({exc})")
         return
     fresh = pd.read_csv(io.StringIO(table.to_csv(index=False)), keep_default_na=False, dtype=str)
-    for col in fresh.columns:
-        if col not in stored.columns:
-            result.notes.append(f"summary.csv: column {col}: {OLDER}")
+    _split(result, [f"summary.csv: column {col}: {OLDER}" for col in fresh.columns if col not in stored.columns],
+           strict, result.derived)
     for col in stored.columns:
         if col not in fresh.columns:
             result.derived.append(f"summary.csv: column {col}: stored, but not derived from the metrics")
@@ -487,12 +503,13 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
     check_files(root, manifest, result)
     if not recompute:
         return result
-    good = check_metrics(root, result) if (root / "runs").is_dir() else {}
+    strict = current_format(root) if (root / "plan.json").is_file() else False
+    good = check_metrics(root, result, strict=strict) if (root / "runs").is_dir() else {}
     if not (root / "plan.json").is_file():
         return result  # not made by the pipeline: no plan to cross-check against
     try:
         plan = load_json(root, "plan.json")
-        check_records(root, plan, result)
+        check_records(root, plan, result, strict)
         names = [r["name"] for r in plan["runs"] if r["name"] in good]
         recomputed = check_summary(root, plan, [good[n] for n in names], result)
         if recomputed is not None:

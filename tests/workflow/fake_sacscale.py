@@ -66,7 +66,10 @@ def main():
         out = Path(opt(args, "--output-dir"))
         out.mkdir(parents=True, exist_ok=True)
         (out / "g1_walk_flat.mjb").write_bytes(b"fake model")
-        Path(opt(args, "--json")).write_text(json.dumps({"file": "g1_walk_flat.mjb", "fake": True}))
+        import hashlib
+
+        digest = hashlib.sha256(b"fake model").hexdigest()
+        Path(opt(args, "--json")).write_text(json.dumps({"file": "g1_walk_flat.mjb", "sha256": digest, "fake": True}))
         return 0
     if cmd == "verify-env":  # the real one, minus the checks on code that a fake replaces
         if "--require-commands" in args:

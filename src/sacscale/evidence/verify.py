@@ -257,6 +257,11 @@ def check_metrics(root: Path, result: Verification, runs_dir: str = "runs", metr
         except (EventFileError, MetricError) as exc:
             result.metrics.append(f"{name}: cannot recompute: {exc}")
             continue
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            # e.g. a run.json of the wrong shape: named, not a traceback
+            result.structure.append(f"{runs_dir}/{name}: cannot recompute its metrics: unexpected structure "
+                                    f"({type(exc).__name__}: {exc})")
+            continue
         problems, notes = deep_differences(stored, recomputed)
         result.metrics.extend(f"{name}: {p}" for p in problems)
         _split(result, [f"metrics/{name}.json: {n}" for n in notes], strict, result.metrics)

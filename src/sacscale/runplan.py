@@ -391,6 +391,7 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
     probe.setdefault("iterations", 3)
     probe.setdefault("compile_loss", False)
     probe.setdefault("timeout_s", 1800)
+    probe.setdefault("trainer_iterations", 0)
     if not DEVICES.match(str(probe["devices"])):
         raise PlanError(f"probe.devices: {probe['devices']!r} is not 'cpu,cpu' or '0,1'-style")
     _positive_int(probe["iterations"], "probe.iterations")

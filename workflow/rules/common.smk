@@ -113,7 +113,7 @@ def run_set_mode():
 
 
 def final_inputs():
-    """`rule all`'s inputs: everything, or, for a read-only set, only files that exist and
+    """The inputs of the target `all`: everything, or, for a read-only set, only files that exist and
     that no rule makes (so nothing is planned)."""
     return [ancient(results("plan.json"))] if READ_ONLY else all_outputs()
 
@@ -176,6 +176,10 @@ def probe_args():
     args = ["--devices", str(p["devices"]), "--iterations", str(p["iterations"])]
     if p.get("compile_loss"):
         args.append("--compile-loss")
+    if p.get("trainer_iterations"):
+        args += ["--trainer-iterations", str(p["trainer_iterations"])]
+        if PLAN.model.get("from_mjb"):
+            args += ["--model", PLAN.model["from_mjb"]]
     return shlex.join(args)
 
 

@@ -10,6 +10,12 @@ floating-point reassociation (and bf16 rounding where autocast is on).
 
 With one GPU the probe still runs the all-reduce captured in the graph (world size 1)
 and compares it with eager execution.
+
+Each rank starts from its own seed (seed + 1000 x rank, as in training), so the start-up
+broadcast is under test; the sync is judged exactly too (`SYNC_REL_TOL`, any dtype).
+`run_trainer_probe` drives the trainer's own rank code (`train.run_rank`: its broadcast,
+its hooks, real collectors) for a few iterations and requires bit-identical parameters on
+every rank. `MUTATIONS` break the sync on purpose; the tests assert the probe fails.
 """
 
 from __future__ import annotations
@@ -133,13 +139,14 @@ class _GradRecorder:
         buf.copy_(flat_grad)
 
 
-def sync_hooks(world_size: int, rank: int, mutation: str | None = None, grad_sync: bool = True):
-    """The production all-reduce hooks (`grad_sync.allreduce_hooks`), or a mutation of them."""
-    from sacscale.dist.grad_sync import allreduce_hooks
+def sync_hooks(world_size: int, rank: int, mutation: str | None = None, grad_sync: bool = True, base=None):
+    """The production all-reduce hooks (`grad_sync.allreduce_hooks`, or `base`), or a mutation of them."""
+    if base is None:
+        from sacscale.dist.grad_sync import allreduce_hooks as base
 
     if not grad_sync or mutation == "no_allreduce":
         return []
-    hooks = list(allreduce_hooks(world_size))
+    hooks = list(base(world_size))
     if mutation == "sum":
         hooks.append(lambda name, g: g.mul_(world_size))  # undo the mean: a plain sum
     if mutation == "scale_rank1" and rank == 1:
@@ -329,6 +336,129 @@ def _write(output: str, result: dict) -> None:
     tmp = Path(str(output) + ".tmp")
     tmp.write_text(json.dumps(result, indent=2))
     os.replace(tmp, output)
+
+
+# --- the trainer's own rank code path --------------------------------------------------------
+
+@dataclass
+class TrainerProbeSettings:
+    """`sacscale.train.run_rank` itself, with real collectors, for a few iterations: the
+    trainer builds each rank's learner from its own seed, broadcasts, installs the hooks."""
+    devices: list[str]
+    iterations: int = 14     # learning starts at max(batch, 10 x envs) rows: iteration 10 here
+    num_envs: int = 16
+    batch_size: int = 128
+    seed: int = 0
+    model: str | None = None
+    mutation: str | None = None
+    timeout_s: float = 180.0
+
+
+def _trainer_rank(rank: int, world_size: int, s: TrainerProbeSettings, output: str, log_dir: str,
+                  shm_prefix: str) -> None:
+    """One rank of `run_rank`, watched from outside: the learner class is replaced by a
+    subclass that records what the trainer does with it (and compares the ranks at its
+    close); the sync functions are wrapped, and mutated only when asked. Nothing in the
+    trainer is changed."""
+    import sacscale.dist.grad_sync as grad_sync
+    import sacscale.learn.learner as learner_module
+    from sacscale import train
+
+    real_hooks, real_broadcast = grad_sync.allreduce_hooks, grad_sync.broadcast_state
+    seen: dict = {"hooks_installed": 0, "updates": 0, "broadcasts": 0}
+
+    def watched_broadcast(tensors, src=0):
+        seen["before"] = _state_spread(tensors)
+        seen["broadcasts"] += 1
+        if s.mutation != "no_broadcast":
+            real_broadcast(tensors, src)
+
+    grad_sync.broadcast_state = watched_broadcast
+    grad_sync.allreduce_hooks = lambda ws: sync_hooks(ws, rank, s.mutation, base=real_hooks)
+
+    class Watched(learner_module.FastSACLearner):
+        def set_gradient_graph_hooks(self, hooks):
+            seen["hooks_installed"] += len(hooks)
+            self._probe_local, self._probe_synced = _GradRecorder(), _GradRecorder()
+            super().set_gradient_graph_hooks([self._probe_local, *hooks, self._probe_synced])
+
+        def update(self):
+            seen["updates"] += 1
+            super().update()
+
+        def close(self):
+            if "spread" not in seen:
+                seen["spread"] = _state_spread(self.state_tensors())
+                seen["sync"] = _sync_check(self._probe_local, self._probe_synced, world_size) \
+                    if hasattr(self, "_probe_local") else []
+            super().close()
+
+    learner_module.FastSACLearner = Watched
+    cfg = train.TrainConfig(
+        devices=",".join(s.devices), num_envs=s.num_envs, batch_size=s.batch_size, iterations=s.iterations,
+        seed=s.seed, log_dir=log_dir, log_every=s.iterations, checkpoint_every=0, grad_sync="on",
+        model=s.model, replay_per_env=64, sim_threads=1, timeout_s=s.timeout_s,
+    )
+    train.run_rank(cfg, rank, world_size, None, shm_prefix, local_rank=rank if world_size > 1 else 0)
+    if rank != 0:
+        return
+    ranks_apart = world_size == 1 or any(v > 0 for v in seen.get("before", {}).values())
+    identical = bool(seen.get("spread")) and all(v == 0 for v in seen["spread"].values())
+    checks = {
+        "hooks_installed_by_trainer": seen["hooks_installed"] > 0,
+        "learner_updated": seen["updates"] > 0,
+        "broadcast_by_trainer": seen["broadcasts"] > 0,
+        "ranks_started_apart": ranks_apart,
+        "ranks_bit_identical_after": identical,
+        "sync_within_tolerance": bool(seen.get("sync")) and all(c["pass"] for c in seen["sync"]),
+    }
+    _write(output, {
+        "pass": all(checks.values()),
+        "mode": "trainer",
+        "world_size": world_size,
+        "devices": s.devices,
+        "iterations": s.iterations,
+        "num_envs": s.num_envs,
+        "batch_per_rank": s.batch_size,
+        "mutation": s.mutation,
+        "checks": checks,
+        "learner_updates_per_rank": seen["updates"],
+        "rank_spread_before_broadcast_max_abs": seen.get("before"),
+        "rank_spread_max_abs": seen.get("spread"),
+        "comparisons": seen.get("sync", []),
+        "sync_tolerance": SYNC_REL_TOL,
+        "criterion": ("the trainer's own run_rank (real collectors): it must broadcast and install the hooks, "
+                      "the learner must update, ranks built from different seeds must end bit-identical, "
+                      f"and every synced gradient must be the ranks' mean within {SYNC_REL_TOL:g}"),
+    })
+
+
+def run_trainer_probe(s: TrainerProbeSettings, output: str) -> dict:
+    """Drive the trainer's rank code for a few iterations (one process per rank)."""
+    import tempfile
+
+    from sacscale.dist import launch
+
+    if s.mutation is not None and s.mutation not in MUTATIONS:
+        raise ValueError(f"mutation: {s.mutation!r} is not one of {', '.join(MUTATIONS)}")
+    world_size = len(s.devices)
+    backend = "gloo" if s.devices[0] == "cpu" else "nccl"
+    prefix = launch.job_prefix()
+    with tempfile.TemporaryDirectory(prefix="sacscale-probe-") as log_dir:
+        if world_size == 1:
+            os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(launch.free_port()))
+            launch.init_group(backend, 0, 1, s.timeout_s)
+            try:
+                _trainer_rank(0, 1, s, output, log_dir, prefix)
+            finally:
+                launch.destroy_group()
+        else:
+            launch.spawn_and_supervise(
+                _trainer_rank, world_size, backend, s.timeout_s,
+                args_for_rank=lambda r: (s, output, log_dir, prefix), shm_prefix=prefix,
+                describe_rank=lambda r: f"device {s.devices[r]}",
+            )
+    return json.loads(Path(output).read_text())
 
 
 def run_probe(s: ProbeSettings, output: str, timeout_s: float = 600.0) -> dict:

@@ -32,6 +32,6 @@ if not READ_ONLY:
 
 
 rule all:
+    default_target: True
     input:
         final_inputs(),
-    default_target: True

@@ -136,7 +136,8 @@ def evidence_section(verification: dict | None, manifest: dict | None) -> list:
         items.append(f"`MANIFEST.sha256`: {manifest['files']} files, {manifest['bytes']:,} bytes "
                      "(check without this package: `cd results/<run set> && sha256sum -c MANIFEST.sha256`)")
     if verification:
-        state = "all files match and every run's metrics recompute" if verification.get("ok") else "FAILED"
+        state = ("all files match and everything derived recomputes (metrics, records, summary)"
+                 if verification.get("ok") else "FAILED")
         items.append(f"verification: {state} ({verification.get('files_checked')} files, "
                      f"{verification.get('runs_checked')} runs)")
     return [Bullets(items)] if items else [Paragraph("No evidence manifest was given.")]

@@ -16,16 +16,22 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/environment.smk"
-include: "workflow/rules/model.smk"
-include: "workflow/rules/probe.smk"
-include: "workflow/rules/train.smk"
-include: "workflow/rules/metrics.smk"
-include: "workflow/rules/evidence.smk"
-include: "workflow/rules/report.smk"
+include: "workflow/rules/verify.smk"
+
+
+# A complete or committed run set is read-only: only `verify`, nothing to build.
+if not READ_ONLY:
+
+    include: "workflow/rules/environment.smk"
+    include: "workflow/rules/model.smk"
+    include: "workflow/rules/probe.smk"
+    include: "workflow/rules/train.smk"
+    include: "workflow/rules/metrics.smk"
+    include: "workflow/rules/evidence.smk"
+    include: "workflow/rules/report.smk"
 
 
 rule all:
-    input:
-        all_outputs(),
     default_target: True
+    input:
+        final_inputs(),

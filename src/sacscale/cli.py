@@ -34,7 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sacscale", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="sacscale", description=__doc__.splitlines()[0], allow_abbrev=False)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         cmd = sub.add_parser(name, help=help_text, description=help_text)
@@ -51,7 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     name = argv[0]
     module = importlib.import_module(f"sacscale.commands.{COMMANDS[name][0]}")
-    cmd_parser = argparse.ArgumentParser(prog=f"sacscale {name}", description=COMMANDS[name][1])
+    # No abbreviated options: a recorded command line must mean exactly what it says.
+    cmd_parser = argparse.ArgumentParser(prog=f"sacscale {name}", description=COMMANDS[name][1], allow_abbrev=False)
     module.add_arguments(cmd_parser)
     args = cmd_parser.parse_args(argv[1:])
     return int(module.run(args) or 0)

@@ -4,7 +4,9 @@
 `workflow/schemas/config.schema.yaml`) and the named presets (`workflow/presets.yaml`)
 into a `Plan`: which preset (and why), the run set's name, every run configuration with
 its defaults filled in, and the runs in execution order
-(`{prefix}_r{k}_{config}`, k = 1..repeats, configurations alternating as in `order`).
+(`{prefix}_r{k}_{config}`, k = 1..repeats; within each repeat the configurations run in
+`order` or reversed, counterbalanced ABBA BAAB..., see `repeat_order`; both configurations
+of repeat k use seed `seed + k - 1`).
 Every problem raises `PlanError` naming the key, before any rule runs.
 
 Merging: a key given in the config (not null) replaces the preset's; `run_configs`
@@ -113,6 +115,8 @@ class Plan:
     iterations: int
     seed: int
     order: list[str]
+    schedule: str
+    execution_order: list[str]
     run_configs: dict[str, RunConfig]
     runs: list[Run]
     pairs: list[tuple[str, str]]
@@ -144,6 +148,24 @@ class Plan:
         if data["matrix"] is None:
             del data["matrix"]  # plans of named presets stay as they were recorded
         return data
+
+
+SCHEDULES = ("counterbalanced", "alternating")
+
+
+def repeat_order(order: list[str], repeat: int, schedule: str = "counterbalanced") -> list[str]:
+    """The configurations of repeat `repeat` (from 1) in the order they run.
+
+    counterbalanced: `order` reversed on the repeats where the Thue-Morse sequence is 1
+    (AB BA BA AB BA AB AB BA ...: ABBA BAAB), so slow drift of the machine favours no
+    configuration: each position is taken equally often by each configuration over every
+    2 repeats and linear drift cancels over every 4. alternating: `order` every repeat
+    (ABAB; what the sets made before 2026-12-01 used).
+    """
+    if schedule == "alternating":
+        return list(order)
+    flipped = bin(repeat - 1).count("1") % 2 == 1
+    return list(reversed(order)) if flipped else list(order)
 
 
 def _key(origin: str, key: str) -> str:
@@ -257,6 +279,40 @@ def _off_node(plan: "Plan", matrix) -> tuple[bool, str | None]:
     return pools_off_node(topo, configs)
 
 
+# Trainer options the pipeline sets itself (and records in plan.json and run.json): an
+# override may not change them behind the record's back. -> where the value comes from.
+PIPELINE_OWNED = {
+    "devices": "the run configuration's devices",
+    "num_envs": "the run configuration's num_envs",
+    "batch_size": "the run configuration's batch_size",
+    "sim_threads": "the run configuration's sim_threads",
+    "collector_cpu_ids": "the run configuration's cpu_pools",
+    "log_every": "the run configuration's log_every",
+    "trace": "the run configuration's trace",
+    "iterations": "the plan's iterations",
+    "seed": "the plan's seed (repeat k runs seed + k - 1)",
+    "log_dir": "the pipeline (results/<run set>/runs/<run>)",
+    "model": "the pipeline's prepared, hashed model (config model.from_mjb)",
+    "resume": "the pipeline (every run of a set starts fresh in its own directory)",
+}
+
+
+def check_override(key: str, value, where: str) -> None:
+    """`key` must be exactly one of the trainer's own options (its parser is the one source
+    of truth; no abbreviations, no invented names) and not one the pipeline owns."""
+    from sacscale.commands.train import option_names
+
+    options = option_names()
+    flag = _option(key, value)[:1]
+    positive = "--" + key.replace("_", "-")
+    if positive not in options or (flag and flag[0] not in options):
+        shown = sorted(o for o in options if not o.startswith("--no-"))
+        raise PlanError(f"{where}: not an option of `sacscale train` (exact names only: {', '.join(shown)})")
+    dest = options[positive]
+    if dest in PIPELINE_OWNED:
+        raise PlanError(f"{where}: set by the pipeline from {PIPELINE_OWNED[dest]}; not an override")
+
+
 def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host: Host | None) -> RunConfig:
     def where(field: str = "") -> str:
         return _key(origin, f"run_configs.{name}" + (f".{field}" if field else ""))
@@ -321,11 +377,8 @@ def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, hos
     timeout = merged.get("timeout_s", 3600)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
         raise PlanError(f"{where('timeout_s')}: must be a positive number of seconds, got {timeout!r}")
-    for key in merged["overrides"]:
-        if not re.match(r"^[A-Za-z][A-Za-z0-9_-]*$", str(key)):
-            raise PlanError(f"{where(f'overrides.{key}')}: not a trainer option name")
-        if str(key).replace("-", "_") in {"devices", "num_envs", "iterations", "collector_cpu_ids", "seed", "log_dir"}:
-            raise PlanError(f"{where(f'overrides.{key}')}: set by the pipeline; use the run configuration's own field")
+    for key, value in merged["overrides"].items():
+        check_override(str(key), value, where(f"overrides.{key}"))
     return RunConfig(
         name=name,
         devices=devices,
@@ -424,6 +477,7 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
     probe.setdefault("iterations", 3)
     probe.setdefault("compile_loss", False)
     probe.setdefault("timeout_s", 1800)
+    probe.setdefault("trainer_iterations", 0)
     if not DEVICES.match(str(probe["devices"])):
         raise PlanError(f"probe.devices: {probe['devices']!r} is not 'cpu,cpu' or '0,1'-style")
     _positive_int(probe["iterations"], "probe.iterations")
@@ -432,9 +486,14 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
     if model.get("from_mjb") and check_host and not os.path.isfile(model["from_mjb"]):
         raise PlanError(f"model.from_mjb: {model['from_mjb']} does not exist")
 
+    schedule, origin = _merge(preset, config, "schedule", name)
+    schedule = schedule or "counterbalanced"
+    if schedule not in SCHEDULES:
+        raise PlanError(f"{_key(origin, 'schedule')}: {schedule!r} is not one of {', '.join(SCHEDULES)}")
     runs = []
     for k in range(1, values["repeats"] + 1):
-        for c in order:
+        # Both configurations of repeat k run with the same seed (paired repeats).
+        for c in repeat_order(order, k, schedule):
             runs.append(Run(name=f"{prefix}_r{k}_{c}", config=c, repeat=k, seed=seed + k - 1, index=len(runs)))
 
     return Plan(
@@ -446,6 +505,8 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
         iterations=values["iterations"],
         seed=seed,
         order=list(order),
+        schedule=schedule,
+        execution_order=[r.name for r in runs],
         run_configs=run_configs,
         runs=runs,
         pairs=pairs,

@@ -77,3 +77,34 @@ def test_phase_by_rank_reads_old_metrics_and_untraced():
     old = {"run": "p_r1_n1", "config": "n1", "repeat": 1, "ranks": [{"rank": 0}], "phase_ms": {"learner_update_ms": 3.0}}
     assert phase_by_rank([old]) == [{"config": "n1", "rank": 0, "runs": 1, "phase_ms": {"learner_update_ms": 3.0}}]
     assert phase_by_rank([_traced("n1", 1, {}, {})]) == []
+
+
+def test_paired_bootstrap_ci_is_exact_and_brackets_the_ratio():
+    import itertools
+
+    from sacscale.analysis.aggregate import bootstrap_ratio_ci
+
+    base, other = [100.0, 110.0, 90.0], [210.0, 200.0, 190.0]
+    low, high = bootstrap_ratio_ci(base, other)
+    # every one of the n^n resamples of the repeats, by brute force
+    ratios = sorted(sum(other[i] for i in idx) / sum(base[i] for i in idx)
+                    for idx in itertools.product(range(3), repeat=3))
+    import numpy as np
+
+    assert [low, high] == pytest.approx(list(np.quantile(ratios, [0.025, 0.975])))
+    assert low <= 2.0 <= high and low < high
+    assert bootstrap_ratio_ci([100.0], [200.0]) is None          # one pair: no interval
+    assert bootstrap_ratio_ci([1.0, 2.0], [2.0, 4.0]) == [2.0, 2.0]  # a constant ratio
+    many = bootstrap_ratio_ci([100.0 + k for k in range(9)], [200.0 + 2 * k for k in range(9)])
+    assert many == bootstrap_ratio_ci([100.0 + k for k in range(9)], [200.0 + 2 * k for k in range(9)])  # seeded
+
+
+def test_comparison_carries_the_ci_and_short_windows_are_flagged():
+    metrics = [dict(m, window={"seconds": 12.0 if m["repeat"] == 1 else 45.0, "window_events": 10, "events": 20})
+               for m in METRICS]
+    s = summarize(metrics, ["n1", "n2"])
+    (c,) = s["comparisons"]
+    assert c["ci_repeats"] == 3 and "paired bootstrap" in c["ci_method"]
+    assert c["ratio_ci95"][0] <= c["ratio_of_means"] <= c["ratio_ci95"][1]
+    assert s["short_windows"] == ["p_r1_n1", "p_r1_n2"] and s["short_window_s"] == 30.0
+    assert [r["window_s"] for r in s["runs"][:2]] == [12.0, 12.0] and s["runs"][0]["short_window"] is True

@@ -37,7 +37,7 @@ from pipeline_helpers import SNAKEMAKE, check_run_set, copy_workflow, runs_in_or
 
 pytestmark = pytest.mark.slow
 
-RUNS = ["cpu_r1_n1_cpu", "cpu_r1_n2_cpu", "cpu_r2_n1_cpu", "cpu_r2_n2_cpu"]
+RUNS = ["cpu_r1_n1_cpu", "cpu_r1_n2_cpu", "cpu_r2_n2_cpu", "cpu_r2_n1_cpu"]  # counterbalanced
 VICTIM = RUNS[1]
 STAND_IN = Path(__file__).resolve().parent / "slow_sacscale.py"
 

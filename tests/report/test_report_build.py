@@ -247,3 +247,15 @@ def test_learning_plot_without_a_common_range_labels_the_runs(tmp_path, monkeypa
     assert labels == {"legend": ["n1 (runs only: no common env steps)"], "lines": [1, 2]}  # NaN point dropped
     assert plots.learning_curves({}, tmp_path / "none.png", "nothing here") is False
     assert (tmp_path / "none.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_dirty_commit_is_named_with_the_stored_diff():
+    from sacscale.report.build import environment_section
+
+    project = {"commit": "ab" * 20, "dirty": True,
+               "diff": {"file": "source.diff", "bytes": 1234, "sha256": "cd" * 32}}
+    text = environment_section({"project": project})[0].items[0]
+    assert text.startswith(f"project commit: `{'ab' * 20}` (uncommitted changes) plus the stored diff (`source.diff`")
+    assert "git apply --binary source.diff" in text
+    older = environment_section({"project": {"commit": "ab" * 20, "dirty": True}})[0].items[0]
+    assert "no diff was stored" in older

@@ -42,7 +42,14 @@ def train(args):
                 w.add_scalar("Episode/return", 0.1 * it, it, walltime=wall)
     for w in writers:
         w.close()
-    (log_dir / "train_meta.json").write_text(json.dumps({"fake": True, "args": args}))
+    # what the real trainer records, from the real trainer's parser (verify cross-checks it)
+    from sacscale.commands.train import build_parser
+
+    config = vars(build_parser().parse_args(args))
+    (log_dir / "train_meta.json").write_text(json.dumps({
+        "fake": True, "config": config, "world_size": ranks, "status": "completed",
+        "devices": config["devices"].split(","),
+    }))
     print(f"fake trainer: {iterations} iterations, {ranks} rank(s)")
     return 0
 
@@ -59,7 +66,10 @@ def main():
         out = Path(opt(args, "--output-dir"))
         out.mkdir(parents=True, exist_ok=True)
         (out / "g1_walk_flat.mjb").write_bytes(b"fake model")
-        Path(opt(args, "--json")).write_text(json.dumps({"file": "g1_walk_flat.mjb", "fake": True}))
+        import hashlib
+
+        digest = hashlib.sha256(b"fake model").hexdigest()
+        Path(opt(args, "--json")).write_text(json.dumps({"file": "g1_walk_flat.mjb", "sha256": digest, "fake": True}))
         return 0
     if cmd == "verify-env":  # the real one, minus the checks on code that a fake replaces
         if "--require-commands" in args:

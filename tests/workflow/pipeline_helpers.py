@@ -39,7 +39,7 @@ def runs_in_order(results: Path, names: list[str]) -> list[dict]:
 def check_run_set(workdir: Path, run_set: str, names: list[str]) -> None:
     """Every artefact of a finished run set is present and consistent."""
     results, reports = workdir / "results" / run_set, workdir / "reports" / run_set
-    for name in ("plan.json", "environment.json", "model.json", "correctness.json", "summary.csv",
+    for name in ("plan.json", "environment.json", "source.diff", "model.json", "correctness.json", "summary.csv",
                  "summary.json", "MANIFEST.sha256", "manifest.json", "verify.json"):
         assert (results / name).is_file(), name
     for run in names:

@@ -11,7 +11,7 @@ from pipeline_helpers import check_run_set, check_tampering_is_caught, runs_in_o
 
 pytestmark = pytest.mark.slow
 
-RUNS = ["cpu_r1_n1_cpu", "cpu_r1_n2_cpu", "cpu_r2_n1_cpu", "cpu_r2_n2_cpu"]
+RUNS = ["cpu_r1_n1_cpu", "cpu_r1_n2_cpu", "cpu_r2_n2_cpu", "cpu_r2_n1_cpu"]  # counterbalanced: AB BA
 
 
 @pytest.fixture
@@ -34,17 +34,22 @@ def test_failed_run_keeps_completed_runs_and_rerun_resumes(workflow_dir, fake_en
     assert "Error in rule train_run" in out
     assert (results / "runs" / "cpu_r1_n1_cpu" / "run.json").is_file()       # completed run kept
     assert not (results / "runs" / "cpu_r1_n2_cpu").exists()                  # never marked done
-    assert not (results / "runs" / "cpu_r2_n1_cpu").exists()                  # later runs never started
+    assert not (results / "runs" / "cpu_r2_n2_cpu").exists()                  # later runs never started
     (attempt,) = (workflow_dir / "logs" / "cpu" / "attempts").iterdir()
     assert attempt.name.startswith("cpu_r1_n2_cpu.failed-")
     assert "failing on purpose" in (attempt / "train.log").read_text()
     kept_mtime = (results / "runs" / "cpu_r1_n1_cpu" / "run.json").stat().st_mtime_ns
 
+    # an incomplete set is resumed only by the plan that made it
+    other = snakemake(workflow_dir, "--cores", "all", "--config", "repeats=3", env=fake_env)
+    assert other.returncode != 0 and "was made with a different plan (plan.json differs in" in other.stderr
+    assert (results / "runs" / "cpu_r1_n1_cpu" / "run.json").stat().st_mtime_ns == kept_mtime
+
     second = snakemake(workflow_dir, "--cores", "all", env=fake_env)
     assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
     assert (results / "runs" / "cpu_r1_n1_cpu" / "run.json").stat().st_mtime_ns == kept_mtime  # not rerun
     records = runs_in_order(results, RUNS)
-    assert [r["resolved_config"]["config"] for r in records] == ["n1_cpu", "n2_cpu", "n1_cpu", "n2_cpu"]
+    assert [r["resolved_config"]["config"] for r in records] == ["n1_cpu", "n2_cpu", "n2_cpu", "n1_cpu"]
     check_run_set(workflow_dir, "cpu", RUNS)
 
     again = snakemake(workflow_dir, "--cores", "all", "-n", env=fake_env)
@@ -61,8 +66,8 @@ def test_failed_run_keeps_completed_runs_and_rerun_resumes(workflow_dir, fake_en
     check_tampering_is_caught(workflow_dir, "cpu", "cpu_r2_n2_cpu", env=fake_env)
 
 
-def test_one_stage_reruns_alone(workflow_dir, fake_env):
-    assert snakemake(workflow_dir, "--cores", "all", env=fake_env).returncode == 0
+def test_one_stage_reruns_alone_until_the_set_is_complete(workflow_dir, fake_env):
+    assert snakemake(workflow_dir, "--cores", "all", "--until", "aggregate", env=fake_env).returncode == 0
     results = workflow_dir / "results" / "cpu"
     run_mtime = (results / "runs" / "cpu_r1_n1_cpu" / "run.json").stat().st_mtime_ns
     proc = snakemake(workflow_dir, "--cores", "1", "--forcerun", "analyze_run", "--until", "aggregate", env=fake_env)
@@ -71,6 +76,33 @@ def test_one_stage_reruns_alone(workflow_dir, fake_env):
     assert "rule analyze_run:" in out and "rule aggregate:" in out
     assert "rule train_run:" not in out and "rule probe_correctness:" not in out
     assert (results / "runs" / "cpu_r1_n1_cpu" / "run.json").stat().st_mtime_ns == run_mtime
+
+    # once complete, the set is read-only: a rerun is refused before any job
+    assert snakemake(workflow_dir, "--cores", "all", env=fake_env).returncode == 0
+    before = {p: p.stat().st_mtime_ns for p in results.rglob("*")}
+    refused = snakemake(workflow_dir, "--cores", "1", "--forcerun", "analyze_run", "--until", "aggregate", env=fake_env)
+    assert refused.returncode != 0 and "run set 'cpu': results/cpu/ is complete" in refused.stderr
+    assert {p: p.stat().st_mtime_ns for p in results.rglob("*")} == before
+
+
+def test_a_fresh_clone_of_a_committed_set_plans_nothing(workflow_dir, fake_env, tmp_path):
+    import subprocess
+
+    assert snakemake(workflow_dir, "--cores", "all", env=fake_env).returncode == 0
+    (workflow_dir / ".gitignore").write_text("/logs/\n/benchmarks/\n.snakemake/\n__pycache__/\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
+    subprocess.run([*git, "init", "-q"], cwd=workflow_dir, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=workflow_dir, check=True)
+    subprocess.run([*git, "commit", "-qm", "evidence"], cwd=workflow_dir, check=True)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(workflow_dir), str(clone)], check=True)  # new file times
+    dry = snakemake(clone, "-n", "--cores", "all", env=fake_env)
+    out = dry.stdout + dry.stderr
+    assert dry.returncode == 0 and "Nothing to be done" in out and "is read-only (committed)" in out
+    assert snakemake(clone, "--cores", "all", env=fake_env).returncode == 0  # nothing run, nothing written
+    assert snakemake(clone, "--cores", "1", "verify", env=fake_env).returncode == 0
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True, check=True)
+    assert status.stdout == ""
 
 
 def test_interrupted_run_is_set_aside_and_the_next_invocation_resumes(workflow_dir, fake_env):

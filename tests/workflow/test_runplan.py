@@ -33,19 +33,34 @@ def test_auto_with_cuda_takes_the_first_preset_that_fits(host, expected):
     assert p.preset == expected and expected in p.preset_reason
 
 
-def test_runs_alternate_configurations_within_each_repeat():
-    p = plan({"repeats": 3, "prefix": "x"})
+def test_runs_are_counterbalanced_abba_baab_with_paired_seeds():
+    p = plan({"repeats": 4, "prefix": "x"})
     assert [r.name for r in p.runs] == [
-        "x_r1_n1_cpu", "x_r1_n2_cpu", "x_r2_n1_cpu", "x_r2_n2_cpu", "x_r3_n1_cpu", "x_r3_n2_cpu",
+        "x_r1_n1_cpu", "x_r1_n2_cpu", "x_r2_n2_cpu", "x_r2_n1_cpu",
+        "x_r3_n2_cpu", "x_r3_n1_cpu", "x_r4_n1_cpu", "x_r4_n2_cpu",
     ]
-    assert [r.index for r in p.runs] == list(range(6))
-    assert p.previous("x_r2_n1_cpu").name == "x_r1_n2_cpu" and p.previous("x_r1_n1_cpu") is None
-    assert [r.seed for r in p.runs] == [1, 1, 2, 2, 3, 3]
+    assert "".join("AB"[r.config == "n2_cpu"] for r in p.runs) == "ABBABAAB"
+    assert [r.index for r in p.runs] == list(range(8))
+    assert p.previous("x_r2_n2_cpu").name == "x_r1_n2_cpu" and p.previous("x_r1_n1_cpu") is None
+    assert [r.seed for r in p.runs] == [1, 1, 2, 2, 3, 3, 4, 4]  # both configurations of repeat k: seed k
+    recorded = p.as_dict()
+    assert recorded["schedule"] == "counterbalanced" and recorded["execution_order"] == [r.name for r in p.runs]
+
+
+def test_alternating_schedule_is_still_available():
+    p = plan({"repeats": 2, "prefix": "x", "schedule": "alternating"})
+    assert [r.config for r in p.runs] == ["n1_cpu", "n2_cpu", "n1_cpu", "n2_cpu"]
+
+
+def test_gpu_presets_default_to_five_repeats_of_1000_iterations():
+    for name, host in (("rtx5090x2", SEED_BOX), ("h200x1", H200_1), ("h200x2", H200_2)):
+        p = plan({"preset": name}, host=host)
+        assert (p.repeats, p.iterations, p.schedule) == (5, 1000, "counterbalanced"), name
 
 
 def test_named_presets_cover_the_seed_server_and_the_h200_machines():
     seed = plan({"preset": "rtx5090x2"}, host=SEED_BOX)
-    assert seed.order == ["n1_local32", "n2_pool32"] and seed.repeats == 3 and seed.iterations == 1000
+    assert seed.order == ["n1_local32", "n2_pool32"] and seed.repeats == 5 and seed.iterations == 1000
     assert seed.run_configs["n2_pool32"].cpu_pools == "8-39;48-79"
     assert seed.run_configs["n1_local32"].num_envs == 2048
     one = plan({"preset": "h200x1"}, host=H200_1)
@@ -57,11 +72,11 @@ def test_named_presets_cover_the_seed_server_and_the_h200_machines():
 
 
 def test_config_overrides_merge_into_the_preset():
-    p = plan({"iterations": 7, "run_set": "mine", "run_configs": {"n2_cpu": {"num_envs": 4, "overrides": {"trace": True}}}})
+    p = plan({"iterations": 7, "run_set": "mine", "run_configs": {"n2_cpu": {"num_envs": 4, "overrides": {"env-pipeline": "serial"}}}})
     assert p.iterations == 7 and p.run_set == "mine"
     rc = p.run_configs["n2_cpu"]
     assert rc.num_envs == 4 and rc.devices == "cpu,cpu"           # merged field by field
-    assert rc.overrides == {"replay-per-env": 64, "trace": True}    # preset defaults + the config's
+    assert rc.overrides == {"replay-per-env": 64, "env-pipeline": "serial"}  # preset defaults + the config's
 
 
 def test_train_command_and_environment():
@@ -89,6 +104,14 @@ def test_train_command_and_environment():
         ({"run_configs": {"n1_cpu": {"cpu_pools": ["0-7"]}}}, "run_configs.n1_cpu.cpu_pools: rank 0 names CPUs 2-7 that do not exist"),
         ({"run_configs": {"n1_cpu": {"devices": "gpu"}}}, "run_configs.n1_cpu.devices"),
         ({"run_configs": {"n1_cpu": {"overrides": {"iterations": 5}}}}, "run_configs.n1_cpu.overrides.iterations"),
+        # the abbreviations: argparse would have taken them as --seed / --iterations
+        ({"run_configs": {"n1_cpu": {"overrides": {"see": 99}}}}, "run_configs.n1_cpu.overrides.see: not an option"),
+        ({"run_configs": {"n1_cpu": {"overrides": {"iter": 12}}}}, "run_configs.n1_cpu.overrides.iter: not an option"),
+        ({"run_configs": {"n1_cpu": {"overrides": {"model": "other.mjb"}}}}, "run_configs.n1_cpu.overrides.model: set by the pipeline"),
+        ({"run_configs": {"n1_cpu": {"overrides": {"seed": 3}}}}, "run_configs.n1_cpu.overrides.seed: set by the pipeline"),
+        ({"run_configs": {"n1_cpu": {"overrides": {"collector_cpu_ids": "0"}}}}, "run_configs.n1_cpu.overrides.collector_cpu_ids: set by the pipeline"),
+        ({"run_configs": {"n1_cpu": {"overrides": {"log-dir": "x"}}}}, "run_configs.n1_cpu.overrides.log-dir: set by the pipeline"),
+        ({"schedule": "random"}, "schedule: 'random' is not one of"),
         ({"pairs": [["n1_cpu", "n9"]]}, "pairs[0]"),
         ({"model": {"from_mjb": "no/such/model.mjb"}}, "model.from_mjb: no/such/model.mjb does not exist"),
     ],
@@ -114,3 +137,27 @@ def test_named_gpu_preset_on_a_small_machine_fails_on_cpus():
 def test_host_checks_can_be_deferred():
     p = plan({"preset": "rtx5090x2"}, check_host=False)
     assert p.gpus_needed() == 2
+
+
+def test_override_names_come_from_the_trainers_parser():
+    from sacscale.commands.train import build_parser, option_names
+
+    assert build_parser().allow_abbrev is False
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--see", "99"])  # an abbreviation of --seed is refused
+    options = option_names()
+    assert options["--seed"] == "seed" and options["--no-compile"] == "compile"
+    p = plan({"run_configs": {"n1_cpu": {"overrides": {"compile": False, "extra": '{"gamma": 0.9}'}}}})
+    cmd = train_command(p, p.runs[0], "DIR", None)
+    assert "--no-compile" in cmd and cmd[cmd.index("--extra") + 1] == '{"gamma": 0.9}'
+
+
+def test_every_trainer_option_the_pipeline_sets_is_owned():
+    from sacscale.commands.train import option_names
+    from sacscale.runplan import PIPELINE_OWNED
+
+    p = plan()
+    p.run_configs[p.runs[0].config].overrides = {}  # only what the pipeline itself passes
+    options = option_names()
+    set_by_pipeline = {options[a] for a in train_command(p, p.runs[0], "DIR", "m.mjb") if a.startswith("--")}
+    assert set_by_pipeline <= set(PIPELINE_OWNED)

@@ -62,3 +62,56 @@ def test_required_command_missing_is_named(tmp_path):
     proc, env = verify_env(tmp_path, {"preset": "cpu"}, "--require-commands", "train,no-such-command")
     assert proc.returncode == 1
     assert "`sacscale no-such-command` is not available" in proc.stderr
+
+
+def test_a_dirty_tree_is_stored_as_a_diff_that_rebuilds_it(tmp_path):
+    import shutil
+
+    from sacscale.commands.verify_env import git_state, write_source_diff
+
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "a.py").write_text("x = 1\n")
+    (repo / ".gitignore").write_text("*.log\n")
+    subprocess.run([*git, "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run([*git, "-C", str(repo), "commit", "-qm", "base"], check=True)
+    clean = tmp_path / "clean"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clean)], check=True)
+    (repo / "src" / "a.py").write_text("x = 2\n")                      # tracked change
+    (repo / "src" / "new.bin").write_bytes(bytes(range(256)))           # untracked binary source
+    (repo / "run.log").write_text("ignored\n")                          # ignored: not source
+    (repo / "results" / "S").mkdir(parents=True)
+    (repo / "results" / "S" / "plan.json").write_text("{}")             # evidence: not source
+    before = subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True).stdout
+
+    state = git_state(repo)
+    info = write_source_diff(state, tmp_path / "source.diff")
+    assert state["dirty"] is True and info["untracked_files"] == ["src/new.bin"]
+    data = (tmp_path / "source.diff").read_bytes()
+    assert info["bytes"] == len(data) and len(info["sha256"]) == 64
+    # nothing was written into the repository
+    assert subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True,
+                          text=True).stdout == before
+    subprocess.run(["git", "-C", str(clean), "apply", "--binary", str(tmp_path / "source.diff")], check=True)
+    assert (clean / "src" / "a.py").read_text() == "x = 2\n"
+    assert (clean / "src" / "new.bin").read_bytes() == bytes(range(256))
+    assert not (clean / "run.log").exists() and not (clean / "results").exists()
+    shutil.rmtree(clean)
+
+    subprocess.run([*git, "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run([*git, "-C", str(repo), "commit", "-qm", "all"], check=True)
+    (repo / "run.log").unlink()
+    assert write_source_diff(git_state(repo), tmp_path / "empty.diff")["bytes"] == 0  # clean: empty
+
+
+def test_verify_env_writes_the_diff_file(tmp_path):
+    proc, env = verify_env(tmp_path, {"preset": "cpu"}, "--diff-output", str(tmp_path / "source.diff"))
+    assert proc.returncode == 0, proc.stderr
+    diff = env["project"]["diff"]
+    assert diff["file"] == "source.diff" and (tmp_path / "source.diff").stat().st_size == diff["bytes"]
+    import hashlib
+
+    assert hashlib.sha256((tmp_path / "source.diff").read_bytes()).hexdigest() == diff["sha256"]
+    assert diff["apply"].startswith(f"git checkout {env['project']['commit']}")

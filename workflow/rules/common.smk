@@ -102,6 +102,7 @@ def all_outputs():
     return [
         results("plan.json"),
         results("environment.json"),
+        results("source.diff"),
         results("model.json"),
         results("correctness.json"),
         *all_run_json(),
@@ -115,6 +116,32 @@ def all_outputs():
         f"{REPORTS}/report.html",
         *figure_paths().values(),
     ]
+
+
+def run_set_mode():
+    """'write' or 'read-only' (sacscale.evidence.runset): a complete or committed run set
+    is never written, and a set made with another plan is refused, before any job."""
+    from sacscale.evidence import runset
+
+    asked = runset.requested(sys.argv[1:])
+    if asked["job"]:
+        return "write"  # a job started by the main process, which has already decided
+    state = runset.inspect(PLAN.run_set, Path.cwd(), PLAN.as_dict(), all_outputs())
+    try:
+        mode = runset.decide(state, asked["targets"], asked["forcing"], asked["report"])
+    except runset.RunSetError as exc:
+        raise WorkflowError(str(exc)) from None
+    if mode == "read-only":
+        print(f"sacscale: run set {PLAN.run_set} is read-only ({'committed' if state.committed else 'complete'}); "
+              "nothing to build. `snakemake verify` checks it; a new run needs a new run_set name.",
+              file=sys.stderr)
+    return mode
+
+
+def final_inputs():
+    """The inputs of the target `all`: everything, or, for a read-only set, only files that exist and
+    that no rule makes (so nothing is planned)."""
+    return [ancient(results("plan.json"))] if READ_ONLY else all_outputs()
 
 
 def write_plan(path, plan, log):
@@ -175,6 +202,10 @@ def probe_args():
     args = ["--devices", str(p["devices"]), "--iterations", str(p["iterations"])]
     if p.get("compile_loss"):
         args.append("--compile-loss")
+    if p.get("trainer_iterations"):
+        args += ["--trainer-iterations", str(p["trainer_iterations"])]
+        if PLAN.model.get("from_mjb"):
+            args += ["--model", PLAN.model["from_mjb"]]
     return shlex.join(args)
 
 
@@ -186,8 +217,13 @@ def summary_meta():
     return json.dumps({
         "run_set": PLAN.run_set, "preset": PLAN.preset, "preset_reason": PLAN.preset_reason,
         "repeats": PLAN.repeats, "iterations": PLAN.iterations, "order": PLAN.order,
+        "schedule": PLAN.schedule, "execution_order": PLAN.execution_order,
     }, sort_keys=True)
 
 
 def deviations_input():
     return [DEVIATIONS] if Path(DEVIATIONS).is_file() else []
+
+
+MODE = run_set_mode()
+READ_ONLY = MODE == "read-only"

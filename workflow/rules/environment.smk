@@ -1,5 +1,5 @@
 # Stage 1: the resolved plan (preset + config) as evidence; then record the software and
-# hardware environment and check the plan fits this machine (GPUs, CPU pools, learner
+# hardware environment (and the diff of a dirty tree) and check the plan fits this machine (GPUs, CPU pools, learner
 # graph hooks, trainer present), before anything else runs.
 
 
@@ -19,10 +19,11 @@ rule verify_env:
         plan=results("plan.json"),
     output:
         env=results("environment.json"),
+        diff=results("source.diff"),  # the uncommitted code, so a dirty tree can be rebuilt
     log:
         f"{LOGS}/verify_env.log",
     conda:
         "../../envs/sacscale.yaml"
     shell:
-        "sacscale verify-env --output {output.env} --plan {input.plan}"
+        "sacscale verify-env --output {output.env} --diff-output {output.diff} --plan {input.plan}"
         " --require-graph-hooks --require-commands train,probe,prepare-model > {log} 2>&1"

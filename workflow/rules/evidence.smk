@@ -1,5 +1,5 @@
 # Stages 8-9: the SHA-256 evidence manifest of results/<run set>/, and its verification
-# (re-hash every file, recompute every run's metrics from its events).
+# (re-hash every file, recompute everything derived); `snakemake verify` is in verify.smk.
 
 
 rule manifest:
@@ -8,6 +8,7 @@ rule manifest:
         all_metrics(),
         results("plan.json"),
         results("environment.json"),
+        results("source.diff"),
         results("model.json"),
         results("correctness.json"),
         results("summary.csv"),
@@ -42,18 +43,3 @@ rule verify_evidence:
         "../../envs/sacscale.yaml"
     shell:
         "sacscale verify {params.root:q} --output {output.json} > {log} 2>&1"
-
-
-# `snakemake verify`: check the evidence as it is now. No inputs on purpose, so that
-# asking for it never rebuilds anything (a rebuilt manifest would hide tampering) and it
-# runs every time; it exits non-zero naming each changed, missing or extra file and each
-# metric that does not recompute (printed and kept in the log).
-rule verify:
-    params:
-        root=RESULTS,
-    log:
-        f"{LOGS}/verify.log",
-    conda:
-        "../../envs/sacscale.yaml"
-    shell:
-        "sacscale verify {params.root:q} 2>&1 | tee {log}"

@@ -34,6 +34,7 @@ rule report:
         figures=lambda wildcards, output: str(Path(output.throughput).parent),
         run_dirs=lambda wildcards, input: shlex.join(str(Path(p).parent) for p in input.runs),
         deviations=lambda wildcards, input: f"--deviations {input.deviations}" if input.deviations else "",
+        attempts=f"{LOGS}/attempts",
     log:
         f"{LOGS}/report.log",
     benchmark:
@@ -45,4 +46,4 @@ rule report:
         " --output-md {output.md} --output-html {output.html} --figures-dir {params.figures}"
         " --environment {input.env} --model {input.model} --correctness {input.probe}"
         " --verification {input.verify} --manifest-json {input.manifest} --run-dirs {params.run_dirs}"
-        " {params.deviations} > {log} 2>&1"
+        " --attempts-dir {params.attempts:q} {params.deviations} > {log} 2>&1"

@@ -1,5 +1,6 @@
-# Stage 4: the training matrix, strictly one run at a time in the alternating order
-# (n1 r1, n2 r1, n1 r2, ...): each run needs the previous run's run.json, and every
+# Stage 4: the training matrix, strictly one run at a time in the plan's counterbalanced
+# order (r1: n1 n2, r2: n2 n1, r3: n2 n1, r4: n1 n2, ...; plan.json execution_order):
+# each run needs the previous run's run.json, and every
 # rule that could overlap a run takes the gpu_lock resource (limit 1).
 # A run directory appears only complete (written aside, then renamed); a failed run
 # fails this rule and is kept under logs/<run set>/attempts/; completed runs stay.

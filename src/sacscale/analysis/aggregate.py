@@ -9,8 +9,12 @@ For each pair: ratio of means = mean(compared) / mean(baseline); its spread as
 (a) per-repeat ratios compared_k / baseline_k (the runs alternate, so repeat k of both
 ran back to back), with their std, min and max; (b) first-order propagated std,
 ratio * sqrt((s_b / m_b)^2 + (s_c / m_c)^2); (c) the extreme range
-min(compared) / max(baseline) .. max(compared) / min(baseline). Weak-scaling
-efficiency = ratio / (ranks_compared / ranks_baseline).
+min(compared) / max(baseline) .. max(compared) / min(baseline); (d) a 95% confidence
+interval of the ratio of means by paired bootstrap over repeats (`bootstrap_ratio_ci`).
+Weak-scaling efficiency = ratio / (ranks_compared / ranks_baseline).
+
+Each run's measurement window (seconds and events of the last-50% window) is in the
+per-run rows; a window shorter than `SHORT_WINDOW_S` is flagged.
 """
 
 from __future__ import annotations
@@ -18,9 +22,21 @@ from __future__ import annotations
 import math
 import statistics
 
+import numpy as np
 import pandas as pd
 
 FIGURE = "steady_env_steps_per_s"
+SHORT_WINDOW_S = 30.0
+CI_LEVEL = 0.95
+EXACT_BOOTSTRAP_MAX_N = 6      # n^n resamples: 46,656 at n = 6
+BOOTSTRAP_RESAMPLES = 100_000  # beyond that, drawn (legacy RandomState: a stream numpy keeps stable)
+BOOTSTRAP_SEED = 0
+CI_METHOD = (
+    "paired bootstrap over repeats: resample the repeats (pairs of baseline and compared runs of the "
+    "same repeat) with replacement, ratio of the resample's means; 95% = the 2.5% and 97.5% quantiles "
+    "(linear interpolation). Exact (all n^n resamples) for n <= 6 repeats, else 100,000 resamples "
+    "from numpy RandomState(0). Needs >= 2 paired repeats."
+)
 
 ROW_COLUMNS = [
     "run",
@@ -37,12 +53,27 @@ ROW_COLUMNS = [
     "final_episode_return",
     "final_episode_length",
     "exit_status",
+    "window_s",
+    "window_events",
+    "short_window",
 ]
+
+
+def _row(m: dict) -> dict:
+    """A run's row: its own fields plus its measurement window."""
+    window = m.get("window") if isinstance(m.get("window"), dict) else {}
+    seconds = window.get("seconds")
+    derived = {
+        "window_s": seconds,
+        "window_events": window.get("window_events"),
+        "short_window": None if seconds is None else bool(seconds < SHORT_WINDOW_S),
+    }
+    return {col: derived[col] if col in derived else m.get(col) for col in ROW_COLUMNS}
 
 
 def runs_table(metrics: list[dict]) -> pd.DataFrame:
     """One row per run, in the order given (the execution order)."""
-    rows = [{col: m.get(col) for col in ROW_COLUMNS} for m in metrics]
+    rows = [_row(m) for m in metrics]
     return pd.DataFrame(rows, columns=ROW_COLUMNS)
 
 
@@ -131,6 +162,24 @@ def default_pairs(order: list[str], world_sizes: dict[str, int]) -> tuple[list[t
     return [], "only one configuration: nothing to compare"
 
 
+def bootstrap_ratio_ci(base: list[float], other: list[float], level: float = CI_LEVEL) -> list[float] | None:
+    """[low, high] of mean(other) / mean(base) under a paired bootstrap over repeats
+    (base[k] and other[k] ran in the same repeat); None with fewer than 2 pairs.
+    Deterministic, so verification recomputes it exactly."""
+    n = len(base)
+    if n < 2 or n != len(other):
+        return None
+    b, c = np.asarray(base, dtype=np.float64), np.asarray(other, dtype=np.float64)
+    if n <= EXACT_BOOTSTRAP_MAX_N:
+        idx = np.stack(np.unravel_index(np.arange(n**n), (n,) * n), axis=1)
+    else:
+        idx = np.random.RandomState(BOOTSTRAP_SEED).randint(0, n, size=(BOOTSTRAP_RESAMPLES, n))
+    ratios = c[idx].mean(axis=1) / b[idx].mean(axis=1)
+    tail = (1.0 - level) / 2
+    low, high = np.quantile(ratios, [tail, 1.0 - tail])
+    return [float(low), float(high)]
+
+
 def compare(base: dict, other: dict) -> dict:
     mb, mc = base["mean"], other["mean"]
     out = {"ratio_of_means": None}
@@ -147,6 +196,10 @@ def compare(base: dict, other: dict) -> dict:
     per_repeat = {str(r): by_repeat_c[r] / by_repeat_b[r] for r in common if by_repeat_b[r]}
     out["per_repeat_ratios"] = per_repeat
     out["per_repeat_ratio_stats"] = describe(list(per_repeat.values()))
+    paired = [r for r in common if by_repeat_b[r]]
+    out["ratio_ci95"] = bootstrap_ratio_ci([by_repeat_b[r] for r in paired], [by_repeat_c[r] for r in paired])
+    out["ci_repeats"] = len(paired)
+    out["ci_method"] = CI_METHOD
     wb, wc = base.get("world_size") or 1, other.get("world_size") or 1
     out["rank_multiple"] = wc / wb
     out["weak_scaling_efficiency"] = ratio / (wc / wb) if wc != wb else None
@@ -178,5 +231,7 @@ def summarize(
         "configs": stats,
         "pairing": how,
         "comparisons": comparisons,
-        "runs": [{col: m.get(col) for col in ROW_COLUMNS} for m in metrics],
+        "runs": [_row(m) for m in metrics],
+        "short_windows": [m["run"] for m in metrics if _row(m)["short_window"]],
+        "short_window_s": SHORT_WINDOW_S,
     }

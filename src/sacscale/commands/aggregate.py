@@ -49,5 +49,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"{name}: mean {stats['mean']:,.1f} env steps/s (std {stats['std']:,.1f}, n={stats['n']})")
     for c in summary["comparisons"]:
         if c["ratio_of_means"] is not None:
-            print(f"{c['compared']} / {c['baseline']}: {c['ratio_of_means']:.3f}x")
+            ci = c.get("ratio_ci95")
+            print(f"{c['compared']} / {c['baseline']}: {c['ratio_of_means']:.3f}x"
+                  + (f" (95% CI {ci[0]:.3f} .. {ci[1]:.3f}, paired bootstrap over {c['ci_repeats']} repeats)" if ci else ""))
+    for run in summary.get("short_windows", []):
+        print(f"warning: {run}: measurement window below {summary['short_window_s']:g} s")
     return 0

@@ -1,4 +1,6 @@
-"""`sacscale probe correctness`: data-parallel gradient sync against a single-process reference."""
+"""`sacscale probe correctness|trainer`: data-parallel gradient sync against a single-process
+reference (correctness), and the trainer's own rank code path (trainer; also run by
+`correctness --trainer-iterations K`, whose verdict then needs both)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,9 @@ from sacscale.train import TrainConfig, TrainingError, check_devices
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("kind", choices=["correctness"], help="which probe")
+    parser.add_argument("kind", choices=["correctness", "trainer"],
+                        help="correctness: learner ranks vs a single-process reference; trainer: the trainer's "
+                             "run_rank with real collectors, ranks must end bit-identical")
     parser.add_argument("--devices", default="auto",
                         help="'cpu,cpu' (2 gloo ranks), '0' (1 GPU: all-reduce captured in the graph, "
                              "world size 1), '0,1' (2 GPUs); auto: 2 GPUs if visible, else 1, else cpu,cpu")
@@ -19,6 +23,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--amp-dtype", choices=["float32", "bfloat16"], default="float32",
                         help="autocast of both sides (float32 isolates the sync math from bf16 rounding)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--trainer-iterations", type=int, default=0,
+                        help="correctness: also drive the trainer's rank code this many iterations (0: not); "
+                             "trainer: iterations (default 14; learning starts at iteration 10)")
+    parser.add_argument("--model", help="trainer path: compiled model (.mjb); default: build it from the asset package")
+    parser.add_argument("--mutation", choices=["sum", "no_allreduce", "no_broadcast", "scale_rank1"],
+                        help="break the sync on purpose (to see the probe fail)")
     parser.add_argument("--timeout-s", type=float, default=600.0, help="longest wait on a peer rank")
     parser.add_argument("--output", required=True, help="JSON file to write")
 
@@ -30,25 +40,53 @@ def _auto_devices() -> str:
     return "0,1" if n >= 2 else "0" if n == 1 else "cpu,cpu"
 
 
-def run(args: argparse.Namespace) -> int:
-    from sacscale.dist.probe import ProbeSettings, run_probe
+def _print(result: dict, output: str) -> None:
+    judged = [c for c in result.get("comparisons", []) if c.get("tolerance") is not None]
+    worst = max(judged, key=lambda c: c["max_rel_diff"] / c["tolerance"]) if judged else None
+    where = (f"worst {worst['tensor']}: rel {worst['max_rel_diff']:.2e} (tolerance {worst['tolerance']:.0e})"
+             if worst else "no comparison")
+    failed = [k for k, v in (result.get("checks") or {}).items() if not v]
+    print(f"probe {result.get('mode')}: {'PASS' if result['pass'] else 'FAIL'} | world size {result['world_size']}"
+          + (f" ({result['backend']}), all-reduce in CUDA graph: {result['allreduce_in_cuda_graph']}, "
+             f"{result['autocast_dtype']}" if "backend" in result else "")
+          + f"; {where}" + (f"; failed: {', '.join(failed)}" if failed else "") + f" -> {output}")
 
-    if args.iterations < 1:
-        print("sacscale probe: error: --iterations must be positive", file=sys.stderr)
+
+def run(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from sacscale.dist.probe import ProbeSettings, TrainerProbeSettings, run_probe, run_trainer_probe
+
+    if args.iterations < 1 or args.trainer_iterations < 0:
+        print("sacscale probe: error: --iterations must be positive, --trainer-iterations >= 0", file=sys.stderr)
         return 2
     try:
         devices = TrainConfig(devices=_auto_devices() if args.devices == "auto" else args.devices).device_list()
         check_devices(devices)
-        result = run_probe(ProbeSettings(devices, args.iterations, args.compile_loss, args.batch_size,
-                                         seed=args.seed, amp_dtype=args.amp_dtype),
-                           args.output, args.timeout_s)
+        trainer = TrainerProbeSettings(devices, iterations=args.trainer_iterations or 14, seed=args.seed,
+                                       model=args.model, mutation=args.mutation, timeout_s=args.timeout_s)
+        if args.kind == "trainer":
+            result = run_trainer_probe(trainer, args.output)
+        else:
+            result = run_probe(ProbeSettings(devices, args.iterations, args.compile_loss, args.batch_size,
+                                             seed=args.seed, amp_dtype=args.amp_dtype, mutation=args.mutation),
+                               args.output, args.timeout_s)
+            if args.trainer_iterations:
+                _print(result, args.output)
+                path = Path(args.output)
+                side = path.with_name(path.stem + ".trainer.tmp.json")
+                try:
+                    result["trainer_path"] = run_trainer_probe(trainer, str(side))
+                finally:
+                    side.unlink(missing_ok=True)
+                result["pass"] = bool(result["pass"] and result["trainer_path"]["pass"])
+                from sacscale.evidence.atomic import write_json
+
+                write_json(args.output, result)
+                result = {**result["trainer_path"], "pass": result["pass"]}
     except (TrainingError, RuntimeError, ValueError) as exc:
         print(f"sacscale probe: error: {exc}", file=sys.stderr)
         return 1
-    judged = [c for c in result["comparisons"] if c["tolerance"] is not None]
-    worst = max(judged, key=lambda c: c["max_rel_diff"] / c["tolerance"])
-    print(f"probe correctness: {'PASS' if result['pass'] else 'FAIL'} | world size {result['world_size']} "
-          f"({result['backend']}), all-reduce in CUDA graph: {result['allreduce_in_cuda_graph']}, "
-          f"{result['autocast_dtype']}; worst {worst['tensor']}: rel {worst['max_rel_diff']:.2e} "
-          f"(tolerance {worst['tolerance']:.0e}) -> {args.output}")
-    return 0 if result["pass"] else 1
+    _print(result, args.output)
+    return 0 if json.loads(Path(args.output).read_text())["pass"] else 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from sacscale.report.build import write_report
 
@@ -21,7 +22,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--manifest-json", help="manifest.json (from manifest)")
     parser.add_argument("--run-dirs", nargs="+", metavar="RUN_DIR",
                         help="the runs' directories (tb/rank*/ event files), for the learning curves")
+    parser.add_argument("--attempts-dir", help="where the run wrapper keeps failed or stopped attempts "
+                        "(logs/<run set>/attempts); the report lists them")
     parser.add_argument("--deviations", help="a Markdown file of deviations from the reference system, included verbatim")
+
+
+def _attempts(path: str | None) -> list[str]:
+    p = Path(path) if path else None
+    return sorted(e.name for e in p.iterdir()) if p is not None and p.is_dir() else []
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
             args.summary, args.metrics, args.output_md, args.output_html, args.figures_dir,
             environment=args.environment, model=args.model, probe=args.correctness,
             verification=args.verification, manifest=args.manifest_json, deviations=args.deviations,
-            run_dirs=args.run_dirs,
+            run_dirs=args.run_dirs, attempts=_attempts(args.attempts_dir),
         )
     except (OSError, ValueError, KeyError) as exc:
         print(f"sacscale report: error: {type(exc).__name__}: {exc}", file=sys.stderr)

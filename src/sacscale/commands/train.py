@@ -61,6 +61,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                 help=f"{HELP.get(f.name, '')} (default: {default})")
 
 
+def build_parser() -> argparse.ArgumentParser:
+    """The trainer's own parser. No abbreviations: `--see 99` must not silently mean `--seed`
+    (the pipeline records what it passed; an abbreviation would run something else)."""
+    parser = argparse.ArgumentParser(prog="sacscale train", allow_abbrev=False)
+    add_arguments(parser)
+    return parser
+
+
+def option_names() -> dict[str, str]:
+    """`{option string: TrainConfig field}` for every trainer option (`--no-x` included):
+    what the pipeline checks its overrides against."""
+    return {opt: action.dest for action in build_parser()._actions for opt in action.option_strings
+            if action.dest != "help"}
+
+
 def run(args: argparse.Namespace) -> int:
     """0: completed; 1: failed (the message names the cause); 128+N: stopped by signal N."""
     from sacscale.dist.launch import Interrupted

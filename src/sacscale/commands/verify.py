@@ -1,7 +1,9 @@
-"""`sacscale verify ROOT`: re-hash against the manifest and recompute every run's metrics.
+"""`sacscale verify ROOT`: refuse links and special files, re-hash against the manifest,
+recompute every run's metrics, cross-check the records against the plan, recompute the
+summary and the report's numbers (see sacscale.evidence.verify).
 
-Exits 1 naming each changed, missing or extra file and each figure that does not
-recompute; 0 when everything matches."""
+Exits 1 naming each problem; 0 when everything matches. Fields an older set never
+recorded are listed as notes and do not fail it."""
 
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("root", help="evidence root (results/<run set>)")
     parser.add_argument("--manifest", help="manifest to check against (default: ROOT/MANIFEST.sha256)")
     parser.add_argument("--output", help="write the result as JSON here (also when it fails)")
-    parser.add_argument("--no-metrics", action="store_true", help="only re-hash; do not recompute metrics")
+    parser.add_argument("--no-metrics", action="store_true", help="only re-hash; recompute nothing")
+    parser.add_argument("--notes", action="store_true", help="print every note (fields an older set never recorded)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,8 +31,15 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if args.output:
         write_json(args.output, result.as_dict())
+    if args.notes:
+        for line in result.notes:
+            print(f"note: {line}")
+    extra = f", recomputed {' and '.join(result.checked)}" if result.checked else ""
+    notes = (f"; {len(result.notes)} note(s): fields not recorded by this older set (--notes lists them)"
+             if result.notes else "")
     if result.ok:
-        print(f"verified {result.files_checked} files and {result.runs_checked} runs' metrics under {args.root}")
+        print(f"verified {result.files_checked} files and {result.runs_checked} runs' metrics under {args.root}"
+              f"{extra}{notes}")
         return 0
     problems = result.problems()
     print(f"sacscale verify: {len(problems)} problem(s) under {args.root}:", file=sys.stderr)

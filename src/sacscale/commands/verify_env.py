@@ -6,6 +6,13 @@ where present; the CPU model and `lscpu -e=CPU,CORE,SOCKET,NODE`; NCCL_* and
 CUDA_VISIBLE_DEVICES; which learner module Python actually imports and whether its
 learner class has `set_gradient_graph_hooks` (`graph_hooks: true`).
 
+With --diff-output, the code of a dirty tree is stored so that it can be rebuilt:
+`git diff HEAD --binary` of the tracked files plus a new-file patch of every untracked,
+not ignored file, outside the pipeline's output directories (results/, reports/, logs/,
+benchmarks/: evidence, not code). `git checkout COMMIT && git apply --binary FILE`
+rebuilds the tree; the file's SHA-256 goes into the record and the file into the
+manifest. A clean tree gives an empty file.
+
 With a plan (the pipeline's resolved preset: results/<run set>/plan.json)
 it fails, naming what is missing, when the plan needs more GPUs than are visible or a
 CPU pool names CPUs this process cannot use. The JSON is written either way.
@@ -42,6 +49,49 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"fail unless {LEARNER_MODULE}.{LEARNER_CLASS} has {HOOKS}")
     parser.add_argument("--require-commands", default="",
                         help="comma list of sacscale commands that must be importable (e.g. train,probe,prepare-model)")
+    parser.add_argument("--diff-output", help="write the project's uncommitted changes here (a binary-safe patch "
+                        "against its commit, untracked source files included; empty when clean)")
+
+
+# pipeline outputs: evidence and logs, not code; never part of the stored diff
+NOT_SOURCE = ("results", "reports", "logs", "benchmarks")
+
+
+def source_diff(top: str) -> tuple[bytes, list[str]]:
+    """(patch, untracked files in it): the tree's changes against HEAD, binary-safe, with
+    untracked non-ignored files as new files. Reads only; writes nothing into the repository."""
+    excludes = [f":(exclude){d}" for d in NOT_SOURCE]
+    tracked = subprocess.run(["git", "-C", top, "diff", "HEAD", "--binary", "--full-index", "--", ".", *excludes],
+                             capture_output=True, timeout=300, check=True).stdout
+    listing = subprocess.run(["git", "-C", top, "ls-files", "--others", "--exclude-standard", "-z", "--", ".",
+                              *excludes], capture_output=True, timeout=300, check=True).stdout
+    untracked = sorted(n.decode() for n in listing.split(b"\0") if n)
+    parts = [tracked]
+    for name in untracked:
+        # exit status 1 means "differs", which a new file always does
+        out = subprocess.run(["git", "-C", top, "diff", "--no-index", "--binary", "--full-index", "--",
+                              "/dev/null", name], capture_output=True, timeout=300)
+        if out.returncode not in (0, 1):
+            raise RuntimeError(f"git diff --no-index {name}: {out.stderr.decode(errors='replace').strip()}")
+        parts.append(out.stdout)
+    return b"".join(parts), untracked
+
+
+def write_source_diff(project: dict, path: Path) -> dict:
+    """Store the diff of the project's tree at `path`; its description for the record."""
+    import hashlib
+
+    from sacscale.evidence.atomic import atomic_write_bytes
+
+    if not project.get("repository"):
+        data, untracked, note = b"", [], f"not a git checkout ({project.get('error')}): no diff"
+    else:
+        data, untracked = source_diff(project["path"])
+        note = "git diff HEAD --binary plus untracked files as new files, outside " + ", ".join(NOT_SOURCE)
+    atomic_write_bytes(path, data)
+    return {"file": path.name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
+            "untracked_files": untracked, "how": note,
+            "apply": f"git checkout {project.get('commit')} && git apply --binary {path.name}"}
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -240,6 +290,8 @@ def check_plan(plan: dict, env: dict) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     env = collect()
+    if args.diff_output:
+        env["project"]["diff"] = write_source_diff(env["project"], Path(args.diff_output))
     problems: list[str] = []
     if args.plan:
         plan = json.loads(Path(args.plan).read_text())

@@ -10,6 +10,12 @@ floating-point reassociation (and bf16 rounding where autocast is on).
 
 With one GPU the probe still runs the all-reduce captured in the graph (world size 1)
 and compares it with eager execution.
+
+Each rank starts from its own seed (seed + 1000 x rank, as in training), so the start-up
+broadcast is under test; the sync is judged exactly too (`SYNC_REL_TOL`, any dtype).
+`run_trainer_probe` drives the trainer's own rank code (`train.run_rank`: its broadcast,
+its hooks, real collectors) for a few iterations and requires bit-identical parameters on
+every rank. `MUTATIONS` break the sync on purpose; the tests assert the probe fails.
 """
 
 from __future__ import annotations
@@ -41,6 +47,23 @@ TOLERANCES = {
     "bfloat16": {"grad_rel": 5e-2, "param_rel": None},
 }
 
+# The sync itself, judged exactly in every dtype: each bucket's all-reduced gradient (the
+# hook's output) against an fp32 reference of what it must be, the float64 mean of the
+# ranks' own gradients (the hook's input, gathered after the iterations), relative to the
+# largest entry of that mean. The all-reduce sums N float32 values, so at most about
+# N * 2^-24 ~ 5e-7 for N = 8 may differ; a 0.1% error on one rank's gradient moves the
+# mean by 1e-3 / N of that rank's gradient, >= 1.25e-4 for N <= 8 at comparable
+# magnitudes, so it fails by an order of magnitude or more, in bf16 as in fp32 (autocast
+# changes what each rank computes, not the sync of it).
+SYNC_REL_TOL = 1e-5
+
+# Ways to break the sync on purpose (tests): the probe must fail for each.
+#   sum           the hook sums without dividing by the world size
+#   no_allreduce  the hook does nothing (every rank keeps its own gradient)
+#   no_broadcast  the start-up broadcast does nothing (ranks start from their own seeds)
+#   scale_rank1   rank 1's gradient is multiplied by 1.001 before the all-reduce
+MUTATIONS = ("sum", "no_allreduce", "no_broadcast", "scale_rank1")
+
 
 @dataclass
 class ProbeSettings:
@@ -52,14 +75,17 @@ class ProbeSettings:
     seed: int = 0
     grad_sync: bool = True   # False only to show that the probe catches unsynced ranks
     amp_dtype: str = "float32"  # autocast of both sides; "bfloat16" is the training setting on CUDA
+    mutation: str | None = None  # one of MUTATIONS: break the sync on purpose (tests: the probe must fail)
 
     def resolved(self) -> "ProbeSettings":
         cuda = self.devices[0] != "cpu"
+        if self.mutation is not None and self.mutation not in MUTATIONS:
+            raise ValueError(f"mutation: {self.mutation!r} is not one of {', '.join(MUTATIONS)}")
         return ProbeSettings(
             self.devices, self.iterations, self.compile_loss,
             self.batch_size or (8192 if cuda else 64),
             self.replay_rows or (65536 if cuda else 4096),
-            self.seed, self.grad_sync, self.amp_dtype,
+            self.seed, self.grad_sync, self.amp_dtype, self.mutation,
         )
 
 
@@ -100,29 +126,90 @@ def _randoms(cfg, rows: int, batch: int, seed: int, iteration: int, rank: int):
 
 
 class _GradRecorder:
-    """A hook that keeps the (synced) flat gradient of each bucket's latest step."""
+    """A hook that keeps the flat gradient of each bucket's latest step (allocated at the
+    first, eager, call and reused by a captured graph, so it is graph-safe)."""
 
     def __init__(self):
         self.last: dict[str, torch.Tensor] = {}
 
     def __call__(self, name: str, flat_grad: torch.Tensor) -> None:
         buf = self.last.get(name)
-        if buf is None:  # allocated at the first (eager) call, reused by the captured graph
+        if buf is None:
             buf = self.last[name] = torch.zeros_like(flat_grad)
         buf.copy_(flat_grad)
 
 
-def _run_learner(s: ProbeSettings, device, batch: int, hooks, compiled: bool, graphed: bool):
+def sync_hooks(world_size: int, rank: int, mutation: str | None = None, grad_sync: bool = True, base=None):
+    """The production all-reduce hooks (`grad_sync.allreduce_hooks`, or `base`), or a mutation of them."""
+    if base is None:
+        from sacscale.dist.grad_sync import allreduce_hooks as base
+
+    if not grad_sync or mutation == "no_allreduce":
+        return []
+    hooks = list(base(world_size))
+    if mutation == "sum":
+        hooks.append(lambda name, g: g.mul_(world_size))  # undo the mean: a plain sum
+    if mutation == "scale_rank1" and rank == 1:
+        hooks.insert(0, lambda name, g: g.mul_(1.001))
+    return hooks
+
+
+def broadcast(tensors: dict, mutation: str | None = None) -> None:
+    from sacscale.dist.grad_sync import broadcast_state
+
+    if mutation != "no_broadcast":
+        broadcast_state(tensors)
+
+
+def _run_learner(s: ProbeSettings, device, batch: int, hooks, compiled: bool, graphed: bool, seed: int | None = None):
+    """A learner on the probe's replay; hooks: [input recorder, *hooks, output recorder]."""
     from sacscale.learn.learner import FastSACLearner
 
     cfg = _sac_config(s, batch)
-    learner = FastSACLearner(cfg, 1, device, compile=compiled, cuda_graph=graphed, seed=s.seed)
-    initial = {k: v.detach().clone() for k, v in learner.state_tensors().items()}
+    learner = FastSACLearner(cfg, 1, device, compile=compiled, cuda_graph=graphed,
+                             seed=s.seed if seed is None else seed)
     _fill_replay(learner, s.replay_rows, s.seed)
     learner.use_external_randoms()
-    recorder = _GradRecorder()
-    learner.set_gradient_graph_hooks(list(hooks) + [recorder])
-    return learner, initial, recorder, cfg
+    local, synced = _GradRecorder(), _GradRecorder()
+    learner.set_gradient_graph_hooks([local, *hooks, synced])
+    return learner, local, synced, cfg
+
+
+def _state_spread(tensors: dict) -> dict[str, float]:
+    """{name: max |this rank's - rank 0's|} over all ranks (collective)."""
+    import torch.distributed as dist
+
+    spread = {}
+    for key in sorted(tensors):
+        mine = tensors[key].detach().clone()
+        first = mine.clone()
+        dist.broadcast(first, src=0)
+        diff = (mine - first).abs().max()
+        dist.all_reduce(diff, op=dist.ReduceOp.MAX)
+        spread[key] = diff.item()
+    return spread
+
+
+def _sync_check(local: _GradRecorder, synced: _GradRecorder, world_size: int) -> list[dict]:
+    """Each bucket's synced gradient against the float64 mean of the ranks' own (collective)."""
+    import torch.distributed as dist
+
+    out = []
+    for key in BUCKETS:
+        if key not in local.last:
+            continue
+        mine = local.last[key].detach().double()
+        parts = [torch.empty_like(mine) for _ in range(world_size)]
+        dist.all_gather(parts, mine)
+        expected = torch.stack(parts).mean(dim=0)
+        err = (synced.last[key].detach().double() - expected).abs().max()
+        dist.all_reduce(err, op=dist.ReduceOp.MAX)  # the worst rank
+        scale = max(expected.abs().max().item(), 1e-30)
+        rel = err.item() / scale
+        out.append({"tensor": f"sync/{key}", "max_abs_diff": err.item(), "scale": scale, "max_rel_diff": rel,
+                    "tolerance": SYNC_REL_TOL, "pass": bool(math.isfinite(rel) and rel <= SYNC_REL_TOL),
+                    "judged": True})
+    return out
 
 
 def _iterate(learner, randoms_for, iterations: int, device) -> None:
@@ -146,46 +233,43 @@ def _compare(name: str, got: torch.Tensor, ref: torch.Tensor, scale: torch.Tenso
 def _probe_rank(rank: int, world_size: int, s: ProbeSettings, output: str) -> None:
     import torch.distributed as dist
 
-    from sacscale.dist.grad_sync import allreduce_hooks, broadcast_state
-
     device = torch.device(s.devices[rank] if world_size > 1 else s.devices[0])
     if device.type == "cuda":
         torch.cuda.set_device(device)
     on_cuda = device.type == "cuda"
     t0 = time.time()
 
-    # ---- the data-parallel learner: hooks (captured in the graph on CUDA)
-    dp, initial, dp_grads, cfg = _run_learner(
-        s, device, s.batch_size, allreduce_hooks(world_size) if s.grad_sync else [],
-        compiled=s.compile_loss and on_cuda, graphed=on_cuda,
+    # ---- the data-parallel learner, each rank from its own seed as in training
+    # (seed + 1000 x rank), so only the start-up broadcast makes them agree
+    dp, dp_local, dp_grads, cfg = _run_learner(
+        s, device, s.batch_size, sync_hooks(world_size, rank, s.mutation, s.grad_sync),
+        compiled=s.compile_loss and on_cuda, graphed=on_cuda, seed=s.seed + 1000 * rank,
     )
-    broadcast_state(dp.state_tensors())
+    before = _state_spread(dp.state_tensors())
+    broadcast(dp.state_tensors(), s.mutation)
+    start = _state_spread(dp.state_tensors())
+    initial = {k: v.detach().clone() for k, v in dp.state_tensors().items()}
     _iterate(dp, lambda it: _randoms(cfg, s.replay_rows, s.batch_size, s.seed, it, rank), s.iterations, device)
 
-    # Every rank must hold the same parameters: compare each rank's to rank 0's.
-    spread = {}
-    for key, t in dp.state_tensors().items():
-        mine = t.detach().clone()
-        first = mine.clone()
-        dist.broadcast(first, src=0)
-        diff = (mine - first).abs().max()
-        dist.all_reduce(diff, op=dist.ReduceOp.MAX)
-        spread[key] = diff.item()
+    spread = _state_spread(dp.state_tensors())  # every rank must hold rank 0's parameters
+    sync = _sync_check(dp_local, dp_grads, world_size)
     dp_state = {k: v.detach().clone() for k, v in dp.state_tensors().items()}
     graphed = dp._graph is not None
     dp.close()
     if rank != 0:
         return
 
-    # ---- the single-process reference: eager, no hooks, the concatenated batch
+    # ---- the single-process reference: eager, no hooks, the concatenated batch, from
+    # rank 0's seed (what the broadcast gives every rank)
     def ref_randoms(it):
         from sacscale.learn.learner import Randoms
 
         return Randoms.concat([_randoms(cfg, s.replay_rows, s.batch_size, s.seed, it, r)
                                for r in range(world_size)])
 
-    ref, ref_initial, ref_grads, _ = _run_learner(
-        s, device, s.batch_size * world_size, [], compiled=False, graphed=False)
+    ref, _, ref_grads, _ = _run_learner(
+        s, device, s.batch_size * world_size, [], compiled=False, graphed=False, seed=s.seed)
+    ref_initial = {k: v.detach().clone() for k, v in ref.state_tensors().items()}
     _iterate(ref, ref_randoms, s.iterations, device)
     ref_state = {k: v.detach().clone() for k, v in ref.state_tensors().items()}
 
@@ -199,11 +283,16 @@ def _probe_rank(rank: int, world_size: int, s: ProbeSettings, output: str) -> No
         if key in ref_grads.last:
             comparisons.append(_compare(f"grad/{key}", dp_grads.last[key], ref_grads.last[key],
                                         ref_grads.last[key], tol["grad_rel"]))
-    start_identical = all((initial[k] - ref_initial[k]).abs().max().item() == 0 for k in initial)
+    comparisons += sync
+    start_identical = (all((initial[k] - ref_initial[k]).abs().max().item() == 0 for k in initial)
+                       and all(v == 0 for v in start.values()))
+    ranks_started_apart = world_size == 1 or any(v > 0 for v in before.values())
     ranks_identical = all(v == 0 for v in spread.values())
-    passed = all(c["pass"] for c in comparisons) and start_identical and ranks_identical
+    passed = (all(c["pass"] for c in comparisons) and start_identical and ranks_identical
+              and ranks_started_apart)
     result = {
         "pass": passed,
+        "mode": "learner",
         "world_size": world_size,
         "devices": s.devices,
         "backend": dist.get_backend(),
@@ -213,29 +302,163 @@ def _probe_rank(rank: int, world_size: int, s: ProbeSettings, output: str) -> No
         "replay_rows": s.replay_rows,
         "compile_loss": s.compile_loss and on_cuda,
         "grad_sync": s.grad_sync,
+        "mutation": s.mutation,
         "allreduce_in_cuda_graph": graphed,
         "autocast_dtype": dtype,
         "tolerance": tol,
+        "sync_tolerance": SYNC_REL_TOL,
         "tolerance_reason": (
             "relative errors: gradients against the largest gradient entry of their bucket "
             "(last optimizer step of the last iteration), parameters against the largest "
             "change from their initial value. float32: only summation order differs, and "
             "AdamW magnifies it on near-zero gradients. bfloat16: 8 mantissa bits "
             "(~4e-3 per rounding); there AdamW turns rounding on near-zero gradients into "
-            "whole-step parameter differences, so only gradients are judged in bf16."
+            "whole-step parameter differences, so only gradients are judged in bf16. "
+            "sync/*: the all-reduced gradient against the float64 mean of the ranks' own "
+            f"gradients, {SYNC_REL_TOL:g} relative in every dtype: the float32 sum of N values "
+            "differs by at most ~N x 2^-24, a 0.1% error on one rank of N <= 8 by >= 1.25e-4."
         ),
+        "ranks_started_apart": ranks_started_apart,
         "initial_weights_identical": start_identical,
         "ranks_identical_after": ranks_identical,
+        "rank_spread_before_broadcast_max_abs": before,
         "rank_spread_max_abs": spread,
         "comparisons": comparisons,
         "torch": torch.__version__,
         "seconds": time.time() - t0,
     }
     ref.close()
+    _write(output, result)
+
+
+def _write(output: str, result: dict) -> None:
     Path(output).parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(str(output) + ".tmp")
     tmp.write_text(json.dumps(result, indent=2))
     os.replace(tmp, output)
+
+
+# --- the trainer's own rank code path --------------------------------------------------------
+
+@dataclass
+class TrainerProbeSettings:
+    """`sacscale.train.run_rank` itself, with real collectors, for a few iterations: the
+    trainer builds each rank's learner from its own seed, broadcasts, installs the hooks."""
+    devices: list[str]
+    iterations: int = 14     # learning starts at max(batch, 10 x envs) rows: iteration 10 here
+    num_envs: int = 16
+    batch_size: int = 128
+    seed: int = 0
+    model: str | None = None
+    mutation: str | None = None
+    timeout_s: float = 180.0
+
+
+def _trainer_rank(rank: int, world_size: int, s: TrainerProbeSettings, output: str, log_dir: str,
+                  shm_prefix: str) -> None:
+    """One rank of `run_rank`, watched from outside: the learner class is replaced by a
+    subclass that records what the trainer does with it (and compares the ranks at its
+    close); the sync functions are wrapped, and mutated only when asked. Nothing in the
+    trainer is changed."""
+    import sacscale.dist.grad_sync as grad_sync
+    import sacscale.learn.learner as learner_module
+    from sacscale import train
+
+    real_hooks, real_broadcast = grad_sync.allreduce_hooks, grad_sync.broadcast_state
+    seen: dict = {"hooks_installed": 0, "updates": 0, "broadcasts": 0}
+
+    def watched_broadcast(tensors, src=0):
+        seen["before"] = _state_spread(tensors)
+        seen["broadcasts"] += 1
+        if s.mutation != "no_broadcast":
+            real_broadcast(tensors, src)
+
+    grad_sync.broadcast_state = watched_broadcast
+    grad_sync.allreduce_hooks = lambda ws: sync_hooks(ws, rank, s.mutation, base=real_hooks)
+
+    class Watched(learner_module.FastSACLearner):
+        def set_gradient_graph_hooks(self, hooks):
+            seen["hooks_installed"] += len(hooks)
+            self._probe_local, self._probe_synced = _GradRecorder(), _GradRecorder()
+            super().set_gradient_graph_hooks([self._probe_local, *hooks, self._probe_synced])
+
+        def update(self):
+            seen["updates"] += 1
+            super().update()
+
+        def close(self):
+            if "spread" not in seen:
+                seen["spread"] = _state_spread(self.state_tensors())
+                seen["sync"] = _sync_check(self._probe_local, self._probe_synced, world_size) \
+                    if hasattr(self, "_probe_local") else []
+            super().close()
+
+    learner_module.FastSACLearner = Watched
+    cfg = train.TrainConfig(
+        devices=",".join(s.devices), num_envs=s.num_envs, batch_size=s.batch_size, iterations=s.iterations,
+        seed=s.seed, log_dir=log_dir, log_every=s.iterations, checkpoint_every=0, grad_sync="on",
+        model=s.model, replay_per_env=64, sim_threads=1, timeout_s=s.timeout_s,
+    )
+    train.run_rank(cfg, rank, world_size, None, shm_prefix, local_rank=rank if world_size > 1 else 0)
+    if rank != 0:
+        return
+    ranks_apart = world_size == 1 or any(v > 0 for v in seen.get("before", {}).values())
+    identical = bool(seen.get("spread")) and all(v == 0 for v in seen["spread"].values())
+    checks = {
+        "hooks_installed_by_trainer": seen["hooks_installed"] > 0,
+        "learner_updated": seen["updates"] > 0,
+        "broadcast_by_trainer": seen["broadcasts"] > 0,
+        "ranks_started_apart": ranks_apart,
+        "ranks_bit_identical_after": identical,
+        "sync_within_tolerance": bool(seen.get("sync")) and all(c["pass"] for c in seen["sync"]),
+    }
+    _write(output, {
+        "pass": all(checks.values()),
+        "mode": "trainer",
+        "world_size": world_size,
+        "devices": s.devices,
+        "iterations": s.iterations,
+        "num_envs": s.num_envs,
+        "batch_per_rank": s.batch_size,
+        "mutation": s.mutation,
+        "checks": checks,
+        "learner_updates_per_rank": seen["updates"],
+        "rank_spread_before_broadcast_max_abs": seen.get("before"),
+        "rank_spread_max_abs": seen.get("spread"),
+        "comparisons": seen.get("sync", []),
+        "sync_tolerance": SYNC_REL_TOL,
+        "criterion": ("the trainer's own run_rank (real collectors): it must broadcast and install the hooks, "
+                      "the learner must update, ranks built from different seeds must end bit-identical, "
+                      f"and every synced gradient must be the ranks' mean within {SYNC_REL_TOL:g}"),
+    })
+
+
+def run_trainer_probe(s: TrainerProbeSettings, output: str) -> dict:
+    """Drive the trainer's rank code for a few iterations (one process per rank)."""
+    import tempfile
+
+    from sacscale.dist import launch
+
+    if s.mutation is not None and s.mutation not in MUTATIONS:
+        raise ValueError(f"mutation: {s.mutation!r} is not one of {', '.join(MUTATIONS)}")
+    world_size = len(s.devices)
+    backend = "gloo" if s.devices[0] == "cpu" else "nccl"
+    prefix = launch.job_prefix()
+    with tempfile.TemporaryDirectory(prefix="sacscale-probe-") as log_dir:
+        if world_size == 1:
+            os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(launch.free_port()))
+            launch.init_group(backend, 0, 1, s.timeout_s)
+            try:
+                _trainer_rank(0, 1, s, output, log_dir, prefix)
+            finally:
+                launch.destroy_group()
+        else:
+            launch.spawn_and_supervise(
+                _trainer_rank, world_size, backend, s.timeout_s,
+                args_for_rank=lambda r: (s, output, log_dir, prefix), shm_prefix=prefix,
+                describe_rank=lambda r: f"device {s.devices[r]}",
+            )
+    return json.loads(Path(output).read_text())
 
 
 def run_probe(s: ProbeSettings, output: str, timeout_s: float = 600.0) -> dict:

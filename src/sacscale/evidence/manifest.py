@@ -9,8 +9,10 @@ result are not listed (they are written after, or from, the manifest).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 from collections import Counter
 from pathlib import Path
 
@@ -28,19 +30,63 @@ class ManifestError(ValueError):
 
 
 def sha256_file(path: str | Path) -> str:
+    """SHA-256 of a regular file. Opened without following a link and without blocking
+    (a FIFO put in a file's place cannot hang it), then checked to be a regular file."""
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ManifestError(f"{path}: a symbolic link; evidence must be regular files") from None
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise ManifestError(f"{path}: not a regular file")
         while chunk := fh.read(CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
 
 
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISLNK, "symbolic link"), (stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"),
+                       (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def irregular_files(root: str | Path) -> list[str]:
+    """`["rel/path (kind)", ...]`: every symbolic link (to a file or a directory, dangling
+    or not) and every entry that is neither a directory nor a regular file under root.
+    lstat only: nothing is followed or opened. A root that is itself a link is listed as '.'."""
+    root = Path(root)
+    if root.is_symlink():
+        return [". (symbolic link)"]
+    out = []
+    stack = [root]
+    while stack:
+        here = stack.pop()
+        with os.scandir(here) as entries:
+            for entry in sorted(entries, key=lambda e: e.name):
+                rel = Path(entry.path).relative_to(root).as_posix()
+                mode = entry.stat(follow_symlinks=False).st_mode
+                if stat.S_ISDIR(mode):
+                    stack.append(Path(entry.path))
+                elif not stat.S_ISREG(mode):
+                    out.append(f"{rel} ({_kind(mode)})")
+    return sorted(out)
+
+
 def evidence_files(root: str | Path, excluded: frozenset[str] = EXCLUDED) -> list[str]:
     """Every regular file under `root` (relative POSIX paths, sorted), minus `excluded`
-    (names at the top level of root). Symlinks are refused: evidence must be real files."""
+    (names at the top level of root). Symbolic links of any kind and special files (FIFOs,
+    sockets, devices) are refused before any file is opened: evidence must be real files."""
     root = Path(root)
-    if not root.is_dir():
-        raise ManifestError(f"{root}: evidence root is missing")
+    if root.is_symlink() or not root.is_dir():
+        raise ManifestError(f"{root}: evidence root is missing (or a symbolic link)")
+    bad = irregular_files(root)
+    if bad:
+        raise ManifestError(f"{root}: not evidence (only regular files and directories are): " + "; ".join(bad))
     out = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
@@ -49,8 +95,6 @@ def evidence_files(root: str | Path, excluded: frozenset[str] = EXCLUDED) -> lis
             rel = path.relative_to(root).as_posix()
             if rel in excluded:
                 continue
-            if path.is_symlink():
-                raise ManifestError(f"{path}: symbolic links are not evidence; copy the file instead")
             if "\n" in rel or "\\" in rel:
                 raise ManifestError(f"{path}: file names with newlines or backslashes are not supported")
             out.append(rel)

@@ -57,6 +57,16 @@ def _move_aside(path: Path, attic: Path, why: str) -> Path | None:
     return target
 
 
+def _code_state() -> dict:
+    """The commit (and dirty flag) of the code that ran: verify checks it against the
+    environment record of the run set."""
+    import sacscale
+    from sacscale.commands.verify_env import git_state
+
+    state = git_state(Path(sacscale.__file__).resolve().parent)
+    return {k: state.get(k) for k in ("commit", "dirty", "error") if k in state}
+
+
 def _trainer_dies_with_wrapper() -> None:
     from sacscale.dist.launch import die_with_parent
 
@@ -135,7 +145,7 @@ class Supervisor:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="run_training.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="run_training.py", description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--run-dir", required=True, type=Path)
     parser.add_argument("--work-dir", required=True, type=Path, help="where the command writes while it runs")
     parser.add_argument("--attic", required=True, type=Path, help="where failed or stale attempts are kept")
@@ -193,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         "env_set": env,
         "seed": resolved.get("seed"),
         "resolved_config": resolved,
+        "code": _code_state(),
         "started_at": started,
         "ended_at": ended,
         "start_time": t0,

@@ -1,22 +1,62 @@
-"""Check a run set's evidence: re-hash against the manifest, recompute every run's metrics.
+"""Check a run set's evidence: every file against the manifest, everything derived recomputed.
+
+In this order, and the first step opens no file:
+
+1. the tree: symbolic links of any kind and anything that is not a regular file (FIFO,
+   socket, device) under `results/S/` and `reports/S/` are refused, found with lstat
+   only (nothing is followed or opened, so a FIFO cannot hang it); when any is found,
+   verification stops there;
+2. the files: re-hash against `MANIFEST.sha256` (changed, missing, extra);
+3. the runs: every field of `metrics/{run}.json` recomputed from the run's event files;
+4. the records (sets made by the pipeline, i.e. with a `plan.json`): the number of runs
+   against the plan, and plan.json -> run.json (its resolved config and its command,
+   parsed by the trainer's own parser) -> train_meta.json -> metrics agree on seed,
+   iterations, devices, CPU pools, world size, model (hash) and code commit;
+5. the summary: `summary.json` and `summary.csv` recomputed from the metrics and the plan;
+6. the report: `reports/S/report.md`'s numbers: its tables and headline ratios are
+   regenerated from the recomputed summary and must appear in it verbatim (the report
+   embeds this verification's own verdict, so it cannot be in the manifest it checks).
+
+A field that newer code derives but an older set never stored is not a failure: it is
+listed under `notes` as "not recorded by this older set". A file that is not valid
+JSON, or JSON of the wrong shape, is a named problem, not a traceback.
 
 Problems are reported one per line, each naming the file (relative to the root) or the
 run and figure:
+  refused: runs/x/tb/rank1 (symbolic link)
   changed: runs/x/train.log (sha256 abc... in the manifest, def... now)
   missing: metrics/x.json
   extra: runs/x/notes.txt (not in the manifest)
   metric: x: steady_env_steps_per_s: stored 123.0, recomputed 456.0
+  record: x: run.json seed 2, plan.json seed 1
+  derived: summary.json: configs.n1.mean: stored 1.0, recomputed 2.0
+  structure: metrics/x.json: not a JSON object (a list)
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sacscale.analysis.events import EventFileError
-from sacscale.analysis.metrics import MetricError, analyze_run, differences
-from sacscale.evidence.manifest import MANIFEST_NAME, ManifestError, evidence_files, parse_manifest, sha256_file
+from sacscale.analysis.metrics import MetricError, analyze_run
+from sacscale.evidence.manifest import (
+    MANIFEST_NAME, ManifestError, evidence_files, irregular_files, parse_manifest, sha256_file,
+)
+
+REL_TOL = 1e-9
+OLDER = "not recorded by this older set"
+# summary.json's meta: the plan fields the workflow passes to aggregate (common.smk)
+SUMMARY_META = ("run_set", "preset", "preset_reason", "repeats", "iterations", "order", "schedule",
+                "execution_order")
+
+
+class EvidenceStructureError(ValueError):
+    """A JSON evidence file of the wrong shape; the message names the file and the field."""
 
 
 @dataclass
@@ -24,21 +64,32 @@ class Verification:
     root: str
     files_checked: int = 0
     runs_checked: int = 0
+    refused: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     extra: list[str] = field(default_factory=list)
     metrics: list[str] = field(default_factory=list)
+    records: list[str] = field(default_factory=list)
+    derived: list[str] = field(default_factory=list)
+    structure: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not (self.changed or self.missing or self.extra or self.metrics)
+        return not (self.refused or self.changed or self.missing or self.extra or self.metrics
+                    or self.records or self.derived or self.structure)
 
     def problems(self) -> list[str]:
         return (
-            [f"changed: {p}" for p in self.changed]
+            [f"refused: {p}" for p in self.refused]
+            + [f"changed: {p}" for p in self.changed]
             + [f"missing: {p}" for p in self.missing]
             + [f"extra: {p} (not in the manifest)" for p in self.extra]
             + [f"metric: {p}" for p in self.metrics]
+            + [f"record: {p}" for p in self.records]
+            + [f"derived: {p}" for p in self.derived]
+            + [f"structure: {p}" for p in self.structure]
         )
 
     def as_dict(self) -> dict:
@@ -47,11 +98,107 @@ class Verification:
             "ok": self.ok,
             "files_checked": self.files_checked,
             "runs_checked": self.runs_checked,
+            "checked": self.checked,
+            "refused": self.refused,
             "changed": self.changed,
             "missing": self.missing,
             "extra": self.extra,
             "metrics": self.metrics,
+            "records": self.records,
+            "derived": self.derived,
+            "structure": self.structure,
+            "notes": self.notes,
         }
+
+
+# --- reading -----------------------------------------------------------------------------
+
+def load_json(root: Path, rel: str, kind: type = dict):
+    """The JSON value of root/rel, which must be a `kind`; EvidenceStructureError otherwise."""
+    try:
+        data = json.loads((root / rel).read_text())
+    except FileNotFoundError:
+        raise EvidenceStructureError(f"{rel}: missing") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise EvidenceStructureError(f"{rel}: not valid JSON ({exc})") from None
+    if not isinstance(data, kind):
+        raise EvidenceStructureError(f"{rel}: not a JSON {kind.__name__} (a {type(data).__name__})")
+    return data
+
+
+def _get(data: dict, rel: str, *keys, kind: type | tuple = object):
+    """data[k1][k2]... of the right type, or EvidenceStructureError naming file and field."""
+    value = data
+    for i, key in enumerate(keys):
+        if not isinstance(value, dict) or key not in value:
+            raise EvidenceStructureError(f"{rel}: no field {'.'.join(map(str, keys[: i + 1]))}")
+        value = value[key]
+    if not isinstance(value, kind):
+        raise EvidenceStructureError(f"{rel}: field {'.'.join(map(str, keys))} is a {type(value).__name__}")
+    return value
+
+
+# --- comparing -----------------------------------------------------------------------------
+
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def deep_differences(stored, recomputed, path: str = "") -> tuple[list[str], list[str]]:
+    """(problems, notes) between a stored and a recomputed JSON value: every field, numbers
+    equal up to float noise; a field only the recomputation has is a note (older set)."""
+    problems: list[str] = []
+    notes: list[str] = []
+    where = path or "(top level)"
+    if isinstance(stored, dict) and isinstance(recomputed, dict):
+        for key in recomputed:
+            sub = f"{path}.{key}" if path else str(key)
+            if key not in stored:
+                notes.append(f"{sub}: {OLDER}")
+                continue
+            p, n = deep_differences(stored[key], recomputed[key], sub)
+            problems += p
+            notes += n
+        for key in stored:
+            if key not in recomputed:
+                problems.append(f"{path + '.' if path else ''}{key}: stored, but not derived from the evidence")
+    elif isinstance(stored, list) and isinstance(recomputed, list):
+        if len(stored) != len(recomputed):
+            problems.append(f"{where}: stored {len(stored)} entries, recomputed {len(recomputed)}")
+        else:
+            for i, (a, b) in enumerate(zip(stored, recomputed)):
+                p, n = deep_differences(a, b, f"{path}[{i}]")
+                problems += p
+                notes += n
+    elif _number(stored) and _number(recomputed):
+        a, b = float(stored), float(recomputed)
+        same = (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=REL_TOL, abs_tol=1e-12)
+        if not same:
+            problems.append(f"{where}: stored {stored!r}, recomputed {recomputed!r}")
+    elif stored != recomputed:
+        problems.append(f"{where}: stored {_short(stored)}, recomputed {_short(recomputed)}")
+    return problems, notes
+
+
+def _short(value) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+# --- 1. the tree, 2. the files ------------------------------------------------------------------
+
+def reports_dir(root: Path) -> Path | None:
+    """reports/S/ for results/S/ (None when the root is not laid out so)."""
+    if root.parent.name != "results":
+        return None
+    return root.parent.parent / "reports" / root.name
+
+
+def check_tree(root: Path, result: Verification) -> None:
+    result.refused.extend(irregular_files(root))
+    reports = reports_dir(root)
+    if reports is not None and (reports.is_dir() or reports.is_symlink()):
+        result.refused.extend(f"../../reports/{root.name}/{p}" for p in irregular_files(reports))
 
 
 def check_files(root: Path, manifest: Path, result: Verification) -> None:
@@ -69,39 +216,313 @@ def check_files(root: Path, manifest: Path, result: Verification) -> None:
     result.files_checked = len(listed)
 
 
-def check_metrics(root: Path, result: Verification, runs_dir: str = "runs", metrics_dir: str = "metrics") -> None:
-    """Recompute each run's figures from its events and compare with metrics/{run}.json.
+# --- 3. the runs' metrics ------------------------------------------------------------------------
 
-    Every run directory needs a metrics file and every metrics file a run directory."""
+def current_format(root: Path) -> bool:
+    """A set made by this pipeline version (its plan.json records the schedule): every field
+    the current code derives must be there; a missing one is a problem, not a note."""
+    try:
+        plan = load_json(root, "plan.json")
+    except EvidenceStructureError:
+        return False
+    return "schedule" in plan
+
+
+def _split(result: Verification, notes: list[str], strict: bool, target: list[str]) -> None:
+    (target if strict else result.notes).extend(notes)
+
+
+def check_metrics(root: Path, result: Verification, runs_dir: str = "runs", metrics_dir: str = "metrics",
+                  strict: bool = False) -> dict:
+    """Recompute each run's metrics from its events and compare every field with
+    metrics/{run}.json. Every run directory needs a metrics file and every metrics file a
+    run directory. Returns `{run: stored metrics}` of the runs that recompute."""
     runs = {p.name: p for p in sorted((root / runs_dir).glob("*")) if p.is_dir() and not p.name.startswith(".")}
     stored_files = {p.stem: p for p in sorted((root / metrics_dir).glob("*.json"))}
     for name in sorted(set(stored_files) - set(runs)):
         result.metrics.append(f"{name}: {metrics_dir}/{name}.json has no run directory {runs_dir}/{name}")
+    good = {}
     for name, run_dir in runs.items():
         if name not in stored_files:
             result.metrics.append(f"{name}: no stored metrics ({metrics_dir}/{name}.json is missing)")
             continue
         result.runs_checked += 1
         try:
-            stored = json.loads(stored_files[name].read_text())
-        except json.JSONDecodeError as exc:
-            result.metrics.append(f"{name}: {metrics_dir}/{name}.json is not valid JSON ({exc})")
+            stored = load_json(root, f"{metrics_dir}/{name}.json")
+        except EvidenceStructureError as exc:
+            result.structure.append(str(exc))
             continue
         try:
             recomputed = analyze_run(run_dir)
         except (EventFileError, MetricError) as exc:
             result.metrics.append(f"{name}: cannot recompute: {exc}")
             continue
-        result.metrics.extend(f"{name}: {d}" for d in differences(stored, recomputed))
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            # e.g. a run.json of the wrong shape: named, not a traceback
+            result.structure.append(f"{runs_dir}/{name}: cannot recompute its metrics: unexpected structure "
+                                    f"({type(exc).__name__}: {exc})")
+            continue
+        problems, notes = deep_differences(stored, recomputed)
+        result.metrics.extend(f"{name}: {p}" for p in problems)
+        _split(result, [f"metrics/{name}.json: {n}" for n in notes], strict, result.metrics)
+        if not problems and not (strict and notes):
+            good[name] = stored
+    return good
+
+
+# --- 4. the records ----------------------------------------------------------------------------------
+
+def _trainer_args(command: list, rel: str):
+    """The run's `sacscale train` command parsed by the trainer's own parser."""
+    from sacscale.commands.train import build_parser
+
+    if not (isinstance(command, list) and command[:2] == ["sacscale", "train"]
+            and all(isinstance(a, str) for a in command)):
+        raise EvidenceStructureError(f"{rel}: command is not a `sacscale train ...` argument list")
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            return build_parser().parse_args(command[2:])
+    except SystemExit:
+        msg = err.getvalue().strip().splitlines()[-1:] or ["unparsable"]
+        raise EvidenceStructureError(f"{rel}: command does not parse with the trainer's parser: {msg[0]}") from None
+
+
+def _agree(result: Verification, run: str, facts: dict[str, list[tuple[str, object]]], strict: bool = False) -> None:
+    """facts: {quantity: [(source, value), ...]}; every recorded value must equal the first.
+    A value a source does not record: a note, or with `strict` (a current set) a problem."""
+    for quantity, sources in facts.items():
+        recorded = [(src, val) for src, val in sources if val is not _ABSENT]
+        for src, val in sources:
+            if val is _ABSENT:
+                (result.records if strict else result.notes).append(f"{run}: {quantity} in {src}: {OLDER}")
+        if not recorded:
+            continue
+        first_src, first = recorded[0]
+        for src, val in recorded[1:]:
+            if val != first:
+                result.records.append(f"{run}: {quantity}: {first_src} says {first!r}, {src} says {val!r}")
+
+
+_ABSENT = object()
+
+
+def _opt(data, *keys):
+    for key in keys:
+        if not isinstance(data, dict) or key not in data:
+            return _ABSENT
+        data = data[key]
+    return data
+
+
+def check_records(root: Path, plan: dict, result: Verification, strict: bool = False) -> None:
+    rel_plan = "plan.json"
+    planned = _get(plan, rel_plan, "runs", kind=list)
+    configs = _get(plan, rel_plan, "run_configs", kind=dict)
+    iterations = _get(plan, rel_plan, "iterations", kind=int)
+    names = []
+    for i, entry in enumerate(planned):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            raise EvidenceStructureError(f"{rel_plan}: runs[{i}] has no name")
+        names.append(entry["name"])
+    present = sorted(p.name for p in (root / "runs").glob("*") if p.is_dir() and not p.name.startswith("."))
+    absent = [n for n in names if n not in present]
+    if absent:
+        result.records.append(f"runs: plan.json lists {len(names)} runs, {len(names) - len(absent)} have "
+                              f"evidence; missing: {', '.join(absent)}")
+    unplanned = sorted(set(present) - set(names))
+    if unplanned:
+        result.records.append(f"runs: not in plan.json: {', '.join(unplanned)}")
+
+    model_hash = _model_hash(root, plan, result)
+    env_commit = _ABSENT
+    if (root / "environment.json").is_file():
+        env = load_json(root, "environment.json")
+        env_commit = _opt(env, "project", "commit")
+
+    for entry in planned:
+        name = entry["name"]
+        if name not in present:
+            continue
+        rc = configs.get(entry.get("config"))
+        if not isinstance(rc, dict):
+            raise EvidenceStructureError(f"{rel_plan}: runs entry {name}: config {entry.get('config')!r} has no run_configs entry")
+        rel_run = f"runs/{name}/run.json"
+        run = load_json(root, rel_run)
+        resolved = _get(run, rel_run, "resolved_config", kind=dict)
+        args = _trainer_args(run.get("command"), rel_run)
+        meta_rel = f"runs/{name}/train_meta.json"
+        meta = load_json(root, meta_rel) if (root / meta_rel).is_file() else {}
+        mcfg = meta.get("config") if isinstance(meta.get("config"), dict) else {}
+        metrics_rel = f"metrics/{name}.json"
+        metrics = load_json(root, metrics_rel) if (root / metrics_rel).is_file() else {}
+        pools = rc.get("cpu_pools")
+        model_arg = getattr(args, "model", None)
+        _agree(result, name, {
+            "seed": [("plan.json", entry.get("seed")), ("run.json", run.get("seed", _ABSENT)),
+                     ("run.json resolved_config", resolved.get("seed", _ABSENT)),
+                     ("run.json command", args.seed), ("train_meta.json", mcfg.get("seed", _ABSENT))],
+            "iterations": [("plan.json", iterations), ("run.json resolved_config", resolved.get("iterations", _ABSENT)),
+                           ("run.json command", args.iterations),
+                           ("train_meta.json", mcfg.get("iterations", _ABSENT))],
+            "configuration": [("plan.json", entry.get("config")), ("run.json resolved_config", resolved.get("config", _ABSENT)),
+                              ("metrics", metrics.get("config", _ABSENT))],
+            "repeat": [("plan.json", entry.get("repeat")), ("run.json resolved_config", resolved.get("repeat", _ABSENT)),
+                       ("metrics", metrics.get("repeat", _ABSENT))],
+            "devices": [("plan.json", rc.get("devices")), ("run.json resolved_config", resolved.get("devices", _ABSENT)),
+                        ("run.json command", args.devices), ("train_meta.json", mcfg.get("devices", _ABSENT)),
+                        ("metrics", metrics.get("devices", _ABSENT))],
+            "CPU pools": [("plan.json", pools), ("run.json resolved_config", resolved.get("cpu_pools", _ABSENT)),
+                          ("run.json command", args.collector_cpu_ids),
+                          ("train_meta.json", mcfg.get("collector_cpu_ids", _ABSENT))],
+            "envs per rank": [("plan.json", rc.get("num_envs")), ("run.json command", args.num_envs),
+                              ("train_meta.json", mcfg.get("num_envs", _ABSENT))],
+            "world size": [("plan.json", rc.get("world_size")),
+                           ("run.json resolved_config", resolved.get("world_size", _ABSENT)),
+                           ("train_meta.json", meta.get("world_size", _ABSENT)),
+                           ("metrics", metrics.get("world_size", _ABSENT))],
+            "model file": [("run.json command", model_arg), ("train_meta.json", mcfg.get("model", _ABSENT))],
+            "code commit": [("environment.json", env_commit), ("run.json", _opt(run, "code", "commit"))],
+        }, strict)
+        if model_hash is not None and model_arg is not None:
+            if not str(model_arg).endswith(f"{root.name}/model/g1_walk_flat.mjb"):
+                result.records.append(f"{name}: the run's --model {model_arg} is not this set's hashed model "
+                                      f"(model/g1_walk_flat.mjb)")
+        for key, value in (resolved.get("overrides") or {}).items():
+            from sacscale.runplan import PlanError, check_override
+
+            try:
+                check_override(str(key), value, f"{rel_run}: overrides.{key}")
+            except PlanError as exc:
+                result.records.append(f"{name}: {exc}")
+        if meta and meta.get("status", "completed") != "completed":
+            result.records.append(f"{name}: train_meta.json status {meta.get('status')!r}, not 'completed'")
+
+
+def _model_hash(root: Path, plan: dict, result: Verification) -> str | None:
+    """The set's model hash, checked against the model file and the plan's pin."""
+    if not (root / "model.json").is_file():
+        return None
+    model = load_json(root, "model.json")
+    stored = model.get("sha256")
+    path = root / "model" / str(model.get("file", "g1_walk_flat.mjb"))
+    if stored is None:
+        result.notes.append(f"model.json: sha256 {OLDER}")
+        return None
+    if path.is_file() and sha256_file(path) != stored:
+        result.records.append(f"model: model.json sha256 {stored[:12]}..., model/{path.name} hashes to "
+                              f"{sha256_file(path)[:12]}...")
+    pin = (plan.get("model") or {}).get("expect_sha256")
+    if pin and pin != stored:
+        result.records.append(f"model: plan.json pins {pin[:12]}..., model.json records {stored[:12]}...")
+    return stored
+
+
+# --- 5. the summary, 6. the report -------------------------------------------------------------------
+
+def recompute_summary(plan: dict, metrics: list[dict]) -> dict:
+    from sacscale.analysis.aggregate import summarize
+
+    meta = {k: plan[k] for k in SUMMARY_META if k in plan}
+    pairs = [tuple(p) for p in plan.get("pairs") or []] or None
+    return summarize(metrics, list(plan["order"]), pairs, meta=meta)
+
+
+def check_summary(root: Path, plan: dict, metrics: list[dict], result: Verification) -> tuple[dict, bool] | None:
+    """(recomputed summary, whether the stored one is of the current format) or None."""
+    from sacscale.analysis.aggregate import runs_table
+
+    if not (root / "summary.json").is_file():
+        return None
+    stored = load_json(root, "summary.json")
+    current = "schedule" in plan
+    recomputed = recompute_summary(plan, metrics)
+    problems, notes = deep_differences(stored, recomputed)
+    result.derived.extend(f"summary.json: {p}" for p in problems)
+    _split(result, [f"summary.json: {n}" for n in notes], current, result.derived)
+    if (root / "summary.csv").is_file():
+        _check_csv(root, runs_table(metrics), result, current)
+    elif current:
+        result.derived.append("summary.csv: missing (summary.json is there)")
+    return recomputed, current
+
+
+def _check_csv(root: Path, table, result: Verification, strict: bool = False) -> None:
+    import pandas as pd
+
+    try:
+        stored = pd.read_csv(root / "summary.csv", keep_default_na=False, dtype=str)
+    except (ValueError, UnicodeDecodeError) as exc:
+        result.structure.append(f"summary.csv: not a readable CSV ({exc})")
+        return
+    fresh = pd.read_csv(io.StringIO(table.to_csv(index=False)), keep_default_na=False, dtype=str)
+    _split(result, [f"summary.csv: column {col}: {OLDER}" for col in fresh.columns if col not in stored.columns],
+           strict, result.derived)
+    for col in stored.columns:
+        if col not in fresh.columns:
+            result.derived.append(f"summary.csv: column {col}: stored, but not derived from the metrics")
+    if len(stored) != len(fresh):
+        result.derived.append(f"summary.csv: {len(stored)} rows stored, {len(fresh)} runs in the metrics")
+        return
+    for col in [c for c in fresh.columns if c in stored.columns]:
+        for i, (a, b) in enumerate(zip(stored[col], fresh[col])):
+            if a == b:
+                continue
+            try:
+                if math.isclose(float(a), float(b), rel_tol=REL_TOL, abs_tol=1e-12):
+                    continue
+            except ValueError:
+                pass
+            result.derived.append(f"summary.csv: row {i + 1} ({fresh['run'][i]}) {col}: stored {a!r}, recomputed {b!r}")
+
+
+def check_report(root: Path, summary: dict, metrics: list[dict], result: Verification, current: bool = True) -> None:
+    from sacscale.report.build import number_blocks
+
+    reports = reports_dir(root)
+    if reports is None or not (reports / "report.md").is_file():
+        return
+    text = (reports / "report.md").read_text(errors="replace")
+    rel = f"reports/{root.name}/report.md"
+    for title, block, required in number_blocks(summary, metrics, current):
+        if block in text:
+            continue
+        if required:
+            first = block.strip().splitlines()[:1]
+            result.derived.append(f"{rel}: {title} does not match the evidence (regenerated, it reads: "
+                                  f"{first[0] if first else ''!r} ...)")
+        else:
+            result.notes.append(f"{rel}: {title}: {OLDER}")
+    result.checked.append(rel)
 
 
 def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool = True) -> Verification:
     root = Path(root)
     manifest = Path(manifest) if manifest else root / MANIFEST_NAME
     result = Verification(root=str(root))
-    if not root.is_dir():
-        raise ManifestError(f"{root}: evidence root is missing")
+    if root.is_symlink() or not root.is_dir():
+        raise ManifestError(f"{root}: evidence root is missing (or a symbolic link)")
+    check_tree(root, result)
+    if result.refused:
+        return result  # nothing is opened in a tree that holds links or special files
     check_files(root, manifest, result)
-    if recompute and (root / "runs").is_dir():
-        check_metrics(root, result)
+    if not recompute:
+        return result
+    strict = current_format(root) if (root / "plan.json").is_file() else False
+    good = check_metrics(root, result, strict=strict) if (root / "runs").is_dir() else {}
+    if not (root / "plan.json").is_file():
+        return result  # not made by the pipeline: no plan to cross-check against
+    try:
+        plan = load_json(root, "plan.json")
+        check_records(root, plan, result, strict)
+        names = [r["name"] for r in plan["runs"] if r["name"] in good]
+        recomputed = check_summary(root, plan, [good[n] for n in names], result)
+        if recomputed is not None:
+            result.checked.append("summary.json")
+            check_report(root, recomputed[0], [good[n] for n in names], result, current=recomputed[1])
+    except EvidenceStructureError as exc:
+        result.structure.append(str(exc))
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
+        # a JSON field of an unexpected shape deep inside a record
+        result.structure.append(f"unexpected structure in the set's JSON ({type(exc).__name__}: {exc})")
     return result

@@ -10,7 +10,7 @@ from sacscale.analysis.metrics import DEFINITIONS
 from sacscale.evidence.atomic import atomic_write_text
 from sacscale.report import plots, tables
 from sacscale.report.document import (
-    Bullets, Code, Document, Heading, Image, Paragraph, Raw, Table, to_html, to_markdown,
+    Bullets, Code, Document, Heading, Image, Paragraph, Raw, Table, block_markdown, to_html, to_markdown,
 )
 
 SEED_TABLE = Table(
@@ -32,8 +32,8 @@ LIMITATIONS = [
     "configurations compare per env step early in training, not where training ends.",
     "The first 50% of each run's throughput events is discarded (compile, graph capture, replay warm-up); "
     "runs with few logged points give a coarse window.",
-    "Repeats are few; the spread shown (std, per-repeat ratios, extreme range) is descriptive, not a "
-    "confidence interval.",
+    "Repeats are few: the 95% confidence interval is a paired bootstrap over them (percentile method), "
+    "which is too narrow for very few repeats; read it next to the per-repeat ratios and the extreme range.",
     "Env steps are control steps (one policy action of one environment), not physics substeps.",
 ]
 
@@ -65,6 +65,13 @@ def environment_section(env: dict | None) -> list:
     project = env.get("project", {})
     if project.get("commit"):
         commit = f"`{project['commit']}`" + {True: " (uncommitted changes)", False: " (clean)"}.get(project.get("dirty"), "")
+        diff = project.get("diff") or {}
+        if project.get("dirty") and diff.get("file"):
+            commit += (f" plus the stored diff (`{diff['file']}`, {diff.get('bytes', 0):,} bytes, sha256 "
+                       f"`{str(diff.get('sha256', ''))[:12]}…`; rebuild the code: `git checkout {project['commit'][:12]} "
+                       f"&& git apply --binary {diff['file']}`)")
+        elif project.get("dirty"):
+            commit += "; no diff was stored (a set made before diffs were recorded)"
     else:
         commit = f"unknown ({project.get('error') or 'not a git checkout'})"
     gpus = t.get("gpus") or []
@@ -129,10 +136,90 @@ def evidence_section(verification: dict | None, manifest: dict | None) -> list:
         items.append(f"`MANIFEST.sha256`: {manifest['files']} files, {manifest['bytes']:,} bytes "
                      "(check without this package: `cd results/<run set> && sha256sum -c MANIFEST.sha256`)")
     if verification:
-        state = "all files match and every run's metrics recompute" if verification.get("ok") else "FAILED"
+        state = ("all files match and everything derived recomputes (metrics, records, summary)"
+                 if verification.get("ok") else "FAILED")
         items.append(f"verification: {state} ({verification.get('files_checked')} files, "
                      f"{verification.get('runs_checked')} runs)")
     return [Bullets(items)] if items else [Paragraph("No evidence manifest was given.")]
+
+
+def headline_paragraphs(summary: dict) -> list:
+    """One sentence per comparison: ratio of means, spread, and its confidence interval."""
+    out = []
+    for c in summary.get("comparisons", []):
+        if c.get("ratio_of_means") is not None:
+            per = c.get("per_repeat_ratio_stats") or {}
+            spread = f"; per-repeat ratios {per['min']:.3f} .. {per['max']:.3f}" if per.get("n") else ""
+            out.append(Paragraph(
+                f"`{c['compared']}` / `{c['baseline']}`: ratio of means {c['ratio_of_means']:.3f}x "
+                f"(propagated std ±{c['ratio_std_propagated']:.3f}{spread})."
+            ))
+            out.append(Paragraph(ci_sentence(c)))
+    return out
+
+
+def ci_sentence(c: dict) -> str:
+    ci = c.get("ratio_ci95")
+    if not ci:
+        return (f"`{c['compared']}` / `{c['baseline']}`: no confidence interval "
+                f"({c.get('ci_repeats', 0)} paired repeat(s); it needs 2 or more).")
+    return (f"`{c['compared']}` / `{c['baseline']}`: 95% confidence interval of the ratio of means "
+            f"{ci[0]:.3f} .. {ci[1]:.3f} (paired bootstrap over {c['ci_repeats']} repeats).")
+
+
+def window_blocks(summary: dict, metrics: list[dict]) -> list:
+    blocks = [tables.window_table(metrics, summary.get("short_window_s", 30.0))]
+    short = summary.get("short_windows") or []
+    if short:
+        blocks.append(Paragraph(
+            f"Warning: {len(short)} run(s) measured over less than {summary.get('short_window_s', 30.0):g} s "
+            f"({', '.join(f'`{r}`' for r in short)}): too short a window for a stable rate; run more iterations."))
+    return blocks
+
+
+def run_list_section(summary: dict, metrics: list[dict], attempts: list[str] | None) -> list:
+    """Every planned run is accounted for: run, missing, or failed before a retry (MLPerf-style:
+    nothing is dropped silently)."""
+    meta = summary.get("meta") or {}
+    planned = meta.get("execution_order") or []
+    have = {m["run"] for m in metrics}
+    blocks = []
+    if planned:
+        schedule = meta.get("schedule", "alternating")
+        by_repeat: dict[str, list[str]] = {}
+        for m in metrics:
+            by_repeat.setdefault(str(m.get("repeat")), []).append(str(m.get("config")))
+        order = "; ".join(f"r{k}: {', '.join(v)}" for k, v in by_repeat.items())
+        blocks.append(Paragraph(f"Execution order ({schedule} schedule; both configurations of a repeat use the "
+                                f"same seed): {order}."))
+        missing = [r for r in planned if r not in have]
+        blocks.append(Paragraph(f"Runs planned: {len(planned)}; with evidence: {len(planned) - len(missing)}"
+                                + (f"; missing: {', '.join(f'`{r}`' for r in missing)}" if missing else "") + "."))
+    if attempts:
+        blocks.append(Paragraph("Failed or stopped attempts (kept under logs/, not evidence; each was rerun): "
+                                + ", ".join(f"`{a}`" for a in attempts) + "."))
+    return blocks
+
+
+def number_blocks(summary: dict, metrics: list[dict], current: bool = True) -> list[tuple[str, str, bool]]:
+    """`[(title, Markdown text, required)]`: the report's parts that state numbers of the
+    evidence, rendered exactly as `build` renders them, for verification to find in a
+    stored report. `current=False` (a set made before confidence intervals and windows
+    were reported): those parts are not required."""
+    def md(block) -> str:
+        return block_markdown(block).rstrip("\n")
+
+    out = [("the seed-shaped table", md(tables.seed_table(summary)), True),
+           ("the configuration table", md(tables.config_table(summary)), True),
+           ("the ratio table", md(tables.comparison_table(summary)), True),
+           ("the per-run table", md(tables.runs_table(metrics)), True),
+           ("the confidence-interval table", md(tables.ci_table(summary)), current),
+           ("the measurement-window table", md(tables.window_table(metrics, summary.get("short_window_s", 30.0))),
+            current)]
+    for p in headline_paragraphs(summary):
+        new = "confidence interval" in p.text
+        out.append(("a headline ratio" if not new else "a headline confidence interval", md(p), current or not new))
+    return out
 
 
 def build(
@@ -147,6 +234,7 @@ def build(
     manifest: dict | None = None,
     deviations: str | None = None,
     run_dirs: list | None = None,
+    attempts: list[str] | None = None,
 ) -> Document:
     """`run_dirs`: the runs' directories (event files), for the learning curves; None
     leaves that figure a placeholder."""
@@ -163,7 +251,7 @@ def build(
 
     intro = (
         f"Preset `{plan.get('preset', '?')}` ({plan.get('preset_reason', 'reason not recorded')}). "
-        f"{len(metrics)} runs: configurations {', '.join(f'`{c}`' for c in summary['order'])} alternating, "
+        f"{len(metrics)} runs: configurations {', '.join(f'`{c}`' for c in summary['order'])}, "
         f"{plan.get('repeats', '?')} repeat(s) of {plan.get('iterations', '?')} iterations, one run at a time."
     )
     doc.add(Heading("Summary"), Paragraph(intro))
@@ -172,19 +260,15 @@ def build(
     if cpu_only:
         doc.add(Paragraph("All runs here are CPU ranks (gloo): this run set shows the pipeline and the code path "
                           "working end to end; its throughput says nothing about the GPU system."))
-    for c in summary.get("comparisons", []):
-        if c.get("ratio_of_means") is not None:
-            per = c.get("per_repeat_ratio_stats") or {}
-            spread = f"; per-repeat ratios {per['min']:.3f} .. {per['max']:.3f}" if per.get("n") else ""
-            doc.add(Paragraph(
-                f"`{c['compared']}` / `{c['baseline']}`: ratio of means {c['ratio_of_means']:.3f}x "
-                f"(propagated std ±{c['ratio_std_propagated']:.3f}{spread})."
-            ))
+    doc.add(*headline_paragraphs(summary))
     doc.add(Paragraph(f"Comparisons: {summary.get('pairing', '')}."))
+    doc.add(*run_list_section(summary, metrics, attempts))
 
     doc.add(Heading("Results"), tables.seed_table(summary), tables.config_table(summary),
             Heading("Ratios and their spread", 3), tables.comparison_table(summary),
-            Heading("Per-run numbers", 3), tables.runs_table(metrics))
+            Heading(tables.CI_TITLE, 3), tables.ci_table(summary),
+            Heading("Per-run numbers", 3), tables.runs_table(metrics),
+            Heading(tables.WINDOW_TITLE, 3), *window_blocks(summary, metrics))
     phase_table = tables.phase_table(metrics)
     if phase_table is not None:
         doc.add(Heading(tables.PHASE_TITLE, 3), phase_table)
@@ -238,6 +322,7 @@ def build(
 def write_report(
     summary_path, metrics_paths, output_md, output_html, figures_dir,
     environment=None, model=None, probe=None, verification=None, manifest=None, deviations=None, run_dirs=None,
+    attempts=None,
 ) -> Document:
     summary = json.loads(Path(summary_path).read_text())
     metrics = [json.loads(Path(p).read_text()) for p in metrics_paths]
@@ -248,6 +333,7 @@ def write_report(
         verification=_load(verification), manifest=_load(manifest),
         deviations=Path(deviations).read_text() if deviations and Path(deviations).is_file() else None,
         run_dirs=[Path(d) for d in run_dirs] if run_dirs else None,
+        attempts=attempts,
     )
     atomic_write_text(output_md, to_markdown(doc))
     atomic_write_text(output_html, to_html(doc, Path(output_html).parent))

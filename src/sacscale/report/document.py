@@ -103,6 +103,11 @@ def to_markdown(doc: Document) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
+def block_markdown(block) -> str:
+    """One block's Markdown, exactly as `to_markdown` writes it inside a document."""
+    return to_markdown(Document(title="", blocks=[block])).split("\n", 2)[2]
+
+
 def _inline_html(text: str) -> str:
     parts = _CODE.split(str(text))
     return "".join(f"<code>{html.escape(p)}</code>" if i % 2 else html.escape(p) for i, p in enumerate(parts))

@@ -6,6 +6,8 @@ from sacscale.analysis.aggregate import phase_by_rank
 from sacscale.report.document import Table
 
 PHASE_TITLE = "Per-phase time per iteration (ms), tail mean"
+CI_TITLE = "Confidence intervals of the ratios"
+WINDOW_TITLE = "Measurement windows"
 
 
 def num(x, digits: int = 0) -> str:
@@ -130,4 +132,43 @@ def phase_table(metrics: list[dict]) -> Table | None:
         caption="ms per iteration: mean of each rank's Time/<phase>_ms over its last 50% of events, then mean "
                 "over the configuration's runs (repeats). Collector and learner phases overlap in time; do not "
                 "add them up.",
+    )
+
+
+def ci_table(summary: dict) -> Table:
+    rows = []
+    for c in summary.get("comparisons", []):
+        ci = c.get("ratio_ci95")
+        rows.append([
+            f"{c['compared']} / {c['baseline']}",
+            ratio(c.get("ratio_of_means")),
+            "n/a" if not ci else f"{ci[0]:.3f} .. {ci[1]:.3f}",
+            str(c.get("ci_repeats", 0)),
+        ])
+    return Table(
+        header=["ratio", "of means", "95% CI", "paired repeats"],
+        rows=rows,
+        align=["l", "r", "l", "r"],
+        caption="95% confidence interval of the ratio of means: paired bootstrap over repeats (both "
+                "configurations of repeat k ran back to back with seed k), percentile method; see summary.json "
+                "ci_method.",
+    )
+
+
+def window_table(metrics: list[dict], short_s: float = 30.0) -> Table:
+    rows = []
+    for m in metrics:
+        w = m.get("window") or {}
+        seconds = w.get("seconds")
+        rows.append([
+            m["run"], num(seconds, 1), str(w.get("window_events", "?")), str(w.get("events", "?")),
+            f"{w.get('first_step', '?')} .. {w.get('last_step', '?')}",
+            f"below {short_s:g} s" if seconds is not None and seconds < short_s else "",
+        ])
+    return Table(
+        header=["run", "window s", "window events", "events", "steps", "warning"],
+        rows=rows,
+        align=["l", "r", "r", "r", "l", "l"],
+        caption="the steady rate's window: the last 50% of rank 0's Perf/total_env_steps events, its wall-clock "
+                "length and event count; a window below 30 s gives a rate dominated by a few logging intervals.",
     )

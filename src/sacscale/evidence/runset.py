@@ -1,0 +1,166 @@
+"""May the pipeline write into a run set? Complete run sets are read-only.
+
+The workflow asks this at parse time, before it plans any job (`workflow/rules/common.smk`).
+A run set `S` is `results/S/` with `reports/S/`. The answer depends on content, never on
+file times (a fresh clone gives every file a new time):
+
+- it does not exist (or is empty): the pipeline may create it;
+- it holds files tracked by git (committed evidence), or it is complete (every output
+  the workflow would make for it exists): read-only. With the same plan and no explicit target the workflow
+  plans nothing; `verify` may always run (it writes only under `logs/`); anything else
+  fails naming the set and how to choose a new name;
+- it exists, is incomplete and its `plan.json` is this plan (ignoring `preset_reason`,
+  which names the machine): the pipeline resumes it;
+- it exists with a different plan, or without a `plan.json`: refused, nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# plan.json fields that describe the machine the plan was made on, not the plan
+IGNORED_PLAN_FIELDS = ("preset_reason",)
+READ_ONLY_TARGETS = frozenset({"verify"})
+
+
+class RunSetError(ValueError):
+    """The run set may not be written; the message names it and says what to do."""
+
+
+@dataclass
+class RunSetState:
+    name: str
+    results: Path
+    reports: Path
+    files: int = 0                     # files under results/S and reports/S
+    committed: int = 0                 # of those, tracked by git
+    complete: bool = False             # every final output of the workflow exists
+    plan_found: bool = False
+    plan_differences: list[str] = field(default_factory=list)
+
+    @property
+    def exists(self) -> bool:
+        return self.files > 0
+
+    @property
+    def protected(self) -> bool:
+        return self.committed > 0 or self.complete
+
+    @property
+    def same_plan(self) -> bool:
+        return self.plan_found and not self.plan_differences
+
+
+def comparable(plan: dict) -> dict:
+    """A plan as JSON would store it, minus the fields that name the machine."""
+    data = json.loads(json.dumps(plan, sort_keys=True, default=str))
+    for key in IGNORED_PLAN_FIELDS:
+        data.pop(key, None)
+    return data
+
+
+def plan_differences(stored: dict, current: dict) -> list[str]:
+    """Top-level plan keys whose values differ (missing on one side included)."""
+    a, b = comparable(stored), comparable(current)
+    return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+
+
+def _count_files(path: Path) -> int:
+    if not path.is_dir():
+        return 0
+    return sum(1 for p in path.rglob("*") if p.is_file() or p.is_symlink())
+
+
+def _tracked(repo: Path, paths: list[Path]) -> int:
+    """Files under `paths` that git tracks in the repository at `repo` (0 outside git)."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(repo), "ls-files", "-z", "--", *[str(p) for p in paths]],
+            capture_output=True, timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    if out.returncode != 0:
+        return 0
+    return sum(1 for name in out.stdout.split(b"\0") if name)
+
+
+def inspect(name: str, workdir: str | Path, plan: dict, outputs: list[str]) -> RunSetState:
+    """`outputs`: the workflow's final outputs for this set (paths relative to workdir)."""
+    workdir = Path(workdir)
+    state = RunSetState(name=name, results=Path("results") / name, reports=Path("reports") / name)
+    results, reports = workdir / state.results, workdir / state.reports
+    state.files = _count_files(results) + _count_files(reports)
+    if not state.files:
+        return state
+    state.committed = _tracked(workdir, [state.results, state.reports])
+    state.complete = bool(outputs) and all((workdir / p).exists() for p in outputs)
+    plan_file = results / "plan.json"
+    if plan_file.is_file() and not plan_file.is_symlink():
+        try:
+            stored = json.loads(plan_file.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            stored = None
+        if isinstance(stored, dict):
+            state.plan_found = True
+            state.plan_differences = plan_differences(stored, plan)
+    return state
+
+
+def _refusal(state: RunSetState, why: str) -> RunSetError:
+    return RunSetError(
+        f"run set {state.name!r}: {state.results}/ {why}, so the pipeline will not write into it "
+        f"(nothing under results/ or reports/ was changed). To make a new run set, choose a new name, "
+        f"e.g. --config run_set={state.name}_new (any name without files under results/); to check "
+        f"this one: snakemake verify --config run_set={state.name} ..., or sacscale verify {state.results}"
+    )
+
+
+def decide(state: RunSetState, targets: set[str] | None, forcing: bool = False, report: bool = False) -> str:
+    """'write' (the full workflow), or 'read-only' (only `verify`, nothing to build).
+    `targets`: what was asked for (empty: the default target; None: unknown, e.g. an API
+    call, treated as asking to build). `forcing`: --forcerun/--forceall/--until given.
+    Raises RunSetError when the request would write into a set it may not touch."""
+    if not state.exists:
+        return "write"
+    if targets and set(targets) <= READ_ONLY_TARGETS:
+        return "read-only"
+    if state.protected:
+        kind = (f"holds committed evidence ({state.committed} file(s) tracked by git)" if state.committed
+                else "is complete (every output of its plan exists)")
+        if not state.plan_found:
+            raise _refusal(state, f"{kind} and has no plan.json")
+        if state.plan_differences:
+            raise _refusal(state, f"{kind} and was made with a different plan (plan.json differs in "
+                                  f"{', '.join(state.plan_differences)})")
+        if report:
+            return "write"  # --report builds no job: it only reads the outputs
+        if forcing or targets is None or (targets - {"all"}):
+            asked = "rerun stages" if forcing else f"build {', '.join(sorted(targets or [])) or 'its outputs'}"
+            raise _refusal(state, f"{kind}; asked to {asked}")
+        return "read-only"
+    if not state.plan_found:
+        raise _refusal(state, "exists but has no plan.json (it was not made by this pipeline)")
+    if state.plan_differences:
+        raise _refusal(state, "was made with a different plan (plan.json differs in "
+                              f"{', '.join(state.plan_differences)})")
+    return "write"  # an incomplete set of this very plan: resume it
+
+
+def requested(argv: list[str]) -> dict:
+    """What a Snakemake command line asks for, read with Snakemake's own parser (the
+    workflow object does not expose it at parse time): `targets` (None when unknown),
+    `forcing`, `report`, and `job` (a job that a main Snakemake process, which has
+    already decided, runs in a process of its own)."""
+    try:
+        from snakemake.cli import get_argument_parser
+
+        args, _ = get_argument_parser().parse_known_args(argv)
+    except (ImportError, SystemExit):
+        return {"targets": None, "forcing": False, "report": False, "job": False}
+    forcing = bool(args.forcerun or args.forceall or args.until or getattr(args, "forcetargets", False))
+    return {"targets": set(args.targets or []), "forcing": forcing, "report": bool(args.report),
+            "job": bool(getattr(args, "target_jobs", None))}

@@ -27,6 +27,7 @@ if not READ_ONLY:
     include: "workflow/rules/probe.smk"
     include: "workflow/rules/train.smk"
     include: "workflow/rules/metrics.smk"
+    include: "workflow/rules/evaluate.smk"
     include: "workflow/rules/evidence.smk"
     include: "workflow/rules/report.smk"
 

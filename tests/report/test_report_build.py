@@ -259,3 +259,21 @@ def test_a_dirty_commit_is_named_with_the_stored_diff():
     assert "git apply --binary source.diff" in text
     older = environment_section({"project": {"commit": "ab" * 20, "dirty": True}})[0].items[0]
     assert "no diff was stored" in older
+
+
+def test_quality_table_means_each_configurations_evaluations():
+    from sacscale.report.tables import quality_table
+
+    def ev(lin, yaw, falls):
+        return {"env_steps": 100, "protocol": {"envs_per_command": 8, "commands": {"a": [0, 0, 0]}, "seconds": 20,
+                                               "settle_s": 1.0},
+                "overall": {"rms_error": {"lin_vel_xy": lin, "yaw_rate": yaw}, "fall_rate": falls,
+                            "normalised_tracking": {"lin_vel_xy": 0.9, "yaw_rate": 0.8}},
+                "ratio_to_stand_still": {"lin_vel_xy": lin / 0.5, "yaw_rate": yaw / 0.4}}
+
+    metrics = [{"run": "r1_a", "config": "a"}, {"run": "r2_a", "config": "a"}, {"run": "r1_b", "config": "b"}]
+    table = quality_table({"r1_a": ev(0.1, 0.1, 0.0), "r2_a": ev(0.3, 0.2, 0.5), "r1_b": ev(0.5, 0.4, 0.0)}, metrics)
+    rows = {r[0]: r for r in table.rows}
+    assert rows["a"][1] == "2" and rows["a"][3] == "0.200" and rows["a"][7] == "0.250"
+    assert rows["b"][4].startswith("1.0")  # as bad as standing still
+    assert quality_table({}, metrics) is None

@@ -71,6 +71,18 @@ def main():
         digest = hashlib.sha256(b"fake model").hexdigest()
         Path(opt(args, "--json")).write_text(json.dumps({"file": "g1_walk_flat.mjb", "sha256": digest, "fake": True}))
         return 0
+    if cmd == "evaluate":  # the fake model cannot be simulated: a result of the real one's shape
+        grid = {"stand": [0.0, 0.0, 0.0], "forward": [0.5, 0.0, 0.0]}
+        scores = {"rms_error": {"lin_vel_xy": 0.25, "yaw_rate": 0.1, "yaw_rate_pelvis": 0.2}, "fall_rate": 0.0,
+                  "episodes": 2, "samples": 10, "normalised_tracking": {"lin_vel_xy": 0.9, "yaw_rate": 0.95}}
+        Path(opt(args, "--output")).write_text(json.dumps({
+            "fake": True, "checkpoint": args[1], "iteration": 1, "env_steps": 8,
+            "protocol": {"commands": grid, "envs_per_command": int(opt(args, "--envs-per-command", 8)),
+                         "seconds": float(opt(args, "--seconds", 20)), "settle_s": 1.0},
+            "overall": scores, "baseline_stand_still": {"overall": {**scores, "rms_error": {
+                "lin_vel_xy": 0.5, "yaw_rate": 0.4, "yaw_rate_pelvis": 0.4}}},
+            "ratio_to_stand_still": {"lin_vel_xy": 0.5, "yaw_rate": 0.25, "yaw_rate_pelvis": 0.5}}))
+        return 0
     if cmd == "verify-env":  # the real one, minus the checks on code that a fake replaces
         if "--require-commands" in args:
             i = args.index("--require-commands")

@@ -92,6 +92,25 @@ def all_metrics():
     return [metrics_json(r) for r in RUN_NAMES]
 
 
+def eval_json(run):
+    return results(f"eval/{run}.json")
+
+
+def all_evals():
+    """Every run's evaluation, when evaluation is on."""
+    return [eval_json(r) for r in RUN_NAMES] if config.get("evaluation", {}).get("enabled", True) else []
+
+
+def eval_args():
+    """sacscale evaluate's protocol flags: the config's, else by where the runs train
+    (GPU: the full 8 envs x 20 s; CPU: 1 env x 2 s, the tiny policies a CPU set learns)."""
+    cfg = config.get("evaluation", {})
+    on_gpu = any(rc.device_kind == "cuda" for rc in PLAN.run_configs.values())
+    envs = cfg.get("envs_per_command") or (8 if on_gpu else 1)
+    seconds = cfg.get("seconds") or (20 if on_gpu else 2)
+    return f"--envs-per-command {envs} --seconds {seconds}"
+
+
 def figure_paths():
     from sacscale.report.plots import FIGURES
 
@@ -107,6 +126,7 @@ def all_outputs():
         results("correctness.json"),
         *all_run_json(),
         *all_metrics(),
+        *all_evals(),
         results("summary.csv"),
         results("summary.json"),
         results("MANIFEST.sha256"),

@@ -6,6 +6,7 @@ rule manifest:
     input:
         all_run_json(),
         all_metrics(),
+        all_evals(),
         results("plan.json"),
         results("environment.json"),
         results("source.diff"),

@@ -7,6 +7,7 @@ rule report:
         summary=results("summary.json"),
         metrics=all_metrics(),
         runs=all_run_json(),  # their directories' event files give the learning curves
+        evals=all_evals(),
         env=results("environment.json"),
         model=results("model.json"),
         probe=results("correctness.json"),
@@ -35,6 +36,7 @@ rule report:
         run_dirs=lambda wildcards, input: shlex.join(str(Path(p).parent) for p in input.runs),
         deviations=lambda wildcards, input: f"--deviations {input.deviations}" if input.deviations else "",
         attempts=f"{LOGS}/attempts",
+        evals=lambda wildcards, input: f"--evaluations {shlex.join(input.evals)}" if input.evals else "",
     log:
         f"{LOGS}/report.log",
     benchmark:
@@ -46,4 +48,4 @@ rule report:
         " --output-md {output.md} --output-html {output.html} --figures-dir {params.figures}"
         " --environment {input.env} --model {input.model} --correctness {input.probe}"
         " --verification {input.verify} --manifest-json {input.manifest} --run-dirs {params.run_dirs}"
-        " --attempts-dir {params.attempts:q} {params.deviations} > {log} 2>&1"
+        " --attempts-dir {params.attempts:q} {params.deviations} {params.evals} > {log} 2>&1"

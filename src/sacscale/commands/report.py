@@ -24,6 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the runs' directories (tb/rank*/ event files), for the learning curves")
     parser.add_argument("--attempts-dir", help="where the run wrapper keeps failed or stopped attempts "
                         "(logs/<run set>/attempts); the report lists them")
+    parser.add_argument("--evaluations", nargs="*", default=[], metavar="EVAL_JSON",
+                        help="sacscale evaluate outputs named <run>.json, for the learning-quality table")
     parser.add_argument("--deviations", help="a Markdown file of deviations from the reference system, included verbatim")
 
 
@@ -38,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
             args.summary, args.metrics, args.output_md, args.output_html, args.figures_dir,
             environment=args.environment, model=args.model, probe=args.correctness,
             verification=args.verification, manifest=args.manifest_json, deviations=args.deviations,
-            run_dirs=args.run_dirs, attempts=_attempts(args.attempts_dir),
+            run_dirs=args.run_dirs, attempts=_attempts(args.attempts_dir), evaluations=args.evaluations,
         )
     except (OSError, ValueError, KeyError) as exc:
         print(f"sacscale report: error: {type(exc).__name__}: {exc}", file=sys.stderr)

@@ -235,6 +235,7 @@ def build(
     deviations: str | None = None,
     run_dirs: list | None = None,
     attempts: list[str] | None = None,
+    evaluations: dict[str, dict] | None = None,
 ) -> Document:
     """`run_dirs`: the runs' directories (event files), for the learning curves; None
     leaves that figure a placeholder."""
@@ -272,6 +273,9 @@ def build(
     phase_table = tables.phase_table(metrics)
     if phase_table is not None:
         doc.add(Heading(tables.PHASE_TITLE, 3), phase_table)
+    quality = tables.quality_table(evaluations or {}, metrics)
+    if quality is not None:
+        doc.add(Heading(tables.QUALITY_TITLE, 3), quality)
 
     rel = Path(figures_dir).resolve().relative_to(Path(report_dir).resolve())
     doc.add(Heading("Figures"))
@@ -322,7 +326,7 @@ def build(
 def write_report(
     summary_path, metrics_paths, output_md, output_html, figures_dir,
     environment=None, model=None, probe=None, verification=None, manifest=None, deviations=None, run_dirs=None,
-    attempts=None,
+    attempts=None, evaluations=None,
 ) -> Document:
     summary = json.loads(Path(summary_path).read_text())
     metrics = [json.loads(Path(p).read_text()) for p in metrics_paths]
@@ -334,6 +338,7 @@ def write_report(
         deviations=Path(deviations).read_text() if deviations and Path(deviations).is_file() else None,
         run_dirs=[Path(d) for d in run_dirs] if run_dirs else None,
         attempts=attempts,
+        evaluations={Path(p).stem: json.loads(Path(p).read_text()) for p in evaluations or []},
     )
     atomic_write_text(output_md, to_markdown(doc))
     atomic_write_text(output_html, to_html(doc, Path(output_html).parent))

@@ -172,3 +172,46 @@ def window_table(metrics: list[dict], short_s: float = 30.0) -> Table:
         caption="the steady rate's window: the last 50% of rank 0's Perf/total_env_steps events, its wall-clock "
                 "length and event count; a window below 30 s gives a rate dominated by a few logging intervals.",
     )
+
+
+QUALITY_TITLE = "Learning quality: deterministic evaluation of each run's final policy"
+
+
+def quality_table(evaluations: dict[str, dict], metrics: list[dict]) -> Table | None:
+    """Per configuration, the mean over its runs of the evaluation's rms errors (and their
+    ratio to standing still), the fall rate and the tracking kernels; None without any."""
+    if not evaluations:
+        return None
+    config_of = {m["run"]: m.get("config") or "?" for m in metrics}
+    by_config: dict[str, list[dict]] = {}
+    for run, e in evaluations.items():
+        by_config.setdefault(config_of.get(run, "?"), []).append(e)
+
+    def mean(values):
+        values = [v for v in values if isinstance(v, (int, float)) and v == v]
+        return sum(values) / len(values) if values else None
+
+    rows = []
+    for config, evals in by_config.items():
+        o = [e["overall"] for e in evals]
+        r = [e["ratio_to_stand_still"] for e in evals]
+        k = [e["overall"].get("normalised_tracking", {}) for e in evals]
+        rows.append([
+            config, str(len(evals)), num(mean([e.get("env_steps") for e in evals])),
+            num(mean([x["rms_error"]["lin_vel_xy"] for x in o]), 3), ratio(mean([x["lin_vel_xy"] for x in r])),
+            num(mean([x["rms_error"]["yaw_rate"] for x in o]), 3), ratio(mean([x["yaw_rate"] for x in r])),
+            num(mean([x["fall_rate"] for x in o]), 3),
+            num(mean([x.get("lin_vel_xy") for x in k]), 3), num(mean([x.get("yaw_rate") for x in k]), 3),
+        ])
+    first = next(iter(evaluations.values()))["protocol"]
+    return Table(
+        header=["config", "runs", "env steps / rank", "lin rms m/s", "x stand-still", "yaw rms rad/s",
+                "x stand-still", "falls / episode", "kernel lin", "kernel yaw"],
+        rows=rows,
+        align=["l", "r", "r", "r", "r", "r", "r", "r", "r", "r"],
+        caption=(f"means over each configuration's runs of `sacscale evaluate` ({first['envs_per_command']} envs x "
+                 f"{len(first['commands'])} commands, {first['seconds']:g} s episodes scored after {first['settle_s']:g} s, "
+                 "deterministic actions): rms errors of the planar velocity (heading frame) and of the torso's yaw rate, "
+                 "their ratio to a robot that stands still (below 1: better than standing still), falls per episode, and "
+                 "the task's tracking kernels (1: perfect)."),
+    )

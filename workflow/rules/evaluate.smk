@@ -1,0 +1,27 @@
+# Stage 5b: the deterministic evaluation of every run's final checkpoint (the policy's
+# tracking errors on a fixed command grid against a robot that stands still).
+
+
+rule evaluate_run:
+    input:
+        run_json=run_json("{run}"),
+        model=model_file(),
+    output:
+        json=eval_json("{run}"),
+    params:
+        run_dir=lambda wildcards, input: str(Path(input.run_json).parent),
+        protocol=eval_args(),
+    threads: workflow.cores
+    resources:
+        gpu_lock=1,  # evaluation must not steal CPU from a run being measured
+    log:
+        f"{LOGS}/evaluate_run/{{run}}.log",
+    benchmark:
+        f"{BENCH}/evaluate_run/{{run}}.tsv"
+    conda:
+        "../../envs/sacscale.yaml"
+    message:
+        "evaluating the policy of {wildcards.run}"
+    shell:
+        "sacscale evaluate {params.run_dir:q} --model {input.model:q} --output {output.json}"
+        " {params.protocol} --threads {threads} > {log} 2>&1"

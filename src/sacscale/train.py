@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sacscale import stopping
 from sacscale.task.terms import REWARD_TERMS
 
 
@@ -270,8 +271,9 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
         # call, sized from the full CPU count) have been forked outside the learner's CPUs.
         pin_pending = bool(learner_cpus)
         for it in range(1, cfg.iterations + 1):
+            stopping.check()  # a stop signal ends the run here or in the wait below
             t0 = time.perf_counter()
-            arrays, stats, k = collector.receive()
+            arrays, stats, k = collector.receive(check_stop=stopping.check)
             t1 = time.perf_counter()
             if staged is not None:
                 staged.synchronize()  # the previous H2D copy from the staging buffers is done
@@ -478,6 +480,9 @@ def _progress(cfg: TrainConfig, rank: int):
         return None
     from tqdm import tqdm
 
+    # tqdm's default lock includes a multiprocessing lock: a named semaphore, which a
+    # spawned rank (it ends with os._exit) would leave to the resource tracker's warning
+    tqdm.set_lock(threading.RLock())
     interactive = sys.stderr.isatty()
     return tqdm(total=cfg.iterations, desc="train", unit="it", file=sys.stderr,
                 mininterval=0.5 if interactive else 10.0, dynamic_ncols=interactive)
@@ -520,7 +525,8 @@ def _write_meta_status(cfg: TrainConfig, rank: int, status: str, steps: int) -> 
 
 
 def _atomic_json(path: Path, data: dict) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")  # per process: rank 0 and the launcher may both write
+    # per process and thread: rank 0, the launcher and a stop watchdog may all write
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}.{threading.get_ident()}")
     tmp.write_text(json.dumps(data, indent=2, default=str))
     os.replace(tmp, path)
 
@@ -556,7 +562,7 @@ def run_training(cfg: TrainConfig) -> None:
     backend = "gloo" if devices[0] == "cpu" else "nccl"
     prefix = launch.job_prefix()
 
-    previous_handlers = _stop_signals_raise(prefix)
+    previous_handlers = stopping.install(on_first=lambda signum: _arm_cleanup_watchdog(cfg, prefix, signum))
     try:
         if external:
             rank = int(os.environ["RANK"])
@@ -595,48 +601,27 @@ def run_training(cfg: TrainConfig) -> None:
                     args_for_rank=lambda r: (cfg, plan.pools[r], prefix, learner_cpus[r]),
                     shm_prefix=prefix,
                     describe_rank=lambda r: f"device {devices[r]}",
+                    check_stop=stopping.check,
                 )
         except BaseException as exc:
             _mark_failed(cfg, exc)
             raise
     finally:
-        for signum, handler in (previous_handlers or {}).items():
-            signal.signal(signum, handler)
+        stopping.restore(previous_handlers)
 
 
 CLEANUP_GRACE_S = 20.0
 
 
-def _stop_signals_raise(shm_prefix: str) -> dict | None:
-    """In the main thread: the first SIGTERM or SIGINT raises (Interrupted or
-    KeyboardInterrupt) so `finally` blocks stop the collector, free shared memory and
-    close the event files; later ones are ignored so they cannot cut that short. The
-    first one also arms a watchdog: should the cleanup itself hang (the signal can land
-    inside a library's lock), the process kills its children, unlinks this job's shared
-    memory and exits after CLEANUP_GRACE_S, so a stop is always bounded in time.
-    Returns the handlers to restore (None off the main thread)."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    from sacscale.dist.launch import Interrupted
-
-    stops = (signal.SIGTERM, signal.SIGINT)
-    previous = {signum: signal.getsignal(signum) for signum in stops}
-
-    def handler(signum, frame):
-        for other in stops:
-            signal.signal(other, signal.SIG_IGN)
-        _arm_cleanup_watchdog(shm_prefix, signum)
-        raise KeyboardInterrupt if signum == signal.SIGINT else Interrupted(signum)
-
-    for signum in stops:
-        signal.signal(signum, handler)
-    return previous
-
-
-def _arm_cleanup_watchdog(shm_prefix: str, signum: int) -> None:
+def _arm_cleanup_watchdog(cfg: TrainConfig, shm_prefix: str, signum: int) -> None:
+    """Armed by the first stop signal (sacscale.stopping): should the stop not complete
+    within CLEANUP_GRACE_S (e.g. the signal came during a first compile, which has no
+    stop check inside), kill the children, record `interrupted` and exit, so a stop is
+    always bounded in time."""
     import multiprocessing
 
     from sacscale.collect.shm import unlink_prefix
+    from sacscale.dist.launch import Interrupted
 
     def expire():
         sys.stderr.write(f"sacscale train: cleanup after {signal.Signals(signum).name} took over "
@@ -645,6 +630,10 @@ def _arm_cleanup_watchdog(shm_prefix: str, signum: int) -> None:
         for child in multiprocessing.active_children():
             child.kill()
         unlink_prefix(shm_prefix)
+        try:
+            _mark_failed(cfg, Interrupted(signum))
+        except Exception:  # noqa: BLE001 - the exit must happen whatever the disk says
+            pass
         os._exit(128 + signum)
 
     timer = threading.Timer(CLEANUP_GRACE_S, expire)

@@ -89,11 +89,18 @@ def describe(procs: list[psutil.Process]) -> list[str]:
     return out
 
 
+def _mapped_path(line: str) -> str:
+    """The file of one /proc/PID/maps line, without the " (deleted)" of an unlinked one
+    (the trainer unlinks its blocks as soon as they are created)."""
+    parts = line.split(None, 5)
+    return parts[5].strip().removesuffix(" (deleted)") if len(parts) == 6 else ""
+
+
 def maps_block(pid: int, suffix: str) -> bool:
     """Whether process `pid` maps a /dev/shm/sacscale_* block whose name ends with `suffix`."""
     try:
         with open(f"/proc/{pid}/maps") as fh:
-            return any("/dev/shm/sacscale_" in line and line.rstrip().endswith(suffix) for line in fh)
+            return any("/dev/shm/sacscale_" in path and path.endswith(suffix) for path in map(_mapped_path, fh))
     except OSError:
         return False
 
@@ -209,8 +216,7 @@ class Job:
         for p in self.processes():
             try:
                 with open(f"/proc/{p.pid}/maps") as fh:
-                    self.mapped |= {line.split(None, 5)[5].strip() for line in fh
-                                    if len(line.split(None, 5)) == 6 and " /dev/shm/" in line}
+                    self.mapped |= {path for path in map(_mapped_path, fh) if path.startswith("/dev/shm/")}
             except OSError:
                 pass
         return self.mapped

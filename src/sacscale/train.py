@@ -121,6 +121,9 @@ class TrainConfig:
             raise TrainingError(f"--extra must be a JSON object, got {type(self.extra).__name__} {self.extra!r}")
         if self.model is not None and not Path(self.model).is_file():
             raise TrainingError(f"--model {self.model}: no such file")
+        from sacscale.checks import check_seed
+
+        check_seed(self.seed)
         self.device_list()
 
 
@@ -170,6 +173,9 @@ def sac_config(cfg: TrainConfig):
         "replay_per_env": cfg.replay_per_env,
         **cfg.extra,
     }
+    from sacscale.checks import check_learner_values
+
+    check_learner_values(values, set(cfg.extra))  # types first: SACConfig would take "x" for gamma
     try:
         return SACConfig(**values)
     except (TypeError, ValueError) as exc:
@@ -511,8 +517,17 @@ def write_meta(cfg: TrainConfig, world_size: int, pool_plan: dict) -> None:
         "status": "running",
     }
     path = meta_path(cfg)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_json(path, meta)
+    created = [d for d in (path.parent, *path.parent.parents) if not d.exists()]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _atomic_json(path, meta, exclusive=True)
+    except BaseException:
+        for d in created:  # the run did not start: leave no empty log directory behind
+            try:
+                d.rmdir()
+            except OSError:
+                break
+        raise
 
 
 def _write_meta_status(cfg: TrainConfig, rank: int, status: str, steps: int) -> None:
@@ -524,11 +539,54 @@ def _write_meta_status(cfg: TrainConfig, rank: int, status: str, steps: int) -> 
     _atomic_json(path, meta)
 
 
-def _atomic_json(path: Path, data: dict) -> None:
+# Trailing blanks reserve room in train_meta.json, so the final status can still be
+# written in place when the disk is full (a new file then cannot be made).
+META_RESERVE = 2048
+
+
+def _atomic_json(path: Path, data: dict, exclusive: bool = False) -> None:
+    """Write `path` atomically (exclusive: only if it does not exist yet, so two runs
+    started at once into one --log-dir cannot both claim it). A full disk is a
+    TrainingError naming the file; no temporary file is left."""
+    import errno
+
+    text = json.dumps(data, indent=2, default=str) + "\n" + " " * META_RESERVE + "\n"
     # per process and thread: rank 0, the launcher and a stop watchdog may all write
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}.{threading.get_ident()}")
-    tmp.write_text(json.dumps(data, indent=2, default=str))
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(text)
+        if exclusive:
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                raise TrainingError(f"--log-dir {path.parent}: another run claimed it first "
+                                    f"({path.name} appeared after the checks)") from None
+        else:
+            os.replace(tmp, path)
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT) and not exclusive and _rewrite_in_place(path, text):
+            return
+        raise TrainingError(f"cannot write {path}: {exc.strerror or exc}"
+                            + (" (disk full)" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else "")) from exc
+    finally:
+        try:
+            tmp.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def _rewrite_in_place(path: Path, text: str) -> bool:
+    """Overwrite the existing file within the blocks it already holds (no new space)."""
+    data = text.rstrip().encode() + b"\n"
+    try:
+        if not path.exists() or len(data) > path.stat().st_size:
+            return False
+        with open(path, "r+b") as fh:
+            fh.write(data)
+            fh.truncate(len(data))
+        return True
+    except OSError:
+        return False
 
 
 # --------------------------------------------------------------------------------------
@@ -545,8 +603,11 @@ def run_training(cfg: TrainConfig) -> None:
     from sacscale.dist import launch
     from sacscale.dist.pools import PoolError, resolve_learner_cpus, resolve_pools
 
+    from sacscale import checks
+
     cfg.validate()
-    sac_config(cfg)  # --extra: unknown or invalid learner settings fail here, before any process starts
+    sac = sac_config(cfg)  # --extra: unknown or invalid learner settings fail here, before any process starts
+    checks.check_sizes(cfg, sac)
     devices = cfg.device_list()
     check_devices(devices)
     external = "RANK" in os.environ and "WORLD_SIZE" in os.environ
@@ -558,7 +619,14 @@ def run_training(cfg: TrainConfig) -> None:
     except PoolError as exc:
         raise TrainingError(str(exc)) from exc
     log_dir = Path(cfg.log_dir)
+    checks.check_log_dir(log_dir)
+    checks.check_writable(log_dir)
     check_disk(log_dir, cfg.min_free_mb)
+    checks.check_shared_memory(cfg.num_envs, local_ranks, sac)
+    checks.check_model(cfg.model)  # last: it imports MuJoCo and builds a 2-env task
+    from sacscale.collect.shm import clean_stale
+
+    clean_stale()  # blocks of runs SIGKILLed mid-creation (their creators provably gone)
     backend = "gloo" if devices[0] == "cpu" else "nccl"
     prefix = launch.job_prefix()
 
@@ -657,4 +725,7 @@ def _mark_failed(cfg: TrainConfig, exc: BaseException) -> None:
     if meta.get("status") == "completed":
         meta["rank0_completed"] = True
     meta.update(status=status, error=f"{type(exc).__name__}: {exc}", end_time=time.time())
-    _atomic_json(path, meta)
+    try:
+        _atomic_json(path, meta)
+    except TrainingError as write_exc:  # the job's own error is the one to report
+        sys.stderr.write(f"sacscale train: {write_exc}\n")

@@ -22,7 +22,7 @@ import math
 import re
 from pathlib import Path
 
-from sacscale.analysis.events import EventFileError, Scalar, rank_dirs, read_event_dir
+from sacscale.analysis.events import EventFileError, Scalar, event_files, rank_dirs, read_event_dir
 
 TOTAL_STEPS = "Perf/total_env_steps"
 TOTAL_FPS = "Perf/total_fps"
@@ -143,6 +143,13 @@ def analyze_run(run_dir: str | Path) -> dict:
         raise EventFileError(f"{run_dir}: run directory is missing")
     run_json = _read_json(run_dir / "run.json")
     dirs = rank_dirs(run_dir)
+    for rank, path in dirs.items():
+        files = event_files(path)
+        if len(files) > 1:
+            # two writers in one rank directory: two runs in one --log-dir; their steps
+            # and wall times interleave, and any rate computed from them is wrong
+            raise EventFileError(f"{path}: {len(files)} event files for rank {rank} "
+                                 f"({', '.join(f.name for f in files)}): one run per directory is expected")
     per_rank = {rank: read_event_dir(path) for rank, path in dirs.items()}
     rank0 = per_rank[0]
     source0 = dirs[0]

@@ -94,6 +94,10 @@ def collector_main(cfg: CollectorConfig, filled, free, stop, slots=None, weights
         sys.stderr.write(f"[collector rank {cfg.rank}] failed:\n{traceback.format_exc()}")
         sys.stderr.flush()
         os._exit(1)
+    # Stopped: exit now. The interpreter's teardown (torch, MuJoCo) would take a second
+    # or more of the learner's bounded shutdown, and there is nothing left to flush.
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _collect(cfg: CollectorConfig, filled, free, stop, slots, weights) -> None:

@@ -64,6 +64,14 @@ def run(args: argparse.Namespace) -> int:
     except (TrainingError, RuntimeError, ValueError) as exc:
         print(f"sacscale train: error: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:  # e.g. the disk filled up during the run (event files, checkpoints)
+        import errno
+
+        full = " (disk full)" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else ""
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"sacscale train: error: writing under --log-dir {cfg.log_dir} failed{full}:{where} "
+              f"{exc.strerror or exc}", file=sys.stderr)
+        return 1
     except Interrupted as exc:
         print(f"sacscale train: {exc}; stopped (event files so far are kept)", file=sys.stderr)
         return 128 + exc.signum

@@ -119,17 +119,24 @@ def wait_for(condition, timeout: float, what: str, poll: float = 0.1, job: "Job 
                          + (f"\n{job.stderr()[-3000:]}" if job else ""))
 
 
-def logged_iterations(log_dir: Path, rank: int = 0) -> int:
-    """Last `Perf/iteration` in a live run's event file (tolerant of a half-written record)."""
+def logged_iterations(log_dir: Path, rank: int = 0, budget_s: float = 2.0) -> int:
+    """Last `Perf/iteration` in a live run's event file (tolerant of a half-written record),
+    read for at most `budget_s`: a lower bound. The loader reads until it catches up with
+    the writer, which on a loaded machine it may never do (a run logging every iteration
+    writes faster than the pure-Python reader parses); unbounded, this call once kept a
+    test, and so its job, running for 15 minutes."""
     from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
     last = 0
+    deadline = time.monotonic() + budget_s
     for path in sorted((log_dir / "tb" / f"rank{rank}").glob("events.out.tfevents.*")):
         try:
             for event in EventFileLoader(str(path)).Load():
                 for value in event.summary.value:
                     if value.tag == "Perf/iteration":
                         last = max(last, int(event.step))
+                if time.monotonic() > deadline:
+                    return last
         except Exception:  # noqa: BLE001 - a file being written; read again later
             pass
     return last

@@ -374,6 +374,7 @@ def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, hos
             _positive_int(merged[key], where(key))
     if merged.get("sim_threads") is not None:
         _positive_int(merged["sim_threads"], where("sim_threads"), minimum=0)
+    _check_batch_fits_replay(merged, where)
     timeout = merged.get("timeout_s", 3600)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
         raise PlanError(f"{where('timeout_s')}: must be a positive number of seconds, got {timeout!r}")
@@ -582,3 +583,23 @@ def resolved_run(plan: Plan, run: Run) -> dict:
         "iterations": plan.iterations,
         **{k: v for k, v in asdict(rc).items() if k != "name"},
     }
+
+
+def _check_batch_fits_replay(merged: dict, where) -> None:
+    """What the trainer would refuse at start (sacscale.checks.check_sizes), found at
+    planning time: the batch, and the default learning start, must fit in the replay."""
+    from sacscale.train import TrainConfig
+
+    overrides = {str(k).replace("-", "_"): v for k, v in merged.get("overrides", {}).items()}
+    per_env = overrides.get("replay_per_env", TrainConfig.replay_per_env)
+    batch = merged.get("batch_size") or overrides.get("batch_size", TrainConfig.batch_size)
+    num_envs = merged.get("num_envs")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (per_env, batch, num_envs)):
+        return  # the type errors are named elsewhere (or by the trainer)
+    capacity = per_env * num_envs
+    if batch > capacity:
+        raise PlanError(f"{where('batch_size')}: {batch} is larger than the replay "
+                        f"({per_env} rows per env x num_envs {num_envs} = {capacity} rows)")
+    if 10 * num_envs > capacity and "extra" not in overrides:
+        raise PlanError(f"{where('overrides.replay-per-env')}: {per_env} rows per env hold less than the "
+                        f"learning start (10 x num_envs = {10 * num_envs} rows)")

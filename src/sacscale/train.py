@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sacscale import stopping
 from sacscale.task.terms import REWARD_TERMS
 
 
@@ -123,6 +124,9 @@ class TrainConfig:
             raise TrainingError(f"--extra must be a JSON object, got {type(self.extra).__name__} {self.extra!r}")
         if self.model is not None and not Path(self.model).is_file():
             raise TrainingError(f"--model {self.model}: no such file")
+        from sacscale.checks import check_seed
+
+        check_seed(self.seed)
         self.device_list()
 
 
@@ -173,6 +177,9 @@ def sac_config(cfg: TrainConfig):
         "obs_norm": cfg.obs_norm,
         **cfg.extra,
     }
+    from sacscale.checks import check_learner_values
+
+    check_learner_values(values, set(cfg.extra))  # types first: SACConfig would take "x" for gamma
     try:
         return SACConfig(**values)
     except (TypeError, ValueError) as exc:
@@ -282,9 +289,23 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
         # the full mask, and torch.compile's worker processes (started by the first compiled
         # call, sized from the full CPU count) have been forked outside the learner's CPUs.
         pin_pending = bool(learner_cpus)
+        done = {"iteration": start_it, "saved": start_it}  # last completed and last saved iteration
+
+        def stop_check() -> None:
+            """Raise on a stop signal (sacscale.stopping), first saving the checkpoint of
+            the last completed iteration: the stop is seen only between iterations, where
+            the state is whole. One rank only: ranks may see the stop at different
+            iterations, so several ranks keep their last periodic checkpoint."""
+            if stopping.requested() is not None and world_size == 1 and done["iteration"] > done["saved"]:
+                save_checkpoint(cfg, sac, learner, rank, done["iteration"], steps, world_size, host_weights.numpy(),
+                                curriculum_now)
+                done["saved"] = done["iteration"]
+            stopping.check()
+
         for it in range(start_it + 1, cfg.iterations + 1):
+            stop_check()  # a stop signal ends the run here or in the wait below
             t0 = time.perf_counter()
-            arrays, stats, k = collector.receive()
+            arrays, stats, k = collector.receive(check_stop=stop_check)
             t1 = time.perf_counter()
             if staged is not None:
                 staged.synchronize()  # the previous H2D copy from the staging buffers is done
@@ -335,10 +356,10 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
                 bar.update(1)
             if it % cfg.log_every == 0 or it == cfg.iterations:
                 _log(writer, learner, interval, it, steps, counter, distributed, rank, bar, cfg.trace)
-            # A stopped run keeps the last of these: saving from a signal handler's path
-            # (where the stop can land anywhere) proved able to stall the bounded shutdown.
             if (cfg.checkpoint_every and it % cfg.checkpoint_every == 0) or it == cfg.iterations:
                 save_checkpoint(cfg, sac, learner, rank, it, steps, world_size, host_weights.numpy(), curriculum_now)
+                done["saved"] = it
+            done["iteration"] = it
         _write_meta_status(cfg, rank, "completed", steps)
     finally:
         if bar is not None:
@@ -610,6 +631,9 @@ def _progress(cfg: TrainConfig, rank: int, start_it: int = 0):
         return None
     from tqdm import tqdm
 
+    # tqdm's default lock includes a multiprocessing lock: a named semaphore, which a
+    # spawned rank (it ends with os._exit) would leave to the resource tracker's warning
+    tqdm.set_lock(threading.RLock())
     interactive = sys.stderr.isatty()
     return tqdm(total=cfg.iterations, initial=start_it, desc="train", unit="it", file=sys.stderr,
                 mininterval=0.5 if interactive else 10.0, dynamic_ncols=interactive)
@@ -651,8 +675,17 @@ def write_meta(cfg: TrainConfig, world_size: int, pool_plan: dict) -> None:
         "start_time": time.time(),
         "status": "running",
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_json(path, meta)
+    created = [d for d in (path.parent, *path.parent.parents) if not d.exists()]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _atomic_json(path, meta, exclusive=True)
+    except BaseException:
+        for d in created:  # the run did not start: leave no empty log directory behind
+            try:
+                d.rmdir()
+            except OSError:
+                break
+        raise
 
 
 def _write_meta_status(cfg: TrainConfig, rank: int, status: str, steps: int) -> None:
@@ -664,10 +697,54 @@ def _write_meta_status(cfg: TrainConfig, rank: int, status: str, steps: int) -> 
     _atomic_json(path, meta)
 
 
-def _atomic_json(path: Path, data: dict) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")  # per process: rank 0 and the launcher may both write
-    tmp.write_text(json.dumps(data, indent=2, default=str))
-    os.replace(tmp, path)
+# Trailing blanks reserve room in train_meta.json, so the final status can still be
+# written in place when the disk is full (a new file then cannot be made).
+META_RESERVE = 2048
+
+
+def _atomic_json(path: Path, data: dict, exclusive: bool = False) -> None:
+    """Write `path` atomically (exclusive: only if it does not exist yet, so two runs
+    started at once into one --log-dir cannot both claim it). A full disk is a
+    TrainingError naming the file; no temporary file is left."""
+    import errno
+
+    text = json.dumps(data, indent=2, default=str) + "\n" + " " * META_RESERVE + "\n"
+    # per process and thread: rank 0, the launcher and a stop watchdog may all write
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}.{threading.get_ident()}")
+    try:
+        tmp.write_text(text)
+        if exclusive:
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                raise TrainingError(f"--log-dir {path.parent}: another run claimed it first "
+                                    f"({path.name} appeared after the checks)") from None
+        else:
+            os.replace(tmp, path)
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT) and not exclusive and _rewrite_in_place(path, text):
+            return
+        raise TrainingError(f"cannot write {path}: {exc.strerror or exc}"
+                            + (" (disk full)" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else "")) from exc
+    finally:
+        try:
+            tmp.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def _rewrite_in_place(path: Path, text: str) -> bool:
+    """Overwrite the existing file within the blocks it already holds (no new space)."""
+    data = text.rstrip().encode() + b"\n"
+    try:
+        if not path.exists() or len(data) > path.stat().st_size:
+            return False
+        with open(path, "r+b") as fh:
+            fh.write(data)
+            fh.truncate(len(data))
+        return True
+    except OSError:
+        return False
 
 
 # --------------------------------------------------------------------------------------
@@ -686,8 +763,11 @@ def run_training(cfg: TrainConfig) -> None:
 
     if cfg.resume:
         cfg = resume_config(cfg)
+    from sacscale import checks
+
     cfg.validate()
-    sac_config(cfg)  # --extra: unknown or invalid learner settings fail here, before any process starts
+    sac = sac_config(cfg)  # --extra: unknown or invalid learner settings fail here, before any process starts
+    checks.check_sizes(cfg, sac)
     devices = cfg.device_list()
     check_devices(devices)
     external = "RANK" in os.environ and "WORLD_SIZE" in os.environ
@@ -699,11 +779,18 @@ def run_training(cfg: TrainConfig) -> None:
     except PoolError as exc:
         raise TrainingError(str(exc)) from exc
     log_dir = Path(cfg.log_dir)
+    checks.check_log_dir(log_dir, resume=bool(cfg.resume))
+    checks.check_writable(log_dir)
     check_disk(log_dir, cfg.min_free_mb)
+    checks.check_shared_memory(cfg.num_envs, local_ranks, sac)
+    checks.check_model(cfg.model)  # last: it imports MuJoCo and builds a 2-env task
+    from sacscale.collect.shm import clean_stale
+
+    clean_stale()  # blocks of runs SIGKILLed mid-creation (their creators provably gone)
     backend = "gloo" if devices[0] == "cpu" else "nccl"
     prefix = launch.job_prefix()
 
-    previous_handlers = _stop_signals_raise(prefix)
+    previous_handlers = stopping.install(on_first=lambda signum: _arm_cleanup_watchdog(cfg, prefix, signum))
     try:
         if external:
             rank = int(os.environ["RANK"])
@@ -742,48 +829,27 @@ def run_training(cfg: TrainConfig) -> None:
                     args_for_rank=lambda r: (cfg, plan.pools[r], prefix, learner_cpus[r]),
                     shm_prefix=prefix,
                     describe_rank=lambda r: f"device {devices[r]}",
+                    check_stop=stopping.check,
                 )
         except BaseException as exc:
             _mark_failed(cfg, exc)
             raise
     finally:
-        for signum, handler in (previous_handlers or {}).items():
-            signal.signal(signum, handler)
+        stopping.restore(previous_handlers)
 
 
 CLEANUP_GRACE_S = 20.0
 
 
-def _stop_signals_raise(shm_prefix: str) -> dict | None:
-    """In the main thread: the first SIGTERM or SIGINT raises (Interrupted or
-    KeyboardInterrupt) so `finally` blocks stop the collector, free shared memory and
-    close the event files; later ones are ignored so they cannot cut that short. The
-    first one also arms a watchdog: should the cleanup itself hang (the signal can land
-    inside a library's lock), the process kills its children, unlinks this job's shared
-    memory and exits after CLEANUP_GRACE_S, so a stop is always bounded in time.
-    Returns the handlers to restore (None off the main thread)."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    from sacscale.dist.launch import Interrupted
-
-    stops = (signal.SIGTERM, signal.SIGINT)
-    previous = {signum: signal.getsignal(signum) for signum in stops}
-
-    def handler(signum, frame):
-        for other in stops:
-            signal.signal(other, signal.SIG_IGN)
-        _arm_cleanup_watchdog(shm_prefix, signum)
-        raise KeyboardInterrupt if signum == signal.SIGINT else Interrupted(signum)
-
-    for signum in stops:
-        signal.signal(signum, handler)
-    return previous
-
-
-def _arm_cleanup_watchdog(shm_prefix: str, signum: int) -> None:
+def _arm_cleanup_watchdog(cfg: TrainConfig, shm_prefix: str, signum: int) -> None:
+    """Armed by the first stop signal (sacscale.stopping): should the stop not complete
+    within CLEANUP_GRACE_S (e.g. the signal came during a first compile, which has no
+    stop check inside), kill the children, record `interrupted` and exit, so a stop is
+    always bounded in time."""
     import multiprocessing
 
     from sacscale.collect.shm import unlink_prefix
+    from sacscale.dist.launch import Interrupted
 
     def expire():
         sys.stderr.write(f"sacscale train: cleanup after {signal.Signals(signum).name} took over "
@@ -792,6 +858,10 @@ def _arm_cleanup_watchdog(shm_prefix: str, signum: int) -> None:
         for child in multiprocessing.active_children():
             child.kill()
         unlink_prefix(shm_prefix)
+        try:
+            _mark_failed(cfg, Interrupted(signum))
+        except Exception:  # noqa: BLE001 - the exit must happen whatever the disk says
+            pass
         os._exit(128 + signum)
 
     timer = threading.Timer(CLEANUP_GRACE_S, expire)
@@ -815,4 +885,7 @@ def _mark_failed(cfg: TrainConfig, exc: BaseException) -> None:
     if meta.get("status") == "completed":
         meta["rank0_completed"] = True
     meta.update(status=status, error=f"{type(exc).__name__}: {exc}", end_time=time.time())
-    _atomic_json(path, meta)
+    try:
+        _atomic_json(path, meta)
+    except TrainingError as write_exc:  # the job's own error is the one to report
+        sys.stderr.write(f"sacscale train: {write_exc}\n")

@@ -136,3 +136,22 @@ def test_cli_fails_on_missing_run(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "sacscale.cli", "analyze-run", str(tmp_path / "nope"),
                            "--output", str(tmp_path / "m.json")], capture_output=True, text=True)
     assert proc.returncode == 1 and "nope" in proc.stderr
+
+
+def test_two_event_files_in_one_rank_directory_are_refused(run_dir, tmp_path):
+    """Two runs into one --log-dir (issue 16): the merged rate would be wrong, so
+    analyze-run fails naming the directory and both files instead of reporting it."""
+    from sacscale.analysis.events import EventFileError
+    from synthetic_runs import write_events
+
+    second = write_events(tmp_path / "other", {"Perf/total_env_steps": [(1, 5000.0, 10.0), (2, 5001.0, 20.0)]})
+    rank1 = run_dir / "tb" / "rank1"
+    target = rank1 / f"{second.name}.second"
+    second.rename(target)
+    with pytest.raises(EventFileError, match=rf"{rank1}: 2 event files for rank 1 .*{target.name}"):
+        analyze_run(run_dir)
+    out = tmp_path / "metrics.json"
+    proc = subprocess.run([sys.executable, "-m", "sacscale.cli", "analyze-run", str(run_dir), "--output", str(out)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and "one run per directory is expected" in proc.stderr
+    assert not out.exists()

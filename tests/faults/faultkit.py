@@ -89,11 +89,18 @@ def describe(procs: list[psutil.Process]) -> list[str]:
     return out
 
 
+def _mapped_path(line: str) -> str:
+    """The file of one /proc/PID/maps line, without the " (deleted)" of an unlinked one
+    (the trainer unlinks its blocks as soon as they are created)."""
+    parts = line.split(None, 5)
+    return parts[5].strip().removesuffix(" (deleted)") if len(parts) == 6 else ""
+
+
 def maps_block(pid: int, suffix: str) -> bool:
     """Whether process `pid` maps a /dev/shm/sacscale_* block whose name ends with `suffix`."""
     try:
         with open(f"/proc/{pid}/maps") as fh:
-            return any("/dev/shm/sacscale_" in line and line.rstrip().endswith(suffix) for line in fh)
+            return any("/dev/shm/sacscale_" in path and path.endswith(suffix) for path in map(_mapped_path, fh))
     except OSError:
         return False
 
@@ -112,17 +119,24 @@ def wait_for(condition, timeout: float, what: str, poll: float = 0.1, job: "Job 
                          + (f"\n{job.stderr()[-3000:]}" if job else ""))
 
 
-def logged_iterations(log_dir: Path, rank: int = 0) -> int:
-    """Last `Perf/iteration` in a live run's event file (tolerant of a half-written record)."""
+def logged_iterations(log_dir: Path, rank: int = 0, budget_s: float = 2.0) -> int:
+    """Last `Perf/iteration` in a live run's event file (tolerant of a half-written record),
+    read for at most `budget_s`: a lower bound. The loader reads until it catches up with
+    the writer, which on a loaded machine it may never do (a run logging every iteration
+    writes faster than the pure-Python reader parses); unbounded, this call once kept a
+    test, and so its job, running for 15 minutes."""
     from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
     last = 0
+    deadline = time.monotonic() + budget_s
     for path in sorted((log_dir / "tb" / f"rank{rank}").glob("events.out.tfevents.*")):
         try:
             for event in EventFileLoader(str(path)).Load():
                 for value in event.summary.value:
                     if value.tag == "Perf/iteration":
                         last = max(last, int(event.step))
+                if time.monotonic() > deadline:
+                    return last
         except Exception:  # noqa: BLE001 - a file being written; read again later
             pass
     return last
@@ -209,8 +223,7 @@ class Job:
         for p in self.processes():
             try:
                 with open(f"/proc/{p.pid}/maps") as fh:
-                    self.mapped |= {line.split(None, 5)[5].strip() for line in fh
-                                    if len(line.split(None, 5)) == 6 and " /dev/shm/" in line}
+                    self.mapped |= {path for path in map(_mapped_path, fh) if path.startswith("/dev/shm/")}
             except OSError:
                 pass
         return self.mapped

@@ -70,6 +70,22 @@ def run_cli(tmp_path, capsys, *args):
          "--learner-cpu-ids, rank 0 ('4097'): CPU(s) 4097 not available"),
         (["--devices", "cpu,cpu", "--learner-cpu-ids", f"{CPUS[0]};{CPUS[0]}"],
          f"--learner-cpu-ids: the learners of ranks 0 and 1 overlap on CPUs [{CPUS[0]}]"),
+        # issue 16: sizes against each other, types of every learner setting, seeds
+        (["--batch-size", "4096"],
+         "--batch-size 4096 is larger than the replay: the replay holds 128 rows (--replay-per-env 16 x --num-envs 8)"),
+        (["--extra", '{"learning_starts": 1000}'], "learning starts at 1000 rows (--extra learning_starts) but the replay holds 128"),
+        (["--extra", '{"gamma": "x"}'], "--extra gamma must be a finite number, got 'x'"),
+        (["--extra", '{"lr": "fast"}'], "--extra lr must be a finite number, got 'fast'"),
+        (["--extra", '{"lr": -1}'], "--extra lr must be > 0, got -1"),
+        (["--extra", '{"gamma": 1.5}'], "--extra gamma must be in [0, 1], got 1.5"),
+        (["--extra", '{"num_atoms": 11.5}'], "--extra num_atoms must be an integer, got 11.5"),
+        (["--extra", '{"actor_hidden": "fast"}'], "--extra actor_hidden must be a list of integers, got 'fast'"),
+        (["--extra", '{"betas": [0.9]}'], "--extra betas must be a list of 2 numbers, got [0.9]"),
+        (["--extra", '{"compile_on_cpu": "yes"}'], "--extra compile_on_cpu must be true or false, got 'yes'"),
+        (["--extra", '{"amp_dtype": 16}'], "--extra amp_dtype must be a string, got 16"),
+        (["--seed", "-1"], "--seed must be an integer in [0, "),
+        (["--seed", str(2**40)], "--seed must be an integer in [0, "),
+        (["--model", "/etc/passwd"], "--model /etc/passwd: not a loadable MuJoCo model (MJCF)"),
     ],
 )
 def test_bad_flag_is_rejected_before_anything_starts(tmp_path, capsys, args, message):
@@ -114,3 +130,88 @@ def test_too_little_disk_space_fails_early_with_the_number_needed(tmp_path, caps
 def test_negative_disk_requirement_is_rejected(tmp_path, capsys):
     code, err, _ = run_cli(tmp_path, capsys, "--min-free-mb", "-1")
     assert code == 1 and "--min-free-mb must be >= 0" in err
+
+
+# ---------------------------------------------------------------------------------------
+# issue 16: a bad model file, a reused log directory, too little shared memory
+
+
+@pytest.mark.parametrize("damage", ["truncated", "empty", "not_the_task"])
+def test_bad_model_file_is_named_before_any_collector_starts(tmp_path, capsys, g1_mjb, damage):
+    bad = tmp_path / "bad.mjb"
+    if damage == "truncated":
+        bad.write_bytes(g1_mjb.read_bytes()[: g1_mjb.stat().st_size // 2])
+        message = f"--model {bad}: not a loadable compiled MuJoCo model (.mjb) (truncated or another format?)"
+    elif damage == "empty":
+        bad.write_bytes(b"")
+        message = f"--model {bad}: empty file"
+    else:
+        import mujoco
+
+        model = mujoco.MjModel.from_xml_string("<mujoco><worldbody><body><freejoint/><geom size='.1'/></body>"
+                                               "</worldbody></mujoco>")
+        mujoco.mj_saveModel(model, str(bad), None)
+        message = f"--model {bad}: loads, but is not the G1 walking task's model"
+    code, err, seconds = run_cli(tmp_path, capsys, "--model", str(bad))
+    record("bad model", damage=damage, exit_status=code, seconds=round(seconds, 2), message=err.strip())
+    assert code == 1
+    assert f"sacscale train: error: {message}" in err, err
+    assert seconds < 10
+
+
+def test_reused_log_dir_is_refused_and_left_as_it_was(tmp_path, capsys):
+    used = tmp_path / "run"
+    (used / "tb" / "rank0").mkdir(parents=True)
+    (used / "train_meta.json").write_text("{}")
+    before = sorted(str(p) for p in used.rglob("*"))
+    t0 = time.monotonic()
+    code = main(["train", *SMALL, "--log-dir", str(used)])
+    err = capsys.readouterr().err
+    record("reused log dir", exit_status=code, seconds=round(time.monotonic() - t0, 2), message=err.strip())
+    assert code == 1
+    assert f"sacscale train: error: --log-dir {used} is not empty (it holds tb, train_meta.json)" in err, err
+    assert sorted(str(p) for p in used.rglob("*")) == before
+    assert (used / "train_meta.json").read_text() == "{}"
+
+
+def test_log_dir_check_allows_new_empty_or_caller_log_only(tmp_path):
+    from sacscale.checks import InputError, _check_log_dir
+
+    _check_log_dir(tmp_path / "new")
+    (tmp_path / "empty").mkdir()
+    _check_log_dir(tmp_path / "empty")
+    (tmp_path / "wrapped").mkdir()
+    (tmp_path / "wrapped" / "train.log").write_text("the run wrapper's tee\n")
+    _check_log_dir(tmp_path / "wrapped")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(InputError, match="exists and is not a directory"):
+        _check_log_dir(tmp_path / "file")
+    with pytest.raises(InputError, match="not a run directory"):
+        _check_log_dir(tmp_path / "empty", resume=True)
+    (tmp_path / "empty" / "train_meta.json").write_text("{}")
+    _check_log_dir(tmp_path / "empty", resume=True)  # the allowed way to continue a run
+
+
+def test_two_runs_claiming_one_log_dir_at_once_the_second_is_refused(tmp_path):
+    """The checks cannot see a run started at the same instant; the first write of
+    train_meta.json is exclusive, so only one of them claims the directory."""
+    from sacscale.train import TrainingError, _atomic_json
+
+    path = tmp_path / "train_meta.json"
+    _atomic_json(path, {"status": "running", "who": 1}, exclusive=True)
+    with pytest.raises(TrainingError, match="another run claimed it first"):
+        _atomic_json(path, {"status": "running", "who": 2}, exclusive=True)
+    import json
+
+    assert json.loads(path.read_text())["who"] == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["train_meta.json"]  # no temporary file left
+
+
+def test_too_little_shared_memory_is_named_before_anything_starts(tmp_path, capsys, monkeypatch):
+    from sacscale.collect import shm
+
+    monkeypatch.setattr(shm, "shm_free_bytes", lambda: 2**20)  # /dev/shm with 1 MB free
+    code, err, _ = run_cli(tmp_path, capsys, "--num-envs", "2048", "--batch-size", "32")
+    assert code == 1
+    assert "sacscale train: error: --num-envs 2048: the shared-memory blocks of 1 rank(s) need" in err, err
+    assert "/dev/shm has 1.0 MB free" in err

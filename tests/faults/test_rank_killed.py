@@ -26,7 +26,7 @@ def test_killed_rank_is_named_and_the_job_ends(tmp_path, g1_mjb, jobs, rank):
     jobs.append(job)
     wait_for(lambda: logged_iterations(log_dir) >= 10, 120, "10 logged iterations (learning has started)", job=job)
     victim = wait_for(lambda: job.learner(rank), 10, f"the process of rank {rank}", job=job)
-    assert any("/sem." in m for m in job.note_mapped())  # blocks and semaphores, checked after
+    assert any("/dev/shm/sacscale_" in m for m in job.note_mapped())  # its blocks (already unlinked), checked after
     t_kill = kill(victim, signal.SIGKILL)
 
     code = job.wait(TIMEOUT_S + 30)
@@ -57,7 +57,7 @@ def test_frozen_rank_times_out_and_the_job_ends(tmp_path, g1_mjb, jobs):
     jobs.append(job)
     wait_for(lambda: logged_iterations(log_dir) >= 10, 120, "10 logged iterations (learning has started)", job=job)
     victim = wait_for(lambda: job.learner(1), 10, "the process of rank 1", job=job)
-    assert any("/sem." in m for m in job.note_mapped())  # blocks and semaphores, checked after
+    assert any("/dev/shm/sacscale_" in m for m in job.note_mapped())  # its blocks (already unlinked), checked after
     t_stop = kill(victim, signal.SIGSTOP)
 
     code = job.wait(timeout_s + 60)
@@ -91,7 +91,7 @@ def test_killed_rank_under_an_external_launcher(tmp_path, g1_mjb, jobs):
     survivor, victim = ranks
     wait_for(lambda: logged_iterations(log_dir) >= 10, 120, "10 logged iterations", job=survivor)
     for job in ranks:
-        assert any("/sem." in m for m in job.note_mapped())
+        assert any("/dev/shm/sacscale_" in m for m in job.note_mapped())
     t_kill = kill(psutil.Process(victim.pid), signal.SIGKILL)
 
     code = survivor.wait(TIMEOUT_S + 30)

@@ -21,7 +21,7 @@ def _scalars(run_dir, tag):
 def test_policy_lag_is_at_most_one_iteration_with_a_slow_learner(tmp_path):
     run = tmp_path / "run"
     code = main(["train", "--devices", "cpu", "--num-envs", "4", "--batch-size", "512",
-                 "--iterations", "10", "--log-every", "1", "--replay-per-env", "16",
+                 "--iterations", "10", "--log-every", "1", "--replay-per-env", "128",  # the batch fits the replay
                  "--extra", '{"learning_starts": 8}', "--log-dir", str(run), "--timeout-s", "120"])
     assert code == 0
     lags = _scalars(run, "Train/policy_lag")

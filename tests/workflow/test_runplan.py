@@ -114,6 +114,9 @@ def test_train_command_and_environment():
         ({"schedule": "random"}, "schedule: 'random' is not one of"),
         ({"pairs": [["n1_cpu", "n9"]]}, "pairs[0]"),
         ({"model": {"from_mjb": "no/such/model.mjb"}}, "model.from_mjb: no/such/model.mjb does not exist"),
+        ({"run_configs": {"n1_cpu": {"batch_size": 100000}}}, "run_configs.n1_cpu.batch_size: 100000 is larger than the replay"),
+        ({"run_configs": {"n1_cpu": {"overrides": {"replay-per-env": 9}}}},
+         "run_configs.n1_cpu.overrides.replay-per-env: 9 rows per env hold less than the learning start"),
     ],
 )
 def test_semantic_errors_name_the_key(config, key):

@@ -22,7 +22,7 @@ import math
 import re
 from pathlib import Path
 
-from sacscale.analysis.events import EventFileError, Scalar, rank_dirs, read_event_dir
+from sacscale.analysis.events import EventFileError, Scalar, event_files, rank_dirs, read_event_dir
 
 TOTAL_STEPS = "Perf/total_env_steps"
 TOTAL_FPS = "Perf/total_fps"
@@ -145,6 +145,15 @@ def run_events(run_dir: Path) -> tuple[dict[int, Path], dict[int, dict[str, list
         root = unilab.reference_log_root(run_dir)
         return {0: unilab.event_dir(root)}, {0: unilab.read_events(root)}
     dirs = rank_dirs(run_dir)
+    sittings = 1 + len((_read_json(run_dir / "train_meta.json") or {}).get("sittings", []))
+    for rank, path in dirs.items():
+        files = event_files(path)
+        if len(files) > sittings:
+            # more writers than the run's sittings (`--resume` adds one each): two runs in
+            # one --log-dir, whose steps and wall times interleave; any rate from them is wrong
+            raise EventFileError(f"{path}: {len(files)} event files for rank {rank} "
+                                 f"({', '.join(f.name for f in files)}) but the run had {sittings} sitting(s) "
+                                 "(train_meta.json): one run per directory is expected")
     return dirs, {rank: read_event_dir(path) for rank, path in dirs.items()}
 
 

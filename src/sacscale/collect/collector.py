@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sacscale.collect.shm import STAT_INDEX, SlotSpec, TransitionSlots, WeightBlock, unlink_prefix
+from sacscale.collect.shm import STAT_INDEX, Flag, Signal, SlotSpec, TransitionSlots, WeightBlock, unlink_prefix
 from sacscale.task.terms import REWARD_TERMS
 from sacscale.dist.launch import describe_exit, die_with_parent, is_stopped
 
@@ -80,23 +80,29 @@ def _flat_actor(actor_kwargs: dict, numel: int):
     return actor, flat
 
 
-def collector_main(cfg: CollectorConfig, filled, free, stop) -> None:
-    """Entry point of the collector process (spawned).
+def collector_main(cfg: CollectorConfig, filled, free, stop, slots=None, weights=None) -> None:
+    """Entry point of the collector process (spawned); `slots` and `weights` arrive as
+    inherited descriptors of the learner's (already unlinked) blocks.
 
     It dies with its learner (PR_SET_PDEATHSIG), even one that was SIGKILLed, and ignores
-    SIGINT: a Ctrl-C reaches the whole process group, and the learner stops its collector
-    itself (stop event, then SIGTERM, then SIGKILL) on the way out."""
+    SIGINT and SIGHUP: a Ctrl-C or a hang-up reaches the whole process group, and the
+    learner stops its collector itself (stop flag, then SIGTERM, then SIGKILL) on the way out."""
     die_with_parent(signal.SIGKILL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
-        _collect(cfg, filled, free, stop)
+        _collect(cfg, filled, free, stop, slots, weights)
     except Exception:
         sys.stderr.write(f"[collector rank {cfg.rank}] failed:\n{traceback.format_exc()}")
         sys.stderr.flush()
         os._exit(1)
+    # Stopped: exit now. The interpreter's teardown (torch, MuJoCo) would take a second
+    # or more of the learner's bounded shutdown, and there is nothing left to flush.
+    sys.stderr.flush()
+    os._exit(0)
 
 
-def _collect(cfg: CollectorConfig, filled, free, stop) -> None:
+def _collect(cfg: CollectorConfig, filled, free, stop, slots, weights) -> None:
     parent = os.getppid()
     if cfg.cpu_ids:
         # The whole collector (simulation threads and its numpy/actor work) runs on the pool.
@@ -112,11 +118,9 @@ def _collect(cfg: CollectorConfig, filled, free, stop) -> None:
                      config=TaskConfig(tilt_obs=cfg.tilt_obs))
     if cfg.curriculum is not None:  # a resumed run continues its curriculum
         envs.curriculum.scale, envs.curriculum.mean_length = map(float, cfg.curriculum)
-    slots = TransitionSlots(f"{cfg.shm_prefix}_slots", cfg.spec, create=False)
-    weights = WeightBlock(f"{cfg.shm_prefix}_weights", cfg.actor_numel, create=False)
     actor, flat = _flat_actor(cfg.actor_kwargs, cfg.actor_numel)
     flat_np = flat.numpy()
-    version = weights.read_into(flat_np)
+    version = weights.read_into(flat_np, give_up=stop.is_set)
     generator = torch.Generator().manual_seed(cfg.seed + 7919)
     last = len(envs.parts) - 1
     shares = [part.num_envs / cfg.num_envs for part in envs.parts]  # for the slot's reward means
@@ -139,7 +143,10 @@ def _collect(cfg: CollectorConfig, filled, free, stop) -> None:
                     raise _Stopped  # the learner stopped or died: nothing to deliver to
         t1 = time.perf_counter()
         if i == 0 and weights.version() != version:
-            version = weights.read_into(flat_np)
+            try:
+                version = weights.read_into(flat_np, give_up=lambda: stop.is_set() or os.getppid() != parent)
+            except InterruptedError:
+                raise _Stopped from None
         t2 = time.perf_counter()
         with torch.no_grad():
             obs_t = torch.from_numpy(actor_obs)
@@ -224,14 +231,15 @@ class CollectorHandle:
         self.startup_timeout_s = startup_timeout_s
         self.step_timeout_s = step_timeout_s
         ctx = mp.get_context("spawn")
-        self.slots = TransitionSlots(f"{cfg.shm_prefix}_slots", cfg.spec, create=True)
-        self.weights = WeightBlock(f"{cfg.shm_prefix}_weights", cfg.actor_numel, create=True)
-        self._filled = [ctx.Semaphore(0) for _ in range(TransitionSlots.NUM_SLOTS)]
-        self._free = [ctx.Semaphore(1) for _ in range(TransitionSlots.NUM_SLOTS)]
-        self._stop = ctx.Event()
+        self.slots = TransitionSlots(f"{cfg.shm_prefix}_slots", cfg.spec)
+        self.weights = WeightBlock(f"{cfg.shm_prefix}_weights", cfg.actor_numel)
+        # pipes, not multiprocessing's named semaphores: nothing outlives the processes
+        self._filled = [Signal(0) for _ in range(TransitionSlots.NUM_SLOTS)]
+        self._free = [Signal(1) for _ in range(TransitionSlots.NUM_SLOTS)]
+        self._stop = Flag()
         self.process = ctx.Process(
             target=collector_main,
-            args=(cfg, self._filled, self._free, self._stop),
+            args=(cfg, self._filled, self._free, self._stop, self.slots, self.weights),
             name=f"sacscale-collector-r{cfg.rank}",
             daemon=True,
         )
@@ -245,12 +253,15 @@ class CollectorHandle:
     def describe(self) -> str:
         return f"collector of rank {self.cfg.rank} (pid {self.process.pid})"
 
-    def receive(self) -> tuple[dict[str, np.ndarray], np.ndarray, int]:
-        """Block until the next slot is filled; returns (arrays, stats, slot index)."""
+    def receive(self, check_stop=None) -> tuple[dict[str, np.ndarray], np.ndarray, int]:
+        """Block until the next slot is filled; returns (arrays, stats, slot index).
+        `check_stop()` runs at every poll (it raises to end the wait on a stop request)."""
         k = self._next
         timeout = self.startup_timeout_s if self._received == 0 else self.step_timeout_s
         deadline = time.monotonic() + timeout
         while not self._filled[k].acquire(timeout=POLL_S):
+            if check_stop is not None:
+                check_stop()  # before the exit code: a group signal may have ended the collector too
             code = self.process.exitcode
             if code is not None:
                 how = describe_exit(code) + ("" if code < 0 else " (see its traceback above, if any)")
@@ -283,5 +294,7 @@ class CollectorHandle:
                 proc.join(timeout_s)
         self.slots.close()
         self.weights.close()
-        unlink_prefix(self.cfg.shm_prefix)
+        for pipe in (*self._filled, *self._free, self._stop):
+            pipe.close()
+        unlink_prefix(self.cfg.shm_prefix)  # nothing to find unless creation was cut short
 

@@ -1,27 +1,45 @@
 """Shared-memory blocks between a rank's learner and its collector process.
 
-Two kinds of block, both plain numpy views over `multiprocessing.shared_memory`:
+Two kinds of block, both plain numpy views over one shared mapping each:
 
 * `TransitionSlots`: a double buffer of one env step of all envs (the collector fills
   slot k while the learner drains slot 1-k), with a small float64 stats vector per slot.
 * `WeightBlock`: the actor's flat parameters plus a sequence counter (a seqlock: odd
   while the learner writes, even when stable), so the collector never reads a torn copy.
 
-Blocks are named `<prefix>_<what>` with a per-job prefix, so a supervisor can unlink
-anything a killed process left behind (`unlink_prefix`).
+No block outlives its processes: the learner creates the block's file in /dev/shm
+(`<prefix>_<what>`, the prefix holds the creator's pid), unlinks it at once and keeps
+only the descriptor, which the spawned collector inherits when the block is pickled for
+it. The kernel frees the memory with the last mapping, however the processes end
+(SIGKILL of the whole group included). The space is reserved up front (fallocate), so a
+full /dev/shm is a named error at creation instead of a SIGBUS later.
+
+`Signal` (a counting semaphore) and `Flag` (a one-way event) are pipes, for the same
+reason: named POSIX semaphores outlive a killed process.
 """
 
 from __future__ import annotations
 
+import errno
 import glob
+import mmap
 import os
+import re
+import select
+import shutil
 import time
 from dataclasses import dataclass
-from multiprocessing import shared_memory
 
 import numpy as np
 
 from sacscale.task.terms import REWARD_TERMS
+
+SHM_DIR = "/dev/shm"
+
+
+class SharedMemoryError(RuntimeError):
+    """A shared-memory block could not be created (e.g. /dev/shm is full)."""
+
 
 # Per-slot statistics written by the collector, read by the learner (float64 vector).
 # reward_<term>: the term's weighted share of the step's mean reward; reward_raw_<term>:
@@ -60,38 +78,82 @@ def transition_fields(num_envs: int, actor_dim: int, critic_dim: int, act_dim: i
     }
 
 
-def _attach(name: str, size: int, create: bool) -> shared_memory.SharedMemory:
-    # The collector is spawned, so it shares its learner's resource tracker: the block is
-    # tracked once, by name, and unlinked by its creator (or by unlink_prefix after a crash).
-    if create:
-        return shared_memory.SharedMemory(name=name, create=True, size=size)
-    return shared_memory.SharedMemory(name=name, create=False)
+def shm_free_bytes() -> int:
+    try:
+        return shutil.disk_usage(SHM_DIR).free
+    except OSError:
+        return 0
+
+
+def _create_fd(name: str, size: int) -> int:
+    """An unlinked /dev/shm file of `size` bytes, reserved; returns its descriptor."""
+    path = os.path.join(SHM_DIR, name)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    os.unlink(path)  # the name exists for microseconds: nothing can leak it
+    try:
+        os.posix_fallocate(fd, 0, max(size, 1))
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno in (errno.ENOSPC, errno.ENOMEM, errno.EFBIG):
+            raise SharedMemoryError(
+                f"not enough shared memory for block {name}: {size / 2**20:.1f} MB needed, "
+                f"{shm_free_bytes() / 2**20:.1f} MB free in {SHM_DIR} (fewer --num-envs, or a larger {SHM_DIR})"
+            ) from exc
+        raise
+    return fd
+
+
+def _rebuild(cls, args: tuple, dupfd):
+    """Unpickling in the collector: map the inherited descriptor."""
+    obj = cls.__new__(cls)
+    obj._init_from_fd(dupfd.detach(), *args)
+    return obj
 
 
 class _Block:
-    def __init__(self, name: str, size: int, create: bool):
+    def __init__(self, name: str, size: int):
         self.name = name
-        self.owner = create
-        self._shm = _attach(name, size, create)
+        self.size = size
+        self.owner = True
+        self._map(_create_fd(name, size))
+
+    def _map(self, fd: int) -> None:
+        self._fd = fd
+        self._mm = mmap.mmap(fd, max(self.size, 1))
+
+    def _init_from_fd(self, fd: int, *args) -> None:  # overridden with the subclass's args
+        raise NotImplementedError
+
+    def _args(self) -> tuple:
+        raise NotImplementedError
+
+    def __reduce__(self):
+        from multiprocessing.reduction import DupFd
+
+        # the descriptor travels with the pickle (spawn passes it to the child)
+        return _rebuild, (type(self), self._args(), DupFd(self._fd))
+
+    def attach_copy(self):
+        """A second mapping of the same memory (as the collector gets), for tests."""
+        obj = type(self).__new__(type(self))
+        obj._init_from_fd(os.dup(self._fd), *self._args())
+        return obj
 
     @property
     def buf(self):
-        return self._shm.buf
+        return memoryview(self._mm)
 
     def close(self) -> None:
-        """Drop the mapping (and unlink the block if this side created it)."""
-        if self._shm is None:
-            return
-        shm, self._shm = self._shm, None
-        try:
-            shm.close()
-        except BufferError:
-            pass  # a numpy view is still alive; the mapping goes with the process
-        if self.owner:
+        """Drop the mapping and the descriptor (nothing to unlink: the name is gone)."""
+        mm, self._mm = getattr(self, "_mm", None), None
+        if mm is not None:
             try:
-                shm.unlink()
-            except FileNotFoundError:
-                pass
+                mm.close()
+            except BufferError:
+                pass  # a numpy view is still alive; the mapping goes with the process
+        fd, self._fd = getattr(self, "_fd", -1), -1
+        if fd >= 0:
+            os.close(fd)
 
 
 def _carve(buf, layout: dict[str, tuple], dtype, offset: int = 0) -> tuple[dict[str, np.ndarray], int]:
@@ -128,8 +190,19 @@ class TransitionSlots(_Block):
 
     NUM_SLOTS = 2
 
-    def __init__(self, name: str, spec: SlotSpec, create: bool):
-        super().__init__(name, self.NUM_SLOTS * spec.bytes_per_slot, create)
+    def __init__(self, name: str, spec: SlotSpec):
+        super().__init__(name, self.NUM_SLOTS * spec.bytes_per_slot)
+        self._views(spec)
+
+    def _init_from_fd(self, fd: int, name: str, spec: SlotSpec) -> None:
+        self.name, self.size, self.owner = name, self.NUM_SLOTS * spec.bytes_per_slot, False
+        self._map(fd)
+        self._views(spec)
+
+    def _args(self) -> tuple:
+        return self.name, self.spec
+
+    def _views(self, spec: SlotSpec) -> None:
         self.spec = spec
         self.slots: list[dict[str, np.ndarray]] = []
         self.stats: list[np.ndarray] = []
@@ -148,12 +221,22 @@ class TransitionSlots(_Block):
 class WeightBlock(_Block):
     """Flat actor weights with a seqlock counter (single writer: the learner)."""
 
-    def __init__(self, name: str, numel: int, create: bool):
-        super().__init__(name, 8 + 4 * numel, create)
+    def __init__(self, name: str, numel: int):
+        super().__init__(name, 8 + 4 * numel)
+        self._views(numel)
+        self.seq[0] = 0
+
+    def _init_from_fd(self, fd: int, name: str, numel: int) -> None:
+        self.name, self.size, self.owner = name, 8 + 4 * numel, False
+        self._map(fd)
+        self._views(numel)
+
+    def _args(self) -> tuple:
+        return self.name, int(self.flat.size)
+
+    def _views(self, numel: int) -> None:
         self.seq = np.ndarray((1,), dtype=np.int64, buffer=self.buf, offset=0)
         self.flat = np.ndarray((numel,), dtype=np.float32, buffer=self.buf, offset=8)
-        if create:
-            self.seq[0] = 0
 
     def publish(self, weights: np.ndarray) -> int:
         """Write new weights; returns the new version (seq // 2)."""
@@ -165,12 +248,13 @@ class WeightBlock(_Block):
     def version(self) -> int:
         return int(self.seq[0]) // 2
 
-    def read_into(self, out: np.ndarray, timeout_s: float = 30.0) -> int:
+    def read_into(self, out: np.ndarray, timeout_s: float = 30.0, give_up=None) -> int:
         """Copy a consistent snapshot into `out`; returns its version.
 
         A writer preempted mid-copy keeps the counter odd for as long as the scheduler
         parks it (on a loaded 2-core machine, many milliseconds), so retries back off
-        with short sleeps and give up only after `timeout_s`.
+        with short sleeps and give up only after `timeout_s`, or as soon as `give_up()`
+        is true (the collector's stop request: a dead writer never finishes).
         """
         deadline = time.monotonic() + timeout_s
         pause = 0.0
@@ -180,6 +264,8 @@ class WeightBlock(_Block):
                 np.copyto(out, self.flat)
                 if int(self.seq[0]) == before:
                     return before // 2
+            if give_up is not None and give_up():
+                raise InterruptedError(f"weight block {self.name}: gave up waiting for a consistent snapshot")
             if time.monotonic() > deadline:
                 raise RuntimeError(f"weight block {self.name}: no consistent snapshot within {timeout_s:.0f} s "
                                    "(is the learner stuck mid-write?)")
@@ -191,10 +277,104 @@ class WeightBlock(_Block):
         super().close()
 
 
-def unlink_prefix(prefix: str) -> list[str]:
-    """Remove every /dev/shm block whose name starts with `prefix` (cleanup after a crash)."""
+class Signal:
+    """A counting semaphore between two processes, made of a pipe (one byte per count):
+    nothing named, so nothing is left when its processes die. Pickles with its
+    descriptors for a spawned child."""
+
+    def __init__(self, value: int = 0):
+        self._r, self._w = os.pipe()
+        os.set_blocking(self._w, False)
+        for _ in range(value):
+            self.release()
+
+    def release(self) -> None:
+        os.write(self._w, b"\x01")
+
+    def acquire(self, timeout: float) -> bool:
+        """Take one count, waiting at most `timeout` s; False when none came."""
+        ready, _, _ = select.select([self._r], [], [], timeout)
+        if not ready:
+            return False
+        os.read(self._r, 1)  # single reader: a readable pipe holds at least one byte
+        return True
+
+    def __reduce__(self):
+        from multiprocessing.reduction import DupFd
+
+        return _rebuild_pipe, (type(self), DupFd(self._r), DupFd(self._w))
+
+    def close(self) -> None:
+        for fd in (self._r, self._w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._r = self._w = -1
+
+
+class Flag(Signal):
+    """A one-way event: `set()` once, `is_set()` from either side (never consumed)."""
+
+    def __init__(self):
+        super().__init__(0)
+
+    def set(self) -> None:
+        if not self.is_set():
+            self.release()
+
+    def is_set(self) -> bool:
+        return bool(select.select([self._r], [], [], 0)[0])
+
+
+def _rebuild_pipe(cls, r, w):
+    obj = cls.__new__(cls)
+    obj._r, obj._w = r.detach(), w.detach()
+    return obj
+
+
+_NAME = re.compile(r"^sacscale_(\d+)_[0-9a-f]{6}_")
+
+
+def clean_stale(directory: str = SHM_DIR) -> list[str]:
+    """Remove `sacscale_<pid>_<token>_*` entries whose creator is provably gone: no such
+    pid, and no process we can see maps or holds the file. (Blocks are unlinked
+    microseconds after creation, so only a SIGKILL in that window leaves one; older
+    versions kept them named for the whole run.) Entries of live processes, and anything
+    not named this way (e.g. other programs' semaphores), are never touched."""
+    candidates = {}
+    for path in glob.glob(os.path.join(directory, "sacscale_*")):
+        m = _NAME.match(os.path.basename(path))
+        if m and not os.path.exists(f"/proc/{m.group(1)}"):
+            candidates[os.path.realpath(path)] = path
+    if not candidates:
+        return []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/maps") as fh:
+                for line in fh:
+                    candidates.pop(line.rstrip().rpartition(" ")[2], None)
+            for fd in os.listdir(f"/proc/{entry}/fd"):
+                candidates.pop(os.readlink(f"/proc/{entry}/fd/{fd}"), None)
+        except OSError:
+            continue
     removed = []
-    for path in glob.glob(f"/dev/shm/{prefix}*"):
+    for path in candidates.values():
+        try:
+            os.unlink(path)
+            removed.append(os.path.basename(path))
+        except OSError:
+            pass
+    return removed
+
+
+def unlink_prefix(prefix: str) -> list[str]:
+    """Remove every /dev/shm entry whose name starts with `prefix` (a block whose creator
+    was killed between creating and unlinking it)."""
+    removed = []
+    for path in glob.glob(os.path.join(SHM_DIR, f"{prefix}*")):
         try:
             os.unlink(path)
             removed.append(os.path.basename(path))

@@ -28,7 +28,8 @@ HELP = {
     "log_dir": "run directory: TensorBoard events under LOG_DIR/tb/rank*/, train_meta.json",
     "log_every": "write TensorBoard scalars every K iterations",
     "checkpoint_every": "write the checkpoint (LOG_DIR/checkpoints/final.pt, the policy and shared learning state, "
-                        "and rank*.pt) every K iterations (0: only at the end); a stopped run keeps the last one",
+                        "and rank*.pt) every K iterations (0: only at the end); a stopped one-rank run saves its last "
+                        "completed iteration, several ranks keep the last periodic one",
     "checkpoint_replay": "checkpoints also hold each rank's replay buffer (about 1.8 GB per rank at 2048 envs); "
                          "without it a resumed run refills the buffer before it learns again",
     "resume": "continue the run in this directory from its last checkpoint (same directory, counters and "
@@ -85,6 +86,14 @@ def run(args: argparse.Namespace) -> int:
         run_training(cfg)
     except (TrainingError, RuntimeError, ValueError) as exc:
         print(f"sacscale train: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # e.g. the disk filled up during the run (event files, checkpoints)
+        import errno
+
+        full = " (disk full)" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else ""
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"sacscale train: error: writing under --log-dir {cfg.log_dir} failed{full}:{where} "
+              f"{exc.strerror or exc}", file=sys.stderr)
         return 1
     except Interrupted as exc:
         print(f"sacscale train: {exc}; stopped (event files so far are kept)", file=sys.stderr)

@@ -45,16 +45,56 @@ def job_prefix() -> str:
     return f"sacscale_{os.getpid()}_{secrets.token_hex(3)}"
 
 
+# Single-host jobs keep the backends' own sockets on loopback too (gloo would otherwise
+# take the address the host name resolves to, NCCL's bootstrap the first non-loopback one).
+LOOPBACK_ONLY = {"GLOO_SOCKET_IFNAME": "lo", "NCCL_SOCKET_IFNAME": "lo"}
+
+
+def listen_socket(addr: str, port: int) -> socket.socket:
+    """A listening TCP socket on `addr` (MASTER_ADDR: an address of this host) only."""
+    family, kind, proto, _, sockaddr = socket.getaddrinfo(addr, port, type=socket.SOCK_STREAM)[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(sockaddr)
+    except OSError as exc:
+        sock.close()
+        raise RuntimeError(f"rendezvous: cannot listen on MASTER_ADDR={addr} port {port}: {exc}") from exc
+    sock.listen(128)
+    return sock
+
+
+def rendezvous_store(rank: int, world_size: int, timeout_s: float):
+    """The job's TCPStore, listening on MASTER_ADDR's interface only.
+
+    torch's own env:// store listens on every interface, whatever MASTER_ADDR says; rank 0
+    therefore binds the socket itself and hands it to the store. Under torchrun the agent
+    hosts the store (TORCHELASTIC_USE_AGENT_STORE): None, the launcher decides."""
+    import torch.distributed as dist
+
+    if os.environ.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() == "true":
+        return None
+    addr = os.environ.get("MASTER_ADDR", "127.0.0.1")
+    port = int(os.environ["MASTER_PORT"])
+    timeout = datetime.timedelta(seconds=timeout_s)
+    if rank == 0:
+        fd = listen_socket(addr, port).detach()  # the store owns the descriptor from here on
+        return dist.TCPStore(addr, port, world_size, True, timeout, wait_for_workers=False, master_listen_fd=fd)
+    return dist.TCPStore(addr, port, world_size, False, timeout)
+
+
 def init_group(backend: str, rank: int, world_size: int, timeout_s: float) -> None:
     import torch.distributed as dist
 
     # NVLink multicast off: on shared multi-GPU hosts it can take the GPUs out of service
     for name, value in MULTICAST_OFF.items():
         os.environ.setdefault(name, value)
-    dist.init_process_group(
-        backend, init_method="env://", rank=rank, world_size=world_size,
-        timeout=datetime.timedelta(seconds=timeout_s),
-    )
+    timeout = datetime.timedelta(seconds=timeout_s)
+    store = rendezvous_store(rank, world_size, timeout_s)
+    if store is None:
+        dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world_size, timeout=timeout)
+    else:
+        dist.init_process_group(backend, store=store, rank=rank, world_size=world_size, timeout=timeout)
 
 
 def destroy_group() -> None:
@@ -72,17 +112,6 @@ class Interrupted(BaseException):
     def __init__(self, signum: int):
         self.signum = signum
         super().__init__(f"interrupted by {signal.Signals(signum).name}")
-
-
-def raise_on_sigterm(exc: Callable[[int], BaseException] = Interrupted) -> None:
-    """Turn the first SIGTERM into an exception (in the main thread); later ones are
-    ignored so they cannot cut the cleanup short (SIGKILL still ends the process)."""
-
-    def handler(signum, frame):
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        raise exc(signum)
-
-    signal.signal(signal.SIGTERM, handler)
 
 
 def die_with_parent(sig: int) -> None:
@@ -116,15 +145,22 @@ def rank_entry(fn: Callable, rank: int, world_size: int, backend: str, timeout_s
                master_port: int, args: tuple, report=None) -> None:
     """Body of a spawned rank process: process group, the work, clean exit codes. On
     failure the reason is also sent through `report` (a one-way pipe to the supervisor)."""
-    raise_on_sigterm(lambda signum: SystemExit(128 + signum))
+    from sacscale import stopping
+
+    stopping.install()  # SIGTERM/SIGINT/SIGHUP: the rank's loop stops at its next check
     die_with_parent(signal.SIGTERM)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(master_port),
                       RANK=str(rank), WORLD_SIZE=str(world_size), LOCAL_RANK=str(rank))
+    for name, value in LOOPBACK_ONLY.items():
+        os.environ.setdefault(name, value)
     code = 0
     reason = None
     try:
         init_group(backend, rank, world_size, timeout_s)
+        stopping.check()
         fn(rank, world_size, *args)
+    except Interrupted as exc:
+        code = 128 + exc.signum
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     except BaseException as exc:  # noqa: BLE001 - report every failure with its rank
@@ -169,13 +205,14 @@ def _root_cause(failed: list[int], codes: dict[int, int], reasons: dict[int, str
 
 def spawn_and_supervise(fn: Callable, world_size: int, backend: str, timeout_s: float,
                         args_for_rank: Callable[[int], tuple], shm_prefix: str,
-                        describe_rank: Callable[[int], str]) -> None:
+                        describe_rank: Callable[[int], str], check_stop: Callable[[], None] | None = None) -> None:
     """Run `fn(rank, world_size, *args_for_rank(rank))` in one process per rank.
 
     Returns when all ranks exit 0. When one fails, the others are stopped (SIGTERM, then
     SIGKILL after KILL_GRACE_S) and RankFailed names the rank that failed first, with
     its pid and its error (or the signal that killed it). Ranks die with this process
-    (PR_SET_PDEATHSIG), and its SIGTERM/SIGINT stop them the same way.
+    (PR_SET_PDEATHSIG), and a stop request (`check_stop()` raises, polled every 0.2 s)
+    stops them the same way.
     """
     import multiprocessing as mp
     from multiprocessing.connection import wait as wait_any
@@ -196,7 +233,9 @@ def spawn_and_supervise(fn: Callable, world_size: int, backend: str, timeout_s: 
             send.close()  # only the ranks write; EOF once they are gone
         running = {p.sentinel: r for r, p in enumerate(procs)}
         while running:
-            ready = wait_any(list(running), timeout=1.0)
+            ready = wait_any(list(running), timeout=0.2)
+            if check_stop is not None:
+                check_stop()
             if not ready:
                 continue
             time.sleep(0.05)  # ranks that fail together (a peer's error follows at once) are judged together
@@ -227,17 +266,9 @@ def spawn_and_supervise(fn: Callable, world_size: int, backend: str, timeout_s: 
 
 
 def _unlink_untracked(shm_prefix: str) -> None:
-    """Unlink the blocks a killed rank left behind, and tell the job's resource tracker
-    (shared by every spawned process) that they are gone, so it does not warn about them."""
-    removed = unlink_prefix(shm_prefix)
-    if removed:
-        from multiprocessing import resource_tracker
-
-        for name in removed:
-            try:
-                resource_tracker.unregister(f"/{name}", "shared_memory")
-            except Exception:  # noqa: BLE001 - only a warning at exit is at stake
-                pass
+    """Unlink the blocks of a rank killed in the microseconds between creating and
+    unlinking one (sacscale.collect.shm); otherwise there is nothing to find."""
+    unlink_prefix(shm_prefix)
 
 
 def _read_reason(conn) -> str | None:

@@ -19,7 +19,9 @@ older RUN_DIR without run.json is moved to the attic too.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import shutil
 import os
 import shlex
 import signal
@@ -67,6 +69,17 @@ def _code_state() -> dict:
     return {k: state.get(k) for k in ("commit", "dirty", "error") if k in state}
 
 
+def _set_aside_or_remove(work: Path, attic: Path, why: str) -> Path | None:
+    """Move a failed attempt to the attic; should even that fail (a full disk can refuse
+    the attic's directory), remove it: an incomplete directory must not stay in results/."""
+    try:
+        return _move_aside(work, attic, why)
+    except OSError as exc:
+        print(f"run_training: cannot move {work} to {attic} ({exc.strerror or exc}); removing it", file=sys.stderr)
+        shutil.rmtree(work, ignore_errors=True)
+        return None
+
+
 def _trainer_dies_with_wrapper() -> None:
     from sacscale.dist.launch import die_with_parent
 
@@ -87,6 +100,7 @@ class Supervisor:
         self.cmd, self.env, self.log_path, self.timeout_s = cmd, env, log_path, timeout_s
         self.timed_out = False
         self.interrupted = None
+        self.log_error: str | None = None
         self.proc: subprocess.Popen | None = None
 
     def _stop(self, reason: str) -> None:
@@ -101,6 +115,12 @@ class Supervisor:
         if proc.poll() is None:
             _kill_group(proc, signal.SIGKILL)
 
+    def _log_failed(self, exc: OSError) -> None:
+        full = " (disk full)" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else ""
+        self.log_error = f"cannot write {self.log_path}{full}: {exc.strerror or exc}"
+        print(f"run_training: {self.log_error}; the rest of the output goes to stdout only",
+              file=sys.stderr, flush=True)
+
     def _on_timeout(self) -> None:
         self.timed_out = True
         self._stop(f"timeout after {self.timeout_s:.0f} s")
@@ -111,7 +131,12 @@ class Supervisor:
 
     def run(self) -> int:
         child_env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1"}
-        with open(self.log_path, "wb") as log:
+        try:
+            log = open(self.log_path, "wb", buffering=0)  # unbuffered: no late flush can fail at close
+        except OSError as exc:
+            self._log_failed(exc)
+            log = open(os.devnull, "wb")  # the output still reaches this process's stdout
+        with log:
             try:
                 self.proc = subprocess.Popen(
                     self.cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -133,10 +158,17 @@ class Supervisor:
             try:
                 assert self.proc.stdout is not None
                 for chunk in iter(lambda: self.proc.stdout.read1(65536), b""):
-                    log.write(chunk)
-                    log.flush()
-                    sys.stdout.buffer.write(chunk)
-                    sys.stdout.flush()
+                    if self.log_error is None:
+                        try:
+                            log.write(chunk)
+                            log.flush()
+                        except OSError as exc:  # e.g. the disk is full: keep running, keep teeing
+                            self._log_failed(exc)
+                    try:
+                        sys.stdout.buffer.write(chunk)
+                        sys.stdout.flush()
+                    except OSError:
+                        pass
                 return self.proc.wait()
             finally:
                 timer.cancel()
@@ -169,7 +201,11 @@ def main(argv: list[str] | None = None) -> int:
     run_dir, work = args.run_dir, args.work_dir
     _move_aside(work, args.attic, "interrupted")
     _move_aside(run_dir, args.attic, "superseded")
-    work.mkdir(parents=True)
+    try:
+        work.mkdir(parents=True)
+    except OSError as exc:
+        print(f"run_training: cannot create {work}: {exc.strerror or exc}; the run did not start", file=sys.stderr)
+        return 1
 
     t0, started = _now()
     supervisor = Supervisor(cmd, env, work / "train.log", args.timeout)
@@ -181,8 +217,8 @@ def main(argv: list[str] | None = None) -> int:
         status = "timed_out"
     elif supervisor.interrupted:
         status = "interrupted"
-    elif code != 0:
-        status = "failed"
+    elif code != 0 or supervisor.log_error:
+        status = "failed"  # a run whose log could not be kept is not complete evidence
     elif not events:
         status = "failed"
         print(f"run_training: the command exited 0 but wrote no {work / 'tb' / 'rank0' / 'events.out.tfevents.*'}",
@@ -211,12 +247,18 @@ def main(argv: list[str] | None = None) -> int:
         "duration_s": round(t1 - t0, 3),
         "python": sys.executable,
     }
-    write_json(work / "run.json", record)
+    if supervisor.log_error:
+        record["error"] = supervisor.log_error
+    try:
+        write_json(work / "run.json", record)
+    except OSError as exc:
+        status = "failed"
+        print(f"run_training: cannot write {work / 'run.json'}: {exc.strerror or exc}", file=sys.stderr)
     if status == "completed":
         os.replace(work, run_dir)
         print(f"run_training: {run_dir} completed in {t1 - t0:.1f} s")
         return 0
-    kept = _move_aside(work, args.attic, status)
+    kept = _set_aside_or_remove(work, args.attic, status)
     print(
         f"run_training: run {record['run']} {status} (exit status {code}); nothing was marked done. "
         f"Its log and run.json are kept in {kept}",

@@ -1,0 +1,216 @@
+"""Checks of `sacscale train`'s input that need more than the flags themselves: the
+learner settings' types and ranges, sizes against each other, the model file, the log
+directory, the shared memory the blocks will take. Each runs before anything is written
+or started, and each error names the flag.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import fields
+from pathlib import Path
+
+# Seeds feed numpy, torch and MuJoCo, offset per rank (+1000 r) and per stream (+7919).
+MAX_SEED = 2**31 - 100_000
+
+
+class InputError(RuntimeError):
+    """Bad input, found before the run starts; the message names the flag."""
+
+
+# --------------------------------------------------------------------------------------
+# Learner settings (SACConfig fields, from --extra and the sizes of TrainConfig)
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v) -> bool:
+    return (_is_int(v) or isinstance(v, float)) and math.isfinite(v)
+
+
+def _int_tuple(v, length=None) -> bool:
+    return isinstance(v, (list, tuple)) and (length is None or len(v) == length) and all(_is_int(x) for x in v)
+
+
+def _number_tuple(v, length=None) -> bool:
+    return isinstance(v, (list, tuple)) and (length is None or len(v) == length) and all(_is_number(x) for x in v)
+
+
+# annotation (as written in SACConfig) -> (check, what it must be)
+_TYPES = {
+    "int": (_is_int, "an integer"),
+    "float": (_is_number, "a finite number"),
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+    "str": (lambda v: isinstance(v, str), "a string"),
+    "int | None": (lambda v: v is None or _is_int(v), "an integer or null"),
+    "tuple[int, ...]": (_int_tuple, "a list of integers"),
+    "tuple[float, float]": (lambda v: _number_tuple(v, 2), "a list of 2 numbers"),
+}
+
+# ranges where a wrong value would run silently (or fail late); (check, what it must be)
+_RANGES = {
+    "gamma": (lambda v: 0 <= v <= 1, "in [0, 1]"),
+    "tau": (lambda v: 0 < v <= 1, "in (0, 1]"),
+    "lr": (lambda v: v > 0, "> 0"),
+    "alpha_init": (lambda v: v > 0, "> 0"),
+    "weight_decay": (lambda v: v >= 0, ">= 0"),
+    "alpha_weight_decay": (lambda v: v >= 0, ">= 0"),
+    "betas": (lambda v: all(0 <= b < 1 for b in v), "two numbers in [0, 1)"),
+    "actor_hidden": (lambda v: len(v) >= 1 and all(h >= 1 for h in v), "a non-empty list of positive sizes"),
+    "critic_hidden": (lambda v: len(v) >= 1 and all(h >= 1 for h in v), "a non-empty list of positive sizes"),
+    "num_atoms": (lambda v: v >= 2, ">= 2"),
+    "batch_size": (lambda v: v >= 1, ">= 1"),
+    "replay_per_env": (lambda v: v >= 1, ">= 1"),
+    "learning_starts": (lambda v: v is None or v >= 1, ">= 1 (or null)"),
+    "graph_warmup_iters": (lambda v: v >= 1, ">= 1"),
+}
+
+# fields that TrainConfig sets, with the flag that sets them
+_FROM_FLAGS = {"batch_size": "--batch-size", "critic_updates": "--num-critic-updates",
+               "actor_update_at": "--num-actor-updates", "replay_per_env": "--replay-per-env"}
+
+
+def check_learner_values(values: dict, from_extra: set[str]) -> None:
+    """Type and range of every SACConfig value in `values`; `from_extra` are the keys
+    given by --extra (named as such in the message)."""
+    from sacscale.learn.config import SACConfig
+
+    for f in fields(SACConfig):
+        if f.name not in values:
+            continue
+        value = values[f.name]
+        where = f"--extra {f.name}" if f.name in from_extra else _FROM_FLAGS.get(f.name, f.name)
+        annotation = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+        if annotation not in _TYPES:  # a new field: add its type above
+            raise InputError(f"{where}: no type check for SACConfig annotation {annotation!r}")
+        ok, what = _TYPES[annotation]
+        if not ok(value):
+            raise InputError(f"{where} must be {what}, got {value!r}")
+        if f.name in _RANGES and value is not None:
+            ok, what = _RANGES[f.name]
+            if not ok(value):
+                raise InputError(f"{where} must be {what}, got {value!r}")
+
+
+def check_sizes(cfg, sac) -> None:
+    """Sizes against each other: what the replay holds, what one batch and the learning
+    start need."""
+    capacity = sac.replay_capacity(cfg.num_envs)
+    held = f"the replay holds {capacity} rows (--replay-per-env {sac.replay_per_env} x --num-envs {cfg.num_envs})"
+    if sac.batch_size > capacity:
+        raise InputError(f"--batch-size {sac.batch_size} is larger than the replay: {held}")
+    starts = sac.learning_starts_rows(cfg.num_envs)
+    if starts > capacity:
+        why = ("--extra learning_starts" if sac.learning_starts is not None
+               else f"max(--batch-size, 10 x --num-envs)")
+        raise InputError(f"learning starts at {starts} rows ({why}) but {held}")
+
+
+def check_seed(seed) -> None:
+    if not (_is_int(seed) and 0 <= seed <= MAX_SEED):
+        raise InputError(f"--seed must be an integer in [0, {MAX_SEED}], got {seed!r}")
+
+
+# --------------------------------------------------------------------------------------
+# Model, shared memory, log directory
+
+
+def check_model(path: str | None) -> None:
+    """The model file loads and is the task's (a 2-env task is built and reset from it:
+    about 15 ms), so a bad file is named here, not by a collector's traceback."""
+    if path is None:
+        return
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"--model {path}: no such file")
+    if p.stat().st_size == 0:
+        raise InputError(f"--model {path}: empty file")
+    import mujoco
+
+    from sacscale.task.g1_model import load_model
+    from sacscale.task.g1_walk_flat import G1WalkFlat
+
+    try:
+        model = load_model(path)
+    except (ValueError, OSError, mujoco.FatalError) as exc:
+        kind = "compiled MuJoCo model (.mjb)" if str(path).endswith(".mjb") else "MuJoCo model (MJCF)"
+        raise InputError(f"--model {path}: not a loadable {kind} "
+                         f"(truncated or another format?): {_one_line(exc)}") from exc
+    try:
+        env = G1WalkFlat(model, 2, 1, 0)
+        try:
+            env.reset()
+        finally:
+            env.close()
+    except Exception as exc:  # noqa: BLE001 - any failure means the file is not the task's model
+        raise InputError(f"--model {path}: loads, but is not the G1 walking task's model: "
+                         f"{type(exc).__name__}: {_one_line(exc)}") from exc
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:300]
+
+
+def shm_bytes_per_rank(num_envs: int, actor_numel: int) -> int:
+    from sacscale.collect.shm import SlotSpec, TransitionSlots
+    from sacscale.task.g1_walk_flat import G1WalkFlat
+
+    spec = SlotSpec(num_envs, G1WalkFlat.ACTOR_OBS_DIM, G1WalkFlat.CRITIC_OBS_DIM, G1WalkFlat.ACTION_DIM)
+    return TransitionSlots.NUM_SLOTS * spec.bytes_per_slot + 8 + 4 * actor_numel
+
+
+def check_shared_memory(num_envs: int, local_ranks: int, sac) -> None:
+    """The blocks of every rank on this host must fit in /dev/shm's free space."""
+    from sacscale.collect.shm import SHM_DIR, shm_free_bytes
+
+    from sacscale.learn.networks import Actor
+
+    actor = Actor(obs_dim=sac.actor_obs_dim, action_dim=sac.action_dim, hidden=sac.actor_hidden,
+                  log_std_min=sac.log_std_min, log_std_max=sac.log_std_max, mean_clip=sac.mean_clip)
+    numel = sum(p.numel() for p in actor.parameters())
+    need = local_ranks * shm_bytes_per_rank(num_envs, numel)
+    free = shm_free_bytes()
+    if need > free:
+        raise InputError(f"--num-envs {num_envs}: the shared-memory blocks of {local_ranks} rank(s) need "
+                         f"{need / 2**20:.1f} MB, {SHM_DIR} has {free / 2**20:.1f} MB free")
+
+
+# What a caller may put in a fresh log directory before the trainer starts: the pipeline's
+# run wrapper tees the trainer's output into LOG_DIR/train.log.
+_CALLER_FILES = re.compile(r"^[^/]+\.log$")
+
+
+def _check_log_dir(path: str | Path, resume: bool = False) -> None:
+    """The log directory must be new or empty (a reused one would merge two runs' event
+    files). `resume=True` (for `--resume RUN_DIR`) instead requires a run directory
+    that train_meta.json marks as one."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise InputError(f"--log-dir {path}: exists and is not a directory")
+    if resume:
+        if not (p / "train_meta.json").is_file():
+            raise InputError(f"--resume {path}: not a run directory (no train_meta.json)")
+        return
+    if not p.exists():
+        return
+    used = sorted(e.name for e in p.iterdir() if not (e.is_file() and _CALLER_FILES.match(e.name)))
+    if used:
+        shown = ", ".join(used[:5]) + (", ..." if len(used) > 5 else "")
+        raise InputError(f"--log-dir {path} is not empty (it holds {shown}): a second run there would mix its "
+                         "event files with the first's; choose a new directory")
+
+
+check_log_dir = _check_log_dir
+
+
+def check_writable(log_dir: str | Path) -> None:
+    """The nearest existing ancestor of the log directory accepts new entries."""
+    probe = Path(log_dir)
+    while not probe.exists():
+        probe = probe.parent
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise InputError(f"--log-dir {log_dir}: {probe} is not writable")

@@ -1,0 +1,61 @@
+"""Stop requests by signal (SIGTERM, SIGINT, SIGHUP), acted on at known points.
+
+The handler only records the first signal (and calls `on_first`, e.g. to arm a
+watchdog); it never raises. An exception raised from a handler lands wherever the main
+thread happens to be, including between a library's lock acquisition and the `with`
+block that would release it (TensorBoard's writer, tqdm): the cleanup then deadlocks on
+that lock. Instead the training loop and every blocking wait (they poll every 0.2 s)
+call `check()`, which raises `Interrupted` there, so the unwinding always starts from a
+state our own `finally` blocks can clean up. Later signals are ignored, so they cannot
+cut the cleanup short (SIGKILL still ends the process).
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+_requested: int | None = None
+
+
+def install(on_first: Callable[[int], None] | None = None) -> dict | None:
+    """Record stop signals in this process (main thread only). Returns the handlers to
+    give to `restore` (None off the main thread, where nothing is installed)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+
+    def handler(signum, frame):
+        global _requested
+        if _requested is not None:
+            return
+        _requested = signum
+        if on_first is not None:
+            on_first(signum)
+
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, handler)
+    return previous
+
+
+def restore(previous: dict | None) -> None:
+    global _requested
+    for signum, handler in (previous or {}).items():
+        signal.signal(signum, handler)
+    _requested = None
+
+
+def requested() -> int | None:
+    """The first stop signal received, or None."""
+    return _requested
+
+
+def check() -> None:
+    """Raise Interrupted if a stop signal has arrived."""
+    if _requested is not None:
+        from sacscale.dist.launch import Interrupted
+
+        raise Interrupted(_requested)

@@ -180,7 +180,7 @@ def test_heading_frame_velocity_against_mujoco(model_file):
     ("empty_run_dir", "checkpoints/final.pt: no such checkpoint file"),
     ("not_torch", "not a readable torch checkpoint"),
     ("bad_format", "format is 'something-else', expected 'sacscale-checkpoint'"),
-    ("bad_version", "checkpoint version 2"),
+    ("bad_version", "checkpoint version 3"),
     ("wrong_obs_dim", "actor obs_dim is 97, the task's is 98"),
     ("wrong_flat", "actor does not load"),
     ("bad_tilt", "tilt_obs is 'sideways'"),
@@ -197,7 +197,7 @@ def test_unusable_checkpoints_exit_2_naming_the_problem(tmp_path, capsys, model_
     elif case == "bad_format":
         make_checkpoint(path, format="something-else")
     elif case == "bad_version":
-        make_checkpoint(path, version=2)
+        make_checkpoint(path, version=3)
     elif case == "wrong_obs_dim":
         make_checkpoint(path, actor_kwargs={**ACTOR_KWARGS, "obs_dim": 97})
     elif case == "wrong_flat":

@@ -111,3 +111,12 @@ def test_a_resumed_sitting_supersedes_what_the_stopped_one_logged_past_its_check
     xs = read_event_dir(tmp_path)["x"]
     assert [s.step for s in xs] == list(range(1, 19))
     assert [s.value for s in xs] == [float(s) for s in range(1, 13)] + [100.0 + s for s in range(13, 19)]
+
+
+def test_the_checkpoint_a_run_leaves_is_evaluated(stopped, tmp_path):
+    """The trainer's own (version 2) checkpoint, as the pipeline's evaluate_run reads it."""
+    from sacscale.eval.evaluate import evaluate
+
+    result = evaluate(_copy(stopped, tmp_path), envs_per_command=1, seconds=1.5, settle_s=0.5)
+    assert result["iteration"] == torch.load(checkpoint_path(stopped), weights_only=True)["iteration"]
+    assert result["overall"]["episodes"] == 11

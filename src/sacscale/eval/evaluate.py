@@ -27,7 +27,7 @@ from sacscale.task import g1_model as g1
 from sacscale.task.g1_walk_flat import TILT_OBS, G1WalkFlat, TaskConfig
 
 CHECKPOINT_FORMAT = "sacscale-checkpoint"
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSIONS = (1, 2)  # 2 adds the learning state; the policy entries are the same
 CHECKPOINT_IN_RUN = Path("checkpoints") / "final.pt"
 
 # name -> (vx, vy, wz) in the heading frame (x forward, y left, wz counter-clockwise).
@@ -74,9 +74,9 @@ def load_checkpoint(path: Path) -> dict:
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
         found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
         raise CheckpointError(f"{path}: format is {found!r}, expected {CHECKPOINT_FORMAT!r}")
-    if ckpt.get("version") != CHECKPOINT_VERSION:
+    if ckpt.get("version") not in CHECKPOINT_VERSIONS:
         raise CheckpointError(f"{path}: checkpoint version {ckpt.get('version')!r}, "
-                              f"this evaluator reads {CHECKPOINT_VERSION}")
+                              f"this evaluator reads {' and '.join(map(str, CHECKPOINT_VERSIONS))}")
     for key in ("actor_kwargs", "actor_flat", "task"):
         if key not in ckpt:
             raise CheckpointError(f"{path}: no {key!r} entry")

@@ -779,7 +779,10 @@ def run_training(cfg: TrainConfig) -> None:
     except PoolError as exc:
         raise TrainingError(str(exc)) from exc
     log_dir = Path(cfg.log_dir)
-    checks.check_log_dir(log_dir, resume=bool(cfg.resume))
+    if not external or int(os.environ["RANK"]) == 0:
+        # under an external launcher the other ranks share rank 0's directory, which rank 0
+        # may already have claimed (train_meta.json): only rank 0 checks it is unused
+        checks.check_log_dir(log_dir, resume=bool(cfg.resume))
     checks.check_writable(log_dir)
     check_disk(log_dir, cfg.min_free_mb)
     checks.check_shared_memory(cfg.num_envs, local_ranks, sac)

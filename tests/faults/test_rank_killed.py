@@ -107,3 +107,22 @@ def test_killed_rank_under_an_external_launcher(tmp_path, g1_mjb, jobs):
     assert survivor.new_shm() == set() and victim.new_shm() == set()
     meta = json.loads((log_dir / "train_meta.json").read_text())
     assert meta["status"] == "failed"
+
+
+def test_a_late_rank_under_an_external_launcher_joins_the_directory_rank_0_claimed(tmp_path, g1_mjb, jobs):
+    """Rank 1 starts only once rank 0 has written train_meta.json into the shared log
+    directory: the reused-directory check is rank 0's alone, so rank 1 joins and trains."""
+    env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()), "WORLD_SIZE": "2"}
+    log_dir = tmp_path / "run"
+
+    def start(rank):
+        cmd = train_cmd(log_dir, g1_mjb, devices="cpu,cpu", timeout_s=120)
+        job = Job(cmd, tmp_path, env={**env, "RANK": str(rank), "LOCAL_RANK": str(rank)}, name=f"rank{rank}")
+        jobs.append(job)
+        return job
+
+    first = start(0)
+    wait_for(lambda: (log_dir / "train_meta.json").exists(), 120, "rank 0's train_meta.json", job=first)
+    late = start(1)
+    wait_for(lambda: logged_iterations(log_dir) >= 3, 180, "3 logged iterations", job=late)
+    assert late.proc.poll() is None and first.proc.poll() is None

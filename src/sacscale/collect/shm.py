@@ -103,41 +103,33 @@ def _create_fd(name: str, size: int) -> int:
     return fd
 
 
-def _rebuild(cls, args: tuple, dupfd):
+def _rebuild(cls, name: str, args: tuple, dupfd):
     """Unpickling in the collector: map the inherited descriptor."""
-    obj = cls.__new__(cls)
-    obj._init_from_fd(dupfd.detach(), *args)
-    return obj
+    return cls(name, *args, fd=dupfd.detach())
 
 
 class _Block:
-    def __init__(self, name: str, size: int):
-        self.name = name
-        self.size = size
-        self.owner = True
-        self._map(_create_fd(name, size))
+    """One shared block: created (and unlinked at once) by its owner, mapped from an
+    inherited descriptor elsewhere. A subclass gives `_size(*args)` (bytes) and
+    `_views(*args)` (its numpy views of `buf`) for its constructor's arguments."""
 
-    def _map(self, fd: int) -> None:
-        self._fd = fd
-        self._mm = mmap.mmap(fd, max(self.size, 1))
-
-    def _init_from_fd(self, fd: int, *args) -> None:  # overridden with the subclass's args
-        raise NotImplementedError
-
-    def _args(self) -> tuple:
-        raise NotImplementedError
+    def __init__(self, name: str, *args, fd: int | None = None):
+        self.name, self._ctor_args = name, args
+        self.size = self._size(*args)
+        self.owner = fd is None
+        self._fd = _create_fd(name, self.size) if fd is None else fd
+        self._mm = mmap.mmap(self._fd, max(self.size, 1))
+        self._views(*args)
 
     def __reduce__(self):
         from multiprocessing.reduction import DupFd
 
         # the descriptor travels with the pickle (spawn passes it to the child)
-        return _rebuild, (type(self), self._args(), DupFd(self._fd))
+        return _rebuild, (type(self), self.name, self._ctor_args, DupFd(self._fd))
 
     def attach_copy(self):
         """A second mapping of the same memory (as the collector gets), for tests."""
-        obj = type(self).__new__(type(self))
-        obj._init_from_fd(os.dup(self._fd), *self._args())
-        return obj
+        return type(self)(self.name, *self._ctor_args, fd=os.dup(self._fd))
 
     @property
     def buf(self):
@@ -190,17 +182,8 @@ class TransitionSlots(_Block):
 
     NUM_SLOTS = 2
 
-    def __init__(self, name: str, spec: SlotSpec):
-        super().__init__(name, self.NUM_SLOTS * spec.bytes_per_slot)
-        self._views(spec)
-
-    def _init_from_fd(self, fd: int, name: str, spec: SlotSpec) -> None:
-        self.name, self.size, self.owner = name, self.NUM_SLOTS * spec.bytes_per_slot, False
-        self._map(fd)
-        self._views(spec)
-
-    def _args(self) -> tuple:
-        return self.name, self.spec
+    def _size(self, spec: SlotSpec) -> int:
+        return self.NUM_SLOTS * spec.bytes_per_slot
 
     def _views(self, spec: SlotSpec) -> None:
         self.spec = spec
@@ -221,18 +204,13 @@ class TransitionSlots(_Block):
 class WeightBlock(_Block):
     """Flat actor weights with a seqlock counter (single writer: the learner)."""
 
-    def __init__(self, name: str, numel: int):
-        super().__init__(name, 8 + 4 * numel)
-        self._views(numel)
-        self.seq[0] = 0
+    def __init__(self, name: str, numel: int, fd: int | None = None):
+        super().__init__(name, int(numel), fd=fd)
+        if self.owner:
+            self.seq[0] = 0
 
-    def _init_from_fd(self, fd: int, name: str, numel: int) -> None:
-        self.name, self.size, self.owner = name, 8 + 4 * numel, False
-        self._map(fd)
-        self._views(numel)
-
-    def _args(self) -> tuple:
-        return self.name, int(self.flat.size)
+    def _size(self, numel: int) -> int:
+        return 8 + 4 * numel
 
     def _views(self, numel: int) -> None:
         self.seq = np.ndarray((1,), dtype=np.int64, buffer=self.buf, offset=0)
@@ -360,12 +338,17 @@ def clean_stale(directory: str = SHM_DIR) -> list[str]:
                 candidates.pop(os.readlink(f"/proc/{entry}/fd/{fd}"), None)
         except OSError:
             continue
+    return _unlink(candidates.values())
+
+
+def _unlink(paths) -> list[str]:
+    """Unlink each path that can be; the names of those removed."""
     removed = []
-    for path in candidates.values():
+    for path in paths:
         try:
             os.unlink(path)
             removed.append(os.path.basename(path))
-        except OSError:
+        except OSError:  # gone meanwhile, or not ours to remove
             pass
     return removed
 
@@ -373,11 +356,4 @@ def clean_stale(directory: str = SHM_DIR) -> list[str]:
 def unlink_prefix(prefix: str) -> list[str]:
     """Remove every /dev/shm entry whose name starts with `prefix` (a block whose creator
     was killed between creating and unlinking it)."""
-    removed = []
-    for path in glob.glob(os.path.join(SHM_DIR, f"{prefix}*")):
-        try:
-            os.unlink(path)
-            removed.append(os.path.basename(path))
-        except FileNotFoundError:
-            pass
-    return removed
+    return _unlink(glob.glob(os.path.join(SHM_DIR, f"{prefix}*")))

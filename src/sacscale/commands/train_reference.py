@@ -12,7 +12,6 @@ RUN/ref_logs/        its log root: G1WalkFlat/<timestamp>_mujoco/events.out.tfev
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import signal
@@ -48,6 +47,7 @@ def _pools(text: str, ranks: int):
 
 
 def run(args: argparse.Namespace) -> int:
+    from sacscale.evidence.atomic import write_json
     from sacscale.task import g1_model
     from sacscale.trainers import unilab
 
@@ -56,36 +56,36 @@ def run(args: argparse.Namespace) -> int:
         if out.exists() and any(out.iterdir()):
             raise ValueError(f"--log-dir {out} is not empty; choose a new run directory")
         devices = [int(d) for d in args.devices.split(",") if d.strip()]
-        python = str(Path(args.reference_python))
+        # absolute: the trainer runs in the run directory; not resolved: a venv is known by its own path
+        python = str(Path(args.reference_python).absolute())
         if not Path(python).exists():
             raise ValueError(f"--reference-python {python}: no such interpreter; create the environment with "
                              "python3 -m venv .venv-ref && .venv-ref/bin/pip install torch -r envs/reference-requirements.txt")
-        info = unilab.versions_record(python)
-        root = json.loads(subprocess.run([python, "-c", "import unilab.assets as a; print(repr(str(a.ASSETS_ROOT_PATH)))"],
-                                         capture_output=True, text=True, check=True).stdout.strip().replace("'", '"'))
+        package = unilab.package_info(python)  # versions and where its scene XMLs are
+        info = unilab.versions_record(package, python)
         scratch = Path(tempfile.mkdtemp(prefix="sacscale_ref_scene_"))
-        scene = unilab.make_scene(root, g1_model.asset_dir() / "assets", scratch)
+        scene = unilab.make_scene(package["assets_root"], g1_model.asset_dir() / "assets", scratch)
         spec = unilab.UnilabRun(devices=devices, num_envs=args.num_envs, iterations=args.iterations, seed=args.seed,
                                 log_root=str((out / unilab.LOG_ROOT_NAME).resolve()),
                                 cpu_pools=_pools(args.collector_cpu_ids, len(devices)), scene_file=str(scene),
                                 extra=list(args.override))
         overrides = unilab.hydra_overrides(spec)
         resolved = unilab.compose_config(python, overrides)  # unknown keys fail here, before anything runs
-    except (ValueError, unilab.UnilabError, subprocess.CalledProcessError) as exc:  # PoolError is a ValueError
+    except (ValueError, unilab.UnilabError) as exc:  # PoolError is a ValueError
         print(f"sacscale train-reference: error: {exc}", file=sys.stderr)
         return 1
     argv, env_changes = unilab.command(spec, python)
     out.mkdir(parents=True, exist_ok=True)
-    (out / unilab.TRAINER_RECORD).write_text(json.dumps(
-        {"trainer": "unilab", "argv": argv, "env": env_changes, "overrides": overrides, "versions": info}, indent=2))
-    (out / "run_config.json").write_text(json.dumps(resolved, indent=2, default=str))
+    write_json(out / unilab.TRAINER_RECORD,
+               {"trainer": "unilab", "argv": argv, "env": env_changes, "overrides": overrides, "versions": info})
+    write_json(out / "run_config.json", resolved)
     meta = {"trainer": "unilab", "status": "running", "start_time": time.time(), "world_size": len(devices),
             "devices": [f"cuda:{d}" for d in devices], "config": vars(args) | {"override": list(args.override)}}
-    _write(out / "train_meta.json", meta)
+    write_json(out / "train_meta.json", meta)
     code, status = _supervise(argv, {**os.environ, **env_changes}, out / "train.log", args.timeout_s)
     shutil.rmtree(scratch, ignore_errors=True)
     meta.update(status=status, end_time=time.time(), exit_code=code)
-    _write(out / "train_meta.json", meta)
+    write_json(out / "train_meta.json", meta)
     if status != "completed":
         print(f"sacscale train-reference: the reference trainer {status} (exit code {code}); see {out / 'train.log'}",
               file=sys.stderr)
@@ -118,9 +118,3 @@ def _supervise(argv, env, log_path: Path, timeout_s: float) -> tuple[int, str]:
             for s, h in handlers.items():
                 signal.signal(s, h)
     return proc.returncode, "completed" if proc.returncode == 0 else "failed"
-
-
-def _write(path: Path, data: dict) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str))
-    os.replace(tmp, path)

@@ -24,7 +24,7 @@ import torch
 
 from sacscale.learn.networks import Actor
 from sacscale.task import g1_model as g1
-from sacscale.task.g1_walk_flat import TILT_OBS, G1WalkFlat, TaskConfig
+from sacscale.task.g1_walk_flat import TILT_OBS, G1WalkFlat, TaskConfig, tracking_kernel
 
 CHECKPOINT_FORMAT = "sacscale-checkpoint"
 CHECKPOINT_VERSIONS = (1, 2)  # 2 adds the learning state; the policy entries are the same
@@ -168,7 +168,7 @@ def _rms(sq_err: np.ndarray, mask: np.ndarray) -> float:
 def _kernel_mean(sq_err: np.ndarray, mask: np.ndarray) -> float:
     """Mean of the task's tracking kernel exp(-err^2 / sigma): 1 is perfect tracking."""
     count = mask.sum()
-    return float(np.exp(-sq_err[mask] / TaskConfig.tracking_sigma).mean()) if count else math.nan
+    return float(tracking_kernel(sq_err[mask], TaskConfig()).mean()) if count else math.nan
 
 
 def _scores(cmd: np.ndarray, achieved: np.ndarray, mask: np.ndarray, fell: np.ndarray) -> dict:

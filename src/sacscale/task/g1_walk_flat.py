@@ -164,6 +164,11 @@ class PenaltyCurriculum:
         self.scale = float(np.clip(self.scale, *cfg.penalty_scale_range))
 
 
+def tracking_kernel(sq_err: np.ndarray, cfg: TaskConfig) -> np.ndarray:
+    """The velocity-tracking reward's kernel exp(-err^2 / sigma): 1 for perfect tracking."""
+    return np.exp(-sq_err / cfg.tracking_sigma)
+
+
 def sample_commands(cfg: TaskConfig, rng: np.random.Generator, k: int) -> np.ndarray:
     """k velocity commands (vx, vy, wz) from the task's distribution: uniform per axis, the
     planar part zeroed when its norm is inside the dead zone."""
@@ -183,8 +188,8 @@ def stand_still_tracking(cfg: TaskConfig | None = None, samples: int = 400_000, 
     maximum (perfect tracking)."""
     cfg = cfg or TaskConfig()
     cmd = sample_commands(cfg, np.random.default_rng(seed), samples)
-    kernel = {"tracking_lin_vel": np.exp(-np.sum(cmd[:, :2] ** 2, axis=1) / cfg.tracking_sigma),
-              "tracking_ang_vel": np.exp(-cmd[:, 2] ** 2 / cfg.tracking_sigma)}
+    kernel = {"tracking_lin_vel": tracking_kernel(np.sum(cmd[:, :2] ** 2, axis=1), cfg),
+              "tracking_ang_vel": tracking_kernel(cmd[:, 2] ** 2, cfg)}
     out = {}
     for term, values in kernel.items():
         top = cfg.reward_weights[term] * cfg.reward_dt_scale
@@ -482,8 +487,8 @@ class G1WalkFlat:
         vel = s[:, self._sadr["pelvis_local_linvel"]]
         out = np.empty((self.num_envs, len(REWARD_TERMS)))
         lin_err = np.sum((self.commands[:, :2] - vel[:, :2]) ** 2, axis=1)
-        out[:, 0] = np.exp(-lin_err / cfg.tracking_sigma)
-        out[:, 1] = np.exp(-((self.commands[:, 2] - gyro[:, 2]) ** 2) / cfg.tracking_sigma)
+        out[:, 0] = tracking_kernel(lin_err, cfg)
+        out[:, 1] = tracking_kernel((self.commands[:, 2] - gyro[:, 2]) ** 2, cfg)
         out[:, 2] = gyro[:, 0] ** 2 + gyro[:, 1] ** 2
         out[:, 3] = up[:, 0] ** 2 + up[:, 1] ** 2
         out[:, 4] = np.sum((a - self.last_action) ** 2, axis=1)

@@ -214,9 +214,8 @@ def reference_log_root(run_dir: str | Path) -> Path:
     return Path(run_dir) / LOG_ROOT_NAME
 
 
-def versions_record(python: str) -> dict:
-    """What the run record keeps of the reference environment."""
-    info = package_info(python)
+def versions_record(info: dict, python: str) -> dict:
+    """What the run record keeps of the reference environment (`info`: package_info)."""
     keep = ("unilab", "unisim-core", "mujoco", "mjbatch-uni", "torch", "hydra-core", "omegaconf", "numpy")
     return {"python": python, "packages": {k: v for k, v in info["packages"].items() if k.lower() in keep},
             "all_packages": info["packages"], "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}

@@ -106,7 +106,7 @@ def check_sizes(cfg, sac) -> None:
     starts = sac.learning_starts_rows(cfg.num_envs)
     if starts > capacity:
         why = ("--extra learning_starts" if sac.learning_starts is not None
-               else f"max(--batch-size, 10 x --num-envs)")
+               else "max(--batch-size, 10 x --num-envs)")
         raise InputError(f"learning starts at {starts} rows ({why}) but {held}")
 
 

@@ -56,6 +56,6 @@ def requested() -> int | None:
 def check() -> None:
     """Raise Interrupted if a stop signal has arrived."""
     if _requested is not None:
-        from sacscale.dist.launch import Interrupted
+        from sacscale.parallel.launch import Interrupted
 
         raise Interrupted(_requested)

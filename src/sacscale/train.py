@@ -50,7 +50,7 @@ class TrainConfig:
     num_critic_updates: int = 8
     num_actor_updates: int = 2
     iterations: int = 1000
-    collector_cpu_ids: str = "auto"   # see sacscale.dist.pools
+    collector_cpu_ids: str = "auto"   # see sacscale.parallel.pools
     learner_cpu_ids: str = ""         # "" keeps the learners' affinity; "auto" or "0;16" pins them
     sim_threads: int = 0              # 0: the pool's size (or all usable CPUs when unpinned)
     env_pipeline: str = "halves"      # halves: task and actor work overlap physics; serial
@@ -216,7 +216,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
 
     from sacscale.collect.collector import CollectorConfig, CollectorHandle
     from sacscale.collect.shm import STAT_INDEX
-    from sacscale.dist.grad_sync import allreduce_hooks, broadcast_state
+    from sacscale.parallel.grad_sync import allreduce_hooks, broadcast_state
     from sacscale.learn.learner import FastSACLearner
     from sacscale.sim.affinity import pin_process
 
@@ -758,8 +758,8 @@ def _rank_main(rank: int, world_size: int, cfg: TrainConfig, pool, shm_prefix: s
 
 def run_training(cfg: TrainConfig) -> None:
     """Validate everything that can be checked before starting, then train."""
-    from sacscale.dist import launch
-    from sacscale.dist.pools import PoolError, resolve_learner_cpus, resolve_pools
+    from sacscale.parallel import launch
+    from sacscale.parallel.pools import PoolError, resolve_learner_cpus, resolve_pools
 
     if cfg.resume:
         cfg = resume_config(cfg)
@@ -852,7 +852,7 @@ def _arm_cleanup_watchdog(cfg: TrainConfig, shm_prefix: str, signum: int) -> Non
     import multiprocessing
 
     from sacscale.collect.shm import unlink_prefix
-    from sacscale.dist.launch import Interrupted
+    from sacscale.parallel.launch import Interrupted
 
     def expire():
         sys.stderr.write(f"sacscale train: cleanup after {signal.Signals(signum).name} took over "
@@ -875,7 +875,7 @@ def _arm_cleanup_watchdog(cfg: TrainConfig, shm_prefix: str, signum: int) -> Non
 def _mark_failed(cfg: TrainConfig, exc: BaseException) -> None:
     """The job failed: say so in train_meta.json, even if rank 0 had already written
     "completed" (another rank can fail after it), so the file agrees with the exit status."""
-    from sacscale.dist.launch import Interrupted
+    from sacscale.parallel.launch import Interrupted
 
     path = meta_path(cfg)
     try:

@@ -68,7 +68,7 @@ def test_disk_full_mid_run_is_named_and_recorded(tmp_path, g1_mjb):
     out = in_private_mounts("disk_full_mid_run", work=tmp_path, model=g1_mjb)
     record("disk full mid-run", **{k: out[k] for k in ("exit_status", "exit_after_s", "status", "message")})
     assert out["exit_status"] == 1, out["stderr_tail"]
-    assert "(disk full)" in out["message"] and f"--log-dir" in out["message"], out["stderr_tail"]
+    assert "(disk full)" in out["message"] and "--log-dir" in out["message"], out["stderr_tail"]
     assert out["status"] == "failed", out  # written in place into the space reserved at start
     assert out["tmp_files"] == [] and out["leftovers"] == []
     assert out["exit_after_s"] < 30

@@ -104,7 +104,7 @@ def test_the_collectors_cpu_actor_acts_exactly_as_the_learners_actor(learn):
 
 TWO_RANKS = textwrap.dedent('''
     import os, sys, torch, torch.distributed as dist, torch.multiprocessing as mp
-    from sacscale.dist.grad_sync import allreduce_hooks
+    from sacscale.parallel.grad_sync import allreduce_hooks
     from sacscale.learn.config import SACConfig
     from sacscale.learn.learner import FastSACLearner
 

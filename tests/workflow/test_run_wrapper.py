@@ -1,4 +1,4 @@
-"""workflow/scripts/run_training.py (sacscale.evidence.record): a run directory appears complete or not at all."""
+"""workflow/scripts/run_training.py (sacscale.pipeline.run_record): a run directory appears complete or not at all."""
 
 import json
 import subprocess

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sacscale.runplan import Host, PlanError, resolve, run_environment, train_command
+from sacscale.pipeline.runplan import Host, PlanError, resolve, run_environment, train_command
 
 ROOT = Path(__file__).resolve().parents[2]
 PRESETS = yaml.safe_load((ROOT / "workflow" / "presets.yaml").read_text())
@@ -157,7 +157,7 @@ def test_override_names_come_from_the_trainers_parser():
 
 def test_every_trainer_option_the_pipeline_sets_is_owned():
     from sacscale.commands.train import option_names
-    from sacscale.runplan import PIPELINE_OWNED
+    from sacscale.pipeline.runplan import PIPELINE_OWNED
 
     p = plan()
     p.run_configs[p.runs[0].config].overrides = {}  # only what the pipeline itself passes

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sacscale.dist.topology import Gpu, Topology, parse_lscpu, parse_nvidia_topo, plan_matrix
-from sacscale.runplan import Host, PlanError, resolve, run_environment, train_command
+from sacscale.parallel.topology import Gpu, Topology, parse_lscpu, parse_nvidia_topo, plan_matrix
+from sacscale.pipeline.runplan import Host, PlanError, resolve, run_environment, train_command
 
 ROOT = Path(__file__).resolve().parents[2]
 PRESETS = yaml.safe_load((ROOT / "workflow" / "presets.yaml").read_text())
-FIXTURES = ROOT / "tests" / "dist" / "fixtures" / "topology"
+FIXTURES = ROOT / "tests" / "parallel" / "fixtures" / "topology"
 
 
 def matrix_of(name: str, **kw) -> dict:

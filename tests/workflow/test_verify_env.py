@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from pipeline_helpers import REPO
-from sacscale.runplan import Host, resolve
+from sacscale.pipeline.runplan import Host, resolve
 
 PRESETS = yaml.safe_load((REPO / "workflow" / "presets.yaml").read_text())
 
@@ -67,7 +67,7 @@ def test_required_command_missing_is_named(tmp_path):
 def test_a_dirty_tree_is_stored_as_a_diff_that_rebuilds_it(tmp_path):
     import shutil
 
-    from sacscale.commands.verify_env import git_state, write_source_diff
+    from sacscale.pipeline.environment import git_state, write_source_diff
 
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
     repo = tmp_path / "repo"

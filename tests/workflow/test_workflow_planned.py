@@ -9,7 +9,7 @@ from pipeline_helpers import REPO, snakemake
 
 from sacscale.cli import main
 
-FIXTURES = REPO / "tests" / "dist" / "fixtures" / "topology"
+FIXTURES = REPO / "tests" / "parallel" / "fixtures" / "topology"
 
 
 def test_dry_run_plans_the_recorded_matrix(workflow_dir):

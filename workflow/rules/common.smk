@@ -1,5 +1,5 @@
 # Helpers of the pipeline: the resolved plan (preset + config), the run list and paths.
-# The logic lives in the package (sacscale.runplan); this file only wires it to rules.
+# The logic lives in the package (sacscale.pipeline.runplan); this file only wires it to rules.
 import json
 import re
 import shlex
@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 from snakemake.exceptions import WorkflowError
 
-from sacscale import runplan
+from sacscale.pipeline import runplan
 
 
 def planned_matrix():

@@ -12,6 +12,7 @@ rule evaluate_run:
         run_dir=lambda wildcards, input: str(Path(input.run_json).parent),
         protocol=eval_args(),
     threads: workflow.cores
+    priority: 10  # before the next run, as analyze_run
     resources:
         gpu_lock=1,  # evaluation must not steal CPU from a run being measured
     log:

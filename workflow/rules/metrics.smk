@@ -9,6 +9,9 @@ rule analyze_run:
         json=metrics_json("{run}"),
     params:
         run_dir=lambda wildcards, input: str(Path(input.run_json).parent),
+    # A completed run's metrics come before the next run starts (both wait for the
+    # gpu_lock): an interrupted matrix leaves every completed run with its metrics.
+    priority: 10
     resources:
         gpu_lock=1,  # reading events must not steal CPU from a run being measured
     log:

@@ -2,7 +2,7 @@
 
 The run matrix for this machine (or for recorded `lscpu -e=CPU,CORE,SOCKET,NODE` and
 `nvidia-smi topo -m` outputs): per configuration its devices, one CPU pool and one
-learner CPU list per rank, and a description; the rules are in sacscale.dist.topology.
+learner CPU list per rank, and a description; the rules are in sacscale.parallel.topology.
 `preset: auto` runs it on a CUDA machine that no named preset fits exactly.
 """
 
@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 
-from sacscale.dist.topology import TopologyError, load_topology, plan_matrix
+from sacscale.parallel.topology import TopologyError, load_topology, plan_matrix
 from sacscale.evidence.atomic import write_json
 
 

@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from sacscale.dist.probe import ProbeSettings, TrainerProbeSettings, run_probe, run_trainer_probe
+    from sacscale.parallel.probe import ProbeSettings, TrainerProbeSettings, run_probe, run_trainer_probe
 
     if args.iterations < 1 or args.trainer_iterations < 0:
         print("sacscale probe: error: --iterations must be positive, --trainer-iterations >= 0", file=sys.stderr)

@@ -79,7 +79,7 @@ def option_names() -> dict[str, str]:
 
 def run(args: argparse.Namespace) -> int:
     """0: completed; 1: failed (the message names the cause); 128+N: stopped by signal N."""
-    from sacscale.dist.launch import Interrupted
+    from sacscale.parallel.launch import Interrupted
 
     cfg = TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
     try:

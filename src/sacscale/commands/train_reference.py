@@ -40,8 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _pools(text: str, ranks: int):
-    """One validated CPU list per rank (sacscale.dist.pools rules), or None."""
-    from sacscale.dist.pools import resolve_pools
+    """One validated CPU list per rank (sacscale.parallel.pools rules), or None."""
+    from sacscale.parallel.pools import resolve_pools
 
     return resolve_pools(text, ranks).pools if text.strip() else None
 

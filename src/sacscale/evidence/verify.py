@@ -389,7 +389,7 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
                 result.records.append(f"{name}: the run's --model {model_arg} is not this set's hashed model "
                                       f"(model/g1_walk_flat.mjb)")
         for key, value in (resolved.get("overrides") or {}).items():
-            from sacscale.runplan import PlanError, check_override
+            from sacscale.pipeline.runplan import PlanError, check_override
 
             try:
                 check_override(str(key), value, f"{rel_run}: overrides.{key}")

@@ -375,7 +375,7 @@ class FastSACLearner:
     def _merge_fresh_obs(self) -> None:
         """Merge the pending rows (if any: weight 0 otherwise) into the statistics, over all
         ranks through the hooks, and set the normalisers. No host sync."""
-        cfg, bucket = self.cfg, self._obs_bucket
+        bucket = self._obs_bucket
         parts, offset = [], 0
         for name in ("actor_obs", "critic_obs"):
             x, dim = self._fresh[name], self._fresh[name].shape[1]

@@ -1,6 +1,6 @@
 """The topology planner: the tools' text formats, and each rule of the matrix on the
 recorded one-/two-H200 topologies, a seed-shaped 2x40-core SMT server and an 8-GPU
-two-socket SMT server (tests/dist/fixtures/topology/, each file says where it came from)."""
+two-socket SMT server (tests/parallel/fixtures/topology/, each file says where it came from)."""
 
 import json
 import subprocess
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from sacscale.cli import main
-from sacscale.dist import topology
-from sacscale.dist.topology import (
+from sacscale.parallel import topology
+from sacscale.parallel.topology import (
     Gpu, Topology, TopologyError, parse_lscpu, parse_nvidia_topo, plan_matrix, read_sysfs_cpus,
 )
 from sacscale.sim.affinity import parse_cpu_list

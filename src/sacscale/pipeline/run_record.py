@@ -63,7 +63,7 @@ def _code_state() -> dict:
     """The commit (and dirty flag) of the code that ran: verify checks it against the
     environment record of the run set."""
     import sacscale
-    from sacscale.commands.verify_env import git_state
+    from sacscale.pipeline.environment import git_state
 
     state = git_state(Path(sacscale.__file__).resolve().parent)
     return {k: state.get(k) for k in ("commit", "dirty", "error") if k in state}
@@ -81,7 +81,7 @@ def _set_aside_or_remove(work: Path, attic: Path, why: str) -> Path | None:
 
 
 def _trainer_dies_with_wrapper() -> None:
-    from sacscale.dist.launch import die_with_parent
+    from sacscale.parallel.launch import die_with_parent
 
     die_with_parent(signal.SIGTERM)
 

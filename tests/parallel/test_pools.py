@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from sacscale.dist.pools import PoolError, resolve_pools
+from sacscale.parallel.pools import PoolError, resolve_pools
 
 
 def test_auto_on_small_machine_leaves_collectors_unpinned_or_splits_evenly():
@@ -40,7 +40,7 @@ def test_nonexistent_cpus_are_named():
 
 # --learner-cpu-ids
 
-from sacscale.dist.pools import resolve_learner_cpus  # noqa: E402
+from sacscale.parallel.pools import resolve_learner_cpus  # noqa: E402
 
 needs_two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 usable CPUs")
 

@@ -142,7 +142,7 @@ class _GradRecorder:
 def sync_hooks(world_size: int, rank: int, mutation: str | None = None, grad_sync: bool = True, base=None):
     """The production all-reduce hooks (`grad_sync.allreduce_hooks`, or `base`), or a mutation of them."""
     if base is None:
-        from sacscale.dist.grad_sync import allreduce_hooks as base
+        from sacscale.parallel.grad_sync import allreduce_hooks as base
 
     if not grad_sync or mutation == "no_allreduce":
         return []
@@ -155,7 +155,7 @@ def sync_hooks(world_size: int, rank: int, mutation: str | None = None, grad_syn
 
 
 def broadcast(tensors: dict, mutation: str | None = None) -> None:
-    from sacscale.dist.grad_sync import broadcast_state
+    from sacscale.parallel.grad_sync import broadcast_state
 
     if mutation != "no_broadcast":
         broadcast_state(tensors)
@@ -360,7 +360,7 @@ def _trainer_rank(rank: int, world_size: int, s: TrainerProbeSettings, output: s
     subclass that records what the trainer does with it (and compares the ranks at its
     close); the sync functions are wrapped, and mutated only when asked. Nothing in the
     trainer is changed."""
-    import sacscale.dist.grad_sync as grad_sync
+    import sacscale.parallel.grad_sync as grad_sync
     import sacscale.learn.learner as learner_module
     from sacscale import train
 
@@ -437,7 +437,7 @@ def run_trainer_probe(s: TrainerProbeSettings, output: str) -> dict:
     """Drive the trainer's rank code for a few iterations (one process per rank)."""
     import tempfile
 
-    from sacscale.dist import launch
+    from sacscale.parallel import launch
 
     if s.mutation is not None and s.mutation not in MUTATIONS:
         raise ValueError(f"mutation: {s.mutation!r} is not one of {', '.join(MUTATIONS)}")
@@ -463,7 +463,7 @@ def run_trainer_probe(s: TrainerProbeSettings, output: str) -> dict:
 
 def run_probe(s: ProbeSettings, output: str, timeout_s: float = 600.0) -> dict:
     """Run the probe (spawning one process per rank when there are several)."""
-    from sacscale.dist import launch
+    from sacscale.parallel import launch
 
     s = s.resolved()
     world_size = len(s.devices)

@@ -22,7 +22,7 @@ import shutil
 import subprocess
 from dataclasses import asdict, dataclass, field
 
-from sacscale.dist.topology import TopologyError, pools_off_node, preset_from_matrix
+from sacscale.parallel.topology import TopologyError, pools_off_node, preset_from_matrix
 from sacscale.sim.affinity import available_cpus, first_overlap, format_cpu_list, parse_cpu_list
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")

@@ -5,7 +5,7 @@ as those tools print them (recorded files; `#` lines before the output are ignor
 a recorded file can say where it came from), or the live machine: sysfs for the CPUs,
 `nvidia-smi topo -m` for the GPUs.
 
-The matrix follows these rules (tests/dist/test_topology.py checks each):
+The matrix follows these rules (tests/parallel/test_topology.py checks each):
 
 * a rank's simulation pool lies on its GPU's NUMA node (the topo's NUMA Affinity; its
   CPU Affinity when that is N/A), one physical core per simulation thread (SMT
@@ -399,7 +399,7 @@ def load_topology(lscpu: str | None = None, nvidia_smi_topo: str | None = None) 
     return Topology(cpus, gpus), allowed, f"CPUs from {cpu_src}, GPUs from {gpu_src}"
 
 
-# --- the matrix in the pipeline (sacscale.runplan) -----------------------------------------
+# --- the matrix in the pipeline (sacscale.pipeline.runplan) -----------------------------------------
 
 def preset_from_matrix(template: dict, matrix: dict, name: str, order: list[str] | None = None) -> dict:
     """The template preset with the matrix's run configurations (devices, cpu_pools,

@@ -1,0 +1,258 @@
+"""The environment record: the project's commit and stored diff, the versions of what
+runs it, the GPUs, the CPUs and their topology, and whether this machine can run a
+plan (`sacscale verify-env`, the pipeline's verify_env rule)."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from sacscale.sim.affinity import available_cpus, format_cpu_list, parse_cpu_list
+
+LEARNER_MODULE = "sacscale.learn.learner"
+LEARNER_CLASS = "FastSACLearner"
+HOOKS = "set_gradient_graph_hooks"
+COMMAND_MODULES = {"train": "train", "probe": "probe", "prepare-model": "prepare_model", "env-bench": "env_bench"}
+
+
+# pipeline outputs: evidence and logs, not code; never part of the stored diff
+NOT_SOURCE = ("results", "reports", "logs", "benchmarks")
+
+
+def source_diff(top: str) -> tuple[bytes, list[str]]:
+    """(patch, untracked files in it): the tree's changes against HEAD, binary-safe, with
+    untracked non-ignored files as new files. Reads only; writes nothing into the repository."""
+    excludes = [f":(exclude){d}" for d in NOT_SOURCE]
+    tracked = subprocess.run(["git", "-C", top, "diff", "HEAD", "--binary", "--full-index", "--", ".", *excludes],
+                             capture_output=True, timeout=300, check=True).stdout
+    listing = subprocess.run(["git", "-C", top, "ls-files", "--others", "--exclude-standard", "-z", "--", ".",
+                              *excludes], capture_output=True, timeout=300, check=True).stdout
+    untracked = sorted(n.decode() for n in listing.split(b"\0") if n)
+    parts = [tracked]
+    for name in untracked:
+        # exit status 1 means "differs", which a new file always does
+        out = subprocess.run(["git", "-C", top, "diff", "--no-index", "--binary", "--full-index", "--",
+                              "/dev/null", name], capture_output=True, timeout=300)
+        if out.returncode not in (0, 1):
+            raise RuntimeError(f"git diff --no-index {name}: {out.stderr.decode(errors='replace').strip()}")
+        parts.append(out.stdout)
+    return b"".join(parts), untracked
+
+
+def write_source_diff(project: dict, path: Path) -> dict:
+    """Store the diff of the project's tree at `path`; its description for the record."""
+    import hashlib
+
+    from sacscale.evidence.atomic import atomic_write_bytes
+
+    if not project.get("repository"):
+        data, untracked, note = b"", [], f"not a git checkout ({project.get('error')}): no diff"
+    else:
+        data, untracked = source_diff(project["path"])
+        note = "git diff HEAD --binary plus untracked files as new files, outside " + ", ".join(NOT_SOURCE)
+    atomic_write_bytes(path, data)
+    return {"file": path.name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
+            "untracked_files": untracked, "how": note,
+            "apply": f"git checkout {project.get('commit')} && git apply --binary {path.name}"}
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def _run(cmd: list[str], cwd: str | None = None) -> str | None:
+    """The command's stdout (terminal escape codes removed), or None when it fails."""
+    if not shutil.which(cmd[0]):
+        return None
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=cwd)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return _ANSI.sub("", out.stdout) if out.returncode == 0 else None
+
+
+def git_state(path: Path) -> dict:
+    if not shutil.which("git"):
+        return {"path": str(path), "repository": None, "error": "git is not installed"}
+    probe = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"],
+                           capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        error = probe.stderr.strip().splitlines()[-1:] or ["unknown"]
+        return {"path": str(path), "repository": False, "error": error[0]}
+    top = probe.stdout.strip()
+    status = _run(["git", "-C", top, "status", "--porcelain"])
+    changed = [line[3:] for line in (status or "").splitlines() if line.strip()]
+    return {
+        "path": top,
+        "repository": True,
+        "commit": (_run(["git", "-C", top, "rev-parse", "HEAD"]) or "").strip() or None,
+        "branch": (_run(["git", "-C", top, "rev-parse", "--abbrev-ref", "HEAD"]) or "").strip() or None,
+        "dirty": None if status is None else bool(changed),
+        "changed_files": changed[:200],
+        "changed_count": len(changed),
+    }
+
+
+def _version(module: str) -> str | None:
+    try:
+        return getattr(importlib.import_module(module), "__version__", "unknown")
+    except Exception:  # an absent or broken package is recorded, not fatal
+        return None
+
+
+def torch_info() -> dict:
+    try:
+        import torch
+    except Exception as exc:
+        return {"version": None, "error": str(exc), "cuda_devices": 0, "gpus": []}
+    info = {
+        "version": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
+        "cuda_available": torch.cuda.is_available(),
+        "cuda_devices": torch.cuda.device_count() if torch.cuda.is_available() else 0,
+        "nccl": None,
+        "gloo": bool(getattr(torch.distributed, "is_gloo_available", lambda: False)()),
+        "gpus": [],
+    }
+    if info["cuda_devices"]:
+        try:
+            info["nccl"] = ".".join(str(x) for x in torch.cuda.nccl.version())
+        except Exception:
+            pass
+        for i in range(info["cuda_devices"]):
+            props = torch.cuda.get_device_properties(i)
+            info["gpus"].append({
+                "index": i,
+                "name": props.name,
+                "memory_mib": props.total_memory // 2**20,
+                "capability": f"{props.major}.{props.minor}",
+            })
+    return info
+
+
+def nvidia_info() -> dict:
+    query = _run(["nvidia-smi", "--query-gpu=index,name,memory.total,driver_version,pci.bus_id",
+                  "--format=csv,noheader"])
+    return {
+        "nvidia_smi": shutil.which("nvidia-smi") is not None,
+        "gpus": [dict(zip(("index", "name", "memory", "driver", "pci_bus_id"), [f.strip() for f in line.split(",")]))
+                 for line in (query or "").splitlines() if line.strip()],
+        "topo": _run(["nvidia-smi", "topo", "-m"]),
+    }
+
+
+def cpu_info() -> dict:
+    model = None
+    lscpu = _run(["lscpu"])
+    for line in (lscpu or "").splitlines():
+        if line.startswith("Model name:"):
+            model = line.split(":", 1)[1].strip()
+            break
+    if model is None and Path("/proc/cpuinfo").is_file():
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    available = sorted(available_cpus())
+    return {
+        "model": model or platform.processor() or None,
+        "logical_cpus": os.cpu_count(),
+        "available": format_cpu_list(available),
+        "available_count": len(available),
+        "layout": _run(["lscpu", "-e=CPU,CORE,SOCKET,NODE"]),
+    }
+
+
+def learner_info() -> dict:
+    info = {"module": LEARNER_MODULE, "file": None, "class": LEARNER_CLASS, "graph_hooks": False, "error": None}
+    try:
+        module = importlib.import_module(LEARNER_MODULE)
+    except Exception as exc:  # not written yet, or broken: record why
+        info["error"] = f"{type(exc).__name__}: {exc}"
+        return info
+    info["file"] = getattr(module, "__file__", None)
+    cls = getattr(module, LEARNER_CLASS, None)
+    if cls is None:
+        info["error"] = f"{LEARNER_MODULE} has no class {LEARNER_CLASS}"
+        return info
+    info["graph_hooks"] = callable(getattr(cls, HOOKS, None))
+    return info
+
+
+def commands_info() -> dict:
+    out = {}
+    for name, module in COMMAND_MODULES.items():
+        try:
+            spec = importlib.util.find_spec(f"sacscale.commands.{module}")
+        except ImportError:
+            spec = None
+        out[name] = spec is not None
+    return out
+
+
+def collect() -> dict:
+    import sacscale
+
+    package_dir = Path(sacscale.__file__).resolve().parent
+    return {
+        "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "project": git_state(package_dir),
+        "workdir": {"git": git_state(Path.cwd())},
+        "sacscale": {"version": getattr(sacscale, "__version__", None), "package_dir": str(package_dir)},
+        "python": {"version": platform.python_version(), "executable": sys.executable},
+        "platform": platform.platform(),
+        "versions": {
+            "torch": _version("torch"),
+            "mujoco": _version("mujoco"),
+            "snakemake": _version("snakemake"),
+            "numpy": _version("numpy"),
+            "tensorboard": _version("tensorboard"),
+            "pandas": _version("pandas"),
+            "matplotlib": _version("matplotlib"),
+        },
+        "torch": torch_info(),
+        "nvidia": nvidia_info(),
+        "cpu": cpu_info(),
+        "env": {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_") or k == "CUDA_VISIBLE_DEVICES"},
+        "learner": learner_info(),
+        "commands": commands_info(),
+    }
+
+
+def check_plan(plan: dict, env: dict) -> list[str]:
+    """Problems, each naming the key of the plan that the machine cannot honour."""
+    problems = []
+    visible = env["torch"].get("cuda_devices", 0)
+    available = available_cpus()
+    preset = plan.get("preset", "?")
+    needs = [(f"probe.devices ({plan['probe']['devices']})", str(plan["probe"]["devices"]))]
+    needs += [(f"run_configs.{name}.devices ({rc['devices']})", rc["devices"])
+              for name, rc in plan.get("run_configs", {}).items()]
+    for key, devices in needs:
+        if devices.startswith("cpu"):
+            continue
+        need = max(int(d) for d in devices.split(",")) + 1
+        if need > visible:
+            problems.append(
+                f"{key}: preset {preset} needs {need} CUDA device(s); {visible} visible to torch "
+                f"(CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')})"
+            )
+    for name, rc in plan.get("run_configs", {}).items():
+        if rc.get("cpu_pools", "auto") == "auto":
+            continue
+        for rank, pool in enumerate(rc["cpu_pools"].split(";")):
+            absent = set(parse_cpu_list(pool)) - available
+            if absent:
+                problems.append(
+                    f"run_configs.{name}.cpu_pools: rank {rank} names CPUs {format_cpu_list(absent)} that do not "
+                    f"exist here (CPUs available to this process: {format_cpu_list(available)})"
+                )
+    return problems

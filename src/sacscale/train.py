@@ -221,12 +221,13 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
     from sacscale.sim.affinity import pin_process
 
     device = torch.device(cfg.device_list()[local_rank])
+    host_ranks = len(cfg.device_list())  # the ranks on this host (world_size counts every node's)
     distributed = dist.is_available() and dist.is_initialized()
     if device.type == "cuda":
         torch.cuda.set_device(device)
     else:
         # CPU ranks share the machine with their collectors: do not oversubscribe it.
-        torch.set_num_threads(max(1, len(os.sched_getaffinity(0)) // (2 * world_size)))
+        torch.set_num_threads(max(1, len(os.sched_getaffinity(0)) // (2 * host_ranks)))
     torch.manual_seed(cfg.seed)  # identical init on every rank; rank 0's copy is broadcast anyway
 
     sac = sac_config(cfg)
@@ -249,7 +250,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
 
     actor_numel = learner.actor_flat().numel()
     # Unpinned collectors split the usable CPUs between the ranks of this host.
-    sim_threads = cfg.sim_threads or (len(pool) if pool else max(1, len(os.sched_getaffinity(0)) // world_size))
+    sim_threads = cfg.sim_threads or (len(pool) if pool else max(1, len(os.sched_getaffinity(0)) // host_ranks))
     collector = CollectorHandle(
         CollectorConfig(
             rank=rank, shm_prefix=f"{shm_prefix}_r{rank}", model_path=cfg.model, num_envs=cfg.num_envs,
@@ -360,7 +361,8 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
                 save_checkpoint(cfg, sac, learner, rank, it, steps, world_size, host_weights.numpy(), curriculum_now)
                 done["saved"] = it
             done["iteration"] = it
-        _write_meta_status(cfg, rank, "completed", steps)
+        agreement = check_ranks_agree(gather_state_digests(learner, world_size, distributed), rank, use_hooks)
+        _write_meta_status(cfg, rank, "completed", steps, agreement)
     finally:
         if bar is not None:
             bar.close()
@@ -688,13 +690,50 @@ def write_meta(cfg: TrainConfig, world_size: int, pool_plan: dict) -> None:
         raise
 
 
-def _write_meta_status(cfg: TrainConfig, rank: int, status: str, steps: int) -> None:
+def _write_meta_status(cfg: TrainConfig, rank: int, status: str, steps: int, extra: dict | None = None) -> None:
     if rank != 0:
         return
     path = meta_path(cfg)
     meta = json.loads(path.read_text()) if path.exists() else {}
-    meta.update(status=status, end_time=time.time(), rank0_env_steps=steps)
+    meta.update(status=status, end_time=time.time(), rank0_env_steps=steps, **(extra or {}))
     _atomic_json(path, meta)
+
+
+def learner_state_digest(learner) -> str:
+    """SHA-256 over the bytes of the learner state every rank holds alike (networks,
+    targets, log-alpha, normaliser), in name order."""
+    import hashlib
+
+    import torch
+
+    digest = hashlib.sha256()
+    for name, tensor in sorted(learner.state_tensors().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
+def gather_state_digests(learner, world_size: int, distributed: bool) -> list[str]:
+    """Every rank's `learner_state_digest`, in rank order (one all-gather)."""
+    import torch.distributed as dist
+
+    mine = learner_state_digest(learner)
+    if not (distributed and world_size > 1):
+        return [mine]
+    digests = [None] * world_size
+    dist.all_gather_object(digests, mine)
+    return digests
+
+
+def check_ranks_agree(digests: list[str], rank: int, synced: bool) -> dict:
+    """With the gradient sync on, the ranks must end bit-identical (the all-reduce and
+    the start-up broadcast keep them so): a run whose ranks ended apart failed its
+    synchronisation, and fails. Without it (`--grad-sync off`) they are only recorded."""
+    apart = [r for r, d in enumerate(digests) if d != digests[0]]
+    if apart and synced:
+        raise TrainingError(f"rank {rank}: at the end of the run the learner state of rank(s) {apart} differs "
+                            f"from rank 0's (state SHA-256 by rank: {digests}): the data-parallel sync failed")
+    return {"final_learner_state_sha256_by_rank": digests, "ranks_identical": not apart}
 
 
 # Trailing blanks reserve room in train_meta.json, so the final status can still be

@@ -4,7 +4,7 @@ import statistics
 
 import pytest
 
-from sacscale.analysis.aggregate import default_pairs, phase_by_rank, summarize
+from sacscale.analysis.aggregate import default_pairs, describe, phase_by_rank, summarize
 
 
 def _m(config, repeat, rate, world=1, devices="0"):
@@ -108,3 +108,18 @@ def test_comparison_carries_the_ci_and_short_windows_are_flagged():
     assert c["ratio_ci95"][0] <= c["ratio_of_means"] <= c["ratio_ci95"][1]
     assert s["short_windows"] == ["p_r1_n1", "p_r1_n2"] and s["short_window_s"] == 30.0
     assert [r["window_s"] for r in s["runs"][:2]] == [12.0, 12.0] and s["runs"][0]["short_window"] is True
+
+
+def test_time_to_quality_per_configuration_counts_the_repeats_that_reached_it():
+    from sacscale.analysis.aggregate import quality_stats
+
+    at = lambda steps, s: {"threshold": 950.0, "iteration": 1, "env_steps": steps, "seconds": s}  # noqa: E731
+    runs = [{"time_to_quality": {"episode_length": at(100.0, 10.0), "normalised_tracking_ang_vel": None}},
+            {"time_to_quality": {"episode_length": at(300.0, 30.0), "normalised_tracking_ang_vel": None}},
+            {"time_to_quality": {"episode_length": None, "normalised_tracking_ang_vel": None}}]
+    got = quality_stats(runs)
+    assert got["episode_length"]["reached"] == 2 and got["episode_length"]["of"] == 3
+    assert got["episode_length"]["env_steps"]["mean"] == 200.0 and got["episode_length"]["seconds"]["max"] == 30.0
+    assert got["normalised_tracking_ang_vel"] == {"reached": 0, "of": 3, "threshold": None,
+                                                  "env_steps": describe([]), "seconds": describe([])}
+    assert quality_stats([{"run": "old metrics, no field"}]) == {}

@@ -155,3 +155,28 @@ def test_two_event_files_in_one_rank_directory_are_refused(run_dir, tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 1 and "one run per directory is expected" in proc.stderr
     assert not out.exists()
+
+
+def test_time_to_quality_takes_the_first_trailing_window_mean_over_ranks():
+    from sacscale.analysis.events import Scalar
+    from sacscale.analysis.metrics import QUALITY_WINDOW, time_to_quality
+
+    assert QUALITY_WINDOW == 5
+    steps = list(range(10, 110, 10))  # 10 log points, 100 env steps per iteration in all
+    total = [Scalar(it, 1000.0 + it, 100.0 * it) for it in steps]
+    # rank 0 alone reaches 950 at the 3rd point; rank 1 lags, so the mean over ranks reaches
+    # 950 from the 5th point on, and the 5-point trailing mean only at the 8th (it 80)
+    r0 = [Scalar(it, 0.0, v) for it, v in zip(steps, [900, 940, 960, 960, 980, 980, 980, 980, 980, 980])]
+    r1 = [Scalar(it, 0.0, v) for it, v in zip(steps, [800, 850, 880, 900, 920, 940, 950, 960, 980, 980])]
+    # yaw tracking at 0.6 of its maximum (0.03 per step) on both ranks: never 0.65
+    yaw = [Scalar(it, 0.0, 0.018) for it in steps]
+    per_rank = {0: {"Perf/total_env_steps": total, "Episode/length": r0, "Reward/tracking_ang_vel": yaw},
+                1: {"Episode/length": r1, "Reward/tracking_ang_vel": yaw}}
+    got = time_to_quality(per_rank, start_time=990.0)
+    means = [(a.value + b.value) / 2 for a, b in zip(r0, r1)]
+    first = next(i for i in range(4, 10) if sum(means[i - 4:i + 1]) / 5 >= 950)
+    assert got["episode_length"] == {"threshold": 950.0, "iteration": steps[first], "env_steps": 100.0 * steps[first],
+                                     "seconds": 10.0 + steps[first]}
+    assert steps[first] == 80
+    assert got["normalised_tracking_ang_vel"] is None
+    assert got["normalised_tracking_lin_vel"] is None  # never logged

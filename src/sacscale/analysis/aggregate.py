@@ -105,8 +105,27 @@ def config_stats(metrics: list[dict], order: list[str], figure: str = FIGURE) ->
             world_size=runs[0].get("world_size"),
             tail_mean_total_fps=describe([float(m["tail_mean_total_fps"]) for m in runs
                                           if m.get("tail_mean_total_fps") is not None]),
+            time_to_quality=quality_stats(runs),
         )
         out[name] = stats
+    return out
+
+
+def quality_stats(runs: list[dict]) -> dict:
+    """Per learning-quality threshold (the runs' `time_to_quality`): how many repeats
+    reached it, and the env steps and seconds at which they did (runs that did not reach
+    it are counted in `of`, not in the statistics)."""
+    names = sorted({name for m in runs for name in (m.get("time_to_quality") or {})})
+    out = {}
+    for name in names:
+        reached = [m["time_to_quality"][name] for m in runs if (m.get("time_to_quality") or {}).get(name)]
+        out[name] = {
+            "reached": len(reached),
+            "of": len(runs),
+            "threshold": reached[0]["threshold"] if reached else None,
+            "env_steps": describe([float(r["env_steps"]) for r in reached]),
+            "seconds": describe([float(r["seconds"]) for r in reached]),
+        }
     return out
 
 

@@ -53,6 +53,25 @@ DEFINITIONS = {
                         "(empty when the run was not traced)",
 }
 
+# Time to quality: when a run first reaches each learning-quality threshold. The value
+# at a log point is the mean over ranks; a threshold counts as reached at the first log
+# point whose trailing mean over QUALITY_WINDOW log points (it and the ones before) is at
+# least the threshold, so that one lucky interval does not count.
+QUALITY_THRESHOLDS = {
+    "episode_length": ("Episode/length", 950.0),  # of 1000: the robot survives its episodes
+    "normalised_tracking_lin_vel": ("Reward/tracking_lin_vel", 0.65),  # per-step reward / its maximum
+    "normalised_tracking_ang_vel": ("Reward/tracking_ang_vel", 0.65),
+}
+QUALITY_WINDOW = 5
+
+DEFINITIONS["time_to_quality"] = (
+    "per threshold (QUALITY_THRESHOLDS: episode length >= 950, normalised lin-vel and yaw-rate tracking "
+    ">= 0.65, the reward term over its maximum): the first log point at which the mean over ranks, "
+    f"averaged over that point and the {QUALITY_WINDOW - 1} before it, reaches the threshold; its "
+    f"iteration, rank 0 '{TOTAL_STEPS}' and seconds since the run started (train_meta.json start_time; "
+    f"the first '{TOTAL_STEPS}' event when absent). null: not reached in the run"
+)
+
 RUN_NAME = re.compile(r"^(?P<prefix>.+)_r(?P<repeat>\d+)_(?P<config>[^/]+)$")
 
 
@@ -157,6 +176,36 @@ def run_events(run_dir: Path) -> tuple[dict[int, Path], dict[int, dict[str, list
     return dirs, {rank: read_event_dir(path) for rank, path in dirs.items()}
 
 
+def time_to_quality(per_rank: dict[int, dict[str, list[Scalar]]], start_time: float) -> dict:
+    """{threshold name: {"threshold", "iteration", "env_steps", "seconds"} or None}, see
+    DEFINITIONS["time_to_quality"]."""
+    from sacscale.analysis.learning import tracking_baselines
+
+    total = {s.step: s for s in per_rank[0].get(TOTAL_STEPS, [])}
+    maxima = None
+    out: dict[str, dict | None] = {}
+    for name, (tag, threshold) in QUALITY_THRESHOLDS.items():
+        scale = 1.0
+        if name.startswith("normalised_"):
+            maxima = maxima or tracking_baselines()
+            scale = maxima[f"{name.removeprefix('normalised_')}_max"]
+        by_step: dict[int, list[float]] = {}
+        for tags in per_rank.values():
+            for s in tags.get(tag, []):
+                if math.isfinite(s.value):
+                    by_step.setdefault(s.step, []).append(s.value / scale)
+        points = [(step, sum(v) / len(v)) for step, v in sorted(by_step.items()) if step in total]
+        out[name] = None
+        for i in range(QUALITY_WINDOW - 1, len(points)):
+            window = [v for _, v in points[i - QUALITY_WINDOW + 1:i + 1]]
+            if sum(window) / QUALITY_WINDOW >= threshold:
+                at = total[points[i][0]]
+                out[name] = {"threshold": threshold, "iteration": at.step, "env_steps": at.value,
+                             "seconds": round(at.wall_time - start_time, 3)}
+                break
+    return out
+
+
 def analyze_run(run_dir: str | Path) -> dict:
     """All figures of one run directory, as a JSON-ready dict. Reads every event."""
     run_dir = Path(run_dir)
@@ -223,6 +272,8 @@ def analyze_run(run_dir: str | Path) -> dict:
     }
     if result["world_size"] is None:
         result["world_size"] = len(per_rank)
+    meta = _read_json(run_dir / "train_meta.json") or {}
+    result["time_to_quality"] = time_to_quality(per_rank, float(meta.get("start_time", t0)))
     return result
 
 

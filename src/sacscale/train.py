@@ -217,6 +217,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
     from sacscale.collect.collector import CollectorConfig, CollectorHandle
     from sacscale.collect.shm import STAT_INDEX
     from sacscale.parallel.grad_sync import allreduce_hooks, broadcast_state
+    from sacscale.learn.compile_lock import first_update_lock
     from sacscale.learn.learner import FastSACLearner
     from sacscale.sim.affinity import pin_process
 
@@ -290,6 +291,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
         # the full mask, and torch.compile's worker processes (started by the first compiled
         # call, sized from the full CPU count) have been forked outside the learner's CPUs.
         pin_pending = bool(learner_cpus)
+        first_update = True
         done = {"iteration": start_it, "saved": start_it}  # last completed and last saved iteration
 
         def stop_check() -> None:
@@ -318,7 +320,12 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
                 staged.record()
             t2 = time.perf_counter()
             if learner.ready():
-                _update(learner, rank, it)
+                if first_update:  # compile, warm-up, capture: one trainer per GPU at a time
+                    with first_update_lock(device, stopping.check):
+                        _update(learner, rank, it)
+                    first_update = False
+                else:
+                    _update(learner, rank, it)
                 if pin_pending:
                     pin_process(learner_cpus)
                     torch.set_num_threads(len(learner_cpus))

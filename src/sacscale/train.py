@@ -36,6 +36,9 @@ COLLECTOR_PHASES = ("env_step_ms", "action_select_ms", "replay_write_ms", "weigh
 REWARD_STATS = (*(f"reward_{t}" for t in REWARD_TERMS), *(f"reward_raw_{t}" for t in REWARD_TERMS))
 
 
+ALLREDUCE_PLACEMENTS = ("in-graph", "between-graphs")
+
+
 class TrainingError(RuntimeError):
     """A run that cannot start or must stop (bad input, divergence, dead peer)."""
 
@@ -66,6 +69,7 @@ class TrainConfig:
     compile: bool = True              # CUDA only
     cuda_graph: bool = True           # CUDA only
     grad_sync: str = "auto"           # auto: all-reduce hooks when world size > 1; on; off
+    allreduce: str = "in-graph"       # in-graph: inside the iteration's CUDA graph; between-graphs
     model: str | None = None          # compiled .mjb; None builds from the asset package
     timeout_s: float = 180.0          # longest wait for a collector step or a peer rank
     min_free_mb: float = 64.0         # free disk space needed under log_dir
@@ -104,6 +108,8 @@ class TrainConfig:
             raise TrainingError("--num-actor-updates must be in [0, --num-critic-updates]")
         if self.grad_sync not in ("auto", "on", "off"):
             raise TrainingError("--grad-sync must be auto, on or off")
+        if self.allreduce not in ALLREDUCE_PLACEMENTS:
+            raise TrainingError(f"--allreduce must be {' or '.join(ALLREDUCE_PLACEMENTS)}, got {self.allreduce!r}")
         from sacscale.task.halves import PIPELINES
 
         if self.env_pipeline not in PIPELINES:
@@ -237,6 +243,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
         compile=cfg.compile and device.type == "cuda",
         cuda_graph=cfg.cuda_graph and device.type == "cuda",
         seed=cfg.seed + 1000 * rank,
+        hooks_in_graph=cfg.allreduce == "in-graph",
     )
     start_it, steps, curriculum = 0, 0, None
     if cfg.resume:
@@ -454,7 +461,8 @@ def save_checkpoint(cfg: TrainConfig, sac, learner, rank: int, iteration: int, r
 
 # Flags a resumed run may change: where and how long it runs, not what it learns.
 RESUME_MAY_CHANGE = ("iterations", "log_every", "checkpoint_every", "checkpoint_replay", "trace", "timeout_s",
-                     "min_free_mb", "collector_cpu_ids", "learner_cpu_ids", "sim_threads", "model", "resume", "log_dir")
+                     "min_free_mb", "collector_cpu_ids", "learner_cpu_ids", "sim_threads", "model", "resume", "log_dir",
+                     "allreduce")
 
 
 def read_checkpoint(path: str | Path) -> dict:

@@ -49,6 +49,7 @@ def run_cli(tmp_path, capsys, *args):
         (["--timeout-s", "nan"], "--timeout-s must be a positive number of seconds"),
         (["--sim-threads", "-1"], "--sim-threads must be >= 0"),
         (["--grad-sync", "sometimes"], "--grad-sync must be auto, on or off"),
+        (["--allreduce", "eager"], "--allreduce must be in-graph or between-graphs"),
         (["--devices", "gpu0"], "--devices: 'gpu0' is neither 'cpu' nor a CUDA device index"),
         (["--devices", "cpu,0"], "--devices: mix of CPU and CUDA ranks"),
         (["--model", "/no/such/model.mjb"], "--model /no/such/model.mjb: no such file"),

@@ -124,7 +124,17 @@ def check_rules(topo: Topology, m: dict, smt: bool) -> None:
     assert m["order"][0] == "n1_local" and counts[-1] == gpus and counts == sorted(set(counts))
     assert all(k & (k - 1) == 0 for k in counts[:-1])
     assert ("n1_total" in m["order"]) == (gpus > 1)
-    assert set(m["configs"]) == set(m["order"])
+    # beyond the order: the all-reduce placement controls, n2_pool's GPUs and pools with the
+    # all-reduce in the graph or between graph segments, collector- and learner-bound
+    controls = {"n2_pool_between", "n2_pool_lb", "n2_pool_lb_between"} if gpus > 1 else set()
+    assert set(m["configs"]) == set(m["order"]) | controls
+    for name in controls:
+        c, two = m["configs"][name], m["configs"]["n2_pool"]
+        assert (c["devices"], c["cpu_pools"], c["learner_cpus"]) == (two["devices"], two["cpu_pools"], two["learner_cpus"])
+        assert c["overrides"] == {"allreduce": "between-graphs" if name.endswith("_between") else "in-graph"}
+        assert c.get("num_envs") == (topology.LEARNER_BOUND_ENVS if "_lb" in name else None)
+    if gpus > 1:
+        assert m["pairs"][-2:] == [["n2_pool", "n2_pool_between"], ["n2_pool_lb", "n2_pool_lb_between"]]
 
     block = {}  # GPU -> (pool, learner): the same in every configuration
     for name in m["order"]:
@@ -210,8 +220,8 @@ def test_eight_gpu_server_spreads_ranks_over_both_sockets():
     assert [m["configs"][n]["devices"] for n in m["order"]] == ["0", "0,4", "0,1,4,5", "0,1,2,3,4,5,6,7", "0"]
     assert m["pool_threads"] == 13  # (56 cores - 4 learner cores) // 4 GPUs per socket
     assert m["configs"]["n2_pool"]["cpu_pools"] == ["1-13", "57-69"]
-    assert m["pairs"] == [["n1_local", "n2_pool"], ["n1_local", "n4_pool"], ["n1_local", "n8_pool"],
-                          ["n1_total", "n8_pool"]]
+    assert m["pairs"][:4] == [["n1_local", "n2_pool"], ["n1_local", "n4_pool"], ["n1_local", "n8_pool"],
+                              ["n1_total", "n8_pool"]]
 
 
 def test_uneven_gpus_per_node_size_pools_by_the_fullest_node():

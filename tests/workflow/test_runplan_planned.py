@@ -147,3 +147,20 @@ def test_planned_preset_errors_name_the_problem():
     bad = matrix_of("eight_gpu_2x56_smt")  # planned elsewhere: its CPUs are not on this host
     with pytest.raises(PlanError, match=r"run_configs.n1_local.cpu_pools \(preset planned\): rank 0 names CPUs 8-13 that do not exist"):
         resolve({"preset": "planned"}, PRESETS, Host(cuda_devices=8, cpus=frozenset(range(8))), matrix=bad)
+
+
+def test_the_allreduce_placement_controls_run_when_the_order_names_them():
+    m = matrix_of("eight_gpu_2x56_smt")
+    order = ["n2_pool", "n2_pool_between", "n2_pool_lb", "n2_pool_lb_between"]
+    p = resolve({"preset": "auto", "order": order}, PRESETS, EIGHT, matrix=lambda: m)
+    assert p.order == order
+    assert p.pairs == [("n2_pool", "n2_pool_between"), ("n2_pool_lb", "n2_pool_lb_between")]
+    from sacscale.commands.train import build_parser
+
+    commands = {r.config: train_command(p, r, "DIR", "m.mjb") for r in p.runs if r.repeat == 1}
+    assert sorted(commands) == sorted(order)
+    for name, cmd in commands.items():
+        args = build_parser().parse_args(cmd[2:])  # what the trainer will run
+        assert args.devices == "0,4" and args.collector_cpu_ids == "1-13;57-69"
+        assert args.allreduce == ("between-graphs" if name.endswith("_between") else "in-graph")
+        assert args.num_envs == (256 if "_lb" in name else 2048)

@@ -39,6 +39,9 @@ HELP = {
     "compile": "torch.compile the losses (CUDA only)",
     "cuda_graph": "capture the whole iteration in one CUDA graph (CUDA only)",
     "grad_sync": "auto: all-reduce hooks when more than one rank; on: always (world size 1 too); off",
+    "allreduce": "in-graph: the gradient all-reduce is captured in the iteration's CUDA graph; between-graphs: "
+                 "the iteration is captured as segments split at each all-reduce, which runs eagerly between "
+                 "their replays (every other kernel the same: measures what capturing it gains; CUDA only)",
     "model": "compiled G1 model (.mjb); default: build it from the asset package",
     "timeout_s": "longest wait for a collector step or a peer rank before failing",
     "min_free_mb": "free disk space needed under LOG_DIR at start (checked before anything runs)",

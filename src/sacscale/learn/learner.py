@@ -46,6 +46,12 @@ same side stream. Capture records kernels without running them, so after capture
 learner is in its pre-warm-up state and the first replay is the first real update: a
 graphed learner follows the same trajectory as an eager one given the same random
 numbers. Only the RNG stream position differs (warm-up consumed draws).
+
+With `hooks_in_graph=False` (`sacscale train --allreduce between-graphs`) the same
+iteration is captured as a chain of graphs split at every hook call, sharing one memory
+pool; update() replays them in order and runs the hooks (the all-reduce) eagerly in
+between: every kernel but the hooks' is the same, which isolates what capturing the
+all-reduce gains.
 """
 
 from __future__ import annotations
@@ -172,7 +178,8 @@ def polyak_(target: torch.Tensor, online: torch.Tensor, tau: float) -> None:
 
 class FastSACLearner:
     def __init__(self, cfg: SACConfig, num_envs: int, device: torch.device | str,
-                 compile: bool = True, cuda_graph: bool = True, seed: int = 0) -> None:
+                 compile: bool = True, cuda_graph: bool = True, seed: int = 0,
+                 hooks_in_graph: bool = True) -> None:
         self.cfg = cfg
         self.num_envs = int(num_envs)
         self.device = torch.device(device)
@@ -255,6 +262,11 @@ class FastSACLearner:
 
         self._graph: torch.cuda.CUDAGraph | None = None
         self._stream: torch.cuda.Stream | None = None
+        # hooks_in_graph=False: the iteration is captured as segments split at every hook
+        # call, and the hooks (the all-reduce) run eagerly between the segments' replays;
+        # every other kernel is the same. Measures what capturing the all-reduce gains.
+        self.hooks_in_graph = bool(hooks_in_graph)
+        self._segments: list[tuple[torch.cuda.CUDAGraph, tuple[str, torch.Tensor] | None]] = []
         self.iterations = 0
         self.time_to_first_update: float | None = None  # s: compile + warm-up + capture + first iteration
 
@@ -449,7 +461,14 @@ class FastSACLearner:
         if self.graphed:
             if self._graph is None:
                 self._capture()
-            self._graph.replay()
+            if self._segments:
+                for segment, hook_point in self._segments:
+                    segment.replay()
+                    if hook_point is not None:
+                        for hook in self._hooks:
+                            hook(*hook_point)
+            else:
+                self._graph.replay()
         else:
             self._iteration()
         if first:
@@ -565,11 +584,43 @@ class FastSACLearner:
             self._restore(snapshot)
         stream.synchronize()
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, stream=stream, capture_error_mode=self.cfg.capture_error_mode):
-            self._iteration()
+        if self.hooks_in_graph or not self._hooks:
+            with torch.cuda.graph(graph, stream=stream, capture_error_mode=self.cfg.capture_error_mode):
+                self._iteration()
+        else:
+            self._capture_segments(graph, stream)
         torch.cuda.current_stream(device).wait_stream(stream)
         torch.cuda.synchronize(device)
         self._stream, self._graph = stream, graph
+
+    def _capture_segments(self, first: torch.cuda.CUDAGraph, stream: torch.cuda.Stream) -> None:
+        """Capture one iteration as a chain of graphs that share one memory pool: each hook
+        call ends the segment being captured (remembering the bucket the hook was to run on)
+        and begins the next, so replaying the segments in order with the hooks in between
+        runs the iteration with every kernel graphed but the hooks'."""
+        pool = torch.cuda.graph_pool_handle()
+        mode = self.cfg.capture_error_mode
+        segments: list[list] = [[first, None]]
+        hooks = self._hooks
+
+        def split(name: str, bucket: torch.Tensor) -> None:
+            segments[-1][0].capture_end()
+            segments[-1][1] = (name, bucket)
+            nxt = torch.cuda.CUDAGraph()
+            nxt.capture_begin(pool=pool, capture_error_mode=mode)
+            segments.append([nxt, None])
+
+        self._hooks = [split]
+        try:
+            with torch.cuda.stream(stream):
+                first.capture_begin(pool=pool, capture_error_mode=mode)
+                try:
+                    self._iteration()
+                finally:
+                    segments[-1][0].capture_end()
+        finally:
+            self._hooks = hooks
+        self._segments = [(g, point) for g, point in segments]
 
     # ------------------------------------------------------------------ outputs
     def metrics(self) -> dict[str, float]:
@@ -618,8 +669,11 @@ class FastSACLearner:
         """Drop the CUDA graph (call before destroying the process group)."""
         if self._graph is not None:
             torch.cuda.synchronize(self.device)
+            for segment, _ in self._segments[1:]:
+                segment.reset()
             self._graph.reset()
             self._graph = None
+            self._segments = []
         self._stream = None
 
 

@@ -280,6 +280,9 @@ def _spread(gpus_by_node: dict[int, list[Gpu]]) -> list[Gpu]:
     return order
 
 
+LEARNER_BOUND_ENVS = 256  # per rank: a fraction of the physics, the same learner work per iteration
+
+
 def plan_matrix(topo: Topology, *, smt: bool = False, pool_cores: int | None = None,
                 allowed: set[int] | None = None) -> dict:
     """The run matrix (the JSON `sacscale plan-matrix` writes) for this topology.
@@ -364,6 +367,25 @@ def plan_matrix(topo: Topology, *, smt: bool = False, pool_cores: int | None = N
         }
         order.append("n1_total")
         pairs.append(["n1_total", largest])
+        # The in-graph all-reduce's own gain (not in the default order; name them in `order`):
+        # n2 with the all-reduce between graph segments, in the collector-bound setting and
+        # in a learner-bound one (fewer envs per rank: the learner sets the pace).
+        two = "n2_pool"
+        for suffix, envs, setting in (("", None, "collector-bound"), ("_lb", LEARNER_BOUND_ENVS, "learner-bound")):
+            for placement in ("in-graph", "between-graphs"):
+                cname = two + suffix + ("_between" if placement == "between-graphs" else "")
+                if cname == two:
+                    continue
+                entry = {**configs[two], "overrides": {"allreduce": placement},
+                         "description": f"{configs[two]['description']}; all-reduce {placement}, {setting}"
+                                        + (f" ({envs} envs per rank)" if envs else "")}
+                if envs:
+                    entry["num_envs"] = envs
+                configs[cname] = entry
+            if suffix:
+                pairs.append([two + suffix, two + suffix + "_between"])
+            else:
+                pairs.append([two, two + "_between"])
 
     per_node = ", ".join(f"node {n}: {len(gs)} GPU(s), {len(cores.get(n, []))} cores"
                          for n, gs in sorted(gpus_by_node.items()))
@@ -414,7 +436,7 @@ def preset_from_matrix(template: dict, matrix: dict, name: str, order: list[str]
     for cname, entry in configs.items():
         if not isinstance(entry, dict) or "devices" not in entry or "cpu_pools" not in entry:
             raise TopologyError(f"planner: matrix configuration {cname!r} lacks devices or cpu_pools")
-        fields = {k: entry[k] for k in ("devices", "cpu_pools", "description") if k in entry}
+        fields = {k: entry[k] for k in ("devices", "cpu_pools", "description", "num_envs", "overrides") if k in entry}
         run_configs[cname] = {**(run_configs.get(cname) or {}), **fields}
     kept = set(order or planned_order)
     pairs = [p for p in matrix.get("pairs") or [] if set(p) <= kept]

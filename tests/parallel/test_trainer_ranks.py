@@ -4,7 +4,9 @@ LOCAL_RANK), with the c10d rendezvous of templates/slurm/train-multinode.sbatch.
 ranks end bit-identical and the env steps add up over both nodes.
 
 Also: the end-of-run agreement check records different states when the sync is off, so
-it can tell ranks apart, and fails a synced run whose ranks ended apart."""
+it can tell ranks apart, and fails a synced run whose ranks ended apart; and the two
+all-reduce placements learn the same (on CPU both run eagerly: the CUDA graph segments of
+`--allreduce between-graphs` are checked in tests/learn/test_graph_gpu.py)."""
 
 import json
 import os
@@ -93,3 +95,16 @@ def test_a_synced_run_whose_ranks_ended_apart_fails():
     with pytest.raises(TrainingError, match=r"rank\(s\) \[2\] differs from rank 0's"):
         check_ranks_agree(["a" * 64, "a" * 64, "b" * 64], rank=0, synced=True)
     assert check_ranks_agree(["a" * 64] * 3, rank=1, synced=True)["ranks_identical"] is True
+
+
+def test_both_allreduce_placements_give_the_same_parameters(model, tmp_path):
+    from sacscale.cli import main
+
+    digests = {}
+    for mode in ("in-graph", "between-graphs"):
+        log_dir = tmp_path / mode
+        assert main(_train_args(model, log_dir, "--allreduce", mode)) == 0
+        meta = json.loads((log_dir / "train_meta.json").read_text())
+        assert meta["config"]["allreduce"] == mode and meta["ranks_identical"] is True
+        digests[mode] = meta["final_learner_state_sha256_by_rank"]
+    assert digests["in-graph"] == digests["between-graphs"]

@@ -127,14 +127,19 @@ def check_rules(topo: Topology, m: dict, smt: bool) -> None:
     # beyond the order: the all-reduce placement controls, n2_pool's GPUs and pools with the
     # all-reduce in the graph or between graph segments, collector- and learner-bound
     controls = {"n2_pool_between", "n2_pool_lb", "n2_pool_lb_between"} if gpus > 1 else set()
-    assert set(m["configs"]) == set(m["order"]) | controls
+    assert set(m["configs"]) == set(m["order"]) | controls | ({"n2_pool_2x"} if gpus > 1 else set())
+    if gpus > 1:  # and the time-to-quality control: n1_local's updates per env step on two GPUs
+        c, two = m["configs"]["n2_pool_2x"], m["configs"]["n2_pool"]
+        assert (c["devices"], c["cpu_pools"]) == (two["devices"], two["cpu_pools"])
+        assert c["overrides"] == {"num_critic_updates": 16, "num_actor_updates": 4}
+        assert m["pairs"][-1] == ["n1_local", "n2_pool_2x"]
     for name in controls:
         c, two = m["configs"][name], m["configs"]["n2_pool"]
         assert (c["devices"], c["cpu_pools"], c["learner_cpus"]) == (two["devices"], two["cpu_pools"], two["learner_cpus"])
         assert c["overrides"] == {"allreduce": "between-graphs" if name.endswith("_between") else "in-graph"}
         assert c.get("num_envs") == (topology.LEARNER_BOUND_ENVS if "_lb" in name else None)
     if gpus > 1:
-        assert m["pairs"][-2:] == [["n2_pool", "n2_pool_between"], ["n2_pool_lb", "n2_pool_lb_between"]]
+        assert m["pairs"][-3:-1] == [["n2_pool", "n2_pool_between"], ["n2_pool_lb", "n2_pool_lb_between"]]
 
     block = {}  # GPU -> (pool, learner): the same in every configuration
     for name in m["order"]:

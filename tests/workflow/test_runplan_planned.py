@@ -164,3 +164,16 @@ def test_the_allreduce_placement_controls_run_when_the_order_names_them():
         assert args.devices == "0,4" and args.collector_cpu_ids == "1-13;57-69"
         assert args.allreduce == ("between-graphs" if name.endswith("_between") else "in-graph")
         assert args.num_envs == (256 if "_lb" in name else 2048)
+
+
+def test_the_time_to_quality_control_keeps_n1s_updates_per_env_step():
+    from sacscale.commands.train import build_parser
+
+    m = matrix_of("h200x2")
+    host = Host(cuda_devices=3, cpus=frozenset(range(32)))  # no named preset for 3 GPUs: the planned matrix
+    p = resolve({"preset": "auto", "order": ["n1_local", "n2_pool_2x"]}, PRESETS, host, matrix=lambda: m)
+    assert p.preset == "planned" and ("n1_local", "n2_pool_2x") in p.pairs
+    args = {r.config: build_parser().parse_args(train_command(p, r, "DIR", "m.mjb")[2:]) for r in p.runs}
+    n1, n2 = args["n1_local"], args["n2_pool_2x"]
+    per_env_step = lambda a: a.num_critic_updates / (a.num_envs * len(a.devices.split(",")))  # noqa: E731
+    assert per_env_step(n1) == per_env_step(n2) and (n2.num_critic_updates, n2.num_actor_updates) == (16, 4)

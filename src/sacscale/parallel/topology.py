@@ -386,6 +386,12 @@ def plan_matrix(topo: Topology, *, smt: bool = False, pool_cores: int | None = N
                 pairs.append([two + suffix, two + suffix + "_between"])
             else:
                 pairs.append([two, two + "_between"])
+        # Time to quality: n2 with twice the updates per iteration keeps n1's updates per
+        # env step (the seed's recipe halves them), for "do 2 GPUs walk sooner?"
+        configs[two + "_2x"] = {**configs[two], "overrides": {"num_critic_updates": 16, "num_actor_updates": 4},
+                                "description": f"{configs[two]['description']}; 16 critic and 4 actor updates "
+                                               "per iteration: n1_local's updates per env step"}
+        pairs.append(["n1_local", two + "_2x"])
 
     per_node = ", ".join(f"node {n}: {len(gs)} GPU(s), {len(cores.get(n, []))} cores"
                          for n, gs in sorted(gpus_by_node.items()))

@@ -54,11 +54,48 @@ def train(args):
     return 0
 
 
+def train_reference(args):
+    """`sacscale train-reference` (the reference trainer, which needs CUDA): its run
+    directory's layout, with events in the reference's own tags and steps (cumulative env
+    steps of all ranks), as trainers.unilab documents them."""
+    import argparse
+
+    from torch.utils.tensorboard import SummaryWriter
+
+    from sacscale.commands.train_reference import add_arguments
+    from sacscale.trainers import unilab
+
+    parser = argparse.ArgumentParser(prog="sacscale train-reference", allow_abbrev=False)
+    add_arguments(parser)
+    config = vars(parser.parse_args(args))
+    log_dir = Path(config["log_dir"])
+    ranks, envs, iterations = len(config["devices"].split(",")), config["num_envs"], config["iterations"]
+    events = log_dir / unilab.LOG_ROOT_NAME / unilab.EVENT_SUBDIR / "2026-12-01_00-00-00_mujoco"
+    writer = SummaryWriter(str(events))
+    t0 = time.time()
+    for it in range(1, iterations + 1):
+        step, wall = it * envs * ranks, t0 + 0.2 * it
+        writer.add_scalar("Perf/total_fps", 5.0 * envs * ranks, step, walltime=wall)
+        writer.add_scalar("Train/mean_episode_length", min(1000.0, 40.0 * it), step, walltime=wall)
+        writer.add_scalar("Train/mean_reward", 0.05 * it, step, walltime=wall)
+    writer.close()
+    (log_dir / unilab.TRAINER_RECORD).write_text(json.dumps({"trainer": "unilab", "fake": True, "argv": [],
+                                                              "overrides": config["override"]}))
+    (log_dir / "run_config.json").write_text(json.dumps({"fake": True}))
+    (log_dir / "train_meta.json").write_text(json.dumps({
+        "trainer": "unilab", "fake": True, "status": "completed", "start_time": t0, "world_size": ranks,
+        "devices": [f"cuda:{d}" for d in config["devices"].split(",")], "config": config}))
+    print(f"fake reference trainer: {iterations} iterations, {ranks} rank(s)")
+    return 0
+
+
 def main():
     args = sys.argv[1:]
     cmd = args[0] if args else ""
     if cmd == "train":
         return train(args[1:])
+    if cmd == "train-reference":
+        return train_reference(args[1:])
     if cmd == "probe":
         Path(opt(args, "--output")).write_text(json.dumps({"pass": True, "tolerance": 1e-6, "fake": True}))
         return 0
@@ -88,6 +125,17 @@ def main():
             i = args.index("--require-commands")
             del args[i:i + 2]
         args = [a for a in args if a != "--require-graph-hooks"]
+        if os.environ.get("FAKE_CUDA_DEVICES"):  # a GPU plan's test on a CPU machine
+            from sacscale.pipeline import environment
+
+            real_torch_info = environment.torch_info
+
+            def torch_info():
+                info = real_torch_info()
+                n = int(os.environ["FAKE_CUDA_DEVICES"])
+                return {**info, "cuda_devices": n, "gpus": [{"name": "fake GPU", "fake": True}] * n}
+
+            environment.torch_info = torch_info
     from sacscale.cli import main as real_main
 
     return real_main(args)

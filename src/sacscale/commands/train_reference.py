@@ -5,7 +5,7 @@ RUN/trainer.json     the exact command, its environment changes, the Hydra overr
                      reference environment's package versions
 RUN/run_config.json  the configuration its own Hydra resolves from those overrides
 RUN/train_meta.json  status (running, completed, failed, interrupted), times
-RUN/train.log        its output
+RUN/reference.log    its output (RUN/train.log is left to a caller's tee: the pipeline's run wrapper)
 RUN/ref_logs/        its log root: G1WalkFlat/<timestamp>_mujoco/events.out.tfevents.*
 """
 
@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 DEFAULT_PYTHON = ".venv-ref/bin/python"
+REFERENCE_LOG = "reference.log"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,10 +52,11 @@ def run(args: argparse.Namespace) -> int:
     from sacscale.task import g1_model
     from sacscale.trainers import unilab
 
+    from sacscale.checks import InputError, check_log_dir
+
     out = Path(args.log_dir)
     try:
-        if out.exists() and any(out.iterdir()):
-            raise ValueError(f"--log-dir {out} is not empty; choose a new run directory")
+        check_log_dir(out)  # new or empty, as for ours (a caller's *.log may be there)
         devices = [int(d) for d in args.devices.split(",") if d.strip()]
         # absolute: the trainer runs in the run directory; not resolved: a venv is known by its own path
         python = str(Path(args.reference_python).absolute())
@@ -71,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
                                 extra=list(args.override))
         overrides = unilab.hydra_overrides(spec)
         resolved = unilab.compose_config(python, overrides)  # unknown keys fail here, before anything runs
-    except (ValueError, unilab.UnilabError) as exc:  # PoolError is a ValueError
+    except (ValueError, InputError, unilab.UnilabError) as exc:  # PoolError is a ValueError
         print(f"sacscale train-reference: error: {exc}", file=sys.stderr)
         return 1
     argv, env_changes = unilab.command(spec, python)
@@ -82,12 +84,12 @@ def run(args: argparse.Namespace) -> int:
     meta = {"trainer": "unilab", "status": "running", "start_time": time.time(), "world_size": len(devices),
             "devices": [f"cuda:{d}" for d in devices], "config": vars(args) | {"override": list(args.override)}}
     write_json(out / "train_meta.json", meta)
-    code, status = _supervise(argv, {**os.environ, **env_changes}, out / "train.log", args.timeout_s)
+    code, status = _supervise(argv, {**os.environ, **env_changes}, out / REFERENCE_LOG, args.timeout_s)
     shutil.rmtree(scratch, ignore_errors=True)
     meta.update(status=status, end_time=time.time(), exit_code=code)
     write_json(out / "train_meta.json", meta)
     if status != "completed":
-        print(f"sacscale train-reference: the reference trainer {status} (exit code {code}); see {out / 'train.log'}",
+        print(f"sacscale train-reference: the reference trainer {status} (exit code {code}); see {out / REFERENCE_LOG}",
               file=sys.stderr)
         return 1 if code >= 0 else 128 - code
     return 0

@@ -272,17 +272,29 @@ def check_metrics(root: Path, result: Verification, runs_dir: str = "runs", metr
 
 # --- 4. the records ----------------------------------------------------------------------------------
 
+def _reference_parser():
+    import argparse
+
+    from sacscale.commands.train_reference import add_arguments
+
+    parser = argparse.ArgumentParser(prog="sacscale train-reference", allow_abbrev=False)
+    add_arguments(parser)
+    return parser
+
+
 def _trainer_args(command: list, rel: str):
-    """The run's `sacscale train` command parsed by the trainer's own parser."""
+    """The run's `sacscale train` (or `sacscale train-reference`, the reference trainer)
+    command parsed by that command's own parser."""
     from sacscale.commands.train import build_parser
 
-    if not (isinstance(command, list) and command[:2] == ["sacscale", "train"]
+    if not (isinstance(command, list) and command[:2] in (["sacscale", "train"], ["sacscale", "train-reference"])
             and all(isinstance(a, str) for a in command)):
         raise EvidenceStructureError(f"{rel}: command is not a `sacscale train ...` argument list")
+    parser = build_parser() if command[1] == "train" else _reference_parser()
     err = io.StringIO()
     try:
         with contextlib.redirect_stderr(err):
-            return build_parser().parse_args(command[2:])
+            return parser.parse_args(command[2:])
     except SystemExit:
         msg = err.getvalue().strip().splitlines()[-1:] or ["unparsable"]
         raise EvidenceStructureError(f"{rel}: command does not parse with the trainer's parser: {msg[0]}") from None
@@ -358,6 +370,12 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
         metrics = load_json(root, metrics_rel) if (root / metrics_rel).is_file() else {}
         pools = rc.get("cpu_pools")
         model_arg = getattr(args, "model", None)
+        reference = run.get("command", [None, None])[1] == "train-reference"
+        command_pools = args.collector_cpu_ids
+        if reference and command_pools == "":
+            command_pools = "auto"  # train-reference: empty means the reference's own default
+        if reference and mcfg.get("collector_cpu_ids") == "":
+            mcfg = {**mcfg, "collector_cpu_ids": "auto"}
         _agree(result, name, {
             "seed": [("plan.json", entry.get("seed")), ("run.json", run.get("seed", _ABSENT)),
                      ("run.json resolved_config", resolved.get("seed", _ABSENT)),
@@ -373,7 +391,7 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
                         ("run.json command", args.devices), ("train_meta.json", mcfg.get("devices", _ABSENT)),
                         ("metrics", metrics.get("devices", _ABSENT))],
             "CPU pools": [("plan.json", pools), ("run.json resolved_config", resolved.get("cpu_pools", _ABSENT)),
-                          ("run.json command", args.collector_cpu_ids),
+                          ("run.json command", command_pools),
                           ("train_meta.json", mcfg.get("collector_cpu_ids", _ABSENT))],
             "envs per rank": [("plan.json", rc.get("num_envs")), ("run.json command", args.num_envs),
                               ("train_meta.json", mcfg.get("num_envs", _ABSENT))],
@@ -389,10 +407,11 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
                 result.records.append(f"{name}: the run's --model {model_arg} is not this set's hashed model "
                                       f"(model/g1_walk_flat.mjb)")
         for key, value in (resolved.get("overrides") or {}).items():
-            from sacscale.pipeline.runplan import PlanError, check_override
+            from sacscale.pipeline.runplan import PlanError, check_override, check_reference_override
 
             try:
-                check_override(str(key), value, f"{rel_run}: overrides.{key}")
+                (check_reference_override if reference else check_override)(str(key), value,
+                                                                            f"{rel_run}: overrides.{key}")
             except PlanError as exc:
                 result.records.append(f"{name}: {exc}")
         if meta and meta.get("status", "completed") != "completed":

@@ -212,7 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     code = supervisor.run()
     t1, ended = _now()
 
-    events = sorted((work / "tb" / "rank0").glob("events.out.tfevents.*"))
+    from sacscale.trainers.unilab import rank0_event_files
+
+    events = rank0_event_files(work)  # ours: tb/rank0/; the reference trainer's: its own layout
     if supervisor.timed_out:
         status = "timed_out"
     elif supervisor.interrupted:
@@ -221,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         status = "failed"  # a run whose log could not be kept is not complete evidence
     elif not events:
         status = "failed"
-        print(f"run_training: the command exited 0 but wrote no {work / 'tb' / 'rank0' / 'events.out.tfevents.*'}",
+        print(f"run_training: the command exited 0 but wrote no rank-0 event file under {work}",
               file=sys.stderr)
     else:
         status = "completed"

@@ -28,9 +28,12 @@ from sacscale.sim.affinity import available_cpus, first_overlap, format_cpu_list
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 DEVICES = re.compile(r"^(cpu(,cpu)*|\d+(,\d+)*)$")
 RUN_FIELDS = (
-    "devices", "cpu_pools", "num_envs", "batch_size", "sim_threads", "log_every",
+    "trainer", "devices", "cpu_pools", "num_envs", "batch_size", "sim_threads", "log_every",
     "trace", "timeout_s", "cuda_visible_devices", "env", "overrides", "description",
 )
+# sacscale: ours (`sacscale train`); unilab: the reference trainer (`sacscale train-reference`,
+# unilab 1.5.2 in its own environment). Both write run directories analyze-run reads alike.
+TRAINERS = ("sacscale", "unilab")
 
 
 class PlanError(ValueError):
@@ -86,6 +89,7 @@ class RunConfig:
     env: dict[str, str] = field(default_factory=dict)
     overrides: dict = field(default_factory=dict)
     description: str = ""
+    trainer: str = "sacscale"
 
     def gpus_needed(self) -> int:
         if self.device_kind != "cuda":
@@ -313,6 +317,27 @@ def check_override(key: str, value, where: str) -> None:
         raise PlanError(f"{where}: set by the pipeline from {PIPELINE_OWNED[dest]}; not an override")
 
 
+# Hydra keys of the reference trainer that `sacscale train-reference` sets from the run
+# configuration (trainers.unilab.hydra_overrides): overrides may not change them.
+REFERENCE_OWNED = ("task", "algo.num_envs", "algo.max_iterations", "algo.seed", "algo.batch_size",
+                   "training.log_root", "training.logger", "training.no_play", "training.export_onnx",
+                   "training.trace_enabled", "env.scene.model_file", "env.cpu_ids", "training.dp_collector_cpu_ids")
+HYDRA_KEY = re.compile(r"^\+{0,2}~?[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$")
+
+
+def check_reference_override(key: str, value, where: str) -> None:
+    """An override of a unilab run is one of the reference's Hydra keys (`algo.gamma`),
+    passed as `--override KEY=VALUE`; the reference's own Hydra rejects unknown keys when
+    the run starts, before anything trains. The keys the pipeline sets are refused here."""
+    if not HYDRA_KEY.match(key) or "." not in key:
+        raise PlanError(f"{where}: a unilab run's overrides are the reference's Hydra keys (e.g. algo.gamma), "
+                        f"got {key!r}")
+    if key.lstrip("+~") in REFERENCE_OWNED:
+        raise PlanError(f"{where}: set by the pipeline from the run configuration; not an override")
+    if isinstance(value, (dict, list)):
+        raise PlanError(f"{where}: give a single value (Hydra's own syntax in a string for lists)")
+
+
 def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host: Host | None) -> RunConfig:
     def where(field: str = "") -> str:
         return _key(origin, f"run_configs.{name}" + (f".{field}" if field else ""))
@@ -374,12 +399,27 @@ def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, hos
             _positive_int(merged[key], where(key))
     if merged.get("sim_threads") is not None:
         _positive_int(merged["sim_threads"], where("sim_threads"), minimum=0)
-    _check_batch_fits_replay(merged, where)
+    if (merged.get("trainer") or "sacscale") == "sacscale":
+        _check_batch_fits_replay(merged, where)  # ours; the reference sizes its own replay
     timeout = merged.get("timeout_s", 3600)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
         raise PlanError(f"{where('timeout_s')}: must be a positive number of seconds, got {timeout!r}")
-    for key, value in merged["overrides"].items():
-        check_override(str(key), value, where(f"overrides.{key}"))
+    trainer = merged.get("trainer") or "sacscale"
+    if trainer not in TRAINERS:
+        raise PlanError(f"{where('trainer')}: {trainer!r} is not one of {', '.join(TRAINERS)}")
+    if trainer == "unilab":
+        if kind != "cuda":
+            raise PlanError(f"{where('devices')}: the reference trainer (trainer: unilab) trains on CUDA devices "
+                            "only (its replay and learner need CUDA)")
+        for key in ("sim_threads", "trace"):
+            if merged.get(key):
+                raise PlanError(f"{where(key)}: not a setting of the reference trainer (trainer: unilab); "
+                                "leave it out or false")
+        for key, value in merged["overrides"].items():
+            check_reference_override(str(key), value, where(f"overrides.{key}"))
+    else:
+        for key, value in merged["overrides"].items():
+            check_override(str(key), value, where(f"overrides.{key}"))
     return RunConfig(
         name=name,
         devices=devices,
@@ -396,6 +436,7 @@ def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, hos
         env=merged["env"],
         overrides=merged["overrides"],
         description=str(merged.get("description", "")),
+        trainer=trainer,
     )
 
 
@@ -533,8 +574,11 @@ def _option(key: str, value) -> list[str]:
 
 
 def train_command(plan: Plan, run: Run, log_dir: str, model: str | None) -> list[str]:
-    """The `sacscale train` argv for one run (what the run rule executes)."""
+    """The `sacscale train` (or, for `trainer: unilab`, `sacscale train-reference`) argv
+    for one run (what the run rule executes)."""
     rc = plan.run_configs[run.config]
+    if rc.trainer == "unilab":
+        return reference_command(plan, run, log_dir)
     cmd = [
         "sacscale", "train",
         "--devices", rc.devices,
@@ -555,6 +599,29 @@ def train_command(plan: Plan, run: Run, log_dir: str, model: str | None) -> list
         cmd += ["--trace"]
     for key, value in rc.overrides.items():
         cmd += _option(key, value)
+    return cmd
+
+
+def reference_command(plan: Plan, run: Run, log_dir: str) -> list[str]:
+    """`sacscale train-reference` for a unilab run: the same devices, envs, iterations,
+    seed and CPU pools ('auto': the reference's own default), its own scene (the
+    pipeline's model is ours; the reference builds its task from its package)."""
+    rc = plan.run_configs[run.config]
+    cmd = [
+        "sacscale", "train-reference",
+        "--devices", rc.devices,
+        "--num-envs", str(rc.num_envs),
+        "--iterations", str(plan.iterations),
+        "--collector-cpu-ids", "" if rc.cpu_pools == "auto" else rc.cpu_pools,
+        "--seed", str(run.seed),
+        "--log-dir", log_dir,
+        "--timeout-s", str(rc.timeout_s),
+    ]
+    if rc.batch_size is not None:
+        cmd += ["--override", f"algo.batch_size={rc.batch_size}"]
+    for key, value in rc.overrides.items():
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        cmd += ["--override", f"{key}={text}"]
     return cmd
 
 

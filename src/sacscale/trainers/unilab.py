@@ -214,6 +214,16 @@ def reference_log_root(run_dir: str | Path) -> Path:
     return Path(run_dir) / LOG_ROOT_NAME
 
 
+def rank0_event_files(run_dir: str | Path) -> list[Path]:
+    """The event files that hold a run's main figure, for either trainer: ours in
+    tb/rank0/, the reference's in its log root's one run folder (none: empty list)."""
+    run_dir = Path(run_dir)
+    if is_reference_run(run_dir):
+        base = reference_log_root(run_dir) / EVENT_SUBDIR
+        return sorted(base.glob("*_mujoco/events.out.tfevents.*"))
+    return sorted((run_dir / "tb" / "rank0").glob("events.out.tfevents.*"))
+
+
 def versions_record(info: dict, python: str) -> dict:
     """What the run record keeps of the reference environment (`info`: package_info)."""
     keep = ("unilab", "unisim-core", "mujoco", "mjbatch-uni", "torch", "hydra-core", "omegaconf", "numpy")

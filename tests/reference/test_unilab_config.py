@@ -50,3 +50,25 @@ def test_train_reference_refuses_a_bad_override_before_running_anything(referenc
     assert "Could not override 'algo.batch_sizes'" in capsys.readouterr().err
     assert not run.exists()  # nothing written, nothing started
 
+
+
+def test_the_pipelines_reference_runs_compose_with_the_keys_the_plan_sets(reference_python, tmp_path):
+    """A planned `trainer: unilab` run: the Hydra overrides its `sacscale train-reference`
+    command carries (the batch, the run configuration's overrides) are the reference's keys."""
+    from pathlib import Path
+
+    import yaml
+
+    from sacscale.pipeline.runplan import Host, resolve, train_command
+
+    presets = yaml.safe_load((Path(__file__).resolve().parents[2] / "workflow" / "presets.yaml").read_text())
+    config = {"preset": "h200x1", "order": ["ref_n1"], "pairs": [],
+              "run_configs": {"ref_n1": {"trainer": "unilab", "devices": "0", "cpu_pools": ["1-15"], "trace": False,
+                                         "overrides": {"algo.updates_per_step": 4}}}}
+    plan = resolve(config, presets, Host(cuda_devices=1, cpus=frozenset(range(16))))
+    cmd = train_command(plan, plan.runs[0], str(tmp_path / "run"), None)
+    extra = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--override"]
+    run = UnilabRun(devices=[0], num_envs=2048, iterations=plan.iterations, seed=plan.runs[0].seed,
+                    log_root=str(tmp_path / "logs"), cpu_pools=[list(range(1, 16))], extra=extra)
+    cfg = compose_config(reference_python, hydra_overrides(run))
+    assert cfg["algo"]["batch_size"] == plan.run_configs["ref_n1"].batch_size and cfg["algo"]["updates_per_step"] == 4

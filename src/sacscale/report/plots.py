@@ -83,6 +83,7 @@ def scaling_bars(summary: dict, path: Path) -> None:
 # apart where they overlap: colour, marker and dash all differ, and the first (baseline)
 # configurations are drawn on top of later ones.
 MARKERS = ["o", "s", "^", "D", "v", "P"]
+RUN_LW, MEAN_LW = 0.8, 2.2  # learning curves: each run, the mean over a configuration's runs
 DASHES = ["-", "--", "-.", ":"]
 
 
@@ -226,11 +227,11 @@ def learning_curves(groups: dict[str, dict] | None, path: Path, note: str | None
                 curve = finite(curves[name])
                 if curve["env_steps"]:
                     plotted = True
-                    ax.plot(curve["env_steps"], curve["value"], color=colors[config], lw=0.8, alpha=0.5, ms=2.5,
+                    ax.plot(curve["env_steps"], curve["value"], color=colors[config], lw=RUN_LW, alpha=0.5, ms=2.5,
                             label=label, **styles[config])
                     label = None
             if mean["env_steps"]:
-                ax.plot(mean["env_steps"], mean["value"], color=colors[config], lw=2.2, alpha=0.85,
+                ax.plot(mean["env_steps"], mean["value"], color=colors[config], lw=MEAN_LW, alpha=0.85,
                         ls=styles[config]["ls"], zorder=styles[config]["zorder"] + 10,
                         label=learning_label(config, mean["runs"]))
         if baselines and name in baselines:

@@ -147,6 +147,7 @@ def test_cpu_report_in_browser(browser, tmp_path):
     assert "RTX 5090" not in page.text.split("Deviations from the reference system")[0].replace(
         "2x RTX 5090 server", "")  # the seed's table only for GPU presets; the seed named once in the claim
     assert "No per-phase figure: the runs were not traced" in page.text
+    assert "shared/docs" not in page.text  # nothing the reader of the report cannot open
     _keep_screenshot(page, tmp_path / "cpu_first_screen.png")
 
 

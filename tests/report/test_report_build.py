@@ -356,3 +356,14 @@ def test_ratio_line_says_what_the_interval_supports(ci, n, says):
          "ratio_ci95": ci, "ci_repeats": n}
     line = ratio_line(c)
     assert line.startswith(f"`n2` / `n1` = 1.800x, ") and f"n = {n} paired repeat(s)" in line and says in line
+
+
+def test_ratio_line_flags_a_wide_interval_and_few_repeats():
+    from sacscale.report.build import ratio_line
+
+    c = {"compared": "n2", "baseline": "n1", "ratio_of_means": 1.5, "ratio_std_propagated": 0.3,
+         "ratio_ci95": [1.05, 1.95], "ci_repeats": 3, "per_repeat_ratio_stats": {"n": 3, "min": 1.1, "max": 1.9}}
+    line = ratio_line(c)
+    assert "the interval is wide" in line and "read it with the per-repeat ratios 1.100 .. 1.900" in line
+    narrow = ratio_line({**c, "ratio_ci95": [1.45, 1.55], "ci_repeats": 8})
+    assert "wide" not in narrow and "per-repeat" not in narrow

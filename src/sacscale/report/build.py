@@ -28,6 +28,8 @@ SEED_SENTENCE = ("The seed is the original measurement this project reproduces: 
 CLAIM = "data-parallel training on 2 GPUs scales: more env steps/s than on 1 GPU, each GPU with its own CPU pool"
 # Fewer paired repeats than this: a ratio and its bootstrap interval are not a basis for a conclusion.
 MIN_REPEATS = 3
+FEW_REPEATS = 5   # below this, the percentile bootstrap's interval is too narrow on its own
+WIDE = 0.10       # a half-width above 10% of the ratio: too wide for a figure
 
 LIMITATIONS = [
     "Weak scaling: each rank brings its own environments, batch and CPU simulation pool, so the global "
@@ -194,7 +196,19 @@ def ratio_line(c: dict) -> str:
         text += ": the interval lies below 1, the compared configuration is slower"
     else:
         text += ": the interval includes 1, no conclusion about the direction"
+    if ci and n >= MIN_REPEATS:
+        if (ci[1] - ci[0]) / 2 > WIDE * c["ratio_of_means"]:
+            text += f"; the interval is wide (more than ±{100 * WIDE:.0f}% of the ratio): no precise figure"
+        if n < FEW_REPEATS and per.get("n"):
+            text += (f"; over {n} repeats a bootstrap interval is narrow, read it with the per-repeat ratios "
+                     f"{per['min']:.3f} .. {per['max']:.3f}")
     return text + "."
+
+
+def short_window_note(summary: dict, metrics: list[dict]) -> str:
+    short = summary.get("short_windows") or []
+    return (f" {len(short)} of {len(metrics)} runs were measured over less than "
+            f"{summary.get('short_window_s', 30.0):g} s (see Measurement windows): a coarse rate." if short else "")
 
 
 def efficiency_line(summary: dict) -> str:
@@ -265,7 +279,8 @@ def verdict_section(summary: dict, metrics: list[dict], plan: dict, probe: dict 
     blocks = [Heading("Verdict"), Bullets([
         f"Claim, from the seed: {CLAIM}. {SEED_SENTENCE}",
         "Measured (steady env steps/s, ratio of means): "
-        + (" ".join(ratio_line(c) for c in comps) if comps else "no comparison in this run set."),
+        + (" ".join(ratio_line(c) for c in comps) if comps else "no comparison in this run set.")
+        + short_window_note(summary, metrics),
         "Per-rank efficiency: " + efficiency_line(summary),
         "Correctness probe: " + probe_line(probe),
         "Learning: " + learning_line(evaluations, metrics),

@@ -116,7 +116,6 @@ th { background: #eee; }
 td { font-variant-numeric: tabular-nums; }
 pre { background: #f5f5f5; padding: 0.6rem; overflow-x: auto; }
 img { max-width: 100%; }
-.verdict { border-left: 4px solid #555; padding: 0.2rem 1rem; background: #fafafa; }
 """
 # Python-Markdown's maintained extensions: pipe tables (with their alignment row) and fenced code
 MARKDOWN_EXTENSIONS = ["tables", "fenced_code"]

@@ -223,5 +223,5 @@ def quality_table(evaluations: dict[str, dict], metrics: list[dict]) -> Table | 
                  f"{len(first['commands'])} commands, {first['seconds']:g} s episodes scored after {first['settle_s']:g} s, "
                  "deterministic actions): rms errors of the planar velocity (heading frame) and of the torso's yaw rate, "
                  "their ratio to a robot that stands still (below 1: better than standing still), falls per episode, and "
-                 "the task's tracking kernels (1: perfect)."),
+                 "the task's tracking kernels (1: perfect). n/a: the evaluation recorded no value (no counted sample)."),
     )

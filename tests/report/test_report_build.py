@@ -367,3 +367,21 @@ def test_ratio_line_flags_a_wide_interval_and_few_repeats():
     assert "the interval is wide" in line and "read it with the per-repeat ratios 1.100 .. 1.900" in line
     narrow = ratio_line({**c, "ratio_ci95": [1.45, 1.55], "ci_repeats": 8})
     assert "wide" not in narrow and "per-repeat" not in narrow
+
+
+def test_single_points_are_drawn_with_markers(tmp_path, monkeypatch):
+    """A run that logged one episode return is a visible marker, not an empty line."""
+    lines = {}
+    save = plots._save
+
+    def capture(fig, path):
+        lines[path.name] = [(ln.get_marker(), ln.get_linestyle(), len(ln.get_xdata())) for ln in fig.axes[0].get_lines()]
+        save(fig, path)
+
+    monkeypatch.setattr(plots, "_save", capture)
+    metrics = [{"config": "n1_cpu", "repeat": 1, "series": {"episode_return": [[0.0, 4, 2.5]]}},
+               {"config": "n2_cpu", "repeat": 1, "series": {"episode_return": [[0.0, 4, 3.0]]}}]
+    assert plots.return_vs_time(metrics, tmp_path / "r.png") is True
+    (m1, dash1, n1), (m2, dash2, n2) = lines["r.png"]
+    assert (n1, n2) == (1, 1) and m1 not in ("None", "", None) and m1 != m2 and dash1 != dash2
+    assert plots.return_vs_time([{"config": "n1_cpu", "repeat": 1, "series": {}}], tmp_path / "none.png") is False

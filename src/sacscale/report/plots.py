@@ -93,8 +93,9 @@ def config_style(index: int, count: int) -> dict:
 
 
 def _series_plot(metrics: list[dict], key: str, ylabel: str, title: str, path: Path) -> bool:
-    """One line per run (colour, marker, dash: its configuration; a marker at every point,
-    so a run with a single point shows); False when no run has a point."""
+    """One line per run (colour, marker, dash: its configuration; filled or hollow markers:
+    odd or even repeat; a marker at every point, so a run with a single point shows);
+    False when no run has a point."""
     configs = list(dict.fromkeys(m["config"] for m in metrics))
     colors = _colors(configs)
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -105,8 +106,10 @@ def _series_plot(metrics: list[dict], key: str, ylabel: str, title: str, path: P
             continue
         plotted = True
         style = config_style(configs.index(m["config"]), len(configs))
+        # repeats of one configuration: filled markers on odd repeats, hollow on even ones
+        hollow = (m.get("repeat") or 1) % 2 == 0
         ax.plot([p[0] for p in points], [p[2] for p in points], color=colors[m["config"]], ms=4, alpha=0.85,
-                label=f"{m['config']} r{m.get('repeat')}", **style)
+                mfc="white" if hollow else colors[m["config"]], label=f"{m['config']} r{m.get('repeat')}", **style)
     if not plotted:
         ax.text(0.5, 0.5, f"no {key.replace('_', ' ')} events: not drawn", ha="center", va="center",
                 transform=ax.transAxes)

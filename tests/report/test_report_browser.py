@@ -12,7 +12,6 @@ Without a browser the tests skip, saying so; with SACSCALE_REQUIRE_BROWSER=1 (CI
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path

@@ -355,7 +355,7 @@ def test_ratio_line_says_what_the_interval_supports(ci, n, says):
     c = {"compared": "n2", "baseline": "n1", "ratio_of_means": 1.8, "ratio_std_propagated": 0.07,
          "ratio_ci95": ci, "ci_repeats": n}
     line = ratio_line(c)
-    assert line.startswith(f"`n2` / `n1` = 1.800x, ") and f"n = {n} paired repeat(s)" in line and says in line
+    assert line.startswith("`n2` / `n1` = 1.800x, ") and f"n = {n} paired repeat(s)" in line and says in line
 
 
 def test_ratio_line_flags_a_wide_interval_and_few_repeats():

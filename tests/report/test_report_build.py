@@ -1,4 +1,5 @@
-"""The report: seed-shaped table, statistics, figures, sections; Markdown and HTML agree."""
+"""The report: the verdict first, the seed-shaped table (GPU sets), statistics, figures,
+sections; the HTML is the Markdown rendered."""
 
 import json
 
@@ -51,7 +52,8 @@ def test_gpu_scaling_report(tmp_path):
     paths = _run_set(tmp_path, [("n1_local", 1000.0, 1), ("n2_pool", 2000.0, 2)])
     out, md, html = _write(tmp_path, paths)
     assert "| configuration | 1-GPU steps/s | 2-GPU steps/s | ratio of means |" in md
-    assert "| n1_local / n2_pool (n=2/2) |" in md and "2.000x" in md
+    # the row is labelled in the ratio's direction
+    assert "| n2_pool / n1_local (n=2/2) | 1,075 ± 35 | 2,150 ± 71 | 2.000x |" in md
     assert "r1: 1,050, r2: 1,100" in md  # per-repeat values
     for section in ("## Environment", "## Correctness probe", "## Metric definitions", "## Limitations",
                     "## Deviations from the reference system", "physics substeps differ", "Weak scaling",
@@ -61,12 +63,66 @@ def test_gpu_scaling_report(tmp_path):
     for name in FIGURES.values():
         assert (out / "figures" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "![cumulative steps](figures/cumulative_steps.png)" in md
-    assert "No per-phase plot" in md
+    assert "No per-phase figure: the runs were not traced" in md and "![phase times]" not in md
     assert "Per-phase time per iteration (ms)" not in md  # no phase table without traced runs
-    # no run directories given: a placeholder figure, and the report says why
+    # no run directories given: the figure left out, and the report says why
     assert "No learning curves: no run directories were given (sacscale report --run-dirs)." in md
     assert "![learning curves]" not in md
     assert "data:image/png;base64," in html and "<table>" in html and "2.000x" in html
+
+    # the verdict first: the claim with the seed explained once, the ratio with n and what it supports
+    assert md.startswith("# sacscale run set S\n\n## Verdict\n\n- Claim, from the seed: ")
+    assert md.count("The seed is the original measurement") == 1
+    verdict = md.split("## Verdict")[1].split("###")[0]
+    assert ("`n2_pool` / `n1_local` = 2.000x, 95% CI 2.000 .. 2.000, n = 2 paired repeat(s) "
+            "(propagated std ±0.093): too few repeats to support a conclusion") in verdict
+    assert "Per-rank efficiency: `n2_pool` 100% of 2x" in verdict
+    assert "Correctness probe: PASS" in verdict and "Learning: not evaluated" in verdict
+    # the seed's own figures, right after the verdict, for a GPU set
+    assert md.index("## Verdict") < md.index("### Against the seed") < md.index("| in-graph grad sync + SHM") \
+        < md.index("## Results")
+    # deviations: rendered as Markdown in the HTML (a list, no <pre>), its title folded into the report's heading
+    assert "<li>physics substeps differ</li>" in html and "<pre>" not in html.split("Deviations from")[-1]
+    assert "# Deviations\n" not in md
+    assert "`" not in html.split("<title>")[1].split("</title>")[0]  # no literal backticks in titles
+
+
+def test_cpu_report_has_no_seed_tables_and_explains_na(tmp_path):
+    paths = _run_set(tmp_path, [("n1_cpu", 30.0, 1), ("n2_cpu", 40.0, 2)])
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    for name, c in summary["configs"].items():  # CPU ranks
+        c["devices"] = "cpu" if name == "n1_cpu" else "cpu,cpu"
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    env = json.loads((tmp_path / "environment.json").read_text())
+    env["plan"].update(preset="cpu", description="1 and 2 CPU ranks. Throughput figures from it say nothing "
+                                                 "about the GPU system.")
+    (tmp_path / "environment.json").write_text(json.dumps(env))
+    _, md, _ = _write(tmp_path, paths)
+    assert "Against the seed" not in md and "RTX 5090" not in md.replace("2x RTX 5090 server", "")
+    assert "| configuration | baseline" not in md  # no seed-shaped table
+    assert md.count("say nothing about the GPU system") == 1  # one disclaimer, once
+    assert "n/a where no episode ended within a logging interval" in md
+
+
+def test_verification_finds_the_numbers_of_old_and_new_reports(tmp_path):
+    """A committed report keeps the headline and seed-table wording of its time; both count."""
+    from sacscale.report.build import legacy_headlines, number_blocks
+    from sacscale.report.document import block_markdown
+    from sacscale.report.tables import seed_table
+
+    paths = _run_set(tmp_path, [("n1_local", 1000.0, 1), ("n2_pool", 2000.0, 2)])
+    _, md, _ = _write(tmp_path, paths)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    metrics = [json.loads(p.read_text()) for p in paths]
+    parts = number_blocks(summary, metrics)
+    assert [t for t, _, _ in parts][:1] == ["the seed-shaped table"]
+    assert all(any(r in md for r in renderings) for _, renderings, _ in parts)
+    old = "\n\n".join([block_markdown(seed_table(summary, legacy=True))]
+                       + [block_markdown(p) for p in legacy_headlines(summary)])
+    assert "| n1_local / n2_pool (n=2/2) |" in old
+    found = {t for t, renderings, _ in parts if any(r in old for r in renderings)}
+    assert found == {"the seed-shaped table", "a headline ratio", "a headline confidence interval"}
+    assert not any(renderings[0] in old for t, renderings, _ in parts if t == "the seed-shaped table")
 
 
 def test_single_gpu_preset_compares_configs_as_listed(tmp_path):
@@ -137,8 +193,8 @@ def test_phase_plot_and_table_when_traced(tmp_path, monkeypatch):
     assert "| n1 | 0 | 2 | 3.500 | 11.500 |" in md
     assert "| n2_pool | 0 | 2 | 3.500 | 11.500 |" in md
     assert "| n2_pool | 1 | 2 | 4.500 | 21.500 |" in md
-    assert "No per-phase plot" not in md
-    assert "<td class=\"r\">21.500</td>" in html
+    assert "No per-phase figure" not in md
+    assert '<td style="text-align: right;">21.500</td>' in html
     assert "`ranks[].phase_ms`" in md  # metric definitions list the per-rank field
 
 
@@ -167,7 +223,7 @@ def test_learning_curves_per_configuration(tmp_path, monkeypatch):
         paths[-1].write_text(json.dumps(m))
     (tmp_path / "summary.json").write_text(json.dumps(summarize(metrics, [c for c, _, _ in configs])))
 
-    drawn, thin = {}, {}
+    drawn, thin, styles, markers = {}, {}, {}, {}
     save = plots._save
 
     def capture(fig, path):
@@ -175,8 +231,11 @@ def test_learning_curves_per_configuration(tmp_path, monkeypatch):
             for name, ax in zip(plots.LEARNING_PANELS, fig.axes):
                 lines = ax.get_lines()
                 drawn[name] = {line.get_label(): (list(line.get_xdata()), list(line.get_ydata()))
-                               for line in lines if line.get_linewidth() == 2.0}
-                thin[name] = sum(line.get_linewidth() < 1.0 for line in lines)
+                               for line in lines if line.get_linewidth() == plots.MEAN_LW}
+                thin[name] = sum(line.get_linewidth() == plots.RUN_LW for line in lines)
+                styles[name] = {line.get_label(): (line.get_linestyle(), line.get_zorder())
+                                for line in lines if line.get_linewidth() == plots.MEAN_LW}
+                markers[name] = {line.get_marker() for line in lines if line.get_linewidth() == plots.RUN_LW}
                 assert ax.get_ylabel() == plots.LEARNING_PANELS[name]
         save(fig, path)
 
@@ -195,6 +254,10 @@ def test_learning_curves_per_configuration(tmp_path, monkeypatch):
     assert {name: sorted(lines) for name, lines in drawn.items()} == {
         "length": [n1, n2], "tracking_lin_vel": [n1, n2], "return": [n1, n2], "tracking_ang_vel": []}
     assert thin == {"length": 4, "tracking_lin_vel": 4, "return": 4, "tracking_ang_vel": 0}  # every run, thin
+    # n1 is not hidden under n2: another dash, drawn above it; every run's points marked
+    (n1_dash, n1_z), (n2_dash, n2_z) = styles["length"][n1], styles["length"][n2]
+    assert n1_dash != n2_dash and n1_z > n2_z
+    assert markers["length"] == {"o", "s"}
     # x: cumulative env steps of all ranks (100 per rank and log point)
     assert drawn["length"][n1][0] == [100.0, 200.0, 300.0, 400.0]
     assert drawn["length"][n2][0] == [200.0, 400.0, 600.0, 800.0]
@@ -277,3 +340,48 @@ def test_quality_table_means_each_configurations_evaluations():
     assert rows["a"][1] == "2" and rows["a"][3] == "0.200" and rows["a"][7] == "0.250"
     assert rows["b"][4].startswith("1.0")  # as bad as standing still
     assert quality_table({}, metrics) is None
+
+
+@pytest.mark.parametrize("ci, n, says", [
+    ([1.70, 1.90], 3, "the interval lies above 1, the compared configuration is faster"),
+    ([0.95, 1.20], 5, "the interval includes 1, no conclusion about the direction"),
+    ([0.60, 0.90], 3, "the interval lies below 1, the compared configuration is slower"),
+    ([0.75, 0.89], 2, "too few repeats to support a conclusion"),
+    (None, 0, "too few repeats to support a conclusion"),
+])
+def test_ratio_line_says_what_the_interval_supports(ci, n, says):
+    from sacscale.report.build import ratio_line
+
+    c = {"compared": "n2", "baseline": "n1", "ratio_of_means": 1.8, "ratio_std_propagated": 0.07,
+         "ratio_ci95": ci, "ci_repeats": n}
+    line = ratio_line(c)
+    assert line.startswith("`n2` / `n1` = 1.800x, ") and f"n = {n} paired repeat(s)" in line and says in line
+
+
+def test_ratio_line_flags_a_wide_interval_and_few_repeats():
+    from sacscale.report.build import ratio_line
+
+    c = {"compared": "n2", "baseline": "n1", "ratio_of_means": 1.5, "ratio_std_propagated": 0.3,
+         "ratio_ci95": [1.05, 1.95], "ci_repeats": 3, "per_repeat_ratio_stats": {"n": 3, "min": 1.1, "max": 1.9}}
+    line = ratio_line(c)
+    assert "the interval is wide" in line and "read it with the per-repeat ratios 1.100 .. 1.900" in line
+    narrow = ratio_line({**c, "ratio_ci95": [1.45, 1.55], "ci_repeats": 8})
+    assert "wide" not in narrow and "per-repeat" not in narrow
+
+
+def test_single_points_are_drawn_with_markers(tmp_path, monkeypatch):
+    """A run that logged one episode return is a visible marker, not an empty line."""
+    lines = {}
+    save = plots._save
+
+    def capture(fig, path):
+        lines[path.name] = [(ln.get_marker(), ln.get_linestyle(), len(ln.get_xdata())) for ln in fig.axes[0].get_lines()]
+        save(fig, path)
+
+    monkeypatch.setattr(plots, "_save", capture)
+    metrics = [{"config": "n1_cpu", "repeat": 1, "series": {"episode_return": [[0.0, 4, 2.5]]}},
+               {"config": "n2_cpu", "repeat": 1, "series": {"episode_return": [[0.0, 4, 3.0]]}}]
+    assert plots.return_vs_time(metrics, tmp_path / "r.png") is True
+    (m1, dash1, n1), (m2, dash2, n2) = lines["r.png"]
+    assert (n1, n2) == (1, 1) and m1 not in ("None", "", None) and m1 != m2 and dash1 != dash2
+    assert plots.return_vs_time([{"config": "n1_cpu", "repeat": 1, "series": {}}], tmp_path / "none.png") is False

@@ -23,6 +23,13 @@ SEED_TABLE = Table(
     align=["l", "r", "r", "r"],
     caption="The seed's figures (2x RTX 5090, 2048 envs and batch 8192 per rank), same main definition.",
 )
+SEED_SENTENCE = ("The seed is the original measurement this project reproduces: data-parallel FastSAC on a "
+                 "2x RTX 5090 server, 1.7x to 2.4x the env steps/s of one GPU with two GPUs.")
+CLAIM = "data-parallel training on 2 GPUs scales: more env steps/s than on 1 GPU, each GPU with its own CPU pool"
+# Fewer paired repeats than this: a ratio and its bootstrap interval are not a basis for a conclusion.
+MIN_REPEATS = 3
+FEW_REPEATS = 5   # below this, the percentile bootstrap's interval is too narrow on its own
+WIDE = 0.10       # a half-width above 10% of the ratio: too wide for a figure
 
 LIMITATIONS = [
     "Weak scaling: each rank brings its own environments, batch and CPU simulation pool, so the global "
@@ -143,8 +150,9 @@ def evidence_section(verification: dict | None, manifest: dict | None) -> list:
     return [Bullets(items)] if items else [Paragraph("No evidence manifest was given.")]
 
 
-def headline_paragraphs(summary: dict) -> list:
-    """One sentence per comparison: ratio of means, spread, and its confidence interval."""
+def legacy_headlines(summary: dict) -> list:
+    """The headline paragraphs as reports before the verdict (issue 18) wrote them: what
+    verification finds in a committed report of that time."""
     out = []
     for c in summary.get("comparisons", []):
         if c.get("ratio_of_means") is not None:
@@ -154,17 +162,138 @@ def headline_paragraphs(summary: dict) -> list:
                 f"`{c['compared']}` / `{c['baseline']}`: ratio of means {c['ratio_of_means']:.3f}x "
                 f"(propagated std ±{c['ratio_std_propagated']:.3f}{spread})."
             ))
-            out.append(Paragraph(ci_sentence(c)))
+            ci = c.get("ratio_ci95")
+            out.append(Paragraph(
+                f"`{c['compared']}` / `{c['baseline']}`: 95% confidence interval of the ratio of means "
+                f"{ci[0]:.3f} .. {ci[1]:.3f} (paired bootstrap over {c['ci_repeats']} repeats)." if ci else
+                f"`{c['compared']}` / `{c['baseline']}`: no confidence interval "
+                f"({c.get('ci_repeats', 0)} paired repeat(s); it needs 2 or more)."))
     return out
 
 
-def ci_sentence(c: dict) -> str:
-    ci = c.get("ratio_ci95")
-    if not ci:
-        return (f"`{c['compared']}` / `{c['baseline']}`: no confidence interval "
-                f"({c.get('ci_repeats', 0)} paired repeat(s); it needs 2 or more).")
-    return (f"`{c['compared']}` / `{c['baseline']}`: 95% confidence interval of the ratio of means "
-            f"{ci[0]:.3f} .. {ci[1]:.3f} (paired bootstrap over {c['ci_repeats']} repeats).")
+def ratio_line(c: dict) -> str:
+    """One comparison in one line: the ratio, its interval and n, and whether they support a
+    conclusion (too few repeats, an interval that includes 1, or one that lies above or below)."""
+    name = f"`{c['compared']}` / `{c['baseline']}`"
+    if c.get("ratio_of_means") is None:
+        return f"{name}: no ratio (a configuration has no measured run)."
+    ci, n = c.get("ratio_ci95"), c.get("ci_repeats")
+    per = c.get("per_repeat_ratio_stats") or {}
+    n = n if n is not None else per.get("n", 0)
+    text = f"{name} = {c['ratio_of_means']:.3f}x"
+    text += (f", 95% CI {ci[0]:.3f} .. {ci[1]:.3f}" if ci else ", no confidence interval recorded")
+    text += f", n = {n} paired repeat(s) (propagated std ±{c['ratio_std_propagated']:.3f})"
+    if n < MIN_REPEATS:
+        text += (f": too few repeats to support a conclusion (at least {MIN_REPEATS} are needed, and a bootstrap "
+                 "over so few is too narrow); read it as noise")
+    elif not ci:
+        if per.get("n"):
+            text += f"; per-repeat ratios {per['min']:.3f} .. {per['max']:.3f}"
+        text += "; without an interval, no conclusion beyond the per-repeat spread"
+    elif ci[0] > 1:
+        text += ": the interval lies above 1, the compared configuration is faster"
+    elif ci[1] < 1:
+        text += ": the interval lies below 1, the compared configuration is slower"
+    else:
+        text += ": the interval includes 1, no conclusion about the direction"
+    if ci and n >= MIN_REPEATS:
+        if (ci[1] - ci[0]) / 2 > WIDE * c["ratio_of_means"]:
+            text += f"; the interval is wide (more than ±{100 * WIDE:.0f}% of the ratio): no precise figure"
+        if n < FEW_REPEATS and per.get("n"):
+            text += (f"; over {n} repeats a bootstrap interval is narrow, read it with the per-repeat ratios "
+                     f"{per['min']:.3f} .. {per['max']:.3f}")
+    return text + "."
+
+
+def short_window_note(summary: dict, metrics: list[dict]) -> str:
+    short = summary.get("short_windows") or []
+    return (f" {len(short)} of {len(metrics)} runs were measured over less than "
+            f"{summary.get('short_window_s', 30.0):g} s (see Measurement windows): a coarse rate." if short else "")
+
+
+def efficiency_line(summary: dict) -> str:
+    parts = []
+    for c in summary.get("comparisons", []):
+        e = c.get("weak_scaling_efficiency")
+        if e is not None:
+            parts.append(f"`{c['compared']}` {100 * e:.0f}% of {c.get('rank_multiple', 0):g}x the baseline's "
+                         "env steps/s (ratio / rank multiple; 100% = each added rank as fast as the first)")
+    return "; ".join(parts) + "." if parts else "no multi-rank comparison in this run set."
+
+
+def probe_line(probe: dict | None) -> str:
+    if not probe:
+        return "no correctness probe result was given."
+    verdict = "PASS" if probe.get("pass") else "FAIL"
+    where = ", ".join(str(x) for x in (f"{probe['world_size']} ranks" if probe.get("world_size") else None,
+                                         probe.get("backend")) if x)
+    in_graph = probe.get("allreduce_in_cuda_graph")
+    graph = {True: ", all-reduce inside the CUDA graph", False: ", all-reduce outside a CUDA graph"}.get(in_graph, "")
+    return (f"{verdict}: the data-parallel ranks' gradients and parameters agree with a single-rank reference "
+            f"within tolerance ({where}{graph})." if probe.get("pass") else
+            f"{verdict}: the data-parallel ranks disagree with the single-rank reference ({where}); see Correctness probe.")
+
+
+def _mean(values):
+    values = [v for v in values if isinstance(v, (int, float)) and v == v]
+    return sum(values) / len(values) if values else None
+
+
+def learning_line(evaluations: dict[str, dict] | None, metrics: list[dict]) -> str:
+    """Per configuration: the evaluation's normalised tracking (1 = perfect) of the final
+    policies against a robot that stands still, and falls per episode."""
+    if not evaluations:
+        return "not evaluated: this run set has no evaluation of its final policies."
+    config_of = {m["run"]: m.get("config") or "?" for m in metrics}
+    by_config: dict[str, list[dict]] = {}
+    for run, e in evaluations.items():
+        by_config.setdefault(config_of.get(run, run), []).append(e)
+    parts = []
+    for config, evals in by_config.items():
+        lin = _mean([e["overall"]["normalised_tracking"].get("lin_vel_xy") for e in evals])
+        yaw = _mean([e["overall"]["normalised_tracking"].get("yaw_rate") for e in evals])
+        still = [(e.get("baseline_stand_still") or {}).get("overall", {}).get("normalised_tracking", {}) for e in evals]
+        lin0, yaw0 = _mean([b.get("lin_vel_xy") for b in still]), _mean([b.get("yaw_rate") for b in still])
+        falls = _mean([e["overall"].get("fall_rate") for e in evals])
+        if None in (lin, yaw, lin0, yaw0):
+            parts.append(f"`{config}`: tracking not recorded")
+            continue
+        better = lin > lin0 and yaw > yaw0
+        worse = lin <= lin0 and yaw <= yaw0
+        judgement = ("tracks better than standing still" if better else
+                     "no better than standing still" if worse else "better than standing still in one of the two")
+        parts.append(f"`{config}` ({len(evals)} run(s)): normalised tracking {lin:.2f} planar velocity, {yaw:.2f} "
+                     f"yaw rate (standing still {lin0:.2f}, {yaw0:.2f}; 1 = perfect), "
+                     f"{tables.num(falls, 2)} falls per episode: {judgement}")
+    return "; ".join(parts) + "."
+
+
+def reproduces_seed(summary: dict) -> bool:
+    """GPU run sets reproduce the seed's matrix (1 GPU against 2); CPU ranks do not."""
+    return not all((s.get("devices") or "").startswith("cpu") for s in summary["configs"].values())
+
+
+def verdict_section(summary: dict, metrics: list[dict], plan: dict, probe: dict | None,
+                    evaluations: dict[str, dict] | None) -> list:
+    comps = summary.get("comparisons", [])
+    blocks = [Heading("Verdict"), Bullets([
+        f"Claim, from the seed: {CLAIM}. {SEED_SENTENCE}",
+        "Measured (steady env steps/s, ratio of means): "
+        + (" ".join(ratio_line(c) for c in comps) if comps else "no comparison in this run set.")
+        + short_window_note(summary, metrics),
+        "Per-rank efficiency: " + efficiency_line(summary),
+        "Correctness probe: " + probe_line(probe),
+        "Learning: " + learning_line(evaluations, metrics),
+    ])]
+    what = (f"What ran: preset `{plan.get('preset', '?')}` ({plan.get('preset_reason', 'reason not recorded')}); "
+            f"{len(metrics)} runs of {', '.join(f'`{c}`' for c in summary['order'])}, "
+            f"{plan.get('repeats', '?')} repeat(s) of {plan.get('iterations', '?')} iterations, one run at a time.")
+    if plan.get("description"):
+        what += " " + " ".join(str(plan["description"]).split())
+    if not reproduces_seed(summary) and "GPU system" not in str(plan.get("description", "")):
+        what += " All runs are CPU ranks (gloo): the throughput says nothing about the GPU system."
+    blocks.append(Paragraph(what))
+    return blocks
 
 
 def window_blocks(summary: dict, metrics: list[dict]) -> list:
@@ -201,25 +330,92 @@ def run_list_section(summary: dict, metrics: list[dict], attempts: list[str] | N
     return blocks
 
 
-def number_blocks(summary: dict, metrics: list[dict], current: bool = True) -> list[tuple[str, str, bool]]:
-    """`[(title, Markdown text, required)]`: the report's parts that state numbers of the
-    evidence, rendered exactly as `build` renders them, for verification to find in a
-    stored report. `current=False` (a set made before confidence intervals and windows
-    were reported): those parts are not required."""
+def number_blocks(summary: dict, metrics: list[dict], current: bool = True) -> list[tuple[str, tuple[str, ...], bool]]:
+    """`[(title, renderings, required)]`: the report's parts that state numbers of the
+    evidence, each as the Markdown `build` writes now and as earlier reports wrote it (a
+    committed report is evidence and is never rewritten), for verification to find one of
+    them in a stored report. Tables without their captions (prose, not numbers).
+    `current=False` (a set made before confidence intervals and windows were reported):
+    those parts are not required."""
     def md(block) -> str:
+        if isinstance(block, Table):
+            block = Table(block.header, block.rows, block.align)
         return block_markdown(block).rstrip("\n")
 
-    out = [("the seed-shaped table", md(tables.seed_table(summary)), True),
-           ("the configuration table", md(tables.config_table(summary)), True),
-           ("the ratio table", md(tables.comparison_table(summary)), True),
-           ("the per-run table", md(tables.runs_table(metrics)), True),
-           ("the confidence-interval table", md(tables.ci_table(summary)), current),
-           ("the measurement-window table", md(tables.window_table(metrics, summary.get("short_window_s", 30.0))),
-            current)]
-    for p in headline_paragraphs(summary):
-        new = "confidence interval" in p.text
-        out.append(("a headline ratio" if not new else "a headline confidence interval", md(p), current or not new))
+    out = []
+    if reproduces_seed(summary):
+        out.append(("the seed-shaped table", (md(tables.seed_table(summary)),
+                                              md(tables.seed_table(summary, legacy=True))), True))
+    out += [("the configuration table", (md(tables.config_table(summary)),), True),
+            ("the ratio table", (md(tables.comparison_table(summary)),), True),
+            ("the per-run table", (md(tables.runs_table(metrics)),), True),
+            ("the confidence-interval table", (md(tables.ci_table(summary)),), current),
+            ("the measurement-window table",
+             (md(tables.window_table(metrics, summary.get("short_window_s", 30.0))),), current)]
+    # the verdict's ratio lines, or the headline paragraphs of the reports before it
+    legacy = legacy_headlines(summary)
+    for i, c in enumerate(c for c in summary.get("comparisons", []) if c.get("ratio_of_means") is not None):
+        out.append(("a headline ratio", (ratio_line(c), md(legacy[2 * i])), True))
+        out.append(("a headline confidence interval", (ratio_line(c), md(legacy[2 * i + 1])), current))
     return out
+
+
+FIGURE_CAPTIONS = {
+    "throughput_by_repeat": "Steady env steps/s of every run, by repeat (repeats with the same number ran back to "
+                            "back); the values are in the configuration table.",
+    "scaling_bars": "Mean steady env steps/s per configuration; bars: std; dots: repeats; labels: ratio of means "
+                    "(with its interval in the verdict).",
+    "cumulative_steps": "Cumulative env steps of all ranks against wall time (rank 0 events); the steady rate is "
+                        "the slope over the last half of each line's points.",
+    "return_vs_time": ("Episode return (rank 0, mean over the episodes ended in each logging interval) against "
+                       "wall time; a marker for every logged point. A sanity check that runs learn, not a "
+                       "convergence result."),
+    "phase_times": ("Per-phase time per iteration from the `Time/*` tags of traced runs, per rank (tail mean, "
+                    "then mean over repeats). The collector, the learner and the simulation pool run concurrently: "
+                    "each has its own bar, side by side; only the phases within one bar add up."),
+    "learning_curves": ("Learning against cumulative env steps of all ranks (rank 0 `Perf/total_env_steps` at each "
+                        "logging iteration): episode length, episode return (each rank's mean over the episodes "
+                        "ended in the interval, then mean over ranks) and the linear- and angular-velocity "
+                        "tracking rewards (latest per-control-step value, env mean, weighted and scaled by 0.02: "
+                        "at most 0.04 and 0.03; mean over ranks). Thin lines with markers: each run; thick: the mean "
+                        "over the configuration's runs where all of them have points; each configuration has its "
+                        "own colour and line style. Configurations with more ranks reach more env steps in the "
+                        "same iterations."),
+}
+
+
+def figure_blocks(has: dict[str, bool], rel: Path, learning_note: str | None) -> list:
+    """The figures with data; a sentence instead of each one without (its file is still
+    written, since the workflow declares it, but it is not shown)."""
+    missing = {
+        "return_vs_time": "No episode-return figure: no run logged an `Episode/return` event (no episode ended "
+                          "within a logging interval).",
+        "phase_times": "No per-phase figure: the runs were not traced (no `Time/*` tags; the run configuration "
+                       "field trace: true turns tracing on).",
+        "learning_curves": "No learning curves: " + (learning_note or "the runs logged no `Episode/length`, "
+                           "`Episode/return` or `Reward/tracking_*` events") + ".",
+    }
+    blocks = []
+    for name, filename in plots.FIGURES.items():
+        if has.get(name):
+            blocks.append(Image(str(rel / filename), name.replace("_", " "), FIGURE_CAPTIONS[name]))
+        else:
+            blocks.append(Paragraph(missing.get(name, f"No {name.replace('_', ' ')} figure: no data.")))
+    return blocks
+
+
+def deviations_markdown(text: str) -> str:
+    """docs/deviations.md inside the report: its headings one level down, below the
+    report's own Deviations heading (fenced code is left alone)."""
+    out, fenced = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if not fenced and line.startswith("#"):
+            line = "#" + line
+        out.append(line)
+    body = "\n".join(out)
+    return body.split("\n", 1)[1].lstrip("\n") if body.startswith("## ") else body
 
 
 def build(
@@ -238,34 +434,25 @@ def build(
     evaluations: dict[str, dict] | None = None,
 ) -> Document:
     """`run_dirs`: the runs' directories (event files), for the learning curves; None
-    leaves that figure a placeholder."""
+    leaves that figure out (with a sentence saying why)."""
     plan = (environment or {}).get("plan") or summary.get("meta", {})
     run_set = plan.get("run_set") or summary.get("meta", {}).get("run_set") or "?"
-    doc = Document(title=f"sacscale run set `{run_set}`")
+    doc = Document(title=f"sacscale run set {run_set}")
 
     if run_dirs:
         learning, note = curves_by_config(run_dirs, {m["run"]: m["config"] for m in metrics if m.get("config")}), None
     else:
         learning, note = None, "no run directories were given (sacscale report --run-dirs)"
     has = plots.write_all(summary, metrics, figures_dir, learning, note)
-    cpu_only = all((s.get("devices") or "").startswith("cpu") for s in summary["configs"].values())
+    seed_shaped = reproduces_seed(summary)
 
-    intro = (
-        f"Preset `{plan.get('preset', '?')}` ({plan.get('preset_reason', 'reason not recorded')}). "
-        f"{len(metrics)} runs: configurations {', '.join(f'`{c}`' for c in summary['order'])}, "
-        f"{plan.get('repeats', '?')} repeat(s) of {plan.get('iterations', '?')} iterations, one run at a time."
-    )
-    doc.add(Heading("Summary"), Paragraph(intro))
-    if plan.get("description"):
-        doc.add(Paragraph(plan["description"]))
-    if cpu_only:
-        doc.add(Paragraph("All runs here are CPU ranks (gloo): this run set shows the pipeline and the code path "
-                          "working end to end; its throughput says nothing about the GPU system."))
-    doc.add(*headline_paragraphs(summary))
+    doc.add(*verdict_section(summary, metrics, plan, probe, evaluations))
+    if seed_shaped:
+        doc.add(Heading("Against the seed", 3), tables.seed_table(summary), SEED_TABLE)
     doc.add(Paragraph(f"Comparisons: {summary.get('pairing', '')}."))
     doc.add(*run_list_section(summary, metrics, attempts))
 
-    doc.add(Heading("Results"), tables.seed_table(summary), tables.config_table(summary),
+    doc.add(Heading("Results"), tables.config_table(summary),
             Heading("Ratios and their spread", 3), tables.comparison_table(summary),
             Heading(tables.CI_TITLE, 3), tables.ci_table(summary),
             Heading("Per-run numbers", 3), tables.runs_table(metrics),
@@ -278,32 +465,7 @@ def build(
         doc.add(Heading(tables.QUALITY_TITLE, 3), quality)
 
     rel = Path(figures_dir).resolve().relative_to(Path(report_dir).resolve())
-    doc.add(Heading("Figures"))
-    captions = {
-        "throughput_by_repeat": "Steady env steps/s of every run, by repeat.",
-        "scaling_bars": "Mean steady env steps/s per configuration; bars: std; dots: repeats; labels: ratio of means.",
-        "cumulative_steps": "Cumulative env steps of all ranks against wall time (rank 0 events).",
-        "return_vs_time": "Episode return (rank 0, mean over episodes ended in each logging interval) against wall time.",
-        "phase_times": ("Per-phase time per iteration from the Time/* tags, every rank of each traced configuration "
-                        "(tail mean, then mean over repeats)."),
-        "learning_curves": ("Learning against cumulative env steps of all ranks (rank 0 Perf/total_env_steps at each "
-                            "logging iteration): episode length, episode return (each rank's mean over the episodes "
-                            "ended in the interval, then mean over ranks) and the linear- and angular-velocity "
-                            "tracking rewards (latest per-control-step value, env mean, weighted and scaled by 0.02: "
-                            "at most 0.04 and 0.03; mean over ranks). Thin: each run; thick: mean over the "
-                            "configuration's runs where all of them have points (linear interpolation onto their "
-                            "common env steps). Configurations with more ranks reach more env steps in the same "
-                            "iterations."),
-    }
-    for name, filename in plots.FIGURES.items():
-        if name == "phase_times" and not has["phase_times"]:
-            doc.add(Paragraph("No per-phase plot: the runs were not traced (no `Time/*` tags)."))
-            continue
-        if name == "learning_curves" and not has["learning_curves"]:
-            doc.add(Paragraph("No learning curves: " + (note or "the runs logged no `Episode/length`, "
-                              "`Episode/return` or `Reward/tracking_*` events") + "."))
-            continue
-        doc.add(Image(str(rel / filename), name.replace("_", " "), captions[name]))
+    doc.add(Heading("Figures"), *figure_blocks(has, rel, note))
 
     doc.add(Heading("Environment"), *environment_section(environment))
     doc.add(Heading("Model"), *model_section(model))
@@ -313,10 +475,9 @@ def build(
             Bullets([f"`{k}`: {v}" for k, v in DEFINITIONS.items()]),
             Paragraph("Ratio of means = mean(compared) / mean(baseline). Weak-scaling efficiency = "
                       "ratio / (ranks of compared / ranks of baseline)."))
-    doc.add(Heading("Reference: the seed's figures"), SEED_TABLE)
     doc.add(Heading("Deviations from the reference system"))
     if deviations:
-        doc.add(Raw(deviations))
+        doc.add(Raw(deviations_markdown(deviations)))
     else:
         doc.add(Paragraph("No deviations document (docs/deviations.md) was given."))
     doc.add(Heading("Limitations"), Bullets(LIMITATIONS))

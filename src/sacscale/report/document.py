@@ -1,17 +1,20 @@
 """A small document model written out as Markdown and as self-contained HTML.
 
 The report is built once as a list of blocks and rendered twice, so the Markdown and
-the HTML always say the same thing. Inline text uses a tiny subset of Markdown:
-`code` spans only; everything else is literal (and escaped in HTML).
+the HTML always say the same thing. The HTML is the
+Markdown rendered by Python-Markdown (tables, fenced code), so the two cannot drift
+apart. Inline text should use `code` spans and little else: text is Markdown, so a
+literal `*`, `_` between words or `<` belongs inside a code span.
 """
 
 from __future__ import annotations
 
 import base64
 import html
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import markdown
 
 
 @dataclass
@@ -52,7 +55,7 @@ class Code:
 
 @dataclass
 class Raw:
-    """Markdown copied verbatim (e.g. docs/deviations.md); shown preformatted in HTML."""
+    """Markdown copied verbatim (e.g. docs/deviations.md), rendered as Markdown in HTML."""
     markdown: str
 
 
@@ -64,9 +67,6 @@ class Document:
     def add(self, *blocks) -> "Document":
         self.blocks.extend(blocks)
         return self
-
-
-_CODE = re.compile(r"`([^`]+)`")
 
 
 def _md_cell(text: str) -> str:
@@ -108,61 +108,40 @@ def block_markdown(block) -> str:
     return to_markdown(Document(title="", blocks=[block])).split("\n", 2)[2]
 
 
-def _inline_html(text: str) -> str:
-    parts = _CODE.split(str(text))
-    return "".join(f"<code>{html.escape(p)}</code>" if i % 2 else html.escape(p) for i, p in enumerate(parts))
-
-
 _STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 68rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.45; }
 table { border-collapse: collapse; margin: 0.5rem 0 1rem; }
 th, td { border: 1px solid #bbb; padding: 0.25rem 0.6rem; }
 th { background: #eee; }
-td.r { text-align: right; font-variant-numeric: tabular-nums; }
+td { font-variant-numeric: tabular-nums; }
 pre { background: #f5f5f5; padding: 0.6rem; overflow-x: auto; }
-figure { margin: 1rem 0; } figure img { max-width: 100%; }
-figcaption, .caption { color: #444; font-style: italic; }
+img { max-width: 100%; }
 """
+# Python-Markdown's maintained extensions: pipe tables (with their alignment row) and fenced code
+MARKDOWN_EXTENSIONS = ["tables", "fenced_code"]
+
+
+def _embedded(doc: Document, base_dir: Path) -> Document:
+    """The document with every image that exists inlined as a data URI (the HTML stands alone)."""
+    blocks = []
+    for b in doc.blocks:
+        if isinstance(b, Image) and (base_dir / b.path).is_file():
+            data = base64.b64encode((base_dir / b.path).read_bytes()).decode()
+            b = Image(f"data:image/png;base64,{data}", b.alt, b.caption)
+        blocks.append(b)
+    return Document(title=doc.title, blocks=blocks)
 
 
 def to_html(doc: Document, base_dir: str | Path, embed_images: bool = True) -> str:
-    """HTML; images embedded as data URIs (the file stands alone) unless embed_images=False."""
+    """The document's Markdown rendered by Python-Markdown, in a page of its own; images
+    embedded as data URIs unless embed_images=False."""
     base_dir = Path(base_dir)
-    out = [
+    source = to_markdown(_embedded(doc, base_dir) if embed_images else doc)
+    body = markdown.markdown(source, extensions=MARKDOWN_EXTENSIONS, output_format="html")
+    return "\n".join([
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{html.escape(doc.title)}</title><style>{_STYLE}</style></head><body>",
-        f"<h1>{html.escape(doc.title)}</h1>",
-    ]
-    for b in doc.blocks:
-        if isinstance(b, Heading):
-            out.append(f"<h{b.level}>{_inline_html(b.text)}</h{b.level}>")
-        elif isinstance(b, Paragraph):
-            out.append(f"<p>{_inline_html(b.text)}</p>")
-        elif isinstance(b, Bullets):
-            out.append("<ul>" + "".join(f"<li>{_inline_html(i)}</li>" for i in b.items) + "</ul>")
-        elif isinstance(b, Table):
-            align = b.align or ["l"] * len(b.header)
-            head = "".join(f"<th>{_inline_html(h)}</th>" for h in b.header)
-            body = "".join(
-                "<tr>" + "".join(f'<td class="{a}">{_inline_html(c)}</td>' for a, c in zip(align, row)) + "</tr>"
-                for row in b.rows
-            )
-            out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
-            if b.caption:
-                out.append(f'<p class="caption">{_inline_html(b.caption)}</p>')
-        elif isinstance(b, Image):
-            src = html.escape(b.path)
-            if embed_images and (base_dir / b.path).is_file():
-                data = base64.b64encode((base_dir / b.path).read_bytes()).decode()
-                src = f"data:image/png;base64,{data}"
-            cap = f"<figcaption>{_inline_html(b.caption)}</figcaption>" if b.caption else ""
-            out.append(f'<figure><img src="{src}" alt="{html.escape(b.alt)}">{cap}</figure>')
-        elif isinstance(b, Code):
-            out.append(f"<pre>{html.escape(b.text)}</pre>")
-        elif isinstance(b, Raw):
-            out.append(f"<pre>{html.escape(b.markdown)}</pre>")
-        else:
-            raise TypeError(f"unknown block {b!r}")
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
+        body,
+        "</body></html>",
+    ]) + "\n"

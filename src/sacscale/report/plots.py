@@ -41,8 +41,9 @@ def throughput_by_repeat(summary: dict, path: Path) -> None:
     configs = summary["configs"]
     colors = _colors(configs)
     fig, ax = plt.subplots(figsize=(7, 4))
-    for name, stats in configs.items():
-        ax.plot(stats["repeats"], stats["values"], "o-", color=colors[name], label=name)
+    for i, (name, stats) in enumerate(configs.items()):
+        ax.plot(stats["repeats"], stats["values"], color=colors[name], label=name, ms=6,
+                **config_style(i, len(configs)))
     ax.set_xlabel("repeat")
     ax.set_ylabel(STEADY)
     ax.set_title("Per-run throughput by repeat")
@@ -78,10 +79,25 @@ def scaling_bars(summary: dict, path: Path) -> None:
     _save(fig, path)
 
 
-def _series_plot(metrics: list[dict], key: str, ylabel: str, title: str, path: Path) -> None:
+# One style per configuration, in order, so that lines of different configurations stay
+# apart where they overlap: colour, marker and dash all differ, and the first (baseline)
+# configurations are drawn on top of later ones.
+MARKERS = ["o", "s", "^", "D", "v", "P"]
+RUN_LW, MEAN_LW = 0.8, 2.2  # learning curves: each run, the mean over a configuration's runs
+DASHES = ["-", "--", "-.", ":"]
+
+
+def config_style(index: int, count: int) -> dict:
+    return {"marker": MARKERS[index % len(MARKERS)], "ls": DASHES[index % len(DASHES)],
+            "zorder": 2 + count - index}
+
+
+def _series_plot(metrics: list[dict], key: str, ylabel: str, title: str, path: Path) -> bool:
+    """One line per run (colour, marker, dash: its configuration; filled or hollow markers:
+    odd or even repeat; a marker at every point, so a run with a single point shows);
+    False when no run has a point."""
     configs = list(dict.fromkeys(m["config"] for m in metrics))
     colors = _colors(configs)
-    styles = ["-", "--", ":", "-."]
     fig, ax = plt.subplots(figsize=(7, 4))
     plotted = False
     for m in metrics:
@@ -89,10 +105,15 @@ def _series_plot(metrics: list[dict], key: str, ylabel: str, title: str, path: P
         if not points:
             continue
         plotted = True
-        ax.plot([p[0] for p in points], [p[2] for p in points], styles[((m.get("repeat") or 1) - 1) % 4],
-                color=colors[m["config"]], label=f"{m['config']} r{m.get('repeat')}")
+        style = config_style(configs.index(m["config"]), len(configs))
+        # repeats of one configuration: filled markers on odd repeats, hollow on even ones
+        hollow = (m.get("repeat") or 1) % 2 == 0
+        ax.plot([p[0] for p in points], [p[2] for p in points], color=colors[m["config"]], ms=4, alpha=0.85,
+                mfc="white" if hollow else colors[m["config"]], label=f"{m['config']} r{m.get('repeat')}", **style)
     if not plotted:
-        ax.text(0.5, 0.5, f"no {key.replace('_', ' ')} events", ha="center", va="center", transform=ax.transAxes)
+        ax.text(0.5, 0.5, f"no {key.replace('_', ' ')} events: not drawn", ha="center", va="center",
+                transform=ax.transAxes)
+        ax.set_axis_off()
     else:
         ax.legend(fontsize=8, ncol=2)
     ax.set_xlabel("seconds since the run's first Perf/total_env_steps event")
@@ -100,14 +121,15 @@ def _series_plot(metrics: list[dict], key: str, ylabel: str, title: str, path: P
     ax.set_title(title)
     ax.grid(alpha=0.3)
     _save(fig, path)
+    return plotted
 
 
-def cumulative_steps(metrics: list[dict], path: Path) -> None:
-    _series_plot(metrics, "total_env_steps", "cumulative env steps (all ranks)", "Cumulative env steps vs wall time", path)
+def cumulative_steps(metrics: list[dict], path: Path) -> bool:
+    return _series_plot(metrics, "total_env_steps", "cumulative env steps (all ranks)", "Cumulative env steps vs wall time", path)
 
 
-def return_vs_time(metrics: list[dict], path: Path) -> None:
-    _series_plot(metrics, "episode_return", "episode return (rank 0, interval mean)", "Episode return vs wall time", path)
+def return_vs_time(metrics: list[dict], path: Path) -> bool:
+    return _series_plot(metrics, "episode_return", "episode return (rank 0, interval mean)", "Episode return vs wall time", path)
 
 
 def phase_label(config: str, rank: int) -> str:
@@ -134,7 +156,8 @@ def phase_times(metrics: list[dict], path: Path) -> bool:
     rows = phase_by_rank(metrics)
     fig, ax = plt.subplots(figsize=(8.5, max(3, 1.1 * len(rows) + 1.5)))
     if not rows:
-        ax.text(0.5, 0.5, "no Time/* tags: the runs were not traced (run configuration field trace: true)",
+        ax.text(0.5, 0.5, "Not drawn: no Time/* tags, the runs were not traced\n"
+                "(the report leaves this figure out; trace: true in a run configuration turns tracing on)",
                 ha="center", va="center", transform=ax.transAxes, wrap=True)
         ax.set_axis_off()
         _save(fig, path)
@@ -195,6 +218,7 @@ def learning_curves(groups: dict[str, dict] | None, path: Path, note: str | None
     Empty curves draw nothing; False (and a placeholder figure) when no curve has a point."""
     groups = groups or {}
     colors = _colors(groups)
+    styles = {config: config_style(i, len(groups)) for i, config in enumerate(groups)}
     fig, axes = plt.subplots(2, 2, figsize=(11, 7.5), sharex=True)
     plotted = False
     for ax, (name, ylabel) in zip(axes.ravel(), LEARNING_PANELS.items()):
@@ -206,11 +230,12 @@ def learning_curves(groups: dict[str, dict] | None, path: Path, note: str | None
                 curve = finite(curves[name])
                 if curve["env_steps"]:
                     plotted = True
-                    ax.plot(curve["env_steps"], curve["value"], "-", color=colors[config], lw=0.7, alpha=0.35,
-                            label=label)
+                    ax.plot(curve["env_steps"], curve["value"], color=colors[config], lw=RUN_LW, alpha=0.5, ms=2.5,
+                            label=label, **styles[config])
                     label = None
             if mean["env_steps"]:
-                ax.plot(mean["env_steps"], mean["value"], "-", color=colors[config], lw=2.0,
+                ax.plot(mean["env_steps"], mean["value"], color=colors[config], lw=MEAN_LW, alpha=0.85,
+                        ls=styles[config]["ls"], zorder=styles[config]["zorder"] + 10,
                         label=learning_label(config, mean["runs"]))
         if baselines and name in baselines:
             ax.axhline(baselines[name], color="0.3", ls="--", lw=1.0, label="standing still")
@@ -236,8 +261,8 @@ def learning_curves(groups: dict[str, dict] | None, path: Path, note: str | None
             entries.setdefault(label, handle)
     first = next(ax for ax in axes.ravel() if ax.get_legend_handles_labels()[0])
     first.legend(list(entries.values()), list(entries), fontsize=8)
-    fig.suptitle("Learning per env step: thin lines each run, thick the mean over a configuration's runs "
-                 "(reward and length: mean over ranks)", fontsize=10)
+    fig.suptitle("Learning per env step: thin lines with markers each run, thick the mean over a "
+                 "configuration's runs (reward and length: mean over ranks)", fontsize=10)
     fig.tight_layout()
     _save(fig, path)
     return True
@@ -245,13 +270,14 @@ def learning_curves(groups: dict[str, dict] | None, path: Path, note: str | None
 
 def write_all(summary: dict, metrics: list[dict], figures_dir: str | Path, learning: dict[str, dict] | None = None,
               learning_note: str | None = None) -> dict[str, bool]:
-    """Write every figure; `{name: has_data}`. `learning`: curves_by_config() of the run
-    directories (None: no run directories given, a placeholder figure saying `learning_note`)."""
+    """Write every figure the workflow declares; `{name: has_data}`. A figure without data
+    is still written (a file that says "not drawn" and why) but the report leaves it out.
+    `learning`: curves_by_config() of the run directories (None: no run directories given)."""
     d = Path(figures_dir)
     throughput_by_repeat(summary, d / FIGURES["throughput_by_repeat"])
     scaling_bars(summary, d / FIGURES["scaling_bars"])
-    cumulative_steps(metrics, d / FIGURES["cumulative_steps"])
-    return_vs_time(metrics, d / FIGURES["return_vs_time"])
+    stepped = cumulative_steps(metrics, d / FIGURES["cumulative_steps"])
+    returned = return_vs_time(metrics, d / FIGURES["return_vs_time"])
     traced = phase_times(metrics, d / FIGURES["phase_times"])
     if learning:
         from sacscale.analysis.learning import tracking_baselines
@@ -263,8 +289,8 @@ def write_all(summary: dict, metrics: list[dict], figures_dir: str | Path, learn
     return {
         "throughput_by_repeat": True,
         "scaling_bars": True,
-        "cumulative_steps": True,
-        "return_vs_time": any(m.get("series", {}).get("episode_return") for m in metrics),
+        "cumulative_steps": stepped,
+        "return_vs_time": returned,
         "phase_times": traced,
         "learning_curves": learned,
     }

@@ -28,8 +28,10 @@ def rank_label(devices: str | None, world_size: int | None) -> str:
     return f"{n}-GPU"
 
 
-def seed_table(summary: dict) -> Table:
-    """The seed's shape: configuration, baseline steps/s, compared steps/s, ratio of means."""
+def seed_table(summary: dict, legacy: bool = False) -> Table:
+    """The seed's shape: configuration, baseline steps/s, compared steps/s, ratio of means.
+    The row is labelled compared / baseline, the ratio's direction (`legacy`: baseline /
+    compared, as reports before issue 18 labelled it; what verification finds in them)."""
     configs = summary["configs"]
     comps = summary.get("comparisons", [])
     labels = {(rank_label(configs[c["baseline"]]["devices"], configs[c["baseline"]]["world_size"]),
@@ -43,8 +45,10 @@ def seed_table(summary: dict) -> Table:
     rows = []
     for c in comps:
         b, o = configs[c["baseline"]], configs[c["compared"]]
+        label = (f"{c['baseline']} / {c['compared']} (n={b['n']}/{o['n']})" if legacy else
+                 f"{c['compared']} / {c['baseline']} (n={o['n']}/{b['n']})")
         rows.append([
-            f"{c['baseline']} / {c['compared']} (n={b['n']}/{o['n']})",
+            label,
             f"{num(b['mean'])} ± {num(b['std'])}",
             f"{num(o['mean'])} ± {num(o['std'])}",
             ratio(c["ratio_of_means"]),
@@ -53,7 +57,8 @@ def seed_table(summary: dict) -> Table:
         header=["configuration", f"{base_label} steps/s", f"{comp_label} steps/s", "ratio of means"],
         rows=rows,
         align=["l", "r", "r", "r"],
-        caption="steady env steps/s (main figure), mean ± sample std over repeats.",
+        caption="this run set in the seed's shape: steady env steps/s (main figure), mean ± sample std over repeats; "
+                "ratio of means = compared / baseline.",
     )
 
 
@@ -93,8 +98,10 @@ def comparison_table(summary: dict) -> Table:
                 "weak-scaling efficiency"],
         rows=rows,
         align=["l", "r", "r", "l", "l", "l", "r"],
-        caption="per repeat: compared_k / baseline_k (runs alternate, so repeat k ran back to back); extreme "
-                "range: min/max .. max/min; efficiency = ratio / (rank multiple).",
+        caption="per repeat: compared in repeat k / baseline in repeat k (runs alternate, so repeat k ran back to "
+                "back); extreme range: min/max .. max/min; efficiency = ratio / (rank multiple). n/a: not defined "
+                "for this set (no paired repeat, a single repeat has no spread, or equal rank counts have no "
+                "efficiency).",
     )
 
 
@@ -113,7 +120,10 @@ def runs_table(metrics: list[dict]) -> Table:
                 "event span s", "final return", "final length", "per rank steady steps/s"],
         rows=rows,
         align=["l", "l", "r", "r", "r", "r", "r", "r", "r", "r", "l"],
-        caption="in execution order. tail-mean total_fps is a different definition (see Metric definitions).",
+        caption="in execution order. tail-mean total_fps is a different definition (see Metric definitions). "
+                "final return and final length: the last logged episode means of rank 0; n/a where no episode "
+                "ended within a logging interval of the run (short runs end before their first episode does) "
+                "or the run logged none; wall s n/a: no run record.",
     )
 
 
@@ -129,7 +139,7 @@ def phase_table(metrics: list[dict]) -> Table | None:
         rows=[[r["config"], str(r["rank"]), str(r["runs"]), *(num(r["phase_ms"].get(p), 3) for p in phases)]
               for r in rows],
         align=["l", "r", "r", *["r"] * len(phases)],
-        caption="ms per iteration: mean of each rank's Time/<phase>_ms over its last 50% of events, then mean "
+        caption="ms per iteration: mean of each rank's `Time/<phase>_ms` over its last 50% of events, then mean "
                 "over the configuration's runs (repeats). Collector and learner phases overlap in time; do not "
                 "add them up.",
     )
@@ -151,7 +161,7 @@ def ci_table(summary: dict) -> Table:
         align=["l", "r", "l", "r"],
         caption="95% confidence interval of the ratio of means: paired bootstrap over repeats (both "
                 "configurations of repeat k ran back to back with seed k), percentile method; see summary.json "
-                "ci_method.",
+                "ci_method. n/a: fewer than 2 paired repeats (or a set made before intervals were computed).",
     )
 
 
@@ -213,5 +223,5 @@ def quality_table(evaluations: dict[str, dict], metrics: list[dict]) -> Table | 
                  f"{len(first['commands'])} commands, {first['seconds']:g} s episodes scored after {first['settle_s']:g} s, "
                  "deterministic actions): rms errors of the planar velocity (heading frame) and of the torso's yaw rate, "
                  "their ratio to a robot that stands still (below 1: better than standing still), falls per episode, and "
-                 "the task's tracking kernels (1: perfect)."),
+                 "the task's tracking kernels (1: perfect). n/a: the evaluation recorded no value (no counted sample)."),
     )

@@ -385,3 +385,73 @@ def test_single_points_are_drawn_with_markers(tmp_path, monkeypatch):
     (m1, dash1, n1), (m2, dash2, n2) = lines["r.png"]
     assert (n1, n2) == (1, 1) and m1 not in ("None", "", None) and m1 != m2 and dash1 != dash2
     assert plots.return_vs_time([{"config": "n1_cpu", "repeat": 1, "series": {}}], tmp_path / "none.png") is False
+
+
+def _with_quality_and_trainers(tmp_path):
+    """A run set whose summary carries time to quality, and whose plan runs the reference
+    trainer for one configuration."""
+    paths = _run_set(tmp_path, [("ref_n1", 1000.0, 1), ("ours_n1", 1500.0, 1)])
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    reached = {"reached": 2, "of": 2, "threshold": 950.0,
+               "env_steps": {"n": 2, "mean": 3_500_000.0, "std": 1.0, "min": 1.0, "max": 1.0, "values": [1.0, 1.0]},
+               "seconds": {"n": 2, "mean": 120.5, "std": 1.0, "min": 1.0, "max": 1.0, "values": [1.0, 1.0]}}
+    never = {"reached": 0, "of": 2, "threshold": None,
+             "env_steps": {"n": 0, "mean": None, "std": None, "min": None, "max": None, "values": []},
+             "seconds": {"n": 0, "mean": None, "std": None, "min": None, "max": None, "values": []}}
+    summary["configs"]["ours_n1"]["time_to_quality"] = {"episode_length": reached, "normalised_tracking_ang_vel": never}
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    env = json.loads((tmp_path / "environment.json").read_text())
+    env["plan"]["run_configs"] = {"ref_n1": {"trainer": "unilab"}, "ours_n1": {"trainer": "sacscale"}}
+    (tmp_path / "environment.json").write_text(json.dumps(env))
+    return paths, summary
+
+
+def test_time_to_quality_and_the_trainers_side_by_side(tmp_path):
+    paths, _ = _with_quality_and_trainers(tmp_path)
+    _, md, _ = _write(tmp_path, paths)
+    assert "### Time to quality" in md
+    assert "| ours_n1 | episode length >= 950 | 2/2 | 3,500,000 | 120.5 |" in md
+    assert "| ours_n1 | yaw-rate tracking >= 0.65 of max | 0/2 | n/a | n/a |" in md
+    assert "### The trainers side by side" in md
+    side = md.split("### The trainers side by side")[1]
+    assert "| ref_n1 | unilab |" in side and "| ours_n1 | sacscale |" in side and "| 3,500,000 |" in side
+
+
+def test_verification_requires_the_time_to_quality_table_where_the_report_has_it(tmp_path):
+    from sacscale.evidence.verify import Verification, check_report
+
+    paths, summary = _with_quality_and_trainers(tmp_path / "results" / "S")
+    metrics = [json.loads(p.read_text()) for p in paths]
+    out = tmp_path / "reports" / "S"
+    write_report(tmp_path / "results" / "S" / "summary.json", paths, out / "report.md", out / "report.html",
+                 out / "figures", environment=tmp_path / "results" / "S" / "environment.json")
+    root, md = tmp_path / "results" / "S", (out / "report.md").read_text()
+
+    def check(text):
+        (out / "report.md").write_text(text)
+        result = Verification(root=str(root))
+        check_report(root, summary, metrics, result)
+        return result
+
+    assert check(md).derived == []
+    edited = check(md.replace("| 3,500,000 | 120.5 |", "| 2,500,000 | 120.5 |"))
+    assert any("the time-to-quality table does not match the evidence" in d for d in edited.derived)
+    # a report written before the table existed (no heading): nothing required
+    before = md.split("### Time to quality")[0] + "### Figures" + md.split("### Time to quality")[1].split("###", 1)[1]
+    assert not any("time-to-quality" in d for d in check(before).derived)
+
+
+def test_the_scaling_curve_needs_three_gpu_counts(tmp_path):
+    from sacscale.report.plots import scaling_points
+
+    paths = _run_set(tmp_path, [("n1_local", 1000.0, 1), ("n2_pool", 1900.0, 2), ("n4_pool", 3600.0, 4),
+                                ("n1_total", 1800.0, 1)])
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    points = scaling_points(summary)
+    assert [(p["ranks"], p["baseline"]) for p in points] == [(2, "n1_local"), (4, "n1_local")]  # not n1_total's
+    assert points[1]["speedup"] == pytest.approx(3.6) and points[1]["efficiency"] == pytest.approx(0.9)
+    assert points[1]["ci"] == summary["comparisons"][1]["ratio_ci95"]
+    two = {**summary, "configs": {k: v for k, v in summary["configs"].items() if k in ("n1_local", "n2_pool")}}
+    assert scaling_points(two) == []
+    plots.scaling_bars(summary, tmp_path / "curve.png")
+    assert (tmp_path / "curve.png").read_bytes()[:4] == b"\x89PNG"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sacscale.analysis.events import EventFileError, read_run
+from sacscale.analysis.events import EventFileError
 
 CURVES = {
     "return": "Episode/return",
@@ -28,8 +28,12 @@ CURVES = {
 
 
 def learning_curves(run_dir: str | Path) -> dict[str, dict[str, list[float]]]:
-    """`{curve name: {"env_steps": [...], "value": [...]}}` of one run (names: CURVES)."""
-    ranks = read_run(run_dir)
+    """`{curve name: {"env_steps": [...], "value": [...]}}` of one run (names: CURVES), of
+    ours or of the reference trainer (its events in our tags; it logs no tracking terms
+    under ours, so those curves are empty)."""
+    from sacscale.analysis.metrics import run_events
+
+    ranks = run_events(Path(run_dir))[1]
     total = {s.step: s.value for s in ranks[0].get("Perf/total_env_steps", [])}
     if not total:
         raise EventFileError(f"{run_dir}: no Perf/total_env_steps events in rank 0")

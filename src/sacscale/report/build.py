@@ -330,13 +330,14 @@ def run_list_section(summary: dict, metrics: list[dict], attempts: list[str] | N
     return blocks
 
 
-def number_blocks(summary: dict, metrics: list[dict], current: bool = True) -> list[tuple[str, tuple[str, ...], bool]]:
+def number_blocks(summary: dict, metrics: list[dict], current: bool = True) -> list[tuple[str, tuple[str, ...], bool | str]]:
     """`[(title, renderings, required)]`: the report's parts that state numbers of the
     evidence, each as the Markdown `build` writes now and as earlier reports wrote it (a
     committed report is evidence and is never rewritten), for verification to find one of
     them in a stored report. Tables without their captions (prose, not numbers).
     `current=False` (a set made before confidence intervals and windows were reported):
-    those parts are not required."""
+    those parts are not required. `required` may also be a heading: required where the
+    report has that heading (parts added after some committed reports were written)."""
     def md(block) -> str:
         if isinstance(block, Table):
             block = Table(block.header, block.rows, block.align)
@@ -352,6 +353,10 @@ def number_blocks(summary: dict, metrics: list[dict], current: bool = True) -> l
             ("the confidence-interval table", (md(tables.ci_table(summary)),), current),
             ("the measurement-window table",
              (md(tables.window_table(metrics, summary.get("short_window_s", 30.0))),), current)]
+    # parts added later: required where the report has their heading (older reports lack them)
+    time_to_quality = tables.time_to_quality_table(summary)
+    if time_to_quality is not None:
+        out.append(("the time-to-quality table", (md(time_to_quality),), f"### {tables.TIME_TO_QUALITY_TITLE}"))
     # the verdict's ratio lines, or the headline paragraphs of the reports before it
     legacy = legacy_headlines(summary)
     for i, c in enumerate(c for c in summary.get("comparisons", []) if c.get("ratio_of_means") is not None):
@@ -364,7 +369,9 @@ FIGURE_CAPTIONS = {
     "throughput_by_repeat": "Steady env steps/s of every run, by repeat (repeats with the same number ran back to "
                             "back); the values are in the configuration table.",
     "scaling_bars": "Mean steady env steps/s per configuration; bars: std; dots: repeats; labels: ratio of means "
-                    "(with its interval in the verdict).",
+                    "(with its interval in the verdict). With three or more GPU counts, the scaling curve beside "
+                    "it: speed-up over the one-GPU baseline and per-rank efficiency against the number of GPUs, "
+                    "with the 95% confidence intervals of the paired bootstrap (the interval table).",
     "cumulative_steps": "Cumulative env steps of all ranks against wall time (rank 0 events); the steady rate is "
                         "the slope over the last half of each line's points.",
     "return_vs_time": ("Episode return (rank 0, mean over the episodes ended in each logging interval) against "
@@ -463,6 +470,12 @@ def build(
     quality = tables.quality_table(evaluations or {}, metrics)
     if quality is not None:
         doc.add(Heading(tables.QUALITY_TITLE, 3), quality)
+    time_to_quality = tables.time_to_quality_table(summary)
+    if time_to_quality is not None:
+        doc.add(Heading(tables.TIME_TO_QUALITY_TITLE, 3), time_to_quality)
+    trainers = {name: rc.get("trainer", "sacscale") for name, rc in (plan.get("run_configs") or {}).items()}
+    if any(t != "sacscale" for t in trainers.values()):
+        doc.add(Heading(tables.TRAINERS_TITLE, 3), tables.trainers_table(summary, metrics, trainers))
 
     rel = Path(figures_dir).resolve().relative_to(Path(report_dir).resolve())
     doc.add(Heading("Figures"), *figure_blocks(has, rel, note))

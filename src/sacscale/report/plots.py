@@ -56,11 +56,69 @@ def throughput_by_repeat(summary: dict, path: Path) -> None:
     _save(fig, path)
 
 
+def scaling_points(summary: dict) -> list[dict]:
+    """The scaling curve's points: each comparison of a single-rank baseline with a
+    configuration of more ranks, as {ranks, config, speedup, ci, efficiency}; the
+    baseline itself at 1 rank. Empty unless the set has at least three rank counts."""
+    configs = summary["configs"]
+    counts = {s.get("world_size") or 1 for s in configs.values()}
+    if len(counts) < 3:
+        return []
+    points, baseline = [], None
+    for c in summary.get("comparisons", []):
+        base, other = configs.get(c["baseline"]), configs.get(c["compared"])
+        if not base or not other or (base.get("world_size") or 1) != 1 or c.get("ratio_of_means") is None:
+            continue
+        baseline = baseline or c["baseline"]  # one curve: the first single-rank baseline's (not n1_total's)
+        if c["baseline"] != baseline:
+            continue
+        k = other.get("world_size") or 1
+        if k == 1:
+            continue
+        points.append({"ranks": k, "config": c["compared"], "baseline": c["baseline"],
+                       "speedup": c["ratio_of_means"], "ci": c.get("ratio_ci95"),
+                       "efficiency": c["ratio_of_means"] / k})
+    return sorted(points, key=lambda p: p["ranks"])
+
+
+def _scaling_curve(ax_speed, ax_eff, points: list[dict]) -> None:
+    ranks = [1] + [p["ranks"] for p in points]
+    speed = [1.0] + [p["speedup"] for p in points]
+    low = [0.0] + [p["speedup"] - p["ci"][0] if p["ci"] else 0.0 for p in points]
+    high = [0.0] + [p["ci"][1] - p["speedup"] if p["ci"] else 0.0 for p in points]
+    ax_speed.errorbar(ranks, speed, yerr=[low, high], marker="o", capsize=5, label="measured (95% CI)")
+    ax_speed.plot(ranks, ranks, ls=":", color="gray", label="linear (efficiency 1)")
+    ax_speed.set_xlabel("GPUs (ranks)")
+    ax_speed.set_ylabel(f"speed-up over {points[0]['baseline']}")
+    ax_speed.set_xticks(ranks)
+    ax_speed.grid(alpha=0.3)
+    ax_speed.legend(fontsize=8)
+    eff = [1.0] + [p["efficiency"] for p in points]
+    elow = [0.0] + [(p["speedup"] - p["ci"][0]) / p["ranks"] if p["ci"] else 0.0 for p in points]
+    ehigh = [0.0] + [(p["ci"][1] - p["speedup"]) / p["ranks"] if p["ci"] else 0.0 for p in points]
+    ax_eff.errorbar(ranks, eff, yerr=[elow, ehigh], marker="s", capsize=5, color="tab:green")
+    ax_eff.axhline(1.0, ls=":", color="gray")
+    ax_eff.set_xlabel("GPUs (ranks)")
+    ax_eff.set_ylabel("per-rank efficiency (speed-up / ranks)")
+    ax_eff.set_xticks(ranks)
+    ax_eff.set_ylim(0, max(1.1, max(e + h for e, h in zip(eff, ehigh)) * 1.05))
+    ax_eff.grid(alpha=0.3)
+
+
 def scaling_bars(summary: dict, path: Path) -> None:
+    """Mean per configuration with its repeats; with three or more rank counts, the
+    scaling curve beside it (speed-up and per-rank efficiency against GPUs, 95% CIs of
+    the paired bootstrap)."""
     configs = summary["configs"]
     names = list(configs)
     colors = _colors(names)
-    fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(names) + 2), 4))
+    points = scaling_points(summary)
+    width = max(5, 1.6 * len(names) + 2)
+    if points:
+        fig, (ax, ax_speed, ax_eff) = plt.subplots(1, 3, figsize=(width + 9, 4))
+        _scaling_curve(ax_speed, ax_eff, points)
+    else:
+        fig, ax = plt.subplots(figsize=(width, 4))
     means = [configs[n]["mean"] for n in names]
     stds = [configs[n]["std"] or 0.0 for n in names]
     ax.bar(names, means, yerr=stds, capsize=6, color=[colors[n] for n in names], alpha=0.8)

@@ -225,3 +225,58 @@ def quality_table(evaluations: dict[str, dict], metrics: list[dict]) -> Table | 
                  "their ratio to a robot that stands still (below 1: better than standing still), falls per episode, and "
                  "the task's tracking kernels (1: perfect). n/a: the evaluation recorded no value (no counted sample)."),
     )
+
+
+TIME_TO_QUALITY_TITLE = "Time to quality"
+TRAINERS_TITLE = "The trainers side by side"
+QUALITY_LABELS = {"episode_length": "episode length >= {t:g}",
+                  "normalised_tracking_lin_vel": "lin-vel tracking >= {t:g} of max",
+                  "normalised_tracking_ang_vel": "yaw-rate tracking >= {t:g} of max"}
+
+
+def time_to_quality_table(summary: dict) -> Table | None:
+    """Per configuration and learning-quality threshold: the repeats that reached it and
+    the mean env steps and seconds at which they did (summary configs' time_to_quality);
+    None when the summary has none (made before it was measured)."""
+    from sacscale.analysis.metrics import QUALITY_THRESHOLDS
+
+    rows = []
+    for name, s in summary["configs"].items():
+        ttq = s.get("time_to_quality") or {}
+        for key, (_, threshold) in QUALITY_THRESHOLDS.items():
+            q = ttq.get(key)
+            if q is None:
+                continue
+            rows.append([name, QUALITY_LABELS.get(key, key).format(t=threshold), f"{q['reached']}/{q['of']}",
+                         num(q["env_steps"]["mean"]), num(q["seconds"]["mean"], 1)])
+    if not rows:
+        return None
+    return Table(
+        header=["configuration", "threshold", "reached", "env steps (mean)", "seconds (mean)"],
+        rows=rows,
+        align=["l", "l", "r", "r", "r"],
+        caption="when each run first held the threshold over 5 log points (mean over ranks; env steps of all ranks, "
+                "seconds since the run started), mean over the repeats that reached it; n/a: none did.",
+    )
+
+
+def trainers_table(summary: dict, metrics: list[dict], trainers: dict[str, str]) -> Table:
+    """The configurations side by side with the trainer each ran (ours or the reference's):
+    the same steady figure, the last logged episode length, the env steps to a surviving
+    policy (episode length 950)."""
+    rows = []
+    for name, s in summary["configs"].items():
+        runs = [m for m in metrics if m.get("config") == name]
+        lengths = [m["final_episode_length"] for m in runs if m.get("final_episode_length") is not None]
+        ttq = (s.get("time_to_quality") or {}).get("episode_length") or {}
+        rows.append([name, trainers.get(name, "sacscale"), num(s["mean"]), num(s["std"]), str(s["n"]),
+                     num(sum(lengths) / len(lengths)) if lengths else "n/a",
+                     num((ttq.get("env_steps") or {}).get("mean")) if ttq else "n/a"])
+    return Table(
+        header=["configuration", "trainer", "env steps/s (mean)", "std", "n", "final episode length",
+                "env steps to length 950"],
+        rows=rows,
+        align=["l", "l", "r", "r", "r", "r", "r"],
+        caption="sacscale: this project's trainer; unilab: the reference trainer (unilab 1.5.2) through the same "
+                "plan, runs and metric (its events read in our tags: trainers.unilab). n/a: not logged or not reached.",
+    )

@@ -15,6 +15,7 @@ import sys
 COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("train", "train FastSAC on G1WalkFlat (one or more ranks)"),
     "train-reference": ("train_reference", "train the reference trainer (unilab 1.5.2) into a run directory analyze-run reads"),
+    "reference-env": ("reference_env", "create (when asked) and record the reference trainer's own environment"),
     "env-bench": ("env_bench", "physics-only and full env-step throughput"),
     "solver-study": ("solver_study", "per-step cost and trajectory deviation of constraint-solver settings"),
     "learner-bench": ("learner_bench", "ms per learner iteration: eager, compiled, graphed, both"),

@@ -1,0 +1,84 @@
+"""`sacscale reference-env --output FILE.json [--python PATH] [--create]`: the reference
+trainer's environment (unilab 1.5.2, which pins MuJoCo 3.11: a virtual environment of its
+own, never ours), created when asked and missing, and recorded.
+
+With --create and no interpreter at --python, `python3 -m venv` makes the environment
+(PATH is DIR/bin/python) and pip installs torch at this environment's version and
+envs/reference-requirements.txt into it. The record names the interpreter, every package
+of that environment with its version, and the reference's asset folder; the pipeline
+keeps it as evidence beside the runs of `trainer: unilab`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from sacscale.commands.train_reference import DEFAULT_PYTHON
+
+REQUIREMENTS = "envs/reference-requirements.txt"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--output", required=True, help="JSON record to write")
+    parser.add_argument("--python", default=DEFAULT_PYTHON,
+                        help=f"the reference environment's interpreter (default: {DEFAULT_PYTHON})")
+    parser.add_argument("--create", action="store_true",
+                        help="create the environment when the interpreter is missing (needs the package index)")
+    parser.add_argument("--requirements", default=REQUIREMENTS, help=f"what to install (default: {REQUIREMENTS})")
+
+
+def _torch_pin() -> str:
+    """torch at our version (without a local tag such as +cpu), so both environments agree."""
+    import importlib.metadata
+
+    return "torch==" + importlib.metadata.version("torch").split("+")[0]
+
+
+def create(python: Path, requirements: str) -> list[list[str]]:
+    """Make the environment; returns the commands it ran. The interpreter path must end
+    in bin/python (a venv's layout)."""
+    if python.parent.name != "bin":
+        raise ValueError(f"--python {python}: to create it, give DIR/bin/python (a virtual environment's layout)")
+    venv = python.parent.parent
+    steps = [[sys.executable, "-m", "venv", str(venv)],
+             [str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"],
+             [str(python), "-m", "pip", "install", "--quiet", _torch_pin(), "-r", requirements]]
+    for cmd in steps:
+        print("sacscale reference-env: " + " ".join(cmd), file=sys.stderr, flush=True)
+        done = subprocess.run(cmd)
+        if done.returncode != 0:
+            raise RuntimeError(f"`{' '.join(cmd)}` exited {done.returncode}")
+    return steps
+
+
+def run(args: argparse.Namespace) -> int:
+    from sacscale.evidence.atomic import write_json
+    from sacscale.trainers import unilab
+
+    python = Path(args.python).absolute()
+    created: list[list[str]] = []
+    t0 = time.time()
+    try:
+        if not python.exists():
+            if not args.create:
+                raise ValueError(f"--python {python}: no such interpreter; create the environment with --create, or "
+                                 f"python3 -m venv .venv-ref && .venv-ref/bin/pip install torch -r {REQUIREMENTS}")
+            if not Path(args.requirements).is_file():
+                raise ValueError(f"--requirements {args.requirements}: no such file")
+            created = create(python, args.requirements)
+        info = unilab.package_info(str(python))
+    except (ValueError, RuntimeError, unilab.UnilabError) as exc:
+        print(f"sacscale reference-env: error: {exc}", file=sys.stderr)
+        return 1
+    record = {"python": args.python, "created": bool(created), "create_commands": created,
+              "create_seconds": round(time.time() - t0, 1) if created else None,
+              "packages": info["packages"], "assets_root": info["assets_root"],
+              "unilab": info["packages"].get("unilab"), "mujoco": info["packages"].get("mujoco")}
+    write_json(args.output, record)
+    print(f"reference environment {python}: unilab {record['unilab']}, mujoco {record['mujoco']}"
+          + (f" (created in {record['create_seconds']} s)" if created else ""))
+    return 0

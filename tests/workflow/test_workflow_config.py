@@ -39,9 +39,32 @@ def test_schema_errors_name_the_key(workflow_dir, config, names):
     proc = snakemake(workflow_dir, "-n", "--cores", "1", "--config", *config)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    assert "Error validating config file" in out
+    (line,) = [x for x in out.splitlines() if x.startswith("Error validating config file")]
     for name in names:
-        assert name in out, out
+        assert name in line, out
+    # one line, not the whole schema
+    assert "Failed validating" not in out and "$schema" not in out and "description" not in out, out
+
+
+def test_an_unknown_key_lists_the_allowed_keys(workflow_dir):
+    proc = snakemake(workflow_dir, "-n", "--cores", "1", "--config", "iteration=5")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "Error validating config file: 'iteration' was unexpected: not a config key (allowed: " in out, out
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    (line,) = [x for x in out.splitlines() if "'iteration' was unexpected" in x]
+    assert all(key in line for key in schema["properties"])
+    (workflow_dir / "nested.yaml").write_text("probe: {iteration: 2}\n")
+    nested = snakemake(workflow_dir, "-n", "--cores", "1", "--configfile", "nested.yaml")
+    assert "'iteration' was unexpected: not a key of probe (allowed: compile_loss, devices, iterations, " in (
+        nested.stdout + nested.stderr)
+
+
+def test_model_timeout_s_is_a_config_key(workflow_dir):
+    proc = snakemake(workflow_dir, "-n", "--cores", "1", "-p", "prepare_model", "--config", "model_timeout_s=77")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "timeout --kill-after=30 77.0 sacscale prepare-model" in out
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import yaml
@@ -60,6 +61,7 @@ RESULTS = f"results/{PLAN.run_set}"
 REPORTS = f"reports/{PLAN.run_set}"
 LOGS = f"logs/{PLAN.run_set}"
 BENCH = f"benchmarks/{PLAN.run_set}"
+VERIFY_STAMP = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())  # names this invocation's verify benchmark
 RUN_NAMES = [r.name for r in PLAN.runs]
 DEVIATIONS = "docs/deviations.md"
 
@@ -198,6 +200,11 @@ def run_resolved(wildcards):
     return json.dumps(runplan.resolved_run(PLAN, PLAN.run(wildcards.run)), sort_keys=True)
 
 
+def run_description(wildcards):
+    """For the rule's message: '1 CPU rank, 24 iterations, run 1 of 4'."""
+    return runplan.describe_run(PLAN, PLAN.run(wildcards.run))
+
+
 def run_timeout(wildcards):
     return PLAN.run_configs[PLAN.run(wildcards.run).config].timeout_s
 
@@ -243,6 +250,25 @@ def summary_meta():
 
 def deviations_input():
     return [DEVIATIONS] if Path(DEVIATIONS).is_file() else []
+
+
+def where_things_are():
+    """What a finished invocation prints: where the report, the evidence and its check
+    are, and how to build the audit zip."""
+    lines = [f"sacscale: run set {PLAN.run_set}"]
+    for what, path in (("report", f"{REPORTS}/report.html"), ("report (Markdown)", f"{REPORTS}/report.md"),
+                       ("evidence manifest", results("MANIFEST.sha256"))):
+        if Path(path).is_file():
+            lines.append(f"  {what}: {path}")
+    verify = Path(results("verify.json"))
+    if verify.is_file():
+        try:
+            verdict = "passed" if json.loads(verify.read_text()).get("ok") else "FAILED"
+        except ValueError:
+            verdict = "unreadable"
+        lines.append(f"  verification: {verify} ({verdict}; `snakemake verify` checks again)")
+    lines.append(f"  audit zip (report, figures, tables, evidence): snakemake --report {REPORTS}/audit.zip")
+    return "\n".join(lines)
 
 
 MODE = run_set_mode()

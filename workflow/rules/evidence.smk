@@ -25,6 +25,8 @@ rule manifest:
         f"{BENCH}/manifest.tsv"
     conda:
         "../../envs/sacscale.yaml"
+    message:
+        f"hashing {RESULTS}/ into MANIFEST.sha256"
     shell:
         "sacscale manifest {params.root:q} --output {output.manifest} --json {output.json} > {log} 2>&1"
 
@@ -42,5 +44,7 @@ rule verify_evidence:
         f"{BENCH}/verify_evidence.tsv"
     conda:
         "../../envs/sacscale.yaml"
+    message:
+        f"verifying {RESULTS}/: re-hashing every file and recomputing everything derived"
     shell:
         "sacscale verify {params.root:q} --output {output.json} > {log} 2>&1"

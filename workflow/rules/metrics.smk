@@ -20,6 +20,8 @@ rule analyze_run:
         f"{BENCH}/analyze_run/{{run}}.tsv"
     conda:
         "../../envs/sacscale.yaml"
+    message:
+        "metrics of {wildcards.run} from its event files"
     shell:
         "sacscale analyze-run {params.run_dir:q} --output {output.json} > {log} 2>&1"
 
@@ -40,8 +42,12 @@ rule aggregate:
         meta=summary_meta(),
     log:
         f"{LOGS}/aggregate.log",
+    benchmark:
+        f"{BENCH}/aggregate.tsv"
     conda:
         "../../envs/sacscale.yaml"
+    message:
+        f"summary of {len(PLAN.runs)} runs: per-configuration statistics and paired comparisons"
     shell:
         "sacscale aggregate {input.metrics} --csv {output.csv} --json {output.json}"
         " --order {params.order:q} {params.pairs} --meta {params.meta:q} > {log} 2>&1"

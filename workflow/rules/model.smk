@@ -21,6 +21,8 @@ rule prepare_model:
         f"{BENCH}/prepare_model.tsv"
     conda:
         "../../envs/sacscale.yaml"
+    message:
+        "preparing the G1 task model (.mjb, its SHA-256 and physics cost)"
     shell:
         "timeout --kill-after=30 {params.timeout} "
         "sacscale prepare-model --output-dir {params.outdir} --json {output.json} {params.args} > {log} 2>&1"

@@ -18,6 +18,8 @@ rule probe_correctness:
         f"{BENCH}/probe_correctness.tsv"
     conda:
         "../../envs/sacscale.yaml"
+    message:
+        f"probing data-parallel gradient sync on devices {PLAN.probe['devices']} against a single rank"
     shell:
         "timeout --kill-after=30 {params.timeout} "
         "sacscale probe correctness {params.args} --output {output.json} > {log} 2>&1"

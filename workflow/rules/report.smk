@@ -43,6 +43,8 @@ rule report:
         f"{BENCH}/report.tsv"
     conda:
         "../../envs/sacscale.yaml"
+    message:
+        f"writing {REPORTS}/report.md and report.html with figures"
     shell:
         "sacscale report --summary {input.summary} --metrics {input.metrics}"
         " --output-md {output.md} --output-html {output.html} --figures-dir {params.figures}"

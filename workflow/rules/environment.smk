@@ -22,7 +22,7 @@ rule verify_env:
     input:
         plan=results("plan.json"),
     output:
-        env=results("environment.json"),
+        env=report(results("environment.json"), caption="../report/evidence_environment.rst", category="Evidence"),
         diff=results("source.diff"),  # the uncommitted code, so a dirty tree can be rebuilt
     log:
         f"{LOGS}/verify_env.log",

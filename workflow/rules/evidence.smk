@@ -15,8 +15,8 @@ rule manifest:
         results("summary.csv"),
         results("summary.json"),
     output:
-        manifest=results("MANIFEST.sha256"),
-        json=results("manifest.json"),
+        manifest=report(results("MANIFEST.sha256"), caption="../report/evidence_manifest.rst", category="Evidence"),
+        json=report(results("manifest.json"), caption="../report/evidence_manifest.rst", category="Evidence"),
     params:
         root=lambda wildcards, output: str(Path(output.manifest).parent),
     log:
@@ -35,7 +35,7 @@ rule verify_evidence:
     input:
         manifest=results("MANIFEST.sha256"),
     output:
-        json=results("verify.json"),
+        json=report(results("verify.json"), caption="../report/evidence_verify.rst", category="Evidence"),
     params:
         root=lambda wildcards, input: str(Path(input.manifest).parent),
     log:

@@ -8,7 +8,7 @@ rule prepare_model:
         env=results("environment.json"),
     output:
         model=model_file(),
-        json=results("model.json"),
+        json=report(results("model.json"), caption="../report/evidence_model.rst", category="Evidence"),
     params:
         outdir=lambda wildcards, output: str(Path(output.model).parent),
         args=model_args(),

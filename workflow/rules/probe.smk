@@ -6,7 +6,7 @@ rule probe_correctness:
     input:
         env=results("environment.json"),
     output:
-        json=results("correctness.json"),
+        json=report(results("correctness.json"), caption="../report/evidence_probe.rst", category="Evidence"),
     params:
         args=probe_args(),
         timeout=PLAN.probe["timeout_s"],

@@ -55,7 +55,7 @@ def _say(message: str) -> None:
 
 # A tqdm status line, e.g. "train:  42%|####2     | 10/24 [00:05<00:07,  1.90it/s, fps=1,234, ret=0.12]"
 _BAR = re.compile(r"(\d+)/(\d+) \[[0-9:]+<([0-9:?]+)")
-_FPS = re.compile(r"fps=([0-9][0-9,.]*)")
+_FPS = re.compile(r"fps=([0-9](?:[0-9,.]*[0-9])?)")
 _ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 

@@ -50,8 +50,11 @@ def load_plan():
 
 
 PLAN = load_plan()
-print(f"sacscale: preset {PLAN.preset} ({PLAN.preset_reason}); run set {PLAN.run_set}: "
-      f"{len(PLAN.runs)} runs of {', '.join(PLAN.order)}", file=sys.stderr)
+print(
+    f"sacscale: preset {PLAN.preset} ({PLAN.preset_reason}); run set {PLAN.run_set}: "
+    f"{len(PLAN.runs)} runs of {', '.join(PLAN.order)}",
+    file=sys.stderr,
+)
 
 # Serial GPU work: every rule that may overlap a training run takes this lock.
 if "gpu_lock" not in workflow.global_resources:
@@ -154,9 +157,11 @@ def run_set_mode():
     except runset.RunSetError as exc:
         raise WorkflowError(str(exc)) from None
     if mode == "read-only":
-        print(f"sacscale: run set {PLAN.run_set} is read-only ({'committed' if state.committed else 'complete'}); "
-              "nothing to build. `snakemake verify` checks it; a new run needs a new run_set name.",
-              file=sys.stderr)
+        print(
+            f"sacscale: run set {PLAN.run_set} is read-only ({'committed' if state.committed else 'complete'}); "
+            "nothing to build. `snakemake verify` checks it; a new run needs a new run_set name.",
+            file=sys.stderr,
+        )
     return mode
 
 
@@ -241,11 +246,19 @@ def pair_args():
 
 
 def summary_meta():
-    return json.dumps({
-        "run_set": PLAN.run_set, "preset": PLAN.preset, "preset_reason": PLAN.preset_reason,
-        "repeats": PLAN.repeats, "iterations": PLAN.iterations, "order": PLAN.order,
-        "schedule": PLAN.schedule, "execution_order": PLAN.execution_order,
-    }, sort_keys=True)
+    return json.dumps(
+        {
+            "run_set": PLAN.run_set,
+            "preset": PLAN.preset,
+            "preset_reason": PLAN.preset_reason,
+            "repeats": PLAN.repeats,
+            "iterations": PLAN.iterations,
+            "order": PLAN.order,
+            "schedule": PLAN.schedule,
+            "execution_order": PLAN.execution_order,
+        },
+        sort_keys=True,
+    )
 
 
 def deviations_input():
@@ -256,8 +269,11 @@ def where_things_are():
     """What a finished invocation prints: where the report, the evidence and its check
     are, and how to build the audit zip."""
     lines = [f"sacscale: run set {PLAN.run_set}"]
-    for what, path in (("report", f"{REPORTS}/report.html"), ("report (Markdown)", f"{REPORTS}/report.md"),
-                       ("evidence manifest", results("MANIFEST.sha256"))):
+    for what, path in (
+        ("report", f"{REPORTS}/report.html"),
+        ("report (Markdown)", f"{REPORTS}/report.md"),
+        ("evidence manifest", results("MANIFEST.sha256")),
+    ):
         if Path(path).is_file():
             lines.append(f"  {what}: {path}")
     verify = Path(results("verify.json"))

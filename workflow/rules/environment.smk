@@ -6,12 +6,12 @@
 rule plan:
     output:
         plan=results("plan.json"),
-    params:
-        plan=PLAN.as_dict(),
     log:
         f"{LOGS}/plan.log",
     benchmark:
         f"{BENCH}/plan.tsv"
+    params:
+        plan=PLAN.as_dict(),
     message:
         f"writing the plan of run set {PLAN.run_set}: preset {PLAN.preset}, {len(PLAN.runs)} runs"
     run:

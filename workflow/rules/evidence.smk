@@ -17,14 +17,14 @@ rule manifest:
     output:
         manifest=report(results("MANIFEST.sha256"), caption="../report/evidence_manifest.rst", category="Evidence"),
         json=report(results("manifest.json"), caption="../report/evidence_manifest.rst", category="Evidence"),
-    params:
-        root=lambda wildcards, output: str(Path(output.manifest).parent),
     log:
         f"{LOGS}/manifest.log",
     benchmark:
         f"{BENCH}/manifest.tsv"
     conda:
         "../../envs/sacscale.yaml"
+    params:
+        root=lambda wildcards, output: str(Path(output.manifest).parent),
     message:
         f"hashing {RESULTS}/ into MANIFEST.sha256"
     shell:
@@ -36,14 +36,14 @@ rule verify_evidence:
         manifest=results("MANIFEST.sha256"),
     output:
         json=report(results("verify.json"), caption="../report/evidence_verify.rst", category="Evidence"),
-    params:
-        root=lambda wildcards, input: str(Path(input.manifest).parent),
     log:
         f"{LOGS}/verify_evidence.log",
     benchmark:
         f"{BENCH}/verify_evidence.tsv"
     conda:
         "../../envs/sacscale.yaml"
+    params:
+        root=lambda wildcards, input: str(Path(input.manifest).parent),
     message:
         f"verifying {RESULTS}/: re-hashing every file and recomputing everything derived"
     shell:

@@ -9,18 +9,18 @@ rule prepare_model:
     output:
         model=model_file(),
         json=report(results("model.json"), caption="../report/evidence_model.rst", category="Evidence"),
-    params:
-        outdir=lambda wildcards, output: str(Path(output.model).parent),
-        args=model_args(),
-        timeout=PLAN.model_timeout_s,
-    resources:
-        gpu_lock=1,
     log:
         f"{LOGS}/prepare_model.log",
     benchmark:
         f"{BENCH}/prepare_model.tsv"
     conda:
         "../../envs/sacscale.yaml"
+    resources:
+        gpu_lock=1,
+    params:
+        outdir=lambda wildcards, output: str(Path(output.model).parent),
+        args=model_args(),
+        timeout=PLAN.model_timeout_s,
     message:
         "preparing the G1 task model (.mjb, its SHA-256 and physics cost)"
     shell:

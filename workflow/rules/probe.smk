@@ -7,17 +7,17 @@ rule probe_correctness:
         env=results("environment.json"),
     output:
         json=report(results("correctness.json"), caption="../report/evidence_probe.rst", category="Evidence"),
-    params:
-        args=probe_args(),
-        timeout=PLAN.probe["timeout_s"],
-    resources:
-        gpu_lock=1,
     log:
         f"{LOGS}/probe_correctness.log",
     benchmark:
         f"{BENCH}/probe_correctness.tsv"
     conda:
         "../../envs/sacscale.yaml"
+    resources:
+        gpu_lock=1,
+    params:
+        args=probe_args(),
+        timeout=PLAN.probe["timeout_s"],
     message:
         f"probing data-parallel gradient sync on devices {PLAN.probe['devices']} against a single rank"
     shell:

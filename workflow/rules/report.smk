@@ -28,21 +28,19 @@ rule report:
         ),
         returns=report(figure_paths()["return_vs_time"], caption="../report/return_vs_time.rst", category="Figures"),
         phases=report(figure_paths()["phase_times"], caption="../report/phase_times.rst", category="Figures"),
-        learning=report(
-            figure_paths()["learning_curves"], caption="../report/learning_curves.rst", category="Figures"
-        ),
-    params:
-        figures=lambda wildcards, output: str(Path(output.throughput).parent),
-        run_dirs=lambda wildcards, input: shlex.join(str(Path(p).parent) for p in input.runs),
-        deviations=lambda wildcards, input: f"--deviations {input.deviations}" if input.deviations else "",
-        attempts=f"{LOGS}/attempts",
-        evals=lambda wildcards, input: f"--evaluations {shlex.join(input.evals)}" if input.evals else "",
+        learning=report(figure_paths()["learning_curves"], caption="../report/learning_curves.rst", category="Figures"),
     log:
         f"{LOGS}/report.log",
     benchmark:
         f"{BENCH}/report.tsv"
     conda:
         "../../envs/sacscale.yaml"
+    params:
+        figures=lambda wildcards, output: str(Path(output.throughput).parent),
+        run_dirs=lambda wildcards, input: shlex.join(str(Path(p).parent) for p in input.runs),
+        deviations=lambda wildcards, input: f"--deviations {input.deviations}" if input.deviations else "",
+        attempts=f"{LOGS}/attempts",
+        evals=lambda wildcards, input: f"--evaluations {shlex.join(input.evals)}" if input.evals else "",
     message:
         f"writing {REPORTS}/report.md and report.html with figures"
     shell:

@@ -18,6 +18,14 @@ rule train_run:
         model=model_file(),
     output:
         run_json=run_json("{run}"),
+    log:
+        f"{LOGS}/train/{{run}}.log",
+    benchmark:
+        f"{BENCH}/train/{{run}}.tsv"
+    conda:
+        "../../envs/sacscale.yaml"
+    resources:
+        gpu_lock=1,
     params:
         run_dir=lambda wildcards, output: str(Path(output.run_json).parent),
         work_dir=lambda wildcards, output: str(Path(output.run_json).parent.parent / f".{wildcards.run}.partial"),
@@ -27,14 +35,6 @@ rule train_run:
         timeout=run_timeout,
         cmd=train_args,
         what=run_description,
-    resources:
-        gpu_lock=1,
-    log:
-        f"{LOGS}/train/{{run}}.log",
-    benchmark:
-        f"{BENCH}/train/{{run}}.tsv"
-    conda:
-        "../../envs/sacscale.yaml"
     message:
         "training {wildcards.run} ({params.what})"
     # The wrapper's stdout (the trainer's whole output) goes to the log; its stderr, the

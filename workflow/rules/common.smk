@@ -283,7 +283,8 @@ def where_things_are():
         except ValueError:
             verdict = "unreadable"
         lines.append(f"  verification: {verify} ({verdict}; `snakemake verify` checks again)")
-    lines.append(f"  audit zip (report, figures, tables, evidence): snakemake --report {REPORTS}/audit.zip")
+    same = " (with this invocation's config options)" if {"--config", "--configfile"} & set(sys.argv) else ""
+    lines.append(f"  audit zip (report, figures, tables, evidence): snakemake --report {REPORTS}/audit.zip{same}")
     return "\n".join(lines)
 
 

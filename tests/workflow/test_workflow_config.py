@@ -22,6 +22,31 @@ def test_dry_run_of_the_default_config_plans_the_cpu_chain(workflow_dir):
     for rule in ("plan", "verify_env", "prepare_model", "probe_correctness", "train_run", "analyze_run",
                  "aggregate", "manifest", "verify_evidence", "report"):
         assert rule in out
+    # each job is one short line, not its shell command (the default profile does not set printshellcmds)
+    assert "Job 5: training cpu_r1_n1_cpu (1 CPU rank, 24 iterations, run 1 of 4)" in out, out
+    assert "Shell command" not in out and "--resolved-json" not in out
+
+
+def _rule_blocks():
+    """(file, rule name, its text) of every rule of the workflow files."""
+    for path in [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]:
+        text = path.read_text()
+        starts = [(m.start(), m.group(1)) for m in re.finditer(r"^rule (\w+):", text, flags=re.M)]
+        for (start, name), (end, _) in zip(starts, starts[1:] + [(len(text), None)]):
+            yield path.name, name, text[start:end]
+
+
+def test_every_rule_that_runs_something_has_a_benchmark_and_a_message():
+    rules = list(_rule_blocks())
+    acting = [(f, n, b) for f, n, b in rules if re.search(r"^    (shell|run|script):", b, flags=re.M)]
+    assert {n for _, n, _ in acting} >= {"plan", "verify_env", "prepare_model", "probe_correctness", "train_run",
+                                         "analyze_run", "evaluate_run", "aggregate", "manifest",
+                                         "verify_evidence", "report", "verify"}
+    for path, name, block in acting:
+        assert "\n    benchmark:\n" in block, f"{path}: rule {name} has no benchmark"
+        assert "\n    message:\n" in block, f"{path}: rule {name} has no message"
+    # the others only collect targets
+    assert {n for _, n, _ in rules} - {n for _, n, _ in acting} == {"all", "train", "metrics"}
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ import re
 import shlex
 import subprocess
 import sys
-import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import yaml
@@ -64,7 +64,8 @@ RESULTS = f"results/{PLAN.run_set}"
 REPORTS = f"reports/{PLAN.run_set}"
 LOGS = f"logs/{PLAN.run_set}"
 BENCH = f"benchmarks/{PLAN.run_set}"
-VERIFY_STAMP = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())  # names this invocation's verify benchmark
+# names this invocation's verify benchmark (workflow/rules/verify.smk)
+VERIFY_STAMP = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
 RUN_NAMES = [r.name for r in PLAN.runs]
 DEVIATIONS = "docs/deviations.md"
 

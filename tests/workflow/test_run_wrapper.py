@@ -130,7 +130,7 @@ def test_progress_lines_reach_stderr_and_the_full_output_stdout(tmp_path):
     assert lines == [
         "training p_r1_n1: iteration 10/24, 1,234 env steps/s, ETA " + lines[0].rsplit(" ", 1)[1],
         "training p_r1_n1: iteration 20/24, 1,234 env steps/s, ETA " + lines[1].rsplit(" ", 1)[1],
-        "training p_r1_n1: iteration 24/24, 1,234 env steps/s, ETA 0:00",
+        "training p_r1_n1: iteration 24/24, 1,234 env steps/s, ETA 00:00",
     ], proc.stderr
     assert "24/24" in (run_dir / "train.log").read_text()          # the whole bar stays in the run's log
     assert "24/24" in proc.stdout and "training p_r1_n1:" not in proc.stdout  # and the rule's log
@@ -154,6 +154,8 @@ def test_progress_echo_by_iterations_and_by_seconds():
     now[0] = 31.0
     echo.feed(bar.format(p=12, i=12).encode() + b"\r")   # 2 iterations, but 31 s since the last line
     echo.feed(bar.format(p=13, i=13).encode() + b"\r")   # neither
-    echo.feed(b"\x1b[A" + bar.format(p=100, i=100).encode() + b"\n")  # the last iteration, always
+    last = ("\x1b[A" + bar.format(p=100, i=100).replace("####", "\u2588\u2588")).encode() + b"\n"
+    echo.feed(last[:18])
+    echo.feed(last[18:])  # the last iteration, always (here fed in two pieces)
     assert out.getvalue().splitlines()[1:] == ["training r: iteration 12/100, 5,000 env steps/s, ETA 00:09",
-                                               "training r: iteration 100/100, 5,000 env steps/s, ETA 0:00"]
+                                               "training r: iteration 100/100, 5,000 env steps/s, ETA 00:00"]

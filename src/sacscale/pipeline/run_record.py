@@ -23,6 +23,7 @@ older RUN_DIR without run.json is moved to the attic too.
 from __future__ import annotations
 
 import argparse
+import codecs
 import errno
 import json
 import shutil
@@ -67,12 +68,14 @@ class ProgressEcho:
     def __init__(self, label: str, every_it: int, every_s: float, out=None, clock=time.monotonic):
         self.label, self.every_it, self.every_s = label, every_it, every_s
         self.out, self.clock = out, clock
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")  # a bar's blocks are multi-byte
         self.pending = ""
         self.shown_it, self.shown_t = 0, clock()
 
     def feed(self, chunk: bytes) -> None:
-        self.pending += chunk.decode("utf-8", errors="replace")
+        self.pending += self.decoder.decode(chunk)
         *segments, self.pending = re.split(r"[\r\n]", self.pending)
+        self.pending = self.pending[-65536:]  # a line without an end is not a status line
         for segment in segments:
             self._segment(_ESCAPE.sub("", segment))
 
@@ -90,7 +93,7 @@ class ProgressEcho:
         self.shown_it, self.shown_t = it, now
         fps = _FPS.search(text)
         rate = f", {fps.group(1)} env steps/s" if fps else ""
-        line = f"{self.label}: iteration {it}/{total}{rate}, ETA {eta if it < total else '0:00'}"
+        line = f"{self.label}: iteration {it}/{total}{rate}, ETA {eta if it < total else '00:00'}"
         try:
             print(line, file=self.out or sys.stderr, flush=True)
         except OSError:

@@ -1,5 +1,6 @@
 # Stage 7: the Markdown and HTML report with figures; every output is also registered
-# for `snakemake --report report.zip`.
+# for the audit zip (`snakemake --report reports/<set>/audit.zip`), with the evidence the
+# earlier stages register (category Evidence).
 
 
 rule report:

@@ -1,7 +1,11 @@
 # sacscale reproducibility pipeline: environment -> model -> correctness probe ->
-# alternating training runs -> metrics -> summary -> manifest -> verification -> report.
-# Design: ../shared/docs/pipeline.md in the project; usage: README.md.
+# counterbalanced training runs -> metrics -> summary -> manifest -> verification -> report.
+# Usage: README.md; the config keys with their defaults: docs/config.md; the stages and their
+# records: docs/architecture.md.
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
+
+from sacscale.pipeline import runplan
 
 min_version("9.0")
 
@@ -9,7 +13,11 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
-validate(config, "workflow/schemas/config.schema.yaml")
+# A config that fails the schema: one line naming the key (not the whole schema).
+try:
+    validate(config, "workflow/schemas/config.schema.yaml")
+except WorkflowError as exc:
+    raise WorkflowError(runplan.config_error_message(exc)) from None
 
 
 report: "workflow/report/workflow.rst"
@@ -36,3 +44,7 @@ rule all:
     default_target: True
     input:
         final_inputs(),
+
+
+onsuccess:
+    print(where_things_are(), file=sys.stderr)

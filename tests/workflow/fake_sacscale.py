@@ -31,7 +31,12 @@ def train(args):
     iterations, every, envs = int(opt(args, "--iterations")), int(opt(args, "--log-every")), int(opt(args, "--num-envs"))
     writers = [SummaryWriter(str(log_dir / "tb" / f"rank{r}")) for r in range(ranks)]
     t0 = time.time()
+    from tqdm import tqdm
+
+    bar = tqdm(total=iterations, desc="train", unit="it", file=sys.stderr, mininterval=0)  # as the real one's
     for it in range(every, iterations + 1, every):
+        bar.set_postfix(fps=f"{10.0 * envs * ranks:,.0f}", refresh=False)
+        bar.update(every)
         wall = t0 + 0.1 * it
         for r, w in enumerate(writers):
             w.add_scalar("Perf/rank_env_steps", it * envs, it, walltime=wall)
@@ -40,6 +45,7 @@ def train(args):
                 w.add_scalar("Perf/total_env_steps", it * envs * ranks, it, walltime=wall)
                 w.add_scalar("Perf/total_fps", 10.0 * envs * ranks, it, walltime=wall)
                 w.add_scalar("Episode/return", 0.1 * it, it, walltime=wall)
+    bar.close()
     for w in writers:
         w.close()
     # what the real trainer records, from the real trainer's parser (verify cross-checks it)

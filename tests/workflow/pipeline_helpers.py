@@ -68,7 +68,8 @@ def check_run_set(workdir: Path, run_set: str, names: list[str]) -> None:
 
 
 def check_tampering_is_caught(workdir: Path, run_set: str, run: str, env: dict | None = None) -> None:
-    """`snakemake verify` passes, then fails naming a tampered, a deleted and an added file."""
+    """`snakemake verify` passes, then fails naming a tampered, a deleted and an added file
+    (the second verify runs although the first wrote its benchmark file: one per invocation)."""
     ok = snakemake(workdir, "--cores", "1", "verify", env=env)
     assert ok.returncode == 0, ok.stdout[-3000:] + ok.stderr[-3000:]
     results = workdir / "results" / run_set

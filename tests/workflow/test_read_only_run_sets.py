@@ -47,7 +47,7 @@ def test_issue_commands_on_committed_sets_fail_before_any_job(fresh_clone, args,
     assert proc.returncode != 0, out
     assert f"run set '{run_set}': results/{run_set}/ holds committed evidence" in out
     assert "choose a new name" in out and f"--config run_set={run_set}_new" in out
-    assert "rule verify_env" not in out and "train_run" not in out  # no job planned
+    assert "verify_env" not in out and "train_run" not in out  # no job planned
     assert git(fresh_clone, "status", "--porcelain") == ""
 
 

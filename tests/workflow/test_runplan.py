@@ -164,3 +164,36 @@ def test_every_trainer_option_the_pipeline_sets_is_owned():
     options = option_names()
     set_by_pipeline = {options[a] for a in train_command(p, p.runs[0], "DIR", "m.mjb") if a.startswith("--")}
     assert set_by_pipeline <= set(PIPELINE_OWNED)
+
+
+def test_a_run_in_a_few_words_for_the_terminal():
+    from sacscale.pipeline.runplan import describe_run
+
+    p = plan()
+    assert [describe_run(p, r) for r in p.runs[:2]] == ["1 CPU rank, 24 iterations, run 1 of 4",
+                                                        "2 CPU ranks, 24 iterations, run 2 of 4"]
+    gpu = plan({"preset": "rtx5090x2"}, SEED_BOX)
+    n2 = next(r for r in gpu.runs if r.config == "n2_pool32")
+    assert describe_run(gpu, n2).startswith("2 GPUs, CPU pools 8-39;48-79, 1000 iterations, run ")
+
+
+def test_model_timeout_s_from_the_config_over_the_preset():
+    assert plan().model_timeout_s == 600  # the cpu preset's
+    assert plan({"model_timeout_s": 90}).model_timeout_s == 90
+    assert plan({"preset": "h200x1"}, H200_1).model_timeout_s == 1800  # no preset value: the built-in default
+
+
+def test_a_schema_error_in_one_line():
+    import jsonschema
+
+    from sacscale.pipeline.runplan import config_error_line
+
+    schema = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
+
+    def error(config):
+        return config_error_line(next(jsonschema.Draft202012Validator(schema).iter_errors(config)))
+
+    assert error({"repeat": 3}) == (
+        "'repeat' was unexpected: not a config key (allowed: " + ", ".join(sorted(schema["properties"])) + ")")
+    assert error({"probe": {"devices": "gpu0"}}).startswith("probe.devices: 'gpu0' does not match ")
+    assert error({"run_configs": {"n1": {"num_envs": 0}}}) == "run_configs.n1.num_envs: 0 is less than the minimum of 1"

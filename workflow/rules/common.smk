@@ -5,6 +5,7 @@ import re
 import shlex
 import subprocess
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 import yaml
@@ -49,8 +50,11 @@ def load_plan():
 
 
 PLAN = load_plan()
-print(f"sacscale: preset {PLAN.preset} ({PLAN.preset_reason}); run set {PLAN.run_set}: "
-      f"{len(PLAN.runs)} runs of {', '.join(PLAN.order)}", file=sys.stderr)
+print(
+    f"sacscale: preset {PLAN.preset} ({PLAN.preset_reason}); run set {PLAN.run_set}: "
+    f"{len(PLAN.runs)} runs of {', '.join(PLAN.order)}",
+    file=sys.stderr,
+)
 
 # Serial GPU work: every rule that may overlap a training run takes this lock.
 if "gpu_lock" not in workflow.global_resources:
@@ -60,6 +64,8 @@ RESULTS = f"results/{PLAN.run_set}"
 REPORTS = f"reports/{PLAN.run_set}"
 LOGS = f"logs/{PLAN.run_set}"
 BENCH = f"benchmarks/{PLAN.run_set}"
+# names this invocation's verify benchmark (workflow/rules/verify.smk)
+VERIFY_STAMP = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
 RUN_NAMES = [r.name for r in PLAN.runs]
 DEVIATIONS = "docs/deviations.md"
 
@@ -152,9 +158,11 @@ def run_set_mode():
     except runset.RunSetError as exc:
         raise WorkflowError(str(exc)) from None
     if mode == "read-only":
-        print(f"sacscale: run set {PLAN.run_set} is read-only ({'committed' if state.committed else 'complete'}); "
-              "nothing to build. `snakemake verify` checks it; a new run needs a new run_set name.",
-              file=sys.stderr)
+        print(
+            f"sacscale: run set {PLAN.run_set} is read-only ({'committed' if state.committed else 'complete'}); "
+            "nothing to build. `snakemake verify` checks it; a new run needs a new run_set name.",
+            file=sys.stderr,
+        )
     return mode
 
 
@@ -198,6 +206,11 @@ def run_resolved(wildcards):
     return json.dumps(runplan.resolved_run(PLAN, PLAN.run(wildcards.run)), sort_keys=True)
 
 
+def run_description(wildcards):
+    """For the rule's message: '1 CPU rank, 24 iterations, run 1 of 4'."""
+    return runplan.describe_run(PLAN, PLAN.run(wildcards.run))
+
+
 def run_timeout(wildcards):
     return PLAN.run_configs[PLAN.run(wildcards.run).config].timeout_s
 
@@ -234,15 +247,46 @@ def pair_args():
 
 
 def summary_meta():
-    return json.dumps({
-        "run_set": PLAN.run_set, "preset": PLAN.preset, "preset_reason": PLAN.preset_reason,
-        "repeats": PLAN.repeats, "iterations": PLAN.iterations, "order": PLAN.order,
-        "schedule": PLAN.schedule, "execution_order": PLAN.execution_order,
-    }, sort_keys=True)
+    return json.dumps(
+        {
+            "run_set": PLAN.run_set,
+            "preset": PLAN.preset,
+            "preset_reason": PLAN.preset_reason,
+            "repeats": PLAN.repeats,
+            "iterations": PLAN.iterations,
+            "order": PLAN.order,
+            "schedule": PLAN.schedule,
+            "execution_order": PLAN.execution_order,
+        },
+        sort_keys=True,
+    )
 
 
 def deviations_input():
     return [DEVIATIONS] if Path(DEVIATIONS).is_file() else []
+
+
+def where_things_are():
+    """What a finished invocation prints: where the report, the evidence and its check
+    are, and how to build the audit zip."""
+    lines = [f"sacscale: run set {PLAN.run_set}"]
+    for what, path in (
+        ("report", f"{REPORTS}/report.html"),
+        ("report (Markdown)", f"{REPORTS}/report.md"),
+        ("evidence manifest", results("MANIFEST.sha256")),
+    ):
+        if Path(path).is_file():
+            lines.append(f"  {what}: {path}")
+    verify = Path(results("verify.json"))
+    if verify.is_file():
+        try:
+            verdict = "passed" if json.loads(verify.read_text()).get("ok") else "FAILED"
+        except ValueError:
+            verdict = "unreadable"
+        lines.append(f"  verification: {verify} ({verdict}; `snakemake verify` checks again)")
+    same = " (with this invocation's config options)" if {"--config", "--configfile"} & set(sys.argv) else ""
+    lines.append(f"  audit zip (report, figures, tables, evidence): snakemake --report {REPORTS}/audit.zip{same}")
+    return "\n".join(lines)
 
 
 MODE = run_set_mode()

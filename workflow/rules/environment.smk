@@ -6,10 +6,14 @@
 rule plan:
     output:
         plan=results("plan.json"),
-    params:
-        plan=PLAN.as_dict(),
     log:
         f"{LOGS}/plan.log",
+    benchmark:
+        f"{BENCH}/plan.tsv"
+    params:
+        plan=PLAN.as_dict(),
+    message:
+        f"writing the plan of run set {PLAN.run_set}: preset {PLAN.preset}, {len(PLAN.runs)} runs"
     run:
         write_plan(output.plan, params.plan, log[0])
 
@@ -18,12 +22,16 @@ rule verify_env:
     input:
         plan=results("plan.json"),
     output:
-        env=results("environment.json"),
+        env=report(results("environment.json"), caption="../report/evidence_environment.rst", category="Evidence"),
         diff=results("source.diff"),  # the uncommitted code, so a dirty tree can be rebuilt
     log:
         f"{LOGS}/verify_env.log",
+    benchmark:
+        f"{BENCH}/verify_env.tsv"
     conda:
         "../../envs/sacscale.yaml"
+    message:
+        f"recording the software and hardware environment; checking that preset {PLAN.preset} fits this machine"
     shell:
         "sacscale verify-env --output {output.env} --diff-output {output.diff} --plan {input.plan}"
         " --require-graph-hooks --require-commands train,probe,prepare-model > {log} 2>&1"

@@ -8,19 +8,19 @@ rule evaluate_run:
         model=model_file(),
     output:
         json=eval_json("{run}"),
-    params:
-        run_dir=lambda wildcards, input: str(Path(input.run_json).parent),
-        protocol=eval_args(),
-    threads: workflow.cores
-    priority: 10  # before the next run, as analyze_run
-    resources:
-        gpu_lock=1,  # evaluation must not steal CPU from a run being measured
     log:
         f"{LOGS}/evaluate_run/{{run}}.log",
     benchmark:
         f"{BENCH}/evaluate_run/{{run}}.tsv"
+    priority: 10  # before the next run, as analyze_run
     conda:
         "../../envs/sacscale.yaml"
+    threads: workflow.cores
+    resources:
+        gpu_lock=1,  # evaluation must not steal CPU from a run being measured
+    params:
+        run_dir=lambda wildcards, input: str(Path(input.run_json).parent),
+        protocol=eval_args(),
     message:
         "evaluating the policy of {wildcards.run}"
     shell:

@@ -15,16 +15,18 @@ rule manifest:
         results("summary.csv"),
         results("summary.json"),
     output:
-        manifest=results("MANIFEST.sha256"),
-        json=results("manifest.json"),
-    params:
-        root=lambda wildcards, output: str(Path(output.manifest).parent),
+        manifest=report(results("MANIFEST.sha256"), caption="../report/evidence_manifest.rst", category="Evidence"),
+        json=report(results("manifest.json"), caption="../report/evidence_manifest.rst", category="Evidence"),
     log:
         f"{LOGS}/manifest.log",
     benchmark:
         f"{BENCH}/manifest.tsv"
     conda:
         "../../envs/sacscale.yaml"
+    params:
+        root=lambda wildcards, output: str(Path(output.manifest).parent),
+    message:
+        f"hashing {RESULTS}/ into MANIFEST.sha256"
     shell:
         "sacscale manifest {params.root:q} --output {output.manifest} --json {output.json} > {log} 2>&1"
 
@@ -33,14 +35,16 @@ rule verify_evidence:
     input:
         manifest=results("MANIFEST.sha256"),
     output:
-        json=results("verify.json"),
-    params:
-        root=lambda wildcards, input: str(Path(input.manifest).parent),
+        json=report(results("verify.json"), caption="../report/evidence_verify.rst", category="Evidence"),
     log:
         f"{LOGS}/verify_evidence.log",
     benchmark:
         f"{BENCH}/verify_evidence.tsv"
     conda:
         "../../envs/sacscale.yaml"
+    params:
+        root=lambda wildcards, input: str(Path(input.manifest).parent),
+    message:
+        f"verifying {RESULTS}/: re-hashing every file and recomputing everything derived"
     shell:
         "sacscale verify {params.root:q} --output {output.json} > {log} 2>&1"

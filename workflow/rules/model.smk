@@ -8,19 +8,21 @@ rule prepare_model:
         env=results("environment.json"),
     output:
         model=model_file(),
-        json=results("model.json"),
-    params:
-        outdir=lambda wildcards, output: str(Path(output.model).parent),
-        args=model_args(),
-        timeout=PLAN.model_timeout_s,
-    resources:
-        gpu_lock=1,
+        json=report(results("model.json"), caption="../report/evidence_model.rst", category="Evidence"),
     log:
         f"{LOGS}/prepare_model.log",
     benchmark:
         f"{BENCH}/prepare_model.tsv"
     conda:
         "../../envs/sacscale.yaml"
+    resources:
+        gpu_lock=1,
+    params:
+        outdir=lambda wildcards, output: str(Path(output.model).parent),
+        args=model_args(),
+        timeout=PLAN.model_timeout_s,
+    message:
+        "preparing the G1 task model (.mjb, its SHA-256 and physics cost)"
     shell:
         "timeout --kill-after=30 {params.timeout} "
         "sacscale prepare-model --output-dir {params.outdir} --json {output.json} {params.args} > {log} 2>&1"

@@ -6,18 +6,20 @@ rule probe_correctness:
     input:
         env=results("environment.json"),
     output:
-        json=results("correctness.json"),
-    params:
-        args=probe_args(),
-        timeout=PLAN.probe["timeout_s"],
-    resources:
-        gpu_lock=1,
+        json=report(results("correctness.json"), caption="../report/evidence_probe.rst", category="Evidence"),
     log:
         f"{LOGS}/probe_correctness.log",
     benchmark:
         f"{BENCH}/probe_correctness.tsv"
     conda:
         "../../envs/sacscale.yaml"
+    resources:
+        gpu_lock=1,
+    params:
+        args=probe_args(),
+        timeout=PLAN.probe["timeout_s"],
+    message:
+        f"probing data-parallel gradient sync on devices {PLAN.probe['devices']} against a single rank"
     shell:
         "timeout --kill-after=30 {params.timeout} "
         "sacscale probe correctness {params.args} --output {output.json} > {log} 2>&1"

@@ -1,5 +1,6 @@
 # Stage 7: the Markdown and HTML report with figures; every output is also registered
-# for `snakemake --report report.zip`.
+# for the audit zip (`snakemake --report reports/<set>/audit.zip`), with the evidence the
+# earlier stages register (category Evidence).
 
 
 rule report:
@@ -28,21 +29,21 @@ rule report:
         ),
         returns=report(figure_paths()["return_vs_time"], caption="../report/return_vs_time.rst", category="Figures"),
         phases=report(figure_paths()["phase_times"], caption="../report/phase_times.rst", category="Figures"),
-        learning=report(
-            figure_paths()["learning_curves"], caption="../report/learning_curves.rst", category="Figures"
-        ),
-    params:
-        figures=lambda wildcards, output: str(Path(output.throughput).parent),
-        run_dirs=lambda wildcards, input: shlex.join(str(Path(p).parent) for p in input.runs),
-        deviations=lambda wildcards, input: f"--deviations {input.deviations}" if input.deviations else "",
-        attempts=f"{LOGS}/attempts",
-        evals=lambda wildcards, input: f"--evaluations {shlex.join(input.evals)}" if input.evals else "",
+        learning=report(figure_paths()["learning_curves"], caption="../report/learning_curves.rst", category="Figures"),
     log:
         f"{LOGS}/report.log",
     benchmark:
         f"{BENCH}/report.tsv"
     conda:
         "../../envs/sacscale.yaml"
+    params:
+        figures=lambda wildcards, output: str(Path(output.throughput).parent),
+        run_dirs=lambda wildcards, input: shlex.join(str(Path(p).parent) for p in input.runs),
+        deviations=lambda wildcards, input: f"--deviations {input.deviations}" if input.deviations else "",
+        attempts=f"{LOGS}/attempts",
+        evals=lambda wildcards, input: f"--evaluations {shlex.join(input.evals)}" if input.evals else "",
+    message:
+        f"writing {REPORTS}/report.md and report.html with figures"
     shell:
         "sacscale report --summary {input.summary} --metrics {input.metrics}"
         " --output-md {output.md} --output-html {output.html} --figures-dir {params.figures}"

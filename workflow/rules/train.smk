@@ -18,9 +18,15 @@ rule train_run:
         model=model_file(),
     output:
         run_json=run_json("{run}"),
+    log:
+        f"{LOGS}/train/{{run}}.log",
+    benchmark:
+        f"{BENCH}/train/{{run}}.tsv"
+    conda:
+        "../../envs/sacscale.yaml"
+    resources:
+        gpu_lock=1,
     params:
-        python=sys.executable,
-        wrapper=str(Path(workflow.basedir) / "workflow" / "scripts" / "run_training.py"),
         run_dir=lambda wildcards, output: str(Path(output.run_json).parent),
         work_dir=lambda wildcards, output: str(Path(output.run_json).parent.parent / f".{wildcards.run}.partial"),
         attic=f"{LOGS}/attempts",
@@ -28,18 +34,15 @@ rule train_run:
         env=run_env_args,
         timeout=run_timeout,
         cmd=train_args,
-    resources:
-        gpu_lock=1,
-    log:
-        f"{LOGS}/train/{{run}}.log",
-    benchmark:
-        f"{BENCH}/train/{{run}}.tsv"
-    conda:
-        "../../envs/sacscale.yaml"
+        what=run_description,
+    message:
+        "training {wildcards.run} ({params.what})"
+    # The wrapper's stdout (the trainer's whole output) goes to the log; its stderr, the
+    # terminal's, gets a progress line now and then (iteration, env steps/s, ETA).
     shell:
-        "{params.python:q} {params.wrapper:q} --run-dir {params.run_dir:q} --work-dir {params.work_dir:q}"
+        "sacscale record-run --run-dir {params.run_dir:q} --work-dir {params.work_dir:q}"
         " --attic {params.attic:q} --resolved-json {params.resolved:q} --timeout {params.timeout}"
-        " {params.env} -- {params.cmd} > {log} 2>&1"
+        " {params.env} -- {params.cmd} > {log}"
 
 
 # `snakemake train`: the whole training matrix (and what it needs), nothing after it.

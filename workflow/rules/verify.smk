@@ -9,9 +9,15 @@
 rule verify:
     log:
         f"{LOGS}/verify.log",
+    # One benchmark file per check: a benchmark is an output, and a fixed path would make
+    # `snakemake verify` find it present and skip the check next time.
+    benchmark:
+        f"{BENCH}/verify/{VERIFY_STAMP}.tsv"
     conda:
         "../../envs/sacscale.yaml"
     params:
         root=RESULTS,
+    message:
+        f"verifying {RESULTS}/ as it is now"
     shell:
         "sacscale verify {params.root:q} 2>&1 | tee {log}"

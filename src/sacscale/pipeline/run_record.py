@@ -1,13 +1,17 @@
 """Record one training command as one evidence directory, all or nothing.
 
-Used by the pipeline's run rule through workflow/scripts/run_training.py:
+Used by the pipeline's run rule as `sacscale record-run` (workflow/scripts/run_training.py
+is the same entry point as a script):
 
-    python workflow/scripts/run_training.py --run-dir results/S/runs/NAME \
+    sacscale record-run --run-dir results/S/runs/NAME \
         --work-dir results/S/runs/.NAME.partial --attic logs/S/attempts \
         --resolved-json '{...}' --timeout 3600 [--env KEY=VALUE ...] -- sacscale train ... --log-dir WORK_DIR
 
 The command runs in its own process group with its output teed into WORK_DIR/train.log
-(and this process's stdout). When it exits 0 and left rank 0's event file, run.json
+and this process's stdout (the rule sends stdout to its log). Standard error gets only
+short lines for the terminal: the wrapper's own messages and, from the trainer's progress
+bar, one line every --progress-every iterations or --progress-every-s seconds
+(iteration, env steps/s, ETA). When it exits 0 and left rank 0's event file, run.json
 (command, resolved config, seed, start/end, exit status) is written into the work
 directory, which is then renamed to RUN_DIR in one step: RUN_DIR either does not exist
 or is complete. On failure, timeout or interruption (SIGTERM/SIGINT are forwarded to
@@ -19,10 +23,12 @@ older RUN_DIR without run.json is moved to the attic too.
 from __future__ import annotations
 
 import argparse
+import codecs
 import errno
 import json
 import shutil
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -35,6 +41,63 @@ from pathlib import Path
 from sacscale.evidence.atomic import write_json
 
 GRACE_S = 30.0
+PREFIX = "run_training"
+
+
+def _say(message: str) -> None:
+    """One of the wrapper's own messages: into the full output (stdout, the rule's log) and
+    onto the terminal (stderr)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            print(f"{PREFIX}: {message}", file=stream, flush=True)
+        except OSError:
+            pass
+
+
+# A tqdm status line, e.g. "train:  42%|####2     | 10/24 [00:05<00:07,  1.90it/s, fps=1,234, ret=0.12]"
+_BAR = re.compile(r"(\d+)/(\d+) \[[0-9:]+<([0-9:?]+)")
+_FPS = re.compile(r"fps=([0-9](?:[0-9,.]*[0-9])?)")
+_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+class ProgressEcho:
+    """Reads the trainer's output and writes one short line for the terminal when its
+    progress bar has moved `every_it` iterations (0: a tenth of the run) or `every_s`
+    seconds since the last line, and at the last iteration."""
+
+    def __init__(self, label: str, every_it: int, every_s: float, out=None, clock=time.monotonic):
+        self.label, self.every_it, self.every_s = label, every_it, every_s
+        self.out, self.clock = out, clock
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")  # a bar's blocks are multi-byte
+        self.pending = ""
+        self.shown_it, self.shown_t = 0, clock()
+
+    def feed(self, chunk: bytes) -> None:
+        self.pending += self.decoder.decode(chunk)
+        *segments, self.pending = re.split(r"[\r\n]", self.pending)
+        self.pending = self.pending[-65536:]  # a line without an end is not a status line
+        for segment in segments:
+            self._segment(_ESCAPE.sub("", segment))
+
+    def _segment(self, text: str) -> None:
+        bar = _BAR.search(text)
+        if bar is None:
+            return
+        it, total, eta = int(bar.group(1)), int(bar.group(2)), bar.group(3)
+        if it <= self.shown_it:
+            return
+        now = self.clock()
+        every = self.every_it or max(1, total // 10)
+        if it < total and it - self.shown_it < every and now - self.shown_t < self.every_s:
+            return
+        self.shown_it, self.shown_t = it, now
+        fps = _FPS.search(text)
+        rate = f", {fps.group(1)} env steps/s" if fps else ""
+        line = f"{self.label}: iteration {it}/{total}{rate}, ETA {eta if it < total else '00:00'}"
+        try:
+            print(line, file=self.out or sys.stderr, flush=True)
+        except OSError:
+            pass
 
 
 def _now() -> tuple[float, str]:
@@ -55,7 +118,7 @@ def _move_aside(path: Path, attic: Path, why: str) -> Path | None:
     attic.mkdir(parents=True, exist_ok=True)
     target = attic / f"{path.name.lstrip('.').removesuffix('.partial')}.{why}-{_stamp()}"
     os.replace(path, target)
-    print(f"run_training: moved {path} to {target}", file=sys.stderr)
+    _say(f"moved {path} to {target}")
     return target
 
 
@@ -75,7 +138,7 @@ def _set_aside_or_remove(work: Path, attic: Path, why: str) -> Path | None:
     try:
         return _move_aside(work, attic, why)
     except OSError as exc:
-        print(f"run_training: cannot move {work} to {attic} ({exc.strerror or exc}); removing it", file=sys.stderr)
+        _say(f"cannot move {work} to {attic} ({exc.strerror or exc}); removing it")
         shutil.rmtree(work, ignore_errors=True)
         return None
 
@@ -96,8 +159,10 @@ def _kill_group(proc: subprocess.Popen, sig: int) -> None:
 class Supervisor:
     """Runs the command, tees its output, enforces the timeout, forwards SIGTERM/SIGINT."""
 
-    def __init__(self, cmd: list[str], env: dict[str, str], log_path: Path, timeout_s: float):
+    def __init__(self, cmd: list[str], env: dict[str, str], log_path: Path, timeout_s: float,
+                 progress: ProgressEcho | None = None):
         self.cmd, self.env, self.log_path, self.timeout_s = cmd, env, log_path, timeout_s
+        self.progress = progress
         self.timed_out = False
         self.interrupted = None
         self.log_error: str | None = None
@@ -107,7 +172,7 @@ class Supervisor:
         proc = self.proc
         if proc is None or proc.poll() is not None:
             return
-        print(f"run_training: {reason}; stopping the process group {proc.pid}", file=sys.stderr, flush=True)
+        _say(f"{reason}; stopping the process group {proc.pid}")
         _kill_group(proc, signal.SIGTERM)
         deadline = time.monotonic() + GRACE_S
         while proc.poll() is None and time.monotonic() < deadline:
@@ -118,8 +183,7 @@ class Supervisor:
     def _log_failed(self, exc: OSError) -> None:
         full = " (disk full)" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else ""
         self.log_error = f"cannot write {self.log_path}{full}: {exc.strerror or exc}"
-        print(f"run_training: {self.log_error}; the rest of the output goes to stdout only",
-              file=sys.stderr, flush=True)
+        _say(f"{self.log_error}; the rest of the output goes to stdout only")
 
     def _on_timeout(self) -> None:
         self.timed_out = True
@@ -146,9 +210,9 @@ class Supervisor:
                     preexec_fn=_trainer_dies_with_wrapper,
                 )
             except OSError as exc:
-                msg = f"run_training: cannot start {self.cmd[0]!r}: {exc}\n"
-                log.write(msg.encode())
-                sys.stderr.write(msg)
+                msg = f"cannot start {self.cmd[0]!r}: {exc}"
+                log.write(f"{PREFIX}: {msg}\n".encode())
+                _say(msg)
                 return 127
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, self._on_signal)
@@ -169,6 +233,8 @@ class Supervisor:
                         sys.stdout.flush()
                     except OSError:
                         pass
+                    if self.progress is not None:
+                        self.progress.feed(chunk)
                 return self.proc.wait()
             finally:
                 timer.cancel()
@@ -176,8 +242,7 @@ class Supervisor:
                     self._stop("supervisor exiting")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="run_training.py", description=__doc__.splitlines()[0], allow_abbrev=False)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run-dir", required=True, type=Path)
     parser.add_argument("--work-dir", required=True, type=Path, help="where the command writes while it runs")
     parser.add_argument("--attic", required=True, type=Path, help="where failed or stale attempts are kept")
@@ -185,16 +250,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, required=True, help="wall-clock limit in seconds")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                         help="set for the command only (repeatable)")
+    parser.add_argument("--progress-every", type=int, default=0, metavar="N",
+                        help="a progress line on stderr every N iterations (default 0: every tenth of the run)")
+    parser.add_argument("--progress-every-s", type=float, default=60.0, metavar="S",
+                        help="... or every S seconds, whichever comes first (default 60)")
     parser.add_argument("cmd", nargs=argparse.REMAINDER, help="-- then the command")
-    args = parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="run_training.py", description=__doc__.splitlines()[0], allow_abbrev=False)
+    add_arguments(parser)
+    return run(parser.parse_args(argv), parser)
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None) -> int:
+    def usage_error(message: str) -> int:
+        if parser is not None:
+            parser.error(message)
+        raise SystemExit(f"sacscale record-run: {message}")
+
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     if not cmd:
-        parser.error("no command given after --")
+        return usage_error("no command given after --")
     env = {}
     for item in args.env:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            parser.error(f"--env {item!r}: expected KEY=VALUE")
+            return usage_error(f"--env {item!r}: expected KEY=VALUE")
         env[key] = value
     resolved = json.loads(args.resolved_json)
 
@@ -204,11 +286,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         work.mkdir(parents=True)
     except OSError as exc:
-        print(f"run_training: cannot create {work}: {exc.strerror or exc}; the run did not start", file=sys.stderr)
+        _say(f"cannot create {work}: {exc.strerror or exc}; the run did not start")
         return 1
 
     t0, started = _now()
-    supervisor = Supervisor(cmd, env, work / "train.log", args.timeout)
+    label = f"training {resolved.get('run', run_dir.name)}"
+    progress = ProgressEcho(label, args.progress_every, args.progress_every_s)
+    supervisor = Supervisor(cmd, env, work / "train.log", args.timeout, progress)
     code = supervisor.run()
     t1, ended = _now()
 
@@ -223,8 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         status = "failed"  # a run whose log could not be kept is not complete evidence
     elif not events:
         status = "failed"
-        print(f"run_training: the command exited 0 but wrote no rank-0 event file under {work}",
-              file=sys.stderr)
+        _say(f"the command exited 0 but wrote no rank-0 event file under {work}")
     else:
         status = "completed"
     record = {
@@ -255,15 +338,12 @@ def main(argv: list[str] | None = None) -> int:
         write_json(work / "run.json", record)
     except OSError as exc:
         status = "failed"
-        print(f"run_training: cannot write {work / 'run.json'}: {exc.strerror or exc}", file=sys.stderr)
+        _say(f"cannot write {work / 'run.json'}: {exc.strerror or exc}")
     if status == "completed":
         os.replace(work, run_dir)
-        print(f"run_training: {run_dir} completed in {t1 - t0:.1f} s")
+        _say(f"{run_dir} completed in {t1 - t0:.1f} s")
         return 0
     kept = _set_aside_or_remove(work, args.attic, status)
-    print(
-        f"run_training: run {record['run']} {status} (exit status {code}); nothing was marked done. "
-        f"Its log and run.json are kept in {kept}",
-        file=sys.stderr,
-    )
+    _say(f"run {record['run']} {status} (exit status {code}); nothing was marked done. "
+         f"Its log and run.json are kept in {kept}")
     return code if code and code > 0 else 1

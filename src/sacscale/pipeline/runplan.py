@@ -553,11 +553,47 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
         runs=runs,
         pairs=pairs,
         probe=probe,
-        model_timeout_s=float(preset.get("model_timeout_s", 1800)),
+        model_timeout_s=float(_merge(preset, config, "model_timeout_s", name)[0] or 1800),
         matrix=planned,
         model=model,
         description=str(preset.get("description", "")).strip(),
     )
+
+
+def config_error_line(error) -> str:
+    """One line for a config that fails the schema (a jsonschema ValidationError): where, what,
+    and for an unknown key the keys allowed there, instead of the whole schema."""
+    where = ".".join(str(p) for p in error.absolute_path) or "config"
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = sorted((error.schema.get("properties") or {}).keys())
+        unknown = sorted(set(error.instance) - set(allowed))
+        what = f"{', '.join(map(repr, unknown))} was unexpected: " + (
+            "not a config key" if where == "config" else f"not a key of {where}")
+        return f"{what} (allowed: {', '.join(allowed)})" if allowed else what
+    message = error.message if len(error.message) <= 200 else error.message[:197] + "..."
+    return f"{where}: {message}"
+
+
+def config_error_message(workflow_error) -> str:
+    """Snakemake's "Error validating config file." with the ValidationError it wraps, as
+    one line; any other error as it is."""
+    from jsonschema.exceptions import ValidationError
+
+    cause = workflow_error.__cause__ or workflow_error.__context__  # Snakemake keeps only its text in args
+    if not isinstance(cause, ValidationError):
+        return str(workflow_error)
+    return f"Error validating config file: {config_error_line(cause)}"
+
+
+def describe_run(plan: Plan, run: Run) -> str:
+    """A run in a few words for the terminal, e.g. '1 CPU rank, 24 iterations, run 1 of 4'."""
+    rc = plan.run_configs[run.config]
+    n = rc.world_size
+    what = (f"{n} CPU rank{'s' if n != 1 else ''}" if rc.device_kind == "cpu"
+            else f"{n} GPU{'s' if n != 1 else ''}")
+    if rc.cpu_pools != "auto":
+        what += f", CPU pools {rc.cpu_pools}"
+    return f"{what}, {plan.iterations} iterations, run {run.index + 1} of {len(plan.runs)}"
 
 
 # --- commands --------------------------------------------------------------------------

@@ -31,6 +31,7 @@ include: "workflow/rules/verify.smk"
 if not READ_ONLY:
 
     include: "workflow/rules/environment.smk"
+    include: "workflow/rules/reference.smk"
     include: "workflow/rules/model.smk"
     include: "workflow/rules/probe.smk"
     include: "workflow/rules/train.smk"

@@ -102,6 +102,10 @@ def main():
         return train(args[1:])
     if cmd == "train-reference":
         return train_reference(args[1:])
+    if cmd == "reference-env":  # the reference's environment is not needed by a fake reference trainer
+        Path(opt(args, "--output")).write_text(json.dumps({"fake": True, "python": opt(args, "--python"),
+                                                           "unilab": "1.5.2", "packages": {"unilab": "1.5.2"}}))
+        return 0
     if cmd == "probe":
         Path(opt(args, "--output")).write_text(json.dumps({"pass": True, "tolerance": 1e-6, "fake": True}))
         return 0
@@ -139,7 +143,8 @@ def main():
             def torch_info():
                 info = real_torch_info()
                 n = int(os.environ["FAKE_CUDA_DEVICES"])
-                return {**info, "cuda_devices": n, "gpus": [{"name": "fake GPU", "fake": True}] * n}
+                gpus = [{"index": i, "name": "fake GPU", "memory_mib": 0, "fake": True} for i in range(n)]
+                return {**info, "cuda_devices": n, "gpus": gpus}
 
             environment.torch_info = torch_info
     from sacscale.cli import main as real_main

@@ -103,8 +103,23 @@ def eval_json(run):
 
 
 def all_evals():
-    """Every run's evaluation, when evaluation is on."""
-    return [eval_json(r) for r in RUN_NAMES] if config.get("evaluation", {}).get("enabled", True) else []
+    """Every run's evaluation, when evaluation is on (runs of ours: the reference trainer's
+    policies are not in our checkpoint format)."""
+    if not config.get("evaluation", {}).get("enabled", True):
+        return []
+    return [eval_json(r) for r in RUN_NAMES if r not in REFERENCE_RUNS]
+
+
+# Runs of the reference trainer (trainer: unilab): they need its environment, recorded.
+REFERENCE_RUNS = [r.name for r in PLAN.runs if PLAN.run_configs[r.config].trainer == "unilab"]
+
+
+def reference_record():
+    return results("reference_env.json")
+
+
+def reference_input(wildcards):
+    return [reference_record()] if wildcards.run in REFERENCE_RUNS else []
 
 
 def eval_args():
@@ -133,6 +148,7 @@ def all_outputs():
         *all_run_json(),
         *all_metrics(),
         *all_evals(),
+        *([reference_record()] if REFERENCE_RUNS else []),
         results("summary.csv"),
         results("summary.json"),
         results("MANIFEST.sha256"),
@@ -199,6 +215,8 @@ def train_args(wildcards):
 
 def run_env_args(wildcards):
     env = runplan.run_environment(PLAN, PLAN.run(wildcards.run))
+    if wildcards.run in REFERENCE_RUNS:  # train-reference finds the reference's interpreter here
+        env["SACSCALE_REFERENCE_PYTHON"] = config.get("reference", {}).get("python", ".venv-ref/bin/python")
     return " ".join(f"--env {shlex.quote(f'{k}={v}')}" for k, v in sorted(env.items()))
 
 

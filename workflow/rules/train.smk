@@ -13,6 +13,7 @@
 rule train_run:
     input:
         previous_run,
+        reference_input,
         env=results("environment.json"),
         probe=results("correctness.json"),
         model=model_file(),

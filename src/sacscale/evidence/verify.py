@@ -399,7 +399,9 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
                            ("run.json resolved_config", resolved.get("world_size", _ABSENT)),
                            ("train_meta.json", meta.get("world_size", _ABSENT)),
                            ("metrics", metrics.get("world_size", _ABSENT))],
-            "model file": [("run.json command", model_arg), ("train_meta.json", mcfg.get("model", _ABSENT))],
+            # the reference trainer builds its task from its own package: no model file
+            **({} if reference else {"model file": [("run.json command", model_arg),
+                                                    ("train_meta.json", mcfg.get("model", _ABSENT))]}),
             "code commit": [("environment.json", env_commit), ("run.json", _opt(run, "code", "commit"))],
         }, strict)
         if model_hash is not None and model_arg is not None:

@@ -1,8 +1,9 @@
 """FastSAC hyperparameters: one dataclass, one name per knob.
 
-Defaults are the reference values of `shared/docs/fastsac.md`. Sizes that depend on the
-number of environments (replay capacity, learning start) are methods, so the same config
-serves every rank and every preset.
+Defaults are the reference values of the FastSAC specification this project follows (the
+seed's; docs/deviations.md lists where we differ). Sizes that depend on the number of
+environments (replay capacity, learning start) are methods, so the same config serves
+every rank and every preset.
 """
 
 from __future__ import annotations

@@ -20,6 +20,8 @@ rule verify_env:
     output:
         env=results("environment.json"),
         diff=results("source.diff"),  # the uncommitted code, so a dirty tree can be rebuilt
+    resources:
+        slurm_extra=GPU_NODE,
     log:
         f"{LOGS}/verify_env.log",
     conda:

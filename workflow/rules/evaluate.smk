@@ -15,6 +15,7 @@ rule evaluate_run:
     priority: 10  # before the next run, as analyze_run
     resources:
         gpu_lock=1,  # evaluation must not steal CPU from a run being measured
+        slurm_extra=GPU_NODE,
     log:
         f"{LOGS}/evaluate_run/{{run}}.log",
     benchmark:

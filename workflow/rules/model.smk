@@ -15,6 +15,7 @@ rule prepare_model:
         timeout=PLAN.model_timeout_s,
     resources:
         gpu_lock=1,
+        slurm_extra=GPU_NODE,
     log:
         f"{LOGS}/prepare_model.log",
     benchmark:

@@ -12,6 +12,7 @@ rule probe_correctness:
         timeout=PLAN.probe["timeout_s"],
     resources:
         gpu_lock=1,
+        slurm_extra=GPU_NODE,
     log:
         f"{LOGS}/probe_correctness.log",
     benchmark:

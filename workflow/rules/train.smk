@@ -30,6 +30,7 @@ rule train_run:
         cmd=train_args,
     resources:
         gpu_lock=1,
+        slurm_extra=GPU_NODE,
     log:
         f"{LOGS}/train/{{run}}.log",
     benchmark:

@@ -33,6 +33,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from sacscale.evidence.atomic import write_json
+from sacscale.pipeline.environment import host_info
 
 GRACE_S = 30.0
 
@@ -246,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         "end_time": t1,
         "duration_s": round(t1 - t0, 3),
         "python": sys.executable,
+        "host": host_info(),
     }
     if supervisor.log_error:
         record["error"] = supervisor.log_error

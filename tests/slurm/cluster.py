@@ -26,7 +26,8 @@ from pathlib import Path
 
 NODE = "gpunode1"
 PARTITION = "gpu"
-DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scontrol")
+CLIENTS = ("sbatch", "srun", "squeue", "scontrol", "scancel", "sinfo")
+DAEMONS = ("munged", "slurmctld", "slurmd", *CLIENTS)
 
 
 def missing_tools() -> list[str]:
@@ -99,7 +100,9 @@ class Cluster:
         self.root = Path(root).resolve()
         self.procs: dict[str, subprocess.Popen] = {}
         self.conf = self.root / "slurm.conf"
-        self.env = {**os.environ, "SLURM_CONF": str(self.conf)}
+        self.bin = self.root / "bin"
+        self.env = {**os.environ, "SLURM_CONF": str(self.conf),
+                    "PATH": os.pathsep.join([str(self.bin), os.environ.get("PATH", "")])}
 
     def _write_configs(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -113,6 +116,14 @@ class Cluster:
             values["user"] = "root"
         self.conf.write_text(SLURM_CONF.format(**values))
         (self.root / "gres.conf").write_text(GRES_CONF.format(node=NODE))
+        # Client wrappers that name this cluster's config: the executor plugin's job step
+        # drops every SLURM_* variable (SLURM_CONF too) before its srun, and the config
+        # is not at the default path /etc/slurm/slurm.conf.
+        self.bin.mkdir(exist_ok=True)
+        for client in CLIENTS:
+            wrapper = self.bin / client
+            wrapper.write_text(f'#!/bin/sh\nSLURM_CONF={self.conf} exec {_tool(client)} "$@"\n')
+            wrapper.chmod(0o755)
         key = self.root / "munge.key"
         if not key.exists():
             key.write_bytes(os.urandom(1024))
@@ -205,11 +216,12 @@ class Cluster:
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit("usage: python tests/slurm/cluster.py DIR")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop the daemons on SIGTERM too
     cluster = Cluster(Path(sys.argv[1])).start()
     print(f"single-node cluster up: export SLURM_CONF={cluster.conf}  (node {NODE}, partition {PARTITION}); Ctrl-C stops it")
     try:
         signal.pause()
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit):
         pass
     finally:
         cluster.stop()

@@ -6,9 +6,11 @@ and state file in one directory; `stop()` ends them by their PIDs. No accounting
 (sacct is unavailable: status by squeue), no cgroups (proctrack/linuxproc, task/none).
 
 The node declares 64 CPUs, 256 GB and two `gpu` GRES whatever the machine has
-(SlurmdParameters=config_overrides), so the shipped profile's requests (gres gpu:2,
-32 CPUs, --exclusive) are accepted as they are; nothing is bound, the jobs run on the
-machine's real cores. The partition is named `gpu`, as in profiles/slurm.
+(SlurmdParameters=config_overrides; the GRES are backed by /dev/null and /dev/zero, as
+SLURM counts GPUs by device file), so the shipped profile's requests (gres gpu:2, 32
+CPUs, --exclusive) are accepted as they are; nothing is bound, the jobs run on the
+machine's real cores. The partition is named `gpu`, as in profiles/slurm. The clients
+(sbatch, srun, squeue, ...) are reached through wrappers in DIR/bin that name the config.
 
 By hand: `python tests/slurm/cluster.py DIR` starts one and waits; Ctrl-C stops it.
 """
@@ -218,7 +220,8 @@ if __name__ == "__main__":
         sys.exit("usage: python tests/slurm/cluster.py DIR")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop the daemons on SIGTERM too
     cluster = Cluster(Path(sys.argv[1])).start()
-    print(f"single-node cluster up: export SLURM_CONF={cluster.conf}  (node {NODE}, partition {PARTITION}); Ctrl-C stops it")
+    print(f"single-node cluster up (node {NODE}, partition {PARTITION}): export PATH={cluster.bin}:$PATH "
+          f"for its clients; Ctrl-C stops it", flush=True)
     try:
         signal.pause()
     except (KeyboardInterrupt, SystemExit):

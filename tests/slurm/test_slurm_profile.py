@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections import Counter
@@ -153,3 +154,28 @@ def test_cpu_preset_through_slurm(cluster, tmp_path):
         assert host["name"] == env_host["name"] and host["slurm"]["SLURMD_NODENAME"] == NODE, name
         run_jobs.add(host["slurm"]["SLURM_JOB_ID"])
     assert run_jobs == job_ids["train_run"]
+
+    # verify names a run recorded on another node than the environment
+    record = results / "runs" / names[0] / "run.json"
+    data = json.loads(record.read_text())
+    data["host"]["slurm"]["SLURMD_NODENAME"] = "another-node"
+    record.write_text(json.dumps(data))
+    bad = subprocess.run([sys.executable, "-m", "sacscale.cli", "verify", str(results)], capture_output=True,
+                         text=True, timeout=300)
+    assert bad.returncode != 0
+    assert (f"{names[0]}: host: environment.json was recorded on host {env_host['name']!r} (SLURM node {NODE!r}), "
+            f"the run ran on host {env_host['name']!r} (SLURM node 'another-node')") in bad.stdout + bad.stderr
+
+
+def test_planning_for_another_machine_refuses_choices_made_from_this_one():
+    import yaml
+
+    from sacscale.pipeline.runplan import Host, PlanError, resolve
+
+    presets = yaml.safe_load((HERE.parents[1] / "workflow" / "presets.yaml").read_text())
+    here = Host(cuda_devices=0, cpus=frozenset(os.sched_getaffinity(0)))
+    with pytest.raises(PlanError, match="preset: auto chooses from the GPUs of the machine that plans"):
+        resolve({"preset": "auto"}, presets, here, check_host=False)
+    with pytest.raises(PlanError, match=r"preset: planned plans from the topology .* planner: \{matrix: FILE\}"):
+        resolve({"preset": "planned"}, presets, here, check_host=False, matrix=lambda: pytest.fail("planned here"))
+    assert resolve({"preset": "h200x2"}, presets, here, check_host=False).preset == "h200x2"

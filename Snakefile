@@ -41,6 +41,22 @@ if not READ_ONLY:
     include: "workflow/rules/report.smk"
 
 
+# Under a cluster executor (profiles/slurm) these run on the submitting host: light work on
+# files. Every other rule (verify_env, reference_env, prepare_model, probe_correctness,
+# train_run, evaluate_run) is a job on the GPU node.
+localrules:
+    all,
+    plan,
+    analyze_run,
+    aggregate,
+    manifest,
+    verify_evidence,
+    report,
+    verify,
+    train,
+    metrics,
+
+
 rule all:
     default_target: True
     input:

@@ -60,6 +60,16 @@ print(
 if "gpu_lock" not in workflow.global_resources:
     workflow.register_resource("gpu_lock", 1)
 
+# profiles/slurm: the rules that need the GPU node (the Snakefile's localrules: all others
+# stay on the submitting host) run as SLURM jobs on the one node named by slurm_node, alone
+# there, so verify_env records the runs' node and nothing shares it while a run is measured.
+if "slurm_node" in config and not config["slurm_node"]:
+    raise WorkflowError(
+        "config error: slurm_node: name the GPU node that every GPU job runs on: "
+        "--config slurm_node=NAME (profiles/slurm/config.slurm.yaml sets it to null)"
+    )
+GPU_NODE = f"--nodelist={config['slurm_node']} --exclusive" if config.get("slurm_node") else ""
+
 RESULTS = f"results/{PLAN.run_set}"
 REPORTS = f"reports/{PLAN.run_set}"
 LOGS = f"logs/{PLAN.run_set}"

@@ -30,6 +30,8 @@ rule verify_env:
         f"{BENCH}/verify_env.tsv"
     conda:
         "../../envs/sacscale.yaml"
+    resources:
+        slurm_extra=GPU_NODE,
     message:
         f"recording the software and hardware environment; checking that preset {PLAN.preset} fits this machine"
     shell:

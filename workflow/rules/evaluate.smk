@@ -18,6 +18,7 @@ rule evaluate_run:
     threads: workflow.cores
     resources:
         gpu_lock=1,  # evaluation must not steal CPU from a run being measured
+        slurm_extra=GPU_NODE,
     params:
         run_dir=lambda wildcards, input: str(Path(input.run_json).parent),
         protocol=eval_args(),

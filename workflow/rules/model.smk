@@ -17,6 +17,7 @@ rule prepare_model:
         "../../envs/sacscale.yaml"
     resources:
         gpu_lock=1,
+        slurm_extra=GPU_NODE,
     params:
         outdir=lambda wildcards, output: str(Path(output.model).parent),
         args=model_args(),

@@ -15,6 +15,7 @@ rule probe_correctness:
         "../../envs/sacscale.yaml"
     resources:
         gpu_lock=1,
+        slurm_extra=GPU_NODE,
     params:
         args=probe_args(),
         timeout=PLAN.probe["timeout_s"],

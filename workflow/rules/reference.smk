@@ -14,6 +14,8 @@ rule reference_env:
         f"{BENCH}/reference_env.tsv"
     conda:
         "../../envs/sacscale.yaml"
+    resources:
+        slurm_extra=GPU_NODE,  # recorded where its runs execute
     params:
         python=config.get("reference", {}).get("python", ".venv-ref/bin/python"),
         create="--create" if config.get("reference", {}).get("create", False) else "",

@@ -27,6 +27,7 @@ rule train_run:
         "../../envs/sacscale.yaml"
     resources:
         gpu_lock=1,
+        slurm_extra=GPU_NODE,
     params:
         run_dir=lambda wildcards, output: str(Path(output.run_json).parent),
         work_dir=lambda wildcards, output: str(Path(output.run_json).parent.parent / f".{wildcards.run}.partial"),

@@ -327,6 +327,15 @@ def _opt(data, *keys):
     return data
 
 
+def _where(record: dict):
+    """The host a record was made on (and its SLURM node, inside a job), or _ABSENT."""
+    host = _opt(record, "host", "name")
+    if host is _ABSENT:
+        return _ABSENT
+    node = _opt(record, "host", "slurm", "SLURMD_NODENAME")
+    return f"host {host!r}" + ("" if node is _ABSENT else f" (SLURM node {node!r})")
+
+
 def check_records(root: Path, plan: dict, result: Verification, strict: bool = False) -> None:
     rel_plan = "plan.json"
     planned = _get(plan, rel_plan, "runs", kind=list)
@@ -347,10 +356,11 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
         result.records.append(f"runs: not in plan.json: {', '.join(unplanned)}")
 
     model_hash = _model_hash(root, plan, result)
-    env_commit = _ABSENT
+    env_commit = env_host = _ABSENT
     if (root / "environment.json").is_file():
         env = load_json(root, "environment.json")
         env_commit = _opt(env, "project", "commit")
+        env_host = _where(env)
 
     for entry in planned:
         name = entry["name"]
@@ -404,6 +414,12 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
                                                     ("train_meta.json", mcfg.get("model", _ABSENT))]}),
             "code commit": [("environment.json", env_commit), ("run.json", _opt(run, "code", "commit"))],
         }, strict)
+        # the environment describes the runs only if it was recorded where they ran (sets
+        # recorded before hosts were recorded have neither)
+        run_host = _where(run)
+        if env_host is not _ABSENT and run_host is not _ABSENT and env_host != run_host:
+            result.records.append(f"{name}: host: environment.json was recorded on {env_host}, "
+                                  f"the run ran on {run_host}")
         if model_hash is not None and model_arg is not None:
             if not str(model_arg).endswith(f"{root.name}/model/g1_walk_flat.mjb"):
                 result.records.append(f"{name}: the run's --model {model_arg} is not this set's hashed model "

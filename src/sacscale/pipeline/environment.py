@@ -10,6 +10,7 @@ import os
 import platform
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -211,6 +212,16 @@ def commands_info() -> dict:
     return out
 
 
+SLURM_VARS = ("SLURM_CLUSTER_NAME", "SLURM_JOB_ID", "SLURM_JOB_PARTITION", "SLURM_JOB_NODELIST", "SLURMD_NODENAME")
+
+
+def host_info() -> dict:
+    """Where this process runs: the host name and, inside a SLURM job, the job and its node
+    (SLURMD_NODENAME), so a run set records which node its environment and its runs were on."""
+    slurm = {k: os.environ[k] for k in SLURM_VARS if os.environ.get(k)}
+    return {"name": socket.gethostname(), "slurm": slurm or None}
+
+
 def collect() -> dict:
     import sacscale
 
@@ -222,6 +233,7 @@ def collect() -> dict:
         "sacscale": {"version": getattr(sacscale, "__version__", None), "package_dir": str(package_dir)},
         "python": {"version": platform.python_version(), "executable": sys.executable},
         "platform": platform.platform(),
+        "host": host_info(),
         "versions": {
             "torch": _version("torch"),
             "mujoco": _version("mujoco"),

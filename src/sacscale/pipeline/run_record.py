@@ -39,6 +39,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from sacscale.evidence.atomic import write_json
+from sacscale.pipeline.environment import host_info
 
 GRACE_S = 30.0
 PREFIX = "run_training"
@@ -331,6 +332,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
         "end_time": t1,
         "duration_s": round(t1 - t0, 3),
         "python": sys.executable,
+        "host": host_info(),
     }
     if supervisor.log_error:
         record["error"] = supervisor.log_error

@@ -449,6 +449,18 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
     if host is None:
         host = Host.detect()
     presets = presets_doc.get("presets", {})
+    if not check_host:
+        # Planning for another machine (a cluster's login node for its GPU node): a choice
+        # made from this machine's GPUs or topology would be the wrong machine's.
+        chosen = config.get("preset") or "auto"
+        if chosen == "auto":
+            raise PlanError("preset: auto chooses from the GPUs of the machine that plans; with host_checks: false "
+                            "(planning for another machine, e.g. with profiles/slurm) name the preset: "
+                            "--config preset=NAME (known: " + ", ".join(sorted(presets)) + ")")
+        if chosen == presets_doc.get("auto", {}).get("planned") and not (config.get("planner") or {}).get("matrix"):
+            raise PlanError(f"preset: {chosen} plans from the topology of the machine that plans; with host_checks: "
+                            "false give the target machine's recorded matrix: planner: {matrix: FILE} "
+                            "(`sacscale plan-matrix --output FILE` on that machine)")
     get_matrix = _once(matrix)
     name, reason = choose_preset(config, presets_doc, host, get_matrix)
     preset = presets[name]

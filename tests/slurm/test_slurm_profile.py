@@ -93,7 +93,10 @@ def test_dry_run_plans_gpu_rules_for_the_node(plugin, tmp_path):
     assert proc.returncode == 0, out[-4000:]
     # the profile's config file survives --config on the command line: no host checks here
     assert "sacscale: preset h200x2 (named in the config)" in out
-    assert "slurm_extra=--nodelist=node07 --exclusive, gres=gpu:2" in out
+    # every GPU-node rule is planned (the rules' messages hide their resources in a dry run:
+    # the node each job ran on is checked on the real cluster, test_cpu_preset_through_slurm)
+    stats = out.split("Job stats:")[1].split("Reasons:")[0]
+    assert all(re.search(rf"^{rule}\s+\d+$", stats, re.M) for rule in ON_SLURM), stats
 
 
 @pytest.mark.parametrize("config, message", [
@@ -178,3 +181,38 @@ def test_planning_for_another_machine_refuses_choices_made_from_this_one():
     with pytest.raises(PlanError, match=r"preset: planned plans from the topology .* planner: \{matrix: FILE\}"):
         resolve({"preset": "planned"}, presets, here, check_host=False, matrix=lambda: pytest.fail("planned here"))
     assert resolve({"preset": "h200x2"}, presets, here, check_host=False).preset == "h200x2"
+
+
+def test_the_multinode_template_trains_through_srun_and_torchrun(cluster, tmp_path):
+    """templates/slurm/train-multinode.sbatch, submitted as it is (one node of the test
+    cluster, its two GPU slots): srun starts the torchrun agent, which starts two ranks of
+    `sacscale train`, here gloo ranks on CPU (DEVICES=cpu,cpu); they end bit-identical."""
+    from sacscale.task.g1_model import build_g1_model, save_model
+
+    model = tmp_path / "g1_walk_flat.mjb"
+    save_model(build_g1_model(), model)
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    # the test node's name does not resolve: its rendezvous address is given, as on a
+    # cluster whose node names are not the hosts' network names
+    env = _env({**cluster.env, "DEVICES": "cpu,cpu", "GPUS_PER_NODE": "2", "LOG_DIR": str(tmp_path / "run"),
+                "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
+    template = Path(__file__).resolve().parents[2] / "templates" / "slurm" / "train-multinode.sbatch"
+    flags = ["--num-envs", "8", "--batch-size", "32", "--num-critic-updates", "1", "--num-actor-updates", "1",
+             "--iterations", "12", "--replay-per-env", "16", "--log-every", "2", "--timeout-s", "120",
+             "--sim-threads", "1", "--model", str(model),
+             "--extra", '{"learning_starts": 64, "actor_hidden": [32], "critic_hidden": [32], "num_atoms": 11}']
+    out = tmp_path / "job.out"
+    proc = subprocess.run(["sbatch", "--wait", "--nodes=1", f"--output={out}", f"--chdir={tmp_path}",
+                           str(template), *flags], capture_output=True, text=True, env=env, timeout=600)
+    log = out.read_text() if out.exists() else ""
+    assert proc.returncode == 0, proc.stdout + proc.stderr + log[-4000:] + cluster.tail("slurmctld")
+    assert "sacscale: 1 node(s) x 2 rank(s), devices cpu,cpu" in log
+    meta = json.loads((tmp_path / "run" / "train_meta.json").read_text())
+    assert meta["status"] == "completed" and meta["world_size"] == 2 and meta["ranks_identical"] is True
+    (job,) = [j for j in cluster.jobs() if j.get("JobName") == "sacscale-train"]
+    assert job["JobState"] == "COMPLETED" and job["NodeList"] == NODE and "gpu:2" in job.get("TresPerNode", "")
+

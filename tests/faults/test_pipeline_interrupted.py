@@ -163,8 +163,9 @@ def interrupt(workdir: Path, env: dict, sig: int, to_group: bool, slow_s: str, s
 
 
 def trained(output: str) -> list[str]:
-    """The runs a Snakemake invocation trained (train_run jobs, in order)."""
-    return re.findall(r"rule train_run:\n(?:[ \t]+.*\n)*?[ \t]+wildcards: run=(\S+)", output)
+    """The runs a Snakemake invocation trained (train_run jobs, in order: their messages,
+    `training RUN (..., run K of N)`, which Snakemake prints instead of the rule's header)."""
+    return re.findall(r"^(?:Job \d+: )?training (\S+) \(.*, run \d+ of \d+\)$", output, re.M)
 
 
 def alive(seen: dict) -> list[str]:

@@ -605,6 +605,8 @@ def describe_run(plan: Plan, run: Run) -> str:
             else f"{n} GPU{'s' if n != 1 else ''}")
     if rc.cpu_pools != "auto":
         what += f", CPU pools {rc.cpu_pools}"
+    if rc.trainer == "unilab":
+        what = f"the reference trainer, {what}"
     return f"{what}, {plan.iterations} iterations, run {run.index + 1} of {len(plan.runs)}"
 
 

@@ -43,6 +43,10 @@ class TrainingError(RuntimeError):
     """A run that cannot start or must stop (bad input, divergence, dead peer)."""
 
 
+class RanksApart(TrainingError):
+    """A synced run whose ranks ended with different learner states (the end-of-run check)."""
+
+
 @dataclass
 class TrainConfig:
     """Every knob of `sacscale train`; the field name is the CLI flag (`--num-envs`)."""
@@ -746,7 +750,7 @@ def check_ranks_agree(digests: list[str], rank: int, synced: bool) -> dict:
     synchronisation, and fails. Without it (`--grad-sync off`) they are only recorded."""
     apart = [r for r, d in enumerate(digests) if d != digests[0]]
     if apart and synced:
-        raise TrainingError(f"rank {rank}: at the end of the run the learner state of rank(s) {apart} differs "
+        raise RanksApart(f"rank {rank}: at the end of the run the learner state of rank(s) {apart} differs "
                             f"from rank 0's (state SHA-256 by rank: {digests}): the data-parallel sync failed")
     return {"final_learner_state_sha256_by_rank": digests, "ranks_identical": not apart}
 

@@ -69,3 +69,8 @@ def test_trainer_path_ends_bit_identical(tmp_path):
 def test_trainer_path_fails_on_each_broken_sync(tmp_path, mutation):
     result = run_trainer_probe(TrainerProbeSettings(["cpu", "cpu"], mutation=mutation), str(tmp_path / "t.json"))
     assert result["pass"] is False, result["checks"]
+    # where the ranks ended apart, the trainer's own end-of-run check found it too
+    apart = not result["checks"]["ranks_bit_identical_after"]
+    assert (result["trainer_found_ranks_apart"] is not None) == apart, result
+    if apart:
+        assert "the data-parallel sync failed" in result["trainer_found_ranks_apart"]

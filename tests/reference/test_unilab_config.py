@@ -72,3 +72,36 @@ def test_the_pipelines_reference_runs_compose_with_the_keys_the_plan_sets(refere
                     log_root=str(tmp_path / "logs"), cpu_pools=[list(range(1, 16))], extra=extra)
     cfg = compose_config(reference_python, hydra_overrides(run))
     assert cfg["algo"]["batch_size"] == plan.run_configs["ref_n1"].batch_size and cfg["algo"]["updates_per_step"] == 4
+
+
+def test_our_pythonpath_does_not_reach_the_reference(reference_python, tmp_path, monkeypatch):
+    """A PYTHONPATH naming our packages (a stand-in `mujoco` here) would load them into the
+    reference, which pins MuJoCo 3.11: its interpreter runs without it."""
+    fake = tmp_path / "ours"
+    (fake / "mujoco").mkdir(parents=True)
+    (fake / "mujoco" / "__init__.py").write_text("__version__ = 'ours, not the reference'\n")
+    monkeypatch.setenv("PYTHONPATH", str(fake))
+    info = package_info(reference_python)
+    assert info["packages"]["mujoco"].startswith("3.11")
+    from sacscale.trainers.unilab import isolated_environ
+
+    seen = subprocess.run([reference_python, "-c", "import mujoco; print(mujoco.__version__)"], capture_output=True,
+                          text=True, timeout=120, env=isolated_environ({"X": "1"}))
+    assert seen.stdout.strip().startswith("3.11"), seen.stdout + seen.stderr
+    leaked = subprocess.run([reference_python, "-c", "import mujoco; print(mujoco.__version__)"], capture_output=True,
+                            text=True, timeout=120)
+    assert leaked.stdout.strip() == "ours, not the reference"  # the check above can fail
+
+
+def test_train_reference_names_a_mesh_folder_that_lacks_the_meshes(reference_python, tmp_path, capsys):
+    from sacscale.cli import main
+
+    empty = tmp_path / "no_meshes"
+    empty.mkdir()
+    run = tmp_path / "ref_run"
+    code = main(["train-reference", "--devices", "0", "--log-dir", str(run), "--reference-python", reference_python,
+                 "--meshes", str(empty)])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert str(empty) in err and "mesh file(s) the reference's G1 needs" in err
+    assert not run.exists()

@@ -35,9 +35,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-dir", required=True, help="run directory (must not exist or be empty)")
     parser.add_argument("--reference-python", default=os.environ.get("SACSCALE_REFERENCE_PYTHON", DEFAULT_PYTHON),
                         help=f"interpreter of the reference environment (default: $SACSCALE_REFERENCE_PYTHON or {DEFAULT_PYTHON})")
+    parser.add_argument("--meshes", default=os.environ.get("SACSCALE_REFERENCE_MESHES") or None,
+                        help="folder of the G1's visual mesh files (STL) for the reference's scene (default: "
+                             "$SACSCALE_REFERENCE_MESHES, else the asset package's)")
     parser.add_argument("--timeout-s", type=float, default=3600.0, help="longest run before it is stopped (default: 3600)")
     parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                         help="a further Hydra override of the reference (repeatable), e.g. algo.batch_size=4096")
+
+
+def _asset_package_meshes() -> Path:
+    """The asset package's G1 mesh folder; a named error where the package is missing."""
+    from sacscale.task import g1_model
+
+    try:
+        return g1_model.asset_dir() / "assets"
+    except ImportError as exc:
+        raise ValueError(f"the G1's visual meshes: the asset package {g1_model.ASSET_PACKAGE} is not installed "
+                         "here; give a folder of its STL files with --meshes (or $SACSCALE_REFERENCE_MESHES)") from exc
 
 
 def _pools(text: str, ranks: int):
@@ -49,7 +63,6 @@ def _pools(text: str, ranks: int):
 
 def run(args: argparse.Namespace) -> int:
     from sacscale.evidence.atomic import write_json
-    from sacscale.task import g1_model
     from sacscale.trainers import unilab
 
     from sacscale.checks import InputError, check_log_dir
@@ -65,8 +78,9 @@ def run(args: argparse.Namespace) -> int:
                              "python3 -m venv .venv-ref && .venv-ref/bin/pip install torch -r envs/reference-requirements.txt")
         package = unilab.package_info(python)  # versions and where its scene XMLs are
         info = unilab.versions_record(package, python)
+        meshes = Path(args.meshes) if args.meshes else _asset_package_meshes()
         scratch = Path(tempfile.mkdtemp(prefix="sacscale_ref_scene_"))
-        scene = unilab.make_scene(package["assets_root"], g1_model.asset_dir() / "assets", scratch)
+        scene = unilab.make_scene(package["assets_root"], meshes, scratch)
         spec = unilab.UnilabRun(devices=devices, num_envs=args.num_envs, iterations=args.iterations, seed=args.seed,
                                 log_root=str((out / unilab.LOG_ROOT_NAME).resolve()),
                                 cpu_pools=_pools(args.collector_cpu_ids, len(devices)), scene_file=str(scene),
@@ -79,12 +93,13 @@ def run(args: argparse.Namespace) -> int:
     argv, env_changes = unilab.command(spec, python)
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / unilab.TRAINER_RECORD,
-               {"trainer": "unilab", "argv": argv, "env": env_changes, "overrides": overrides, "versions": info})
+               {"trainer": "unilab", "argv": argv, "env": env_changes, "overrides": overrides, "versions": info,
+                "scene": {"meshes_from": str(meshes), "sha256_by_file": unilab.scene_digests(scene.parent)}})
     write_json(out / "run_config.json", resolved)
     meta = {"trainer": "unilab", "status": "running", "start_time": time.time(), "world_size": len(devices),
             "devices": [f"cuda:{d}" for d in devices], "config": vars(args) | {"override": list(args.override)}}
     write_json(out / "train_meta.json", meta)
-    code, status = _supervise(argv, {**os.environ, **env_changes}, out / REFERENCE_LOG, args.timeout_s)
+    code, status = _supervise(argv, unilab.isolated_environ(env_changes), out / REFERENCE_LOG, args.timeout_s)
     shutil.rmtree(scratch, ignore_errors=True)
     meta.update(status=status, end_time=time.time(), exit_code=code)
     write_json(out / "train_meta.json", meta)

@@ -22,6 +22,7 @@ its command line and reads its events back in our tags:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -104,6 +105,19 @@ def command(run: UnilabRun, python: str) -> tuple[list[str], dict[str, str]]:
     return argv, env
 
 
+# Variables that would put another environment's packages in front of the reference's own
+# (a PYTHONPATH naming ours would load MuJoCo 4 into a trainer pinned to 3.11).
+FOREIGN_PYTHON_VARS = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE")
+
+
+def isolated_environ(changes: dict[str, str] | None = None) -> dict[str, str]:
+    """The process environment for the reference interpreter: ours without the variables
+    that would mix our packages into it, plus `changes`."""
+    env = {k: v for k, v in os.environ.items() if k not in FOREIGN_PYTHON_VARS}
+    env["PYTHONNOUSERSITE"] = "1"  # nor the user's own site-packages
+    return env | (changes or {})
+
+
 COMPOSE_SCRIPT = """
 import json, pathlib, sys
 import unilab
@@ -122,7 +136,7 @@ def compose_config(python: str, overrides: list[str], timeout_s: float = 300.0) 
     names it."""
     try:
         done = subprocess.run([python, "-c", COMPOSE_SCRIPT, json.dumps(overrides)], capture_output=True,
-                              text=True, timeout=timeout_s)
+                              text=True, timeout=timeout_s, env=isolated_environ())
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise UnilabError(f"{python}: cannot run the reference's Hydra ({exc})") from exc
     if done.returncode != 0:
@@ -138,7 +152,7 @@ def package_info(python: str) -> dict:
     script = ("import json, importlib.metadata as m, unilab.assets as a; "
               "print(json.dumps({'packages': {d.metadata['Name']: d.version for d in m.distributions()}, "
               "'assets_root': str(a.ASSETS_ROOT_PATH)}))")
-    done = subprocess.run([python, "-c", script], capture_output=True, text=True, timeout=300)
+    done = subprocess.run([python, "-c", script], capture_output=True, text=True, timeout=300, env=isolated_environ())
     if done.returncode != 0:
         raise UnilabError(f"{python} cannot import the reference: {done.stderr.strip()[-300:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -163,6 +177,14 @@ def make_scene(assets_root: str | Path, meshes: str | Path, out_dir: str | Path)
     for f in files:
         shutil.copy2(meshes / f, out / "assets" / f)
     return out / "scene_flat.xml"
+
+
+def scene_digests(scene_dir: str | Path) -> dict[str, str]:
+    """SHA-256 of every file of a scene folder (make_scene's), by relative path: what the
+    reference's run loaded, meshes included."""
+    base = Path(scene_dir)
+    return {p.relative_to(base).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(base.rglob("*")) if p.is_file()}
 
 
 def event_dir(log_root: str | Path) -> Path:
@@ -231,5 +253,5 @@ def versions_record(info: dict, python: str) -> dict:
             "all_packages": info["packages"], "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
 
 
-__all__ = ["is_reference_run", "reference_log_root", "TRAINER_RECORD", "LOG_ROOT_NAME", "UnilabRun", "UnilabError", "hydra_overrides", "command", "compose_config", "make_scene", "event_dir",
+__all__ = ["is_reference_run", "reference_log_root", "TRAINER_RECORD", "LOG_ROOT_NAME", "UnilabRun", "UnilabError", "hydra_overrides", "command", "isolated_environ", "compose_config", "make_scene", "scene_digests", "event_dir",
            "read_events", "package_info", "versions_record"]

@@ -127,3 +127,37 @@ def test_verify_env_writes_the_diff_file(tmp_path):
 
     assert hashlib.sha256((tmp_path / "source.diff").read_bytes()).hexdigest() == diff["sha256"]
     assert diff["apply"].startswith(f"git checkout {env['project']['commit']}")
+
+
+def test_an_installed_copy_is_traced_to_the_working_directorys_checkout(tmp_path, monkeypatch):
+    """`pip install .` puts a copy outside any checkout (as on a GPU machine without an
+    editable install): the record takes the commit and diff of the working directory's
+    checkout when that copy is the same code, and refuses to when it is not."""
+    import shutil
+
+    from sacscale.pipeline.environment import project_state
+
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
+    repo = tmp_path / "repo"
+    (repo / "src" / "sacscale" / "sub").mkdir(parents=True)
+    (repo / "src" / "sacscale" / "__init__.py").write_text("")
+    (repo / "src" / "sacscale" / "sub" / "m.py").write_text("x = 1\n")
+    subprocess.run([*git, "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run([*git, "-C", str(repo), "commit", "-qm", "base"], check=True)
+    (repo / "src" / "sacscale" / "sub" / "m.py").write_text("x = 2\n")  # uncommitted, and installed
+    installed = tmp_path / "site" / "sacscale"
+    shutil.copytree(repo / "src" / "sacscale", installed)
+    (installed / "sub" / "__pycache__").mkdir()
+    (installed / "sub" / "__pycache__" / "m.cpython-312.pyc").write_bytes(b"\0")  # not source
+    monkeypatch.chdir(repo)
+
+    state = project_state(installed)
+    assert state["repository"] is True and state["path"] == str(repo.resolve())
+    assert state["dirty"] is True and "src/sacscale/sub/m.py" in state["changed_files"]
+    assert "same Python files" in state["located_by"]
+
+    (installed / "sub" / "m.py").write_text("x = 3\n")  # the copy is not the checkout's code
+    state = project_state(installed)
+    assert state["repository"] is False and "commit" not in state
+    assert state["installed_copy_differs"] == ["sub/m.py"]

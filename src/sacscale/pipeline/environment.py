@@ -101,6 +101,38 @@ def git_state(path: Path) -> dict:
     }
 
 
+def installed_copy_differences(package_dir: Path, checkout: Path) -> list[str]:
+    """Python files that differ between an installed (non-editable) copy of the package
+    and a checkout's src/sacscale, either way; empty when they are the same code."""
+    def sources(root: Path) -> dict[str, bytes]:
+        return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*.py")
+                if "__pycache__" not in p.parts}
+
+    source = checkout / "src" / "sacscale"
+    if not source.is_dir():
+        return ["src/sacscale (absent)"]
+    installed, checked_out = sources(package_dir), sources(source)
+    return sorted(n for n in installed.keys() | checked_out.keys() if installed.get(n) != checked_out.get(n))
+
+
+def project_state(package_dir: Path) -> dict:
+    """The git state of the code that runs: the checkout the package is imported from,
+    or, for a copy installed outside any checkout (pip install .), the working directory's
+    checkout when its src/sacscale is the same code, so the commit and the stored diff
+    still rebuild it. A copy that differs is recorded as such, without a commit."""
+    state = git_state(package_dir)
+    if state.get("repository") is not False:  # a checkout, or no git at all
+        return state
+    workdir = git_state(Path.cwd())
+    if not workdir.get("repository"):
+        return state
+    differences = installed_copy_differences(package_dir, Path(workdir["path"]))
+    if differences:
+        return state | {"installed_copy_of": workdir["path"], "installed_copy_differs": differences[:50]}
+    return workdir | {"located_by": f"the working directory's checkout: the installed copy at {package_dir} "
+                                    "has the same Python files as its src/sacscale"}
+
+
 def _version(module: str) -> str | None:
     try:
         return getattr(importlib.import_module(module), "__version__", "unknown")
@@ -228,7 +260,7 @@ def collect() -> dict:
     package_dir = Path(sacscale.__file__).resolve().parent
     return {
         "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "project": git_state(package_dir),
+        "project": project_state(package_dir),
         "workdir": {"git": git_state(Path.cwd())},
         "sacscale": {"version": getattr(sacscale, "__version__", None), "package_dir": str(package_dir)},
         "python": {"version": platform.python_version(), "executable": sys.executable},

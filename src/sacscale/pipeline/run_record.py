@@ -127,9 +127,9 @@ def _code_state() -> dict:
     """The commit (and dirty flag) of the code that ran: verify checks it against the
     environment record of the run set."""
     import sacscale
-    from sacscale.pipeline.environment import git_state
+    from sacscale.pipeline.environment import project_state
 
-    state = git_state(Path(sacscale.__file__).resolve().parent)
+    state = project_state(Path(sacscale.__file__).resolve().parent)
     return {k: state.get(k) for k in ("commit", "dirty", "error") if k in state}
 
 

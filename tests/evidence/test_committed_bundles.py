@@ -22,3 +22,15 @@ def test_committed_bundle_verifies(run_set):
         assert result.checked == ["summary.json", f"reports/{run_set}/report.md"]
         # fields newer code derives are listed, not failed
         assert all("not recorded by this older set" in n for n in result.notes)
+
+
+def test_the_incomplete_reference_pair_is_not_passed_as_a_run_set():
+    """results/h200_ref_pair_partial holds 3 of its plan's 6 runs (docs/benchmarks.md):
+    its files hash as listed, and verify says which runs are missing instead of passing."""
+    result = verify(RESULTS / "h200_ref_pair_partial")
+    assert not result.ok and result.runs_checked == 3
+    missing = [p for p in result.problems() if "plan.json lists 6 runs, 3 have evidence" in p]
+    assert missing and all(r in missing[0] for r in ("pair_r2_ref_n1", "pair_r3_ours_n1", "pair_r3_ref_n1"))
+    # every file as its manifest lists it, every metric recomputed from its events
+    assert not (result.changed or result.missing or result.extra or result.refused or result.metrics)
+    assert result.files_checked == 44

@@ -202,33 +202,53 @@ def test_graph_merges_observation_statistics_like_eager(learn):
 @pytest.mark.parametrize("obs_norm", [False, True], ids=["plain", "obs_norm"])
 def test_hooks_between_graphs_run_eagerly_and_match_hooks_in_the_graph(learn, obs_norm):
     """hooks_in_graph=False (`--allreduce between-graphs`): the iteration replays as
-    segments with the hooks run eagerly between them (once per hook point per update);
-    the trajectory is bit-identical to the hooks captured inside the one graph."""
-    cfg = gpu_cfg(learn, amp_dtype="float32", obs_norm=obs_norm)
-    calls = {"in": [], "between": []}
+    segments with the hooks run eagerly between them (once per hook point per update),
+    and the trajectory is the one of the hooks captured inside the one graph.
 
-    def halve(tag):
+    The hook shifts every gradient (AdamW would hide a mere rescaling, so a hook that ran
+    at the wrong time or on a stale buffer would go unseen). "The same trajectory" is
+    judged against a second learner with the hooks in the graph: the first GPU run of this
+    test (2026-12-01, one H200) found the two placements not bit-identical, which two
+    separate captures of the same graph may not be either. If two captures agree to the
+    bit, the segmented one must too; otherwise it may differ no more than they do. A
+    learner without the hook shows that the hook's effect is far larger than that."""
+    cfg = gpu_cfg(learn, amp_dtype="float32", obs_norm=obs_norm)
+    calls = {"in": [], "in_again": [], "between": []}
+
+    def shift(tag):
         def hook(name, flat):
             calls[tag].append(name)
-            flat.mul_(0.5)
+            flat.add_(1e-3)
         return hook
 
-    inside = learn.make_learner(cfg, external=True, device=DEVICE, compile=False)
-    between = learn.make_learner(cfg, external=True, device=DEVICE, compile=False, hooks_in_graph=False)
-    inside.set_gradient_graph_hooks([halve("in")])
-    between.set_gradient_graph_hooks([halve("between")])
+    learners = {"in": learn.make_learner(cfg, external=True, device=DEVICE, compile=False),
+                "in_again": learn.make_learner(cfg, external=True, device=DEVICE, compile=False),
+                "between": learn.make_learner(cfg, external=True, device=DEVICE, compile=False, hooks_in_graph=False),
+                "no_hook": learn.make_learner(cfg, external=True, device=DEVICE, compile=False)}
+    init = learn.state(learners["in"])
+    for tag in ("in", "in_again", "between"):
+        learners[tag].set_gradient_graph_hooks([shift(tag)])
     for it in range(ITERS):
         r = learn.random_randoms(cfg, learn.ROWS, seed=300 + it).to(DEVICE)
-        for learner in (inside, between):
+        for learner in learners.values():
             learner.randoms.copy_(r)
             learner.update()
     torch.cuda.synchronize()
     points = 2 * cfg.critic_updates + cfg.actor_updates + (1 if obs_norm else 0)
     assert len(calls["in"]) == (cfg.graph_warmup_iters + 1) * points  # warm-up and capture only
     assert len(calls["between"]) == (cfg.graph_warmup_iters + ITERS) * points  # warm-up, then every replay
-    assert len(between._segments) == points + 1
-    a, b = learn.state(inside), learn.state(between)
-    for k in a:
-        assert torch.equal(a[k], b[k]), k
-    inside.close()
-    between.close()
+    assert len(learners["between"]._segments) == points + 1
+    state = {tag: learn.state(learner) for tag, learner in learners.items()}
+    captures_agree = all(torch.equal(state["in"][k], state["in_again"][k]) for k in state["in"])
+    between_gap = relative_gap(state["between"], state["in"], init)
+    capture_gap = relative_gap(state["in_again"], state["in"], init)
+    hook_effect = relative_gap(state["no_hook"], state["in"], init)
+    for k in state["in"]:
+        if captures_agree:
+            assert torch.equal(state["between"][k], state["in"][k]), (k, between_gap[k])
+        else:
+            assert between_gap[k] <= 4 * capture_gap[k] + 1e-7, (k, between_gap[k], capture_gap[k])
+        if k in ("actor", "critic"):
+            assert hook_effect[k] > 100 * max(between_gap[k], capture_gap[k], 1e-9), (k, hook_effect[k])
+    for learner in learners.values():
+        learner.close()

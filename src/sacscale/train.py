@@ -463,6 +463,28 @@ def save_checkpoint(cfg: TrainConfig, sac, learner, rank: int, iteration: int, r
     return path
 
 
+# What a policy-only copy of final.pt leaves out: the learning state a resume needs
+# (networks' other halves, targets, optimiser moments), most of the file's size.
+LEARNING_STATE_KEYS = ("learner_state", "optimizers")
+
+
+def write_policy_only(full: Path, out: Path) -> dict:
+    """A copy of checkpoint `full` without its learning state, at `out`: what `sacscale
+    evaluate` and `render` read (the published actor, its config, the counters). The copy
+    names the full file (`policy_only_of`: SHA-256 and size). Returns that entry."""
+    import hashlib
+
+    import torch
+
+    data = full.read_bytes()
+    ckpt = torch.load(full, map_location="cpu", weights_only=True)
+    if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT[0]:
+        raise ValueError(f"{full}: not a {CHECKPOINT_FORMAT[0]} file")
+    source = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+    _save_atomic({k: v for k, v in ckpt.items() if k not in LEARNING_STATE_KEYS} | {"policy_only_of": source}, out)
+    return source
+
+
 # Flags a resumed run may change: where and how long it runs, not what it learns.
 RESUME_MAY_CHANGE = ("iterations", "log_every", "checkpoint_every", "checkpoint_replay", "trace", "timeout_s",
                      "min_free_mb", "collector_cpu_ids", "learner_cpu_ids", "sim_threads", "model", "resume", "log_dir",

@@ -32,6 +32,9 @@ rule train_run:
         run_dir=lambda wildcards, output: str(Path(output.run_json).parent),
         work_dir=lambda wildcards, output: str(Path(output.run_json).parent.parent / f".{wildcards.run}.partial"),
         attic=f"{LOGS}/attempts",
+        # a run's learning state (optimiser moments, replay: ~20 MB a run) is not evidence:
+        # the run keeps a policy-only checkpoint for evaluation and rendering
+        state=f"{LOGS}/learning_state",
         resolved=run_resolved,
         env=run_env_args,
         timeout=run_timeout,
@@ -43,7 +46,7 @@ rule train_run:
     # terminal's, gets a progress line now and then (iteration, env steps/s, ETA).
     shell:
         "sacscale record-run --run-dir {params.run_dir:q} --work-dir {params.work_dir:q}"
-        " --attic {params.attic:q} --resolved-json {params.resolved:q} --timeout {params.timeout}"
+        " --attic {params.attic:q} --state-dir {params.state:q} --resolved-json {params.resolved:q} --timeout {params.timeout}"
         " {params.env} -- {params.cmd} > {log}"
 
 

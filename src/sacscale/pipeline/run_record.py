@@ -123,6 +123,36 @@ def _move_aside(path: Path, attic: Path, why: str) -> Path | None:
     return target
 
 
+def move_learning_state(work: Path, target: Path) -> dict | None:
+    """Move what only a resume needs out of a completed run directory into `target`: our
+    checkpoints/ (final.pt, rank*.pt: networks, optimiser moments, replay), replaced by a
+    policy-only final.pt, and the reference trainer's own model_*.pt files. Returns what
+    went where (SHA-256 of every moved file), or None when there was nothing to move."""
+    from sacscale.task.g1_model import sha256_file
+    from sacscale.train import write_policy_only
+
+    moved: dict[str, str] = {}
+    if target.exists():  # an earlier attempt's, superseded by this run: kept beside it
+        os.replace(target, target.with_name(f"{target.name}.superseded-{_stamp()}"))
+    checkpoints = work / "checkpoints"
+    if (checkpoints / "final.pt").is_file():
+        target.mkdir(parents=True)
+        os.replace(checkpoints, target / "checkpoints")
+        for f in sorted((target / "checkpoints").iterdir()):
+            moved[f"checkpoints/{f.name}"] = sha256_file(f)
+        checkpoints.mkdir()
+        write_policy_only(target / "checkpoints" / "final.pt", checkpoints / "final.pt")
+    for f in sorted(work.glob("ref_logs/*/*/model_*.pt")):
+        rel = f.relative_to(work)
+        (target / rel.parent).mkdir(parents=True, exist_ok=True)
+        os.replace(f, target / rel)
+        moved[rel.as_posix()] = sha256_file(target / rel)
+    if not moved:
+        return None
+    return {"moved_to": str(target), "sha256_by_file": moved,
+            "kept": "checkpoints/final.pt without its learning state" if "checkpoints/final.pt" in moved else None}
+
+
 def _code_state() -> dict:
     """The commit (and dirty flag) of the code that ran: verify checks it against the
     environment record of the run set."""
@@ -247,6 +277,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run-dir", required=True, type=Path)
     parser.add_argument("--work-dir", required=True, type=Path, help="where the command writes while it runs")
     parser.add_argument("--attic", required=True, type=Path, help="where failed or stale attempts are kept")
+    parser.add_argument("--state-dir", type=Path, default=None,
+                        help="move a completed run's learning state here (DIR/NAME/...), keeping a policy-only "
+                             "checkpoints/final.pt in the run: evidence stays small, a resume can still use it")
     parser.add_argument("--resolved-json", default="{}", help="the run's resolved configuration (JSON object)")
     parser.add_argument("--timeout", type=float, required=True, help="wall-clock limit in seconds")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
@@ -336,6 +369,12 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
     }
     if supervisor.log_error:
         record["error"] = supervisor.log_error
+    if status == "completed" and args.state_dir is not None:
+        try:
+            record["learning_state"] = move_learning_state(work, args.state_dir / run_dir.name)
+        except (OSError, ValueError) as exc:
+            status = record["status"] = "failed"
+            _say(f"cannot set the learning state of {work} aside: {exc}")
     try:
         write_json(work / "run.json", record)
     except OSError as exc:

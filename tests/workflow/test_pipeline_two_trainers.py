@@ -67,7 +67,7 @@ def test_both_trainers_in_one_run_set(workflow_dir, fake_gpu_env):
     # physics share and end-of-run tracking, each trainer's from its own tags (the stand-ins'
     # values: 50 of 200 ms (25%) and 0.7/0.3 of the maxima; 80 of 100 ms and 0.6/0.4)
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
-            for line in side.splitlines() if line.startswith("| ref_n1 |") or line.startswith("| ours_n1 |")}
+            for line in side.splitlines() if line.startswith(("| ref_n1 |", "| ours_n1 |"))}
     assert (rows["ref_n1"][4], rows["ref_n1"][-2:]) == ("25%", ["0.70", "0.30"])
     assert (rows["ours_n1"][4], rows["ours_n1"][-2:]) == ("80%", ["0.60", "0.40"])
     verified = json.loads((results / "verify.json").read_text())

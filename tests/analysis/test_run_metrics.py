@@ -93,6 +93,32 @@ def test_untraced_run_has_empty_phase_ms(tmp_path):
 
 
 
+def test_physics_share_over_the_rate_window_and_final_tracking(tmp_path):
+    # window: steps 4..6, 9 s, 110 env steps over 2 iterations (our steps are iterations):
+    # 4500 ms per iteration; physics at the steps it spans, 5 and 6: (50 + 60) / 2
+    run = write_run(tmp_path / "p_r1_n2", TOTAL, ranks=2,
+                    time_tags={"Time/collector_physics_ms": [(s, t, 10.0 * s) for s, t, _ in TOTAL],
+                               # the last 10% of env steps (>= 189 of 210): step 6 only
+                               "Reward/tracking_lin_vel": [(s, t, 0.02 if s == 6 else 0.0) for s, t, _ in TOTAL]})
+    m = analyze_run(run)
+    assert m["physics"]["physics_ms"] == pytest.approx(55.0)
+    assert m["physics"]["iteration_ms"] == pytest.approx(4500.0)
+    assert m["physics_share"] == pytest.approx(55.0 / 4500.0)
+    assert m["physics"]["source"] == "Time/collector_physics_ms" and m["physics"]["trainer_iteration_ms"] is None
+    assert m["final_tracking"] == {"tracking_lin_vel": pytest.approx(0.5), "tracking_ang_vel": None}  # of 2 x 0.02
+    # the env count from the run record, where it has one: 50 env steps per iteration
+    run_json = {"resolved_config": {"num_envs": 25, "world_size": 2}}
+    m = analyze_run(write_run(tmp_path / "p_r2_n2", TOTAL, ranks=2, run_json=run_json,
+                              time_tags={"Time/collector_physics_ms": [(s, t, 90.0) for s, t, _ in TOTAL]}))
+    assert m["physics"]["iteration_ms"] == pytest.approx(1000 * 9.0 * 50 / 110)
+    assert "physics_share" in m["definitions"] and "final_tracking" in m["definitions"]
+
+
+def test_an_untraced_run_has_no_physics_share(tmp_path):
+    m = analyze_run(write_run(tmp_path / "p_r1_n2", TOTAL, ranks=2))
+    assert m["physics_share"] is None and m["physics"] is None
+
+
 def test_too_few_events_is_an_error(tmp_path):
     run = write_run(tmp_path / "p_r1_x", [(1, 1.0, 1.0), (2, 2.0, 2.0)])
     with pytest.raises(MetricError, match="at least 2"):

@@ -43,14 +43,17 @@ def test_bad_runs_are_named():
     assert hydra_overrides(_run(extra=["algo.batch_size=4096"]))[-1] == "algo.batch_size=4096"
 
 
-def _write_reference_events(log_root, points, num_envs=2048, start=100.0, seconds_per_it=0.1):
-    """Events as the reference writes them: one run directory per run, step = cumulative env steps."""
+def _write_reference_events(log_root, points, num_envs=2048, start=100.0, seconds_per_it=0.1, phases=None):
+    """Events as the reference writes them: one run directory per run, step = cumulative env
+    steps. `phases`: further {tag: value per iteration}, e.g. its Perf/*_ms timings."""
     w = SummaryWriter(str(log_root / "G1WalkFlat" / "2026-12-01_10-00-00_mujoco"))
     for it in range(1, points + 1):
         step, wall = it * num_envs, start + it * seconds_per_it
         w.add_scalar("Perf/total_fps", num_envs / seconds_per_it, step, walltime=wall)
         w.add_scalar("Train/mean_episode_length", float(it), step, walltime=wall)
         w.add_scalar("reward/tracking_lin_vel", 0.5, step, walltime=wall)
+        for tag, value in (phases or {}).items():
+            w.add_scalar(tag, value(it) if callable(value) else value, step, walltime=wall)
     w.close()
 
 
@@ -104,3 +107,53 @@ def test_analyze_run_reads_a_reference_run_directory_like_one_of_ours(tmp_path):
     assert result["total_env_steps"] == 40 * 2048 and result["window"]["events"] == 40
     assert result["final_episode_length"] == 40.0
     assert result["ranks"][0]["event_dir"].startswith("ref_logs/G1WalkFlat/")
+
+
+def _reference_run(tmp_path, phases, ctrl_dt=None):
+    import json
+
+    run = tmp_path / "ref_run"
+    _write_reference_events(run / "ref_logs", 40, phases=phases)
+    (run / "trainer.json").write_text(json.dumps({"trainer": "unilab"}))
+    (run / "run.json").write_text(json.dumps({"resolved_config": {"num_envs": 2048, "world_size": 1}}))
+    if ctrl_dt is not None:
+        folder = next((run / "ref_logs" / "G1WalkFlat").iterdir())
+        (folder / "run_config.json").write_text(json.dumps({"config": {"env": {"ctrl_dt": ctrl_dt}}}))
+    return run
+
+
+def test_its_reward_rates_come_onto_our_per_step_scale(tmp_path):
+    ours = read_events(_reference_run(tmp_path, {"reward/tracking_ang_vel": 0.75}, ctrl_dt=0.01) / "ref_logs")
+    # rate x ctrl_dt; the rate as logged stays under Ref/
+    assert [s.value for s in ours["Reward/tracking_lin_vel"]] == pytest.approx([0.005] * 40)
+    assert [s.value for s in ours["Reward/tracking_ang_vel"]] == pytest.approx([0.0075] * 40)
+    assert {s.value for s in ours["Ref/reward/tracking_lin_vel"]} == {0.5}
+    assert [s.step for s in ours["Reward/tracking_lin_vel"]] == list(range(1, 41))
+
+
+def test_the_physics_share_and_tracking_of_a_reference_run(tmp_path):
+    from sacscale.analysis.metrics import analyze_run
+
+    # 0.1 s per iteration of 2048 envs; its backend step 60 ms up to iteration 21, then 40 ms
+    # (the window is log points 21..40: it spans those after its first, 21); its learner's own
+    # iteration 90 ms; lin-vel rate 0.5 = 0.25 of weight 2.0, x 0.02 (no run_config.json)
+    run = _reference_run(tmp_path, {"Perf/collector_env_step_backend_ms": lambda it: 60.0 if it <= 21 else 40.0,
+                                    "Perf/iteration_time": 0.09, "Perf/collector_env_step_ms": 95.0})
+    m = analyze_run(run)
+    assert m["window"]["first_step"] == 21 and m["window"]["last_step"] == 40
+    phys = m["physics"]
+    assert phys["source"] == "Ref/Perf/collector_env_step_backend_ms"
+    assert phys["physics_ms"] == pytest.approx(40.0)
+    assert phys["iteration_ms"] == pytest.approx(100.0, rel=1e-4)
+    assert phys["trainer_iteration_ms"] == pytest.approx(90.0)
+    assert m["physics_share"] == pytest.approx(0.4, rel=1e-4)
+    assert m["final_tracking"]["tracking_lin_vel"] == pytest.approx(0.25)
+    assert m["final_tracking"]["tracking_ang_vel"] is None  # not logged
+    assert m["phase_ms"] == {}  # its timings are not our phases
+
+
+def test_a_reference_run_without_its_backend_time_has_no_physics_share(tmp_path):
+    from sacscale.analysis.metrics import analyze_run
+
+    m = analyze_run(_reference_run(tmp_path, {}))
+    assert m["physics_share"] is None and m["physics"] is None

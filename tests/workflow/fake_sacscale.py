@@ -45,6 +45,11 @@ def train(args):
                 w.add_scalar("Perf/total_env_steps", it * envs * ranks, it, walltime=wall)
                 w.add_scalar("Perf/total_fps", 10.0 * envs * ranks, it, walltime=wall)
                 w.add_scalar("Episode/return", 0.1 * it, it, walltime=wall)
+            # the task's per-step weighted terms: 0.6 and 0.4 of their maxima (weight x 0.02)
+            w.add_scalar("Reward/tracking_lin_vel", 0.6 * 2.0 * 0.02, it, walltime=wall)
+            w.add_scalar("Reward/tracking_ang_vel", 0.4 * 1.5 * 0.02, it, walltime=wall)
+            if "--trace" in args:  # the pool's physics: 80 of the 100 ms per iteration
+                w.add_scalar("Time/collector_physics_ms", 80.0, it, walltime=wall)
     bar.close()
     for w in writers:
         w.close()
@@ -84,6 +89,11 @@ def train_reference(args):
         writer.add_scalar("Perf/total_fps", 5.0 * envs * ranks, step, walltime=wall)
         writer.add_scalar("Train/mean_episode_length", min(1000.0, 40.0 * it), step, walltime=wall)
         writer.add_scalar("Train/mean_reward", 0.05 * it, step, walltime=wall)
+        # its backend step, 50 of the 200 ms per iteration (25%); its reward rates (before x ctrl_dt)
+        # at 0.7 and 0.3 of their maxima (weights 2.0 and 1.5)
+        writer.add_scalar("Perf/collector_env_step_backend_ms", 50.0, step, walltime=wall)
+        writer.add_scalar("reward/tracking_lin_vel", 0.7 * 2.0, step, walltime=wall)
+        writer.add_scalar("reward/tracking_ang_vel", 0.3 * 1.5, step, walltime=wall)
     writer.close()
     (log_dir / unilab.TRAINER_RECORD).write_text(json.dumps({"trainer": "unilab", "fake": True, "argv": [],
                                                               "overrides": config["override"]}))

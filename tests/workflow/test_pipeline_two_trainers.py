@@ -20,7 +20,7 @@ CONFIG = {
     "run_configs": {
         "ref_n1": {"trainer": "unilab", "devices": "0", "cpu_pools": ["1"], "trace": False, "num_envs": 16,
                    "log_every": 1, "overrides": {"algo.updates_per_step": 8}},
-        "ours_n1": {"devices": "0", "cpu_pools": ["1"], "trace": False, "num_envs": 16, "log_every": 1,
+        "ours_n1": {"devices": "0", "cpu_pools": ["1"], "trace": True, "num_envs": 16, "log_every": 1,
                     "batch_size": 64},
     },
     "reference": {"python": "reference-env/bin/python"},
@@ -64,5 +64,11 @@ def test_both_trainers_in_one_run_set(workflow_dir, fake_gpu_env):
     md = (workflow_dir / "reports" / "pair" / "report.md").read_text()
     side = md.split("### The trainers side by side")[1]
     assert "| ref_n1 | unilab |" in side and "| ours_n1 | sacscale |" in side
+    # physics share and end-of-run tracking, each trainer's from its own tags (the stand-ins'
+    # values: 50 of 200 ms (25%) and 0.7/0.3 of the maxima; 80 of 100 ms and 0.6/0.4)
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+            for line in side.splitlines() if line.startswith(("| ref_n1 |", "| ours_n1 |"))}
+    assert (rows["ref_n1"][4], rows["ref_n1"][-2:]) == ("25%", ["0.70", "0.30"])
+    assert (rows["ours_n1"][4], rows["ours_n1"][-2:]) == ("80%", ["0.60", "0.40"])
     verified = json.loads((results / "verify.json").read_text())
     assert verified["ok"] is True and verified["runs_checked"] == 4

@@ -13,6 +13,29 @@ A second, differently defined figure is kept under its own name: the mean of
 `Perf/total_fps` (the trainer's instantaneous rate per logging interval) over the same
 last half of its events. The seed's quick benchmark reported that one as "Steps/s"; it
 must not be compared with the main figure.
+
+The physics share, for either trainer where its events have a physics time: the physics
+wall ms per iteration over the wall ms per iteration, both over the main figure's window
+(the log points after its first event up to its last, i.e. the intervals the rate spans).
+An iteration is one control step of each of a rank's envs (num_envs x world size env
+steps); the wall ms per iteration is 1000 x window seconds x those env steps / window env
+steps, which for ours is exactly the window's seconds per iteration. The physics time
+per iteration (PHYSICS_MS_TAGS, the first a run has):
+
+- ours: `Time/collector_physics_ms` (`--trace` only): the simulation pool's wall time on
+  the iteration's step, summed over the slot's parts (with the halves pipeline much of it
+  overlaps the collector's other work);
+- the reference: `Ref/Perf/collector_env_step_backend_ms`: the backend (MuJoCo) part of one
+  vectorised step of the rank's envs (trainers.unilab's docstring), i.e. per iteration.
+
+Its own `Perf/iteration_time` (the learner loop's iteration) is kept beside it as
+`trainer_iteration_ms` for a check, not used: its learner and collector overlap.
+
+Final tracking: each `Reward/<term>` tracking term (the weighted per-step reward; the
+reference's is put on that scale by trainers.unilab.read_events) over its maximum
+(perfect tracking), mean over ranks and over the log points in the run's last
+FINAL_SPAN of env steps, so that both trainers average the same share of their run
+whatever their logging interval.
 """
 
 from __future__ import annotations
@@ -32,6 +55,11 @@ ITERATION = "Perf/iteration"
 RETURN = "Episode/return"
 LENGTH = "Episode/length"
 TIME_PREFIX = "Time/"
+# physics ms per iteration: ours (--trace), then the reference's (module docstring)
+PHYSICS_MS_TAGS = ("Time/collector_physics_ms", "Ref/Perf/collector_env_step_backend_ms")
+TRAINER_ITERATION_S = "Ref/Perf/iteration_time"
+TRACKING_TERMS = ("tracking_lin_vel", "tracking_ang_vel")
+FINAL_SPAN = 0.1  # final tracking: the last 10% of the run's env steps
 
 DEFINITIONS = {
     "steady_env_steps_per_s": (
@@ -51,6 +79,17 @@ DEFINITIONS = {
                 "keyed by the tag without the prefix (traced runs only; the same as ranks[0].phase_ms)",
     "ranks[].phase_ms": f"the phase_ms definition applied to each rank's own '{TIME_PREFIX}*' tags "
                         "(empty when the run was not traced)",
+    "physics_share": (
+        "physics ms per iteration / wall ms per iteration over the main figure's window (module docstring): "
+        f"the window mean of the first of {list(PHYSICS_MS_TAGS)} the run logged over "
+        "1000 x window seconds x num_envs x world_size / window env steps; null: no physics time logged "
+        "(ours without --trace) or no env count known"
+    ),
+    "final_tracking": (
+        f"per tracking term (tracking_lin_vel, tracking_ang_vel): 'Reward/<term>' over its maximum (perfect "
+        f"tracking, weight x 0.02), mean over ranks and over the log points in the last {FINAL_SPAN:.0%} of the "
+        "run's env steps; null: not logged"
+    ),
 }
 
 # Time to quality: when a run first reaches each learning-quality threshold. The value
@@ -119,6 +158,55 @@ def phase_means(tags: dict[str, list[Scalar]]) -> dict[str, float]:
         for tag, values in sorted(tags.items())
         if tag.startswith(TIME_PREFIX) and values
     }
+
+
+def window_mean(events: list[Scalar] | None, window: dict) -> float | None:
+    """Mean of the finite values logged at the steps the rate's window spans (after its first
+    event, up to its last: each value describes the interval that ends at its step)."""
+    values = [s.value for s in events or () if window["first_step"] < s.step <= window["last_step"]
+              and math.isfinite(s.value)]
+    return sum(values) / len(values) if values else None
+
+
+def physics(tags: dict[str, list[Scalar]], window: dict, env_steps_per_iteration: float | None) -> dict | None:
+    """{"physics_ms", "iteration_ms", "share", "source", "trainer_iteration_ms"} of one rank's
+    tags over the rate's window (module docstring); None when it logged no physics time."""
+    source = next((tag for tag in PHYSICS_MS_TAGS if tags.get(tag)), None)
+    if source is None or not env_steps_per_iteration or window["env_steps"] <= 0:
+        return None
+    physics_ms = window_mean(tags[source], window)
+    if physics_ms is None:
+        return None
+    iteration_ms = 1e3 * window["seconds"] * env_steps_per_iteration / window["env_steps"]
+    own = window_mean(tags.get(TRAINER_ITERATION_S), window)
+    return {"physics_ms": physics_ms, "iteration_ms": iteration_ms, "share": physics_ms / iteration_ms,
+            "source": source, "trainer_iteration_ms": None if own is None else 1e3 * own}
+
+
+def _env_steps_per_iteration(run_json: dict | None, reference: bool, window: dict) -> float | None:
+    """num_envs x world size from the run record; for ours without one, from the window
+    (our steps are iterations). None: not known (a reference run without its record)."""
+    resolved = (run_json or {}).get("resolved_config") or {}
+    if resolved.get("num_envs") and resolved.get("world_size"):
+        return float(resolved["num_envs"]) * float(resolved["world_size"])
+    if not reference and window["last_step"] > window["first_step"]:
+        return window["env_steps"] / (window["last_step"] - window["first_step"])
+    return None
+
+
+def final_tracking(per_rank: dict[int, dict[str, list[Scalar]]]) -> dict[str, float | None]:
+    """{term: normalised tracking at the end of the run}, see DEFINITIONS["final_tracking"]."""
+    from sacscale.task.g1_walk_flat import tracking_maxima
+
+    total = {s.step: s.value for s in per_rank[0].get(TOTAL_STEPS, [])}
+    start = (1.0 - FINAL_SPAN) * max(total.values(), default=0.0)
+    maxima = tracking_maxima()
+    out: dict[str, float | None] = {}
+    for term in TRACKING_TERMS:
+        values = [s.value / maxima[term] for tags in per_rank.values() for s in tags.get(f"Reward/{term}", [])
+                  if s.step in total and total[s.step] >= start and math.isfinite(s.value)]
+        out[term] = sum(values) / len(values) if values else None
+    return out
 
 
 def _last(events: list[Scalar] | None) -> float | None:
@@ -210,6 +298,9 @@ def analyze_run(run_dir: str | Path) -> dict:
         raise EventFileError(f"{run_dir}: run directory is missing")
     run_json = _read_json(run_dir / "run.json")
     dirs, per_rank = run_events(run_dir)
+    from sacscale.trainers.unilab import is_reference_run
+
+    reference = is_reference_run(run_dir)
     rank0 = per_rank[0]
     source0 = dirs[0]
     if not rank0.get(TOTAL_STEPS):
@@ -237,6 +328,7 @@ def analyze_run(run_dir: str | Path) -> dict:
         ranks.append(entry)
 
     phases = phase_means(rank0)
+    phys = physics(rank0, main["window"], _env_steps_per_iteration(run_json, reference, main["window"]))
 
     wall_time = None
     if run_json and run_json.get("duration_s") is not None:
@@ -256,6 +348,9 @@ def analyze_run(run_dir: str | Path) -> dict:
         "final_episode_length": _finite_or_none(_last(rank0.get(LENGTH))),
         "ranks": ranks,
         "phase_ms": phases,
+        "physics_share": phys["share"] if phys else None,
+        "physics": phys,
+        "final_tracking": final_tracking(per_rank),
         "exit_status": run_json.get("exit_status") if run_json else None,
         "definitions": DEFINITIONS,
         "series": {

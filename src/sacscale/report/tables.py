@@ -260,23 +260,43 @@ def time_to_quality_table(summary: dict) -> Table | None:
     )
 
 
+def _mean_of(values: list) -> float | None:
+    values = [v for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+def share(x) -> str:
+    return "n/a" if x is None else f"{100 * x:.0f}%"
+
+
 def trainers_table(summary: dict, metrics: list[dict], trainers: dict[str, str]) -> Table:
     """The configurations side by side with the trainer each ran (ours or the reference's):
-    the same steady figure, the last logged episode length, the env steps to a surviving
-    policy (episode length 950)."""
+    the same steady figure, the physics share of the iteration, the last logged episode
+    length, the env steps to a surviving policy (episode length 950), and the normalised
+    tracking at the end (metrics' physics_share and final_tracking, mean over repeats)."""
     rows = []
     for name, s in summary["configs"].items():
         runs = [m for m in metrics if m.get("config") == name]
-        lengths = [m["final_episode_length"] for m in runs if m.get("final_episode_length") is not None]
+        length = _mean_of([m.get("final_episode_length") for m in runs])
+        physics = _mean_of([m.get("physics_share") for m in runs])
+        tracking = {term: _mean_of([(m.get("final_tracking") or {}).get(term) for m in runs])
+                    for term in ("tracking_lin_vel", "tracking_ang_vel")}
         ttq = (s.get("time_to_quality") or {}).get("episode_length") or {}
         rows.append([name, trainers.get(name, "sacscale"), num(s["mean"]), num(s["std"]), str(s["n"]),
-                     num(sum(lengths) / len(lengths)) if lengths else "n/a",
-                     num((ttq.get("env_steps") or {}).get("mean")) if ttq else "n/a"])
+                     share(physics), num(length),
+                     num((ttq.get("env_steps") or {}).get("mean")) if ttq else "n/a",
+                     num(tracking["tracking_lin_vel"], 2), num(tracking["tracking_ang_vel"], 2)])
     return Table(
-        header=["configuration", "trainer", "env steps/s (mean)", "std", "n", "final episode length",
-                "env steps to length 950"],
+        header=["configuration", "trainer", "env steps/s (mean)", "std", "n", "physics share",
+                "final episode length", "env steps to length 950", "lin-vel tracking (end)", "yaw tracking (end)"],
         rows=rows,
-        align=["l", "l", "r", "r", "r", "r", "r"],
+        align=["l", "l", "r", "r", "r", "r", "r", "r", "r", "r"],
         caption="sacscale: this project's trainer; unilab: the reference trainer (unilab 1.5.2) through the same "
-                "plan, runs and metric (its events read in our tags: trainers.unilab). n/a: not logged or not reached.",
+                "plan, runs and metric (its events read in our tags: trainers.unilab). Physics share: the physics "
+                "wall time per iteration (one control step of every env of a rank) over the wall time per iteration, "
+                "over the window of the steady figure (ours: the simulation pool's time, `Time/collector_physics_ms`, "
+                "logged only with trace: true; the reference: its backend step, `Perf/collector_env_step_backend_ms`); "
+                "n/a: the runs do not log it (ours without trace: true). Tracking: the weighted per-step lin-vel and yaw-rate tracking terms over "
+                "their maximum (1: perfect), mean over the last 10% of each run's env steps (the reference's rates x "
+                "its ctrl_dt, the scale of ours). n/a: not logged or not reached; all figures mean over the repeats.",
     )

@@ -16,8 +16,44 @@ its command line and reads its events back in our tags:
   the cumulative env-step count (summed over ranks). `read_events` gives them our tags:
   `Perf/total_env_steps` (value: that step; one point per logged `Perf/total_fps`
   event, at its wall time), `Perf/total_fps`, `Episode/length` (its
-  `Train/mean_episode_length`), `Episode/return` (`Train/mean_reward`), and every other
-  tag under `Ref/<tag>`, so the same steady-rate definition applies to both trainers.
+  `Train/mean_episode_length`), `Episode/return` (`Train/mean_reward`), `Reward/<term>`
+  (its `reward/<term>` x ctrl_dt, below), and every tag, these included, also under
+  `Ref/<tag>` as logged, so the same steady-rate definition applies to both trainers.
+
+What 1.5.2's tags measure (its source, unilab/...):
+
+- `reward/<term>`: per control step, the mean over envs of raw term x weight, *before*
+  the x dt that the reward it trains on carries (managers/reward_manager.py:142-175,
+  `step_reward_extras` 248-263; `compute(dt=self.step_dt)`, step_dt = `env.ctrl_dt`,
+  envs/manager_based_rl_env.py:1013, 1401; scale_rewards_by_dt defaults to True, :119,
+  and the SAC G1 task keeps it). The collector averages it over the steps since its last
+  report, the logger over the reports since the last learner iteration
+  (rl/runtime/offpolicy/worker.py:874-878, 507-513; rl/logging/metric_schema.py:533-545,
+  unit "weighted reward units/s"). Ours, `Reward/<term>`, is the same mean of raw x
+  weight x 0.02 (task/g1_walk_flat.py; reward_dt_scale = the reference's ctrl_dt), so
+  `Reward/<term>` = `reward/<term>` x ctrl_dt puts theirs on our per-step weighted scale
+  (ctrl_dt from the run folder's run_config.json `config.env.ctrl_dt`, REWARD_DT when it
+  is absent). Both trainers' tracking weights are 2.0 (lin) and 1.5 (yaw); their
+  `reward/alive` logs 10.0 = weight x 1, i.e. no dt in it.
+- `Perf/collector_env_step_backend_ms`: wall ms of the backend (MuJoCo) part of one
+  vectorised step of the rank's envs (`step_core_ms`, base/torch_env.py:350, mapped in
+  rl/runtime/collector_timing.py:13), mean over the env steps since the collector's last
+  report (worker.py:115-117, 922-923, 517-520; schema: "latest collector-report mean").
+  `Perf/collector_env_step_ms` is the whole `env.step` (worker.py:781-794), of which
+  `..._apply_action_ms`, `..._backend_ms`, `..._update_state_ms`, `..._reset_done_ms`
+  are parts; `Perf/collector_learner_action_wait_ms` the collector's wait for the
+  learner's actions, `Perf/collector_inference_request_ms` its request for them,
+  `Perf/collector_replay_write_ms` its replay write (all ms per collector step).
+- `Perf/iteration_time` (s): the learner loop's iteration, from its start to after the
+  update (rl/runtime/offpolicy/double_buffer_runner.py:1793-2196; metric_schema.py:346-351: "measured
+  complete iteration wall time"); `Perf/learning_time` (s) the update within it;
+  `Perf/learner_collector_wait_ms` and `Perf/learner_inference_ms` its wait for the
+  collector's next result and its policy inference for the collector (sums in the
+  iteration, metric_schema.py:381-390). Collector and learner overlap, so these do not
+  add up to the collector's step.
+
+The physics share of both trainers (the backend step against ours' `Time/*` phases) is
+computed in sacscale.analysis.metrics (PHYSICS_MS_TAGS), from `Ref/<tag>`.
 """
 
 from __future__ import annotations
@@ -40,6 +76,9 @@ EVENT_SUBDIR = "G1WalkFlat"
 TAG_MAP = {"Perf/total_fps": "Perf/total_fps", "Train/mean_episode_length": "Episode/length",
            "Train/mean_reward": "Episode/return"}
 STEP_CLOCK_TAG = "Perf/total_fps"  # logged once per logging interval: our env-step points
+# Their per-term reward rate x ctrl_dt = our per-step weighted term (module docstring)
+REWARD_PREFIX, OUR_REWARD_PREFIX = "reward/", "Reward/"
+REWARD_DT = 0.02  # G1WalkFlat's ctrl_dt in 1.5.2 (conf/sac/task/g1_walk_flat/base.yaml)
 
 
 class UnilabError(RuntimeError):
@@ -210,10 +249,31 @@ def read_events(log_root: str | Path) -> dict[str, list[Scalar]]:
         "Perf/total_env_steps": [Scalar(i + 1, s.wall_time, float(s.step)) for i, s in enumerate(clock)],
     }
     index = {s.step: i + 1 for i, s in enumerate(clock)}
+    dt = ctrl_dt(event_dir(log_root))
     for tag, values in theirs.items():
-        name = TAG_MAP.get(tag, f"Ref/{tag}")
-        ours[name] = [Scalar(index.get(s.step, s.step), s.wall_time, s.value) for s in values]
+        renamed = [Scalar(index.get(s.step, s.step), s.wall_time, s.value) for s in values]
+        ours[f"Ref/{tag}"] = renamed
+        if tag in TAG_MAP:
+            ours[TAG_MAP[tag]] = renamed
+        elif tag.startswith(REWARD_PREFIX) and tag != REWARD_PREFIX:
+            ours[OUR_REWARD_PREFIX + tag[len(REWARD_PREFIX):]] = [Scalar(s.step, s.wall_time, s.value * dt)
+                                                                 for s in renamed]
     return ours
+
+
+def ctrl_dt(run_folder: str | Path) -> float:
+    """The control step of a reference run (its run_config.json `config.env.ctrl_dt`), the
+    dt its logged reward rates leave out; REWARD_DT when the file does not say."""
+    record = Path(run_folder) / "run_config.json"
+    try:
+        value = json.loads(record.read_text())["config"]["env"]["ctrl_dt"]
+    except FileNotFoundError:
+        return REWARD_DT
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise EventFileError(f"{record}: no readable config.env.ctrl_dt ({exc})") from exc
+    if not isinstance(value, (int, float)) or not value > 0:
+        raise EventFileError(f"{record}: config.env.ctrl_dt is {value!r}, not a positive number")
+    return float(value)
 
 
 # A run directory of `sacscale train-reference`: trainer.json names the trainer, the

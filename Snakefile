@@ -43,7 +43,7 @@ if not READ_ONLY:
 
 # Under a cluster executor (profiles/slurm) these run on the submitting host: light work on
 # files. Every other rule (verify_env, reference_env, prepare_model, probe_correctness,
-# train_run, evaluate_run) is a job on the GPU node.
+# train_run, evaluate_run, render_best_run) is a job on the GPU node.
 localrules:
     all,
     plan,

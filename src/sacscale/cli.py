@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "analyze-run": ("analyze_run", "compute a run's throughput metrics from its event files"),
     "evaluate": ("evaluate", "velocity-tracking errors of a trained policy on a fixed command grid, vs standing still"),
     "render": ("render", "video (.mp4/.gif) of a trained policy following a sequence of velocity commands"),
+    "render-best": ("render_best", "video of the best-evaluated run's policy, and a record of the choice"),
     "compare-learning": ("compare_learning", "learning curves (return, length, tracking) of several runs against env steps"),
     "aggregate": ("aggregate", "aggregate per-run metrics into summary.csv/json"),
     "report": ("report", "write the Markdown/HTML report and figures"),

@@ -14,7 +14,9 @@ pytestmark = pytest.mark.slow
 def test_cpu_preset_end_to_end(workflow_dir):
     env = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
     env["CUDA_VISIBLE_DEVICES"] = ""  # the CPU preset, even on a GPU machine
-    proc = snakemake(workflow_dir, "--cores", "all", timeout=900, env=env)
+    # the report's video is off by default on CPU; on here, tiny (2 frames of 64x48)
+    (workflow_dir / "video.yaml").write_text("video: {enabled: true, seconds: 0.2, width: 64, height: 48, fps: 10}\n")
+    proc = snakemake(workflow_dir, "--cores", "all", "--configfile", "video.yaml", timeout=900, env=env)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-6000:]
     assert "sacscale: preset cpu (preset auto: no CUDA device visible" in out
@@ -33,5 +35,19 @@ def test_cpu_preset_end_to_end(workflow_dir):
     n2 = json.loads((workflow_dir / "results" / "cpu" / "metrics" / f"{names[1]}.json").read_text())
     assert [r["rank"] for r in n2["ranks"]] == [0, 1]
     assert n2["iterations"] == plan["iterations"]
+
+    # a run keeps a policy-only checkpoint; its learning state is in logs/, not evidence
+    import torch
+
+    policy = torch.load(workflow_dir / "results" / "cpu" / "runs" / names[0] / "checkpoints" / "final.pt",
+                        weights_only=True)
+    full = workflow_dir / "logs" / "cpu" / "learning_state" / names[0] / "checkpoints" / "final.pt"
+    assert "optimizers" not in policy and "optimizers" in torch.load(full, weights_only=True)
+    assert records[0]["learning_state"]["moved_to"].endswith(f"learning_state/{names[0]}")
+    # the report's video: the best-evaluated run, and why
+    choice = json.loads((workflow_dir / "reports" / "cpu" / "figures" / "best_run.json").read_text())
+    assert choice["run"] in names and (workflow_dir / "reports" / "cpu" / "figures" / "best_run.gif").is_file()
+    report = (workflow_dir / "reports" / "cpu" / "report.md").read_text()
+    assert "### The best run's policy on video" in report and f"`{choice['run']}`" in report
 
     check_tampering_is_caught(workflow_dir, "cpu", names[0], env=env)

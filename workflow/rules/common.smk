@@ -120,6 +120,22 @@ def all_evals():
     return [eval_json(r) for r in RUN_NAMES if r not in REFERENCE_RUNS]
 
 
+def video_outputs():
+    """The best run's video and the record of its choice, when the report shows one:
+    video.enabled, or (null) where the runs train on GPUs; never without evaluations."""
+    enabled = config.get("video", {}).get("enabled")
+    if enabled is None:
+        enabled = any(rc.device_kind == "cuda" for rc in PLAN.run_configs.values())
+    if not enabled or not all_evals():
+        return []
+    return [f"{REPORTS}/figures/best_run.gif", f"{REPORTS}/figures/best_run.json"]
+
+
+def video_args(wildcards, input):
+    """sacscale report's flags for the video (none without one)."""
+    return f"--video {input.video[0]} --video-record {input.video[1]}" if input.video else ""
+
+
 # Runs of the reference trainer (trainer: unilab): they need its environment, recorded.
 REFERENCE_RUNS = [r.name for r in PLAN.runs if PLAN.run_configs[r.config].trainer == "unilab"]
 

@@ -27,3 +27,32 @@ rule evaluate_run:
     shell:
         "sacscale evaluate {params.run_dir:q} --model {input.model:q} --output {output.json}"
         " {params.protocol} --threads {threads} > {log} 2>&1"
+
+
+# The report's video: the best-evaluated run's policy (sacscale.eval.best), when on.
+rule render_best_run:
+    input:
+        evals=all_evals(),
+        model=model_file(),
+    output:
+        video=f"{REPORTS}/figures/best_run.gif",
+        record=f"{REPORTS}/figures/best_run.json",
+    log:
+        f"{LOGS}/render_best_run.log",
+    benchmark:
+        f"{BENCH}/render_best_run.tsv"
+    conda:
+        "../../envs/sacscale.yaml"
+    resources:
+        gpu_lock=1,
+        slurm_extra=GPU_NODE,  # EGL where the GPU is; a login node may have no OpenGL at all
+    params:
+        runs=results("runs"),
+        size=lambda wildcards: "--seconds {seconds} --width {width} --height {height} --fps {fps}".format(
+            **{"seconds": 12, "width": 320, "height": 240, "fps": 10} | config.get("video", {})
+        ),
+    message:
+        "rendering the best-evaluated run's policy for the report"
+    shell:
+        "sacscale render-best --evaluations {input.evals} --runs-dir {params.runs:q} --model {input.model:q}"
+        " --output {output.video} --record {output.record} {params.size} > {log} 2>&1"

@@ -15,6 +15,7 @@ rule report:
         verify=results("verify.json"),
         manifest=results("manifest.json"),
         deviations=deviations_input(),
+        video=video_outputs(),
     output:
         md=report(f"{REPORTS}/report.md", caption="../report/report_md.rst", category="Report"),
         html=report(f"{REPORTS}/report.html", caption="../report/report_html.rst", category="Report"),
@@ -42,6 +43,7 @@ rule report:
         deviations=lambda wildcards, input: f"--deviations {input.deviations}" if input.deviations else "",
         attempts=f"{LOGS}/attempts",
         evals=lambda wildcards, input: f"--evaluations {shlex.join(input.evals)}" if input.evals else "",
+        video=video_args,
     message:
         f"writing {REPORTS}/report.md and report.html with figures"
     shell:
@@ -49,4 +51,4 @@ rule report:
         " --output-md {output.md} --output-html {output.html} --figures-dir {params.figures}"
         " --environment {input.env} --model {input.model} --correctness {input.probe}"
         " --verification {input.verify} --manifest-json {input.manifest} --run-dirs {params.run_dirs}"
-        " --attempts-dir {params.attempts:q} {params.deviations} {params.evals} > {log} 2>&1"
+        " --attempts-dir {params.attempts:q} {params.deviations} {params.evals} {params.video} > {log} 2>&1"

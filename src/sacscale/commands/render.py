@@ -14,10 +14,15 @@ import sys
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from sacscale.eval.render import DEFAULT_COMMANDS  # imports no MuJoCo
-
     parser.add_argument("checkpoint", metavar="CHECKPOINT_OR_RUN",
                         help="checkpoint (.pt) or run directory (uses RUN/checkpoints/final.pt)")
+    add_video_arguments(parser)
+
+
+def add_video_arguments(parser: argparse.ArgumentParser) -> None:
+    """Everything but the policy: also `sacscale render-best`'s."""
+    from sacscale.eval.render import DEFAULT_COMMANDS  # imports no MuJoCo
+
     parser.add_argument("--output", required=True, help="video to write (atomically): .mp4 (H.264) or .gif")
     parser.add_argument("--commands", default=DEFAULT_COMMANDS,
                         help="segments 'vx,vy,wz:SECONDS;...' (m/s, m/s, rad/s; heading frame), in order; "

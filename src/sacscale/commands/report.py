@@ -26,6 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(logs/<run set>/attempts); the report lists them")
     parser.add_argument("--evaluations", nargs="*", default=[], metavar="EVAL_JSON",
                         help="sacscale evaluate outputs named <run>.json, for the learning-quality table")
+    parser.add_argument("--video", help="the best run's video (sacscale render-best), inside the report's directory")
+    parser.add_argument("--video-record", help="its record of the choice (sacscale render-best --record)")
     parser.add_argument("--deviations", help="a Markdown file of deviations from the reference system, included verbatim")
 
 
@@ -41,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
             environment=args.environment, model=args.model, probe=args.correctness,
             verification=args.verification, manifest=args.manifest_json, deviations=args.deviations,
             run_dirs=args.run_dirs, attempts=_attempts(args.attempts_dir), evaluations=args.evaluations,
+            video=args.video, video_record=args.video_record,
         )
     except (OSError, ValueError, KeyError) as exc:
         print(f"sacscale report: error: {type(exc).__name__}: {exc}", file=sys.stderr)

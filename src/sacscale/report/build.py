@@ -439,8 +439,10 @@ def build(
     run_dirs: list | None = None,
     attempts: list[str] | None = None,
     evaluations: dict[str, dict] | None = None,
+    video: tuple[Path, dict] | None = None,
 ) -> Document:
-    """`run_dirs`: the runs' directories (event files), for the learning curves; None
+    """`video`: (the best run's video, its record from sacscale render-best), or None.
+    `run_dirs`: the runs' directories (event files), for the learning curves; None
     leaves that figure out (with a sentence saying why)."""
     plan = (environment or {}).get("plan") or summary.get("meta", {})
     run_set = plan.get("run_set") or summary.get("meta", {}).get("run_set") or "?"
@@ -479,6 +481,8 @@ def build(
 
     rel = Path(figures_dir).resolve().relative_to(Path(report_dir).resolve())
     doc.add(Heading("Figures"), *figure_blocks(has, rel, note))
+    if video is not None:
+        doc.add(*video_section(*video, Path(report_dir)))
 
     doc.add(Heading("Environment"), *environment_section(environment))
     doc.add(Heading("Model"), *model_section(model))
@@ -497,10 +501,25 @@ def build(
     return doc
 
 
+def video_section(path: Path, record: dict, report_dir: Path) -> list:
+    """The best-evaluated run's policy on video, with why that run and what it shows."""
+    rel = Path(path).resolve().relative_to(report_dir.resolve()).as_posix()
+    steps = f", {record['env_steps']:,} env steps per rank" if isinstance(record.get("env_steps"), int) else ""
+    caption = (f"The policy of `{record['run']}`{steps}, the best of {len(record.get('scores', {}))} evaluated runs "
+               f"by {record['rule']}: score {record['score']:.3f} (normalised tracking lin "
+               f"{record['tracking_lin']:.2f}, yaw {record['tracking_yaw']:.2f}; {record['fall_rate']:.2f} falls per "
+               f"episode). Deterministic actions, nominal gains; commands `{record.get('commands')}` (vx, vy m/s, "
+               f"yaw rate rad/s: seconds), {record.get('seconds')} s at {record.get('fps')} fps.")
+    return [Heading(VIDEO_TITLE, 3), Image(rel, f"the policy of {record['run']} walking", caption=caption)]
+
+
+VIDEO_TITLE = "The best run's policy on video"
+
+
 def write_report(
     summary_path, metrics_paths, output_md, output_html, figures_dir,
     environment=None, model=None, probe=None, verification=None, manifest=None, deviations=None, run_dirs=None,
-    attempts=None, evaluations=None,
+    attempts=None, evaluations=None, video=None, video_record=None,
 ) -> Document:
     summary = json.loads(Path(summary_path).read_text())
     metrics = [json.loads(Path(p).read_text()) for p in metrics_paths]
@@ -513,6 +532,7 @@ def write_report(
         run_dirs=[Path(d) for d in run_dirs] if run_dirs else None,
         attempts=attempts,
         evaluations={Path(p).stem: json.loads(Path(p).read_text()) for p in evaluations or []},
+        video=(Path(video), json.loads(Path(video_record).read_text())) if video and video_record else None,
     )
     atomic_write_text(output_md, to_markdown(doc))
     atomic_write_text(output_html, to_html(doc, Path(output_html).parent))

@@ -127,7 +127,8 @@ def _embedded(doc: Document, base_dir: Path) -> Document:
     for b in doc.blocks:
         if isinstance(b, Image) and (base_dir / b.path).is_file():
             data = base64.b64encode((base_dir / b.path).read_bytes()).decode()
-            b = Image(f"data:image/png;base64,{data}", b.alt, b.caption)
+            mime = "image/gif" if b.path.lower().endswith(".gif") else "image/png"
+            b = Image(f"data:{mime};base64,{data}", b.alt, b.caption)
         blocks.append(b)
     return Document(title=doc.title, blocks=blocks)
 

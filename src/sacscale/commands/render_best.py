@@ -1,0 +1,40 @@
+"""`sacscale render-best --evaluations EVAL.json ... --runs-dir DIR --output best.gif
+--record best.json`: the video of the best-evaluated run's policy (sacscale.eval.best
+says how it is chosen), and a record of the choice, for the report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from sacscale.commands import render as render_command
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--evaluations", nargs="+", required=True, metavar="EVAL_JSON",
+                        help="sacscale evaluate outputs named <run>.json, in run order")
+    parser.add_argument("--runs-dir", required=True, help="where the runs are (DIR/<run>/checkpoints/final.pt)")
+    parser.add_argument("--record", required=True, help="JSON of the choice (run, score, the rule, every score)")
+    render_command.add_video_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from sacscale.eval.best import best_run
+    from sacscale.evidence.atomic import write_json
+
+    try:
+        evaluations = {Path(p).stem: json.loads(Path(p).read_text()) for p in args.evaluations}
+        choice = best_run(evaluations)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"sacscale render-best: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    args.checkpoint = str(Path(args.runs_dir) / choice["run"])
+    print(f"best run: {choice['run']} (score {choice['score']:.3f}: {choice['rule']})")
+    code = render_command.run(args)
+    if code == 0:
+        write_json(args.record, choice | {"video": Path(args.output).name, "seconds": args.seconds,
+                                          "commands": args.commands, "width": args.width, "height": args.height,
+                                          "fps": args.fps})
+    return code

@@ -1,0 +1,78 @@
+"""The report's video: which run is the best (sacscale.eval.best), `sacscale render-best`
+rendering that run and recording why, and the report showing it with its reasons."""
+
+import json
+
+import pytest
+
+from sacscale.cli import main
+from sacscale.eval import render as R
+from sacscale.eval.best import best_run, score
+
+from test_render import make_checkpoint
+
+
+def evaluation(lin, yaw, falls, env_steps=100):
+    return {"overall": {"normalised_tracking": {"lin_vel_xy": lin, "yaw_rate": yaw}, "fall_rate": falls},
+            "env_steps": env_steps}
+
+
+def test_the_score_weighs_tracking_by_staying_up():
+    assert score(evaluation(0.8, 0.6, 0.0)) == pytest.approx(0.7)
+    assert score(evaluation(0.8, 0.6, 0.5)) == pytest.approx(0.35)
+    # tracks well but always falls: worse than a modest policy that stays up
+    evals = {"falls": evaluation(0.9, 0.9, 1.0), "modest": evaluation(0.4, 0.3, 0.0), "worse": evaluation(0.3, 0.3, 0.0)}
+    choice = best_run(evals)
+    assert choice["run"] == "modest" and choice["fall_rate"] == 0.0
+    assert choice["scores"] == {"falls": 0.0, "modest": pytest.approx(0.35), "worse": pytest.approx(0.3)}
+    assert best_run({"a": evaluation(0.5, 0.5, 0.0), "b": evaluation(0.5, 0.5, 0.0)})["run"] == "a"  # ties: first
+    with pytest.raises(ValueError, match="no evaluations"):
+        best_run({})
+    with pytest.raises(ValueError, match="score is nan"):
+        score(evaluation(float("nan"), 0.5, 0.0))
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    ok, why = R.gl_status()
+    if not ok:
+        pytest.skip(f"no OpenGL backend for offscreen rendering: {why}")
+    d = tmp_path_factory.mktemp("best")
+    for run in ("p_r1_n1", "p_r2_n1"):
+        make_checkpoint(d / "runs" / run / "checkpoints" / "final.pt", iteration=7)
+    evals = []
+    for run, e in (("p_r1_n1", evaluation(0.2, 0.1, 0.0)), ("p_r2_n1", evaluation(0.6, 0.5, 0.1))):
+        (d / "eval").mkdir(exist_ok=True)
+        (d / "eval" / f"{run}.json").write_text(json.dumps(e))
+        evals.append(str(d / "eval" / f"{run}.json"))
+    video, record = d / "report" / "figures" / "best_run.gif", d / "report" / "figures" / "best_run.json"
+    argv = ["render-best", "--evaluations", *evals, "--runs-dir", str(d / "runs"), "--output", str(video),
+            "--record", str(record), "--seconds", "0.2", "--width", "64", "--height", "48", "--fps", "10"]
+    assert main(argv) == 0
+    return d, video, json.loads(record.read_text())
+
+
+def test_render_best_renders_the_best_run_and_records_why(rendered):
+    _, video, record = rendered
+    assert video.read_bytes()[:6] in (b"GIF87a", b"GIF89a")
+    assert record["run"] == "p_r2_n1" and record["score"] == pytest.approx(0.55 * 0.9)
+    assert record["video"] == "best_run.gif" and record["fps"] == 10 and "falls" in record["rule"]
+
+
+def test_the_report_shows_the_video_and_says_why_that_run(rendered, tmp_path):
+    from sacscale.report.build import video_section
+    from sacscale.report.document import Document, to_html, to_markdown
+
+    d, video, record = rendered
+    doc = Document(title="t").add(*video_section(video, record, d / "report"))
+    md = to_markdown(doc)
+    assert "figures/best_run.gif" in md and "`p_r2_n1`" in md and "score 0.495" in md and "0.10 falls" in md
+    html = to_html(doc, d / "report")
+    assert "data:image/gif;base64," in html  # the HTML stands alone, with the right type
+
+
+def test_a_bad_evaluation_is_named_before_anything_renders(tmp_path, capsys):
+    (tmp_path / "r.json").write_text(json.dumps({"overall": {}}))
+    code = main(["render-best", "--evaluations", str(tmp_path / "r.json"), "--runs-dir", str(tmp_path),
+                 "--output", str(tmp_path / "v.gif"), "--record", str(tmp_path / "v.json")])
+    assert code == 1 and "KeyError" in capsys.readouterr().err and not (tmp_path / "v.gif").exists()

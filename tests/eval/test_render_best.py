@@ -26,6 +26,9 @@ def test_the_score_weighs_tracking_by_staying_up():
     assert choice["run"] == "modest" and choice["fall_rate"] == 0.0
     assert choice["scores"] == {"falls": 0.0, "modest": pytest.approx(0.35), "worse": pytest.approx(0.3)}
     assert best_run({"a": evaluation(0.5, 0.5, 0.0), "b": evaluation(0.5, 0.5, 0.0)})["run"] == "a"  # ties: first
+    # no counted sample (every robot fell before the settling time): no tracking
+    no_samples = {"overall": {"normalised_tracking": {"lin_vel_xy": None, "yaw_rate": None}, "fall_rate": 1.0}}
+    assert score(no_samples) == 0.0 and best_run({"x": no_samples})["tracking_lin"] is None
     with pytest.raises(ValueError, match="no evaluations"):
         best_run({})
     with pytest.raises(ValueError, match="score is nan"):

@@ -3,7 +3,9 @@ evaluations (`sacscale evaluate`), by one stated score.
 
 score = mean of the normalised lin-vel and yaw-rate tracking x (1 - falls per episode),
 both from the evaluation's overall figures: a policy that tracks but falls, or stands but
-does not track, scores low. Ties go to the run listed first (run order).
+does not track, scores low. A tracking figure the evaluation could not give (no sample
+counted: every robot fell before the settling time) counts as 0. Ties go to the run
+listed first (run order).
 """
 
 from __future__ import annotations
@@ -11,10 +13,14 @@ from __future__ import annotations
 import math
 
 
+def _or_zero(value) -> float:
+    return 0.0 if value is None else float(value)
+
+
 def score(evaluation: dict) -> float:
     overall = evaluation["overall"]
-    kernels = overall["normalised_tracking"]
-    tracking = (float(kernels["lin_vel_xy"]) + float(kernels["yaw_rate"])) / 2
+    kernels = overall.get("normalised_tracking") or {}
+    tracking = (_or_zero(kernels.get("lin_vel_xy")) + _or_zero(kernels.get("yaw_rate"))) / 2
     falls = min(max(float(overall["fall_rate"]), 0.0), 1.0)
     value = tracking * (1.0 - falls)
     if not math.isfinite(value):
@@ -30,7 +36,8 @@ def best_run(evaluations: dict[str, dict]) -> dict:
     scores = {run: score(e) for run, e in evaluations.items()}
     run = max(scores, key=lambda r: (scores[r], -list(scores).index(r)))
     overall = evaluations[run]["overall"]
-    return {"run": run, "score": scores[run], "tracking_lin": overall["normalised_tracking"]["lin_vel_xy"],
-            "tracking_yaw": overall["normalised_tracking"]["yaw_rate"], "fall_rate": overall["fall_rate"],
+    kernels = overall.get("normalised_tracking") or {}
+    return {"run": run, "score": scores[run], "tracking_lin": kernels.get("lin_vel_xy"),
+            "tracking_yaw": kernels.get("yaw_rate"), "fall_rate": overall["fall_rate"],
             "env_steps": evaluations[run].get("env_steps"), "scores": scores,
             "rule": "mean normalised tracking (lin, yaw) x (1 - falls per episode), deterministic evaluation"}

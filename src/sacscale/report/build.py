@@ -507,13 +507,17 @@ def video_section(path: Path, record: dict, report_dir: Path) -> list:
     steps = f", {record['env_steps']:,} env steps per rank" if isinstance(record.get("env_steps"), int) else ""
     caption = (f"The policy of `{record['run']}`{steps}, the best of {len(record.get('scores', {}))} evaluated runs "
                f"by {record['rule']}: score {record['score']:.3f} (normalised tracking lin "
-               f"{record['tracking_lin']:.2f}, yaw {record['tracking_yaw']:.2f}; {record['fall_rate']:.2f} falls per "
+               f"{_two(record['tracking_lin'])}, yaw {_two(record['tracking_yaw'])}; {record['fall_rate']:.2f} falls per "
                f"episode). Deterministic actions, nominal gains; commands `{record.get('commands')}` (vx, vy m/s, "
                f"yaw rate rad/s: seconds), {record.get('seconds')} s at {record.get('fps')} fps.")
     return [Heading(VIDEO_TITLE, 3), Image(rel, f"the policy of {record['run']} walking", caption=caption)]
 
 
 VIDEO_TITLE = "The best run's policy on video"
+
+
+def _two(value) -> str:
+    return "n/a (no sample counted)" if value is None else f"{value:.2f}"
 
 
 def write_report(

@@ -515,6 +515,10 @@ def resume_config(cfg: TrainConfig) -> TrainConfig:
     if ckpt["format"] != CHECKPOINT_FORMAT[0] or ckpt.get("version", 1) < 2:
         raise TrainingError(f"--resume {run_dir}: its checkpoint (format version {ckpt.get('version', 1)}) holds the "
                             "policy only, not the learning state; it cannot be resumed")
+    if "policy_only_of" in ckpt or "learner_state" not in ckpt:
+        raise TrainingError(f"--resume {run_dir}: its checkpoint is a policy-only copy; a pipeline run's learning "
+                            "state is in logs/<run set>/learning_state/<run>/ (its run.json says where): resume "
+                            "from a directory that holds it")
     known = {f.name for f in fields(TrainConfig)}
     saved = TrainConfig(**{k: v for k, v in ckpt["train_config"].items() if k in known})
     defaults = TrainConfig()

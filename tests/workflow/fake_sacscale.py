@@ -140,6 +140,19 @@ def main():
                 "lin_vel_xy": 0.5, "yaw_rate": 0.4, "yaw_rate_pelvis": 0.4}}},
             "ratio_to_stand_still": {"lin_vel_xy": 0.5, "yaw_rate": 0.25, "yaw_rate_pelvis": 0.5}}))
         return 0
+    if cmd == "render-best":  # the real choice; a 1x1 GIF, since the fake model cannot be simulated
+        from sacscale.eval.best import best_run
+
+        evals = args[args.index("--evaluations") + 1:]
+        evals = evals[:next((i for i, a in enumerate(evals) if a.startswith("--")), len(evals))]
+        choice = best_run({Path(p).stem: json.loads(Path(p).read_text()) for p in evals})
+        Path(opt(args, "--output")).parent.mkdir(parents=True, exist_ok=True)
+        Path(opt(args, "--output")).write_bytes(bytes.fromhex(
+            "47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b"))
+        Path(opt(args, "--record")).write_text(json.dumps(choice | {
+            "fake": True, "video": Path(opt(args, "--output")).name, "seconds": float(opt(args, "--seconds", 12)),
+            "commands": "0.5,0,0:4", "fps": float(opt(args, "--fps", 10))}))
+        return 0
     if cmd == "verify-env":  # the real one, minus the checks on code that a fake replaces
         if "--require-commands" in args:
             i = args.index("--require-commands")

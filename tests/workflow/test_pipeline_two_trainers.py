@@ -70,5 +70,9 @@ def test_both_trainers_in_one_run_set(workflow_dir, fake_gpu_env):
             for line in side.splitlines() if line.startswith(("| ref_n1 |", "| ours_n1 |"))}
     assert (rows["ref_n1"][4], rows["ref_n1"][-2:]) == ("25%", ["0.70", "0.30"])
     assert (rows["ours_n1"][4], rows["ours_n1"][-2:]) == ("80%", ["0.60", "0.40"])
+    # runs on a (stand-in) GPU: the report shows the best-evaluated run of ours on video
+    choice = json.loads((workflow_dir / "reports" / "pair" / "figures" / "best_run.json").read_text())
+    assert choice["run"] in ("h200_r1_ours_n1", "h200_r2_ours_n1") and "_ref_" not in " ".join(choice["scores"])
+    assert "### The best run's policy on video" in md and "figures/best_run.gif" in md
     verified = json.loads((results / "verify.json").read_text())
     assert verified["ok"] is True and verified["runs_checked"] == 4

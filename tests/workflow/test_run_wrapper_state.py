@@ -82,3 +82,18 @@ def test_a_rerun_keeps_the_earlier_learning_state_beside_its_own(tmp_path):
     _, kept_again, _ = wrap(tmp_path)
     assert kept_again == kept and (kept / "checkpoints" / "final.pt").is_file()
     assert len(list(kept.parent.glob("p_r1_n1.superseded-*"))) == 1
+
+
+def test_resuming_the_policy_only_copy_is_refused_naming_where_the_state_is(tmp_path, capsys):
+    from sacscale.cli import main
+    from sacscale.train import write_policy_only
+
+    full = tmp_path / "full" / "checkpoints" / "final.pt"
+    full.parent.mkdir(parents=True)
+    torch.save({"format": "sacscale-checkpoint", "version": 2, "actor_flat": torch.zeros(2), "train_config": {},
+                "learner_state": {}, "optimizers": {}}, full)
+    run = tmp_path / "run"
+    write_policy_only(full, run / "checkpoints" / "final.pt")
+    code = main(["train", "--resume", str(run), "--devices", "cpu", "--iterations", "4"])
+    assert code != 0
+    assert "policy-only copy" in capsys.readouterr().err

@@ -33,11 +33,12 @@ from pathlib import Path
 import psutil
 import pytest
 from faultkit import describe, record
-from pipeline_helpers import SNAKEMAKE, check_run_set, copy_workflow, runs_in_order, snakemake
+from pipeline_helpers import (SNAKEMAKE, STAND_IN_RUNS, check_run_set, complete_stand_in_set, copy_workflow,
+                              runs_in_order, snakemake)
 
 pytestmark = pytest.mark.slow
 
-RUNS = ["cpu_r1_n1_cpu", "cpu_r1_n2_cpu", "cpu_r2_n2_cpu", "cpu_r2_n1_cpu"]  # counterbalanced
+RUNS = STAND_IN_RUNS  # counterbalanced
 VICTIM = RUNS[1]
 STAND_IN = Path(__file__).resolve().parent / "slow_sacscale.py"
 
@@ -75,11 +76,10 @@ def structure(workdir: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
-    """An uninterrupted pipeline with the same stand-in trainer."""
-    base = tmp_path_factory.mktemp("reference")
-    workdir = copy_workflow(base / "wf")
-    proc = snakemake(workdir, "--cores", "all", env=stand_in_env(base))
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    """An uninterrupted pipeline with the same stand-in trainer (slow_sacscale.py without
+    FAKE_SLOW_RUN is fake_sacscale.py): the session's completed stand-in set, shared with
+    tests/workflow/test_pipeline_fake_trainer.py."""
+    workdir = complete_stand_in_set(tmp_path_factory)
     check_run_set(workdir, "cpu", RUNS)
     return structure(workdir)
 

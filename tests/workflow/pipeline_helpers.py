@@ -2,6 +2,7 @@
 of a finished run set."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -10,6 +11,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOW_FILES = ["Snakefile", "config.yaml", "workflow", "profiles", "envs"]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
+FAKE_SACSCALE = Path(__file__).resolve().parent / "fake_sacscale.py"
+STAND_IN_RUNS = ["cpu_r1_n1_cpu", "cpu_r1_n2_cpu", "cpu_r2_n2_cpu", "cpu_r2_n1_cpu"]  # counterbalanced: AB BA
 
 
 def copy_workflow(dest: Path) -> Path:
@@ -22,6 +25,33 @@ def copy_workflow(dest: Path) -> Path:
         else:
             shutil.copy2(src, dest / name)
     return dest
+
+
+def fake_sacscale_env(bindir: Path) -> dict:
+    """The environment of a pipeline with the stand-in trainer: fake_sacscale.py installed
+    as `sacscale` in bindir, first on PATH."""
+    bindir.mkdir(parents=True, exist_ok=True)
+    exe = bindir / "sacscale"
+    exe.write_text(f"#!{sys.executable}\n" + FAKE_SACSCALE.read_text())
+    exe.chmod(0o755)
+    return {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
+
+
+_complete_stand_in_set: list[Path] = []
+
+
+def complete_stand_in_set(tmp_path_factory) -> Path:
+    """A workflow copy whose default run set (cpu) the stand-in trainer has completed, made
+    once per test session (a minute of pipeline on 2 cores) for the tests that only read
+    a finished set or start from a copy of one. Do not change it: copy it."""
+    if not _complete_stand_in_set:
+        base = tmp_path_factory.mktemp("complete_stand_in_set")
+        workdir = copy_workflow(base / "wf")
+        proc = snakemake(workdir, "--cores", "all", env=fake_sacscale_env(base / "bin"))
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        check_run_set(workdir, "cpu", STAND_IN_RUNS)
+        _complete_stand_in_set.append(workdir)
+    return _complete_stand_in_set[0]
 
 
 def snakemake(workdir: Path, *args: str, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -54,6 +54,32 @@ def complete_stand_in_set(tmp_path_factory) -> Path:
     return _complete_stand_in_set[0]
 
 
+_first_run_done: list[Path] = []
+
+
+def stand_in_first_run_done(tmp_path_factory) -> Path:
+    """A workflow copy where the stand-in trainer has done the default run set (cpu) up to
+    its first run, that run's metrics and evaluation included: what every invocation of
+    the set makes before the matrix's second run. Made once per test session, for the
+    tests that interrupt or fail the second run; copy it, do not change it."""
+    if not _first_run_done:
+        base = tmp_path_factory.mktemp("stand_in_first_run_done")
+        workdir = copy_workflow(base / "wf")
+        first = STAND_IN_RUNS[0]
+        proc = snakemake(workdir, "--cores", "all", f"results/cpu/metrics/{first}.json",
+                         f"results/cpu/eval/{first}.json", env=fake_sacscale_env(base / "bin"))
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        assert sorted(p.name for p in (workdir / "results" / "cpu" / "runs").iterdir()) == [first]
+        _first_run_done.append(workdir)
+    return _first_run_done[0]
+
+
+def copy_of(workdir: Path, dest: Path) -> Path:
+    """A copy of a workflow directory with its file times (Snakemake reads them)."""
+    shutil.copytree(workdir, dest, symlinks=True)
+    return dest
+
+
 def snakemake(workdir: Path, *args: str, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True, timeout=timeout, env=env)
 

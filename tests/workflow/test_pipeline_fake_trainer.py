@@ -1,11 +1,10 @@
 """The whole DAG with a stand-in trainer (tests/workflow/fake_sacscale.py): strict
 alternating order, a failed run keeps the completed ones, a rerun resumes, verify."""
 
-import shutil
 import zipfile
 
 import pytest
-from pipeline_helpers import (STAND_IN_RUNS, check_run_set, check_tampering_is_caught, complete_stand_in_set,
+from pipeline_helpers import (STAND_IN_RUNS, check_run_set, check_tampering_is_caught, complete_stand_in_set, copy_of,
                               fake_sacscale_env, runs_in_order, snakemake)
 
 pytestmark = pytest.mark.slow
@@ -96,8 +95,7 @@ def test_a_fresh_clone_of_a_committed_set_plans_nothing(fake_env, tmp_path_facto
     import subprocess
 
     # a set the stand-in completed (`snakemake --cores all`, checked), copied with its file times
-    workflow_dir = tmp_path / "wf"
-    shutil.copytree(complete_stand_in_set(tmp_path_factory), workflow_dir, symlinks=True)
+    workflow_dir = copy_of(complete_stand_in_set(tmp_path_factory), tmp_path / "wf")
     (workflow_dir / ".gitignore").write_text("/logs/\n/benchmarks/\n.snakemake/\n__pycache__/\n")
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
     subprocess.run([*git, "init", "-q"], cwd=workflow_dir, check=True)
@@ -114,14 +112,16 @@ def test_a_fresh_clone_of_a_committed_set_plans_nothing(fake_env, tmp_path_facto
     assert status.stdout == ""
 
 
-def test_interrupted_run_is_set_aside_and_the_next_invocation_resumes(workflow_dir, fake_env):
+def test_interrupted_run_is_set_aside_and_the_next_invocation_resumes(fake_env, tmp_path_factory, tmp_path):
     import signal
     import subprocess
     import time
 
     import psutil
-    from pipeline_helpers import SNAKEMAKE
+    from pipeline_helpers import SNAKEMAKE, stand_in_first_run_done
 
+    # from the second run on: a copy of a set whose earlier stages and first run are done
+    workflow_dir = copy_of(stand_in_first_run_done(tmp_path_factory), tmp_path / "wf")
     results = workflow_dir / "results" / "cpu"
     hanging = {**fake_env, "FAKE_HANG_RUN": "cpu_r1_n2_cpu"}
     proc = subprocess.Popen([SNAKEMAKE, "--cores", "all"], cwd=workflow_dir, env=hanging,

@@ -5,7 +5,7 @@ import zipfile
 
 import pytest
 from pipeline_helpers import (STAND_IN_RUNS, check_run_set, check_tampering_is_caught, complete_stand_in_set, copy_of,
-                              fake_sacscale_env, runs_in_order, snakemake)
+                              fake_sacscale_env, runs_in_order, snakemake, stand_in_first_run_done)
 
 pytestmark = pytest.mark.slow
 
@@ -17,7 +17,10 @@ def fake_env(tmp_path_factory):
     return fake_sacscale_env(tmp_path_factory.mktemp("fake") / "bin")
 
 
-def test_failed_run_keeps_completed_runs_and_rerun_resumes(workflow_dir, fake_env):
+def test_failed_run_keeps_completed_runs_and_rerun_resumes(fake_env, tmp_path_factory, tmp_path):
+    # run 2 fails: a copy of the session's set whose stages before it are done (the first
+    # invocation of a fresh set is test_one_stage_reruns_alone_until_the_set_is_complete's)
+    workflow_dir = copy_of(stand_in_first_run_done(tmp_path_factory), tmp_path / "wf")
     results = workflow_dir / "results" / "cpu"
     failing = {**fake_env, "FAKE_FAIL_RUN": "cpu_r1_n2_cpu"}
     first = snakemake(workflow_dir, "--cores", "all", env=failing)
@@ -118,7 +121,7 @@ def test_interrupted_run_is_set_aside_and_the_next_invocation_resumes(fake_env, 
     import time
 
     import psutil
-    from pipeline_helpers import SNAKEMAKE, stand_in_first_run_done
+    from pipeline_helpers import SNAKEMAKE
 
     # from the second run on: a copy of a set whose earlier stages and first run are done
     workflow_dir = copy_of(stand_in_first_run_done(tmp_path_factory), tmp_path / "wf")

@@ -5,7 +5,6 @@ the manifest is then rebuilt so that the hashes agree, and verify must still nam
 import json
 import os
 import shutil
-import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +16,7 @@ from sacscale.evidence.verify import verify
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "workflow"))
-from pipeline_helpers import copy_workflow, snakemake  # noqa: E402
+from pipeline_helpers import complete_stand_in_set  # noqa: E402
 
 pytestmark = pytest.mark.slow
 SET = "cpu"
@@ -25,18 +24,9 @@ SET = "cpu"
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory):
-    """A complete CPU run set made by the workflow with the stand-in trainer."""
-    tmp = tmp_path_factory.mktemp("made")
-    bindir = tmp / "bin"
-    bindir.mkdir()
-    exe = bindir / "sacscale"
-    exe.write_text(f"#!{sys.executable}\n" + (HERE.parent / "workflow" / "fake_sacscale.py").read_text())
-    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
-    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    wf = copy_workflow(tmp / "wf")
-    proc = snakemake(wf, "--cores", "all", env=env)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return wf
+    """A complete CPU run set made by the workflow with the stand-in trainer (the session's
+    one, shared with the workflow and fault tests; `work` copies what it changes)."""
+    return complete_stand_in_set(tmp_path_factory)
 
 
 @pytest.fixture

@@ -2,7 +2,9 @@
 
 The whole DAG runs with a stand-in trainer (tests/faults/slow_sacscale.py over
 tests/workflow/fake_sacscale.py); the second run of the matrix is slow or hangs, and the
-signal arrives while it runs. Two ways to deliver it:
+signal arrives while it runs. Each test starts from a copy of one set where an earlier
+invocation did everything before that run (environment, model, probe, the first run and
+its metrics): the same state as a first invocation reaching the second run, made once. Two ways to deliver it:
 
 * to Snakemake's process group (Ctrl-C at a terminal, `kill -TERM -PGID`, a batch
   system's cancel): the run wrapper forwards it to the trainer, the run is set aside under
@@ -33,11 +35,12 @@ from pathlib import Path
 import psutil
 import pytest
 from faultkit import describe, record
-from pipeline_helpers import SNAKEMAKE, check_run_set, copy_workflow, runs_in_order, snakemake
+from pipeline_helpers import (SNAKEMAKE, STAND_IN_RUNS, check_run_set, complete_stand_in_set, copy_of, runs_in_order,
+                              snakemake, stand_in_first_run_done)
 
 pytestmark = pytest.mark.slow
 
-RUNS = ["cpu_r1_n1_cpu", "cpu_r1_n2_cpu", "cpu_r2_n2_cpu", "cpu_r2_n1_cpu"]  # counterbalanced
+RUNS = STAND_IN_RUNS  # counterbalanced
 VICTIM = RUNS[1]
 STAND_IN = Path(__file__).resolve().parent / "slow_sacscale.py"
 
@@ -75,11 +78,10 @@ def structure(workdir: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
-    """An uninterrupted pipeline with the same stand-in trainer."""
-    base = tmp_path_factory.mktemp("reference")
-    workdir = copy_workflow(base / "wf")
-    proc = snakemake(workdir, "--cores", "all", env=stand_in_env(base))
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    """An uninterrupted pipeline with the same stand-in trainer (slow_sacscale.py without
+    FAKE_SLOW_RUN is fake_sacscale.py): the session's completed stand-in set, shared with
+    tests/workflow/test_pipeline_fake_trainer.py."""
+    workdir = complete_stand_in_set(tmp_path_factory)
     check_run_set(workdir, "cpu", RUNS)
     return structure(workdir)
 
@@ -180,8 +182,8 @@ def alive(seen: dict) -> list[str]:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_signal_to_the_process_group_sets_the_run_aside_and_resume_completes(tmp_path, reference, seen, sig):
-    workdir = copy_workflow(tmp_path / "wf")
+def test_signal_to_the_process_group_sets_the_run_aside_and_resume_completes(tmp_path, tmp_path_factory, reference, seen, sig):
+    workdir = copy_of(stand_in_first_run_done(tmp_path_factory), tmp_path / "wf")
     env = stand_in_env(tmp_path)
     results = workdir / "results" / "cpu"
     watch = DoneMeansComplete(results / "runs")
@@ -220,14 +222,14 @@ def test_signal_to_the_process_group_sets_the_run_aside_and_resume_completes(tmp
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_signal_to_snakemake_alone_lets_the_run_finish_and_resume_completes(tmp_path, reference, seen, sig):
+def test_signal_to_snakemake_alone_lets_the_run_finish_and_resume_completes(tmp_path, tmp_path_factory, reference, seen, sig):
     """Snakemake's own handling: SIGTERM is 'finish running jobs, start none'; SIGINT is
     'cancel', which still waits for the running job. Either way the run ends complete
     (the wrapper renames it into place) and nothing after it starts. After SIGINT
     Snakemake marks that output incomplete, so the next invocation reruns it; the wrapper
     keeps the earlier copy under logs/<run set>/attempts/ as superseded."""
     slow_s = 4.0
-    workdir = copy_workflow(tmp_path / "wf")
+    workdir = copy_of(stand_in_first_run_done(tmp_path_factory), tmp_path / "wf")
     env = stand_in_env(tmp_path)
     results = workdir / "results" / "cpu"
     watch = DoneMeansComplete(results / "runs")
@@ -269,8 +271,8 @@ def test_signal_to_snakemake_alone_lets_the_run_finish_and_resume_completes(tmp_
     assert structure(workdir) == reference
 
 
-def test_sigkill_of_the_pipeline_leaves_no_trainer_behind(tmp_path, seen):
-    workdir = copy_workflow(tmp_path / "wf")
+def test_sigkill_of_the_pipeline_leaves_no_trainer_behind(tmp_path, tmp_path_factory, seen):
+    workdir = copy_of(stand_in_first_run_done(tmp_path_factory), tmp_path / "wf")
     env = stand_in_env(tmp_path)
     code, out, elapsed = interrupt(workdir, env, signal.SIGKILL, to_group=True, slow_s="3600", seen=seen)
     deadline = time.monotonic() + 10

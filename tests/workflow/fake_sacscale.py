@@ -14,13 +14,35 @@ def opt(args, name, default=None):
     return args[args.index(name) + 1] if name in args else default
 
 
+class SummaryWriter:
+    """The scalars of torch's SummaryWriter, written with tensorboard's own event writer:
+    the same event files without importing torch (seconds per fake run on 2 cores)."""
+
+    def __init__(self, log_dir):
+        from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+        self._writer = EventFileWriter(str(log_dir))
+
+    def add_scalar(self, tag, value, step, walltime=None):
+        from tensorboard.compat.proto.event_pb2 import Event
+        from tensorboard.compat.proto.summary_pb2 import Summary
+
+        summary = Summary(value=[Summary.Value(tag=tag, simple_value=float(value))])
+        self._writer.add_event(Event(wall_time=time.time() if walltime is None else walltime, step=int(step),
+                                     summary=summary))
+
+    def flush(self):
+        self._writer.flush()
+
+    def close(self):
+        self._writer.close()
+
+
 def train(args):
     log_dir = Path(opt(args, "--log-dir"))
     if os.environ.get("FAKE_FAIL_RUN") and os.environ["FAKE_FAIL_RUN"] in log_dir.name:
         print("fake trainer: failing on purpose", file=sys.stderr)
         return 3
-    from torch.utils.tensorboard import SummaryWriter
-
     if os.environ.get("FAKE_HANG_RUN") and os.environ["FAKE_HANG_RUN"] in log_dir.name:
         writer = SummaryWriter(str(log_dir / "tb" / "rank0"))
         writer.add_scalar("Perf/total_env_steps", 1.0, 1)
@@ -70,8 +92,6 @@ def train_reference(args):
     directory's layout, with events in the reference's own tags and steps (cumulative env
     steps of all ranks), as trainers.unilab documents them."""
     import argparse
-
-    from torch.utils.tensorboard import SummaryWriter
 
     from sacscale.commands.train_reference import add_arguments
     from sacscale.trainers import unilab

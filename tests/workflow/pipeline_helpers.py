@@ -2,6 +2,7 @@
 of a finished run set."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -10,6 +11,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOW_FILES = ["Snakefile", "config.yaml", "workflow", "profiles", "envs"]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
+FAKE_SACSCALE = Path(__file__).resolve().parent / "fake_sacscale.py"
+STAND_IN_RUNS = ["cpu_r1_n1_cpu", "cpu_r1_n2_cpu", "cpu_r2_n2_cpu", "cpu_r2_n1_cpu"]  # counterbalanced: AB BA
 
 
 def copy_workflow(dest: Path) -> Path:
@@ -21,6 +24,59 @@ def copy_workflow(dest: Path) -> Path:
             shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy2(src, dest / name)
+    return dest
+
+
+def fake_sacscale_env(bindir: Path) -> dict:
+    """The environment of a pipeline with the stand-in trainer: fake_sacscale.py installed
+    as `sacscale` in bindir, first on PATH."""
+    bindir.mkdir(parents=True, exist_ok=True)
+    exe = bindir / "sacscale"
+    exe.write_text(f"#!{sys.executable}\n" + FAKE_SACSCALE.read_text())
+    exe.chmod(0o755)
+    return {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
+
+
+_complete_stand_in_set: list[Path] = []
+
+
+def complete_stand_in_set(tmp_path_factory) -> Path:
+    """A workflow copy whose default run set (cpu) the stand-in trainer has completed, made
+    once per test session (a minute of pipeline on 2 cores) for the tests that only read
+    a finished set or start from a copy of one. Do not change it: copy it."""
+    if not _complete_stand_in_set:
+        base = tmp_path_factory.mktemp("complete_stand_in_set")
+        workdir = copy_workflow(base / "wf")
+        proc = snakemake(workdir, "--cores", "all", env=fake_sacscale_env(base / "bin"))
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        check_run_set(workdir, "cpu", STAND_IN_RUNS)
+        _complete_stand_in_set.append(workdir)
+    return _complete_stand_in_set[0]
+
+
+_first_run_done: list[Path] = []
+
+
+def stand_in_first_run_done(tmp_path_factory) -> Path:
+    """A workflow copy where the stand-in trainer has done the default run set (cpu) up to
+    its first run, that run's metrics and evaluation included: what every invocation of
+    the set makes before the matrix's second run. Made once per test session, for the
+    tests that interrupt or fail the second run; copy it, do not change it."""
+    if not _first_run_done:
+        base = tmp_path_factory.mktemp("stand_in_first_run_done")
+        workdir = copy_workflow(base / "wf")
+        first = STAND_IN_RUNS[0]
+        proc = snakemake(workdir, "--cores", "all", f"results/cpu/metrics/{first}.json",
+                         f"results/cpu/eval/{first}.json", env=fake_sacscale_env(base / "bin"))
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        assert sorted(p.name for p in (workdir / "results" / "cpu" / "runs").iterdir()) == [first]
+        _first_run_done.append(workdir)
+    return _first_run_done[0]
+
+
+def copy_of(workdir: Path, dest: Path) -> Path:
+    """A copy of a workflow directory with its file times (Snakemake reads them)."""
+    shutil.copytree(workdir, dest, symlinks=True)
     return dest
 
 

@@ -1,31 +1,26 @@
 """The whole DAG with a stand-in trainer (tests/workflow/fake_sacscale.py): strict
 alternating order, a failed run keeps the completed ones, a rerun resumes, verify."""
 
-import os
-import stat
-import sys
 import zipfile
 
 import pytest
-from pipeline_helpers import check_run_set, check_tampering_is_caught, runs_in_order, snakemake
+from pipeline_helpers import (STAND_IN_RUNS, check_run_set, check_tampering_is_caught, complete_stand_in_set, copy_of,
+                              fake_sacscale_env, runs_in_order, snakemake, stand_in_first_run_done)
 
 pytestmark = pytest.mark.slow
 
-RUNS = ["cpu_r1_n1_cpu", "cpu_r1_n2_cpu", "cpu_r2_n2_cpu", "cpu_r2_n1_cpu"]  # counterbalanced: AB BA
+RUNS = STAND_IN_RUNS  # counterbalanced: AB BA
 
 
-@pytest.fixture
-def fake_env(tmp_path):
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    exe = bindir / "sacscale"
-    source = (os.path.dirname(__file__) + "/fake_sacscale.py")
-    exe.write_text(f"#!{sys.executable}\n" + open(source).read())
-    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
-    return {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
+@pytest.fixture(scope="module")
+def fake_env(tmp_path_factory):
+    return fake_sacscale_env(tmp_path_factory.mktemp("fake") / "bin")
 
 
-def test_failed_run_keeps_completed_runs_and_rerun_resumes(workflow_dir, fake_env):
+def test_failed_run_keeps_completed_runs_and_rerun_resumes(fake_env, tmp_path_factory, tmp_path):
+    # run 2 fails: a copy of the session's set whose stages before it are done (the first
+    # invocation of a fresh set is test_one_stage_reruns_alone_until_the_set_is_complete's)
+    workflow_dir = copy_of(stand_in_first_run_done(tmp_path_factory), tmp_path / "wf")
     results = workflow_dir / "results" / "cpu"
     failing = {**fake_env, "FAKE_FAIL_RUN": "cpu_r1_n2_cpu"}
     first = snakemake(workflow_dir, "--cores", "all", env=failing)
@@ -99,10 +94,11 @@ def test_one_stage_reruns_alone_until_the_set_is_complete(workflow_dir, fake_env
     assert {p: p.stat().st_mtime_ns for p in results.rglob("*")} == before
 
 
-def test_a_fresh_clone_of_a_committed_set_plans_nothing(workflow_dir, fake_env, tmp_path):
+def test_a_fresh_clone_of_a_committed_set_plans_nothing(fake_env, tmp_path_factory, tmp_path):
     import subprocess
 
-    assert snakemake(workflow_dir, "--cores", "all", env=fake_env).returncode == 0
+    # a set the stand-in completed (`snakemake --cores all`, checked), copied with its file times
+    workflow_dir = copy_of(complete_stand_in_set(tmp_path_factory), tmp_path / "wf")
     (workflow_dir / ".gitignore").write_text("/logs/\n/benchmarks/\n.snakemake/\n__pycache__/\n")
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
     subprocess.run([*git, "init", "-q"], cwd=workflow_dir, check=True)
@@ -119,7 +115,7 @@ def test_a_fresh_clone_of_a_committed_set_plans_nothing(workflow_dir, fake_env, 
     assert status.stdout == ""
 
 
-def test_interrupted_run_is_set_aside_and_the_next_invocation_resumes(workflow_dir, fake_env):
+def test_interrupted_run_is_set_aside_and_the_next_invocation_resumes(fake_env, tmp_path_factory, tmp_path):
     import signal
     import subprocess
     import time
@@ -127,6 +123,8 @@ def test_interrupted_run_is_set_aside_and_the_next_invocation_resumes(workflow_d
     import psutil
     from pipeline_helpers import SNAKEMAKE
 
+    # from the second run on: a copy of a set whose earlier stages and first run are done
+    workflow_dir = copy_of(stand_in_first_run_done(tmp_path_factory), tmp_path / "wf")
     results = workflow_dir / "results" / "cpu"
     hanging = {**fake_env, "FAKE_HANG_RUN": "cpu_r1_n2_cpu"}
     proc = subprocess.Popen([SNAKEMAKE, "--cores", "all"], cwd=workflow_dir, env=hanging,

@@ -473,11 +473,12 @@ def write_policy_only(full: Path, out: Path) -> dict:
     evaluate` and `render` read (the published actor, its config, the counters). The copy
     names the full file (`policy_only_of`: SHA-256 and size). Returns that entry."""
     import hashlib
+    import io
 
     import torch
 
-    data = full.read_bytes()
-    ckpt = torch.load(full, map_location="cpu", weights_only=True)
+    data = full.read_bytes()  # read once: hashed and loaded from the same bytes
+    ckpt = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT[0]:
         raise ValueError(f"{full}: not a {CHECKPOINT_FORMAT[0]} file")
     source = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}

@@ -48,9 +48,8 @@ rule render_best_run:
         slurm_extra=GPU_NODE,  # EGL where the GPU is; a login node may have no OpenGL at all
     params:
         runs=results("runs"),
-        size=lambda wildcards: "--seconds {seconds} --width {width} --height {height} --fps {fps}".format(
-            **{"seconds": 12, "width": 320, "height": 240, "fps": 10} | config.get("video", {})
-        ),
+        # the schema fills in the defaults
+        size="--seconds {seconds} --width {width} --height {height} --fps {fps}".format(**config["video"]),
     message:
         "rendering the best-evaluated run's policy for the report"
     shell:

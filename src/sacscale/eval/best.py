@@ -34,7 +34,7 @@ def best_run(evaluations: dict[str, dict]) -> dict:
     if not evaluations:
         raise ValueError("no evaluations to choose from")
     scores = {run: score(e) for run, e in evaluations.items()}
-    run = max(scores, key=lambda r: (scores[r], -list(scores).index(r)))
+    run = max(scores, key=scores.get)  # max keeps the first of equal scores
     overall = evaluations[run]["overall"]
     kernels = overall.get("normalised_tracking") or {}
     return {"run": run, "score": scores[run], "tracking_lin": kernels.get("lin_vel_xy"),

@@ -128,7 +128,7 @@ def move_learning_state(work: Path, target: Path) -> dict | None:
     checkpoints/ (final.pt, rank*.pt: networks, optimiser moments, replay), replaced by a
     policy-only final.pt, and the reference trainer's own model_*.pt files. Returns what
     went where (SHA-256 of every moved file), or None when there was nothing to move."""
-    from sacscale.task.g1_model import sha256_file
+    from sacscale.evidence.manifest import sha256_file
     from sacscale.train import write_policy_only
 
     moved: dict[str, str] = {}

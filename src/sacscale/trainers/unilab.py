@@ -58,7 +58,6 @@ computed in sacscale.analysis.metrics (PHYSICS_MS_TAGS), from `Ref/<tag>`.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -221,9 +220,10 @@ def make_scene(assets_root: str | Path, meshes: str | Path, out_dir: str | Path)
 def scene_digests(scene_dir: str | Path) -> dict[str, str]:
     """SHA-256 of every file of a scene folder (make_scene's), by relative path: what the
     reference's run loaded, meshes included."""
+    from sacscale.evidence.manifest import sha256_file
+
     base = Path(scene_dir)
-    return {p.relative_to(base).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(base.rglob("*")) if p.is_file()}
+    return {p.relative_to(base).as_posix(): sha256_file(p) for p in sorted(base.rglob("*")) if p.is_file()}
 
 
 def event_dir(log_root: str | Path) -> Path:

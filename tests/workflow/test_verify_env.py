@@ -77,6 +77,7 @@ def test_required_command_missing_is_named(tmp_path):
 
 
 def test_a_dirty_tree_is_stored_as_a_diff_that_rebuilds_it(tmp_path):
+    import hashlib
     import shutil
 
     from sacscale.pipeline.environment import git_state, write_source_diff
@@ -93,6 +94,8 @@ def test_a_dirty_tree_is_stored_as_a_diff_that_rebuilds_it(tmp_path):
     subprocess.run(["git", "clone", "-q", str(repo), str(clean)], check=True)
     (repo / "src" / "a.py").write_text("x = 2\n")                      # tracked change
     (repo / "src" / "new.bin").write_bytes(bytes(range(256)))           # untracked binary source
+    big = bytes(range(256)) * 1100                                       # 275 KiB: a wheel, say
+    (repo / "big.whl").write_bytes(big)
     (repo / "run.log").write_text("ignored\n")                          # ignored: not source
     (repo / "results" / "S").mkdir(parents=True)
     (repo / "results" / "S" / "plan.json").write_text("{}")             # evidence: not source
@@ -101,6 +104,9 @@ def test_a_dirty_tree_is_stored_as_a_diff_that_rebuilds_it(tmp_path):
     state = git_state(repo)
     info = write_source_diff(state, tmp_path / "source.diff")
     assert state["dirty"] is True and info["untracked_files"] == ["src/new.bin"]
+    # a large untracked file is listed by its hash, not stored
+    assert info["untracked_not_stored"] == [{"path": "big.whl", "bytes": len(big),
+                                             "sha256": hashlib.sha256(big).hexdigest()}]
     data = (tmp_path / "source.diff").read_bytes()
     assert info["bytes"] == len(data) and len(info["sha256"]) == 64
     # nothing was written into the repository
@@ -110,11 +116,14 @@ def test_a_dirty_tree_is_stored_as_a_diff_that_rebuilds_it(tmp_path):
     assert (clean / "src" / "a.py").read_text() == "x = 2\n"
     assert (clean / "src" / "new.bin").read_bytes() == bytes(range(256))
     assert not (clean / "run.log").exists() and not (clean / "results").exists()
+    assert not (clean / "big.whl").exists() and b"big.whl" not in data
     shutil.rmtree(clean)
 
     subprocess.run([*git, "-C", str(repo), "add", "-A"], check=True)
     subprocess.run([*git, "-C", str(repo), "commit", "-qm", "all"], check=True)
     (repo / "run.log").unlink()
+    info = write_source_diff(git_state(repo), tmp_path / "empty.diff")
+    assert "untracked_not_stored" not in info
     assert write_source_diff(git_state(repo), tmp_path / "empty.diff")["bytes"] == 0  # clean: empty
 
 

@@ -28,24 +28,41 @@ COMMAND_MODULES = {"train": "train", "probe": "probe", "prepare-model": "prepare
 NOT_SOURCE = ("results", "reports", "logs", "benchmarks")
 
 
-def source_diff(top: str) -> tuple[bytes, list[str]]:
-    """(patch, untracked files in it): the tree's changes against HEAD, binary-safe, with
-    untracked non-ignored files as new files. Reads only; writes nothing into the repository."""
+# an untracked file larger than this is listed (size, SHA-256), not stored: the diff is for
+# code, and a large untracked file is almost always a build output, a wheel or data
+STORE_LIMIT_BYTES = 256 * 1024
+
+
+def source_diff(top: str) -> tuple[bytes, list[str], list[dict]]:
+    """(patch, untracked files stored in it, untracked files only listed): the tree's changes
+    against HEAD, binary-safe, with untracked non-ignored files up to STORE_LIMIT_BYTES as
+    new files; larger ones as {path, bytes, sha256}. Reads only; writes nothing into the
+    repository."""
+    import hashlib
+
     excludes = [f":(exclude){d}" for d in NOT_SOURCE]
     tracked = subprocess.run(["git", "-C", top, "diff", "HEAD", "--binary", "--full-index", "--", ".", *excludes],
                              capture_output=True, timeout=300, check=True).stdout
     listing = subprocess.run(["git", "-C", top, "ls-files", "--others", "--exclude-standard", "-z", "--", ".",
                               *excludes], capture_output=True, timeout=300, check=True).stdout
-    untracked = sorted(n.decode() for n in listing.split(b"\0") if n)
-    parts = [tracked]
-    for name in untracked:
+    stored, listed, parts = [], [], [tracked]
+    for name in sorted(n.decode() for n in listing.split(b"\0") if n):
+        path = Path(top) / name
+        if path.is_file() and path.stat().st_size > STORE_LIMIT_BYTES:
+            h = hashlib.sha256()
+            with open(path, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+            listed.append({"path": name, "bytes": path.stat().st_size, "sha256": h.hexdigest()})
+            continue
         # exit status 1 means "differs", which a new file always does
         out = subprocess.run(["git", "-C", top, "diff", "--no-index", "--binary", "--full-index", "--",
                               "/dev/null", name], capture_output=True, timeout=300)
         if out.returncode not in (0, 1):
             raise RuntimeError(f"git diff --no-index {name}: {out.stderr.decode(errors='replace').strip()}")
+        stored.append(name)
         parts.append(out.stdout)
-    return b"".join(parts), untracked
+    return b"".join(parts), stored, listed
 
 
 def write_source_diff(project: dict, path: Path) -> dict:
@@ -54,15 +71,21 @@ def write_source_diff(project: dict, path: Path) -> dict:
 
     from sacscale.evidence.atomic import atomic_write_bytes
 
+    listed: list[dict] = []
     if not project.get("repository"):
         data, untracked, note = b"", [], f"not a git checkout ({project.get('error')}): no diff"
     else:
-        data, untracked = source_diff(project["path"])
-        note = "git diff HEAD --binary plus untracked files as new files, outside " + ", ".join(NOT_SOURCE)
+        data, untracked, listed = source_diff(project["path"])
+        note = ("git diff HEAD --binary plus untracked files as new files, outside " + ", ".join(NOT_SOURCE)
+                + f"; untracked files over {STORE_LIMIT_BYTES // 1024} KiB are listed, not stored")
     atomic_write_bytes(path, data)
-    return {"file": path.name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
+    info = {"file": path.name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
             "untracked_files": untracked, "how": note,
             "apply": f"git checkout {project.get('commit')} && git apply --binary {path.name}"}
+    if listed:
+        info["untracked_not_stored"] = listed
+        info["apply"] += " (the files under untracked_not_stored are not in it: bring them by their SHA-256)"
+    return info
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")

@@ -77,6 +77,9 @@ def environment_section(env: dict | None) -> list:
             commit += (f" plus the stored diff (`{diff['file']}`, {diff.get('bytes', 0):,} bytes, sha256 "
                        f"`{str(diff.get('sha256', ''))[:12]}…`; rebuild the code: `git checkout {project['commit'][:12]} "
                        f"&& git apply --binary {diff['file']}`)")
+            if diff.get("untracked_not_stored"):
+                commit += (f"; {len(diff['untracked_not_stored'])} large untracked file(s) listed in the record "
+                           "by size and SHA-256, not stored")
         elif project.get("dirty"):
             commit += "; no diff was stored (a set made before diffs were recorded)"
     else:

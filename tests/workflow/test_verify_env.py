@@ -170,3 +170,30 @@ def test_an_installed_copy_is_traced_to_the_working_directorys_checkout(tmp_path
     state = project_state(installed)
     assert state["repository"] is False and "commit" not in state
     assert state["installed_copy_differs"] == ["sub/m.py"]
+
+
+def test_a_machine_that_cannot_make_the_video_is_named_before_any_work(tmp_path, monkeypatch):
+    """--require-render (the pipeline passes it when the report's video is on): the G1's
+    Menagerie files are looked for first; a folder without them fails verify-env, naming it."""
+    monkeypatch.setenv("SACSCALE_G1_ASSETS", str(tmp_path / "no-g1-here"))
+    proc, env = verify_env(tmp_path, {"preset": "cpu"}, "--require-render")
+    assert proc.returncode == 1
+    assert env["render"]["ok"] is False and "no-g1-here: no g1.xml there" in env["render"]["error"]
+    (problem,) = env["problems"]
+    assert problem.startswith("video: the report's video (config video.enabled) cannot be made here")
+    assert "video: {enabled: false}" in problem and problem in proc.stderr
+
+
+def test_the_g1_files_can_come_from_a_folder_copy(tmp_path, monkeypatch):
+    from sacscale.task import g1_model
+
+    monkeypatch.delenv("SACSCALE_G1_ASSETS", raising=False)
+    package_folder = g1_model.asset_dir()
+    monkeypatch.setenv("SACSCALE_G1_ASSETS", str(tmp_path))
+    (tmp_path / "g1.xml").write_text("<mujoco/>")
+    assert g1_model.asset_dir() == tmp_path and package_folder != tmp_path
+    # neither the package nor a folder: one error naming both
+    monkeypatch.delenv("SACSCALE_G1_ASSETS")
+    monkeypatch.setattr(g1_model, "ASSET_PACKAGE", "no_such_asset_package_here")
+    with pytest.raises(ImportError, match="no_such_asset_package_here is not installed here.*SACSCALE_G1_ASSETS"):
+        g1_model.asset_dir()

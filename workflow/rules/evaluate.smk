@@ -33,6 +33,7 @@ rule evaluate_run:
 rule render_best_run:
     input:
         evals=all_evals(),
+        runs=all_run_json(),  # after every run of the set: a failure here cannot stop one
         model=model_file(),
     output:
         video=f"{REPORTS}/figures/best_run.gif",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 MODEL_FILE = "g1_walk_flat.mjb"
@@ -40,7 +41,7 @@ def asset_source(g1) -> dict:
         "package": g1.ASSET_PACKAGE,
         "distribution": ASSET_DISTRIBUTION,
         "version": version,
-        "folder": g1.G1_SUBDIR,
+        "folder": os.environ.get(g1.ASSETS_ENV) or g1.G1_SUBDIR,
         "files": files,
         "sha256": {name: g1.sha256_file(folder / name) for name in files},
     }

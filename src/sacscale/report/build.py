@@ -448,6 +448,9 @@ def build(
     `run_dirs`: the runs' directories (event files), for the learning curves; None
     leaves that figure out (with a sentence saying why)."""
     plan = (environment or {}).get("plan") or summary.get("meta", {})
+    # the runs in the order they ran, whatever order the metrics files were given in
+    ran = {name: i for i, name in enumerate(summary.get("meta", {}).get("execution_order") or [])}
+    metrics = sorted(metrics, key=lambda m: ran.get(m.get("run"), len(ran)))
     run_set = plan.get("run_set") or summary.get("meta", {}).get("run_set") or "?"
     doc = Document(title=f"sacscale run set {run_set}")
 

@@ -33,7 +33,7 @@ rule evaluate_run:
 rule render_best_run:
     input:
         evals=all_evals(),
-        runs=all_run_json(),  # after every run of the set: a failure here cannot stop one
+        run_records=all_run_json(),  # after every run of the set: a failure here cannot stop one
         model=model_file(),
     output:
         video=f"{REPORTS}/figures/best_run.gif",
@@ -48,7 +48,7 @@ rule render_best_run:
         gpu_lock=1,
         slurm_extra=GPU_NODE,  # EGL where the GPU is; a login node may have no OpenGL at all
     params:
-        runs=results("runs"),
+        runs=lambda wildcards, input: str(Path(input.run_records[0]).parent.parent),
         # the schema fills in the defaults
         size="--seconds {seconds} --width {width} --height {height} --fps {fps}".format(**config["video"]),
     message:

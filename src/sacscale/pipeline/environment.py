@@ -38,7 +38,7 @@ def source_diff(top: str) -> tuple[bytes, list[str], list[dict]]:
     against HEAD, binary-safe, with untracked non-ignored files up to STORE_LIMIT_BYTES as
     new files; larger ones as {path, bytes, sha256}. Reads only; writes nothing into the
     repository."""
-    import hashlib
+    from sacscale.evidence.manifest import sha256_file
 
     excludes = [f":(exclude){d}" for d in NOT_SOURCE]
     tracked = subprocess.run(["git", "-C", top, "diff", "HEAD", "--binary", "--full-index", "--", ".", *excludes],
@@ -48,12 +48,9 @@ def source_diff(top: str) -> tuple[bytes, list[str], list[dict]]:
     stored, listed, parts = [], [], [tracked]
     for name in sorted(n.decode() for n in listing.split(b"\0") if n):
         path = Path(top) / name
-        if path.is_file() and path.stat().st_size > STORE_LIMIT_BYTES:
-            h = hashlib.sha256()
-            with open(path, "rb") as f:
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    h.update(block)
-            listed.append({"path": name, "bytes": path.stat().st_size, "sha256": h.hexdigest()})
+        size = path.stat().st_size if path.is_file() and not path.is_symlink() else 0  # a link is stored as a link
+        if size > STORE_LIMIT_BYTES:
+            listed.append({"path": name, "bytes": size, "sha256": sha256_file(path)})
             continue
         # exit status 1 means "differs", which a new file always does
         out = subprocess.run(["git", "-C", top, "diff", "--no-index", "--binary", "--full-index", "--",

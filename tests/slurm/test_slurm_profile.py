@@ -116,8 +116,8 @@ def test_the_profile_refuses_what_would_describe_the_wrong_machine(plugin, tmp_p
 def test_cpu_preset_through_slurm(cluster, tmp_path):
     wf = copy_workflow(tmp_path / "wf")
     # the plugin's first status check after 2 s (40 by default; a real cluster's jobs are long)
-    # one repeat (2 runs, one per configuration): what reaches SLURM is the same, in half
-    # the test's time (test_pipeline_e2e runs the preset's full 2 repeats locally)
+    # one repeat (2 runs, one per configuration): the same rules reach SLURM in fewer jobs
+    # (test_pipeline_e2e runs the preset's full 2 repeats locally)
     proc = snakemake(wf, "--profile", "profiles/slurm", "--config", "preset=cpu", "repeats=1", f"slurm_node={NODE}",
                      "--slurm-init-seconds-before-status-checks", "2", env=_env(cluster.env), timeout=1800)
     out = proc.stdout + proc.stderr

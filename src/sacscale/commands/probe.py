@@ -42,12 +42,8 @@ def _auto_devices() -> str:
 
 def _print(result: dict, output: str) -> None:
     judged = [c for c in result.get("comparisons", []) if c.get("tolerance") is not None]
-
-    def judged_rel(c: dict) -> float:  # probe files before rel_diff judged elementwise
-        return c.get("rel_diff", c["max_rel_diff"])
-
-    worst = max(judged, key=lambda c: judged_rel(c) / c["tolerance"]) if judged else None
-    where = (f"worst {worst['tensor']}: {worst.get('criterion', 'max')} rel {judged_rel(worst):.2e} "
+    worst = max(judged, key=lambda c: c["rel_diff"] / c["tolerance"]) if judged else None
+    where = (f"worst {worst['tensor']}: {worst['criterion']} rel {worst['rel_diff']:.2e} "
              f"(tolerance {worst['tolerance']:.0e})"
              if worst else "no comparison")
     failed = [k for k, v in (result.get("checks") or {}).items() if not v]

@@ -36,11 +36,9 @@ BUCKETS = ("critic", "alpha", "actor")
 # value (so the test is about the update, not about the much larger weights).
 # float32 (the default, also on CUDA): only summation order differs (per-rank means
 # averaged vs one mean; compiled vs eager kernels), ~1e-6 in the gradients; AdamW
-# divides by sqrt(v), which magnifies that on entries whose gradient is near zero.
-# Parameters are judged normwise (the 2-norm of the difference against the 2-norm of the
-# reference's change), because AdamW divides each entry's step by that entry's own gradient
-# size: where summation order alone moves a near-zero gradient entry, that one entry's step
-# can differ by a large part of a step. Measured on CPU, fp32, 2 gloo ranks, 2-5 iterations,
+# divides by sqrt(v), which magnifies that on entries whose gradient is near zero, one
+# entry at a time; so parameters are judged normwise (2-norm of the difference against
+# 2-norm of the reference's change). Measured on CPU, fp32, 2 gloo ranks, 2-5 iterations,
 # seeds 0-2: elementwise up to 4.7e-3 of the largest change (seed 0, one actor entry),
 # normwise at most 5.2e-5; which seed shows an outlier depends on the CPU's kernels.
 # bfloat16 autocast: 8 mantissa bits (~4e-3 per rounding) and compiled kernels that
@@ -213,8 +211,8 @@ def _sync_check(local: _GradRecorder, synced: _GradRecorder, world_size: int) ->
         scale = max(expected.abs().max().item(), 1e-30)
         rel = err.item() / scale
         out.append({"tensor": f"sync/{key}", "max_abs_diff": err.item(), "scale": scale, "max_rel_diff": rel,
-                    "criterion": "max", "rel_diff": rel, "tolerance": SYNC_REL_TOL, "pass": bool(math.isfinite(rel) and rel <= SYNC_REL_TOL),
-                    "judged": True})
+                    "criterion": "max", "rel_diff": rel, "tolerance": SYNC_REL_TOL,
+                    "pass": bool(math.isfinite(rel) and rel <= SYNC_REL_TOL), "judged": True})
     return out
 
 

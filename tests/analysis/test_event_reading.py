@@ -86,3 +86,47 @@ def test_run_without_rank0_is_named(tmp_path):
     (tmp_path / "run" / "tb" / "rank1").mkdir(parents=True)
     with pytest.raises(EventFileError, match="rank0"):
         read_run(tmp_path / "run")
+
+
+def test_a_compressed_file_reads_as_the_file_it_was(tmp_path):
+    import gzip
+
+    from sacscale.analysis.events import compress_event_files
+
+    d = tmp_path / "rank0"
+    path = write_events(d, {"Perf/total_env_steps": linear_points(300, 2.0, 0.25), "x": [(1, 1.0, 5.0)]})
+    plain, data = read_event_dir(d), path.read_bytes()
+    (gz,) = compress_event_files(d)
+    assert gz.name == path.name + ".gz" and not path.exists()
+    assert gzip.decompress(gz.read_bytes()) == data  # lossless
+    assert read_event_dir(d) == plain and read_event_file(gz) == read_event_file(gz)
+    assert compress_event_files(d) == [gz]  # already compressed: left as it is
+    twin = tmp_path / "twin"
+    twin.mkdir()
+    (twin / path.name).write_bytes(data)
+    assert compress_event_files(twin)[0].read_bytes() == gz.read_bytes()  # deterministic: no time, no name
+    # the same file twice (plain and compressed) would count every event twice
+    path.write_bytes(data)
+    with pytest.raises(EventFileError, match=r"both plain and as .*\.gz"):
+        read_event_dir(d)
+
+
+def test_a_bad_compressed_file_is_named(tmp_path):
+    import gzip
+
+    d = tmp_path / "rank0"
+    path = write_events(d, {"Perf/total_env_steps": linear_points(20, 1.0, 1.0)})
+    gz = path.with_name(path.name + ".gz")
+    gz.write_bytes(gzip.compress(path.read_bytes())[:-30])  # cut short
+    path.unlink()
+    with pytest.raises(EventFileError, match=r"\.gz: not a readable gzip file"):
+        read_event_file(gz)
+    gz.write_bytes(b"not gzip at all")
+    with pytest.raises(EventFileError, match=r"\.gz: not a readable gzip file"):
+        read_event_file(gz)
+    gz.write_bytes(gzip.compress(b""))
+    with pytest.raises(EventFileError, match="empty"):
+        read_event_file(gz)
+    gz.write_bytes(gzip.compress(b"\x01" * 40))  # decompresses, but to no valid record
+    with pytest.raises(EventFileError, match=r"\.gz: event file is truncated or corrupted"):
+        read_event_file(gz)

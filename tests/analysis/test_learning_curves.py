@@ -102,3 +102,25 @@ def test_normalised_tracking_is_the_last_tenth_over_the_maximum_next_to_standing
     still = result["stand_still"]
     assert entry["stand_still_normalised_tracking_lin_vel"] == pytest.approx(still["tracking_lin_vel"] / 0.04)
     assert 0.3 < still["tracking_lin_vel"] / 0.04 < 0.6 and 0.4 < still["tracking_ang_vel"] / 0.03 < 0.7
+
+
+def test_runs_side_by_side_at_equal_env_steps(tmp_path, capsys):
+    from sacscale.analysis.learning import at_env_steps
+
+    # a logs every 64 env steps, b every 128: at 256 +- 64, a has points 192, 256, 320 and b
+    # has 128 (out), 256, 384 (out)
+    a = _run(tmp_path / "a", 1, [[float(v) for v in range(1, 11)]], steps_per_log=64)
+    b = _run(tmp_path / "b", 1, [[10.0 * v for v in range(1, 6)]], steps_per_log=128)
+    result = compare_learning({"a": a, "b": b})
+    (row, far) = at_env_steps(result, [256, 10_000], half_width=64)
+    assert row["runs"]["a"]["length"] == pytest.approx(4.0)  # mean of 3, 4, 5
+    assert row["runs"]["b"]["length"] == pytest.approx(20.0)
+    assert row["runs"]["a"]["tracking_lin_vel"] == pytest.approx(0.004 / 0.04, rel=1e-5)  # normalised
+    assert far["runs"]["a"]["length"] != far["runs"]["a"]["length"]  # no point there: NaN
+    out = tmp_path / "c.json"
+    assert main(["compare-learning", f"a={a}", f"b={b}", "--at-env-steps", "256,512", "--half-width", "64",
+                 "--output", str(out)]) == 0
+    assert [r["env_steps"] for r in json.loads(out.read_text())["at_env_steps"]] == [256, 512]
+    assert "256 | 4 / 20 | 0.10 / 0.50" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["compare-learning", f"a={a}", "--at-env-steps", "soon"])

@@ -109,6 +109,22 @@ def test_analyze_run_reads_a_reference_run_directory_like_one_of_ours(tmp_path):
     assert result["ranks"][0]["event_dir"].startswith("ref_logs/G1WalkFlat/")
 
 
+def test_a_finished_reference_run_stored_compressed_gives_the_same_metrics(tmp_path):
+    import json
+
+    from sacscale.analysis.metrics import analyze_run
+    from sacscale.trainers.unilab import compress_events, rank0_event_files
+
+    run = tmp_path / "ref_run"
+    _write_reference_events(run / "ref_logs", 60, phases={"reward/tracking_ang_vel": lambda it: 0.01 * it})
+    (run / "trainer.json").write_text(json.dumps({"trainer": "unilab"}))
+    plain = analyze_run(run)
+    (plain_file,) = rank0_event_files(run)
+    (stored,) = compress_events(run / "ref_logs")
+    assert stored.name == plain_file.name + ".gz" and rank0_event_files(run) == [stored]
+    assert analyze_run(run) == plain
+
+
 def _reference_run(tmp_path, phases, ctrl_dt=None):
     import json
 

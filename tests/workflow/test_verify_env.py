@@ -122,8 +122,18 @@ def test_a_dirty_tree_is_stored_as_a_diff_that_rebuilds_it(tmp_path):
     subprocess.run([*git, "-C", str(repo), "add", "-A"], check=True)
     subprocess.run([*git, "-C", str(repo), "commit", "-qm", "all"], check=True)
     (repo / "run.log").unlink()
-    info = write_source_diff(git_state(repo), tmp_path / "empty.diff")
+    state = git_state(repo)
+    info = write_source_diff(state, tmp_path / "empty.diff")
     assert info["bytes"] == 0 and "untracked_not_stored" not in info  # clean: empty
+    assert state["dirty"] is False
+    # a run set's own outputs appearing (results/<set>/plan.json before verify_env) leave the
+    # code clean, as they leave the diff empty; a change to the code does not
+    (repo / "results" / "T").mkdir()
+    (repo / "results" / "T" / "plan.json").write_text("{}")
+    state = git_state(repo)
+    assert state["dirty"] is False and state["changed_files"] == ["results/T/"]
+    (repo / "src" / "a.py").write_text("x = 3\n")
+    assert git_state(repo)["dirty"] is True
 
 
 def test_verify_env_writes_the_diff_file(tmp_path):

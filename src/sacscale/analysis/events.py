@@ -8,15 +8,22 @@ itself (through TensorBoard's record reader, which checks both CRCs) and turns e
 irregularity into an `EventFileError` that names the file.
 
 Layout written by `sacscale train --log-dir RUN_DIR`: `RUN_DIR/tb/rank{r}/events.out.tfevents.*`.
+An event file may be stored gzip-compressed at rest (`events.out.tfevents.*.gz`, see
+`compress_event_files`): it is read as the file it decompresses to.
 """
 
 from __future__ import annotations
 
+import gzip
 import re
+import shutil
+import tempfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 EVENT_GLOB = "events.out.tfevents.*"
+GZ_SUFFIX = ".gz"
 
 
 class EventFileError(ValueError):
@@ -54,15 +61,33 @@ def _scalar_value(value) -> float | None:
 
 
 def read_event_file(path: str | Path) -> dict[str, list[Scalar]]:
-    """Every scalar in one event file, by tag, in file order. Raises EventFileError."""
-    from tensorboard.compat.proto import event_pb2
-
+    """Every scalar in one event file (plain or .gz), by tag, in file order. Raises
+    EventFileError."""
     path = Path(path)
     if not path.is_file():
         raise EventFileError(f"{path}: event file is missing")
     if path.stat().st_size == 0:
         raise EventFileError(f"{path}: event file is empty (0 bytes)")
-    reader, errors = _record_reader(path)
+    if path.name.endswith(GZ_SUFFIX):
+        # the record reader takes a path: read the decompressed copy, name the stored file
+        with tempfile.TemporaryDirectory(prefix="sacscale_events_") as scratch:
+            plain = Path(scratch) / path.name[: -len(GZ_SUFFIX)]
+            try:
+                with gzip.open(path, "rb") as src, open(plain, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+            except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
+                raise EventFileError(f"{path}: not a readable gzip file ({exc})") from exc
+            if plain.stat().st_size == 0:
+                raise EventFileError(f"{path}: event file is empty (0 bytes once decompressed)")
+            return _read_records(plain, path)
+    return _read_records(path, path)
+
+
+def _read_records(plain: Path, path: Path) -> dict[str, list[Scalar]]:
+    """The scalars of the plain event file `plain`; errors name `path`, the stored file."""
+    from tensorboard.compat.proto import event_pb2
+
+    reader, errors = _record_reader(plain)
     series: dict[str, list[Scalar]] = {}
     records = 0
     while True:
@@ -97,7 +122,34 @@ def event_files(directory: str | Path) -> list[Path]:
     files = sorted(p for p in directory.glob(EVENT_GLOB) if p.is_file())
     if not files:
         raise EventFileError(f"{directory}: no event file ({EVENT_GLOB}) in this directory")
+    names = {p.name for p in files}
+    both = [n for n in names if n + GZ_SUFFIX in names]
+    if both:  # the same file twice would count every event twice
+        raise EventFileError(f"{directory}: {both[0]} is there both plain and as {both[0]}{GZ_SUFFIX}; keep one")
     return files
+
+
+def compress_event_files(directory: str | Path) -> list[Path]:
+    """Store every plain event file in `directory` gzip-compressed (`NAME.gz`, deterministic:
+    no name or time in the gzip header), each checked to decompress to the same bytes before
+    the plain file is removed. The compressed files, sorted. Raises EventFileError."""
+    out = []
+    for plain in event_files(directory):
+        if plain.name.endswith(GZ_SUFFIX):
+            out.append(plain)
+            continue
+        data = plain.read_bytes()
+        target = plain.with_name(plain.name + GZ_SUFFIX)
+        scratch = plain.with_name(f".{target.name}.tmp")
+        with open(scratch, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
+            gz.write(data)
+        if gzip.decompress(scratch.read_bytes()) != data:
+            scratch.unlink()
+            raise EventFileError(f"{plain}: its compressed copy does not decompress to the same bytes; left as it was")
+        scratch.replace(target)
+        plain.unlink()
+        out.append(target)
+    return sorted(out)
 
 
 def read_event_dir(directory: str | Path) -> dict[str, list[Scalar]]:

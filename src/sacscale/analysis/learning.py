@@ -163,3 +163,27 @@ def compare_learning(runs: dict[str, str | Path], fraction: float = 0.2) -> dict
         entry["curves"] = curves
         result["runs"][label] = entry
     return result
+
+
+AT_STEPS = ("length", *TRACKING)
+
+
+def at_env_steps(result: dict, points: list[float], half_width: float) -> list[dict]:
+    """The runs of a `compare_learning` result side by side at equal env steps: per point,
+    each run's mean episode length and normalised tracking (term / its maximum) over its log
+    points within +-half_width env steps of it (NaN where a run has none there)."""
+    rows = []
+    for point in points:
+        row = {"env_steps": point, "half_width": half_width, "runs": {}}
+        for label, entry in result["runs"].items():
+            values = {}
+            for name in AT_STEPS:
+                curve = finite(entry["curves"][name])
+                x, y = np.asarray(curve["env_steps"]), np.asarray(curve["value"])
+                near = y[np.abs(x - point) <= half_width]
+                mean = float(near.mean()) if near.size else float("nan")
+                values[name] = mean / result["stand_still"][f"{name}_max"] if name in TRACKING else mean
+            row["runs"][label] = values
+        rows.append(row)
+    return rows
+

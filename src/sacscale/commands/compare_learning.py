@@ -11,13 +11,29 @@ from pathlib import Path
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("runs", nargs="+", metavar="LABEL=RUN_DIR", help="runs to compare, labelled")
     parser.add_argument("--tail-fraction", type=float, default=0.2, help="share of the last log points averaged")
+    parser.add_argument("--at-env-steps", type=_env_steps_list, metavar="N[,N...]",
+                        help="also set the runs side by side at these env-step counts (e.g. 1e6,2e6,5e6): "
+                             "mean episode length and normalised tracking over the log points within "
+                             "--half-width of each")
+    parser.add_argument("--half-width", type=float, default=2.5e5,
+                        help="env steps either side of each --at-env-steps point (default 2.5e5)")
     parser.add_argument("--output", help="write curves and means as JSON here")
     parser.add_argument("--figure", help="write the plot (PNG) here")
 
 
+def _env_steps_list(text: str) -> list[float]:
+    try:
+        points = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of env-step counts") from None
+    if not points or any(not p > 0 for p in points):
+        raise argparse.ArgumentTypeError(f"{text!r}: give one or more positive env-step counts")
+    return points
+
+
 def run(args: argparse.Namespace) -> int:
     from sacscale.analysis.events import EventFileError
-    from sacscale.analysis.learning import compare_learning, single_run_groups
+    from sacscale.analysis.learning import at_env_steps, compare_learning, single_run_groups
 
     runs = {}
     for item in args.runs:
@@ -39,6 +55,18 @@ def run(args: argparse.Namespace) -> int:
               f"{r['normalised_tracking_lin_vel']:.2f} yaw {r['normalised_tracking_ang_vel']:.2f} "
               f"(last {result['quality_fraction']:.0%}; standing still: {r['stand_still_normalised_tracking_lin_vel']:.2f} / "
               f"{r['stand_still_normalised_tracking_ang_vel']:.2f})")
+    if args.at_env_steps:
+        if not args.half_width > 0:
+            print("sacscale compare-learning: error: --half-width must be positive", file=sys.stderr)
+            return 2
+        result["at_env_steps"] = at_env_steps(result, args.at_env_steps, args.half_width)
+        labels = list(result["runs"])
+        print(f"at equal env steps (means over the log points within +-{args.half_width:,.0f}; tracking / its "
+              f"maximum): episode length | lin | yaw, for {' / '.join(labels)}")
+        for row in result["at_env_steps"]:
+            cells = [" / ".join(f"{row['runs'][label][name]:.{0 if name == 'length' else 2}f}" for label in labels)
+                     for name in ("length", "tracking_lin_vel", "tracking_ang_vel")]
+            print(f"{row['env_steps']:>14,.0f} | " + " | ".join(cells))
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(json.dumps(result, indent=2))

@@ -6,7 +6,8 @@ RUN/trainer.json     the exact command, its environment changes, the Hydra overr
 RUN/run_config.json  the configuration its own Hydra resolves from those overrides
 RUN/train_meta.json  status (running, completed, failed, interrupted), times
 RUN/reference.log    its output (RUN/train.log is left to a caller's tee: the pipeline's run wrapper)
-RUN/ref_logs/        its log root: G1WalkFlat/<timestamp>_mujoco/events.out.tfevents.*
+RUN/ref_logs/        its log root: G1WalkFlat/<timestamp>_mujoco/events.out.tfevents.*.gz (gzip-compressed
+                     once the run completed: it logs every tag every iteration)
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from sacscale.evidence.atomic import write_json
     from sacscale.trainers import unilab
 
+    from sacscale.analysis.events import EventFileError
     from sacscale.checks import InputError, check_log_dir
 
     out = Path(args.log_dir)
@@ -102,6 +104,11 @@ def run(args: argparse.Namespace) -> int:
     code, status = _supervise(argv, unilab.isolated_environ(env_changes), out / REFERENCE_LOG, args.timeout_s)
     shutil.rmtree(scratch, ignore_errors=True)
     meta.update(status=status, end_time=time.time(), exit_code=code)
+    if status == "completed":
+        try:
+            meta["events_compressed"] = [p.name for p in unilab.compress_events(out / unilab.LOG_ROOT_NAME)]
+        except EventFileError as exc:  # no events: the run wrapper names that; keep what is there
+            print(f"sacscale train-reference: the events were not compressed: {exc}", file=sys.stderr)
     write_json(out / "train_meta.json", meta)
     if status != "completed":
         print(f"sacscale train-reference: the reference trainer {status} (exit code {code}); see {out / REFERENCE_LOG}",

@@ -110,12 +110,15 @@ def git_state(path: Path) -> dict:
     top = probe.stdout.strip()
     status = _run(["git", "-C", top, "status", "--porcelain"])
     changed = [line[3:] for line in (status or "").splitlines() if line.strip()]
+    # "dirty" means the code differs from the commit, as the stored diff does: the run set's
+    # own outputs (results/<set>/ appears before verify_env runs) do not make a clean checkout dirty
+    code_changed = [name for name in changed if name.split("/", 1)[0] not in NOT_SOURCE]
     return {
         "path": top,
         "repository": True,
         "commit": (_run(["git", "-C", top, "rev-parse", "HEAD"]) or "").strip() or None,
         "branch": (_run(["git", "-C", top, "rev-parse", "--abbrev-ref", "HEAD"]) or "").strip() or None,
-        "dirty": None if status is None else bool(changed),
+        "dirty": None if status is None else bool(code_changed),
         "changed_files": changed[:200],
         "changed_count": len(changed),
     }

@@ -12,7 +12,8 @@ its command line and reads its events back in our tags:
   whole process with taskset, since whether 1.5.2 honours that key is not established.
 - scene: the reference's scene XMLs with the visual meshes it would download at run time
   taken from the asset package instead (`make_scene`), passed as `env.scene.model_file`.
-- events: `LOG_ROOT/G1WalkFlat/<timestamp>_mujoco/events.out.tfevents.*`; their step is
+- events: `LOG_ROOT/G1WalkFlat/<timestamp>_mujoco/events.out.tfevents.*` (stored `.gz` once
+  `sacscale train-reference` has seen the run complete: `compress_events`); their step is
   the cumulative env-step count (summed over ranks). `read_events` gives them our tags:
   `Perf/total_env_steps` (value: that step; one point per logged `Perf/total_fps`
   event, at its wall time), `Perf/total_fps`, `Episode/length` (its
@@ -66,7 +67,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sacscale.analysis.events import EventFileError, Scalar, read_event_dir
+from sacscale.analysis.events import EventFileError, Scalar, compress_event_files, read_event_dir
 
 TASK = "g1_walk_flat/mujoco"
 ENTRY_MODULE = "unilab.scripts.train_sac"
@@ -261,6 +262,13 @@ def read_events(log_root: str | Path) -> dict[str, list[Scalar]]:
     return ours
 
 
+def compress_events(log_root: str | Path) -> list[Path]:
+    """Store a finished reference run's event files gzip-compressed (`*.gz`, read back by
+    the same strict reader). It logs every tag at every iteration: about 2 MB per 1000
+    iterations at 2048 envs, 10.6 MB for a 5000-iteration learning run, 1.2 MB compressed."""
+    return compress_event_files(event_dir(log_root))
+
+
 def ctrl_dt(run_folder: str | Path) -> float:
     """The control step of a reference run (its run_config.json `config.env.ctrl_dt`), the
     dt its logged reward rates leave out; REWARD_DT when the file does not say."""
@@ -314,4 +322,4 @@ def versions_record(info: dict, python: str) -> dict:
 
 
 __all__ = ["is_reference_run", "reference_log_root", "TRAINER_RECORD", "LOG_ROOT_NAME", "UnilabRun", "UnilabError", "hydra_overrides", "command", "isolated_environ", "compose_config", "make_scene", "scene_digests", "event_dir",
-           "read_events", "package_info", "versions_record"]
+           "read_events", "compress_events", "package_info", "versions_record"]

@@ -186,4 +186,3 @@ def at_env_steps(result: dict, points: list[float], half_width: float) -> list[d
             row["runs"][label] = values
         rows.append(row)
     return rows
-

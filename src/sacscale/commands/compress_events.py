@@ -16,18 +16,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from sacscale.analysis.events import EVENT_GLOB, GZ_SUFFIX, EventFileError, compress_event_files
+from sacscale.analysis.events import EventFileError, compress_event_tree
 from sacscale.evidence.manifest import ManifestError
 from sacscale.evidence.verify import verify
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("root", help="evidence root (results/<run set>) with its MANIFEST.sha256")
-
-
-def plain_event_dirs(root: Path) -> list[Path]:
-    """Folders under root holding at least one plain (not yet compressed) event file."""
-    return sorted({p.parent for p in root.rglob(EVENT_GLOB) if p.is_file() and not p.name.endswith(GZ_SUFFIX)})
 
 
 def _files_problems(root: Path) -> list[str]:
@@ -49,28 +44,22 @@ def run(args: argparse.Namespace) -> int:
         for line in problems:
             print(f"  {line}", file=sys.stderr)
         return 1
-    folders = plain_event_dirs(root)
-    if not folders:
+    try:
+        packed = compress_event_tree(root)
+    except (OSError, EventFileError) as exc:
+        print(f"{name}: error: {exc}", file=sys.stderr)
+        return 1
+    if not packed:
         print(f"{root}: no plain event file; nothing to do")
         return 0
-    before = after = count = 0
-    for folder in folders:
-        plain = sorted(p for p in folder.glob(EVENT_GLOB) if not p.name.endswith(GZ_SUFFIX))
-        before += sum(p.stat().st_size for p in plain)
-        try:
-            packed = compress_event_files(folder)
-        except EventFileError as exc:
-            print(f"{name}: error: {exc}", file=sys.stderr)
-            return 1
-        names = {p.name + GZ_SUFFIX for p in plain}
-        after += sum(p.stat().st_size for p in packed if p.name in names)
-        count += len(plain)
+    before = sum(size for _, size in packed)
+    after = sum(path.stat().st_size for path, _ in packed)
     problems = _files_problems(root)
     if problems:  # cannot happen for a lossless copy; said loudly if it ever does
         print(f"{name}: {root}: after compressing, its files no longer verify:", file=sys.stderr)
         for line in problems:
             print(f"  {line}", file=sys.stderr)
         return 1
-    print(f"{root}: {count} event file(s) stored gzip-compressed, {before:,} -> {after:,} bytes; "
+    print(f"{root}: {len(packed)} event file(s) stored gzip-compressed, {before:,} -> {after:,} bytes; "
           f"the manifest is unchanged and its files verify")
     return 0

@@ -32,7 +32,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("report", "write the Markdown/HTML report and figures"),
     "manifest": ("manifest", "write the SHA-256 evidence manifest"),
     "verify": ("verify", "re-hash evidence against the manifest and recompute metrics"),
-    "compress-events": ("compress_events", "store a verified run set's event files gzip-compressed (its manifest unchanged)"),
     "record-run": ("record_run", "run one training command into one complete run directory (the pipeline's run rule)"),
 }
 

@@ -1,6 +1,5 @@
 """The evidence manifest (sha256sum format) and its verification."""
 
-import gzip
 import json
 import shutil
 import subprocess
@@ -108,65 +107,3 @@ def test_missing_manifest_is_named(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "sacscale.cli", "verify", str(tmp_path / "S")],
                           capture_output=True, text=True)
     assert proc.returncode == 1 and "MANIFEST.sha256: manifest is missing" in proc.stderr
-
-
-# --- event files stored gzip-compressed at rest (sacscale compress-events) -----------------------
-
-def _compress(root):
-    return subprocess.run([sys.executable, "-m", "sacscale.cli", "compress-events", str(root)],
-                          capture_output=True, text=True)
-
-
-def _event_files(root):
-    return sorted(p for p in (root / "runs").rglob("events.out.tfevents.*"))
-
-
-def test_compressed_event_files_verify_against_the_manifests_plain_hashes(root):
-    listed = (root / "MANIFEST.sha256").read_bytes()
-    plain = _event_files(root)
-    proc = _compress(root)
-    assert proc.returncode == 0, proc.stderr
-    assert "event file(s) stored gzip-compressed" in proc.stdout
-    assert (root / "MANIFEST.sha256").read_bytes() == listed  # no new hash to trust
-    assert _event_files(root) == sorted(p.with_name(p.name + ".gz") for p in plain)
-    result = verify(root)
-    assert result.ok, result.problems()
-    assert result.compressed == sorted(str(p.relative_to(root)) for p in plain)
-    assert result.runs_checked == 2  # every metric recomputed from the .gz files
-    assert _compress(root).stdout.strip().endswith("no plain event file; nothing to do")
-
-
-def test_a_compressed_event_file_with_other_content_is_named(root):
-    assert _compress(root).returncode == 0
-    first, second = _event_files(root)[:2]
-    data = bytearray(gzip.decompress(first.read_bytes()))
-    data[-1] ^= 0x01
-    first.write_bytes(gzip.compress(bytes(data)))
-    second.write_bytes(b"not gzip at all")
-    result = verify(root, recompute=False)
-    plain_first, plain_second = (str(p.relative_to(root))[:-3] for p in (first, second))
-    assert [c.split(" ")[0] for c in result.changed] == sorted([plain_first, plain_second])
-    text = "\n".join(result.problems())
-    assert f"changed: {plain_first} (stored as {first.name}, which decompresses to sha256" in text
-    assert f"changed: {plain_second} (stored as {second.name}, not a readable gzip file" in text
-
-
-def test_only_event_files_may_stand_in_compressed_and_never_twice(root):
-    log = root / "runs" / "p_r1_n1" / "train.log"
-    log.with_name("train.log.gz").write_bytes(gzip.compress(log.read_bytes()))
-    log.unlink()
-    events = _event_files(root)[0]
-    events.with_name(events.name + ".gz").write_bytes(gzip.compress(events.read_bytes()))  # plain kept too
-    result = verify(root, recompute=False)
-    assert result.missing == ["runs/p_r1_n1/train.log"]
-    assert result.extra == sorted(["runs/p_r1_n1/train.log.gz", str(events.relative_to(root)) + ".gz"])
-
-
-def test_compress_events_refuses_a_set_that_does_not_verify(root):
-    (root / "summary.csv").write_text("edited\n")
-    before = {p: p.read_bytes() for p in _event_files(root)}
-    proc = _compress(root)
-    assert proc.returncode == 1
-    assert "do not verify against its manifest; nothing was compressed" in proc.stderr
-    assert "changed: summary.csv" in proc.stderr
-    assert {p: p.read_bytes() for p in _event_files(root)} == before

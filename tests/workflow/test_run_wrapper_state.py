@@ -72,7 +72,7 @@ def test_the_reference_trainers_model_file_moves_out_too(tmp_path):
     run_dir, kept, record = wrap(tmp_path, "--reference")
     rel = "ref_logs/G1WalkFlat/2026-12-01_20-46-39_mujoco/model_1000.pt"
     assert not (run_dir / rel).exists() and (kept / rel).read_bytes() == b"m" * 5000
-    assert (run_dir / rel).parent.joinpath("events.out.tfevents.1.x.gz").is_file()  # kept, stored compressed
+    assert (run_dir / rel).parent.joinpath("events.out.tfevents.1.x").is_file()
     assert list(record["learning_state"]["sha256_by_file"]) == [rel]
 
 

@@ -152,17 +152,6 @@ def compress_event_files(directory: str | Path) -> list[Path]:
     return sorted(out)
 
 
-def compress_event_tree(root: str | Path) -> list[tuple[Path, int]]:
-    """compress_event_files for every folder under root that holds a plain event file:
-    [(the compressed file, bytes of the plain file it replaced), ...], sorted."""
-    root = Path(root)
-    plain = sorted(p for p in root.rglob(EVENT_GLOB) if p.is_file() and not p.name.endswith(GZ_SUFFIX))
-    sizes = {p.with_name(p.name + GZ_SUFFIX): p.stat().st_size for p in plain}
-    for folder in sorted({p.parent for p in plain}):
-        compress_event_files(folder)
-    return sorted(sizes.items())
-
-
 def read_event_dir(directory: str | Path) -> dict[str, list[Scalar]]:
     """All scalars of every event file in a directory, by tag, ordered by (step, wall time).
 

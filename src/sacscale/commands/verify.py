@@ -38,9 +38,8 @@ def run(args: argparse.Namespace) -> int:
     notes = (f"; {len(result.notes)} note(s): fields not recorded by this older set (--notes lists them)"
              if result.notes else "")
     if result.ok:
-        packed = f" ({len(result.compressed)} event files stored compressed)" if result.compressed else ""
-        print(f"verified {result.files_checked} files{packed} and {result.runs_checked} runs' metrics under "
-              f"{args.root}{extra}{notes}")
+        print(f"verified {result.files_checked} files and {result.runs_checked} runs' metrics under {args.root}"
+              f"{extra}{notes}")
         return 0
     problems = result.problems()
     print(f"sacscale verify: {len(problems)} problem(s) under {args.root}:", file=sys.stderr)

@@ -6,9 +6,7 @@ In this order, and the first step opens no file:
    socket, device) under `results/S/` and `reports/S/` are refused, found with lstat
    only (nothing is followed or opened, so a FIFO cannot hang it); when any is found,
    verification stops there;
-2. the files: re-hash against `MANIFEST.sha256` (changed, missing, extra); an event file
-   the manifest lists plain may be stored gzip-compressed at rest (`NAME.gz`, see
-   `sacscale compress-events`): then what it decompresses to must hash as listed;
+2. the files: re-hash against `MANIFEST.sha256` (changed, missing, extra);
 3. the runs: every field of `metrics/{run}.json` recomputed from the run's event files;
 4. the records (sets made by the pipeline, i.e. with a `plan.json`): the number of runs
    against the plan, and plan.json -> run.json (its resolved config and its command,
@@ -39,15 +37,12 @@ from __future__ import annotations
 
 import contextlib
 import io
-import gzip
-import hashlib
 import json
 import math
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sacscale.analysis.events import EVENT_GLOB, GZ_SUFFIX, EventFileError
+from sacscale.analysis.events import EventFileError
 from sacscale.analysis.metrics import MetricError, analyze_run
 from sacscale.evidence.manifest import (
     MANIFEST_NAME, ManifestError, evidence_files, irregular_files, parse_manifest, sha256_file,
@@ -79,9 +74,6 @@ class Verification:
     structure: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)
-    # event files the manifest lists plain and the set stores gzip-compressed (NAME.gz),
-    # checked by hashing what they decompress to
-    compressed: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -116,7 +108,6 @@ class Verification:
             "derived": self.derived,
             "structure": self.structure,
             "notes": self.notes,
-            "compressed": self.compressed,
         }
 
 
@@ -213,38 +204,16 @@ def check_tree(root: Path, result: Verification) -> None:
 def check_files(root: Path, manifest: Path, result: Verification) -> None:
     listed = parse_manifest(manifest)
     present = set(evidence_files(root))
-    stands_for = {}  # NAME.gz -> NAME: an event file the manifest lists plain, stored compressed
     for rel, digest in sorted(listed.items()):
         path = root / rel
         if rel not in present:
-            packed = rel + GZ_SUFFIX
-            if packed in present and packed not in listed and Path(rel).match(EVENT_GLOB):
-                stands_for[packed] = rel
-                now, why = _sha256_gunzipped(root / packed)
-                if now != digest:
-                    result.changed.append(f"{rel} (stored as {Path(packed).name}, " + (
-                        why or f"which decompresses to sha256 {now[:12]}..., {digest[:12]}... in the manifest") + ")")
-                continue
             result.missing.append(rel)
             continue
         now = sha256_file(path)
         if now != digest:
             result.changed.append(f"{rel} (sha256 {digest[:12]}... in the manifest, {now[:12]}... now)")
-    result.extra.extend(sorted(present - set(listed) - set(stands_for)))
+    result.extra.extend(sorted(present - set(listed)))
     result.files_checked = len(listed)
-    result.compressed = sorted(stands_for.values())
-
-
-def _sha256_gunzipped(path: Path) -> tuple[str, str | None]:
-    """(SHA-256 of what a gzip file decompresses to, None) or ("", why it cannot be read)."""
-    digest = hashlib.sha256()
-    try:
-        with gzip.open(path, "rb") as fh:
-            while chunk := fh.read(1 << 20):
-                digest.update(chunk)
-    except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
-        return "", f"not a readable gzip file: {exc}"
-    return digest.hexdigest(), None
 
 
 # --- 3. the runs' metrics ------------------------------------------------------------------------

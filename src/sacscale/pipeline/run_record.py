@@ -375,16 +375,6 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
         except (OSError, ValueError) as exc:
             status = record["status"] = "failed"
             _say(f"cannot set the learning state of {work} aside: {exc}")
-    if status == "completed":
-        # stored compressed at rest, as the reference's are (about 4x smaller; read back by
-        # the same strict reader); a failure leaves them plain and the run complete
-        from sacscale.analysis.events import EventFileError, compress_event_tree
-
-        try:
-            record["events_compressed"] = [p.relative_to(work).as_posix() for p, _ in compress_event_tree(work)]
-        except (OSError, EventFileError) as exc:
-            record["events_compressed_error"] = str(exc)
-            _say(f"the event files of {work} stay uncompressed: {exc}")
     try:
         write_json(work / "run.json", record)
     except OSError as exc:

@@ -11,7 +11,8 @@ RESULTS = Path(__file__).resolve().parents[2] / "results"
 # measured on the lent GPU machines (docs/benchmarks.md): run set -> runs it holds at least
 BUNDLES = {"h200x1": 2, "h200x2": 2, "h200x2_bench": 2, "h200_learning": 2, "h200_halves_bench": 2,
            "h200_conforming": 1, "h200_learning_norm": 3, "h200x1_ref": 6,
-           "h200x1_learning_obsnorm": 1, "h200x1_ref_learning": 2, "h200x1_final": 6}
+           "h200x1_learning_obsnorm": 1, "h200x1_ref_learning": 2, "h200x1_final": 6,
+           "h200x1_final5": 10}
 
 
 @pytest.mark.parametrize("run_set", BUNDLES)

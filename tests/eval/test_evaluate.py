@@ -129,6 +129,32 @@ def test_stochastic_actions_are_a_different_reproducible_protocol(evaluated, mod
     assert runs[0]["overall"]["rms_error"] != det["overall"]["rms_error"]
 
 
+def test_noise_scale_spans_deterministic_to_training_noise(evaluated, model_file):
+    """--noise-scale 0 is the protocol's tanh(mean), 1 is --stochastic, bit for bit; 0.5 is
+    neither; every result records the policy's own std, which noise cannot push outside
+    the actor's log-std range."""
+    d, det, _ = evaluated
+    got = {}
+    for scale in ("0", "0.5", "1"):
+        out = d / f"scale{scale}.json"
+        assert main(["evaluate", str(d / "run"), "--output", str(out), "--model", str(model_file), *FAST,
+                     "--noise-scale", scale]) == 0
+        got[scale] = json.loads(out.read_text())
+    out = d / "stochastic.json"
+    assert main(["evaluate", str(d / "run"), "--output", str(out), "--model", str(model_file), *FAST,
+                 "--stochastic"]) == 0
+    stochastic = json.loads(out.read_text())
+    assert got["0"]["overall"] == det["overall"] and got["0"]["protocol"]["actions"] == det["protocol"]["actions"]
+    assert got["1"]["overall"] == stochastic["overall"] and got["1"]["protocol"] == stochastic["protocol"]
+    assert got["1"]["protocol"]["actions"].startswith("stochastic: sampled as in training")
+    assert "0.5 x the policy's std" in got["0.5"]["protocol"]["actions"] and got["0.5"]["protocol"]["noise_scale"] == 0.5
+    half = got["0.5"]["overall"]["rms_error"]
+    assert half != det["overall"]["rms_error"] and half != got["1"]["overall"]["rms_error"]
+    lo, hi = math.exp(ACTOR_KWARGS["log_std_min"]), math.exp(ACTOR_KWARGS["log_std_max"])
+    assert all(lo <= r["action_std_mean"] <= hi for r in got.values())
+    assert got["0"]["action_std_mean"] == det["action_std_mean"]
+
+
 def test_figure_is_written(evaluated):
     _, _, fig = evaluated
     assert fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and fig.stat().st_size > 10_000
@@ -214,9 +240,15 @@ def test_unusable_checkpoints_exit_2_naming_the_problem(tmp_path, capsys, model_
 def test_bad_protocol_settings_exit_2(tmp_path, capsys, model_file):
     ckpt = make_checkpoint(tmp_path / "ckpt.pt")
     for extra, message in ((["--seconds", "25"], "--seconds 25.0"), (["--settle-s", "5"], "--settle-s 5.0"),
-                           (["--envs-per-command", "0"], "--envs-per-command")):
+                           (["--envs-per-command", "0"], "--envs-per-command"),
+                           (["--noise-scale", "-0.5"], "--noise-scale must be a finite number >= 0"),
+                           (["--noise-scale", "nan"], "--noise-scale must be a finite number >= 0")):
         code = main(["evaluate", str(ckpt), "--output", str(tmp_path / "e.json"), "--model", str(model_file),
                      *FAST, *extra])
         assert code == 2 and message in capsys.readouterr().err
     code = main(["evaluate", str(ckpt), "--output", str(tmp_path / "e.json"), "--model", str(tmp_path / "nope.mjb")])
     assert code == 2 and "nope.mjb: no such file" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:  # one noise setting, not two
+        main(["evaluate", str(ckpt), "--output", str(tmp_path / "e.json"), "--stochastic", "--noise-scale", "0.5"])
+    assert exc.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+    assert not (tmp_path / "e.json").exists()

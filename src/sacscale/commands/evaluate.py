@@ -21,8 +21,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
                         help="simulation threads (default: the CPUs this process may use)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the resets (position, heading, gait phase)")
-    parser.add_argument("--stochastic", action="store_true",
-                        help="diagnostic: sample the actions as in training instead of tanh(mean)")
+    noise = parser.add_mutually_exclusive_group()
+    noise.add_argument("--stochastic", action="store_const", const=1.0, dest="noise_scale", default=0.0,
+                       help="diagnostic: sample the actions as in training instead of tanh(mean)")
+    noise.add_argument("--noise-scale", type=float, dest="noise_scale", metavar="S",
+                       help="diagnostic: sample the actions with S x the policy's std "
+                            "(0: tanh(mean), the protocol; 1: as --stochastic)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = evaluate(args.checkpoint, args.model, envs_per_command=args.envs_per_command,
                           seconds=args.seconds, settle_s=args.settle_s, threads=args.threads, seed=args.seed,
-                          stochastic=args.stochastic)
+                          noise_scale=args.noise_scale)
     except (CheckpointError, ValueError) as exc:
         print(f"sacscale evaluate: error: {exc}", file=sys.stderr)
         return 2
@@ -58,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     t = o["normalised_tracking"]
     print(f"{'tracking':>14} {_fmt(t['lin_vel_xy']):>15} {_fmt(t['yaw_rate']):>15}   (the task's kernels, 1 = perfect; "
           f"actions {p['actions'].split(':')[0]})")
+    print(f"policy std (before tanh, mean over samples and actions): {_fmt(result['action_std_mean'])}")
     print(f"falls: {o['fall_rate']:.3f} per episode ({o['episodes']} episodes); "
           f"wall {result['timing']['wall_s']:.1f} s; wrote {args.output}" + (f", {args.figure}" if args.figure else ""))
     if p["checkpoint_model_sha256"] and p["checkpoint_model_sha256"] != p["model_sha256"]:

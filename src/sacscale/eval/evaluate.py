@@ -123,13 +123,15 @@ def heading_frame_velocity(qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
 
 
 def rollout(env: G1WalkFlat, actor, obs: np.ndarray, steps: int, settle_steps: int,
-            noise: torch.Generator | None = None) -> dict:
+            noise: torch.Generator | None = None, noise_scale: float = 1.0) -> dict:
     """Run `steps` control steps; per step and env the achieved velocity and whether it counts.
 
     A sample counts when the env has not fallen so far in its episode, does not fall at
     this step, and the step is past the settling time. With `noise` (a generator) the
-    actions are sampled as in training instead of tanh(mean). The velocity is read between the
-    physics and the task work of a step, so it is the state reached, before an auto-reset.
+    actions are sampled as in training, tanh(mean + noise_scale * std * N(0, 1)), instead of
+    tanh(mean). The velocity is read between the physics and the task work of a step, so it
+    is the state reached, before an auto-reset. action_std: the policy's std (before tanh),
+    mean over the counted samples and action dimensions.
     """
     n = env.num_envs
     torso_gyro_z = env._sadr["torso_gyro"].start + 2
@@ -138,12 +140,16 @@ def rollout(env: G1WalkFlat, actor, obs: np.ndarray, steps: int, settle_steps: i
     alive = np.ones(n, dtype=bool)
     fell = np.zeros(n, dtype=bool)
     sim_errors = 0
+    std_sum, std_count = 0.0, 0
     for k in range(steps):
         obs_t = torch.from_numpy(obs)
+        with torch.no_grad():
+            mean, log_std = actor.mean_and_log_std(obs_t)
         if noise is None:
-            actions = actor.act(obs_t, deterministic=True).numpy()
+            actions = torch.tanh(mean).numpy()  # = actor.act(obs_t, deterministic=True)
         else:
-            actions = actor.act(obs_t, noise=torch.randn(n, actor.action_dim, generator=noise, dtype=obs_t.dtype)).numpy()
+            eps = torch.randn(n, actor.action_dim, generator=noise, dtype=obs_t.dtype)
+            actions = actor.act(obs_t, noise=noise_scale * eps).numpy()
         env.start_step(actions)
         env.wait_physics()
         achieved[k, :, :3] = heading_frame_velocity(env._qpos, env._qvel)
@@ -153,11 +159,15 @@ def rollout(env: G1WalkFlat, actor, obs: np.ndarray, steps: int, settle_steps: i
         out = env.finish_step()
         # k + 1 steps done: the state is at t = (k + 1) * dt
         measured[k] = alive & ~out.terminated & (k + 1 >= settle_steps)
+        counted = torch.from_numpy(measured[k])
+        std_sum += float(log_std[counted].exp().sum())
+        std_count += int(counted.sum()) * actor.action_dim
         fell |= alive & out.terminated
         alive &= ~(out.terminated | out.truncated)  # what an env does after a reset is not scored
         sim_errors += int(out.info["sim_errors"])
         obs = out.actor_obs
-    return {"achieved": achieved, "measured": measured, "fell": fell, "sim_errors": sim_errors}
+    return {"achieved": achieved, "measured": measured, "fell": fell, "sim_errors": sim_errors,
+            "action_std": std_sum / std_count if std_count else math.nan}
 
 
 def _rms(sq_err: np.ndarray, mask: np.ndarray) -> float:
@@ -227,8 +237,11 @@ def ratios(policy: dict, baseline: dict) -> dict:
 
 def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, envs_per_command: int = 8,
              seconds: float = 20.0, settle_s: float = 1.0, threads: int = 1, seed: int = 0,
-             stochastic: bool = False) -> dict:
-    """Evaluate a checkpoint (file or run directory); returns the result as a JSON-ready dict."""
+             noise_scale: float = 0.0) -> dict:
+    """Evaluate a checkpoint (file or run directory); returns the result as a JSON-ready dict.
+
+    noise_scale 0 (the protocol): deterministic actions, tanh(mean); a diagnostic otherwise:
+    actions sampled with the policy's std times noise_scale (1: as in training)."""
     t0 = time.perf_counter()
     path = resolve_checkpoint(checkpoint)
     ckpt = load_checkpoint(path)
@@ -245,6 +258,8 @@ def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, en
         raise ValueError(f"--settle-s {settle_s}: must be >= 0 and shorter than --seconds {seconds}")
     if envs_per_command < 1:
         raise ValueError(f"--envs-per-command must be >= 1, got {envs_per_command}")
+    if not (math.isfinite(noise_scale) and noise_scale >= 0):
+        raise ValueError(f"--noise-scale must be a finite number >= 0, got {noise_scale}")
 
     names = list(COMMAND_GRID)
     grid = np.array([COMMAND_GRID[k] for k in names])
@@ -264,8 +279,8 @@ def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, en
         # observation does not contain the counter, so reset()'s observation stands
         env.timeout_counter[:] = 0
         assert np.array_equal(env.commands, commands)
-        noise = torch.Generator().manual_seed(seed + 1) if stochastic else None
-        roll = rollout(env, actor, obs, steps, settle_steps, noise=noise)
+        noise = torch.Generator().manual_seed(seed + 1) if noise_scale > 0 else None
+        roll = rollout(env, actor, obs, steps, settle_steps, noise=noise, noise_scale=noise_scale)
     finally:
         env.close()
         torch.set_num_threads(torch_threads)
@@ -296,7 +311,8 @@ def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, en
             "seed": seed,
             "sim_threads": threads,
             "torch_threads": 1,
-            "actions": "stochastic: sampled as in training (diagnostic)" if stochastic else "deterministic: tanh(mean)",
+            "actions": _actions_label(noise_scale),
+            "noise_scale": noise_scale,
             "tilt_obs": cfg.tilt_obs,
             "noise_joint_pos": cfg.noise_joint_pos,
             "noise_joint_vel": cfg.noise_joint_vel,
@@ -312,12 +328,22 @@ def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, en
             "checkpoint_model_sha256": ckpt.get("model_sha256"),
         },
         "overall": policy["overall"],
+        # the policy's own std before tanh (whatever noise_scale): how much training explores
+        "action_std_mean": roll["action_std"],
         "per_command": policy["per_command"],
         "baseline_stand_still": baseline,
         "ratio_to_stand_still": ratios(policy["overall"], baseline["overall"]),
         "sim_errors": roll["sim_errors"],
         "timing": {"wall_s": time.perf_counter() - t0},
     }
+
+
+def _actions_label(noise_scale: float) -> str:
+    if noise_scale == 0:
+        return "deterministic: tanh(mean)"
+    if noise_scale == 1:
+        return "stochastic: sampled as in training (diagnostic)"
+    return f"stochastic: sampled with {noise_scale:g} x the policy's std (diagnostic)"
 
 
 def _check_grid(grid: np.ndarray, cfg: TaskConfig) -> None:

@@ -149,7 +149,8 @@ def rollout(env: G1WalkFlat, actor, obs: np.ndarray, steps: int, settle_steps: i
             actions = torch.tanh(mean).numpy()  # = actor.act(obs_t, deterministic=True)
         else:
             eps = torch.randn(n, actor.action_dim, generator=noise, dtype=obs_t.dtype)
-            actions = actor.act(obs_t, noise=noise_scale * eps).numpy()
+            # Actor.forward's sample from the mean and std already computed (one network pass a step)
+            actions = torch.tanh(mean.float() + log_std.float().exp() * (noise_scale * eps).float()).numpy()
         env.start_step(actions)
         env.wait_physics()
         achieved[k, :, :3] = heading_frame_velocity(env._qpos, env._qvel)

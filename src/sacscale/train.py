@@ -37,6 +37,9 @@ REWARD_STATS = (*(f"reward_{t}" for t in REWARD_TERMS), *(f"reward_raw_{t}" for 
 
 
 ALLREDUCE_PLACEMENTS = ("in-graph", "between-graphs")
+# Printed by every rank once its first learner update (compile, warm-up, CUDA-graph
+# capture, first iteration) has run to completion on the device.
+FIRST_UPDATE_DONE = "first learner update done"
 
 
 class TrainingError(RuntimeError):
@@ -335,6 +338,9 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
                     with first_update_lock(device, stopping.check):
                         _update(learner, rank, it)
                     first_update = False
+                    # the run wrapper reads this line: a failure after it has cost learning
+                    _say_above_bar(bar, f"sacscale train: rank {rank}: {FIRST_UPDATE_DONE} at iteration {it} "
+                                        f"({learner.time_to_first_update:.1f} s: compile, warm-up, graph capture)")
                 else:
                     _update(learner, rank, it)
                 if pin_pending:
@@ -672,6 +678,14 @@ def _log(writer, learner, interval: _Interval, it: int, steps: int, counter, dis
     if bar is not None:
         bar.set_postfix(fps=f"{total_fps:,.0f}", ret=f"{scalars.get('Episode/return', math.nan):.2f}", refresh=False)
     interval.reset(now, steps)
+
+
+def _say_above_bar(bar, message: str) -> None:
+    """One line on stderr that does not break rank 0's progress bar."""
+    if bar is not None:
+        bar.write(message, file=sys.stderr)
+    else:
+        print(message, file=sys.stderr, flush=True)
 
 
 def _progress(cfg: TrainConfig, rank: int, start_it: int = 0):

@@ -20,6 +20,8 @@ def test_run_with_learner_pinned_outside_the_pool(tmp_path):
            "--learner-cpu-ids", str(CPUS[0]), "--log-dir", str(run), "--timeout-s", "120"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
+    # learning starts at 16 rows = iteration 2; the run wrapper reads this line
+    assert "sacscale train: rank 0: first learner update done at iteration 2 (" in done.stderr
     meta = json.loads((run / "train_meta.json").read_text())
     assert meta["status"] == "completed"
     assert meta["collector_pools"]["pools"] == [[CPUS[1]]]

@@ -38,16 +38,19 @@ rule train_run:
         resolved=run_resolved,
         env=run_env_args,
         timeout=run_timeout,
+        retries=run_retries,
         cmd=train_args,
         what=run_description,
     message:
         "training {wildcards.run} ({params.what})"
     # The wrapper's stdout (the trainer's whole output) goes to the log; its stderr, the
-    # terminal's, gets a progress line now and then (iteration, env steps/s, ETA).
+    # terminal's, gets a progress line now and then (iteration, env steps/s, ETA). A run
+    # of ours that dies of a CUDA device-side assert before its first learner update is
+    # done has learned nothing and starts once more (run_retries); both attempts stay.
     shell:
         "sacscale record-run --run-dir {params.run_dir:q} --work-dir {params.work_dir:q}"
         " --attic {params.attic:q} --state-dir {params.state:q} --resolved-json {params.resolved:q} --timeout {params.timeout}"
-        " {params.env} -- {params.cmd} > {log}"
+        " --device-assert-retries {params.retries} {params.env} -- {params.cmd} > {log}"
 
 
 # `snakemake train`: the whole training matrix (and what it needs), nothing after it.

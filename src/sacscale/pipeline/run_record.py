@@ -18,6 +18,12 @@ or is complete. On failure, timeout or interruption (SIGTERM/SIGINT are forwarde
 the command's process group) the work directory, with its run.json and train.log, moves
 to the attic for diagnosis and the exit status is non-zero. Nothing else is deleted: an
 older RUN_DIR without run.json is moved to the attic too.
+
+With --device-assert-retries N, an attempt that died of a CUDA device-side assert before
+the trainer printed that its first learner update was done (so it learned nothing: the
+assert of docs/faults.md, fault 18, strikes during compile and warm-up) is set aside the
+same way and the command starts again, up to N times; the completed run's run.json lists
+the attempts set aside. Any other failure, a timeout or a stop signal ends it at once.
 """
 
 from __future__ import annotations
@@ -99,6 +105,33 @@ class ProgressEcho:
             print(line, file=self.out or sys.stderr, flush=True)
         except OSError:
             pass
+
+
+DEVICE_ASSERT = "device-side assert triggered"  # CUDA's message, in torch's error
+
+
+class OutputWatch:
+    """Notes two things in the trainer's output: whether its first learner update was
+    done (the trainer's FIRST_UPDATE_DONE line) and whether CUDA reported a device-side
+    assert. A marker split across two chunks is still seen."""
+
+    def __init__(self) -> None:
+        from sacscale.train import FIRST_UPDATE_DONE
+
+        self.markers = {"first_update_done": FIRST_UPDATE_DONE.encode(), "device_assert": DEVICE_ASSERT.encode()}
+        self.keep = max(len(m) for m in self.markers.values())
+        self.seen = {name: False for name in self.markers}
+        self.tail = b""
+
+    def feed(self, chunk: bytes) -> None:
+        text = self.tail + chunk
+        for name, marker in self.markers.items():
+            self.seen[name] = self.seen[name] or marker in text
+        self.tail = text[-self.keep:]
+
+    def died_before_learning(self) -> bool:
+        """A device-side assert, and no learner update done: retrying loses no learning."""
+        return self.seen["device_assert"] and not self.seen["first_update_done"]
 
 
 def _now() -> tuple[float, str]:
@@ -191,9 +224,9 @@ class Supervisor:
     """Runs the command, tees its output, enforces the timeout, forwards SIGTERM/SIGINT."""
 
     def __init__(self, cmd: list[str], env: dict[str, str], log_path: Path, timeout_s: float,
-                 progress: ProgressEcho | None = None):
+                 progress: ProgressEcho | None = None, watch: OutputWatch | None = None):
         self.cmd, self.env, self.log_path, self.timeout_s = cmd, env, log_path, timeout_s
-        self.progress = progress
+        self.progress, self.watch = progress, watch
         self.timed_out = False
         self.interrupted = None
         self.log_error: str | None = None
@@ -266,6 +299,8 @@ class Supervisor:
                         pass
                     if self.progress is not None:
                         self.progress.feed(chunk)
+                    if self.watch is not None:
+                        self.watch.feed(chunk)
                 return self.proc.wait()
             finally:
                 timer.cancel()
@@ -288,6 +323,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a progress line on stderr every N iterations (default 0: every tenth of the run)")
     parser.add_argument("--progress-every-s", type=float, default=60.0, metavar="S",
                         help="... or every S seconds, whichever comes first (default 60)")
+    parser.add_argument("--device-assert-retries", type=int, default=0, metavar="N",
+                        help="start the command again, up to N times, when it died of a CUDA device-side assert "
+                             "before its first learner update was done (nothing learned; each failed attempt "
+                             "is kept in the attic) (default 0)")
     parser.add_argument("cmd", nargs=argparse.REMAINDER, help="-- then the command")
 
 
@@ -306,6 +345,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     if not cmd:
         return usage_error("no command given after --")
+    if args.device_assert_retries < 0:
+        return usage_error(f"--device-assert-retries {args.device_assert_retries}: must be 0 or more")
     env = {}
     for item in args.env:
         key, sep, value = item.partition("=")
@@ -313,20 +354,48 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
             return usage_error(f"--env {item!r}: expected KEY=VALUE")
         env[key] = value
     resolved = json.loads(args.resolved_json)
+    name = resolved.get("run", args.run_dir.name)
 
+    _move_aside(args.work_dir, args.attic, "interrupted")
+    _move_aside(args.run_dir, args.attic, "superseded")
+    set_aside: list[dict] = []  # attempts that died of a device-side assert before learning
+    while True:
+        code, status, kept, watch, supervisor = _attempt(args, cmd, env, resolved, set_aside)
+        if status == "completed":
+            return 0
+        if status == "not started":
+            return code
+        attempts = len(set_aside) + 1
+        if (status == "failed" and watch.died_before_learning() and len(set_aside) < args.device_assert_retries
+                and supervisor.interrupted is None):
+            set_aside.append({"kept_in": str(kept) if kept else None, "exit_status": code,
+                              "reason": "CUDA device-side assert before the first learner update was done"})
+            _say(f"run {name}: attempt {attempts} died of a CUDA device-side assert before its first learner "
+                 f"update was done (nothing was learned; docs/faults.md, fault 18); starting it again "
+                 f"(attempt {attempts + 1} of at most {args.device_assert_retries + 1})")
+            continue
+        _say(f"run {name} {status} (exit status {code}); nothing was marked done. "
+             f"Its log and run.json are kept in {kept}")
+        return code if code and code > 0 else 1
+
+
+def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], resolved: dict,
+             set_aside: list[dict]):
+    """Run the command once into the work directory; rename it to the run directory when
+    complete, else set it aside. Returns (exit status, status, where the attempt was kept,
+    the output watch, the supervisor)."""
     run_dir, work = args.run_dir, args.work_dir
-    _move_aside(work, args.attic, "interrupted")
-    _move_aside(run_dir, args.attic, "superseded")
+    watch = OutputWatch()
     try:
         work.mkdir(parents=True)
     except OSError as exc:
         _say(f"cannot create {work}: {exc.strerror or exc}; the run did not start")
-        return 1
+        return 1, "not started", None, watch, None
 
     t0, started = _now()
     label = f"training {resolved.get('run', run_dir.name)}"
     progress = ProgressEcho(label, args.progress_every, args.progress_every_s)
-    supervisor = Supervisor(cmd, env, work / "train.log", args.timeout, progress)
+    supervisor = Supervisor(cmd, env, work / "train.log", args.timeout, progress, watch)
     code = supervisor.run()
     t1, ended = _now()
 
@@ -367,6 +436,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
         "python": sys.executable,
         "host": host_info(),
     }
+    if set_aside:
+        record["attempts_set_aside"] = list(set_aside)
     if supervisor.log_error:
         record["error"] = supervisor.log_error
     if status == "completed" and args.state_dir is not None:
@@ -383,8 +454,5 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
     if status == "completed":
         os.replace(work, run_dir)
         _say(f"{run_dir} completed in {t1 - t0:.1f} s")
-        return 0
-    kept = _set_aside_or_remove(work, args.attic, status)
-    _say(f"run {record['run']} {status} (exit status {code}); nothing was marked done. "
-         f"Its log and run.json are kept in {kept}")
-    return code if code and code > 0 else 1
+        return 0, status, run_dir, watch, supervisor
+    return code, status, _set_aside_or_remove(work, args.attic, status), watch, supervisor

@@ -12,7 +12,7 @@ RESULTS = Path(__file__).resolve().parents[2] / "results"
 BUNDLES = {"h200x1": 2, "h200x2": 2, "h200x2_bench": 2, "h200_learning": 2, "h200_halves_bench": 2,
            "h200_conforming": 1, "h200_learning_norm": 3, "h200x1_ref": 6,
            "h200x1_learning_obsnorm": 1, "h200x1_ref_learning": 2, "h200x1_final": 6,
-           "h200x1_final5": 10}
+           "h200x1_final5": 10, "h200x1_learning_lowent": 2}
 
 
 @pytest.mark.parametrize("run_set", BUNDLES)

@@ -470,3 +470,27 @@ def test_runs_are_listed_in_the_order_they_ran_whatever_order_the_files_come_in(
     assert "r1: n1_local, n2_pool; r2: n2_pool, n1_local" in md
     _, in_order, _ = _write(tmp_path, [by_name[r] for r in ran])
     assert in_order == md
+
+
+def test_logged_tracking_table_is_the_tail_of_each_runs_tracking_over_its_maximum():
+    from sacscale.report.tables import logged_tracking_table
+
+    base = {"tracking_lin_vel": 0.0177, "tracking_lin_vel_max": 0.04,
+            "tracking_ang_vel": 0.0162, "tracking_ang_vel_max": 0.03}
+
+    def curves(lin, yaw, n=20):
+        steps = [float(1000 * (i + 1)) for i in range(n)]
+        return {"length": {"env_steps": steps, "value": [900.0] * n},
+                "tracking_lin_vel": {"env_steps": steps, "value": [0.0] * (n - 2) + lin},
+                "tracking_ang_vel": {"env_steps": steps, "value": [0.0] * (n - 2) + yaw}}
+
+    empty = {"env_steps": [], "value": []}
+    learning = {"a": {"runs": {"r1_a": curves([0.036, 0.040], [0.024, 0.027])}},
+                "ref": {"runs": {"r1_ref": {"length": {"env_steps": [5.0], "value": [10.0]},
+                                            "tracking_lin_vel": empty, "tracking_ang_vel": empty}}}}
+    table = logged_tracking_table(learning, base)
+    # the last 10% of 20 points: the last 2; (0.036 + 0.040) / 2 / 0.04 = 0.95, (0.024 + 0.027) / 2 / 0.03 = 0.85
+    assert table.rows == [["r1_a", "a", "20,000", "0.95", "0.85"]]  # the reference's run (no terms) is left out
+    assert "stands still earns 0.44 and 0.54" in table.caption
+    assert logged_tracking_table({"ref": learning["ref"]}, base) is None
+    assert logged_tracking_table(None, base) is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sacscale.analysis.learning import curves_by_config
+from sacscale.analysis.learning import curves_by_config, tracking_baselines
 from sacscale.analysis.metrics import DEFINITIONS
 from sacscale.evidence.atomic import atomic_write_text
 from sacscale.report import plots, tables
@@ -386,7 +386,8 @@ FIGURE_CAPTIONS = {
     "learning_curves": ("Learning against cumulative env steps of all ranks (rank 0 `Perf/total_env_steps` at each "
                         "logging iteration): episode length, episode return (each rank's mean over the episodes "
                         "ended in the interval, then mean over ranks) and the linear- and angular-velocity "
-                        "tracking rewards (latest per-control-step value, env mean, weighted and scaled by 0.02: "
+                        "tracking rewards (per control step, mean over the envs and the logging interval; runs "
+                        "logged before 2026-12-01 carry the interval's last step; weighted and scaled by 0.02: "
                         "at most 0.04 and 0.03; mean over ranks). Thin lines with markers: each run; thick: the mean "
                         "over the configuration's runs where all of them have points; each configuration has its "
                         "own colour and line style. Configurations with more ranks reach more env steps in the "
@@ -478,6 +479,10 @@ def build(
     quality = tables.quality_table(evaluations or {}, metrics)
     if quality is not None:
         doc.add(Heading(tables.QUALITY_TITLE, 3), quality)
+    if learning:
+        logged = tables.logged_tracking_table(learning, tracking_baselines())
+        if logged is not None:
+            doc.add(Heading(tables.LOGGED_TRACKING_TITLE, 3), logged)
     time_to_quality = tables.time_to_quality_table(summary)
     if time_to_quality is not None:
         doc.add(Heading(tables.TIME_TO_QUALITY_TITLE, 3), time_to_quality)

@@ -227,6 +227,40 @@ def quality_table(evaluations: dict[str, dict], metrics: list[dict]) -> Table | 
     )
 
 
+LOGGED_TRACKING_TITLE = "Logged tracking of the training policy"
+
+
+def logged_tracking_table(learning: dict[str, dict] | None, baselines: dict[str, float]) -> Table | None:
+    """Per run (grouped by configuration, as `curves_by_config` gives them): the tracking
+    rewards the training policy earned, each over its maximum, mean of the last 10% of
+    the run's log points: the learning issue's logged measure, beside what standing still
+    earns. None without any tracking curve (e.g. only the reference trainer's runs)."""
+    from sacscale.analysis.learning import QUALITY_FRACTION, TRACKING, tail_mean
+
+    rows = []
+    for config, group in (learning or {}).items():
+        for run, curves in group["runs"].items():
+            values = [tail_mean(curves[term], QUALITY_FRACTION) / baselines[f"{term}_max"] for term in TRACKING]
+            if all(v != v for v in values):  # no tracking terms logged (the reference trainer's)
+                continue
+            steps = curves["length"]["env_steps"]
+            rows.append([run, config, num(steps[-1] if steps else None),
+                         *(num(v if v == v else None, 2) for v in values)])
+    if not rows:
+        return None
+    still = [num(baselines[term] / baselines[f"{term}_max"], 2) for term in TRACKING]
+    return Table(
+        header=["run", "config", "env steps (all ranks)", "lin-vel tracking", "yaw-rate tracking"],
+        rows=rows,
+        align=["l", "l", "r", "r", "r"],
+        caption=(f"the training policy's (stochastic actions, observation noise, randomised gains) tracking rewards "
+                 f"over their maxima, mean over the last {QUALITY_FRACTION:.0%} of each run's log points (mean over "
+                 f"ranks); 1 = perfect, a robot that stands still earns {still[0]} and {still[1]}. The learning "
+                 f"targets ask >= 0.75 (lin) and >= 0.65 (yaw) within 15M env steps. Runs without tracking terms "
+                 f"(the reference trainer's) are left out."),
+    )
+
+
 TIME_TO_QUALITY_TITLE = "Time to quality"
 TRAINERS_TITLE = "The trainers side by side"
 QUALITY_LABELS = {"episode_length": "episode length >= {t:g}",

@@ -339,10 +339,8 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
                         _update(learner, rank, it)
                     first_update = False
                     # the run wrapper reads this line: a failure after it has cost learning
-                    took = learner.time_to_first_update  # timed only from a fresh learner, not on resume
                     _say_above_bar(bar, f"sacscale train: rank {rank}: {FIRST_UPDATE_DONE} at iteration {it} "
-                                        + (f"({took:.1f} s: compile, warm-up, graph capture)" if took is not None
-                                           else "(resumed: compile, warm-up, graph capture)"))
+                                        f"({learner.time_to_first_update:.1f} s: compile, warm-up, graph capture)")
                 else:
                     _update(learner, rank, it)
                 if pin_pending:

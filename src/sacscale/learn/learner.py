@@ -268,7 +268,7 @@ class FastSACLearner:
         self.hooks_in_graph = bool(hooks_in_graph)
         self._segments: list[tuple[torch.cuda.CUDAGraph, tuple[str, torch.Tensor] | None]] = []
         self.iterations = 0
-        self.time_to_first_update: float | None = None  # s: compile + warm-up + capture + first iteration
+        self.time_to_first_update: float | None = None  # s: compile + warm-up + capture + first update() of this process
 
     def _adamw(self, flat: torch.Tensor, weight_decay: float) -> torch.optim.AdamW:
         cfg = self.cfg
@@ -456,7 +456,7 @@ class FastSACLearner:
         """One iteration: cfg.critic_updates critic+alpha updates, cfg.actor_updates actor updates."""
         if self.replay.size == 0:
             raise RuntimeError("update() on an empty replay buffer")
-        first = self.iterations == 0
+        first = self.time_to_first_update is None  # this process's first: a resumed learner compiles and captures too
         t0 = time.perf_counter()
         if self.graphed:
             if self._graph is None:

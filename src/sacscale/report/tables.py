@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from sacscale.analysis.aggregate import phase_by_rank
 from sacscale.report.document import Table
 
@@ -241,11 +243,11 @@ def logged_tracking_table(learning: dict[str, dict] | None, baselines: dict[str,
     for config, group in (learning or {}).items():
         for run, curves in group["runs"].items():
             values = [tail_mean(curves[term], QUALITY_FRACTION) / baselines[f"{term}_max"] for term in TRACKING]
-            if all(v != v for v in values):  # no tracking terms logged (the reference trainer's)
+            if all(math.isnan(v) for v in values):  # no tracking terms logged (the reference trainer's)
                 continue
             steps = curves["length"]["env_steps"]
             rows.append([run, config, num(steps[-1] if steps else None),
-                         *(num(v if v == v else None, 2) for v in values)])
+                         *(num(None if math.isnan(v) else v, 2) for v in values)])
     if not rows:
         return None
     still = [num(baselines[term] / baselines[f"{term}_max"], 2) for term in TRACKING]

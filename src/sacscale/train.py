@@ -54,7 +54,7 @@ class RanksApart(TrainingError):
 class TrainConfig:
     """Every knob of `sacscale train`; the field name is the CLI flag (`--num-envs`)."""
 
-    devices: str = "cpu"              # "cpu", "cpu,cpu" (2 gloo ranks), "0", "0,1" (CUDA indices)
+    devices: str = "cpu"              # "cpu", "cpu,cpu" (2 gloo ranks), "0", "0,1" (CUDA indices), "0,0" (2 ranks, 1 GPU, gloo)
     num_envs: int = 2048              # per rank
     batch_size: int = 8192            # per rank
     num_critic_updates: int = 8
@@ -100,9 +100,6 @@ class TrainConfig:
         kinds = {d == "cpu" for d in out}
         if len(kinds) > 1:
             raise TrainingError("--devices: mix of CPU and CUDA ranks is not supported")
-        cuda = [d for d in out if d != "cpu"]
-        if len(set(cuda)) != len(cuda):
-            raise TrainingError("--devices: one CUDA device per rank (NCCL refuses two ranks on one GPU)")
         return out
 
     def validate(self) -> None:
@@ -140,7 +137,19 @@ class TrainConfig:
         from sacscale.checks import check_seed
 
         check_seed(self.seed)
-        self.device_list()
+        self._check_shared_device()
+
+    def _check_shared_device(self) -> None:
+        """Ranks sharing a CUDA device sum gradients through gloo, which cannot be captured
+        in a CUDA graph: the all-reduce must run between the graph segments."""
+        from sacscale.parallel.launch import shares_cuda_device
+
+        if (shares_cuda_device(self.device_list()) and self.grad_sync != "off"
+                and self.allreduce != "between-graphs"):
+            raise TrainingError(
+                f"--devices {self.devices}: ranks that share a CUDA device sync gradients through gloo, "
+                "which cannot run inside a CUDA graph: add --allreduce between-graphs (or --grad-sync off)"
+            )
 
 
 def check_devices(devices: list[str]) -> None:
@@ -889,7 +898,7 @@ def run_training(cfg: TrainConfig) -> None:
     from sacscale.collect.shm import clean_stale
 
     clean_stale()  # blocks of runs SIGKILLed mid-creation (their creators provably gone)
-    backend = "gloo" if devices[0] == "cpu" else "nccl"
+    backend = launch.backend_for(devices)
     prefix = launch.job_prefix()
 
     previous_handlers = stopping.install(on_first=lambda signum: _arm_cleanup_watchdog(cfg, prefix, signum))

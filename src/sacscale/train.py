@@ -9,6 +9,7 @@ work hides behind simulation.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -229,6 +230,18 @@ class _Interval:
             self.sums[key] = self.sums.get(key, 0.0) + value
 
 
+def _first_update_guard(cfg: TrainConfig, local_rank: int, device):
+    """The compile lock keeps other trainers off this GPU during a first update. Ranks of
+    this job that share the device must take their first update together (its warm-up
+    all-reduces need every rank), so only the first of them takes the lock."""
+    from sacscale.learn.compile_lock import first_update_lock
+
+    devices = cfg.device_list()
+    if devices.index(devices[local_rank]) != local_rank:
+        return contextlib.nullcontext()
+    return first_update_lock(device, stopping.check)
+
+
 def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | None, shm_prefix: str,
              local_rank: int = 0, learner_cpus: list[int] | None = None) -> None:
     """Train on one rank; the process group (if any) is already initialised."""
@@ -239,7 +252,6 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
     from sacscale.collect.collector import CollectorConfig, CollectorHandle
     from sacscale.collect.shm import STAT_INDEX
     from sacscale.parallel.grad_sync import allreduce_hooks, broadcast_state
-    from sacscale.learn.compile_lock import first_update_lock
     from sacscale.learn.learner import FastSACLearner
     from sacscale.sim.affinity import pin_process
 
@@ -344,7 +356,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
             t2 = time.perf_counter()
             if learner.ready():
                 if first_update:  # compile, warm-up, capture: one trainer per GPU at a time
-                    with first_update_lock(device, stopping.check):
+                    with _first_update_guard(cfg, local_rank, device):
                         _update(learner, rank, it)
                     first_update = False
                     # the run wrapper reads this line: a failure after it has cost learning

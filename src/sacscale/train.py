@@ -153,6 +153,14 @@ class TrainConfig:
             )
 
 
+def compiles_losses(cfg: TrainConfig) -> bool:
+    """torch.compile of the losses: asked for, and the gradient sync inside the one graph.
+    With `--allreduce between-graphs` the losses run eagerly: compiled losses in a
+    segmented capture gave wrong gradients (docs/faults.md), so the segmented mode, and
+    every configuration compared with it, trades their speed for correct numbers."""
+    return cfg.compile and cfg.allreduce == "in-graph"
+
+
 def check_devices(devices: list[str]) -> None:
     """Fail early, naming the problem, when CUDA devices are asked for but not there."""
     cuda = [d for d in devices if d != "cpu"]
@@ -268,7 +276,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
     sac = sac_config(cfg)
     learner = FastSACLearner(
         sac, cfg.num_envs, device,
-        compile=cfg.compile and device.type == "cuda",
+        compile=compiles_losses(cfg) and device.type == "cuda",
         cuda_graph=cfg.cuda_graph and device.type == "cuda",
         seed=cfg.seed + 1000 * rank,
         hooks_in_graph=cfg.allreduce == "in-graph",
@@ -751,6 +759,7 @@ def write_meta(cfg: TrainConfig, world_size: int, pool_plan: dict) -> None:
         "config": asdict(cfg),
         "world_size": world_size,
         "devices": cfg.device_list(),
+        "losses_compiled": compiles_losses(cfg),
         "collector_pools": pool_plan,
         "env_steps_accounting": "Perf/total_env_steps is written by rank 0 from an all-reduced sum of every rank's cumulative env steps",
         "torch": torch.__version__,
@@ -911,6 +920,9 @@ def run_training(cfg: TrainConfig) -> None:
 
     clean_stale()  # blocks of runs SIGKILLed mid-creation (their creators provably gone)
     backend = launch.backend_for(devices)
+    if cfg.compile and not compiles_losses(cfg):
+        print("sacscale train: --allreduce between-graphs: the losses run eagerly (compiled losses in a "
+              "segmented graph gave wrong gradients; docs/faults.md)", file=sys.stderr, flush=True)
     prefix = launch.job_prefix()
 
     previous_handlers = stopping.install(on_first=lambda signum: _arm_cleanup_watchdog(cfg, prefix, signum))

@@ -233,7 +233,7 @@ def test_one_h200_matrix_shares_the_gpu_between_two_ranks():
     assert "sharing GPU 0" in shared["description"] and "not two GPUs" in shared["description"]
     assert m["configs"]["n2_shared_nosync"]["overrides"]["grad-sync"] == "off"
     assert m["configs"]["n1_pool7"]["cpu_pools"] == ["1-7"]
-    assert m["configs"]["n1_pool7"]["overrides"] == {"learner-cpu-ids": "0"}
+    assert m["configs"]["n1_pool7"]["overrides"] == {"allreduce": "between-graphs", "learner-cpu-ids": "0"}
     assert m["configs"]["n1_pool14"]["cpu_pools"] == ["1-7,9-15"]
 
 

@@ -67,3 +67,11 @@ def test_cli_reports_bad_pools_before_starting(tmp_path, capsys):
     assert code == 1
     assert "2 CPU list(s) given for 1 rank(s)" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()  # nothing written before the checks pass
+
+
+def test_losses_are_compiled_only_with_the_sync_inside_the_graph():
+    from sacscale.train import compiles_losses
+
+    assert compiles_losses(TrainConfig(devices="0"))
+    assert not compiles_losses(TrainConfig(devices="0", allreduce="between-graphs"))
+    assert not compiles_losses(TrainConfig(devices="0", compile=False))

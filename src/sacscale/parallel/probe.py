@@ -173,9 +173,9 @@ def _run_learner(s: ProbeSettings, device, batch: int, hooks, compiled: bool, gr
     from sacscale.learn.learner import FastSACLearner
 
     cfg = _sac_config(s, batch)
-    learner = FastSACLearner(cfg, 1, device, compile=compiled, cuda_graph=graphed,
-                             seed=s.seed if seed is None else seed,
-                             hooks_in_graph=not launch.shares_cuda_device(s.devices))
+    in_graph = not launch.shares_cuda_device(s.devices)
+    learner = FastSACLearner(cfg, 1, device, compile=compiled and in_graph, cuda_graph=graphed,
+                             seed=s.seed if seed is None else seed, hooks_in_graph=in_graph)
     _fill_replay(learner, s.replay_rows, s.seed)
     learner.use_external_randoms()
     local, synced = _GradRecorder(), _GradRecorder()
@@ -314,7 +314,7 @@ def _probe_rank(rank: int, world_size: int, s: ProbeSettings, output: str) -> No
         "batch_per_rank": s.batch_size,
         "reference_batch": s.batch_size * world_size,
         "replay_rows": s.replay_rows,
-        "compile_loss": s.compile_loss and on_cuda,
+        "compile_loss": s.compile_loss and on_cuda and dp.compiled,
         "grad_sync": s.grad_sync,
         "mutation": s.mutation,
         "allreduce_in_cuda_graph": graphed,

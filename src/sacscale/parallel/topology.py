@@ -424,7 +424,9 @@ def _shared_gpu_configs(gpu: int, node_cores: list[list[int]]) -> dict | None:
     """Two ranks on the one GPU (CPU-side weak scaling and the two-rank code path; gloo
     sums the gradients between graph segments), each with a learner core and half of the
     node's other cores as its pool, beside one rank with one half and with both halves.
-    None when the node has too few cores for two learner cores and two 2-thread pools."""
+    None when the node has too few cores for two learner cores and two 2-thread pools.
+    All of them run the learner as the shared ranks must (all-reduce placement
+    between-graphs, eager losses), so that they differ in their ranks alone."""
     half = (len(node_cores) - 2) // 2
     if half < 2:
         return None
@@ -440,14 +442,15 @@ def _shared_gpu_configs(gpu: int, node_cores: list[list[int]]) -> dict | None:
                              "gloo between graph segments (CPU-side weak scaling, not two GPUs)"}
     configs = {
         one: {"devices": str(gpu), "cpu_pools": [lists[0]], "learner_cpus": [pins.split(";")[0]],
-              "overrides": {"learner-cpu-ids": pins.split(";")[0]},
+              "overrides": {"allreduce": "between-graphs", "learner-cpu-ids": pins.split(";")[0]},
               "description": f"1 GPU, one {len(pools[0])}-thread pool (one rank of n2_shared)"},
         "n2_shared": shared,
         "n2_shared_nosync": {**shared, "overrides": {**shared["overrides"], "grad-sync": "off"},
                              "description": shared["description"].replace("gradients summed by gloo between "
                                                                            "graph segments", "no gradient sync")},
         both: {"devices": str(gpu), "cpu_pools": [format_cpu_list(pools[0] + pools[1])],
-               "learner_cpus": [pins.split(";")[0]], "overrides": {"learner-cpu-ids": pins.split(";")[0]},
+               "learner_cpus": [pins.split(";")[0]],
+               "overrides": {"allreduce": "between-graphs", "learner-cpu-ids": pins.split(";")[0]},
                "description": f"1 GPU, one pool of both halves' {len(pools[0]) + len(pools[1])} threads"},
     }
     return {"configs": configs, "order": [one, "n2_shared"],

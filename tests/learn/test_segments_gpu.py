@@ -4,7 +4,8 @@ On one H200 the probe found that compiled losses inside a segmented capture give
 gradients (relative errors 0.04-1.5, different from run to run; eager losses in the same
 segments and compiled losses in one graph are right): docs/faults.md. The learner refuses
 the combination; the second test reproduces the fault with the refusal lifted and is
-expected to fail until its cause is found (strict: a pass means the refusal can go).
+expected to fail until its cause is found (strict: a pass means the refusal can go). A
+learner test with small networks and batch 512 passed there, so this one is the probe.
 """
 
 import pytest
@@ -25,25 +26,15 @@ def test_compiled_losses_between_graph_segments_are_refused(learn):
 
 
 @pytest.mark.xfail(strict=True, reason="compiled losses in a segmented capture: wrong gradients (docs/faults.md)")
-def test_compiled_losses_between_graph_segments_follow_the_one_graph(learn, monkeypatch):
+def test_compiled_losses_between_graph_segments_pass_the_probe(monkeypatch, tmp_path):
+    """The probe's learner mode as it failed on one H200 (one rank, NCCL, the hooks between
+    graph segments, Inductor-compiled losses, batch 8192, float32); the same with the
+    losses eager, or compiled by AOTAutograd without Inductor (backend aot_eager), passed."""
+    from sacscale.parallel import launch, probe
+
     monkeypatch.setattr(learner_module, "COMPILED_SEGMENTS_ALLOWED", True)
-    cfg = learn.small_cfg(actor_hidden=(512, 256, 128), critic_hidden=(768, 384, 192), num_atoms=101,
-                          batch_size=512, replay_per_env=256, amp_dtype="float32")
-    one = learn.make_learner(cfg, external=True, device=DEVICE, compile=True)
-    split = learn.make_learner(cfg, external=True, device=DEVICE, compile=True, hooks_in_graph=False)
-    for learner in (one, split):
-        learner.set_gradient_graph_hooks([lambda name, flat: None])  # a hook point per optimizer step
-    init = learn.state(one)
-    for it in range(3):
-        r = learn.random_randoms(cfg, learn.ROWS, seed=500 + it).to(DEVICE)
-        for learner in (one, split):
-            learner.randoms.copy_(r)
-            learner.update()
-    torch.cuda.synchronize()
-    a, b = learn.state(split), learn.state(one)
-    for k in ("actor", "critic"):
-        moved = (b[k] - init[k]).norm()
-        assert moved > 0, k
-        assert ((a[k] - b[k]).norm() / moved).item() < 1e-3, k
-    one.close()
-    split.close()
+    monkeypatch.setattr(launch, "shares_cuda_device", lambda devices: True)  # segments with one rank
+    monkeypatch.setattr(launch, "backend_for", lambda devices: "nccl")
+    result = probe.run_probe(probe.ProbeSettings(["cuda:0"], iterations=2, compile_loss=True),
+                             str(tmp_path / "probe.json"))
+    assert result["pass"], [(c["tensor"], c["rel_diff"]) for c in result["comparisons"] if not c["pass"]]

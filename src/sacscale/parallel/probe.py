@@ -170,11 +170,12 @@ def broadcast(tensors: dict, mutation: str | None = None) -> None:
 def _run_learner(s: ProbeSettings, device, batch: int, hooks, compiled: bool, graphed: bool, seed: int | None = None):
     """A learner on the probe's replay; hooks: [input recorder, *hooks, output recorder].
     Ranks sharing a CUDA device sync through gloo, between graph segments, as the trainer does."""
-    from sacscale.learn.learner import FastSACLearner
+    from sacscale.learn import learner as learner_module
 
     cfg = _sac_config(s, batch)
     in_graph = not launch.shares_cuda_device(s.devices)
-    learner = FastSACLearner(cfg, 1, device, compile=compiled and in_graph, cuda_graph=graphed,
+    compiled = compiled and (in_graph or learner_module.COMPILED_SEGMENTS_ALLOWED)
+    learner = learner_module.FastSACLearner(cfg, 1, device, compile=compiled, cuda_graph=graphed,
                              seed=s.seed if seed is None else seed, hooks_in_graph=in_graph)
     _fill_replay(learner, s.replay_rows, s.seed)
     learner.use_external_randoms()

@@ -209,6 +209,7 @@ class _Interval:
     def __init__(self):
         self.total0 = 0  # all ranks' env steps at the previous log point
         self.nonfinite_named = False  # the first dropped non-finite row has been named in the log
+        self.nonfinite_targets_named = False  # ... and the first non-finite critic target
         self.reset(time.perf_counter(), 0)
 
     def reset(self, now: float, steps: int) -> None:
@@ -694,6 +695,13 @@ def _nonfinite_scalars(learner, interval: _Interval, it: int, rank: int, bar) ->
                             f"env {first['row']}, field(s) {', '.join(first['fields'])} (not put in the replay; "
                             f"Faults/nonfinite_rows counts every such row)")
         interval.nonfinite_named = True
+    if counts["nonfinite_targets"] and not interval.nonfinite_targets_named:
+        # the replay never samples a dropped row: these targets came from rows that passed
+        # its check, so from the learner's own numbers (or memory changed behind the check)
+        _say_above_bar(bar, f"sacscale train: rank {rank}: {counts['nonfinite_targets']} critic target(s) not finite "
+                            f"by iteration {it} although their rows passed the replay's check; given no mass "
+                            f"(Faults/nonfinite_targets counts them)")
+        interval.nonfinite_targets_named = True
     return {"Faults/nonfinite_rows": counts["nonfinite_rows"], "Faults/nonfinite_targets": counts["nonfinite_targets"]}
 
 

@@ -106,3 +106,9 @@ def test_the_naming_line_counts_back_to_the_iteration(capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["sacscale train: rank 0: dropped a non-finite transition at iteration 3: env 5, field(s) reward "
                    "(not put in the replay; Faults/nonfinite_rows counts every such row)"]
+    learner.nonfinite_counts = lambda: {"nonfinite_rows": 2, "nonfinite_targets": 16}
+    for it in (40, 50):
+        train._nonfinite_scalars(learner, interval, it, 0, None)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["sacscale train: rank 0: 16 critic target(s) not finite by iteration 40 although their rows "
+                   "passed the replay's check; given no mass (Faults/nonfinite_targets counts them)"]

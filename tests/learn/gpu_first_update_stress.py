@@ -13,7 +13,9 @@ rows into the replay (dropped, counted) and one NaN behind the check (counted by
 projection). `train`: the real `sacscale train --devices 0` for a few iterations past
 the first update (each process with its own SACSCALE_LOCK_DIR, so a pair compiles at
 once, as before the compile lock). Each run prints one JSON line; the summary counts exits, device-side asserts
-and non-finite counts. Under compute-sanitizer (slow: use small sizes):
+and non-finite counts. The learner mode also runs against a learner without the
+non-finite checks (check out main's src/ beside this file): an A/B of the assert itself.
+Under compute-sanitizer (slow: use small sizes):
 
     compute-sanitizer --tool initcheck --track-unused-memory no python \
         tests/learn/gpu_first_update_stress.py learner --runs 1 --num-envs 64 --batch 512 --iters 2 --inline
@@ -43,7 +45,10 @@ def one_learner(args) -> dict:
     cfg = SACConfig(batch_size=args.batch, obs_norm=args.obs_norm)
     learner = FastSACLearner(cfg, args.num_envs, args.device, seed=args.seed)
     fill_random(learner, rows=max(learner.learning_starts, args.batch), seed=args.seed)
+    counts = getattr(learner, "nonfinite_counts", None)  # absent before the non-finite checks: A/B with main
     if args.inject:
+        if counts is None:
+            raise SystemExit("--inject needs the learner's non-finite checks")
         storage, layout = learner.replay.storage, learner.replay.layout
         fresh = torch.randn(8, learner.replay.row_dim, device=args.device)
         for row, (field, value) in enumerate([("reward", math.nan), ("reward", math.inf), ("terminated", math.nan),
@@ -59,7 +64,7 @@ def one_learner(args) -> dict:
     if args.device == "cuda":
         torch.cuda.synchronize()
     out = {"first_update_s": learner.time_to_first_update, "total_s": time.perf_counter() - t0,
-           **learner.nonfinite_counts(),
+           **(counts() if counts else {}),
            "state_finite": all(bool(torch.isfinite(t).all()) for t in learner.state_tensors().values())}
     learner.close()
     return out

@@ -692,7 +692,7 @@ def _nonfinite_scalars(learner, interval: _Interval, it: int, rank: int, bar) ->
         first = learner.replay.describe_first_nonfinite()
         at = it - (learner.replay.adds - 1 - first["add"])  # one add per iteration
         _say_above_bar(bar, f"sacscale train: rank {rank}: dropped a non-finite transition at iteration {at}: "
-                            f"env {first['row']}, field(s) {', '.join(first['fields'])} (not put in the replay; "
+                            f"env {first['row']}, field(s) {', '.join(first['fields'])} (never sampled; "
                             f"Faults/nonfinite_rows counts every such row)")
         interval.nonfinite_named = True
     if counts["nonfinite_targets"] and not interval.nonfinite_targets_named:

@@ -84,7 +84,7 @@ def test_the_first_row_is_named_once(run):
     _, said = run
     named = [line for line in said if "non-finite" in line]
     assert named == ["sacscale train: rank 0: dropped a non-finite transition at iteration 3: env 5, field(s) "
-                     "reward (not put in the replay; Faults/nonfinite_rows counts every such row)"]
+                     "reward (never sampled; Faults/nonfinite_rows counts every such row)"]
 
 
 def test_the_naming_line_counts_back_to_the_iteration(capsys):
@@ -105,7 +105,7 @@ def test_the_naming_line_counts_back_to_the_iteration(capsys):
         assert scalars == {"Faults/nonfinite_rows": 2, "Faults/nonfinite_targets": 0}
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["sacscale train: rank 0: dropped a non-finite transition at iteration 3: env 5, field(s) reward "
-                   "(not put in the replay; Faults/nonfinite_rows counts every such row)"]
+                   "(never sampled; Faults/nonfinite_rows counts every such row)"]
     learner.nonfinite_counts = lambda: {"nonfinite_rows": 2, "nonfinite_targets": 16}
     for it in (40, 50):
         train._nonfinite_scalars(learner, interval, it, 0, None)

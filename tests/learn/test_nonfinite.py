@@ -207,3 +207,23 @@ def test_observation_statistics_leave_non_finite_rows_out(learn):
     torch.testing.assert_close(stats.var, actor[keep].var(0, unbiased=False), atol=1e-5, rtol=1e-4)
     for t in learn.state(learner).values():
         assert torch.isfinite(t).all()
+
+
+def test_graph_warm_up_iterations_are_not_counted(learn):
+    """What the CUDA path does around capture (warm-up, then restore): the non-finite
+    target count is restored with the learning state, so only real updates count."""
+    cfg = learn.small_cfg()
+    learner = learn.make_learner(cfg, external=True)
+    learner.replay.reward[7] = math.nan  # behind the check
+    r = learn.random_randoms(cfg, learn.ROWS, seed=2)
+    r.indices[r.indices == 7] = 8
+    r.indices[:, 0] = 7
+    learner.randoms.copy_(r)
+    snapshot = learner._snapshot()
+    for _ in range(3):
+        learner._iteration()
+    assert learner.nonfinite_counts()["nonfinite_targets"] == 3 * cfg.critic_updates
+    learner._restore(snapshot)
+    assert learner.nonfinite_counts()["nonfinite_targets"] == 0
+    learner.update()
+    assert learner.nonfinite_counts()["nonfinite_targets"] == cfg.critic_updates

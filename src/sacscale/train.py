@@ -226,6 +226,8 @@ class _Interval:
 
     def __init__(self):
         self.total0 = 0  # all ranks' env steps at the previous log point
+        self.nonfinite_named = False  # the first dropped non-finite row has been named in the log
+        self.nonfinite_targets_named = False  # ... and the first non-finite critic target
         self.reset(time.perf_counter(), 0)
 
     def reset(self, now: float, steps: int) -> None:
@@ -415,7 +417,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
                 done["saved"] = it
             done["iteration"] = it
         agreement = check_ranks_agree(gather_state_digests(learner, world_size, distributed), rank, use_hooks)
-        _write_meta_status(cfg, rank, "completed", steps, agreement)
+        _write_meta_status(cfg, rank, "completed", steps, {**agreement, **_nonfinite_totals(learner, world_size, distributed)})
     finally:
         if bar is not None:
             bar.close()
@@ -667,6 +669,7 @@ def _log(writer, learner, interval: _Interval, it: int, steps: int, counter, dis
     bad = [k for k, v in metrics.items() if not math.isfinite(v)]
     if bad:
         raise TrainingError(f"rank {rank}: diverged at iteration {it}: non-finite learner metrics {bad}")
+    nonfinite = _nonfinite_scalars(learner, interval, it, rank, bar)
 
     s, n = interval.sums, max(interval.iters, 1)
     scalars = {
@@ -676,6 +679,7 @@ def _log(writer, learner, interval: _Interval, it: int, steps: int, counter, dis
         "Curriculum/penalty_scale": s.get("penalty_scale", math.nan),
         "Env/sim_errors": s.get("sim_errors", 0.0),
         "Train/policy_lag": s.get("policy_lag_max", 0.0),
+        **nonfinite,
     }
     if rank == 0:
         scalars["Perf/total_env_steps"] = total_steps
@@ -707,6 +711,41 @@ def _log(writer, learner, interval: _Interval, it: int, steps: int, counter, dis
     if bar is not None:
         bar.set_postfix(fps=f"{total_fps:,.0f}", ret=f"{scalars.get('Episode/return', math.nan):.2f}", refresh=False)
     interval.reset(now, steps)
+
+
+def _nonfinite_scalars(learner, interval: _Interval, it: int, rank: int, bar) -> dict[str, int]:
+    """The learner's non-finite counters as scalars (read at log time: the hot path only
+    counts on the device), and, once per run, a line naming the first dropped row."""
+    counts = learner.nonfinite_counts()
+    if counts["nonfinite_rows"] and not interval.nonfinite_named:
+        first = learner.replay.describe_first_nonfinite()
+        at = it - (learner.replay.adds - 1 - first["add"])  # one add per iteration
+        _say_above_bar(bar, f"sacscale train: rank {rank}: dropped a non-finite transition at iteration {at}: "
+                            f"env {first['row']}, field(s) {', '.join(first['fields'])} (never sampled; "
+                            f"Faults/nonfinite_rows counts every such row)")
+        interval.nonfinite_named = True
+    if counts["nonfinite_targets"] and not interval.nonfinite_targets_named:
+        # the replay never samples a dropped row: these targets came from rows that passed
+        # its check, so from the learner's own numbers (or memory changed behind the check)
+        _say_above_bar(bar, f"sacscale train: rank {rank}: {counts['nonfinite_targets']} critic target(s) not finite "
+                            f"by iteration {it} although their rows passed the replay's check; given no mass "
+                            f"(Faults/nonfinite_targets counts them)")
+        interval.nonfinite_targets_named = True
+    return {"Faults/nonfinite_rows": counts["nonfinite_rows"], "Faults/nonfinite_targets": counts["nonfinite_targets"]}
+
+
+def _nonfinite_totals(learner, world_size: int, distributed: bool) -> dict:
+    """train_meta.json's non-finite counters of this sitting: every rank's sum, and by rank."""
+    import torch.distributed as dist
+
+    mine = learner.nonfinite_counts()
+    by_rank = [mine]
+    if distributed and world_size > 1:
+        by_rank = [None] * world_size
+        dist.all_gather_object(by_rank, mine)
+    return {"nonfinite_rows": sum(c["nonfinite_rows"] for c in by_rank),
+            "nonfinite_targets": sum(c["nonfinite_targets"] for c in by_rank),
+            "nonfinite_rows_by_rank": [c["nonfinite_rows"] for c in by_rank]}
 
 
 def _say_above_bar(bar, message: str) -> None:

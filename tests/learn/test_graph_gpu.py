@@ -252,3 +252,77 @@ def test_hooks_between_graphs_run_eagerly_and_match_hooks_in_the_graph(learn, ob
             assert hook_effect[k] > 100 * max(between_gap[k], capture_gap[k], 1e-9), (k, hook_effect[k])
     for learner in learners.values():
         learner.close()
+
+
+# ---------------------------------------------------------------- non-finite input
+def test_compiled_and_graphed_projection_is_safe_with_nan_and_inf():
+    """The C51 projection as Inductor compiles it and a CUDA graph replays it: NaN and inf
+    in reward, discount and probabilities give no mass and no device-side assert (before
+    the guard, a NaN reward was `index out of bounds: 0 <= tmpN < 101`)."""
+    import math
+
+    from sacscale.learn import c51
+
+    b, k = 64, 101
+    probs = torch.softmax(torch.randn(b, k, device=DEVICE), -1)
+    reward = torch.randn(b, device=DEVICE)
+    discount = torch.full((b,), 0.97, device=DEVICE)
+    project = torch.compile(c51.project, fullgraph=True, dynamic=False)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):  # compile and warm up on the capture stream
+            project(probs, reward, discount, -20.0, 20.0, return_invalid=True)
+    torch.cuda.current_stream().wait_stream(stream)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out, invalid = project(probs, reward, discount, -20.0, 20.0, return_invalid=True)
+    bad = {3: ("reward", math.nan), 9: ("reward", math.inf), 17: ("reward", -math.inf),
+           25: ("discount", math.nan), 33: ("discount", math.inf), 41: ("probs", math.nan)}
+    for row, (what, value) in bad.items():
+        if what == "probs":
+            probs[row, 50] = value
+        else:
+            {"reward": reward, "discount": discount}[what][row] = value
+    for _ in range(3):
+        graph.replay()
+    torch.cuda.synchronize()  # a device-side assert would surface here
+    expected = torch.zeros(b, dtype=torch.bool)
+    expected[list(bad)] = True
+    assert torch.equal(invalid.cpu(), expected)
+    assert torch.isfinite(out).all()
+    assert torch.equal(out[expected.to(DEVICE)], torch.zeros(len(bad), k, device=DEVICE))
+    eager = c51.project(probs, reward, discount, -20.0, 20.0)
+    torch.testing.assert_close(out, eager, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("compile", [False, True], ids=["graph", "compile+graph"])
+def test_graphed_learner_drops_non_finite_rows_and_survives_one_behind_the_check(learn, compile):
+    """NaN/inf rows added to the replay are dropped (counted, never sampled); a NaN written
+    into the storage behind the check (as corrupt memory would be) reaches the graphed
+    projection, which counts it and does not assert."""
+    import math
+
+    cfg = gpu_cfg(learn)
+    learner = FastSACLearner(cfg, learn.NUM_ENVS, DEVICE, compile=compile, cuda_graph=True)
+    data = learn.transitions(cfg=cfg)
+    data["terminated"] = data["terminated"].float()
+    data["reward"][3] = math.nan
+    data["next_actor_obs"][50, 0] = math.inf
+    data["terminated"][120] = math.nan
+    data["critic_obs"][199, 7] = -math.inf
+    learner.replay.add(**{k: v.to(DEVICE) for k, v in data.items()})
+    for _ in range(5):
+        learner.update()
+    torch.cuda.synchronize()
+    assert learner.nonfinite_counts() == {"nonfinite_rows": 4, "nonfinite_targets": 0}
+    learner.replay.reward[10] = math.nan  # behind the check: row 10 stays marked valid
+    for _ in range(5):
+        learner.update()
+    torch.cuda.synchronize()
+    counts = learner.nonfinite_counts()
+    assert counts["nonfinite_rows"] == 4 and counts["nonfinite_targets"] > 0  # batch 512 of 200 rows: drawn
+    for name, t in learner.state_tensors().items():
+        assert torch.isfinite(t).all(), name
+    learner.close()

@@ -245,12 +245,16 @@ class FastSACLearner:
             self._fresh = {"actor_obs": torch.zeros(self.num_envs, cfg.actor_obs_dim, device=self.device),
                            "critic_obs": torch.zeros(self.num_envs, cfg.critic_obs_dim, device=self.device)}
             self._fresh_pending = torch.zeros((), dtype=torch.float64, device=self.device)
-            self._obs_bucket = torch.zeros(2 * (cfg.actor_obs_dim + cfg.critic_obs_dim), device=self.device)
+            # per field: sum / num_envs and sum of squares / num_envs over the finite rows;
+            # last: the share of rows that were finite
+            self._obs_bucket = torch.zeros(2 * (cfg.actor_obs_dim + cfg.critic_obs_dim) + 1, device=self.device)
             self._published = torch.zeros(self.actor.flat_numel(), dtype=torch.float32, device=self.device)
 
         # Static tensors read and written by the (captured) iteration.
         self.randoms = Randoms.empty(cfg, self.device)
         self._metrics = torch.zeros(len(METRIC_NAMES), dtype=torch.float32, device=self.device)
+        # target rows the C51 projection found non-finite (and gave no mass), since the start
+        self._nonfinite_targets = torch.zeros((), dtype=torch.int64, device=self.device)
         self._external_randoms = False
         self._hooks: list = []
         if on_cuda:
@@ -293,7 +297,8 @@ class FastSACLearner:
 
     # ------------------------------------------------------------------ the math
     def critic_loss(self, indices: torch.Tensor, target_noise: torch.Tensor):
-        """Twin C51 critic loss on batch `indices`. Returns (loss, next_logp (B,), q_mean)."""
+        """Twin C51 critic loss on batch `indices`. Returns (loss, next_logp (B,), q_mean,
+        the number of rows whose target was not finite)."""
         cfg = self.cfg
         b = self.replay.gather(indices)
         with torch.no_grad():
@@ -304,17 +309,18 @@ class FastSACLearner:
             discount = cfg.gamma * (1.0 - b["terminated"])
             # soft value: Z(s', a') - alpha log pi(a'|s'), folded into the shifted reward
             soft_reward = b["reward"] - discount * alpha * next_logp
-            target1 = c51.project(torch.softmax(target_logits1.float(), -1), soft_reward, discount,
-                                  cfg.v_min, cfg.v_max)
-            target2 = c51.project(torch.softmax(target_logits2.float(), -1), soft_reward, discount,
-                                  cfg.v_min, cfg.v_max)
+            target1, invalid1 = c51.project(torch.softmax(target_logits1.float(), -1), soft_reward, discount,
+                                            cfg.v_min, cfg.v_max, return_invalid=True)
+            target2, invalid2 = c51.project(torch.softmax(target_logits2.float(), -1), soft_reward, discount,
+                                            cfg.v_min, cfg.v_max, return_invalid=True)
+            nonfinite = (invalid1 | invalid2).sum()
         with self._autocast():
             logits1, logits2 = self.critic(self._critic_in(b["critic_obs"]), b["action"])
         loss = c51.cross_entropy(logits1, target1).mean() + c51.cross_entropy(logits2, target2).mean()
         with torch.no_grad():
             q_mean = 0.5 * (c51.expected_value(logits1, self.support)
                             + c51.expected_value(logits2, self.support)).mean()
-        return loss, next_logp, q_mean
+        return loss, next_logp, q_mean, nonfinite
 
     def actor_loss(self, indices: torch.Tensor, noise: torch.Tensor):
         """alpha log pi(a|s) - mean(Q1, Q2)(s, a). Call with the critics frozen.
@@ -349,10 +355,12 @@ class FastSACLearner:
         if self.obs_norm:
             self._merge_fresh_obs()
         r = self.randoms if self._external_randoms else self.draw_randoms()
+        indices = self.replay.usable(r.indices)  # draws of dropped (non-finite) rows go to a valid row
         critic_losses, alpha_losses, actor_losses, actor_logps, q_means = [], [], [], [], []
         actor_slot = 0
         for k in range(cfg.critic_updates):
-            loss, next_logp, q_mean = self._critic_loss_fn(r.indices[k], r.target_noise[k])
+            loss, next_logp, q_mean, nonfinite = self._critic_loss_fn(indices[k], r.target_noise[k])
+            self._nonfinite_targets.add_(nonfinite)
             self._optimizer_step("critic", loss)
             a_loss = self.alpha_loss(next_logp)
             self._optimizer_step("alpha", a_loss)
@@ -363,7 +371,7 @@ class FastSACLearner:
             if k in cfg.actor_update_at:
                 self.critic.requires_grad_(False)
                 try:
-                    p_loss, logp = self._actor_loss_fn(r.indices[k], r.actor_noise[actor_slot])
+                    p_loss, logp = self._actor_loss_fn(indices[k], r.actor_noise[actor_slot])
                     self._optimizer_step("actor", p_loss)
                 finally:
                     self.critic.requires_grad_(True)
@@ -393,20 +401,31 @@ class FastSACLearner:
     @torch.no_grad()
     def _merge_fresh_obs(self) -> None:
         """Merge the pending rows (if any: weight 0 otherwise) into the statistics, over all
-        ranks through the hooks, and set the normalisers. No host sync."""
+        ranks through the hooks, and set the normalisers. No host sync.
+
+        Rows with a non-finite actor or critic observation (the replay drops them) are left
+        out: one NaN would make the statistics, and every normalised input, NaN. The bucket
+        holds sums over the finite rows and their share, each divided by num_envs, so the
+        all-reduce average gives the exact statistics of every rank's finite rows however
+        many each rank dropped."""
         bucket = self._obs_bucket
+        finite = (torch.isfinite(self._fresh["actor_obs"]).all(1)
+                  & torch.isfinite(self._fresh["critic_obs"]).all(1)).unsqueeze(1)
         parts, offset = [], 0
         for name in ("actor_obs", "critic_obs"):
-            x, dim = self._fresh[name], self._fresh[name].shape[1]
+            x, dim = torch.where(finite, self._fresh[name], 0.0), self._fresh[name].shape[1]
             bucket[offset:offset + dim].copy_(x.mean(0))
             bucket[offset + dim:offset + 2 * dim].copy_(x.square().mean(0))
             parts.append((name, offset, dim))
             offset += 2 * dim
+        bucket[offset].copy_(finite.float().mean())
         for hook in self._hooks:
             hook("obs_stats", bucket)  # all-reduce average: the means of every rank's rows
-        rows = self._fresh_pending * self.num_envs  # per rank; equal on every rank
+        share = bucket[offset]  # of the rows, those finite (every rank's)
+        rows = self._fresh_pending * self.num_envs * share.double()  # per rank; equal on every rank
         for name, offset, dim in parts:
-            mean, mean_sq = bucket[offset:offset + dim], bucket[offset + dim:offset + 2 * dim]
+            safe = share.clamp(min=1.0 / self.num_envs)  # no finite row: 0 rows merged, mean 0
+            mean, mean_sq = bucket[offset:offset + dim] / safe, bucket[offset + dim:offset + 2 * dim] / safe
             self.obs_stats[name].merge_(mean, (mean_sq - mean.square()).clamp(min=0.0), rows)
         self._fresh_pending.zero_()
         self._refresh_normalizers()
@@ -493,6 +512,7 @@ class FastSACLearner:
                                for name, opt in self.optimizers.items()}}
         if self.obs_norm:
             snap["fresh_pending"] = self._fresh_pending.clone()
+        snap["nonfinite_targets"] = self._nonfinite_targets.clone()  # warm-up iterations must not count
         return snap
 
     @torch.no_grad()
@@ -514,6 +534,7 @@ class FastSACLearner:
                         value.copy_(before)
         if self.obs_norm:
             self._fresh_pending.copy_(snapshot["fresh_pending"])
+        self._nonfinite_targets.copy_(snapshot["nonfinite_targets"])
         for flat in self.flat.values():
             if flat.grad is not None:
                 flat.grad.zero_()
@@ -633,6 +654,14 @@ class FastSACLearner:
     def metrics(self) -> dict[str, float]:
         """Means over the last iteration's updates (host sync)."""
         return dict(zip(METRIC_NAMES, self._metrics.tolist()))
+
+    def nonfinite_counts(self) -> dict[str, int]:
+        """Since this learner started (host sync: call at log time): `nonfinite_rows`,
+        transitions the replay dropped as non-finite; `nonfinite_targets`, critic targets
+        the C51 projection found non-finite (none while the replay drops such rows, unless
+        the networks themselves produce NaN)."""
+        rows, targets = torch.stack([self.replay.nonfinite_rows, self._nonfinite_targets]).tolist()
+        return {"nonfinite_rows": int(rows), "nonfinite_targets": int(targets)}
 
     def actor_flat(self, out: torch.Tensor | None = None) -> torch.Tensor:
         """The policy as one flat float32 vector (`Actor.flat_parameters()` layout: the

@@ -10,6 +10,13 @@ non-blocking, and `wait_for_copies()` tells when the sources may be overwritten.
 `size` is a Python int kept on the host (no sync to read); `size_t` is its copy on the
 device, which in-graph sampling uses (`randint % size_t`), so a captured CUDA graph sees
 the buffer grow without any host branch.
+
+Non-finite transitions are dropped where they enter: every written row is checked on
+the device right after its copy (stream-ordered, no host sync), and a row with any NaN
+or inf is marked invalid in `valid` and never sampled (`usable()` sends draws of it to
+a valid row). `nonfinite_rows` counts them and `first_nonfinite` remembers the first
+one (which add, which source row, which fields), both on the device: read them at log
+time only (`nonfinite_count()`, `describe_first_nonfinite()`: host syncs).
 """
 
 from __future__ import annotations
@@ -48,6 +55,19 @@ class ReplayBuffer:
         self.pos = 0           # next row to write (host)
         self.size_t = torch.zeros((), dtype=torch.int64, device=self.device)  # rows held (device)
         self._copy_event = None
+        # Non-finite checks (device tensors, no host sync in add()):
+        self.valid = torch.zeros(self.capacity, dtype=torch.bool, device=self.device)  # row holds a finite transition
+        self.fallback = torch.zeros((), dtype=torch.int64, device=self.device)  # a valid row: where invalid draws go
+        self.nonfinite_rows = torch.zeros((), dtype=torch.int64, device=self.device)  # rows dropped so far
+        # the first dropped row: (add number from 0, source row = env index, bit k set: FIELDS[k] non-finite)
+        self.first_nonfinite = torch.full((3,), -1, dtype=torch.int64, device=self.device)
+        self.adds = 0  # add()/add_packed() calls so far (host)
+        # column -> field one-hot, so one matmul turns per-column flags into per-field ones
+        owner = torch.zeros(self.row_dim, len(FIELDS))
+        for k, name in enumerate(FIELDS):
+            owner[self.layout[name], k] = 1.0
+        self._column_field = owner.to(self.device)
+        self._field_bit = (2 ** torch.arange(len(FIELDS), dtype=torch.int64)).to(self.device)
 
     # --- field views of the storage ---
     def field(self, name: str) -> torch.Tensor:
@@ -85,7 +105,45 @@ class ReplayBuffer:
             src, dst, remaining = src + length, (dst + length) % self.capacity, remaining - length
         return pieces
 
+    def _check_written(self, n: int) -> None:
+        """Mark the n rows just written valid or not, count and remember the non-finite
+        ones; device ops only, ordered after the copies on the current stream."""
+        for dst, src, length in self._segments(n):
+            rows = self.storage[dst:dst + length]
+            bad_fields = (~torch.isfinite(rows)).float() @ self._column_field > 0.5  # (length, fields)
+            bad = bad_fields.any(1)
+            self.valid[dst:dst + length] = ~bad
+            any_bad = bad.any()
+            first = bad.to(torch.int8).argmax()  # first bad row of the segment (0 if none)
+            # index_select, not bad_fields[first]: indexing with a 0-d tensor would sync
+            bits = (bad_fields.index_select(0, first.view(1))[0].long() * self._field_bit).sum()
+            record = torch.stack([first.new_full((), self.adds), first + src, bits])
+            unset = self.first_nonfinite[0] < 0
+            self.first_nonfinite.copy_(torch.where(unset & any_bad, record, self.first_nonfinite))
+            self.nonfinite_rows.add_(bad.sum())
+        # keep the fallback on a valid row (the first one, should the last add have overwritten it)
+        still_valid = self.valid.index_select(0, self.fallback.view(1))[0]
+        self.fallback.copy_(torch.where(still_valid, self.fallback, self.valid.to(torch.int8).argmax()))
+        self.adds += 1
+
+    def usable(self, indices: torch.Tensor) -> torch.Tensor:
+        """`indices` with every draw of an invalid (dropped) row replaced by a valid row.
+        No host sync (graph-safe); the identity while no row was dropped."""
+        return torch.where(self.valid[indices], indices, self.fallback)
+
+    def nonfinite_count(self) -> int:
+        """Rows dropped as non-finite so far (host sync: call at log time)."""
+        return int(self.nonfinite_rows.item())
+
+    def describe_first_nonfinite(self) -> dict | None:
+        """The first dropped row: {'add', 'row', 'fields'} (host sync), or None."""
+        add, row, bits = self.first_nonfinite.tolist()
+        if add < 0:
+            return None
+        return {"add": add, "row": row, "fields": [name for k, name in enumerate(FIELDS) if bits >> k & 1]}
+
     def _advance(self, n: int, non_blocking: bool) -> None:
+        self._check_written(n)
         self.pos = (self.pos + n) % self.capacity
         self.size = min(self.size + n, self.capacity)
         self.size_t.fill_(self.size)
@@ -137,6 +195,10 @@ class ReplayBuffer:
         self.storage[:size].copy_(state["rows"])
         self.pos, self.size = int(state["pos"]), size
         self.size_t.fill_(size)
+        # saved rows are checked again (checkpoints do not hold the flags); not counted
+        self.valid.zero_()
+        self.valid[:size] = torch.isfinite(self.storage[:size]).all(1)
+        self.fallback.copy_(self.valid.to(torch.int8).argmax())
 
     def wait_for_copies(self) -> None:
         """Block until the last non-blocking copies from pinned memory have finished."""

@@ -12,6 +12,7 @@ from sacscale.report import plots, tables
 from sacscale.report.document import (
     Bullets, Code, Document, Heading, Image, Paragraph, Raw, Table, block_markdown, to_html, to_markdown,
 )
+from sacscale.report.text import code, plain
 
 SEED_TABLE = Table(
     header=["configuration (3 runs each)", "1-GPU steps/s", "2-GPU steps/s", "ratio"],
@@ -58,6 +59,10 @@ def _fmt_scalar(v) -> str:
     return str(v)
 
 
+def _fmt_int(v) -> str:
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
 def _lines(text: str | None, limit: int = 60) -> str:
     lines = (text or "").rstrip("\n").splitlines()
     if len(lines) > limit:
@@ -71,33 +76,36 @@ def environment_section(env: dict | None) -> list:
     t, v = env.get("torch", {}), env.get("versions", {})
     project = env.get("project", {})
     if project.get("commit"):
-        commit = f"`{project['commit']}`" + {True: " (uncommitted changes)", False: " (clean)"}.get(project.get("dirty"), "")
+        commit = code(project["commit"]) + {True: " (uncommitted changes)", False: " (clean)"}.get(project.get("dirty"), "")
         diff = project.get("diff") or {}
         if project.get("dirty") and diff.get("file"):
-            commit += (f" plus the stored diff (`{diff['file']}`, {diff.get('bytes', 0):,} bytes, sha256 "
-                       f"`{str(diff.get('sha256', ''))[:12]}…`; rebuild the code: `git checkout {project['commit'][:12]} "
-                       f"&& git apply --binary {diff['file']}`)")
+            rebuild = f"git checkout {str(project['commit'])[:12]} && git apply --binary {diff['file']}"
+            commit += (f" plus the stored diff ({code(diff['file'])}, {plain(_fmt_int(diff.get('bytes', 0)))} bytes, sha256 "
+                       f"{code(str(diff.get('sha256', ''))[:12] + '…')}; rebuild the code: {code(rebuild)})")
             if diff.get("untracked_not_stored"):
                 commit += (f"; {len(diff['untracked_not_stored'])} large untracked file(s) listed in the record "
                            "by size and SHA-256, not stored")
         elif project.get("dirty"):
             commit += "; no diff was stored (a set made before diffs were recorded)"
     else:
-        commit = f"unknown ({project.get('error') or 'not a git checkout'})"
+        commit = f"unknown ({plain(project.get('error') or 'not a git checkout')})"
     gpus = t.get("gpus") or []
     drivers = sorted({g.get("driver") for g in env.get("nvidia", {}).get("gpus", []) if g.get("driver")})
     learner = env.get("learner", {})
+    cpu = env.get("cpu", {})
     items = [
         f"project commit: {commit}",
-        f"Python {env.get('python', {}).get('version')}, torch {v.get('torch')}, CUDA {t.get('cuda')}, "
-        f"cuDNN {t.get('cudnn')}, NCCL {t.get('nccl')}, MuJoCo {v.get('mujoco')}, Snakemake {v.get('snakemake')}",
-        "GPUs: " + (", ".join(f"{g['name']} ({g['memory_mib']:,} MiB)" for g in gpus) or "none visible")
-        + (f"; driver {', '.join(drivers)}" if drivers else ""),
-        f"CPU: {env.get('cpu', {}).get('model')}; {env.get('cpu', {}).get('available_count')} CPUs available "
-        f"({env.get('cpu', {}).get('available')})",
+        f"Python {plain(env.get('python', {}).get('version'))}, torch {plain(v.get('torch'))}, "
+        f"CUDA {plain(t.get('cuda'))}, cuDNN {plain(t.get('cudnn'))}, NCCL {plain(t.get('nccl'))}, "
+        f"MuJoCo {plain(v.get('mujoco'))}, Snakemake {plain(v.get('snakemake'))}",
+        "GPUs: " + (", ".join(f"{plain(g['name'])} ({plain(_fmt_int(g['memory_mib']))} MiB)" for g in gpus)
+                    or "none visible")
+        + (f"; driver {', '.join(plain(d) for d in drivers)}" if drivers else ""),
+        f"CPU: {plain(cpu.get('model'))}; {plain(cpu.get('available_count'))} CPUs available "
+        f"({plain(cpu.get('available'))})",
         "NCCL_* / CUDA_VISIBLE_DEVICES: "
-        + (", ".join(f"`{k}={val}`" for k, val in env.get("env", {}).items()) or "none set"),
-        f"learner module imported: `{learner.get('file') or learner.get('error')}`; graph hooks: "
+        + (", ".join(code(f"{k}={val}") for k, val in env.get("env", {}).items()) or "none set"),
+        f"learner module imported: {code(learner.get('file') or learner.get('error'))}; graph hooks: "
         f"{str(bool(learner.get('graph_hooks'))).lower()}",
     ]
     blocks = [Bullets(items)]
@@ -120,15 +128,16 @@ def probe_section(probe: dict | None) -> list:
         if key in ("pass", "comparisons"):
             continue
         if isinstance(value, (int, float, str, bool)) or value is None:
-            items.append(f"{key}: {_fmt_scalar(value)}")
+            items.append(f"{plain(key)}: {plain(_fmt_scalar(value))}")
         elif isinstance(value, (dict, list)) and len(json.dumps(value)) <= 200:
-            items.append(f"{key}: `{json.dumps(value)}`")
+            items.append(f"{plain(key)}: {code(json.dumps(value))}")
     if items:
         blocks.append(Bullets(items))
     rows = [c for c in probe.get("comparisons") or [] if isinstance(c, dict)]
     if rows:
         header = list(dict.fromkeys(k for c in rows for k in c))
-        blocks.append(Table(header=header, rows=[[_fmt_scalar(c.get(k, "")) for k in header] for c in rows],
+        blocks.append(Table(header=[plain(k) for k in header],
+                            rows=[[plain(_fmt_scalar(c.get(k, ""))) for k in header] for c in rows],
                             caption="per-tensor agreement of the data-parallel ranks with the single-rank reference"))
     return blocks
 
@@ -137,7 +146,7 @@ def model_section(model: dict | None) -> list:
     if not model:
         return [Paragraph("No model record was given.")]
     scalars = {k: v for k, v in model.items() if isinstance(v, (int, float, str, bool))}
-    return [Bullets([f"{k}: {_fmt_scalar(v)}" for k, v in scalars.items()] or ["(no scalar fields)"])]
+    return [Bullets([f"{plain(k)}: {plain(_fmt_scalar(v))}" for k, v in scalars.items()] or ["(no scalar fields)"])]
 
 
 def evidence_section(verification: dict | None, manifest: dict | None) -> list:
@@ -161,15 +170,16 @@ def legacy_headlines(summary: dict) -> list:
         if c.get("ratio_of_means") is not None:
             per = c.get("per_repeat_ratio_stats") or {}
             spread = f"; per-repeat ratios {per['min']:.3f} .. {per['max']:.3f}" if per.get("n") else ""
+            name = f"{code(c['compared'])} / {code(c['baseline'])}"
             out.append(Paragraph(
-                f"`{c['compared']}` / `{c['baseline']}`: ratio of means {c['ratio_of_means']:.3f}x "
+                f"{name}: ratio of means {c['ratio_of_means']:.3f}x "
                 f"(propagated std ±{c['ratio_std_propagated']:.3f}{spread})."
             ))
             ci = c.get("ratio_ci95")
             out.append(Paragraph(
-                f"`{c['compared']}` / `{c['baseline']}`: 95% confidence interval of the ratio of means "
+                f"{name}: 95% confidence interval of the ratio of means "
                 f"{ci[0]:.3f} .. {ci[1]:.3f} (paired bootstrap over {c['ci_repeats']} repeats)." if ci else
-                f"`{c['compared']}` / `{c['baseline']}`: no confidence interval "
+                f"{name}: no confidence interval "
                 f"({c.get('ci_repeats', 0)} paired repeat(s); it needs 2 or more)."))
     return out
 
@@ -177,7 +187,7 @@ def legacy_headlines(summary: dict) -> list:
 def ratio_line(c: dict) -> str:
     """One comparison in one line: the ratio, its interval and n, and whether they support a
     conclusion (too few repeats, an interval that includes 1, or one that lies above or below)."""
-    name = f"`{c['compared']}` / `{c['baseline']}`"
+    name = f"{code(c['compared'])} / {code(c['baseline'])}"
     if c.get("ratio_of_means") is None:
         return f"{name}: no ratio (a configuration has no measured run)."
     ci, n = c.get("ratio_ci95"), c.get("ci_repeats")
@@ -219,7 +229,7 @@ def efficiency_line(summary: dict) -> str:
     for c in summary.get("comparisons", []):
         e = c.get("weak_scaling_efficiency")
         if e is not None:
-            parts.append(f"`{c['compared']}` {100 * e:.0f}% of {c.get('rank_multiple', 0):g}x the baseline's "
+            parts.append(f"{code(c['compared'])} {100 * e:.0f}% of {c.get('rank_multiple', 0):g}x the baseline's "
                          "env steps/s (ratio / rank multiple; 100% = each added rank as fast as the first)")
     return "; ".join(parts) + "." if parts else "no multi-rank comparison in this run set."
 
@@ -228,7 +238,7 @@ def probe_line(probe: dict | None) -> str:
     if not probe:
         return "no correctness probe result was given."
     verdict = "PASS" if probe.get("pass") else "FAIL"
-    where = ", ".join(str(x) for x in (f"{probe['world_size']} ranks" if probe.get("world_size") else None,
+    where = ", ".join(plain(x) for x in (f"{probe['world_size']} ranks" if probe.get("world_size") else None,
                                          probe.get("backend")) if x)
     in_graph = probe.get("allreduce_in_cuda_graph")
     graph = {True: ", all-reduce inside the CUDA graph", False: ", all-reduce outside a CUDA graph"}.get(in_graph, "")
@@ -259,13 +269,13 @@ def learning_line(evaluations: dict[str, dict] | None, metrics: list[dict]) -> s
         lin0, yaw0 = _mean([b.get("lin_vel_xy") for b in still]), _mean([b.get("yaw_rate") for b in still])
         falls = _mean([e["overall"].get("fall_rate") for e in evals])
         if None in (lin, yaw, lin0, yaw0):
-            parts.append(f"`{config}`: tracking not recorded")
+            parts.append(f"{code(config)}: tracking not recorded")
             continue
         better = lin > lin0 and yaw > yaw0
         worse = lin <= lin0 and yaw <= yaw0
         judgement = ("tracks better than standing still" if better else
                      "no better than standing still" if worse else "better than standing still in one of the two")
-        parts.append(f"`{config}` ({len(evals)} run(s)): normalised tracking {lin:.2f} planar velocity, {yaw:.2f} "
+        parts.append(f"{code(config)} ({len(evals)} run(s)): normalised tracking {lin:.2f} planar velocity, {yaw:.2f} "
                      f"yaw rate (standing still {lin0:.2f}, {yaw0:.2f}; 1 = perfect), "
                      f"{tables.num(falls, 2)} falls per episode: {judgement}")
     return "; ".join(parts) + "."
@@ -288,11 +298,12 @@ def verdict_section(summary: dict, metrics: list[dict], plan: dict, probe: dict 
         "Correctness probe: " + probe_line(probe),
         "Learning: " + learning_line(evaluations, metrics),
     ])]
-    what = (f"What ran: preset `{plan.get('preset', '?')}` ({plan.get('preset_reason', 'reason not recorded')}); "
-            f"{len(metrics)} runs of {', '.join(f'`{c}`' for c in summary['order'])}, "
-            f"{plan.get('repeats', '?')} repeat(s) of {plan.get('iterations', '?')} iterations, one run at a time.")
+    what = (f"What ran: preset {code(plan.get('preset', '?'))} ({plain(plan.get('preset_reason', 'reason not recorded'))}); "
+            f"{len(metrics)} runs of {', '.join(code(c) for c in summary['order'])}, "
+            f"{plain(plan.get('repeats', '?'))} repeat(s) of {plain(plan.get('iterations', '?'))} iterations, "
+            "one run at a time.")
     if plan.get("description"):
-        what += " " + " ".join(str(plan["description"]).split())
+        what += " " + plain(" ".join(str(plan["description"]).split()))
     if not reproduces_seed(summary) and "GPU system" not in str(plan.get("description", "")):
         what += " All runs are CPU ranks (gloo): the throughput says nothing about the GPU system."
     blocks.append(Paragraph(what))
@@ -305,7 +316,7 @@ def window_blocks(summary: dict, metrics: list[dict]) -> list:
     if short:
         blocks.append(Paragraph(
             f"Warning: {len(short)} run(s) measured over less than {summary.get('short_window_s', 30.0):g} s "
-            f"({', '.join(f'`{r}`' for r in short)}): too short a window for a stable rate; run more iterations."))
+            f"({', '.join(code(r) for r in short)}): too short a window for a stable rate; run more iterations."))
     return blocks
 
 
@@ -320,16 +331,16 @@ def run_list_section(summary: dict, metrics: list[dict], attempts: list[str] | N
         schedule = meta.get("schedule", "alternating")
         by_repeat: dict[str, list[str]] = {}
         for m in metrics:
-            by_repeat.setdefault(str(m.get("repeat")), []).append(str(m.get("config")))
+            by_repeat.setdefault(plain(m.get("repeat")), []).append(plain(m.get("config")))
         order = "; ".join(f"r{k}: {', '.join(v)}" for k, v in by_repeat.items())
-        blocks.append(Paragraph(f"Execution order ({schedule} schedule; both configurations of a repeat use the "
+        blocks.append(Paragraph(f"Execution order ({plain(schedule)} schedule; both configurations of a repeat use the "
                                 f"same seed): {order}."))
         missing = [r for r in planned if r not in have]
         blocks.append(Paragraph(f"Runs planned: {len(planned)}; with evidence: {len(planned) - len(missing)}"
-                                + (f"; missing: {', '.join(f'`{r}`' for r in missing)}" if missing else "") + "."))
+                                + (f"; missing: {', '.join(code(r) for r in missing)}" if missing else "") + "."))
     if attempts:
         blocks.append(Paragraph("Failed or stopped attempts (kept under logs/, not evidence; each was rerun): "
-                                + ", ".join(f"`{a}`" for a in attempts) + "."))
+                                + ", ".join(code(a) for a in attempts) + "."))
     return blocks
 
 
@@ -453,7 +464,7 @@ def build(
     ran = {name: i for i, name in enumerate(summary.get("meta", {}).get("execution_order") or [])}
     metrics = sorted(metrics, key=lambda m: ran.get(m.get("run"), len(ran)))
     run_set = plan.get("run_set") or summary.get("meta", {}).get("run_set") or "?"
-    doc = Document(title=f"sacscale run set {run_set}")
+    doc = Document(title=f"sacscale run set {plain(run_set)}")
 
     if run_dirs:
         learning, note = curves_by_config(run_dirs, {m["run"]: m["config"] for m in metrics if m.get("config")}), None
@@ -480,7 +491,8 @@ def build(
     if quality is not None:
         doc.add(Heading(tables.QUALITY_TITLE, 3), quality)
     if learning:
-        logged = tables.logged_tracking_table(learning, tracking_baselines())
+        logged = tables.logged_tracking_table(learning, tracking_baselines(),
+                                              {m["run"]: m.get("total_env_steps") for m in metrics})
         if logged is not None:
             doc.add(Heading(tables.LOGGED_TRACKING_TITLE, 3), logged)
     time_to_quality = tables.time_to_quality_table(summary)
@@ -516,12 +528,12 @@ def video_section(path: Path, record: dict, report_dir: Path) -> list:
     """The best-evaluated run's policy on video, with why that run and what it shows."""
     rel = Path(path).resolve().relative_to(report_dir.resolve()).as_posix()
     steps = f", {record['env_steps']:,} env steps per rank" if isinstance(record.get("env_steps"), int) else ""
-    caption = (f"The policy of `{record['run']}`{steps}, the best of {len(record.get('scores', {}))} evaluated runs "
-               f"by {record['rule']}: score {record['score']:.3f} (normalised tracking lin "
+    caption = (f"The policy of {code(record['run'])}{steps}, the best of {len(record.get('scores', {}))} evaluated runs "
+               f"by {plain(record['rule'])}: score {record['score']:.3f} (normalised tracking lin "
                f"{_two(record['tracking_lin'])}, yaw {_two(record['tracking_yaw'])}; {record['fall_rate']:.2f} falls per "
-               f"episode). Deterministic actions, nominal gains; commands `{record.get('commands')}` (vx, vy m/s, "
-               f"yaw rate rad/s: seconds), {record.get('seconds')} s at {record.get('fps')} fps.")
-    return [Heading(VIDEO_TITLE, 3), Image(rel, f"the policy of {record['run']} walking", caption=caption)]
+               f"episode). Deterministic actions, nominal gains; commands {code(record.get('commands'))} (vx, vy m/s, "
+               f"yaw rate rad/s: seconds), {plain(record.get('seconds'))} s at {plain(record.get('fps'))} fps.")
+    return [Heading(VIDEO_TITLE, 3), Image(rel, plain(f"the policy of {record['run']} walking"), caption=caption)]
 
 
 VIDEO_TITLE = "The best run's policy on video"

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from urllib.parse import quote
 
 from sacscale.analysis.learning import curves_by_config, tracking_baselines
 from sacscale.analysis.metrics import DEFINITIONS
 from sacscale.evidence.atomic import atomic_write_text
 from sacscale.report import plots, tables
 from sacscale.report.document import (
-    Bullets, Code, Document, Heading, Image, Paragraph, Raw, Table, block_markdown, to_html, to_markdown,
+    Bullets, Code, Document, Heading, Image, Paragraph, Table, block_markdown, to_html, to_markdown,
 )
 from sacscale.report.text import code, plain
 
@@ -27,8 +29,8 @@ SEED_TABLE = Table(
 SEED_SENTENCE = ("The seed is the original measurement this project reproduces: data-parallel FastSAC on a "
                  "2x RTX 5090 server, 1.7x to 2.4x the env steps/s of one GPU with two GPUs.")
 CLAIM = "data-parallel training on 2 GPUs scales: more env steps/s than on 1 GPU, each GPU with its own CPU pool"
-# Fewer paired repeats than this: a ratio and its bootstrap interval are not a basis for a conclusion.
-MIN_REPEATS = 3
+# Fewer paired repeats than this: a ratio is not a basis for a conclusion, and no interval is printed.
+MIN_REPEATS = tables.MIN_REPEATS
 FEW_REPEATS = 5   # below this, the percentile bootstrap's interval is too narrow on its own
 WIDE = 0.10       # a half-width above 10% of the ratio: too wide for a figure
 
@@ -184,9 +186,11 @@ def legacy_headlines(summary: dict) -> list:
     return out
 
 
-def ratio_line(c: dict) -> str:
+def ratio_line(c: dict, interval_below_min: bool = False) -> str:
     """One comparison in one line: the ratio, its interval and n, and whether they support a
-    conclusion (too few repeats, an interval that includes 1, or one that lies above or below)."""
+    conclusion (too few repeats, an interval that includes 1, or one that lies above or below).
+    Below MIN_REPEATS no interval is printed: a bootstrap over so few repeats is too narrow
+    to read (`interval_below_min=True`: as reports printed it before, for verification)."""
     name = f"{code(c['compared'])} / {code(c['baseline'])}"
     if c.get("ratio_of_means") is None:
         return f"{name}: no ratio (a configuration has no measured run)."
@@ -194,6 +198,10 @@ def ratio_line(c: dict) -> str:
     per = c.get("per_repeat_ratio_stats") or {}
     n = n if n is not None else per.get("n", 0)
     text = f"{name} = {c['ratio_of_means']:.3f}x"
+    if n < MIN_REPEATS and not interval_below_min:
+        return text + (f", n = {n} paired repeat(s) (propagated std ±{c['ratio_std_propagated']:.3f}): too few "
+                       f"repeats to support a conclusion (at least {MIN_REPEATS} are needed; no interval is given "
+                       "below that); read it as noise.")
     text += (f", 95% CI {ci[0]:.3f} .. {ci[1]:.3f}" if ci else ", no confidence interval recorded")
     text += f", n = {n} paired repeat(s) (propagated std ±{c['ratio_std_propagated']:.3f})"
     if n < MIN_REPEATS:
@@ -286,18 +294,81 @@ def reproduces_seed(summary: dict) -> bool:
     return not all((s.get("devices") or "").startswith("cpu") for s in summary["configs"].values())
 
 
+KIND_SCOPE = {
+    "cpu": "CPU ranks, not GPUs",
+    "same-gpus": "its configurations run on the same number of GPUs",
+}
+
+
+def set_kind(summary: dict) -> str:
+    """What a set can compare: 'cpu' (CPU ranks: a smoke test of the pipeline),
+    'same-gpus' (GPU configurations with one rank count: pools and settings, not GPU
+    counts) or 'gpu-counts' (GPU configurations with different rank counts: the claim)."""
+    if not reproduces_seed(summary):
+        return "cpu"
+    counts = {s.get("world_size") or 1 for s in summary["configs"].values()}
+    return "gpu-counts" if len(counts) > 1 else "same-gpus"
+
+
+def glance_ratio(c: dict) -> str:
+    """A comparison in a few words: the ratio, n, and the interval where n allows one."""
+    name = f"{code(c['compared'])} / {code(c['baseline'])}"
+    if c.get("ratio_of_means") is None:
+        return f"{name}: no ratio"
+    per = c.get("per_repeat_ratio_stats") or {}
+    n = c.get("ci_repeats") if c.get("ci_repeats") is not None else per.get("n", 0)
+    ci = c.get("ratio_ci95")
+    text = f"{name} = {c['ratio_of_means']:.3f}x (n = {n}"
+    if n < MIN_REPEATS:
+        return text + ": too few repeats for a conclusion)"
+    if not ci:
+        return text + ", no interval recorded: no conclusion)"
+    verdict = ("above 1" if ci[0] > 1 else "below 1" if ci[1] < 1 else "includes 1: no conclusion about the direction")
+    return text + f", 95% CI {ci[0]:.3f} .. {ci[1]:.3f}, {verdict})"
+
+
+def probe_glance(probe: dict | None) -> str:
+    if not probe:
+        return "no correctness probe result was given"
+    return "the correctness probe passed" if probe.get("pass") else "the correctness probe FAILED"
+
+
+def at_a_glance(summary: dict, metrics: list[dict], probe: dict | None) -> str:
+    """The report's first line: what this set can show and what it cannot."""
+    comps = [c for c in summary.get("comparisons", []) if c.get("ratio_of_means") is not None]
+    ratios = "; ".join(glance_ratio(c) for c in comps)
+    kind = set_kind(summary)
+    if kind == "cpu":
+        return (f"**At a glance:** a CPU smoke set. The pipeline ran ({len(metrics)} runs) and "
+                f"{probe_glance(probe)}; the throughput of CPU ranks is not meaningful and says nothing about "
+                "scaling on GPUs.")
+    if kind == "same-gpus":
+        gpus = {s.get("world_size") or 1 for s in summary["configs"].values()}.pop()
+        return (f"**At a glance:** compares configurations on {gpus} GPU{'s' if gpus > 1 else ''} (CPU pools "
+                f"and settings), not GPU counts, so it cannot test the multi-GPU claim"
+                + (f": {ratios}" if ratios else "") + f"; {probe_glance(probe)}.")
+    return (f"**At a glance:** the claim, more env steps/s on more GPUs: " + (ratios or "no ratio measured")
+            + f"; {probe_glance(probe)}.")
+
+
 def verdict_section(summary: dict, metrics: list[dict], plan: dict, probe: dict | None,
                     evaluations: dict[str, dict] | None) -> list:
     comps = summary.get("comparisons", [])
-    blocks = [Heading("Verdict"), Bullets([
-        f"Claim, from the seed: {CLAIM}. {SEED_SENTENCE}",
-        "Measured (steady env steps/s, ratio of means): "
-        + (" ".join(ratio_line(c) for c in comps) if comps else "no comparison in this run set.")
-        + short_window_note(summary, metrics),
-        "Per-rank efficiency: " + efficiency_line(summary),
-        "Correctness probe: " + probe_line(probe),
-        "Learning: " + learning_line(evaluations, metrics),
-    ])]
+    kind = set_kind(summary)
+    claim = (f"Claim, from the seed: {CLAIM}. {SEED_SENTENCE}" if kind == "gpu-counts" else
+             f"Claim, from the seed, not tested by this set ({KIND_SCOPE[kind]}): {CLAIM}. {SEED_SENTENCE}")
+    items = [claim,
+             "Measured (steady env steps/s, ratio of means): "
+             + (" ".join(ratio_line(c) for c in comps) if comps else "no comparison in this run set.")
+             + short_window_note(summary, metrics)]
+    # a line without data is left out, not filled with "none" or n/a
+    if any(c.get("weak_scaling_efficiency") is not None for c in comps):
+        items.append("Per-rank efficiency: " + efficiency_line(summary))
+    if probe:
+        items.append("Correctness probe: " + probe_line(probe))
+    if evaluations:
+        items.append("Learning: " + learning_line(evaluations, metrics))
+    blocks = [Heading("Verdict"), Bullets(items)]
     what = (f"What ran: preset {code(plan.get('preset', '?'))} ({plain(plan.get('preset_reason', 'reason not recorded'))}); "
             f"{len(metrics)} runs of {', '.join(code(c) for c in summary['order'])}, "
             f"{plain(plan.get('repeats', '?'))} repeat(s) of {plain(plan.get('iterations', '?'))} iterations, "
@@ -364,18 +435,22 @@ def number_blocks(summary: dict, metrics: list[dict], current: bool = True) -> l
     out += [("the configuration table", (md(tables.config_table(summary)),), True),
             ("the ratio table", (md(tables.comparison_table(summary)),), True),
             ("the per-run table", (md(tables.runs_table(metrics)),), True),
-            ("the confidence-interval table", (md(tables.ci_table(summary)),), current),
+            ("the confidence-interval table", (md(tables.ci_table(summary)),
+                                               md(tables.ci_table(summary, interval_below_min=True))), current),
             ("the measurement-window table",
              (md(tables.window_table(metrics, summary.get("short_window_s", 30.0))),), current)]
     # parts added later: required where the report has their heading (older reports lack them)
-    time_to_quality = tables.time_to_quality_table(summary)
-    if time_to_quality is not None:
-        out.append(("the time-to-quality table", (md(time_to_quality),), f"### {tables.TIME_TO_QUALITY_TITLE}"))
+    time_to_quality = [t for t in (tables.time_to_quality_table(summary),
+                                   tables.time_to_quality_table(summary, unreached=True)) if t is not None]
+    if time_to_quality:
+        out.append(("the time-to-quality table", tuple(md(t) for t in time_to_quality),
+                    f"### {tables.TIME_TO_QUALITY_TITLE}"))
     # the verdict's ratio lines, or the headline paragraphs of the reports before it
     legacy = legacy_headlines(summary)
     for i, c in enumerate(c for c in summary.get("comparisons", []) if c.get("ratio_of_means") is not None):
-        out.append(("a headline ratio", (ratio_line(c), md(legacy[2 * i])), True))
-        out.append(("a headline confidence interval", (ratio_line(c), md(legacy[2 * i + 1])), current))
+        lines = (ratio_line(c), ratio_line(c, interval_below_min=True))
+        out.append(("a headline ratio", (*lines, md(legacy[2 * i])), True))
+        out.append(("a headline confidence interval", (*lines, md(legacy[2 * i + 1])), current))
     return out
 
 
@@ -426,18 +501,16 @@ def figure_blocks(has: dict[str, bool], rel: Path, learning_note: str | None) ->
     return blocks
 
 
-def deviations_markdown(text: str) -> str:
-    """docs/deviations.md inside the report: its headings one level down, below the
-    report's own Deviations heading (fenced code is left alone)."""
-    out, fenced = [], False
-    for line in text.splitlines():
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-        if not fenced and line.startswith("#"):
-            line = "#" + line
-        out.append(line)
-    body = "\n".join(out)
-    return body.split("\n", 1)[1].lstrip("\n") if body.startswith("## ") else body
+def deviations_line(path: str) -> str:
+    """The deviations document linked, not copied: it is long, and the report's reader
+    opens it beside the report (`path`: relative to the report's directory)."""
+    name = Path(path).name
+    return (f"This project's deviations from the reference system (task, physics, trainer), and why, are listed "
+            f"in [{plain(name)}]({quote(Path(path).as_posix(), safe='/')}) (docs/{plain(name)} in the repository).")
+
+
+def _relative(path, report_dir: Path) -> str:
+    return os.path.relpath(Path(path).resolve(), Path(report_dir).resolve())
 
 
 def build(
@@ -455,8 +528,11 @@ def build(
     attempts: list[str] | None = None,
     evaluations: dict[str, dict] | None = None,
     video: tuple[Path, dict] | None = None,
+    figures: set[str] | None = None,
 ) -> Document:
     """`video`: (the best run's video, its record from sacscale render-best), or None.
+    `deviations`: the deviations document's path relative to the report's directory (linked).
+    `figures`: the optional figures to draw (plots.write_all's `only`; None: all).
     `run_dirs`: the runs' directories (event files), for the learning curves; None
     leaves that figure out (with a sentence saying why)."""
     plan = (environment or {}).get("plan") or summary.get("meta", {})
@@ -470,9 +546,10 @@ def build(
         learning, note = curves_by_config(run_dirs, {m["run"]: m["config"] for m in metrics if m.get("config")}), None
     else:
         learning, note = None, "no run directories were given (sacscale report --run-dirs)"
-    has = plots.write_all(summary, metrics, figures_dir, learning, note)
+    has = plots.write_all(summary, metrics, figures_dir, learning, note, only=figures)
     seed_shaped = reproduces_seed(summary)
 
+    doc.add(Paragraph(at_a_glance(summary, metrics, probe)))
     doc.add(*verdict_section(summary, metrics, plan, probe, evaluations))
     if seed_shaped:
         doc.add(Heading("Against the seed", 3), tables.seed_table(summary), SEED_TABLE)
@@ -507,19 +584,21 @@ def build(
     if video is not None:
         doc.add(*video_section(*video, Path(report_dir)))
 
-    doc.add(Heading("Environment"), *environment_section(environment))
-    doc.add(Heading("Model"), *model_section(model))
-    doc.add(Heading("Correctness probe"), *probe_section(probe))
-    doc.add(Heading("Evidence"), *evidence_section(verification, manifest))
+    # a record that was not given leaves its section out
+    if environment:
+        doc.add(Heading("Environment"), *environment_section(environment))
+    if model:
+        doc.add(Heading("Model"), *model_section(model))
+    if probe:
+        doc.add(Heading("Correctness probe"), *probe_section(probe))
+    if verification or manifest:
+        doc.add(Heading("Evidence"), *evidence_section(verification, manifest))
     doc.add(Heading("Metric definitions"),
             Bullets([f"`{k}`: {v}" for k, v in DEFINITIONS.items()]),
             Paragraph("Ratio of means = mean(compared) / mean(baseline). Weak-scaling efficiency = "
                       "ratio / (ranks of compared / ranks of baseline)."))
-    doc.add(Heading("Deviations from the reference system"))
     if deviations:
-        doc.add(Raw(deviations_markdown(deviations)))
-    else:
-        doc.add(Paragraph("No deviations document (docs/deviations.md) was given."))
+        doc.add(Heading("Deviations from the reference system"), Paragraph(deviations_line(deviations)))
     doc.add(Heading("Limitations"), Bullets(LIMITATIONS))
     return doc
 
@@ -546,7 +625,7 @@ def _two(value) -> str:
 def write_report(
     summary_path, metrics_paths, output_md, output_html, figures_dir,
     environment=None, model=None, probe=None, verification=None, manifest=None, deviations=None, run_dirs=None,
-    attempts=None, evaluations=None, video=None, video_record=None,
+    attempts=None, evaluations=None, video=None, video_record=None, figures=None,
 ) -> Document:
     summary = json.loads(Path(summary_path).read_text())
     metrics = [json.loads(Path(p).read_text()) for p in metrics_paths]
@@ -555,12 +634,14 @@ def write_report(
         summary, metrics, Path(figures_dir), report_dir,
         environment=_load(environment), model=_load(model), probe=_load(probe),
         verification=_load(verification), manifest=_load(manifest),
-        deviations=Path(deviations).read_text() if deviations and Path(deviations).is_file() else None,
+        deviations=_relative(deviations, report_dir) if deviations and Path(deviations).is_file() else None,
         run_dirs=[Path(d) for d in run_dirs] if run_dirs else None,
         attempts=attempts,
         evaluations={Path(p).stem: json.loads(Path(p).read_text()) for p in evaluations or []},
         video=(Path(video), json.loads(Path(video_record).read_text())) if video and video_record else None,
+        figures=set(figures) if figures is not None else None,
     )
     atomic_write_text(output_md, to_markdown(doc))
-    atomic_write_text(output_html, to_html(doc, Path(output_html).parent))
+    # figures linked, not embedded: the page sits beside figures/ (the audit zip is the self-contained form)
+    atomic_write_text(output_html, to_html(doc, Path(output_html).parent, embed_images=False))
     return doc

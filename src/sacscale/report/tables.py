@@ -148,14 +148,21 @@ def phase_table(metrics: list[dict]) -> Table | None:
     )
 
 
-def ci_table(summary: dict) -> Table:
+# Fewer paired repeats than this: no interval is printed (a bootstrap over so few is too narrow).
+MIN_REPEATS = 3
+
+
+def ci_table(summary: dict, interval_below_min: bool = False) -> Table:
+    """`interval_below_min=True`: intervals over fewer than MIN_REPEATS printed as reports
+    printed them before (what verification finds in those)."""
     rows = []
     for c in summary.get("comparisons", []):
         ci = c.get("ratio_ci95")
+        few = ci and (c.get("ci_repeats") or 0) < MIN_REPEATS and not interval_below_min
         rows.append([
             f"{plain(c['compared'])} / {plain(c['baseline'])}",
             ratio(c.get("ratio_of_means")),
-            "n/a" if not ci else f"{ci[0]:.3f} .. {ci[1]:.3f}",
+            "n/a" if not ci else f"not shown (n < {MIN_REPEATS})" if few else f"{ci[0]:.3f} .. {ci[1]:.3f}",
             str(c.get("ci_repeats", 0)),
         ])
     return Table(
@@ -164,7 +171,8 @@ def ci_table(summary: dict) -> Table:
         align=["l", "r", "l", "r"],
         caption="95% confidence interval of the ratio of means: paired bootstrap over repeats (both "
                 "configurations of repeat k ran back to back with seed k), percentile method; see summary.json "
-                "ci_method. n/a: fewer than 2 paired repeats (or a set made before intervals were computed).",
+                f"ci_method. Not shown below {MIN_REPEATS} paired repeats: a bootstrap over so few is too narrow "
+                "to read. n/a: fewer than 2 paired repeats (or a set made before intervals were computed).",
     )
 
 
@@ -282,10 +290,12 @@ QUALITY_LABELS = {"episode_length": "episode length >= {t:g}",
                   "normalised_tracking_ang_vel": "yaw-rate tracking >= {t:g} of max"}
 
 
-def time_to_quality_table(summary: dict) -> Table | None:
+def time_to_quality_table(summary: dict, unreached: bool = False) -> Table | None:
     """Per configuration and learning-quality threshold: the repeats that reached it and
     the mean env steps and seconds at which they did (summary configs' time_to_quality);
-    None when the summary has none (made before it was measured)."""
+    None when the summary has none (made before it was measured) or no repeat reached any
+    threshold. `unreached=True`: thresholds no repeat reached get a row of n/a too, as
+    reports wrote them before (what verification finds in those)."""
     from sacscale.analysis.metrics import QUALITY_THRESHOLDS
 
     rows = []
@@ -293,7 +303,7 @@ def time_to_quality_table(summary: dict) -> Table | None:
         ttq = s.get("time_to_quality") or {}
         for key, (_, threshold) in QUALITY_THRESHOLDS.items():
             q = ttq.get(key)
-            if q is None:
+            if q is None or not (q.get("reached") or unreached):
                 continue
             rows.append([plain(name), QUALITY_LABELS.get(key, key).format(t=threshold), f"{q['reached']}/{q['of']}",
                          num(q["env_steps"]["mean"]), num(q["seconds"]["mean"], 1)])

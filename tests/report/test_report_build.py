@@ -502,5 +502,9 @@ def test_logged_tracking_table_is_the_tail_of_each_runs_tracking_over_its_maximu
     # the last 10% of 20 points: the last 2; (0.036 + 0.040) / 2 / 0.04 = 0.95, (0.024 + 0.027) / 2 / 0.03 = 0.85
     assert table.rows == [["r1_a", "a", "20,000", "0.95", "0.85"]]  # the reference's run (no terms) is left out
     assert "stands still earns 0.44 and 0.54" in table.caption
+    # the run's env steps, not the last point of its episode-length curve (which ends where an episode last did)
+    learning["a"]["runs"]["r1_a"]["length"] = {"env_steps": [160.0], "value": [30.0]}
+    assert logged_tracking_table(learning, base).rows[0][2] == "20,000"  # the last point of any curve
+    assert logged_tracking_table(learning, base, {"r1_a": 24_576.0}).rows[0][2] == "24,576"  # metrics' total
     assert logged_tracking_table({"ref": learning["ref"]}, base) is None
     assert logged_tracking_table(None, base) is None

@@ -7,9 +7,6 @@ import sys
 from pathlib import Path
 
 from sacscale.report.build import write_report
-from sacscale.report.plots import FIGURES
-
-OPTIONAL_FIGURES = ("return_vs_time", "phase_times", "learning_curves")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,10 +30,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--video-record", help="its record of the choice (sacscale render-best --record)")
     parser.add_argument("--deviations", help="the Markdown file of deviations from the reference system; the report "
                         "links it (relative to the report's directory)")
-    parser.add_argument("--figures", nargs="*", choices=OPTIONAL_FIGURES, default=None, metavar="FIGURE",
-                        help=f"the optional figures to draw ({', '.join(OPTIONAL_FIGURES)}; default: all); one not "
-                        f"named is neither drawn nor shown (the others, {', '.join(n for n in FIGURES if n not in OPTIONAL_FIGURES)}, "
-                        "are always drawn)")
 
 
 def _attempts(path: str | None) -> list[str]:
@@ -52,7 +45,6 @@ def run(args: argparse.Namespace) -> int:
             verification=args.verification, manifest=args.manifest_json, deviations=args.deviations,
             run_dirs=args.run_dirs, attempts=_attempts(args.attempts_dir), evaluations=args.evaluations,
             video=args.video, video_record=args.video_record,
-            figures=None if args.figures is None else set(args.figures),
         )
     except (OSError, ValueError, KeyError) as exc:
         print(f"sacscale report: error: {type(exc).__name__}: {exc}", file=sys.stderr)

@@ -528,11 +528,9 @@ def build(
     attempts: list[str] | None = None,
     evaluations: dict[str, dict] | None = None,
     video: tuple[Path, dict] | None = None,
-    figures: set[str] | None = None,
 ) -> Document:
     """`video`: (the best run's video, its record from sacscale render-best), or None.
     `deviations`: the deviations document's path relative to the report's directory (linked).
-    `figures`: the optional figures to draw (plots.write_all's `only`; None: all).
     `run_dirs`: the runs' directories (event files), for the learning curves; None
     leaves that figure out (with a sentence saying why)."""
     plan = (environment or {}).get("plan") or summary.get("meta", {})
@@ -546,7 +544,7 @@ def build(
         learning, note = curves_by_config(run_dirs, {m["run"]: m["config"] for m in metrics if m.get("config")}), None
     else:
         learning, note = None, "no run directories were given (sacscale report --run-dirs)"
-    has = plots.write_all(summary, metrics, figures_dir, learning, note, only=figures)
+    has = plots.write_all(summary, metrics, figures_dir, learning, note)
     seed_shaped = reproduces_seed(summary)
 
     doc.add(Paragraph(at_a_glance(summary, metrics, probe)))
@@ -625,7 +623,7 @@ def _two(value) -> str:
 def write_report(
     summary_path, metrics_paths, output_md, output_html, figures_dir,
     environment=None, model=None, probe=None, verification=None, manifest=None, deviations=None, run_dirs=None,
-    attempts=None, evaluations=None, video=None, video_record=None, figures=None,
+    attempts=None, evaluations=None, video=None, video_record=None,
 ) -> Document:
     summary = json.loads(Path(summary_path).read_text())
     metrics = [json.loads(Path(p).read_text()) for p in metrics_paths]
@@ -639,7 +637,6 @@ def write_report(
         attempts=attempts,
         evaluations={Path(p).stem: json.loads(Path(p).read_text()) for p in evaluations or []},
         video=(Path(video), json.loads(Path(video_record).read_text())) if video and video_record else None,
-        figures=set(figures) if figures is not None else None,
     )
     atomic_write_text(output_md, to_markdown(doc))
     # figures linked, not embedded: the page sits beside figures/ (the audit zip is the self-contained form)

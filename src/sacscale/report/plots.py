@@ -327,27 +327,23 @@ def learning_curves(groups: dict[str, dict] | None, path: Path, note: str | None
 
 
 def write_all(summary: dict, metrics: list[dict], figures_dir: str | Path, learning: dict[str, dict] | None = None,
-              learning_note: str | None = None, only: set[str] | None = None) -> dict[str, bool]:
+              learning_note: str | None = None) -> dict[str, bool]:
     """Write every figure the workflow declares; `{name: has_data}`. A figure without data
     is still written (a file that says "not drawn" and why) but the report leaves it out.
-    `only`: the names to write (None: all); one not named is not drawn, and has no data
-    for the report (the workflow leaves the per-phase figure out of untraced sets).
     `learning`: curves_by_config() of the run directories (None: no run directories given)."""
     d = Path(figures_dir)
-    wanted = set(FIGURES) if only is None else set(only)
     throughput_by_repeat(summary, d / FIGURES["throughput_by_repeat"])
     scaling_bars(summary, d / FIGURES["scaling_bars"])
     stepped = cumulative_steps(metrics, d / FIGURES["cumulative_steps"])
-    returned = "return_vs_time" in wanted and return_vs_time(metrics, d / FIGURES["return_vs_time"])
-    traced = "phase_times" in wanted and phase_times(metrics, d / FIGURES["phase_times"])
+    returned = return_vs_time(metrics, d / FIGURES["return_vs_time"])
+    traced = phase_times(metrics, d / FIGURES["phase_times"])
     if learning:
         from sacscale.analysis.learning import tracking_baselines
 
         baselines = tracking_baselines()
     else:
         baselines = None
-    learned = "learning_curves" in wanted and learning_curves(learning, d / FIGURES["learning_curves"], learning_note,
-                                                                baselines=baselines)
+    learned = learning_curves(learning, d / FIGURES["learning_curves"], learning_note, baselines=baselines)
     return {
         "throughput_by_repeat": True,
         "scaling_bars": True,

@@ -440,10 +440,11 @@ def number_blocks(summary: dict, metrics: list[dict], current: bool = True) -> l
             ("the measurement-window table",
              (md(tables.window_table(metrics, summary.get("short_window_s", 30.0))),), current)]
     # parts added later: required where the report has their heading (older reports lack them)
-    time_to_quality = [t for t in (tables.time_to_quality_table(summary),
-                                   tables.time_to_quality_table(summary, unreached=True)) if t is not None]
-    if time_to_quality:
-        out.append(("the time-to-quality table", tuple(md(t) for t in time_to_quality),
+    # (a set where no repeat reached any threshold has no such table, and nothing to check)
+    time_to_quality = tables.time_to_quality_table(summary)
+    if time_to_quality is not None:
+        before = tables.time_to_quality_table(summary, unreached=True)  # with rows of n/a, as reports had them
+        out.append(("the time-to-quality table", (md(time_to_quality), md(before)),
                     f"### {tables.TIME_TO_QUALITY_TITLE}"))
     # the verdict's ratio lines, or the headline paragraphs of the reports before it
     legacy = legacy_headlines(summary)

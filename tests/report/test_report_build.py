@@ -508,3 +508,34 @@ def test_logged_tracking_table_is_the_tail_of_each_runs_tracking_over_its_maximu
     assert logged_tracking_table(learning, base, {"r1_a": 24_576.0}).rows[0][2] == "24,576"  # metrics' total
     assert logged_tracking_table({"ref": learning["ref"]}, base) is None
     assert logged_tracking_table(None, base) is None
+
+
+def _summary(configs: dict[str, tuple[str, int]], ci=None, n=3) -> dict:
+    """configs: name -> (devices, ranks); the last is compared with the first."""
+    names = list(configs)
+    comps = [] if len(names) < 2 else [{"compared": names[-1], "baseline": names[0], "ratio_of_means": 1.5,
+                                        "ratio_ci95": ci, "ci_repeats": n, "ratio_std_propagated": 0.1}]
+    return {"configs": {k: {"devices": d, "world_size": w} for k, (d, w) in configs.items()}, "comparisons": comps}
+
+
+@pytest.mark.parametrize("configs, ci, n, says", [
+    ({"n1_cpu": ("cpu", 1), "n2_cpu": ("cpu,cpu", 2)}, [1.4, 1.6], 2,
+     "a CPU smoke set. The pipeline ran (4 runs) and the correctness probe passed; the throughput of CPU ranks is "
+     "not meaningful"),
+    ({"n1_pool7": ("0", 1), "n1_pool15": ("0", 1)}, [1.4, 1.6], 3,
+     "compares configurations on 1 GPU (CPU pools, settings or trainers), not GPU counts, so it cannot test the "
+     "multi-GPU claim: `n1_pool15` / `n1_pool7` = 1.500x (n = 3, 95% CI 1.400 .. 1.600, above 1: faster)"),
+    ({"n1_obsnorm": ("0", 1)}, None, 0, "`n1_obsnorm` on 1 GPU, with no second configuration to compare"),
+    ({"n1_local": ("0", 1), "n2_pool": ("0,1", 2)}, [0.9, 1.6], 5,
+     "the claim, more env steps/s on more GPUs: `n2_pool` / `n1_local` = 1.500x (n = 5, 95% CI 0.900 .. 1.600, "
+     "includes 1: no conclusion about the direction)"),
+    ({"n1_local": ("0", 1), "n2_pool": ("0,1", 2)}, [1.4, 1.6], 2,
+     "`n2_pool` / `n1_local` = 1.500x (n = 2: too few repeats for a conclusion)"),
+])
+def test_the_first_line_says_what_the_set_can_show(configs, ci, n, says):
+    from sacscale.report.build import at_a_glance
+
+    line = at_a_glance(_summary(configs, ci, n), [{}] * 4, {"pass": True})
+    assert line.startswith("**At a glance:** ") and says in line and "\n" not in line
+    if n < 3:
+        assert "CI" not in line  # no interval below 3 paired repeats

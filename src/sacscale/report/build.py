@@ -323,7 +323,8 @@ def glance_ratio(c: dict) -> str:
         return text + ": too few repeats for a conclusion)"
     if not ci:
         return text + ", no interval recorded: no conclusion)"
-    verdict = ("above 1" if ci[0] > 1 else "below 1" if ci[1] < 1 else "includes 1: no conclusion about the direction")
+    verdict = ("above 1: faster" if ci[0] > 1 else "below 1: slower" if ci[1] < 1 else
+               "includes 1: no conclusion about the direction")
     return text + f", 95% CI {ci[0]:.3f} .. {ci[1]:.3f}, {verdict})"
 
 
@@ -342,10 +343,15 @@ def at_a_glance(summary: dict, metrics: list[dict], probe: dict | None) -> str:
         return (f"**At a glance:** a CPU smoke set. The pipeline ran ({len(metrics)} runs) and "
                 f"{probe_glance(probe)}; the throughput of CPU ranks is not meaningful and says nothing about "
                 "scaling on GPUs.")
+    gpus = max((s.get("world_size") or 1) for s in summary["configs"].values())
+    if kind == "same-gpus" and not comps:
+        configs = ", ".join(code(c) for c in summary["configs"])
+        return (f"**At a glance:** {configs} on {gpus} GPU{'s' if gpus > 1 else ''}, with no second configuration "
+                f"to compare: a measurement of learning and throughput, neither a comparison nor GPU scaling; "
+                f"{probe_glance(probe)}.")
     if kind == "same-gpus":
-        gpus = {s.get("world_size") or 1 for s in summary["configs"].values()}.pop()
-        return (f"**At a glance:** compares configurations on {gpus} GPU{'s' if gpus > 1 else ''} (CPU pools "
-                f"and settings), not GPU counts, so it cannot test the multi-GPU claim"
+        return (f"**At a glance:** compares configurations on {gpus} GPU{'s' if gpus > 1 else ''} (CPU pools, "
+                f"settings or trainers), not GPU counts, so it cannot test the multi-GPU claim"
                 + (f": {ratios}" if ratios else "") + f"; {probe_glance(probe)}.")
     return (f"**At a glance:** the claim, more env steps/s on more GPUs: " + (ratios or "no ratio measured")
             + f"; {probe_glance(probe)}.")

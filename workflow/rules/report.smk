@@ -9,11 +9,6 @@
 TRACED = any(rc.trace for rc in PLAN.run_configs.values())
 
 
-def phase_figure():
-    path = figure_paths()["phase_times"]
-    return report(path, caption="../report/phase_times.rst", category="Figures") if TRACED else path
-
-
 rule report:
     input:
         summary=results("summary.json"),
@@ -40,7 +35,11 @@ rule report:
             figure_paths()["cumulative_steps"], caption="../report/cumulative_steps.rst", category="Figures"
         ),
         returns=report(figure_paths()["return_vs_time"], caption="../report/return_vs_time.rst", category="Figures"),
-        phases=phase_figure(),
+        phases=(
+            report(figure_paths()["phase_times"], caption="../report/phase_times.rst", category="Figures")
+            if TRACED
+            else figure_paths()["phase_times"]
+        ),
         learning=report(figure_paths()["learning_curves"], caption="../report/learning_curves.rst", category="Figures"),
     log:
         f"{LOGS}/report.log",

@@ -53,7 +53,8 @@ def run_set(root: Path, hostile: bool) -> dict:
            "versions": {"torch": n["value"]}, "torch": {"gpus": [{"name": n["value"], "memory_mib": 1000}]},
            "env": {"NCCL_DEBUG": n["value"], "CUDA_VISIBLE_DEVICES": n["value"]},
            "learner": {"file": n["path"], "graph_hooks": True},
-           "cpu": {"model": n["value"], "available": n["value"], "layout": f"CPU CORE\n{n['value']}" + (f"\n```\n{IMG}" if hostile else "")}}
+           "cpu": {"model": n["value"], "available": n["value"],
+                   "layout": f"CPU CORE\n{n['value']}" + (f"\n```\n{IMG}" if hostile else "")}}
     (root / "environment.json").write_text(json.dumps(env))
     (root / "correctness.json").write_text(json.dumps({
         "pass": True, "backend": n["value"], "note": n["value"],

@@ -78,12 +78,14 @@ def environment_section(env: dict | None) -> list:
     t, v = env.get("torch", {}), env.get("versions", {})
     project = env.get("project", {})
     if project.get("commit"):
-        commit = code(project["commit"]) + {True: " (uncommitted changes)", False: " (clean)"}.get(project.get("dirty"), "")
+        state = {True: " (uncommitted changes)", False: " (clean)"}.get(project.get("dirty"), "")
+        commit = code(project["commit"]) + state
         diff = project.get("diff") or {}
         if project.get("dirty") and diff.get("file"):
             rebuild = f"git checkout {str(project['commit'])[:12]} && git apply --binary {diff['file']}"
-            commit += (f" plus the stored diff ({code(diff['file'])}, {plain(_fmt_int(diff.get('bytes', 0)))} bytes, sha256 "
-                       f"{code(str(diff.get('sha256', ''))[:12] + '…')}; rebuild the code: {code(rebuild)})")
+            commit += (f" plus the stored diff ({code(diff['file'])}, {plain(_fmt_int(diff.get('bytes', 0)))} "
+                       f"bytes, sha256 {code(str(diff.get('sha256', ''))[:12] + '…')}; "
+                       f"rebuild the code: {code(rebuild)})")
             if diff.get("untracked_not_stored"):
                 commit += (f"; {len(diff['untracked_not_stored'])} large untracked file(s) listed in the record "
                            "by size and SHA-256, not stored")
@@ -353,7 +355,7 @@ def at_a_glance(summary: dict, metrics: list[dict], probe: dict | None) -> str:
         return (f"**At a glance:** compares configurations on {gpus} GPU{'s' if gpus > 1 else ''} (CPU pools, "
                 f"settings or trainers), not GPU counts, so it cannot test the multi-GPU claim"
                 + (f": {ratios}" if ratios else "") + f"; {probe_glance(probe)}.")
-    return (f"**At a glance:** the claim, more env steps/s on more GPUs: " + (ratios or "no ratio measured")
+    return ("**At a glance:** the claim, more env steps/s on more GPUs: " + (ratios or "no ratio measured")
             + f"; {probe_glance(probe)}.")
 
 
@@ -375,7 +377,8 @@ def verdict_section(summary: dict, metrics: list[dict], plan: dict, probe: dict 
     if evaluations:
         items.append("Learning: " + learning_line(evaluations, metrics))
     blocks = [Heading("Verdict"), Bullets(items)]
-    what = (f"What ran: preset {code(plan.get('preset', '?'))} ({plain(plan.get('preset_reason', 'reason not recorded'))}); "
+    reason = plain(plan.get("preset_reason", "reason not recorded"))
+    what = (f"What ran: preset {code(plan.get('preset', '?'))} ({reason}); "
             f"{len(metrics)} runs of {', '.join(code(c) for c in summary['order'])}, "
             f"{plain(plan.get('repeats', '?'))} repeat(s) of {plain(plan.get('iterations', '?'))} iterations, "
             "one run at a time.")
@@ -612,8 +615,8 @@ def video_section(path: Path, record: dict, report_dir: Path) -> list:
     """The best-evaluated run's policy on video, with why that run and what it shows."""
     rel = Path(path).resolve().relative_to(report_dir.resolve()).as_posix()
     steps = f", {record['env_steps']:,} env steps per rank" if isinstance(record.get("env_steps"), int) else ""
-    caption = (f"The policy of {code(record['run'])}{steps}, the best of {len(record.get('scores', {}))} evaluated runs "
-               f"by {plain(record['rule'])}: score {record['score']:.3f} (normalised tracking lin "
+    caption = (f"The policy of {code(record['run'])}{steps}, the best of {len(record.get('scores', {}))} evaluated "
+               f"runs by {plain(record['rule'])}: score {record['score']:.3f} (normalised tracking lin "
                f"{_two(record['tracking_lin'])}, yaw {_two(record['tracking_yaw'])}; {record['fall_rate']:.2f} falls per "
                f"episode). Deterministic actions, nominal gains; commands {code(record.get('commands'))} (vx, vy m/s, "
                f"yaw rate rad/s: seconds), {plain(record.get('seconds'))} s at {plain(record.get('fps'))} fps.")

@@ -230,7 +230,8 @@ def quality_table(evaluations: dict[str, dict], metrics: list[dict]) -> Table | 
                 "x stand-still", "falls / episode", "kernel lin", "kernel yaw"],
         rows=rows,
         align=["l", "r", "r", "r", "r", "r", "r", "r", "r", "r"],
-        caption=(f"means over each configuration's runs of `sacscale evaluate` ({plain(first['envs_per_command'])} envs x "
+        caption=(f"means over each configuration's runs of `sacscale evaluate` ({plain(first['envs_per_command'])} "
+                 "envs x "
                  f"{len(first['commands'])} commands, {first['seconds']:g} s episodes scored after {first['settle_s']:g} s, "
                  "deterministic actions): rms errors of the planar velocity (heading frame) and of the torso's yaw rate, "
                  "their ratio to a robot that stands still (below 1: better than standing still), falls per episode, and "

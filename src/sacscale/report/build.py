@@ -252,8 +252,10 @@ def probe_line(probe: dict | None) -> str:
                                          probe.get("backend")) if x)
     in_graph = probe.get("allreduce_in_cuda_graph")
     graph = {True: ", all-reduce inside the CUDA graph", False: ", all-reduce outside a CUDA graph"}.get(in_graph, "")
+    context = f"{where}{graph}".removeprefix(", ")
+    context = f" ({context})" if context else ""  # a probe that recorded neither: no empty brackets
     return (f"{verdict}: the data-parallel ranks' gradients and parameters agree with a single-rank reference "
-            f"within tolerance ({where}{graph})." if probe.get("pass") else
+            f"within tolerance{context}." if probe.get("pass") else
             f"{verdict}: the data-parallel ranks disagree with the single-rank reference ({where}); see Correctness probe.")
 
 

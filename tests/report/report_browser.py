@@ -1,7 +1,8 @@
 """Open a page in headless Chromium and read back what a reader would see, over the
 DevTools protocol (Chrome DevTools Protocol, CDP; the `websocket-client` package speaks
-its WebSocket): console errors and uncaught exceptions, every image's natural width, the
-page's visible text, and a screenshot of the first screen.
+its WebSocket): console errors, uncaught exceptions and dialogs (an `alert` that ran),
+every image's natural width, the page's visible text and the text on its first screen,
+how many elements of each tag it has, and a screenshot of the first screen.
 
 Chromium is the Debian package `chromium` (found on PATH as chromium, chromium-browser or
 google-chrome); it starts with its own throw-away profile and an OS-chosen debugging port,
@@ -40,6 +41,8 @@ class PageReport:
     console_errors: list[str] = field(default_factory=list)
     images: list[dict] = field(default_factory=list)   # {"alt", "src" (first 60 chars), "naturalWidth", "complete"}
     text: str = ""
+    first_screen: str = ""                              # text of the blocks wholly inside the first screen
+    tags: dict[str, int] = field(default_factory=dict)  # element count per tag name
     screenshot: bytes = b""
 
     @property
@@ -65,21 +68,31 @@ class _Session:
 
     def call(self, method: str, **params) -> dict:
         self.next_id += 1
-        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        call_id = self.next_id
+        self.ws.send(json.dumps({"id": call_id, "method": method, "params": params}))
         while True:
             msg = json.loads(self.ws.recv())
-            if msg.get("id") == self.next_id:
+            if msg.get("id") == call_id:
                 if "error" in msg:
                     raise RuntimeError(f"CDP {method}: {msg['error']}")
                 return msg.get("result", {})
-            self.events.append(msg)
+            self._event(msg)
 
     def wait_for(self, method: str, timeout: float) -> None:
         end = time.monotonic() + timeout
         while not any(e.get("method") == method for e in self.events):
             if time.monotonic() > end:
                 raise TimeoutError(f"no {method} within {timeout:g} s")
-            self.events.append(json.loads(self.ws.recv()))
+            self._event(json.loads(self.ws.recv()))
+
+    def _event(self, msg: dict) -> None:
+        """Keep an event; dismiss a dialog at once (it would block the page, and this
+        session with it), so that it is reported rather than waited on."""
+        self.events.append(msg)
+        if msg.get("method") == "Page.javascriptDialogOpening":
+            self.next_id += 1  # its answer arrives as one more message, kept with the events
+            self.ws.send(json.dumps({"id": self.next_id, "method": "Page.handleJavaScriptDialog",
+                                     "params": {"accept": True}}))
 
     def close(self) -> None:
         self.ws.close()
@@ -95,6 +108,8 @@ def _console_errors(events: list[dict]) -> list[str]:
         elif e.get("method") == "Runtime.exceptionThrown":
             d = p.get("exceptionDetails", {})
             out.append("exception: " + str(d.get("exception", {}).get("description") or d.get("text")))
+        elif e.get("method") == "Page.javascriptDialogOpening":  # alert(), confirm(): script ran
+            out.append(f"dialog ({p.get('type')}): {p.get('message')}")
         elif e.get("method") == "Log.entryAdded" and p.get("entry", {}).get("level") == "error":
             out.append(f"log ({p['entry'].get('source')}): {p['entry'].get('text')} {p['entry'].get('url', '')}")
     return out
@@ -102,6 +117,10 @@ def _console_errors(events: list[dict]) -> list[str]:
 
 _READ_PAGE = """JSON.stringify({
   text: document.body ? document.body.innerText : "",
+  first_screen: Array.from(document.querySelectorAll("h1, h2, h3, p, li"))
+    .filter(e => e.getBoundingClientRect().bottom <= window.innerHeight).map(e => e.innerText).join("\\n"),
+  tags: Array.from(document.querySelectorAll("*")).reduce((n, e) => {
+    const t = e.tagName.toLowerCase(); n[t] = (n[t] || 0) + 1; return n; }, {}),
   images: Array.from(document.images).map(i => ({alt: i.alt, src: i.src.slice(0, 60),
                                                  naturalWidth: i.naturalWidth, complete: i.complete}))
 })"""
@@ -141,7 +160,8 @@ def inspect_page(path: Path, profile_dir: Path, browser: str | None = None, widt
                                             returnByValue=True)["result"]["value"])
             shot = session.call("Page.captureScreenshot", format="png")["data"]
             return PageReport(console_errors=_console_errors(session.events), images=state["images"],
-                              text=state["text"], screenshot=base64.b64decode(shot))
+                              text=state["text"], first_screen=state["first_screen"], tags=state["tags"],
+                              screenshot=base64.b64decode(shot))
         finally:
             session.close()
     finally:

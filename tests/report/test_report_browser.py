@@ -1,11 +1,15 @@
 """The report as a reader sees it: `report.html` opened in headless Chromium (Debian
-package `chromium`) shows no console errors, every image loads (naturalWidth > 0), and
-its visible text carries no Markdown source (`**`, backticks, `|---|` rules, leading `#`).
-A screenshot of the first screen is kept under the test's tmp dir (its path is printed).
+package `chromium`) shows no console errors, every image loads (naturalWidth > 0; the
+figures are files linked from figures/, not embedded), and its visible text carries no
+Markdown source (`**`, backticks, `|---|` rules, leading `#`). The one-line verdict is
+on the first screen. A screenshot of the first screen is kept under the test's tmp dir
+(its path is printed).
 
-Two reports, built with `sacscale report` exactly as the workflow's report rule calls it:
-a CPU-shaped run set (1 and 2 CPU ranks, 2 repeats, evaluations) from synthetic event
-files, and the committed GPU run set results/h200x2 (real figures), built into tmp.
+Reports built with `sacscale report` exactly as the workflow's report rule calls it: a
+CPU-shaped run set (1 and 2 CPU ranks, 2 repeats, evaluations) from synthetic event
+files, the committed GPU run set results/h200x2 (real figures), built into tmp, and a
+set whose names and records carry markup (tests/report/hostile_names.py) beside its
+plain twin: the same elements, the names shown as text, no script run.
 
 Without a browser the tests skip, saying so; with SACSCALE_REQUIRE_BROWSER=1 (CI) they fail.
 """
@@ -18,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+import hostile_names
 from report_browser import PageReport, find_browser, inspect_page
 from sacscale.analysis.aggregate import summarize
 from sacscale.analysis.metrics import analyze_run
@@ -119,11 +124,16 @@ def gpu_run_set(name: str) -> tuple[Path, list[Path], list[Path], list[str]]:
             extra)
 
 
-def problems(page: PageReport, min_images: int) -> list[str]:
+def problems(page: PageReport, min_images: int, markdown: bool = True) -> list[str]:
+    """What a reader would find wrong; `markdown=False` leaves out the raw-Markdown check
+    (for a page whose names carry backticks of their own)."""
     out = [f"console: {e}" for e in page.console_errors]
     out += [f"image does not load: {i}" for i in page.broken_images]
+    out += [f"image embedded, not linked: {i['alt']}" for i in page.images if i["src"].startswith("data:")]
     if len(page.images) < min_images:
         out.append(f"{len(page.images)} images, expected at least {min_images}")
+    if not markdown:
+        return out
     out += [f"raw Markdown ({marker}) in the visible text: {lines[:3]}" for marker, lines in page.raw_markdown().items()]
     return out
 
@@ -139,14 +149,18 @@ def test_cpu_report_in_browser(browser, tmp_path):
     page = inspect_page(html, tmp_path / "profile", browser)
     # untraced: the per-phase figure is left out, so 5 figures
     assert problems(page, min_images=5) == []
+    # the one-line verdict on the first screen: what a CPU set can and cannot show
+    assert page.first_screen.startswith("sacscale run set cpu\nAt a glance: a CPU smoke set. The pipeline ran "
+                                        "(4 runs) and the correctness probe passed; the throughput of CPU ranks is "
+                                        "not meaningful"), page.first_screen[:400]
     first = page.text[:1500]
-    assert first.startswith("sacscale run set cpu\nVerdict")
-    assert "too few repeats to support a conclusion" in first
+    assert "too few repeats to support a conclusion" in first and "95% CI" not in first
     assert "Learning: " in first and "standing still" in first
     assert "RTX 5090" not in page.text.split("Deviations from the reference system")[0].replace(
         "2x RTX 5090 server", "")  # the seed's table only for GPU presets; the seed named once in the claim
     assert "No per-phase figure: the runs were not traced" in page.text
     assert "shared/docs" not in page.text  # nothing the reader of the report cannot open
+    assert "Deviations from the reference system\nThis project's deviations" in page.text  # linked, not copied
     _keep_screenshot(page, tmp_path / "cpu_first_screen.png")
 
 
@@ -155,17 +169,41 @@ def test_gpu_report_in_browser(browser, tmp_path):
     page = inspect_page(html, tmp_path / "profile", browser)
     assert problems(page, min_images=6) == []
     assert "Against the seed" in page.text and "n2_pool / n1_local (n=3/3)" in page.text
+    assert page.first_screen.split("\n")[1].startswith("At a glance: the claim, more env steps/s on more GPUs: "
+                                                        "n2_pool / n1_local = 1.804x")
     _keep_screenshot(page, tmp_path / "h200x2_first_screen.png")
+
+
+def _named_report(root: Path, hostile: bool, browser: str) -> PageReport:
+    """The set of hostile_names, plain or with markup in its names, as a reader sees it."""
+    inputs = hostile_names.run_set(root / "results", hostile)
+    extra = ["--environment", str(inputs["environment"]), "--correctness", str(inputs["probe"]),
+             "--model", str(inputs["model"]), "--attempts-dir", str(inputs["attempts_dir"])]
+    html = _report(root / "reports", inputs["summary_path"], inputs["metrics_paths"], inputs["run_dirs"], extra)
+    return inspect_page(html, root / "profile", browser)
+
+
+def test_markup_in_names_neither_runs_nor_renders(browser, tmp_path):
+    plain = _named_report(tmp_path / "plain", False, browser)
+    hostile = _named_report(tmp_path / "hostile", True, browser)
+    assert problems(plain, min_images=5) == []
+    assert problems(hostile, min_images=5, markdown=False) == []  # no dialog: no onerror ran
+    assert hostile.tags == plain.tags  # not one element more or less from the names
+    for value in hostile_names.names(True).values():
+        assert value in hostile.text, value
+    _keep_screenshot(hostile, tmp_path / "hostile_first_screen.png")
 
 
 def test_checks_catch_a_bad_page(browser, tmp_path):
     """The checks can fail: raw Markdown, a missing image and a console error are all found."""
     bad = tmp_path / "bad.html"
     bad.write_text("<!DOCTYPE html><html><body><pre>## Deviations\n\n**bold** and `code`\n\n| a |\n|---|\n</pre>"
-                   '<img src="missing.png" alt="missing"><script>console.error("boom")</script></body></html>')
+                   '<img src="missing.png" alt="missing"><script>console.error("boom")</script>'
+                   '<img src="x" alt="x" onerror="alert(1)"></body></html>')
     page = inspect_page(bad, tmp_path / "profile", browser)
     found = problems(page, min_images=1)
     assert any("boom" in p for p in found), found
     assert any("image does not load" in p for p in found), found
+    assert any(p.startswith("console: dialog (alert): 1") for p in found), found  # a script that ran
     assert set(page.raw_markdown()) == {"bold markers **", "backtick", "table rule |---|",
                                         "heading marker # at a line start"}

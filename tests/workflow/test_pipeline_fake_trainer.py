@@ -65,6 +65,8 @@ def test_failed_run_keeps_completed_runs_and_rerun_resumes(fake_env, tmp_path_fa
         for name in ("report.html", "report.md", "summary.csv", "scaling_bars.png", "cumulative_steps.png",
                      "learning_curves.png"):
             assert name in joined
+        # untraced runs: no "not drawn" per-phase figure in the zip (nor in the report)
+        assert "phase_times.png" not in joined
         # the audit zip holds the evidence, byte for byte, under the category "Evidence"
         for name in ("MANIFEST.sha256", "manifest.json", "verify.json", "environment.json", "correctness.json",
                      "model.json"):

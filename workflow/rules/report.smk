@@ -3,6 +3,12 @@
 # earlier stages register (category Evidence).
 
 
+# The per-phase figure has data only where runs were traced: otherwise its file says "not
+# drawn", and the audit zip leaves it out as the report does (it is still written: the
+# workflow's final outputs name it).
+TRACED = any(rc.trace for rc in PLAN.run_configs.values())
+
+
 rule report:
     input:
         summary=results("summary.json"),
@@ -29,7 +35,11 @@ rule report:
             figure_paths()["cumulative_steps"], caption="../report/cumulative_steps.rst", category="Figures"
         ),
         returns=report(figure_paths()["return_vs_time"], caption="../report/return_vs_time.rst", category="Figures"),
-        phases=report(figure_paths()["phase_times"], caption="../report/phase_times.rst", category="Figures"),
+        phases=(
+            report(figure_paths()["phase_times"], caption="../report/phase_times.rst", category="Figures")
+            if TRACED
+            else figure_paths()["phase_times"]
+        ),
         learning=report(figure_paths()["learning_curves"], caption="../report/learning_curves.rst", category="Figures"),
     log:
         f"{LOGS}/report.log",

@@ -1,20 +1,38 @@
-"""`sacscale report`: the run set's Markdown and HTML report, with figures."""
+"""`sacscale report`: the run set's Markdown and HTML report, with figures.
+
+Two ways to call it: with every input named (as the workflow's report rule does), or
+`--run-set results/S`, which reads a finished set's files where the pipeline put them
+and rebuilds only its report (report.md, report.html, figures/): nothing under
+results/S/ is written. A set whose report is committed keeps it; the report is then
+built into `--output-dir`.
+"""
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 
 from sacscale.report.build import write_report
 
+# what `--run-set` needs from results/S/: the set has been through its verification
+FINISHED = ("plan.json", "summary.json", "environment.json", "verify.json", "manifest.json")
+NAMED = ("summary", "metrics", "output_md", "output_html", "figures_dir")
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--summary", required=True, help="summary.json (from aggregate)")
-    parser.add_argument("--metrics", nargs="+", required=True, help="per-run metrics JSON files, in run order")
-    parser.add_argument("--output-md", required=True)
-    parser.add_argument("--output-html", required=True)
-    parser.add_argument("--figures-dir", required=True, help="where the PNG figures go (inside the report's directory)")
+    parser.add_argument("--run-set", metavar="RESULTS_DIR",
+                        help="rebuild only the report of this finished set (results/<set>), from its own files; "
+                        "its evidence is not written. The other inputs are then found where the pipeline put them")
+    parser.add_argument("--output-dir", metavar="DIR",
+                        help="with --run-set: where the report goes (default reports/<set>; required where that "
+                        "report is committed)")
+    parser.add_argument("--summary", help="summary.json (from aggregate)")
+    parser.add_argument("--metrics", nargs="+", help="per-run metrics JSON files, in run order")
+    parser.add_argument("--output-md")
+    parser.add_argument("--output-html")
+    parser.add_argument("--figures-dir", help="where the PNG figures go (inside the report's directory)")
     parser.add_argument("--environment", help="environment.json (from verify-env)")
     parser.add_argument("--model", help="model.json (from prepare-model)")
     parser.add_argument("--correctness", help="correctness.json (from probe correctness)")
@@ -28,7 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sacscale evaluate outputs named <run>.json, for the learning-quality table")
     parser.add_argument("--video", help="the best run's video (sacscale render-best), inside the report's directory")
     parser.add_argument("--video-record", help="its record of the choice (sacscale render-best --record)")
-    parser.add_argument("--deviations", help="a Markdown file of deviations from the reference system, included verbatim")
+    parser.add_argument("--deviations", help="the Markdown file of deviations from the reference system; the report "
+                        "links it (relative to the report's directory)")
+
+
+class Refused(Exception):
+    """A request this command will not carry out; its message is the one line to print."""
 
 
 def _attempts(path: str | None) -> list[str]:
@@ -36,17 +59,91 @@ def _attempts(path: str | None) -> list[str]:
     return sorted(e.name for e in p.iterdir()) if p is not None and p.is_dir() else []
 
 
+def _existing(path: Path) -> str | None:
+    return str(path) if path.is_file() else None
+
+
+def _tracked(workdir: Path, path: Path) -> int:
+    from sacscale.evidence.runset import _tracked
+
+    return _tracked(workdir, [path])
+
+
+def run_set_inputs(results: Path, output_dir: str | None) -> dict:
+    """write_report's arguments for the finished set `results` (results/<set>), read where
+    the pipeline wrote its files; refused (one line naming what to run instead) where the
+    set is not finished or its report is committed and no other directory was given."""
+    import json
+
+    name = results.name
+    if results.resolve().parent.name != "results" or not results.is_dir():
+        raise Refused(f"{results}: not a run set's directory (results/<set>, as the pipeline lays it out)")
+    missing = [f for f in FINISHED if not (results / f).is_file()]
+    if missing:
+        raise Refused(f"{results}/ is not a finished run set (no {', '.join(missing)}); the pipeline builds its "
+                      f"report as it finishes: snakemake --cores all --config run_set={name}")
+    workdir = results.resolve().parent.parent  # results/<set> -> the checkout
+    reports = workdir / "reports" / name
+    out = Path(output_dir) if output_dir else reports
+    if out.resolve() == reports.resolve() and _tracked(workdir, Path("reports") / name):
+        raise Refused(f"reports/{name}/ holds a committed report, which is evidence and is not rewritten; to build "
+                      f"this set's report elsewhere: sacscale report --run-set {results} --output-dir "
+                      f"/tmp/{name}-report")
+    try:
+        runs = [r["name"] for r in json.loads((results / "plan.json").read_text())["runs"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise Refused(f"{results}/plan.json: not a plan this pipeline wrote ({type(exc).__name__}: {exc})") from None
+    video = reports / "figures" / "best_run.gif", reports / "figures" / "best_run.json"
+    if all(p.is_file() for p in video) and out.resolve() != reports.resolve():
+        # the report shows its video from its own directory: a copy goes with it
+        (out / "figures").mkdir(parents=True, exist_ok=True)
+        video = tuple(Path(shutil.copy2(p, out / "figures" / p.name)) for p in video)
+    return dict(
+        summary_path=results / "summary.json", metrics_paths=[results / "metrics" / f"{r}.json" for r in runs],
+        output_md=out / "report.md", output_html=out / "report.html", figures_dir=out / "figures",
+        environment=_existing(results / "environment.json"), model=_existing(results / "model.json"),
+        probe=_existing(results / "correctness.json"), verification=_existing(results / "verify.json"),
+        manifest=_existing(results / "manifest.json"), deviations=_existing(workdir / "docs" / "deviations.md"),
+        run_dirs=[results / "runs" / r for r in runs if (results / "runs" / r).is_dir()] or None,
+        attempts=_attempts(str(workdir / "logs" / name / "attempts")),
+        evaluations=[str(p) for r in runs if (p := results / "eval" / f"{r}.json").is_file()],
+        video=str(video[0]) if all(p.is_file() for p in video) else None,
+        video_record=str(video[1]) if all(p.is_file() for p in video) else None,
+    )
+
+
+def named_inputs(args: argparse.Namespace) -> dict:
+    absent = [f"--{n.replace('_', '-')}" for n in NAMED if not getattr(args, n)]
+    if absent:
+        raise Refused(f"give --run-set results/<set>, or every input: {', '.join(absent)} missing")
+    return dict(
+        summary_path=args.summary, metrics_paths=args.metrics, output_md=args.output_md,
+        output_html=args.output_html, figures_dir=args.figures_dir,
+        environment=args.environment, model=args.model, probe=args.correctness,
+        verification=args.verification, manifest=args.manifest_json, deviations=args.deviations,
+        run_dirs=args.run_dirs, attempts=_attempts(args.attempts_dir), evaluations=args.evaluations,
+        video=args.video, video_record=args.video_record,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     try:
-        write_report(
-            args.summary, args.metrics, args.output_md, args.output_html, args.figures_dir,
-            environment=args.environment, model=args.model, probe=args.correctness,
-            verification=args.verification, manifest=args.manifest_json, deviations=args.deviations,
-            run_dirs=args.run_dirs, attempts=_attempts(args.attempts_dir), evaluations=args.evaluations,
-            video=args.video, video_record=args.video_record,
-        )
+        if args.run_set:
+            inputs = run_set_inputs(Path(args.run_set), args.output_dir)
+        elif args.output_dir:
+            raise Refused("--output-dir goes with --run-set")
+        else:
+            inputs = named_inputs(args)
+    except Refused as exc:
+        print(f"sacscale report: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"sacscale report: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        write_report(**inputs)
     except (OSError, ValueError, KeyError) as exc:
         print(f"sacscale report: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
-    print(f"wrote {args.output_md} and {args.output_html}")
+    print(f"wrote {inputs['output_md']} and {inputs['output_html']}")
     return 0

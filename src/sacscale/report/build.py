@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from urllib.parse import quote
 
 from sacscale.analysis.learning import curves_by_config, tracking_baselines
 from sacscale.analysis.metrics import DEFINITIONS
 from sacscale.evidence.atomic import atomic_write_text
 from sacscale.report import plots, tables
 from sacscale.report.document import (
-    Bullets, Code, Document, Heading, Image, Paragraph, Raw, Table, block_markdown, to_html, to_markdown,
+    Bullets, Code, Document, Heading, Image, Paragraph, Table, block_markdown, to_html, to_markdown,
 )
+from sacscale.report.text import code, plain
 
 SEED_TABLE = Table(
     header=["configuration (3 runs each)", "1-GPU steps/s", "2-GPU steps/s", "ratio"],
@@ -26,8 +29,8 @@ SEED_TABLE = Table(
 SEED_SENTENCE = ("The seed is the original measurement this project reproduces: data-parallel FastSAC on a "
                  "2x RTX 5090 server, 1.7x to 2.4x the env steps/s of one GPU with two GPUs.")
 CLAIM = "data-parallel training on 2 GPUs scales: more env steps/s than on 1 GPU, each GPU with its own CPU pool"
-# Fewer paired repeats than this: a ratio and its bootstrap interval are not a basis for a conclusion.
-MIN_REPEATS = 3
+# Fewer paired repeats than this: a ratio is not a basis for a conclusion, and no interval is printed.
+MIN_REPEATS = tables.MIN_REPEATS
 FEW_REPEATS = 5   # below this, the percentile bootstrap's interval is too narrow on its own
 WIDE = 0.10       # a half-width above 10% of the ratio: too wide for a figure
 
@@ -58,6 +61,10 @@ def _fmt_scalar(v) -> str:
     return str(v)
 
 
+def _fmt_int(v) -> str:
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
 def _lines(text: str | None, limit: int = 60) -> str:
     lines = (text or "").rstrip("\n").splitlines()
     if len(lines) > limit:
@@ -71,33 +78,38 @@ def environment_section(env: dict | None) -> list:
     t, v = env.get("torch", {}), env.get("versions", {})
     project = env.get("project", {})
     if project.get("commit"):
-        commit = f"`{project['commit']}`" + {True: " (uncommitted changes)", False: " (clean)"}.get(project.get("dirty"), "")
+        state = {True: " (uncommitted changes)", False: " (clean)"}.get(project.get("dirty"), "")
+        commit = code(project["commit"]) + state
         diff = project.get("diff") or {}
         if project.get("dirty") and diff.get("file"):
-            commit += (f" plus the stored diff (`{diff['file']}`, {diff.get('bytes', 0):,} bytes, sha256 "
-                       f"`{str(diff.get('sha256', ''))[:12]}…`; rebuild the code: `git checkout {project['commit'][:12]} "
-                       f"&& git apply --binary {diff['file']}`)")
+            rebuild = f"git checkout {str(project['commit'])[:12]} && git apply --binary {diff['file']}"
+            commit += (f" plus the stored diff ({code(diff['file'])}, {plain(_fmt_int(diff.get('bytes', 0)))} "
+                       f"bytes, sha256 {code(str(diff.get('sha256', ''))[:12] + '…')}; "
+                       f"rebuild the code: {code(rebuild)})")
             if diff.get("untracked_not_stored"):
                 commit += (f"; {len(diff['untracked_not_stored'])} large untracked file(s) listed in the record "
                            "by size and SHA-256, not stored")
         elif project.get("dirty"):
             commit += "; no diff was stored (a set made before diffs were recorded)"
     else:
-        commit = f"unknown ({project.get('error') or 'not a git checkout'})"
+        commit = f"unknown ({plain(project.get('error') or 'not a git checkout')})"
     gpus = t.get("gpus") or []
     drivers = sorted({g.get("driver") for g in env.get("nvidia", {}).get("gpus", []) if g.get("driver")})
     learner = env.get("learner", {})
+    cpu = env.get("cpu", {})
     items = [
         f"project commit: {commit}",
-        f"Python {env.get('python', {}).get('version')}, torch {v.get('torch')}, CUDA {t.get('cuda')}, "
-        f"cuDNN {t.get('cudnn')}, NCCL {t.get('nccl')}, MuJoCo {v.get('mujoco')}, Snakemake {v.get('snakemake')}",
-        "GPUs: " + (", ".join(f"{g['name']} ({g['memory_mib']:,} MiB)" for g in gpus) or "none visible")
-        + (f"; driver {', '.join(drivers)}" if drivers else ""),
-        f"CPU: {env.get('cpu', {}).get('model')}; {env.get('cpu', {}).get('available_count')} CPUs available "
-        f"({env.get('cpu', {}).get('available')})",
+        f"Python {plain(env.get('python', {}).get('version'))}, torch {plain(v.get('torch'))}, "
+        f"CUDA {plain(t.get('cuda'))}, cuDNN {plain(t.get('cudnn'))}, NCCL {plain(t.get('nccl'))}, "
+        f"MuJoCo {plain(v.get('mujoco'))}, Snakemake {plain(v.get('snakemake'))}",
+        "GPUs: " + (", ".join(f"{plain(g['name'])} ({plain(_fmt_int(g['memory_mib']))} MiB)" for g in gpus)
+                    or "none visible")
+        + (f"; driver {', '.join(plain(d) for d in drivers)}" if drivers else ""),
+        f"CPU: {plain(cpu.get('model'))}; {plain(cpu.get('available_count'))} CPUs available "
+        f"({plain(cpu.get('available'))})",
         "NCCL_* / CUDA_VISIBLE_DEVICES: "
-        + (", ".join(f"`{k}={val}`" for k, val in env.get("env", {}).items()) or "none set"),
-        f"learner module imported: `{learner.get('file') or learner.get('error')}`; graph hooks: "
+        + (", ".join(code(f"{k}={val}") for k, val in env.get("env", {}).items()) or "none set"),
+        f"learner module imported: {code(learner.get('file') or learner.get('error'))}; graph hooks: "
         f"{str(bool(learner.get('graph_hooks'))).lower()}",
     ]
     blocks = [Bullets(items)]
@@ -120,15 +132,16 @@ def probe_section(probe: dict | None) -> list:
         if key in ("pass", "comparisons"):
             continue
         if isinstance(value, (int, float, str, bool)) or value is None:
-            items.append(f"{key}: {_fmt_scalar(value)}")
+            items.append(f"{plain(key)}: {plain(_fmt_scalar(value))}")
         elif isinstance(value, (dict, list)) and len(json.dumps(value)) <= 200:
-            items.append(f"{key}: `{json.dumps(value)}`")
+            items.append(f"{plain(key)}: {code(json.dumps(value))}")
     if items:
         blocks.append(Bullets(items))
     rows = [c for c in probe.get("comparisons") or [] if isinstance(c, dict)]
     if rows:
         header = list(dict.fromkeys(k for c in rows for k in c))
-        blocks.append(Table(header=header, rows=[[_fmt_scalar(c.get(k, "")) for k in header] for c in rows],
+        blocks.append(Table(header=[plain(k) for k in header],
+                            rows=[[plain(_fmt_scalar(c.get(k, ""))) for k in header] for c in rows],
                             caption="per-tensor agreement of the data-parallel ranks with the single-rank reference"))
     return blocks
 
@@ -137,7 +150,7 @@ def model_section(model: dict | None) -> list:
     if not model:
         return [Paragraph("No model record was given.")]
     scalars = {k: v for k, v in model.items() if isinstance(v, (int, float, str, bool))}
-    return [Bullets([f"{k}: {_fmt_scalar(v)}" for k, v in scalars.items()] or ["(no scalar fields)"])]
+    return [Bullets([f"{plain(k)}: {plain(_fmt_scalar(v))}" for k, v in scalars.items()] or ["(no scalar fields)"])]
 
 
 def evidence_section(verification: dict | None, manifest: dict | None) -> list:
@@ -161,29 +174,36 @@ def legacy_headlines(summary: dict) -> list:
         if c.get("ratio_of_means") is not None:
             per = c.get("per_repeat_ratio_stats") or {}
             spread = f"; per-repeat ratios {per['min']:.3f} .. {per['max']:.3f}" if per.get("n") else ""
+            name = f"{code(c['compared'])} / {code(c['baseline'])}"
             out.append(Paragraph(
-                f"`{c['compared']}` / `{c['baseline']}`: ratio of means {c['ratio_of_means']:.3f}x "
+                f"{name}: ratio of means {c['ratio_of_means']:.3f}x "
                 f"(propagated std ±{c['ratio_std_propagated']:.3f}{spread})."
             ))
             ci = c.get("ratio_ci95")
             out.append(Paragraph(
-                f"`{c['compared']}` / `{c['baseline']}`: 95% confidence interval of the ratio of means "
+                f"{name}: 95% confidence interval of the ratio of means "
                 f"{ci[0]:.3f} .. {ci[1]:.3f} (paired bootstrap over {c['ci_repeats']} repeats)." if ci else
-                f"`{c['compared']}` / `{c['baseline']}`: no confidence interval "
+                f"{name}: no confidence interval "
                 f"({c.get('ci_repeats', 0)} paired repeat(s); it needs 2 or more)."))
     return out
 
 
-def ratio_line(c: dict) -> str:
+def ratio_line(c: dict, interval_below_min: bool = False) -> str:
     """One comparison in one line: the ratio, its interval and n, and whether they support a
-    conclusion (too few repeats, an interval that includes 1, or one that lies above or below)."""
-    name = f"`{c['compared']}` / `{c['baseline']}`"
+    conclusion (too few repeats, an interval that includes 1, or one that lies above or below).
+    Below MIN_REPEATS no interval is printed: a bootstrap over so few repeats is too narrow
+    to read (`interval_below_min=True`: as reports printed it before, for verification)."""
+    name = f"{code(c['compared'])} / {code(c['baseline'])}"
     if c.get("ratio_of_means") is None:
         return f"{name}: no ratio (a configuration has no measured run)."
     ci, n = c.get("ratio_ci95"), c.get("ci_repeats")
     per = c.get("per_repeat_ratio_stats") or {}
     n = n if n is not None else per.get("n", 0)
     text = f"{name} = {c['ratio_of_means']:.3f}x"
+    if n < MIN_REPEATS and not interval_below_min:
+        return text + (f", n = {n} paired repeat(s) (propagated std ±{c['ratio_std_propagated']:.3f}): too few "
+                       f"repeats to support a conclusion (at least {MIN_REPEATS} are needed; no interval is given "
+                       "below that); read it as noise.")
     text += (f", 95% CI {ci[0]:.3f} .. {ci[1]:.3f}" if ci else ", no confidence interval recorded")
     text += f", n = {n} paired repeat(s) (propagated std ±{c['ratio_std_propagated']:.3f})"
     if n < MIN_REPEATS:
@@ -219,7 +239,7 @@ def efficiency_line(summary: dict) -> str:
     for c in summary.get("comparisons", []):
         e = c.get("weak_scaling_efficiency")
         if e is not None:
-            parts.append(f"`{c['compared']}` {100 * e:.0f}% of {c.get('rank_multiple', 0):g}x the baseline's "
+            parts.append(f"{code(c['compared'])} {100 * e:.0f}% of {c.get('rank_multiple', 0):g}x the baseline's "
                          "env steps/s (ratio / rank multiple; 100% = each added rank as fast as the first)")
     return "; ".join(parts) + "." if parts else "no multi-rank comparison in this run set."
 
@@ -228,12 +248,14 @@ def probe_line(probe: dict | None) -> str:
     if not probe:
         return "no correctness probe result was given."
     verdict = "PASS" if probe.get("pass") else "FAIL"
-    where = ", ".join(str(x) for x in (f"{probe['world_size']} ranks" if probe.get("world_size") else None,
+    where = ", ".join(plain(x) for x in (f"{probe['world_size']} ranks" if probe.get("world_size") else None,
                                          probe.get("backend")) if x)
     in_graph = probe.get("allreduce_in_cuda_graph")
     graph = {True: ", all-reduce inside the CUDA graph", False: ", all-reduce outside a CUDA graph"}.get(in_graph, "")
+    context = f"{where}{graph}".removeprefix(", ")
+    context = f" ({context})" if context else ""  # a probe that recorded neither: no empty brackets
     return (f"{verdict}: the data-parallel ranks' gradients and parameters agree with a single-rank reference "
-            f"within tolerance ({where}{graph})." if probe.get("pass") else
+            f"within tolerance{context}." if probe.get("pass") else
             f"{verdict}: the data-parallel ranks disagree with the single-rank reference ({where}); see Correctness probe.")
 
 
@@ -259,13 +281,13 @@ def learning_line(evaluations: dict[str, dict] | None, metrics: list[dict]) -> s
         lin0, yaw0 = _mean([b.get("lin_vel_xy") for b in still]), _mean([b.get("yaw_rate") for b in still])
         falls = _mean([e["overall"].get("fall_rate") for e in evals])
         if None in (lin, yaw, lin0, yaw0):
-            parts.append(f"`{config}`: tracking not recorded")
+            parts.append(f"{code(config)}: tracking not recorded")
             continue
         better = lin > lin0 and yaw > yaw0
         worse = lin <= lin0 and yaw <= yaw0
         judgement = ("tracks better than standing still" if better else
                      "no better than standing still" if worse else "better than standing still in one of the two")
-        parts.append(f"`{config}` ({len(evals)} run(s)): normalised tracking {lin:.2f} planar velocity, {yaw:.2f} "
+        parts.append(f"{code(config)} ({len(evals)} run(s)): normalised tracking {lin:.2f} planar velocity, {yaw:.2f} "
                      f"yaw rate (standing still {lin0:.2f}, {yaw0:.2f}; 1 = perfect), "
                      f"{tables.num(falls, 2)} falls per episode: {judgement}")
     return "; ".join(parts) + "."
@@ -276,23 +298,94 @@ def reproduces_seed(summary: dict) -> bool:
     return not all((s.get("devices") or "").startswith("cpu") for s in summary["configs"].values())
 
 
+KIND_SCOPE = {
+    "cpu": "CPU ranks, not GPUs",
+    "same-gpus": "its configurations run on the same number of GPUs",
+}
+
+
+def set_kind(summary: dict) -> str:
+    """What a set can compare: 'cpu' (CPU ranks: a smoke test of the pipeline),
+    'same-gpus' (GPU configurations with one rank count: pools and settings, not GPU
+    counts) or 'gpu-counts' (GPU configurations with different rank counts: the claim)."""
+    if not reproduces_seed(summary):
+        return "cpu"
+    counts = {s.get("world_size") or 1 for s in summary["configs"].values()}
+    return "gpu-counts" if len(counts) > 1 else "same-gpus"
+
+
+def glance_ratio(c: dict) -> str:
+    """A comparison in a few words: the ratio, n, and the interval where n allows one."""
+    name = f"{code(c['compared'])} / {code(c['baseline'])}"
+    if c.get("ratio_of_means") is None:
+        return f"{name}: no ratio"
+    per = c.get("per_repeat_ratio_stats") or {}
+    n = c.get("ci_repeats") if c.get("ci_repeats") is not None else per.get("n", 0)
+    ci = c.get("ratio_ci95")
+    text = f"{name} = {c['ratio_of_means']:.3f}x (n = {n}"
+    if n < MIN_REPEATS:
+        return text + ": too few repeats for a conclusion)"
+    if not ci:
+        return text + ", no interval recorded: no conclusion)"
+    verdict = ("above 1: faster" if ci[0] > 1 else "below 1: slower" if ci[1] < 1 else
+               "includes 1: no conclusion about the direction")
+    return text + f", 95% CI {ci[0]:.3f} .. {ci[1]:.3f}, {verdict})"
+
+
+def probe_glance(probe: dict | None) -> str:
+    if not probe:
+        return "no correctness probe result was given"
+    return "the correctness probe passed" if probe.get("pass") else "the correctness probe FAILED"
+
+
+def at_a_glance(summary: dict, metrics: list[dict], probe: dict | None) -> str:
+    """The report's first line: what this set can show and what it cannot."""
+    comps = [c for c in summary.get("comparisons", []) if c.get("ratio_of_means") is not None]
+    ratios = "; ".join(glance_ratio(c) for c in comps)
+    kind = set_kind(summary)
+    if kind == "cpu":
+        return (f"**At a glance:** a CPU smoke set. The pipeline ran ({len(metrics)} runs) and "
+                f"{probe_glance(probe)}; the throughput of CPU ranks is not meaningful and says nothing about "
+                "scaling on GPUs.")
+    gpus = max((s.get("world_size") or 1) for s in summary["configs"].values())
+    if kind == "same-gpus" and not comps:
+        configs = ", ".join(code(c) for c in summary["configs"])
+        return (f"**At a glance:** {configs} on {gpus} GPU{'s' if gpus > 1 else ''}, with no second configuration "
+                f"to compare: a measurement of learning and throughput, neither a comparison nor GPU scaling; "
+                f"{probe_glance(probe)}.")
+    if kind == "same-gpus":
+        return (f"**At a glance:** compares configurations on {gpus} GPU{'s' if gpus > 1 else ''} (CPU pools, "
+                f"settings or trainers), not GPU counts, so it cannot test the multi-GPU claim"
+                + (f": {ratios}" if ratios else "") + f"; {probe_glance(probe)}.")
+    return ("**At a glance:** the claim, more env steps/s on more GPUs: " + (ratios or "no ratio measured")
+            + f"; {probe_glance(probe)}.")
+
+
 def verdict_section(summary: dict, metrics: list[dict], plan: dict, probe: dict | None,
                     evaluations: dict[str, dict] | None) -> list:
     comps = summary.get("comparisons", [])
-    blocks = [Heading("Verdict"), Bullets([
-        f"Claim, from the seed: {CLAIM}. {SEED_SENTENCE}",
-        "Measured (steady env steps/s, ratio of means): "
-        + (" ".join(ratio_line(c) for c in comps) if comps else "no comparison in this run set.")
-        + short_window_note(summary, metrics),
-        "Per-rank efficiency: " + efficiency_line(summary),
-        "Correctness probe: " + probe_line(probe),
-        "Learning: " + learning_line(evaluations, metrics),
-    ])]
-    what = (f"What ran: preset `{plan.get('preset', '?')}` ({plan.get('preset_reason', 'reason not recorded')}); "
-            f"{len(metrics)} runs of {', '.join(f'`{c}`' for c in summary['order'])}, "
-            f"{plan.get('repeats', '?')} repeat(s) of {plan.get('iterations', '?')} iterations, one run at a time.")
+    kind = set_kind(summary)
+    claim = (f"Claim, from the seed: {CLAIM}. {SEED_SENTENCE}" if kind == "gpu-counts" else
+             f"Claim, from the seed, not tested by this set ({KIND_SCOPE[kind]}): {CLAIM}. {SEED_SENTENCE}")
+    items = [claim,
+             "Measured (steady env steps/s, ratio of means): "
+             + (" ".join(ratio_line(c) for c in comps) if comps else "no comparison in this run set.")
+             + short_window_note(summary, metrics)]
+    # a line without data is left out, not filled with "none" or n/a
+    if any(c.get("weak_scaling_efficiency") is not None for c in comps):
+        items.append("Per-rank efficiency: " + efficiency_line(summary))
+    if probe:
+        items.append("Correctness probe: " + probe_line(probe))
+    if evaluations:
+        items.append("Learning: " + learning_line(evaluations, metrics))
+    blocks = [Heading("Verdict"), Bullets(items)]
+    reason = plain(plan.get("preset_reason", "reason not recorded"))
+    what = (f"What ran: preset {code(plan.get('preset', '?'))} ({reason}); "
+            f"{len(metrics)} runs of {', '.join(code(c) for c in summary['order'])}, "
+            f"{plain(plan.get('repeats', '?'))} repeat(s) of {plain(plan.get('iterations', '?'))} iterations, "
+            "one run at a time.")
     if plan.get("description"):
-        what += " " + " ".join(str(plan["description"]).split())
+        what += " " + plain(" ".join(str(plan["description"]).split()))
     if not reproduces_seed(summary) and "GPU system" not in str(plan.get("description", "")):
         what += " All runs are CPU ranks (gloo): the throughput says nothing about the GPU system."
     blocks.append(Paragraph(what))
@@ -305,7 +398,7 @@ def window_blocks(summary: dict, metrics: list[dict]) -> list:
     if short:
         blocks.append(Paragraph(
             f"Warning: {len(short)} run(s) measured over less than {summary.get('short_window_s', 30.0):g} s "
-            f"({', '.join(f'`{r}`' for r in short)}): too short a window for a stable rate; run more iterations."))
+            f"({', '.join(code(r) for r in short)}): too short a window for a stable rate; run more iterations."))
     return blocks
 
 
@@ -320,16 +413,16 @@ def run_list_section(summary: dict, metrics: list[dict], attempts: list[str] | N
         schedule = meta.get("schedule", "alternating")
         by_repeat: dict[str, list[str]] = {}
         for m in metrics:
-            by_repeat.setdefault(str(m.get("repeat")), []).append(str(m.get("config")))
+            by_repeat.setdefault(plain(m.get("repeat")), []).append(plain(m.get("config")))
         order = "; ".join(f"r{k}: {', '.join(v)}" for k, v in by_repeat.items())
-        blocks.append(Paragraph(f"Execution order ({schedule} schedule; both configurations of a repeat use the "
+        blocks.append(Paragraph(f"Execution order ({plain(schedule)} schedule; both configurations of a repeat use the "
                                 f"same seed): {order}."))
         missing = [r for r in planned if r not in have]
         blocks.append(Paragraph(f"Runs planned: {len(planned)}; with evidence: {len(planned) - len(missing)}"
-                                + (f"; missing: {', '.join(f'`{r}`' for r in missing)}" if missing else "") + "."))
+                                + (f"; missing: {', '.join(code(r) for r in missing)}" if missing else "") + "."))
     if attempts:
         blocks.append(Paragraph("Failed or stopped attempts (kept under logs/, not evidence; each was rerun): "
-                                + ", ".join(f"`{a}`" for a in attempts) + "."))
+                                + ", ".join(code(a) for a in attempts) + "."))
     return blocks
 
 
@@ -353,18 +446,23 @@ def number_blocks(summary: dict, metrics: list[dict], current: bool = True) -> l
     out += [("the configuration table", (md(tables.config_table(summary)),), True),
             ("the ratio table", (md(tables.comparison_table(summary)),), True),
             ("the per-run table", (md(tables.runs_table(metrics)),), True),
-            ("the confidence-interval table", (md(tables.ci_table(summary)),), current),
+            ("the confidence-interval table", (md(tables.ci_table(summary)),
+                                               md(tables.ci_table(summary, interval_below_min=True))), current),
             ("the measurement-window table",
              (md(tables.window_table(metrics, summary.get("short_window_s", 30.0))),), current)]
     # parts added later: required where the report has their heading (older reports lack them)
+    # (a set where no repeat reached any threshold has no such table, and nothing to check)
     time_to_quality = tables.time_to_quality_table(summary)
     if time_to_quality is not None:
-        out.append(("the time-to-quality table", (md(time_to_quality),), f"### {tables.TIME_TO_QUALITY_TITLE}"))
+        before = tables.time_to_quality_table(summary, unreached=True)  # with rows of n/a, as reports had them
+        out.append(("the time-to-quality table", (md(time_to_quality), md(before)),
+                    f"### {tables.TIME_TO_QUALITY_TITLE}"))
     # the verdict's ratio lines, or the headline paragraphs of the reports before it
     legacy = legacy_headlines(summary)
     for i, c in enumerate(c for c in summary.get("comparisons", []) if c.get("ratio_of_means") is not None):
-        out.append(("a headline ratio", (ratio_line(c), md(legacy[2 * i])), True))
-        out.append(("a headline confidence interval", (ratio_line(c), md(legacy[2 * i + 1])), current))
+        lines = (ratio_line(c), ratio_line(c, interval_below_min=True))
+        out.append(("a headline ratio", (*lines, md(legacy[2 * i])), True))
+        out.append(("a headline confidence interval", (*lines, md(legacy[2 * i + 1])), current))
     return out
 
 
@@ -415,18 +513,16 @@ def figure_blocks(has: dict[str, bool], rel: Path, learning_note: str | None) ->
     return blocks
 
 
-def deviations_markdown(text: str) -> str:
-    """docs/deviations.md inside the report: its headings one level down, below the
-    report's own Deviations heading (fenced code is left alone)."""
-    out, fenced = [], False
-    for line in text.splitlines():
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-        if not fenced and line.startswith("#"):
-            line = "#" + line
-        out.append(line)
-    body = "\n".join(out)
-    return body.split("\n", 1)[1].lstrip("\n") if body.startswith("## ") else body
+def deviations_line(path: str) -> str:
+    """The deviations document linked, not copied: it is long, and the report's reader
+    opens it beside the report (`path`: relative to the report's directory)."""
+    name = Path(path).name
+    return (f"This project's deviations from the reference system (task, physics, trainer), and why, are listed "
+            f"in [{plain(name)}]({quote(Path(path).as_posix(), safe='/')}) (docs/{plain(name)} in the repository).")
+
+
+def _relative(path, report_dir: Path) -> str:
+    return os.path.relpath(Path(path).resolve(), Path(report_dir).resolve())
 
 
 def build(
@@ -446,6 +542,7 @@ def build(
     video: tuple[Path, dict] | None = None,
 ) -> Document:
     """`video`: (the best run's video, its record from sacscale render-best), or None.
+    `deviations`: the deviations document's path relative to the report's directory (linked).
     `run_dirs`: the runs' directories (event files), for the learning curves; None
     leaves that figure out (with a sentence saying why)."""
     plan = (environment or {}).get("plan") or summary.get("meta", {})
@@ -453,7 +550,7 @@ def build(
     ran = {name: i for i, name in enumerate(summary.get("meta", {}).get("execution_order") or [])}
     metrics = sorted(metrics, key=lambda m: ran.get(m.get("run"), len(ran)))
     run_set = plan.get("run_set") or summary.get("meta", {}).get("run_set") or "?"
-    doc = Document(title=f"sacscale run set {run_set}")
+    doc = Document(title=f"sacscale run set {plain(run_set)}")
 
     if run_dirs:
         learning, note = curves_by_config(run_dirs, {m["run"]: m["config"] for m in metrics if m.get("config")}), None
@@ -462,6 +559,7 @@ def build(
     has = plots.write_all(summary, metrics, figures_dir, learning, note)
     seed_shaped = reproduces_seed(summary)
 
+    doc.add(Paragraph(at_a_glance(summary, metrics, probe)))
     doc.add(*verdict_section(summary, metrics, plan, probe, evaluations))
     if seed_shaped:
         doc.add(Heading("Against the seed", 3), tables.seed_table(summary), SEED_TABLE)
@@ -480,7 +578,8 @@ def build(
     if quality is not None:
         doc.add(Heading(tables.QUALITY_TITLE, 3), quality)
     if learning:
-        logged = tables.logged_tracking_table(learning, tracking_baselines())
+        logged = tables.logged_tracking_table(learning, tracking_baselines(),
+                                              {m["run"]: m.get("total_env_steps") for m in metrics})
         if logged is not None:
             doc.add(Heading(tables.LOGGED_TRACKING_TITLE, 3), logged)
     time_to_quality = tables.time_to_quality_table(summary)
@@ -495,19 +594,21 @@ def build(
     if video is not None:
         doc.add(*video_section(*video, Path(report_dir)))
 
-    doc.add(Heading("Environment"), *environment_section(environment))
-    doc.add(Heading("Model"), *model_section(model))
-    doc.add(Heading("Correctness probe"), *probe_section(probe))
-    doc.add(Heading("Evidence"), *evidence_section(verification, manifest))
+    # a record that was not given leaves its section out
+    if environment:
+        doc.add(Heading("Environment"), *environment_section(environment))
+    if model:
+        doc.add(Heading("Model"), *model_section(model))
+    if probe:
+        doc.add(Heading("Correctness probe"), *probe_section(probe))
+    if verification or manifest:
+        doc.add(Heading("Evidence"), *evidence_section(verification, manifest))
     doc.add(Heading("Metric definitions"),
             Bullets([f"`{k}`: {v}" for k, v in DEFINITIONS.items()]),
             Paragraph("Ratio of means = mean(compared) / mean(baseline). Weak-scaling efficiency = "
                       "ratio / (ranks of compared / ranks of baseline)."))
-    doc.add(Heading("Deviations from the reference system"))
     if deviations:
-        doc.add(Raw(deviations_markdown(deviations)))
-    else:
-        doc.add(Paragraph("No deviations document (docs/deviations.md) was given."))
+        doc.add(Heading("Deviations from the reference system"), Paragraph(deviations_line(deviations)))
     doc.add(Heading("Limitations"), Bullets(LIMITATIONS))
     return doc
 
@@ -516,12 +617,12 @@ def video_section(path: Path, record: dict, report_dir: Path) -> list:
     """The best-evaluated run's policy on video, with why that run and what it shows."""
     rel = Path(path).resolve().relative_to(report_dir.resolve()).as_posix()
     steps = f", {record['env_steps']:,} env steps per rank" if isinstance(record.get("env_steps"), int) else ""
-    caption = (f"The policy of `{record['run']}`{steps}, the best of {len(record.get('scores', {}))} evaluated runs "
-               f"by {record['rule']}: score {record['score']:.3f} (normalised tracking lin "
+    caption = (f"The policy of {code(record['run'])}{steps}, the best of {len(record.get('scores', {}))} evaluated "
+               f"runs by {plain(record['rule'])}: score {record['score']:.3f} (normalised tracking lin "
                f"{_two(record['tracking_lin'])}, yaw {_two(record['tracking_yaw'])}; {record['fall_rate']:.2f} falls per "
-               f"episode). Deterministic actions, nominal gains; commands `{record.get('commands')}` (vx, vy m/s, "
-               f"yaw rate rad/s: seconds), {record.get('seconds')} s at {record.get('fps')} fps.")
-    return [Heading(VIDEO_TITLE, 3), Image(rel, f"the policy of {record['run']} walking", caption=caption)]
+               f"episode). Deterministic actions, nominal gains; commands {code(record.get('commands'))} (vx, vy m/s, "
+               f"yaw rate rad/s: seconds), {plain(record.get('seconds'))} s at {plain(record.get('fps'))} fps.")
+    return [Heading(VIDEO_TITLE, 3), Image(rel, plain(f"the policy of {record['run']} walking"), caption=caption)]
 
 
 VIDEO_TITLE = "The best run's policy on video"
@@ -543,12 +644,13 @@ def write_report(
         summary, metrics, Path(figures_dir), report_dir,
         environment=_load(environment), model=_load(model), probe=_load(probe),
         verification=_load(verification), manifest=_load(manifest),
-        deviations=Path(deviations).read_text() if deviations and Path(deviations).is_file() else None,
+        deviations=_relative(deviations, report_dir) if deviations and Path(deviations).is_file() else None,
         run_dirs=[Path(d) for d in run_dirs] if run_dirs else None,
         attempts=attempts,
         evaluations={Path(p).stem: json.loads(Path(p).read_text()) for p in evaluations or []},
         video=(Path(video), json.loads(Path(video_record).read_text())) if video and video_record else None,
     )
     atomic_write_text(output_md, to_markdown(doc))
-    atomic_write_text(output_html, to_html(doc, Path(output_html).parent))
+    # figures linked, not embedded: the page sits beside figures/ (the audit zip is the self-contained form)
+    atomic_write_text(output_html, to_html(doc, Path(output_html).parent, embed_images=False))
     return doc

@@ -3,18 +3,21 @@
 The report is built once as a list of blocks and rendered twice, so the Markdown and
 the HTML always say the same thing. The HTML is the
 Markdown rendered by Python-Markdown (tables, fenced code), so the two cannot drift
-apart. Inline text should use `code` spans and little else: text is Markdown, so a
-literal `*`, `_` between words or `<` belongs inside a code span.
+apart. Block text is Markdown written by the code; every value from outside it
+(names, paths, records) is escaped where it enters (sacscale.report.text).
 """
 
 from __future__ import annotations
 
 import base64
 import html
+from urllib.parse import quote
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import markdown
+
+from sacscale.report.text import fence, unmarkdown
 
 
 @dataclass
@@ -43,8 +46,8 @@ class Table:
 
 @dataclass
 class Image:
-    path: str                        # relative to the report's directory
-    alt: str
+    path: str                        # relative to the report's directory (a file path, not a URL)
+    alt: str                         # Markdown
     caption: str = ""
 
 
@@ -73,6 +76,12 @@ def _md_cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _url(path: str) -> str:
+    """A file path as a link target: percent-encoded, so a space or `)` in it cannot end
+    the link (data URIs are already URLs)."""
+    return path if path.startswith("data:") else quote(path, safe="/")
+
+
 def to_markdown(doc: Document) -> str:
     out = [f"# {doc.title}", ""]
     for b in doc.blocks:
@@ -91,11 +100,12 @@ def to_markdown(doc: Document) -> str:
             if b.caption:
                 out += [f"*{b.caption}*", ""]
         elif isinstance(b, Image):
-            out += [f"![{b.alt}]({b.path})", ""]
+            out += [f"![{b.alt}]({_url(b.path)})", ""]
             if b.caption:
                 out += [f"*{b.caption}*", ""]
         elif isinstance(b, Code):
-            out += ["```", b.text.rstrip("\n"), "```", ""]
+            ticks = fence(b.text)
+            out += [ticks, b.text.rstrip("\n"), ticks, ""]
         elif isinstance(b, Raw):
             out += [b.markdown.rstrip("\n"), ""]
         else:
@@ -135,14 +145,15 @@ def _embedded(doc: Document, base_dir: Path) -> Document:
 
 def to_html(doc: Document, base_dir: str | Path, embed_images: bool = True) -> str:
     """The document's Markdown rendered by Python-Markdown, in a page of its own; images
-    embedded as data URIs unless embed_images=False."""
+    embedded as data URIs unless embed_images=False (then linked: the report's HTML sits
+    beside its figures/, and the audit zip is the self-contained form)."""
     base_dir = Path(base_dir)
     source = to_markdown(_embedded(doc, base_dir) if embed_images else doc)
     body = markdown.markdown(source, extensions=MARKDOWN_EXTENSIONS, output_format="html")
     return "\n".join([
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{html.escape(doc.title)}</title><style>{_STYLE}</style></head><body>",
+        f"<title>{html.escape(unmarkdown(doc.title))}</title><style>{_STYLE}</style></head><body>",
         body,
         "</body></html>",
     ]) + "\n"

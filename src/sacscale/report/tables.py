@@ -6,6 +6,7 @@ import math
 
 from sacscale.analysis.aggregate import phase_by_rank
 from sacscale.report.document import Table
+from sacscale.report.text import plain
 
 PHASE_TITLE = "Per-phase time per iteration (ms), tail mean"
 CI_TITLE = "Confidence intervals of the ratios"
@@ -47,8 +48,8 @@ def seed_table(summary: dict, legacy: bool = False) -> Table:
     rows = []
     for c in comps:
         b, o = configs[c["baseline"]], configs[c["compared"]]
-        label = (f"{c['baseline']} / {c['compared']} (n={b['n']}/{o['n']})" if legacy else
-                 f"{c['compared']} / {c['baseline']} (n={o['n']}/{b['n']})")
+        label = (f"{plain(c['baseline'])} / {plain(c['compared'])} (n={b['n']}/{o['n']})" if legacy else
+                 f"{plain(c['compared'])} / {plain(c['baseline'])} (n={o['n']}/{b['n']})")
         rows.append([
             label,
             f"{num(b['mean'])} ± {num(b['std'])}",
@@ -56,7 +57,7 @@ def seed_table(summary: dict, legacy: bool = False) -> Table:
             ratio(c["ratio_of_means"]),
         ])
     return Table(
-        header=["configuration", f"{base_label} steps/s", f"{comp_label} steps/s", "ratio of means"],
+        header=["configuration", f"{plain(base_label)} steps/s", f"{plain(comp_label)} steps/s", "ratio of means"],
         rows=rows,
         align=["l", "r", "r", "r"],
         caption="this run set in the seed's shape: steady env steps/s (main figure), mean ± sample std over repeats; "
@@ -68,9 +69,9 @@ def config_table(summary: dict) -> Table:
     rows = []
     for name, s in summary["configs"].items():
         rows.append([
-            name, s.get("devices") or "?", str(s.get("world_size") or "?"), str(s["n"]),
+            plain(name), plain(s.get("devices") or "?"), plain(s.get("world_size") or "?"), str(s["n"]),
             num(s["mean"]), num(s["std"]), num(s["min"]), num(s["max"]),
-            ", ".join(f"r{r}: {num(v)}" for r, v in zip(s["repeats"], s["values"])),
+            ", ".join(f"r{plain(r)}: {num(v)}" for r, v in zip(s["repeats"], s["values"])),
         ])
     return Table(
         header=["configuration", "devices", "ranks", "n", "mean", "std", "min", "max", "per repeat"],
@@ -87,10 +88,10 @@ def comparison_table(summary: dict) -> Table:
         stats = c.get("per_repeat_ratio_stats") or {}
         rng = c.get("ratio_range")
         rows.append([
-            f"{c['compared']} / {c['baseline']}",
+            f"{plain(c['compared'])} / {plain(c['baseline'])}",
             ratio(c.get("ratio_of_means")),
             "n/a" if c.get("ratio_std_propagated") is None else f"±{c['ratio_std_propagated']:.3f}",
-            ", ".join(f"r{k}: {v:.3f}" for k, v in per.items()) or "n/a",
+            ", ".join(f"r{plain(k)}: {v:.3f}" for k, v in per.items()) or "n/a",
             "n/a" if not stats.get("n") else f"{stats['min']:.3f} .. {stats['max']:.3f} (std {stats['std']:.3f})",
             "n/a" if not rng else f"{rng[0]:.3f} .. {rng[1]:.3f}",
             "n/a" if c.get("weak_scaling_efficiency") is None else f"{100 * c['weak_scaling_efficiency']:.0f}%",
@@ -111,11 +112,11 @@ def runs_table(metrics: list[dict]) -> Table:
     rows = []
     for m in metrics:
         rows.append([
-            m["run"], m.get("config") or "?", str(m.get("repeat") or "?"),
+            plain(m["run"]), plain(m.get("config") or "?"), plain(m.get("repeat") or "?"),
             num(m["steady_env_steps_per_s"], 1), num(m.get("tail_mean_total_fps"), 1),
-            str(m.get("iterations")), num(m.get("wall_time_s"), 1), num(m.get("event_span_s"), 1),
+            plain(m.get("iterations")), num(m.get("wall_time_s"), 1), num(m.get("event_span_s"), 1),
             num(m.get("final_episode_return"), 2), num(m.get("final_episode_length"), 1),
-            "; ".join(f"r{r['rank']}: {num(r.get('steady_env_steps_per_s'), 1)}" for r in m.get("ranks", [])),
+            "; ".join(f"r{plain(r['rank'])}: {num(r.get('steady_env_steps_per_s'), 1)}" for r in m.get("ranks", [])),
         ])
     return Table(
         header=["run", "config", "repeat", "steady steps/s", "tail-mean total_fps", "iterations", "wall s",
@@ -137,8 +138,8 @@ def phase_table(metrics: list[dict]) -> Table | None:
         return None
     phases = sorted({p for r in rows for p in r["phase_ms"]})
     return Table(
-        header=["configuration", "rank", "runs", *(p.removesuffix("_ms") for p in phases)],
-        rows=[[r["config"], str(r["rank"]), str(r["runs"]), *(num(r["phase_ms"].get(p), 3) for p in phases)]
+        header=["configuration", "rank", "runs", *(plain(p.removesuffix("_ms")) for p in phases)],
+        rows=[[plain(r["config"]), plain(r["rank"]), str(r["runs"]), *(num(r["phase_ms"].get(p), 3) for p in phases)]
               for r in rows],
         align=["l", "r", "r", *["r"] * len(phases)],
         caption="ms per iteration: mean of each rank's `Time/<phase>_ms` over its last 50% of events, then mean "
@@ -147,14 +148,21 @@ def phase_table(metrics: list[dict]) -> Table | None:
     )
 
 
-def ci_table(summary: dict) -> Table:
+# Fewer paired repeats than this: no interval is printed (a bootstrap over so few is too narrow).
+MIN_REPEATS = 3
+
+
+def ci_table(summary: dict, interval_below_min: bool = False) -> Table:
+    """`interval_below_min=True`: intervals over fewer than MIN_REPEATS printed as reports
+    printed them before (what verification finds in those)."""
     rows = []
     for c in summary.get("comparisons", []):
         ci = c.get("ratio_ci95")
+        few = ci and (c.get("ci_repeats") or 0) < MIN_REPEATS and not interval_below_min
         rows.append([
-            f"{c['compared']} / {c['baseline']}",
+            f"{plain(c['compared'])} / {plain(c['baseline'])}",
             ratio(c.get("ratio_of_means")),
-            "n/a" if not ci else f"{ci[0]:.3f} .. {ci[1]:.3f}",
+            "n/a" if not ci else f"not shown (n < {MIN_REPEATS})" if few else f"{ci[0]:.3f} .. {ci[1]:.3f}",
             str(c.get("ci_repeats", 0)),
         ])
     return Table(
@@ -163,7 +171,8 @@ def ci_table(summary: dict) -> Table:
         align=["l", "r", "l", "r"],
         caption="95% confidence interval of the ratio of means: paired bootstrap over repeats (both "
                 "configurations of repeat k ran back to back with seed k), percentile method; see summary.json "
-                "ci_method. n/a: fewer than 2 paired repeats (or a set made before intervals were computed).",
+                f"ci_method. Not shown below {MIN_REPEATS} paired repeats: a bootstrap over so few is too narrow "
+                "to read. n/a: fewer than 2 paired repeats (or a set made before intervals were computed).",
     )
 
 
@@ -173,8 +182,8 @@ def window_table(metrics: list[dict], short_s: float = 30.0) -> Table:
         w = m.get("window") or {}
         seconds = w.get("seconds")
         rows.append([
-            m["run"], num(seconds, 1), str(w.get("window_events", "?")), str(w.get("events", "?")),
-            f"{w.get('first_step', '?')} .. {w.get('last_step', '?')}",
+            plain(m["run"]), num(seconds, 1), plain(w.get("window_events", "?")), plain(w.get("events", "?")),
+            f"{plain(w.get('first_step', '?'))} .. {plain(w.get('last_step', '?'))}",
             f"below {short_s:g} s" if seconds is not None and seconds < short_s else "",
         ])
     return Table(
@@ -209,7 +218,7 @@ def quality_table(evaluations: dict[str, dict], metrics: list[dict]) -> Table | 
         r = [e["ratio_to_stand_still"] for e in evals]
         k = [e["overall"].get("normalised_tracking", {}) for e in evals]
         rows.append([
-            config, str(len(evals)), num(mean([e.get("env_steps") for e in evals])),
+            plain(config), str(len(evals)), num(mean([e.get("env_steps") for e in evals])),
             num(mean([x["rms_error"]["lin_vel_xy"] for x in o]), 3), ratio(mean([x["lin_vel_xy"] for x in r])),
             num(mean([x["rms_error"]["yaw_rate"] for x in o]), 3), ratio(mean([x["yaw_rate"] for x in r])),
             num(mean([x["fall_rate"] for x in o]), 3),
@@ -221,7 +230,8 @@ def quality_table(evaluations: dict[str, dict], metrics: list[dict]) -> Table | 
                 "x stand-still", "falls / episode", "kernel lin", "kernel yaw"],
         rows=rows,
         align=["l", "r", "r", "r", "r", "r", "r", "r", "r", "r"],
-        caption=(f"means over each configuration's runs of `sacscale evaluate` ({first['envs_per_command']} envs x "
+        caption=(f"means over each configuration's runs of `sacscale evaluate` ({plain(first['envs_per_command'])} "
+                 "envs x "
                  f"{len(first['commands'])} commands, {first['seconds']:g} s episodes scored after {first['settle_s']:g} s, "
                  "deterministic actions): rms errors of the planar velocity (heading frame) and of the torso's yaw rate, "
                  "their ratio to a robot that stands still (below 1: better than standing still), falls per episode, and "
@@ -232,11 +242,14 @@ def quality_table(evaluations: dict[str, dict], metrics: list[dict]) -> Table | 
 LOGGED_TRACKING_TITLE = "Logged tracking of the training policy"
 
 
-def logged_tracking_table(learning: dict[str, dict] | None, baselines: dict[str, float]) -> Table | None:
+def logged_tracking_table(learning: dict[str, dict] | None, baselines: dict[str, float],
+                          env_steps: dict[str, float] | None = None) -> Table | None:
     """Per run (grouped by configuration, as `curves_by_config` gives them): the tracking
     rewards the training policy earned, each over its maximum, mean of the last 10% of
     the run's log points: the learning issue's logged measure, beside what standing still
-    earns. None without any tracking curve (e.g. only the reference trainer's runs)."""
+    earns. None without any tracking curve (e.g. only the reference trainer's runs).
+    `env_steps`: each run's env steps of all ranks (its metrics' total_env_steps); a run
+    not in it shows the last env steps any of its curves logged."""
     from sacscale.analysis.learning import QUALITY_FRACTION, TRACKING, tail_mean
 
     rows = []
@@ -245,8 +258,7 @@ def logged_tracking_table(learning: dict[str, dict] | None, baselines: dict[str,
             values = [tail_mean(curves[term], QUALITY_FRACTION) / baselines[f"{term}_max"] for term in TRACKING]
             if all(math.isnan(v) for v in values):  # no tracking terms logged (the reference trainer's)
                 continue
-            steps = curves["length"]["env_steps"]
-            rows.append([run, config, num(steps[-1] if steps else None),
+            rows.append([plain(run), plain(config), num(_run_env_steps(run, curves, env_steps)),
                          *(num(None if math.isnan(v) else v, 2) for v in values)])
     if not rows:
         return None
@@ -263,6 +275,15 @@ def logged_tracking_table(learning: dict[str, dict] | None, baselines: dict[str,
     )
 
 
+def _run_env_steps(run: str, curves: dict, env_steps: dict[str, float] | None) -> float | None:
+    """The run's env steps, not one curve's last point: a curve ends where its last event
+    was logged (the episode length only where an episode ended), before the run does."""
+    if env_steps and isinstance(env_steps.get(run), (int, float)):
+        return env_steps[run]
+    ends = [c["env_steps"][-1] for c in curves.values() if isinstance(c, dict) and c.get("env_steps")]
+    return max(ends) if ends else None
+
+
 TIME_TO_QUALITY_TITLE = "Time to quality"
 TRAINERS_TITLE = "The trainers side by side"
 QUALITY_LABELS = {"episode_length": "episode length >= {t:g}",
@@ -270,10 +291,12 @@ QUALITY_LABELS = {"episode_length": "episode length >= {t:g}",
                   "normalised_tracking_ang_vel": "yaw-rate tracking >= {t:g} of max"}
 
 
-def time_to_quality_table(summary: dict) -> Table | None:
+def time_to_quality_table(summary: dict, unreached: bool = False) -> Table | None:
     """Per configuration and learning-quality threshold: the repeats that reached it and
     the mean env steps and seconds at which they did (summary configs' time_to_quality);
-    None when the summary has none (made before it was measured)."""
+    None when the summary has none (made before it was measured) or no repeat reached any
+    threshold. `unreached=True`: thresholds no repeat reached get a row of n/a too, as
+    reports wrote them before (what verification finds in those)."""
     from sacscale.analysis.metrics import QUALITY_THRESHOLDS
 
     rows = []
@@ -281,9 +304,9 @@ def time_to_quality_table(summary: dict) -> Table | None:
         ttq = s.get("time_to_quality") or {}
         for key, (_, threshold) in QUALITY_THRESHOLDS.items():
             q = ttq.get(key)
-            if q is None:
+            if q is None or not (q.get("reached") or unreached):
                 continue
-            rows.append([name, QUALITY_LABELS.get(key, key).format(t=threshold), f"{q['reached']}/{q['of']}",
+            rows.append([plain(name), QUALITY_LABELS.get(key, key).format(t=threshold), f"{q['reached']}/{q['of']}",
                          num(q["env_steps"]["mean"]), num(q["seconds"]["mean"], 1)])
     if not rows:
         return None
@@ -318,7 +341,7 @@ def trainers_table(summary: dict, metrics: list[dict], trainers: dict[str, str])
         tracking = {term: _mean_of([(m.get("final_tracking") or {}).get(term) for m in runs])
                     for term in ("tracking_lin_vel", "tracking_ang_vel")}
         ttq = (s.get("time_to_quality") or {}).get("episode_length") or {}
-        rows.append([name, trainers.get(name, "sacscale"), num(s["mean"]), num(s["std"]), str(s["n"]),
+        rows.append([plain(name), plain(trainers.get(name, "sacscale")), num(s["mean"]), num(s["std"]), str(s["n"]),
                      share(physics), num(length),
                      num((ttq.get("env_steps") or {}).get("mean")) if ttq else "n/a",
                      num(tracking["tracking_lin_vel"], 2), num(tracking["tracking_ang_vel"], 2)])

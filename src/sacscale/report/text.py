@@ -1,0 +1,58 @@
+"""Text from outside the code (run and attempt names, recorded environment variables,
+paths, config and record values) made inert for the report's Markdown.
+
+The report is Markdown rendered by Python-Markdown, which passes HTML through and reads
+`*`, `_`, `[...](...)` and backticks as markup. A value is escaped where it enters the
+report, once: `plain` for prose and table cells, `code` for a code span, `fence` for a
+fenced block. Both leave an ordinary name (letters, digits, `_` inside a word, `-`, `.`,
+`/`, `:`, `,`, `=`) exactly as it is, so the reports of committed sets render as they did.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+# Control characters (newlines included) would start a new Markdown block: a line that
+# begins with `<div>` or `#` is read as block markup, so a value stays on one line.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+# Characters Python-Markdown reads as inline markup and un-does with a backslash.
+_BACKSLASHED = re.compile(r"([\\`*\[\]!])")
+# `_` emphasises only where it is not inside a word (smart emphasis; CommonMark alike).
+_LONE_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+def one_line(value) -> str:
+    return _CONTROL.sub(" ", str(value))
+
+
+def plain(value) -> str:
+    """`value` as literal text in Markdown prose or a table cell (tables escape `|`)."""
+    text = "".join(_ENTITIES.get(ch, ch) for ch in one_line(value))  # `<`, `&`: no backslash escape
+    text = _BACKSLASHED.sub(r"\\\1", text)
+    return _LONE_UNDERSCORE.sub(r"\\_", text)
+
+
+def code(value) -> str:
+    """`value` as a code span: a run of backticks longer than any inside the value
+    delimits it (a single backtick would be closed by the value's own)."""
+    text = one_line(value)
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    # a value that starts or ends with a backtick, or is blank, is padded: the span strips
+    # the padding, and the delimiter cannot merge with the value's backticks
+    pad = " " if not text.strip() or text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def fence(text: str) -> str:
+    """The backtick fence for a fenced block of `text`: longer than any backtick run in it,
+    so no line of the text closes the block."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def unmarkdown(text: str) -> str:
+    """Text escaped by `plain` as a reader sees it (for the HTML page's title)."""
+    return html.unescape(re.sub(r"\\(.)", r"\1", text))

@@ -12,8 +12,8 @@ from sacscale.report.build import write_report
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--summary", required=True, help="summary.json (from aggregate)")
     parser.add_argument("--metrics", nargs="+", required=True, help="per-run metrics JSON files, in run order")
-    parser.add_argument("--output-md", required=True)
-    parser.add_argument("--output-html", required=True)
+    parser.add_argument("--output-md", required=True, help="the report as Markdown, to write")
+    parser.add_argument("--output-html", required=True, help="the report as HTML (figures linked), to write")
     parser.add_argument("--figures-dir", required=True, help="where the PNG figures go (inside the report's directory)")
     parser.add_argument("--environment", help="environment.json (from verify-env)")
     parser.add_argument("--model", help="model.json (from prepare-model)")

@@ -1,7 +1,7 @@
 # sacscale reproducibility pipeline: environment -> model -> correctness probe ->
 # counterbalanced training runs -> metrics -> summary -> manifest -> verification -> report.
-# Usage: README.md; the config keys with their defaults: docs/config.md; the stages and their
-# records: docs/architecture.md.
+# Usage: README.md and docs/pipeline.md; the config keys with their defaults:
+# docs/config.md; the stages and their records: docs/architecture.md.
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 

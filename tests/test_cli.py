@@ -57,7 +57,7 @@ def test_top_level_help_names_exit_statuses_and_the_repository_root(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     out = " ".join(capsys.readouterr().out.split())
-    assert "2 a usage or input error" in out and "No Snakefile found" in out and "--version" in out
+    assert "2 a usage error" in out and "No Snakefile found" in out and "--version" in out
 
 
 @pytest.mark.parametrize("argv", [

@@ -39,8 +39,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-EPILOG = ("Exit status: 0 done; 2 a usage or input error (an unknown option, a bad value, a missing input "
-          "named on the command line); any other: it failed, the message names the cause. `sacscale COMMAND --help` lists a command's options. The pipeline is Snakemake's: run "
+EPILOG = ("Exit status: 0 done; 2 a usage error (an unknown option, a bad option value); any other: it "
+          "failed, the message names the cause. `sacscale COMMAND --help` lists a command's options. The pipeline is Snakemake's: run "
           "`snakemake --cores all` in the repository root, the directory with the Snakefile (elsewhere Snakemake "
           "says \"No Snakefile found\"); README.md there.")
 

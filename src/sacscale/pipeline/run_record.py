@@ -66,7 +66,7 @@ _BAR = re.compile(r"(\d+)/(\d+) \[[0-9:]+<([0-9:?]+)")
 _FPS = re.compile(r"fps=([0-9](?:[0-9,.]*[0-9])?)")
 _ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # The trainer's line after its first learner update (sacscale.train.FIRST_UPDATE_DONE)
-_FIRST_UPDATE = re.compile(r"rank \d+: (first learner update done at iteration \d+.*)$")
+_FIRST_UPDATE = re.compile(r"rank \d+: (first learner update done at iteration (\d+).*)$")
 
 
 class ProgressEcho:
@@ -83,7 +83,8 @@ class ProgressEcho:
                  phases: bool = False):
         self.label, self.every_it, self.every_s = label, every_it, every_s
         self.out, self.clock = out, clock
-        self.phases, self.learning = phases, False
+        self.phases = phases
+        self.learning_from: int | None = None  # the first iteration with a learner update (1-based)
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")  # a bar's blocks are multi-byte
         self.pending = ""
         self.shown_it, self.shown_t = 0, clock()
@@ -96,9 +97,10 @@ class ProgressEcho:
             self._segment(_ESCAPE.sub("", segment))
 
     def _segment(self, text: str) -> None:
-        if self.phases and not self.learning and _FIRST_UPDATE.search(text):
-            self.learning = True  # the first rank's line; the other ranks' say the same
-            self._print(f"{self.label}: {_FIRST_UPDATE.search(text).group(1)}")
+        first = _FIRST_UPDATE.search(text) if self.phases and self.learning_from is None else None
+        if first:  # the first rank's line; the other ranks' say the same
+            self.learning_from = int(first.group(2))
+            self._print(f"{self.label}: {first.group(1)}")
             return
         bar = _BAR.search(text)
         if bar is None:
@@ -113,7 +115,9 @@ class ProgressEcho:
         self.shown_it, self.shown_t = it, now
         fps = _FPS.search(text)
         rate = f", {fps.group(1)} env steps/s" if fps else ""
-        phase = "" if not self.phases else " (learning)" if self.learning else " (collecting; learning not started)"
+        # the bar counts completed iterations: the first update's iteration completes at its count
+        learning = self.learning_from is not None and it >= self.learning_from
+        phase = "" if not self.phases else " (learning)" if learning else " (collecting; learning not started)"
         self._print(f"{self.label}: iteration {it}/{total}{phase}{rate}, ETA {eta if it < total else '00:00'}")
 
     def _print(self, line: str) -> None:

@@ -1,6 +1,7 @@
 """The terminal is quiet by default: the workflow profile silences Snakemake's banner, the
-jobs' reasons and counts; each job is its one-line message; `--quiet host` brings the
-rest back; `snakemake verify` on a read-only set prints no warning about local rules."""
+jobs' reasons and counts (and common.smk the scheduler's lines), so each job is its
+one-line message; `--quiet host` brings the rest back; `snakemake verify` on a read-only
+set prints no warning about local rules."""
 
 import shutil
 
@@ -38,9 +39,13 @@ def test_verify_on_a_read_only_set_does_not_warn_about_local_rules(workflow_dir)
     # a complete set (every output present) is read-only: only `all` and `verify` exist
     for tree in ("results", "reports"):
         shutil.copytree(REPO / tree / "h200x2", workflow_dir / tree / "h200x2")
-    proc = snakemake(workflow_dir, "-n", "verify", "--config", "preset=h200x2", "run_set=h200x2",
+    proc = snakemake(workflow_dir, "--cores", "1", "verify", "--config", "preset=h200x2", "run_set=h200x2",
                      "host_checks=False")
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
     assert "read-only" in out, out
     assert "localrules" not in out, out
+    # the job is its message: no scheduler lines, no banner, no reason, no counts
+    assert "Job 0: verifying results/h200x2/ as it is now" in out
+    for noise in ("Select jobs to execute", "Execute 1 jobs", "Reason:", "steps (100%) done", "Workflow ID"):
+        assert noise not in out, noise

@@ -9,6 +9,7 @@ work hides behind simulation.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -54,7 +55,7 @@ class RanksApart(TrainingError):
 class TrainConfig:
     """Every knob of `sacscale train`; the field name is the CLI flag (`--num-envs`)."""
 
-    devices: str = "cpu"              # "cpu", "cpu,cpu" (2 gloo ranks), "0", "0,1" (CUDA indices)
+    devices: str = "cpu"              # "cpu", "cpu,cpu" (2 gloo ranks), "0", "0,1" (CUDA indices), "0,0" (2 ranks, 1 GPU, gloo)
     num_envs: int = 2048              # per rank
     batch_size: int = 8192            # per rank
     num_critic_updates: int = 8
@@ -100,9 +101,6 @@ class TrainConfig:
         kinds = {d == "cpu" for d in out}
         if len(kinds) > 1:
             raise TrainingError("--devices: mix of CPU and CUDA ranks is not supported")
-        cuda = [d for d in out if d != "cpu"]
-        if len(set(cuda)) != len(cuda):
-            raise TrainingError("--devices: one CUDA device per rank (NCCL refuses two ranks on one GPU)")
         return out
 
     def validate(self) -> None:
@@ -140,7 +138,27 @@ class TrainConfig:
         from sacscale.checks import check_seed
 
         check_seed(self.seed)
-        self.device_list()
+        self._check_shared_device()
+
+    def _check_shared_device(self) -> None:
+        """Ranks sharing a CUDA device sum gradients through gloo, which cannot be captured
+        in a CUDA graph: the all-reduce must run between the graph segments."""
+        from sacscale.parallel.launch import shares_cuda_device
+
+        if (shares_cuda_device(self.device_list()) and self.grad_sync != "off"
+                and self.allreduce != "between-graphs"):
+            raise TrainingError(
+                f"--devices {self.devices}: ranks that share a CUDA device sync gradients through gloo, "
+                "which cannot run inside a CUDA graph: add --allreduce between-graphs (or --grad-sync off)"
+            )
+
+
+def compiles_losses(cfg: TrainConfig) -> bool:
+    """torch.compile of the losses: asked for, and the gradient sync inside the one graph.
+    With `--allreduce between-graphs` the losses run eagerly: compiled losses in a
+    segmented capture gave wrong gradients (docs/faults.md), so the segmented mode, and
+    every configuration compared with it, trades their speed for correct numbers."""
+    return cfg.compile and cfg.allreduce == "in-graph"
 
 
 def check_devices(devices: list[str]) -> None:
@@ -220,6 +238,18 @@ class _Interval:
             self.sums[key] = self.sums.get(key, 0.0) + value
 
 
+def _first_update_guard(cfg: TrainConfig, local_rank: int, device):
+    """The compile lock keeps other trainers off this GPU during a first update. Ranks of
+    this job that share the device must take their first update together (its warm-up
+    all-reduces need every rank), so only the first of them takes the lock."""
+    from sacscale.learn.compile_lock import first_update_lock
+
+    devices = cfg.device_list()
+    if devices.index(devices[local_rank]) != local_rank:
+        return contextlib.nullcontext()
+    return first_update_lock(device, stopping.check)
+
+
 def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | None, shm_prefix: str,
              local_rank: int = 0, learner_cpus: list[int] | None = None) -> None:
     """Train on one rank; the process group (if any) is already initialised."""
@@ -230,7 +260,6 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
     from sacscale.collect.collector import CollectorConfig, CollectorHandle
     from sacscale.collect.shm import STAT_INDEX
     from sacscale.parallel.grad_sync import allreduce_hooks, broadcast_state
-    from sacscale.learn.compile_lock import first_update_lock
     from sacscale.learn.learner import FastSACLearner
     from sacscale.sim.affinity import pin_process
 
@@ -247,7 +276,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
     sac = sac_config(cfg)
     learner = FastSACLearner(
         sac, cfg.num_envs, device,
-        compile=cfg.compile and device.type == "cuda",
+        compile=compiles_losses(cfg) and device.type == "cuda",
         cuda_graph=cfg.cuda_graph and device.type == "cuda",
         seed=cfg.seed + 1000 * rank,
         hooks_in_graph=cfg.allreduce == "in-graph",
@@ -335,7 +364,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
             t2 = time.perf_counter()
             if learner.ready():
                 if first_update:  # compile, warm-up, capture: one trainer per GPU at a time
-                    with first_update_lock(device, stopping.check):
+                    with _first_update_guard(cfg, local_rank, device):
                         _update(learner, rank, it)
                     first_update = False
                     # the run wrapper reads this line: a failure after it has cost learning
@@ -730,6 +759,7 @@ def write_meta(cfg: TrainConfig, world_size: int, pool_plan: dict) -> None:
         "config": asdict(cfg),
         "world_size": world_size,
         "devices": cfg.device_list(),
+        "losses_compiled": compiles_losses(cfg),
         "collector_pools": pool_plan,
         "env_steps_accounting": "Perf/total_env_steps is written by rank 0 from an all-reduced sum of every rank's cumulative env steps",
         "torch": torch.__version__,
@@ -889,7 +919,10 @@ def run_training(cfg: TrainConfig) -> None:
     from sacscale.collect.shm import clean_stale
 
     clean_stale()  # blocks of runs SIGKILLed mid-creation (their creators provably gone)
-    backend = "gloo" if devices[0] == "cpu" else "nccl"
+    backend = launch.backend_for(devices)
+    if cfg.compile and not compiles_losses(cfg):
+        print("sacscale train: --allreduce between-graphs: the losses run eagerly (compiled losses in a "
+              "segmented graph gave wrong gradients; docs/faults.md)", file=sys.stderr, flush=True)
     prefix = launch.job_prefix()
 
     previous_handlers = stopping.install(on_first=lambda signum: _arm_cleanup_watchdog(cfg, prefix, signum))

@@ -12,7 +12,7 @@ import pytest
 from sacscale.cli import main
 from sacscale.parallel import topology
 from sacscale.parallel.topology import (
-    Gpu, Topology, TopologyError, parse_lscpu, parse_nvidia_topo, plan_matrix, read_sysfs_cpus,
+    Cpu, Gpu, Topology, TopologyError, parse_lscpu, parse_nvidia_topo, plan_matrix, read_sysfs_cpus,
 )
 from sacscale.sim.affinity import parse_cpu_list
 
@@ -110,6 +110,24 @@ def test_live_gpus_are_renumbered_under_cuda_visible_devices(monkeypatch):
 
 # --- the rules, on every fixture ---------------------------------------------------------
 
+def check_shared_rules(m: dict, shared: set[str], cpu: dict, node_of_gpu: dict) -> None:
+    """Two ranks on one GPU: disjoint pools and learner cores on its node, pools of equal
+    size, the one-rank baseline is rank 0's block, and the sync runs between graphs."""
+    if not shared:
+        return
+    two = m["configs"]["n2_shared"]
+    pools = [parse_cpu_list(p) for p in two["cpu_pools"]]
+    learners = [parse_cpu_list(x) for x in two["learner_cpus"]]
+    node = node_of_gpu[int(two["devices"].split(",")[0])]
+    assert len(set(two["devices"].split(","))) == 1 and len(pools) == 2 and len(pools[0]) == len(pools[1])
+    every = set().union(*pools, *learners)
+    assert len(every) == sum(map(len, pools)) + sum(map(len, learners))  # nothing used twice
+    assert {cpu[x].node for x in every} == {node}
+    assert two["overrides"]["allreduce"] == "between-graphs"
+    one = m["configs"][f"n1_pool{len(pools[0])}"]
+    assert one["cpu_pools"] == two["cpu_pools"][:1] and one["learner_cpus"] == two["learner_cpus"][:1]
+
+
 def check_rules(topo: Topology, m: dict, smt: bool) -> None:
     cpu = {c.id: c for c in topo.cpus}
     core_of = {c.id: (c.socket, c.core) for c in topo.cpus}
@@ -119,15 +137,18 @@ def check_rules(topo: Topology, m: dict, smt: bool) -> None:
     node_of_gpu = {g["index"]: g["node"] for g in m["gpus"]}
     gpus = len(topo.gpus)
 
+    # one GPU: two ranks may share it (their own rules below), beside one rank of them
+    shared = {n for n in m["configs"] if n.startswith("n2_shared") or n.startswith("n1_pool")} if gpus == 1 else set()
+    check_shared_rules(m, shared, cpu, node_of_gpu)
     # names: n1_local, n2_pool, n4_pool, ..., n{G}_pool, then n1_total (more than one GPU)
-    counts = [int(n[1:].split("_")[0]) for n in m["order"] if n != "n1_total"]
+    counts = [int(n[1:].split("_")[0]) for n in m["order"] if n != "n1_total" and n not in shared]
     assert m["order"][0] == "n1_local" and counts[-1] == gpus and counts == sorted(set(counts))
     assert all(k & (k - 1) == 0 for k in counts[:-1])
     assert ("n1_total" in m["order"]) == (gpus > 1)
     # beyond the order: the all-reduce placement controls, n2_pool's GPUs and pools with the
     # all-reduce in the graph or between graph segments, collector- and learner-bound
     controls = {"n2_pool_between", "n2_pool_lb", "n2_pool_lb_between"} if gpus > 1 else set()
-    assert set(m["configs"]) == set(m["order"]) | controls | ({"n2_pool_2x"} if gpus > 1 else set())
+    assert set(m["configs"]) == set(m["order"]) | controls | shared | ({"n2_pool_2x"} if gpus > 1 else set())
     if gpus > 1:  # and the time-to-quality control: n1_local's updates per env step on two GPUs
         c, two = m["configs"]["n2_pool_2x"], m["configs"]["n2_pool"]
         assert (c["devices"], c["cpu_pools"]) == (two["devices"], two["cpu_pools"])
@@ -142,7 +163,7 @@ def check_rules(topo: Topology, m: dict, smt: bool) -> None:
         assert m["pairs"][-3:-1] == [["n2_pool", "n2_pool_between"], ["n2_pool_lb", "n2_pool_lb_between"]]
 
     block = {}  # GPU -> (pool, learner): the same in every configuration
-    for name in m["order"]:
+    for name in (n for n in m["order"] if n not in shared):
         c = m["configs"][name]
         devices = [int(d) for d in c["devices"].split(",")]
         pools = [parse_cpu_list(p) for p in c["cpu_pools"]]
@@ -198,13 +219,37 @@ def test_two_h200_matrix_is_the_hand_written_preset():
     assert m["configs"]["n1_total"]["cpu_pools"] == ["1-15,17-31"]
 
 
-def test_one_h200_matrix_has_one_configuration():
+def test_one_h200_matrix_shares_the_gpu_between_two_ranks():
     m = plan_matrix(machine("h200x1"))
-    assert m["order"] == ["n1_local"] and m["pairs"] == [] and "no n1_total" in m["reason"]
+    assert m["order"] == ["n1_local", "n1_pool7", "n2_shared"] and "no n1_total" in m["reason"]
+    assert m["pairs"] == [["n1_pool7", "n2_shared"], ["n1_pool7", "n2_shared_nosync"], ["n1_pool14", "n2_shared"]]
     assert m["configs"]["n1_local"] == {
         "devices": "0", "cpu_pools": ["1-15"], "learner_cpus": ["0"],
         "description": "1 GPU, a 15-thread pool on its NUMA node (node 0)",
     }
+    shared = m["configs"]["n2_shared"]
+    assert shared["devices"] == "0,0" and shared["cpu_pools"] == ["1-7", "9-15"]
+    assert shared["overrides"] == {"allreduce": "between-graphs", "learner-cpu-ids": "0;8"}
+    assert "sharing GPU 0" in shared["description"] and "not two GPUs" in shared["description"]
+    assert m["configs"]["n2_shared_nosync"]["overrides"]["grad-sync"] == "off"
+    assert m["configs"]["n1_pool7"]["cpu_pools"] == ["1-7"]
+    assert m["configs"]["n1_pool7"]["overrides"] == {"allreduce": "between-graphs", "learner-cpu-ids": "0"}
+    assert m["configs"]["n1_pool14"]["cpu_pools"] == ["1-7,9-15"]
+
+
+@pytest.mark.parametrize("cores, pools, learners", [
+    (8, ["1-3", "5-7"], "0;4"),          # 8 CPUs: 3-thread pools
+    (64, ["1-31", "33-63"], "0;32"),     # 64 CPUs: 31-thread pools
+    (5, None, None),                     # too few for two learner cores and two 2-thread pools
+])
+def test_one_gpu_planner_splits_any_node_into_two_shared_ranks(cores, pools, learners):
+    cpus = [Cpu(id=i, core=i, socket=0, node=0) for i in range(cores)]
+    m = plan_matrix(Topology(cpus, [Gpu(index=0, label="GPU0", node=0, cpus=None)]))
+    if pools is None:
+        assert "n2_shared" not in m["configs"] and m["order"] == ["n1_local"]
+        return
+    assert m["configs"]["n2_shared"]["cpu_pools"] == pools
+    assert m["configs"]["n2_shared"]["overrides"]["learner-cpu-ids"] == learners
 
 
 def test_seed_server_gets_a_pool_per_socket_and_the_64_core_control():
@@ -327,4 +372,6 @@ def test_the_live_one_h200_output_plans_what_the_machine_planned():
                     parse_nvidia_topo((FIXTURES / "h200x1_live.topo").read_text()))
     live = json.loads((FIXTURES / "h200x1_live.matrix.json").read_text())
     planned = plan_matrix(topo)
-    assert planned["configs"] == live["configs"] and planned["order"] == live["order"]
+    # recorded before the planner added the shared-GPU configurations: those come after
+    assert {k: planned["configs"][k] for k in live["configs"]} == live["configs"]
+    assert planned["order"][:len(live["order"])] == live["order"]

@@ -9,11 +9,27 @@ from sacscale.train import TrainConfig, TrainingError, check_devices, check_disk
 @pytest.mark.parametrize(
     "devices, message",
     [("gpu0", "neither 'cpu' nor a CUDA device index"), ("cpu,0", "mix of CPU and CUDA"),
-     ("0,0", "one CUDA device per rank"), ("", "empty device list")],
+     ("0,0", "share a CUDA device .* add --allreduce between-graphs"), ("", "empty device list")],
 )
 def test_bad_device_lists(devices, message):
     with pytest.raises(TrainingError, match=message):
         TrainConfig(devices=devices).validate()
+
+
+@pytest.mark.parametrize("options", [{"allreduce": "between-graphs"}, {"grad_sync": "off"}])
+def test_ranks_may_share_a_gpu_with_the_sync_between_graphs_or_off(options):
+    cfg = TrainConfig(devices="0,0,1", **options)
+    cfg.validate()  # no device needed: check_devices runs later, at the start of a job
+    assert cfg.device_list() == ["cuda:0", "cuda:0", "cuda:1"]
+
+
+def test_backend_is_gloo_wherever_ranks_share_a_gpu():
+    from sacscale.parallel.launch import backend_for
+
+    assert backend_for(["cuda:0", "cuda:1"]) == "nccl"
+    assert backend_for(["cuda:0", "cuda:0"]) == "gloo"
+    assert backend_for(["cuda:0", "cuda:1", "cuda:1"]) == "gloo"
+    assert backend_for(["cpu", "cpu"]) == "gloo"
 
 
 def test_missing_gpu_is_named():
@@ -51,3 +67,11 @@ def test_cli_reports_bad_pools_before_starting(tmp_path, capsys):
     assert code == 2  # a usage error
     assert "2 CPU list(s) given for 1 rank(s)" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()  # nothing written before the checks pass
+
+
+def test_losses_are_compiled_only_with_the_sync_inside_the_graph():
+    from sacscale.train import compiles_losses
+
+    assert compiles_losses(TrainConfig(devices="0"))
+    assert not compiles_losses(TrainConfig(devices="0", allreduce="between-graphs"))
+    assert not compiles_losses(TrainConfig(devices="0", compile=False))

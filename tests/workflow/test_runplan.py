@@ -197,3 +197,34 @@ def test_a_schema_error_in_one_line():
         "'repeat' was unexpected: not a config key (allowed: " + ", ".join(sorted(schema["properties"])) + ")")
     assert error({"probe": {"devices": "gpu0"}}).startswith("probe.devices: 'gpu0' does not match ")
     assert error({"run_configs": {"n1": {"num_envs": 0}}}) == "run_configs.n1.num_envs: 0 is less than the minimum of 1"
+
+
+def test_the_shared_gpu_preset_runs_two_ranks_on_one_h200():
+    p = plan({"preset": "h200x1_shared"}, host=H200_1)
+    assert p.order == ["n1_pool7", "n2_shared"] and p.pairs == [("n1_pool7", "n2_shared")]
+    assert (p.repeats, p.iterations, p.probe["devices"]) == (5, 1000, "0,0")
+    two = next(r for r in p.runs if r.config == "n2_shared")
+    cmd = train_command(p, two, "logs/x", None)
+    assert cmd[cmd.index("--devices") + 1] == "0,0" and cmd[cmd.index("--allreduce") + 1] == "between-graphs"
+    assert cmd[cmd.index("--collector-cpu-ids") + 1] == "1-7;9-15"
+    assert cmd[cmd.index("--learner-cpu-ids") + 1] == "0;8"
+    one = next(r for r in p.runs if r.config == "n1_pool7")
+    cmd = train_command(p, one, "logs/x", None)
+    assert cmd[cmd.index("--collector-cpu-ids") + 1] == "1-7" and cmd[cmd.index("--learner-cpu-ids") + 1] == "0"
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"devices": "0,0"}, "add overrides: {allreduce: between-graphs}"),
+    ({"devices": "0,0", "overrides": {"allreduce": "in-graph"}}, "add overrides: {allreduce: between-graphs}"),
+    ({"devices": "0,0", "trainer": "unilab"}, "repeats a GPU, which only our trainer supports"),
+])
+def test_a_repeated_gpu_without_the_sync_between_graphs_is_refused_naming_the_key(entry, message):
+    config = {"preset": "h200x1", "order": ["x"], "pairs": [], "run_configs": {"x": {"cpu_pools": ["1-7", "9-15"], **entry}}}
+    with pytest.raises(PlanError, match=r"run_configs\.x\.devices: .*" + message.replace("{", r"\{").replace("}", r"\}")):
+        plan(config, host=H200_1)
+
+
+def test_a_repeated_gpu_with_the_sync_off_needs_no_placement():
+    config = {"preset": "h200x1", "order": ["x"], "pairs": [],
+              "run_configs": {"x": {"devices": "0,0", "cpu_pools": ["1-7", "9-15"], "overrides": {"grad-sync": "off"}}}}
+    assert plan(config, host=H200_1).run_configs["x"].world_size == 2

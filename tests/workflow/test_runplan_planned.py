@@ -120,10 +120,13 @@ def test_planner_failure_falls_back_to_a_smaller_preset_and_says_why():
 def test_preset_planned_by_name_on_the_one_h200_machine():
     m = matrix_of("h200x1")
     p = resolve({"preset": "planned"}, PRESETS, Host(cuda_devices=1, cpus=frozenset(range(16))), matrix=m)
-    assert p.preset == "planned" and p.order == ["n1_local"] and p.probe["devices"] == "0"
+    assert p.preset == "planned" and p.order == ["n1_local", "n1_pool7", "n2_shared"]
+    assert p.probe["devices"] == "0,0"  # the probe runs the two ranks that share the GPU
     assert p.run_configs["n1_local"].cpu_pools == "1-15"
+    assert p.run_configs["n2_shared"].cpu_pools == "1-7;9-15" and p.run_configs["n2_shared"].world_size == 2
+    assert p.pairs == [("n1_pool7", "n2_shared")]
     assert p.preset_reason.startswith("named in the config; the matrix planned from the topology: 1 GPU(s)")
-    assert [r.name for r in p.runs] == ["plan_r1_n1_local", "plan_r2_n1_local", "plan_r3_n1_local"]
+    assert [r.name for r in p.runs][:3] == ["plan_r1_n1_local", "plan_r1_n1_pool7", "plan_r1_n2_shared"]
 
 
 def test_config_keys_still_override_the_planned_matrix():

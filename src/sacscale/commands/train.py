@@ -10,7 +10,8 @@ from dataclasses import MISSING, fields
 from sacscale.train import TrainConfig, TrainingError, run_training
 
 HELP = {
-    "devices": "comma list: 'cpu' (one CPU rank), 'cpu,cpu' (2 gloo ranks), '0' or '0,1' (CUDA indices)",
+    "devices": "comma list: 'cpu' (one CPU rank), 'cpu,cpu' (2 gloo ranks), '0' or '0,1' (CUDA indices); "
+               "'0,0': two ranks sharing GPU 0 (gloo, with --allreduce between-graphs)",
     "num_envs": "environments per rank",
     "batch_size": "learner batch per rank",
     "num_critic_updates": "critic updates per iteration, each on its own batch and followed by an "

@@ -50,8 +50,8 @@ numbers. Only the RNG stream position differs (warm-up consumed draws).
 With `hooks_in_graph=False` (`sacscale train --allreduce between-graphs`) the same
 iteration is captured as a chain of graphs split at every hook call, sharing one memory
 pool; update() replays them in order and runs the hooks (the all-reduce) eagerly in
-between: every kernel but the hooks' is the same, which isolates what capturing the
-all-reduce gains.
+between. Its losses run eagerly: compiled losses in a segmented capture gave wrong
+gradients on one H200 (docs/faults.md), and the constructor refuses the combination.
 """
 
 from __future__ import annotations
@@ -67,6 +67,10 @@ import torch
 from torch import nn
 
 from sacscale.learn import c51
+
+# Compiled losses inside a segmented capture (hooks_in_graph=False) gave wrong gradients on
+# one H200 (docs/faults.md): refused until the cause is found; a test that hunts it sets this.
+COMPILED_SEGMENTS_ALLOWED = False
 from sacscale.learn.config import SACConfig
 from sacscale.learn.networks import Actor, DistributionalCritic, ObsNormalizer
 from sacscale.learn.normalizer import RunningMeanVar
@@ -191,6 +195,9 @@ class FastSACLearner:
         if not on_cuda and (compile or cuda_graph):
             log.info("FastSACLearner on %s: eager execution (compile=%s, CUDA graph off; "
                      "set cfg.compile_on_cpu to compile on CPU)", self.device, self.compiled)
+        if self.compiled and self.graphed and not hooks_in_graph and not COMPILED_SEGMENTS_ALLOWED:
+            raise ValueError("compiled losses with the hooks between graph segments (hooks_in_graph=False) "
+                             "give wrong gradients (docs/faults.md): pass compile=False")
         if self.graphed and cfg.graph_warmup_iters < 1:
             raise ValueError("graph_warmup_iters must be >= 1 (optimizer state and NCCL "
                              "must exist before capture)")

@@ -34,6 +34,19 @@ MULTICAST_OFF = {
 }
 
 
+def shares_cuda_device(devices: list[str]) -> bool:
+    """Whether two ranks of this host name the same CUDA device (e.g. `--devices 0,0`)."""
+    cuda = [d for d in devices if d != "cpu"]
+    return len(set(cuda)) < len(cuda)
+
+
+def backend_for(devices: list[str]) -> str:
+    """The collective backend of this host's ranks: NCCL for one CUDA device per rank;
+    gloo on CPU, and where ranks share a CUDA device, which NCCL refuses (gloo stages
+    CUDA tensors through the host)."""
+    return "gloo" if devices[0] == "cpu" or shares_cuda_device(devices) else "nccl"
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

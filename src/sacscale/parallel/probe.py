@@ -29,6 +29,8 @@ from pathlib import Path
 
 import torch
 
+from sacscale.parallel import launch
+
 BUCKETS = ("critic", "alpha", "actor")
 
 # Tolerances, relative: a gradient's error against the largest gradient entry of its
@@ -166,12 +168,14 @@ def broadcast(tensors: dict, mutation: str | None = None) -> None:
 
 
 def _run_learner(s: ProbeSettings, device, batch: int, hooks, compiled: bool, graphed: bool, seed: int | None = None):
-    """A learner on the probe's replay; hooks: [input recorder, *hooks, output recorder]."""
+    """A learner on the probe's replay; hooks: [input recorder, *hooks, output recorder].
+    Ranks sharing a CUDA device sync through gloo, between graph segments, as the trainer does."""
     from sacscale.learn.learner import FastSACLearner
 
     cfg = _sac_config(s, batch)
-    learner = FastSACLearner(cfg, 1, device, compile=compiled, cuda_graph=graphed,
-                             seed=s.seed if seed is None else seed)
+    in_graph = not launch.shares_cuda_device(s.devices)
+    learner = FastSACLearner(cfg, 1, device, compile=compiled and in_graph, cuda_graph=graphed,
+                             seed=s.seed if seed is None else seed, hooks_in_graph=in_graph)
     _fill_replay(learner, s.replay_rows, s.seed)
     learner.use_external_randoms()
     local, synced = _GradRecorder(), _GradRecorder()
@@ -264,7 +268,7 @@ def _probe_rank(rank: int, world_size: int, s: ProbeSettings, output: str) -> No
     spread = _state_spread(dp.state_tensors())  # every rank must hold rank 0's parameters
     sync = _sync_check(dp_local, dp_grads, world_size)
     dp_state = {k: v.detach().clone() for k, v in dp.state_tensors().items()}
-    graphed = dp._graph is not None
+    graphed = dp._graph is not None and dp.hooks_in_graph
     dp.close()
     if rank != 0:
         return
@@ -310,7 +314,7 @@ def _probe_rank(rank: int, world_size: int, s: ProbeSettings, output: str) -> No
         "batch_per_rank": s.batch_size,
         "reference_batch": s.batch_size * world_size,
         "replay_rows": s.replay_rows,
-        "compile_loss": s.compile_loss and on_cuda,
+        "compile_loss": s.compile_loss and on_cuda and dp.compiled,
         "grad_sync": s.grad_sync,
         "mutation": s.mutation,
         "allreduce_in_cuda_graph": graphed,
@@ -409,6 +413,7 @@ def _trainer_rank(rank: int, world_size: int, s: TrainerProbeSettings, output: s
         devices=",".join(s.devices), num_envs=s.num_envs, batch_size=s.batch_size, iterations=s.iterations,
         seed=s.seed, log_dir=log_dir, log_every=s.iterations, checkpoint_every=0, grad_sync="on",
         model=s.model, replay_per_env=64, sim_threads=1, timeout_s=s.timeout_s,
+        allreduce="between-graphs" if launch.shares_cuda_device(s.devices) else "in-graph",
     )
     try:
         train.run_rank(cfg, rank, world_size, None, shm_prefix, local_rank=rank if world_size > 1 else 0)
@@ -452,12 +457,10 @@ def run_trainer_probe(s: TrainerProbeSettings, output: str) -> dict:
     """Drive the trainer's rank code for a few iterations (one process per rank)."""
     import tempfile
 
-    from sacscale.parallel import launch
-
     if s.mutation is not None and s.mutation not in MUTATIONS:
         raise ValueError(f"mutation: {s.mutation!r} is not one of {', '.join(MUTATIONS)}")
     world_size = len(s.devices)
-    backend = "gloo" if s.devices[0] == "cpu" else "nccl"
+    backend = launch.backend_for(s.devices)
     prefix = launch.job_prefix()
     with tempfile.TemporaryDirectory(prefix="sacscale-probe-") as log_dir:
         if world_size == 1:
@@ -478,11 +481,9 @@ def run_trainer_probe(s: TrainerProbeSettings, output: str) -> dict:
 
 def run_probe(s: ProbeSettings, output: str, timeout_s: float = 600.0) -> dict:
     """Run the probe (spawning one process per rank when there are several)."""
-    from sacscale.parallel import launch
-
     s = s.resolved()
     world_size = len(s.devices)
-    backend = "gloo" if s.devices[0] == "cpu" else "nccl"
+    backend = launch.backend_for(s.devices)
     if world_size == 1:
         os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(launch.free_port()))
         launch.init_group(backend, 0, 1, timeout_s)

@@ -393,6 +393,13 @@ def plan_matrix(topo: Topology, *, smt: bool = False, pool_cores: int | None = N
                                                "per iteration: n1_local's updates per env step"}
         pairs.append(["n1_local", two + "_2x"])
 
+    if len(spread) == 1:
+        shared = _shared_gpu_configs(spread[0].index, cores.get(node_of[spread[0].index], []))
+        if shared:
+            configs.update(shared["configs"])
+            order += shared["order"]
+            pairs += shared["pairs"]
+
     per_node = ", ".join(f"node {n}: {len(gs)} GPU(s), {len(cores.get(n, []))} cores"
                          for n, gs in sorted(gpus_by_node.items()))
     reason = (
@@ -411,6 +418,43 @@ def plan_matrix(topo: Topology, *, smt: bool = False, pool_cores: int | None = N
         "smt": smt,
         "pool_threads": threads,
     }
+
+
+def _shared_gpu_configs(gpu: int, node_cores: list[list[int]]) -> dict | None:
+    """Two ranks on the one GPU (CPU-side weak scaling and the two-rank code path; gloo
+    sums the gradients between graph segments), each with a learner core and half of the
+    node's other cores as its pool, beside one rank with one half and with both halves.
+    None when the node has too few cores for two learner cores and two 2-thread pools.
+    All of them run the learner as the shared ranks must (all-reduce placement
+    between-graphs, eager losses), so that they differ in their ranks alone."""
+    half = (len(node_cores) - 2) // 2
+    if half < 2:
+        return None
+    learners = [node_cores[0], node_cores[half + 1]]
+    pools = [[c for core in node_cores[1:half + 1] for c in core],
+             [c for core in node_cores[half + 2:2 * half + 2] for c in core]]
+    lists = [format_cpu_list(p) for p in pools]
+    pins = ";".join(format_cpu_list(c) for c in learners)
+    one, both = f"n1_pool{len(pools[0])}", f"n1_pool{len(pools[0]) + len(pools[1])}"
+    shared = {"devices": f"{gpu},{gpu}", "cpu_pools": lists, "learner_cpus": pins.split(";"),
+              "overrides": {"allreduce": "between-graphs", "learner-cpu-ids": pins},
+              "description": f"2 ranks sharing GPU {gpu}, {len(pools[0])}-thread pools, gradients summed by "
+                             "gloo between graph segments (CPU-side weak scaling, not two GPUs)"}
+    configs = {
+        one: {"devices": str(gpu), "cpu_pools": [lists[0]], "learner_cpus": [pins.split(";")[0]],
+              "overrides": {"allreduce": "between-graphs", "learner-cpu-ids": pins.split(";")[0]},
+              "description": f"1 GPU, one {len(pools[0])}-thread pool (one rank of n2_shared)"},
+        "n2_shared": shared,
+        "n2_shared_nosync": {**shared, "overrides": {**shared["overrides"], "grad-sync": "off"},
+                             "description": shared["description"].replace("gradients summed by gloo between "
+                                                                           "graph segments", "no gradient sync")},
+        both: {"devices": str(gpu), "cpu_pools": [format_cpu_list(pools[0] + pools[1])],
+               "learner_cpus": [pins.split(";")[0]],
+               "overrides": {"allreduce": "between-graphs", "learner-cpu-ids": pins.split(";")[0]},
+               "description": f"1 GPU, one pool of both halves' {len(pools[0]) + len(pools[1])} threads"},
+    }
+    return {"configs": configs, "order": [one, "n2_shared"],
+            "pairs": [[one, "n2_shared"], [one, "n2_shared_nosync"], [both, "n2_shared"]]}
 
 
 def load_topology(lscpu: str | None = None, nvidia_smi_topo: str | None = None) -> tuple[Topology, set[int] | None, str]:

@@ -338,6 +338,18 @@ def check_reference_override(key: str, value, where: str) -> None:
         raise PlanError(f"{where}: give a single value (Hydra's own syntax in a string for lists)")
 
 
+def _check_shared_gpu(merged: dict, devices: str, where) -> None:
+    """Ranks sharing a GPU sync through gloo between graph segments (our trainer only)."""
+    if (merged.get("trainer") or "sacscale") != "sacscale":
+        raise PlanError(f"{where('devices')}: {devices!r} repeats a GPU, which only our trainer supports")
+    overrides = merged["overrides"]
+    if overrides.get("grad-sync", overrides.get("grad_sync")) == "off":
+        return
+    if overrides.get("allreduce") != "between-graphs":
+        raise PlanError(f"{where('devices')}: {devices!r} puts two ranks on one GPU, whose gradient sync runs "
+                        f"through gloo between graph segments: add overrides: {{allreduce: between-graphs}}")
+
+
 def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host: Host | None) -> RunConfig:
     def where(field: str = "") -> str:
         return _key(origin, f"run_configs.{name}" + (f".{field}" if field else ""))
@@ -357,7 +369,7 @@ def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, hos
     ranks = devices.split(",")
     kind = "cpu" if ranks[0] == "cpu" else "cuda"
     if kind == "cuda" and len(set(ranks)) != len(ranks):
-        raise PlanError(f"{where('devices')}: {devices!r} repeats a GPU (one rank per GPU)")
+        _check_shared_gpu(merged, devices, where)
 
     pools = merged.get("cpu_pools", "auto")
     if pools in (None, "auto"):

@@ -48,6 +48,11 @@ def _ranks(devices: str) -> int:
     return len([d for d in str(devices).split(",") if d.strip()])
 
 
+def _gpus(devices: str) -> int:
+    """Distinct CUDA devices ('0,0' is two ranks on one GPU; 'cpu,cpu' none)."""
+    return len({d.strip() for d in str(devices).split(",") if d.strip() and d.strip() != "cpu"})
+
+
 def conforming_sha256(root: Path) -> str | None:
     """The task model every GPU preset pins (the task as the reference defines it)."""
     presets = yaml.safe_load((root / "workflow" / "presets.yaml").read_text())["presets"]
@@ -65,15 +70,25 @@ def _comparison(summary: dict, plan: dict) -> dict | None:
     return comps[0] if comps else None
 
 
-def _kind(comp: dict, plan: dict) -> str:
-    """What the set's ratio compares: GPU counts, trainers or CPU pools."""
+def _gpu_words(n: int) -> str:
+    return "no GPU" if n == 0 else "one GPU" if n == 1 else f"{n} GPUs"
+
+
+def _kind(comp: dict, plan: dict) -> tuple[str, float]:
+    """What the set's ratio compares (GPU counts, ranks on the same GPUs, trainers or CPU
+    pools), and the compared configuration's GPUs over the baseline's."""
     configs = plan.get("run_configs", {})
-    base, other = configs.get(comp["baseline"], {}), configs.get(comp["compared"], {})
-    if _ranks(other.get("devices", "")) != _ranks(base.get("devices", "")):
-        return f"{_ranks(other.get('devices', ''))} GPUs vs {_ranks(base.get('devices', ''))}"
-    if (base.get("trainer") or "sacscale") != (other.get("trainer") or "sacscale"):
-        return "ours vs the reference trainer"
-    return "CPU pools, one GPU"
+    base = configs.get(comp["baseline"], {}).get("devices", "")
+    other = configs.get(comp["compared"], {}).get("devices", "")
+    gpu_multiple = _gpus(other) / _gpus(base) if _gpus(base) else 1.0
+    if _gpus(other) != _gpus(base):
+        return f"{_gpus(other)} GPUs vs {_gpus(base)}", gpu_multiple
+    if _ranks(other) != _ranks(base):
+        return f"{_ranks(other)} ranks vs {_ranks(base)} on {_gpu_words(_gpus(base))}", gpu_multiple
+    trainers = [configs.get(c, {}).get("trainer") or "sacscale" for c in (comp["baseline"], comp["compared"])]
+    if trainers[0] != trainers[1]:
+        return "ours vs the reference trainer", gpu_multiple
+    return f"CPU pools, {_gpu_words(_gpus(base))}", gpu_multiple
 
 
 def _verdict(record: dict | None) -> str:
@@ -100,9 +115,9 @@ def set_row(root: Path, name: str, conforming: str | None) -> dict | None:
     row = {
         "set": name, "hardware": hardware, "task": task,
         "torch": (env.get("versions") or {}).get("torch") or "not recorded",
-        "iterations": plan.get("iterations"), "gpus": max((_ranks(c.get("devices", ""))
+        "iterations": plan.get("iterations"), "gpus": max((_gpus(c.get("devices", ""))
                                                           for c in plan.get("run_configs", {}).values()), default=0),
-        "compares": "", "n": "", "ratio": "", "ci": "", "rank_multiple": 1.0, "complete": summary is not None,
+        "compares": "", "n": "", "ratio": "", "ci": "", "gpu_multiple": 1.0, "complete": summary is not None,
         "verify": _verdict(_load(d / "verify.json")),
     }
     if summary is None:
@@ -118,8 +133,8 @@ def set_row(root: Path, name: str, conforming: str | None) -> dict | None:
     if n is None:
         n = min(summary["configs"][comp["baseline"]]["n"], summary["configs"][comp["compared"]]["n"])
     row["n"] = str(n)
-    row["compares"] = f"{_kind(comp, plan)} ({comp['compared']} / {comp['baseline']})"
-    row["rank_multiple"] = comp.get("rank_multiple") or 1.0
+    kind, row["gpu_multiple"] = _kind(comp, plan)
+    row["compares"] = f"{kind} ({comp['compared']} / {comp['baseline']})"
     row["ratio"] = f"{comp['ratio_of_means']:.3f}x"
     if "ratio_ci95" not in comp:
         row["ci"] = "not recorded (older set)"
@@ -167,8 +182,10 @@ def collect(root: Path) -> dict:
 
 
 def _gpus_of(preset: dict) -> str:
-    counts = {_ranks(c["devices"]) for c in preset.get("run_configs", {}).values()}
-    return f"{max(counts)} GPUs" if counts else "GPUs from the machine"
+    counts = {_gpus(c["devices"]) for c in preset.get("run_configs", {}).values()}
+    if not counts:
+        return "GPUs from the machine"
+    return _gpu_words(max(counts))
 
 
 def render(root: Path) -> str:
@@ -185,7 +202,7 @@ def render(root: Path) -> str:
            "environment, model, plan, verification). *n*: paired repeats; *ratio*: the mean steady env steps/s of the "
            "first configuration named under *compares* over the second's; *verify*: the set's recorded "
            "verification.", "", *lines, ""]
-    scaling = [r for r in rows if r["rank_multiple"] > 1 and r["ratio"] not in ("", "none")]
+    scaling = [r for r in rows if r["gpu_multiple"] > 1 and r["ratio"] not in ("", "none")]
     if scaling:
         parts = [f"`{r['set']}` ({r['hardware']}, {r['iterations']} iterations, n = {r['n']}, {r['task']} task, "
                  f"torch {r['torch']}: {r['ratio']}, 95% CI {r['ci']})" for r in scaling]
@@ -195,7 +212,7 @@ def render(root: Path) -> str:
                       else "no set measures it with a confidence interval") + ".")
     else:
         out.append("- **More GPUs against one** (the seed's claim): no committed set measures it.")
-    one_gpu = [f"`{r['set']}`" for r in rows if r["rank_multiple"] == 1 and r["gpus"] == 1]
+    one_gpu = [f"`{r['set']}`" for r in rows if r["gpus"] == 1]
     out.append(f"- One-GPU sets ({', '.join(one_gpu)}) compare CPU pools, trainers or learning runs on one GPU: "
                "they cannot show GPU scaling.")
     never = [f"`{p}` ({_gpus_of(data['presets'][p])})" for p in data["never_run"]]

@@ -10,6 +10,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from pathlib import Path
+
+from sacscale import __version__
 
 # command name -> (module under sacscale.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -36,8 +39,25 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+EPILOG = ("Exit status: 0 done; 2 a usage error (an unknown option, a bad option value); any other: it "
+          "failed, the message names the cause. `sacscale COMMAND --help` lists a command's options. The pipeline is Snakemake's: run "
+          "`snakemake --cores all` in the repository root, the directory with the Snakefile (elsewhere Snakemake "
+          "says \"No Snakefile found\"); README.md there.")
+
+
+def repository_hint(default: str) -> str:
+    """For an option whose default is a path relative to the repository root: a hint when
+    the command runs somewhere else (no Snakefile here), else nothing."""
+    if Path("Snakefile").is_file():
+        return ""
+    return (f" (the default {default} is relative to the repository root, the directory with the Snakefile; "
+            f"run there or pass the path)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sacscale", description=__doc__.splitlines()[0], allow_abbrev=False)
+    parser = argparse.ArgumentParser(prog="sacscale", description=__doc__.splitlines()[0], epilog=EPILOG,
+                                     allow_abbrev=False)
+    parser.add_argument("--version", action="version", version=f"sacscale {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         cmd = sub.add_parser(name, help=help_text, description=help_text)
@@ -50,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     if not argv or argv[0] not in COMMANDS:
-        parser.parse_args(argv)  # prints usage / error and exits
+        parser.parse_args(argv)  # --version, --help, or usage / error (exit 2)
         return 2
     name = argv[0]
     module = importlib.import_module(f"sacscale.commands.{COMMANDS[name][0]}")

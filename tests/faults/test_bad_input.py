@@ -1,8 +1,10 @@
 """Faults 1 and 8, trainer side: bad input to `sacscale train` and too little disk space.
 
 Guarantee: rejected before anything starts (no process, no log directory, no shared
-memory), within a few seconds, exit status 1 (2 for what argparse itself refuses), and
-the message names the flag (and, for disk space, the number of MB needed).
+memory), within a few seconds, and the message names the flag (and, for disk space, the
+number of MB needed). A bad option value is a usage error, exit status 2 (argparse's own,
+for a value outside an option's listed choices); what the machine or the file system
+refuses (a CUDA device that is not there, a used log directory, too little disk) exits 1.
 
 The pipeline's side of fault 1 (unknown preset, repeats/iterations < 1, an `order` entry
 without a run configuration, overlapping / absent / miscounted CPU pools, all named by
@@ -27,7 +29,10 @@ SMALL = ["--num-envs", "8", "--batch-size", "32", "--iterations", "2", "--replay
 def run_cli(tmp_path, capsys, *args):
     """`sacscale train` in this process; returns (exit status, stderr, seconds)."""
     t0 = time.monotonic()
-    code = main(["train", *SMALL, "--log-dir", str(tmp_path / "run"), *args])
+    try:
+        code = main(["train", *SMALL, "--log-dir", str(tmp_path / "run"), *args])
+    except SystemExit as exc:  # argparse refused it
+        code = exc.code
     seconds = time.monotonic() - t0
     err = capsys.readouterr().err
     assert not (tmp_path / "run").exists(), "the log directory was created before the checks passed"
@@ -48,8 +53,6 @@ def run_cli(tmp_path, capsys, *args):
         (["--timeout-s", "0"], "--timeout-s must be a positive number of seconds"),
         (["--timeout-s", "nan"], "--timeout-s must be a positive number of seconds"),
         (["--sim-threads", "-1"], "--sim-threads must be >= 0"),
-        (["--grad-sync", "sometimes"], "--grad-sync must be auto, on or off"),
-        (["--allreduce", "eager"], "--allreduce must be in-graph or between-graphs"),
         (["--devices", "gpu0"], "--devices: 'gpu0' is neither 'cpu' nor a CUDA device index"),
         (["--devices", "cpu,0"], "--devices: mix of CPU and CUDA ranks"),
         (["--model", "/no/such/model.mjb"], "--model /no/such/model.mjb: no such file"),
@@ -65,7 +68,6 @@ def run_cli(tmp_path, capsys, *args):
         (["--devices", "cpu", "--collector-cpu-ids", "0;1"], "--collector-cpu-ids: 2 CPU list(s) given for 1 rank(s)"),
         (["--devices", "cpu", "--collector-cpu-ids", f"{CPUS[0]}", "--learner-cpu-ids", f"{CPUS[0]}"],
          f"--learner-cpu-ids, rank 0: CPUs [{CPUS[0]}] are in a collector pool"),
-        (["--devices", "cpu", "--env-pipeline", "thirds"], "--env-pipeline must be halves or serial, got 'thirds'"),
         (["--devices", "cpu", "--num-envs", "1"], "--env-pipeline halves needs --num-envs >= 2"),
         (["--devices", "cpu", "--learner-cpu-ids", "4097"],
          "--learner-cpu-ids, rank 0 ('4097'): CPU(s) 4097 not available"),
@@ -92,9 +94,21 @@ def run_cli(tmp_path, capsys, *args):
 def test_bad_flag_is_rejected_before_anything_starts(tmp_path, capsys, args, message):
     code, err, seconds = run_cli(tmp_path, capsys, *args)
     record("bad input", args=args, exit_status=code, seconds=round(seconds, 2), message=err.strip())
-    assert code == 1
+    assert code == 2
     assert f"sacscale train: error: {message}" in err, err
     assert seconds < 10
+
+
+@pytest.mark.parametrize("args, choices", [
+    (["--grad-sync", "sometimes"], "'auto', 'on', 'off'"),
+    (["--allreduce", "eager"], "'in-graph', 'between-graphs'"),
+    (["--env-pipeline", "thirds"], "'halves', 'serial'"),
+    (["--tilt-obs", "body"], "'world', 'torso'"),
+])
+def test_value_outside_the_listed_choices_is_a_usage_error(tmp_path, capsys, args, choices):
+    code, err, _ = run_cli(tmp_path, capsys, *args)
+    assert code == 2
+    assert f"argument {args[0]}: invalid choice: '{args[1]}' (choose from {choices})" in err, err
 
 
 def test_missing_cuda_device_is_rejected_before_anything_starts(tmp_path, capsys):
@@ -130,7 +144,7 @@ def test_too_little_disk_space_fails_early_with_the_number_needed(tmp_path, caps
 
 def test_negative_disk_requirement_is_rejected(tmp_path, capsys):
     code, err, _ = run_cli(tmp_path, capsys, "--min-free-mb", "-1")
-    assert code == 1 and "--min-free-mb must be >= 0" in err
+    assert code == 2 and "--min-free-mb must be >= 0" in err
 
 
 # ---------------------------------------------------------------------------------------
@@ -155,7 +169,7 @@ def test_bad_model_file_is_named_before_any_collector_starts(tmp_path, capsys, g
         message = f"--model {bad}: loads, but is not the G1 walking task's model"
     code, err, seconds = run_cli(tmp_path, capsys, "--model", str(bad))
     record("bad model", damage=damage, exit_status=code, seconds=round(seconds, 2), message=err.strip())
-    assert code == 1
+    assert code == 2  # the --model option's file: an input error
     assert f"sacscale train: error: {message}" in err, err
     assert seconds < 10
 

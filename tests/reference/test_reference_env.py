@@ -19,10 +19,10 @@ def test_the_reference_environment_is_recorded(reference_python, tmp_path, capsy
 def test_a_missing_environment_is_named_and_only_created_when_asked(tmp_path, capsys):
     out = tmp_path / "reference_env.json"
     missing = tmp_path / "venv" / "bin" / "python"
-    assert main(["reference-env", "--python", str(missing), "--output", str(out)]) == 1
+    assert main(["reference-env", "--python", str(missing), "--output", str(out)]) == 2
     err = capsys.readouterr().err
     assert f"--python {missing}: no such interpreter; create the environment with --create" in err
     assert not out.exists() and not missing.parent.exists()
     odd = tmp_path / "python3"  # not a venv's bin/python
-    assert main(["reference-env", "--python", str(odd), "--output", str(out), "--create"]) == 1
+    assert main(["reference-env", "--python", str(odd), "--output", str(out), "--create"]) == 2
     assert "to create it, give DIR/bin/python" in capsys.readouterr().err

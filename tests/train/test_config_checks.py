@@ -64,7 +64,7 @@ def test_reference_schedule_is_8_critic_2_actor():
 
 def test_cli_reports_bad_pools_before_starting(tmp_path, capsys):
     code = main(["train", "--devices", "cpu", "--collector-cpu-ids", "0;1", "--log-dir", str(tmp_path / "r")])
-    assert code == 1
+    assert code == 2  # a usage error
     assert "2 CPU list(s) given for 1 rank(s)" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()  # nothing written before the checks pass
 

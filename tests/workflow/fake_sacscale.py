@@ -56,7 +56,12 @@ def train(args):
     from tqdm import tqdm
 
     bar = tqdm(total=iterations, desc="train", unit="it", file=sys.stderr, mininterval=0)  # as the real one's
+    from sacscale.train import FIRST_UPDATE_DONE
+
     for it in range(every, iterations + 1, every):
+        if it - every < 10 <= it:  # the real trainer's line, at its first learner update (the run wrapper reads it)
+            bar.write(f"sacscale train: rank 0: {FIRST_UPDATE_DONE} at iteration 10 (0.0 s: compile, warm-up, "
+                      "graph capture)", file=sys.stderr)
         bar.set_postfix(fps=f"{10.0 * envs * ranks:,.0f}", refresh=False)
         bar.update(every)
         wall = t0 + 0.1 * it

@@ -10,8 +10,22 @@ from pathlib import Path
 
 import yaml
 from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger as snakemake_logger
+from snakemake.settings.enums import Quietness
 
 from sacscale.pipeline import runplan
+
+
+# The profile's quiet terminal (`quiet: [..., progress]`): the scheduler's two lines before
+# every job ("Select jobs to execute...", "Execute 1 jobs...") are progress as well, and
+# are left out with it, so that a job is its message under its start time. Snakemake has
+# no setting for them; `--quiet host` (progress not quiet) shows them again.
+def _scheduler_progress(record):
+    return not re.fullmatch(r"Select jobs to execute\.\.\.|Execute \d+ jobs\.\.\.", str(record.msg))
+
+
+if Quietness.PROGRESS in (getattr(workflow.output_settings, "quiet", None) or ()):
+    snakemake_logger.addFilter(_scheduler_progress)
 
 
 def planned_matrix():

@@ -7,6 +7,17 @@ import json
 from pathlib import Path
 
 
+def _json_object(text: str) -> dict:
+    """--extra's type: a malformed value is a usage error (exit 2), not a traceback."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"not a JSON object: {text}")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from sacscale.learn.bench import MODES
 
@@ -17,7 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--warmup", type=int, default=3, help="untimed iterations after the first")
     parser.add_argument("--num-envs", type=int, default=2048, help="sets the replay size (512 rows per env)")
     parser.add_argument("--device", default="cuda", help="torch device (cpu runs eagerly)")
-    parser.add_argument("--extra", default="{}", help="JSON object of SACConfig overrides")
+    parser.add_argument("--extra", default={}, type=_json_object,
+                        help="JSON object of SACConfig overrides, e.g. '{\"gamma\": 0.99}'")
     parser.add_argument("--out", default=None, help="write the results as JSON here")
 
 
@@ -25,7 +37,13 @@ def run(args: argparse.Namespace) -> int:
     from sacscale.learn.bench import bench_learner
     from sacscale.learn.config import SACConfig
 
-    cfg = SACConfig(**json.loads(args.extra))
+    import sys
+
+    try:
+        cfg = SACConfig(**args.extra)
+    except (TypeError, ValueError) as exc:  # an unknown or invalid setting
+        print(f"sacscale learner-bench: error: --extra: {exc}", file=sys.stderr)
+        return 2
     results = []
     for mode in args.modes:
         r = bench_learner(mode, batch=args.batch, iters=args.iters, num_envs=args.num_envs,

@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=int, default=0, help="batch per rank (0: 64 on CPU, 8192 on CUDA)")
     parser.add_argument("--amp-dtype", choices=["float32", "bfloat16"], default="float32",
                         help="autocast of both sides (float32 isolates the sync math from bf16 rounding)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="random seed of the replay rows and batches; rank r starts from seed + 1000 x r (default 0)")
     parser.add_argument("--trainer-iterations", type=int, default=0,
                         help="correctness: also drive the trainer's rank code this many iterations (0: not); "
                              "trainer: iterations (default 14; learning starts at iteration 10)")
@@ -64,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         devices = TrainConfig(devices=_auto_devices() if args.devices == "auto" else args.devices).device_list()
+    except TrainingError as exc:  # a malformed --devices: a usage error
+        print(f"sacscale probe: error: {exc}", file=sys.stderr)
+        return 2
+    try:
         check_devices(devices)
         trainer = TrainerProbeSettings(devices, iterations=args.trainer_iterations or 14, seed=args.seed,
                                        model=args.model, mutation=args.mutation, timeout_s=args.timeout_s)

@@ -59,16 +59,27 @@ def run(args: argparse.Namespace) -> int:
     from sacscale.evidence.atomic import write_json
     from sacscale.trainers import unilab
 
+    from sacscale.cli import repository_hint
+
     python = Path(args.python).absolute()
     created: list[list[str]] = []
     t0 = time.time()
+    # a missing input named by an option (or its repository-relative default): a usage error
+    if not python.exists() and not args.create:
+        print(f"sacscale reference-env: error: --python {python}: no such interpreter; create the environment with "
+              f"--create, or python3 -m venv .venv-ref && .venv-ref/bin/pip install torch -r {REQUIREMENTS}"
+              + (repository_hint(DEFAULT_PYTHON) if args.python == DEFAULT_PYTHON else ""), file=sys.stderr)
+        return 2
+    if not python.exists() and python.parent.name != "bin":
+        print(f"sacscale reference-env: error: --python {python}: to create it, give DIR/bin/python (a virtual "
+              f"environment's layout)", file=sys.stderr)
+        return 2
+    if not python.exists() and not Path(args.requirements).is_file():
+        print(f"sacscale reference-env: error: --requirements {args.requirements}: no such file"
+              + (repository_hint(REQUIREMENTS) if args.requirements == REQUIREMENTS else ""), file=sys.stderr)
+        return 2
     try:
         if not python.exists():
-            if not args.create:
-                raise ValueError(f"--python {python}: no such interpreter; create the environment with --create, or "
-                                 f"python3 -m venv .venv-ref && .venv-ref/bin/pip install torch -r {REQUIREMENTS}")
-            if not Path(args.requirements).is_file():
-                raise ValueError(f"--requirements {args.requirements}: no such file")
             created = create(python, args.requirements)
         info = unilab.package_info(str(python))
     except (ValueError, RuntimeError, unilab.UnilabError) as exc:

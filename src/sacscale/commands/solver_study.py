@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--checkpoints", default="10,50,100", help="control steps at which trajectories are compared")
     parser.add_argument("--model", default=None, help="compiled model (.mjb); default: build from the asset package")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="random seed of the initial states and random actions (default 0)")
     parser.add_argument("--output", default=None, help="write the results as JSON to this file")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 

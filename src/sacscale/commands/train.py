@@ -14,6 +14,10 @@ HELP = {
                "'0,0': two ranks sharing GPU 0 (gloo, with --allreduce between-graphs)",
     "num_envs": "environments per rank",
     "batch_size": "learner batch per rank",
+    "num_critic_updates": "critic updates per iteration, each on its own batch and followed by an "
+                          "entropy-temperature step and the target networks' Polyak update",
+    "num_actor_updates": "actor updates per iteration, spread evenly over the critic updates (8 and 2: with "
+                         "critic updates 0 and 4); 0 .. --num-critic-updates",
     "iterations": "iterations (one env step of all envs + one learner iteration each)",
     "collector_cpu_ids": "'auto', a CPU list for one rank ('8-39'), or one list per rank ('8-39;48-79')",
     "learner_cpu_ids": "pin each rank's learner process (all its threads) after its first update: "
@@ -24,6 +28,7 @@ HELP = {
                     "actor work of one overlaps the other's physics; serial: one batch, physics then the rest",
     "tilt_obs": "the task's tilt input: world (the reference's: minus the torso z-axis in the world frame, "
                 "heading-dependent) or torso (gravity in the torso IMU frame)",
+    "seed": "random seed: the networks' initialisation and, offset by 1000 x rank, each rank's environments",
     "obs_norm": "normalise the actor's and the critics' inputs by running mean and variance over all "
                 "ranks' replay rows (off: the reference's SAC, the scaling matrix's default)",
     "log_dir": "run directory: TensorBoard events under LOG_DIR/tb/rank*/, train_meta.json",
@@ -51,7 +56,19 @@ HELP = {
 }
 
 
+def _choices() -> dict[str, tuple[str, ...]]:
+    """The string options with a fixed set of values, listed in --help and checked by the
+    parser (a wrong value is a usage error, exit 2)."""
+    from sacscale.task.g1_walk_flat import TILT_OBS
+    from sacscale.task.halves import PIPELINES
+    from sacscale.train import ALLREDUCE_PLACEMENTS
+
+    return {"env_pipeline": PIPELINES, "tilt_obs": TILT_OBS, "allreduce": ALLREDUCE_PLACEMENTS,
+            "grad_sync": ("auto", "on", "off")}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    choices = _choices()
     for f in fields(TrainConfig):
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]
@@ -62,8 +79,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(flag, dest=f.name, type=json.loads, default={}, help=HELP[f.name])
         else:
             kind = {"int": int, "float": float}.get(str(f.type), str)
-            parser.add_argument(flag, dest=f.name, type=kind, default=default,
-                                help=f"{HELP.get(f.name, '')} (default: {default})")
+            parser.add_argument(flag, dest=f.name, type=kind, default=default, choices=choices.get(f.name),
+                                help=f"{HELP[f.name]} (default: {default})")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,11 +98,39 @@ def option_names() -> dict[str, str]:
             if action.dest != "help"}
 
 
+def check_options(cfg: TrainConfig) -> None:
+    """The checks of the options' values alone, a failure being a usage error (exit 2).
+    run_training repeats them and then checks the machine and the file system (CUDA
+    devices, the log directory, disk and shared memory): failures there exit 1. With
+    --resume the run's own options are checked after they are read from its checkpoint,
+    in run_training."""
+    if cfg.resume:
+        return
+    from sacscale import checks
+    from sacscale.parallel.pools import PoolError, resolve_learner_cpus, resolve_pools
+    from sacscale.train import sac_config
+
+    try:
+        cfg.validate()
+        checks.check_sizes(cfg, sac_config(cfg))
+        plan = resolve_pools(cfg.collector_cpu_ids, len(cfg.device_list()))
+        resolve_learner_cpus(cfg.learner_cpu_ids, plan.pools)
+        checks.check_model(cfg.model)  # a given --model file loads and is the task's (about 15 ms)
+    except (PoolError, checks.InputError) as exc:
+        raise TrainingError(str(exc)) from exc
+
+
 def run(args: argparse.Namespace) -> int:
-    """0: completed; 1: failed (the message names the cause); 128+N: stopped by signal N."""
+    """0: completed; 1: failed (the message names the cause); 2: a usage error (a bad option
+    value); 128+N: stopped by signal N."""
     from sacscale.parallel.launch import Interrupted
 
     cfg = TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
+    try:
+        check_options(cfg)
+    except TrainingError as exc:
+        print(f"sacscale train: error: {exc}", file=sys.stderr)
+        return 2
     try:
         run_training(cfg)
     except (TrainingError, RuntimeError, ValueError) as exc:

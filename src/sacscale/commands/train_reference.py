@@ -69,15 +69,28 @@ def run(args: argparse.Namespace) -> int:
     from sacscale.analysis.events import EventFileError
     from sacscale.checks import InputError, check_log_dir
 
+    from sacscale.cli import repository_hint
+
     out = Path(args.log_dir)
+    # absolute: the trainer runs in the run directory; not resolved: a venv is known by its own path
+    python = str(Path(args.reference_python).absolute())
+    # the options' own values: a bad one is a usage error (exit 2)
     try:
         check_log_dir(out)  # new or empty, as for ours (a caller's *.log may be there)
-        devices = [int(d) for d in args.devices.split(",") if d.strip()]
-        # absolute: the trainer runs in the run directory; not resolved: a venv is known by its own path
-        python = str(Path(args.reference_python).absolute())
+        items = [d.strip() for d in args.devices.split(",") if d.strip()]
+        if not all(d.isdigit() for d in items):
+            raise ValueError(f"--devices {args.devices}: CUDA device indices, comma list (e.g. 0 or 0,1)")
+        devices = [int(d) for d in items]
+        if not devices:
+            raise ValueError("--devices: no CUDA device index given")
         if not Path(python).exists():
             raise ValueError(f"--reference-python {python}: no such interpreter; create the environment with "
-                             "python3 -m venv .venv-ref && .venv-ref/bin/pip install torch -r envs/reference-requirements.txt")
+                             "python3 -m venv .venv-ref && .venv-ref/bin/pip install torch -r envs/reference-requirements.txt"
+                             + (repository_hint(DEFAULT_PYTHON) if args.reference_python == DEFAULT_PYTHON else ""))
+    except (ValueError, InputError) as exc:
+        print(f"sacscale train-reference: error: {exc}", file=sys.stderr)
+        return 2
+    try:
         package = unilab.package_info(python)  # versions and where its scene XMLs are
         info = unilab.versions_record(package, python)
         meshes = Path(args.meshes) if args.meshes else _asset_package_meshes()

@@ -65,16 +65,26 @@ def _say(message: str) -> None:
 _BAR = re.compile(r"(\d+)/(\d+) \[[0-9:]+<([0-9:?]+)")
 _FPS = re.compile(r"fps=([0-9](?:[0-9,.]*[0-9])?)")
 _ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# The trainer's line after its first learner update (sacscale.train.FIRST_UPDATE_DONE)
+_FIRST_UPDATE = re.compile(r"rank \d+: (first learner update done at iteration (\d+).*)$")
 
 
 class ProgressEcho:
     """Reads the trainer's output and writes one short line for the terminal when its
     progress bar has moved `every_it` iterations (0: a tenth of the run) or `every_s`
-    seconds since the last line, and at the last iteration."""
+    seconds since the last line, and at the last iteration.
 
-    def __init__(self, label: str, every_it: int, every_s: float, out=None, clock=time.monotonic):
+    With `phases` (our trainer, which prints FIRST_UPDATE_DONE) each line names the phase:
+    before the first learner update the iterations only collect (no learner work, so far
+    more env steps/s), after it they learn; the first update itself is echoed as the
+    line between them."""
+
+    def __init__(self, label: str, every_it: int, every_s: float, out=None, clock=time.monotonic,
+                 phases: bool = False):
         self.label, self.every_it, self.every_s = label, every_it, every_s
         self.out, self.clock = out, clock
+        self.phases = phases
+        self.learning_from: int | None = None  # the first iteration with a learner update (1-based)
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")  # a bar's blocks are multi-byte
         self.pending = ""
         self.shown_it, self.shown_t = 0, clock()
@@ -87,6 +97,11 @@ class ProgressEcho:
             self._segment(_ESCAPE.sub("", segment))
 
     def _segment(self, text: str) -> None:
+        first = _FIRST_UPDATE.search(text) if self.phases and self.learning_from is None else None
+        if first:  # the first rank's line; the other ranks' say the same
+            self.learning_from = int(first.group(2))
+            self._print(f"{self.label}: {first.group(1)}")
+            return
         bar = _BAR.search(text)
         if bar is None:
             return
@@ -100,7 +115,12 @@ class ProgressEcho:
         self.shown_it, self.shown_t = it, now
         fps = _FPS.search(text)
         rate = f", {fps.group(1)} env steps/s" if fps else ""
-        line = f"{self.label}: iteration {it}/{total}{rate}, ETA {eta if it < total else '00:00'}"
+        # the bar counts completed iterations: the first update's iteration completes at its count
+        learning = self.learning_from is not None and it >= self.learning_from
+        phase = "" if not self.phases else " (learning)" if learning else " (collecting; learning not started)"
+        self._print(f"{self.label}: iteration {it}/{total}{phase}{rate}, ETA {eta if it < total else '00:00'}")
+
+    def _print(self, line: str) -> None:
         try:
             print(line, file=self.out or sys.stderr, flush=True)
         except OSError:
@@ -309,7 +329,8 @@ class Supervisor:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--run-dir", required=True, type=Path)
+    parser.add_argument("--run-dir", required=True, type=Path,
+                        help="the run's directory: made from the work directory in one rename once complete")
     parser.add_argument("--work-dir", required=True, type=Path, help="where the command writes while it runs")
     parser.add_argument("--attic", required=True, type=Path, help="where failed or stale attempts are kept")
     parser.add_argument("--state-dir", type=Path, default=None,
@@ -394,7 +415,9 @@ def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], reso
 
     t0, started = _now()
     label = f"training {resolved.get('run', run_dir.name)}"
-    progress = ProgressEcho(label, args.progress_every, args.progress_every_s)
+    # our trainer's phases (collecting, then learning) are named; another command's are unknown
+    ours = len(cmd) > 1 and Path(cmd[0]).name == "sacscale" and cmd[1] == "train"
+    progress = ProgressEcho(label, args.progress_every, args.progress_every_s, phases=ours)
     supervisor = Supervisor(cmd, env, work / "train.log", args.timeout, progress, watch)
     code = supervisor.run()
     t1, ended = _now()

@@ -539,3 +539,22 @@ def test_the_first_line_says_what_the_set_can_show(configs, ci, n, says):
     assert line.startswith("**At a glance:** ") and says in line and "\n" not in line
     if n < 3:
         assert "CI" not in line  # no interval below 3 paired repeats
+
+
+def test_a_set_of_ranks_sharing_one_gpu_says_so_and_gives_the_efficiency_interval():
+    from sacscale.report.build import at_a_glance, efficiency_line, set_kind, verdict_section
+
+    summary = _summary({"n1_pool7": ("0", 1), "n2_shared": ("0,0", 2)}, [1.5, 1.9], 5)
+    summary["comparisons"][0].update(weak_scaling_efficiency=0.85, rank_multiple=2.0)
+    assert set_kind(summary) == "shared-gpu"
+    line = at_a_glance(summary, [{}] * 10, {"pass": True})
+    assert "two ranks sharing one GPU" in line and "not the NCCL link between two GPUs" in line
+    assert "cannot test the two-GPU claim" in line and "`n2_shared` 85%, 95% CI 75% .. 95% (n = 5)" in line
+    assert "95% CI 75% .. 95% (n = 5)" in efficiency_line(summary)
+    summary["order"] = ["n1_pool7", "n2_shared"]
+    claim = verdict_section(summary, [], {}, None, None)[1].items[0]
+    assert "not tested by this set (its ranks share one GPU" in claim
+    summary["comparisons"][0]["ci_repeats"] = 2  # below 3 paired repeats: no interval
+    assert "CI" not in efficiency_line(summary) and "CI" not in at_a_glance(summary, [{}] * 4, {"pass": True})
+    # two GPUs, one rank each: the claim
+    assert set_kind(_summary({"n1_local": ("0", 1), "n2_pool": ("0,1", 2)})) == "gpu-counts"

@@ -234,13 +234,24 @@ def short_window_note(summary: dict, metrics: list[dict]) -> str:
             f"{summary.get('short_window_s', 30.0):g} s (see Measurement windows): a coarse rate." if short else "")
 
 
+def efficiency_interval(c: dict) -> str:
+    """The ratio's 95% interval over the rank multiple, where enough paired repeats give one."""
+    per = c.get("per_repeat_ratio_stats") or {}
+    n = c.get("ci_repeats") if c.get("ci_repeats") is not None else per.get("n", 0)
+    ci, multiple = c.get("ratio_ci95"), c.get("rank_multiple")
+    if not ci or not multiple or n < MIN_REPEATS:
+        return ""
+    return f", 95% CI {100 * ci[0] / multiple:.0f}% .. {100 * ci[1] / multiple:.0f}% (n = {n})"
+
+
 def efficiency_line(summary: dict) -> str:
     parts = []
     for c in summary.get("comparisons", []):
         e = c.get("weak_scaling_efficiency")
         if e is not None:
             parts.append(f"{code(c['compared'])} {100 * e:.0f}% of {c.get('rank_multiple', 0):g}x the baseline's "
-                         "env steps/s (ratio / rank multiple; 100% = each added rank as fast as the first)")
+                         "env steps/s (ratio / rank multiple; 100% = each added rank as fast as the first)"
+                         + efficiency_interval(c))
     return "; ".join(parts) + "." if parts else "no multi-rank comparison in this run set."
 
 
@@ -301,16 +312,28 @@ def reproduces_seed(summary: dict) -> bool:
 KIND_SCOPE = {
     "cpu": "CPU ranks, not GPUs",
     "same-gpus": "its configurations run on the same number of GPUs",
+    "shared-gpu": "its ranks share one GPU: it measures CPU-side weak scaling and the two-rank code path "
+                  "(gradients summed by gloo between graph segments), not the NCCL link between two GPUs",
 }
+
+
+def shares_a_gpu(stats: dict) -> bool:
+    """A configuration whose ranks share a CUDA device (devices '0,0')."""
+    devices = stats.get("devices") or ""
+    items = devices.split(",") if isinstance(devices, str) else [str(d) for d in devices]
+    return len(items) > len(set(items))
 
 
 def set_kind(summary: dict) -> str:
     """What a set can compare: 'cpu' (CPU ranks: a smoke test of the pipeline),
     'same-gpus' (GPU configurations with one rank count: pools and settings, not GPU
-    counts) or 'gpu-counts' (GPU configurations with different rank counts: the claim)."""
+    counts), 'shared-gpu' (more ranks than GPUs: ranks sharing one GPU against one rank) or
+    'gpu-counts' (GPU configurations with different rank counts, one GPU a rank: the claim)."""
     if not reproduces_seed(summary):
         return "cpu"
     counts = {s.get("world_size") or 1 for s in summary["configs"].values()}
+    if len(counts) > 1 and any(shares_a_gpu(s) for s in summary["configs"].values()):
+        return "shared-gpu"
     return "gpu-counts" if len(counts) > 1 else "same-gpus"
 
 
@@ -330,6 +353,11 @@ def glance_ratio(c: dict) -> str:
     verdict = ("above 1: faster" if ci[0] > 1 else "below 1: slower" if ci[1] < 1 else
                "includes 1: no conclusion about the direction")
     return text + f", 95% CI {ci[0]:.3f} .. {ci[1]:.3f}, {verdict})"
+
+
+def efficiency_glance(comps: list[dict]) -> str:
+    return "; ".join(f"{code(c['compared'])} {100 * c['weak_scaling_efficiency']:.0f}%{efficiency_interval(c)}"
+                     for c in comps if c.get("weak_scaling_efficiency") is not None)
 
 
 def probe_glance(probe: dict | None) -> str:
@@ -353,6 +381,12 @@ def at_a_glance(summary: dict, metrics: list[dict], probe: dict | None) -> str:
         return (f"**At a glance:** {configs} on {gpus} GPU{'s' if gpus > 1 else ''}, with no second configuration "
                 f"to compare: a measurement of learning and throughput, neither a comparison nor GPU scaling; "
                 f"{probe_glance(probe)}.")
+    if kind == "shared-gpu":
+        return ("**At a glance:** two ranks sharing one GPU against one rank (gradients summed by gloo between "
+                "graph segments): CPU-side weak scaling and the two-rank code path, not the NCCL link between two "
+                "GPUs, so it cannot test the two-GPU claim" + (f": {ratios}" if ratios else "")
+                + (f"; per-rank efficiency {efficiency_glance(comps)}" if efficiency_glance(comps) else "")
+                + f"; {probe_glance(probe)}.")
     if kind == "same-gpus":
         return (f"**At a glance:** compares configurations on {gpus} GPU{'s' if gpus > 1 else ''} (CPU pools, "
                 f"settings or trainers), not GPU counts, so it cannot test the multi-GPU claim"

@@ -42,6 +42,10 @@ class LockError(RuntimeError):
     lock file and, where known, its holder."""
 
 
+class LockHeld(LockError):
+    """Another process held the lock past the wait allowed."""
+
+
 def lock_dir() -> Path:
     """Where the lock files live: SACSCALE_LOCK_DIR, else `sacscale-<uid>` in the system's
     temporary folder (one per user and host)."""
@@ -91,16 +95,14 @@ def _open_lock_file(dir_fd: int, name: str, path: Path) -> int:
 
 
 def describe_holder(raw: bytes) -> str:
-    """Who holds a lock, from what the holder wrote (`pid N[ run NAME]`), rebuilt from the
-    parsed fields only: nothing the file holds reaches the terminal as it was written."""
+    """Who holds a lock, from what the holder wrote (`pid N[ run NAME][ set NAME]`), rebuilt
+    from the parsed fields only: nothing the file holds reaches the terminal as written."""
     words = raw.decode("ascii", errors="replace").split()
-    pid = words[1] if len(words) >= 2 and words[0] == "pid" and words[1].isdigit() and len(words[1]) <= 10 else None
-    if pid is None:
+    if len(words) < 2 or words[0] != "pid" or not (words[1].isdigit() and len(words[1]) <= 10):
         return "another process"
-    what = f"pid {int(pid)}"
-    if len(words) >= 4 and words[2] == "run" and _RUN_NAME.fullmatch(words[3]):
-        what += f" (run {words[3]})"
-    return what
+    fields = dict(zip(words[2::2], words[3::2]))
+    named = [f"{key} {fields[key]}" for key in ("run", "set") if _RUN_NAME.fullmatch(fields.get(key, ""))]
+    return f"pid {int(words[1])}" + (f" ({', '.join(named)})" if named else "")
 
 
 def _holder(fd: int) -> str:
@@ -138,7 +140,7 @@ def private_lock(name: str, what: str, wait_s: float, check_stop: Callable[[], N
             waited = time.monotonic() - t0
             if waited >= wait_s:
                 how = "is" if wait_s <= 0 else f"was still, after {waited:.0f} s,"
-                raise LockError(f"{what} {how} held by {_holder(fd)} ({path})")
+                raise LockHeld(f"{what} {how} held by {_holder(fd)} ({path})")
             if not told and say is not None:
                 say(f"waiting for {_holder(fd)} ({what}; {path}; at most {wait_s:.0f} s)")
                 told = True

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import contextlib
 import errno
 import json
 import shutil
@@ -327,6 +328,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="start the command again, up to N times, when it died of a CUDA device-side assert "
                              "before its first learner update was done (nothing learned; each failed attempt "
                              "is kept in the attic) (default 0)")
+    parser.add_argument("--machine-lock", action="store_true",
+                        help="hold this user's machine-wide training lock for the whole run; refuse at once, naming "
+                             "the holder, when another run holds it (sacscale.pipeline.machine_lock)")
     parser.add_argument("cmd", nargs=argparse.REMAINDER, help="-- then the command")
 
 
@@ -353,9 +357,27 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
         if not sep or not key:
             return usage_error(f"--env {item!r}: expected KEY=VALUE")
         env[key] = value
-    resolved = json.loads(args.resolved_json)
-    name = resolved.get("run", args.run_dir.name)
+    try:
+        resolved = json.loads(args.resolved_json)
+    except ValueError as exc:
+        return usage_error(f"--resolved-json: not JSON ({exc})")
+    if not isinstance(resolved, dict):
+        return usage_error("--resolved-json: not a JSON object")
+    name = str(resolved.get("run", args.run_dir.name))
+    with contextlib.ExitStack() as held:
+        if args.machine_lock:
+            from sacscale.pipeline.machine_lock import LockError, training_machine
 
+            try:
+                held.enter_context(training_machine(name, resolved.get("run_set")))
+            except LockError as exc:  # before anything is moved or started: nothing is lost
+                _say(f"run {name} not started: {exc}")
+                return 1
+        return _run_attempts(args, cmd, env, resolved, name)
+
+
+def _run_attempts(args: argparse.Namespace, cmd: list[str], env: dict[str, str], resolved: dict, name: str) -> int:
+    """The run, attempt after attempt while a device-side assert before learning allows."""
     _move_aside(args.work_dir, args.attic, "interrupted")
     _move_aside(args.run_dir, args.attic, "superseded")
     set_aside: list[dict] = []  # attempts that died of a device-side assert before learning

@@ -19,10 +19,11 @@ def planned_matrix():
     `sacscale plan-matrix` on this machine. Asked only when that preset is chosen."""
     opts = config.get("planner") or {}
     if opts.get("matrix"):
-        try:
-            with open(opts["matrix"]) as fh:
-                return json.load(fh)
-        except (OSError, ValueError) as exc:
+        from sacscale.pipeline.config_check import ConfigError, read_json
+
+        try:  # bounded: size, depth, duplicate keys, finite numbers
+            return read_json(opts["matrix"], "recorded matrix")
+        except ConfigError as exc:
             raise runplan.PlanError(f"planner.matrix: {exc}") from None
     cmd = [sys.executable, "-m", "sacscale.cli", "plan-matrix"]
     cmd += ["--smt"] if opts.get("smt") else []
@@ -31,7 +32,10 @@ def planned_matrix():
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["failed"])[-1]
         raise runplan.PlanError(f"planner: {last}")
-    return json.loads(proc.stdout)
+    try:
+        return json.loads(proc.stdout)
+    except ValueError as exc:
+        raise runplan.PlanError(f"planner: `sacscale plan-matrix` printed no JSON ({exc})") from None
 
 
 def load_plan():

@@ -62,6 +62,10 @@ CASES = {
                           "--lscpu {d}/other.json: not a recorded output of that tool"),
     "prepare-model-not-a-model": (["prepare-model", "--output-dir", "{d}/model", "--from-mjb", "{d}/fake.mjb"],
                                   "--from-mjb {d}/fake.mjb: not a loadable compiled MuJoCo model"),
+    "evaluate-not-a-model": (["evaluate", "{d}/folder", "--output", "{d}/e.json", "--model", "{d}/fake.mjb"],
+                             "--model {d}/fake.mjb: not a loadable compiled MuJoCo model"),
+    "render-not-a-model": (["render", "{d}/folder", "--output", "{d}/v.gif", "--model", "{d}/fake.mjb"],
+                           "--model {d}/fake.mjb: not a loadable compiled MuJoCo model"),
     "aggregate-meta-deep": (["aggregate", "{d}/ok_metrics.json", "--csv", "{d}/o.csv", "--json", "{d}/o.json",
                              "--meta", "[" * 100_000], "--meta: JSON nested too deep"),
 }

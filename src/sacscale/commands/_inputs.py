@@ -57,3 +57,17 @@ def json_value(text: str, what: str, kind: type | None = dict):
     if kind is not None and not isinstance(value, kind):
         raise BadInput(f"{what}: a JSON object was expected, got {type(value).__name__}")
     return value
+
+
+def model_problem(path: str | None) -> str | None:
+    """Why `--model PATH` is not the task's model (missing, empty, not loadable, another
+    model), or None: checked before a long evaluation or render starts on it."""
+    if path is None:
+        return None
+    from sacscale.checks import InputError, check_model
+
+    try:
+        check_model(path)
+    except InputError as exc:
+        return str(exc)
+    return None

@@ -177,3 +177,10 @@ def test_the_wait_is_bounded_and_names_the_holder(env):
 ])
 def test_the_holder_is_named_from_parsed_fields_only(raw, shown):
     assert describe_holder(raw) == shown
+
+
+def test_a_lock_folder_that_cannot_be_made_is_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("SACSCALE_LOCK_DIR", str(tmp_path / "missing" / "locks"))
+    with pytest.raises(LockError, match="lock folder .*/missing/locks: cannot create it"):
+        with exclusive("gpu-A"):
+            pass

@@ -51,11 +51,16 @@ def run_config(**fields):
     (run_config(overrides={"extra": '{"gamma": 2}'}),
      "run_configs.n1_cpu.overrides.extra: --extra gamma must be in [0, 1], got 2"),
     (run_config(overrides={"extra": '{"gamma": 0.9'}), "run_configs.n1_cpu.overrides.extra: argument --extra"),
-    (run_config(overrides={"extra": "[1, 2]"}), "run_configs.n1_cpu.overrides.extra: must be a JSON object"),
+    (run_config(overrides={"extra": "[1, 2]"}), "run_configs.n1_cpu.overrides.extra: --extra must be a JSON object"),
     (run_config(overrides={"extra": '{"no_such": 1}'}), "run_configs.n1_cpu.overrides.extra: --extra: unknown"),
     (run_config(overrides={"timeout-s": "soon"}), "run_configs.n1_cpu.overrides.timeout-s: argument --timeout-s"),
     (run_config(overrides={"timeout-s": "nan"}), "run_configs.n1_cpu.overrides.timeout-s: 'nan' is not a finite"),
     (run_config(overrides={"checkpoint-every": 2.5}), "run_configs.n1_cpu.overrides.checkpoint-every: argument"),
+    (run_config(overrides={"obs-norm": "yes"}), "run_configs.n1_cpu.overrides.obs-norm: unrecognized arguments: yes"),
+    (run_config(overrides={"env-pipeline": "sideways"}),
+     "run_configs.n1_cpu.overrides.env-pipeline: --env-pipeline must be halves or serial"),
+    (run_config(overrides={"grad_sync": "sometimes"}), "run_configs.n1_cpu.overrides.grad_sync: --grad-sync must be"),
+    (run_config(overrides={"min-free-mb": -1}), "run_configs.n1_cpu.overrides.min-free-mb: --min-free-mb must be >= 0"),
 ])
 def test_bad_values_are_refused_at_planning_naming_the_key(config, message):
     t0 = time.monotonic()

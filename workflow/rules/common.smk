@@ -338,7 +338,7 @@ def where_things_are():
     if verify.is_file():
         try:
             verdict = "passed" if json.loads(verify.read_text()).get("ok") else "FAILED"
-        except ValueError:
+        except (OSError, ValueError, RecursionError, AttributeError):  # a damaged record is named, not raised
             verdict = "unreadable"
         lines.append(f"  verification: {verify} ({verdict}; `snakemake verify` checks again)")
     same = " (with this invocation's config options)" if {"--config", "--configfile"} & set(sys.argv) else ""

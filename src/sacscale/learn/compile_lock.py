@@ -59,8 +59,13 @@ def _open_private_dir(path: Path) -> int:
     """A descriptor of `path` (created with mode 0700 when missing). Refused unless it is a
     directory, not a link, owned by this user and writable by no one else; the checks are
     made on the opened descriptor, so the folder cannot be swapped between check and use."""
-    with contextlib.suppress(FileExistsError):
+    try:
         os.mkdir(path, 0o700)  # only the last component: a missing parent is the user's to make
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise LockError(f"lock folder {path}: cannot create it ({exc.strerror}); set SACSCALE_LOCK_DIR to a "
+                        "folder of your own") from None
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
@@ -109,13 +114,16 @@ def _holder(fd: int) -> str:
     return describe_holder(os.pread(fd, _HOLDER_BYTES, 0))
 
 
-def _try_lock(fd: int) -> bool:
+def _try_lock(fd: int, path: Path) -> bool:
     import fcntl
 
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return False
+    except OSError as exc:  # a file system without locks (some network mounts)
+        raise LockError(f"lock file {path}: cannot lock it ({exc.strerror}); set SACSCALE_LOCK_DIR to a local "
+                        "folder of your own") from None
     return True
 
 
@@ -136,7 +144,7 @@ def private_lock(name: str, what: str, wait_s: float, check_stop: Callable[[], N
     t0 = time.monotonic()
     try:
         told = False
-        while not _try_lock(fd):
+        while not _try_lock(fd, path):
             waited = time.monotonic() - t0
             if waited >= wait_s:
                 how = "is" if wait_s <= 0 else f"was still, after {waited:.0f} s,"

@@ -368,27 +368,48 @@ def check_trainer_values(merged: dict, where) -> None:
     parser.exit_on_error = False
     values = {}
     for key, value in merged["overrides"].items():
+        here = where(f"overrides.{key}")
+
+        def refuse(message: str, here=here):  # argparse's error() would print usage and exit
+            raise PlanError(f"{here}: {message}")
+
+        parser.error = refuse
         try:
             parsed = vars(parser.parse_args(_option(key, value)))
-        except (argparse.ArgumentError, SystemExit) as exc:
-            raise PlanError(f"{where(f'overrides.{key}')}: {exc}") from None
+        except argparse.ArgumentError as exc:
+            refuse(str(exc))
         dest = key.replace("-", "_")
         if isinstance(parsed.get(dest), float) and not math.isfinite(parsed[dest]):
             raise PlanError(f"{where(f'overrides.{key}')}: {_shown(value)} is not a finite number")
         values[dest] = parsed.get(dest)
+    if not values:
+        return
+    sizes = {k: merged[k] for k in ("num_envs", "batch_size") if merged.get(k) is not None}
+    cfg = TrainConfig(**{**sizes, "devices": str(merged.get("devices", "cpu")), **values})
+    try:
+        cfg.validate()  # the trainer's own checks of its options (choices, ranges), no file or device
+    except TrainingError as exc:
+        raise PlanError(f"{_override_key(str(exc), merged['overrides'], where)}: {exc}") from None
     if "extra" not in values:
         return
     extra_key = where(f"overrides.{next(k for k in merged['overrides'] if k.replace('-', '_') == 'extra')}")
-    if not isinstance(values["extra"], dict):
-        raise PlanError(f"{extra_key}: must be a JSON object of learner settings, got {_shown(values['extra'])}")
     from sacscale.checks import InputError
     from sacscale.train import sac_config
 
-    sizes = {k: merged[k] for k in ("num_envs", "batch_size") if merged.get(k) is not None}
     try:
-        sac_config(TrainConfig(**{**sizes, **values}))
+        sac_config(cfg)
     except (TrainingError, InputError, TypeError, ValueError) as exc:
         raise PlanError(f"{extra_key}: {exc}") from None
+
+
+def _override_key(message: str, overrides: dict, where) -> str:
+    """The config key behind a trainer error (`--env-pipeline must be ...`): the override that
+    set the flag it names, else the run configuration's overrides."""
+    flag = re.match(r"--([a-z][a-z0-9-]*)", message)
+    for key in overrides:
+        if flag and key.replace("_", "-") == flag.group(1):
+            return where(f"overrides.{key}")
+    return where("overrides")
 
 
 # Hydra keys of the reference trainer that `sacscale train-reference` sets from the run

@@ -55,3 +55,14 @@ def test_a_second_invocations_run_is_refused_naming_the_first(tmp_path):
 def test_the_run_rule_takes_the_machine_lock():
     rule = (REPO / "workflow" / "rules" / "train.smk").read_text()
     assert "sacscale record-run " in rule and " --machine-lock " in rule
+
+
+def test_bad_wrapper_arguments_are_one_line_before_anything_is_moved(tmp_path):
+    base = [sys.executable, "-m", "sacscale.cli", "record-run", "--run-dir", str(tmp_path / "r"),
+            "--work-dir", str(tmp_path / ".r"), "--attic", str(tmp_path / "attic")]
+    for extra, message in ((["--timeout", "nan"], "--timeout nan: must be a positive, finite number"),
+                           (["--timeout", "5", "--resolved-json", "[1"], "--resolved-json: not JSON"),
+                           (["--timeout", "5", "--resolved-json", "[1]"], "--resolved-json: not a JSON object")):
+        proc = subprocess.run([*base, *extra, "--", "true"], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -344,11 +344,14 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
     def usage_error(message: str) -> int:
         if parser is not None:
             parser.error(message)
-        raise SystemExit(f"sacscale record-run: {message}")
+        print(f"sacscale record-run: error: {message}", file=sys.stderr)
+        return 2
 
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     if not cmd:
         return usage_error("no command given after --")
+    if not (0 < args.timeout < float("inf")):  # NaN too: a watch that could never fire
+        return usage_error(f"--timeout {args.timeout}: must be a positive, finite number of seconds")
     if args.device_assert_retries < 0:
         return usage_error(f"--device-assert-retries {args.device_assert_retries}: must be 0 or more")
     env = {}

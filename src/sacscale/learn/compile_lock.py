@@ -15,6 +15,11 @@ another user plant a link where the lock file goes, or hold the lock forever. So
 lock serialises the trainers of one user; another user's trainers on the same GPU are
 not seen (docs/faults.md says so). The same primitive (`private_lock`) holds the
 pipeline's machine-wide training lock (sacscale.pipeline.machine_lock).
+
+Not the `filelock` package: the lock itself is one `flock`, and what matters here is
+around it (the private folder checked on its open descriptor, the holder recorded and
+named from parsed fields, a stop check while waiting), which that package does not do
+for us; its own fallbacks (soft locks, mode changes) would be more to audit, not less.
 """
 
 from __future__ import annotations

@@ -13,6 +13,14 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
+# Config files parsed again, strictly (duplicate keys, YAML alias bombs), and every value
+# bounded, finite and free of control characters, before the schema walks them.
+try:
+    runplan.check_config(workflow.configfiles, config)
+except runplan.PlanError as exc:
+    raise WorkflowError(f"config error: {exc}") from None
+
+
 # A config that fails the schema: one line naming the key (not the whole schema).
 try:
     validate(config, "workflow/schemas/config.schema.yaml")

@@ -8,7 +8,9 @@ Each command lives in its own module under `sacscale.commands`, exposing
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import os
 import sys
 from pathlib import Path
 
@@ -78,7 +80,55 @@ def main(argv: list[str] | None = None) -> int:
     cmd_parser = argparse.ArgumentParser(prog=f"sacscale {name}", description=COMMANDS[name][1], allow_abbrev=False)
     module.add_arguments(cmd_parser)
     args = cmd_parser.parse_args(argv[1:])
-    return int(module.run(args) or 0)
+    try:
+        return int(module.run(args) or 0)
+    except Exception as exc:  # noqa: BLE001 - one line instead of a traceback (docs/faults.md)
+        return _error_line(name, exc)
+
+
+# Errors of the file system, as a user would say them.
+_OS_REASONS = {
+    errno.ENOSPC: "no space left on the device (disk full)",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EROFS: "read-only file system",
+    errno.EISDIR: "is a directory, not a file",
+    errno.ENOTDIR: "a part of the path is not a directory",
+    errno.EEXIST: "already exists (a file where a directory is needed?)",
+    errno.EACCES: "permission denied",
+    errno.ENOENT: "no such file or directory",
+}
+
+
+def _error_line(name: str, exc: Exception) -> int:
+    """Bad input (an unusable file, a full or read-only disk) as one line naming the file and
+    the problem, exit 2; anything else as one line too, exit 1 (SACSCALE_TRACEBACK=1 shows
+    the traceback, for a bug report)."""
+    from sacscale.commands._inputs import BadInput
+
+    if os.environ.get("SACSCALE_TRACEBACK"):
+        raise exc
+    if isinstance(exc, BadInput):
+        message, code = str(exc), 2
+    elif isinstance(exc, OSError):
+        reason = _OS_REASONS.get(exc.errno, exc.strerror or str(exc))
+        where = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f)
+        message, code = f"{where}: {reason}" if where else reason, 2
+    elif isinstance(exc, UnicodeDecodeError):
+        message, code = f"input is not UTF-8 text (byte {exc.start})", 2
+    elif isinstance(exc, RecursionError):
+        message, code = "input nested too deep", 2
+    elif isinstance(exc, MemoryError):
+        message, code = "input too large for memory", 2
+    else:
+        text = " ".join(str(exc).split())
+        message, code = f"{type(exc).__name__}: {text[:300]} (unexpected; SACSCALE_TRACEBACK=1 shows where)", 1
+    print(f"sacscale {name}: error: {_printable(message)}", file=sys.stderr)
+    return code
+
+
+def _printable(text: str) -> str:
+    """Control characters (a file name's escape sequences) shown escaped, not sent to the terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 if __name__ == "__main__":

@@ -85,3 +85,102 @@ def test_cpu_devices_take_no_lock(tmp_path, env):
     with first_update_lock(torch.device("cpu")) as waited:
         assert waited == 0.0
     assert list(tmp_path.iterdir()) == []
+
+
+# --- safety: another user's links, folders and bytes -------------------------------------
+
+from sacscale.learn.compile_lock import LockError, describe_holder, lock_dir  # noqa: E402
+
+
+def test_default_folder_is_the_users_own_and_private(tmp_path, monkeypatch):
+    monkeypatch.delenv("SACSCALE_LOCK_DIR", raising=False)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
+    assert lock_dir() == tmp_path / f"sacscale-{os.getuid()}"
+    with exclusive("gpu-A") as waited:
+        assert waited < 1.0
+    st = (tmp_path / f"sacscale-{os.getuid()}").lstat()
+    assert st.st_uid == os.getuid() and (st.st_mode & 0o777) == 0o700
+
+
+def test_a_planted_link_is_refused_and_its_target_untouched(env, tmp_path):
+    victim = tmp_path.parent / f"{tmp_path.name}-victim.txt"
+    victim.write_text("keep me")
+    victim.chmod(0o600)
+    (tmp_path / "sacscale-first-update-gpu-A.lock").symlink_to(victim)
+    with pytest.raises(LockError, match="symbolic link"):
+        with exclusive("gpu-A"):
+            pytest.fail("took a lock through a link")
+    assert victim.read_text() == "keep me" and (victim.stat().st_mode & 0o777) == 0o600
+
+
+def test_a_linked_or_shared_folder_is_refused(tmp_path, monkeypatch):
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    (tmp_path / "link").symlink_to(real)
+    monkeypatch.setenv("SACSCALE_LOCK_DIR", str(tmp_path / "link"))
+    with pytest.raises(LockError, match="symbolic link"):
+        with exclusive("gpu-A"):
+            pass
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)  # what /tmp itself is
+    monkeypatch.setenv("SACSCALE_LOCK_DIR", str(shared))
+    with pytest.raises(LockError, match="writable by other users"):
+        with exclusive("gpu-A"):
+            pass
+    assert list(shared.iterdir()) == []
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to make a folder of another user's")
+def test_another_users_folder_is_refused(tmp_path, monkeypatch):
+    theirs = tmp_path / "theirs"
+    theirs.mkdir(mode=0o700)
+    os.chown(theirs, 65534, 65534)
+    monkeypatch.setenv("SACSCALE_LOCK_DIR", str(theirs))
+    with pytest.raises(LockError, match="belongs to uid 65534"):
+        with exclusive("gpu-A"):
+            pass
+
+
+def test_an_existing_lock_file_keeps_its_mode(env, tmp_path):
+    lock = tmp_path / "sacscale-first-update-gpu-A.lock"
+    lock.write_text("")
+    lock.chmod(0o640)
+    with exclusive("gpu-A"):
+        pass
+    assert (lock.stat().st_mode & 0o777) == 0o640
+
+
+def test_the_wait_is_bounded_and_names_the_holder(env):
+    holder = _holder("gpu-A", 60.0, env)
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(LockError, match=rf"held by pid {holder.pid}\b"):
+            with exclusive("gpu-A", wait_s=1.0):
+                pytest.fail("the lock was taken while held")
+        assert time.monotonic() - t0 < 10
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+@pytest.mark.parametrize("raw, shown", [
+    (b"pid 123", "pid 123"),
+    (b"pid 123 run p_r1_n1\n", "pid 123 (run p_r1_n1)"),
+    (b"pid 123 run \x1b]0;owned\x07", "pid 123"),
+    (b"\x1b[2J\x1b]0;owned\x07", "another process"),
+    (b"pid 12\x1b[31m", "another process"),
+    (b"\xff\xfe", "another process"),
+])
+def test_the_holder_is_named_from_parsed_fields_only(raw, shown):
+    assert describe_holder(raw) == shown
+
+
+def test_a_lock_folder_that_cannot_be_made_is_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("SACSCALE_LOCK_DIR", str(tmp_path / "missing" / "locks"))
+    with pytest.raises(LockError, match="lock folder .*/missing/locks: cannot create it"):
+        with exclusive("gpu-A"):
+            pass

@@ -115,6 +115,35 @@ def test_semantic_errors_name_the_key(workflow_dir, config, message):
     assert not (workflow_dir / "results").exists()
 
 
+def _alias_bomb() -> str:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
+    return "\n".join(lines) + "\nrun_configs: {n1_cpu: {description: *a8}}\n"
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("repeats: 2\nrepeats: 3\n", "bad.yaml: line 2: duplicate key 'repeats'"),
+        (_alias_bomb(), "bad.yaml: line 8: more than 64 YAML aliases"),
+        ('run_set: "set\\n"\n', "bad.yaml: run_set: holds a control character ('\\n')"),
+        ("run_configs: {n1_cpu: {timeout_s: .inf}}\n", "bad.yaml: run_configs.n1_cpu.timeout_s: inf is not a finite"),
+        ("repeats: 1000000000000\n", "Error validating config file: repeats: 1000000000000 is greater than the maximum"),
+        ("run_configs: {n1_cpu: {overrides: {extra: '{\"tau\": 0}'}}}\n",
+         "config error: run_configs.n1_cpu.overrides.extra: --extra tau must be in (0, 1], got 0"),
+        ("planner: {matrix: deep.json}\npreset: planned\n", "planner.matrix: recorded matrix deep.json: nested"),
+    ],
+)
+def test_bad_config_files_and_values_fail_quickly_naming_them(workflow_dir, text, message):
+    (workflow_dir / "bad.yaml").write_text(text)
+    (workflow_dir / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    proc = snakemake(workflow_dir, "-n", "--cores", "1", "--configfile", "bad.yaml", timeout=120)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert message in out, out[-3000:]
+    assert "Traceback" not in out and not (workflow_dir / "results").exists()
+
+
 def test_conda_env_pins_the_same_versions_as_pyproject():
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
     env = yaml.safe_load((REPO / "envs" / "sacscale.yaml").read_text())

@@ -33,10 +33,11 @@ def planned_matrix():
     `sacscale plan-matrix` on this machine. Asked only when that preset is chosen."""
     opts = config.get("planner") or {}
     if opts.get("matrix"):
-        try:
-            with open(opts["matrix"]) as fh:
-                return json.load(fh)
-        except (OSError, ValueError) as exc:
+        from sacscale.pipeline.config_check import ConfigError, read_json
+
+        try:  # bounded: size, depth, duplicate keys, finite numbers
+            return read_json(opts["matrix"], "recorded matrix")
+        except ConfigError as exc:
             raise runplan.PlanError(f"planner.matrix: {exc}") from None
     cmd = [sys.executable, "-m", "sacscale.cli", "plan-matrix"]
     cmd += ["--smt"] if opts.get("smt") else []
@@ -45,7 +46,10 @@ def planned_matrix():
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["failed"])[-1]
         raise runplan.PlanError(f"planner: {last}")
-    return json.loads(proc.stdout)
+    try:
+        return json.loads(proc.stdout)
+    except ValueError as exc:
+        raise runplan.PlanError(f"planner: `sacscale plan-matrix` printed no JSON ({exc})") from None
 
 
 def load_plan():
@@ -348,7 +352,7 @@ def where_things_are():
     if verify.is_file():
         try:
             verdict = "passed" if json.loads(verify.read_text()).get("ok") else "FAILED"
-        except ValueError:
+        except (OSError, ValueError, RecursionError, AttributeError):  # a damaged record is named, not raised
             verdict = "unreadable"
         lines.append(f"  verification: {verify} ({verdict}; `snakemake verify` checks again)")
     same = " (with this invocation's config options)" if {"--config", "--configfile"} & set(sys.argv) else ""

@@ -47,10 +47,12 @@ rule train_run:
     # terminal's, gets a progress line now and then (iteration, env steps/s, ETA). A run
     # of ours that dies of a CUDA device-side assert before its first learner update is
     # done has learned nothing and starts once more (run_retries); both attempts stay.
+    # --machine-lock: one training run at a time on this machine, across invocations (a run
+    # that finds another invocation's run training is refused, naming it: pipeline/machine_lock).
     shell:
         "sacscale record-run --run-dir {params.run_dir:q} --work-dir {params.work_dir:q}"
         " --attic {params.attic:q} --state-dir {params.state:q} --resolved-json {params.resolved:q} --timeout {params.timeout}"
-        " --device-assert-retries {params.retries} {params.env} -- {params.cmd} > {log}"
+        " --device-assert-retries {params.retries} --machine-lock {params.env} -- {params.cmd} > {log}"
 
 
 # `snakemake train`: the whole training matrix (and what it needs), nothing after it.

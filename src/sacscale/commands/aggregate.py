@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
+from sacscale.commands._inputs import BadInput, json_value, read_json
 from sacscale.analysis.aggregate import runs_table, summarize
 from sacscale.evidence.atomic import atomic_write_text, write_json
 
@@ -21,14 +20,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--meta", default="{}", help="JSON object stored as summary.json's 'meta' (run set, preset, ...)")
 
 
+def _metrics(path: str) -> dict:
+    """One run's metrics (analyze-run's output): a JSON object naming its run and configuration."""
+    data = read_json(path, "metrics file")
+    for key in ("run", "config"):
+        if not isinstance(data.get(key), str):
+            raise BadInput(f"metrics file {path}: not analyze-run's output (no {key!r})")
+    return data
+
+
 def run(args: argparse.Namespace) -> int:
     metrics = []
     for path in args.metrics:
-        try:
-            metrics.append(json.loads(Path(path).read_text()))
-        except (OSError, json.JSONDecodeError) as exc:
-            print(f"sacscale aggregate: error: {path}: {exc}", file=sys.stderr)
-            return 1
+        metrics.append(_metrics(path))  # BadInput: one line naming the file, exit 2 (sacscale.cli)
     order = [c for c in args.order.split(",") if c] or list(dict.fromkeys(m["config"] for m in metrics))
     pairs = []
     for item in args.pair:
@@ -37,12 +41,16 @@ def run(args: argparse.Namespace) -> int:
             print(f"sacscale aggregate: error: --pair {item!r}: expected BASE:COMPARED", file=sys.stderr)
             return 2
         pairs.append((base, other))
+    meta = json_value(args.meta, "--meta")
     try:
-        summary = summarize(metrics, order, pairs or None, meta=json.loads(args.meta))
+        summary = summarize(metrics, order, pairs or None, meta=meta)
+        table = runs_table(metrics)
     except ValueError as exc:
         print(f"sacscale aggregate: error: {exc}", file=sys.stderr)
         return 1
-    table = runs_table(metrics)
+    except (KeyError, TypeError) as exc:  # a file of another shape that has run and config
+        raise BadInput(f"the metrics files are not all analyze-run's ({type(exc).__name__}: {exc}); "
+                       f"files: {', '.join(args.metrics)}") from None
     atomic_write_text(args.csv, table.to_csv(index=False))
     write_json(args.json, summary)
     for name, stats in summary["configs"].items():

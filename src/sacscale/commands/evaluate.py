@@ -33,8 +33,11 @@ def run(args: argparse.Namespace) -> int:
     from sacscale.eval.evaluate import CheckpointError, evaluate, plot_tracking
     from sacscale.evidence.atomic import write_json
 
-    if args.model is not None and not os.path.isfile(args.model):
-        print(f"sacscale evaluate: error: --model {args.model}: no such file", file=sys.stderr)
+    from sacscale.commands._inputs import model_problem
+
+    problem = model_problem(args.model)  # a file that is not the task's model: named, before evaluating
+    if problem:
+        print(f"sacscale evaluate: error: {problem}", file=sys.stderr)
         return 2
     if args.threads < 1:
         print(f"sacscale evaluate: error: --threads must be >= 1, got {args.threads}", file=sys.stderr)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from sacscale.parallel.topology import TopologyError, load_topology, plan_matrix
@@ -24,9 +25,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", metavar="FILE", help="JSON file to write (atomically); default: standard output")
 
 
+def _recorded(path: str, what: str, parse):
+    """A recorded tool output, read bounded (a pipe such as `<(lscpu -e)` is fine; /dev/zero,
+    a FIFO nobody writes or binary are refused, naming the file) and parsed."""
+    from sacscale.commands._inputs import BadInput, read_text
+
+    text = read_text(path, what, streams=True)
+    if "\x00" in text:
+        raise BadInput(f"{what} {path}: binary, not a recorded text output")
+    try:
+        return parse(text)
+    except (ValueError, IndexError, KeyError) as exc:  # a parser's own error on text of another shape
+        raise BadInput(f"{what} {path}: not a recorded output of that tool ({type(exc).__name__}: {exc})") from None
+
+
+def _topology(args: argparse.Namespace):
+    """load_topology, with the recorded files read here, bounded."""
+    from sacscale.parallel import topology
+
+    if not args.lscpu and not args.nvidia_smi_topo:
+        return load_topology(None, None)
+    if args.lscpu:
+        cpus = _recorded(args.lscpu, "--lscpu", topology.parse_lscpu)
+        allowed, cpu_src = None, args.lscpu
+    else:
+        cpus, allowed, cpu_src = topology.read_sysfs_cpus(), set(os.sched_getaffinity(0)), "sysfs"
+    if args.nvidia_smi_topo:
+        gpus, gpu_src = _recorded(args.nvidia_smi_topo, "--nvidia-smi-topo", topology.parse_nvidia_topo), args.nvidia_smi_topo
+    else:
+        gpus, gpu_src = topology.live_gpus()
+    return topology.Topology(cpus, gpus), allowed, f"CPUs from {cpu_src}, GPUs from {gpu_src}"
+
+
 def run(args: argparse.Namespace) -> int:
     try:
-        topo, allowed, source = load_topology(args.lscpu, args.nvidia_smi_topo)
+        topo, allowed, source = _topology(args)
     except (TopologyError, OSError) as exc:
         print(f"sacscale plan-matrix: error: {exc}", file=sys.stderr)
         return 1

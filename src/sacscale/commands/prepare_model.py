@@ -4,9 +4,10 @@ summary and a short physics cost measurement."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
+
+from sacscale.evidence.atomic import write_json
 
 MODEL_FILE = "g1_walk_flat.mjb"
 # the PyPI distribution that installs the asset package (sacscale.task.g1_model.ASSET_PACKAGE)
@@ -47,6 +48,18 @@ def asset_source(g1) -> dict:
     }
 
 
+def _check_source(path: Path) -> None:
+    """--from-mjb must be the task's compiled model (sacscale.checks.check_model: a file
+    that loads and builds the task), else one line naming it (sacscale.cli: exit 2)."""
+    from sacscale.checks import InputError, check_model
+    from sacscale.commands._inputs import BadInput
+
+    try:
+        check_model(str(path))
+    except InputError as exc:
+        raise BadInput(str(exc).replace("--model", "--from-mjb", 1)) from None
+
+
 def run(args: argparse.Namespace) -> int:
     import mujoco
 
@@ -56,8 +69,7 @@ def run(args: argparse.Namespace) -> int:
     out_dir = Path(args.output_dir)
     if args.from_mjb:
         source_file = Path(args.from_mjb)
-        if not source_file.is_file():
-            raise SystemExit(f"sacscale prepare-model: --from-mjb {source_file}: no such file")
+        _check_source(source_file)
         model = g1.load_model(source_file)
         source = {"mjb": source_file.name, "sha256": g1.sha256_file(source_file)}
     else:
@@ -91,8 +103,7 @@ def run(args: argparse.Namespace) -> int:
         "mujoco_version": mujoco.__version__,
     }
     json_path = Path(args.json) if args.json else out_dir / "model.json"
-    json_path.parent.mkdir(parents=True, exist_ok=True)
-    json_path.write_text(json.dumps(summary, indent=2) + "\n")
+    write_json(json_path, summary)  # atomic: a full disk leaves no partial record
     s = summary["summary"]
     print(
         f"{mjb} sha256 {sha[:16]}… nq={s['nq']} nv={s['nv']} nu={s['nu']} colliding geoms={s['ngeom_colliding']}"

@@ -9,7 +9,6 @@ imports MuJoCo, because MuJoCo reads MUJOCO_GL when it is imported.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 
@@ -55,8 +54,11 @@ def run(args: argparse.Namespace) -> int:
         render.check_video_args(args.output, args.width, args.height, args.fps)
     except ValueError as exc:
         return _error(str(exc))
-    if args.model is not None and not os.path.isfile(args.model):
-        return _error(f"--model {args.model}: no such file")
+    from sacscale.commands._inputs import model_problem
+
+    problem = model_problem(args.model)  # a file that is not the task's model: named, before rendering
+    if problem:
+        return _error(problem)
 
     from sacscale.eval.evaluate import CheckpointError
     from sacscale.task.g1_walk_flat import TaskConfig

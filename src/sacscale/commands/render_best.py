@@ -5,7 +5,6 @@ says how it is chosen), and a record of the choice, for the report."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -21,12 +20,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from sacscale.commands._inputs import BadInput, read_json
     from sacscale.eval.best import best_run
     from sacscale.evidence.atomic import write_json
 
     try:
-        evaluations = {Path(p).stem: json.loads(Path(p).read_text()) for p in args.evaluations}
+        evaluations = {Path(p).stem: read_json(p, "evaluation") for p in args.evaluations}
         choice = best_run(evaluations)
+    except BadInput:
+        raise  # names the file: one line, exit 2 (sacscale.cli)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"sacscale render-best: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1

@@ -21,7 +21,6 @@ CPU pool names CPUs this process cannot use. The JSON is written either way.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -51,9 +50,14 @@ def run(args: argparse.Namespace) -> int:
         env["project"]["diff"] = write_source_diff(env["project"], Path(args.diff_output))
     problems: list[str] = []
     if args.plan:
-        plan = json.loads(Path(args.plan).read_text())
+        from sacscale.commands._inputs import BadInput, read_json
+
+        plan = read_json(args.plan, "plan")
         env["plan"] = plan
-        problems += check_plan(plan, env)
+        try:
+            problems += check_plan(plan, env)
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            raise BadInput(f"plan {args.plan}: not a resolved run plan (plan.json): {type(exc).__name__}: {exc}") from None
     if args.require_graph_hooks and not env["learner"]["graph_hooks"]:
         why = env["learner"]["error"] or f"{LEARNER_CLASS} has no {HOOKS}"
         problems.append(f"learner: {LEARNER_MODULE} (from {env['learner']['file']}) lacks graph hooks: {why}")

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import contextlib
 import errno
 import json
 import shutil
@@ -348,6 +349,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="start the command again, up to N times, when it died of a CUDA device-side assert "
                              "before its first learner update was done (nothing learned; each failed attempt "
                              "is kept in the attic) (default 0)")
+    parser.add_argument("--machine-lock", action="store_true",
+                        help="hold this user's machine-wide training lock for the whole run; refuse at once, naming "
+                             "the holder, when another run holds it (sacscale.pipeline.machine_lock)")
     parser.add_argument("cmd", nargs=argparse.REMAINDER, help="-- then the command")
 
 
@@ -361,11 +365,14 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
     def usage_error(message: str) -> int:
         if parser is not None:
             parser.error(message)
-        raise SystemExit(f"sacscale record-run: {message}")
+        print(f"sacscale record-run: error: {message}", file=sys.stderr)
+        return 2
 
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     if not cmd:
         return usage_error("no command given after --")
+    if not (0 < args.timeout < float("inf")):  # NaN too: a watch that could never fire
+        return usage_error(f"--timeout {args.timeout}: must be a positive, finite number of seconds")
     if args.device_assert_retries < 0:
         return usage_error(f"--device-assert-retries {args.device_assert_retries}: must be 0 or more")
     env = {}
@@ -374,9 +381,27 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
         if not sep or not key:
             return usage_error(f"--env {item!r}: expected KEY=VALUE")
         env[key] = value
-    resolved = json.loads(args.resolved_json)
-    name = resolved.get("run", args.run_dir.name)
+    try:
+        resolved = json.loads(args.resolved_json)
+    except ValueError as exc:
+        return usage_error(f"--resolved-json: not JSON ({exc})")
+    if not isinstance(resolved, dict):
+        return usage_error("--resolved-json: not a JSON object")
+    name = str(resolved.get("run", args.run_dir.name))
+    with contextlib.ExitStack() as held:
+        if args.machine_lock:
+            from sacscale.pipeline.machine_lock import LockError, training_machine
 
+            try:
+                held.enter_context(training_machine(name, resolved.get("run_set")))
+            except LockError as exc:  # before anything is moved or started: nothing is lost
+                _say(f"run {name} not started: {exc}")
+                return 1
+        return _run_attempts(args, cmd, env, resolved, name)
+
+
+def _run_attempts(args: argparse.Namespace, cmd: list[str], env: dict[str, str], resolved: dict, name: str) -> int:
+    """The run, attempt after attempt while a device-side assert before learning allows."""
     _move_aside(args.work_dir, args.attic, "interrupted")
     _move_aside(args.run_dir, args.attic, "superseded")
     set_aside: list[dict] = []  # attempts that died of a device-side assert before learning

@@ -16,6 +16,7 @@ entry; new names are added); `run_defaults` and `probe` are merged field by fiel
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -25,8 +26,20 @@ from dataclasses import asdict, dataclass, field
 from sacscale.parallel.topology import TopologyError, pools_off_node, preset_from_matrix
 from sacscale.sim.affinity import available_cpus, first_overlap, format_cpu_list, parse_cpu_list
 
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-DEVICES = re.compile(r"^(cpu(,cpu)*|\d+(,\d+)*)$")
+# Names become directory names and shell words: matched in full (a `^...$` search lets a
+# trailing newline through), 64 characters at most so `{prefix}_r{k}_{config}` fits a path.
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+DEVICES = re.compile(r"cpu(,cpu){0,63}|[0-9]{1,3}(,[0-9]{1,3}){0,63}")
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+CPU_LIST = re.compile(r"[0-9]{1,5}(-[0-9]{1,5})?(,[0-9]{1,5}(-[0-9]{1,5})?){0,1023}")
+# Upper bounds, checked before anything is expanded: a CPU list becomes a list of every
+# CPU, repeats x order becomes the run list (the Linux kernel supports at most 8192 CPUs).
+MAX_CPU_ID = 8191
+MAX_REPEATS = 1000
+MAX_ITERATIONS = 10**9
+MAX_NUM_ENVS = 1 << 20
+MAX_BATCH = 1 << 24
+MAX_TIMEOUT_S = 30 * 86400
 RUN_FIELDS = (
     "trainer", "devices", "cpu_pools", "num_envs", "batch_size", "sim_threads", "log_every",
     "trace", "timeout_s", "cuda_visible_devices", "env", "overrides", "description",
@@ -177,10 +190,35 @@ def _key(origin: str, key: str) -> str:
     return key if origin == "config" else f"{key} (preset {origin})"
 
 
-def _positive_int(value, key: str, minimum: int = 1) -> int:
+def _positive_int(value, key: str, minimum: int = 1, maximum: int = MAX_ITERATIONS) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise PlanError(f"{key}: must be an integer >= {minimum}, got {value!r}")
+        raise PlanError(f"{key}: must be an integer >= {minimum}, got {_shown(value)}")
+    if value > maximum:  # checked before the value sizes anything
+        raise PlanError(f"{key}: must be an integer >= {minimum} and <= {maximum}, got {value!r}")
     return value
+
+
+def _seconds(value, key: str, default: float) -> float:
+    value = default if value is None else value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_TIMEOUT_S:
+        raise PlanError(f"{key}: must be a number of seconds in (0, {MAX_TIMEOUT_S}], got {value!r}")
+    return float(value)
+
+
+def check_cpu_list(text: str, key: str) -> None:
+    """A CPU list's form and size, before parse_cpu_list expands it: '0-4000000000' would
+    otherwise be a list of four billion CPUs."""
+    if not isinstance(text, str) or not CPU_LIST.fullmatch(text):
+        raise PlanError(f"{key}: {_shown(text)} is not a CPU list such as '8-39' or '0,2-5'")
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        if int(hi or lo) > MAX_CPU_ID or int(lo) > int(hi or lo):
+            raise PlanError(f"{key}: {part!r}: CPUs are numbered 0-{MAX_CPU_ID}, ranges low-high")
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _merge(preset: dict, config: dict, key: str, preset_name: str):
@@ -317,19 +355,76 @@ def check_override(key: str, value, where: str) -> None:
         raise PlanError(f"{where}: set by the pipeline from {PIPELINE_OWNED[dest]}; not an override")
 
 
+def check_trainer_values(merged: dict, where) -> None:
+    """The overrides' values as `sacscale train` would parse and check them (types, finite
+    numbers, `--extra` a JSON object of valid learner settings), at planning time and
+    naming the config key, rather than when the run starts hours into the pipeline."""
+    import argparse
+
+    from sacscale.commands.train import build_parser
+    from sacscale.train import TrainConfig, TrainingError
+
+    parser = build_parser()
+    parser.exit_on_error = False
+    values = {}
+    for key, value in merged["overrides"].items():
+        here = where(f"overrides.{key}")
+
+        def refuse(message: str, here=here):  # argparse's error() would print usage and exit
+            raise PlanError(f"{here}: {message}")
+
+        parser.error = refuse
+        try:
+            parsed = vars(parser.parse_args(_option(key, value)))
+        except argparse.ArgumentError as exc:
+            refuse(str(exc))
+        dest = key.replace("-", "_")
+        if isinstance(parsed.get(dest), float) and not math.isfinite(parsed[dest]):
+            raise PlanError(f"{where(f'overrides.{key}')}: {_shown(value)} is not a finite number")
+        values[dest] = parsed.get(dest)
+    if not values:
+        return
+    sizes = {k: merged[k] for k in ("num_envs", "batch_size") if merged.get(k) is not None}
+    cfg = TrainConfig(**{**sizes, "devices": str(merged.get("devices", "cpu")), **values})
+    try:
+        cfg.validate()  # the trainer's own checks of its options (choices, ranges), no file or device
+    except TrainingError as exc:
+        raise PlanError(f"{_override_key(str(exc), merged['overrides'], where)}: {exc}") from None
+    if "extra" not in values:
+        return
+    extra_key = where(f"overrides.{next(k for k in merged['overrides'] if k.replace('-', '_') == 'extra')}")
+    from sacscale.checks import InputError
+    from sacscale.train import sac_config
+
+    try:
+        sac_config(cfg)
+    except (TrainingError, InputError, TypeError, ValueError) as exc:
+        raise PlanError(f"{extra_key}: {exc}") from None
+
+
+def _override_key(message: str, overrides: dict, where) -> str:
+    """The config key behind a trainer error (`--env-pipeline must be ...`): the override that
+    set the flag it names, else the run configuration's overrides."""
+    flag = re.match(r"--([a-z][a-z0-9-]*)", message)
+    for key in overrides:
+        if flag and key.replace("_", "-") == flag.group(1):
+            return where(f"overrides.{key}")
+    return where("overrides")
+
+
 # Hydra keys of the reference trainer that `sacscale train-reference` sets from the run
 # configuration (trainers.unilab.hydra_overrides): overrides may not change them.
 REFERENCE_OWNED = ("task", "algo.num_envs", "algo.max_iterations", "algo.seed", "algo.batch_size",
                    "training.log_root", "training.logger", "training.no_play", "training.export_onnx",
                    "training.trace_enabled", "env.scene.model_file", "env.cpu_ids", "training.dp_collector_cpu_ids")
-HYDRA_KEY = re.compile(r"^\+{0,2}~?[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$")
+HYDRA_KEY = re.compile(r"\+{0,2}~?[A-Za-z_][A-Za-z0-9_]{0,63}(\.[A-Za-z0-9_]{1,64}){0,16}")
 
 
 def check_reference_override(key: str, value, where: str) -> None:
     """An override of a unilab run is one of the reference's Hydra keys (`algo.gamma`),
     passed as `--override KEY=VALUE`; the reference's own Hydra rejects unknown keys when
     the run starts, before anything trains. The keys the pipeline sets are refused here."""
-    if not HYDRA_KEY.match(key) or "." not in key:
+    if not HYDRA_KEY.fullmatch(key) or "." not in key:
         raise PlanError(f"{where}: a unilab run's overrides are the reference's Hydra keys (e.g. algo.gamma), "
                         f"got {key!r}")
     if key.lstrip("+~") in REFERENCE_OWNED:
@@ -354,7 +449,7 @@ def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, hos
     def where(field: str = "") -> str:
         return _key(origin, f"run_configs.{name}" + (f".{field}" if field else ""))
 
-    if not NAME.match(name):
+    if not isinstance(name, str) or not NAME.fullmatch(name):
         raise PlanError(f"{where()}: configuration names may hold letters, digits, '_', '.', '-' only")
     unknown = sorted(set(entry) - set(RUN_FIELDS))
     if unknown:
@@ -364,7 +459,7 @@ def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, hos
     merged["env"] = {k: str(v) for k, v in {**(defaults.get("env") or {}), **(entry.get("env") or {})}.items()}
 
     devices = str(merged.get("devices", "")).replace(" ", "")
-    if not DEVICES.match(devices):
+    if not DEVICES.fullmatch(devices):
         raise PlanError(f"{where('devices')}: {devices!r} is not 'cpu', 'cpu,cpu', '0' or '0,1'-style")
     ranks = devices.split(",")
     kind = "cpu" if ranks[0] == "cpu" else "cuda"
@@ -383,6 +478,7 @@ def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, hos
             )
         parsed = []
         for rank, item in enumerate(items):
+            check_cpu_list(item, f"{where('cpu_pools')}: rank {rank}")
             try:
                 cpus = parse_cpu_list(item)
             except ValueError as exc:
@@ -404,18 +500,18 @@ def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, hos
                     )
         pools_arg = ";".join(format_cpu_list(c) for c in parsed)
 
-    for key in ("num_envs", "log_every"):
-        _positive_int(merged.get(key), where(key))
-    for key in ("batch_size",):
-        if merged.get(key) is not None:
-            _positive_int(merged[key], where(key))
+    _positive_int(merged.get("num_envs"), where("num_envs"), maximum=MAX_NUM_ENVS)
+    _positive_int(merged.get("log_every"), where("log_every"))
+    if merged.get("batch_size") is not None:
+        _positive_int(merged["batch_size"], where("batch_size"), maximum=MAX_BATCH)
     if merged.get("sim_threads") is not None:
-        _positive_int(merged["sim_threads"], where("sim_threads"), minimum=0)
+        _positive_int(merged["sim_threads"], where("sim_threads"), minimum=0, maximum=MAX_CPU_ID + 1)
+    for key in merged["env"]:
+        if not ENV_NAME.fullmatch(str(key)):
+            raise PlanError(f"{where('env')}: {_shown(key)} is not an environment variable name")
     if (merged.get("trainer") or "sacscale") == "sacscale":
         _check_batch_fits_replay(merged, where)  # ours; the reference sizes its own replay
-    timeout = merged.get("timeout_s", 3600)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise PlanError(f"{where('timeout_s')}: must be a positive number of seconds, got {timeout!r}")
+    timeout = _seconds(merged.get("timeout_s", 3600), where("timeout_s"), 3600)
     trainer = merged.get("trainer") or "sacscale"
     if trainer not in TRAINERS:
         raise PlanError(f"{where('trainer')}: {trainer!r} is not one of {', '.join(TRAINERS)}")
@@ -432,6 +528,7 @@ def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, hos
     else:
         for key, value in merged["overrides"].items():
             check_override(str(key), value, where(f"overrides.{key}"))
+        check_trainer_values(merged, where)
     return RunConfig(
         name=name,
         devices=devices,
@@ -458,6 +555,12 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
     checks that depend on it (CPUs that exist), e.g. when planning on a cluster's login node.
     `matrix`: the `sacscale plan-matrix` output (or a callable giving it, asked only when
     needed) for the preset named by `auto.planned`; None: that preset is not available."""
+    from sacscale.pipeline.config_check import ConfigError, check_values
+
+    try:
+        check_values(config)  # before anything is expanded: sizes, finite numbers, plain strings
+    except ConfigError as exc:
+        raise PlanError(str(exc)) from None
     if host is None:
         host = Host.detect()
     presets = presets_doc.get("presets", {})
@@ -489,17 +592,21 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
             reason += f"; the matrix planned from the topology: {planned.get('reason', '')}"
 
     prefix, origin = _merge(preset, config, "prefix", name)
-    if not isinstance(prefix, str) or not NAME.match(prefix):
+    if not isinstance(prefix, str) or not NAME.fullmatch(prefix):
         raise PlanError(f"{_key(origin, 'prefix')}: {prefix!r} is not a valid name")
     run_set = config.get("run_set") or name
-    if not NAME.match(str(run_set)):
-        raise PlanError(f"run_set: {run_set!r} is not a valid name (letters, digits, '_', '.', '-')")
+    if not isinstance(run_set, str) or not NAME.fullmatch(run_set):
+        raise PlanError(f"run_set: {_shown(run_set)} is not a valid name (letters, digits, '_', '.', '-'; "
+                        "at most 64)")
     values = {}
-    for key in ("repeats", "iterations"):
+    for key, top in (("repeats", MAX_REPEATS), ("iterations", MAX_ITERATIONS)):
         value, origin = _merge(preset, config, key, name)
-        values[key] = _positive_int(value, _key(origin, key))
+        values[key] = _positive_int(value, _key(origin, key), maximum=top)
     seed, origin = _merge(preset, config, "seed", name)
-    seed = _positive_int(seed if seed is not None else 1, _key(origin, "seed"), 0)
+    from sacscale.checks import MAX_SEED
+
+    # repeat k runs seed + k - 1: the last repeat's seed must still be one the trainer takes
+    seed = _positive_int(seed if seed is not None else 1, _key(origin, "seed"), 0, MAX_SEED - values["repeats"] + 1)
 
     defaults = {**(preset.get("run_defaults") or {}), **(config.get("run_defaults") or {})}
     unknown = sorted(set(defaults) - set(RUN_FIELDS))
@@ -512,8 +619,10 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
 
     order, origin = _merge(preset, config, "order", name)
     okey = _key(origin, "order")
-    if not order:
+    if not order or not isinstance(order, list):
         raise PlanError(f"{okey}: empty; list the run configurations to alternate")
+    if len(order) > 64:
+        raise PlanError(f"{okey}: {len(order)} run configurations; at most 64 a repeat")
     seen = set()
     for entry in order:
         if entry not in entries:
@@ -544,9 +653,11 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
     probe.setdefault("compile_loss", False)
     probe.setdefault("timeout_s", 1800)
     probe.setdefault("trainer_iterations", 0)
-    if not DEVICES.match(str(probe["devices"])):
-        raise PlanError(f"probe.devices: {probe['devices']!r} is not 'cpu,cpu' or '0,1'-style")
-    _positive_int(probe["iterations"], "probe.iterations")
+    if not DEVICES.fullmatch(str(probe["devices"])):
+        raise PlanError(f"probe.devices: {_shown(probe['devices'])} is not 'cpu,cpu' or '0,1'-style")
+    _positive_int(probe["iterations"], "probe.iterations", maximum=10**6)
+    _positive_int(probe["trainer_iterations"], "probe.trainer_iterations", 0, 10**6)
+    _seconds(probe["timeout_s"], "probe.timeout_s", 1800)
 
     model = {**(preset.get("model") or {}), **(config.get("model") or {})}
     if model.get("from_mjb") and check_host and not os.path.isfile(model["from_mjb"]):
@@ -577,11 +688,24 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
         runs=runs,
         pairs=pairs,
         probe=probe,
-        model_timeout_s=float(_merge(preset, config, "model_timeout_s", name)[0] or 1800),
+        model_timeout_s=_seconds(_merge(preset, config, "model_timeout_s", name)[0], "model_timeout_s", 1800),
         matrix=planned,
         model=model,
         description=str(preset.get("description", "")).strip(),
     )
+
+
+def check_config(paths, config: dict) -> None:
+    """Before the schema: each config file parsed again, strictly (a duplicate key, many
+    YAML aliases, a file too large or not UTF-8 are errors naming the file), then the
+    merged config's values (sacscale.pipeline.config_check). PlanError names the file or key."""
+    from sacscale.pipeline.config_check import ConfigError, check_files, check_values
+
+    try:
+        check_files(paths)
+        check_values(config)
+    except ConfigError as exc:
+        raise PlanError(str(exc)) from None
 
 
 def config_error_line(error) -> str:

@@ -1,0 +1,73 @@
+"""Reading the commands' input files so that a bad one is one line naming it.
+
+`BadInput` is bad input found by a command: `sacscale` prints its message as one line
+and exits 2 (sacscale.cli). The readers bound what they read (size, nesting, time for a
+pipe) and say what is wrong with the file: missing, a directory, unreadable, not UTF-8,
+not JSON, nested too deep, too large.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from sacscale.pipeline.config_check import ConfigError, read_text as _read_text
+
+# Evidence JSON (metrics, evaluations, plans, environment records) is kilobytes; a recorded
+# topology a few KB. Far larger input is a wrong file, or an endless one (/dev/zero).
+MAX_JSON_BYTES = 64 << 20
+MAX_TEXT_BYTES = 4 << 20
+
+
+class BadInput(Exception):
+    """An input file or value that cannot be used; the message names it."""
+
+
+def read_text(path: str | os.PathLike, what: str, limit: int = MAX_TEXT_BYTES, streams: bool = False) -> str:
+    """The text of `path`, bounded; `streams` also takes a pipe (`<(lscpu -e)`)."""
+    try:
+        return _read_text(path, what, limit, streams=streams)
+    except ConfigError as exc:
+        raise BadInput(str(exc)) from None
+
+
+def read_json(path: str | os.PathLike, what: str, limit: int = MAX_JSON_BYTES, kind: type | None = dict):
+    """The JSON value of `path` (a `kind`, when given), bounded."""
+    text = read_text(path, what, limit)
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise BadInput(f"{what} {path}: JSON nested too deep") from None
+    except ValueError as exc:
+        raise BadInput(f"{what} {path}: not JSON ({exc})") from None
+    if kind is not None and not isinstance(value, kind):
+        raise BadInput(f"{what} {path}: a JSON {kind.__name__.replace('dict', 'object')} was expected, "
+                       f"got {type(value).__name__}")
+    return value
+
+
+def json_value(text: str, what: str, kind: type | None = dict):
+    """A JSON value given on the command line (e.g. --meta)."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise BadInput(f"{what}: JSON nested too deep") from None
+    except ValueError as exc:
+        raise BadInput(f"{what}: not JSON ({exc})") from None
+    if kind is not None and not isinstance(value, kind):
+        raise BadInput(f"{what}: a JSON object was expected, got {type(value).__name__}")
+    return value
+
+
+def model_problem(path: str | None) -> str | None:
+    """Why `--model PATH` is not the task's model (missing, empty, not loadable, another
+    model), or None: checked before a long evaluation or render starts on it."""
+    if path is None:
+        return None
+    from sacscale.checks import InputError, check_model
+
+    try:
+        check_model(path)
+    except InputError as exc:
+        return str(exc)
+    return None

@@ -1,0 +1,225 @@
+"""Config files and values checked before the schema sees them.
+
+The schema (workflow/schemas/config.schema.yaml) checks shapes; what it cannot see is
+checked here, first, so that a bad file is one line naming it and the key:
+
+* a config file is read with a size limit, as UTF-8, and parsed again here (Snakemake has
+  already loaded it, but silently keeps the last of two equal keys and expands YAML
+  aliases, which can make a few hundred bytes stand for a billion values that the schema
+  check would then take minutes to walk and format): duplicate keys and more than a few
+  aliases are errors;
+* every value: no more than MAX_VALUES of them (aliases or not), nested at most
+  MAX_DEPTH deep, every number finite, every string (and key) short and free of control
+  characters (a newline in a name would split the shell commands built from it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+import yaml
+
+MAX_FILE_BYTES = 1 << 20      # a config file is a few KB; a recorded matrix tens of KB
+MAX_ALIASES = 64              # YAML anchors referenced: a config needs none or a few
+MAX_VALUES = 100_000          # every scalar, list and mapping of a config, aliases expanded
+MAX_DEPTH = 32
+MAX_STRING = 4096             # fits a path (PATH_MAX)
+STREAM_WAIT_S = 30.0
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+class ConfigError(ValueError):
+    """A config file or value that cannot be used; the message names the file or key."""
+
+
+# --- files ---------------------------------------------------------------------------
+
+def read_text(path: str | os.PathLike, what: str, limit: int = MAX_FILE_BYTES, streams: bool = False,
+              wait_s: float = STREAM_WAIT_S) -> str:
+    """The file's text, at most `limit` bytes of UTF-8. A plain file only, unless `streams`
+    (a pipe such as `<(lscpu -e)`, which is then read for at most `wait_s` seconds): a
+    device such as /dev/zero never ends and a FIFO may never be written. Errors name
+    `what` and the file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO's open must not block
+    except OSError as exc:
+        raise ConfigError(f"{what} {path}: cannot read it ({exc.strerror or exc})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise ConfigError(f"{what} {path}: is a directory, not a file")
+        if not (stat.S_ISREG(mode) or (streams and stat.S_ISFIFO(mode))):
+            raise ConfigError(f"{what} {path}: not a plain file" + (" or a pipe" if streams else ""))
+        data = _read_bounded(fd, limit, wait_s, what, path)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise ConfigError(f"{what} {path}: larger than {limit // 1024} KB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{what} {path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def _read_bounded(fd: int, limit: int, wait_s: float, what: str, path) -> bytes:
+    """At most limit + 1 bytes, within wait_s seconds (a pipe whose writer stalls)."""
+    import select
+    import time
+
+    chunks, size, deadline = [], 0, time.monotonic() + wait_s
+    while size <= limit:
+        try:
+            chunk = os.read(fd, min(1 << 16, limit + 1 - size))
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ConfigError(f"{what} {path}: nothing more to read for {wait_s:.0f} s") from None
+            select.select([fd], [], [], min(left, 1.0))
+            continue
+        except OSError as exc:
+            raise ConfigError(f"{what} {path}: cannot read it ({exc.strerror or exc})") from None
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def _unique_pairs(pairs):
+    seen = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ConfigError(f"duplicate key {_shown(key)}")
+        seen[key] = value
+    return seen
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses duplicate keys and counts alias references."""
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self.aliases = 0
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            self.aliases += 1
+            if self.aliases > MAX_ALIASES:
+                mark = self.peek_event().start_mark
+                raise ConfigError(f"line {mark.line + 1}: more than {MAX_ALIASES} YAML aliases (a config needs a few "
+                                  "at most; many expand to a huge document)")
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node, deep=False):
+        keys = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in keys
+            except TypeError:  # an unhashable key: the base class names it
+                break
+            if duplicate:
+                raise ConfigError(f"line {key_node.start_mark.line + 1}: duplicate key {_shown(key)}")
+            keys.add(key)
+        return super().construct_mapping(node, deep)
+
+
+def parse(text: str):
+    """JSON (what Snakemake tries first), else YAML; strict about keys and aliases."""
+    try:
+        return json.loads(text, object_pairs_hook=_unique_pairs)
+    except ConfigError:
+        raise
+    except RecursionError:
+        raise ConfigError(f"nested more than {MAX_DEPTH} deep") from None
+    except ValueError:
+        pass
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except RecursionError:
+        raise ConfigError(f"nested more than {MAX_DEPTH} deep") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        raise ConfigError(f"{where}not valid YAML ({getattr(exc, 'problem', None) or 'syntax'})") from None
+
+
+def check_file(path: str | os.PathLike, what: str = "config file"):
+    """The file's parsed, checked contents; ConfigError names the file and the problem."""
+    text = read_text(path, what)
+    try:
+        data = parse(text)
+        check_values(data)
+    except ConfigError as exc:
+        raise ConfigError(f"{what} {path}: {exc}") from None
+    return data
+
+
+def check_files(paths: Iterable[str | os.PathLike]) -> None:
+    for path in paths:
+        check_file(Path(path))
+
+
+# --- values ----------------------------------------------------------------------------
+
+def _shown(value) -> str:
+    """A value for a message: repr (control characters escaped), cut to 80 characters."""
+    text = repr(value) if isinstance(value, str) else type(value).__name__
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _check_string(text: str, where: str) -> None:
+    if len(text) > MAX_STRING:
+        raise ConfigError(f"{where}: longer than {MAX_STRING} characters")
+    bad = _CONTROL.search(text)
+    if bad:
+        raise ConfigError(f"{where}: holds a control character ({bad.group()!r}) in {_shown(text)}")
+
+
+def check_values(data, where: str = "config") -> None:
+    """Every value of `data` (a loaded config): counted, depth-limited, numbers finite,
+    strings and keys short and free of control characters. Shared subtrees (YAML aliases)
+    count as often as they are used, and the walk stops at the limit: it is quick."""
+    budget = [MAX_VALUES]
+
+    def walk(value, path: str, depth: int) -> None:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise ConfigError(f"{where}: more than {MAX_VALUES} values (YAML aliases that expand?)")
+        if depth > MAX_DEPTH:
+            raise ConfigError(f"{path}: nested more than {MAX_DEPTH} deep")
+        if isinstance(value, dict):
+            for key, item in value.items():
+                key_text = str(key)
+                _check_string(key_text, f"{path}: key")
+                walk(item, f"{path}.{key_text}" if path != where else key_text, depth + 1)
+        elif isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                walk(item, f"{path}[{i}]", depth + 1)
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{path}: {value} is not a finite number")
+        elif isinstance(value, str):
+            _check_string(value, path)
+
+    walk(data, where, 0)
+
+
+def read_json(path: str | os.PathLike, what: str, limit: int = MAX_FILE_BYTES):
+    """A JSON file (e.g. a recorded matrix), with the same limits as a config file."""
+    text = read_text(path, what, limit)
+    try:
+        data = json.loads(text, object_pairs_hook=_unique_pairs)
+        check_values(data, "value")
+    except RecursionError:
+        raise ConfigError(f"{what} {path}: nested too deep") from None
+    except ConfigError as exc:
+        raise ConfigError(f"{what} {path}: {exc}") from None
+    except ValueError as exc:
+        raise ConfigError(f"{what} {path}: not JSON ({exc})") from None
+    return data

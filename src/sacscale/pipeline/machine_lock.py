@@ -1,0 +1,57 @@
+"""One training run at a time on this machine, whichever pipeline invocation starts it.
+
+Snakemake serialises the runs of one invocation (each run needs the one before, and the
+`gpu_lock` resource), but two invocations in one checkout on different run sets share no
+output, so each would train at once on the same GPUs and CPUs, and both sets would record
+throughput measured against the other's load without saying so. The run wrapper
+(`sacscale record-run --machine-lock`, as the pipeline's run rule calls it) therefore
+holds an exclusive lock for the whole run, attempts included.
+
+A run that finds the lock held is refused at once, naming the holder, rather than made to
+wait: a run lasts up to its `timeout_s` (hours on the GPU presets), so a wait would
+either be unbounded or bounded by hours of a job that looks alive but does nothing.
+Refused, the rule fails before anything is moved or started (completed runs stay done) and
+the next invocation, once the other has finished, starts at that run.
+
+The lock lives in this user's private lock folder (sacscale.learn.compile_lock: mode 0700,
+owner checked, no links followed), so it sees every invocation of this user on this host;
+another user's pipelines are not seen (their evidence records their own host state).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+
+from sacscale.learn.compile_lock import LockError, LockHeld, lock_dir, private_lock
+
+LOCK_NAME = "sacscale-training.lock"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+
+
+class MachineBusy(LockError):
+    """Another training run of this user holds the machine."""
+
+
+def _note(run: str, run_set: str | None) -> str:
+    parts = [f"run {run}"] if _NAME.fullmatch(run) else []
+    parts += [f"set {run_set}"] if run_set and _NAME.fullmatch(run_set) else []
+    return " ".join(parts)
+
+
+@contextlib.contextmanager
+def training_machine(run: str, run_set: str | None = None):
+    """Hold the machine for training run `run` (of `run_set`), or raise MachineBusy naming
+    the run that holds it (an unsafe lock folder or file raises LockError as it is)."""
+    held = contextlib.ExitStack()
+    try:
+        held.enter_context(private_lock(LOCK_NAME, "this machine's training lock", 0.0, note=_note(run, run_set)))
+    except LockHeld as exc:
+        raise MachineBusy(f"{exc}: another pipeline invocation is training on this machine; two runs at once "
+                          "would share its GPUs and CPUs and skew both sets' measurements. Run again once it has "
+                          "finished (completed runs stay done)") from None
+    with held:
+        yield
+
+
+__all__ = ["LOCK_NAME", "LockError", "MachineBusy", "lock_dir", "training_machine"]

@@ -161,8 +161,8 @@ def check_events(root: Path, runs: list[str], out: Findings) -> None:
         files = run_event_files(run_dir)
         run = _load(run_dir / "run.json")
         if run is None:
-            out.notes.append(f"{name}: events not bound to a run record: the run has no readable run.json "
-                             f"(a set made before run records)")
+            out.absent(f"{name}: run.json: not recorded by this older set, so its events are not bound to a "
+                       f"run record")
             run = {}
         else:
             check_run_identity(name, run, out)

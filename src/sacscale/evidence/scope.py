@@ -23,6 +23,7 @@ from sacscale.evidence.manifest import MANIFEST_JSON, MANIFEST_NAME, VERIFY_JSON
 SCOPE_FILE = "evidence.json"
 FORMAT = 2
 BUDGET_BYTES = 4 * 1024 * 1024
+POLICY = Path("checkpoints") / "final.pt"  # a run's policy: the one kind of file a set may leave out
 # Never in the manifest, by construction (manifest.EXCLUDED): written from it, or after it.
 BY_CONSTRUCTION = {
     MANIFEST_NAME: "the manifest itself",
@@ -106,7 +107,12 @@ def check_scope(root: Path) -> tuple[list[str], list[str]]:
         problems.append(f"size: {size:,} bytes in results/{root.name} and reports/{root.name}, over the "
                         f"budget of {budget:,}")
     for entry in scope.get("left_out", []):
-        if (root / entry["path"]).exists():
+        parts = Path(entry["path"]).parts
+        # only policies may be left out: everything else the verification recomputes from
+        if len(parts) != 4 or parts[0] != "runs" or Path(*parts[2:]) != POLICY:
+            problems.append(f"{SCOPE_FILE}: {entry['path']} is listed as left out; only a run's "
+                            f"{POLICY.as_posix()} may be")
+        elif (root / entry["path"]).exists():
             problems.append(f"{SCOPE_FILE}: {entry['path']} is listed as left out, but it is in the set")
     return problems, [f"size: {size:,} bytes in results/{root.name} and reports/{root.name} "
                       f"(budget {budget:,}; format {scope['format']})"]
@@ -141,3 +147,48 @@ def _json_object(path: Path) -> dict:
     except (OSError, UnicodeDecodeError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+# --- making a set of the current format ---------------------------------------------------------
+
+
+def leave_out_policies(root: Path, keep: set[str], dest: Path) -> list[dict]:
+    """Move the policy of every run not in `keep` (runs no claim rests on: throughput runs)
+    out of the set into dest/<run>/final.pt; the entries for evidence.json, with each
+    file's hash, so that the run's evaluation stays bound to it."""
+    from sacscale.evidence.manifest import sha256_file
+
+    entries = []
+    for run_dir in sorted(p for p in (root / "runs").glob("*") if p.is_dir() and not p.name.startswith(".")):
+        policy = run_dir / POLICY
+        if run_dir.name in keep or not policy.is_file() or policy.is_symlink():
+            continue
+        rel = (Path("runs") / run_dir.name / POLICY).as_posix()
+        target = dest / run_dir.name / POLICY.name
+        digest, size = sha256_file(policy), policy.stat().st_size
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _move(policy, target)
+        evaluated = (root / "eval" / f"{run_dir.name}.json").is_file()
+        entries.append({"path": rel, "sha256": digest, "bytes": size, "moved_to": str(target),
+                        "why": "the policy of a run no claim rests on (a throughput run)"
+                               + (f"; eval/{run_dir.name}.json records its hash" if evaluated else "")})
+    return entries
+
+
+def _move(src: Path, dst: Path) -> None:
+    """Across file systems too (logs/ may be elsewhere): copy, then remove the original."""
+    import shutil
+
+    shutil.move(src, dst)
+
+
+def write_scope(root: Path, left_out: list[dict], budget: int = BUDGET_BYTES) -> dict:
+    """evidence.json of the current format; entries already recorded (a rerun) are kept."""
+    from sacscale.evidence.atomic import write_json
+
+    previous = read_scope(root) or {}
+    merged = {e["path"]: e for e in previous.get("left_out", [])}
+    merged.update({e["path"]: e for e in left_out})
+    scope = {"format": FORMAT, "budget_bytes": budget, "left_out": [merged[k] for k in sorted(merged)]}
+    write_json(root / SCOPE_FILE, scope)
+    return scope

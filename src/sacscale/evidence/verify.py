@@ -598,6 +598,9 @@ def check_bindings(root: Path, plan: dict | None, result: Verification) -> None:
                                by_name=plan is not None)
     result.records.extend(out.problems)
     result.notes.extend(out.notes)
+    if out.notes:  # said where the verdict is read, not only among the notes
+        result.covered.append(f"bound only as far as the records go: {len(out.notes)} binding field(s) of runs and "
+                              f"evaluations that this older set's records lack (--notes lists them)")
 
 
 def check_coverage(root: Path, manifest: Path, result: Verification) -> None:

@@ -294,6 +294,7 @@ def test_no_gl_backend_names_the_package_exits_2_and_leaves_no_file(tmp_path, ca
     context = _NoContext()
     context._MUJOCO_GL = backend  # as if mujoco had been imported with this backend
     monkeypatch.setenv("MUJOCO_GL", backend)
+    monkeypatch.setenv("PYOPENGL_PLATFORM", backend)
     monkeypatch.setattr(R, "_classic_gl_module", lambda: context)
     monkeypatch.setattr(mujoco, "Renderer", no_context)
     ckpt = make_checkpoint(tmp_path / "run" / "checkpoints" / "final.pt")

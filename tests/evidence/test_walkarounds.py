@@ -271,3 +271,19 @@ def test_a_set_of_the_current_evidence_format_must_carry_every_binding_field(wor
     manifest.write(work)
     problems = verify(work).problems()
     assert any(p.startswith(f"record: {R1}: run.json host: not recorded") for p in problems), problems
+
+
+def test_a_record_whose_window_was_moved_to_fit_copied_events_fails(work):
+    """The attacker also gives run 1's records run 2's windows, so that run 2's events fit
+    them: the runs of a set ran one at a time, and now two windows overlap."""
+    mine, theirs = event_file(work, R1), event_file(work, R2)
+    mine.unlink()
+    shutil.copy2(theirs, mine.parent / theirs.name)
+    for name in ("run.json", "train_meta.json"):
+        other = json.loads((work / "runs" / R2 / name).read_text())
+        edit_json(work / "runs" / R1 / name, lambda d, o=other: d.update(start_time=o["start_time"],
+                                                                          end_time=o["end_time"]))
+    regenerate(work)
+    problems = records(verify(work))
+    assert not any("outside the run's window" in p for p in problems), problems  # the window now fits
+    assert any("runs of a set run one at a time" in p for p in problems), problems

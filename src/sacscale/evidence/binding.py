@@ -156,6 +156,7 @@ def check_events(root: Path, runs: list[str], out: Findings) -> None:
     seen_name: dict[str, str] = {}
     seen_process: dict[tuple[str, int], str] = {}
     seen_digest: dict[str, str] = {}
+    windows: dict[str, tuple[float, float]] = {}
     for name in runs:
         run_dir = root / "runs" / name
         files = run_event_files(run_dir)
@@ -177,6 +178,10 @@ def check_events(root: Path, runs: list[str], out: Findings) -> None:
         meta = _load(run_dir / "train_meta.json")
         if window is not None and meta is not None:
             check_trainer_window(name, window, meta, out)
+            windows[name] = window
+        elif window is not None:
+            out.absent(f"{name}: train_meta.json: not recorded by this older set, so the trainer's window is not "
+                       f"bound to the run's")
         processes = set()
         for path in files:
             rel = path.relative_to(root).as_posix()
@@ -190,6 +195,17 @@ def check_events(root: Path, runs: list[str], out: Findings) -> None:
         for process in processes:
             _once(seen_process, process, name, f"events of process {process[1]} on {process[0]!r} are also in run",
                   out)
+    check_windows_apart(windows, out)
+
+
+def check_windows_apart(windows: dict[str, tuple[float, float]], out: Findings) -> None:
+    """The runs of a set ran one at a time, so their windows do not overlap: a record whose
+    window was edited to fit events copied from another run overlaps that run's."""
+    ordered = sorted(windows.items(), key=lambda item: item[1])
+    for (a, (_, a_end)), (b, (b_start, _)) in zip(ordered, ordered[1:]):
+        if b_start < a_end:
+            out.problems.append(f"{b}: run.json's window starts at {b_start:.3f}, before run {a}'s ends "
+                                f"({a_end:.3f}): runs of a set run one at a time")
 
 
 def _once(seen: dict, key, run: str, what: str, out: Findings) -> None:

@@ -124,8 +124,8 @@ def test_the_cli_names_the_canonical_path(work, tmp_path):
 def test_a_deleted_report_fails(work):
     (work.parent.parent / "reports" / SET / "report.md").unlink()
     result = verify(work)
-    assert f"missing: reports/{SET}/report.md (the set's summary.json has a report; it is gone)" \
-        in result.problems()
+    assert f"missing: reports/{SET}/report.md (the set's summary.json has a report: it was deleted, or the " \
+           f"pipeline never got to write it)" in result.problems()
 
 
 def test_a_deleted_report_folder_fails(work):

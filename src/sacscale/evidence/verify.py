@@ -575,7 +575,8 @@ def check_report_present(root: Path, result: Verification, report_pending: bool)
     if report_pending:
         result.notes.append(f"{where}: not checked: the pipeline writes it after this verification")
     else:
-        result.missing.append(f"{where} (the set's summary.json has a report; it is gone)")
+        result.missing.append(f"{where} (the set's summary.json has a report: it was deleted, or the pipeline "
+                              f"never got to write it)")
     return False
 
 

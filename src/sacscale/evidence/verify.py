@@ -64,6 +64,7 @@ class EvidenceStructureError(ValueError):
 class Verification:
     root: str
     files_checked: int = 0
+    bytes_hashed: int = 0
     runs_checked: int = 0
     refused: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
@@ -216,6 +217,7 @@ def check_files(root: Path, manifest: Path, result: Verification) -> None:
             result.missing.append(rel)
             continue
         now = sha256_file(path)
+        result.bytes_hashed += path.stat().st_size
         if now != digest:
             result.changed.append(f"{rel} (sha256 {digest[:12]}... in the manifest, {now[:12]}... now)")
     result.extra.extend(sorted(present - set(listed)))
@@ -604,13 +606,11 @@ def check_bindings(root: Path, plan: dict | None, result: Verification) -> None:
                               f"evaluations that this older set's records lack (--notes lists them)")
 
 
-def check_coverage(root: Path, manifest: Path, result: Verification) -> None:
+def check_coverage(root: Path, result: Verification) -> None:
     """What the manifest covers and what it leaves out by design; the size budget."""
     from sacscale.evidence import scope
 
-    listed = parse_manifest(manifest)
-    hashed = sum((root / rel).stat().st_size for rel in listed if (root / rel).is_file())
-    result.covered.extend(scope.describe(root, len(listed), hashed))
+    result.covered.extend(scope.describe(root, result.files_checked, result.bytes_hashed))
     problems, lines = scope.check_scope(root)
     result.scope.extend(problems)
     result.covered.extend(lines)
@@ -625,7 +625,7 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
     if result.refused:
         return result  # nothing is opened in a tree that holds links or special files
     check_files(root, manifest, result)
-    check_coverage(root, manifest, result)
+    check_coverage(root, result)
     if not recompute:
         return result
     strict = current_format(root) if (root / "plan.json").is_file() else False

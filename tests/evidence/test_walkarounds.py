@@ -287,3 +287,27 @@ def test_a_record_whose_window_was_moved_to_fit_copied_events_fails(work):
     problems = records(verify(work))
     assert not any("outside the run's window" in p for p in problems), problems  # the window now fits
     assert any("runs of a set run one at a time" in p for p in problems), problems
+
+
+def test_a_manifest_line_outside_the_set_is_never_opened(work, tmp_path):
+    """A manifest that lists `../../reports/S/report.md` (or any path out of the set) cannot
+    make verify read or hash it: the line is a missing file of the set."""
+    listed = (work / "MANIFEST.sha256").read_text()
+    (work / "MANIFEST.sha256").write_text(listed + f"{'0' * 64}  ../../reports/{SET}/report.md\n")
+    result = verify(work)
+    assert f"missing: ../../reports/{SET}/report.md" in result.problems(), result.problems()
+    assert result.covered[0].startswith(f"hashed: {len(listed.splitlines()) + 1} files, ")
+
+
+@pytest.mark.parametrize("what", ["a file", "a dangling link", "nothing"])
+def test_a_root_that_is_no_set_is_one_line(tmp_path, what):
+    root = tmp_path / "root"
+    if what == "a file":
+        root.write_text("not a set")
+    elif what == "a dangling link":
+        root.symlink_to(tmp_path / "gone")
+    proc = subprocess.run([sys.executable, "-m", "sacscale.cli", "verify", str(root)], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"sacscale verify: error: {root}: evidence root is"), proc.stderr

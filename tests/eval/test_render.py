@@ -256,7 +256,7 @@ def test_keep_visual_needs_the_excludes_copied():
 REPO = Path(__file__).resolve().parents[2]
 # a committed best-run video: 12 s of real rendered frames at 320x240, 10 fps
 RENDERED = REPO / "reports" / "h200x1_learning_lowent" / "figures" / "best_run.gif"
-VIDEO_BUDGET = 512 * 1024  # the report's video: at most 0.5 MB for 12 s at 320x240
+VIDEO_BUDGET = 500_000  # the report's video: at most 0.5 MB for 12 s at 320x240
 
 
 @pytest.mark.skipif(not RENDERED.is_file(), reason="the committed best-run video is not in this checkout")

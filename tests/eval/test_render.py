@@ -9,6 +9,7 @@ import math
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import mujoco
 import numpy as np
@@ -53,7 +54,7 @@ def videos(tmp_path_factory, gl):
     d = tmp_path_factory.mktemp("render")
     ckpt = make_checkpoint(d / "run" / "checkpoints" / "final.pt")
     out = {}
-    for ext in ("gif", "mp4"):
+    for ext in ("gif", "mp4", "webp"):
         path = d / f"walk.{ext}"
         argv = ["render", str(d / "run") if ext == "gif" else str(ckpt), "--output", str(path), "--seconds", "0.4",
                 "--width", str(W), "--height", str(H), "--fps", str(FPS), "--commands", COMMANDS]
@@ -63,6 +64,11 @@ def videos(tmp_path_factory, gl):
 
 
 def _decode(path):
+    if path.suffix == ".webp":  # every frame, through Pillow (imageio reads an animated WebP's first)
+        from PIL import Image, ImageSequence
+
+        with Image.open(path) as im:
+            return np.stack([np.asarray(f.convert("RGB")) for f in ImageSequence.Iterator(im)])
     if path.suffix == ".gif":
         import imageio.v3 as iio
 
@@ -73,7 +79,7 @@ def _decode(path):
         return np.stack([reader.get_data(i) for i in range(reader.count_frames())])
 
 
-@pytest.mark.parametrize("ext", ["gif", "mp4"])
+@pytest.mark.parametrize("ext", ["gif", "mp4", "webp"])
 def test_video_decodes_with_the_frames_asked_for(videos, ext):
     path = videos[ext]
     assert path.is_file() and path.stat().st_size > 1000
@@ -91,7 +97,7 @@ def _text_line_1(frame):
     return frame[pad: pad + line_h, : int(W * 0.45)].astype(np.float64)
 
 
-@pytest.mark.parametrize("ext", ["gif", "mp4"])
+@pytest.mark.parametrize("ext", ["gif", "mp4", "webp"])
 def test_command_overlay_changes_between_segments(videos, ext):
     frames = _decode(videos[ext])
     first, second = [_text_line_1(f) for f in frames[:5]], [_text_line_1(f) for f in frames[5:]]
@@ -192,7 +198,7 @@ def test_bad_commands_exit_2_naming_the_problem(tmp_path, capsys, commands, mess
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--output", "v.avi"], "must end in .mp4 or .gif"),
+    (["--output", "v.avi"], "must end in .webp or .mp4 or .gif"),
     (["--output", "v.mp4", "--width", "161"], "H.264 (.mp4) needs even sizes"),
     (["--output", "v.gif", "--fps", "60"], "--fps 60: must be 1..50"),
     (["--output", "v.gif", "--seconds", "0"], "--seconds 0: must be > 0"),
@@ -243,3 +249,62 @@ def test_cli_sets_the_backend_before_mujoco_is_imported(tmp_path):
 def test_keep_visual_needs_the_excludes_copied():
     with pytest.raises(ValueError, match="exclude_rest_contacts=False"):
         g1._build_spec(keep_visual=True)
+
+
+# --- the small video, and no OpenGL backend ------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+# a committed best-run video: 12 s of real rendered frames at 320x240, 10 fps
+RENDERED = REPO / "reports" / "h200x1_learning_lowent" / "figures" / "best_run.gif"
+VIDEO_BUDGET = 500_000  # the report's video: at most 0.5 MB for 12 s at 320x240
+
+
+@pytest.mark.skipif(not RENDERED.is_file(), reason="the committed best-run video is not in this checkout")
+def test_webp_of_rendered_frames_fits_the_video_budget(tmp_path):
+    """The WebP writer on frames the renderer made (decoded from the committed GIF, so this
+    runs without OpenGL): 12 s at 320x240 in at most 0.5 MB, every frame kept."""
+    from PIL import Image, ImageSequence
+
+    with Image.open(RENDERED) as gif:
+        frames = [np.asarray(f.convert("RGB")) for f in ImageSequence.Iterator(gif)]
+    assert len(frames) == 120 and frames[0].shape == (240, 320, 3)
+    out = tmp_path / "best_run.webp"
+    writer = R._WebpWriter(out, fps=10.0, max_bytes=VIDEO_BUDGET)
+    for frame in frames:
+        writer.append(frame)
+    writer.close()
+    assert out.stat().st_size <= VIDEO_BUDGET, out.stat().st_size
+    assert out.stat().st_size < RENDERED.stat().st_size / 4  # the GIF was about 2 MB
+    decoded = _decode(out)
+    assert decoded.shape == (120, 240, 320, 3)
+    assert np.abs(decoded.astype(float) - np.stack(frames)).mean() < 8  # the same pictures
+
+
+class _NoContext:
+    """Stands for a GL module whose library is missing: MuJoCo's Renderer cannot start."""
+    _MUJOCO_GL = None
+
+
+@pytest.mark.parametrize("backend, package, other", [("osmesa", "libosmesa6", "egl"), ("egl", "libegl1", "osmesa")])
+def test_no_gl_backend_names_the_package_exits_2_and_leaves_no_file(tmp_path, capsys, monkeypatch, backend,
+                                                                   package, other):
+    def no_context(*args, **kwargs):
+        raise RuntimeError(f"simulated: the {backend} library could not be loaded\nsecond line")
+
+    context = _NoContext()
+    context._MUJOCO_GL = backend  # as if mujoco had been imported with this backend
+    monkeypatch.setenv("MUJOCO_GL", backend)
+    monkeypatch.setenv("PYOPENGL_PLATFORM", backend)
+    monkeypatch.setattr(R, "_classic_gl_module", lambda: context)
+    monkeypatch.setattr(mujoco, "Renderer", no_context)
+    ckpt = make_checkpoint(tmp_path / "run" / "checkpoints" / "final.pt")
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    code = main(["render", str(ckpt), "--output", str(videos / "walk.webp"), "--seconds", "0.2",
+                 "--width", "32", "--height", "24", "--fps", "10"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert "\n" not in err and "Traceback" not in err, err
+    assert err.startswith(f"sacscale render: error: no OpenGL context with MUJOCO_GL={backend}")
+    assert f"apt-get install -y {package}" in err and f"MUJOCO_GL={other}" in err
+    assert list(videos.iterdir()) == []  # no video, no partial or temporary file

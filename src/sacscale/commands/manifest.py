@@ -1,9 +1,15 @@
-"""`sacscale manifest ROOT`: write ROOT/MANIFEST.sha256 (sha256sum format) and manifest.json."""
+"""`sacscale manifest ROOT`: write ROOT/MANIFEST.sha256 (sha256sum format) and manifest.json.
+
+With --scope (a set of the current evidence format, held to its size budget): first the
+policies of runs no claim rests on move out of the set (--keep-policies names the runs
+whose policies stay: learning runs, the report's best run), and evidence.json records
+each one left out with its hash; then everything in the set is hashed, evidence.json too."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from sacscale.evidence.manifest import ManifestError, write
 
@@ -12,13 +18,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("root", help="evidence root (results/<run set>); paths in the manifest are relative to it")
     parser.add_argument("--output", help="manifest file (default: ROOT/MANIFEST.sha256)")
     parser.add_argument("--json", help="counts and sizes (default: ROOT/manifest.json)")
+    parser.add_argument("--scope", action="store_true",
+                        help="write evidence.json (the current evidence format and its size budget) before hashing")
+    parser.add_argument("--keep-policies", nargs="*", default=None, metavar="RUN",
+                        help="with --scope: the runs whose policies a claim rests on; every other run's "
+                             "checkpoints/final.pt moves to --left-out-dir (default: keep every policy)")
+    parser.add_argument("--left-out-dir", help="with --keep-policies: where the other policies go (outside the set)")
 
 
 def run(args: argparse.Namespace) -> int:
     try:
+        if args.scope:
+            _write_scope(args)
+        elif args.keep_policies is not None or args.left_out_dir:
+            raise ManifestError("--keep-policies and --left-out-dir need --scope")
         info = write(args.root, args.output, args.json)
     except ManifestError as exc:
         print(f"sacscale manifest: error: {exc}", file=sys.stderr)
         return 1
     print(f"{info['files']} files, {info['bytes']:,} bytes listed")
     return 0
+
+
+def _write_scope(args: argparse.Namespace) -> None:
+    from sacscale.evidence import scope
+
+    root = Path(args.root)
+    left_out = []
+    if args.keep_policies is not None:
+        if not args.left_out_dir:
+            raise ManifestError("--keep-policies needs --left-out-dir (where the other policies go)")
+        dest = Path(args.left_out_dir).resolve()
+        if dest == root.resolve() or root.resolve() in dest.parents:
+            raise ManifestError(f"--left-out-dir {args.left_out_dir}: inside the set; it must be outside")
+        left_out = scope.leave_out_policies(root, set(args.keep_policies), dest)
+    try:
+        kept = scope.write_scope(root, left_out)
+    except scope.ScopeError as exc:
+        raise ManifestError(str(exc)) from None
+    for entry in kept["left_out"]:
+        print(f"left out by design: {entry['path']} (sha256 {entry['sha256'][:12]}...): {entry['why']}")

@@ -1,9 +1,11 @@
-"""`sacscale render CHECKPOINT_OR_RUN --output walk.mp4|walk.gif`: a video of the deterministic
-policy following a sequence of velocity commands (MuJoCo offscreen rendering, Menagerie's meshes).
+"""`sacscale render CHECKPOINT_OR_RUN --output walk.webp|walk.mp4|walk.gif`: a video of the
+deterministic policy following a sequence of velocity commands (MuJoCo offscreen rendering,
+Menagerie's meshes). Animated WebP (Pillow) is the small one, for evidence.
 
 Headless OpenGL: MUJOCO_GL if set, else egl with an NVIDIA GPU, else osmesa (Debian:
 apt-get install -y libosmesa6). run() exports MUJOCO_GL and PYOPENGL_PLATFORM before it
-imports MuJoCo, because MuJoCo reads MUJOCO_GL when it is imported.
+imports MuJoCo, because MuJoCo reads MUJOCO_GL when it is imported. Without the backend's
+library: one line naming the package to install, exit 2, no file written.
 """
 
 from __future__ import annotations
@@ -22,7 +24,10 @@ def add_video_arguments(parser: argparse.ArgumentParser) -> None:
     """Everything but the policy: also `sacscale render-best`'s."""
     from sacscale.eval.render import DEFAULT_COMMANDS  # imports no MuJoCo
 
-    parser.add_argument("--output", required=True, help="video to write (atomically): .mp4 (H.264) or .gif")
+    parser.add_argument("--output", required=True,
+                        help="video to write (atomically): .webp (animated, Pillow), .mp4 (H.264) or .gif")
+    parser.add_argument("--max-bytes", type=int, default=None,
+                        help="a .webp is re-encoded at lower quality until it fits in this many bytes")
     parser.add_argument("--commands", default=DEFAULT_COMMANDS,
                         help="segments 'vx,vy,wz:SECONDS;...' (m/s, m/s, rad/s; heading frame), in order; "
                              f"the last one holds to the end (default {DEFAULT_COMMANDS!r})")
@@ -52,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
         if args.seconds is not None and not (args.seconds > 0 and args.seconds < float("inf")):
             raise ValueError(f"--seconds {args.seconds:g}: must be > 0")
         render.check_video_args(args.output, args.width, args.height, args.fps)
+        if args.max_bytes is not None and args.max_bytes <= 0:
+            raise ValueError(f"--max-bytes {args.max_bytes}: must be > 0")
     except ValueError as exc:
         return _error(str(exc))
     from sacscale.commands._inputs import model_problem
@@ -68,8 +75,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = render.render_policy(args.checkpoint, args.output, model_path=args.model, segments=segments,
                                       seconds=args.seconds, width=args.width, height=args.height, fps=args.fps,
-                                      seed=args.seed)
-    except (CheckpointError, ValueError) as exc:
+                                      seed=args.seed, max_bytes=args.max_bytes)
+    except (CheckpointError, ValueError, render.GLBackendError) as exc:
         return _error(str(exc))
     except render.RenderError as exc:
         print(f"sacscale render: error: {exc}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""`sacscale render-best --evaluations EVAL.json ... --runs-dir DIR --output best.gif
+"""`sacscale render-best --evaluations EVAL.json ... --runs-dir DIR --output best.webp
 --record best.json`: the video of the best-evaluated run's policy (sacscale.eval.best
 says how it is chosen), and a record of the choice, for the report."""
 

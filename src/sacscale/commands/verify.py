@@ -3,7 +3,9 @@ recompute every run's metrics, cross-check the records against the plan, recompu
 summary and the report's numbers (see sacscale.evidence.verify).
 
 Exits 1 naming each problem; 0 when everything matches. Fields an older set never
-recorded are listed as notes and do not fail it."""
+recorded are listed as notes and do not fail it. Every spelling of a set (a relative
+path, `..`, a link to it) is checked as its canonical path, which the output names. The
+output also says what is hashed and what is left out of the manifest by design."""
 
 from __future__ import annotations
 
@@ -21,11 +23,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", help="write the result as JSON here (also when it fails)")
     parser.add_argument("--no-metrics", action="store_true", help="only re-hash; recompute nothing")
     parser.add_argument("--notes", action="store_true", help="print every note (fields an older set never recorded)")
+    parser.add_argument("--report-pending", action="store_true",
+                        help="the report is written after this verification (the pipeline's own check, whose "
+                             "verdict the report embeds): a set's missing report is a note, not a problem")
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        result = verify(args.root, args.manifest, recompute=not args.no_metrics)
+        result = verify(args.root, args.manifest, recompute=not args.no_metrics, report_pending=args.report_pending)
     except ManifestError as exc:
         print(f"sacscale verify: error: {exc}", file=sys.stderr)
         return 1
@@ -34,15 +39,22 @@ def run(args: argparse.Namespace) -> int:
     if args.notes:
         for line in result.notes:
             print(f"note: {line}")
+    for line in result.covered:
+        print(line)
     extra = f", recomputed {' and '.join(result.checked)}" if result.checked else ""
     notes = (f"; {len(result.notes)} note(s): fields not recorded by this older set (--notes lists them)"
              if result.notes else "")
     if result.ok:
-        print(f"verified {result.files_checked} files and {result.runs_checked} runs' metrics under {args.root}"
+        print(f"verified {result.files_checked} files and {result.runs_checked} runs' metrics under {_named(args.root, result.root)}"
               f"{extra}{notes}")
         return 0
     problems = result.problems()
-    print(f"sacscale verify: {len(problems)} problem(s) under {args.root}:", file=sys.stderr)
+    print(f"sacscale verify: {len(problems)} problem(s) under {_named(args.root, result.root)}:", file=sys.stderr)
     for line in problems:
         print(f"  {line}", file=sys.stderr)
     return 1
+
+
+def _named(given: str, canonical: str) -> str:
+    """The set as the user named it, and its canonical path when that differs."""
+    return given if given == canonical else f"{given} (that is, {canonical})"

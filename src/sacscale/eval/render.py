@@ -39,7 +39,12 @@ import numpy as np
 
 DEFAULT_COMMANDS = "0.5,0,0:4;0,0,0.6:4;0,0,0:4"
 GL_BACKENDS = ("egl", "osmesa")  # the headless ones; glfw/glx need a display
-VIDEO_FORMATS = (".mp4", ".gif")
+VIDEO_FORMATS = (".webp", ".mp4", ".gif")
+# animated WebP (Pillow): quality tried in turn until the file fits its byte budget; 50 gave
+# 386 kB for 12 s of the committed best-run frames at 320x240 and 10 fps
+WEBP_QUALITIES = (50, 35, 20)
+# the Debian package that provides each headless backend's library
+GL_PACKAGES = {"osmesa": "libosmesa6", "egl": "libegl1"}
 MAX_FPS = 50  # the control rate: a frame per control step at most
 
 # Camera: a free camera whose look-at point follows the pelvis (smoothed), at a fixed
@@ -57,6 +62,10 @@ FELL_BANNER_S = 1.5  # the overlay says "fell" for this long after a reset
 
 class RenderError(RuntimeError):
     """No GL context could be created, or the video could not be written."""
+
+
+class GLBackendError(RenderError):
+    """The OpenGL backend cannot make a context here: its library is missing, or no GPU."""
 
 
 @dataclass(frozen=True)
@@ -169,9 +178,6 @@ def open_renderer(model, width: int, height: int):
     backend = configure_gl_backend()
     glc = _classic_gl_module()
     at_import = getattr(glc, "_MUJOCO_GL", None)  # what mujoco chose when it was imported
-    hint = {"osmesa": "install the OSMesa library (Debian: apt-get install -y libosmesa6)",
-            "egl": "EGL needs a GPU driver; without a GPU use MUJOCO_GL=osmesa"}.get(
-        backend, f"MUJOCO_GL={backend} needs a display; headless, use MUJOCO_GL=egl (GPU) or osmesa")
     saved = getattr(glc, "GLContext", None)
     try:
         if backend in GL_BACKENDS and at_import != backend:
@@ -179,10 +185,24 @@ def open_renderer(model, width: int, height: int):
             glc.GLContext = importlib.import_module(f"mujoco.{backend}").GLContext
         return mujoco.Renderer(model, height, width)
     except Exception as exc:  # ImportError, RuntimeError, mujoco.FatalError, ctypes errors...
-        raise RenderError(f"no OpenGL context with MUJOCO_GL={backend} "
-                          f"({type(exc).__name__}: {str(exc).strip() or 'no message'}); {hint}") from None
+        raise GLBackendError(gl_failure_line(backend, exc)) from None
     finally:
         glc.GLContext = saved
+
+
+def gl_failure_line(backend: str, exc: BaseException) -> str:
+    """One line: the backend, what failed, and the package that provides it (the
+    exception's own text can span lines: only its first is kept)."""
+    what = (str(exc).strip().splitlines() or ["no message"])[0]
+    package = GL_PACKAGES.get(backend)
+    if package is None:
+        fix = f"MUJOCO_GL={backend} needs a display; headless, use MUJOCO_GL=egl (GPU) or osmesa"
+    else:
+        other = next(b for b in GL_BACKENDS if b != backend)
+        fix = (f"install {package} (Debian: apt-get install -y {package})"
+               + (" and a GPU driver" if backend == "egl" else "")
+               + f", or use MUJOCO_GL={other} ({GL_PACKAGES[other]})")
+    return f"no OpenGL context with MUJOCO_GL={backend} ({type(exc).__name__}: {what}); {fix}"
 
 
 def render_status() -> tuple[bool, str]:
@@ -459,12 +479,46 @@ class _GifWriter:
         self._frames = []
 
 
+class _WebpWriter:
+    """Animated WebP through Pillow: lossy frames, each quality of WEBP_QUALITIES in turn
+    until the file fits `max_bytes` (the last is kept either way; render_policy's summary
+    gives the size)."""
+
+    def __init__(self, path: Path, fps: float, max_bytes: int | None = None):
+        self.path, self.fps, self.max_bytes = path, fps, max_bytes
+        self._frames: list = []
+
+    def append(self, frame: np.ndarray) -> None:
+        from PIL import Image
+
+        self._frames.append(Image.fromarray(frame))
+
+    def close(self) -> None:
+        if not self._frames:
+            return
+        # whole milliseconds: alternate them so that frame k still starts at k / fps
+        ticks = [int(round(1000.0 * k / self.fps)) for k in range(len(self._frames) + 1)]
+        durations = [b - a for a, b in zip(ticks, ticks[1:])]
+        for quality in WEBP_QUALITIES:
+            self._frames[0].save(self.path, format="WEBP", save_all=True, append_images=self._frames[1:],
+                                 duration=durations, loop=0, quality=quality, method=4)
+            if self.max_bytes is None or self.path.stat().st_size <= self.max_bytes:
+                break
+        self._frames = []
+
+
+def _writer_class(suffix: str):
+    return {".mp4": _Mp4Writer, ".webp": _WebpWriter}.get(suffix.lower(), _GifWriter)
+
+
 class _Guarded:
     """A writer whose failures (no ffmpeg, a full disk, ...) surface as RenderError."""
 
-    def __init__(self, path: Path, fps: float, output: Path):
+    def __init__(self, path: Path, fps: float, output: Path, max_bytes: int | None = None):
         self._output = output
-        self._w = self._call(_Mp4Writer if path.suffix.lower() == ".mp4" else _GifWriter, path, fps)
+        cls = _writer_class(path.suffix)
+        extra = (max_bytes,) if cls is _WebpWriter else ()
+        self._w = self._call(cls, path, fps, *extra)
 
     def _call(self, fn, *args):
         try:
@@ -497,8 +551,9 @@ def check_video_args(output: str | Path, width: int, height: int, fps: float) ->
 
 def render_policy(checkpoint: str | Path, output: str | Path, *, model_path: str | Path | None = None,
                   segments: list[Segment] | None = None, seconds: float | None = None, width: int = 640,
-                  height: int = 480, fps: float = 25.0, seed: int = 0) -> dict:
-    """Render the checkpoint's deterministic policy following `segments` to output (.mp4/.gif).
+                  height: int = 480, fps: float = 25.0, seed: int = 0, max_bytes: int | None = None) -> dict:
+    """Render the checkpoint's deterministic policy following `segments` to output
+    (.webp/.mp4/.gif). max_bytes: a WebP is re-encoded at lower quality until it fits.
 
     seconds: video length; default the segments' total. Past the last segment its command
     holds. Returns a summary (frames, steps, falls, sizes, timings, backend).
@@ -551,7 +606,7 @@ def render_policy(checkpoint: str | Path, output: str | Path, *, model_path: str
     try:
         env = G1WalkFlat(task_model, 1, 1, seed, config=cfg)  # one env, one physics thread
         torso_gyro_z = env._sadr["torso_gyro"].start + 2
-        writer = _Guarded(tmp, fps, output)
+        writer = _Guarded(tmp, fps, output, max_bytes)
         env.command_override = np.array([segments[0].command], dtype=np.float64)
         obs, _ = env.reset()  # the first segment's command, as a reset assigns it
         w, x, y, z = env._qpos[0, 3:7]

@@ -39,6 +39,7 @@ import contextlib
 import io
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,6 +64,7 @@ class EvidenceStructureError(ValueError):
 class Verification:
     root: str
     files_checked: int = 0
+    bytes_hashed: int = 0
     runs_checked: int = 0
     refused: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
@@ -72,13 +74,15 @@ class Verification:
     records: list[str] = field(default_factory=list)
     derived: list[str] = field(default_factory=list)
     structure: list[str] = field(default_factory=list)
+    scope: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)
+    covered: list[str] = field(default_factory=list)  # what is hashed, what is left out by design
 
     @property
     def ok(self) -> bool:
         return not (self.refused or self.changed or self.missing or self.extra or self.metrics
-                    or self.records or self.derived or self.structure)
+                    or self.records or self.derived or self.structure or self.scope)
 
     def problems(self) -> list[str]:
         return (
@@ -90,6 +94,7 @@ class Verification:
             + [f"record: {p}" for p in self.records]
             + [f"derived: {p}" for p in self.derived]
             + [f"structure: {p}" for p in self.structure]
+            + [f"scope: {p}" for p in self.scope]
         )
 
     def as_dict(self) -> dict:
@@ -107,7 +112,9 @@ class Verification:
             "records": self.records,
             "derived": self.derived,
             "structure": self.structure,
+            "scope": self.scope,
             "notes": self.notes,
+            "covered": self.covered,
         }
 
 
@@ -210,6 +217,7 @@ def check_files(root: Path, manifest: Path, result: Verification) -> None:
             result.missing.append(rel)
             continue
         now = sha256_file(path)
+        result.bytes_hashed += path.stat().st_size
         if now != digest:
             result.changed.append(f"{rel} (sha256 {digest[:12]}... in the manifest, {now[:12]}... now)")
     result.extra.extend(sorted(present - set(listed)))
@@ -535,30 +543,106 @@ def check_report(root: Path, summary: dict, metrics: list[dict], result: Verific
     result.checked.append(rel)
 
 
-def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool = True) -> Verification:
-    root = Path(root)
+def canonical_root(root: str | Path) -> Path:
+    """The set's one name: absolute, `..` and `.` gone, links in the path resolved. Every
+    spelling of a set (relative, with `..`, through a link) is checked as this path, so none
+    can skip the report or the tree checks that depend on where the set lies. Only the path
+    that names the set is resolved: inside it, links are refused (check_tree)."""
+    path = Path(root)
+    if not path.exists() and not path.is_symlink():
+        raise ManifestError(f"{root}: evidence root is missing")
+    canonical = Path(os.path.realpath(path))
+    if not canonical.is_dir():
+        raise ManifestError(f"{root}: evidence root is not a directory ({canonical})")
+    return canonical
+
+
+def report_expected(root: Path) -> bool:
+    """A set the pipeline finished has a report: it made summary.json (hashed) and the report
+    is made from it. Its absence is then a problem, not a skipped check."""
+    return (root / "plan.json").is_file() and (root / "summary.json").is_file()
+
+
+def check_report_present(root: Path, result: Verification, report_pending: bool) -> bool:
+    """Whether reports/S/report.md is there to be checked; a missing report of a set that has
+    one is a problem. `report_pending`: the pipeline's own verification, which runs before
+    the report is written (the report embeds its verdict)."""
+    reports = reports_dir(root)
+    if reports is not None and (reports / "report.md").is_file():
+        return True
+    if not report_expected(root):
+        return False
+    where = f"reports/{root.name}/report.md" if reports is not None else (
+        f"the report (the set lies in {root.parent}, not in a results/ folder beside reports/)")
+    if report_pending:
+        result.notes.append(f"{where}: not checked: the pipeline writes it after this verification")
+    else:
+        result.missing.append(f"{where} (the set's summary.json has a report: it was deleted, or the pipeline "
+                              f"never got to write it)")
+    return False
+
+
+def check_bindings(root: Path, plan: dict | None, result: Verification) -> None:
+    """Each run's events and evaluation belong to that run (sacscale.evidence.binding)."""
+    from sacscale.evidence import binding, scope
+
+    runs = sorted(p.name for p in (root / "runs").glob("*") if p.is_dir() and not p.name.startswith(".")) \
+        if (root / "runs").is_dir() else []
+    # the binding fields are required from the sets made under the evidence format that
+    # requires them (evidence.json); older sets get a note for each one they lack
+    out = binding.Findings(scope.format_of(root) >= scope.FORMAT)
+    binding.check_events(root, runs, out)
+    model_sha = None
+    if (root / "model.json").is_file():
+        model = load_json(root, "model.json")
+        model_sha = model.get("sha256") if isinstance(model.get("sha256"), str) else None
+    iterations = plan.get("iterations") if isinstance(plan, dict) and isinstance(plan.get("iterations"), int) else None
+    binding.check_evaluations(root, runs, model_sha, iterations, scope.left_out_hashes(root), out,
+                               by_name=plan is not None)
+    result.records.extend(out.problems)
+    result.notes.extend(out.notes)
+    if out.notes:  # said where the verdict is read, not only among the notes
+        result.covered.append(f"bound only as far as the records go: {len(out.notes)} binding field(s) of runs and "
+                              f"evaluations that this older set's records lack (--notes lists them)")
+
+
+def check_coverage(root: Path, result: Verification) -> None:
+    """What the manifest covers and what it leaves out by design; the size budget."""
+    from sacscale.evidence import scope
+
+    result.covered.extend(scope.describe(root, result.files_checked, result.bytes_hashed))
+    problems, lines = scope.check_scope(root)
+    result.scope.extend(problems)
+    result.covered.extend(lines)
+
+
+def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool = True,
+           report_pending: bool = False) -> Verification:
+    root = canonical_root(root)
     manifest = Path(manifest) if manifest else root / MANIFEST_NAME
     result = Verification(root=str(root))
-    if root.is_symlink() or not root.is_dir():
-        raise ManifestError(f"{root}: evidence root is missing (or a symbolic link)")
     check_tree(root, result)
     if result.refused:
         return result  # nothing is opened in a tree that holds links or special files
     check_files(root, manifest, result)
+    check_coverage(root, result)
     if not recompute:
         return result
     strict = current_format(root) if (root / "plan.json").is_file() else False
     good = check_metrics(root, result, strict=strict) if (root / "runs").is_dir() else {}
     if not (root / "plan.json").is_file():
+        check_bindings(root, None, result)
         return result  # not made by the pipeline: no plan to cross-check against
     try:
         plan = load_json(root, "plan.json")
         check_records(root, plan, result, strict)
+        check_bindings(root, plan, result)
         names = [r["name"] for r in plan["runs"] if r["name"] in good]
         recomputed = check_summary(root, plan, [good[n] for n in names], result)
         if recomputed is not None:
             result.checked.append("summary.json")
-            check_report(root, recomputed[0], [good[n] for n in names], result, current=recomputed[1])
+            if check_report_present(root, result, report_pending):
+                check_report(root, recomputed[0], [good[n] for n in names], result, current=recomputed[1])
     except EvidenceStructureError as exc:
         result.structure.append(str(exc))
     except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:

@@ -1,0 +1,315 @@
+"""Does each run's evidence belong to that run? Checks that cannot be passed by copying
+files between runs and regenerating everything derived with the project's own commands.
+
+- events: every event file of a run was created by that run's process. TensorBoard names
+  each file `events.out.tfevents.<creation second>.<host>.<pid>.<n>` and its first record
+  carries the creation time; both must fall inside the run's wall-clock window
+  (`run.json` `start_time`..`end_time`, and the trainer's own window in
+  `train_meta.json` inside it), the host must be the run's (`run.json` `host`), no two runs
+  may share an event file (by name, by process, or by content), and the run's record must
+  name the run whose directory holds it.
+- evaluations: `eval/<run>.json` must evaluate that run's policy (its path, and its hash
+  against the set's copy of the policy or the hash recorded when the policy was left out
+  by design) on the set's model (the hash the evaluation records, and the one the policy
+  was trained on), at the run's last iteration.
+
+A set whose records predate a field is not failed for its absence: verify says so in
+its notes. A set of the current format must carry every field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from sacscale.evidence.manifest import sha256_file
+
+EVENT_PREFIX = "events.out.tfevents."
+# a file name holds whole seconds: its creation second may precede a window that starts
+# within that second
+NAME_SLACK_S = 1.0
+
+
+@dataclass(frozen=True)
+class EventName:
+    created: int
+    host: str
+    pid: int
+
+
+def parse_event_name(name: str) -> EventName | None:
+    """TensorBoard's `events.out.tfevents.<secs>.<host>.<pid>.<n>[.gz]`; None if not so named.
+    The host may hold dots, so it is everything between the first and the last two fields."""
+    if not name.startswith(EVENT_PREFIX):
+        return None
+    rest = name[len(EVENT_PREFIX):].removesuffix(".gz").split(".")
+    if len(rest) < 4 or not (rest[0].isdigit() and rest[-2].isdigit() and rest[-1].isdigit()):
+        return None
+    return EventName(int(rest[0]), ".".join(rest[1:-2]), int(rest[-2]))
+
+
+def first_record_time(path: Path) -> float | None:
+    """The wall time of the file's first record (TensorBoard writes its file-version event
+    when it creates the file), or None when it cannot be read: the metrics check reads every
+    record with its checksums and names a damaged file, so this one only needs the first."""
+    import gzip
+    import struct
+    import zlib
+
+    from google.protobuf.message import DecodeError
+    from tensorboard.compat.proto import event_pb2
+
+    opener = gzip.open if path.name.endswith(".gz") else open
+    try:
+        with opener(path, "rb") as fh:
+            header = fh.read(12)  # uint64 length, uint32 masked CRC of the length
+            if len(header) != 12:
+                return None
+            (length,) = struct.unpack("<Q", header[:8])
+            if length > 1 << 20:  # a first record is a few dozen bytes
+                return None
+            event = event_pb2.Event.FromString(fh.read(length))
+    except (OSError, EOFError, zlib.error, ValueError, struct.error, DecodeError):
+        return None
+    return float(event.wall_time) if event.wall_time else None
+
+
+def run_event_files(run_dir: Path) -> list[Path]:
+    """Every event file in the run's directory, whichever trainer wrote it. The tree was
+    checked to hold no links, so this walk stays inside the set."""
+    return sorted(p for p in run_dir.rglob(EVENT_PREFIX + "*") if p.is_file())
+
+
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+class Findings:
+    """Problems and notes of one check, handed back to the verification."""
+
+    def __init__(self, strict: bool):
+        self.strict = strict
+        self.problems: list[str] = []
+        self.notes: list[str] = []
+
+    def absent(self, text: str) -> None:
+        """A binding field the record does not carry: fails a current set, a note otherwise."""
+        (self.problems if self.strict else self.notes).append(text)
+
+
+# --- events -------------------------------------------------------------------------------
+
+def _window(record: dict) -> tuple[float, float] | None:
+    start, end = record.get("start_time"), record.get("end_time")
+    return (float(start), float(end)) if _number(start) and _number(end) else None
+
+
+def check_run_identity(name: str, run: dict, out: Findings) -> None:
+    """The record names the run whose directory holds it."""
+    for field, value in (("run", run.get("run")), ("resolved_config.run", (run.get("resolved_config") or {}).get("run"))):
+        if value is None:
+            out.absent(f"{name}: run.json {field}: not recorded by this older set, so the record is not bound "
+                       f"to its directory by name")
+        elif value != name:
+            out.problems.append(f"{name}: run.json {field} is {value!r}: the record is another run's")
+    run_dir = run.get("run_dir")
+    if isinstance(run_dir, str) and Path(run_dir).name != name:
+        out.problems.append(f"{name}: run.json run_dir {run_dir!r} is another run's directory")
+
+
+def check_trainer_window(name: str, window: tuple[float, float], meta: dict, out: Findings) -> None:
+    """The trainer's own window (train_meta.json) lies inside the run record's."""
+    inner = _window(meta)
+    if inner is None:
+        out.absent(f"{name}: train_meta.json start_time/end_time: not recorded by this older set")
+        return
+    if inner[0] < window[0] or inner[1] > window[1]:
+        out.problems.append(f"{name}: train_meta.json's window {inner[0]:.3f}..{inner[1]:.3f} is not inside "
+                            f"run.json's {window[0]:.3f}..{window[1]:.3f}: the trainer's record is another run's")
+
+
+def check_event_file(name: str, rel: str, path: Path, window: tuple[float, float] | None, host: str | None,
+                     out: Findings) -> EventName | None:
+    """One event file against its run's window and host; its parsed name."""
+    parsed = parse_event_name(path.name)
+    if parsed is None:
+        out.problems.append(f"{name}: {rel}: not named as TensorBoard names event files "
+                            f"(events.out.tfevents.<secs>.<host>.<pid>.<n>): it cannot be bound to the run")
+        return None
+    if host is not None and parsed.host != host:
+        out.problems.append(f"{name}: {rel}: written on host {parsed.host!r}, the run ran on {host!r}")
+    if window is None:
+        return parsed
+    start, end = window
+    if not start - NAME_SLACK_S <= parsed.created <= end:
+        out.problems.append(f"{name}: {rel}: created at {parsed.created} (its name), outside the run's "
+                            f"window {start:.3f}..{end:.3f}: another run's events")
+    first = first_record_time(path)
+    if first is not None and not start <= first <= end:
+        out.problems.append(f"{name}: {rel}: its first record is from {first:.3f}, outside the run's "
+                            f"window {start:.3f}..{end:.3f}: another run's events")
+    return parsed
+
+
+def check_events(root: Path, runs: list[str], out: Findings) -> None:
+    """Every run's event files against its record, and no event file in two runs."""
+    seen_name: dict[str, str] = {}
+    seen_process: dict[tuple[str, int], str] = {}
+    seen_digest: dict[str, str] = {}
+    windows: dict[str, tuple[float, float]] = {}
+    for name in runs:
+        run_dir = root / "runs" / name
+        files = run_event_files(run_dir)
+        run = _load(run_dir / "run.json")
+        if run is None:
+            out.absent(f"{name}: run.json: not recorded by this older set, so its events are not bound to a "
+                       f"run record")
+            run = {}
+        else:
+            check_run_identity(name, run, out)
+        window = _window(run)
+        if run and window is None:
+            out.absent(f"{name}: run.json start_time/end_time: not recorded by this older set, so its events "
+                       f"are not bound to its wall-clock window")
+        host = (run.get("host") or {}).get("name") if isinstance(run.get("host"), dict) else None
+        if run and host is None:
+            out.absent(f"{name}: run.json host: not recorded by this older set, so its events are not bound "
+                       f"to its host")
+        meta = _load(run_dir / "train_meta.json")
+        if window is not None and meta is not None:
+            check_trainer_window(name, window, meta, out)
+            windows[name] = window
+        elif window is not None:
+            out.absent(f"{name}: train_meta.json: not recorded by this older set, so the trainer's window is not "
+                       f"bound to the run's")
+        processes = set()
+        for path in files:
+            rel = path.relative_to(root).as_posix()
+            parsed = check_event_file(name, rel, path, window, host, out)
+            _once(seen_name, path.name, name, f"{rel}: the same event file name is in run", out)
+            _once(seen_digest, sha256_file(path), name, f"{rel}: the same event file content is in run", out)
+            if parsed is not None and window is not None:
+                processes.add((parsed.host, parsed.pid))
+        # a recorded run is one trainer process per rank: no process writes two of them (tests
+        # and hand-made sets, which record no window, may write every run from one process)
+        for process in processes:
+            _once(seen_process, process, name, f"events of process {process[1]} on {process[0]!r} are also in run",
+                  out)
+    check_windows_apart(windows, out)
+
+
+def check_windows_apart(windows: dict[str, tuple[float, float]], out: Findings) -> None:
+    """The runs of a set ran one at a time, so their windows do not overlap: a record whose
+    window was edited to fit events copied from another run overlaps that run's."""
+    ordered = sorted(windows.items(), key=lambda item: item[1])
+    for (a, (_, a_end)), (b, (b_start, _)) in zip(ordered, ordered[1:]):
+        if b_start < a_end:
+            out.problems.append(f"{b}: run.json's window starts at {b_start:.3f}, before run {a}'s ends "
+                                f"({a_end:.3f}): runs of a set run one at a time")
+
+
+def _once(seen: dict, key, run: str, what: str, out: Findings) -> None:
+    other = seen.setdefault(key, run)
+    if other != run:
+        out.problems.append(f"{run}: {what} {other}: events copied between runs")
+
+
+def _load(path: Path) -> dict | None:
+    import json
+
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+# --- evaluations ----------------------------------------------------------------------------
+
+def check_evaluation(root: Path, file: str, name: str, ev: dict, model_sha: str | None, iterations: int | None,
+                     left_out: dict[str, str], out: Findings) -> None:
+    """eval/<file> evaluates run `name`'s own policy on the set's model."""
+    rel = f"eval/{file}"
+    policy_rel = _policy_of(ev.get("checkpoint"), name)
+    if policy_rel is None:
+        out.problems.append(f"{rel}: evaluates {ev.get('checkpoint')!r}, not runs/{name}/checkpoints/: "
+                            f"not this run's policy")
+        return
+    check_evaluation_model(rel, ev, model_sha, out)
+    recorded = ev.get("checkpoint_sha256")
+    if not isinstance(recorded, str):
+        out.absent(f"{rel}: checkpoint_sha256: not recorded by this older set, so the evaluation is not bound "
+                   f"to a policy by its hash or its iteration")
+        return
+    if iterations is not None and _number(ev.get("iteration")) and ev["iteration"] != iterations:
+        out.problems.append(f"{rel}: evaluated the policy of iteration {ev['iteration']}, the run's last is "
+                            f"{iterations}")
+    if (root / policy_rel).is_file():
+        actual = sha256_file(root / policy_rel)
+        if actual != recorded:
+            out.problems.append(f"{rel}: evaluated a policy hashing {recorded[:12]}..., {policy_rel} hashes to "
+                                f"{actual[:12]}...: not this run's policy")
+    elif policy_rel in left_out:
+        if left_out[policy_rel] != recorded:
+            out.problems.append(f"{rel}: evaluated a policy hashing {recorded[:12]}..., the policy left out of "
+                                f"the set hashed {left_out[policy_rel][:12]}...")
+    else:  # a set made before left-out files were recorded did not always commit its policies
+        out.absent(f"{rel}: the evaluated policy {policy_rel} is not in the set, and the set does not record "
+                   f"it as left out (not recorded by this older set): its hash {recorded[:12]}... is not checked")
+
+
+def _policy_of(checkpoint, run: str) -> str | None:
+    """The set-relative path of the policy an evaluation names: runs/<run>/checkpoints/<file>,
+    or a run directory (evaluate takes one: its checkpoints/final.pt). None when the path
+    names another run's policy or no policy at all."""
+    if not isinstance(checkpoint, str):
+        return None
+    parts = Path(checkpoint).parts
+    if parts and parts[-1] == run:
+        return f"runs/{run}/checkpoints/final.pt"
+    if len(parts) >= 3 and parts[-3] == run and parts[-2] == "checkpoints":
+        return f"runs/{run}/checkpoints/{parts[-1]}"
+    return None
+
+
+def check_evaluation_model(rel: str, ev: dict, model_sha: str | None, out: Findings) -> None:
+    """The model the evaluation ran, and the one the policy was trained on, are the set's."""
+    if model_sha is None:
+        return
+    protocol = ev.get("protocol") if isinstance(ev.get("protocol"), dict) else {}
+    for field in ("model_sha256", "checkpoint_model_sha256"):
+        value = protocol.get(field)
+        if value is None:
+            out.absent(f"{rel}: protocol.{field}: not recorded by this older set")
+        elif value != model_sha:
+            out.problems.append(f"{rel}: protocol.{field} {str(value)[:12]}..., the set's model is "
+                                f"{model_sha[:12]}...")
+
+
+def check_evaluations(root: Path, runs: list[str], model_sha: str | None, iterations: int | None,
+                      left_out: dict[str, str], out: Findings, by_name: bool = True) -> None:
+    """Every eval/*.json evaluates the policy of a run of the set. `by_name` (sets made by
+    the pipeline): eval/<run>.json must be run <run>'s; hand-made sets may hold several
+    evaluations of one run under other names, each still bound by its checkpoint path."""
+    eval_dir = root / "eval"
+    if not eval_dir.is_dir():
+        return
+    for path in sorted(eval_dir.glob("*.json")):
+        ev = _load(path)
+        if ev is None:
+            out.problems.append(f"eval/{path.name}: not a JSON object")
+            continue
+        name = path.stem if by_name else _evaluated_run(ev)
+        if name not in runs:
+            out.problems.append(f"eval/{path.name}: evaluates {name}, which is not a run of this set")
+            continue
+        check_evaluation(root, path.name, name, ev, model_sha, iterations, left_out, out)
+
+
+def _evaluated_run(ev: dict) -> str | None:
+    """The run whose policy an evaluation names: runs/<run>/checkpoints/<file>."""
+    checkpoint = ev.get("checkpoint")
+    parts = Path(checkpoint).parts if isinstance(checkpoint, str) else ()
+    if len(parts) >= 3 and parts[-2] == "checkpoints":
+        return parts[-3]
+    return parts[-1] if parts else None

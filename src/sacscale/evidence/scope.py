@@ -1,0 +1,194 @@
+"""What a run set's evidence covers: what is hashed, what is left out by design and why,
+and the size budget of sets made from now on.
+
+A set made under the budget carries `evidence.json` (hashed with the rest), written
+before its manifest:
+
+    {"format": 2, "budget_bytes": 4194304,
+     "left_out": [{"path": "runs/X/checkpoints/final.pt", "sha256": "...", "bytes": 899625,
+                   "why": "..."}]}
+
+Its `format` is how verify and the budget test recognise a set made from now on; sets
+without it predate the budget and stay as they were committed. A file left out is listed
+with its hash, so the evaluation that used it is still bound to it (binding.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sacscale.evidence.manifest import MANIFEST_JSON, MANIFEST_NAME, VERIFY_JSON
+
+SCOPE_FILE = "evidence.json"
+FORMAT = 2
+BUDGET_BYTES = 4 * 1024 * 1024
+POLICY = Path("checkpoints") / "final.pt"  # a run's policy: the one kind of file a set may leave out
+# Never in the manifest, by construction (manifest.EXCLUDED): written from it, or after it.
+BY_CONSTRUCTION = {
+    MANIFEST_NAME: "the manifest itself",
+    MANIFEST_JSON: "counts and sizes written from the manifest",
+    VERIFY_JSON: "the verification's result, written after the manifest",
+}
+
+
+class ScopeError(ValueError):
+    """evidence.json of the wrong shape; the message names the field."""
+
+
+def read_scope(root: Path) -> dict | None:
+    """evidence.json, or None for a set made before it. Raises ScopeError on a bad one."""
+    path = Path(root) / SCOPE_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ScopeError(f"{SCOPE_FILE}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("format"), int):
+        raise ScopeError(f"{SCOPE_FILE}: no integer field format")
+    left = data.get("left_out", [])
+    if not isinstance(left, list) or not all(
+            isinstance(e, dict) and isinstance(e.get("path"), str) and isinstance(e.get("sha256"), str)
+            for e in left):
+        raise ScopeError(f"{SCOPE_FILE}: left_out must be a list of {{path, sha256, why}}")
+    return data
+
+
+def format_of(root: Path) -> int:
+    """The set's evidence format: 1 for a set made before evidence.json (or with a bad one,
+    which check_scope names)."""
+    try:
+        scope = read_scope(root)
+    except ScopeError:
+        return 1
+    return scope["format"] if scope else 1
+
+
+def left_out_hashes(root: Path) -> dict[str, str]:
+    """{relative path: sha256} of the files left out of the set by design (none before the format)."""
+    try:
+        scope = read_scope(root)
+    except ScopeError:
+        return {}  # named by check_scope
+    return {e["path"]: e["sha256"] for e in (scope or {}).get("left_out", [])}
+
+
+def reports_of(root: Path) -> Path | None:
+    return root.parent.parent / "reports" / root.name if root.parent.name == "results" else None
+
+
+def tree_bytes(path: Path | None) -> int:
+    """Bytes of the regular files under path (links are refused elsewhere, not followed here)."""
+    if path is None or not path.is_dir():
+        return 0
+    return sum(p.lstat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def set_bytes(root: Path) -> int:
+    """What committing the set adds: results/S and reports/S."""
+    return tree_bytes(root) + tree_bytes(reports_of(root))
+
+
+def check_scope(root: Path) -> tuple[list[str], list[str]]:
+    """(problems, lines for the output): a set of the budget's format within its budget, its
+    left-out files listed with their hashes and absent from the set; an older set's size."""
+    try:
+        scope = read_scope(root)
+    except ScopeError as exc:
+        return [str(exc)], []
+    if scope is None:
+        return [], [f"size: {set_bytes(root):,} bytes in results/{root.name} and reports/{root.name}; no "
+                    f"{SCOPE_FILE}: a set made before the {BUDGET_BYTES // 2**20} MB budget, kept as committed"]
+    problems = []
+    size = set_bytes(root)
+    budget = min(int(scope.get("budget_bytes", BUDGET_BYTES)), BUDGET_BYTES)
+    if size > budget:
+        problems.append(f"size: {size:,} bytes in results/{root.name} and reports/{root.name}, over the "
+                        f"budget of {budget:,}")
+    for entry in scope.get("left_out", []):
+        parts = Path(entry["path"]).parts
+        # only policies may be left out: everything else the verification recomputes from
+        if len(parts) != 4 or parts[0] != "runs" or Path(*parts[2:]) != POLICY:
+            problems.append(f"{SCOPE_FILE}: {entry['path']} is listed as left out; only a run's "
+                            f"{POLICY.as_posix()} may be")
+        elif (root / entry["path"]).exists():
+            problems.append(f"{SCOPE_FILE}: {entry['path']} is listed as left out, but it is in the set")
+    return problems, [f"size: {size:,} bytes in results/{root.name} and reports/{root.name} "
+                      f"(budget {budget:,}; format {scope['format']})"]
+
+
+def describe(root: Path, files: int, bytes_hashed: int) -> list[str]:
+    """What verify checked and what it did not, by design: one line each."""
+    lines = [f"hashed: {files} files, {bytes_hashed:,} bytes under {root} (MANIFEST.sha256)"]
+    for name, why in BY_CONSTRUCTION.items():
+        lines.append(f"left out by design: {name} ({why})")
+    reports = reports_of(root)
+    if reports is not None and reports.is_dir():
+        lines.append(f"left out by design: reports/{root.name}/ (it embeds this verification's verdict, so it "
+                     f"cannot be in the manifest; its numbers are regenerated and compared instead)")
+    try:
+        scope = read_scope(root)
+    except ScopeError:
+        scope = None
+    for entry in (scope or {}).get("left_out", []):
+        lines.append(f"left out by design: {entry['path']} (sha256 {entry['sha256'][:12]}...; "
+                     f"{entry.get('why', 'no reason recorded')})")
+    moved = [p for p in root.glob("runs/*/run.json") if "learning_state" in _json_object(p)]
+    if moved:
+        lines.append(f"left out by design: the learning state (optimizer moments, replay) of {len(moved)} run(s): "
+                     f"each run.json learning_state lists its files' hashes; the runs keep their policies")
+    return lines
+
+
+def _json_object(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+# --- making a set of the current format ---------------------------------------------------------
+
+
+def leave_out_policies(root: Path, keep: set[str], dest: Path) -> list[dict]:
+    """Move the policy of every run not in `keep` (runs no claim rests on: throughput runs)
+    out of the set into dest/<run>/final.pt; the entries for evidence.json, with each
+    file's hash, so that the run's evaluation stays bound to it."""
+    from sacscale.evidence.manifest import sha256_file
+
+    entries = []
+    for run_dir in sorted(p for p in (root / "runs").glob("*") if p.is_dir() and not p.name.startswith(".")):
+        policy = run_dir / POLICY
+        if run_dir.name in keep or not policy.is_file() or policy.is_symlink():
+            continue
+        rel = (Path("runs") / run_dir.name / POLICY).as_posix()
+        target = dest / run_dir.name / POLICY.name
+        digest, size = sha256_file(policy), policy.stat().st_size
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _move(policy, target)
+        evaluated = (root / "eval" / f"{run_dir.name}.json").is_file()
+        entries.append({"path": rel, "sha256": digest, "bytes": size, "moved_to": str(target),
+                        "why": "the policy of a run no claim rests on (a throughput run)"
+                               + (f"; eval/{run_dir.name}.json records its hash" if evaluated else "")})
+    return entries
+
+
+def _move(src: Path, dst: Path) -> None:
+    """Across file systems too (logs/ may be elsewhere): copy, then remove the original."""
+    import shutil
+
+    shutil.move(src, dst)
+
+
+def write_scope(root: Path, left_out: list[dict], budget: int = BUDGET_BYTES) -> dict:
+    """evidence.json of the current format; entries already recorded (a rerun) are kept."""
+    from sacscale.evidence.atomic import write_json
+
+    previous = read_scope(root) or {}
+    merged = {e["path"]: e for e in previous.get("left_out", [])}
+    merged.update({e["path"]: e for e in left_out})
+    scope = {"format": FORMAT, "budget_bytes": budget, "left_out": [merged[k] for k in sorted(merged)]}
+    write_json(root / SCOPE_FILE, scope)
+    return scope

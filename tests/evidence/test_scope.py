@@ -1,0 +1,142 @@
+"""What a set's evidence covers and its size: sets made from now on (evidence.json, the
+current evidence format) fit in 4 MB, leave out only policies no claim rests on (their
+hashes recorded, so evaluations stay bound to them), and verify says what is hashed and
+what is left out by design."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sacscale.evidence import manifest, scope
+from sacscale.evidence.verify import verify
+
+REPO = Path(__file__).resolve().parents[2]
+# Sets committed before the budget: they stay as they are. A set not named here was made
+# from now on, and must carry evidence.json and fit the budget. Never add to this list.
+PRE_BUDGET = frozenset({
+    "h200_conforming", "h200_halves_bench", "h200_learning", "h200_learning_norm", "h200_ref_pair_partial",
+    "h200_two_trainers", "h200x1", "h200x1_final", "h200x1_final5", "h200x1_learning_lowent",
+    "h200x1_learning_obsnorm", "h200x1_ref", "h200x1_ref_learning", "h200x2", "h200x2_bench",
+    "noise_sweep_obsnorm",
+})
+SET = "h200x1_learning_lowent"
+R1, R2 = "learn_r1_n1_obsnorm_lowent", "learn_r2_n1_obsnorm_lowent"
+
+
+def committed_sets():
+    return sorted(p.name for p in (REPO / "results").iterdir() if p.is_dir())
+
+
+@pytest.mark.parametrize("run_set", [s for s in committed_sets() if s not in PRE_BUDGET] or ["(none yet)"])
+def test_every_set_made_from_now_on_fits_the_budget(run_set):
+    if run_set == "(none yet)":
+        pytest.skip("no set made since the budget is committed yet")
+    root = REPO / "results" / run_set
+    assert scope.format_of(root) >= scope.FORMAT, f"results/{run_set}: no evidence.json of the current format"
+    size = scope.set_bytes(root)
+    assert size <= scope.BUDGET_BYTES, f"results/{run_set} and reports/{run_set}: {size:,} bytes"
+    result = verify(root)
+    assert result.ok, result.problems()
+
+
+def test_sets_before_the_budget_are_said_to_be_so():
+    result = verify(REPO / "results" / "h200x1", recompute=False)
+    assert any(line.startswith("size: ") and "a set made before the 4 MB budget, kept as committed" in line
+               for line in result.covered), result.covered
+
+
+@pytest.fixture
+def work(tmp_path):
+    for sub in ("results", "reports"):
+        shutil.copytree(REPO / sub / SET, tmp_path / sub / SET)
+    return tmp_path / "results" / SET
+
+
+def make_current(work, tmp_path, keep=(R1,)):
+    proc = subprocess.run([sys.executable, "-m", "sacscale.cli", "manifest", str(work), "--scope",
+                           "--keep-policies", *keep, "--left-out-dir", str(tmp_path / "left_out")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def shrink_report(work):
+    """The committed report's GIF alone is 2 MB: a small stand-in, so the set fits the
+    budget (the report's numbers are what verify checks, not its figures)."""
+    figures = work.parent.parent / "reports" / SET / "figures"
+    for gif in figures.glob("*.gif"):
+        gif.write_bytes(b"GIF89a")
+    (work.parent.parent / "reports" / SET / "report.html").write_text("<html></html>")
+
+
+def test_a_throughput_runs_policy_is_left_out_with_its_hash(work, tmp_path):
+    shrink_report(work)
+    proc = make_current(work, tmp_path)
+    assert f"left out by design: runs/{R2}/checkpoints/final.pt" in proc.stdout
+    assert not (work / "runs" / R2 / "checkpoints" / "final.pt").exists()
+    assert (tmp_path / "left_out" / R2 / "final.pt").is_file()
+    assert (work / "runs" / R1 / "checkpoints" / "final.pt").is_file()  # a claim rests on it
+    result = verify(work)
+    assert result.ok, result.problems()
+    assert any(line.startswith(f"left out by design: runs/{R2}/checkpoints/final.pt (sha256") for line in result.covered)
+    assert scope.set_bytes(work) <= scope.BUDGET_BYTES
+
+
+def test_an_evaluation_stays_bound_to_a_policy_left_out(work, tmp_path):
+    shrink_report(work)
+    make_current(work, tmp_path)
+    path = work / "eval" / f"{R2}.json"
+    data = json.loads(path.read_text())
+    data["checkpoint_sha256"] = "c" * 64
+    path.write_text(json.dumps(data))
+    manifest.write(work)
+    problems = verify(work).problems()
+    assert any(p.startswith(f"record: eval/{R2}.json: evaluated a policy hashing cccccccccccc") and "left out" in p
+               for p in problems), problems
+
+
+def test_a_policy_listed_as_left_out_but_present_fails(work, tmp_path):
+    shrink_report(work)
+    make_current(work, tmp_path)
+    shutil.copy2(tmp_path / "left_out" / R2 / "final.pt", work / "runs" / R2 / "checkpoints" / "final.pt")
+    manifest.write(work)
+    problems = verify(work).problems()
+    assert f"scope: evidence.json: runs/{R2}/checkpoints/final.pt is listed as left out, but it is in the set" \
+        in problems, problems
+
+
+def test_only_policies_may_be_left_out(work, tmp_path):
+    shrink_report(work)
+    make_current(work, tmp_path)
+    data = json.loads((work / "evidence.json").read_text())
+    data["left_out"].append({"path": f"runs/{R1}/train_meta.json", "sha256": "d" * 64, "why": "too big"})
+    (work / "evidence.json").write_text(json.dumps(data))
+    (work / "runs" / R1 / "train_meta.json").unlink()
+    manifest.write(work)
+    problems = verify(work).problems()
+    assert any(p.startswith(f"scope: evidence.json: runs/{R1}/train_meta.json is listed as left out; only")
+               for p in problems), problems
+
+
+def test_a_set_of_the_current_format_over_the_budget_fails(work, tmp_path):
+    make_current(work, tmp_path)  # the committed report's 2 MB GIF and 2 MB HTML stay
+    problems = verify(work).problems()
+    assert any(p.startswith(f"scope: size: ") and "over the budget of 4,194,304" in p for p in problems), problems
+
+
+def test_the_cli_says_what_is_hashed_and_what_is_left_out(work, tmp_path):
+    shrink_report(work)
+    make_current(work, tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "sacscale.cli", "verify", str(work)], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "hashed: " in out and " files, " in out
+    for name in ("MANIFEST.sha256", "manifest.json", "verify.json", f"reports/{SET}/",
+                 f"runs/{R2}/checkpoints/final.pt"):
+        assert f"left out by design: {name}" in out, (name, out)
+    assert "(budget 4,194,304; format 2)" in out

@@ -115,7 +115,8 @@ def _refusal(state: RunSetState, why: str) -> RunSetError:
         f"run set {state.name!r}: {state.results}/ {why}, so the pipeline will not write into it "
         f"(nothing under results/ or reports/ was changed). To make a new run set, choose a new name, "
         f"e.g. --config run_set={state.name}_new (any name without files under results/); to check "
-        f"this one: snakemake verify --config run_set={state.name} ..., or sacscale verify {state.results}"
+        f"this one: sacscale verify {state.results}; to rebuild only its report elsewhere: "
+        f"sacscale report --run-set {state.results} --output-dir DIR"
     )
 
 

@@ -21,6 +21,7 @@ def files(tmp_path):
     (tmp_path / "list.json").write_text("[1, 2]")
     (tmp_path / "folder").mkdir()
     (tmp_path / "fake.mjb").write_text("not a model")
+    (tmp_path / "nan.json").write_text('{"run": "r", "config": "c", "steady_env_steps_per_s": NaN}')
     return tmp_path
 
 
@@ -66,6 +67,8 @@ CASES = {
                              "--model {d}/fake.mjb: not a loadable compiled MuJoCo model"),
     "render-not-a-model": (["render", "{d}/folder", "--output", "{d}/v.gif", "--model", "{d}/fake.mjb"],
                            "--model {d}/fake.mjb: not a loadable compiled MuJoCo model"),
+    "aggregate-nan": (["aggregate", "{d}/nan.json", "--csv", "{d}/o.csv", "--json", "{d}/o.json"],
+                      "metrics file {d}/nan.json: holds NaN, which JSON does not define"),
     "aggregate-meta-deep": (["aggregate", "{d}/ok_metrics.json", "--csv", "{d}/o.csv", "--json", "{d}/o.json",
                              "--meta", "[" * 100_000], "--meta: JSON nested too deep"),
 }

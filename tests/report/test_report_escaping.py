@@ -52,3 +52,12 @@ def test_escapes_are_identity_for_plain_names_and_neutral_for_markup(value):
         assert " ".join(value.split("\n")) in "".join(structure(html).text), (value, html)
     for name in ("n1_local", "h200_r1_n2_pool", "cuda:0,1", "0,1", "/work/x/learner.py", "NCCL_DEBUG=INFO"):
         assert plain(name) == name and code(name) == f"`{name}`"
+
+
+@pytest.mark.parametrize("bidi", ["\u202e", "\u202a", "\u2066", "\u2067", "\u2068", "\u2069", "\u200f", "\u200e"])
+def test_bidi_controls_do_not_reach_the_report(bidi):
+    from sacscale.report.text import one_line, plain
+
+    value = f"run{bidi}gnp.exe"
+    assert bidi not in plain(value) and bidi not in one_line(value)
+    assert one_line(value) == "run gnp.exe"

@@ -31,11 +31,21 @@ def read_text(path: str | os.PathLike, what: str, limit: int = MAX_TEXT_BYTES, s
         raise BadInput(str(exc)) from None
 
 
+class _NonFinite(ValueError):
+    pass
+
+
+def _no_constant(name: str):
+    raise _NonFinite(name)
+
+
 def read_json(path: str | os.PathLike, what: str, limit: int = MAX_JSON_BYTES, kind: type | None = dict):
     """The JSON value of `path` (a `kind`, when given), bounded."""
     text = read_text(path, what, limit)
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=_no_constant)
+    except _NonFinite as exc:
+        raise BadInput(f"{what} {path}: holds {exc}, which JSON does not define (the project writes none)") from None
     except RecursionError:
         raise BadInput(f"{what} {path}: JSON nested too deep") from None
     except ValueError as exc:

@@ -10,6 +10,7 @@ fixture that changes the environment without restoring it is an error at the end
 module, naming the variables, with the environment put back for the tests after it.
 """
 
+import contextlib
 import os
 
 import pytest
@@ -64,3 +65,75 @@ def pytest_runtest_logreport(report):
     if path and report.skipped and not hasattr(report, "wasxfail"):
         with open(path, "a") as fh:
             fh.write(report.nodeid + "\n")
+
+
+# ---- the OpenGL backend, for the tests that render ---------------------------------------
+# MuJoCo and PyOpenGL read MUJOCO_GL / PYOPENGL_PLATFORM from the environment, and the
+# render code exports them where unset; a test or fixture that renders sets them through a
+# monkeypatch that puts them back afterwards. Without a usable backend those tests skip,
+# naming what to install (OSMesa on a machine without a GPU: Debian package libosmesa6);
+# with SACSCALE_REQUIRE_GL=1 (CI sets it once the package is installed) they fail instead.
+
+GL_VARIABLES = ("MUJOCO_GL", "PYOPENGL_PLATFORM")
+
+
+@contextlib.contextmanager
+def _gl_environment(backend: str):
+    """MUJOCO_GL and PYOPENGL_PLATFORM as the render code would export them, restored on exit."""
+    from sacscale.eval import render as R
+
+    with pytest.MonkeyPatch.context() as mp:
+        for name in GL_VARIABLES:
+            if name in os.environ:
+                mp.setenv(name, os.environ[name])  # recorded, so restored if the code changes it
+            elif name == "MUJOCO_GL" or backend in R.GL_BACKENDS:
+                mp.setenv(name, backend)
+        yield
+
+
+_gl_status: list[tuple[bool, str]] = []
+
+
+def gl_usable() -> tuple[bool, str]:
+    """(True, backend) where a tiny scene renders offscreen here, else (False, why); once a session."""
+    if not _gl_status:
+        from sacscale.eval import render as R
+
+        backend = R.choose_gl_backend()
+        with _gl_environment(backend):
+            ok, why = R.gl_status()
+        _gl_status.append((ok, backend if ok else why))
+    return _gl_status[0]
+
+
+@pytest.fixture(scope="session")
+def gl():
+    """The usable headless GL backend; skips (or fails where required) without one."""
+    ok, why = gl_usable()
+    if not ok:
+        reason = f"no OpenGL backend for offscreen rendering: {why}"
+        if os.environ.get("SACSCALE_REQUIRE_GL") == "1":
+            pytest.fail(f"SACSCALE_REQUIRE_GL=1 but {reason}", pytrace=False)
+        pytest.skip(f"{reason}; set SACSCALE_REQUIRE_GL=1 to make this a failure")
+    return why
+
+
+@pytest.fixture(scope="session")
+def gl_environment():
+    """For fixtures wider than a test: `with gl_environment(gl): ...` renders with the GL
+    variables set and restores them on exit."""
+    return _gl_environment
+
+
+@pytest.fixture
+def gl_env(gl, monkeypatch):
+    """This test's GL variables, set for the backend and put back after it."""
+    for name in GL_VARIABLES:
+        monkeypatch.setenv(name, os.environ.get(name, gl))
+    return gl
+
+
+@pytest.fixture(scope="session")
+def gl_available():
+    """(True, backend) or (False, why), for a fixture that renders only where it can."""
+    return gl_usable()

@@ -12,7 +12,8 @@ import os
 import pytest
 from pipeline_helpers import check_run_set, check_tampering_is_caught, copy_of, runs_in_order, snakemake
 
-pytestmark = pytest.mark.slow
+# the first test runs the pipeline for the module (its own limit: 900 s), then checks it
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 
 
 def _env():

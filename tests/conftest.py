@@ -97,11 +97,16 @@ _gl_status: list[tuple[bool, str]] = []
 def gl_usable() -> tuple[bool, str]:
     """(True, backend) where a tiny scene renders offscreen here, else (False, why); once a session."""
     if not _gl_status:
+        import mujoco  # noqa: F401  before the GL variables: with them, a missing library breaks the import
+
         from sacscale.eval import render as R
 
         backend = R.choose_gl_backend()
         with _gl_environment(backend):
-            ok, why = R.gl_status()
+            try:
+                ok, why = R.gl_status()
+            except Exception as exc:  # noqa: BLE001 - any failure to render is a reason to skip
+                ok, why = False, f"{type(exc).__name__}: {exc}"
         _gl_status.append((ok, backend if ok else why))
     return _gl_status[0]
 

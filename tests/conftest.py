@@ -1,15 +1,159 @@
-"""The test session gets a lock folder of its own (SACSCALE_LOCK_DIR, inherited by every
-process it starts, including those of session- and module-scoped fixtures): the trainer's
-first-update lock and the pipeline's machine-wide training lock would otherwise be shared
-with every other test session and pipeline of this user on this machine."""
+"""Suite-wide guard: no test leaks environment variables into the tests after it.
+
+Code under test may set variables in its own process (the render command exports
+MUJOCO_GL and PYOPENGL_PLATFORM before MuJoCo is imported, a one-rank probe or training
+run exports MASTER_ADDR/MASTER_PORT). Run in the test process, such a variable would be
+inherited by every later subprocess: a GL backend whose library is missing then breaks
+`import mujoco` in all of them. So every test gets the environment it started with back
+(silently: setting them is what that code is for), and a module- or session-scoped
+fixture that changes the environment without restoring it is an error at the end of its
+module, naming the variables, with the environment put back for the tests after it.
+"""
+
+import contextlib
+import os
+import shutil
+import tempfile
 
 import pytest
 
+# The session's own lock folder (SACSCALE_LOCK_DIR, inherited by every process it starts,
+# those of session- and module-scoped fixtures included): the trainer's first-update lock
+# and the pipeline's machine-wide training lock would otherwise be shared with every other
+# test session and pipeline of this user on this machine. Set before the snapshot below,
+# so it is part of the environment every test starts with.
+_LOCK_DIR = tempfile.mkdtemp(prefix="sacscale-test-locks-")
+os.chmod(_LOCK_DIR, 0o700)
+os.environ["SACSCALE_LOCK_DIR"] = _LOCK_DIR
 
-@pytest.fixture(autouse=True, scope="session")
-def _private_lock_dir(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("locks")
-    folder.chmod(0o700)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SACSCALE_LOCK_DIR", str(folder))
-        yield folder
+# pytest's own per-phase variable, which it sets and clears itself
+_IGNORED = {"PYTEST_CURRENT_TEST"}
+_SESSION_ENV = dict(os.environ)
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(_LOCK_DIR, ignore_errors=True)
+
+
+def _restore(snapshot: dict) -> None:
+    for name in _changed(snapshot):
+        if name in snapshot:
+            os.environ[name] = snapshot[name]
+        else:
+            del os.environ[name]
+
+
+def _changed(snapshot: dict) -> list[str]:
+    names = (set(os.environ) | set(snapshot)) - _IGNORED
+    return sorted(n for n in names if os.environ.get(n) != snapshot.get(n))
+
+
+@pytest.fixture(autouse=True)
+def _environment_restored_after_each_test():
+    snapshot = dict(os.environ)
+    yield
+    if _changed(snapshot):
+        _restore(snapshot)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    result = yield
+    # A module's own fixtures are finalised by now when the next test is in another module.
+    if nextitem is not None and getattr(nextitem, "module", None) is getattr(item, "module", None):
+        return result
+    changed = _changed(_SESSION_ENV)
+    if changed:
+        _restore(_SESSION_ENV)
+        raise RuntimeError(
+            f"{item.nodeid.split('::')[0]} left environment variables changed after its tests: "
+            f"{', '.join(changed)} (restore them in the fixture that sets them, e.g. with "
+            "pytest.MonkeyPatch.context())")
+    return result
+
+
+def pytest_runtest_logreport(report):
+    """With SACSCALE_SKIPPED_LIST=FILE, the node id of every skipped test is appended to
+    FILE (one a line): CI reruns exactly those once it has installed the optional system
+    packages (`.ci/run`)."""
+    path = os.environ.get("SACSCALE_SKIPPED_LIST")
+    if path and report.skipped and not hasattr(report, "wasxfail"):
+        with open(path, "a") as fh:
+            fh.write(report.nodeid + "\n")
+
+
+# ---- the OpenGL backend, for the tests that render ---------------------------------------
+# MuJoCo and PyOpenGL read MUJOCO_GL / PYOPENGL_PLATFORM from the environment, and the
+# render code exports them where unset; a test or fixture that renders sets them through a
+# monkeypatch that puts them back afterwards. Without a usable backend those tests skip,
+# naming what to install (OSMesa on a machine without a GPU: Debian package libosmesa6);
+# with SACSCALE_REQUIRE_GL=1 (CI sets it once the package is installed) they fail instead.
+
+GL_VARIABLES = ("MUJOCO_GL", "PYOPENGL_PLATFORM")
+
+
+@contextlib.contextmanager
+def _gl_environment(backend: str):
+    """MUJOCO_GL and PYOPENGL_PLATFORM as the render code would export them, restored on exit."""
+    from sacscale.eval import render as R
+
+    with pytest.MonkeyPatch.context() as mp:
+        for name in GL_VARIABLES:
+            if name in os.environ:
+                mp.setenv(name, os.environ[name])  # recorded, so restored if the code changes it
+            elif name == "MUJOCO_GL" or backend in R.GL_BACKENDS:
+                mp.setenv(name, backend)
+        yield
+
+
+_gl_status: list[tuple[bool, str]] = []
+
+
+def gl_usable() -> tuple[bool, str]:
+    """(True, backend) where a tiny scene renders offscreen here, else (False, why); once a session."""
+    if not _gl_status:
+        import mujoco  # noqa: F401  before the GL variables: with them, a missing library breaks the import
+
+        from sacscale.eval import render as R
+
+        backend = R.choose_gl_backend()
+        with _gl_environment(backend):
+            try:
+                ok, why = R.gl_status()
+            except Exception as exc:  # noqa: BLE001 - any failure to render is a reason to skip
+                ok, why = False, f"{type(exc).__name__}: {exc}"
+        _gl_status.append((ok, backend if ok else why))
+    return _gl_status[0]
+
+
+@pytest.fixture(scope="session")
+def gl():
+    """The usable headless GL backend; skips (or fails where required) without one."""
+    ok, why = gl_usable()
+    if not ok:
+        reason = f"no OpenGL backend for offscreen rendering: {why}"
+        if os.environ.get("SACSCALE_REQUIRE_GL") == "1":
+            pytest.fail(f"SACSCALE_REQUIRE_GL=1 but {reason}", pytrace=False)
+        pytest.skip(f"{reason}; set SACSCALE_REQUIRE_GL=1 to make this a failure")
+    return why
+
+
+@pytest.fixture(scope="session")
+def gl_environment():
+    """For fixtures wider than a test: `with gl_environment(gl): ...` renders with the GL
+    variables set and restores them on exit."""
+    return _gl_environment
+
+
+@pytest.fixture
+def gl_env(gl, monkeypatch):
+    """This test's GL variables, set for the backend and put back after it."""
+    for name in GL_VARIABLES:
+        monkeypatch.setenv(name, os.environ.get(name, gl))
+    return gl
+
+
+@pytest.fixture(scope="session")
+def gl_available():
+    """(True, backend) or (False, why), for a fixture that renders only where it can."""
+    return gl_usable()

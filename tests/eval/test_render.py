@@ -3,7 +3,8 @@ back), the render model against the task model, the camera keeping the robot in 
 the command overlay, the GL backend choice, and clear errors for bad arguments.
 
 Tiny runs: 160x120, 0.4 s at 25 fps (10 frames), a random-init policy. Skipped only when
-no OpenGL context can be created (on Debian: apt-get install -y libosmesa6)."""
+no OpenGL context can be created (on Debian: apt-get install -y libosmesa6), failed then
+with SACSCALE_REQUIRE_GL=1 (conftest.py)."""
 
 import math
 import os
@@ -42,24 +43,17 @@ def make_checkpoint(path, **changes):
 
 
 @pytest.fixture(scope="module")
-def gl():
-    ok, why = R.gl_status()
-    if not ok:
-        pytest.skip(f"no OpenGL backend for offscreen rendering: {why}")
-    return why
-
-
-@pytest.fixture(scope="module")
-def videos(tmp_path_factory, gl):
+def videos(tmp_path_factory, gl, gl_environment):
     d = tmp_path_factory.mktemp("render")
     ckpt = make_checkpoint(d / "run" / "checkpoints" / "final.pt")
     out = {}
-    for ext in ("gif", "mp4", "webp"):
-        path = d / f"walk.{ext}"
-        argv = ["render", str(d / "run") if ext == "gif" else str(ckpt), "--output", str(path), "--seconds", "0.4",
-                "--width", str(W), "--height", str(H), "--fps", str(FPS), "--commands", COMMANDS]
-        assert main(argv) == 0
-        out[ext] = path
+    with gl_environment(gl):
+        for ext in ("gif", "mp4", "webp"):
+            path = d / f"walk.{ext}"
+            argv = ["render", str(d / "run") if ext == "gif" else str(ckpt), "--output", str(path), "--seconds",
+                    "0.4", "--width", str(W), "--height", str(H), "--fps", str(FPS), "--commands", COMMANDS]
+            assert main(argv) == 0
+            out[ext] = path
     return out
 
 
@@ -145,7 +139,7 @@ def test_render_model_is_the_task_model_with_visuals(models):
         R.compare_models(rm, mujoco.MjModel.from_xml_string("<mujoco><worldbody/></mujoco>"))
 
 
-def test_camera_keeps_the_robot_in_view(models, gl):
+def test_camera_keeps_the_robot_in_view(models, gl_env):
     """With the robot away from the origin, turned: its pixels (robot shown vs hidden)
     fill a good part of the frame, around its centre."""
     _, rm = models
@@ -227,9 +221,10 @@ def test_gl_backend_choice(monkeypatch):
         assert os.environ["MUJOCO_GL"] == want and os.environ["PYOPENGL_PLATFORM"] == want
 
 
-def test_cli_sets_the_backend_before_mujoco_is_imported(tmp_path):
+def test_cli_sets_the_backend_before_mujoco_is_imported(tmp_path, gl):
     """In a fresh process without MUJOCO_GL: `sacscale render` exports the backend before
-    anything imports MuJoCo, so MuJoCo picks it up at import."""
+    anything imports MuJoCo, so MuJoCo picks it up at import (which needs that backend's
+    library: hence `gl`)."""
     code = (
         "import sys\n"
         "from sacscale.cli import main\n"

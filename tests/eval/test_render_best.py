@@ -6,7 +6,6 @@ import json
 import pytest
 
 from sacscale.cli import main
-from sacscale.eval import render as R
 from sacscale.eval.best import best_run, score
 
 from test_render import make_checkpoint
@@ -36,10 +35,7 @@ def test_the_score_weighs_tracking_by_staying_up():
 
 
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory):
-    ok, why = R.gl_status()
-    if not ok:
-        pytest.skip(f"no OpenGL backend for offscreen rendering: {why}")
+def rendered(tmp_path_factory, gl, gl_environment):
     d = tmp_path_factory.mktemp("best")
     for run in ("p_r1_n1", "p_r2_n1"):
         make_checkpoint(d / "runs" / run / "checkpoints" / "final.pt", iteration=7)
@@ -51,7 +47,8 @@ def rendered(tmp_path_factory):
     video, record = d / "report" / "figures" / "best_run.gif", d / "report" / "figures" / "best_run.json"
     argv = ["render-best", "--evaluations", *evals, "--runs-dir", str(d / "runs"), "--output", str(video),
             "--record", str(record), "--seconds", "0.2", "--width", "64", "--height", "48", "--fps", "10"]
-    assert main(argv) == 0
+    with gl_environment(gl):
+        assert main(argv) == 0
     return d, video, json.loads(record.read_text())
 
 

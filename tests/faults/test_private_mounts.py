@@ -61,7 +61,9 @@ def test_disk_full_at_start_is_named_and_leaves_nothing(tmp_path, g1_mjb):
     assert "sacscale train: error: " in out["stderr"] and "(disk full)" in out["stderr"], out["stderr"]
     assert "Traceback" not in out["stderr"]
     assert out["left"] == ["filler"]  # no log directory, no 0-byte .train_meta.json.tmp
-    assert out["seconds"] < 30
+    # refused at start (no log directory above): the time is the interpreter's start and
+    # imports, 46 s seen on a loaded 2-core machine; the bound only catches a stuck refusal
+    assert out["seconds"] < 120
 
 
 def test_disk_full_mid_run_is_named_and_recorded(tmp_path, g1_mjb):

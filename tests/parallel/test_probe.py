@@ -1,5 +1,10 @@
 """The correctness probe on CPU: 2 gloo ranks against the single-process reference, the
-sync judged exactly, the trainer's own rank code; each broken sync makes it fail."""
+sync judged exactly, the trainer's own rank code; each broken sync makes it fail.
+
+One test runs the probe with the networks that are trained (reference sizes); the others
+use small networks (`SMALL_NETS`): what they check, that a broken sync fails and that the
+trainer's path ends bit-identical, does not depend on the layer widths, and two ranks of
+reference-size networks cost minutes on 2 cores. The GPU suite runs reference sizes."""
 
 import json
 
@@ -9,6 +14,7 @@ from sacscale.parallel.probe import MUTATIONS, SYNC_REL_TOL, ProbeSettings, Trai
 
 pytestmark = pytest.mark.slow
 SMALL = dict(iterations=2, batch_size=32, replay_rows=1024)
+SMALL_NETS = {"actor_hidden": [32, 32], "critic_hidden": [48, 32], "num_atoms": 21}
 
 
 def test_two_gloo_ranks_match_the_concatenated_batch_reference(tmp_path):
@@ -16,6 +22,7 @@ def test_two_gloo_ranks_match_the_concatenated_batch_reference(tmp_path):
     result = run_probe(ProbeSettings(["cpu", "cpu"], **SMALL), str(out))
     assert result["pass"] is True, json.dumps(result["comparisons"], indent=1)
     assert result["world_size"] == 2 and result["backend"] == "gloo"
+    assert "learner_overrides" not in result  # the networks that are trained
     # ranks were built from different seeds, so the agreement is the broadcast's doing
     assert result["ranks_started_apart"] and any(v > 0 for v in result["rank_spread_before_broadcast_max_abs"].values())
     assert result["initial_weights_identical"] and result["ranks_identical_after"]
@@ -32,8 +39,10 @@ def test_two_gloo_ranks_match_the_concatenated_batch_reference(tmp_path):
 
 @pytest.mark.parametrize("mutation", MUTATIONS)
 def test_each_broken_sync_fails_the_probe(tmp_path, mutation):
-    result = run_probe(ProbeSettings(["cpu", "cpu"], mutation=mutation, **SMALL), str(tmp_path / "c.json"))
+    result = run_probe(ProbeSettings(["cpu", "cpu"], mutation=mutation, learner=SMALL_NETS, **SMALL),
+                       str(tmp_path / "c.json"))
     assert result["pass"] is False and result["mutation"] == mutation
+    assert result["learner_overrides"] == SMALL_NETS  # recorded, so a small-network probe is never mistaken
     failed = {c["tensor"] for c in result["comparisons"] if not c["pass"]}
     if mutation == "no_broadcast":
         assert result["ranks_identical_after"] is False and not result["initial_weights_identical"]
@@ -42,16 +51,19 @@ def test_each_broken_sync_fails_the_probe(tmp_path, mutation):
 
 
 def test_probe_fails_when_ranks_do_not_sync(tmp_path):
-    result = run_probe(ProbeSettings(["cpu", "cpu"], grad_sync=False, **SMALL), str(tmp_path / "c.json"))
+    result = run_probe(ProbeSettings(["cpu", "cpu"], grad_sync=False, learner=SMALL_NETS, **SMALL),
+                       str(tmp_path / "c.json"))
     assert result["pass"] is False
     assert result["ranks_identical_after"] is False
     assert not all(c["pass"] for c in result["comparisons"] if c["tensor"].startswith("grad/"))
 
 
 def test_bf16_a_0_1_percent_error_on_one_rank_fails(tmp_path):
-    ok = run_probe(ProbeSettings(["cpu", "cpu"], amp_dtype="bfloat16", **SMALL), str(tmp_path / "ok.json"))
+    ok = run_probe(ProbeSettings(["cpu", "cpu"], amp_dtype="bfloat16", learner=SMALL_NETS, **SMALL),
+                   str(tmp_path / "ok.json"))
     assert ok["pass"] is True and ok["autocast_dtype"] == "bfloat16"
-    bad = run_probe(ProbeSettings(["cpu", "cpu"], amp_dtype="bfloat16", mutation="scale_rank1", **SMALL),
+    bad = run_probe(ProbeSettings(["cpu", "cpu"], amp_dtype="bfloat16", mutation="scale_rank1",
+                                  learner=SMALL_NETS, **SMALL),
                     str(tmp_path / "bad.json"))
     assert bad["pass"] is False
     grads = [c for c in bad["comparisons"] if c["tensor"].startswith("grad/")]
@@ -61,15 +73,17 @@ def test_bf16_a_0_1_percent_error_on_one_rank_fails(tmp_path):
 
 
 def test_trainer_path_ends_bit_identical(tmp_path):
-    result = run_trainer_probe(TrainerProbeSettings(["cpu", "cpu"]), str(tmp_path / "t.json"))
+    result = run_trainer_probe(TrainerProbeSettings(["cpu", "cpu"], extra=SMALL_NETS), str(tmp_path / "t.json"))
     assert result["pass"] is True, result["checks"]
+    assert result["learner_overrides"] == SMALL_NETS
     assert all(result["checks"].values()) and result["learner_updates_per_rank"] >= 1
     assert all(v == 0 for v in result["rank_spread_max_abs"].values())
 
 
 @pytest.mark.parametrize("mutation", MUTATIONS)
 def test_trainer_path_fails_on_each_broken_sync(tmp_path, mutation):
-    result = run_trainer_probe(TrainerProbeSettings(["cpu", "cpu"], mutation=mutation), str(tmp_path / "t.json"))
+    result = run_trainer_probe(TrainerProbeSettings(["cpu", "cpu"], mutation=mutation, extra=SMALL_NETS),
+                               str(tmp_path / "t.json"))
     assert result["pass"] is False, result["checks"]
     # where the ranks ended apart, the trainer's own end-of-run check found it too
     apart = not result["checks"]["ranks_bit_identical_after"]

@@ -114,6 +114,7 @@ def test_the_profile_refuses_what_would_describe_the_wrong_machine(plugin, tmp_p
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)  # the pipeline may take its own limit (1800 s) and the cluster's start
 def test_cpu_preset_through_slurm(cluster, tmp_path):
     wf = copy_workflow(tmp_path / "wf")
     # the plugin's first status check after 2 s (40 by default; a real cluster's jobs are long)

@@ -102,15 +102,17 @@ def test_a_resume_may_not_change_what_is_learned(stopped, tmp_path, capsys):
 
 
 def test_a_resumed_sitting_supersedes_what_the_stopped_one_logged_past_its_checkpoint(tmp_path):
+    # the sittings' wall times, given: the files are ordered by their first event's time,
+    # which the clock would give the same way one sitting after the other
     first = SummaryWriter(str(tmp_path))
     for step in range(1, 16):
-        first.add_scalar("x", float(step), step)
+        first.add_scalar("x", float(step), step, walltime=1000.0 + step)
     first.close()
-    time.sleep(1.1)  # event files are named by the second they were opened
     second = SummaryWriter(str(tmp_path), purge_step=13)
     for step in range(13, 19):
-        second.add_scalar("x", 100.0 + step, step)
+        second.add_scalar("x", 100.0 + step, step, walltime=2000.0 + step)
     second.close()
+    assert len(list(tmp_path.glob("events.out.tfevents.*"))) == 2  # a file per sitting
     xs = read_event_dir(tmp_path)["x"]
     assert [s.step for s in xs] == list(range(1, 19))
     assert [s.value for s in xs] == [float(s) for s in range(1, 13)] + [100.0 + s for s in range(13, 19)]

@@ -1,7 +1,8 @@
 """A stand-in `sacscale` for the workflow test: fake train/probe/prepare-model, the real
 package for every other command. Installed as an executable named `sacscale` first on
 PATH. FAKE_FAIL_RUN=<run name> makes that run's training fail (exit 3); FAKE_HANG_RUN
-makes it hang (after writing a partial event file)."""
+makes it hang (after writing a partial event file, and touching the file FAKE_HANG_MARKER
+names, if set, once it is about to hang)."""
 
 import json
 import os
@@ -48,6 +49,8 @@ def train(args):
         writer.add_scalar("Perf/total_env_steps", 1.0, 1)
         writer.flush()
         print("fake trainer: hanging on purpose", flush=True)
+        if os.environ.get("FAKE_HANG_MARKER"):  # a test waits for this before it signals
+            Path(os.environ["FAKE_HANG_MARKER"]).write_text(str(os.getpid()))
         time.sleep(3600)
     ranks = len(opt(args, "--devices").split(","))
     iterations, every, envs = int(opt(args, "--iterations")), int(opt(args, "--log-every")), int(opt(args, "--num-envs"))
@@ -182,7 +185,9 @@ def main():
         if "--require-commands" in args:
             i = args.index("--require-commands")
             del args[i:i + 2]
-        args = [a for a in args if a != "--require-graph-hooks"]
+        # render-best is faked too (a fixed GIF): whether this machine can render offscreen
+        # is no matter for a stand-in pipeline
+        args = [a for a in args if a not in ("--require-graph-hooks", "--require-render")]
         if os.environ.get("FAKE_CUDA_DEVICES"):  # a GPU plan's test on a CPU machine
             from sacscale.pipeline import environment
 

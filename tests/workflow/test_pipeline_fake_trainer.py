@@ -129,7 +129,8 @@ def test_interrupted_run_is_set_aside_and_the_next_invocation_resumes(fake_env, 
     # from the second run on: a copy of a set whose earlier stages and first run are done
     workflow_dir = copy_of(stand_in_first_run_done(tmp_path_factory), tmp_path / "wf")
     results = workflow_dir / "results" / "cpu"
-    hanging = {**fake_env, "FAKE_HANG_RUN": "cpu_r1_n2_cpu"}
+    marker = tmp_path / "hanging"  # outside the workflow: not evidence
+    hanging = {**fake_env, "FAKE_HANG_RUN": "cpu_r1_n2_cpu", "FAKE_HANG_MARKER": str(marker)}
     proc = subprocess.Popen([SNAKEMAKE, "--cores", "all"], cwd=workflow_dir, env=hanging,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     def is_wrapper(p):
@@ -140,11 +141,11 @@ def test_interrupted_run_is_set_aside_and_the_next_invocation_resumes(fake_env, 
     try:
         deadline = time.monotonic() + 300
         while wrapper is None and time.monotonic() < deadline:
-            time.sleep(0.5)
-            if (results / "runs" / ".cpu_r1_n2_cpu.partial" / "tb").is_dir():
+            time.sleep(0.2)
+            # the trainer has written its partial event file and hangs: the run is under way
+            if marker.exists():
                 wrapper = next((p for p in psutil.Process(proc.pid).children(recursive=True) if is_wrapper(p)), None)
         assert wrapper is not None, "run 2 never started"
-        time.sleep(2)
         wrapper.send_signal(signal.SIGINT)  # what Ctrl-C delivers to the job's process group
         proc.communicate(timeout=120)
     finally:

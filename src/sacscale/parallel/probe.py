@@ -20,11 +20,12 @@ every rank. `MUTATIONS` break the sync on purpose; the tests assert the probe fa
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -82,24 +83,26 @@ class ProbeSettings:
     grad_sync: bool = True   # False only to show that the probe catches unsynced ranks
     amp_dtype: str = "float32"  # autocast of both sides; "bfloat16" is the training setting on CUDA
     mutation: str | None = None  # one of MUTATIONS: break the sync on purpose (tests: the probe must fail)
+    # SACConfig values replacing the reference's (e.g. actor_hidden, critic_hidden, num_atoms):
+    # smaller networks make the probe's own tests cheap; empty: the networks that are trained
+    learner: dict = field(default_factory=dict)
 
     def resolved(self) -> "ProbeSettings":
         cuda = self.devices[0] != "cpu"
         if self.mutation is not None and self.mutation not in MUTATIONS:
             raise ValueError(f"mutation: {self.mutation!r} is not one of {', '.join(MUTATIONS)}")
-        return ProbeSettings(
-            self.devices, self.iterations, self.compile_loss,
-            self.batch_size or (8192 if cuda else 64),
-            self.replay_rows or (65536 if cuda else 4096),
-            self.seed, self.grad_sync, self.amp_dtype, self.mutation,
+        return dataclasses.replace(
+            self,
+            batch_size=self.batch_size or (8192 if cuda else 64),
+            replay_rows=self.replay_rows or (65536 if cuda else 4096),
         )
 
 
 def _sac_config(s: ProbeSettings, batch_size: int):
     from sacscale.learn.config import SACConfig
 
-    return SACConfig(batch_size=batch_size, learning_starts=0, replay_per_env=s.replay_rows,
-                     amp_dtype=s.amp_dtype)
+    return SACConfig(**{**s.learner, "batch_size": batch_size, "learning_starts": 0,
+                        "replay_per_env": s.replay_rows, "amp_dtype": s.amp_dtype})
 
 
 def _fill_replay(learner, rows: int, seed: int) -> None:
@@ -342,6 +345,7 @@ def _probe_rank(rank: int, world_size: int, s: ProbeSettings, output: str) -> No
         "comparisons": comparisons,
         "torch": torch.__version__,
         "seconds": time.time() - t0,
+        **({"learner_overrides": dict(s.learner)} if s.learner else {}),
     }
     ref.close()
     _write(output, result)
@@ -368,6 +372,7 @@ class TrainerProbeSettings:
     model: str | None = None
     mutation: str | None = None
     timeout_s: float = 180.0
+    extra: dict = field(default_factory=dict)  # the trainer's --extra (learner settings); empty: reference sizes
 
 
 def _trainer_rank(rank: int, world_size: int, s: TrainerProbeSettings, output: str, log_dir: str,
@@ -413,7 +418,7 @@ def _trainer_rank(rank: int, world_size: int, s: TrainerProbeSettings, output: s
     cfg = train.TrainConfig(
         devices=",".join(s.devices), num_envs=s.num_envs, batch_size=s.batch_size, iterations=s.iterations,
         seed=s.seed, log_dir=log_dir, log_every=s.iterations, checkpoint_every=0, grad_sync="on",
-        model=s.model, replay_per_env=64, sim_threads=1, timeout_s=s.timeout_s,
+        model=s.model, replay_per_env=64, sim_threads=1, timeout_s=s.timeout_s, extra=dict(s.extra),
         allreduce="between-graphs" if launch.shares_cuda_device(s.devices) else "in-graph",
     )
     try:
@@ -441,6 +446,7 @@ def _trainer_rank(rank: int, world_size: int, s: TrainerProbeSettings, output: s
         "num_envs": s.num_envs,
         "batch_per_rank": s.batch_size,
         "mutation": s.mutation,
+        **({"learner_overrides": dict(s.extra)} if s.extra else {}),
         "checks": checks,
         "learner_updates_per_rank": seen["updates"],
         "rank_spread_before_broadcast_max_abs": seen.get("before"),

@@ -46,7 +46,7 @@ def test_cpu_preset_end_to_end(workflow_dir):
     assert records[0]["learning_state"]["moved_to"].endswith(f"learning_state/{names[0]}")
     # the report's video: the best-evaluated run, and why
     choice = json.loads((workflow_dir / "reports" / "cpu" / "figures" / "best_run.json").read_text())
-    assert choice["run"] in names and (workflow_dir / "reports" / "cpu" / "figures" / "best_run.gif").is_file()
+    assert choice["run"] in names and (workflow_dir / "reports" / "cpu" / "figures" / "best_run.webp").is_file()
     report = (workflow_dir / "reports" / "cpu" / "report.md").read_text()
     assert "### The best run's policy on video" in report and f"`{choice['run']}`" in report
 

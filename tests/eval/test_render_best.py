@@ -44,9 +44,10 @@ def rendered(tmp_path_factory, gl, gl_environment):
         (d / "eval").mkdir(exist_ok=True)
         (d / "eval" / f"{run}.json").write_text(json.dumps(e))
         evals.append(str(d / "eval" / f"{run}.json"))
-    video, record = d / "report" / "figures" / "best_run.gif", d / "report" / "figures" / "best_run.json"
+    video, record = d / "report" / "figures" / "best_run.webp", d / "report" / "figures" / "best_run.json"
     argv = ["render-best", "--evaluations", *evals, "--runs-dir", str(d / "runs"), "--output", str(video),
-            "--record", str(record), "--seconds", "0.2", "--width", "64", "--height", "48", "--fps", "10"]
+            "--record", str(record), "--max-bytes", "500000", "--seconds", "0.2", "--width", "64", "--height", "48",
+            "--fps", "10"]
     with gl_environment(gl):
         assert main(argv) == 0
     return d, video, json.loads(record.read_text())
@@ -54,9 +55,10 @@ def rendered(tmp_path_factory, gl, gl_environment):
 
 def test_render_best_renders_the_best_run_and_records_why(rendered):
     _, video, record = rendered
-    assert video.read_bytes()[:6] in (b"GIF87a", b"GIF89a")
+    data = video.read_bytes()
+    assert data[:4] == b"RIFF" and data[8:12] == b"WEBP" and len(data) <= 500_000
     assert record["run"] == "p_r2_n1" and record["score"] == pytest.approx(0.55 * 0.9)
-    assert record["video"] == "best_run.gif" and record["fps"] == 10 and "falls" in record["rule"]
+    assert record["video"] == "best_run.webp" and record["fps"] == 10 and "falls" in record["rule"]
 
 
 def test_the_report_shows_the_video_and_says_why_that_run(rendered, tmp_path):
@@ -66,9 +68,24 @@ def test_the_report_shows_the_video_and_says_why_that_run(rendered, tmp_path):
     d, video, record = rendered
     doc = Document(title="t").add(*video_section(video, record, d / "report"))
     md = to_markdown(doc)
-    assert "figures/best_run.gif" in md and "`p_r2_n1`" in md and "score 0.495" in md and "0.10 falls" in md
+    assert "figures/best_run.webp" in md and "`p_r2_n1`" in md and "score 0.495" in md and "0.10 falls" in md
     html = to_html(doc, d / "report")
-    assert "data:image/gif;base64," in html  # the HTML stands alone, with the right type
+    assert "data:image/webp;base64," in html  # embedded (as asked), with the right type
+    assert 'src="figures/best_run.webp"' in to_html(doc, d / "report", embed_images=False)  # the report links it
+
+
+def test_a_webp_video_is_embedded_with_its_type(tmp_path):
+    """The pipeline's video is an animated WebP: an HTML that embeds it names image/webp
+    (without OpenGL too: the report's side only)."""
+    from PIL import Image as PILImage
+
+    from sacscale.report.document import Document, Image, to_html
+
+    (tmp_path / "figures").mkdir()
+    PILImage.new("RGB", (2, 2)).save(tmp_path / "figures" / "best_run.webp")
+    doc = Document(title="t").add(Image("figures/best_run.webp", "video"))
+    assert "data:image/webp;base64," in to_html(doc, tmp_path)
+    assert 'src="figures/best_run.webp"' in to_html(doc, tmp_path, embed_images=False)
 
 
 def test_a_bad_evaluation_is_named_before_anything_renders(tmp_path, capsys):

@@ -86,6 +86,20 @@ def test_a_throughput_runs_policy_is_left_out_with_its_hash(work, tmp_path):
     assert scope.set_bytes(work) <= scope.BUDGET_BYTES
 
 
+def test_keep_best_keeps_the_policy_the_reports_video_shows(work, tmp_path):
+    """The pipeline's default: the best-evaluated run's policy (sacscale.eval.best, as
+    render-best chooses) stays; every other run's moves out."""
+    evals = [str(work / "eval" / f"{r}.json") for r in (R1, R2)]  # R1 scores 0.977, R2 0.975
+    cmd = [sys.executable, "-m", "sacscale.cli", "manifest", str(work)]
+    refused = subprocess.run([*cmd, "--keep-best", *evals], capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 1 and "need --scope" in refused.stderr
+    proc = subprocess.run([*cmd, "--scope", "--keep-best", *evals, "--left-out-dir", str(tmp_path / "left_out")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert f"left out by design: runs/{R2}/checkpoints/final.pt" in proc.stdout
+    assert (work / "runs" / R1 / "checkpoints" / "final.pt").is_file() and (tmp_path / "left_out" / R2).is_dir()
+
+
 def test_an_evaluation_stays_bound_to_a_policy_left_out(work, tmp_path):
     shrink_report(work)
     make_current(work, tmp_path)

@@ -4,6 +4,7 @@ PATH. FAKE_FAIL_RUN=<run name> makes that run's training fail (exit 3); FAKE_HAN
 makes it hang (after writing a partial event file, and touching the file FAKE_HANG_MARKER
 names, if set, once it is about to hang)."""
 
+import hashlib
 import json
 import os
 import sys
@@ -54,6 +55,7 @@ def train(args):
         time.sleep(3600)
     ranks = len(opt(args, "--devices").split(","))
     iterations, every, envs = int(opt(args, "--iterations")), int(opt(args, "--log-every")), int(opt(args, "--num-envs"))
+    start = time.time()  # the trainer's window (train_meta.json), inside the run wrapper's
     writers = [SummaryWriter(str(log_dir / "tb" / f"rank{r}")) for r in range(ranks)]
     t0 = time.time()
     from tqdm import tqdm
@@ -87,9 +89,19 @@ def train(args):
     from sacscale.commands.train import build_parser
 
     config = vars(build_parser().parse_args(args))
+    # a policy of this run (its evaluation records the hash and the model; verify binds them)
+    model = Path(config["model"]).read_bytes() if config.get("model") else b""
+    import torch  # the run wrapper keeps a policy-only copy of it (torch.load)
+
+    from sacscale.train import CHECKPOINT_FORMAT
+
+    (log_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
+    torch.save({"format": CHECKPOINT_FORMAT[0], "fake": True, "run": log_dir.name, "iteration": iterations,
+                "env_steps": iterations * envs * ranks, "model_sha256": hashlib.sha256(model).hexdigest(),
+                "optimizers": {}}, log_dir / "checkpoints" / "final.pt")
     (log_dir / "train_meta.json").write_text(json.dumps({
         "fake": True, "config": config, "world_size": ranks, "status": "completed",
-        "devices": config["devices"].split(","),
+        "devices": config["devices"].split(","), "start_time": start, "end_time": time.time(),
     }))
     print(f"fake trainer: {iterations} iterations, {ranks} rank(s)")
     return 0
@@ -151,8 +163,6 @@ def main():
         out = Path(opt(args, "--output-dir"))
         out.mkdir(parents=True, exist_ok=True)
         (out / "g1_walk_flat.mjb").write_bytes(b"fake model")
-        import hashlib
-
         digest = hashlib.sha256(b"fake model").hexdigest()
         Path(opt(args, "--json")).write_text(json.dumps({"file": "g1_walk_flat.mjb", "sha256": digest, "fake": True}))
         return 0
@@ -160,23 +170,30 @@ def main():
         grid = {"stand": [0.0, 0.0, 0.0], "forward": [0.5, 0.0, 0.0]}
         scores = {"rms_error": {"lin_vel_xy": 0.25, "yaw_rate": 0.1, "yaw_rate_pelvis": 0.2}, "fall_rate": 0.0,
                   "episodes": 2, "samples": 10, "normalised_tracking": {"lin_vel_xy": 0.9, "yaw_rate": 0.95}}
+        # what the real one records of the policy: its hash, its iteration and the model
+        policy = Path(args[1]) / "checkpoints" / "final.pt"
+        iterations = json.loads((Path(args[1]) / "train_meta.json").read_text())["config"]["iterations"]
+        model_sha = hashlib.sha256(Path(opt(args, "--model")).read_bytes()).hexdigest()  # the one it trained on
         Path(opt(args, "--output")).write_text(json.dumps({
-            "fake": True, "checkpoint": args[1], "iteration": 1, "env_steps": 8,
+            "fake": True, "checkpoint": args[1], "checkpoint_sha256": hashlib.sha256(policy.read_bytes()).hexdigest(),
+            "iteration": iterations, "env_steps": 8,
             "protocol": {"commands": grid, "envs_per_command": int(opt(args, "--envs-per-command", 8)),
-                         "seconds": float(opt(args, "--seconds", 20)), "settle_s": 1.0},
+                         "seconds": float(opt(args, "--seconds", 20)), "settle_s": 1.0,
+                         "model_sha256": model_sha, "checkpoint_model_sha256": model_sha},
             "overall": scores, "baseline_stand_still": {"overall": {**scores, "rms_error": {
                 "lin_vel_xy": 0.5, "yaw_rate": 0.4, "yaw_rate_pelvis": 0.4}}},
             "ratio_to_stand_still": {"lin_vel_xy": 0.5, "yaw_rate": 0.25, "yaw_rate_pelvis": 0.5}}))
         return 0
-    if cmd == "render-best":  # the real choice; a 1x1 GIF, since the fake model cannot be simulated
+    if cmd == "render-best":  # the real choice; a 1x1 image, since the fake model cannot be simulated
         from sacscale.eval.best import best_run
 
         evals = args[args.index("--evaluations") + 1:]
         evals = evals[:next((i for i, a in enumerate(evals) if a.startswith("--")), len(evals))]
         choice = best_run({Path(p).stem: json.loads(Path(p).read_text()) for p in evals})
         Path(opt(args, "--output")).parent.mkdir(parents=True, exist_ok=True)
-        Path(opt(args, "--output")).write_bytes(bytes.fromhex(
-            "47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b"))
+        from PIL import Image  # in the format the name asks for (the pipeline's: WebP)
+
+        Image.new("RGB", (1, 1)).save(opt(args, "--output"))
         Path(opt(args, "--record")).write_text(json.dumps(choice | {
             "fake": True, "video": Path(opt(args, "--output")).name, "seconds": float(opt(args, "--seconds", 12)),
             "commands": "0.5,0,0:4", "fps": float(opt(args, "--fps", 10))}))

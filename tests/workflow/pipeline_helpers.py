@@ -121,6 +121,23 @@ def check_run_set(workdir: Path, run_set: str, names: list[str]) -> None:
     assert "![learning curves](figures/learning_curves.png)" in md  # read from the runs' event files
     listed = (results / "MANIFEST.sha256").read_text()
     assert f"runs/{names[0]}/run.json" in listed and "environment.json" in listed
+    check_budget(workdir, run_set)
+
+
+def check_budget(workdir: Path, run_set: str) -> list[str]:
+    """A set made by the pipeline is of the current evidence format and within its budget;
+    each policy left out is listed (hashed) in evidence.json and kept in logs/<set>/left_out.
+    Returns the runs whose policies were left out."""
+    from sacscale.evidence import scope
+
+    results = workdir / "results" / run_set
+    assert scope.format_of(results) >= scope.FORMAT and "evidence.json" in (results / "MANIFEST.sha256").read_text()
+    assert scope.set_bytes(results) <= scope.BUDGET_BYTES
+    left = json.loads((results / "evidence.json").read_text())["left_out"]
+    for entry in left:
+        assert not (results / entry["path"]).exists()
+        assert (workdir / "logs" / run_set / "left_out" / entry["path"].split("/")[1] / "final.pt").is_file()
+    return [entry["path"].split("/")[1] for entry in left]
 
 
 def check_tampering_is_caught(workdir: Path, run_set: str, run: str, env: dict | None = None) -> None:

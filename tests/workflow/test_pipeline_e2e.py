@@ -76,7 +76,7 @@ def test_cpu_preset_report_shows_the_best_runs_video(cpu_set, gl):
     assert video, "the module's pipeline ran before offscreen rendering was usable here"
     names = [r["name"] for r in json.loads((workflow_dir / "results" / "cpu" / "plan.json").read_text())["runs"]]
     choice = json.loads((workflow_dir / "reports" / "cpu" / "figures" / "best_run.json").read_text())
-    assert choice["run"] in names and (workflow_dir / "reports" / "cpu" / "figures" / "best_run.gif").is_file()
+    assert choice["run"] in names and (workflow_dir / "reports" / "cpu" / "figures" / "best_run.webp").is_file()
     report = (workflow_dir / "reports" / "cpu" / "report.md").read_text()
     assert "### The best run's policy on video" in report and f"`{choice['run']}`" in report
 

@@ -4,7 +4,7 @@ alternating order, a failed run keeps the completed ones, a rerun resumes, verif
 import zipfile
 
 import pytest
-from pipeline_helpers import (STAND_IN_RUNS, check_run_set, check_tampering_is_caught, complete_stand_in_set, copy_of,
+from pipeline_helpers import (STAND_IN_RUNS, check_budget, check_run_set, check_tampering_is_caught, complete_stand_in_set, copy_of,
                               fake_sacscale_env, runs_in_order, snakemake, stand_in_first_run_done)
 
 pytestmark = pytest.mark.slow
@@ -54,6 +54,9 @@ def test_failed_run_keeps_completed_runs_and_rerun_resumes(fake_env, tmp_path_fa
     records = runs_in_order(results, RUNS)
     assert [r["resolved_config"]["config"] for r in records] == ["n1_cpu", "n2_cpu", "n2_cpu", "n1_cpu"]
     check_run_set(workflow_dir, "cpu", RUNS)
+    # the best-evaluated run's policy stays (equal scores: the first run); the others' move out
+    assert check_budget(workflow_dir, "cpu") == sorted(RUNS[1:])
+    assert (results / "runs" / RUNS[0] / "checkpoints" / "final.pt").is_file()
 
     again = snakemake(workflow_dir, "--cores", "all", "-n", env=fake_env)
     assert "Nothing to be done" in again.stdout + again.stderr

@@ -73,6 +73,6 @@ def test_both_trainers_in_one_run_set(workflow_dir, fake_gpu_env):
     # runs on a (stand-in) GPU: the report shows the best-evaluated run of ours on video
     choice = json.loads((workflow_dir / "reports" / "pair" / "figures" / "best_run.json").read_text())
     assert choice["run"] in ("h200_r1_ours_n1", "h200_r2_ours_n1") and "_ref_" not in " ".join(choice["scores"])
-    assert "### The best run's policy on video" in md and "figures/best_run.gif" in md
+    assert "### The best run's policy on video" in md and "figures/best_run.webp" in md
     verified = json.loads((results / "verify.json").read_text())
     assert verified["ok"] is True and verified["runs_checked"] == 4

@@ -24,5 +24,7 @@ def test_the_video_waits_for_every_run_and_is_checked_for_first(workflow_dir):
     on = _dry(workflow_dir, "-p", "--configfile", "video.yaml")
     (check,) = re.findall(r"^Shell command: (sacscale verify-env .*)$", on, flags=re.M)
     assert check.endswith("--require-render > logs/cpu/verify_env.log 2>&1")
+    (render,) = re.findall(r"^Shell command: (sacscale render-best .*)$", on, flags=re.M)
+    assert "--output reports/cpu/figures/best_run.webp --max-bytes 500000 " in render  # a small animated WebP
     off = _dry(workflow_dir, "-p")  # the CPU preset's default: no video, no check
     assert "--require-render" not in off and "render_best_run" not in off

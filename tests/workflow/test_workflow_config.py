@@ -92,6 +92,23 @@ def test_model_timeout_s_is_a_config_key(workflow_dir):
     assert "timeout --kill-after=30 77.0 sacscale prepare-model" in out
 
 
+def test_the_manifest_keeps_the_policies_a_claim_rests_on(workflow_dir):
+    """A new set is of the current evidence format (--scope): the best-evaluated run's
+    policy stays, the others move to logs/<set>/left_out; keep_policies: all keeps every one."""
+    def manifest_command(*args):
+        proc = snakemake(workflow_dir, "-n", "--cores", "1", "-p", "manifest", *args)
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 0, out
+        (cmd,) = re.findall(r"^Shell command: (sacscale manifest .*)$", out, flags=re.M)
+        return cmd
+
+    evals = " ".join(f"results/cpu/eval/{r}.json" for r in ("cpu_r1_n1_cpu", "cpu_r1_n2_cpu", "cpu_r2_n2_cpu",
+                                                              "cpu_r2_n1_cpu"))
+    assert f"results/cpu --scope --keep-best {evals} --left-out-dir logs/cpu/left_out --output" in manifest_command()
+    assert ("--scope --keep-policies cpu_r1_n1_cpu cpu_r1_n2_cpu cpu_r2_n2_cpu cpu_r2_n1_cpu --left-out-dir "
+            "logs/cpu/left_out --output") in manifest_command("--config", "keep_policies=all")
+
+
 @pytest.mark.parametrize(
     "config, message",
     [

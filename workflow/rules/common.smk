@@ -146,7 +146,33 @@ def video_outputs():
         enabled = any(rc.device_kind == "cuda" for rc in PLAN.run_configs.values())
     if not enabled or not all_evals():
         return []
-    return [f"{REPORTS}/figures/best_run.gif", f"{REPORTS}/figures/best_run.json"]
+    return [f"{REPORTS}/figures/best_run.webp", f"{REPORTS}/figures/best_run.json"]
+
+
+# The report's video fits this (an animated WebP, re-encoded until it does): a set is 4 MB.
+VIDEO_MAX_BYTES = 500_000
+
+
+def keep_policies():
+    """'all' (a learning set: every run's policy is a result) or 'best' (only the report's
+    best run's): config keep_policies, else the preset's, else best."""
+    value = config.get("keep_policies")
+    if value is None:
+        with open(workflow.source_path("../presets.yaml")) as fh:
+            value = (yaml.safe_load(fh)["presets"].get(PLAN.preset) or {}).get("keep_policies")
+    return value or "best"
+
+
+def scope_args(wildcards, input):
+    """sacscale manifest's flags: the set of the current evidence format, holding the
+    policies a claim rests on; every other run's policy moves to logs/<set>/left_out,
+    its hash recorded in evidence.json (without evaluations, every policy stays)."""
+    left_out = f"--left-out-dir {LOGS}/left_out"
+    if keep_policies() == "all":
+        return f"--scope --keep-policies {shlex.join(RUN_NAMES)} {left_out}"
+    if not input.evals:
+        return "--scope"
+    return f"--scope --keep-best {shlex.join(input.evals)} {left_out}"
 
 
 def video_args(wildcards, input):

@@ -36,7 +36,7 @@ rule render_best_run:
         run_records=all_run_json(),  # after every run of the set: a failure here cannot stop one
         model=model_file(),
     output:
-        video=f"{REPORTS}/figures/best_run.gif",
+        video=f"{REPORTS}/figures/best_run.webp",
         record=f"{REPORTS}/figures/best_run.json",
     log:
         f"{LOGS}/render_best_run.log",
@@ -51,8 +51,10 @@ rule render_best_run:
         runs=lambda wildcards, input: str(Path(input.run_records[0]).parent.parent),
         # the schema fills in the defaults
         size="--seconds {seconds} --width {width} --height {height} --fps {fps}".format(**config["video"]),
+        # an animated WebP (Pillow), re-encoded until it fits the set's budget for it
+        max_bytes=VIDEO_MAX_BYTES,
     message:
         "rendering the best-evaluated run's policy for the report"
     shell:
         "sacscale render-best --evaluations {input.evals} --runs-dir {params.runs:q} --model {input.model:q}"
-        " --output {output.video} --record {output.record} {params.size} > {log} 2>&1"
+        " --output {output.video} --max-bytes {params.max_bytes} --record {output.record} {params.size} > {log} 2>&1"

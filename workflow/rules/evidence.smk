@@ -6,7 +6,6 @@ rule manifest:
     input:
         all_run_json(),
         all_metrics(),
-        all_evals(),
         results("plan.json"),
         results("environment.json"),
         results("source.diff"),
@@ -14,6 +13,7 @@ rule manifest:
         results("correctness.json"),
         results("summary.csv"),
         results("summary.json"),
+        evals=all_evals(),
     output:
         manifest=report(results("MANIFEST.sha256"), caption="../report/evidence_manifest.rst", category="Evidence"),
         json=report(results("manifest.json"), caption="../report/evidence_manifest.rst", category="Evidence"),
@@ -25,10 +25,11 @@ rule manifest:
         "../../envs/sacscale.yaml"
     params:
         root=lambda wildcards, output: str(Path(output.manifest).parent),
+        scope=scope_args,
     message:
         f"hashing {RESULTS}/ into MANIFEST.sha256"
     shell:
-        "sacscale manifest {params.root:q} --output {output.manifest} --json {output.json} > {log} 2>&1"
+        "sacscale manifest {params.root:q} {params.scope} --output {output.manifest} --json {output.json} > {log} 2>&1"
 
 
 rule verify_evidence:

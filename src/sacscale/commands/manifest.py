@@ -23,6 +23,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep-policies", nargs="*", default=None, metavar="RUN",
                         help="with --scope: the runs whose policies a claim rests on; every other run's "
                              "checkpoints/final.pt moves to --left-out-dir (default: keep every policy)")
+    parser.add_argument("--keep-best", nargs="+", default=None, metavar="EVAL_JSON",
+                        help="with --scope: keep the policy of the best-evaluated run of these evaluations (named "
+                             "<run>.json; the run render-best shows) as well; every other policy moves as with "
+                             "--keep-policies")
     parser.add_argument("--left-out-dir", help="with --keep-policies: where the other policies go (outside the set)")
 
 
@@ -30,8 +34,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.scope:
             _write_scope(args)
-        elif args.keep_policies is not None or args.left_out_dir:
-            raise ManifestError("--keep-policies and --left-out-dir need --scope")
+        elif args.keep_policies is not None or args.keep_best or args.left_out_dir:
+            raise ManifestError("--keep-policies, --keep-best and --left-out-dir need --scope")
         info = write(args.root, args.output, args.json)
     except ManifestError as exc:
         print(f"sacscale manifest: error: {exc}", file=sys.stderr)
@@ -45,6 +49,8 @@ def _write_scope(args: argparse.Namespace) -> None:
 
     root = Path(args.root)
     left_out = []
+    if args.keep_best:
+        args.keep_policies = [*(args.keep_policies or []), _best_run(args.keep_best)]
     if args.keep_policies is not None:
         if not args.left_out_dir:
             raise ManifestError("--keep-policies needs --left-out-dir (where the other policies go)")
@@ -58,3 +64,14 @@ def _write_scope(args: argparse.Namespace) -> None:
         raise ManifestError(str(exc)) from None
     for entry in kept["left_out"]:
         print(f"left out by design: {entry['path']} (sha256 {entry['sha256'][:12]}...): {entry['why']}")
+
+
+def _best_run(paths: list[str]) -> str:
+    """The run whose policy the report's video shows (sacscale.eval.best), by its evaluations."""
+    from sacscale.commands._inputs import BadInput, read_json
+    from sacscale.eval.best import best_run
+
+    try:
+        return best_run({Path(p).stem: read_json(p, "evaluation") for p in paths})["run"]
+    except (BadInput, OSError, ValueError, KeyError, TypeError) as exc:
+        raise ManifestError(f"--keep-best: {type(exc).__name__}: {exc}") from None

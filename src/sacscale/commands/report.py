@@ -93,7 +93,9 @@ def run_set_inputs(results: Path, output_dir: str | None) -> dict:
         runs = [r["name"] for r in json.loads((results / "plan.json").read_text())["runs"]]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise Refused(f"{results}/plan.json: not a plan this pipeline wrote ({type(exc).__name__}: {exc})") from None
-    video = reports / "figures" / "best_run.gif", reports / "figures" / "best_run.json"
+    # the video's name: a set made from now on has a WebP, an older set a GIF
+    webp = reports / "figures" / "best_run.webp"
+    video = webp if webp.is_file() else webp.with_suffix(".gif"), reports / "figures" / "best_run.json"
     if all(p.is_file() for p in video) and out.resolve() != reports.resolve():
         # the report shows its video from its own directory: a copy goes with it
         (out / "figures").mkdir(parents=True, exist_ok=True)

@@ -169,10 +169,19 @@ def leave_out_policies(root: Path, keep: set[str], dest: Path) -> list[dict]:
         target.parent.mkdir(parents=True, exist_ok=True)
         _move(policy, target)
         evaluated = (root / "eval" / f"{run_dir.name}.json").is_file()
-        entries.append({"path": rel, "sha256": digest, "bytes": size, "moved_to": str(target),
+        entries.append({"path": rel, "sha256": digest, "bytes": size, "moved_to": _shown_path(target),
                         "why": "the policy of a run no claim rests on (a throughput run)"
                                + (f"; eval/{run_dir.name}.json records its hash" if evaluated else "")})
     return entries
+
+
+def _shown_path(path: Path) -> str:
+    """Relative to the working directory (the repository's root in the pipeline) where it lies
+    under it: a record names no machine's folders."""
+    try:
+        return Path(path).absolute().relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def _move(src: Path, dst: Path) -> None:

@@ -17,7 +17,8 @@ import yaml
 SCHEMA = Path("workflow/schemas/config.schema.yaml")
 PRESETS = Path("workflow/presets.yaml")
 # the default of a key no preset gives a value (sacscale.pipeline.runplan.resolve)
-BUILT_IN = {"model_timeout_s": 1800, "schedule": "counterbalanced", "run_set": "the preset's name"}
+BUILT_IN = {"model_timeout_s": 1800, "schedule": "counterbalanced", "run_set": "the preset's name",
+            "keep_policies": "best"}
 
 HEADER = """# Config keys
 
@@ -93,7 +94,7 @@ def preset_rows(presets_doc: dict) -> tuple[list[str], list[list[str]]]:
     """The named presets' values of the scalar keys, probe and run_defaults."""
     presets = presets_doc["presets"]
     names = list(presets)
-    keys = ["prefix", "repeats", "iterations", "seed", "order", "schedule", "model_timeout_s"]
+    keys = ["prefix", "repeats", "iterations", "seed", "order", "schedule", "model_timeout_s", "keep_policies"]
     keys += [f"probe.{k}" for k in ("devices", "iterations", "compile_loss", "timeout_s", "trainer_iterations")]
     run_keys = sorted({k for p in presets.values() for k in (p.get("run_defaults") or {})})
     keys += [f"run_defaults.{k}" for k in run_keys]

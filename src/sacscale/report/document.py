@@ -131,13 +131,17 @@ img { max-width: 100%; }
 MARKDOWN_EXTENSIONS = ["tables", "fenced_code"]
 
 
+# the media type of an image by its suffix (the report's video is an animated WebP; older sets' a GIF)
+IMAGE_TYPES = {".gif": "image/gif", ".webp": "image/webp", ".png": "image/png"}
+
+
 def _embedded(doc: Document, base_dir: Path) -> Document:
     """The document with every image that exists inlined as a data URI (the HTML stands alone)."""
     blocks = []
     for b in doc.blocks:
         if isinstance(b, Image) and (base_dir / b.path).is_file():
             data = base64.b64encode((base_dir / b.path).read_bytes()).decode()
-            mime = "image/gif" if b.path.lower().endswith(".gif") else "image/png"
+            mime = IMAGE_TYPES.get(Path(b.path).suffix.lower(), "image/png")
             b = Image(f"data:{mime};base64,{data}", b.alt, b.caption)
         blocks.append(b)
     return Document(title=doc.title, blocks=blocks)

@@ -228,3 +228,15 @@ def test_a_repeated_gpu_with_the_sync_off_needs_no_placement():
     config = {"preset": "h200x1", "order": ["x"], "pairs": [],
               "run_configs": {"x": {"devices": "0,0", "cpu_pools": ["1-7", "9-15"], "overrides": {"grad-sync": "off"}}}}
     assert plan(config, host=H200_1).run_configs["x"].world_size == 2
+
+
+def test_a_run_set_named_after_a_file_is_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "README.md").write_text("the sets")
+    with pytest.raises(PlanError, match=r"run_set: results/README.md exists and is not a run set's folder"):
+        plan({"run_set": "README.md"})
+    (tmp_path / "results" / "link").symlink_to(tmp_path)
+    with pytest.raises(PlanError, match="results/link exists and is not a run set's folder"):
+        plan({"run_set": "link"})
+    assert plan({"run_set": "fresh"}).run_set == "fresh"

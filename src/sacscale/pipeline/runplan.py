@@ -549,6 +549,15 @@ def _resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, hos
     )
 
 
+def _check_run_set_folders(run_set: str) -> None:
+    """results/<run_set> and reports/<run_set> must be folders or absent (e.g. results/README.md
+    is a committed file, not a set)."""
+    for folder in ("results", "reports"):
+        path = os.path.join(folder, run_set)
+        if os.path.lexists(path) and (os.path.islink(path) or not os.path.isdir(path)):
+            raise PlanError(f"run_set: {folder}/{run_set} exists and is not a run set's folder; choose another name")
+
+
 def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_host: bool = True,
             matrix=None) -> Plan:
     """The checked plan. `host=None` detects the machine; `check_host=False` skips the
@@ -598,6 +607,8 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
     if not isinstance(run_set, str) or not NAME.fullmatch(run_set):
         raise PlanError(f"run_set: {_shown(run_set)} is not a valid name (letters, digits, '_', '.', '-'; "
                         "at most 64)")
+    if check_host:
+        _check_run_set_folders(run_set)
     values = {}
     for key, top in (("repeats", MAX_REPEATS), ("iterations", MAX_ITERATIONS)):
         value, origin = _merge(preset, config, key, name)

@@ -214,3 +214,27 @@ def check_writable(log_dir: str | Path) -> None:
         probe = probe.parent
     if not os.access(probe, os.W_OK | os.X_OK):
         raise InputError(f"--log-dir {log_dir}: {probe} is not writable")
+
+
+# A checkpoint's pickled part (data.pkl in torch's zip format) holds the dictionary and
+# tensor references, not the tensors: a few kB for ours. A crafted file could inflate it
+# to gigabytes that the unpickler would then build in memory.
+MAX_CHECKPOINT_PICKLE_BYTES = 16 * 2**20
+
+
+def checkpoint_problem(path: str | os.PathLike) -> str | None:
+    """Why `path` cannot be one of our checkpoints without unpickling it (not torch's zip
+    format, or a pickled part larger than any of ours), or None."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            pickles = [i for i in archive.infolist() if i.filename.endswith("data.pkl")]
+    except (OSError, zipfile.BadZipFile) as exc:
+        return f"not a readable torch checkpoint ({type(exc).__name__}: {exc})"
+    if len(pickles) != 1:
+        return f"not a readable torch checkpoint ({len(pickles)} pickled parts)"
+    if pickles[0].file_size > MAX_CHECKPOINT_PICKLE_BYTES:
+        return (f"its pickled part would inflate to {pickles[0].file_size:,} bytes "
+                f"(ours are far below {MAX_CHECKPOINT_PICKLE_BYTES:,}): refused unread")
+    return None

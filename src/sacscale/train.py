@@ -535,6 +535,11 @@ def read_checkpoint(path: str | Path) -> dict:
     path = Path(path)
     if not path.is_file():
         raise TrainingError(f"{path}: no checkpoint there")
+    from sacscale.checks import checkpoint_problem
+
+    problem = checkpoint_problem(path)
+    if problem:
+        raise TrainingError(f"{path}: {problem}")
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - a truncated or foreign file

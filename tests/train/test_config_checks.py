@@ -75,3 +75,17 @@ def test_losses_are_compiled_only_with_the_sync_inside_the_graph():
     assert compiles_losses(TrainConfig(devices="0"))
     assert not compiles_losses(TrainConfig(devices="0", allreduce="between-graphs"))
     assert not compiles_losses(TrainConfig(devices="0", compile=False))
+
+
+def test_a_checkpoint_whose_pickle_would_inflate_is_refused_unread(tmp_path):
+    import zipfile
+
+    from sacscale.train import read_checkpoint
+
+    path = tmp_path / "final.pt"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        with archive.open("archive/data.pkl", "w", force_zip64=True) as member:
+            member.write(b"(" * 17 * 2**20)
+    assert path.stat().st_size < 100_000
+    with pytest.raises(TrainingError, match="pickled part would inflate to 17,825,792 bytes"):
+        read_checkpoint(path)

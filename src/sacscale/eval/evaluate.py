@@ -67,6 +67,11 @@ def resolve_checkpoint(path: str | Path) -> Path:
 
 def load_checkpoint(path: Path) -> dict:
     """Load and validate a `sacscale train` checkpoint (dims must fit the task)."""
+    from sacscale.checks import checkpoint_problem
+
+    problem = checkpoint_problem(path)
+    if problem:
+        raise CheckpointError(f"{path}: {problem}")
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # pickle, zip and weights_only errors all mean "not ours"

@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     except Refused as exc:
         print(f"sacscale report: {exc}", file=sys.stderr)
         return 2
-    except OSError as exc:
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symbolic link loop (Path.resolve)
         print(f"sacscale report: error: {exc}", file=sys.stderr)
         return 2
     try:

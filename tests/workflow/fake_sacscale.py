@@ -139,7 +139,8 @@ def train_reference(args):
                                                               "overrides": config["override"]}))
     (log_dir / "run_config.json").write_text(json.dumps({"fake": True}))
     (log_dir / "train_meta.json").write_text(json.dumps({
-        "trainer": "unilab", "fake": True, "status": "completed", "start_time": t0, "world_size": ranks,
+        "trainer": "unilab", "fake": True, "status": "completed", "start_time": t0, "end_time": time.time(),
+        "world_size": ranks,
         "devices": [f"cuda:{d}" for d in config["devices"].split(",")], "config": config}))
     print(f"fake reference trainer: {iterations} iterations, {ranks} rank(s)")
     return 0

@@ -25,7 +25,7 @@ def names(hostile: bool) -> dict[str, str]:
         return {"set": "S", "base": "n1_a", "other": "n2_b", "attempt": "r1_n1_a.attempt1",
                 "value": "plain value", "path": "/opt/plain/learner.py"}
     return {"set": f"S{IMG}", "base": f"n1{IMG}{TICKS}", "other": f"n2{STARS}{LINK}",
-            "attempt": f"a{TICKS}{IMG}", "value": f"v {IMG} {TICKS} {STARS} {LINK}",
+            "attempt": f"a{TICKS.replace('/', '')}{IMG}", "value": f"v {IMG} {TICKS} {STARS} {LINK}",
             "path": f"/opt/{TICKS}{IMG}/learner.py"}
 
 
@@ -61,7 +61,7 @@ def run_set(root: Path, hostile: bool) -> dict:
         "comparisons": [{"tensor": n["value"], "max_rel_diff": 1e-6, "pass": True}]}))
     (root / "model.json").write_text(json.dumps({"file": n["path"], "source": n["value"]}))
     attempts = root / "attempts"
-    (attempts / n["attempt"]).mkdir(parents=True, exist_ok=True)
+    (attempts / n["attempt"]).mkdir(parents=True, exist_ok=True)  # a folder name: no '/' in it
     return {"summary_path": root / "summary.json", "metrics_paths": paths, "run_dirs": run_dirs,
             "environment": root / "environment.json", "probe": root / "correctness.json",
             "model": root / "model.json", "attempts": [n["attempt"]], "attempts_dir": attempts}

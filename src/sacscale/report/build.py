@@ -413,13 +413,14 @@ def verdict_section(summary: dict, metrics: list[dict], plan: dict, probe: dict 
     if evaluations:
         items.append("Learning: " + learning_line(evaluations, metrics))
     blocks = [Heading("Verdict"), Bullets(items)]
-    reason = plain(plan.get("preset_reason", "reason not recorded"))
+    # the plan's reason and description name commands in backticks; read as text here, so without them
+    reason = plain(str(plan.get("preset_reason", "reason not recorded")).replace("`", ""))
     what = (f"What ran: preset {code(plan.get('preset', '?'))} ({reason}); "
             f"{len(metrics)} runs of {', '.join(code(c) for c in summary['order'])}, "
             f"{plain(plan.get('repeats', '?'))} repeat(s) of {plain(plan.get('iterations', '?'))} iterations, "
             "one run at a time.")
     if plan.get("description"):
-        what += " " + plain(" ".join(str(plan["description"]).split()))
+        what += " " + plain(" ".join(str(plan["description"]).replace("`", "").split()))
     if not reproduces_seed(summary) and "GPU system" not in str(plan.get("description", "")):
         what += " All runs are CPU ranks (gloo): the throughput says nothing about the GPU system."
     blocks.append(Paragraph(what))

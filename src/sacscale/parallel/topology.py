@@ -434,23 +434,24 @@ def _shared_gpu_configs(gpu: int, node_cores: list[list[int]]) -> dict | None:
     pools = [[c for core in node_cores[1:half + 1] for c in core],
              [c for core in node_cores[half + 2:2 * half + 2] for c in core]]
     lists = [format_cpu_list(p) for p in pools]
-    pins = ";".join(format_cpu_list(c) for c in learners)
+    learner_lists = [format_cpu_list(c) for c in learners]
+    pins = ";".join(learner_lists)
     one, both = f"n1_pool{len(pools[0])}", f"n1_pool{len(pools[0]) + len(pools[1])}"
-    shared = {"devices": f"{gpu},{gpu}", "cpu_pools": lists, "learner_cpus": pins.split(";"),
+    shared = {"devices": f"{gpu},{gpu}", "cpu_pools": lists, "learner_cpus": learner_lists,
               "overrides": {"allreduce": "between-graphs", "learner-cpu-ids": pins},
               "description": f"2 ranks sharing GPU {gpu}, {len(pools[0])}-thread pools, gradients summed by "
                              "gloo between graph segments (CPU-side weak scaling, not two GPUs)"}
     configs = {
-        one: {"devices": str(gpu), "cpu_pools": [lists[0]], "learner_cpus": [pins.split(";")[0]],
-              "overrides": {"allreduce": "between-graphs", "learner-cpu-ids": pins.split(";")[0]},
+        one: {"devices": str(gpu), "cpu_pools": [lists[0]], "learner_cpus": [learner_lists[0]],
+              "overrides": {"allreduce": "between-graphs", "learner-cpu-ids": learner_lists[0]},
               "description": f"1 GPU, one {len(pools[0])}-thread pool (one rank of n2_shared)"},
         "n2_shared": shared,
         "n2_shared_nosync": {**shared, "overrides": {**shared["overrides"], "grad-sync": "off"},
                              "description": shared["description"].replace("gradients summed by gloo between "
                                                                            "graph segments", "no gradient sync")},
         both: {"devices": str(gpu), "cpu_pools": [format_cpu_list(pools[0] + pools[1])],
-               "learner_cpus": [pins.split(";")[0]],
-               "overrides": {"allreduce": "between-graphs", "learner-cpu-ids": pins.split(";")[0]},
+               "learner_cpus": [learner_lists[0]],
+               "overrides": {"allreduce": "between-graphs", "learner-cpu-ids": learner_lists[0]},
                "description": f"1 GPU, one pool of both halves' {len(pools[0]) + len(pools[1])} threads"},
     }
     return {"configs": configs, "order": [one, "n2_shared"],

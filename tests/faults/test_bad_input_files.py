@@ -147,7 +147,7 @@ def test_an_output_that_cannot_be_written_is_one_line_and_leaves_nothing(files, 
         def full(fd):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(out))
 
-        monkeypatch.setattr("sacscale.evidence.atomic.os.fsync", full)
+        monkeypatch.setattr("sacscale.atomic.os.fsync", full)
     code, err, _ = run(capsys, "aggregate", str(files / "m.json"), "--csv", str(out), "--json", str(files / "s.json"))
     reason = {"folder": "is a directory", "under-a-file": "a directory is needed", "disk-full": "disk full"}[where]
     assert code == 2 and reason in err and len(err.splitlines()) == 1, err

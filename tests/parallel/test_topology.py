@@ -14,7 +14,7 @@ from sacscale.parallel import topology
 from sacscale.parallel.topology import (
     Cpu, Gpu, Topology, TopologyError, parse_lscpu, parse_nvidia_topo, plan_matrix, read_sysfs_cpus,
 )
-from sacscale.sim.affinity import parse_cpu_list
+from sacscale.cpus import parse_cpu_list
 
 FIXTURES = Path(__file__).parent / "fixtures" / "topology"
 MACHINES = ["h200x1", "h200x2", "seed_2x40_smt_2gpu", "eight_gpu_2x56_smt"]

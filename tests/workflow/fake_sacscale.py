@@ -86,7 +86,7 @@ def train(args):
     for w in writers:
         w.close()
     # what the real trainer records, from the real trainer's parser (verify cross-checks it)
-    from sacscale.commands.train import build_parser
+    from sacscale.train.options import build_parser
 
     config = vars(build_parser().parse_args(args))
     # a policy of this run (its evaluation records the hash and the model; verify binds them)

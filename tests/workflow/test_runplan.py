@@ -143,7 +143,7 @@ def test_host_checks_can_be_deferred():
 
 
 def test_override_names_come_from_the_trainers_parser():
-    from sacscale.commands.train import build_parser, option_names
+    from sacscale.train.options import build_parser, option_names
 
     assert build_parser().allow_abbrev is False
     with pytest.raises(SystemExit):
@@ -156,7 +156,7 @@ def test_override_names_come_from_the_trainers_parser():
 
 
 def test_every_trainer_option_the_pipeline_sets_is_owned():
-    from sacscale.commands.train import option_names
+    from sacscale.train.options import option_names
     from sacscale.pipeline.runplan import PIPELINE_OWNED
 
     p = plan()

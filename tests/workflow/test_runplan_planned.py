@@ -158,7 +158,7 @@ def test_the_allreduce_placement_controls_run_when_the_order_names_them():
     p = resolve({"preset": "auto", "order": order}, PRESETS, EIGHT, matrix=lambda: m)
     assert p.order == order
     assert p.pairs == [("n2_pool", "n2_pool_between"), ("n2_pool_lb", "n2_pool_lb_between")]
-    from sacscale.commands.train import build_parser
+    from sacscale.train.options import build_parser
 
     commands = {r.config: train_command(p, r, "DIR", "m.mjb") for r in p.runs if r.repeat == 1}
     assert sorted(commands) == sorted(order)
@@ -170,7 +170,7 @@ def test_the_allreduce_placement_controls_run_when_the_order_names_them():
 
 
 def test_the_time_to_quality_control_keeps_n1s_updates_per_env_step():
-    from sacscale.commands.train import build_parser
+    from sacscale.train.options import build_parser
 
     m = matrix_of("h200x2")
     host = Host(cuda_devices=3, cpus=frozenset(range(32)))  # no named preset for 3 GPUs: the planned matrix

@@ -23,7 +23,7 @@ def side_by_side(**ref_fields) -> dict:
 
 
 def test_the_reference_runs_with_the_same_devices_envs_iterations_seed_and_pool():
-    from sacscale.commands.train import build_parser
+    from sacscale.train.options import build_parser
     from sacscale.evidence.verify import _reference_parser
 
     p = resolve(side_by_side(overrides={"algo.updates_per_step": 8}), PRESETS, H200)

@@ -259,7 +259,7 @@ def final_inputs():
 
 
 def write_plan(path, plan, log):
-    from sacscale.evidence.atomic import write_json
+    from sacscale.atomic import write_json
 
     write_json(path, plan)
     with open(log, "w") as fh:

@@ -7,7 +7,7 @@ import sys
 
 from sacscale.commands._inputs import BadInput, json_value, read_json
 from sacscale.analysis.aggregate import runs_table, summarize
-from sacscale.evidence.atomic import atomic_write_text, write_json
+from sacscale.atomic import atomic_write_text, write_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

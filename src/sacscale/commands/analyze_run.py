@@ -7,7 +7,7 @@ import sys
 
 from sacscale.analysis.events import EventFileError
 from sacscale.analysis.metrics import MetricError, analyze_run
-from sacscale.evidence.atomic import write_json
+from sacscale.atomic import write_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

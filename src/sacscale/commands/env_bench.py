@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from sacscale.sim.affinity import validate_cpu_ids
+    from sacscale.cpus import validate_cpu_ids
     from sacscale.sim.bench import run_env_bench
     from sacscale.task.g1_model import load_model
 

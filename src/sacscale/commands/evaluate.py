@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from sacscale.eval.evaluate import CheckpointError, evaluate, plot_tracking
-    from sacscale.evidence.atomic import write_json
+    from sacscale.atomic import write_json
 
     from sacscale.commands._inputs import model_problem
 

@@ -14,7 +14,7 @@ import os
 import sys
 
 from sacscale.parallel.topology import TopologyError, load_topology, plan_matrix
-from sacscale.evidence.atomic import write_json
+from sacscale.atomic import write_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -7,7 +7,7 @@ import argparse
 import os
 from pathlib import Path
 
-from sacscale.evidence.atomic import write_json
+from sacscale.atomic import write_json
 
 MODEL_FILE = "g1_walk_flat.mjb"
 # the PyPI distribution that installs the asset package (sacscale.task.g1_model.ASSET_PACKAGE)

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
                 finally:
                     side.unlink(missing_ok=True)
                 result["pass"] = bool(result["pass"] and result["trainer_path"]["pass"])
-                from sacscale.evidence.atomic import write_json
+                from sacscale.atomic import write_json
 
                 write_json(args.output, result)
                 result = {**result["trainer_path"], "pass": result["pass"]}

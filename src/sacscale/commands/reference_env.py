@@ -56,7 +56,7 @@ def create(python: Path, requirements: str) -> list[list[str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sacscale.evidence.atomic import write_json
+    from sacscale.atomic import write_json
     from sacscale.trainers import unilab
 
     from sacscale.cli import repository_hint

@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from sacscale.commands._inputs import BadInput, read_json
     from sacscale.eval.best import best_run
-    from sacscale.evidence.atomic import write_json
+    from sacscale.atomic import write_json
 
     try:
         evaluations = {Path(p).stem: read_json(p, "evaluation") for p in args.evaluations}

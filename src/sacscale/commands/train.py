@@ -3,99 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from dataclasses import MISSING, fields
+from dataclasses import fields
 
 from sacscale.train import TrainConfig, TrainingError, run_training
-
-HELP = {
-    "devices": "comma list: 'cpu' (one CPU rank), 'cpu,cpu' (2 gloo ranks), '0' or '0,1' (CUDA indices); "
-               "'0,0': two ranks sharing GPU 0 (gloo, with --allreduce between-graphs)",
-    "num_envs": "environments per rank",
-    "batch_size": "learner batch per rank",
-    "num_critic_updates": "critic updates per iteration, each on its own batch and followed by an "
-                          "entropy-temperature step and the target networks' Polyak update",
-    "num_actor_updates": "actor updates per iteration, spread evenly over the critic updates (8 and 2: with "
-                         "critic updates 0 and 4); 0 .. --num-critic-updates",
-    "iterations": "iterations (one env step of all envs + one learner iteration each)",
-    "collector_cpu_ids": "'auto', a CPU list for one rank ('8-39'), or one list per rank ('8-39;48-79')",
-    "learner_cpu_ids": "pin each rank's learner process (all its threads) after its first update: "
-                       "'auto' (the CPUs no pool uses, split per rank) or one list per rank ('0;16'); "
-                       "empty keeps the affinity",
-    "sim_threads": "simulation threads per rank (0: size of the rank's CPU pool)",
-    "env_pipeline": "halves: the envs step as two halves that take turns on the pool, so the task and "
-                    "actor work of one overlaps the other's physics; serial: one batch, physics then the rest",
-    "tilt_obs": "the task's tilt input: world (the reference's: minus the torso z-axis in the world frame, "
-                "heading-dependent) or torso (gravity in the torso IMU frame)",
-    "seed": "random seed: the networks' initialisation and, offset by 1000 x rank, each rank's environments",
-    "obs_norm": "normalise the actor's and the critics' inputs by running mean and variance over all "
-                "ranks' replay rows (off: the reference's SAC, the scaling matrix's default)",
-    "log_dir": "run directory: TensorBoard events under LOG_DIR/tb/rank*/, train_meta.json",
-    "log_every": "write TensorBoard scalars every K iterations",
-    "checkpoint_every": "write the checkpoint (LOG_DIR/checkpoints/final.pt, the policy and shared learning state, "
-                        "and rank*.pt) every K iterations (0: only at the end); a stopped one-rank run saves its last "
-                        "completed iteration, several ranks keep the last periodic one",
-    "checkpoint_replay": "checkpoints also hold each rank's replay buffer (about 1.8 GB per rank at 2048 envs); "
-                         "without it a resumed run refills the buffer before it learns again",
-    "resume": "continue the run in this directory from its last checkpoint (same directory, counters and "
-              "TensorBoard steps continue); --iterations is the new total; flags that change what is learned "
-              "must be left out or equal the run's",
-    "trace": "log per-phase times (collector and learner)",
-    "compile": "torch.compile the losses (CUDA only)",
-    "cuda_graph": "capture the whole iteration in one CUDA graph (CUDA only)",
-    "grad_sync": "auto: all-reduce hooks when more than one rank; on: always (world size 1 too); off",
-    "allreduce": "in-graph: the gradient all-reduce is captured in the iteration's CUDA graph; between-graphs: "
-                 "the iteration is captured as segments split at each all-reduce, which runs eagerly between "
-                 "their replays (every other kernel the same: measures what capturing it gains; CUDA only)",
-    "model": "compiled G1 model (.mjb); default: build it from the asset package",
-    "timeout_s": "longest wait for a collector step or a peer rank before failing",
-    "min_free_mb": "free disk space needed under LOG_DIR at start (checked before anything runs)",
-    "replay_per_env": "replay capacity in rows per environment",
-    "extra": "JSON object of further learner settings (SACConfig fields), e.g. '{\"gamma\": 0.99}'",
-}
-
-
-def _choices() -> dict[str, tuple[str, ...]]:
-    """The string options with a fixed set of values, listed in --help and checked by the
-    parser (a wrong value is a usage error, exit 2)."""
-    from sacscale.task.g1_walk_flat import TILT_OBS
-    from sacscale.task.halves import PIPELINES
-    from sacscale.train import ALLREDUCE_PLACEMENTS
-
-    return {"env_pipeline": PIPELINES, "tilt_obs": TILT_OBS, "allreduce": ALLREDUCE_PLACEMENTS,
-            "grad_sync": ("auto", "on", "off")}
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    choices = _choices()
-    for f in fields(TrainConfig):
-        flag = "--" + f.name.replace("_", "-")
-        default = f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]
-        if f.type in ("bool", bool):
-            parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=default,
-                                help=HELP.get(f.name))
-        elif f.name == "extra":
-            parser.add_argument(flag, dest=f.name, type=json.loads, default={}, help=HELP[f.name])
-        else:
-            kind = {"int": int, "float": float}.get(str(f.type), str)
-            parser.add_argument(flag, dest=f.name, type=kind, default=default, choices=choices.get(f.name),
-                                help=f"{HELP[f.name]} (default: {default})")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The trainer's own parser. No abbreviations: `--see 99` must not silently mean `--seed`
-    (the pipeline records what it passed; an abbreviation would run something else)."""
-    parser = argparse.ArgumentParser(prog="sacscale train", allow_abbrev=False)
-    add_arguments(parser)
-    return parser
-
-
-def option_names() -> dict[str, str]:
-    """`{option string: TrainConfig field}` for every trainer option (`--no-x` included):
-    what the pipeline checks its overrides against."""
-    return {opt: action.dest for action in build_parser()._actions for opt in action.option_strings
-            if action.dest != "help"}
+from sacscale.train.options import add_arguments, build_parser, option_names  # noqa: F401  (the CLI's interface)
 
 
 def check_options(cfg: TrainConfig) -> None:

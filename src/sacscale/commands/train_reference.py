@@ -63,7 +63,7 @@ def _pools(text: str, ranks: int):
 
 
 def run(args: argparse.Namespace) -> int:
-    from sacscale.evidence.atomic import write_json
+    from sacscale.atomic import write_json
     from sacscale.trainers import unilab
 
     from sacscale.analysis.events import EventFileError

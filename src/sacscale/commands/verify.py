@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sacscale.evidence.atomic import write_json
+from sacscale.atomic import write_json
 from sacscale.evidence.manifest import ManifestError
 from sacscale.evidence.verify import verify
 

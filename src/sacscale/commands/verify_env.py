@@ -24,7 +24,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from sacscale.evidence.atomic import write_json
+from sacscale.atomic import write_json
 from sacscale.pipeline.environment import (COMMAND_MODULES, HOOKS, LEARNER_CLASS, LEARNER_MODULE, check_plan,
                                            collect, write_source_diff)
 

@@ -16,7 +16,7 @@ import stat
 from collections import Counter
 from pathlib import Path
 
-from sacscale.evidence.atomic import atomic_write_text, write_json
+from sacscale.atomic import atomic_write_text, write_json
 
 MANIFEST_NAME = "MANIFEST.sha256"
 MANIFEST_JSON = "manifest.json"

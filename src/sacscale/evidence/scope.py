@@ -193,7 +193,7 @@ def _move(src: Path, dst: Path) -> None:
 
 def write_scope(root: Path, left_out: list[dict], budget: int = BUDGET_BYTES) -> dict:
     """evidence.json of the current format; entries already recorded (a rerun) are kept."""
-    from sacscale.evidence.atomic import write_json
+    from sacscale.atomic import write_json
 
     previous = read_scope(root) or {}
     merged = {e["path"]: e for e in previous.get("left_out", [])}

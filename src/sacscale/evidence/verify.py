@@ -293,7 +293,7 @@ def _reference_parser():
 def _trainer_args(command: list, rel: str):
     """The run's `sacscale train` (or `sacscale train-reference`, the reference trainer)
     command parsed by that command's own parser."""
-    from sacscale.commands.train import build_parser
+    from sacscale.train.options import build_parser
 
     if not (isinstance(command, list) and command[:2] in (["sacscale", "train"], ["sacscale", "train-reference"])
             and all(isinstance(a, str) for a in command)):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from sacscale.sim.affinity import first_overlap, validate_cpu_ids
+from sacscale.cpus import first_overlap, validate_cpu_ids
 
 
 class PoolError(ValueError):

@@ -36,7 +36,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from sacscale.sim.affinity import format_cpu_list, parse_cpu_list
+from sacscale.cpus import format_cpu_list, parse_cpu_list
 
 
 class TopologyError(ValueError):

@@ -16,7 +16,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from sacscale.sim.affinity import available_cpus, format_cpu_list, parse_cpu_list
+from sacscale.cpus import available_cpus, format_cpu_list, parse_cpu_list
 
 LEARNER_MODULE = "sacscale.learn.learner"
 LEARNER_CLASS = "FastSACLearner"
@@ -66,7 +66,7 @@ def write_source_diff(project: dict, path: Path) -> dict:
     """Store the diff of the project's tree at `path`; its description for the record."""
     import hashlib
 
-    from sacscale.evidence.atomic import atomic_write_bytes
+    from sacscale.atomic import atomic_write_bytes
 
     listed: list[dict] = []
     if not project.get("repository"):

@@ -45,7 +45,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from sacscale.evidence.atomic import write_json
+from sacscale.atomic import write_json
 from sacscale.pipeline.environment import host_info
 
 GRACE_S = 30.0

@@ -24,7 +24,7 @@ import subprocess
 from dataclasses import asdict, dataclass, field
 
 from sacscale.parallel.topology import TopologyError, pools_off_node, preset_from_matrix
-from sacscale.sim.affinity import available_cpus, first_overlap, format_cpu_list, parse_cpu_list
+from sacscale.cpus import available_cpus, first_overlap, format_cpu_list, parse_cpu_list
 
 # Names become directory names and shell words: matched in full (a `^...$` search lets a
 # trailing newline through), 64 characters at most so `{prefix}_r{k}_{config}` fits a path.
@@ -342,7 +342,7 @@ PIPELINE_OWNED = {
 def check_override(key: str, value, where: str) -> None:
     """`key` must be exactly one of the trainer's own options (its parser is the one source
     of truth; no abbreviations, no invented names) and not one the pipeline owns."""
-    from sacscale.commands.train import option_names
+    from sacscale.train.options import option_names
 
     options = option_names()
     flag = _option(key, value)[:1]
@@ -361,7 +361,7 @@ def check_trainer_values(merged: dict, where) -> None:
     naming the config key, rather than when the run starts hours into the pipeline."""
     import argparse
 
-    from sacscale.commands.train import build_parser
+    from sacscale.train.options import build_parser
     from sacscale.train import TrainConfig, TrainingError
 
     parser = build_parser()

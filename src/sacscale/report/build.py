@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 from sacscale.analysis.learning import curves_by_config, tracking_baselines
 from sacscale.analysis.metrics import DEFINITIONS
-from sacscale.evidence.atomic import atomic_write_text
+from sacscale.atomic import atomic_write_text
 from sacscale.report import plots, tables
 from sacscale.report.document import (
     Bullets, Code, Document, Heading, Image, Paragraph, Table, block_markdown, to_html, to_markdown,

@@ -30,7 +30,7 @@ import mujoco
 import numpy as np
 from mujoco.batch import Batch
 
-from sacscale.sim.affinity import format_cpu_list, pinned_thread, validate_cpu_ids
+from sacscale.cpus import format_cpu_list, pinned_thread, validate_cpu_ids
 from sacscale.task import g1_model as g1
 from sacscale.task.g1_walk_flat import G1WalkFlat
 from sacscale.task.halves import EnvHalves, rounds

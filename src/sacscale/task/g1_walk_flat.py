@@ -30,7 +30,7 @@ import mujoco
 import numpy as np
 from mujoco.batch import Batch, SimulationError
 
-from sacscale.sim.affinity import pinned_thread
+from sacscale.cpus import pinned_thread
 from sacscale.task import g1_model as g1
 from sacscale.task.terms import REWARD_TERMS
 

@@ -263,7 +263,7 @@ def run_rank(cfg: TrainConfig, rank: int, world_size: int, pool: list[int] | Non
     from sacscale.collect.shm import STAT_INDEX
     from sacscale.parallel.grad_sync import allreduce_hooks, broadcast_state
     from sacscale.learn.learner import FastSACLearner
-    from sacscale.sim.affinity import pin_process
+    from sacscale.cpus import pin_process
 
     device = torch.device(cfg.device_list()[local_rank])
     host_ranks = len(cfg.device_list())  # the ranks on this host (world_size counts every node's)
@@ -444,7 +444,7 @@ def _save_atomic(obj, path: Path) -> None:
 
     import torch
 
-    from sacscale.evidence.atomic import atomic_write_bytes
+    from sacscale.atomic import atomic_write_bytes
 
     buf = io.BytesIO()
     torch.save(obj, buf)

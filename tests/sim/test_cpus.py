@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from mujoco.batch import Batch
 
-from sacscale.sim.affinity import (
+from sacscale.cpus import (
     format_cpu_list,
     parse_cpu_list,
     pin_process,

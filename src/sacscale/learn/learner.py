@@ -67,14 +67,15 @@ import torch
 from torch import nn
 
 from sacscale.learn import c51
-
-# Compiled losses inside a segmented capture (hooks_in_graph=False) gave wrong gradients on
-# one H200 (docs/faults.md): refused until the cause is found; a test that hunts it sets this.
-COMPILED_SEGMENTS_ALLOWED = False
 from sacscale.learn.config import SACConfig
 from sacscale.learn.networks import Actor, DistributionalCritic, ObsNormalizer
 from sacscale.learn.normalizer import RunningMeanVar
 from sacscale.learn.replay import ReplayBuffer
+
+# Compiled losses inside a segmented capture (hooks_in_graph=False) gave wrong gradients on
+# one H200 machine and right ones on another (docs/faults.md, cause unknown): refused until
+# the cause is found; the tests that hunt it set this.
+COMPILED_SEGMENTS_ALLOWED = False
 
 log = logging.getLogger(__name__)
 

@@ -12,9 +12,8 @@ import errno
 import importlib
 import os
 import sys
-from pathlib import Path
-
 from sacscale import __version__
+from sacscale.commands._inputs import BadInput
 
 # command name -> (module under sacscale.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -45,15 +44,6 @@ EPILOG = ("Exit status: 0 done; 2 a usage error (an unknown option, a bad option
           "failed, the message names the cause. `sacscale COMMAND --help` lists a command's options. The pipeline is Snakemake's: run "
           "`snakemake --cores all` in the repository root, the directory with the Snakefile (elsewhere Snakemake "
           "says \"No Snakefile found\"); README.md there.")
-
-
-def repository_hint(default: str) -> str:
-    """For an option whose default is a path relative to the repository root: a hint when
-    the command runs somewhere else (no Snakefile here), else nothing."""
-    if Path("Snakefile").is_file():
-        return ""
-    return (f" (the default {default} is relative to the repository root, the directory with the Snakefile; "
-            f"run there or pass the path)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -103,8 +93,6 @@ def _error_line(name: str, exc: Exception) -> int:
     """Bad input (an unusable file, a full or read-only disk) as one line naming the file and
     the problem, exit 2; anything else as one line too, exit 1 (SACSCALE_TRACEBACK=1 shows
     the traceback, for a bug report)."""
-    from sacscale.commands._inputs import BadInput
-
     if os.environ.get("SACSCALE_TRACEBACK"):
         raise exc
     if isinstance(exc, BadInput):

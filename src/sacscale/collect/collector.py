@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from sacscale.collect.shm import STAT_INDEX, Flag, Signal, SlotSpec, TransitionSlots, WeightBlock, unlink_prefix
+from sacscale.processes import describe_exit, die_with_parent, is_stopped
 from sacscale.task.terms import REWARD_TERMS
-from sacscale.parallel.launch import describe_exit, die_with_parent, is_stopped
 
 POLL_S = 0.2  # how often a blocked wait re-checks that its peer is alive
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 from sacscale.pipeline.config_check import ConfigError, read_text as _read_text
 
@@ -81,3 +82,12 @@ def model_problem(path: str | None) -> str | None:
     except InputError as exc:
         return str(exc)
     return None
+
+
+def repository_hint(default: str) -> str:
+    """For an option whose default is a path relative to the repository root: a hint when
+    the command runs somewhere else (no Snakefile here), else nothing."""
+    if Path("Snakefile").is_file():
+        return ""
+    return (f" (the default {default} is relative to the repository root, the directory with the Snakefile; "
+            f"run there or pass the path)")

@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from sacscale.atomic import write_json
     from sacscale.trainers import unilab
 
-    from sacscale.cli import repository_hint
+    from sacscale.commands._inputs import repository_hint
 
     python = Path(args.python).absolute()
     created: list[list[str]] = []

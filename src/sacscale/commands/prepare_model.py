@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def asset_source(g1) -> dict:
     """Where a built model came from: the asset package with its installed version, and the
-    SHA-256 of each XML file the build reads (g1_model._build_spec: g1.xml, g1_mjx.xml)."""
+    SHA-256 of each XML file the build reads (g1_model.build_spec: g1.xml, g1_mjx.xml)."""
     from importlib import metadata
 
     folder = g1.asset_dir()

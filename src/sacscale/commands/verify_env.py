@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
             problems.append(f"commands: `sacscale {name}` is not available (sacscale.commands."
                             f"{COMMAND_MODULES.get(name, name)} cannot be found)")
     if args.require_render:
-        from sacscale.eval.render import render_status
+        from sacscale.eval.gl_backend import render_status
 
         ok, why = render_status()
         env["render"] = {"ok": ok, "backend" if ok else "error": why}

@@ -139,7 +139,6 @@ def rollout(env: G1WalkFlat, actor, obs: np.ndarray, steps: int, settle_steps: i
     mean over the counted samples and action dimensions.
     """
     n = env.num_envs
-    torso_gyro_z = env._sadr["torso_gyro"].start + 2
     achieved = np.zeros((steps, n, 4))  # vx, vy (pelvis, heading frame), pelvis wz, torso wz
     measured = np.zeros((steps, n), dtype=bool)
     alive = np.ones(n, dtype=bool)
@@ -158,10 +157,10 @@ def rollout(env: G1WalkFlat, actor, obs: np.ndarray, steps: int, settle_steps: i
             actions = torch.tanh(mean.float() + log_std.float().exp() * (noise_scale * eps).float()).numpy()
         env.start_step(actions)
         env.wait_physics()
-        achieved[k, :, :3] = heading_frame_velocity(env._qpos, env._qvel)
+        achieved[k, :, :3] = heading_frame_velocity(env.qpos, env.qvel)
         # the yaw rate the task tracks and rewards: the torso IMU gyro's z (its rate is
         # steadier than the pelvis's, which swings against the torso with the waist yaw)
-        achieved[k, :, 3] = env._sens[:, torso_gyro_z]
+        achieved[k, :, 3] = env.torso_yaw_rate()
         out = env.finish_step()
         # k + 1 steps done: the state is at t = (k + 1) * dt
         measured[k] = alive & ~out.terminated & (k + 1 >= settle_steps)

@@ -472,6 +472,27 @@ class G1WalkFlat:
         self._inflight = None
         self.batch = None
 
+    # ------------------------------------------------------------------ state, for evaluation and videos
+
+    @property
+    def qpos(self) -> np.ndarray:
+        """(N, nq) live view of the simulations' positions, the free joint's first."""
+        return self._qpos
+
+    @property
+    def qvel(self) -> np.ndarray:
+        """(N, nv) live view of the simulations' velocities, the free joint's first."""
+        return self._qvel
+
+    def torso_yaw_rate(self) -> np.ndarray:
+        """(N,) the torso IMU gyro's z, a copy: the yaw rate the task tracks and rewards."""
+        return self._sens[:, self._sadr["torso_gyro"].start + 2].copy()
+
+    def observe(self) -> tuple[np.ndarray, np.ndarray]:
+        """(actor, critic) observations of every env now (e.g. after a command change), as
+        new float32 arrays, the actor's with its configured noise."""
+        return self._observe(None)
+
     # ------------------------------------------------------------------ internals
 
     def _physics_step(self) -> tuple[float, np.ndarray | None]:

@@ -1,16 +1,13 @@
+import math
+
 import mujoco
 import numpy as np
 import pytest
 
 from sacscale.task import g1_model as g1
-from sacscale.task.g1_walk_flat import (
-    REWARD_TERMS,
-    G1WalkFlat,
-    PenaltyCurriculum,
-    StepOutput,
-    TaskConfig,
-    swing_height_target,
-)
+from sacscale.task.g1_walk_flat import G1WalkFlat, StepOutput
+from sacscale.task.terms import REWARD_TERMS
+from sacscale.task.walk_rules import PenaltyCurriculum, TaskConfig, stand_still_tracking, swing_height_target
 
 N = 16
 
@@ -421,10 +418,6 @@ def test_command_override_replaces_sampling(g1_model):
 
 def test_stand_still_tracking_equals_its_closed_form():
     """E[w dt exp(-wz^2 / sigma)] for wz ~ U(a, b), and the planar term within its Monte-Carlo error."""
-    import math
-
-    from sacscale.task.g1_walk_flat import TaskConfig, stand_still_tracking
-
     cfg = TaskConfig()
     got = stand_still_tracking(cfg, samples=400_000, seed=1)
     a, b = cfg.cmd_wz

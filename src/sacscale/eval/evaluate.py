@@ -24,7 +24,8 @@ import torch
 
 from sacscale.learn.networks import Actor
 from sacscale.task import g1_model as g1
-from sacscale.task.g1_walk_flat import TILT_OBS, G1WalkFlat, TaskConfig, tracking_kernel
+from sacscale.task.g1_walk_flat import G1WalkFlat
+from sacscale.task.walk_rules import TILT_OBS, TaskConfig, tracking_kernel
 
 CHECKPOINT_FORMAT = "sacscale-checkpoint"
 CHECKPOINT_VERSIONS = (1, 2)  # 2 adds the learning state; the policy entries are the same

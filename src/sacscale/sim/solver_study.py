@@ -51,7 +51,7 @@ from mujoco.batch import Batch, SimulationError
 
 from sacscale.sim.bench import cpu_model
 from sacscale.task import g1_model as g1
-from sacscale.task.g1_walk_flat import TaskConfig
+from sacscale.task.walk_rules import TaskConfig
 
 Progress = Callable[[int], None]  # called with the number of control steps just done
 

@@ -81,7 +81,8 @@ def _fresh_env(tmp: Path) -> dict:
 def _start(args, run: int, slot: int, tmp: Path) -> subprocess.Popen:
     env = _fresh_env(tmp)
     if args.mode == "learner":
-        cmd = [sys.executable, __file__, "learner", "--child", "--device", args.device, "--num-envs", str(args.num_envs),
+        cmd = [sys.executable, __file__, "learner", "--child", "--device", args.device,
+               "--num-envs", str(args.num_envs),
                "--batch", str(args.batch), "--iters", str(args.iters), "--seed", str(run * 2 + slot)]
         cmd += ["--inject"] if args.inject else []
         cmd += ["--obs-norm"] if args.obs_norm else []

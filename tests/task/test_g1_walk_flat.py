@@ -34,7 +34,8 @@ def test_shapes_dtypes_finite(env):
     for _ in range(30):
         out = env.step(random_actions(rng))
         assert isinstance(out, StepOutput)
-        for x, dim in ((out.actor_obs, 98), (out.critic_obs, 101), (out.next_actor_obs, 98), (out.next_critic_obs, 101)):
+        outputs = ((out.actor_obs, 98), (out.critic_obs, 101), (out.next_actor_obs, 98), (out.next_critic_obs, 101))
+        for x, dim in outputs:
             assert x.shape == (N, dim) and x.dtype == np.float32 and np.isfinite(x).all()
         assert out.reward.shape == (N,) and out.reward.dtype == np.float32 and np.isfinite(out.reward).all()
         assert out.terminated.dtype == bool and out.truncated.dtype == bool
@@ -428,7 +429,8 @@ def test_stand_still_tracking_equals_its_closed_form():
     assert got["tracking_ang_vel_max"] == top and got["tracking_lin_vel_max"] == 2.0 * 0.02
     # nothing to track: standing still is perfect
     idle = stand_still_tracking(TaskConfig(cmd_vx=(0.0, 0.0), cmd_vy=(0.0, 0.0), cmd_wz=(0.0, 0.0)), samples=1000)
-    assert idle["tracking_lin_vel"] == idle["tracking_lin_vel_max"] and idle["tracking_ang_vel"] == idle["tracking_ang_vel_max"]
+    assert idle["tracking_lin_vel"] == idle["tracking_lin_vel_max"]
+    assert idle["tracking_ang_vel"] == idle["tracking_ang_vel_max"]
     # the dead zone: commands with |v_xy| <= 0.2 are zeroed, which standing still tracks perfectly
     dead = stand_still_tracking(TaskConfig(cmd_vx=(-0.1, 0.1), cmd_vy=(-0.1, 0.1)), samples=1000)
     assert dead["tracking_lin_vel"] == pytest.approx(dead["tracking_lin_vel_max"])

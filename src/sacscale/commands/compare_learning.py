@@ -53,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
               f"lin-vel tracking {r['first_tracking_lin_vel']:.4f} -> {r['tail_mean_tracking_lin_vel']:.4f} "
               f"(last {args.tail_fraction:.0%} of log points) | normalised tracking lin "
               f"{r['normalised_tracking_lin_vel']:.2f} yaw {r['normalised_tracking_ang_vel']:.2f} "
-              f"(last {result['quality_fraction']:.0%}; standing still: {r['stand_still_normalised_tracking_lin_vel']:.2f} / "
+              f"(last {result['quality_fraction']:.0%}; "
+              f"standing still: {r['stand_still_normalised_tracking_lin_vel']:.2f} / "
               f"{r['stand_still_normalised_tracking_ang_vel']:.2f})")
     if args.at_env_steps:
         if not args.half_width > 0:

@@ -21,7 +21,8 @@ def _json_object(text: str) -> dict:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from sacscale.learn.bench import MODES
 
-    parser.add_argument("--modes", nargs="+", choices=sorted(MODES), default=["eager", "compile", "graph", "compile+graph"],
+    parser.add_argument("--modes", nargs="+", choices=sorted(MODES),
+                        default=["eager", "compile", "graph", "compile+graph"],
                         help="modes to time, one learner each")
     parser.add_argument("--batch", type=int, default=8192, help="batch size per update")
     parser.add_argument("--iters", type=int, default=100, help="timed iterations per mode")

@@ -18,10 +18,14 @@ from sacscale.atomic import write_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lscpu", metavar="FILE", help="recorded `lscpu -e=CPU,CORE,SOCKET,NODE` (default: this machine's sysfs)")
+    parser.add_argument("--lscpu", metavar="FILE",
+                        help="recorded `lscpu -e=CPU,CORE,SOCKET,NODE` (default: this machine's sysfs)")
     parser.add_argument("--nvidia-smi-topo", metavar="FILE", help="recorded `nvidia-smi topo -m` (default: run it)")
-    parser.add_argument("--smt", action="store_true", help="pools use every SMT thread of their cores (default: one thread per physical core)")
-    parser.add_argument("--pool-cores", type=int, metavar="N", help="physical cores per pool (default: as many as the node with the fewest cores per GPU allows)")
+    parser.add_argument("--smt", action="store_true",
+                        help="pools use every SMT thread of their cores (default: one thread per physical core)")
+    parser.add_argument("--pool-cores", type=int, metavar="N",
+                        help="physical cores per pool (default: as many as the node with the fewest cores per GPU "
+                             "allows)")
     parser.add_argument("--output", metavar="FILE", help="JSON file to write (atomically); default: standard output")
 
 
@@ -51,7 +55,8 @@ def _topology(args: argparse.Namespace):
     else:
         cpus, allowed, cpu_src = topology.read_sysfs_cpus(), set(os.sched_getaffinity(0)), "sysfs"
     if args.nvidia_smi_topo:
-        gpus, gpu_src = _recorded(args.nvidia_smi_topo, "--nvidia-smi-topo", topology.parse_nvidia_topo), args.nvidia_smi_topo
+        gpus = _recorded(args.nvidia_smi_topo, "--nvidia-smi-topo", topology.parse_nvidia_topo)
+        gpu_src = args.nvidia_smi_topo
     else:
         gpus, gpu_src = topology.live_gpus()
     return topology.Topology(cpus, gpus), allowed, f"CPUs from {cpu_src}, GPUs from {gpu_src}"

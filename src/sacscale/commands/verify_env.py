@@ -57,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             problems += check_plan(plan, env)
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
-            raise BadInput(f"plan {args.plan}: not a resolved run plan (plan.json): {type(exc).__name__}: {exc}") from None
+            raise BadInput(f"plan {args.plan}: not a resolved run plan (plan.json): "
+                           f"{type(exc).__name__}: {exc}") from None
     if args.require_graph_hooks and not env["learner"]["graph_hooks"]:
         why = env["learner"]["error"] or f"{LEARNER_CLASS} has no {HOOKS}"
         problems.append(f"learner: {LEARNER_MODULE} (from {env['learner']['file']}) lacks graph hooks: {why}")

@@ -129,7 +129,8 @@ SENSOR_SPECS = (
         )
     ),
     *(
-        (f"{side}_foot_contact_{i}", _S.mjSENS_CONTACT, _O.mjOBJ_GEOM, "floor", f"{side}_foot_contact_{i}_geom", 0.0, 0.0)
+        (f"{side}_foot_contact_{i}", _S.mjSENS_CONTACT, _O.mjOBJ_GEOM, "floor", f"{side}_foot_contact_{i}_geom",
+         0.0, 0.0)
         for side in ("left", "right")
         for i in range(4)
     ),

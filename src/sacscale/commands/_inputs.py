@@ -12,6 +12,7 @@ import json
 import os
 from pathlib import Path
 
+from sacscale.checks import InputError, check_model
 from sacscale.pipeline.config_check import ConfigError, read_text as _read_text
 
 # Evidence JSON (metrics, evaluations, plans, environment records) is kilobytes; a recorded
@@ -75,8 +76,6 @@ def model_problem(path: str | None) -> str | None:
     model), or None: checked before a long evaluation or render starts on it."""
     if path is None:
         return None
-    from sacscale.checks import InputError, check_model
-
     try:
         check_model(path)
     except InputError as exc:

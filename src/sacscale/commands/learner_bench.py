@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
+
+from sacscale.learn.bench import MODES, bench_learner
+from sacscale.learn.config import SACConfig
 
 
 def _json_object(text: str) -> dict:
@@ -19,7 +23,6 @@ def _json_object(text: str) -> dict:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from sacscale.learn.bench import MODES
 
     parser.add_argument("--modes", nargs="+", choices=sorted(MODES),
                         default=["eager", "compile", "graph", "compile+graph"],
@@ -35,11 +38,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sacscale.learn.bench import bench_learner
-    from sacscale.learn.config import SACConfig
-
-    import sys
-
     try:
         cfg = SACConfig(**args.extra)
     except (TypeError, ValueError) as exc:  # an unknown or invalid setting

@@ -13,8 +13,10 @@ import json
 import os
 import sys
 
-from sacscale.parallel.topology import TopologyError, load_topology, plan_matrix
 from sacscale.atomic import write_json
+from sacscale.commands._inputs import BadInput, read_text
+from sacscale.parallel import topology
+from sacscale.parallel.topology import TopologyError, load_topology, plan_matrix
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,8 +34,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _recorded(path: str, what: str, parse):
     """A recorded tool output, read bounded (a pipe such as `<(lscpu -e)` is fine; /dev/zero,
     a FIFO nobody writes or binary are refused, naming the file) and parsed."""
-    from sacscale.commands._inputs import BadInput, read_text
-
     text = read_text(path, what, streams=True)
     if "\x00" in text:
         raise BadInput(f"{what} {path}: binary, not a recorded text output")
@@ -45,8 +45,6 @@ def _recorded(path: str, what: str, parse):
 
 def _topology(args: argparse.Namespace):
     """load_topology, with the recorded files read here, bounded."""
-    from sacscale.parallel import topology
-
     if not args.lscpu and not args.nvidia_smi_topo:
         return load_topology(None, None)
     if args.lscpu:

@@ -7,6 +7,11 @@ import json
 import sys
 from pathlib import Path
 
+from tqdm import tqdm
+
+from sacscale.sim import solver_study as ss
+from sacscale.task.g1_model import load_model
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--num-envs", type=int, default=256, help="simulations per batch (default 256)")
@@ -96,11 +101,6 @@ def print_tables(result: dict, file=None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
-    from sacscale.sim import solver_study as ss
-    from sacscale.task.g1_model import load_model
-
     try:
         if min(args.num_envs, args.steps, args.threads, args.repeats, args.stand_window) < 1:
             raise ValueError("--num-envs, --steps, --threads, --repeats and --stand-window must be >= 1")

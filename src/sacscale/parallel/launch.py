@@ -24,6 +24,8 @@ import traceback
 from collections.abc import Callable
 from multiprocessing.connection import wait as wait_any
 
+import torch.distributed as dist
+
 from sacscale import stopping
 from sacscale.collect.shm import unlink_prefix
 from sacscale.processes import describe_exit, die_with_parent, is_stopped
@@ -88,8 +90,6 @@ def rendezvous_store(rank: int, world_size: int, timeout_s: float):
     torch's own env:// store listens on every interface, whatever MASTER_ADDR says; rank 0
     therefore binds the socket itself and hands it to the store. Under torchrun the agent
     hosts the store (TORCHELASTIC_USE_AGENT_STORE): None, the launcher decides."""
-    import torch.distributed as dist
-
     if os.environ.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() == "true":
         return None
     addr = os.environ.get("MASTER_ADDR", "127.0.0.1")
@@ -102,8 +102,6 @@ def rendezvous_store(rank: int, world_size: int, timeout_s: float):
 
 
 def init_group(backend: str, rank: int, world_size: int, timeout_s: float) -> None:
-    import torch.distributed as dist
-
     # NVLink multicast off: on shared multi-GPU hosts it can take the GPUs out of service
     for name, value in MULTICAST_OFF.items():
         os.environ.setdefault(name, value)
@@ -116,8 +114,6 @@ def init_group(backend: str, rank: int, world_size: int, timeout_s: float) -> No
 
 
 def destroy_group() -> None:
-    import torch.distributed as dist
-
     if dist.is_available() and dist.is_initialized():
         dist.destroy_process_group()
 

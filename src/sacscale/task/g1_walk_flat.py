@@ -36,8 +36,8 @@ from mujoco.batch import Batch, SimulationError
 from sacscale.cpus import pinned_thread
 from sacscale.task import g1_model as g1
 from sacscale.task.terms import REWARD_TERMS
-from sacscale.task.walk_rules import (TILT_OBS, PenaltyCurriculum, TaskConfig, sample_commands, swing_height_target,
-                                      tracking_kernel)
+from sacscale.task.walk_rules import (ACTION_DIM, ACTOR_OBS_DIM, CRITIC_OBS_DIM, TILT_OBS, PenaltyCurriculum,
+                                      TaskConfig, sample_commands, swing_height_target, tracking_kernel)
 
 _STAGE_NONE = mujoco.mjtStage.mjSTAGE_NONE.value
 _STAGE_VEL = mujoco.mjtStage.mjSTAGE_VEL.value
@@ -68,9 +68,9 @@ class StepOutput:
 class G1WalkFlat:
     """num_envs G1 walking tasks on one mujoco.batch.Batch of num_threads threads."""
 
-    ACTOR_OBS_DIM = 98
-    CRITIC_OBS_DIM = 101
-    ACTION_DIM = 29
+    ACTOR_OBS_DIM = ACTOR_OBS_DIM
+    CRITIC_OBS_DIM = CRITIC_OBS_DIM
+    ACTION_DIM = ACTION_DIM
 
     def __init__(
         self,

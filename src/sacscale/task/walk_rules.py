@@ -9,6 +9,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+# the task's interface: observation sizes (actor, critic) and actions (one per actuated joint)
+ACTOR_OBS_DIM = 98
+CRITIC_OBS_DIM = 101
+ACTION_DIM = 29
+
 TILT_OBS = ("world", "torso")
 
 

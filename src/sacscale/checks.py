@@ -13,7 +13,7 @@ import zipfile
 from dataclasses import fields
 from pathlib import Path
 
-from sacscale.collect.shm import SHM_DIR, SlotSpec, TransitionSlots, shm_free_bytes
+from sacscale.collect import shm
 from sacscale.task.walk_rules import ACTION_DIM, ACTOR_OBS_DIM, CRITIC_OBS_DIM
 
 # Seeds feed numpy, torch and MuJoCo, offset per rank (+1000 r) and per stream (+7919).
@@ -161,8 +161,8 @@ def _one_line(exc: BaseException) -> str:
 
 
 def shm_bytes_per_rank(num_envs: int, actor_numel: int) -> int:
-    spec = SlotSpec(num_envs, ACTOR_OBS_DIM, CRITIC_OBS_DIM, ACTION_DIM)
-    return TransitionSlots.NUM_SLOTS * spec.bytes_per_slot + 8 + 4 * actor_numel
+    spec = shm.SlotSpec(num_envs, ACTOR_OBS_DIM, CRITIC_OBS_DIM, ACTION_DIM)
+    return shm.TransitionSlots.NUM_SLOTS * spec.bytes_per_slot + 8 + 4 * actor_numel
 
 
 def check_shared_memory(num_envs: int, local_ranks: int, sac) -> None:
@@ -173,10 +173,10 @@ def check_shared_memory(num_envs: int, local_ranks: int, sac) -> None:
                   log_std_min=sac.log_std_min, log_std_max=sac.log_std_max, mean_clip=sac.mean_clip)
     numel = sum(p.numel() for p in actor.parameters())
     need = local_ranks * shm_bytes_per_rank(num_envs, numel)
-    free = shm_free_bytes()
+    free = shm.shm_free_bytes()
     if need > free:
         raise InputError(f"--num-envs {num_envs}: the shared-memory blocks of {local_ranks} rank(s) need "
-                         f"{need / 2**20:.1f} MB, {SHM_DIR} has {free / 2**20:.1f} MB free")
+                         f"{need / 2**20:.1f} MB, {shm.SHM_DIR} has {free / 2**20:.1f} MB free")
 
 
 # What a caller may put in a fresh log directory before the trainer starts: the pipeline's

@@ -15,6 +15,7 @@ import sys
 
 from sacscale.commands._inputs import model_problem
 from sacscale.eval import gl_backend, render
+from sacscale.task.walk_rules import TaskConfig
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,9 +65,7 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         return _error(problem)
 
-    # these import MuJoCo: only now that the GL backend is chosen
-    from sacscale.eval.evaluate import CheckpointError
-    from sacscale.task.g1_walk_flat import TaskConfig
+    from sacscale.eval.evaluate import CheckpointError  # imports MuJoCo: only now that the GL backend is chosen
 
     for warning in render.command_warnings(segments, TaskConfig()):
         print(f"sacscale render: warning: {warning}", file=sys.stderr)

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from sacscale.checks import checkpoint_problem
 from sacscale.learn.networks import Actor
 from sacscale.task import g1_model as g1
 from sacscale.task.g1_walk_flat import G1WalkFlat
@@ -68,8 +69,6 @@ def resolve_checkpoint(path: str | Path) -> Path:
 
 def load_checkpoint(path: Path) -> dict:
     """Load and validate a `sacscale train` checkpoint (dims must fit the task)."""
-    from sacscale.checks import checkpoint_problem
-
     problem = checkpoint_problem(path)
     if problem:
         raise CheckpointError(f"{path}: {problem}")
@@ -365,6 +364,7 @@ def _check_grid(grid: np.ndarray, cfg: TaskConfig) -> None:
 
 def plot_tracking(result: dict, path: str | Path) -> None:
     """Per command: commanded vs achieved (mean, std error bars) for vx, vy and wz."""
+    # matplotlib only when a figure is asked for; Agg: no display needed
     import matplotlib
 
     matplotlib.use("Agg")

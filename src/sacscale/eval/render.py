@@ -12,8 +12,8 @@ joints (names, order, addresses) and kinematic tree; that is checked before rend
 The OpenGL backend is chosen and opened by sacscale.eval.gl_backend, the render model
 built by sacscale.eval.render_model, the frames drawn and written by sacscale.eval.video.
 
-This module imports MuJoCo, torch and the task inside its functions, so importing it does
-not fix the GL backend.
+This module imports MuJoCo, torch and the simulated task inside its functions, so importing
+it does not fix the GL backend.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import numpy as np
 from sacscale.eval.gl_backend import (RenderError, choose_gl_backend, configure_gl_backend, gpu_present,
                                       open_renderer)
 from sacscale.eval.render_model import build_render_model, compare_models
+from sacscale.task.walk_rules import TaskConfig
 from sacscale.eval.video import (VIDEO_FORMATS, FollowCamera, GuardedWriter, draw_overlay, overlay_font,
                                  overlay_font_size, overlay_lines)
 
@@ -141,12 +142,13 @@ def render_policy(checkpoint: str | Path, output: str | Path, *, model_path: str
     output = check_video_args(output, width, height, fps)
 
     configure_gl_backend()  # before this function imports mujoco (no-op if done already)
-    import mujoco  # only once the GL backend is chosen (sacscale.eval.gl_backend)
+    # these import MuJoCo (directly or through the task): only once the GL backend is chosen
+    import mujoco
     import torch
 
     from sacscale.eval.evaluate import build_actor, heading_frame_velocity, load_checkpoint, resolve_checkpoint
     from sacscale.task import g1_model as g1
-    from sacscale.task.g1_walk_flat import G1WalkFlat, TaskConfig
+    from sacscale.task.g1_walk_flat import G1WalkFlat
 
     path = resolve_checkpoint(checkpoint)
     ckpt = load_checkpoint(path)

@@ -1,5 +1,6 @@
 """Evidence on a GPU for the device-side assert of the first learner update (docs/faults.md,
-a trainer alone on one GPU dying during its first update): many cold-cache first updates, alone or in pairs on one GPU, optionally with
+a trainer alone on one GPU dying during its first update): many cold-cache first updates,
+alone or in pairs on one GPU, optionally with
 non-finite rows injected. Not collected by pytest; run it on the GPU machine:
 
     python tests/learn/gpu_first_update_stress.py learner --runs 20 --pairs

@@ -1,7 +1,7 @@
 """Evidence on a GPU for the device-side assert of the first learner update (docs/faults.md,
 a trainer alone on one GPU dying during its first update): many cold-cache first updates,
-alone or in pairs on one GPU, optionally with
-non-finite rows injected. Not collected by pytest; run it on the GPU machine:
+alone or in pairs on one GPU, optionally with non-finite rows injected. Not collected by
+pytest; run it on the GPU machine:
 
     python tests/learn/gpu_first_update_stress.py learner --runs 20 --pairs
     python tests/learn/gpu_first_update_stress.py learner --runs 4 --inject

@@ -434,3 +434,16 @@ def test_stand_still_tracking_equals_its_closed_form():
     # the dead zone: commands with |v_xy| <= 0.2 are zeroed, which standing still tracks perfectly
     dead = stand_still_tracking(TaskConfig(cmd_vx=(-0.1, 0.1), cmd_vy=(-0.1, 0.1)), samples=1000)
     assert dead["tracking_lin_vel"] == pytest.approx(dead["tracking_lin_vel_max"])
+
+
+def test_state_read_by_evaluation_and_videos(env):
+    """qpos/qvel are the live state (the free joint first), torso_yaw_rate is the gyro's z the
+    observation scales, and observe() gives what a step's observation would be without noise."""
+    env.step(random_actions(np.random.default_rng(0)))
+    assert env.qpos.shape == (N, 36) and env.qvel.shape == (N, 35)
+    _, critic = env.observe()
+    np.testing.assert_allclose(critic[:, 6:35], env.qpos[:, 7:36] - env._q0, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(critic[:, 2], env.torso_yaw_rate() * env.cfg.gyro_scale, rtol=1e-6, atol=1e-6)
+    yaw_rate = env.torso_yaw_rate()
+    yaw_rate[:] = np.nan  # a copy: the env's sensors are untouched
+    assert np.isfinite(env.torso_yaw_rate()).all()

@@ -442,7 +442,7 @@ def test_state_read_by_evaluation_and_videos(env):
     env.step(random_actions(np.random.default_rng(0)))
     assert env.qpos.shape == (N, 36) and env.qvel.shape == (N, 35)
     _, critic = env.observe()
-    np.testing.assert_allclose(critic[:, 6:35], env.qpos[:, 7:36] - env._q0, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(critic[:, 6:35], env.qpos[:, 7:36] - g1.DEFAULT_JOINT_POS, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(critic[:, 2], env.torso_yaw_rate() * env.cfg.gyro_scale, rtol=1e-6, atol=1e-6)
     yaw_rate = env.torso_yaw_rate()
     yaw_rate[:] = np.nan  # a copy: the env's sensors are untouched

@@ -1,8 +1,8 @@
 """The frames of a policy video (a camera following the robot, a text overlay) and the
 writers of its formats (WebP, MP4, GIF).
 
-MuJoCo, Pillow and imageio are imported inside the functions: MuJoCo only after the GL
-backend is chosen (sacscale.eval.gl_backend), the image libraries only when a video is made.
+MuJoCo and imageio are imported inside the functions: MuJoCo only after the GL backend is
+chosen (sacscale.eval.gl_backend), imageio only when its format is written.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+from PIL import Image, ImageDraw, ImageFont
 
 from sacscale.eval.gl_backend import RenderError
 
@@ -54,8 +55,6 @@ class FollowCamera:
 
 
 def overlay_font(size: int):
-    from PIL import ImageFont
-
     for name in ("DejaVuSansMono.ttf", "DejaVuSansMono-Bold.ttf"):
         try:
             return ImageFont.truetype(name, size)
@@ -70,8 +69,6 @@ def overlay_font_size(width: int, height: int) -> int:
 
 def draw_overlay(frame: np.ndarray, lines: list[str], font) -> np.ndarray:
     """Text lines top-left on a dark band, drawn into a copy of the RGB frame."""
-    from PIL import Image, ImageDraw
-
     img = Image.fromarray(frame)
     draw = ImageDraw.Draw(img, "RGBA")
     size = font.size if hasattr(font, "size") else 10
@@ -103,7 +100,7 @@ class _Mp4Writer:
     """H.264 through imageio-ffmpeg's bundled ffmpeg, frames streamed."""
 
     def __init__(self, path: Path, fps: float):
-        import imageio.v2 as iio
+        import imageio.v2 as iio  # imageio and its ffmpeg: only when an .mp4 is written
 
         self._w = iio.get_writer(str(path), format="FFMPEG", mode="I", fps=fps, codec="libx264",
                                  pixelformat="yuv420p", quality=7, macro_block_size=2, ffmpeg_log_level="error")
@@ -125,8 +122,6 @@ class _GifWriter:
         self._frames: list[np.ndarray] = []
 
     def append(self, frame: np.ndarray) -> None:
-        from PIL import Image
-
         img = Image.fromarray(frame)
         if self._palette is None:
             self._palette = img.quantize(colors=self.colors, method=Image.Quantize.MEDIANCUT)
@@ -134,7 +129,7 @@ class _GifWriter:
         self._frames.append(np.asarray(q))
 
     def close(self) -> None:
-        import imageio.v3 as iio
+        import imageio.v3 as iio  # only when a .gif is written
 
         if not self._frames:
             return
@@ -159,8 +154,6 @@ class _WebpWriter:
         self._frames: list = []
 
     def append(self, frame: np.ndarray) -> None:
-        from PIL import Image
-
         self._frames.append(Image.fromarray(frame))
 
     def close(self) -> None:

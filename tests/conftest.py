@@ -95,7 +95,7 @@ GL_VARIABLES = ("MUJOCO_GL", "PYOPENGL_PLATFORM")
 @contextlib.contextmanager
 def _gl_environment(backend: str):
     """MUJOCO_GL and PYOPENGL_PLATFORM as the render code would export them, restored on exit."""
-    from sacscale.eval import render as R
+    from sacscale.eval import gl_backend as R
 
     with pytest.MonkeyPatch.context() as mp:
         for name in GL_VARIABLES:
@@ -114,7 +114,7 @@ def gl_usable() -> tuple[bool, str]:
     if not _gl_status:
         import mujoco  # noqa: F401  before the GL variables: with them, a missing library breaks the import
 
-        from sacscale.eval import render as R
+        from sacscale.eval import gl_backend as R
 
         backend = R.choose_gl_backend()
         with _gl_environment(backend):

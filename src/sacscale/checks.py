@@ -9,8 +9,12 @@ from __future__ import annotations
 import math
 import os
 import re
+import zipfile
 from dataclasses import fields
 from pathlib import Path
+
+from sacscale.collect import shm
+from sacscale.task.walk_rules import ACTION_DIM, ACTOR_OBS_DIM, CRITIC_OBS_DIM
 
 # Seeds feed numpy, torch and MuJoCo, offset per rank (+1000 r) and per stream (+7919).
 MAX_SEED = 2**31 - 100_000
@@ -77,7 +81,7 @@ _FROM_FLAGS = {"batch_size": "--batch-size", "critic_updates": "--num-critic-upd
 def check_learner_values(values: dict, from_extra: set[str]) -> None:
     """Type and range of every SACConfig value in `values`; `from_extra` are the keys
     given by --extra (named as such in the message)."""
-    from sacscale.learn.config import SACConfig
+    from sacscale.learn.config import SACConfig  # imports torch: the pipeline's value checks need none
 
     for f in fields(SACConfig):
         if f.name not in values:
@@ -129,6 +133,7 @@ def check_model(path: str | None) -> None:
         raise InputError(f"--model {path}: no such file")
     if p.stat().st_size == 0:
         raise InputError(f"--model {path}: empty file")
+    # MuJoCo and the task: only where a model is checked (the pipeline's value checks need neither)
     import mujoco
 
     from sacscale.task.g1_model import load_model
@@ -156,27 +161,22 @@ def _one_line(exc: BaseException) -> str:
 
 
 def shm_bytes_per_rank(num_envs: int, actor_numel: int) -> int:
-    from sacscale.collect.shm import SlotSpec, TransitionSlots
-    from sacscale.task.g1_walk_flat import G1WalkFlat
-
-    spec = SlotSpec(num_envs, G1WalkFlat.ACTOR_OBS_DIM, G1WalkFlat.CRITIC_OBS_DIM, G1WalkFlat.ACTION_DIM)
-    return TransitionSlots.NUM_SLOTS * spec.bytes_per_slot + 8 + 4 * actor_numel
+    spec = shm.SlotSpec(num_envs, ACTOR_OBS_DIM, CRITIC_OBS_DIM, ACTION_DIM)
+    return shm.TransitionSlots.NUM_SLOTS * spec.bytes_per_slot + 8 + 4 * actor_numel
 
 
 def check_shared_memory(num_envs: int, local_ranks: int, sac) -> None:
     """The blocks of every rank on this host must fit in /dev/shm's free space."""
-    from sacscale.collect.shm import SHM_DIR, shm_free_bytes
-
-    from sacscale.learn.networks import Actor
+    from sacscale.learn.networks import Actor  # imports torch: the pipeline's value checks need none
 
     actor = Actor(obs_dim=sac.actor_obs_dim, action_dim=sac.action_dim, hidden=sac.actor_hidden,
                   log_std_min=sac.log_std_min, log_std_max=sac.log_std_max, mean_clip=sac.mean_clip)
     numel = sum(p.numel() for p in actor.parameters())
     need = local_ranks * shm_bytes_per_rank(num_envs, numel)
-    free = shm_free_bytes()
+    free = shm.shm_free_bytes()
     if need > free:
         raise InputError(f"--num-envs {num_envs}: the shared-memory blocks of {local_ranks} rank(s) need "
-                         f"{need / 2**20:.1f} MB, {SHM_DIR} has {free / 2**20:.1f} MB free")
+                         f"{need / 2**20:.1f} MB, {shm.SHM_DIR} has {free / 2**20:.1f} MB free")
 
 
 # What a caller may put in a fresh log directory before the trainer starts: the pipeline's
@@ -225,8 +225,6 @@ MAX_CHECKPOINT_PICKLE_BYTES = 16 * 2**20
 def checkpoint_problem(path: str | os.PathLike) -> str | None:
     """Why `path` cannot be one of our checkpoints without unpickling it (not torch's zip
     format, or a pickled part larger than any of ours), or None."""
-    import zipfile
-
     try:
         with zipfile.ZipFile(path) as archive:
             pickles = [i for i in archive.infolist() if i.filename.endswith("data.pkl")]

@@ -12,14 +12,14 @@ import errno
 import importlib
 import os
 import sys
-from pathlib import Path
-
 from sacscale import __version__
+from sacscale.commands._inputs import BadInput
 
 # command name -> (module under sacscale.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("train", "train FastSAC on G1WalkFlat (one or more ranks)"),
-    "train-reference": ("train_reference", "train the reference trainer (unilab 1.5.2) into a run directory analyze-run reads"),
+    "train-reference": ("train_reference",
+                        "train the reference trainer (unilab 1.5.2) into a run directory analyze-run reads"),
     "reference-env": ("reference_env", "create (when asked) and record the reference trainer's own environment"),
     "env-bench": ("env_bench", "physics-only and full env-step throughput"),
     "solver-study": ("solver_study", "per-step cost and trajectory deviation of constraint-solver settings"),
@@ -32,7 +32,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("evaluate", "velocity-tracking errors of a trained policy on a fixed command grid, vs standing still"),
     "render": ("render", "video (.mp4/.gif) of a trained policy following a sequence of velocity commands"),
     "render-best": ("render_best", "video of the best-evaluated run's policy, and a record of the choice"),
-    "compare-learning": ("compare_learning", "learning curves (return, length, tracking) of several runs against env steps"),
+    "compare-learning": ("compare_learning",
+                         "learning curves (return, length, tracking) of several runs against env steps"),
     "aggregate": ("aggregate", "aggregate per-run metrics into summary.csv/json"),
     "report": ("report", "write the Markdown/HTML report and figures"),
     "manifest": ("manifest", "write the SHA-256 evidence manifest"),
@@ -42,18 +43,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 EPILOG = ("Exit status: 0 done; 2 a usage error (an unknown option, a bad option value); any other: it "
-          "failed, the message names the cause. `sacscale COMMAND --help` lists a command's options. The pipeline is Snakemake's: run "
+          "failed, the message names the cause. `sacscale COMMAND --help` lists a command's options. "
+          "The pipeline is Snakemake's: run "
           "`snakemake --cores all` in the repository root, the directory with the Snakefile (elsewhere Snakemake "
           "says \"No Snakefile found\"); README.md there.")
-
-
-def repository_hint(default: str) -> str:
-    """For an option whose default is a path relative to the repository root: a hint when
-    the command runs somewhere else (no Snakefile here), else nothing."""
-    if Path("Snakefile").is_file():
-        return ""
-    return (f" (the default {default} is relative to the repository root, the directory with the Snakefile; "
-            f"run there or pass the path)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -103,8 +96,6 @@ def _error_line(name: str, exc: Exception) -> int:
     """Bad input (an unusable file, a full or read-only disk) as one line naming the file and
     the problem, exit 2; anything else as one line too, exit 1 (SACSCALE_TRACEBACK=1 shows
     the traceback, for a bug report)."""
-    from sacscale.commands._inputs import BadInput
-
     if os.environ.get("SACSCALE_TRACEBACK"):
         raise exc
     if isinstance(exc, BadInput):

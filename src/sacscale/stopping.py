@@ -21,6 +21,16 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 _requested: int | None = None
 
 
+class Interrupted(BaseException):
+    """SIGTERM (or SIGINT) received by a job's own process: unwind so that `finally`
+    blocks stop the collectors, free shared memory and close the event files. A
+    BaseException, like KeyboardInterrupt, so that no `except Exception` swallows it."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+
+
 def install(on_first: Callable[[int], None] | None = None) -> dict | None:
     """Record stop signals in this process (main thread only). Returns the handlers to
     give to `restore` (None off the main thread, where nothing is installed)."""
@@ -56,6 +66,4 @@ def requested() -> int | None:
 def check() -> None:
     """Raise Interrupted if a stop signal has arrived."""
     if _requested is not None:
-        from sacscale.parallel.launch import Interrupted
-
         raise Interrupted(_requested)

@@ -18,7 +18,10 @@ import pytest
 import torch
 
 from sacscale.cli import main
+from sacscale.eval import gl_backend as GL
 from sacscale.eval import render as R
+from sacscale.eval import render_model as RM
+from sacscale.eval import video as V
 from sacscale.learn.networks import Actor
 from sacscale.task import g1_model as g1
 
@@ -86,7 +89,7 @@ def test_video_decodes_with_the_frames_asked_for(videos, ext):
 
 def _text_line_1(frame):
     """The first overlay line's left part: "cmd vx 0.50 vy" (the time further right is left out)."""
-    size = R.overlay_font_size(W, H)
+    size = V.overlay_font_size(W, H)
     pad, line_h = max(2, size // 3), int(size * 1.25)
     return frame[pad: pad + line_h, : int(W * 0.45)].astype(np.float64)
 
@@ -101,13 +104,13 @@ def test_command_overlay_changes_between_segments(videos, ext):
 
 
 def test_overlay_text():
-    assert R.overlay_lines([0.5, -0.0001, 0.0], 3.21, None, False) == ["cmd vx 0.50 vy 0.00 wz 0.00 | t 3.2 s"]
-    lines = R.overlay_lines([0.0, 0.0, 0.6], 4.0, np.array([0.1, -0.02, 0.55]), True)
+    assert V.overlay_lines([0.5, -0.0001, 0.0], 3.21, None, False) == ["cmd vx 0.50 vy 0.00 wz 0.00 | t 3.2 s"]
+    lines = V.overlay_lines([0.0, 0.0, 0.6], 4.0, np.array([0.1, -0.02, 0.55]), True)
     assert lines[1] == "got vx 0.10 vy -0.02 wz 0.55 | fell: reset"
     frame = np.full((H, W, 3), 100, dtype=np.uint8)
-    font = R._font(R.overlay_font_size(W, H))
-    a = R.draw_overlay(frame, R.overlay_lines([0.5, 0, 0], 1.0, None, False), font)
-    b = R.draw_overlay(frame, R.overlay_lines([0.0, 0, 0.6], 1.0, None, False), font)
+    font = V.overlay_font(V.overlay_font_size(W, H))
+    a = V.draw_overlay(frame, V.overlay_lines([0.5, 0, 0], 1.0, None, False), font)
+    b = V.draw_overlay(frame, V.overlay_lines([0.0, 0, 0.6], 1.0, None, False), font)
     assert a.shape == frame.shape and (frame == 100).all()  # drawn on a copy
     assert (a[:, : W // 2] != b[:, : W // 2]).any() and (a[H // 2:] == 100).all()
 
@@ -115,13 +118,13 @@ def test_overlay_text():
 @pytest.fixture(scope="module")
 def models():
     task = g1.build_g1_model()
-    return task, R.build_render_model(task, W, H, software=True)
+    return task, RM.build_render_model(task, W, H, software=True)
 
 
 def test_render_model_is_the_task_model_with_visuals(models):
     task, rm = models
     assert (rm.nq, rm.nv, rm.nu) == (task.nq, task.nv, task.nu) == (36, 35, 29)
-    assert R.compare_models(rm, task) == []  # kinematics, dynamics, colliders, excludes, options
+    assert RM.compare_models(rm, task) == []  # kinematics, dynamics, colliders, excludes, options
     assert rm.nmesh > 0 and rm.ngeom > task.ngeom and task.nmesh == 0
     # the same motion: a few control steps from a perturbed standing pose, same targets
     datas = [mujoco.MjData(m) for m in (task, rm)]
@@ -136,7 +139,7 @@ def test_render_model_is_the_task_model_with_visuals(models):
             mujoco.mj_step(m, d, nstep=g1.N_SUBSTEPS)
     np.testing.assert_allclose(datas[1].qpos, datas[0].qpos, atol=1e-8)
     with pytest.raises(ValueError, match="nq/nv"):
-        R.compare_models(rm, mujoco.MjModel.from_xml_string("<mujoco><worldbody/></mujoco>"))
+        RM.compare_models(rm, mujoco.MjModel.from_xml_string("<mujoco><worldbody/></mujoco>"))
 
 
 def test_camera_keeps_the_robot_in_view(models, gl_env):
@@ -148,8 +151,8 @@ def test_camera_keeps_the_robot_in_view(models, gl_env):
     data.qpos[:2] = [3.0, -2.0]
     data.qpos[3:7] = [math.cos(0.6), 0.0, 0.0, math.sin(0.6)]
     mujoco.mj_forward(rm, data)
-    camera = R.FollowCamera(1.2, FPS)
-    renderer = R.open_renderer(rm, W, H)
+    camera = V.FollowCamera(1.2, FPS)
+    renderer = GL.open_renderer(rm, W, H)
     try:
         renderer.update_scene(data, camera=camera.follow(data.qpos[:2]))
         shown = renderer.render().astype(int)
@@ -212,12 +215,12 @@ def test_unusable_checkpoint_exits_2(tmp_path, capsys):
 def test_gl_backend_choice(monkeypatch):
     monkeypatch.setenv("PYOPENGL_PLATFORM", "")  # recorded, so restored after the test
     monkeypatch.setenv("MUJOCO_GL", "EGL ")
-    assert R.choose_gl_backend() == "egl"
+    assert GL.choose_gl_backend() == "egl"
     for gpu, want in ((True, "egl"), (False, "osmesa")):
         monkeypatch.delenv("MUJOCO_GL")
         monkeypatch.delenv("PYOPENGL_PLATFORM", raising=False)
-        monkeypatch.setattr(R, "gpu_present", lambda gpu=gpu: gpu)
-        assert R.configure_gl_backend() == want
+        monkeypatch.setattr(GL, "gpu_present", lambda gpu=gpu: gpu)
+        assert GL.configure_gl_backend() == want
         assert os.environ["MUJOCO_GL"] == want and os.environ["PYOPENGL_PLATFORM"] == want
 
 
@@ -237,13 +240,13 @@ def test_cli_sets_the_backend_before_mujoco_is_imported(tmp_path, gl):
     env = {k: v for k, v in os.environ.items() if k not in ("MUJOCO_GL", "PYOPENGL_PLATFORM")}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    want = "egl" if R.gpu_present() else "osmesa"
+    want = "egl" if GL.gpu_present() else "osmesa"
     assert out.stdout.split() == [want, want, want]
 
 
 def test_keep_visual_needs_the_excludes_copied():
     with pytest.raises(ValueError, match="exclude_rest_contacts=False"):
-        g1._build_spec(keep_visual=True)
+        g1.build_spec(keep_visual=True)
 
 
 # --- the small video, and no OpenGL backend ------------------------------------------------------
@@ -264,7 +267,7 @@ def test_webp_of_rendered_frames_fits_the_video_budget(tmp_path):
         frames = [np.asarray(f.convert("RGB")) for f in ImageSequence.Iterator(gif)]
     assert len(frames) == 120 and frames[0].shape == (240, 320, 3)
     out = tmp_path / "best_run.webp"
-    writer = R._WebpWriter(out, fps=10.0, max_bytes=VIDEO_BUDGET)
+    writer = V._WebpWriter(out, fps=10.0, max_bytes=VIDEO_BUDGET)
     for frame in frames:
         writer.append(frame)
     writer.close()
@@ -290,7 +293,7 @@ def test_no_gl_backend_names_the_package_exits_2_and_leaves_no_file(tmp_path, ca
     context._MUJOCO_GL = backend  # as if mujoco had been imported with this backend
     monkeypatch.setenv("MUJOCO_GL", backend)
     monkeypatch.setenv("PYOPENGL_PLATFORM", backend)
-    monkeypatch.setattr(R, "_classic_gl_module", lambda: context)
+    monkeypatch.setattr(GL, "_classic_gl_module", lambda: context)
     monkeypatch.setattr(mujoco, "Renderer", no_context)
     ckpt = make_checkpoint(tmp_path / "run" / "checkpoints" / "final.pt")
     videos = tmp_path / "videos"

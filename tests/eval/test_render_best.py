@@ -20,7 +20,8 @@ def test_the_score_weighs_tracking_by_staying_up():
     assert score(evaluation(0.8, 0.6, 0.0)) == pytest.approx(0.7)
     assert score(evaluation(0.8, 0.6, 0.5)) == pytest.approx(0.35)
     # tracks well but always falls: worse than a modest policy that stays up
-    evals = {"falls": evaluation(0.9, 0.9, 1.0), "modest": evaluation(0.4, 0.3, 0.0), "worse": evaluation(0.3, 0.3, 0.0)}
+    evals = {"falls": evaluation(0.9, 0.9, 1.0), "modest": evaluation(0.4, 0.3, 0.0),
+             "worse": evaluation(0.3, 0.3, 0.0)}
     choice = best_run(evals)
     assert choice["run"] == "modest" and choice["fall_rate"] == 0.0
     assert choice["scores"] == {"falls": 0.0, "modest": pytest.approx(0.35), "worse": pytest.approx(0.3)}

@@ -1,6 +1,7 @@
-"""Evidence on a GPU for the device-side assert of the first learner update (docs/faults.md
-row 18): many cold-cache first updates, alone or in pairs on one GPU, optionally with
-non-finite rows injected. Not collected by pytest; run it on the GPU machine:
+"""Evidence on a GPU for the device-side assert of the first learner update (docs/faults.md,
+a trainer alone on one GPU dying during its first update): many cold-cache first updates,
+alone or in pairs on one GPU, optionally with non-finite rows injected. Not collected by
+pytest; run it on the GPU machine:
 
     python tests/learn/gpu_first_update_stress.py learner --runs 20 --pairs
     python tests/learn/gpu_first_update_stress.py learner --runs 4 --inject
@@ -81,7 +82,8 @@ def _fresh_env(tmp: Path) -> dict:
 def _start(args, run: int, slot: int, tmp: Path) -> subprocess.Popen:
     env = _fresh_env(tmp)
     if args.mode == "learner":
-        cmd = [sys.executable, __file__, "learner", "--child", "--device", args.device, "--num-envs", str(args.num_envs),
+        cmd = [sys.executable, __file__, "learner", "--child", "--device", args.device,
+               "--num-envs", str(args.num_envs),
                "--batch", str(args.batch), "--iters", str(args.iters), "--seed", str(run * 2 + slot)]
         cmd += ["--inject"] if args.inject else []
         cmd += ["--obs-norm"] if args.obs_norm else []

@@ -229,7 +229,7 @@ def test_two_ranks_match_one_learner_on_the_concatenated_batch(learn):
             learner.randoms.copy_(part)
         errors = []
 
-        def run(learner):
+        def run(learner, errors=errors):
             try:
                 learner.update()
             except Exception as exc:  # surfaced below

@@ -121,7 +121,8 @@ TWO_RANKS = textwrap.dedent('''
             rows = dict(actor_obs=torch.randn(4, 98, generator=g) * (1 + r) + r,
                         critic_obs=torch.randn(4, 101, generator=g) - 3 * r,
                         action=torch.rand(4, 29, generator=g), reward=torch.randn(4, generator=g),
-                        next_actor_obs=torch.randn(4, 98, generator=g), next_critic_obs=torch.randn(4, 101, generator=g),
+                        next_actor_obs=torch.randn(4, 98, generator=g),
+                        next_critic_obs=torch.randn(4, 101, generator=g),
                         terminated=torch.zeros(4))
             learner.replay.add(**rows)
             learner.observe(rows["actor_obs"], rows["critic_obs"])

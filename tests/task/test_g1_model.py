@@ -36,7 +36,8 @@ def test_primitive_collision_set(g1_model):
     assert len(cols) == 42
     assert m.nmesh == 0  # visuals discarded
     types = m.geom_type[cols]
-    assert {int(t) for t in types} <= {int(mujoco.mjtGeom.mjGEOM_PLANE), int(mujoco.mjtGeom.mjGEOM_SPHERE), int(mujoco.mjtGeom.mjGEOM_CAPSULE)}
+    allowed = (mujoco.mjtGeom.mjGEOM_PLANE, mujoco.mjtGeom.mjGEOM_SPHERE, mujoco.mjtGeom.mjGEOM_CAPSULE)
+    assert {int(t) for t in types} <= {int(t) for t in allowed}
     assert np.sum(types == mujoco.mjtGeom.mjGEOM_PLANE) == 1
     for side in ("left", "right"):
         body = m.body(f"{side}_ankle_roll_link").id

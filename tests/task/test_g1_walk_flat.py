@@ -1,16 +1,13 @@
+import math
+
 import mujoco
 import numpy as np
 import pytest
 
 from sacscale.task import g1_model as g1
-from sacscale.task.g1_walk_flat import (
-    REWARD_TERMS,
-    G1WalkFlat,
-    PenaltyCurriculum,
-    StepOutput,
-    TaskConfig,
-    swing_height_target,
-)
+from sacscale.task.g1_walk_flat import G1WalkFlat, StepOutput
+from sacscale.task.terms import REWARD_TERMS
+from sacscale.task.walk_rules import PenaltyCurriculum, TaskConfig, stand_still_tracking, swing_height_target
 
 N = 16
 
@@ -37,7 +34,8 @@ def test_shapes_dtypes_finite(env):
     for _ in range(30):
         out = env.step(random_actions(rng))
         assert isinstance(out, StepOutput)
-        for x, dim in ((out.actor_obs, 98), (out.critic_obs, 101), (out.next_actor_obs, 98), (out.next_critic_obs, 101)):
+        outputs = ((out.actor_obs, 98), (out.critic_obs, 101), (out.next_actor_obs, 98), (out.next_critic_obs, 101))
+        for x, dim in outputs:
             assert x.shape == (N, dim) and x.dtype == np.float32 and np.isfinite(x).all()
         assert out.reward.shape == (N,) and out.reward.dtype == np.float32 and np.isfinite(out.reward).all()
         assert out.terminated.dtype == bool and out.truncated.dtype == bool
@@ -421,10 +419,6 @@ def test_command_override_replaces_sampling(g1_model):
 
 def test_stand_still_tracking_equals_its_closed_form():
     """E[w dt exp(-wz^2 / sigma)] for wz ~ U(a, b), and the planar term within its Monte-Carlo error."""
-    import math
-
-    from sacscale.task.g1_walk_flat import TaskConfig, stand_still_tracking
-
     cfg = TaskConfig()
     got = stand_still_tracking(cfg, samples=400_000, seed=1)
     a, b = cfg.cmd_wz
@@ -435,7 +429,21 @@ def test_stand_still_tracking_equals_its_closed_form():
     assert got["tracking_ang_vel_max"] == top and got["tracking_lin_vel_max"] == 2.0 * 0.02
     # nothing to track: standing still is perfect
     idle = stand_still_tracking(TaskConfig(cmd_vx=(0.0, 0.0), cmd_vy=(0.0, 0.0), cmd_wz=(0.0, 0.0)), samples=1000)
-    assert idle["tracking_lin_vel"] == idle["tracking_lin_vel_max"] and idle["tracking_ang_vel"] == idle["tracking_ang_vel_max"]
+    assert idle["tracking_lin_vel"] == idle["tracking_lin_vel_max"]
+    assert idle["tracking_ang_vel"] == idle["tracking_ang_vel_max"]
     # the dead zone: commands with |v_xy| <= 0.2 are zeroed, which standing still tracks perfectly
     dead = stand_still_tracking(TaskConfig(cmd_vx=(-0.1, 0.1), cmd_vy=(-0.1, 0.1)), samples=1000)
     assert dead["tracking_lin_vel"] == pytest.approx(dead["tracking_lin_vel_max"])
+
+
+def test_state_read_by_evaluation_and_videos(env):
+    """qpos/qvel are the live state (the free joint first), torso_yaw_rate is the gyro's z the
+    observation scales, and observe() gives what a step's observation would be without noise."""
+    env.step(random_actions(np.random.default_rng(0)))
+    assert env.qpos.shape == (N, 36) and env.qvel.shape == (N, 35)
+    _, critic = env.observe()
+    np.testing.assert_allclose(critic[:, 6:35], env.qpos[:, 7:36] - g1.DEFAULT_JOINT_POS, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(critic[:, 2], env.torso_yaw_rate() * env.cfg.gyro_scale, rtol=1e-6, atol=1e-6)
+    yaw_rate = env.torso_yaw_rate()
+    yaw_rate[:] = np.nan  # a copy: the env's sensors are untouched
+    assert np.isfinite(env.torso_yaw_rate()).all()

@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from sacscale.task.g1_walk_flat import G1WalkFlat, PenaltyCurriculum, TaskConfig
+from sacscale.task.g1_walk_flat import G1WalkFlat
+from sacscale.task.walk_rules import PenaltyCurriculum, TaskConfig
 from sacscale.task.halves import SEED_STRIDE, EnvHalves, rounds
 
 N = 12

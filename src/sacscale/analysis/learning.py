@@ -138,7 +138,7 @@ QUALITY_FRACTION = 0.1  # the learning issue's measure: mean of the last 10% of 
 
 def tracking_baselines() -> dict[str, float]:
     """Stand-still values and maxima of the tracking curves (the task's own definition)."""
-    from sacscale.task.g1_walk_flat import stand_still_tracking
+    from sacscale.task.walk_rules import stand_still_tracking
 
     return stand_still_tracking()
 

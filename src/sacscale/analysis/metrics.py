@@ -196,7 +196,7 @@ def _env_steps_per_iteration(run_json: dict | None, reference: bool, window: dic
 
 def final_tracking(per_rank: dict[int, dict[str, list[Scalar]]]) -> dict[str, float | None]:
     """{term: normalised tracking at the end of the run}, see DEFINITIONS["final_tracking"]."""
-    from sacscale.task.g1_walk_flat import tracking_maxima
+    from sacscale.task.walk_rules import tracking_maxima
 
     total = {s.step: s.value for s in per_rank[0].get(TOTAL_STEPS, [])}
     start = (1.0 - FINAL_SPAN) * max(total.values(), default=0.0)
@@ -267,7 +267,7 @@ def run_events(run_dir: Path) -> tuple[dict[int, Path], dict[int, dict[str, list
 def time_to_quality(per_rank: dict[int, dict[str, list[Scalar]]], start_time: float) -> dict:
     """{threshold name: {"threshold", "iteration", "env_steps", "seconds"} or None}, see
     DEFINITIONS["time_to_quality"]."""
-    from sacscale.task.g1_walk_flat import tracking_maxima  # the maxima only: no Monte Carlo per run
+    from sacscale.task.walk_rules import tracking_maxima  # the maxima only: no Monte Carlo per run
 
     total = {s.step: s for s in per_rank[0].get(TOTAL_STEPS, [])}
     maxima = tracking_maxima()

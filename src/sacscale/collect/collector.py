@@ -27,8 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from sacscale.collect.shm import STAT_INDEX, Flag, Signal, SlotSpec, TransitionSlots, WeightBlock, unlink_prefix
+from sacscale.processes import describe_exit, die_with_parent, is_stopped
 from sacscale.task.terms import REWARD_TERMS
-from sacscale.parallel.launch import describe_exit, die_with_parent, is_stopped
+from sacscale.task.walk_rules import ACTION_DIM, ACTOR_OBS_DIM, CRITIC_OBS_DIM, TaskConfig
 
 POLL_S = 0.2  # how often a blocked wait re-checks that its peer is alive
 
@@ -55,14 +56,14 @@ class CollectorConfig:
 
     @property
     def spec(self) -> SlotSpec:
-        from sacscale.task.g1_walk_flat import G1WalkFlat
-
-        return SlotSpec(self.num_envs, G1WalkFlat.ACTOR_OBS_DIM, G1WalkFlat.CRITIC_OBS_DIM, G1WalkFlat.ACTION_DIM)
+        return SlotSpec(self.num_envs, ACTOR_OBS_DIM, CRITIC_OBS_DIM, ACTION_DIM)
 
 
 def _flat_actor(actor_kwargs: dict, numel: int):
     """A CPU actor whose published tensors (parameters, normaliser) are views into one
     flat tensor (cheap weight loads)."""
+    # torch, MuJoCo and the task are imported in the collector only once it is pinned (_collect):
+    # libraries that size their thread pools at import then see the pool's CPUs
     import torch
 
     from sacscale.learn.networks import Actor
@@ -107,10 +108,9 @@ def _collect(cfg: CollectorConfig, filled, free, stop, slots, weights) -> None:
     if cfg.cpu_ids:
         # The whole collector (simulation threads and its numpy/actor work) runs on the pool.
         os.sched_setaffinity(0, cfg.cpu_ids)
-    import torch
+    import torch  # only now, pinned (see _flat_actor)
 
     from sacscale.task.g1_model import load_model
-    from sacscale.task.g1_walk_flat import TaskConfig
     from sacscale.task.halves import EnvHalves, rounds
 
     torch.set_num_threads(max(1, cfg.torch_threads))

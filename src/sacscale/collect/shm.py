@@ -29,6 +29,7 @@ import select
 import shutil
 import time
 from dataclasses import dataclass
+from multiprocessing.reduction import DupFd
 
 import numpy as np
 
@@ -122,8 +123,6 @@ class _Block:
         self._views(*args)
 
     def __reduce__(self):
-        from multiprocessing.reduction import DupFd
-
         # the descriptor travels with the pickle (spawn passes it to the child)
         return _rebuild, (type(self), self.name, self._ctor_args, DupFd(self._fd))
 
@@ -278,8 +277,6 @@ class Signal:
         return True
 
     def __reduce__(self):
-        from multiprocessing.reduction import DupFd
-
         return _rebuild_pipe, (type(self), DupFd(self._r), DupFd(self._w))
 
     def close(self) -> None:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
+from sacscale.checks import InputError, check_model
 from sacscale.pipeline.config_check import ConfigError, read_text as _read_text
 
 # Evidence JSON (metrics, evaluations, plans, environment records) is kilobytes; a recorded
@@ -74,10 +76,17 @@ def model_problem(path: str | None) -> str | None:
     model), or None: checked before a long evaluation or render starts on it."""
     if path is None:
         return None
-    from sacscale.checks import InputError, check_model
-
     try:
         check_model(path)
     except InputError as exc:
         return str(exc)
     return None
+
+
+def repository_hint(default: str) -> str:
+    """For an option whose default is a path relative to the repository root: a hint when
+    the command runs somewhere else (no Snakefile here), else nothing."""
+    if Path("Snakefile").is_file():
+        return ""
+    return (f" (the default {default} is relative to the repository root, the directory with the Snakefile; "
+            f"run there or pass the path)")

@@ -16,8 +16,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", required=True, help="per-configuration statistics and comparisons to write")
     parser.add_argument("--order", default="", help="configurations in the order to report them (comma list)")
     parser.add_argument("--pair", action="append", default=[], metavar="BASE:COMPARED",
-                        help="a comparison (repeatable); default: each multi-rank config against the single-rank one before it")
-    parser.add_argument("--meta", default="{}", help="JSON object stored as summary.json's 'meta' (run set, preset, ...)")
+                        help="a comparison (repeatable); default: each multi-rank config against the single-rank "
+                             "one before it")
+    parser.add_argument("--meta", default="{}",
+                        help="JSON object stored as summary.json's 'meta' (run set, preset, ...)")
 
 
 def _metrics(path: str) -> dict:
@@ -59,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
         if c["ratio_of_means"] is not None:
             ci = c.get("ratio_ci95")
             print(f"{c['compared']} / {c['baseline']}: {c['ratio_of_means']:.3f}x"
-                  + (f" (95% CI {ci[0]:.3f} .. {ci[1]:.3f}, paired bootstrap over {c['ci_repeats']} repeats)" if ci else ""))
+                  + (f" (95% CI {ci[0]:.3f} .. {ci[1]:.3f}, paired bootstrap over {c['ci_repeats']} repeats)"
+                     if ci else ""))
     for run in summary.get("short_windows", []):
         print(f"warning: {run}: measurement window below {summary['short_window_s']:g} s")
     return 0

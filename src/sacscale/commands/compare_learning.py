@@ -7,6 +7,9 @@ import json
 import sys
 from pathlib import Path
 
+from sacscale.analysis.events import EventFileError
+from sacscale.analysis.learning import at_env_steps, compare_learning, single_run_groups
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("runs", nargs="+", metavar="LABEL=RUN_DIR", help="runs to compare, labelled")
@@ -32,9 +35,6 @@ def _env_steps_list(text: str) -> list[float]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sacscale.analysis.events import EventFileError
-    from sacscale.analysis.learning import at_env_steps, compare_learning, single_run_groups
-
     runs = {}
     for item in args.runs:
         label, sep, path = item.partition("=")
@@ -53,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
               f"lin-vel tracking {r['first_tracking_lin_vel']:.4f} -> {r['tail_mean_tracking_lin_vel']:.4f} "
               f"(last {args.tail_fraction:.0%} of log points) | normalised tracking lin "
               f"{r['normalised_tracking_lin_vel']:.2f} yaw {r['normalised_tracking_ang_vel']:.2f} "
-              f"(last {result['quality_fraction']:.0%}; standing still: {r['stand_still_normalised_tracking_lin_vel']:.2f} / "
+              f"(last {result['quality_fraction']:.0%}; "
+              f"standing still: {r['stand_still_normalised_tracking_lin_vel']:.2f} / "
               f"{r['stand_still_normalised_tracking_ang_vel']:.2f})")
     if args.at_env_steps:
         if not args.half_width > 0:
@@ -71,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(json.dumps(result, indent=2))
     if args.figure:
-        from sacscale.report.plots import learning_curves  # the report's figure, one group per run
+        # the report's figure, one group per run; matplotlib is imported only when a figure is asked for
+        from sacscale.report.plots import learning_curves
 
         groups = single_run_groups({label: r["curves"] for label, r in result["runs"].items()})
         learning_curves(groups, Path(args.figure), baselines=result["stand_still"])

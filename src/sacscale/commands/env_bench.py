@@ -7,6 +7,12 @@ import json
 import sys
 from pathlib import Path
 
+from tqdm import tqdm
+
+from sacscale.cpus import validate_cpu_ids
+from sacscale.sim.bench import run_env_bench
+from sacscale.task.g1_model import load_model
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--num-envs", type=int, default=2048, help="simulations in the batch (default 2048)")
@@ -24,12 +30,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
-    from sacscale.cpus import validate_cpu_ids
-    from sacscale.sim.bench import run_env_bench
-    from sacscale.task.g1_model import load_model
-
     try:
         threads = [int(t) for t in str(args.threads).split(",") if t.strip()]
         if not threads or min(threads) < 1:

@@ -7,6 +7,10 @@ import argparse
 import os
 import sys
 
+from sacscale.atomic import write_json
+from sacscale.commands._inputs import model_problem
+from sacscale.eval.evaluate import CheckpointError, evaluate, plot_tracking
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("checkpoint", metavar="CHECKPOINT_OR_RUN",
@@ -30,11 +34,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sacscale.eval.evaluate import CheckpointError, evaluate, plot_tracking
-    from sacscale.atomic import write_json
-
-    from sacscale.commands._inputs import model_problem
-
     problem = model_problem(args.model)  # a file that is not the task's model: named, before evaluating
     if problem:
         print(f"sacscale evaluate: error: {problem}", file=sys.stderr)

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
+
+from sacscale.learn.bench import MODES, bench_learner
+from sacscale.learn.config import SACConfig
 
 
 def _json_object(text: str) -> dict:
@@ -19,9 +23,9 @@ def _json_object(text: str) -> dict:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from sacscale.learn.bench import MODES
 
-    parser.add_argument("--modes", nargs="+", choices=sorted(MODES), default=["eager", "compile", "graph", "compile+graph"],
+    parser.add_argument("--modes", nargs="+", choices=sorted(MODES),
+                        default=["eager", "compile", "graph", "compile+graph"],
                         help="modes to time, one learner each")
     parser.add_argument("--batch", type=int, default=8192, help="batch size per update")
     parser.add_argument("--iters", type=int, default=100, help="timed iterations per mode")
@@ -34,11 +38,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sacscale.learn.bench import bench_learner
-    from sacscale.learn.config import SACConfig
-
-    import sys
-
     try:
         cfg = SACConfig(**args.extra)
     except (TypeError, ValueError) as exc:  # an unknown or invalid setting

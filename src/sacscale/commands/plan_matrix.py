@@ -13,23 +13,27 @@ import json
 import os
 import sys
 
-from sacscale.parallel.topology import TopologyError, load_topology, plan_matrix
 from sacscale.atomic import write_json
+from sacscale.commands._inputs import BadInput, read_text
+from sacscale.parallel import topology
+from sacscale.parallel.topology import TopologyError, load_topology, plan_matrix
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lscpu", metavar="FILE", help="recorded `lscpu -e=CPU,CORE,SOCKET,NODE` (default: this machine's sysfs)")
+    parser.add_argument("--lscpu", metavar="FILE",
+                        help="recorded `lscpu -e=CPU,CORE,SOCKET,NODE` (default: this machine's sysfs)")
     parser.add_argument("--nvidia-smi-topo", metavar="FILE", help="recorded `nvidia-smi topo -m` (default: run it)")
-    parser.add_argument("--smt", action="store_true", help="pools use every SMT thread of their cores (default: one thread per physical core)")
-    parser.add_argument("--pool-cores", type=int, metavar="N", help="physical cores per pool (default: as many as the node with the fewest cores per GPU allows)")
+    parser.add_argument("--smt", action="store_true",
+                        help="pools use every SMT thread of their cores (default: one thread per physical core)")
+    parser.add_argument("--pool-cores", type=int, metavar="N",
+                        help="physical cores per pool (default: as many as the node with the fewest cores per GPU "
+                             "allows)")
     parser.add_argument("--output", metavar="FILE", help="JSON file to write (atomically); default: standard output")
 
 
 def _recorded(path: str, what: str, parse):
     """A recorded tool output, read bounded (a pipe such as `<(lscpu -e)` is fine; /dev/zero,
     a FIFO nobody writes or binary are refused, naming the file) and parsed."""
-    from sacscale.commands._inputs import BadInput, read_text
-
     text = read_text(path, what, streams=True)
     if "\x00" in text:
         raise BadInput(f"{what} {path}: binary, not a recorded text output")
@@ -41,8 +45,6 @@ def _recorded(path: str, what: str, parse):
 
 def _topology(args: argparse.Namespace):
     """load_topology, with the recorded files read here, bounded."""
-    from sacscale.parallel import topology
-
     if not args.lscpu and not args.nvidia_smi_topo:
         return load_topology(None, None)
     if args.lscpu:
@@ -51,7 +53,8 @@ def _topology(args: argparse.Namespace):
     else:
         cpus, allowed, cpu_src = topology.read_sysfs_cpus(), set(os.sched_getaffinity(0)), "sysfs"
     if args.nvidia_smi_topo:
-        gpus, gpu_src = _recorded(args.nvidia_smi_topo, "--nvidia-smi-topo", topology.parse_nvidia_topo), args.nvidia_smi_topo
+        gpus = _recorded(args.nvidia_smi_topo, "--nvidia-smi-topo", topology.parse_nvidia_topo)
+        gpu_src = args.nvidia_smi_topo
     else:
         gpus, gpu_src = topology.live_gpus()
     return topology.Topology(cpus, gpus), allowed, f"CPUs from {cpu_src}, GPUs from {gpu_src}"

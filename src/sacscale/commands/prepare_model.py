@@ -5,9 +5,16 @@ from __future__ import annotations
 
 import argparse
 import os
+from importlib import metadata
 from pathlib import Path
 
+import mujoco
+
 from sacscale.atomic import write_json
+from sacscale.checks import InputError, check_model
+from sacscale.commands._inputs import BadInput
+from sacscale.sim.bench import physics_throughput
+from sacscale.task import g1_model as g1
 
 MODEL_FILE = "g1_walk_flat.mjb"
 # the PyPI distribution that installs the asset package (sacscale.task.g1_model.ASSET_PACKAGE)
@@ -29,9 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def asset_source(g1) -> dict:
     """Where a built model came from: the asset package with its installed version, and the
-    SHA-256 of each XML file the build reads (g1_model._build_spec: g1.xml, g1_mjx.xml)."""
-    from importlib import metadata
-
+    SHA-256 of each XML file the build reads (g1_model.build_spec: g1.xml, g1_mjx.xml)."""
     folder = g1.asset_dir()
     files = ["g1.xml", "g1_mjx.xml"]
     try:
@@ -51,9 +56,6 @@ def asset_source(g1) -> dict:
 def _check_source(path: Path) -> None:
     """--from-mjb must be the task's compiled model (sacscale.checks.check_model: a file
     that loads and builds the task), else one line naming it (sacscale.cli: exit 2)."""
-    from sacscale.checks import InputError, check_model
-    from sacscale.commands._inputs import BadInput
-
     try:
         check_model(str(path))
     except InputError as exc:
@@ -61,11 +63,6 @@ def _check_source(path: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import mujoco
-
-    from sacscale.sim.bench import physics_throughput
-    from sacscale.task import g1_model as g1
-
     out_dir = Path(args.output_dir)
     if args.from_mjb:
         source_file = Path(args.from_mjb)

@@ -12,12 +12,16 @@ keeps it as evidence beside the runs of `trainer: unilab`.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from sacscale.atomic import write_json
+from sacscale.commands._inputs import repository_hint
 from sacscale.commands.train_reference import DEFAULT_PYTHON
+from sacscale.trainers import unilab
 
 REQUIREMENTS = "envs/reference-requirements.txt"
 
@@ -33,8 +37,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _torch_pin() -> str:
     """torch at our version (without a local tag such as +cpu), so both environments agree."""
-    import importlib.metadata
-
     return "torch==" + importlib.metadata.version("torch").split("+")[0]
 
 
@@ -56,11 +58,6 @@ def create(python: Path, requirements: str) -> list[list[str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sacscale.atomic import write_json
-    from sacscale.trainers import unilab
-
-    from sacscale.cli import repository_hint
-
     python = Path(args.python).absolute()
     created: list[list[str]] = []
     t0 = time.time()

@@ -13,6 +13,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from sacscale.commands._inputs import model_problem
+from sacscale.eval import gl_backend, render
+from sacscale.task.walk_rules import TaskConfig
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("checkpoint", metavar="CHECKPOINT_OR_RUN",
@@ -22,15 +26,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_video_arguments(parser: argparse.ArgumentParser) -> None:
     """Everything but the policy: also `sacscale render-best`'s."""
-    from sacscale.eval.render import DEFAULT_COMMANDS  # imports no MuJoCo
-
     parser.add_argument("--output", required=True,
                         help="video to write (atomically): .webp (animated, Pillow), .mp4 (H.264) or .gif")
     parser.add_argument("--max-bytes", type=int, default=None,
                         help="a .webp is re-encoded at lower quality until it fits in this many bytes")
-    parser.add_argument("--commands", default=DEFAULT_COMMANDS,
+    parser.add_argument("--commands", default=render.DEFAULT_COMMANDS,
                         help="segments 'vx,vy,wz:SECONDS;...' (m/s, m/s, rad/s; heading frame), in order; "
-                             f"the last one holds to the end (default {DEFAULT_COMMANDS!r})")
+                             f"the last one holds to the end (default {render.DEFAULT_COMMANDS!r})")
     parser.add_argument("--seconds", type=float, default=None,
                         help="video length (default: the segments' total)")
     parser.add_argument("--width", type=int, default=640, help="frame width in pixels (default 640)")
@@ -47,10 +49,8 @@ def _error(msg: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    # First, before anything imports MuJoCo: choose the GL backend (no MuJoCo import here).
-    from sacscale.eval import render
-
-    backend = render.configure_gl_backend()
+    # First, before anything imports MuJoCo: choose the GL backend.
+    backend = gl_backend.configure_gl_backend()
 
     try:
         segments = render.parse_commands(args.commands)
@@ -61,14 +61,11 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--max-bytes {args.max_bytes}: must be > 0")
     except ValueError as exc:
         return _error(str(exc))
-    from sacscale.commands._inputs import model_problem
-
     problem = model_problem(args.model)  # a file that is not the task's model: named, before rendering
     if problem:
         return _error(problem)
 
-    from sacscale.eval.evaluate import CheckpointError
-    from sacscale.task.g1_walk_flat import TaskConfig
+    from sacscale.eval.evaluate import CheckpointError  # imports MuJoCo: only now that the GL backend is chosen
 
     for warning in render.command_warnings(segments, TaskConfig()):
         print(f"sacscale render: warning: {warning}", file=sys.stderr)
@@ -76,9 +73,9 @@ def run(args: argparse.Namespace) -> int:
         result = render.render_policy(args.checkpoint, args.output, model_path=args.model, segments=segments,
                                       seconds=args.seconds, width=args.width, height=args.height, fps=args.fps,
                                       seed=args.seed, max_bytes=args.max_bytes)
-    except (CheckpointError, ValueError, render.GLBackendError) as exc:
+    except (CheckpointError, ValueError, gl_backend.GLBackendError) as exc:
         return _error(str(exc))
-    except render.RenderError as exc:
+    except gl_backend.RenderError as exc:
         print(f"sacscale render: error: {exc}", file=sys.stderr)
         return 1
 

@@ -8,7 +8,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from sacscale.atomic import write_json
 from sacscale.commands import render as render_command
+from sacscale.commands._inputs import BadInput, read_json
+from sacscale.eval.best import best_run
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,10 +23,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sacscale.commands._inputs import BadInput, read_json
-    from sacscale.eval.best import best_run
-    from sacscale.atomic import write_json
-
     try:
         evaluations = {Path(p).stem: read_json(p, "evaluation") for p in args.evaluations}
         choice = best_run(evaluations)

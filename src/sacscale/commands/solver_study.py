@@ -7,12 +7,19 @@ import json
 import sys
 from pathlib import Path
 
+from tqdm import tqdm
+
+from sacscale.sim import solver_study as ss
+from sacscale.task.g1_model import load_model
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--num-envs", type=int, default=256, help="simulations per batch (default 256)")
-    parser.add_argument("--steps", type=int, default=100, help="control steps per rollout and per cost run (default 100)")
+    parser.add_argument("--steps", type=int, default=100,
+                        help="control steps per rollout and per cost run (default 100)")
     parser.add_argument("--threads", type=int, default=1, help="threads of each batch (default 1)")
-    parser.add_argument("--repeats", type=int, default=1, help="rounds of cost measurement, alternating order (default 1)")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="rounds of cost measurement, alternating order (default 1)")
     parser.add_argument(
         "--stand-window", type=int, default=25,
         help="the standing cost cycles over the reference's first N states, while the robots stand (default 25)",
@@ -25,7 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--checkpoints", default="10,50,100", help="control steps at which trajectories are compared")
     parser.add_argument("--model", default=None, help="compiled model (.mjb); default: build from the asset package")
-    parser.add_argument("--seed", type=int, default=0, help="random seed of the initial states and random actions (default 0)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="random seed of the initial states and random actions (default 0)")
     parser.add_argument("--output", default=None, help="write the results as JSON to this file")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -64,7 +72,8 @@ def print_tables(result: dict, file=None) -> None:
             return f"{c['cpu_speedup_vs_reference']:.3f}"
 
         p(
-            f"{r['setting']['name']:<{w}}  {cs['env_steps_per_cpu_s']:>11.0f} {speed(cs):>13} {cs['mean_solver_iterations']:>5.2f}"
+            f"{r['setting']['name']:<{w}}  {cs['env_steps_per_cpu_s']:>11.0f} {speed(cs):>13} "
+            f"{cs['mean_solver_iterations']:>5.2f}"
             f"   {cr['env_steps_per_cpu_s']:>12.0f} {speed(cr):>13} {cr['mean_solver_iterations']:>5.2f}"
             f"   {fr['cpu_speedup_vs_reference']:>10.3f} {unstable:>8d}"
         )
@@ -74,7 +83,8 @@ def print_tables(result: dict, file=None) -> None:
             f"\nTrajectory deviation from the reference, scenario {sc} (same initial states and controls), "
             f"after {'/'.join(ck)} control steps:\n"
             "joint RMS (rad), mean pelvis position error (m), fraction of envs whose fall status differs, "
-            "fraction still bit-identical; |d fall step|: mean difference of the first fall step (envs that fell in both)"
+            "fraction still bit-identical; |d fall step|: mean difference of the first fall step "
+            "(envs that fell in both)"
         )
         p(
             f"{'setting':<{w}}  {'joint RMS':>22}  {'pelvis err':>22}  {'fall differs':>16}  {'identical':>16}"
@@ -91,11 +101,6 @@ def print_tables(result: dict, file=None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
-    from sacscale.sim import solver_study as ss
-    from sacscale.task.g1_model import load_model
-
     try:
         if min(args.num_envs, args.steps, args.threads, args.repeats, args.stand_window) < 1:
             raise ValueError("--num-envs, --steps, --threads, --repeats and --stand-window must be >= 1")

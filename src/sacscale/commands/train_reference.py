@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     from sacscale.analysis.events import EventFileError
     from sacscale.checks import InputError, check_log_dir
 
-    from sacscale.cli import repository_hint
+    from sacscale.commands._inputs import repository_hint
 
     out = Path(args.log_dir)
     # absolute: the trainer runs in the run directory; not resolved: a venv is known by its own path

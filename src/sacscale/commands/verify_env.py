@@ -25,6 +25,8 @@ import sys
 from pathlib import Path
 
 from sacscale.atomic import write_json
+from sacscale.commands._inputs import BadInput, read_json
+from sacscale.eval.gl_backend import render_status
 from sacscale.pipeline.environment import (COMMAND_MODULES, HOOKS, LEARNER_CLASS, LEARNER_MODULE, check_plan,
                                            collect, write_source_diff)
 
@@ -50,14 +52,13 @@ def run(args: argparse.Namespace) -> int:
         env["project"]["diff"] = write_source_diff(env["project"], Path(args.diff_output))
     problems: list[str] = []
     if args.plan:
-        from sacscale.commands._inputs import BadInput, read_json
-
         plan = read_json(args.plan, "plan")
         env["plan"] = plan
         try:
             problems += check_plan(plan, env)
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
-            raise BadInput(f"plan {args.plan}: not a resolved run plan (plan.json): {type(exc).__name__}: {exc}") from None
+            raise BadInput(f"plan {args.plan}: not a resolved run plan (plan.json): "
+                           f"{type(exc).__name__}: {exc}") from None
     if args.require_graph_hooks and not env["learner"]["graph_hooks"]:
         why = env["learner"]["error"] or f"{LEARNER_CLASS} has no {HOOKS}"
         problems.append(f"learner: {LEARNER_MODULE} (from {env['learner']['file']}) lacks graph hooks: {why}")
@@ -66,8 +67,6 @@ def run(args: argparse.Namespace) -> int:
             problems.append(f"commands: `sacscale {name}` is not available (sacscale.commands."
                             f"{COMMAND_MODULES.get(name, name)} cannot be found)")
     if args.require_render:
-        from sacscale.eval.render import render_status
-
         ok, why = render_status()
         env["render"] = {"ok": ok, "backend" if ok else "error": why}
         if not ok:

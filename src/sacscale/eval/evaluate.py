@@ -22,9 +22,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from sacscale.checks import checkpoint_problem
 from sacscale.learn.networks import Actor
 from sacscale.task import g1_model as g1
-from sacscale.task.g1_walk_flat import TILT_OBS, G1WalkFlat, TaskConfig, tracking_kernel
+from sacscale.task.g1_walk_flat import G1WalkFlat
+from sacscale.task.walk_rules import TILT_OBS, TaskConfig, tracking_kernel
 
 CHECKPOINT_FORMAT = "sacscale-checkpoint"
 CHECKPOINT_VERSIONS = (1, 2)  # 2 adds the learning state; the policy entries are the same
@@ -67,8 +69,6 @@ def resolve_checkpoint(path: str | Path) -> Path:
 
 def load_checkpoint(path: Path) -> dict:
     """Load and validate a `sacscale train` checkpoint (dims must fit the task)."""
-    from sacscale.checks import checkpoint_problem
-
     problem = checkpoint_problem(path)
     if problem:
         raise CheckpointError(f"{path}: {problem}")
@@ -139,7 +139,6 @@ def rollout(env: G1WalkFlat, actor, obs: np.ndarray, steps: int, settle_steps: i
     mean over the counted samples and action dimensions.
     """
     n = env.num_envs
-    torso_gyro_z = env._sadr["torso_gyro"].start + 2
     achieved = np.zeros((steps, n, 4))  # vx, vy (pelvis, heading frame), pelvis wz, torso wz
     measured = np.zeros((steps, n), dtype=bool)
     alive = np.ones(n, dtype=bool)
@@ -158,10 +157,10 @@ def rollout(env: G1WalkFlat, actor, obs: np.ndarray, steps: int, settle_steps: i
             actions = torch.tanh(mean.float() + log_std.float().exp() * (noise_scale * eps).float()).numpy()
         env.start_step(actions)
         env.wait_physics()
-        achieved[k, :, :3] = heading_frame_velocity(env._qpos, env._qvel)
+        achieved[k, :, :3] = heading_frame_velocity(env.qpos, env.qvel)
         # the yaw rate the task tracks and rewards: the torso IMU gyro's z (its rate is
         # steadier than the pelvis's, which swings against the torso with the waist yaw)
-        achieved[k, :, 3] = env._sens[:, torso_gyro_z]
+        achieved[k, :, 3] = env.torso_yaw_rate()
         out = env.finish_step()
         # k + 1 steps done: the state is at t = (k + 1) * dt
         measured[k] = alive & ~out.terminated & (k + 1 >= settle_steps)
@@ -365,6 +364,7 @@ def _check_grid(grid: np.ndarray, cfg: TaskConfig) -> None:
 
 def plot_tracking(result: dict, path: str | Path) -> None:
     """Per command: commanded vs achieved (mean, std error bars) for vx, vy and wz."""
+    # matplotlib only when a figure is asked for; Agg: no display needed
     import matplotlib
 
     matplotlib.use("Agg")

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import datetime
+import multiprocessing as mp
 import os
 import secrets
 import signal
@@ -21,8 +22,14 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from multiprocessing.connection import wait as wait_any
 
+import torch.distributed as dist
+
+from sacscale import stopping
 from sacscale.collect.shm import unlink_prefix
+from sacscale.processes import describe_exit, die_with_parent, is_stopped
+from sacscale.stopping import Interrupted
 
 KILL_GRACE_S = 10.0
 
@@ -83,8 +90,6 @@ def rendezvous_store(rank: int, world_size: int, timeout_s: float):
     torch's own env:// store listens on every interface, whatever MASTER_ADDR says; rank 0
     therefore binds the socket itself and hands it to the store. Under torchrun the agent
     hosts the store (TORCHELASTIC_USE_AGENT_STORE): None, the launcher decides."""
-    import torch.distributed as dist
-
     if os.environ.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() == "true":
         return None
     addr = os.environ.get("MASTER_ADDR", "127.0.0.1")
@@ -97,8 +102,6 @@ def rendezvous_store(rank: int, world_size: int, timeout_s: float):
 
 
 def init_group(backend: str, rank: int, world_size: int, timeout_s: float) -> None:
-    import torch.distributed as dist
-
     # NVLink multicast off: on shared multi-GPU hosts it can take the GPUs out of service
     for name, value in MULTICAST_OFF.items():
         os.environ.setdefault(name, value)
@@ -111,55 +114,14 @@ def init_group(backend: str, rank: int, world_size: int, timeout_s: float) -> No
 
 
 def destroy_group() -> None:
-    import torch.distributed as dist
-
     if dist.is_available() and dist.is_initialized():
         dist.destroy_process_group()
-
-
-class Interrupted(BaseException):
-    """SIGTERM (or SIGINT) received by a job's own process: unwind so that `finally`
-    blocks stop the collectors, free shared memory and close the event files. A
-    BaseException, like KeyboardInterrupt, so that no `except Exception` swallows it."""
-
-    def __init__(self, signum: int):
-        self.signum = signum
-        super().__init__(f"interrupted by {signal.Signals(signum).name}")
-
-
-def die_with_parent(sig: int) -> None:
-    """Ask Linux to send `sig` to this process when its parent dies (PR_SET_PDEATHSIG),
-    so no rank or collector outlives the process that supervises it, even one that was
-    SIGKILLed. A no-op where prctl is not available."""
-    parent = os.getppid()
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(sig), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # the parent died before the request took effect
-        os.kill(os.getpid(), sig)
-
-
-def describe_exit(code: int) -> str:
-    """How a process ended, from `Process.exitcode` (negative: killed by a signal)."""
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = "unknown signal"
-        return f"was killed by signal {-code} ({name})"
-    return f"exited with code {code}"
 
 
 def rank_entry(fn: Callable, rank: int, world_size: int, backend: str, timeout_s: float,
                master_port: int, args: tuple, report=None) -> None:
     """Body of a spawned rank process: process group, the work, clean exit codes. On
     failure the reason is also sent through `report` (a one-way pipe to the supervisor)."""
-    from sacscale import stopping
-
     stopping.install()  # SIGTERM/SIGINT/SIGHUP: the rank's loop stops at its next check
     die_with_parent(signal.SIGTERM)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(master_port),
@@ -227,9 +189,6 @@ def spawn_and_supervise(fn: Callable, world_size: int, backend: str, timeout_s: 
     (PR_SET_PDEATHSIG), and a stop request (`check_stop()` raises, polled every 0.2 s)
     stops them the same way.
     """
-    import multiprocessing as mp
-    from multiprocessing.connection import wait as wait_any
-
     ctx = mp.get_context("spawn")
     port = free_port()
     pipes = [ctx.Pipe(duplex=False) for _ in range(world_size)]
@@ -324,13 +283,3 @@ def _stop_all(procs) -> tuple[list[int], list[int]]:
         if p.pid is not None:
             p.join(KILL_GRACE_S)
     return killed, frozen
-
-
-def is_stopped(pid: int) -> bool:
-    """Whether a process is stopped by a signal or a tracer (state T or t)."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            stat = fh.read()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2 :][:1] in ("T", "t")

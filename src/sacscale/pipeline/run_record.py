@@ -229,7 +229,7 @@ def _set_aside_or_remove(work: Path, attic: Path, why: str) -> Path | None:
 
 
 def _trainer_dies_with_wrapper() -> None:
-    from sacscale.parallel.launch import die_with_parent
+    from sacscale.processes import die_with_parent
 
     die_with_parent(signal.SIGTERM)
 

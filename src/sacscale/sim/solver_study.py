@@ -51,7 +51,7 @@ from mujoco.batch import Batch, SimulationError
 
 from sacscale.sim.bench import cpu_model
 from sacscale.task import g1_model as g1
-from sacscale.task.g1_walk_flat import TaskConfig
+from sacscale.task.walk_rules import TaskConfig
 
 Progress = Callable[[int], None]  # called with the number of control steps just done
 
@@ -60,7 +60,8 @@ DEFAULT_CHECKPOINTS = (10, 50, 100)
 OPTION_FIELDS = ("iterations", "ls_iterations", "tolerance")
 
 _UNSTABLE_WARNINGS = np.array(
-    [int(mujoco.mjtWarning.mjWARN_BADQPOS), int(mujoco.mjtWarning.mjWARN_BADQVEL), int(mujoco.mjtWarning.mjWARN_BADQACC)]
+    [int(mujoco.mjtWarning.mjWARN_BADQPOS), int(mujoco.mjtWarning.mjWARN_BADQVEL),
+     int(mujoco.mjtWarning.mjWARN_BADQACC)]
 )
 
 # Initial states: the standing keyframe, moved and turned on the floor, with small joint
@@ -122,7 +123,8 @@ def parse_setting(spec: str) -> SolverSetting:
                 kwargs[key] = float(value)
             else:
                 raise ValueError(
-                    f"unknown solver setting {key!r} in {spec!r}: use iterations, ls_iterations, tolerance, init_perturbation"
+                    f"unknown solver setting {key!r} in {spec!r}: "
+                    "use iterations, ls_iterations, tolerance, init_perturbation"
                 )
         except ValueError as e:
             if "unknown" in str(e):
@@ -446,7 +448,8 @@ def run_solver_study(
     for k, (s, per) in enumerate(zip(settings, rollouts)):
         row = {"setting": s.as_dict(), "cost": {}, "free_running": {}, "deviation": {}, "fall_timing": {}}
         for sc in SCENARIOS:
-            row["cost"][sc] = _mean_cost([rounds[r][k][sc] for r in range(repeats)], [rounds[r][0][sc] for r in range(repeats)])
+            row["cost"][sc] = _mean_cost([rounds[r][k][sc] for r in range(repeats)],
+                                         [rounds[r][0][sc] for r in range(repeats)])
             fr = per[sc]
             row["free_running"][sc] = {
                 **fr["rate"],

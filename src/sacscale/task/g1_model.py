@@ -129,7 +129,8 @@ SENSOR_SPECS = (
         )
     ),
     *(
-        (f"{side}_foot_contact_{i}", _S.mjSENS_CONTACT, _O.mjOBJ_GEOM, "floor", f"{side}_foot_contact_{i}_geom", 0.0, 0.0)
+        (f"{side}_foot_contact_{i}", _S.mjSENS_CONTACT, _O.mjOBJ_GEOM, "floor", f"{side}_foot_contact_{i}_geom",
+         0.0, 0.0)
         for side in ("left", "right")
         for i in range(4)
     ),
@@ -201,7 +202,7 @@ def _collider(body: mujoco.MjsBody, friction: float = BODY_FRICTION, **attrs) ->
     return geom
 
 
-def _build_spec(exclude_rest_contacts: bool = True, keep_visual: bool = False) -> mujoco.MjSpec:
+def build_spec(exclude_rest_contacts: bool = True, keep_visual: bool = False) -> mujoco.MjSpec:
     """The task model's spec. keep_visual=True keeps Menagerie's visual meshes, materials
     and light (for rendering: sacscale.eval.render); the physics is unchanged, but the
     compiled model then needs the asset files. The rest-contact search measures every geom
@@ -212,36 +213,7 @@ def _build_spec(exclude_rest_contacts: bool = True, keep_visual: bool = False) -
     folder = asset_dir()
     spec = mujoco.MjSpec.from_file(str(folder / "g1.xml"))
     spec.modelname = "g1_walk_flat"
-
-    # Menagerie's colliders (meshes, shoulder cylinders) out; only the four sole spheres per
-    # foot stay. Visual geoms are already contype=conaffinity=0.
-    for g in list(spec.geoms):
-        sole_sphere = g.type == mujoco.mjtGeom.mjGEOM_SPHERE and "ankle_roll" in g.parent.name
-        if (g.contype or g.conaffinity) and not sole_sphere:
-            spec.delete(g)
-    for body_name, attrs in _mjx_colliders(folder):
-        _collider(spec.body(body_name), **attrs)
-    for side in ("left", "right"):
-        foot = spec.body(f"{side}_ankle_roll_link")
-        spheres = [g for g in foot.geoms if g.type == mujoco.mjtGeom.mjGEOM_SPHERE]
-        assert len(spheres) == 4, "Menagerie's g1.xml changed: expected 4 sole spheres per foot"
-        for i, g in enumerate(spheres):  # heel left, heel right, toe left, toe right
-            g.name = f"{side}_foot_contact_{i}_geom"
-            g.contype, g.conaffinity, g.condim, g.group = 1, 1, 3, 3
-            g.friction = [FOOT_FRICTION, 0.005, 0.0001]
-            g.priority = FOOT_SPHERE_PRIORITY
-        z = _FOOT_CAPSULE_Z
-        for i, (x0, y0, x1, y1) in enumerate(_FOOT_CAPSULES[side], start=1):
-            _collider(
-                foot,
-                FOOT_FRICTION,
-                name=f"{side}_foot{i}_collision",
-                type=mujoco.mjtGeom.mjGEOM_CAPSULE,
-                size=[_FOOT_CAPSULE_R, 0, 0],
-                fromto=[x0, y0, z, x1, y1, z],
-            )
-        spec.site(f"{side}_foot").pos = list(FOOT_SITE_POS)  # Menagerie's sits at the body origin
-    _collider(spec.worldbody, name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05])
+    _set_colliders(spec, folder)
 
     # Visuals carry no physics: drop non-colliding geoms, meshes, materials, textures.
     if not keep_visual:
@@ -249,12 +221,67 @@ def _build_spec(exclude_rest_contacts: bool = True, keep_visual: bool = False) -
         for light in list(spec.lights):
             spec.delete(light)
 
+    _set_options(spec)
+    _set_joints(spec)
+    _set_actuators(spec)
+    _set_sensors(spec)
+    for k in list(spec.keys):
+        spec.delete(k)
+    spec.add_key(name=KEYFRAME, qpos=STAND_QPOS.tolist(), ctrl=DEFAULT_JOINT_POS.tolist())
+
+    if exclude_rest_contacts:
+        for b1, b2 in _rest_contact_bodies(spec):
+            spec.add_exclude(bodyname1=b1, bodyname2=b2)
+    return spec
+
+
+def _set_colliders(spec: mujoco.MjSpec, folder: Path) -> None:
+    """Menagerie's colliders (meshes, shoulder cylinders) out; only the four sole spheres per
+    foot stay, joined by the MJX model's colliders, foot capsules and the floor. Visual
+    geoms are already contype=conaffinity=0."""
+    for g in list(spec.geoms):
+        sole_sphere = g.type == mujoco.mjtGeom.mjGEOM_SPHERE and "ankle_roll" in g.parent.name
+        if (g.contype or g.conaffinity) and not sole_sphere:
+            spec.delete(g)
+    for body_name, attrs in _mjx_colliders(folder):
+        _collider(spec.body(body_name), **attrs)
+    for side in ("left", "right"):
+        _set_foot(spec, side)
+    _collider(spec.worldbody, name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05])
+
+
+def _set_foot(spec: mujoco.MjSpec, side: str) -> None:
+    """One foot's contacts: the four sole spheres renamed and tuned, the sole capsules, the site."""
+    foot = spec.body(f"{side}_ankle_roll_link")
+    spheres = [g for g in foot.geoms if g.type == mujoco.mjtGeom.mjGEOM_SPHERE]
+    assert len(spheres) == 4, "Menagerie's g1.xml changed: expected 4 sole spheres per foot"
+    for i, g in enumerate(spheres):  # heel left, heel right, toe left, toe right
+        g.name = f"{side}_foot_contact_{i}_geom"
+        g.contype, g.conaffinity, g.condim, g.group = 1, 1, 3, 3
+        g.friction = [FOOT_FRICTION, 0.005, 0.0001]
+        g.priority = FOOT_SPHERE_PRIORITY
+    z = _FOOT_CAPSULE_Z
+    for i, (x0, y0, x1, y1) in enumerate(_FOOT_CAPSULES[side], start=1):
+        _collider(
+            foot,
+            FOOT_FRICTION,
+            name=f"{side}_foot{i}_collision",
+            type=mujoco.mjtGeom.mjGEOM_CAPSULE,
+            size=[_FOOT_CAPSULE_R, 0, 0],
+            fromto=[x0, y0, z, x1, y1, z],
+        )
+    spec.site(f"{side}_foot").pos = list(FOOT_SITE_POS)  # Menagerie's sits at the body origin
+
+
+def _set_options(spec: mujoco.MjSpec) -> None:
     opt = spec.option
     opt.timestep = TIMESTEP
     opt.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
     opt.solver = mujoco.mjtSolver.mjSOL_NEWTON
     opt.cone = mujoco.mjtCone.mjCONE_PYRAMIDAL
 
+
+def _set_joints(spec: mujoco.MjSpec) -> None:
     for j in spec.joints:
         if j.type != mujoco.mjtJoint.mjJNT_HINGE:
             continue  # the free base joint has neither armature nor friction loss
@@ -263,7 +290,9 @@ def _build_spec(exclude_rest_contacts: bool = True, keep_visual: bool = False) -
         # the actuator's force range is the one limit; avoid a second, joint-side clamp
         j.actfrclimited = mujoco.mjtLimited.mjLIMITED_FALSE
 
-    # Position actuators in action order, with the reference gains and force limits.
+
+def _set_actuators(spec: mujoco.MjSpec) -> None:
+    """Position actuators in action order, with the reference gains and force limits."""
     for a in list(spec.actuators):
         spec.delete(a)
     for name in JOINT_NAMES:
@@ -276,6 +305,8 @@ def _build_spec(exclude_rest_contacts: bool = True, keep_visual: bool = False) -
         # the limit pushes into it with the actuator's force
         act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
 
+
+def _set_sensors(spec: mujoco.MjSpec) -> None:
     for s in list(spec.sensors):
         spec.delete(s)  # Menagerie's IMU sensors: replaced by the reference's set
     for name, kind, objtype, objname, refgeom, cutoff, noise in SENSOR_SPECS:
@@ -283,15 +314,6 @@ def _build_spec(exclude_rest_contacts: bool = True, keep_visual: bool = False) -
         if refgeom is not None:
             sensor.reftype, sensor.refname = mujoco.mjtObj.mjOBJ_GEOM, refgeom
             sensor.intprm = list(_CONTACT_SENSOR_INTPRM)
-
-    for k in list(spec.keys):
-        spec.delete(k)
-    spec.add_key(name=KEYFRAME, qpos=STAND_QPOS.tolist(), ctrl=DEFAULT_JOINT_POS.tolist())
-
-    if exclude_rest_contacts:
-        for b1, b2 in _rest_contact_bodies(spec):
-            spec.add_exclude(bodyname1=b1, bodyname2=b2)
-    return spec
 
 
 def _rest_contact_bodies(spec: mujoco.MjSpec) -> list[tuple[str, str]]:
@@ -315,7 +337,7 @@ def _rest_contact_bodies(spec: mujoco.MjSpec) -> list[tuple[str, str]]:
 
 def build_g1_model() -> mujoco.MjModel:
     """Compile the G1WalkFlat model from the asset package (needs the package, not its meshes)."""
-    return _build_spec().compile()
+    return build_spec().compile()
 
 
 def save_model(model: mujoco.MjModel, path: str | os.PathLike) -> str:

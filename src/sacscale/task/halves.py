@@ -25,7 +25,8 @@ from collections.abc import Callable, Iterator
 import mujoco
 import numpy as np
 
-from sacscale.task.g1_walk_flat import G1WalkFlat, PenaltyCurriculum, StepOutput, TaskConfig
+from sacscale.task.g1_walk_flat import G1WalkFlat, StepOutput
+from sacscale.task.walk_rules import PenaltyCurriculum, TaskConfig
 
 PIPELINES = ("halves", "serial")
 SEED_STRIDE = 1_000_003  # the second half's seed: far from any seed a user would pick next

@@ -1,0 +1,134 @@
+"""The headless OpenGL backend of the policy videos: which one, and a renderer on it.
+
+MuJoCo fixes its backend when `mujoco` is imported (MUJOCO_GL is read by
+`mujoco.rendering.classic.gl_context` at import time, not at context creation: checked on
+mujoco 4.0.0), and PyOpenGL fixes its platform (PYOPENGL_PLATFORM) when OpenGL is first
+imported. So call `configure_gl_backend()` before anything imports mujoco in the process
+(`sacscale render` does so first thing in run()): it honours MUJOCO_GL if set, else
+chooses "egl" when an NVIDIA GPU is present and "osmesa" (software, Debian package
+libosmesa6) otherwise, and sets PYOPENGL_PLATFORM to match. If mujoco was imported
+before (a test session, a notebook), `open_renderer` still creates the context of the
+chosen backend, by handing MuJoCo's Renderer that backend's GLContext class; that works
+as long as PyOpenGL has not been loaded for another platform.
+
+MuJoCo is therefore imported inside the functions here, never at module level.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib
+import os
+
+GL_BACKENDS = ("egl", "osmesa")  # the headless ones; glfw/glx need a display
+# the Debian package that provides each headless backend's library
+GL_PACKAGES = {"osmesa": "libosmesa6", "egl": "libegl1"}
+
+
+class RenderError(RuntimeError):
+    """No GL context could be created, or the video could not be written."""
+
+
+class GLBackendError(RenderError):
+    """The OpenGL backend cannot make a context here: its library is missing, or no GPU."""
+
+
+def gpu_present() -> bool:
+    """An NVIDIA GPU is visible (its device node or driver entry)."""
+    return bool(glob.glob("/dev/nvidia[0-9]*")) or bool(glob.glob("/proc/driver/nvidia/gpus/*"))
+
+
+def choose_gl_backend() -> str:
+    """MUJOCO_GL if set, else "egl" with an NVIDIA GPU, else "osmesa"."""
+    chosen = os.environ.get("MUJOCO_GL", "").strip().lower()
+    if chosen:
+        return chosen
+    return "egl" if gpu_present() else "osmesa"
+
+
+def configure_gl_backend() -> str:
+    """Export MUJOCO_GL and PYOPENGL_PLATFORM (where unset) for the chosen backend; returns it.
+
+    Takes full effect only before mujoco is imported in this process (see the module text).
+    """
+    backend = choose_gl_backend()
+    os.environ.setdefault("MUJOCO_GL", backend)
+    if backend in GL_BACKENDS:
+        os.environ.setdefault("PYOPENGL_PLATFORM", backend)
+    return backend
+
+
+def _classic_gl_module():
+    try:  # mujoco >= 4
+        return importlib.import_module("mujoco.rendering.classic.gl_context")
+    except ImportError:  # mujoco 3
+        return importlib.import_module("mujoco.gl_context")
+
+
+def open_renderer(model, width: int, height: int):
+    """mujoco.Renderer on the configured headless backend; RenderError if none can be made."""
+    import mujoco  # only once the GL backend is chosen (sacscale.eval.gl_backend)
+
+    backend = configure_gl_backend()
+    glc = _classic_gl_module()
+    at_import = getattr(glc, "_MUJOCO_GL", None)  # what mujoco chose when it was imported
+    saved = getattr(glc, "GLContext", None)
+    try:
+        if backend in GL_BACKENDS and at_import != backend:
+            # mujoco was imported before MUJOCO_GL was set: give its Renderer our backend
+            glc.GLContext = importlib.import_module(f"mujoco.{backend}").GLContext
+        return mujoco.Renderer(model, height, width)
+    except Exception as exc:  # ImportError, RuntimeError, mujoco.FatalError, ctypes errors...
+        raise GLBackendError(gl_failure_line(backend, exc)) from None
+    finally:
+        glc.GLContext = saved
+
+
+def gl_failure_line(backend: str, exc: BaseException) -> str:
+    """One line: the backend, what failed, and the package that provides it (the
+    exception's own text can span lines: only its first is kept)."""
+    what = (str(exc).strip().splitlines() or ["no message"])[0]
+    package = GL_PACKAGES.get(backend)
+    if package is None:
+        fix = f"MUJOCO_GL={backend} needs a display; headless, use MUJOCO_GL=egl (GPU) or osmesa"
+    else:
+        other = next(b for b in GL_BACKENDS if b != backend)
+        fix = (f"install {package} (Debian: apt-get install -y {package})"
+               + (" and a GPU driver" if backend == "egl" else "")
+               + f", or use MUJOCO_GL={other} ({GL_PACKAGES[other]})")
+    return f"no OpenGL context with MUJOCO_GL={backend} ({type(exc).__name__}: {what}); {fix}"
+
+
+def render_status() -> tuple[bool, str]:
+    """(True, backend) if a policy video can be made here: the G1's Menagerie files (its
+    visual meshes) are found and a tiny scene renders; else (False, why)."""
+    from sacscale.task import g1_model  # imports mujoco: only once the backend is chosen
+
+    try:
+        g1_model.asset_dir()
+    except (ImportError, FileNotFoundError) as exc:
+        return False, str(exc)
+    return gl_status()
+
+
+def gl_status() -> tuple[bool, str]:
+    """(True, backend) if a tiny scene renders, else (False, why)."""
+    import mujoco  # only once the GL backend is chosen (sacscale.eval.gl_backend)
+
+    model = mujoco.MjModel.from_xml_string(
+        '<mujoco><worldbody><light pos="0 0 3"/><geom type="sphere" size="0.3" rgba="1 0 0 1"/>'
+        "</worldbody></mujoco>")
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    try:
+        renderer = open_renderer(model, 32, 24)
+    except RenderError as exc:
+        return False, str(exc)
+    try:
+        renderer.update_scene(data)
+        img = renderer.render()
+    finally:
+        renderer.close()
+    if img.std() == 0:
+        return False, f"MUJOCO_GL={choose_gl_backend()} renders blank images"
+    return True, choose_gl_backend()

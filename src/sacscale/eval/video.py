@@ -1,0 +1,196 @@
+"""The frames of a policy video (a camera following the robot, a text overlay) and the
+writers of its formats (WebP, MP4, GIF).
+
+MuJoCo and imageio are imported inside the functions: MuJoCo only after the GL backend is
+chosen (sacscale.eval.gl_backend), imageio only when its format is written.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from sacscale.eval.gl_backend import RenderError
+
+VIDEO_FORMATS = (".webp", ".mp4", ".gif")
+# animated WebP (Pillow): quality tried in turn until the file fits its byte budget; 50 gave
+# 386 kB for 12 s of the committed best-run frames at 320x240 and 10 fps
+WEBP_QUALITIES = (50, 35, 20)
+
+# Camera: a free camera whose look-at point follows the pelvis (smoothed), at a fixed
+# world azimuth set from the robot's first heading, so turns are seen as turns.
+CAMERA_DISTANCE = 3.0  # m
+CAMERA_ELEVATION = -15.0  # degrees
+CAMERA_AZIMUTH_FROM_HEADING = 135.0  # degrees: the camera stands in front, to the robot's right
+CAMERA_LOOKAT_Z = 0.55  # m, about the hips: the whole robot is in view
+CAMERA_SMOOTH_S = 0.25  # time constant of the look-at's pursuit of the pelvis
+CAMERA_SNAP_M = 1.0  # a jump larger than this (a reset after a fall) is followed at once
+
+
+class FollowCamera:
+    """Free camera: fixed azimuth and elevation, look-at point pursuing the pelvis."""
+
+    def __init__(self, heading_rad: float, fps: float):
+        import mujoco  # only once the GL backend is chosen (sacscale.eval.gl_backend)
+
+        self.cam = mujoco.MjvCamera()
+        self.cam.type = mujoco.mjtCamera.mjCAMERA_FREE
+        self.cam.distance = CAMERA_DISTANCE
+        self.cam.elevation = CAMERA_ELEVATION
+        self.cam.azimuth = math.degrees(heading_rad) + CAMERA_AZIMUTH_FROM_HEADING
+        self._alpha = 1.0 - math.exp(-1.0 / (fps * CAMERA_SMOOTH_S))
+        self._lookat: np.ndarray | None = None
+
+    def follow(self, pelvis_xy: np.ndarray):
+        target = np.array([pelvis_xy[0], pelvis_xy[1], CAMERA_LOOKAT_Z])
+        if self._lookat is None or np.linalg.norm(target - self._lookat) > CAMERA_SNAP_M:
+            self._lookat = target
+        else:
+            self._lookat += (target - self._lookat) * self._alpha
+        self.cam.lookat[:] = self._lookat
+        return self.cam
+
+
+def overlay_font(size: int):
+    for name in ("DejaVuSansMono.ttf", "DejaVuSansMono-Bold.ttf"):
+        try:
+            return ImageFont.truetype(name, size)
+        except OSError:
+            continue
+    return ImageFont.load_default(size=size)
+
+
+def overlay_font_size(width: int, height: int) -> int:
+    return max(8, int(round(min(width / 42.0, height / 26.0))))
+
+
+def draw_overlay(frame: np.ndarray, lines: list[str], font) -> np.ndarray:
+    """Text lines top-left on a dark band, drawn into a copy of the RGB frame."""
+    img = Image.fromarray(frame)
+    draw = ImageDraw.Draw(img, "RGBA")
+    size = font.size if hasattr(font, "size") else 10
+    pad, line_h = max(2, size // 3), int(size * 1.25)
+    box_w = max(int(draw.textlength(s, font=font)) for s in lines) + 2 * pad
+    draw.rectangle([0, 0, min(box_w, img.width - 1), pad * 2 + line_h * len(lines)], fill=(0, 0, 0, 150))
+    for i, s in enumerate(lines):
+        draw.text((pad, pad + i * line_h), s, font=font, fill=(255, 255, 255, 255))
+    return np.asarray(img)
+
+
+def _f(v: float) -> str:
+    return f"{round(float(v), 2) + 0.0:.2f}"  # no "-0.00"
+
+
+def overlay_lines(cmd, t: float, achieved, fell: bool) -> list[str]:
+    """The command and time; the achieved velocity (pelvis vx, vy in the heading frame,
+    torso IMU yaw rate: the task's tracked quantities), a mean over the last gait cycle."""
+    lines = [f"cmd vx {_f(cmd[0])} vy {_f(cmd[1])} wz {_f(cmd[2])} | t {t:.1f} s"]
+    if achieved is not None:
+        lines.append(f"got vx {_f(achieved[0])} vy {_f(achieved[1])} wz {_f(achieved[2])}"
+                     + (" | fell: reset" if fell else ""))
+    elif fell:
+        lines.append("fell: reset")
+    return lines
+
+
+class _Mp4Writer:
+    """H.264 through imageio-ffmpeg's bundled ffmpeg, frames streamed."""
+
+    def __init__(self, path: Path, fps: float):
+        import imageio.v2 as iio  # imageio and its ffmpeg: only when an .mp4 is written
+
+        self._w = iio.get_writer(str(path), format="FFMPEG", mode="I", fps=fps, codec="libx264",
+                                 pixelformat="yuv420p", quality=7, macro_block_size=2, ffmpeg_log_level="error")
+
+    def append(self, frame: np.ndarray) -> None:
+        self._w.append_data(frame)
+
+    def close(self) -> None:
+        self._w.close()
+
+
+class _GifWriter:
+    """GIF through imageio's pillow writer: one palette (from the first frame), no dithering,
+    so frames are 1 byte a pixel in memory and the file compresses well."""
+
+    def __init__(self, path: Path, fps: float, colors: int = 128):
+        self.path, self.fps, self.colors = path, fps, colors
+        self._palette = None  # a PIL "P" image holding the shared palette
+        self._frames: list[np.ndarray] = []
+
+    def append(self, frame: np.ndarray) -> None:
+        img = Image.fromarray(frame)
+        if self._palette is None:
+            self._palette = img.quantize(colors=self.colors, method=Image.Quantize.MEDIANCUT)
+        q = img.quantize(palette=self._palette, dither=Image.Dither.NONE)
+        self._frames.append(np.asarray(q))
+
+    def close(self) -> None:
+        import imageio.v3 as iio  # only when a .gif is written
+
+        if not self._frames:
+            return
+        palette = bytes(self._palette.getpalette()[: 3 * 256])
+        # GIF delays are whole centiseconds: alternate them (80/90 ms at 12 fps) so that
+        # frame k still starts at k / fps
+        ticks = [int(round(100.0 * k / self.fps)) for k in range(len(self._frames) + 1)]
+        durations = [10 * (b - a) for a, b in zip(ticks, ticks[1:])]
+        with iio.imopen(self.path, "w", plugin="pillow", extension=".gif") as f:
+            f.write(np.stack(self._frames), mode="P", is_batch=True, palette=palette,
+                    duration=durations if len(durations) > 1 else durations[0], loop=0)
+        self._frames = []
+
+
+class _WebpWriter:
+    """Animated WebP through Pillow: lossy frames, each quality of WEBP_QUALITIES in turn
+    until the file fits `max_bytes` (the last is kept either way; render_policy's summary
+    gives the size)."""
+
+    def __init__(self, path: Path, fps: float, max_bytes: int | None = None):
+        self.path, self.fps, self.max_bytes = path, fps, max_bytes
+        self._frames: list = []
+
+    def append(self, frame: np.ndarray) -> None:
+        self._frames.append(Image.fromarray(frame))
+
+    def close(self) -> None:
+        if not self._frames:
+            return
+        # whole milliseconds: alternate them so that frame k still starts at k / fps
+        ticks = [int(round(1000.0 * k / self.fps)) for k in range(len(self._frames) + 1)]
+        durations = [b - a for a, b in zip(ticks, ticks[1:])]
+        for quality in WEBP_QUALITIES:
+            self._frames[0].save(self.path, format="WEBP", save_all=True, append_images=self._frames[1:],
+                                 duration=durations, loop=0, quality=quality, method=4)
+            if self.max_bytes is None or self.path.stat().st_size <= self.max_bytes:
+                break
+        self._frames = []
+
+
+def _writer_class(suffix: str):
+    return {".mp4": _Mp4Writer, ".webp": _WebpWriter}.get(suffix.lower(), _GifWriter)
+
+
+class GuardedWriter:
+    """A writer whose failures (no ffmpeg, a full disk, ...) surface as RenderError."""
+
+    def __init__(self, path: Path, fps: float, output: Path, max_bytes: int | None = None):
+        self._output = output
+        cls = _writer_class(path.suffix)
+        extra = (max_bytes,) if cls is _WebpWriter else ()
+        self._w = self._call(cls, path, fps, *extra)
+
+    def _call(self, fn, *args):
+        try:
+            return fn(*args)
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise RenderError(f"{self._output}: writing the video failed ({type(exc).__name__}: {exc})") from exc
+
+    def append(self, frame: np.ndarray) -> None:
+        self._call(self._w.append, frame)
+
+    def close(self) -> None:
+        self._call(self._w.close)

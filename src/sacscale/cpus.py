@@ -16,7 +16,6 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-
 # The Linux kernel supports at most 8192 CPUs (NR_CPUS): a range past it is a typo, and
 # "0-4000000000" would otherwise expand to four billion ids before anything could refuse it.
 MAX_CPU_ID = 8191

@@ -22,12 +22,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sacscale.parallel.topology import (
-    Topology,
-    parse_lscpu,
-    parse_nvidia_topo,
-    plan_matrix,
-)
+from sacscale.parallel.matrix import plan_matrix
+from sacscale.parallel.topology import Topology, parse_lscpu, parse_nvidia_topo
 from sacscale.pipeline.runplan import SCHEDULES, Host, Plan, RunConfig, resolve
 
 ROOT = Path(__file__).resolve().parents[2]

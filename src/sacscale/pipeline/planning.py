@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 
 from sacscale.checks import MAX_SEED
-from sacscale.parallel.topology import TopologyError, preset_from_matrix
+from sacscale.parallel.matrix import preset_from_matrix
+from sacscale.parallel.topology import TopologyError
 from sacscale.pipeline.config_check import ConfigError, check_values
 from sacscale.pipeline.plan_model import SCHEDULES, Host, Plan, Run, repeat_order
 from sacscale.pipeline.plan_values import (

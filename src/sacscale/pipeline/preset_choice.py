@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sacscale.cpus import format_cpu_list
-from sacscale.parallel.topology import pools_off_node
+from sacscale.parallel.matrix import pools_off_node
 from sacscale.pipeline.plan_model import Host, Plan
 from sacscale.pipeline.plan_values import PlanError
 

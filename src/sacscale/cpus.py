@@ -16,31 +16,28 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+# The Linux kernel supports at most 8192 CPUs (NR_CPUS): a range past it is a typo, and
+# "0-4000000000" would otherwise expand to four billion ids before anything could refuse it.
+MAX_CPU_ID = 8191
 
-def parse_cpu_list(spec: str | Iterable[int]) -> list[int]:
+
+class CpuRangeError(ValueError):
+    """A reversed range, or one past the highest CPU id; `part` is the offending item."""
+
+    def __init__(self, message: str, part: str):
+        super().__init__(message)
+        self.part = part
+
+
+def parse_cpu_list(spec: str | Iterable[int], max_id: int = MAX_CPU_ID) -> list[int]:
     """"8-39,48-79" -> [8, ..., 39, 48, ..., 79]; a list of ints passes through.
 
-    The result is sorted and duplicate-free. Raises ValueError on malformed text.
+    The result is sorted and duplicate-free. Raises ValueError on malformed text, and
+    CpuRangeError (a ValueError) on a range that is reversed or goes past `max_id`,
+    checked before the range is expanded.
     """
     if isinstance(spec, str):
-        cpus: set[int] = set()
-        text = spec.strip()
-        if not text:
-            raise ValueError("empty CPU list")
-        for part in text.split(","):
-            part = part.strip()
-            if not part:
-                raise ValueError(f"empty item in CPU list {spec!r}")
-            lo_s, sep, hi_s = part.partition("-")
-            try:
-                lo = int(lo_s)
-                hi = int(hi_s) if sep else lo
-            except ValueError:
-                raise ValueError(f"bad CPU list item {part!r} in {spec!r}") from None
-            if lo < 0 or hi < lo:
-                raise ValueError(f"bad CPU range {part!r} in {spec!r}")
-            cpus.update(range(lo, hi + 1))
-        return sorted(cpus)
+        return _parse_cpu_text(spec, max_id)
     out = set()
     for c in spec:
         if isinstance(c, bool) or int(c) != c or int(c) < 0:
@@ -49,6 +46,34 @@ def parse_cpu_list(spec: str | Iterable[int]) -> list[int]:
     if not out:
         raise ValueError("empty CPU list")
     return sorted(out)
+
+
+def _parse_cpu_text(spec: str, max_id: int) -> list[int]:
+    text = spec.strip()
+    if not text:
+        raise ValueError("empty CPU list")
+    cpus: set[int] = set()
+    for part in text.split(","):
+        lo, hi = _cpu_range(part.strip(), spec, max_id)
+        cpus.update(range(lo, hi + 1))
+    return sorted(cpus)
+
+
+def _cpu_range(part: str, spec: str, max_id: int) -> tuple[int, int]:
+    """One item of a CPU list ("5" or "8-39") as (low, high), bounds checked."""
+    if not part:
+        raise ValueError(f"empty item in CPU list {spec!r}")
+    lo_s, sep, hi_s = part.partition("-")
+    try:
+        lo = int(lo_s)
+        hi = int(hi_s) if sep else lo
+    except ValueError:
+        raise ValueError(f"bad CPU list item {part!r} in {spec!r}") from None
+    if lo < 0 or hi < lo:
+        raise CpuRangeError(f"bad CPU range {part!r} in {spec!r}", part)
+    if hi > max_id:
+        raise CpuRangeError(f"CPU range {part!r} in {spec!r} goes past CPU {max_id}", part)
+    return lo, hi
 
 
 def format_cpu_list(cpus: Iterable[int]) -> str:

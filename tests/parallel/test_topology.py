@@ -10,11 +10,18 @@ from pathlib import Path
 import pytest
 
 from sacscale.cli import main
-from sacscale.parallel import topology
-from sacscale.parallel.topology import (
-    Cpu, Gpu, Topology, TopologyError, parse_lscpu, parse_nvidia_topo, plan_matrix, read_sysfs_cpus,
-)
 from sacscale.cpus import parse_cpu_list
+from sacscale.parallel import topology
+from sacscale.parallel.matrix import LEARNER_BOUND_ENVS, plan_matrix
+from sacscale.parallel.topology import (
+    Cpu,
+    Gpu,
+    Topology,
+    TopologyError,
+    parse_lscpu,
+    parse_nvidia_topo,
+    read_sysfs_cpus,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "topology"
 MACHINES = ["h200x1", "h200x2", "seed_2x40_smt_2gpu", "eight_gpu_2x56_smt"]
@@ -158,7 +165,7 @@ def check_rules(topo: Topology, m: dict, smt: bool) -> None:
         c, two = m["configs"][name], m["configs"]["n2_pool"]
         assert (c["devices"], c["cpu_pools"], c["learner_cpus"]) == (two["devices"], two["cpu_pools"], two["learner_cpus"])
         assert c["overrides"] == {"allreduce": "between-graphs" if name.endswith("_between") else "in-graph"}
-        assert c.get("num_envs") == (topology.LEARNER_BOUND_ENVS if "_lb" in name else None)
+        assert c.get("num_envs") == (LEARNER_BOUND_ENVS if "_lb" in name else None)
     if gpus > 1:
         assert m["pairs"][-3:-1] == [["n2_pool", "n2_pool_between"], ["n2_pool_lb", "n2_pool_lb_between"]]
 

@@ -1,11 +1,14 @@
 import os
 import threading
+import time
 
 import numpy as np
 import pytest
 from mujoco.batch import Batch
 
 from sacscale.cpus import (
+    MAX_CPU_ID,
+    CpuRangeError,
     format_cpu_list,
     parse_cpu_list,
     pin_process,
@@ -158,3 +161,13 @@ def _pin_in_child(cpu: int):
     early.join()
     late.join()
     return masks[ids["before"]], masks[ids["after"]], masks[threading.get_native_id()]
+
+
+def test_a_huge_range_is_refused_before_it_is_expanded():
+    t0 = time.monotonic()
+    with pytest.raises(CpuRangeError) as e:
+        parse_cpu_list("0-3,8-4000000000")
+    assert e.value.part == "8-4000000000" and time.monotonic() - t0 < 1
+    assert parse_cpu_list(f"{MAX_CPU_ID}") == [MAX_CPU_ID]
+    with pytest.raises(CpuRangeError):
+        parse_cpu_list("10-20", max_id=15)

@@ -3,7 +3,7 @@ first learner update only collect (far more env steps/s), later ones learn."""
 
 import io
 
-from sacscale.pipeline.run_record import ProgressEcho
+from sacscale.pipeline.run_output import ProgressEcho
 
 BAR = "train:  {p}%|####| {i}/24 [00:01<00:09,  9.00it/s, fps={fps}, ret=0.1]\r"
 

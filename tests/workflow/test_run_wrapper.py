@@ -152,7 +152,7 @@ def test_progress_lines_reach_stderr_and_the_full_output_stdout(tmp_path):
 def test_progress_echo_by_iterations_and_by_seconds():
     import io
 
-    from sacscale.pipeline.run_record import ProgressEcho
+    from sacscale.pipeline.run_output import ProgressEcho
 
     now = [0.0]
     out = io.StringIO()
@@ -205,7 +205,7 @@ def test_device_assert_after_learning_or_without_retries_is_not_retried(tmp_path
 
 def test_the_first_update_marker_is_the_trainers():
     """The wrapper and the trainer agree on the line (the trainer prints FIRST_UPDATE_DONE)."""
-    from sacscale.pipeline.run_record import OutputWatch
+    from sacscale.pipeline.run_output import OutputWatch
 
     watch = OutputWatch()
     for chunk in (b"x CUDA error: device-side as", b"sert triggered\n"):

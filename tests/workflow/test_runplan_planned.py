@@ -7,8 +7,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sacscale.parallel.topology import Gpu, Topology, parse_lscpu, parse_nvidia_topo, plan_matrix
-from sacscale.pipeline.runplan import Host, PlanError, resolve, run_environment, train_command
+from sacscale.parallel.matrix import plan_matrix
+from sacscale.parallel.topology import Gpu, Topology, parse_lscpu, parse_nvidia_topo
+from sacscale.pipeline.runplan import (
+    Host,
+    PlanError,
+    resolve,
+    run_environment,
+    train_command,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 PRESETS = yaml.safe_load((ROOT / "workflow" / "presets.yaml").read_text())

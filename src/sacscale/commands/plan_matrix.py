@@ -2,7 +2,7 @@
 
 The run matrix for this machine (or for recorded `lscpu -e=CPU,CORE,SOCKET,NODE` and
 `nvidia-smi topo -m` outputs): per configuration its devices, one CPU pool and one
-learner CPU list per rank, and a description; the rules are in sacscale.parallel.topology.
+learner CPU list per rank, and a description; the rules are in sacscale.parallel.matrix.
 `preset: auto` runs it on a CUDA machine that no named preset fits exactly.
 """
 
@@ -16,7 +16,8 @@ import sys
 from sacscale.atomic import write_json
 from sacscale.commands._inputs import BadInput, read_text
 from sacscale.parallel import topology
-from sacscale.parallel.topology import TopologyError, load_topology, plan_matrix
+from sacscale.parallel.matrix import plan_matrix
+from sacscale.parallel.topology import TopologyError, load_topology
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

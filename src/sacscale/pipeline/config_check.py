@@ -19,7 +19,9 @@ import json
 import math
 import os
 import re
+import select
 import stat
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -69,9 +71,6 @@ def read_text(path: str | os.PathLike, what: str, limit: int = MAX_FILE_BYTES, s
 
 def _read_bounded(fd: int, limit: int, wait_s: float, what: str, path) -> bytes:
     """At most limit + 1 bytes, within wait_s seconds (a pipe whose writer stalls)."""
-    import select
-    import time
-
     chunks, size, deadline = [], 0, time.monotonic() + wait_s
     while size <= limit:
         try:
@@ -141,7 +140,7 @@ def parse(text: str):
     except ValueError:
         pass
     try:
-        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_StrictLoader)  # safe: a SafeLoader subclass
     except RecursionError:
         raise ConfigError(f"nested more than {MAX_DEPTH} deep") from None
     except yaml.YAMLError as exc:

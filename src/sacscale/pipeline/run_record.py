@@ -29,24 +29,27 @@ the attempts set aside. Any other failure, a timeout or a stop signal ends it at
 from __future__ import annotations
 
 import argparse
-import codecs
 import contextlib
 import errno
 import json
-import shutil
 import os
-import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
+import sacscale
 from sacscale.atomic import write_json
-from sacscale.pipeline.environment import host_info
+from sacscale.pipeline.environment import host_info, project_state
+from sacscale.pipeline.machine_lock import LockError, training_machine
+from sacscale.pipeline.run_output import OutputWatch, ProgressEcho
+from sacscale.processes import die_with_parent
+from sacscale.trainers.unilab import rank0_event_files
 
 GRACE_S = 30.0
 PREFIX = "run_training"
@@ -62,106 +65,13 @@ def _say(message: str) -> None:
             pass
 
 
-# A tqdm status line, e.g. "train:  42%|####2     | 10/24 [00:05<00:07,  1.90it/s, fps=1,234, ret=0.12]"
-_BAR = re.compile(r"(\d+)/(\d+) \[[0-9:]+<([0-9:?]+)")
-_FPS = re.compile(r"fps=([0-9](?:[0-9,.]*[0-9])?)")
-_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-# The trainer's line after its first learner update (sacscale.train.FIRST_UPDATE_DONE)
-_FIRST_UPDATE = re.compile(r"rank \d+: (first learner update done at iteration (\d+).*)$")
-
-
-class ProgressEcho:
-    """Reads the trainer's output and writes one short line for the terminal when its
-    progress bar has moved `every_it` iterations (0: a tenth of the run) or `every_s`
-    seconds since the last line, and at the last iteration.
-
-    With `phases` (our trainer, which prints FIRST_UPDATE_DONE) each line names the phase:
-    before the first learner update the iterations only collect (no learner work, so far
-    more env steps/s), after it they learn; the first update itself is echoed as the
-    line between them."""
-
-    def __init__(self, label: str, every_it: int, every_s: float, out=None, clock=time.monotonic,
-                 phases: bool = False):
-        self.label, self.every_it, self.every_s = label, every_it, every_s
-        self.out, self.clock = out, clock
-        self.phases = phases
-        self.learning_from: int | None = None  # the first iteration with a learner update (1-based)
-        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")  # a bar's blocks are multi-byte
-        self.pending = ""
-        self.shown_it, self.shown_t = 0, clock()
-
-    def feed(self, chunk: bytes) -> None:
-        self.pending += self.decoder.decode(chunk)
-        *segments, self.pending = re.split(r"[\r\n]", self.pending)
-        self.pending = self.pending[-65536:]  # a line without an end is not a status line
-        for segment in segments:
-            self._segment(_ESCAPE.sub("", segment))
-
-    def _segment(self, text: str) -> None:
-        first = _FIRST_UPDATE.search(text) if self.phases and self.learning_from is None else None
-        if first:  # the first rank's line; the other ranks' say the same
-            self.learning_from = int(first.group(2))
-            self._print(f"{self.label}: {first.group(1)}")
-            return
-        bar = _BAR.search(text)
-        if bar is None:
-            return
-        it, total, eta = int(bar.group(1)), int(bar.group(2)), bar.group(3)
-        if it <= self.shown_it:
-            return
-        now = self.clock()
-        every = self.every_it or max(1, total // 10)
-        if it < total and it - self.shown_it < every and now - self.shown_t < self.every_s:
-            return
-        self.shown_it, self.shown_t = it, now
-        fps = _FPS.search(text)
-        rate = f", {fps.group(1)} env steps/s" if fps else ""
-        # the bar counts completed iterations: the first update's iteration completes at its count
-        learning = self.learning_from is not None and it >= self.learning_from
-        phase = "" if not self.phases else " (learning)" if learning else " (collecting; learning not started)"
-        self._print(f"{self.label}: iteration {it}/{total}{phase}{rate}, ETA {eta if it < total else '00:00'}")
-
-    def _print(self, line: str) -> None:
-        try:
-            print(line, file=self.out or sys.stderr, flush=True)
-        except OSError:
-            pass
-
-
-DEVICE_ASSERT = "device-side assert triggered"  # CUDA's message, in torch's error
-
-
-class OutputWatch:
-    """Notes two things in the trainer's output: whether its first learner update was
-    done (the trainer's FIRST_UPDATE_DONE line) and whether CUDA reported a device-side
-    assert. A marker split across two chunks is still seen."""
-
-    def __init__(self) -> None:
-        from sacscale.train import FIRST_UPDATE_DONE
-
-        self.markers = {"first_update_done": FIRST_UPDATE_DONE.encode(), "device_assert": DEVICE_ASSERT.encode()}
-        self.keep = max(len(m) for m in self.markers.values())
-        self.seen = {name: False for name in self.markers}
-        self.tail = b""
-
-    def feed(self, chunk: bytes) -> None:
-        text = self.tail + chunk
-        for name, marker in self.markers.items():
-            self.seen[name] = self.seen[name] or marker in text
-        self.tail = text[-self.keep:]
-
-    def died_before_learning(self) -> bool:
-        """A device-side assert, and no learner update done: retrying loses no learning."""
-        return self.seen["device_assert"] and not self.seen["first_update_done"]
-
-
 def _now() -> tuple[float, str]:
     t = time.time()
-    return t, datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="milliseconds")
+    return t, datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds")
 
 
 def _stamp() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
 
 
 def _move_aside(path: Path, attic: Path, why: str) -> Path | None:
@@ -182,8 +92,12 @@ def move_learning_state(work: Path, target: Path) -> dict | None:
     checkpoints/ (final.pt, rank*.pt: networks, optimiser moments, replay), replaced by a
     policy-only final.pt, and the reference trainer's own model_*.pt files. Returns what
     went where (SHA-256 of every moved file), or None when there was nothing to move."""
-    from sacscale.evidence.manifest import sha256_file
-    from sacscale.train import write_policy_only
+    from sacscale.evidence.manifest import (
+        sha256_file,  # evidence is a layer above: to be moved down
+    )
+    from sacscale.train import (
+        write_policy_only,  # here, not at the top: sacscale.train loads MuJoCo
+    )
 
     moved: dict[str, str] = {}
     if target.exists():  # an earlier attempt's, superseded by this run: kept beside it
@@ -210,9 +124,6 @@ def move_learning_state(work: Path, target: Path) -> dict | None:
 def _code_state() -> dict:
     """The commit (and dirty flag) of the code that ran: verify checks it against the
     environment record of the run set."""
-    import sacscale
-    from sacscale.pipeline.environment import project_state
-
     state = project_state(Path(sacscale.__file__).resolve().parent)
     return {k: state.get(k) for k in ("commit", "dirty", "error") if k in state}
 
@@ -229,8 +140,6 @@ def _set_aside_or_remove(work: Path, attic: Path, why: str) -> Path | None:
 
 
 def _trainer_dies_with_wrapper() -> None:
-    from sacscale.processes import die_with_parent
-
     die_with_parent(signal.SIGTERM)
 
 
@@ -390,8 +299,6 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
     name = str(resolved.get("run", args.run_dir.name))
     with contextlib.ExitStack() as held:
         if args.machine_lock:
-            from sacscale.pipeline.machine_lock import LockError, training_machine
-
             try:
                 held.enter_context(training_machine(name, resolved.get("run_set")))
             except LockError as exc:  # before anything is moved or started: nothing is lost
@@ -446,8 +353,6 @@ def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], reso
     supervisor = Supervisor(cmd, env, work / "train.log", args.timeout, progress, watch)
     code = supervisor.run()
     t1, ended = _now()
-
-    from sacscale.trainers.unilab import rank0_event_files
 
     events = rank0_event_files(work)  # ours: tb/rank0/; the reference trainer's: its own layout
     if supervisor.timed_out:

@@ -1,0 +1,43 @@
+"""The config's problems as the user reads them: each config file checked strictly before
+the schema, and a schema error as one line naming the key."""
+
+from __future__ import annotations
+
+from jsonschema.exceptions import ValidationError
+
+from sacscale.pipeline.config_check import ConfigError, check_files, check_values
+from sacscale.pipeline.plan_values import PlanError
+
+
+def check_config(paths, config: dict) -> None:
+    """Before the schema: each config file parsed again, strictly (a duplicate key, many
+    YAML aliases, a file too large or not UTF-8 are errors naming the file), then the
+    merged config's values (sacscale.pipeline.config_check). PlanError names the file or key."""
+    try:
+        check_files(paths)
+        check_values(config)
+    except ConfigError as exc:
+        raise PlanError(str(exc)) from None
+
+
+def config_error_line(error) -> str:
+    """One line for a config that fails the schema (a jsonschema ValidationError): where, what,
+    and for an unknown key the keys allowed there, instead of the whole schema."""
+    where = ".".join(str(p) for p in error.absolute_path) or "config"
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = sorted((error.schema.get("properties") or {}).keys())
+        unknown = sorted(set(error.instance) - set(allowed))
+        what = f"{', '.join(map(repr, unknown))} was unexpected: " + (
+            "not a config key" if where == "config" else f"not a key of {where}")
+        return f"{what} (allowed: {', '.join(allowed)})" if allowed else what
+    message = error.message if len(error.message) <= 200 else error.message[:197] + "..."
+    return f"{where}: {message}"
+
+
+def config_error_message(workflow_error) -> str:
+    """Snakemake's "Error validating config file." with the ValidationError it wraps, as
+    one line; any other error as it is."""
+    cause = workflow_error.__cause__ or workflow_error.__context__  # Snakemake keeps only its text in args
+    if not isinstance(cause, ValidationError):
+        return str(workflow_error)
+    return f"Error validating config file: {config_error_line(cause)}"

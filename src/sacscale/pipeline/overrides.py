@@ -1,0 +1,169 @@
+"""A run configuration's overrides, checked at planning time against the trainer they go to.
+
+Ours (`sacscale train`): each key is exactly one of the trainer's options, not one the
+pipeline sets itself, with a value the trainer's own parser and checks accept. The
+reference (`sacscale train-reference`): each key is a Hydra key the pipeline does not set.
+
+The trainer's own modules are imported inside the functions that use them: sacscale.train
+loads MuJoCo, which planning (the Snakefile's parse, a cluster's login node) must not need.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+
+from sacscale.checks import InputError
+from sacscale.pipeline.plan_values import PlanError, shown
+
+# Trainer options the pipeline sets itself (and records in plan.json and run.json): an
+# override may not change them behind the record's back. -> where the value comes from.
+PIPELINE_OWNED = {
+    "devices": "the run configuration's devices",
+    "num_envs": "the run configuration's num_envs",
+    "batch_size": "the run configuration's batch_size",
+    "sim_threads": "the run configuration's sim_threads",
+    "collector_cpu_ids": "the run configuration's cpu_pools",
+    "log_every": "the run configuration's log_every",
+    "trace": "the run configuration's trace",
+    "iterations": "the plan's iterations",
+    "seed": "the plan's seed (repeat k runs seed + k - 1)",
+    "log_dir": "the pipeline (results/<run set>/runs/<run>)",
+    "model": "the pipeline's prepared, hashed model (config model.from_mjb)",
+    "resume": "the pipeline (every run of a set starts fresh in its own directory)",
+}
+
+# Hydra keys of the reference trainer that `sacscale train-reference` sets from the run
+# configuration (trainers.unilab.hydra_overrides): overrides may not change them.
+REFERENCE_OWNED = ("task", "algo.num_envs", "algo.max_iterations", "algo.seed", "algo.batch_size",
+                   "training.log_root", "training.logger", "training.no_play", "training.export_onnx",
+                   "training.trace_enabled", "env.scene.model_file", "env.cpu_ids", "training.dp_collector_cpu_ids")
+HYDRA_KEY = re.compile(r"\+{0,2}~?[A-Za-z_][A-Za-z0-9_]{0,63}(\.[A-Za-z0-9_]{1,64}){0,16}")
+
+
+def option_words(key: str, value) -> list[str]:
+    """An override as `sacscale train` words: True a flag, False its --no- form, None nothing."""
+    flag = "--" + str(key).replace("_", "-")
+    if value is True:
+        return [flag]
+    if value is False:
+        return ["--no-" + flag[2:]]
+    if value is None:
+        return []
+    return [flag, str(value)]
+
+
+def check_override(key: str, value, where: str) -> None:
+    """`key` must be exactly one of the trainer's own options (its parser is the one source
+    of truth; no abbreviations, no invented names) and not one the pipeline owns."""
+    # loads MuJoCo: see the module's docstring
+    from sacscale.train.options import option_names
+
+    options = option_names()
+    flag = option_words(key, value)[:1]
+    positive = "--" + key.replace("_", "-")
+    if positive not in options or (flag and flag[0] not in options):
+        listed = sorted(o for o in options if not o.startswith("--no-"))
+        raise PlanError(f"{where}: not an option of `sacscale train` (exact names only: {', '.join(listed)})")
+    dest = options[positive]
+    if dest in PIPELINE_OWNED:
+        raise PlanError(f"{where}: set by the pipeline from {PIPELINE_OWNED[dest]}; not an override")
+
+
+def check_reference_override(key: str, value, where: str) -> None:
+    """An override of a unilab run is one of the reference's Hydra keys (`algo.gamma`),
+    passed as `--override KEY=VALUE`; the reference's own Hydra rejects unknown keys when
+    the run starts, before anything trains. The keys the pipeline sets are refused here."""
+    if not HYDRA_KEY.fullmatch(key) or "." not in key:
+        raise PlanError(f"{where}: a unilab run's overrides are the reference's Hydra keys (e.g. algo.gamma), "
+                        f"got {key!r}")
+    if key.lstrip("+~") in REFERENCE_OWNED:
+        raise PlanError(f"{where}: set by the pipeline from the run configuration; not an override")
+    if isinstance(value, (dict, list)):
+        raise PlanError(f"{where}: give a single value (Hydra's own syntax in a string for lists)")
+
+
+def check_trainer_values(merged: dict, where) -> None:
+    """The overrides' values as `sacscale train` would parse and check them (types, finite
+    numbers, `--extra` a JSON object of valid learner settings), at planning time and
+    naming the config key, rather than when the run starts hours into the pipeline."""
+    # loads MuJoCo: see the module's docstring
+    from sacscale.train import TrainConfig, TrainingError
+    from sacscale.train.options import build_parser
+
+    parser = build_parser()
+    parser.exit_on_error = False
+    values = {}
+    for key, value in merged["overrides"].items():
+        values[key.replace("-", "_")] = _parsed_override(parser, key, value, where(f"overrides.{key}"))
+    if not values:
+        return
+    sizes = {k: merged[k] for k in ("num_envs", "batch_size") if merged.get(k) is not None}
+    cfg = TrainConfig(**{**sizes, "devices": str(merged.get("devices", "cpu")), **values})
+    try:
+        cfg.validate()  # the trainer's own checks of its options (choices, ranges), no file or device
+    except TrainingError as exc:
+        raise PlanError(f"{_override_key(str(exc), merged['overrides'], where)}: {exc}") from None
+    if "extra" in values:
+        _check_extra(cfg, merged["overrides"], where)
+
+
+def _parsed_override(parser: argparse.ArgumentParser, key: str, value, here: str):
+    """One override parsed by the trainer's parser: its value, or PlanError naming `here`."""
+    def refuse(message: str):  # argparse's error() would print usage and exit
+        raise PlanError(f"{here}: {message}")
+
+    parser.error = refuse
+    try:
+        parsed = vars(parser.parse_args(option_words(key, value)))
+    except argparse.ArgumentError as exc:
+        refuse(str(exc))
+    dest = key.replace("-", "_")
+    if isinstance(parsed.get(dest), float) and not math.isfinite(parsed[dest]):
+        raise PlanError(f"{here}: {shown(value)} is not a finite number")
+    return parsed.get(dest)
+
+
+def _check_extra(cfg, overrides: dict, where) -> None:
+    """`--extra` (of the TrainConfig `cfg`): a JSON object of learner settings the trainer's
+    SAC config accepts."""
+    # loads MuJoCo: see the module's docstring
+    from sacscale.train import TrainingError, sac_config
+
+    extra_key = where(f"overrides.{next(k for k in overrides if k.replace('-', '_') == 'extra')}")
+    try:
+        sac_config(cfg)
+    except (TrainingError, InputError, TypeError, ValueError) as exc:
+        raise PlanError(f"{extra_key}: {exc}") from None
+
+
+def _override_key(message: str, overrides: dict, where) -> str:
+    """The config key behind a trainer error (`--env-pipeline must be ...`): the override that
+    set the flag it names, else the run configuration's overrides."""
+    flag = re.match(r"--([a-z][a-z0-9-]*)", message)
+    for key in overrides:
+        if flag and key.replace("_", "-") == flag.group(1):
+            return where(f"overrides.{key}")
+    return where("overrides")
+
+
+def check_batch_fits_replay(merged: dict, where) -> None:
+    """What the trainer would refuse at start (sacscale.checks.check_sizes), found at
+    planning time: the batch, and the default learning start, must fit in the replay."""
+    # loads MuJoCo: see the module's docstring
+    from sacscale.train import TrainConfig
+
+    overrides = {str(k).replace("-", "_"): v for k, v in merged.get("overrides", {}).items()}
+    per_env = overrides.get("replay_per_env", TrainConfig.replay_per_env)
+    batch = merged.get("batch_size") or overrides.get("batch_size", TrainConfig.batch_size)
+    num_envs = merged.get("num_envs")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (per_env, batch, num_envs)):
+        return  # the type errors are named elsewhere (or by the trainer)
+    capacity = per_env * num_envs
+    if batch > capacity:
+        raise PlanError(f"{where('batch_size')}: {batch} is larger than the replay "
+                        f"({per_env} rows per env x num_envs {num_envs} = {capacity} rows)")
+    if 10 * num_envs > capacity and "extra" not in overrides:
+        raise PlanError(f"{where('overrides.replay-per-env')}: {per_env} rows per env hold less than the "
+                        f"learning start (10 x num_envs = {10 * num_envs} rows)")

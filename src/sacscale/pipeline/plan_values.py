@@ -1,0 +1,83 @@
+"""The plan's value checks: names, bounds and spellings every part of the planner shares.
+
+Every problem raises `PlanError`, whose message starts with the config key to fix.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sacscale.cpus import MAX_CPU_ID, CpuRangeError, parse_cpu_list
+
+# Names become directory names and shell words: matched in full (a `^...$` search lets a
+# trailing newline through), 64 characters at most so `{prefix}_r{k}_{config}` fits a path.
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+DEVICES = re.compile(r"cpu(,cpu){0,63}|[0-9]{1,3}(,[0-9]{1,3}){0,63}")
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+# The spelling the config allows for a CPU list (no blanks, at most 5 digits an id, 1024
+# items); sacscale.cpus parses it and bounds its ranges.
+CPU_LIST = re.compile(r"[0-9]{1,5}(-[0-9]{1,5})?(,[0-9]{1,5}(-[0-9]{1,5})?){0,1023}")
+# Upper bounds, checked before anything is expanded: a CPU list becomes a list of every
+# CPU, repeats x order becomes the run list.
+MAX_REPEATS = 1000
+MAX_ITERATIONS = 10**9
+MAX_NUM_ENVS = 1 << 20
+MAX_BATCH = 1 << 24
+MAX_TIMEOUT_S = 30 * 86400
+RUN_FIELDS = (
+    "trainer", "devices", "cpu_pools", "num_envs", "batch_size", "sim_threads", "log_every",
+    "trace", "timeout_s", "cuda_visible_devices", "env", "overrides", "description",
+)
+# sacscale: ours (`sacscale train`); unilab: the reference trainer (`sacscale train-reference`,
+# unilab 1.5.2 in its own environment). Both write run directories analyze-run reads alike.
+TRAINERS = ("sacscale", "unilab")
+
+
+class PlanError(ValueError):
+    """A configuration problem; the message starts with the offending key."""
+
+
+def config_key(origin: str, key: str) -> str:
+    """The key as the user would look it up: in the config, or in a preset (origin)."""
+    return key if origin == "config" else f"{key} (preset {origin})"
+
+
+def shown(value) -> str:
+    """A value quoted in a message, cut to 80 characters."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def positive_int(value, key: str, minimum: int = 1, maximum: int = MAX_ITERATIONS) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise PlanError(f"{key}: must be an integer >= {minimum}, got {shown(value)}")
+    if value > maximum:  # checked before the value sizes anything
+        raise PlanError(f"{key}: must be an integer >= {minimum} and <= {maximum}, got {value!r}")
+    return value
+
+
+def seconds(value, key: str, default: float) -> float:
+    value = default if value is None else value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_TIMEOUT_S:
+        raise PlanError(f"{key}: must be a number of seconds in (0, {MAX_TIMEOUT_S}], got {value!r}")
+    return float(value)
+
+
+def parse_pool(text, key: str) -> list[int]:
+    """A CPU list of the config, checked for its spelling, then parsed (sacscale.cpus refuses a
+    range past CPU MAX_CPU_ID before expanding it: '0-4000000000' is not four billion CPUs)."""
+    if not isinstance(text, str) or not CPU_LIST.fullmatch(text):
+        raise PlanError(f"{key}: {shown(text)} is not a CPU list such as '8-39' or '0,2-5'")
+    try:
+        return parse_cpu_list(text, max_id=MAX_CPU_ID)
+    except CpuRangeError as exc:
+        raise PlanError(f"{key}: {exc.part!r}: CPUs are numbered 0-{MAX_CPU_ID}, ranges low-high") from None
+    except ValueError as exc:
+        raise PlanError(f"{key}: {exc}") from None
+
+
+def merged_value(preset: dict, config: dict, key: str, preset_name: str):
+    """(value, origin): the config's value when given (not None), else the preset's."""
+    if config.get(key) is not None:
+        return config[key], "config"
+    return preset.get(key), preset_name

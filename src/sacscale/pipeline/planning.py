@@ -1,0 +1,241 @@
+"""`resolve`: the config and the presets turned into the checked `Plan`, step by step in
+the order the config's keys are checked (the first problem is the one reported)."""
+
+from __future__ import annotations
+
+import os
+
+from sacscale.checks import MAX_SEED
+from sacscale.parallel.matrix import preset_from_matrix
+from sacscale.parallel.topology import TopologyError
+from sacscale.pipeline.config_check import ConfigError, check_values
+from sacscale.pipeline.plan_model import SCHEDULES, Host, Plan, Run, repeat_order
+from sacscale.pipeline.plan_values import (
+    DEVICES,
+    MAX_ITERATIONS,
+    MAX_REPEATS,
+    NAME,
+    RUN_FIELDS,
+    PlanError,
+    config_key,
+    merged_value,
+    positive_int,
+    seconds,
+    shown,
+)
+from sacscale.pipeline.preset_choice import NAMED, asked_once, choose_preset
+from sacscale.pipeline.run_config import resolve_run_config
+
+MAX_ORDER = 64  # run configurations a repeat
+
+
+def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_host: bool = True,
+            matrix=None) -> Plan:
+    """The checked plan. `host=None` detects the machine; `check_host=False` skips the
+    checks that depend on it (CPUs that exist), e.g. when planning on a cluster's login node.
+    `matrix`: the `sacscale plan-matrix` output (or a callable giving it, asked only when
+    needed) for the preset named by `auto.planned`; None: that preset is not available."""
+    try:
+        check_values(config)  # before anything is expanded: sizes, finite numbers, plain strings
+    except ConfigError as exc:
+        raise PlanError(str(exc)) from None
+    if host is None:
+        host = Host.detect()
+    if not check_host:
+        _check_planning_for_another_machine(config, presets_doc)
+    get_matrix = asked_once(matrix)
+    name, reason = choose_preset(config, presets_doc, host, get_matrix,
+                                 lambda candidate: resolve({**config, "preset": candidate}, presets_doc, host))
+    preset, planned, reason = _preset_and_matrix(config, presets_doc, name, reason, get_matrix)
+
+    prefix, run_set = _names(preset, config, name, check_host)
+    repeats, iterations, seed = _sizes_and_seed(preset, config, name)
+    entries, defaults = _run_entries(preset, config, name)
+    order = _order(preset, config, name, entries)
+    cpu_host = host if check_host else None
+    run_configs = {n: resolve_run_config(n, entries[n][0], defaults, entries[n][1], cpu_host) for n in order}
+    pairs = _pairs(preset, config, name, order, run_configs)
+    probe = _probe(preset, config)
+    model = _model(preset, config, check_host)
+    schedule = _schedule(preset, config, name)
+    runs = _runs(prefix, order, repeats, seed, schedule)
+
+    return Plan(
+        preset=name,
+        preset_reason=reason,
+        run_set=str(run_set),
+        prefix=prefix,
+        repeats=repeats,
+        iterations=iterations,
+        seed=seed,
+        order=list(order),
+        schedule=schedule,
+        execution_order=[r.name for r in runs],
+        run_configs=run_configs,
+        runs=runs,
+        pairs=pairs,
+        probe=probe,
+        model_timeout_s=seconds(merged_value(preset, config, "model_timeout_s", name)[0], "model_timeout_s", 1800),
+        matrix=planned,
+        model=model,
+        description=str(preset.get("description", "")).strip(),
+    )
+
+
+def _check_planning_for_another_machine(config: dict, presets_doc: dict) -> None:
+    """Planning for another machine (a cluster's login node for its GPU node): a choice
+    made from this machine's GPUs or topology would be the wrong machine's."""
+    presets = presets_doc.get("presets", {})
+    chosen = config.get("preset") or "auto"
+    if chosen == "auto":
+        raise PlanError("preset: auto chooses from the GPUs of the machine that plans; with host_checks: false "
+                        "(planning for another machine, e.g. with profiles/slurm) name the preset: "
+                        "--config preset=NAME (known: " + ", ".join(sorted(presets)) + ")")
+    if chosen == presets_doc.get("auto", {}).get("planned") and not (config.get("planner") or {}).get("matrix"):
+        raise PlanError(f"preset: {chosen} plans from the topology of the machine that plans; with host_checks: "
+                        "false give the target machine's recorded matrix: planner: {matrix: FILE} "
+                        "(`sacscale plan-matrix --output FILE` on that machine)")
+
+
+def _preset_and_matrix(config: dict, presets_doc: dict, name: str, reason: str, get_matrix):
+    """(the preset, the planned matrix or None, the reason): the preset named by
+    `auto.planned` takes its run configurations from the matrix."""
+    preset = presets_doc.get("presets", {})[name]
+    if name != presets_doc.get("auto", {}).get("planned"):
+        return preset, None, reason
+    if get_matrix is None:
+        raise PlanError(f"preset: {name} takes its run configurations from `sacscale plan-matrix`; none was given")
+    planned = get_matrix()
+    try:
+        preset = preset_from_matrix(preset, planned, name, config.get("order"))
+    except TopologyError as exc:
+        raise PlanError(str(exc)) from None
+    if reason == NAMED:
+        reason += f"; the matrix planned from the topology: {planned.get('reason', '')}"
+    return preset, planned, reason
+
+
+def _names(preset: dict, config: dict, name: str, check_host: bool) -> tuple[str, str]:
+    """(prefix of the run names, the run set's name), both valid folder names."""
+    prefix, origin = merged_value(preset, config, "prefix", name)
+    if not isinstance(prefix, str) or not NAME.fullmatch(prefix):
+        raise PlanError(f"{config_key(origin, 'prefix')}: {prefix!r} is not a valid name")
+    run_set = config.get("run_set") or name
+    if not isinstance(run_set, str) or not NAME.fullmatch(run_set):
+        raise PlanError(f"run_set: {shown(run_set)} is not a valid name (letters, digits, '_', '.', '-'; "
+                        "at most 64)")
+    if check_host:
+        _check_run_set_folders(run_set)
+    return prefix, run_set
+
+
+def _check_run_set_folders(run_set: str) -> None:
+    """results/<run_set> and reports/<run_set> must be folders or absent (e.g. results/README.md
+    is a committed file, not a set)."""
+    for folder in ("results", "reports"):
+        path = os.path.join(folder, run_set)
+        if os.path.lexists(path) and (os.path.islink(path) or not os.path.isdir(path)):
+            raise PlanError(f"run_set: {folder}/{run_set} exists and is not a run set's folder; choose another name")
+
+
+def _sizes_and_seed(preset: dict, config: dict, name: str) -> tuple[int, int, int]:
+    """(repeats, iterations, seed), each within its bounds."""
+    values = {}
+    for key, top in (("repeats", MAX_REPEATS), ("iterations", MAX_ITERATIONS)):
+        value, origin = merged_value(preset, config, key, name)
+        values[key] = positive_int(value, config_key(origin, key), maximum=top)
+    seed, origin = merged_value(preset, config, "seed", name)
+    # repeat k runs seed + k - 1: the last repeat's seed must still be one the trainer takes
+    seed = positive_int(seed if seed is not None else 1, config_key(origin, "seed"), 0,
+                        MAX_SEED - values["repeats"] + 1)
+    return values["repeats"], values["iterations"], seed
+
+
+def _run_entries(preset: dict, config: dict, name: str) -> tuple[dict[str, tuple[dict, str]], dict]:
+    """({configuration: (its entry, where it comes from)}, the merged run_defaults): the
+    config's entries merged over the preset's by name."""
+    defaults = {**(preset.get("run_defaults") or {}), **(config.get("run_defaults") or {})}
+    unknown = sorted(set(defaults) - set(RUN_FIELDS))
+    if unknown:
+        raise PlanError(f"run_defaults.{unknown[0]}: unknown field (known: {', '.join(RUN_FIELDS)})")
+    entries = {n: (dict(e or {}), name) for n, e in (preset.get("run_configs") or {}).items()}
+    for n, e in (config.get("run_configs") or {}).items():
+        base = entries.get(n, ({}, "config"))[0]
+        entries[n] = ({**base, **(e or {})}, "config")
+    return entries, defaults
+
+
+def _order(preset: dict, config: dict, name: str, entries: dict) -> list[str]:
+    """The configurations of a repeat: listed once each, each one with an entry."""
+    order, origin = merged_value(preset, config, "order", name)
+    okey = config_key(origin, "order")
+    if not order or not isinstance(order, list):
+        raise PlanError(f"{okey}: empty; list the run configurations to alternate")
+    if len(order) > MAX_ORDER:
+        raise PlanError(f"{okey}: {len(order)} run configurations; at most {MAX_ORDER} a repeat")
+    seen = set()
+    for entry in order:
+        if entry not in entries:
+            raise PlanError(
+                f"{okey}: {entry!r} has no run configuration (run_configs has: {', '.join(sorted(entries)) or 'none'})"
+            )
+        if entry in seen:
+            raise PlanError(f"{okey}: {entry!r} is listed twice")
+        seen.add(entry)
+    return order
+
+
+def _pairs(preset: dict, config: dict, name: str, order: list[str], run_configs: dict) -> list[tuple[str, str]]:
+    """The (baseline, compared) pairs the report compares, both in the order."""
+    pairs_raw, origin = merged_value(preset, config, "pairs", name)
+    pairs = []
+    for i, pair in enumerate(pairs_raw or []):
+        pk = config_key(origin, f"pairs[{i}]")
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise PlanError(f"{pk}: a pair is [baseline, compared], got {pair!r}")
+        for c in pair:
+            if c not in run_configs:
+                raise PlanError(f"{pk}: {c!r} is not in order ({', '.join(order)})")
+        pairs.append((pair[0], pair[1]))
+    return pairs
+
+
+def _probe(preset: dict, config: dict) -> dict:
+    """The probe's settings, merged field by field, defaults filled in and checked."""
+    probe = {**(preset.get("probe") or {}), **(config.get("probe") or {})}
+    probe.setdefault("devices", "cpu,cpu")
+    probe.setdefault("iterations", 3)
+    probe.setdefault("compile_loss", False)
+    probe.setdefault("timeout_s", 1800)
+    probe.setdefault("trainer_iterations", 0)
+    if not DEVICES.fullmatch(str(probe["devices"])):
+        raise PlanError(f"probe.devices: {shown(probe['devices'])} is not 'cpu,cpu' or '0,1'-style")
+    positive_int(probe["iterations"], "probe.iterations", maximum=10**6)
+    positive_int(probe["trainer_iterations"], "probe.trainer_iterations", 0, 10**6)
+    seconds(probe["timeout_s"], "probe.timeout_s", 1800)
+    return probe
+
+
+def _model(preset: dict, config: dict, check_host: bool) -> dict:
+    model = {**(preset.get("model") or {}), **(config.get("model") or {})}
+    if model.get("from_mjb") and check_host and not os.path.isfile(model["from_mjb"]):
+        raise PlanError(f"model.from_mjb: {model['from_mjb']} does not exist")
+    return model
+
+
+def _schedule(preset: dict, config: dict, name: str) -> str:
+    schedule, origin = merged_value(preset, config, "schedule", name)
+    schedule = schedule or "counterbalanced"
+    if schedule not in SCHEDULES:
+        raise PlanError(f"{config_key(origin, 'schedule')}: {schedule!r} is not one of {', '.join(SCHEDULES)}")
+    return schedule
+
+
+def _runs(prefix: str, order: list[str], repeats: int, seed: int, schedule: str) -> list[Run]:
+    """The runs in execution order; both configurations of repeat k run with the same seed
+    (paired repeats)."""
+    runs = []
+    for k in range(1, repeats + 1):
+        for c in repeat_order(order, k, schedule):
+            runs.append(Run(name=f"{prefix}_r{k}_{c}", config=c, repeat=k, seed=seed + k - 1, index=len(runs)))
+    return runs

@@ -1,0 +1,175 @@
+"""One run configuration of the plan: its entry merged over `run_defaults`, checked field
+by field (in a fixed order, so the first problem named is always the same), and resolved
+into a `RunConfig`."""
+
+from __future__ import annotations
+
+from sacscale.cpus import first_overlap, format_cpu_list
+from sacscale.pipeline.overrides import (
+    check_batch_fits_replay,
+    check_override,
+    check_reference_override,
+    check_trainer_values,
+)
+from sacscale.pipeline.plan_model import Host, RunConfig
+from sacscale.pipeline.plan_values import (
+    DEVICES,
+    ENV_NAME,
+    MAX_BATCH,
+    MAX_CPU_ID,
+    MAX_NUM_ENVS,
+    NAME,
+    RUN_FIELDS,
+    TRAINERS,
+    PlanError,
+    config_key,
+    parse_pool,
+    positive_int,
+    seconds,
+    shown,
+)
+
+
+def resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host: Host | None) -> RunConfig:
+    """The checked run configuration `name` (from `origin`: "config" or a preset's name).
+    `host`: the machine whose CPUs the pools must name; None skips that check."""
+    def where(field: str = "") -> str:
+        return config_key(origin, f"run_configs.{name}" + (f".{field}" if field else ""))
+
+    _check_name_and_fields(name, entry, where)
+    merged = _merged_entry(entry, defaults)
+    devices, ranks, kind = _devices(merged, where)
+    pools = _cpu_pools(merged.get("cpu_pools", "auto"), devices, len(ranks), host, where)
+    _check_sizes(merged, where)
+    trainer = merged.get("trainer") or "sacscale"
+    if trainer == "sacscale":
+        check_batch_fits_replay(merged, where)  # ours; the reference sizes its own replay
+    timeout = seconds(merged.get("timeout_s", 3600), where("timeout_s"), 3600)
+    if trainer not in TRAINERS:
+        raise PlanError(f"{where('trainer')}: {trainer!r} is not one of {', '.join(TRAINERS)}")
+    if trainer == "unilab":
+        _check_reference_run(merged, kind, where)
+    else:
+        _check_our_overrides(merged, where)
+    return RunConfig(
+        name=name,
+        devices=devices,
+        world_size=len(ranks),
+        device_kind=kind,
+        cpu_pools=pools,
+        num_envs=merged["num_envs"],
+        batch_size=merged.get("batch_size"),
+        sim_threads=merged.get("sim_threads"),
+        log_every=merged["log_every"],
+        trace=bool(merged.get("trace", False)),
+        timeout_s=float(timeout),
+        cuda_visible_devices=None if merged.get("cuda_visible_devices") is None else str(merged["cuda_visible_devices"]),
+        env=merged["env"],
+        overrides=merged["overrides"],
+        description=str(merged.get("description", "")),
+        trainer=trainer,
+    )
+
+
+def _check_name_and_fields(name, entry: dict, where) -> None:
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        raise PlanError(f"{where()}: configuration names may hold letters, digits, '_', '.', '-' only")
+    unknown = sorted(set(entry) - set(RUN_FIELDS))
+    if unknown:
+        raise PlanError(f"{where(unknown[0])}: unknown field (known: {', '.join(RUN_FIELDS)})")
+
+
+def _merged_entry(entry: dict, defaults: dict) -> dict:
+    """The entry over `run_defaults`; `overrides` and `env` are merged key by key."""
+    merged = {**defaults, **entry}
+    merged["overrides"] = {**(defaults.get("overrides") or {}), **(entry.get("overrides") or {})}
+    merged["env"] = {k: str(v) for k, v in {**(defaults.get("env") or {}), **(entry.get("env") or {})}.items()}
+    return merged
+
+
+def _devices(merged: dict, where) -> tuple[str, list[str], str]:
+    """(devices as written without blanks, one device per rank, "cpu" or "cuda")."""
+    devices = str(merged.get("devices", "")).replace(" ", "")
+    if not DEVICES.fullmatch(devices):
+        raise PlanError(f"{where('devices')}: {devices!r} is not 'cpu', 'cpu,cpu', '0' or '0,1'-style")
+    ranks = devices.split(",")
+    kind = "cpu" if ranks[0] == "cpu" else "cuda"
+    if kind == "cuda" and len(set(ranks)) != len(ranks):
+        _check_shared_gpu(merged, devices, where)
+    return devices, ranks, kind
+
+
+def _check_shared_gpu(merged: dict, devices: str, where) -> None:
+    """Ranks sharing a GPU sync through gloo between graph segments (our trainer only)."""
+    if (merged.get("trainer") or "sacscale") != "sacscale":
+        raise PlanError(f"{where('devices')}: {devices!r} repeats a GPU, which only our trainer supports")
+    overrides = merged["overrides"]
+    if overrides.get("grad-sync", overrides.get("grad_sync")) == "off":
+        return
+    if overrides.get("allreduce") != "between-graphs":
+        raise PlanError(f"{where('devices')}: {devices!r} puts two ranks on one GPU, whose gradient sync runs "
+                        f"through gloo between graph segments: add overrides: {{allreduce: between-graphs}}")
+
+
+def _cpu_pools(pools, devices: str, world_size: int, host: Host | None, where) -> str:
+    """The pools as the trainer's `--collector-cpu-ids` ("auto", or one list per rank joined by
+    ";"): one list per rank, disjoint, and (given `host`) of CPUs that exist there."""
+    if pools in (None, "auto"):
+        return "auto"
+    key = where("cpu_pools")
+    items = pools.split(";") if isinstance(pools, str) else [str(p) for p in pools]
+    if len(items) != world_size:
+        raise PlanError(
+            f"{key}: {len(items)} CPU list(s) for {world_size} rank(s) (devices {devices!r}); "
+            "give one list per rank, or 'auto'"
+        )
+    parsed = [parse_pool(item, f"{key}: rank {rank}") for rank, item in enumerate(items)]
+    overlap = first_overlap(parsed)
+    if overlap:
+        a, b, shared = overlap
+        raise PlanError(f"{key}: the pools of ranks {a} and {b} overlap on CPUs {format_cpu_list(shared)}")
+    if host is not None:
+        _check_pools_exist(parsed, host, key)
+    return ";".join(format_cpu_list(c) for c in parsed)
+
+
+def _check_pools_exist(parsed: list[list[int]], host: Host, key: str) -> None:
+    for rank, cpus in enumerate(parsed):
+        absent = set(cpus) - set(host.cpus)
+        if absent:
+            raise PlanError(
+                f"{key}: rank {rank} names CPUs {format_cpu_list(absent)} that do not exist "
+                f"on this machine (CPUs available to this process: {format_cpu_list(host.cpus)})"
+            )
+
+
+def _check_sizes(merged: dict, where) -> None:
+    """Sizes within their bounds, and environment variable names the shell takes."""
+    positive_int(merged.get("num_envs"), where("num_envs"), maximum=MAX_NUM_ENVS)
+    positive_int(merged.get("log_every"), where("log_every"))
+    if merged.get("batch_size") is not None:
+        positive_int(merged["batch_size"], where("batch_size"), maximum=MAX_BATCH)
+    if merged.get("sim_threads") is not None:
+        positive_int(merged["sim_threads"], where("sim_threads"), minimum=0, maximum=MAX_CPU_ID + 1)
+    for key in merged["env"]:
+        if not ENV_NAME.fullmatch(str(key)):
+            raise PlanError(f"{where('env')}: {shown(key)} is not an environment variable name")
+
+
+def _check_reference_run(merged: dict, kind: str, where) -> None:
+    """A unilab run: CUDA devices, none of our trainer's settings, the reference's Hydra keys."""
+    if kind != "cuda":
+        raise PlanError(f"{where('devices')}: the reference trainer (trainer: unilab) trains on CUDA devices "
+                        "only (its replay and learner need CUDA)")
+    for key in ("sim_threads", "trace"):
+        if merged.get(key):
+            raise PlanError(f"{where(key)}: not a setting of the reference trainer (trainer: unilab); "
+                            "leave it out or false")
+    for key, value in merged["overrides"].items():
+        check_reference_override(str(key), value, where(f"overrides.{key}"))
+
+
+def _check_our_overrides(merged: dict, where) -> None:
+    for key, value in merged["overrides"].items():
+        check_override(str(key), value, where(f"overrides.{key}"))
+    check_trainer_values(merged, where)

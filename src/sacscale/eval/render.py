@@ -37,6 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sacscale.atomic import temporary_path
+
 DEFAULT_COMMANDS = "0.5,0,0:4;0,0,0.6:4;0,0,0:4"
 GL_BACKENDS = ("egl", "osmesa")  # the headless ones; glfw/glx need a display
 VIDEO_FORMATS = (".webp", ".mp4", ".gif")
@@ -595,7 +597,7 @@ def render_policy(checkpoint: str | Path, output: str | Path, *, model_path: str
     font = _font(overlay_font_size(width, height))
 
     output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = output.with_name(f".{output.stem}.tmp{os.getpid()}{output.suffix}")
+    tmp = temporary_path(output)
     torch_threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as `sacscale evaluate`: the actor's numbers do not depend on the core count
     sim_s = render_s = encode_s = 0.0

@@ -46,6 +46,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from sacscale.atomic import write_json
+from sacscale.hashes import sha256_file
 from sacscale.pipeline.environment import host_info
 
 GRACE_S = 30.0
@@ -182,7 +183,6 @@ def move_learning_state(work: Path, target: Path) -> dict | None:
     checkpoints/ (final.pt, rank*.pt: networks, optimiser moments, replay), replaced by a
     policy-only final.pt, and the reference trainer's own model_*.pt files. Returns what
     went where (SHA-256 of every moved file), or None when there was nothing to move."""
-    from sacscale.evidence.manifest import sha256_file
     from sacscale.train import write_policy_only
 
     moved: dict[str, str] = {}

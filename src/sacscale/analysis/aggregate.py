@@ -33,7 +33,9 @@ FIGURE = "steady_env_steps_per_s"
 SHORT_WINDOW_S = 30.0
 CI_LEVEL = 0.95
 EXACT_BOOTSTRAP_MAX_N = 6      # n^n resamples: 46,656 at n = 6
-BOOTSTRAP_RESAMPLES = 100_000  # beyond that, drawn (legacy RandomState: a stream numpy keeps stable)
+# Drawn resamples: BCa's, and the percentile method's beyond EXACT_BOOTSTRAP_MAX_N (legacy
+# RandomState there: a stream numpy keeps stable, so the committed intervals recompute)
+BOOTSTRAP_RESAMPLES = 100_000
 BOOTSTRAP_SEED = 0
 PERCENTILE = "percentile"
 BCA = "bca"
@@ -56,7 +58,6 @@ CI_METHODS = {
 }
 # The method of a set whose summary records none: every set made before BCa was the default.
 RECORDED_BEFORE_BCA = PERCENTILE
-CI_METHOD = CI_METHODS[DEFAULT_CI_METHOD]
 
 ROW_COLUMNS = [
     "run",

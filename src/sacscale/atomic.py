@@ -5,22 +5,39 @@ from __future__ import annotations
 import json
 import math
 import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+def temporary_path(path: str | Path) -> Path:
+    """Where to write `path` before renaming it into place: beside it (the same file system,
+    so the rename is atomic), hidden, unique per process and thread, and ending in path's
+    suffix (a writer that picks its format by the suffix sees the right one)."""
+    path = Path(path)
+    return path.with_name(f".{path.stem}.tmp{os.getpid()}.{threading.get_ident()}{path.suffix}")
+
+
+@contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """A temporary path to write; on leaving the block it replaces `path`, or on an error it
+    is removed and `path` is left as it was."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp = temporary_path(path)
     try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+        yield tmp
         os.replace(tmp, path)
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        tmp.unlink(missing_ok=True)
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

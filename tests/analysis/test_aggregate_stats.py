@@ -4,7 +4,12 @@ import statistics
 
 import pytest
 
-from sacscale.analysis.aggregate import default_pairs, describe, phase_by_rank, summarize
+from sacscale.analysis.aggregate import (
+    default_pairs,
+    describe,
+    phase_by_rank,
+    summarize,
+)
 
 
 def _m(config, repeat, rate, world=1, devices="0"):
@@ -79,13 +84,13 @@ def test_phase_by_rank_reads_old_metrics_and_untraced():
     assert phase_by_rank([_traced("n1", 1, {}, {})]) == []
 
 
-def test_paired_bootstrap_ci_is_exact_and_brackets_the_ratio():
+def test_paired_percentile_bootstrap_ci_is_exact_and_brackets_the_ratio():
     import itertools
 
     from sacscale.analysis.aggregate import bootstrap_ratio_ci
 
     base, other = [100.0, 110.0, 90.0], [210.0, 200.0, 190.0]
-    low, high = bootstrap_ratio_ci(base, other)
+    low, high = bootstrap_ratio_ci(base, other, method="percentile")
     # every one of the n^n resamples of the repeats, by brute force
     ratios = sorted(sum(other[i] for i in idx) / sum(base[i] for i in idx)
                     for idx in itertools.product(range(3), repeat=3))
@@ -93,10 +98,50 @@ def test_paired_bootstrap_ci_is_exact_and_brackets_the_ratio():
 
     assert [low, high] == pytest.approx(list(np.quantile(ratios, [0.025, 0.975])))
     assert low <= 2.0 <= high and low < high
-    assert bootstrap_ratio_ci([100.0], [200.0]) is None          # one pair: no interval
-    assert bootstrap_ratio_ci([1.0, 2.0], [2.0, 4.0]) == [2.0, 2.0]  # a constant ratio
-    many = bootstrap_ratio_ci([100.0 + k for k in range(9)], [200.0 + 2 * k for k in range(9)])
-    assert many == bootstrap_ratio_ci([100.0 + k for k in range(9)], [200.0 + 2 * k for k in range(9)])  # seeded
+    assert bootstrap_ratio_ci([100.0], [200.0], method="percentile") is None          # one pair: no interval
+    assert bootstrap_ratio_ci([1.0, 2.0], [2.0, 4.0], method="percentile") == [2.0, 2.0]  # a constant ratio
+    nine = ([100.0 + k for k in range(9)], [200.0 + 2 * k for k in range(9)])
+    assert bootstrap_ratio_ci(*nine, method="percentile") == bootstrap_ratio_ci(*nine, method="percentile")  # seeded
+
+
+def test_bca_interval_is_scipys_paired_bca_and_deterministic():
+    import numpy as np
+    from scipy import stats
+
+    from sacscale.analysis.aggregate import bootstrap_ratio_ci, ratio_interval
+
+    base, other = [100.0, 110.0, 90.0, 105.0, 97.0], [210.0, 200.0, 190.0, 221.0, 188.0]
+    interval, fallback = ratio_interval(base, other)
+    assert fallback is None
+    expected = stats.bootstrap((np.array(base), np.array(other)), lambda b, c, axis=-1: c.mean(axis) / b.mean(axis),
+                               paired=True, vectorized=True, method="BCa", n_resamples=100_000,
+                               rng=np.random.default_rng(0)).confidence_interval
+    assert interval == pytest.approx([expected.low, expected.high], rel=1e-12)
+    assert interval[0] <= sum(other) / sum(base) <= interval[1]
+    assert bootstrap_ratio_ci(base, other) == interval  # the default, and seeded
+
+
+def test_bca_falls_back_to_the_percentile_interval_and_says_why():
+    from sacscale.analysis.aggregate import bootstrap_ratio_ci, ratio_interval
+
+    assert ratio_interval([100.0], [200.0]) == (None, None)  # one pair: no interval
+    constant, why = ratio_interval([1.0, 2.0, 3.0], [2.0, 4.0, 6.0])  # every resample has ratio 2
+    assert constant == [2.0, 2.0] and "do not vary" in why
+    two, why = ratio_interval([100.0, 110.0], [210.0, 200.0])
+    assert two == bootstrap_ratio_ci([100.0, 110.0], [210.0, 200.0], method="percentile") and ">= 3" in why
+    with pytest.raises(ValueError, match="unknown interval method"):
+        ratio_interval([1.0, 2.0], [1.0, 2.0], method="bootstrap-t")
+
+
+def test_summary_records_its_interval_method_and_sets_without_one_read_as_percentile():
+    from sacscale.analysis.aggregate import CI_METHODS, recorded_ci_method
+
+    bca = summarize(METRICS, ["n1", "n2"])
+    assert bca["ci_bootstrap"] == "bca" and recorded_ci_method(bca) == "bca"
+    assert bca["comparisons"][0]["ci_method"] == CI_METHODS["bca"] and "ci_fallback" in bca["comparisons"][0]
+    old = summarize(METRICS, ["n1", "n2"], ci_method="percentile")  # as the committed sets were made
+    assert "ci_bootstrap" not in old and recorded_ci_method(old) == "percentile"
+    assert "ci_fallback" not in old["comparisons"][0] and old["comparisons"][0]["ci_method"] == CI_METHODS["percentile"]
 
 
 def test_comparison_carries_the_ci_and_short_windows_are_flagged():
@@ -113,7 +158,7 @@ def test_comparison_carries_the_ci_and_short_windows_are_flagged():
 def test_time_to_quality_per_configuration_counts_the_repeats_that_reached_it():
     from sacscale.analysis.aggregate import quality_stats
 
-    at = lambda steps, s: {"threshold": 950.0, "iteration": 1, "env_steps": steps, "seconds": s}  # noqa: E731
+    at = lambda steps, s: {"threshold": 950.0, "iteration": 1, "env_steps": steps, "seconds": s}
     runs = [{"time_to_quality": {"episode_length": at(100.0, 10.0), "normalised_tracking_ang_vel": None}},
             {"time_to_quality": {"episode_length": at(300.0, 30.0), "normalised_tracking_ang_vel": None}},
             {"time_to_quality": {"episode_length": None, "normalised_tracking_ang_vel": None}}]

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from sacscale.learn.compile_lock import exclusive, first_update_lock
+from sacscale.locks import LockError, describe_holder, lock_dir
 
 HOLD = """
 import sys, time
@@ -88,9 +89,6 @@ def test_cpu_devices_take_no_lock(tmp_path, env):
 
 
 # --- safety: another user's links, folders and bytes -------------------------------------
-
-from sacscale.learn.compile_lock import LockError, describe_holder, lock_dir  # noqa: E402
-
 
 def test_default_folder_is_the_users_own_and_private(tmp_path, monkeypatch):
     monkeypatch.delenv("SACSCALE_LOCK_DIR", raising=False)

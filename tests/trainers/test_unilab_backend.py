@@ -6,7 +6,9 @@ from torch.utils.tensorboard import SummaryWriter
 
 from sacscale.analysis.events import EventFileError
 from sacscale.analysis.metrics import steady_rate
-from sacscale.trainers.unilab import UnilabError, UnilabRun, command, hydra_overrides, make_scene, read_events
+from sacscale.analysis.reference import read_events
+from sacscale.trainers import unilab
+from sacscale.trainers.unilab import UnilabError, UnilabRun, command, hydra_overrides, make_scene
 
 
 def _run(**kw):
@@ -173,3 +175,16 @@ def test_a_reference_run_without_its_backend_time_has_no_physics_share(tmp_path)
 
     m = analyze_run(_reference_run(tmp_path, {}))
     assert m["physics_share"] is None and m["physics"] is None
+
+
+def test_the_backend_defines_no_layout_of_its_own_and_imports_no_evidence():
+    """The run directory's layout is analysis.reference's; the backend hands on the same
+    objects, and neither reaches the evidence layer above them."""
+    import sys
+
+    from sacscale.analysis import reference
+
+    for name in ("EVENT_SUBDIR", "LOG_ROOT_NAME", "TRAINER_RECORD", "event_dir", "is_reference_run", "read_events"):
+        assert getattr(unilab, name) is getattr(reference, name)
+    source = "".join(open(m.__file__).read() for m in (unilab, reference, sys.modules["sacscale.analysis.metrics"]))
+    assert "sacscale.evidence" not in source and "sacscale.trainers" not in open(reference.__file__).read()

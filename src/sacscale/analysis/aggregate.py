@@ -10,7 +10,9 @@ For each pair: ratio of means = mean(compared) / mean(baseline); its spread as
 ran back to back), with their std, min and max; (b) first-order propagated std,
 ratio * sqrt((s_b / m_b)^2 + (s_c / m_c)^2); (c) the extreme range
 min(compared) / max(baseline) .. max(compared) / min(baseline); (d) a 95% confidence
-interval of the ratio of means by paired bootstrap over repeats (`bootstrap_ratio_ci`).
+interval of the ratio of means by paired bootstrap over repeats (`bootstrap_ratio_ci`):
+BCa through `scipy.stats.bootstrap` for new sets, the exact percentile bootstrap for sets
+that recorded no method (they were made with it; see docs/statistics.md).
 Weak-scaling efficiency = ratio / (ranks_compared / ranks_baseline).
 
 Each run's measurement window (seconds and events of the last-50% window) is in the
@@ -21,22 +23,41 @@ from __future__ import annotations
 
 import math
 import statistics
+import warnings
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 FIGURE = "steady_env_steps_per_s"
 SHORT_WINDOW_S = 30.0
 CI_LEVEL = 0.95
 EXACT_BOOTSTRAP_MAX_N = 6      # n^n resamples: 46,656 at n = 6
-BOOTSTRAP_RESAMPLES = 100_000  # beyond that, drawn (legacy RandomState: a stream numpy keeps stable)
+# Drawn resamples: BCa's, and the percentile method's beyond EXACT_BOOTSTRAP_MAX_N (legacy
+# RandomState there: a stream numpy keeps stable, so the committed intervals recompute)
+BOOTSTRAP_RESAMPLES = 100_000
 BOOTSTRAP_SEED = 0
-CI_METHOD = (
-    "paired bootstrap over repeats: resample the repeats (pairs of baseline and compared runs of the "
-    "same repeat) with replacement, ratio of the resample's means; 95% = the 2.5% and 97.5% quantiles "
-    "(linear interpolation). Exact (all n^n resamples) for n <= 6 repeats, else 100,000 resamples "
-    "from numpy RandomState(0). Needs >= 2 paired repeats."
-)
+PERCENTILE = "percentile"
+BCA = "bca"
+DEFAULT_CI_METHOD = BCA
+BCA_MIN_REPEATS = 3  # the jackknife behind BCa's acceleration means little over two repeats
+CI_METHODS = {
+    PERCENTILE: (
+        "paired bootstrap over repeats: resample the repeats (pairs of baseline and compared runs of the "
+        "same repeat) with replacement, ratio of the resample's means; 95% = the 2.5% and 97.5% quantiles "
+        "(linear interpolation). Exact (all n^n resamples) for n <= 6 repeats, else 100,000 resamples "
+        "from numpy RandomState(0). Needs >= 2 paired repeats."
+    ),
+    BCA: (
+        "paired bootstrap over repeats, bias-corrected and accelerated (BCa, scipy.stats.bootstrap with "
+        "paired=True): resample the repeats (pairs of baseline and compared runs of the same repeat) with "
+        "replacement, ratio of the resample's means; 100,000 resamples from numpy default_rng(0). Where "
+        "BCa is undefined (fewer than 3 paired repeats, or resamples that do not vary) the percentile "
+        "interval is given instead and ci_fallback says why. Needs >= 2 paired repeats."
+    ),
+}
+# The method of a set whose summary records none: every set made before BCa was the default.
+RECORDED_BEFORE_BCA = PERCENTILE
 
 ROW_COLUMNS = [
     "run",
@@ -175,20 +196,44 @@ def default_pairs(order: list[str], world_sizes: dict[str, int]) -> tuple[list[t
     if len(order) >= 2:
         return (
             [(order[0], c) for c in order[1:]],
-            "no multi-rank configuration in this run set: configurations are compared as listed, "
-            f"each against the first ({order[0]}); the ratio is not a GPU-scaling figure",
+            ("no multi-rank configuration in this run set: configurations are compared as listed, "
+             f"each against the first ({order[0]}); the ratio is not a GPU-scaling figure"),
         )
     return [], "only one configuration: nothing to compare"
 
 
-def bootstrap_ratio_ci(base: list[float], other: list[float], level: float = CI_LEVEL) -> list[float] | None:
+def bootstrap_ratio_ci(base: list[float], other: list[float], level: float = CI_LEVEL,
+                       method: str = DEFAULT_CI_METHOD) -> list[float] | None:
     """[low, high] of mean(other) / mean(base) under a paired bootstrap over repeats
     (base[k] and other[k] ran in the same repeat); None with fewer than 2 pairs.
     Deterministic, so verification recomputes it exactly."""
+    return ratio_interval(base, other, level, method)[0]
+
+
+def ratio_interval(base: list[float], other: list[float], level: float = CI_LEVEL,
+                   method: str = DEFAULT_CI_METHOD) -> tuple[list[float] | None, str | None]:
+    """(interval, why BCa fell back to the percentile method, or None); see bootstrap_ratio_ci."""
+    if method not in CI_METHODS:
+        raise ValueError(f"unknown interval method {method!r} (known: {sorted(CI_METHODS)})")
     n = len(base)
     if n < 2 or n != len(other):
-        return None
+        return None, None
     b, c = np.asarray(base, dtype=np.float64), np.asarray(other, dtype=np.float64)
+    if method == PERCENTILE:
+        return _percentile_interval(b, c, level), None
+    if n < BCA_MIN_REPEATS:
+        return _percentile_interval(b, c, level), f"BCa needs >= {BCA_MIN_REPEATS} paired repeats, {n} given"
+    interval = _bca_interval(b, c, level)
+    if interval is None:
+        return _percentile_interval(b, c, level), "BCa undefined: the resampled ratios do not vary enough"
+    return interval, None
+
+
+def _percentile_interval(b: np.ndarray, c: np.ndarray, level: float) -> list[float]:
+    """The percentile interval over every resample (n <= 6) or a seeded draw of them. Kept by
+    hand, not scipy's: the committed sets recorded these exact values and verification
+    recomputes them to float noise, which a Monte Carlo percentile interval cannot."""
+    n = len(b)
     if n <= EXACT_BOOTSTRAP_MAX_N:
         idx = np.stack(np.unravel_index(np.arange(n**n), (n,) * n), axis=1)
     else:
@@ -199,7 +244,31 @@ def bootstrap_ratio_ci(base: list[float], other: list[float], level: float = CI_
     return [float(low), float(high)]
 
 
-def compare(base: dict, other: dict) -> dict:
+def _ratio_of_means(b: np.ndarray, c: np.ndarray, axis: int = -1) -> np.ndarray:
+    return c.mean(axis=axis) / b.mean(axis=axis)
+
+
+def _bca_interval(b: np.ndarray, c: np.ndarray, level: float) -> list[float] | None:
+    """scipy's paired BCa interval, or None where it is undefined (scipy then warns and
+    answers NaN: resamples that all equal the observed ratio, or a degenerate jackknife)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = stats.bootstrap((b, c), _ratio_of_means, paired=True, vectorized=True, confidence_level=level,
+                              n_resamples=BOOTSTRAP_RESAMPLES, method="BCa",
+                              rng=np.random.default_rng(BOOTSTRAP_SEED))
+    low, high = res.confidence_interval
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return None
+    return [float(low), float(high)]
+
+
+def recorded_ci_method(summary: dict) -> str:
+    """The interval method a stored summary was made with (percentile when it records none)."""
+    return summary.get("ci_bootstrap") or RECORDED_BEFORE_BCA
+
+
+def compare(base: dict, other: dict, ci_method: str = DEFAULT_CI_METHOD) -> dict:
     mb, mc = base["mean"], other["mean"]
     out = {"ratio_of_means": None}
     if not mb or mc is None:
@@ -216,9 +285,13 @@ def compare(base: dict, other: dict) -> dict:
     out["per_repeat_ratios"] = per_repeat
     out["per_repeat_ratio_stats"] = describe(list(per_repeat.values()))
     paired = [r for r in common if by_repeat_b[r]]
-    out["ratio_ci95"] = bootstrap_ratio_ci([by_repeat_b[r] for r in paired], [by_repeat_c[r] for r in paired])
+    interval, fallback = ratio_interval([by_repeat_b[r] for r in paired], [by_repeat_c[r] for r in paired],
+                                        method=ci_method)
+    out["ratio_ci95"] = interval
     out["ci_repeats"] = len(paired)
-    out["ci_method"] = CI_METHOD
+    out["ci_method"] = CI_METHODS[ci_method]
+    if ci_method != RECORDED_BEFORE_BCA:  # sets made before BCa recorded no fallback
+        out["ci_fallback"] = fallback
     wb, wc = base.get("world_size") or 1, other.get("world_size") or 1
     out["rank_multiple"] = wc / wb
     out["weak_scaling_efficiency"] = ratio / (wc / wb) if wc != wb else None
@@ -230,8 +303,11 @@ def summarize(
     order: list[str],
     pairs: list[tuple[str, str]] | None = None,
     meta: dict | None = None,
+    ci_method: str = DEFAULT_CI_METHOD,
 ) -> dict:
-    """The summary.json document: per-configuration stats, comparisons, runs."""
+    """The summary.json document: per-configuration stats, comparisons, runs. `ci_method`:
+    the intervals' bootstrap (recorded as ci_bootstrap; a set that records none used the
+    percentile method, and verification recomputes it so: `recorded_ci_method`)."""
     stats = config_stats(metrics, order)
     if pairs:
         how = "pairs given by the configuration"
@@ -242,9 +318,11 @@ def summarize(
         missing = [c for c in (base, other) if c not in stats]
         if missing:
             raise ValueError(f"pairs: no runs of configuration(s) {missing} among the metrics given")
-        comparisons.append({"baseline": base, "compared": other, **compare(stats[base], stats[other])})
+        comparisons.append({"baseline": base, "compared": other, **compare(stats[base], stats[other], ci_method)})
+    recorded = {} if ci_method == RECORDED_BEFORE_BCA else {"ci_bootstrap": ci_method}
     return {
         "figure": FIGURE,
+        **recorded,
         "meta": meta or {},
         "order": list(order),
         "configs": stats,

@@ -15,12 +15,15 @@ An event file may be stored gzip-compressed at rest (`events.out.tfevents.*.gz`,
 from __future__ import annotations
 
 import gzip
+import io
 import re
 import shutil
 import tempfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+
+from sacscale.atomic import atomic_write_bytes
 
 EVENT_GLOB = "events.out.tfevents.*"
 GZ_SUFFIX = ".gz"
@@ -139,14 +142,13 @@ def compress_event_files(directory: str | Path) -> list[Path]:
             out.append(plain)
             continue
         data = plain.read_bytes()
-        target = plain.with_name(plain.name + GZ_SUFFIX)
-        scratch = plain.with_name(f".{target.name}.tmp")
-        with open(scratch, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
+        packed = io.BytesIO()
+        with gzip.GzipFile(filename="", mode="wb", fileobj=packed, mtime=0) as gz:
             gz.write(data)
-        if gzip.decompress(scratch.read_bytes()) != data:
-            scratch.unlink()
+        if gzip.decompress(packed.getvalue()) != data:
             raise EventFileError(f"{plain}: its compressed copy does not decompress to the same bytes; left as it was")
-        scratch.replace(target)
+        target = plain.with_name(plain.name + GZ_SUFFIX)
+        atomic_write_bytes(target, packed.getvalue())
         plain.unlink()
         out.append(target)
     return sorted(out)

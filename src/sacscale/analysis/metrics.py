@@ -26,13 +26,13 @@ per iteration (PHYSICS_MS_TAGS, the first a run has):
   the iteration's step, summed over the slot's parts (with the halves pipeline much of it
   overlaps the collector's other work);
 - the reference: `Ref/Perf/collector_env_step_backend_ms`: the backend (MuJoCo) part of one
-  vectorised step of the rank's envs (trainers.unilab's docstring), i.e. per iteration.
+  vectorised step of the rank's envs (docs/reference-trainer.md), i.e. per iteration.
 
 Its own `Perf/iteration_time` (the learner loop's iteration) is kept beside it as
 `trainer_iteration_ms` for a check, not used: its learner and collector overlap.
 
 Final tracking: each `Reward/<term>` tracking term (the weighted per-step reward; the
-reference's is put on that scale by trainers.unilab.read_events) over its maximum
+reference's is put on that scale by analysis.reference.read_events) over its maximum
 (perfect tracking), mean over ranks and over the log points in the run's last
 FINAL_SPAN of env steps, so that both trainers average the same share of their run
 whatever their logging interval.
@@ -45,6 +45,7 @@ import math
 import re
 from pathlib import Path
 
+from sacscale.analysis import reference
 from sacscale.analysis.events import EventFileError, Scalar, event_files, rank_dirs, read_event_dir
 
 TOTAL_STEPS = "Perf/total_env_steps"
@@ -183,13 +184,13 @@ def physics(tags: dict[str, list[Scalar]], window: dict, env_steps_per_iteration
             "source": source, "trainer_iteration_ms": None if own is None else 1e3 * own}
 
 
-def _env_steps_per_iteration(run_json: dict | None, reference: bool, window: dict) -> float | None:
+def _env_steps_per_iteration(run_json: dict | None, is_reference: bool, window: dict) -> float | None:
     """num_envs x world size from the run record; for ours without one, from the window
     (our steps are iterations). None: not known (a reference run without its record)."""
     resolved = (run_json or {}).get("resolved_config") or {}
     if resolved.get("num_envs") and resolved.get("world_size"):
         return float(resolved["num_envs"]) * float(resolved["world_size"])
-    if not reference and window["last_step"] > window["first_step"]:
+    if not is_reference and window["last_step"] > window["first_step"]:
         return window["env_steps"] / (window["last_step"] - window["first_step"])
     return None
 
@@ -246,11 +247,9 @@ def _series(events: list[Scalar] | None, t0: float) -> list[list[float]]:
 def run_events(run_dir: Path) -> tuple[dict[int, Path], dict[int, dict[str, list[Scalar]]]]:
     """({rank: event dir}, {rank: {tag: events}}) of a run of ours, or of the reference
     trainer (`sacscale train-reference`: its events in our tags, as rank 0)."""
-    from sacscale.trainers import unilab
-
-    if unilab.is_reference_run(run_dir):
-        root = unilab.reference_log_root(run_dir)
-        return {0: unilab.event_dir(root)}, {0: unilab.read_events(root)}
+    if reference.is_reference_run(run_dir):
+        root = reference.reference_log_root(run_dir)
+        return {0: reference.event_dir(root)}, {0: reference.read_events(root)}
     dirs = rank_dirs(run_dir)
     sittings = 1 + len((_read_json(run_dir / "train_meta.json") or {}).get("sittings", []))
     for rank, path in dirs.items():
@@ -298,9 +297,7 @@ def analyze_run(run_dir: str | Path) -> dict:
         raise EventFileError(f"{run_dir}: run directory is missing")
     run_json = _read_json(run_dir / "run.json")
     dirs, per_rank = run_events(run_dir)
-    from sacscale.trainers.unilab import is_reference_run
-
-    reference = is_reference_run(run_dir)
+    is_reference = reference.is_reference_run(run_dir)
     rank0 = per_rank[0]
     source0 = dirs[0]
     if not rank0.get(TOTAL_STEPS):
@@ -328,7 +325,7 @@ def analyze_run(run_dir: str | Path) -> dict:
         ranks.append(entry)
 
     phases = phase_means(rank0)
-    phys = physics(rank0, main["window"], _env_steps_per_iteration(run_json, reference, main["window"]))
+    phys = physics(rank0, main["window"], _env_steps_per_iteration(run_json, is_reference, main["window"]))
 
     wall_time = None
     if run_json and run_json.get("duration_s") is not None:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sacscale.atomic import temporary_path
 from sacscale.eval.gl_backend import (RenderError, choose_gl_backend, configure_gl_backend, gpu_present,
                                       open_renderer)
 from sacscale.eval.render_model import build_render_model, compare_models
@@ -172,7 +173,7 @@ def render_policy(checkpoint: str | Path, output: str | Path, *, model_path: str
     font = overlay_font(overlay_font_size(width, height))
 
     output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = output.with_name(f".{output.stem}.tmp{os.getpid()}{output.suffix}")
+    tmp = temporary_path(output)
     torch_threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as `sacscale evaluate`: the actor's numbers do not depend on the core count
     sim_s = render_s = encode_s = 0.0

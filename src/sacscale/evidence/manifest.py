@@ -9,20 +9,19 @@ result are not listed (they are written after, or from, the manifest).
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 import stat
 from collections import Counter
 from pathlib import Path
 
+from sacscale import hashes
 from sacscale.atomic import atomic_write_text, write_json
 
 MANIFEST_NAME = "MANIFEST.sha256"
 MANIFEST_JSON = "manifest.json"
 VERIFY_JSON = "verify.json"
 EXCLUDED = frozenset({MANIFEST_NAME, MANIFEST_JSON, VERIFY_JSON})
-CHUNK = 1 << 20
 
 
 class ManifestError(ValueError):
@@ -30,21 +29,12 @@ class ManifestError(ValueError):
 
 
 def sha256_file(path: str | Path) -> str:
-    """SHA-256 of a regular file. Opened without following a link and without blocking
-    (a FIFO put in a file's place cannot hang it), then checked to be a regular file."""
-    digest = hashlib.sha256()
+    """sacscale.hashes.sha256_file, its refusal of a link or a non-regular file raised as
+    the ManifestError the evidence layer's callers catch."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise ManifestError(f"{path}: a symbolic link; evidence must be regular files") from None
-        raise
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise ManifestError(f"{path}: not a regular file")
-        while chunk := fh.read(CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashes.sha256_file(path)
+    except hashes.NotARegularFile as exc:
+        raise ManifestError(str(exc)) from None
 
 
 def _kind(mode: int) -> str:

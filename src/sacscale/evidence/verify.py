@@ -465,23 +465,23 @@ def _model_hash(root: Path, plan: dict, result: Verification) -> str | None:
 
 # --- 5. the summary, 6. the report -------------------------------------------------------------------
 
-def recompute_summary(plan: dict, metrics: list[dict]) -> dict:
-    from sacscale.analysis.aggregate import summarize
+def recompute_summary(plan: dict, metrics: list[dict], ci_method: str | None = None) -> dict:
+    from sacscale.analysis.aggregate import DEFAULT_CI_METHOD, summarize
 
     meta = {k: plan[k] for k in SUMMARY_META if k in plan}
     pairs = [tuple(p) for p in plan.get("pairs") or []] or None
-    return summarize(metrics, list(plan["order"]), pairs, meta=meta)
+    return summarize(metrics, list(plan["order"]), pairs, meta=meta, ci_method=ci_method or DEFAULT_CI_METHOD)
 
 
 def check_summary(root: Path, plan: dict, metrics: list[dict], result: Verification) -> tuple[dict, bool] | None:
     """(recomputed summary, whether the stored one is of the current format) or None."""
-    from sacscale.analysis.aggregate import runs_table
+    from sacscale.analysis.aggregate import recorded_ci_method, runs_table
 
     if not (root / "summary.json").is_file():
         return None
     stored = load_json(root, "summary.json")
     current = "schedule" in plan
-    recomputed = recompute_summary(plan, metrics)
+    recomputed = recompute_summary(plan, metrics, recorded_ci_method(stored))  # the set's own interval method
     problems, notes = deep_differences(stored, recomputed)
     result.derived.extend(f"summary.json: {p}" for p in problems)
     _split(result, [f"summary.json: {n}" for n in notes], current, result.derived)

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import torch
 
+from sacscale.atomic import atomic_write_text
 from sacscale.parallel import launch
 
 BUCKETS = ("critic", "alpha", "actor")
@@ -352,10 +353,7 @@ def _probe_rank(rank: int, world_size: int, s: ProbeSettings, output: str) -> No
 
 
 def _write(output: str, result: dict) -> None:
-    Path(output).parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(str(output) + ".tmp")
-    tmp.write_text(json.dumps(result, indent=2))
-    os.replace(tmp, output)
+    atomic_write_text(output, json.dumps(result, indent=2))
 
 
 # --- the trainer's own rank code path --------------------------------------------------------

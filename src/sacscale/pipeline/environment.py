@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from sacscale.cpus import available_cpus, format_cpu_list, parse_cpu_list
+from sacscale.hashes import sha256_file
 
 LEARNER_MODULE = "sacscale.learn.learner"
 LEARNER_CLASS = "FastSACLearner"
@@ -38,8 +39,6 @@ def source_diff(top: str) -> tuple[bytes, list[str], list[dict]]:
     against HEAD, binary-safe, with untracked non-ignored files up to STORE_LIMIT_BYTES as
     new files; larger ones as {path, bytes, sha256}. Reads only; writes nothing into the
     repository."""
-    from sacscale.evidence.manifest import sha256_file
-
     excludes = [f":(exclude){d}" for d in NOT_SOURCE]
     tracked = subprocess.run(["git", "-C", top, "diff", "HEAD", "--binary", "--full-index", "--", ".", *excludes],
                              capture_output=True, timeout=300, check=True).stdout

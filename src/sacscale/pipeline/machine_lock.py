@@ -13,7 +13,7 @@ either be unbounded or bounded by hours of a job that looks alive but does nothi
 Refused, the rule fails before anything is moved or started (completed runs stay done) and
 the next invocation, once the other has finished, starts at that run.
 
-The lock lives in this user's private lock folder (sacscale.learn.compile_lock: mode 0700,
+The lock lives in this user's private lock folder (sacscale.locks: mode 0700,
 owner checked, no links followed), so it sees every invocation of this user on this host;
 another user's pipelines are not seen (their evidence records their own host state).
 """
@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import re
 
-from sacscale.learn.compile_lock import LockError, LockHeld, lock_dir, private_lock
+from sacscale.locks import LockError, LockHeld, lock_dir, private_lock
 
 LOCK_NAME = "sacscale-training.lock"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")

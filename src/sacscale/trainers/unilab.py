@@ -2,59 +2,11 @@
 
 It runs as a program in an environment of its own (it pins MuJoCo 3.11; `envs/
 reference-requirements.txt`), never imported here. This module maps a run of ours onto
-its command line and reads its events back in our tags:
-
-- command: `python -m unilab.scripts.train_sac task=g1_walk_flat/mujoco algo.num_envs=N
-  algo.max_iterations=I algo.seed=S training.log_root=DIR ...` (Hydra overrides). 1.5.2
-  has no device key: the rank count is the number of entries of CUDA_VISIBLE_DEVICES.
-  CPU pools: `training.dp_collector_cpu_ids` with several ranks (the only case 1.5.2
-  reads it); with one rank `+env.cpu_ids=[...]` is passed, and the wrapper also pins the
-  whole process with taskset, since whether 1.5.2 honours that key is not established.
-- scene: the reference's scene XMLs with the visual meshes it would download at run time
-  taken from the asset package instead (`make_scene`), passed as `env.scene.model_file`.
-- events: `LOG_ROOT/G1WalkFlat/<timestamp>_mujoco/events.out.tfevents.*` (stored `.gz` once
-  `sacscale train-reference` has seen the run complete: `compress_events`); their step is
-  the cumulative env-step count (summed over ranks). `read_events` gives them our tags:
-  `Perf/total_env_steps` (value: that step; one point per logged `Perf/total_fps`
-  event, at its wall time), `Perf/total_fps`, `Episode/length` (its
-  `Train/mean_episode_length`), `Episode/return` (`Train/mean_reward`), `Reward/<term>`
-  (its `reward/<term>` x ctrl_dt, below), and every tag, these included, also under
-  `Ref/<tag>` as logged, so the same steady-rate definition applies to both trainers.
-
-What 1.5.2's tags measure (its source, unilab/...):
-
-- `reward/<term>`: per control step, the mean over envs of raw term x weight, *before*
-  the x dt that the reward it trains on carries (managers/reward_manager.py:142-175,
-  `step_reward_extras` 248-263; `compute(dt=self.step_dt)`, step_dt = `env.ctrl_dt`,
-  envs/manager_based_rl_env.py:1013, 1401; scale_rewards_by_dt defaults to True, :119,
-  and the SAC G1 task keeps it). The collector averages it over the steps since its last
-  report, the logger over the reports since the last learner iteration
-  (rl/runtime/offpolicy/worker.py:874-878, 507-513; rl/logging/metric_schema.py:533-545,
-  unit "weighted reward units/s"). Ours, `Reward/<term>`, is the same mean of raw x
-  weight x 0.02 (task/g1_walk_flat.py; reward_dt_scale = the reference's ctrl_dt), so
-  `Reward/<term>` = `reward/<term>` x ctrl_dt puts theirs on our per-step weighted scale
-  (ctrl_dt from the run folder's run_config.json `config.env.ctrl_dt`, REWARD_DT when it
-  is absent). Both trainers' tracking weights are 2.0 (lin) and 1.5 (yaw); their
-  `reward/alive` logs 10.0 = weight x 1, i.e. no dt in it.
-- `Perf/collector_env_step_backend_ms`: wall ms of the backend (MuJoCo) part of one
-  vectorised step of the rank's envs (`step_core_ms`, base/torch_env.py:350, mapped in
-  rl/runtime/collector_timing.py:13), mean over the env steps since the collector's last
-  report (worker.py:115-117, 922-923, 517-520; schema: "latest collector-report mean").
-  `Perf/collector_env_step_ms` is the whole `env.step` (worker.py:781-794), of which
-  `..._apply_action_ms`, `..._backend_ms`, `..._update_state_ms`, `..._reset_done_ms`
-  are parts; `Perf/collector_learner_action_wait_ms` the collector's wait for the
-  learner's actions, `Perf/collector_inference_request_ms` its request for them,
-  `Perf/collector_replay_write_ms` its replay write (all ms per collector step).
-- `Perf/iteration_time` (s): the learner loop's iteration, from its start to after the
-  update (rl/runtime/offpolicy/double_buffer_runner.py:1793-2196; metric_schema.py:346-351: "measured
-  complete iteration wall time"); `Perf/learning_time` (s) the update within it;
-  `Perf/learner_collector_wait_ms` and `Perf/learner_inference_ms` its wait for the
-  collector's next result and its policy inference for the collector (sums in the
-  iteration, metric_schema.py:381-390). Collector and learner overlap, so these do not
-  add up to the collector's step.
-
-The physics share of both trainers (the backend step against ours' `Time/*` phases) is
-computed in sacscale.analysis.metrics (PHYSICS_MS_TAGS), from `Ref/<tag>`.
+its command line (Hydra overrides; the rank count is the number of CUDA_VISIBLE_DEVICES
+entries), builds the scene it loads (`make_scene`) and records its environment. Reading
+its events back in our tags is sacscale.analysis.reference's (the run directory's layout
+is defined there, where the reader needs it). Its command line, CPU pools and what its
+logged tags measure, with the places in its source: docs/reference-trainer.md.
 """
 
 from __future__ import annotations
@@ -67,18 +19,20 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sacscale.analysis.events import EventFileError, Scalar, compress_event_files, read_event_dir
+from sacscale.analysis.events import compress_event_files
+from sacscale.analysis.reference import (
+    EVENT_SUBDIR,
+    LOG_ROOT_NAME,
+    TRAINER_RECORD,
+    event_dir,
+    is_reference_run,
+    read_events,
+    reference_log_root,
+)
+from sacscale.hashes import sha256_file
 
 TASK = "g1_walk_flat/mujoco"
 ENTRY_MODULE = "unilab.scripts.train_sac"
-EVENT_SUBDIR = "G1WalkFlat"
-# Their tag -> ours; the step of each of their events is the cumulative env-step count.
-TAG_MAP = {"Perf/total_fps": "Perf/total_fps", "Train/mean_episode_length": "Episode/length",
-           "Train/mean_reward": "Episode/return"}
-STEP_CLOCK_TAG = "Perf/total_fps"  # logged once per logging interval: our env-step points
-# Their per-term reward rate x ctrl_dt = our per-step weighted term (module docstring)
-REWARD_PREFIX, OUR_REWARD_PREFIX = "reward/", "Reward/"
-REWARD_DT = 0.02  # G1WalkFlat's ctrl_dt in 1.5.2 (conf/sac/task/g1_walk_flat/base.yaml)
 
 
 class UnilabError(RuntimeError):
@@ -221,45 +175,8 @@ def make_scene(assets_root: str | Path, meshes: str | Path, out_dir: str | Path)
 def scene_digests(scene_dir: str | Path) -> dict[str, str]:
     """SHA-256 of every file of a scene folder (make_scene's), by relative path: what the
     reference's run loaded, meshes included."""
-    from sacscale.evidence.manifest import sha256_file
-
     base = Path(scene_dir)
     return {p.relative_to(base).as_posix(): sha256_file(p) for p in sorted(base.rglob("*")) if p.is_file()}
-
-
-def event_dir(log_root: str | Path) -> Path:
-    """The one event directory a run with this log root wrote."""
-    base = Path(log_root) / EVENT_SUBDIR
-    found = sorted(p for p in base.glob("*_mujoco") if p.is_dir()) if base.is_dir() else []
-    if not found:
-        raise EventFileError(f"{base}: no <timestamp>_mujoco run directory of the reference trainer")
-    if len(found) > 1:
-        raise EventFileError(f"{base}: {len(found)} runs of the reference trainer ({', '.join(p.name for p in found)}); "
-                             "one log root per run")
-    return found[0]
-
-
-def read_events(log_root: str | Path) -> dict[str, list[Scalar]]:
-    """The reference run's scalars in our tags (module docstring). Steps become our
-    logging points' indices, 1, 2, ..."""
-    theirs = read_event_dir(event_dir(log_root))
-    clock = theirs.get(STEP_CLOCK_TAG)
-    if not clock:
-        raise EventFileError(f"{log_root}: the reference's events hold no '{STEP_CLOCK_TAG}'")
-    ours: dict[str, list[Scalar]] = {
-        "Perf/total_env_steps": [Scalar(i + 1, s.wall_time, float(s.step)) for i, s in enumerate(clock)],
-    }
-    index = {s.step: i + 1 for i, s in enumerate(clock)}
-    dt = ctrl_dt(event_dir(log_root))
-    for tag, values in theirs.items():
-        renamed = [Scalar(index.get(s.step, s.step), s.wall_time, s.value) for s in values]
-        ours[f"Ref/{tag}"] = renamed
-        if tag in TAG_MAP:
-            ours[TAG_MAP[tag]] = renamed
-        elif tag.startswith(REWARD_PREFIX) and tag != REWARD_PREFIX:
-            ours[OUR_REWARD_PREFIX + tag[len(REWARD_PREFIX):]] = [Scalar(s.step, s.wall_time, s.value * dt)
-                                                                 for s in renamed]
-    return ours
 
 
 def compress_events(log_root: str | Path) -> list[Path]:
@@ -267,41 +184,6 @@ def compress_events(log_root: str | Path) -> list[Path]:
     the same strict reader). It logs every tag at every iteration: about 2 MB per 1000
     iterations at 2048 envs, 10.6 MB for a 5000-iteration learning run, 1.2 MB compressed."""
     return compress_event_files(event_dir(log_root))
-
-
-def ctrl_dt(run_folder: str | Path) -> float:
-    """The control step of a reference run (its run_config.json `config.env.ctrl_dt`), the
-    dt its logged reward rates leave out; REWARD_DT when the file does not say."""
-    record = Path(run_folder) / "run_config.json"
-    try:
-        value = json.loads(record.read_text())["config"]["env"]["ctrl_dt"]
-    except FileNotFoundError:
-        return REWARD_DT
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise EventFileError(f"{record}: no readable config.env.ctrl_dt ({exc})") from exc
-    if not isinstance(value, (int, float)) or not value > 0:
-        raise EventFileError(f"{record}: config.env.ctrl_dt is {value!r}, not a positive number")
-    return float(value)
-
-
-# A run directory of `sacscale train-reference`: trainer.json names the trainer, the
-# reference's own log root is a folder inside.
-TRAINER_RECORD = "trainer.json"
-LOG_ROOT_NAME = "ref_logs"
-
-
-def is_reference_run(run_dir: str | Path) -> bool:
-    record = Path(run_dir) / TRAINER_RECORD
-    if not record.is_file():
-        return False
-    try:
-        return json.loads(record.read_text()).get("trainer") == "unilab"
-    except (OSError, json.JSONDecodeError) as exc:
-        raise EventFileError(f"{record}: unreadable trainer record ({exc})") from exc
-
-
-def reference_log_root(run_dir: str | Path) -> Path:
-    return Path(run_dir) / LOG_ROOT_NAME
 
 
 def rank0_event_files(run_dir: str | Path) -> list[Path]:
@@ -321,5 +203,8 @@ def versions_record(info: dict, python: str) -> dict:
             "all_packages": info["packages"], "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
 
 
-__all__ = ["is_reference_run", "reference_log_root", "TRAINER_RECORD", "LOG_ROOT_NAME", "UnilabRun", "UnilabError", "hydra_overrides", "command", "isolated_environ", "compose_config", "make_scene", "scene_digests", "event_dir",
-           "read_events", "compress_events", "package_info", "versions_record"]
+# The run directory's layout and reader (analysis.reference) are part of this backend's interface.
+__all__ = ["EVENT_SUBDIR", "LOG_ROOT_NAME", "TRAINER_RECORD", "UnilabError", "UnilabRun", "command", "compose_config",
+           "compress_events", "event_dir", "hydra_overrides", "is_reference_run", "isolated_environ", "make_scene",
+           "package_info", "rank0_event_files", "read_events", "reference_log_root", "scene_digests",
+           "versions_record"]

@@ -1,0 +1,158 @@
+"""An exclusive lock in this user's private lock folder, waited for within a bound.
+
+`private_lock` holds `<lock_dir>/<name>` with one `flock`. The folder is this user's own
+(created 0700; its owner, its mode and that it is no link checked on the opened
+descriptor), the lock file is opened through that descriptor without following a link and
+is never chmod'ed; the wait is bounded and ends in a LockError that names the holder from
+the fields it recorded (never its bytes as written), and a stop check runs while waiting.
+docs/faults.md lists these as guarantees. Two locks use it: the first update's per GPU
+(sacscale.learn.compile_lock) and the pipeline's machine-wide training lock
+(sacscale.pipeline.machine_lock).
+
+Not the `filelock` package (4.3.2, read for this): it opens the lock file by path (with
+O_NOFOLLOW, but not through a folder descriptor checked first, and it takes no descriptor
+of ours), does not check the file's owner or link count, chmods the file when given a
+mode, falls back to soft locks where flock is missing unless told not to, and has no stop
+check while it waits; keeping these properties around it would be more code to audit than
+the one flock below.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import stat
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+POLL_S = 0.2
+_HOLDER_BYTES = 256
+_RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+
+
+class LockError(RuntimeError):
+    """The lock could not be taken safely, or not within its bound; the message names the
+    lock file and, where known, its holder."""
+
+
+class LockHeld(LockError):
+    """Another process held the lock past the wait allowed."""
+
+
+def lock_dir() -> Path:
+    """Where the lock files live: SACSCALE_LOCK_DIR, else `sacscale-<uid>` in the system's
+    temporary folder (one per user and host)."""
+    configured = os.environ.get("SACSCALE_LOCK_DIR")
+    if configured:
+        return Path(configured)
+    return Path(tempfile.gettempdir()) / f"sacscale-{os.getuid()}"
+
+
+def _open_private_dir(path: Path) -> int:
+    """A descriptor of `path` (created with mode 0700 when missing). Refused unless it is a
+    directory, not a link, owned by this user and writable by no one else; the checks are
+    made on the opened descriptor, so the folder cannot be swapped between check and use."""
+    try:
+        os.mkdir(path, 0o700)  # only the last component: a missing parent is the user's to make
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise LockError(f"lock folder {path}: cannot create it ({exc.strerror}); set SACSCALE_LOCK_DIR to a "
+                        "folder of your own") from None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise LockError(f"lock folder {path}: not a directory of this user's ({exc.strerror}; a symbolic link "
+                        "is refused); set SACSCALE_LOCK_DIR to a folder of your own") from None
+    st = os.fstat(fd)
+    problem = None
+    if st.st_uid != os.getuid():
+        problem = f"belongs to uid {st.st_uid}, not to this user (uid {os.getuid()})"
+    elif st.st_mode & 0o022:
+        problem = f"is writable by other users (mode {stat.S_IMODE(st.st_mode):04o})"
+    if problem:
+        os.close(fd)
+        raise LockError(f"lock folder {path} {problem}; another user could plant or hold its lock files: "
+                        "remove it, or set SACSCALE_LOCK_DIR to a folder of your own (mode 0700)")
+    return fd
+
+
+def _open_lock_file(dir_fd: int, name: str, path: Path) -> int:
+    """The lock file, created (0600) when missing; never through a link, never anything but
+    a plain file of this user's with one name. Its mode is left as it is."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(name, flags, 0o600, dir_fd=dir_fd)
+    except OSError as exc:
+        raise LockError(f"lock file {path}: cannot open it ({exc.strerror}; a symbolic link is refused)") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_nlink != 1:
+        os.close(fd)
+        raise LockError(f"lock file {path}: not a plain file of this user's with a single name; remove it")
+    return fd
+
+
+def describe_holder(raw: bytes) -> str:
+    """Who holds a lock, from what the holder wrote (`pid N[ run NAME][ set NAME]`), rebuilt
+    from the parsed fields only: nothing the file holds reaches the terminal as written."""
+    words = raw.decode("ascii", errors="replace").split()
+    if len(words) < 2 or words[0] != "pid" or not (words[1].isdigit() and len(words[1]) <= 10):
+        return "another process"
+    fields = dict(zip(words[2::2], words[3::2]))
+    named = [f"{key} {fields[key]}" for key in ("run", "set") if _RUN_NAME.fullmatch(fields.get(key, ""))]
+    return f"pid {int(words[1])}" + (f" ({', '.join(named)})" if named else "")
+
+
+def _holder(fd: int) -> str:
+    return describe_holder(os.pread(fd, _HOLDER_BYTES, 0))
+
+
+def _try_lock(fd: int, path: Path) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError as exc:  # a file system without locks (some network mounts)
+        raise LockError(f"lock file {path}: cannot lock it ({exc.strerror}); set SACSCALE_LOCK_DIR to a local "
+                        "folder of your own") from None
+    return True
+
+
+@contextlib.contextmanager
+def private_lock(name: str, what: str, wait_s: float, check_stop: Callable[[], None] | None = None,
+                 say: Callable[[str], None] | None = None, note: str = "") -> Iterator[float]:
+    """Hold `<lock_dir>/<name>` exclusively; yields the seconds spent waiting. Waits at most
+    `wait_s` (0: not at all), then raises LockError naming `what`, the file and its holder.
+    While waiting, `check_stop()` runs every POLL_S and `say` is told once whom we wait for.
+    `note` (e.g. `run NAME`) is recorded beside our pid for the next process to name."""
+    directory = lock_dir()
+    path = directory / name
+    dir_fd = _open_private_dir(directory)
+    try:
+        fd = _open_lock_file(dir_fd, name, path)
+    finally:
+        os.close(dir_fd)
+    t0 = time.monotonic()
+    try:
+        told = False
+        while not _try_lock(fd, path):
+            waited = time.monotonic() - t0
+            if waited >= wait_s:
+                how = "is" if wait_s <= 0 else f"was still, after {waited:.0f} s,"
+                raise LockHeld(f"{what} {how} held by {_holder(fd)} ({path})")
+            if not told and say is not None:
+                say(f"waiting for {_holder(fd)} ({what}; {path}; at most {wait_s:.0f} s)")
+                told = True
+            if check_stop is not None:
+                check_stop()
+            time.sleep(POLL_S)
+        record = f"pid {os.getpid()}" + (f" {note}" if note else "") + "\n"
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, record.encode("ascii", errors="replace"), 0)
+        yield time.monotonic() - t0
+    finally:
+        os.close(fd)  # releases the lock

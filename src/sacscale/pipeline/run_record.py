@@ -183,7 +183,7 @@ def move_learning_state(work: Path, target: Path) -> dict | None:
     policy-only final.pt, and the reference trainer's own model_*.pt files. Returns what
     went where (SHA-256 of every moved file), or None when there was nothing to move."""
     from sacscale.evidence.manifest import sha256_file
-    from sacscale.train import write_policy_only
+    from sacscale.train.checkpoint import write_policy_only
 
     moved: dict[str, str] = {}
     if target.exists():  # an earlier attempt's, superseded by this run: kept beside it

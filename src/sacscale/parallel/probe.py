@@ -74,6 +74,19 @@ SYNC_REL_TOL = 1e-5
 #   no_broadcast  the start-up broadcast does nothing (ranks start from their own seeds)
 #   scale_rank1   rank 1's gradient is multiplied by 1.001 before the all-reduce
 MUTATIONS = ("sum", "no_allreduce", "no_broadcast", "scale_rank1")
+# The probe's record of how its tolerances were chosen (see TOLERANCES and SYNC_REL_TOL).
+TOLERANCE_REASON = (
+    "relative errors: gradients against the largest gradient entry of their bucket "
+    "(last optimizer step of the last iteration, elementwise), parameters normwise: "
+    "the 2-norm of the difference against the 2-norm of the change from their "
+    "initial value. float32: only summation order differs, and AdamW magnifies it on "
+    "near-zero gradient entries, one entry at a time (hence normwise). bfloat16: 8 mantissa bits "
+    "(~4e-3 per rounding); there AdamW turns rounding on near-zero gradients into "
+    "whole-step parameter differences, so only gradients are judged in bf16. "
+    "sync/*: the all-reduced gradient against the float64 mean of the ranks' own "
+    f"gradients, {SYNC_REL_TOL:g} relative in every dtype: the float32 sum of N values "
+    "differs by at most ~N x 2^-24, a 0.1% error on one rank of N <= 8 by >= 1.25e-4."
+)
 
 
 @dataclass
@@ -240,15 +253,25 @@ def _compare(name: str, got: torch.Tensor, ref: torch.Tensor, scale: torch.Tenso
             "judged": rel_tol is not None}
 
 
-def _probe_rank(rank: int, world_size: int, s: ProbeSettings, output: str) -> None:
-    device = torch.device(s.devices[rank] if world_size > 1 else s.devices[0])
-    if device.type == "cuda":
-        torch.cuda.set_device(device)
-    on_cuda = device.type == "cuda"
-    t0 = time.time()
+@dataclass
+class _DataParallelRun:
+    """What one rank of the data-parallel side measured."""
+    cfg: object              # the learner's SACConfig
+    before: dict             # rank spread before the start-up broadcast
+    start: dict              # ... after it
+    initial: dict            # the state after the broadcast
+    spread: dict             # rank spread after the iterations
+    sync: list               # the exact sync check's comparisons
+    state: dict              # the state after the iterations
+    grads: GradRecorder      # the synced gradients of the last step
+    graphed: bool            # the all-reduce ran inside the CUDA graph
+    compiled: bool
 
-    # ---- the data-parallel learner, each rank from its own seed as in training
-    # (seed + 1000 x rank), so only the start-up broadcast makes them agree
+
+def _run_data_parallel(s: ProbeSettings, rank: int, world_size: int, device) -> _DataParallelRun:
+    """The data-parallel learner, each rank from its own seed as in training (seed + 1000 x
+    rank), so only the start-up broadcast makes them agree."""
+    on_cuda = device.type == "cuda"
     dp, dp_local, dp_grads, cfg = _run_learner(
         s, device, s.batch_size, sync_hooks(world_size, rank, s.mutation, s.grad_sync),
         compiled=s.compile_loss and on_cuda, graphed=on_cuda, seed=s.seed + 1000 * rank,
@@ -256,44 +279,65 @@ def _probe_rank(rank: int, world_size: int, s: ProbeSettings, output: str) -> No
     before = state_spread(dp.state_tensors())
     broadcast(dp.state_tensors(), s.mutation)
     start = state_spread(dp.state_tensors())
-    initial = {k: v.detach().clone() for k, v in dp.state_tensors().items()}
+    initial = _copy_state(dp)
     _iterate(dp, lambda it: _randoms(cfg, s.replay_rows, s.batch_size, s.seed, it, rank), s.iterations, device)
-
-    spread = state_spread(dp.state_tensors())  # every rank must hold rank 0's parameters
-    sync = sync_check(dp_local, dp_grads, world_size)
-    dp_state = {k: v.detach().clone() for k, v in dp.state_tensors().items()}
-    graphed = dp._graph is not None and dp.hooks_in_graph
+    run = _DataParallelRun(
+        cfg=cfg, before=before, start=start, initial=initial,
+        spread=state_spread(dp.state_tensors()),  # every rank must hold rank 0's parameters
+        sync=sync_check(dp_local, dp_grads, world_size), state=_copy_state(dp), grads=dp_grads,
+        graphed=dp._graph is not None and dp.hooks_in_graph, compiled=dp.compiled,
+    )
     dp.close()
+    return run
+
+
+def _copy_state(learner) -> dict:
+    return {k: v.detach().clone() for k, v in learner.state_tensors().items()}
+
+
+def _comparisons(dp: _DataParallelRun, ref_initial: dict, ref_state: dict, ref_grads: GradRecorder,
+                 tol: dict) -> list[dict]:
+    """Parameters (normwise) and gradients against the reference, then the sync check."""
+    out = []
+    for key in ref_state:
+        moved = ref_state[key] - ref_initial[key]
+        out.append(_compare(f"param/{key}", dp.state[key], ref_state[key], moved, tol["param_rel"], "norm"))
+    for key in BUCKETS:
+        if key in ref_grads.last:
+            out.append(_compare(f"grad/{key}", dp.grads.last[key], ref_grads.last[key],
+                                ref_grads.last[key], tol["grad_rel"]))
+    return out + dp.sync
+
+
+def _probe_rank(rank: int, world_size: int, s: ProbeSettings, output: str) -> None:
+    device = torch.device(s.devices[rank] if world_size > 1 else s.devices[0])
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    on_cuda = device.type == "cuda"
+    t0 = time.time()
+    dp = _run_data_parallel(s, rank, world_size, device)
     if rank != 0:
         return
 
     # ---- the single-process reference: eager, no hooks, the concatenated batch, from
     # rank 0's seed (what the broadcast gives every rank)
     def ref_randoms(it):
-        return Randoms.concat([_randoms(cfg, s.replay_rows, s.batch_size, s.seed, it, r)
+        return Randoms.concat([_randoms(dp.cfg, s.replay_rows, s.batch_size, s.seed, it, r)
                                for r in range(world_size)])
 
     ref, _, ref_grads, _ = _run_learner(
         s, device, s.batch_size * world_size, [], compiled=False, graphed=False, seed=s.seed)
-    ref_initial = {k: v.detach().clone() for k, v in ref.state_tensors().items()}
+    ref_initial = _copy_state(ref)
     _iterate(ref, ref_randoms, s.iterations, device)
-    ref_state = {k: v.detach().clone() for k, v in ref.state_tensors().items()}
+    ref_state = _copy_state(ref)
 
     dtype = "bfloat16" if ref.amp_dtype == torch.bfloat16 else "float32"
     tol = TOLERANCES[dtype]
-    comparisons = []
-    for key in ref_state:
-        moved = ref_state[key] - ref_initial[key]
-        comparisons.append(_compare(f"param/{key}", dp_state[key], ref_state[key], moved, tol["param_rel"], "norm"))
-    for key in BUCKETS:
-        if key in ref_grads.last:
-            comparisons.append(_compare(f"grad/{key}", dp_grads.last[key], ref_grads.last[key],
-                                        ref_grads.last[key], tol["grad_rel"]))
-    comparisons += sync
-    start_identical = (all((initial[k] - ref_initial[k]).abs().max().item() == 0 for k in initial)
-                       and all(v == 0 for v in start.values()))
-    ranks_started_apart = world_size == 1 or any(v > 0 for v in before.values())
-    ranks_identical = all(v == 0 for v in spread.values())
+    comparisons = _comparisons(dp, ref_initial, ref_state, ref_grads, tol)
+    start_identical = (all((dp.initial[k] - ref_initial[k]).abs().max().item() == 0 for k in dp.initial)
+                       and all(v == 0 for v in dp.start.values()))
+    ranks_started_apart = world_size == 1 or any(v > 0 for v in dp.before.values())
+    ranks_identical = all(v == 0 for v in dp.spread.values())
     passed = (all(c["pass"] for c in comparisons) and start_identical and ranks_identical
               and ranks_started_apart)
     result = {
@@ -309,27 +353,16 @@ def _probe_rank(rank: int, world_size: int, s: ProbeSettings, output: str) -> No
         "compile_loss": s.compile_loss and on_cuda and dp.compiled,
         "grad_sync": s.grad_sync,
         "mutation": s.mutation,
-        "allreduce_in_cuda_graph": graphed,
+        "allreduce_in_cuda_graph": dp.graphed,
         "autocast_dtype": dtype,
         "tolerance": tol,
         "sync_tolerance": SYNC_REL_TOL,
-        "tolerance_reason": (
-            "relative errors: gradients against the largest gradient entry of their bucket "
-            "(last optimizer step of the last iteration, elementwise), parameters normwise: "
-            "the 2-norm of the difference against the 2-norm of the change from their "
-            "initial value. float32: only summation order differs, and AdamW magnifies it on "
-            "near-zero gradient entries, one entry at a time (hence normwise). bfloat16: 8 mantissa bits "
-            "(~4e-3 per rounding); there AdamW turns rounding on near-zero gradients into "
-            "whole-step parameter differences, so only gradients are judged in bf16. "
-            "sync/*: the all-reduced gradient against the float64 mean of the ranks' own "
-            f"gradients, {SYNC_REL_TOL:g} relative in every dtype: the float32 sum of N values "
-            "differs by at most ~N x 2^-24, a 0.1% error on one rank of N <= 8 by >= 1.25e-4."
-        ),
+        "tolerance_reason": TOLERANCE_REASON,
         "ranks_started_apart": ranks_started_apart,
         "initial_weights_identical": start_identical,
         "ranks_identical_after": ranks_identical,
-        "rank_spread_before_broadcast_max_abs": before,
-        "rank_spread_max_abs": spread,
+        "rank_spread_before_broadcast_max_abs": dp.before,
+        "rank_spread_max_abs": dp.spread,
         "comparisons": comparisons,
         "torch": torch.__version__,
         "seconds": time.time() - t0,

@@ -309,6 +309,18 @@ def _comparisons(dp: _DataParallelRun, ref_initial: dict, ref_state: dict, ref_g
     return out + dp.sync
 
 
+def _agreement(dp: _DataParallelRun, ref_initial: dict, world_size: int) -> dict[str, bool]:
+    """The ranks started apart (their own seeds), the broadcast gave every rank the
+    reference's initial weights, and they ended identical."""
+    start_identical = (all((dp.initial[k] - ref_initial[k]).abs().max().item() == 0 for k in dp.initial)
+                       and all(v == 0 for v in dp.start.values()))
+    return {
+        "ranks_started_apart": world_size == 1 or any(v > 0 for v in dp.before.values()),
+        "initial_weights_identical": start_identical,
+        "ranks_identical_after": all(v == 0 for v in dp.spread.values()),
+    }
+
+
 def _probe_rank(rank: int, world_size: int, s: ProbeSettings, output: str) -> None:
     device = torch.device(s.devices[rank] if world_size > 1 else s.devices[0])
     if device.type == "cuda":
@@ -334,14 +346,9 @@ def _probe_rank(rank: int, world_size: int, s: ProbeSettings, output: str) -> No
     dtype = "bfloat16" if ref.amp_dtype == torch.bfloat16 else "float32"
     tol = TOLERANCES[dtype]
     comparisons = _comparisons(dp, ref_initial, ref_state, ref_grads, tol)
-    start_identical = (all((dp.initial[k] - ref_initial[k]).abs().max().item() == 0 for k in dp.initial)
-                       and all(v == 0 for v in dp.start.values()))
-    ranks_started_apart = world_size == 1 or any(v > 0 for v in dp.before.values())
-    ranks_identical = all(v == 0 for v in dp.spread.values())
-    passed = (all(c["pass"] for c in comparisons) and start_identical and ranks_identical
-              and ranks_started_apart)
+    agreement = _agreement(dp, ref_initial, world_size)
     result = {
-        "pass": passed,
+        "pass": all(c["pass"] for c in comparisons) and all(agreement.values()),
         "mode": "learner",
         "world_size": world_size,
         "devices": s.devices,
@@ -358,9 +365,7 @@ def _probe_rank(rank: int, world_size: int, s: ProbeSettings, output: str) -> No
         "tolerance": tol,
         "sync_tolerance": SYNC_REL_TOL,
         "tolerance_reason": TOLERANCE_REASON,
-        "ranks_started_apart": ranks_started_apart,
-        "initial_weights_identical": start_identical,
-        "ranks_identical_after": ranks_identical,
+        **agreement,
         "rank_spread_before_broadcast_max_abs": dp.before,
         "rank_spread_max_abs": dp.spread,
         "comparisons": comparisons,

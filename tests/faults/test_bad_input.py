@@ -210,7 +210,8 @@ def test_log_dir_check_allows_new_empty_or_caller_log_only(tmp_path):
 def test_two_runs_claiming_one_log_dir_at_once_the_second_is_refused(tmp_path):
     """The checks cannot see a run started at the same instant; the first write of
     train_meta.json is exclusive, so only one of them claims the directory."""
-    from sacscale.train import TrainingError, _atomic_json
+    from sacscale.train import TrainingError
+    from sacscale.train.record import atomic_json as _atomic_json
 
     path = tmp_path / "train_meta.json"
     _atomic_json(path, {"status": "running", "who": 1}, exclusive=True)

@@ -10,7 +10,8 @@ import json
 
 import pytest
 
-from sacscale.parallel.probe import MUTATIONS, SYNC_REL_TOL, ProbeSettings, TrainerProbeSettings, run_probe, run_trainer_probe
+from sacscale.parallel.probe import MUTATIONS, SYNC_REL_TOL, ProbeSettings, run_probe
+from sacscale.train.probe import TrainerProbeSettings, run_trainer_probe
 
 pytestmark = pytest.mark.slow
 SMALL = dict(iterations=2, batch_size=32, replay_rows=1024)

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from sacscale.analysis.events import read_run
-from sacscale.train import TrainingError, check_ranks_agree
+from sacscale.train import TrainingError
+from sacscale.train.record import check_ranks_agree
 
 TINY = '{"learning_starts": 64, "actor_hidden": [32], "critic_hidden": [32], "num_atoms": 11}'
 ITERATIONS = 12

@@ -3,7 +3,8 @@
 import pytest
 
 from sacscale.cli import main
-from sacscale.train import TrainConfig, TrainingError, check_devices, check_disk, sac_config
+from sacscale.train import TrainConfig, TrainingError, sac_config
+from sacscale.train.preflight import check_devices, check_disk
 
 
 @pytest.mark.parametrize(
@@ -80,7 +81,7 @@ def test_losses_are_compiled_only_with_the_sync_inside_the_graph():
 def test_a_checkpoint_whose_pickle_would_inflate_is_refused_unread(tmp_path):
     import zipfile
 
-    from sacscale.train import read_checkpoint
+    from sacscale.train.checkpoint import read_checkpoint
 
     path = tmp_path / "final.pt"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:

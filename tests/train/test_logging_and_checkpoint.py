@@ -15,7 +15,7 @@ from sacscale.cli import main
 from sacscale.learn.networks import Actor
 from sacscale.task.g1_walk_flat import TaskConfig
 from sacscale.task.terms import REWARD_TERMS
-from sacscale.train import CHECKPOINT_FORMAT, checkpoint_path
+from sacscale.train.checkpoint import CHECKPOINT_FORMAT, checkpoint_path
 
 SMALL = '{"learning_starts": 64, "actor_hidden": [32], "critic_hidden": [32], "num_atoms": 11}'
 

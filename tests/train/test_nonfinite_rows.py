@@ -9,8 +9,8 @@ import math
 import pytest
 from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
-import sacscale.train as train
 from sacscale.cli import main
+from sacscale.train import logs, rank
 
 SMALL = '{"learning_starts": 64, "actor_hidden": [32], "critic_hidden": [32], "num_atoms": 11}'
 # iteration -> (field, env, value); learning starts at iteration 8 (64 rows of 8 envs)
@@ -31,7 +31,7 @@ def _scalars(run_dir, tag):
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("nonfinite") / "run"
-    stage, calls = train._stage, {"n": 0}
+    stage, calls = rank.stage_batch, {"n": 0}
 
     def poisoned_stage(arrays, staging, device):
         batch = stage(arrays, staging, device)
@@ -46,15 +46,15 @@ def run(tmp_path_factory):
         return batch
 
     said = []
-    say = train._say_above_bar
+    say = logs.say_above_bar
 
     def recording_say(bar, message):
         said.append(message)
         say(bar, message)
 
     patch = pytest.MonkeyPatch()
-    patch.setattr(train, "_stage", poisoned_stage)
-    patch.setattr(train, "_say_above_bar", recording_say)
+    patch.setattr(rank, "stage_batch", poisoned_stage)
+    patch.setattr(logs, "say_above_bar", recording_say)
     try:
         code = main(["train", "--devices", "cpu", "--num-envs", "8", "--batch-size", "32", "--iterations", "30",
                      "--log-every", "10", "--replay-per-env", "16", "--num-critic-updates", "2",
@@ -99,16 +99,16 @@ def test_the_naming_line_counts_back_to_the_iteration(capsys):
             return {"add": 2, "row": 5, "fields": ["reward"]}
 
     learner = SimpleNamespace(replay=Replay(), nonfinite_counts=lambda: {"nonfinite_rows": 2, "nonfinite_targets": 0})
-    interval = train._Interval()
+    interval = logs.Interval()
     for it in (20, 30):
-        scalars = train._nonfinite_scalars(learner, interval, it, 0, None)
+        scalars = logs.nonfinite_scalars(learner, interval, it, 0, None)
         assert scalars == {"Faults/nonfinite_rows": 2, "Faults/nonfinite_targets": 0}
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["sacscale train: rank 0: dropped a non-finite transition at iteration 3: env 5, field(s) reward "
                    "(never sampled; Faults/nonfinite_rows counts every such row)"]
     learner.nonfinite_counts = lambda: {"nonfinite_rows": 2, "nonfinite_targets": 16}
     for it in (40, 50):
-        train._nonfinite_scalars(learner, interval, it, 0, None)
+        logs.nonfinite_scalars(learner, interval, it, 0, None)
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["sacscale train: rank 0: 16 critic target(s) not finite by iteration 40 although their rows "
                    "passed the replay's check; given no mass (Faults/nonfinite_targets counts them)"]

@@ -15,7 +15,7 @@ from torch.utils.tensorboard import SummaryWriter
 
 from sacscale.analysis.events import read_event_dir, read_run
 from sacscale.cli import main
-from sacscale.train import checkpoint_path, rank_state_path
+from sacscale.train.checkpoint import checkpoint_path, rank_state_path
 
 SMALL = '{"learning_starts": 64, "actor_hidden": [32], "critic_hidden": [32], "num_atoms": 11}'
 ARGS = ["--num-envs", "8", "--batch-size", "32", "--log-every", "2", "--replay-per-env", "16",

@@ -93,7 +93,7 @@ def train(args):
     model = Path(config["model"]).read_bytes() if config.get("model") else b""
     import torch  # the run wrapper keeps a policy-only copy of it (torch.load)
 
-    from sacscale.train import CHECKPOINT_FORMAT
+    from sacscale.train.checkpoint import CHECKPOINT_FORMAT
 
     (log_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
     torch.save({"format": CHECKPOINT_FORMAT[0], "fake": True, "run": log_dir.name, "iteration": iterations,

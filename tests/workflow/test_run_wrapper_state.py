@@ -86,7 +86,7 @@ def test_a_rerun_keeps_the_earlier_learning_state_beside_its_own(tmp_path):
 
 def test_resuming_the_policy_only_copy_is_refused_naming_where_the_state_is(tmp_path, capsys):
     from sacscale.cli import main
-    from sacscale.train import write_policy_only
+    from sacscale.train.checkpoint import write_policy_only
 
     full = tmp_path / "full" / "checkpoints" / "final.pt"
     full.parent.mkdir(parents=True)

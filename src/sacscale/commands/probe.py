@@ -5,9 +5,17 @@ reference (correctness), and the trainer's own rank code path (trainer; also run
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
-from sacscale.train import TrainConfig, TrainingError, check_devices
+import torch
+
+from sacscale.atomic import write_json
+from sacscale.parallel.probe import ProbeSettings, run_probe
+from sacscale.train.config import TrainConfig, TrainingError
+from sacscale.train.preflight import check_devices
+from sacscale.train.probe import TrainerProbeSettings, run_trainer_probe
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,8 +42,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _auto_devices() -> str:
-    import torch
-
     n = torch.cuda.device_count() if torch.cuda.is_available() else 0
     return "0,1" if n >= 2 else "0" if n == 1 else "cpu,cpu"
 
@@ -53,12 +59,27 @@ def _print(result: dict, output: str) -> None:
           + f"; {where}" + (f"; failed: {', '.join(failed)}" if failed else "") + f" -> {output}")
 
 
+def _run_correctness(args: argparse.Namespace, devices: list[str], trainer: TrainerProbeSettings) -> dict:
+    """The learner probe; with --trainer-iterations also the trainer's path, whose result
+    goes into the learner probe's file (`trainer_path`) and must pass too."""
+    result = run_probe(ProbeSettings(devices, args.iterations, args.compile_loss, args.batch_size,
+                                     seed=args.seed, amp_dtype=args.amp_dtype, mutation=args.mutation),
+                       args.output, args.timeout_s)
+    if not args.trainer_iterations:
+        return result
+    _print(result, args.output)
+    path = Path(args.output)
+    side = path.with_name(path.stem + ".trainer.tmp.json")
+    try:
+        result["trainer_path"] = run_trainer_probe(trainer, str(side))
+    finally:
+        side.unlink(missing_ok=True)
+    result["pass"] = bool(result["pass"] and result["trainer_path"]["pass"])
+    write_json(args.output, result)
+    return {**result["trainer_path"], "pass": result["pass"]}
+
+
 def run(args: argparse.Namespace) -> int:
-    import json
-    from pathlib import Path
-
-    from sacscale.parallel.probe import ProbeSettings, TrainerProbeSettings, run_probe, run_trainer_probe
-
     if args.iterations < 1 or args.trainer_iterations < 0:
         print("sacscale probe: error: --iterations must be positive, --trainer-iterations >= 0", file=sys.stderr)
         return 2
@@ -74,22 +95,7 @@ def run(args: argparse.Namespace) -> int:
         if args.kind == "trainer":
             result = run_trainer_probe(trainer, args.output)
         else:
-            result = run_probe(ProbeSettings(devices, args.iterations, args.compile_loss, args.batch_size,
-                                             seed=args.seed, amp_dtype=args.amp_dtype, mutation=args.mutation),
-                               args.output, args.timeout_s)
-            if args.trainer_iterations:
-                _print(result, args.output)
-                path = Path(args.output)
-                side = path.with_name(path.stem + ".trainer.tmp.json")
-                try:
-                    result["trainer_path"] = run_trainer_probe(trainer, str(side))
-                finally:
-                    side.unlink(missing_ok=True)
-                result["pass"] = bool(result["pass"] and result["trainer_path"]["pass"])
-                from sacscale.atomic import write_json
-
-                write_json(args.output, result)
-                result = {**result["trainer_path"], "pass": result["pass"]}
+            result = _run_correctness(args, devices, trainer)
     except (TrainingError, RuntimeError, ValueError) as exc:
         print(f"sacscale probe: error: {exc}", file=sys.stderr)
         return 1

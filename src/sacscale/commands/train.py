@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from dataclasses import fields
 
-from sacscale.train import TrainConfig, TrainingError, run_training
+from sacscale import checks
+from sacscale.parallel.launch import Interrupted
+from sacscale.parallel.pools import PoolError, resolve_learner_cpus, resolve_pools
+from sacscale.train.config import TrainConfig, TrainingError, sac_config
+from sacscale.train.job import run_training
 from sacscale.train.options import add_arguments, build_parser, option_names  # noqa: F401  (the CLI's interface)
 
 
@@ -18,10 +23,6 @@ def check_options(cfg: TrainConfig) -> None:
     in run_training."""
     if cfg.resume:
         return
-    from sacscale import checks
-    from sacscale.parallel.pools import PoolError, resolve_learner_cpus, resolve_pools
-    from sacscale.train import sac_config
-
     try:
         cfg.validate()
         checks.check_sizes(cfg, sac_config(cfg))
@@ -35,8 +36,6 @@ def check_options(cfg: TrainConfig) -> None:
 def run(args: argparse.Namespace) -> int:
     """0: completed; 1: failed (the message names the cause); 2: a usage error (a bad option
     value); 128+N: stopped by signal N."""
-    from sacscale.parallel.launch import Interrupted
-
     cfg = TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
     try:
         check_options(cfg)
@@ -49,8 +48,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"sacscale train: error: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:  # e.g. the disk filled up during the run (event files, checkpoints)
-        import errno
-
         full = " (disk full)" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else ""
         where = f" {exc.filename}" if exc.filename else ""
         print(f"sacscale train: error: writing under --log-dir {cfg.log_dir} failed{full}:{where} "

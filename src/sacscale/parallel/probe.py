@@ -13,9 +13,8 @@ and compares it with eager execution.
 
 Each rank starts from its own seed (seed + 1000 x rank, as in training), so the start-up
 broadcast is under test; the sync is judged exactly too (`SYNC_REL_TOL`, any dtype).
-`run_trainer_probe` drives the trainer's own rank code (`train.run_rank`: its broadcast,
-its hooks, real collectors) for a few iterations and requires bit-identical parameters on
-every rank. `MUTATIONS` break the sync on purpose; the tests assert the probe fails.
+`MUTATIONS` break the sync on purpose; the tests assert the probe fails. The trainer's
+own rank code is probed by `sacscale.train.probe`, with the recorders and checks here.
 """
 
 from __future__ import annotations
@@ -29,9 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
+import torch.distributed as dist
 
 from sacscale.atomic import atomic_write_text
+from sacscale.learn import learner as learner_module
+from sacscale.learn.config import SACConfig
+from sacscale.learn.learner import FastSACLearner, Randoms
 from sacscale.parallel import launch
+from sacscale.parallel.grad_sync import allreduce_hooks, broadcast_state
 
 BUCKETS = ("critic", "alpha", "actor")
 
@@ -71,6 +75,19 @@ SYNC_REL_TOL = 1e-5
 #   no_broadcast  the start-up broadcast does nothing (ranks start from their own seeds)
 #   scale_rank1   rank 1's gradient is multiplied by 1.001 before the all-reduce
 MUTATIONS = ("sum", "no_allreduce", "no_broadcast", "scale_rank1")
+# The probe's record of how its tolerances were chosen (see TOLERANCES and SYNC_REL_TOL).
+TOLERANCE_REASON = (
+    "relative errors: gradients against the largest gradient entry of their bucket "
+    "(last optimizer step of the last iteration, elementwise), parameters normwise: "
+    "the 2-norm of the difference against the 2-norm of the change from their "
+    "initial value. float32: only summation order differs, and AdamW magnifies it on "
+    "near-zero gradient entries, one entry at a time (hence normwise). bfloat16: 8 mantissa bits "
+    "(~4e-3 per rounding); there AdamW turns rounding on near-zero gradients into "
+    "whole-step parameter differences, so only gradients are judged in bf16. "
+    "sync/*: the all-reduced gradient against the float64 mean of the ranks' own "
+    f"gradients, {SYNC_REL_TOL:g} relative in every dtype: the float32 sum of N values "
+    "differs by at most ~N x 2^-24, a 0.1% error on one rank of N <= 8 by >= 1.25e-4."
+)
 
 
 @dataclass
@@ -100,8 +117,6 @@ class ProbeSettings:
 
 
 def _sac_config(s: ProbeSettings, batch_size: int):
-    from sacscale.learn.config import SACConfig
-
     return SACConfig(**{**s.learner, "batch_size": batch_size, "learning_starts": 0,
                         "replay_per_env": s.replay_rows, "amp_dtype": s.amp_dtype})
 
@@ -124,8 +139,6 @@ def _fill_replay(learner, rows: int, seed: int) -> None:
 
 def _randoms(cfg, rows: int, batch: int, seed: int, iteration: int, rank: int):
     """Rank `rank`'s random numbers of one iteration (drawn on the CPU, reproducibly)."""
-    from sacscale.learn.learner import Randoms
-
     g = torch.Generator().manual_seed(1_000_003 * (seed + 1) + 1009 * iteration + rank)
     u, p, a = cfg.critic_updates, cfg.actor_updates, cfg.action_dim
     return Randoms(
@@ -135,7 +148,7 @@ def _randoms(cfg, rows: int, batch: int, seed: int, iteration: int, rank: int):
     )
 
 
-class _GradRecorder:
+class GradRecorder:
     """A hook that keeps the flat gradient of each bucket's latest step (allocated at the
     first, eager, call and reused by a captured graph, so it is graph-safe)."""
 
@@ -152,8 +165,7 @@ class _GradRecorder:
 def sync_hooks(world_size: int, rank: int, mutation: str | None = None, grad_sync: bool = True, base=None):
     """The production all-reduce hooks (`grad_sync.allreduce_hooks`, or `base`), or a mutation of them."""
     if base is None:
-        from sacscale.parallel.grad_sync import allreduce_hooks as base
-
+        base = allreduce_hooks
     if not grad_sync or mutation == "no_allreduce":
         return []
     hooks = list(base(world_size))
@@ -165,8 +177,6 @@ def sync_hooks(world_size: int, rank: int, mutation: str | None = None, grad_syn
 
 
 def broadcast(tensors: dict, mutation: str | None = None) -> None:
-    from sacscale.parallel.grad_sync import broadcast_state
-
     if mutation != "no_broadcast":
         broadcast_state(tensors)
 
@@ -174,24 +184,21 @@ def broadcast(tensors: dict, mutation: str | None = None) -> None:
 def _run_learner(s: ProbeSettings, device, batch: int, hooks, compiled: bool, graphed: bool, seed: int | None = None):
     """A learner on the probe's replay; hooks: [input recorder, *hooks, output recorder].
     Ranks sharing a CUDA device sync through gloo, between graph segments, as the trainer does."""
-    from sacscale.learn import learner as learner_module
-
     cfg = _sac_config(s, batch)
     in_graph = not launch.shares_cuda_device(s.devices)
+    # read at call time: a GPU test allows compiled segments to show they still fail
     compiled = compiled and (in_graph or learner_module.COMPILED_SEGMENTS_ALLOWED)
-    learner = learner_module.FastSACLearner(cfg, 1, device, compile=compiled, cuda_graph=graphed,
-                             seed=s.seed if seed is None else seed, hooks_in_graph=in_graph)
+    learner = FastSACLearner(cfg, 1, device, compile=compiled, cuda_graph=graphed,
+             seed=s.seed if seed is None else seed, hooks_in_graph=in_graph)
     _fill_replay(learner, s.replay_rows, s.seed)
     learner.use_external_randoms()
-    local, synced = _GradRecorder(), _GradRecorder()
+    local, synced = GradRecorder(), GradRecorder()
     learner.set_gradient_graph_hooks([local, *hooks, synced])
     return learner, local, synced, cfg
 
 
-def _state_spread(tensors: dict) -> dict[str, float]:
+def state_spread(tensors: dict) -> dict[str, float]:
     """{name: max |this rank's - rank 0's|} over all ranks (collective)."""
-    import torch.distributed as dist
-
     spread = {}
     for key in sorted(tensors):
         mine = tensors[key].detach().clone()
@@ -203,10 +210,8 @@ def _state_spread(tensors: dict) -> dict[str, float]:
     return spread
 
 
-def _sync_check(local: _GradRecorder, synced: _GradRecorder, world_size: int) -> list[dict]:
+def sync_check(local: GradRecorder, synced: GradRecorder, world_size: int) -> list[dict]:
     """Each bucket's synced gradient against the float64 mean of the ranks' own (collective)."""
-    import torch.distributed as dist
-
     out = []
     for key in BUCKETS:
         if key not in local.last:
@@ -249,68 +254,102 @@ def _compare(name: str, got: torch.Tensor, ref: torch.Tensor, scale: torch.Tenso
             "judged": rel_tol is not None}
 
 
-def _probe_rank(rank: int, world_size: int, s: ProbeSettings, output: str) -> None:
-    import torch.distributed as dist
+@dataclass
+class _DataParallelRun:
+    """What one rank of the data-parallel side measured."""
+    cfg: object              # the learner's SACConfig
+    before: dict             # rank spread before the start-up broadcast
+    start: dict              # ... after it
+    initial: dict            # the state after the broadcast
+    spread: dict             # rank spread after the iterations
+    sync: list               # the exact sync check's comparisons
+    state: dict              # the state after the iterations
+    grads: GradRecorder      # the synced gradients of the last step
+    graphed: bool            # the all-reduce ran inside the CUDA graph
+    compiled: bool
 
+
+def _run_data_parallel(s: ProbeSettings, rank: int, world_size: int, device) -> _DataParallelRun:
+    """The data-parallel learner, each rank from its own seed as in training (seed + 1000 x
+    rank), so only the start-up broadcast makes them agree."""
+    on_cuda = device.type == "cuda"
+    dp, dp_local, dp_grads, cfg = _run_learner(
+        s, device, s.batch_size, sync_hooks(world_size, rank, s.mutation, s.grad_sync),
+        compiled=s.compile_loss and on_cuda, graphed=on_cuda, seed=s.seed + 1000 * rank,
+    )
+    before = state_spread(dp.state_tensors())
+    broadcast(dp.state_tensors(), s.mutation)
+    start = state_spread(dp.state_tensors())
+    initial = _copy_state(dp)
+    _iterate(dp, lambda it: _randoms(cfg, s.replay_rows, s.batch_size, s.seed, it, rank), s.iterations, device)
+    run = _DataParallelRun(
+        cfg=cfg, before=before, start=start, initial=initial,
+        spread=state_spread(dp.state_tensors()),  # every rank must hold rank 0's parameters
+        sync=sync_check(dp_local, dp_grads, world_size), state=_copy_state(dp), grads=dp_grads,
+        graphed=dp._graph is not None and dp.hooks_in_graph, compiled=dp.compiled,
+    )
+    dp.close()
+    return run
+
+
+def _copy_state(learner) -> dict:
+    return {k: v.detach().clone() for k, v in learner.state_tensors().items()}
+
+
+def _comparisons(dp: _DataParallelRun, ref_initial: dict, ref_state: dict, ref_grads: GradRecorder,
+                 tol: dict) -> list[dict]:
+    """Parameters (normwise) and gradients against the reference, then the sync check."""
+    out = []
+    for key in ref_state:
+        moved = ref_state[key] - ref_initial[key]
+        out.append(_compare(f"param/{key}", dp.state[key], ref_state[key], moved, tol["param_rel"], "norm"))
+    for key in BUCKETS:
+        if key in ref_grads.last:
+            out.append(_compare(f"grad/{key}", dp.grads.last[key], ref_grads.last[key],
+                                ref_grads.last[key], tol["grad_rel"]))
+    return out + dp.sync
+
+
+def _agreement(dp: _DataParallelRun, ref_initial: dict, world_size: int) -> dict[str, bool]:
+    """The ranks started apart (their own seeds), the broadcast gave every rank the
+    reference's initial weights, and they ended identical."""
+    start_identical = (all((dp.initial[k] - ref_initial[k]).abs().max().item() == 0 for k in dp.initial)
+                       and all(v == 0 for v in dp.start.values()))
+    return {
+        "ranks_started_apart": world_size == 1 or any(v > 0 for v in dp.before.values()),
+        "initial_weights_identical": start_identical,
+        "ranks_identical_after": all(v == 0 for v in dp.spread.values()),
+    }
+
+
+def _probe_rank(rank: int, world_size: int, s: ProbeSettings, output: str) -> None:
     device = torch.device(s.devices[rank] if world_size > 1 else s.devices[0])
     if device.type == "cuda":
         torch.cuda.set_device(device)
     on_cuda = device.type == "cuda"
     t0 = time.time()
-
-    # ---- the data-parallel learner, each rank from its own seed as in training
-    # (seed + 1000 x rank), so only the start-up broadcast makes them agree
-    dp, dp_local, dp_grads, cfg = _run_learner(
-        s, device, s.batch_size, sync_hooks(world_size, rank, s.mutation, s.grad_sync),
-        compiled=s.compile_loss and on_cuda, graphed=on_cuda, seed=s.seed + 1000 * rank,
-    )
-    before = _state_spread(dp.state_tensors())
-    broadcast(dp.state_tensors(), s.mutation)
-    start = _state_spread(dp.state_tensors())
-    initial = {k: v.detach().clone() for k, v in dp.state_tensors().items()}
-    _iterate(dp, lambda it: _randoms(cfg, s.replay_rows, s.batch_size, s.seed, it, rank), s.iterations, device)
-
-    spread = _state_spread(dp.state_tensors())  # every rank must hold rank 0's parameters
-    sync = _sync_check(dp_local, dp_grads, world_size)
-    dp_state = {k: v.detach().clone() for k, v in dp.state_tensors().items()}
-    graphed = dp._graph is not None and dp.hooks_in_graph
-    dp.close()
+    dp = _run_data_parallel(s, rank, world_size, device)
     if rank != 0:
         return
 
     # ---- the single-process reference: eager, no hooks, the concatenated batch, from
     # rank 0's seed (what the broadcast gives every rank)
     def ref_randoms(it):
-        from sacscale.learn.learner import Randoms
-
-        return Randoms.concat([_randoms(cfg, s.replay_rows, s.batch_size, s.seed, it, r)
+        return Randoms.concat([_randoms(dp.cfg, s.replay_rows, s.batch_size, s.seed, it, r)
                                for r in range(world_size)])
 
     ref, _, ref_grads, _ = _run_learner(
         s, device, s.batch_size * world_size, [], compiled=False, graphed=False, seed=s.seed)
-    ref_initial = {k: v.detach().clone() for k, v in ref.state_tensors().items()}
+    ref_initial = _copy_state(ref)
     _iterate(ref, ref_randoms, s.iterations, device)
-    ref_state = {k: v.detach().clone() for k, v in ref.state_tensors().items()}
+    ref_state = _copy_state(ref)
 
     dtype = "bfloat16" if ref.amp_dtype == torch.bfloat16 else "float32"
     tol = TOLERANCES[dtype]
-    comparisons = []
-    for key in ref_state:
-        moved = ref_state[key] - ref_initial[key]
-        comparisons.append(_compare(f"param/{key}", dp_state[key], ref_state[key], moved, tol["param_rel"], "norm"))
-    for key in BUCKETS:
-        if key in ref_grads.last:
-            comparisons.append(_compare(f"grad/{key}", dp_grads.last[key], ref_grads.last[key],
-                                        ref_grads.last[key], tol["grad_rel"]))
-    comparisons += sync
-    start_identical = (all((initial[k] - ref_initial[k]).abs().max().item() == 0 for k in initial)
-                       and all(v == 0 for v in start.values()))
-    ranks_started_apart = world_size == 1 or any(v > 0 for v in before.values())
-    ranks_identical = all(v == 0 for v in spread.values())
-    passed = (all(c["pass"] for c in comparisons) and start_identical and ranks_identical
-              and ranks_started_apart)
+    comparisons = _comparisons(dp, ref_initial, ref_state, ref_grads, tol)
+    agreement = _agreement(dp, ref_initial, world_size)
     result = {
-        "pass": passed,
+        "pass": all(c["pass"] for c in comparisons) and all(agreement.values()),
         "mode": "learner",
         "world_size": world_size,
         "devices": s.devices,
@@ -322,166 +361,25 @@ def _probe_rank(rank: int, world_size: int, s: ProbeSettings, output: str) -> No
         "compile_loss": s.compile_loss and on_cuda and dp.compiled,
         "grad_sync": s.grad_sync,
         "mutation": s.mutation,
-        "allreduce_in_cuda_graph": graphed,
+        "allreduce_in_cuda_graph": dp.graphed,
         "autocast_dtype": dtype,
         "tolerance": tol,
         "sync_tolerance": SYNC_REL_TOL,
-        "tolerance_reason": (
-            "relative errors: gradients against the largest gradient entry of their bucket "
-            "(last optimizer step of the last iteration, elementwise), parameters normwise: "
-            "the 2-norm of the difference against the 2-norm of the change from their "
-            "initial value. float32: only summation order differs, and AdamW magnifies it on "
-            "near-zero gradient entries, one entry at a time (hence normwise). bfloat16: 8 mantissa bits "
-            "(~4e-3 per rounding); there AdamW turns rounding on near-zero gradients into "
-            "whole-step parameter differences, so only gradients are judged in bf16. "
-            "sync/*: the all-reduced gradient against the float64 mean of the ranks' own "
-            f"gradients, {SYNC_REL_TOL:g} relative in every dtype: the float32 sum of N values "
-            "differs by at most ~N x 2^-24, a 0.1% error on one rank of N <= 8 by >= 1.25e-4."
-        ),
-        "ranks_started_apart": ranks_started_apart,
-        "initial_weights_identical": start_identical,
-        "ranks_identical_after": ranks_identical,
-        "rank_spread_before_broadcast_max_abs": before,
-        "rank_spread_max_abs": spread,
+        "tolerance_reason": TOLERANCE_REASON,
+        **agreement,
+        "rank_spread_before_broadcast_max_abs": dp.before,
+        "rank_spread_max_abs": dp.spread,
         "comparisons": comparisons,
         "torch": torch.__version__,
         "seconds": time.time() - t0,
         **({"learner_overrides": dict(s.learner)} if s.learner else {}),
     }
     ref.close()
-    _write(output, result)
+    write_result(output, result)
 
 
-def _write(output: str, result: dict) -> None:
+def write_result(output: str, result: dict) -> None:
     atomic_write_text(output, json.dumps(result, indent=2))
-
-
-# --- the trainer's own rank code path --------------------------------------------------------
-
-@dataclass
-class TrainerProbeSettings:
-    """`sacscale.train.run_rank` itself, with real collectors, for a few iterations: the
-    trainer builds each rank's learner from its own seed, broadcasts, installs the hooks."""
-    devices: list[str]
-    iterations: int = 14     # learning starts at max(batch, 10 x envs) rows: iteration 10 here
-    num_envs: int = 16
-    batch_size: int = 128
-    seed: int = 0
-    model: str | None = None
-    mutation: str | None = None
-    timeout_s: float = 180.0
-    extra: dict = field(default_factory=dict)  # the trainer's --extra (learner settings); empty: reference sizes
-
-
-def _trainer_rank(rank: int, world_size: int, s: TrainerProbeSettings, output: str, log_dir: str,
-                  shm_prefix: str) -> None:
-    """One rank of `run_rank`, watched from outside: the learner class is replaced by a
-    subclass that records what the trainer does with it (and compares the ranks at its
-    close); the sync functions are wrapped, and mutated only when asked. Nothing in the
-    trainer is changed."""
-    import sacscale.parallel.grad_sync as grad_sync
-    import sacscale.learn.learner as learner_module
-    from sacscale import train
-
-    real_hooks, real_broadcast = grad_sync.allreduce_hooks, grad_sync.broadcast_state
-    seen: dict = {"hooks_installed": 0, "updates": 0, "broadcasts": 0}
-
-    def watched_broadcast(tensors, src=0):
-        seen["before"] = _state_spread(tensors)
-        seen["broadcasts"] += 1
-        if s.mutation != "no_broadcast":
-            real_broadcast(tensors, src)
-
-    grad_sync.broadcast_state = watched_broadcast
-    grad_sync.allreduce_hooks = lambda ws: sync_hooks(ws, rank, s.mutation, base=real_hooks)
-
-    class Watched(learner_module.FastSACLearner):
-        def set_gradient_graph_hooks(self, hooks):
-            seen["hooks_installed"] += len(hooks)
-            self._probe_local, self._probe_synced = _GradRecorder(), _GradRecorder()
-            super().set_gradient_graph_hooks([self._probe_local, *hooks, self._probe_synced])
-
-        def update(self):
-            seen["updates"] += 1
-            super().update()
-
-        def close(self):
-            if "spread" not in seen:
-                seen["spread"] = _state_spread(self.state_tensors())
-                seen["sync"] = _sync_check(self._probe_local, self._probe_synced, world_size) \
-                    if hasattr(self, "_probe_local") else []
-            super().close()
-
-    learner_module.FastSACLearner = Watched
-    cfg = train.TrainConfig(
-        devices=",".join(s.devices), num_envs=s.num_envs, batch_size=s.batch_size, iterations=s.iterations,
-        seed=s.seed, log_dir=log_dir, log_every=s.iterations, checkpoint_every=0, grad_sync="on",
-        model=s.model, replay_per_env=64, sim_threads=1, timeout_s=s.timeout_s, extra=dict(s.extra),
-        allreduce="between-graphs" if launch.shares_cuda_device(s.devices) else "in-graph",
-    )
-    try:
-        train.run_rank(cfg, rank, world_size, None, shm_prefix, local_rank=rank if world_size > 1 else 0)
-    except train.RanksApart as exc:  # the trainer's own end-of-run check caught a broken sync: recorded
-        seen["trainer_found_ranks_apart"] = str(exc)
-    if rank != 0:
-        return
-    ranks_apart = world_size == 1 or any(v > 0 for v in seen.get("before", {}).values())
-    identical = bool(seen.get("spread")) and all(v == 0 for v in seen["spread"].values())
-    checks = {
-        "hooks_installed_by_trainer": seen["hooks_installed"] > 0,
-        "learner_updated": seen["updates"] > 0,
-        "broadcast_by_trainer": seen["broadcasts"] > 0,
-        "ranks_started_apart": ranks_apart,
-        "ranks_bit_identical_after": identical,
-        "sync_within_tolerance": bool(seen.get("sync")) and all(c["pass"] for c in seen["sync"]),
-    }
-    _write(output, {
-        "pass": all(checks.values()),
-        "mode": "trainer",
-        "world_size": world_size,
-        "devices": s.devices,
-        "iterations": s.iterations,
-        "num_envs": s.num_envs,
-        "batch_per_rank": s.batch_size,
-        "mutation": s.mutation,
-        **({"learner_overrides": dict(s.extra)} if s.extra else {}),
-        "checks": checks,
-        "learner_updates_per_rank": seen["updates"],
-        "rank_spread_before_broadcast_max_abs": seen.get("before"),
-        "rank_spread_max_abs": seen.get("spread"),
-        "trainer_found_ranks_apart": seen.get("trainer_found_ranks_apart"),
-        "comparisons": seen.get("sync", []),
-        "sync_tolerance": SYNC_REL_TOL,
-        "criterion": ("the trainer's own run_rank (real collectors): it must broadcast and install the hooks, "
-                      "the learner must update, ranks built from different seeds must end bit-identical, "
-                      f"and every synced gradient must be the ranks' mean within {SYNC_REL_TOL:g}"),
-    })
-
-
-def run_trainer_probe(s: TrainerProbeSettings, output: str) -> dict:
-    """Drive the trainer's rank code for a few iterations (one process per rank)."""
-    import tempfile
-
-    if s.mutation is not None and s.mutation not in MUTATIONS:
-        raise ValueError(f"mutation: {s.mutation!r} is not one of {', '.join(MUTATIONS)}")
-    world_size = len(s.devices)
-    backend = launch.backend_for(s.devices)
-    prefix = launch.job_prefix()
-    with tempfile.TemporaryDirectory(prefix="sacscale-probe-") as log_dir:
-        if world_size == 1:
-            os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(launch.free_port()))
-            launch.init_group(backend, 0, 1, s.timeout_s)
-            try:
-                _trainer_rank(0, 1, s, output, log_dir, prefix)
-            finally:
-                launch.destroy_group()
-        else:
-            launch.spawn_and_supervise(
-                _trainer_rank, world_size, backend, s.timeout_s,
-                args_for_rank=lambda r: (s, output, log_dir, prefix), shm_prefix=prefix,
-                describe_rank=lambda r: f"device {s.devices[r]}",
-            )
-    return json.loads(Path(output).read_text())
 
 
 def run_probe(s: ProbeSettings, output: str, timeout_s: float = 600.0) -> dict:

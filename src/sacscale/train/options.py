@@ -10,7 +10,7 @@ from dataclasses import MISSING, fields
 
 from sacscale.task.g1_walk_flat import TILT_OBS
 from sacscale.task.halves import PIPELINES
-from sacscale.train import ALLREDUCE_PLACEMENTS, TrainConfig
+from sacscale.train.config import ALLREDUCE_PLACEMENTS, TrainConfig
 
 HELP = {
     "devices": "comma list: 'cpu' (one CPU rank), 'cpu,cpu' (2 gloo ranks), '0' or '0,1' (CUDA indices); "

@@ -1,0 +1,170 @@
+"""The trainer's configuration: TrainConfig (one field per `sacscale train` flag), the
+checks of its values that need no process, device or file, and the learner's SACConfig
+made from it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from sacscale.checks import check_learner_values, check_seed
+from sacscale.parallel.launch import shares_cuda_device
+from sacscale.task.g1_walk_flat import TILT_OBS
+from sacscale.task.halves import PIPELINES
+
+ALLREDUCE_PLACEMENTS = ("in-graph", "between-graphs")
+# Printed by every rank once its first learner update (compile, warm-up, CUDA-graph
+# capture, first iteration) has run to completion on the device.
+FIRST_UPDATE_DONE = "first learner update done"
+# Sizes that must be positive, named as their flags in the error.
+POSITIVE_SIZES = ("num_envs", "batch_size", "iterations", "log_every", "num_critic_updates", "replay_per_env")
+
+
+class TrainingError(RuntimeError):
+    """A run that cannot start or must stop (bad input, divergence, dead peer)."""
+
+
+class RanksApart(TrainingError):
+    """A synced run whose ranks ended with different learner states (the end-of-run check)."""
+
+
+@dataclass
+class TrainConfig:
+    """Every knob of `sacscale train`; the field name is the CLI flag (`--num-envs`)."""
+
+    devices: str = "cpu"              # "cpu", "cpu,cpu" (2 gloo ranks), "0", "0,1" (CUDA indices), "0,0" (2 ranks, 1 GPU, gloo)
+    num_envs: int = 2048              # per rank
+    batch_size: int = 8192            # per rank
+    num_critic_updates: int = 8
+    num_actor_updates: int = 2
+    iterations: int = 1000
+    collector_cpu_ids: str = "auto"   # see sacscale.parallel.pools
+    learner_cpu_ids: str = ""         # "" keeps the learners' affinity; "auto" or "0;16" pins them
+    sim_threads: int = 0              # 0: the pool's size (or all usable CPUs when unpinned)
+    env_pipeline: str = "halves"      # halves: task and actor work overlap physics; serial
+    tilt_obs: str = "world"           # the task's tilt input: world (the reference's) or torso
+    obs_norm: bool = False            # running mean/variance normalisation of actor and critic inputs
+    seed: int = 0
+    log_dir: str = "runs/train"
+    log_every: int = 10
+    checkpoint_every: int = 500       # iterations between checkpoints (0: only at the end)
+    checkpoint_replay: bool = False   # checkpoints also hold each rank's replay buffer (1.8 GB at 2048 envs)
+    resume: str = ""                  # run directory to continue from its last checkpoint
+    trace: bool = False
+    compile: bool = True              # CUDA only
+    cuda_graph: bool = True           # CUDA only
+    grad_sync: str = "auto"           # auto: all-reduce hooks when world size > 1; on; off
+    allreduce: str = "in-graph"       # in-graph: inside the iteration's CUDA graph; between-graphs
+    model: str | None = None          # compiled .mjb; None builds from the asset package
+    timeout_s: float = 180.0          # longest wait for a collector step or a peer rank
+    min_free_mb: float = 64.0         # free disk space needed under log_dir
+    replay_per_env: int = 512
+    extra: dict = field(default_factory=dict)
+
+    def device_list(self) -> list[str]:
+        items = [d.strip() for d in str(self.devices).split(",") if d.strip()]
+        if not items:
+            raise TrainingError("--devices: empty device list")
+        out = [_device_name(d) for d in items]
+        if len({d == "cpu" for d in out}) > 1:
+            raise TrainingError("--devices: mix of CPU and CUDA ranks is not supported")
+        return out
+
+    def validate(self) -> None:
+        """Every check that needs no process, device or file system state but the model's
+        path; each error names the flag."""
+        self._check_sizes()
+        self._check_choices()
+        self._check_limits()
+        if self.model is not None and not Path(self.model).is_file():
+            raise TrainingError(f"--model {self.model}: no such file")
+        check_seed(self.seed)
+        self._check_shared_device()
+
+    def _check_sizes(self) -> None:
+        for name in POSITIVE_SIZES:
+            if getattr(self, name) <= 0:
+                raise TrainingError(f"--{name.replace('_', '-')} must be positive, got {getattr(self, name)}")
+        if self.num_actor_updates < 0 or self.num_actor_updates > self.num_critic_updates:
+            raise TrainingError("--num-actor-updates must be in [0, --num-critic-updates]")
+
+    def _check_choices(self) -> None:
+        if self.grad_sync not in ("auto", "on", "off"):
+            raise TrainingError("--grad-sync must be auto, on or off")
+        if self.allreduce not in ALLREDUCE_PLACEMENTS:
+            raise TrainingError(f"--allreduce must be {' or '.join(ALLREDUCE_PLACEMENTS)}, got {self.allreduce!r}")
+        if self.env_pipeline not in PIPELINES:
+            raise TrainingError(f"--env-pipeline must be {' or '.join(PIPELINES)}, got {self.env_pipeline!r}")
+        if self.tilt_obs not in TILT_OBS:
+            raise TrainingError(f"--tilt-obs must be {' or '.join(TILT_OBS)}, got {self.tilt_obs!r}")
+        if self.env_pipeline == "halves" and self.num_envs < 2:
+            raise TrainingError("--env-pipeline halves needs --num-envs >= 2 (or use serial)")
+
+    def _check_limits(self) -> None:
+        if not (self.timeout_s > 0 and math.isfinite(self.timeout_s)):
+            raise TrainingError(f"--timeout-s must be a positive number of seconds, got {self.timeout_s}")
+        if self.sim_threads < 0:
+            raise TrainingError(f"--sim-threads must be >= 0 (0: the pool's size), got {self.sim_threads}")
+        if not self.min_free_mb >= 0:
+            raise TrainingError(f"--min-free-mb must be >= 0, got {self.min_free_mb}")
+        if not isinstance(self.extra, dict):
+            raise TrainingError(f"--extra must be a JSON object, got {type(self.extra).__name__} {self.extra!r}")
+
+    def _check_shared_device(self) -> None:
+        """Ranks sharing a CUDA device sum gradients through gloo, which cannot be captured
+        in a CUDA graph: the all-reduce must run between the graph segments."""
+        if (shares_cuda_device(self.device_list()) and self.grad_sync != "off"
+                and self.allreduce != "between-graphs"):
+            raise TrainingError(
+                f"--devices {self.devices}: ranks that share a CUDA device sync gradients through gloo, "
+                "which cannot run inside a CUDA graph: add --allreduce between-graphs (or --grad-sync off)"
+            )
+
+
+def _device_name(item: str) -> str:
+    """One `--devices` entry as a torch device name."""
+    if item == "cpu":
+        return "cpu"
+    if item.startswith("cuda:") and item[5:].isdigit():
+        return item
+    if item.isdigit():
+        return f"cuda:{item}"
+    raise TrainingError(f"--devices: {item!r} is neither 'cpu' nor a CUDA device index")
+
+
+def compiles_losses(cfg: TrainConfig) -> bool:
+    """torch.compile of the losses: asked for, and the gradient sync inside the one graph.
+    With `--allreduce between-graphs` the losses run eagerly: compiled losses in a
+    segmented capture gave wrong gradients (docs/faults.md), so the segmented mode, and
+    every configuration compared with it, trades their speed for correct numbers."""
+    return cfg.compile and cfg.allreduce == "in-graph"
+
+
+def sac_config(cfg: TrainConfig):
+    """The learner's config: reference values, this run's sizes, then `--extra` overrides."""
+    # local: SACConfig imports torch, and the pipeline checks TrainConfig without it
+    from sacscale.learn.config import SACConfig
+
+    known = {f.name for f in fields(SACConfig)}
+    unknown = sorted(set(cfg.extra) - known)
+    if unknown:
+        raise TrainingError(f"--extra: unknown learner setting(s) {unknown}; known: {sorted(known)}")
+    values = {
+        "batch_size": cfg.batch_size,
+        "critic_updates": cfg.num_critic_updates,
+        "actor_update_at": actor_update_slots(cfg.num_critic_updates, cfg.num_actor_updates),
+        "replay_per_env": cfg.replay_per_env,
+        "obs_norm": cfg.obs_norm,
+        **cfg.extra,
+    }
+    check_learner_values(values, set(cfg.extra))  # types first: SACConfig would take "x" for gamma
+    try:
+        return SACConfig(**values)
+    except (TypeError, ValueError) as exc:
+        raise TrainingError(f"learner settings: {exc}") from exc
+
+
+def actor_update_slots(n_critic: int, n_actor: int) -> tuple[int, ...]:
+    """Actor updates spread evenly over the critic updates: 8 and 2 give (0, 4), the reference."""
+    return tuple(range(0, n_critic, n_critic // n_actor))[:n_actor] if n_actor else ()

@@ -1,0 +1,80 @@
+"""The checks a training job passes before anything is written or started: the options,
+the learner settings, the devices, the CPU pools, the log directory, disk and shared
+memory, the model. Each failure is a TrainingError that names the flag."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from sacscale import checks
+from sacscale.parallel.pools import PoolError, PoolPlan, resolve_learner_cpus, resolve_pools
+from sacscale.train.config import TrainConfig, TrainingError, sac_config
+
+
+@dataclass
+class JobPlan:
+    """What the checks found: this host's devices, the job's ranks and their CPUs."""
+
+    devices: list[str]
+    world_size: int           # every node's ranks
+    external: bool            # launched by torchrun or a cluster (RANK and WORLD_SIZE set)
+    pools: PoolPlan           # the collectors' CPU pools, one per rank of this host
+    learner_cpus: list[list[int] | None]  # per rank of this host: the learner's CPUs (None: its affinity kept)
+
+
+def check_job(cfg: TrainConfig) -> JobPlan:
+    """Every check that can run before the job starts; the model's last (it imports MuJoCo
+    and builds a 2-env task)."""
+    cfg.validate()
+    sac = sac_config(cfg)  # --extra: unknown or invalid learner settings fail here, before any process starts
+    checks.check_sizes(cfg, sac)
+    devices = cfg.device_list()
+    check_devices(devices)
+    external = "RANK" in os.environ and "WORLD_SIZE" in os.environ
+    world_size = int(os.environ["WORLD_SIZE"]) if external else len(devices)
+    try:
+        pools = resolve_pools(cfg.collector_cpu_ids, len(devices))
+        learner_cpus = resolve_learner_cpus(cfg.learner_cpu_ids, pools.pools)
+    except PoolError as exc:
+        raise TrainingError(str(exc)) from exc
+    log_dir = Path(cfg.log_dir)
+    if not external or int(os.environ["RANK"]) == 0:
+        # under an external launcher the other ranks share rank 0's directory, which rank 0
+        # may already have claimed (train_meta.json): only rank 0 checks it is unused
+        checks.check_log_dir(log_dir, resume=bool(cfg.resume))
+    checks.check_writable(log_dir)
+    check_disk(log_dir, cfg.min_free_mb)
+    checks.check_shared_memory(cfg.num_envs, len(devices), sac)
+    checks.check_model(cfg.model)
+    return JobPlan(devices, world_size, external, pools, learner_cpus)
+
+
+def check_devices(devices: list[str]) -> None:
+    """Fail early, naming the problem, when CUDA devices are asked for but not there."""
+    cuda = [d for d in devices if d != "cpu"]
+    if not cuda:
+        return
+    visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    wanted = max(int(d.split(":")[1]) for d in cuda) + 1
+    if visible < wanted:
+        raise TrainingError(
+            f"--devices {','.join(devices)} needs {wanted} visible CUDA device(s), but {visible} "
+            f"are visible (CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '<unset>')})"
+        )
+
+
+def check_disk(log_dir: Path, min_free_mb: float) -> None:
+    probe = log_dir
+    while not probe.exists():
+        probe = probe.parent
+    free_mb = shutil.disk_usage(probe).free / 2**20
+    if free_mb < min_free_mb:
+        raise TrainingError(
+            f"not enough free disk space for logs under {log_dir}: {free_mb:.1f} MB free, "
+            f"{min_free_mb:.1f} MB needed (--min-free-mb)"
+        )

@@ -1,0 +1,106 @@
+"""Resuming a run from its checkpoint: the resumed sitting's configuration (what may
+change and what must not) and the learning state each rank loads."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+from sacscale.hashes import sha256_file
+from sacscale.train.checkpoint import CHECKPOINT_FORMAT, checkpoint_path, rank_state_path, read_checkpoint
+from sacscale.train.config import TrainConfig, TrainingError
+
+RESUME_SEED_STRIDE = 7919  # a resumed sitting's env seeds: seed + 1000 rank + 7919 x iteration
+# Flags a resumed run may change: where and how long it runs, not what it learns.
+RESUME_MAY_CHANGE = ("iterations", "log_every", "checkpoint_every", "checkpoint_replay", "trace", "timeout_s",
+                     "min_free_mb", "collector_cpu_ids", "learner_cpu_ids", "sim_threads", "model", "resume", "log_dir",
+                     "allreduce")
+
+
+def resume_config(cfg: TrainConfig) -> TrainConfig:
+    """The configuration of a resumed run: the checkpoint's, with only the flags of
+    RESUME_MAY_CHANGE taken from this command; any other flag given with a value that
+    differs from the run's is an error that names it."""
+    run_dir = Path(cfg.resume)
+    ckpt = _resumable_checkpoint(run_dir)
+    defaults = TrainConfig()
+    merged = _merged_options(cfg, ckpt["train_config"], defaults)
+    if cfg.log_dir != defaults.log_dir and Path(cfg.log_dir).resolve() != run_dir.resolve():
+        raise TrainingError(f"--resume {run_dir} continues in its own directory; --log-dir {cfg.log_dir} differs")
+    merged.update(log_dir=str(run_dir), resume=str(run_dir))
+    out = TrainConfig(**merged)
+    done = int(ckpt["iteration"])
+    if out.iterations <= done:
+        raise TrainingError(f"--resume {run_dir}: its checkpoint is at iteration {done}; "
+                            f"give --iterations larger than that (the new total), got {out.iterations}")
+    _check_same_model(out.model, ckpt.get("model_sha256"))
+    for rank in range(int(ckpt.get("world_size", 1))):
+        part = rank_state_path(run_dir, rank)
+        if not part.is_file():
+            raise TrainingError(f"--resume {run_dir}: {part} is missing")
+    return out
+
+
+def _resumable_checkpoint(run_dir: Path) -> dict:
+    """The run's final.pt, which must hold the learning state (not a policy-only copy)."""
+    ckpt = read_checkpoint(checkpoint_path(run_dir))
+    if ckpt["format"] != CHECKPOINT_FORMAT[0] or ckpt.get("version", 1) < 2:
+        raise TrainingError(f"--resume {run_dir}: its checkpoint (format version {ckpt.get('version', 1)}) holds the "
+                            "policy only, not the learning state; it cannot be resumed")
+    if "policy_only_of" in ckpt or "learner_state" not in ckpt:
+        raise TrainingError(f"--resume {run_dir}: its checkpoint is a policy-only copy; a pipeline run's learning "
+                            "state is in logs/<run set>/learning_state/<run>/ (its run.json says where): resume "
+                            "from a directory that holds it")
+    return ckpt
+
+
+def _merged_options(cfg: TrainConfig, saved_config: dict, defaults: TrainConfig) -> dict:
+    """The saved run's options, with the ones this command gives (where allowed)."""
+    known = {f.name for f in fields(TrainConfig)}
+    saved = TrainConfig(**{k: v for k, v in saved_config.items() if k in known})
+    merged = {}
+    for f in fields(TrainConfig):
+        given, before = getattr(cfg, f.name), getattr(saved, f.name)
+        if given == getattr(defaults, f.name):
+            merged[f.name] = before  # not given: the run's own value
+        elif f.name in RESUME_MAY_CHANGE or given == before:
+            merged[f.name] = given
+        else:
+            raise TrainingError(f"--resume: --{f.name.replace('_', '-')} {given} differs from the resumed run's "
+                                f"{before}; a resumed run keeps what it learns with")
+    return merged
+
+
+def _check_same_model(model: str | None, trained_sha256: str | None) -> None:
+    if model and trained_sha256 and Path(model).is_file() and sha256_file(model) != trained_sha256:
+        raise TrainingError(f"--model {model} is not the model the run trained on "
+                            f"(sha256 {trained_sha256[:12]}...)")
+
+
+def load_resume_state(cfg: TrainConfig, learner, rank: int):
+    """Put the checkpoint's learning state into `learner`; returns (iteration, env steps,
+    curriculum) of this rank."""
+    shared = read_checkpoint(checkpoint_path(cfg.log_dir))
+    mine = read_checkpoint(rank_state_path(cfg.log_dir, rank))
+    if int(mine["iteration"]) != int(shared["iteration"]):
+        raise TrainingError(f"--resume {cfg.log_dir}: rank {rank}'s state is from iteration {mine['iteration']}, "
+                            f"the checkpoint from {shared['iteration']} (a stop between the two writes); "
+                            "nothing consistent to resume")
+    try:
+        learner.load_learning_state({**mine["learner"], "tensors": shared["learner_state"],
+                                     "optimizers": shared["optimizers"]})
+    except ValueError as exc:
+        raise TrainingError(f"--resume {cfg.log_dir}: {exc}") from exc
+    if rank == 0:
+        _say_resuming(cfg, learner, shared, saved_replay=mine["learner"].get("replay") is not None)
+    curriculum = tuple(mine["curriculum"]) if mine.get("curriculum") else None
+    return int(shared["iteration"]), int(mine["env_steps"]), curriculum
+
+
+def _say_resuming(cfg: TrainConfig, learner, shared: dict, saved_replay: bool) -> None:
+    refill = "" if saved_replay else (
+        f"; its replay buffer was not saved (--checkpoint-replay): learning waits until "
+        f"{learner.learning_starts} new rows are in ({-(-learner.learning_starts // learner.num_envs)} iterations)")
+    print(f"sacscale train: resuming {cfg.log_dir} at iteration {shared['iteration']} "
+          f"({int(shared['total_env_steps']):,} env steps){refill}", file=sys.stderr, flush=True)

@@ -51,7 +51,12 @@ With `hooks_in_graph=False` (`sacscale train --allreduce between-graphs`) the sa
 iteration is captured as a chain of graphs split at every hook call, sharing one memory
 pool; update() replays them in order and runs the hooks (the all-reduce) eagerly in
 between. Its losses run eagerly: compiled losses in a segmented capture gave wrong
-gradients on one H200 (docs/faults.md), and the constructor refuses the combination.
+gradients on one H200 machine and right ones on another (docs/faults.md, cause unknown),
+and the constructor refuses the combination.
+
+Modules beside this one: `graph` (warm-up, undoing it, capture whole or in segments),
+`learning_state` (checkpoint state and back), `flat` (flat parameter buffers, Polyak),
+`randoms` (one iteration's random numbers).
 """
 
 from __future__ import annotations
@@ -60,16 +65,16 @@ import copy
 import logging
 import math
 import time
-import warnings
-from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-from sacscale.learn import c51
+from sacscale.learn import c51, graph, learning_state
 from sacscale.learn.config import SACConfig
+from sacscale.learn.flat import FlatParams, polyak_
 from sacscale.learn.networks import Actor, DistributionalCritic, ObsNormalizer
 from sacscale.learn.normalizer import RunningMeanVar
+from sacscale.learn.randoms import Randoms
 from sacscale.learn.replay import ReplayBuffer
 
 # Compiled losses inside a segmented capture (hooks_in_graph=False) gave wrong gradients on
@@ -81,104 +86,6 @@ log = logging.getLogger(__name__)
 
 METRIC_NAMES = ("critic_loss", "actor_loss", "alpha_loss", "alpha", "entropy", "q_mean")
 BUCKET_NAMES = ("critic", "alpha", "actor")  # and "obs_stats" with observation normalisation
-
-
-@dataclass
-class Randoms:
-    """Every random number of one iteration (U critic updates, P actor updates, batch B)."""
-
-    indices: torch.Tensor        # (U, B) int64 replay rows of each critic update's batch
-    target_noise: torch.Tensor   # (U, B, A) standard normal: a' ~ pi(.|s') in the critic target
-    actor_noise: torch.Tensor    # (P, B, A) standard normal: a ~ pi(.|s) in the actor updates
-
-    @classmethod
-    def empty(cls, cfg: SACConfig, device, batch_size: int | None = None) -> "Randoms":
-        b = cfg.batch_size if batch_size is None else batch_size
-        u, p, a = cfg.critic_updates, cfg.actor_updates, cfg.action_dim
-        return cls(
-            indices=torch.zeros(u, b, dtype=torch.int64, device=device),
-            target_noise=torch.zeros(u, b, a, dtype=torch.float32, device=device),
-            actor_noise=torch.zeros(p, b, a, dtype=torch.float32, device=device),
-        )
-
-    def tensors(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        return self.indices, self.target_noise, self.actor_noise
-
-    def copy_(self, other: "Randoms") -> "Randoms":
-        for dst, src in zip(self.tensors(), other.tensors()):
-            dst.copy_(src)
-        return self
-
-    def clone(self) -> "Randoms":
-        return Randoms(*(t.clone() for t in self.tensors()))
-
-    def to(self, device) -> "Randoms":
-        return Randoms(*(t.to(device) for t in self.tensors()))
-
-    @classmethod
-    def concat(cls, parts: list["Randoms"]) -> "Randoms":
-        """Join along the batch dimension: rank r's batch is block r of the result."""
-        return cls(*(torch.cat(ts, dim=1) for ts in zip(*(p.tensors() for p in parts))))
-
-    def chunk(self, n: int) -> list["Randoms"]:
-        """Split along the batch dimension into n equal parts (inverse of concat)."""
-        return [Randoms(*ts) for ts in zip(*(t.chunk(n, dim=1) for t in self.tensors()))]
-
-
-class FlatParams:
-    """Re-home `params` into one flat float32 buffer (`data`); optionally give them one
-    flat gradient bucket (`grad`). Each parameter's `.data` (and `.grad`) becomes a view
-    of the flat tensor, so in-place updates of the flat tensor are seen by the modules
-    and backward accumulates straight into the bucket. Move modules to their device
-    BEFORE flattening (`.to()` would replace the views)."""
-
-    def __init__(self, params, with_grad: bool) -> None:
-        self.params = list(params)
-        if not self.params:
-            raise ValueError("no parameters to flatten")
-        device = self.params[0].device
-        if any(p.dtype != torch.float32 or p.device != device for p in self.params):
-            raise ValueError("flat parameters must be float32 on one device")
-        total = sum(p.numel() for p in self.params)
-        self.data = torch.empty(total, dtype=torch.float32, device=device)
-        self.grad = torch.zeros(total, dtype=torch.float32, device=device) if with_grad else None
-        offset = 0
-        with torch.no_grad():
-            for p in self.params:
-                n = p.numel()
-                self.data[offset:offset + n].copy_(p.reshape(-1))
-                p.data = self.data[offset:offset + n].view_as(p)
-                if with_grad:
-                    p.grad = self.grad[offset:offset + n].view_as(p)
-                offset += n
-        if with_grad:
-            self.data.grad = self.grad  # the optimizer steps the flat tensor itself
-
-    def views_intact(self) -> bool:
-        """True while every parameter's data (and grad) still views the flat tensors."""
-        def inside(t, flat):
-            if t is None or flat is None:
-                return t is None and flat is None
-            start = flat.data_ptr()
-            end = start + flat.numel() * flat.element_size()
-            return start <= t.data_ptr() < end
-        return all(inside(p.data, self.data) and inside(p.grad, self.grad) for p in self.params)
-
-
-def _cpu_tree(obj):
-    """A copy of a (nested dict/list) state with every tensor on the CPU."""
-    if torch.is_tensor(obj):
-        return obj.detach().to("cpu", copy=True)
-    if isinstance(obj, dict):
-        return {k: _cpu_tree(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(_cpu_tree(v) for v in obj)
-    return obj
-
-
-def polyak_(target: torch.Tensor, online: torch.Tensor, tau: float) -> None:
-    """target <- (1 - tau) target + tau online, in place."""
-    target.lerp_(online, tau)
 
 
 class FastSACLearner:
@@ -280,7 +187,8 @@ class FastSACLearner:
         self.hooks_in_graph = bool(hooks_in_graph)
         self._segments: list[tuple[torch.cuda.CUDAGraph, tuple[str, torch.Tensor] | None]] = []
         self.iterations = 0
-        self.time_to_first_update: float | None = None  # s: compile + warm-up + capture + first update() of this process
+        # s: compile + warm-up + capture + first update() of this process
+        self.time_to_first_update: float | None = None
 
     def _adamw(self, flat: torch.Tensor, weight_decay: float) -> torch.optim.AdamW:
         cfg = self.cfg
@@ -487,7 +395,7 @@ class FastSACLearner:
         t0 = time.perf_counter()
         if self.graphed:
             if self._graph is None:
-                self._capture()
+                self._stream, self._graph, self._segments = graph.capture(self)
             if self._segments:
                 for segment, hook_point in self._segments:
                     segment.replay()
@@ -504,152 +412,17 @@ class FastSACLearner:
             self.time_to_first_update = time.perf_counter() - t0
         self.iterations += 1
 
-    def _snapshot(self) -> dict:
-        """The learning state that the graph warm-up changes: state tensors, AdamW state
-        (empty before the first step) and the normaliser's pending flag."""
-        snap = {"tensors": {name: t.detach().clone() for name, t in self.state_tensors().items()},
-                "optimizers": {name: {id(p): {k: v.clone() if torch.is_tensor(v) else v for k, v in st.items()}
-                                      for p, st in opt.state.items()}
-                               for name, opt in self.optimizers.items()}}
-        if self.obs_norm:
-            snap["fresh_pending"] = self._fresh_pending.clone()
-        snap["nonfinite_targets"] = self._nonfinite_targets.clone()  # warm-up iterations must not count
-        return snap
-
-    @torch.no_grad()
-    def _restore(self, snapshot: dict) -> None:
-        """Put back the learning state of `snapshot`; AdamW state that did not exist then
-        is reset to its initial state (zero moments and step count)."""
-        for name, t in self.state_tensors().items():
-            t.copy_(snapshot["tensors"][name])
-        for name, opt in self.optimizers.items():
-            saved = snapshot["optimizers"][name]
-            for p, state in opt.state.items():
-                for key, value in state.items():
-                    if not torch.is_tensor(value):
-                        continue
-                    before = saved.get(id(p), {}).get(key)
-                    if before is None:
-                        value.zero_()  # exp_avg, exp_avg_sq and the device step count
-                    else:
-                        value.copy_(before)
-        if self.obs_norm:
-            self._fresh_pending.copy_(snapshot["fresh_pending"])
-        self._nonfinite_targets.copy_(snapshot["nonfinite_targets"])
-        for flat in self.flat.values():
-            if flat.grad is not None:
-                flat.grad.zero_()
-
     # ------------------------------------------------------------------ checkpoints
     def learning_state(self, with_replay: bool = False) -> dict:
         """Everything a resumed learner needs to continue this one (CPU copies): state
         tensors, AdamW state, the random stream, the iteration count, the normaliser's
         pending rows, and (optionally; about 1.8 GB at 2048 envs) the replay buffer."""
-        cpu = lambda t: t.detach().to("cpu", copy=True)  # noqa: E731
-        if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
-            rng = torch.cuda.get_rng_state(self.device)
-        else:
-            rng = self._generator.get_state()
-        out = {
-            "tensors": {name: cpu(t) for name, t in self.state_tensors().items()},
-            "optimizers": {name: _cpu_tree(opt.state_dict()["state"]) for name, opt in self.optimizers.items()},
-            "rng": rng,
-            "iterations": self.iterations,
-            "replay": None,
-        }
-        if self.obs_norm:
-            out["fresh"] = {name: cpu(t) for name, t in self._fresh.items()}
-            out["fresh_pending"] = cpu(self._fresh_pending)
-        if with_replay:
-            out["replay"] = self.replay.state()
-        return out
+        return learning_state.save(self, with_replay)
 
-    @torch.no_grad()
     def load_learning_state(self, state: dict) -> None:
         """Continue from `learning_state()` (before the first update: the graph is
         captured from this state)."""
-        if self._graph is not None:
-            raise RuntimeError("load_learning_state() must come before the first update()")
-        mine = self.state_tensors()
-        if set(state["tensors"]) != set(mine):
-            raise ValueError(f"learning state holds {sorted(state['tensors'])}, this learner has {sorted(mine)} "
-                             "(a different obs_norm setting?)")
-        for name, t in mine.items():
-            if state["tensors"][name].shape != t.shape:
-                raise ValueError(f"learning state {name}: shape {tuple(state['tensors'][name].shape)}, "
-                                 f"expected {tuple(t.shape)} (different network sizes?)")
-            t.copy_(state["tensors"][name])
-        for name, opt in self.optimizers.items():
-            if state["optimizers"][name]:
-                # our param groups (a device-tensor lr on CUDA) with the saved moments; torch
-                # moves them to the parameter's device (the step count too where fused)
-                opt.load_state_dict({**opt.state_dict(), "state": state["optimizers"][name]})
-        if self.device.type == "cuda":
-            torch.cuda.set_rng_state(state["rng"], self.device)
-        else:
-            self._generator.set_state(state["rng"])
-        self.iterations = int(state["iterations"])
-        if self.obs_norm:
-            for name, t in self._fresh.items():
-                t.copy_(state["fresh"][name])
-            self._fresh_pending.copy_(state["fresh_pending"])
-        if state.get("replay") is not None:
-            self.replay.load_state(state["replay"])
-
-    def _capture(self) -> None:
-        """Warm up on a side stream, restore the pre-warm-up state, capture one iteration
-        on the same stream."""
-        device = self.device
-        torch.cuda.synchronize(device)
-        snapshot = self._snapshot()
-        stream = torch.cuda.Stream(device)
-        stream.wait_stream(torch.cuda.current_stream(device))
-        with torch.cuda.stream(stream), warnings.catch_warnings():
-            # capturable AdamW warns when it steps outside a capture: expected in warm-up
-            warnings.filterwarnings("ignore", message=".*capturable=True.*")
-            for _ in range(self.cfg.graph_warmup_iters):
-                self._iteration()
-            self._restore(snapshot)
-        stream.synchronize()
-        graph = torch.cuda.CUDAGraph()
-        if self.hooks_in_graph or not self._hooks:
-            with torch.cuda.graph(graph, stream=stream, capture_error_mode=self.cfg.capture_error_mode):
-                self._iteration()
-        else:
-            self._capture_segments(graph, stream)
-        torch.cuda.current_stream(device).wait_stream(stream)
-        torch.cuda.synchronize(device)
-        self._stream, self._graph = stream, graph
-
-    def _capture_segments(self, first: torch.cuda.CUDAGraph, stream: torch.cuda.Stream) -> None:
-        """Capture one iteration as a chain of graphs that share one memory pool: each hook
-        call ends the segment being captured (remembering the bucket the hook was to run on)
-        and begins the next, so replaying the segments in order with the hooks in between
-        runs the iteration with every kernel graphed but the hooks'."""
-        pool = torch.cuda.graph_pool_handle()
-        mode = self.cfg.capture_error_mode
-        segments: list[list] = [[first, None]]
-        hooks = self._hooks
-
-        def split(name: str, bucket: torch.Tensor) -> None:
-            segments[-1][0].capture_end()
-            segments[-1][1] = (name, bucket)
-            nxt = torch.cuda.CUDAGraph()
-            nxt.capture_begin(pool=pool, capture_error_mode=mode)
-            segments.append([nxt, None])
-
-        self._hooks = [split]
-        try:
-            with torch.cuda.stream(stream):
-                first.capture_begin(pool=pool, capture_error_mode=mode)
-                try:
-                    self._iteration()
-                finally:
-                    segments[-1][0].capture_end()
-        finally:
-            self._hooks = hooks
-        self._segments = [(g, point) for g, point in segments]
+        learning_state.load(self, state)
 
     # ------------------------------------------------------------------ outputs
     def metrics(self) -> dict[str, float]:

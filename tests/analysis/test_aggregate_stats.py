@@ -30,7 +30,8 @@ def test_stats_and_ratio():
     (c,) = s["comparisons"]
     assert (c["baseline"], c["compared"]) == ("n1", "n2")
     assert c["ratio_of_means"] == pytest.approx(2.0)
-    assert c["per_repeat_ratios"] == {"1": pytest.approx(2.1), "2": pytest.approx(200 / 110), "3": pytest.approx(190 / 90)}
+    assert c["per_repeat_ratios"] == {"1": pytest.approx(2.1), "2": pytest.approx(200 / 110),
+                                      "3": pytest.approx(190 / 90)}
     assert c["ratio_range"] == [pytest.approx(190 / 110), pytest.approx(210 / 90)]
     assert c["weak_scaling_efficiency"] == pytest.approx(1.0)
     expected_std = 2.0 * ((n1["std"] / 100) ** 2 + (n2["std"] / 200) ** 2) ** 0.5
@@ -79,7 +80,8 @@ def test_phase_by_rank_means_over_repeats():
 
 
 def test_phase_by_rank_reads_old_metrics_and_untraced():
-    old = {"run": "p_r1_n1", "config": "n1", "repeat": 1, "ranks": [{"rank": 0}], "phase_ms": {"learner_update_ms": 3.0}}
+    old = {"run": "p_r1_n1", "config": "n1", "repeat": 1, "ranks": [{"rank": 0}],
+           "phase_ms": {"learner_update_ms": 3.0}}
     assert phase_by_rank([old]) == [{"config": "n1", "rank": 0, "runs": 1, "phase_ms": {"learner_update_ms": 3.0}}]
     assert phase_by_rank([_traced("n1", 1, {}, {})]) == []
 
@@ -158,7 +160,9 @@ def test_comparison_carries_the_ci_and_short_windows_are_flagged():
 def test_time_to_quality_per_configuration_counts_the_repeats_that_reached_it():
     from sacscale.analysis.aggregate import quality_stats
 
-    at = lambda steps, s: {"threshold": 950.0, "iteration": 1, "env_steps": steps, "seconds": s}
+    def at(steps, s):
+        return {"threshold": 950.0, "iteration": 1, "env_steps": steps, "seconds": s}
+
     runs = [{"time_to_quality": {"episode_length": at(100.0, 10.0), "normalised_tracking_ang_vel": None}},
             {"time_to_quality": {"episode_length": at(300.0, 30.0), "normalised_tracking_ang_vel": None}},
             {"time_to_quality": {"episode_length": None, "normalised_tracking_ang_vel": None}}]

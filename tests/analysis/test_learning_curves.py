@@ -15,7 +15,8 @@ def _run(run_dir: Path, ranks: int, lengths_by_rank: list[list[float]], steps_pe
     for rank in range(ranks):
         scalars = {"Episode/length": [(i + 1, 100.0 + i, v) for i, v in enumerate(lengths_by_rank[rank])],
                    "Episode/return": [(i + 1, 100.0 + i, v / 10) for i, v in enumerate(lengths_by_rank[rank])],
-                   "Reward/tracking_lin_vel": [(i + 1, 100.0 + i, v / 1000) for i, v in enumerate(lengths_by_rank[rank])]}
+                   "Reward/tracking_lin_vel": [(i + 1, 100.0 + i, v / 1000)
+                                               for i, v in enumerate(lengths_by_rank[rank])]}
         if rank == 0:
             n = len(lengths_by_rank[0])
             scalars["Perf/total_env_steps"] = [(i + 1, 100.0 + i, (i + 1) * steps_per_log) for i in range(n)]
@@ -66,7 +67,8 @@ def test_mean_curve_on_the_common_env_steps():
     d = {"env_steps": [100.0, 200.0, 300.0], "value": [float("nan"), 6.0, 7.0]}
     assert mean_curve([b, d]) == {"env_steps": [200.0, 300.0], "value": [5.0, 6.0], "runs": 2}
     assert mean_curve([]) == {"env_steps": [], "value": [], "runs": 0}
-    disjoint = mean_curve([{"env_steps": [1.0, 2.0], "value": [0.0, 0.0]}, {"env_steps": [3.0, 4.0], "value": [1.0, 1.0]}])
+    disjoint = mean_curve([{"env_steps": [1.0, 2.0], "value": [0.0, 0.0]},
+                           {"env_steps": [3.0, 4.0], "value": [1.0, 1.0]}])
     assert disjoint == {"env_steps": [], "value": [], "runs": 2}
 
 

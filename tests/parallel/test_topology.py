@@ -163,7 +163,8 @@ def check_rules(topo: Topology, m: dict, smt: bool) -> None:
         assert m["pairs"][-1] == ["n1_local", "n2_pool_2x"]
     for name in controls:
         c, two = m["configs"][name], m["configs"]["n2_pool"]
-        assert (c["devices"], c["cpu_pools"], c["learner_cpus"]) == (two["devices"], two["cpu_pools"], two["learner_cpus"])
+        assert ((c["devices"], c["cpu_pools"], c["learner_cpus"])
+                == (two["devices"], two["cpu_pools"], two["learner_cpus"]))
         assert c["overrides"] == {"allreduce": "between-graphs" if name.endswith("_between") else "in-graph"}
         assert c.get("num_envs") == (LEARNER_BOUND_ENVS if "_lb" in name else None)
     if gpus > 1:
@@ -322,8 +323,9 @@ def test_no_gpu_is_an_error():
 
 def test_too_few_cores_for_two_threads_a_rank():
     plan_matrix(small_machine(6, 2))  # 2 x (learner + 2): just enough
-    with pytest.raises(TopologyError, match=r"too few cores: NUMA node 0 has 5 usable physical core\(s\) for 2 GPU\(s\) "
-                                            r"\(GPU0, GPU1\); each rank needs 1 learner core and 2 simulation threads"):
+    with pytest.raises(TopologyError,
+                       match=r"too few cores: NUMA node 0 has 5 usable physical core\(s\) for 2 GPU\(s\) "
+                             r"\(GPU0, GPU1\); each rank needs 1 learner core and 2 simulation threads"):
         plan_matrix(small_machine(5, 2))
 
 

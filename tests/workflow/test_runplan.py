@@ -72,7 +72,8 @@ def test_named_presets_cover_the_seed_server_and_the_h200_machines():
 
 
 def test_config_overrides_merge_into_the_preset():
-    p = plan({"iterations": 7, "run_set": "mine", "run_configs": {"n2_cpu": {"num_envs": 4, "overrides": {"env-pipeline": "serial"}}}})
+    p = plan({"iterations": 7, "run_set": "mine",
+              "run_configs": {"n2_cpu": {"num_envs": 4, "overrides": {"env-pipeline": "serial"}}}})
     assert p.iterations == 7 and p.run_set == "mine"
     rc = p.run_configs["n2_cpu"]
     assert rc.num_envs == 4 and rc.devices == "cpu,cpu"           # merged field by field
@@ -99,22 +100,30 @@ def test_train_command_and_environment():
         ({"repeats": 0}, "repeats: must be an integer >= 1"),
         ({"iterations": -3}, "iterations: must be an integer >= 1"),
         ({"order": ["n1_cpu", "n3_cpu"]}, "order: 'n3_cpu' has no run configuration"),
-        ({"run_configs": {"n2_cpu": {"cpu_pools": ["0-1", "1"]}}}, "run_configs.n2_cpu.cpu_pools: the pools of ranks 0 and 1 overlap on CPUs 1"),
-        ({"run_configs": {"n2_cpu": {"cpu_pools": ["0"]}}}, "run_configs.n2_cpu.cpu_pools: 1 CPU list(s) for 2 rank(s)"),
-        ({"run_configs": {"n1_cpu": {"cpu_pools": ["0-7"]}}}, "run_configs.n1_cpu.cpu_pools: rank 0 names CPUs 2-7 that do not exist"),
+        ({"run_configs": {"n2_cpu": {"cpu_pools": ["0-1", "1"]}}},
+         "run_configs.n2_cpu.cpu_pools: the pools of ranks 0 and 1 overlap on CPUs 1"),
+        ({"run_configs": {"n2_cpu": {"cpu_pools": ["0"]}}},
+         "run_configs.n2_cpu.cpu_pools: 1 CPU list(s) for 2 rank(s)"),
+        ({"run_configs": {"n1_cpu": {"cpu_pools": ["0-7"]}}},
+         "run_configs.n1_cpu.cpu_pools: rank 0 names CPUs 2-7 that do not exist"),
         ({"run_configs": {"n1_cpu": {"devices": "gpu"}}}, "run_configs.n1_cpu.devices"),
         ({"run_configs": {"n1_cpu": {"overrides": {"iterations": 5}}}}, "run_configs.n1_cpu.overrides.iterations"),
         # the abbreviations: argparse would have taken them as --seed / --iterations
         ({"run_configs": {"n1_cpu": {"overrides": {"see": 99}}}}, "run_configs.n1_cpu.overrides.see: not an option"),
         ({"run_configs": {"n1_cpu": {"overrides": {"iter": 12}}}}, "run_configs.n1_cpu.overrides.iter: not an option"),
-        ({"run_configs": {"n1_cpu": {"overrides": {"model": "other.mjb"}}}}, "run_configs.n1_cpu.overrides.model: set by the pipeline"),
-        ({"run_configs": {"n1_cpu": {"overrides": {"seed": 3}}}}, "run_configs.n1_cpu.overrides.seed: set by the pipeline"),
-        ({"run_configs": {"n1_cpu": {"overrides": {"collector_cpu_ids": "0"}}}}, "run_configs.n1_cpu.overrides.collector_cpu_ids: set by the pipeline"),
-        ({"run_configs": {"n1_cpu": {"overrides": {"log-dir": "x"}}}}, "run_configs.n1_cpu.overrides.log-dir: set by the pipeline"),
+        ({"run_configs": {"n1_cpu": {"overrides": {"model": "other.mjb"}}}},
+         "run_configs.n1_cpu.overrides.model: set by the pipeline"),
+        ({"run_configs": {"n1_cpu": {"overrides": {"seed": 3}}}},
+         "run_configs.n1_cpu.overrides.seed: set by the pipeline"),
+        ({"run_configs": {"n1_cpu": {"overrides": {"collector_cpu_ids": "0"}}}},
+         "run_configs.n1_cpu.overrides.collector_cpu_ids: set by the pipeline"),
+        ({"run_configs": {"n1_cpu": {"overrides": {"log-dir": "x"}}}},
+         "run_configs.n1_cpu.overrides.log-dir: set by the pipeline"),
         ({"schedule": "random"}, "schedule: 'random' is not one of"),
         ({"pairs": [["n1_cpu", "n9"]]}, "pairs[0]"),
         ({"model": {"from_mjb": "no/such/model.mjb"}}, "model.from_mjb: no/such/model.mjb does not exist"),
-        ({"run_configs": {"n1_cpu": {"batch_size": 100000}}}, "run_configs.n1_cpu.batch_size: 100000 is larger than the replay"),
+        ({"run_configs": {"n1_cpu": {"batch_size": 100000}}},
+         "run_configs.n1_cpu.batch_size: 100000 is larger than the replay"),
         ({"run_configs": {"n1_cpu": {"overrides": {"replay-per-env": 9}}}},
          "run_configs.n1_cpu.overrides.replay-per-env: 9 rows per env hold less than the learning start"),
     ],
@@ -133,7 +142,8 @@ def test_errors_in_a_preset_name_the_preset():
 
 
 def test_named_gpu_preset_on_a_small_machine_fails_on_cpus():
-    with pytest.raises(PlanError, match=r"run_configs.n1_local32.cpu_pools \(preset rtx5090x2\): rank 0 names CPUs 8-39 that do not exist"):
+    with pytest.raises(PlanError, match=r"run_configs.n1_local32.cpu_pools \(preset rtx5090x2\): "
+                                        r"rank 0 names CPUs 8-39 that do not exist"):
         plan({"preset": "rtx5090x2"})
 
 
@@ -219,8 +229,10 @@ def test_the_shared_gpu_preset_runs_two_ranks_on_one_h200():
     ({"devices": "0,0", "trainer": "unilab"}, "repeats a GPU, which only our trainer supports"),
 ])
 def test_a_repeated_gpu_without_the_sync_between_graphs_is_refused_naming_the_key(entry, message):
-    config = {"preset": "h200x1", "order": ["x"], "pairs": [], "run_configs": {"x": {"cpu_pools": ["1-7", "9-15"], **entry}}}
-    with pytest.raises(PlanError, match=r"run_configs\.x\.devices: .*" + message.replace("{", r"\{").replace("}", r"\}")):
+    config = {"preset": "h200x1", "order": ["x"], "pairs": [],
+              "run_configs": {"x": {"cpu_pools": ["1-7", "9-15"], **entry}}}
+    with pytest.raises(PlanError,
+                       match=r"run_configs\.x\.devices: .*" + message.replace("{", r"\{").replace("}", r"\}")):
         plan(config, host=H200_1)
 
 

@@ -44,7 +44,8 @@ def test_auto_on_an_eight_gpu_server_runs_the_planned_matrix():
     assert p.order == ["n1_local", "n2_pool", "n4_pool", "n8_pool", "n1_total"]
     assert p.run_configs["n2_pool"].cpu_pools == "1-13;57-69" and p.run_configs["n2_pool"].devices == "0,4"
     assert p.run_configs["n8_pool"].world_size == 8 and p.gpus_needed() == 8
-    assert p.pairs == [("n1_local", "n2_pool"), ("n1_local", "n4_pool"), ("n1_local", "n8_pool"), ("n1_total", "n8_pool")]
+    assert p.pairs == [("n1_local", "n2_pool"), ("n1_local", "n4_pool"), ("n1_local", "n8_pool"),
+                       ("n1_total", "n8_pool")]
     assert p.probe["devices"] == "0,4" and p.probe["iterations"] == 5
     assert p.as_dict()["matrix"] == m  # recorded in plan.json
     run = next(r for r in p.runs if r.config == "n4_pool")
@@ -62,7 +63,8 @@ def test_auto_on_an_eight_gpu_server_runs_the_planned_matrix():
 def test_a_named_preset_for_exactly_this_machine_wins(host, fixture, expected):
     p = resolve({"preset": "auto"}, PRESETS, host, matrix=lambda: matrix_of(fixture))
     assert p.preset == expected
-    assert "written for exactly this many GPUs whose CPU pools exist here and lie on their GPUs' NUMA nodes" in p.preset_reason
+    assert ("written for exactly this many GPUs whose CPU pools exist here and lie on their GPUs' NUMA nodes"
+            in p.preset_reason)
     assert "matrix" not in p.as_dict()  # plans of named presets are recorded as before
 
 
@@ -155,7 +157,8 @@ def test_planned_preset_errors_name_the_problem():
     with pytest.raises(PlanError, match="^planner: matrix configuration 'n1_local' lacks devices"):
         resolve({"preset": "planned"}, PRESETS, host, matrix={"configs": {"n1_local": {}}, "order": ["n1_local"]})
     bad = matrix_of("eight_gpu_2x56_smt")  # planned elsewhere: its CPUs are not on this host
-    with pytest.raises(PlanError, match=r"run_configs.n1_local.cpu_pools \(preset planned\): rank 0 names CPUs 8-13 that do not exist"):
+    with pytest.raises(PlanError, match=r"run_configs.n1_local.cpu_pools \(preset planned\): "
+                                        r"rank 0 names CPUs 8-13 that do not exist"):
         resolve({"preset": "planned"}, PRESETS, Host(cuda_devices=8, cpus=frozenset(range(8))), matrix=bad)
 
 

@@ -54,8 +54,8 @@ def event_dir(log_root: str | Path) -> Path:
     if not found:
         raise EventFileError(f"{base}: no <timestamp>_mujoco run directory of the reference trainer")
     if len(found) > 1:
-        raise EventFileError(f"{base}: {len(found)} runs of the reference trainer ({', '.join(p.name for p in found)}); "
-                             "one log root per run")
+        raise EventFileError(f"{base}: {len(found)} runs of the reference trainer "
+                             f"({', '.join(p.name for p in found)}); one log root per run")
     return found[0]
 
 

@@ -30,7 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=int, default=0, help="batch per rank (0: 64 on CPU, 8192 on CUDA)")
     parser.add_argument("--amp-dtype", choices=["float32", "bfloat16"], default="float32",
                         help="autocast of both sides (float32 isolates the sync math from bf16 rounding)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed of the replay rows and batches; rank r starts from seed + 1000 x r (default 0)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="random seed of the replay rows and batches; rank r starts from seed + 1000 x r "
+                             "(default 0)")
     parser.add_argument("--trainer-iterations", type=int, default=0,
                         help="correctness: also drive the trainer's rank code this many iterations (0: not); "
                              "trainer: iterations (default 14; learning starts at iteration 10)")

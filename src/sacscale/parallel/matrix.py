@@ -129,7 +129,8 @@ def plan_matrix(topo: Topology, *, smt: bool = False, pool_cores: int | None = N
         "order": order,
         "pairs": pairs,
         "reason": _reason(spread, gpus_by_node, cores, threads, smt, pool_cores),
-        "gpus": [{"index": g.index, "label": g.label, "node": node_of[g.index]} for g in sorted(spread, key=lambda g: g.index)],
+        "gpus": [{"index": g.index, "label": g.label, "node": node_of[g.index]}
+                 for g in sorted(spread, key=lambda g: g.index)],
         "nodes": {str(n): format_cpu_list(c) for n, c in sorted(node_cpus.items())},
         "smt": smt,
         "pool_threads": threads,
@@ -257,7 +258,8 @@ def _reason(spread: list[Gpu], gpus_by_node: dict, cores: dict, threads: int, sm
                          for n, gs in sorted(gpus_by_node.items()))
     return (
         f"{len(spread)} GPU(s) on {len(gpus_by_node)} NUMA node(s) ({per_node}); every GPU gets a learner "
-        f"core and a {threads}-thread pool on its node ({'SMT threads included' if smt else 'one thread per physical core'}"
+        f"core and a {threads}-thread pool on its node "
+        f"({'SMT threads included' if smt else 'one thread per physical core'}"
         f"{f', --pool-cores {pool_cores}' if pool_cores is not None else ''})"
         + ("; no n1_total: with one GPU it would be n1_local" if len(spread) == 1 else "")
     )
@@ -326,7 +328,9 @@ def preset_from_matrix(template: dict, matrix: dict, name: str, order: list[str]
     return {**template, "run_configs": run_configs, "order": list(planned_order), "pairs": pairs, "probe": probe}
 
 
-def pools_off_node(matrix: dict | None, configs: list[tuple[str, list[int], list[list[int]]]]) -> tuple[bool, str | None]:
+def pools_off_node(
+    matrix: dict | None, configs: list[tuple[str, list[int], list[list[int]]]]
+) -> tuple[bool, str | None]:
     """(topology known, the first pool off its GPU's NUMA node, or None) for run
     configurations given as (name, GPU indices, one pool per rank), by the matrix's `gpus`
     and `nodes`. A single-rank pool over several nodes, one of them its GPU's, is a

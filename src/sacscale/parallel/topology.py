@@ -200,7 +200,9 @@ def live_gpus() -> tuple[list[Gpu], str]:
     return renumbered, f"nvidia-smi topo -m, CUDA_VISIBLE_DEVICES={visible}"
 
 
-def load_topology(lscpu: str | None = None, nvidia_smi_topo: str | None = None) -> tuple[Topology, set[int] | None, str]:
+def load_topology(
+    lscpu: str | None = None, nvidia_smi_topo: str | None = None
+) -> tuple[Topology, set[int] | None, str]:
     """(topology, CPUs allowed, where it came from): each part from its recorded file when
     given, else from this machine (then only the CPUs of this process's affinity mask)."""
     if lscpu:

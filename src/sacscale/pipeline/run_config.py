@@ -63,7 +63,9 @@ def resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host
         log_every=merged["log_every"],
         trace=bool(merged.get("trace", False)),
         timeout_s=float(timeout),
-        cuda_visible_devices=None if merged.get("cuda_visible_devices") is None else str(merged["cuda_visible_devices"]),
+        cuda_visible_devices=(
+            None if merged.get("cuda_visible_devices") is None else str(merged["cuda_visible_devices"])
+        ),
         env=merged["env"],
         overrides=merged["overrides"],
         description=str(merged.get("description", "")),

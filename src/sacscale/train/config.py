@@ -33,7 +33,8 @@ class RanksApart(TrainingError):
 class TrainConfig:
     """Every knob of `sacscale train`; the field name is the CLI flag (`--num-envs`)."""
 
-    devices: str = "cpu"              # "cpu", "cpu,cpu" (2 gloo ranks), "0", "0,1" (CUDA indices), "0,0" (2 ranks, 1 GPU, gloo)
+    # "cpu", "cpu,cpu" (2 gloo ranks), "0", "0,1" (CUDA indices), "0,0" (2 ranks, 1 GPU, gloo)
+    devices: str = "cpu"
     num_envs: int = 2048              # per rank
     batch_size: int = 8192            # per rank
     num_critic_updates: int = 8

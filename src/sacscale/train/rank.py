@@ -241,7 +241,8 @@ class RankLoop:
         for name in SUMMED_STATS:
             interval.add(name, float(stats[STAT_INDEX[name]]))
         interval.sums["penalty_scale"] = float(stats[STAT_INDEX["penalty_scale"]])  # latest value
-        self.curriculum = (float(stats[STAT_INDEX["penalty_scale"]]), float(stats[STAT_INDEX["curriculum_mean_length"]]))
+        self.curriculum = (float(stats[STAT_INDEX["penalty_scale"]]),
+                           float(stats[STAT_INDEX["curriculum_mean_length"]]))
         # Policy lag: iterations between the weights that chose this step's actions and the
         # learner's current ones (published versions count from 1 = the initial weights).
         lag = it - float(stats[STAT_INDEX["weights_version"]])
@@ -279,7 +280,8 @@ def update_learner(learner, rank: int, it: int) -> None:
             bad = []
         if bad:
             raise TrainingError(
-                f"rank {rank}: diverged at iteration {it}: non-finite learner state {bad}; the update failed on it: {exc}"
+                f"rank {rank}: diverged at iteration {it}: non-finite learner state {bad}; "
+                f"the update failed on it: {exc}"
             ) from exc
         raise
 

@@ -42,7 +42,8 @@ def write_meta(cfg: TrainConfig, world_size: int, pool_plan: dict) -> None:
         "devices": cfg.device_list(),
         "losses_compiled": compiles_losses(cfg),
         "collector_pools": pool_plan,
-        "env_steps_accounting": "Perf/total_env_steps is written by rank 0 from an all-reduced sum of every rank's cumulative env steps",
+        "env_steps_accounting": "Perf/total_env_steps is written by rank 0 from an all-reduced sum of every rank's "
+                                "cumulative env steps",
         "torch": torch.__version__,
         "python": sys.version.split()[0],
         "start_time": time.time(),

@@ -43,11 +43,18 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pandas as pd
+
+from sacscale.analysis.aggregate import runs_table, summarize
 from sacscale.analysis.events import EventFileError
 from sacscale.analysis.metrics import MetricError, analyze_run
+from sacscale.evidence import binding, scope
 from sacscale.evidence.manifest import (
     MANIFEST_NAME, ManifestError, evidence_files, irregular_files, parse_manifest, sha256_file,
 )
+from sacscale.pipeline.runplan import PlanError, check_override, check_reference_override
+from sacscale.train.options import build_parser
+from sacscale.trainers.reference_options import build_parser as reference_parser
 
 REL_TOL = 1e-9
 OLDER = "not recorded by this older set"
@@ -280,25 +287,13 @@ def check_metrics(root: Path, result: Verification, runs_dir: str = "runs", metr
 
 # --- 4. the records ----------------------------------------------------------------------------------
 
-def _reference_parser():
-    import argparse
-
-    from sacscale.commands.train_reference import add_arguments
-
-    parser = argparse.ArgumentParser(prog="sacscale train-reference", allow_abbrev=False)
-    add_arguments(parser)
-    return parser
-
-
 def _trainer_args(command: list, rel: str):
     """The run's `sacscale train` (or `sacscale train-reference`, the reference trainer)
     command parsed by that command's own parser."""
-    from sacscale.train.options import build_parser
-
     if not (isinstance(command, list) and command[:2] in (["sacscale", "train"], ["sacscale", "train-reference"])
             and all(isinstance(a, str) for a in command)):
         raise EvidenceStructureError(f"{rel}: command is not a `sacscale train ...` argument list")
-    parser = build_parser() if command[1] == "train" else _reference_parser()
+    parser = build_parser() if command[1] == "train" else reference_parser()
     err = io.StringIO()
     try:
         with contextlib.redirect_stderr(err):
@@ -433,8 +428,6 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
                 result.records.append(f"{name}: the run's --model {model_arg} is not this set's hashed model "
                                       f"(model/g1_walk_flat.mjb)")
         for key, value in (resolved.get("overrides") or {}).items():
-            from sacscale.pipeline.runplan import PlanError, check_override, check_reference_override
-
             try:
                 (check_reference_override if reference else check_override)(str(key), value,
                                                                             f"{rel_run}: overrides.{key}")
@@ -466,8 +459,6 @@ def _model_hash(root: Path, plan: dict, result: Verification) -> str | None:
 # --- 5. the summary, 6. the report -------------------------------------------------------------------
 
 def recompute_summary(plan: dict, metrics: list[dict]) -> dict:
-    from sacscale.analysis.aggregate import summarize
-
     meta = {k: plan[k] for k in SUMMARY_META if k in plan}
     pairs = [tuple(p) for p in plan.get("pairs") or []] or None
     return summarize(metrics, list(plan["order"]), pairs, meta=meta)
@@ -475,8 +466,6 @@ def recompute_summary(plan: dict, metrics: list[dict]) -> dict:
 
 def check_summary(root: Path, plan: dict, metrics: list[dict], result: Verification) -> tuple[dict, bool] | None:
     """(recomputed summary, whether the stored one is of the current format) or None."""
-    from sacscale.analysis.aggregate import runs_table
-
     if not (root / "summary.json").is_file():
         return None
     stored = load_json(root, "summary.json")
@@ -493,8 +482,6 @@ def check_summary(root: Path, plan: dict, metrics: list[dict], result: Verificat
 
 
 def _check_csv(root: Path, table, result: Verification, strict: bool = False) -> None:
-    import pandas as pd
-
     try:
         stored = pd.read_csv(root / "summary.csv", keep_default_na=False, dtype=str)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -584,8 +571,6 @@ def check_report_present(root: Path, result: Verification, report_pending: bool)
 
 def check_bindings(root: Path, plan: dict | None, result: Verification) -> None:
     """Each run's events and evaluation belong to that run (sacscale.evidence.binding)."""
-    from sacscale.evidence import binding, scope
-
     runs = sorted(p.name for p in (root / "runs").glob("*") if p.is_dir() and not p.name.startswith(".")) \
         if (root / "runs").is_dir() else []
     # the binding fields are required from the sets made under the evidence format that
@@ -608,8 +593,6 @@ def check_bindings(root: Path, plan: dict | None, result: Verification) -> None:
 
 def check_coverage(root: Path, result: Verification) -> None:
     """What the manifest covers and what it leaves out by design; the size budget."""
-    from sacscale.evidence import scope
-
     result.covered.extend(scope.describe(root, result.files_checked, result.bytes_hashed))
     problems, lines = scope.check_scope(root)
     result.scope.extend(problems)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 from sacscale.analysis.aggregate import phase_by_rank
+from sacscale.analysis.learning import QUALITY_FRACTION, TRACKING, tail_mean
+from sacscale.analysis.metrics import QUALITY_THRESHOLDS
 from sacscale.report.document import Table
 from sacscale.report.text import plain
 
@@ -257,8 +259,6 @@ def logged_tracking_table(learning: dict[str, dict] | None, baselines: dict[str,
     earns. None without any tracking curve (e.g. only the reference trainer's runs).
     `env_steps`: each run's env steps of all ranks (its metrics' total_env_steps); a run
     not in it shows the last env steps any of its curves logged."""
-    from sacscale.analysis.learning import QUALITY_FRACTION, TRACKING, tail_mean
-
     rows = []
     for config, group in (learning or {}).items():
         for run, curves in group["runs"].items():
@@ -303,8 +303,6 @@ def time_to_quality_table(summary: dict) -> Table | None:
     the mean env steps and seconds at which they did (summary configs' time_to_quality);
     None when the summary has none (made before it was measured) or no repeat reached any
     threshold."""
-    from sacscale.analysis.metrics import QUALITY_THRESHOLDS
-
     rows = []
     for name, s in summary["configs"].items():
         ttq = s.get("time_to_quality") or {}

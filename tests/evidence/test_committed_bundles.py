@@ -24,6 +24,9 @@ def test_committed_bundle_verifies(run_set):
         assert result.checked == ["summary.json", f"reports/{run_set}/report.md"]
         # fields newer code derives are listed, not failed
         assert all("not recorded by this older set" in n for n in result.notes)
+        # made before the report wrote numbers.json: its tables are read against the evidence
+        assert result.report_check.startswith("report: no numbers.json (a set made before the report wrote one): "
+                                              "report.md's tables parsed and checked cell by cell")
 
 
 def test_the_incomplete_reference_pair_is_not_passed_as_a_run_set():

@@ -119,6 +119,27 @@ def test_the_cli_names_the_canonical_path(work, tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+def test_an_edited_report_that_keeps_the_original_in_an_html_comment_fails(work):
+    """The renderer shows the edited table; the comment that holds the original text is not
+    read (it once made the regenerated text appear in the file)."""
+    report = work.parent.parent / "reports" / SET / "report.md"
+    original = report.read_text()
+    edit_report(work)
+    report.write_text(report.read_text() + f"\n<!--\n{original}\n-->\n")
+    problems = report_problems(verify(work))
+    assert problems and all("shows '99,999'" in p for p in problems), problems
+
+
+def test_a_reworded_committed_report_verifies(work):
+    """Sentences are not compared: a committed report with its prose reworded still verifies."""
+    report = work.parent.parent / "reports" / SET / "report.md"
+    text = report.read_text()
+    reworded = text.replace("Claim, from the seed:", "The seed claims:").replace("What ran:", "Runs:")
+    assert reworded != text
+    report.write_text(reworded)
+    assert verify(work).ok
+
+
 # --- a missing report ------------------------------------------------------------------------------
 
 def test_a_deleted_report_fails(work):

@@ -112,29 +112,6 @@ def test_cpu_report_has_no_seed_tables_and_explains_na(tmp_path):
     assert "n/a where no episode ended within a logging interval" in md
 
 
-def test_verification_finds_the_numbers_of_old_and_new_reports(tmp_path):
-    """A committed report keeps the headline and seed-table wording of its time; both count."""
-    from sacscale.report.build import legacy_headlines, number_blocks
-    from sacscale.report.document import block_markdown
-    from sacscale.report.tables import seed_table
-
-    paths = _run_set(tmp_path, [("n1_local", 1000.0, 1), ("n2_pool", 2000.0, 2)])
-    _, md, _ = _write(tmp_path, paths)
-    summary = json.loads((tmp_path / "summary.json").read_text())
-    metrics = [json.loads(p.read_text()) for p in paths]
-    parts = number_blocks(summary, metrics)
-    assert [t for t, _, _ in parts][:1] == ["the seed-shaped table"]
-    # a part is found where verification requires it: always, or where the report has its heading
-    assert all(any(r in md for r in renderings) for _, renderings, required in parts
-               if required is True or (isinstance(required, str) and required in md))
-    old = "\n\n".join([block_markdown(seed_table(summary, legacy=True))]
-                       + [block_markdown(p) for p in legacy_headlines(summary)])
-    assert "| n1_local / n2_pool (n=2/2) |" in old
-    found = {t for t, renderings, _ in parts if any(r in old for r in renderings)}
-    assert found == {"the seed-shaped table", "a headline ratio", "a headline confidence interval"}
-    assert not any(renderings[0] in old for t, renderings, _ in parts if t == "the seed-shaped table")
-
-
 def test_single_gpu_preset_compares_configs_as_listed(tmp_path):
     paths = _run_set(tmp_path, [("n1_pool7", 700.0, 1), ("n1_pool15", 1400.0, 1)])
     _, md, _ = _write(tmp_path, paths)
@@ -360,7 +337,7 @@ def test_quality_table_means_each_configurations_evaluations():
     (None, 0, "too few repeats to support a conclusion"),
 ])
 def test_ratio_line_says_what_the_interval_supports(ci, n, says):
-    from sacscale.report.build import ratio_line
+    from sacscale.report.verdict import ratio_line
 
     c = {"compared": "n2", "baseline": "n1", "ratio_of_means": 1.8, "ratio_std_propagated": 0.07,
          "ratio_ci95": ci, "ci_repeats": n}
@@ -369,7 +346,7 @@ def test_ratio_line_says_what_the_interval_supports(ci, n, says):
 
 
 def test_ratio_line_flags_a_wide_interval_and_few_repeats():
-    from sacscale.report.build import ratio_line
+    from sacscale.report.verdict import ratio_line
 
     c = {"compared": "n2", "baseline": "n1", "ratio_of_means": 1.5, "ratio_std_propagated": 0.3,
          "ratio_ci95": [1.05, 1.95], "ci_repeats": 3, "per_repeat_ratio_stats": {"n": 3, "min": 1.1, "max": 1.9}}
@@ -425,30 +402,6 @@ def test_time_to_quality_and_the_trainers_side_by_side(tmp_path):
     assert "### The trainers side by side" in md
     side = md.split("### The trainers side by side")[1]
     assert "| ref_n1 | unilab |" in side and "| ours_n1 | sacscale |" in side and "| 3,500,000 |" in side
-
-
-def test_verification_requires_the_time_to_quality_table_where_the_report_has_it(tmp_path):
-    from sacscale.evidence.verify import Verification, check_report
-
-    paths, summary = _with_quality_and_trainers(tmp_path / "results" / "S")
-    metrics = [json.loads(p.read_text()) for p in paths]
-    out = tmp_path / "reports" / "S"
-    write_report(tmp_path / "results" / "S" / "summary.json", paths, out / "report.md", out / "report.html",
-                 out / "figures", environment=tmp_path / "results" / "S" / "environment.json")
-    root, md = tmp_path / "results" / "S", (out / "report.md").read_text()
-
-    def check(text):
-        (out / "report.md").write_text(text)
-        result = Verification(root=str(root))
-        check_report(root, summary, metrics, result)
-        return result
-
-    assert check(md).derived == []
-    edited = check(md.replace("| 3,500,000 | 120.5 |", "| 2,500,000 | 120.5 |"))
-    assert any("the time-to-quality table does not match the evidence" in d for d in edited.derived)
-    # a report written before the table existed (no heading): nothing required
-    before = md.split("### Time to quality")[0] + "### Figures" + md.split("### Time to quality")[1].split("###", 1)[1]
-    assert not any("time-to-quality" in d for d in check(before).derived)
 
 
 def test_the_scaling_curve_needs_three_gpu_counts(tmp_path):
@@ -533,7 +486,7 @@ def _summary(configs: dict[str, tuple[str, int]], ci=None, n=3) -> dict:
      "`n2_pool` / `n1_local` = 1.500x (n = 2: too few repeats for a conclusion)"),
 ])
 def test_the_first_line_says_what_the_set_can_show(configs, ci, n, says):
-    from sacscale.report.build import at_a_glance
+    from sacscale.report.verdict import at_a_glance
 
     line = at_a_glance(_summary(configs, ci, n), [{}] * 4, {"pass": True})
     assert line.startswith("**At a glance:** ") and says in line and "\n" not in line
@@ -542,7 +495,7 @@ def test_the_first_line_says_what_the_set_can_show(configs, ci, n, says):
 
 
 def test_a_set_of_ranks_sharing_one_gpu_says_so_and_gives_the_efficiency_interval():
-    from sacscale.report.build import at_a_glance, efficiency_line, set_kind, verdict_section
+    from sacscale.report.verdict import at_a_glance, efficiency_line, set_kind, verdict_section
 
     summary = _summary({"n1_pool7": ("0", 1), "n2_shared": ("0,0", 2)}, [1.5, 1.9], 5)
     summary["comparisons"][0].update(weak_scaling_efficiency=0.85, rank_multiple=2.0)

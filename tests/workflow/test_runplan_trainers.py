@@ -24,7 +24,7 @@ def side_by_side(**ref_fields) -> dict:
 
 def test_the_reference_runs_with_the_same_devices_envs_iterations_seed_and_pool():
     from sacscale.train.options import build_parser
-    from sacscale.evidence.verify import _reference_parser
+    from sacscale.trainers.reference_options import build_parser as reference_parser
 
     p = resolve(side_by_side(overrides={"algo.updates_per_step": 8}), PRESETS, H200)
     assert [r.name.removeprefix(p.prefix) for r in p.runs] == ["_r1_ref_n1", "_r1_ours_n1", "_r2_ours_n1",
@@ -33,7 +33,7 @@ def test_the_reference_runs_with_the_same_devices_envs_iterations_seed_and_pool(
     ours = next(r for r in p.runs if r.config == "ours_n1" and r.repeat == 2)
     cmd = train_command(p, ref, "DIR", "m.mjb")
     assert cmd[:2] == ["sacscale", "train-reference"]
-    a = _reference_parser().parse_args(cmd[2:])  # what verify parses it with
+    a = reference_parser().parse_args(cmd[2:])  # what verify parses it with
     b = build_parser().parse_args(train_command(p, ours, "DIR", "m.mjb")[2:])
     assert (a.devices, a.num_envs, a.iterations, a.seed, a.collector_cpu_ids) == \
         (b.devices, b.num_envs, b.iterations, b.seed, b.collector_cpu_ids) == ("0", 2048, p.iterations, 2, "1-15")

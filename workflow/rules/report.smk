@@ -25,6 +25,8 @@ rule report:
     output:
         md=report(f"{REPORTS}/report.md", caption="../report/report_md.rst", category="Report"),
         html=report(f"{REPORTS}/report.html", caption="../report/report_html.rst", category="Report"),
+        # the numbers its tables show, before formatting: verify compares them one by one
+        numbers=f"{REPORTS}/numbers.json",
         throughput=report(
             figure_paths()["throughput_by_repeat"],
             caption="../report/throughput_by_repeat.rst",

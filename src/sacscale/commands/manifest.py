@@ -11,6 +11,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from sacscale.commands._inputs import BadInput, read_json
+from sacscale.eval.best import best_run
+from sacscale.evidence import scope
 from sacscale.evidence.manifest import ManifestError, write
 
 
@@ -45,8 +48,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write_scope(args: argparse.Namespace) -> None:
-    from sacscale.evidence import scope
-
     root = Path(args.root)
     left_out = []
     if args.keep_best:
@@ -68,9 +69,6 @@ def _write_scope(args: argparse.Namespace) -> None:
 
 def _best_run(paths: list[str]) -> str:
     """The run whose policy the report's video shows (sacscale.eval.best), by its evaluations."""
-    from sacscale.commands._inputs import BadInput, read_json
-    from sacscale.eval.best import best_run
-
     try:
         return best_run({Path(p).stem: read_json(p, "evaluation") for p in paths})["run"]
     except (BadInput, OSError, ValueError, KeyError, TypeError) as exc:

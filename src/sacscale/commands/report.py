@@ -10,10 +10,12 @@ built into `--output-dir`.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 from pathlib import Path
 
+from sacscale.evidence.runset import _tracked as tracked_files
 from sacscale.report.build import write_report
 
 # what `--run-set` needs from results/S/: the set has been through its verification
@@ -64,17 +66,13 @@ def _existing(path: Path) -> str | None:
 
 
 def _tracked(workdir: Path, path: Path) -> int:
-    from sacscale.evidence.runset import _tracked
-
-    return _tracked(workdir, [path])
+    return tracked_files(workdir, [path])
 
 
 def run_set_inputs(results: Path, output_dir: str | None) -> dict:
     """write_report's arguments for the finished set `results` (results/<set>), read where
     the pipeline wrote its files; refused (one line naming what to run instead) where the
     set is not finished or its report is committed and no other directory was given."""
-    import json
-
     name = results.name
     if results.resolve().parent.name != "results" or not results.is_dir():
         raise Refused(f"{results}: not a run set's directory (results/<set>, as the pipeline lays it out)")

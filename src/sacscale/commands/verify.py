@@ -1,6 +1,6 @@
 """`sacscale verify ROOT`: refuse links and special files, re-hash against the manifest,
 recompute every run's metrics, cross-check the records against the plan, recompute the
-summary and the report's numbers (see sacscale.evidence.verify).
+summary and the numbers the report's tables show (see sacscale.evidence.verify).
 
 Exits 1 naming each problem; 0 when everything matches. Fields an older set never
 recorded are listed as notes and do not fail it. Every spelling of a set (a relative
@@ -41,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"note: {line}")
     for line in result.covered:
         print(line)
+    if result.report_check:  # how the report's numbers were checked: its numbers file, or its tables only
+        print(result.report_check)
     extra = f", recomputed {' and '.join(result.checked)}" if result.checked else ""
     notes = (f"; {len(result.notes)} note(s): fields not recorded by this older set (--notes lists them)"
              if result.notes else "")

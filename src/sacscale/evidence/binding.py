@@ -19,6 +19,10 @@ its notes. A set of the current format must carry every field.
 
 from __future__ import annotations
 
+import gzip
+import json
+import struct
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,10 +56,7 @@ def first_record_time(path: Path) -> float | None:
     """The wall time of the file's first record (TensorBoard writes its file-version event
     when it creates the file), or None when it cannot be read: the metrics check reads every
     record with its checksums and names a damaged file, so this one only needs the first."""
-    import gzip
-    import struct
-    import zlib
-
+    # tensorboard's protobuf classes: a heavy import, only where event files are opened
     from google.protobuf.message import DecodeError
     from tensorboard.compat.proto import event_pb2
 
@@ -215,8 +216,6 @@ def _once(seen: dict, key, run: str, what: str, out: Findings) -> None:
 
 
 def _load(path: Path) -> dict | None:
-    import json
-
     try:
         data = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, ValueError):

@@ -157,7 +157,7 @@ def requested(argv: list[str]) -> dict:
     `forcing`, `report`, and `job` (a job that a main Snakemake process, which has
     already decided, runs in a process of its own)."""
     try:
-        from snakemake.cli import get_argument_parser
+        from snakemake.cli import get_argument_parser  # heavy, and only where Snakemake runs
 
         args, _ = get_argument_parser().parse_known_args(argv)
     except (ImportError, SystemExit):

@@ -16,9 +16,11 @@ with its hash, so the evaluation that used it is still bound to it (binding.py).
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
-from sacscale.evidence.manifest import MANIFEST_JSON, MANIFEST_NAME, VERIFY_JSON
+from sacscale.atomic import write_json
+from sacscale.evidence.manifest import MANIFEST_JSON, MANIFEST_NAME, VERIFY_JSON, sha256_file
 
 SCOPE_FILE = "evidence.json"
 FORMAT = 2
@@ -156,8 +158,6 @@ def leave_out_policies(root: Path, keep: set[str], dest: Path) -> list[dict]:
     """Move the policy of every run not in `keep` (runs no claim rests on: throughput runs)
     out of the set into dest/<run>/final.pt; the entries for evidence.json, with each
     file's hash, so that the run's evaluation stays bound to it."""
-    from sacscale.evidence.manifest import sha256_file
-
     entries = []
     for run_dir in sorted(p for p in (root / "runs").glob("*") if p.is_dir() and not p.name.startswith(".")):
         policy = run_dir / POLICY
@@ -186,15 +186,11 @@ def _shown_path(path: Path) -> str:
 
 def _move(src: Path, dst: Path) -> None:
     """Across file systems too (logs/ may be elsewhere): copy, then remove the original."""
-    import shutil
-
     shutil.move(src, dst)
 
 
 def write_scope(root: Path, left_out: list[dict], budget: int = BUDGET_BYTES) -> dict:
     """evidence.json of the current format; entries already recorded (a rerun) are kept."""
-    from sacscale.atomic import write_json
-
     previous = read_scope(root) or {}
     merged = {e["path"]: e for e in previous.get("left_out", [])}
     merged.update({e["path"]: e for e in left_out})

@@ -11,10 +11,13 @@ from sacscale.analysis.learning import curves_by_config, tracking_baselines
 from sacscale.analysis.metrics import DEFINITIONS
 from sacscale.atomic import atomic_write_text
 from sacscale.report import plots, tables
+from sacscale.report.numbers import NUMBERS_NAME, report_numbers
+from sacscale.report.tables import reproduces_seed
 from sacscale.report.document import (
-    Bullets, Code, Document, Heading, Image, Paragraph, Table, block_markdown, to_html, to_markdown,
+    Bullets, Code, Document, Heading, Image, Paragraph, Table, to_html, to_markdown,
 )
 from sacscale.report.text import code, plain
+from sacscale.report.verdict import at_a_glance, verdict_section
 
 SEED_TABLE = Table(
     header=["configuration (3 runs each)", "1-GPU steps/s", "2-GPU steps/s", "ratio"],
@@ -26,14 +29,6 @@ SEED_TABLE = Table(
     align=["l", "r", "r", "r"],
     caption="The seed's figures (2x RTX 5090, 2048 envs and batch 8192 per rank), same main definition.",
 )
-SEED_SENTENCE = ("The seed is the original measurement this project reproduces: data-parallel FastSAC on a "
-                 "2x RTX 5090 server, 1.7x to 2.4x the env steps/s of one GPU with two GPUs.")
-CLAIM = "data-parallel training on 2 GPUs scales: more env steps/s than on 1 GPU, each GPU with its own CPU pool"
-# Fewer paired repeats than this: a ratio is not a basis for a conclusion, and no interval is printed.
-MIN_REPEATS = tables.MIN_REPEATS
-FEW_REPEATS = 5   # below this, the percentile bootstrap's interval is too narrow on its own
-WIDE = 0.10       # a half-width above 10% of the ratio: too wide for a figure
-
 LIMITATIONS = [
     "Weak scaling: each rank brings its own environments, batch and CPU simulation pool, so the global "
     "environment count and batch grow with the ranks. A ratio measures CPU quota, collectors and GPUs "
@@ -166,267 +161,6 @@ def evidence_section(verification: dict | None, manifest: dict | None) -> list:
     return [Bullets(items)] if items else [Paragraph("No evidence manifest was given.")]
 
 
-def legacy_headlines(summary: dict) -> list:
-    """The headline paragraphs as reports before the verdict (issue 18) wrote them: what
-    verification finds in a committed report of that time."""
-    out = []
-    for c in summary.get("comparisons", []):
-        if c.get("ratio_of_means") is not None:
-            per = c.get("per_repeat_ratio_stats") or {}
-            spread = f"; per-repeat ratios {per['min']:.3f} .. {per['max']:.3f}" if per.get("n") else ""
-            name = f"{code(c['compared'])} / {code(c['baseline'])}"
-            out.append(Paragraph(
-                f"{name}: ratio of means {c['ratio_of_means']:.3f}x "
-                f"(propagated std ±{c['ratio_std_propagated']:.3f}{spread})."
-            ))
-            ci = c.get("ratio_ci95")
-            out.append(Paragraph(
-                f"{name}: 95% confidence interval of the ratio of means "
-                f"{ci[0]:.3f} .. {ci[1]:.3f} (paired bootstrap over {c['ci_repeats']} repeats)." if ci else
-                f"{name}: no confidence interval "
-                f"({c.get('ci_repeats', 0)} paired repeat(s); it needs 2 or more)."))
-    return out
-
-
-def ratio_line(c: dict, interval_below_min: bool = False) -> str:
-    """One comparison in one line: the ratio, its interval and n, and whether they support a
-    conclusion (too few repeats, an interval that includes 1, or one that lies above or below).
-    Below MIN_REPEATS no interval is printed: a bootstrap over so few repeats is too narrow
-    to read (`interval_below_min=True`: as reports printed it before, for verification)."""
-    name = f"{code(c['compared'])} / {code(c['baseline'])}"
-    if c.get("ratio_of_means") is None:
-        return f"{name}: no ratio (a configuration has no measured run)."
-    ci, n = c.get("ratio_ci95"), c.get("ci_repeats")
-    per = c.get("per_repeat_ratio_stats") or {}
-    n = n if n is not None else per.get("n", 0)
-    text = f"{name} = {c['ratio_of_means']:.3f}x"
-    if n < MIN_REPEATS and not interval_below_min:
-        return text + (f", n = {n} paired repeat(s) (propagated std ±{c['ratio_std_propagated']:.3f}): too few "
-                       f"repeats to support a conclusion (at least {MIN_REPEATS} are needed; no interval is given "
-                       "below that); read it as noise.")
-    text += (f", 95% CI {ci[0]:.3f} .. {ci[1]:.3f}" if ci else ", no confidence interval recorded")
-    text += f", n = {n} paired repeat(s) (propagated std ±{c['ratio_std_propagated']:.3f})"
-    if n < MIN_REPEATS:
-        text += (f": too few repeats to support a conclusion (at least {MIN_REPEATS} are needed, and a bootstrap "
-                 "over so few is too narrow); read it as noise")
-    elif not ci:
-        if per.get("n"):
-            text += f"; per-repeat ratios {per['min']:.3f} .. {per['max']:.3f}"
-        text += "; without an interval, no conclusion beyond the per-repeat spread"
-    elif ci[0] > 1:
-        text += ": the interval lies above 1, the compared configuration is faster"
-    elif ci[1] < 1:
-        text += ": the interval lies below 1, the compared configuration is slower"
-    else:
-        text += ": the interval includes 1, no conclusion about the direction"
-    if ci and n >= MIN_REPEATS:
-        if (ci[1] - ci[0]) / 2 > WIDE * c["ratio_of_means"]:
-            text += f"; the interval is wide (more than ±{100 * WIDE:.0f}% of the ratio): no precise figure"
-        if n < FEW_REPEATS and per.get("n"):
-            text += (f"; over {n} repeats a bootstrap interval is narrow, read it with the per-repeat ratios "
-                     f"{per['min']:.3f} .. {per['max']:.3f}")
-    return text + "."
-
-
-def short_window_note(summary: dict, metrics: list[dict]) -> str:
-    short = summary.get("short_windows") or []
-    return (f" {len(short)} of {len(metrics)} runs were measured over less than "
-            f"{summary.get('short_window_s', 30.0):g} s (see Measurement windows): a coarse rate." if short else "")
-
-
-def efficiency_interval(c: dict) -> str:
-    """The ratio's 95% interval over the rank multiple, where enough paired repeats give one."""
-    per = c.get("per_repeat_ratio_stats") or {}
-    n = c.get("ci_repeats") if c.get("ci_repeats") is not None else per.get("n", 0)
-    ci, multiple = c.get("ratio_ci95"), c.get("rank_multiple")
-    if not ci or not multiple or n < MIN_REPEATS:
-        return ""
-    return f", 95% CI {100 * ci[0] / multiple:.0f}% .. {100 * ci[1] / multiple:.0f}% (n = {n})"
-
-
-def efficiency_line(summary: dict) -> str:
-    parts = []
-    for c in summary.get("comparisons", []):
-        e = c.get("weak_scaling_efficiency")
-        if e is not None:
-            parts.append(f"{code(c['compared'])} {100 * e:.0f}% of {c.get('rank_multiple', 0):g}x the baseline's "
-                         "env steps/s (ratio / rank multiple; 100% = each added rank as fast as the first)"
-                         + efficiency_interval(c))
-    return "; ".join(parts) + "." if parts else "no multi-rank comparison in this run set."
-
-
-def probe_line(probe: dict | None) -> str:
-    if not probe:
-        return "no correctness probe result was given."
-    verdict = "PASS" if probe.get("pass") else "FAIL"
-    where = ", ".join(plain(x) for x in (f"{probe['world_size']} ranks" if probe.get("world_size") else None,
-                                         probe.get("backend")) if x)
-    in_graph = probe.get("allreduce_in_cuda_graph")
-    graph = {True: ", all-reduce inside the CUDA graph", False: ", all-reduce outside a CUDA graph"}.get(in_graph, "")
-    context = f"{where}{graph}".removeprefix(", ")
-    context = f" ({context})" if context else ""  # a probe that recorded neither: no empty brackets
-    return (f"{verdict}: the data-parallel ranks' gradients and parameters agree with a single-rank reference "
-            f"within tolerance{context}." if probe.get("pass") else
-            f"{verdict}: the data-parallel ranks disagree with the single-rank reference ({where}); see Correctness probe.")
-
-
-def _mean(values):
-    values = [v for v in values if isinstance(v, (int, float)) and v == v]
-    return sum(values) / len(values) if values else None
-
-
-def learning_line(evaluations: dict[str, dict] | None, metrics: list[dict]) -> str:
-    """Per configuration: the evaluation's normalised tracking (1 = perfect) of the final
-    policies against a robot that stands still, and falls per episode."""
-    if not evaluations:
-        return "not evaluated: this run set has no evaluation of its final policies."
-    config_of = {m["run"]: m.get("config") or "?" for m in metrics}
-    by_config: dict[str, list[dict]] = {}
-    for run, e in evaluations.items():
-        by_config.setdefault(config_of.get(run, run), []).append(e)
-    parts = []
-    for config, evals in by_config.items():
-        lin = _mean([e["overall"]["normalised_tracking"].get("lin_vel_xy") for e in evals])
-        yaw = _mean([e["overall"]["normalised_tracking"].get("yaw_rate") for e in evals])
-        still = [(e.get("baseline_stand_still") or {}).get("overall", {}).get("normalised_tracking", {}) for e in evals]
-        lin0, yaw0 = _mean([b.get("lin_vel_xy") for b in still]), _mean([b.get("yaw_rate") for b in still])
-        falls = _mean([e["overall"].get("fall_rate") for e in evals])
-        if None in (lin, yaw, lin0, yaw0):
-            parts.append(f"{code(config)}: tracking not recorded")
-            continue
-        better = lin > lin0 and yaw > yaw0
-        worse = lin <= lin0 and yaw <= yaw0
-        judgement = ("tracks better than standing still" if better else
-                     "no better than standing still" if worse else "better than standing still in one of the two")
-        parts.append(f"{code(config)} ({len(evals)} run(s)): normalised tracking {lin:.2f} planar velocity, {yaw:.2f} "
-                     f"yaw rate (standing still {lin0:.2f}, {yaw0:.2f}; 1 = perfect), "
-                     f"{tables.num(falls, 2)} falls per episode: {judgement}")
-    return "; ".join(parts) + "."
-
-
-def reproduces_seed(summary: dict) -> bool:
-    """GPU run sets reproduce the seed's matrix (1 GPU against 2); CPU ranks do not."""
-    return not all((s.get("devices") or "").startswith("cpu") for s in summary["configs"].values())
-
-
-KIND_SCOPE = {
-    "cpu": "CPU ranks, not GPUs",
-    "same-gpus": "its configurations run on the same number of GPUs",
-    "shared-gpu": "its ranks share one GPU: it measures CPU-side weak scaling and the two-rank code path "
-                  "(gradients summed by gloo between graph segments), not the NCCL link between two GPUs",
-}
-
-
-def shares_a_gpu(stats: dict) -> bool:
-    """A configuration whose ranks share a CUDA device (devices '0,0')."""
-    devices = stats.get("devices") or ""
-    items = devices.split(",") if isinstance(devices, str) else [str(d) for d in devices]
-    return len(items) > len(set(items))
-
-
-def set_kind(summary: dict) -> str:
-    """What a set can compare: 'cpu' (CPU ranks: a smoke test of the pipeline),
-    'same-gpus' (GPU configurations with one rank count: pools and settings, not GPU
-    counts), 'shared-gpu' (more ranks than GPUs: ranks sharing one GPU against one rank) or
-    'gpu-counts' (GPU configurations with different rank counts, one GPU a rank: the claim)."""
-    if not reproduces_seed(summary):
-        return "cpu"
-    counts = {s.get("world_size") or 1 for s in summary["configs"].values()}
-    if len(counts) > 1 and any(shares_a_gpu(s) for s in summary["configs"].values()):
-        return "shared-gpu"
-    return "gpu-counts" if len(counts) > 1 else "same-gpus"
-
-
-def glance_ratio(c: dict) -> str:
-    """A comparison in a few words: the ratio, n, and the interval where n allows one."""
-    name = f"{code(c['compared'])} / {code(c['baseline'])}"
-    if c.get("ratio_of_means") is None:
-        return f"{name}: no ratio"
-    per = c.get("per_repeat_ratio_stats") or {}
-    n = c.get("ci_repeats") if c.get("ci_repeats") is not None else per.get("n", 0)
-    ci = c.get("ratio_ci95")
-    text = f"{name} = {c['ratio_of_means']:.3f}x (n = {n}"
-    if n < MIN_REPEATS:
-        return text + ": too few repeats for a conclusion)"
-    if not ci:
-        return text + ", no interval recorded: no conclusion)"
-    verdict = ("above 1: faster" if ci[0] > 1 else "below 1: slower" if ci[1] < 1 else
-               "includes 1: no conclusion about the direction")
-    return text + f", 95% CI {ci[0]:.3f} .. {ci[1]:.3f}, {verdict})"
-
-
-def efficiency_glance(comps: list[dict]) -> str:
-    return "; ".join(f"{code(c['compared'])} {100 * c['weak_scaling_efficiency']:.0f}%{efficiency_interval(c)}"
-                     for c in comps if c.get("weak_scaling_efficiency") is not None)
-
-
-def probe_glance(probe: dict | None) -> str:
-    if not probe:
-        return "no correctness probe result was given"
-    return "the correctness probe passed" if probe.get("pass") else "the correctness probe FAILED"
-
-
-def at_a_glance(summary: dict, metrics: list[dict], probe: dict | None) -> str:
-    """The report's first line: what this set can show and what it cannot."""
-    comps = [c for c in summary.get("comparisons", []) if c.get("ratio_of_means") is not None]
-    ratios = "; ".join(glance_ratio(c) for c in comps)
-    kind = set_kind(summary)
-    if kind == "cpu":
-        return (f"**At a glance:** a CPU smoke set. The pipeline ran ({len(metrics)} runs) and "
-                f"{probe_glance(probe)}; the throughput of CPU ranks is not meaningful and says nothing about "
-                "scaling on GPUs.")
-    gpus = max((s.get("world_size") or 1) for s in summary["configs"].values())
-    if kind == "same-gpus" and not comps:
-        configs = ", ".join(code(c) for c in summary["configs"])
-        return (f"**At a glance:** {configs} on {gpus} GPU{'s' if gpus > 1 else ''}, with no second configuration "
-                f"to compare: a measurement of learning and throughput, neither a comparison nor GPU scaling; "
-                f"{probe_glance(probe)}.")
-    if kind == "shared-gpu":
-        return ("**At a glance:** two ranks sharing one GPU against one rank (gradients summed by gloo between "
-                "graph segments): CPU-side weak scaling and the two-rank code path, not the NCCL link between two "
-                "GPUs, so it cannot test the two-GPU claim" + (f": {ratios}" if ratios else "")
-                + (f"; per-rank efficiency {efficiency_glance(comps)}" if efficiency_glance(comps) else "")
-                + f"; {probe_glance(probe)}.")
-    if kind == "same-gpus":
-        return (f"**At a glance:** compares configurations on {gpus} GPU{'s' if gpus > 1 else ''} (CPU pools, "
-                f"settings or trainers), not GPU counts, so it cannot test the multi-GPU claim"
-                + (f": {ratios}" if ratios else "") + f"; {probe_glance(probe)}.")
-    return ("**At a glance:** the claim, more env steps/s on more GPUs: " + (ratios or "no ratio measured")
-            + f"; {probe_glance(probe)}.")
-
-
-def verdict_section(summary: dict, metrics: list[dict], plan: dict, probe: dict | None,
-                    evaluations: dict[str, dict] | None) -> list:
-    comps = summary.get("comparisons", [])
-    kind = set_kind(summary)
-    claim = (f"Claim, from the seed: {CLAIM}. {SEED_SENTENCE}" if kind == "gpu-counts" else
-             f"Claim, from the seed, not tested by this set ({KIND_SCOPE[kind]}): {CLAIM}. {SEED_SENTENCE}")
-    items = [claim,
-             "Measured (steady env steps/s, ratio of means): "
-             + (" ".join(ratio_line(c) for c in comps) if comps else "no comparison in this run set.")
-             + short_window_note(summary, metrics)]
-    # a line without data is left out, not filled with "none" or n/a
-    if any(c.get("weak_scaling_efficiency") is not None for c in comps):
-        items.append("Per-rank efficiency: " + efficiency_line(summary))
-    if probe:
-        items.append("Correctness probe: " + probe_line(probe))
-    if evaluations:
-        items.append("Learning: " + learning_line(evaluations, metrics))
-    blocks = [Heading("Verdict"), Bullets(items)]
-    # the plan's reason and description name commands in backticks; read as text here, so without them
-    reason = plain(str(plan.get("preset_reason", "reason not recorded")).replace("`", ""))
-    what = (f"What ran: preset {code(plan.get('preset', '?'))} ({reason}); "
-            f"{len(metrics)} runs of {', '.join(code(c) for c in summary['order'])}, "
-            f"{plain(plan.get('repeats', '?'))} repeat(s) of {plain(plan.get('iterations', '?'))} iterations, "
-            "one run at a time.")
-    if plan.get("description"):
-        what += " " + plain(" ".join(str(plan["description"]).replace("`", "").split()))
-    if not reproduces_seed(summary) and "GPU system" not in str(plan.get("description", "")):
-        what += " All runs are CPU ranks (gloo): the throughput says nothing about the GPU system."
-    blocks.append(Paragraph(what))
-    return blocks
-
-
 def window_blocks(summary: dict, metrics: list[dict]) -> list:
     blocks = [tables.window_table(metrics, summary.get("short_window_s", 30.0))]
     short = summary.get("short_windows") or []
@@ -459,46 +193,6 @@ def run_list_section(summary: dict, metrics: list[dict], attempts: list[str] | N
         blocks.append(Paragraph("Failed or stopped attempts (kept under logs/, not evidence; each was rerun): "
                                 + ", ".join(code(a) for a in attempts) + "."))
     return blocks
-
-
-def number_blocks(summary: dict, metrics: list[dict], current: bool = True) -> list[tuple[str, tuple[str, ...], bool | str]]:
-    """`[(title, renderings, required)]`: the report's parts that state numbers of the
-    evidence, each as the Markdown `build` writes now and as earlier reports wrote it (a
-    committed report is evidence and is never rewritten), for verification to find one of
-    them in a stored report. Tables without their captions (prose, not numbers).
-    `current=False` (a set made before confidence intervals and windows were reported):
-    those parts are not required. `required` may also be a heading: required where the
-    report has that heading (parts added after some committed reports were written)."""
-    def md(block) -> str:
-        if isinstance(block, Table):
-            block = Table(block.header, block.rows, block.align)
-        return block_markdown(block).rstrip("\n")
-
-    out = []
-    if reproduces_seed(summary):
-        out.append(("the seed-shaped table", (md(tables.seed_table(summary)),
-                                              md(tables.seed_table(summary, legacy=True))), True))
-    out += [("the configuration table", (md(tables.config_table(summary)),), True),
-            ("the ratio table", (md(tables.comparison_table(summary)),), True),
-            ("the per-run table", (md(tables.runs_table(metrics)),), True),
-            ("the confidence-interval table", (md(tables.ci_table(summary)),
-                                               md(tables.ci_table(summary, interval_below_min=True))), current),
-            ("the measurement-window table",
-             (md(tables.window_table(metrics, summary.get("short_window_s", 30.0))),), current)]
-    # parts added later: required where the report has their heading (older reports lack them)
-    # (a set where no repeat reached any threshold has no such table, and nothing to check)
-    time_to_quality = tables.time_to_quality_table(summary)
-    if time_to_quality is not None:
-        before = tables.time_to_quality_table(summary, unreached=True)  # with rows of n/a, as reports had them
-        out.append(("the time-to-quality table", (md(time_to_quality), md(before)),
-                    f"### {tables.TIME_TO_QUALITY_TITLE}"))
-    # the verdict's ratio lines, or the headline paragraphs of the reports before it
-    legacy = legacy_headlines(summary)
-    for i, c in enumerate(c for c in summary.get("comparisons", []) if c.get("ratio_of_means") is not None):
-        lines = (ratio_line(c), ratio_line(c, interval_below_min=True))
-        out.append(("a headline ratio", (*lines, md(legacy[2 * i])), True))
-        out.append(("a headline confidence interval", (*lines, md(legacy[2 * i + 1])), current))
-    return out
 
 
 FIGURE_CAPTIONS = {
@@ -581,9 +275,7 @@ def build(
     `run_dirs`: the runs' directories (event files), for the learning curves; None
     leaves that figure out (with a sentence saying why)."""
     plan = (environment or {}).get("plan") or summary.get("meta", {})
-    # the runs in the order they ran, whatever order the metrics files were given in
-    ran = {name: i for i, name in enumerate(summary.get("meta", {}).get("execution_order") or [])}
-    metrics = sorted(metrics, key=lambda m: ran.get(m.get("run"), len(ran)))
+    metrics = tables.in_execution_order(summary, metrics)
     run_set = plan.get("run_set") or summary.get("meta", {}).get("run_set") or "?"
     doc = Document(title=f"sacscale run set {plain(run_set)}")
 
@@ -686,6 +378,8 @@ def write_report(
         video=(Path(video), json.loads(Path(video_record).read_text())) if video and video_record else None,
     )
     atomic_write_text(output_md, to_markdown(doc))
+    # the numbers the tables show, before formatting, for verification to compare one by one
+    atomic_write_text(report_dir / NUMBERS_NAME, json.dumps(report_numbers(summary, metrics), indent=1) + "\n")
     # figures linked, not embedded: the page sits beside figures/ (the audit zip is the self-contained form)
     atomic_write_text(output_html, to_html(doc, Path(output_html).parent, embed_images=False))
     return doc

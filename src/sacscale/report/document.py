@@ -113,11 +113,6 @@ def to_markdown(doc: Document) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def block_markdown(block) -> str:
-    """One block's Markdown, exactly as `to_markdown` writes it inside a document."""
-    return to_markdown(Document(title="", blocks=[block])).split("\n", 2)[2]
-
-
 _STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 68rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.45; }
 table { border-collapse: collapse; margin: 0.5rem 0 1rem; }

@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import EngFormatter  # noqa: E402
 
 from sacscale.analysis.aggregate import phase_by_rank  # noqa: E402
-from sacscale.analysis.learning import finite  # noqa: E402
+from sacscale.analysis.learning import finite, tracking_baselines  # noqa: E402
 
 FIGURES = {
     "throughput_by_repeat": "throughput_by_repeat.png",
@@ -337,12 +337,7 @@ def write_all(summary: dict, metrics: list[dict], figures_dir: str | Path, learn
     stepped = cumulative_steps(metrics, d / FIGURES["cumulative_steps"])
     returned = return_vs_time(metrics, d / FIGURES["return_vs_time"])
     traced = phase_times(metrics, d / FIGURES["phase_times"])
-    if learning:
-        from sacscale.analysis.learning import tracking_baselines
-
-        baselines = tracking_baselines()
-    else:
-        baselines = None
+    baselines = tracking_baselines() if learning else None
     learned = learning_curves(learning, d / FIGURES["learning_curves"], learning_note, baselines=baselines)
     return {
         "throughput_by_repeat": True,

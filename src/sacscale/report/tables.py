@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 from sacscale.analysis.aggregate import phase_by_rank
+from sacscale.analysis.learning import QUALITY_FRACTION, TRACKING, tail_mean
+from sacscale.analysis.metrics import QUALITY_THRESHOLDS
 from sacscale.report.document import Table
 from sacscale.report.text import plain
 
@@ -23,6 +25,17 @@ def ratio(x) -> str:
     return "n/a" if x is None else f"{x:.3f}x"
 
 
+def reproduces_seed(summary: dict) -> bool:
+    """GPU run sets reproduce the seed's matrix (1 GPU against 2); CPU ranks do not."""
+    return not all((s.get("devices") or "").startswith("cpu") for s in summary["configs"].values())
+
+
+def in_execution_order(summary: dict, metrics: list[dict]) -> list[dict]:
+    """The runs in the order they ran, whatever order the metrics files were given in."""
+    ran = {name: i for i, name in enumerate(summary.get("meta", {}).get("execution_order") or [])}
+    return sorted(metrics, key=lambda m: ran.get(m.get("run"), len(ran)))
+
+
 def rank_label(devices: str | None, world_size: int | None) -> str:
     """'1-GPU', '2-GPU', '1-rank CPU', ..."""
     n = world_size or (len(devices.split(",")) if devices else 1)
@@ -31,10 +44,9 @@ def rank_label(devices: str | None, world_size: int | None) -> str:
     return f"{n}-GPU"
 
 
-def seed_table(summary: dict, legacy: bool = False) -> Table:
+def seed_table(summary: dict) -> Table:
     """The seed's shape: configuration, baseline steps/s, compared steps/s, ratio of means.
-    The row is labelled compared / baseline, the ratio's direction (`legacy`: baseline /
-    compared, as reports before issue 18 labelled it; what verification finds in them)."""
+    The row is labelled compared / baseline, the ratio's direction."""
     configs = summary["configs"]
     comps = summary.get("comparisons", [])
     labels = {(rank_label(configs[c["baseline"]]["devices"], configs[c["baseline"]]["world_size"]),
@@ -48,8 +60,7 @@ def seed_table(summary: dict, legacy: bool = False) -> Table:
     rows = []
     for c in comps:
         b, o = configs[c["baseline"]], configs[c["compared"]]
-        label = (f"{plain(c['baseline'])} / {plain(c['compared'])} (n={b['n']}/{o['n']})" if legacy else
-                 f"{plain(c['compared'])} / {plain(c['baseline'])} (n={o['n']}/{b['n']})")
+        label = f"{plain(c['compared'])} / {plain(c['baseline'])} (n={o['n']}/{b['n']})"
         rows.append([
             label,
             f"{num(b['mean'])} ± {num(b['std'])}",
@@ -152,13 +163,11 @@ def phase_table(metrics: list[dict]) -> Table | None:
 MIN_REPEATS = 3
 
 
-def ci_table(summary: dict, interval_below_min: bool = False) -> Table:
-    """`interval_below_min=True`: intervals over fewer than MIN_REPEATS printed as reports
-    printed them before (what verification finds in those)."""
+def ci_table(summary: dict) -> Table:
     rows = []
     for c in summary.get("comparisons", []):
         ci = c.get("ratio_ci95")
-        few = ci and (c.get("ci_repeats") or 0) < MIN_REPEATS and not interval_below_min
+        few = ci and (c.get("ci_repeats") or 0) < MIN_REPEATS
         rows.append([
             f"{plain(c['compared'])} / {plain(c['baseline'])}",
             ratio(c.get("ratio_of_means")),
@@ -250,8 +259,6 @@ def logged_tracking_table(learning: dict[str, dict] | None, baselines: dict[str,
     earns. None without any tracking curve (e.g. only the reference trainer's runs).
     `env_steps`: each run's env steps of all ranks (its metrics' total_env_steps); a run
     not in it shows the last env steps any of its curves logged."""
-    from sacscale.analysis.learning import QUALITY_FRACTION, TRACKING, tail_mean
-
     rows = []
     for config, group in (learning or {}).items():
         for run, curves in group["runs"].items():
@@ -291,20 +298,17 @@ QUALITY_LABELS = {"episode_length": "episode length >= {t:g}",
                   "normalised_tracking_ang_vel": "yaw-rate tracking >= {t:g} of max"}
 
 
-def time_to_quality_table(summary: dict, unreached: bool = False) -> Table | None:
+def time_to_quality_table(summary: dict) -> Table | None:
     """Per configuration and learning-quality threshold: the repeats that reached it and
     the mean env steps and seconds at which they did (summary configs' time_to_quality);
     None when the summary has none (made before it was measured) or no repeat reached any
-    threshold. `unreached=True`: thresholds no repeat reached get a row of n/a too, as
-    reports wrote them before (what verification finds in those)."""
-    from sacscale.analysis.metrics import QUALITY_THRESHOLDS
-
+    threshold."""
     rows = []
     for name, s in summary["configs"].items():
         ttq = s.get("time_to_quality") or {}
         for key, (_, threshold) in QUALITY_THRESHOLDS.items():
             q = ttq.get(key)
-            if q is None or not (q.get("reached") or unreached):
+            if q is None or not q.get("reached"):
                 continue
             rows.append([plain(name), QUALITY_LABELS.get(key, key).format(t=threshold), f"{q['reached']}/{q['of']}",
                          num(q["env_steps"]["mean"]), num(q["seconds"]["mean"], 1)])

@@ -1,0 +1,225 @@
+"""The records of a set made by the pipeline agree: plan.json -> run.json (its command
+parsed by the trainer's own parser) -> train_meta.json -> the metrics, on seed,
+iterations, devices, CPU pools, world size, model (hash) and code commit."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+from sacscale.evidence.manifest import sha256_file
+from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification, get_field, load_json
+from sacscale.pipeline.runplan import PlanError, check_override, check_reference_override
+from sacscale.train.options import build_parser
+from sacscale.trainers.reference_options import build_parser as reference_parser
+
+
+def _trainer_args(command: list, rel: str):
+    """The run's `sacscale train` (or `sacscale train-reference`, the reference trainer)
+    command parsed by that command's own parser."""
+    if not (isinstance(command, list) and command[:2] in (["sacscale", "train"], ["sacscale", "train-reference"])
+            and all(isinstance(a, str) for a in command)):
+        raise EvidenceStructureError(f"{rel}: command is not a `sacscale train ...` argument list")
+    parser = build_parser() if command[1] == "train" else reference_parser()
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            return parser.parse_args(command[2:])
+    except SystemExit:
+        msg = err.getvalue().strip().splitlines()[-1:] or ["unparsable"]
+        raise EvidenceStructureError(f"{rel}: command does not parse with the trainer's parser: {msg[0]}") from None
+
+
+def _agree(result: Verification, run: str, facts: dict[str, list[tuple[str, object]]], strict: bool = False) -> None:
+    """facts: {quantity: [(source, value), ...]}; every recorded value must equal the first.
+    A value a source does not record: a note, or with `strict` (a current set) a problem."""
+    for quantity, sources in facts.items():
+        recorded = [(src, val) for src, val in sources if val is not _ABSENT]
+        for src, val in sources:
+            if val is _ABSENT:
+                (result.records if strict else result.notes).append(f"{run}: {quantity} in {src}: {OLDER}")
+        if not recorded:
+            continue
+        first_src, first = recorded[0]
+        for src, val in recorded[1:]:
+            if val != first:
+                result.records.append(f"{run}: {quantity}: {first_src} says {first!r}, {src} says {val!r}")
+
+
+_ABSENT = object()
+
+
+def _opt(data, *keys):
+    for key in keys:
+        if not isinstance(data, dict) or key not in data:
+            return _ABSENT
+        data = data[key]
+    return data
+
+
+def _where(record: dict):
+    """The host a record was made on (and its SLURM node, inside a job), or _ABSENT."""
+    host = _opt(record, "host", "name")
+    if host is _ABSENT:
+        return _ABSENT
+    node = _opt(record, "host", "slurm", "SLURMD_NODENAME")
+    return f"host {host!r}" + ("" if node is _ABSENT else f" (SLURM node {node!r})")
+
+
+@dataclass
+class RunRecords:
+    """One planned run's records, as read from its files (absent files: empty)."""
+    name: str
+    entry: dict          # its plan.json runs entry
+    config: dict         # its plan.json run_configs entry
+    run: dict            # run.json
+    resolved: dict       # run.json resolved_config
+    args: object         # run.json command, parsed by its trainer's parser
+    meta: dict           # train_meta.json
+    meta_config: dict    # train_meta.json config
+    metrics: dict        # metrics/{run}.json
+    reference: bool      # run by the reference trainer (train-reference)
+
+    @property
+    def rel_run(self) -> str:
+        return f"runs/{self.name}/run.json"
+
+
+def _optional_json(root: Path, rel: str) -> dict:
+    return load_json(root, rel) if (root / rel).is_file() else {}
+
+
+def _read_run(root: Path, entry: dict, configs: dict) -> RunRecords:
+    name = entry["name"]
+    config = configs.get(entry.get("config"))
+    if not isinstance(config, dict):
+        raise EvidenceStructureError(f"plan.json: runs entry {name}: config {entry.get('config')!r} has no "
+                                     "run_configs entry")
+    rel_run = f"runs/{name}/run.json"
+    run = load_json(root, rel_run)
+    resolved = get_field(run, rel_run, "resolved_config", kind=dict)
+    args = _trainer_args(run.get("command"), rel_run)
+    meta = _optional_json(root, f"runs/{name}/train_meta.json")
+    meta_config = meta.get("config") if isinstance(meta.get("config"), dict) else {}
+    reference = run.get("command", [None, None])[1] == "train-reference"
+    if reference and meta_config.get("collector_cpu_ids") == "":
+        meta_config = {**meta_config, "collector_cpu_ids": "auto"}  # the reference's own default
+    return RunRecords(name, entry, config, run, resolved, args, meta, meta_config,
+                      _optional_json(root, f"metrics/{name}.json"), reference)
+
+
+def _facts(r: RunRecords, iterations: int, env_commit) -> dict[str, list[tuple[str, object]]]:
+    """{quantity: [(source, value), ...]} of one run, for _agree."""
+    resolved, mcfg, metrics = r.resolved, r.meta_config, r.metrics
+    command_pools = r.args.collector_cpu_ids
+    if r.reference and command_pools == "":
+        command_pools = "auto"  # train-reference: empty means the reference's own default
+    return {
+        "seed": [("plan.json", r.entry.get("seed")), ("run.json", r.run.get("seed", _ABSENT)),
+                 ("run.json resolved_config", resolved.get("seed", _ABSENT)),
+                 ("run.json command", r.args.seed), ("train_meta.json", mcfg.get("seed", _ABSENT))],
+        "iterations": [("plan.json", iterations), ("run.json resolved_config", resolved.get("iterations", _ABSENT)),
+                       ("run.json command", r.args.iterations),
+                       ("train_meta.json", mcfg.get("iterations", _ABSENT))],
+        "configuration": [("plan.json", r.entry.get("config")),
+                          ("run.json resolved_config", resolved.get("config", _ABSENT)),
+                          ("metrics", metrics.get("config", _ABSENT))],
+        "repeat": [("plan.json", r.entry.get("repeat")), ("run.json resolved_config", resolved.get("repeat", _ABSENT)),
+                   ("metrics", metrics.get("repeat", _ABSENT))],
+        "devices": [("plan.json", r.config.get("devices")),
+                    ("run.json resolved_config", resolved.get("devices", _ABSENT)),
+                    ("run.json command", r.args.devices), ("train_meta.json", mcfg.get("devices", _ABSENT)),
+                    ("metrics", metrics.get("devices", _ABSENT))],
+        "CPU pools": [("plan.json", r.config.get("cpu_pools")),
+                      ("run.json resolved_config", resolved.get("cpu_pools", _ABSENT)),
+                      ("run.json command", command_pools),
+                      ("train_meta.json", mcfg.get("collector_cpu_ids", _ABSENT))],
+        "envs per rank": [("plan.json", r.config.get("num_envs")), ("run.json command", r.args.num_envs),
+                          ("train_meta.json", mcfg.get("num_envs", _ABSENT))],
+        "world size": [("plan.json", r.config.get("world_size")),
+                       ("run.json resolved_config", resolved.get("world_size", _ABSENT)),
+                       ("train_meta.json", r.meta.get("world_size", _ABSENT)),
+                       ("metrics", metrics.get("world_size", _ABSENT))],
+        # the reference trainer builds its task from its own package: no model file
+        **({} if r.reference else {"model file": [("run.json command", getattr(r.args, "model", None)),
+                                                  ("train_meta.json", mcfg.get("model", _ABSENT))]}),
+        "code commit": [("environment.json", env_commit), ("run.json", _opt(r.run, "code", "commit"))],
+    }
+
+
+def _check_where_and_what(root: Path, r: RunRecords, env_host, model_hash: str | None, result: Verification) -> None:
+    """The run's host, model file, overrides and status."""
+    # the environment describes the runs only if it was recorded where they ran (sets
+    # recorded before hosts were recorded have neither)
+    run_host = _where(r.run)
+    if env_host is not _ABSENT and run_host is not _ABSENT and env_host != run_host:
+        result.records.append(f"{r.name}: host: environment.json was recorded on {env_host}, "
+                              f"the run ran on {run_host}")
+    model_arg = getattr(r.args, "model", None)
+    if model_hash is not None and model_arg is not None \
+            and not str(model_arg).endswith(f"{root.name}/model/g1_walk_flat.mjb"):
+        result.records.append(f"{r.name}: the run's --model {model_arg} is not this set's hashed model "
+                              f"(model/g1_walk_flat.mjb)")
+    check = check_reference_override if r.reference else check_override
+    for key, value in (r.resolved.get("overrides") or {}).items():
+        try:
+            check(str(key), value, f"{r.rel_run}: overrides.{key}")
+        except PlanError as exc:
+            result.records.append(f"{r.name}: {exc}")
+    if r.meta and r.meta.get("status", "completed") != "completed":
+        result.records.append(f"{r.name}: train_meta.json status {r.meta.get('status')!r}, not 'completed'")
+
+
+def _present_runs(root: Path, planned: list, result: Verification) -> list[str]:
+    """The planned runs that have evidence; missing and unplanned runs are problems."""
+    names = []
+    for i, entry in enumerate(planned):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            raise EvidenceStructureError(f"plan.json: runs[{i}] has no name")
+        names.append(entry["name"])
+    present = sorted(p.name for p in (root / "runs").glob("*") if p.is_dir() and not p.name.startswith("."))
+    absent = [n for n in names if n not in present]
+    if absent:
+        result.records.append(f"runs: plan.json lists {len(names)} runs, {len(names) - len(absent)} have "
+                              f"evidence; missing: {', '.join(absent)}")
+    unplanned = sorted(set(present) - set(names))
+    if unplanned:
+        result.records.append(f"runs: not in plan.json: {', '.join(unplanned)}")
+    return present
+
+
+def check_records(root: Path, plan: dict, result: Verification, strict: bool = False) -> None:
+    planned = get_field(plan, "plan.json", "runs", kind=list)
+    configs = get_field(plan, "plan.json", "run_configs", kind=dict)
+    iterations = get_field(plan, "plan.json", "iterations", kind=int)
+    present = _present_runs(root, planned, result)
+    model_hash = _model_hash(root, plan, result)
+    env = _optional_json(root, "environment.json")
+    env_commit = _opt(env, "project", "commit") if env else _ABSENT
+    env_host = _where(env) if env else _ABSENT
+    for entry in planned:
+        if entry["name"] in present:
+            r = _read_run(root, entry, configs)
+            _agree(result, r.name, _facts(r, iterations, env_commit), strict)
+            _check_where_and_what(root, r, env_host, model_hash, result)
+
+
+def _model_hash(root: Path, plan: dict, result: Verification) -> str | None:
+    """The set's model hash, checked against the model file and the plan's pin."""
+    if not (root / "model.json").is_file():
+        return None
+    model = load_json(root, "model.json")
+    stored = model.get("sha256")
+    path = root / "model" / str(model.get("file", "g1_walk_flat.mjb"))
+    if stored is None:
+        result.notes.append(f"model.json: sha256 {OLDER}")
+        return None
+    if path.is_file() and sha256_file(path) != stored:
+        result.records.append(f"model: model.json sha256 {stored[:12]}..., model/{path.name} hashes to "
+                              f"{sha256_file(path)[:12]}...")
+    pin = (plan.get("model") or {}).get("expect_sha256")
+    if pin and pin != stored:
+        result.records.append(f"model: plan.json pins {pin[:12]}..., model.json records {stored[:12]}...")
+    return stored

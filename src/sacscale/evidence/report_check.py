@@ -1,0 +1,241 @@
+"""The report's numbers against the evidence, never its sentences.
+
+The quantities the report's tables show (sacscale.report.numbers) are recomputed from the
+evidence (the runs' metrics and the summary recomputed before this). Where the report
+stage wrote them (`reports/S/numbers.json`), that file is compared with them number by
+number, each within its kind's tolerance (TOLERANCES). Then every table a renderer shows of
+`report.md` (sacscale.report.shown: HTML comments and hidden elements are not read) that
+has the header of one of these tables is read cell by cell: each number a cell shows must
+be its quantity rounded to the decimals shown. Rows are found by the names in their first
+cells; every row a table prints must be there, and a row the evidence does not give is a
+problem. A set made before the report wrote numbers.json (none of the committed sets of
+that time has one) is checked the same way, against the recomputed quantities only; its
+report may lack the tables added after it was written (a note), never the configuration,
+ratio, per-run or seed-shaped tables.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+from sacscale.evidence.result import OLDER, Verification
+from sacscale.report.numbers import FORMAT, NUMBERS_NAME, report_numbers
+from sacscale.report.shown import ShownTable, shown_numbers, shown_tables, shows
+
+# (relative, absolute) tolerance of a stored number against its recomputation, per kind.
+# Everything is recomputed deterministically from the same events (the bootstrap has a
+# fixed seed), so a float differs only by summation order: counts must be equal.
+TOLERANCES = {
+    "count": (0.0, 0.0),        # runs, repeats, iterations, events, steps
+    "rate": (1e-9, 1e-12),      # env steps/s
+    "ratio": (1e-9, 1e-12),     # ratios, their spread and intervals, efficiencies
+    "seconds": (1e-9, 1e-12),   # wall time, event span, measurement window, time to quality
+    "steps": (1e-9, 1e-12),     # mean env steps to a threshold
+    "episode": (1e-9, 1e-12),   # final episode return and length
+}
+# tables every report of a pipeline-made set has had since the first
+ALWAYS = ("seed", "configurations", "ratios", "runs")
+# ... and every report of a set of the current plan format (schedule recorded)
+CURRENT = ("intervals", "windows")
+
+
+def reports_dir(root: Path) -> Path | None:
+    """reports/S/ for results/S/ (None when the root is not laid out so)."""
+    if root.parent.name != "results":
+        return None
+    return root.parent.parent / "reports" / root.name
+
+
+def report_expected(root: Path) -> bool:
+    """A set the pipeline finished has a report: it made summary.json (hashed) and the report
+    is made from it. Its absence is then a problem, not a skipped check."""
+    return (root / "plan.json").is_file() and (root / "summary.json").is_file()
+
+
+def check_report_present(root: Path, result: Verification, report_pending: bool) -> bool:
+    """Whether reports/S/report.md is there to be checked; a missing report of a set that has
+    one is a problem. `report_pending`: the pipeline's own verification, which runs before
+    the report is written (the report embeds its verdict)."""
+    reports = reports_dir(root)
+    if reports is not None and (reports / "report.md").is_file():
+        return True
+    if not report_expected(root):
+        return False
+    where = f"reports/{root.name}/report.md" if reports is not None else (
+        f"the report (the set lies in {root.parent}, not in a results/ folder beside reports/)")
+    if report_pending:
+        result.notes.append(f"{where}: not checked: the pipeline writes it after this verification")
+        result.report_check = "report: not checked (the pipeline writes it after this verification)"
+    else:
+        result.missing.append(f"{where} (the set's summary.json has a report: it was deleted, or the pipeline "
+                              f"never got to write it)")
+    return False
+
+
+# --- numbers.json against the recomputation ------------------------------------------------------
+
+def _close(stored, recomputed, kind: str) -> bool:
+    if stored is None or recomputed is None:
+        return stored is None and recomputed is None
+    if isinstance(stored, bool) or not isinstance(stored, (int, float)):
+        return False
+    rel, abs_ = TOLERANCES.get(kind, TOLERANCES["ratio"])
+    if math.isnan(stored) or math.isnan(recomputed):
+        return math.isnan(stored) and math.isnan(recomputed)
+    return math.isclose(stored, recomputed, rel_tol=rel, abs_tol=abs_)
+
+
+def _row_differences(where: str, stored: dict, fresh: dict, kinds: dict) -> list[str]:
+    if not isinstance(stored, dict):
+        return [f"{where}: not a row"]
+    problems = [f"{where}: {part} {stored.get(part)!r}, recomputed {fresh[part]!r}"
+                for part in ("key", "shown", "withheld") if stored.get(part) != fresh[part]]
+    cells = stored.get("cells") if isinstance(stored.get("cells"), dict) else {}
+    if set(cells) != set(fresh["cells"]):
+        problems.append(f"{where}: columns {sorted(cells)}, recomputed {sorted(fresh['cells'])}")
+    for column, values in fresh["cells"].items():
+        held = cells.get(column)
+        if not isinstance(held, list) or len(held) != len(values):
+            problems.append(f"{where}, {column}: stored {held!r}, recomputed {values!r}")
+            continue
+        problems += [f"{where}, {column}[{i}]: stored {a!r}, recomputed {b!r} ({kinds[column]}: tolerance "
+                     f"relative {TOLERANCES.get(kinds[column], TOLERANCES['ratio'])[0]:g})"
+                     for i, (a, b) in enumerate(zip(held, values)) if not _close(a, b, kinds[column])]
+    return problems
+
+
+def _table_differences(rel: str, name: str, stored, fresh: dict) -> list[str]:
+    if not isinstance(stored, dict) or not isinstance(stored.get("rows"), list):
+        return [f"{rel}: table {name}: not a table"]
+    problems = [f"{rel}: table {name}: {part} {stored.get(part)!r}, recomputed {fresh[part]!r}"
+                for part in ("header", "kinds") if stored.get(part) != fresh[part]]
+    if len(stored["rows"]) != len(fresh["rows"]):
+        return problems + [f"{rel}: table {name}: {len(stored['rows'])} rows stored, {len(fresh['rows'])} recomputed"]
+    for i, (a, b) in enumerate(zip(stored["rows"], fresh["rows"])):
+        problems += _row_differences(f"{rel}: table {name}, row {i + 1} ({' | '.join(b['key'])})", a, b, fresh["kinds"])
+    return problems
+
+
+def numbers_differences(rel: str, stored, fresh: dict) -> list[str]:
+    """Every number of a stored numbers.json against the recomputed one, by kind."""
+    if not isinstance(stored, dict) or stored.get("format") != FORMAT or not isinstance(stored.get("tables"), dict):
+        return [f"{rel}: not a numbers file of format {FORMAT}"]
+    problems = [f"{rel}: table {name}: stored, but not derived from the evidence"
+                for name in stored["tables"] if name not in fresh["tables"]]
+    for name, table in fresh["tables"].items():
+        if name not in stored["tables"]:
+            problems.append(f"{rel}: table {name}: missing (the evidence gives it)")
+            continue
+        problems += _table_differences(rel, name, stored["tables"][name], table)
+    return problems
+
+
+# --- report.md's tables against the quantities ---------------------------------------------------
+
+def _names(cells: list[str]) -> list[str]:
+    """A row's naming cells as a sorted list of words, conditions in brackets left out
+    (a seed-table row may name its pair in either order, with its repeat counts)."""
+    return sorted(re.sub(r"\([^)]*\)", " ", " ".join(cells)).split())
+
+
+def _cell_problem(cell: str, values: list, withheld: bool) -> str | None:
+    numbers = shown_numbers(cell)
+    if withheld and not numbers and cell.startswith("not shown"):
+        return None  # an interval over too few repeats, left out on purpose
+    if len(numbers) == len(values) and all(shows(n, q) for n, q in zip(numbers, values)):
+        return None
+    gives = ", ".join("n/a" if q is None else f"{q:,.6g}" for q in values) or "no number"
+    return f"shows {cell!r}, the evidence gives {gives}"
+
+
+def _row_problems(where: str, header: list[str], cells: list[str], row: dict) -> list[str]:
+    problems = []
+    for column, cell in zip(header[len(row["key"]):], cells[len(row["key"]):]):
+        if column in row["cells"]:
+            problem = _cell_problem(cell, row["cells"][column], column in row["withheld"])
+            if problem:
+                problems.append(f"{where}, column {column!r}: {problem}: does not match the evidence")
+    return problems
+
+
+def table_problems(rel: str, shown: ShownTable, table: dict) -> tuple[list[str], int]:
+    """One shown table against its quantities: every row's numbers, rows it lacks or adds;
+    and how many numbers it holds."""
+    rows = {tuple(_names(r["key"])): r for r in table["rows"]}
+    found = set()
+    problems = []
+    for cells in [r for r in shown.rows if any(r)]:  # an empty table renders one blank row
+        width = len(table["rows"][0]["key"]) if table["rows"] else 1
+        label = " | ".join(cells[:width])
+        row = rows.get(tuple(_names(cells[:width])))
+        where = f"{rel}: {table['title']}, row {label!r}"
+        if row is None or len(cells) != len(shown.header):
+            problems.append(f"{where}: not a row the evidence gives: does not match the evidence")
+            continue
+        found.add(id(row))
+        problems += _row_problems(where, shown.header, cells, row)
+    problems += [f"{rel}: {table['title']}: no row {' | '.join(r['key'])!r}: does not match the evidence"
+                 for r in table["rows"] if r["shown"] and id(r) not in found]
+    return problems, sum(len(v) for r in table["rows"] if id(r) in found for v in r["cells"].values())
+
+
+def tables_problems(rel: str, text: str, numbers: dict, required: set[str]) -> tuple[list[str], list[str], str]:
+    """(problems, notes, what was read) of a report's Markdown against the quantities its
+    tables show."""
+    by_header = {tuple(t["header"]): (name, t) for name, t in numbers["tables"].items()}
+    problems, seen, count = [], set(), 0
+    for shown in shown_tables(text):
+        match = by_header.get(tuple(shown.header))
+        if match is not None:
+            seen.add(match[0])
+            found, numbers_read = table_problems(rel, shown, match[1])
+            problems += found
+            count += numbers_read
+    notes = []
+    for name, table in numbers["tables"].items():
+        if name in seen:
+            continue
+        if name in required:
+            problems.append(f"{rel}: {table['title']} is not shown (no table with its header): does not match "
+                            "the evidence")
+        else:
+            notes.append(f"{rel}: {table['title']}: {OLDER}")
+    return problems, notes, f"{count} numbers in {len(seen)} tables"
+
+
+def check_report(root: Path, summary: dict, metrics: list[dict], result: Verification, current: bool = True) -> None:
+    """The report's numbers (numbers.json, where the report stage wrote one, and report.md's
+    tables) against the quantities recomputed from the evidence; result.report_check says
+    which way."""
+    reports = reports_dir(root)
+    if reports is None or not (reports / "report.md").is_file():
+        return
+    rel = f"reports/{root.name}"
+    fresh = report_numbers(summary, metrics)
+    stored_path = reports / NUMBERS_NAME
+    if stored_path.is_file():
+        try:
+            stored = json.loads(stored_path.read_text())
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            stored = exc
+        result.derived += (numbers_differences(f"{rel}/{NUMBERS_NAME}", stored, fresh)
+                           if not isinstance(stored, Exception) else
+                           [f"{rel}/{NUMBERS_NAME}: not valid JSON ({stored})"])
+        required = set(fresh["tables"])
+        result.report_check = (f"report: {rel}/{NUMBERS_NAME} compared number by number with the quantities "
+                               f"recomputed from the evidence; report.md's tables checked cell by cell against them")
+        result.checked.append(f"{rel}/{NUMBERS_NAME}")
+    else:
+        required = set(ALWAYS + (CURRENT if current else ()))
+        result.report_check = (f"report: no {NUMBERS_NAME} (a set made before the report wrote one): report.md's "
+                               f"tables parsed and checked cell by cell against the quantities recomputed from the "
+                               f"evidence")
+    problems, notes, read = tables_problems(f"{rel}/report.md", (reports / "report.md").read_text(errors="replace"),
+                                            fresh, required)
+    result.report_check += f" ({read})"
+    result.derived += problems
+    result.notes += notes
+    result.checked.append(f"{rel}/report.md")

@@ -1,0 +1,155 @@
+"""What verification found (Verification), and the helpers every check shares: reading a
+JSON evidence file of the expected shape, comparing a stored value with its recomputation."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REL_TOL = 1e-9
+OLDER = "not recorded by this older set"
+
+
+class EvidenceStructureError(ValueError):
+    """A JSON evidence file of the wrong shape; the message names the file and the field."""
+
+
+@dataclass
+class Verification:
+    root: str
+    files_checked: int = 0
+    bytes_hashed: int = 0
+    runs_checked: int = 0
+    refused: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+    metrics: list[str] = field(default_factory=list)
+    records: list[str] = field(default_factory=list)
+    derived: list[str] = field(default_factory=list)
+    structure: list[str] = field(default_factory=list)
+    scope: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)
+    covered: list[str] = field(default_factory=list)  # what is hashed, what is left out by design
+    report_check: str = ""  # how the report's numbers were checked (one line)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.refused or self.changed or self.missing or self.extra or self.metrics
+                    or self.records or self.derived or self.structure or self.scope)
+
+    def problems(self) -> list[str]:
+        return (
+            [f"refused: {p}" for p in self.refused]
+            + [f"changed: {p}" for p in self.changed]
+            + [f"missing: {p}" for p in self.missing]
+            + [f"extra: {p} (not in the manifest)" for p in self.extra]
+            + [f"metric: {p}" for p in self.metrics]
+            + [f"record: {p}" for p in self.records]
+            + [f"derived: {p}" for p in self.derived]
+            + [f"structure: {p}" for p in self.structure]
+            + [f"scope: {p}" for p in self.scope]
+        )
+
+    def as_dict(self) -> dict:
+        return {
+            "root": self.root,
+            "ok": self.ok,
+            "files_checked": self.files_checked,
+            "runs_checked": self.runs_checked,
+            "checked": self.checked,
+            "refused": self.refused,
+            "changed": self.changed,
+            "missing": self.missing,
+            "extra": self.extra,
+            "metrics": self.metrics,
+            "records": self.records,
+            "derived": self.derived,
+            "structure": self.structure,
+            "scope": self.scope,
+            "notes": self.notes,
+            "covered": self.covered,
+            "report_check": self.report_check,
+        }
+
+
+# --- reading -----------------------------------------------------------------------------
+
+def load_json(root: Path, rel: str, kind: type = dict):
+    """The JSON value of root/rel, which must be a `kind`; EvidenceStructureError otherwise."""
+    try:
+        data = json.loads((root / rel).read_text())
+    except FileNotFoundError:
+        raise EvidenceStructureError(f"{rel}: missing") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise EvidenceStructureError(f"{rel}: not valid JSON ({exc})") from None
+    if not isinstance(data, kind):
+        raise EvidenceStructureError(f"{rel}: not a JSON {kind.__name__} (a {type(data).__name__})")
+    return data
+
+
+def get_field(data: dict, rel: str, *keys, kind: type | tuple = object):
+    """data[k1][k2]... of the right type, or EvidenceStructureError naming file and field."""
+    value = data
+    for i, key in enumerate(keys):
+        if not isinstance(value, dict) or key not in value:
+            raise EvidenceStructureError(f"{rel}: no field {'.'.join(map(str, keys[: i + 1]))}")
+        value = value[key]
+    if not isinstance(value, kind):
+        raise EvidenceStructureError(f"{rel}: field {'.'.join(map(str, keys))} is a {type(value).__name__}")
+    return value
+
+
+# --- comparing -----------------------------------------------------------------------------
+
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def deep_differences(stored, recomputed, path: str = "") -> tuple[list[str], list[str]]:
+    """(problems, notes) between a stored and a recomputed JSON value: every field, numbers
+    equal up to float noise; a field only the recomputation has is a note (older set)."""
+    problems: list[str] = []
+    notes: list[str] = []
+    where = path or "(top level)"
+    if isinstance(stored, dict) and isinstance(recomputed, dict):
+        for key in recomputed:
+            sub = f"{path}.{key}" if path else str(key)
+            if key not in stored:
+                notes.append(f"{sub}: {OLDER}")
+                continue
+            p, n = deep_differences(stored[key], recomputed[key], sub)
+            problems += p
+            notes += n
+        for key in stored:
+            if key not in recomputed:
+                problems.append(f"{path + '.' if path else ''}{key}: stored, but not derived from the evidence")
+    elif isinstance(stored, list) and isinstance(recomputed, list):
+        if len(stored) != len(recomputed):
+            problems.append(f"{where}: stored {len(stored)} entries, recomputed {len(recomputed)}")
+        else:
+            for i, (a, b) in enumerate(zip(stored, recomputed)):
+                p, n = deep_differences(a, b, f"{path}[{i}]")
+                problems += p
+                notes += n
+    elif _number(stored) and _number(recomputed):
+        a, b = float(stored), float(recomputed)
+        same = (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=REL_TOL, abs_tol=1e-12)
+        if not same:
+            problems.append(f"{where}: stored {stored!r}, recomputed {recomputed!r}")
+    elif stored != recomputed:
+        problems.append(f"{where}: stored {_short(stored)}, recomputed {_short(recomputed)}")
+    return problems, notes
+
+
+def _short(value) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def split_notes(result: Verification, notes: list[str], strict: bool, target: list[str]) -> None:
+    """Notes of fields an older set never recorded; problems (in `target`) for a current set."""
+    (target if strict else result.notes).extend(notes)

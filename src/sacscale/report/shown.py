@@ -1,0 +1,130 @@
+"""What a reader of a report sees in its tables: the Markdown rendered as the report's HTML
+is (Python-Markdown, the same extensions), then every table's header and cells as text.
+
+Only what a renderer shows counts: HTML comments, `<script>`, `<style>`, `<template>` and
+elements marked `hidden` or `display: none` are skipped, so a table kept inside a comment
+is not read. The numbers of a cell are read with the precision it shows them at.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+
+import markdown
+
+from sacscale.report.document import MARKDOWN_EXTENSIONS
+
+_INVISIBLE_TAGS = {"script", "style", "template", "head", "title"}
+_VOID = {"br", "hr", "img", "input", "meta", "link", "col", "wbr", "source", "area", "base", "embed", "track"}
+# a number as the tables print it: 1,234 / 0.984 / -12.50 / 98% / 1.715x; not the digit of a
+# name such as r1 or n2 (a digit right after a letter), which labels a value. n/a, None and a
+# lone ? are an absent value, as the tables print one
+_TOKEN = re.compile(r"(?P<na>\bn/a\b|\bNone\b|(?<!\S)\?(?!\S))|(?<![\w.])(?P<num>-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<dec>\d+))?)"
+                    r"(?P<unit>%|x)?(?![\w])")
+# a condition in a cell, not a quantity: "(n < 3)"
+_CONDITION = re.compile(r"\(\s*n\s*[<>=]+\s*\d+\s*\)")
+
+
+@dataclass
+class ShownTable:
+    header: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ShownNumber:
+    """A number as a cell shows it: its value in the cell's unit, its decimals, and
+    whether it is a percentage (the quantity times 100). value None: n/a."""
+    value: float | None
+    decimals: int = 0
+    percent: bool = False
+
+
+class _TableReader(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tables: list[ShownTable] = []
+        self._hidden_depth: list[str] = []  # open tags that hide what they hold
+        self._table: ShownTable | None = None
+        self._row: list[str] | None = None
+        self._cell: list[str] | None = None
+        self._in_head = False
+        self._row_is_head = False  # a row of header cells: a table's header where it has no <thead>
+
+    def _hides(self, tag: str, attrs: list[tuple[str, str | None]]) -> bool:
+        values = dict(attrs)
+        style = (values.get("style") or "").replace(" ", "").lower()
+        return tag in _INVISIBLE_TAGS or "hidden" in values or "display:none" in style
+
+    def handle_starttag(self, tag, attrs):
+        if tag in _VOID:
+            return
+        if self._hidden_depth or self._hides(tag, attrs):
+            self._hidden_depth.append(tag)
+            return
+        if tag == "table":
+            self._table = ShownTable(header=[])
+        elif tag == "thead":
+            self._in_head = True
+        elif tag == "tr" and self._table is not None:
+            self._row = []
+            self._row_is_head = False
+        elif tag in ("td", "th") and self._row is not None:
+            self._cell = []
+            self._row_is_head = tag == "th" and (self._row_is_head or not self._row)
+
+    def handle_endtag(self, tag):
+        if self._hidden_depth:
+            if tag == self._hidden_depth[-1]:
+                self._hidden_depth.pop()
+            return
+        if tag in ("td", "th") and self._cell is not None and self._row is not None:
+            self._row.append(" ".join("".join(self._cell).split()))
+            self._cell = None
+        elif tag == "tr" and self._row is not None and self._table is not None:
+            if self._in_head or (self._row_is_head and not self._table.header and not self._table.rows):
+                self._table.header = self._row
+            else:
+                self._table.rows.append(self._row)
+            self._row = None
+        elif tag == "thead":
+            self._in_head = False
+        elif tag == "table" and self._table is not None:
+            self.tables.append(self._table)
+            self._table = None
+
+    def handle_data(self, data):
+        if not self._hidden_depth and self._cell is not None:
+            self._cell.append(data)
+
+
+def shown_tables(markdown_text: str) -> list[ShownTable]:
+    """Every table a renderer shows of this Markdown, header and rows as text."""
+    reader = _TableReader()
+    reader.feed(markdown.markdown(markdown_text, extensions=MARKDOWN_EXTENSIONS, output_format="html"))
+    reader.close()
+    return reader.tables
+
+
+def shown_numbers(cell: str) -> list[ShownNumber]:
+    """The numbers a cell shows, in order (n/a as None)."""
+    out = []
+    for match in _TOKEN.finditer(_CONDITION.sub("", cell)):
+        if match["na"]:
+            out.append(ShownNumber(None))
+            continue
+        out.append(ShownNumber(float(match["num"].replace(",", "")), len(match["dec"] or ""), match["unit"] == "%"))
+    return out
+
+
+def shows(number: ShownNumber, quantity: float | None) -> bool:
+    """Whether the cell's number is the quantity rounded to the decimals it shows (a
+    percentage: the quantity times 100). Half a unit of the last place either way, and a
+    hair more for a quantity that lies on the rounding boundary."""
+    if number.value is None or quantity is None:
+        return number.value is None and quantity is None
+    value = 100 * quantity if number.percent else quantity
+    half = 0.5 * 10 ** -number.decimals
+    return abs(number.value - value) <= half * (1 + 1e-9) + 1e-12 * abs(value)

@@ -94,16 +94,30 @@ def pytest_runtest_teardown(item, nextitem):
     return result
 
 
+def _declared_limit(item) -> float:
+    """The test's own pytest-timeout limit (0 where it keeps the default): a test that
+    declares a longer one is expected to take longer."""
+    marker = item.get_closest_marker("timeout")
+    if marker is None:
+        return 0.0
+    return float(marker.kwargs.get("timeout", marker.args[0] if marker.args else 0))
+
+
+def _file_order(tests: list) -> tuple:
+    slow = any(t.get_closest_marker("slow") for t in tests)
+    return (not slow, -max(map(_declared_limit, tests)))
+
+
 def pytest_collection_modifyitems(config, items):
-    """Files with `slow` tests first, each file's tests together and in order. pytest-xdist's
-    `--dist loadfile --no-loadscope-reorder` (the README's command) hands out files in this
-    order: the long end-to-end files start at once and the many short ones fill in beside
-    them, instead of one long file running alone at the end."""
+    """Files with `slow` tests first (the longest declared limit first), each file's tests
+    together and in order. pytest-xdist's `--dist loadfile --no-loadscope-reorder` (the
+    README's command) hands out files in this order: the long end-to-end files start at
+    once and the many short ones fill in beside them, instead of one long file running
+    alone at the end."""
     by_file: dict = {}
     for item in items:
         by_file.setdefault(item.path, []).append(item)
-    ordered = sorted(by_file.values(), key=lambda tests: not any(t.get_closest_marker("slow") for t in tests))
-    items[:] = [item for tests in ordered for item in tests]
+    items[:] = [item for tests in sorted(by_file.values(), key=_file_order) for item in tests]
 
 
 def pytest_runtest_logreport(report):

@@ -17,14 +17,35 @@ import tempfile
 
 import pytest
 
+# Under pytest-xdist (`-n 2`) every worker is a process of its own that imports this
+# module again, with the environment of the controller that started it (which imported it
+# first). Folders made here are removed by the process that made them.
+_XDIST_WORKER = "PYTEST_XDIST_WORKER" in os.environ
+_MADE: list[str] = []
+
+
+def _session_folder(prefix: str) -> str:
+    path = tempfile.mkdtemp(prefix=prefix)
+    os.chmod(path, 0o700)
+    _MADE.append(path)
+    return path
+
+
 # The session's own lock folder (SACSCALE_LOCK_DIR, inherited by every process it starts,
 # those of session- and module-scoped fixtures included): the trainer's first-update lock
 # and the pipeline's machine-wide training lock would otherwise be shared with every other
-# test session and pipeline of this user on this machine. Set before the snapshot below,
-# so it is part of the environment every test starts with.
-_LOCK_DIR = tempfile.mkdtemp(prefix="sacscale-test-locks-")
-os.chmod(_LOCK_DIR, 0o700)
-os.environ["SACSCALE_LOCK_DIR"] = _LOCK_DIR
+# test session and pipeline of this user on this machine. Each xdist worker has its own:
+# the machine lock refuses a second pipeline at once, and two workers' pipelines may train
+# side by side. Set before the snapshot below, so it is part of the environment every test
+# starts with.
+os.environ["SACSCALE_LOCK_DIR"] = _session_folder("sacscale-test-locks-")
+
+# torch.compile exports TORCHINDUCTOR_CACHE_DIR (its default folder) into os.environ the
+# first time it compiles, which the guard below would report as a change left behind by
+# whichever module compiled first. Set once for the whole run instead (the xdist workers
+# inherit the controller's, so they share one compile cache), unless the caller chose one.
+if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = _session_folder("sacscale-test-inductor-")
 
 # pytest's own per-phase variable, which it sets and clears itself
 _IGNORED = {"PYTEST_CURRENT_TEST"}
@@ -32,7 +53,8 @@ _SESSION_ENV = dict(os.environ)
 
 
 def pytest_unconfigure(config):
-    shutil.rmtree(_LOCK_DIR, ignore_errors=True)
+    for path in _MADE:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _restore(snapshot: dict) -> None:
@@ -72,12 +94,39 @@ def pytest_runtest_teardown(item, nextitem):
     return result
 
 
+def _declared_limit(item) -> float:
+    """The test's own pytest-timeout limit (0 where it keeps the default): a test that
+    declares a longer one is expected to take longer."""
+    marker = item.get_closest_marker("timeout")
+    if marker is None:
+        return 0.0
+    return float(marker.kwargs.get("timeout", marker.args[0] if marker.args else 0))
+
+
+def _file_order(tests: list) -> tuple:
+    slow = any(t.get_closest_marker("slow") for t in tests)
+    return (not slow, -max(map(_declared_limit, tests)))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Files with `slow` tests first (the longest declared limit first), each file's tests
+    together and in order. pytest-xdist's `--dist loadfile --no-loadscope-reorder` (the
+    README's command) hands out files in this order: the long end-to-end files start at
+    once and the many short ones fill in beside them, instead of one long file running
+    alone at the end."""
+    by_file: dict = {}
+    for item in items:
+        by_file.setdefault(item.path, []).append(item)
+    items[:] = [item for tests in sorted(by_file.values(), key=_file_order) for item in tests]
+
+
 def pytest_runtest_logreport(report):
     """With SACSCALE_SKIPPED_LIST=FILE, the node id of every skipped test is appended to
     FILE (one a line): CI reruns exactly those once it has installed the optional system
     packages (`.ci/run`)."""
     path = os.environ.get("SACSCALE_SKIPPED_LIST")
-    if path and report.skipped and not hasattr(report, "wasxfail"):
+    # under xdist the controller receives every worker's reports: it alone writes the list
+    if path and not _XDIST_WORKER and report.skipped and not hasattr(report, "wasxfail"):
         with open(path, "a") as fh:
             fh.write(report.nodeid + "\n")
 

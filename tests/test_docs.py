@@ -15,7 +15,9 @@ def test_readme_is_short_and_holds_the_two_commands():
     text = (ROOT / "README.md").read_text()
     assert len(text.splitlines()) <= 150
     assert INSTALL + "snakemake --cores all\n" in text
-    assert INSTALL.replace("-e .", '-e ".[test]"') + "python -m pytest -q\n" in text  # CI runs this line
+    # CI runs this line
+    assert (INSTALL.replace("-e .", '-e ".[test]"')
+            + "python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder\n") in text
 
 
 def _anchor(heading: str) -> str:

@@ -43,7 +43,8 @@ def test_manifest_lines_and_summary(root):
 
 @pytest.mark.skipif(shutil.which("sha256sum") is None, reason="coreutils sha256sum not installed")
 def test_sha256sum_can_check_it(root):
-    proc = subprocess.run(["sha256sum", "--check", "--quiet", "MANIFEST.sha256"], cwd=root, capture_output=True, text=True)
+    proc = subprocess.run(["sha256sum", "--check", "--quiet", "MANIFEST.sha256"], cwd=root,
+                          capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

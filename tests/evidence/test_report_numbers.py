@@ -46,7 +46,8 @@ def _check(root, summary, metrics, current=True):
 def test_the_report_stage_writes_the_numbers_and_they_verify(tmp_path):
     root, out, summary, metrics = _set(tmp_path)
     numbers = json.loads((out / "numbers.json").read_text())
-    assert {"seed", "configurations", "ratios", "runs", "intervals", "windows", "time_to_quality"} == set(numbers["tables"])
+    assert {"seed", "configurations", "ratios", "runs", "intervals", "windows", "time_to_quality"} \
+        == set(numbers["tables"])
     ttq = {tuple(r["key"]): r for r in numbers["tables"]["time_to_quality"]["rows"]}
     reached = ttq[("ours_n1", "episode length >= 950")]
     assert reached["cells"] == {"reached": [2, 2], "env steps (mean)": [3_500_000.0], "seconds (mean)": [120.5]}

@@ -82,7 +82,8 @@ def test_a_throughput_runs_policy_is_left_out_with_its_hash(work, tmp_path):
     assert (work / "runs" / R1 / "checkpoints" / "final.pt").is_file()  # a claim rests on it
     result = verify(work)
     assert result.ok, result.problems()
-    assert any(line.startswith(f"left out by design: runs/{R2}/checkpoints/final.pt (sha256") for line in result.covered)
+    assert any(line.startswith(f"left out by design: runs/{R2}/checkpoints/final.pt (sha256")
+               for line in result.covered)
     assert scope.set_bytes(work) <= scope.BUDGET_BYTES
 
 
@@ -139,7 +140,7 @@ def test_only_policies_may_be_left_out(work, tmp_path):
 def test_a_set_of_the_current_format_over_the_budget_fails(work, tmp_path):
     make_current(work, tmp_path)  # the committed report's 2 MB GIF and 2 MB HTML stay
     problems = verify(work).problems()
-    assert any(p.startswith(f"scope: size: ") and "over the budget of 4,194,304" in p for p in problems), problems
+    assert any(p.startswith("scope: size: ") and "over the budget of 4,194,304" in p for p in problems), problems
 
 
 def test_the_cli_says_what_is_hashed_and_what_is_left_out(work, tmp_path):

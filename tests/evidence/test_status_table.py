@@ -72,8 +72,8 @@ def test_generated_from_the_records(tmp_path):
     assert ("| `two` | 2x X | 2 | 2 GPUs vs 1 (b / a) | conforming | 2.13.0 | 1000 | 5 | 2.100x | 1.900 .. 2.300 "
             "| fails |") in table
     # two paired repeats: the recorded interval is not shown
-    assert "| `short` | 2x X | 2 | 2 GPUs vs 1 (b / a) | earlier (abababab) | 2.11.0 | 1000 | 2 | 2.100x | none (n = 2) |" \
-        in table
+    assert ("| `short` | 2x X | 2 | 2 GPUs vs 1 (b / a) | earlier (abababab) | 2.11.0 | 1000 | 2 | 2.100x "
+            "| none (n = 2) |") in table
     assert "a set with an interval: `two`" in table
     # two ranks sharing a GPU: not a GPU-scaling figure
     assert "| `shared` | 2x X | 1 | 2 ranks vs 1 on one GPU (b / a) |" in table

@@ -68,7 +68,8 @@ def test_untouched_set_verifies_with_every_check(work):
 
 def test_changed_mean_in_summary_json(work):
     edit_json(work / "summary.json", lambda d: d["configs"]["n1_cpu"].__setitem__("mean", 1.0))
-    assert any(p.startswith("derived: summary.json: configs.n1_cpu.mean: stored 1.0") for p in reverify(work).problems())
+    assert any(p.startswith("derived: summary.json: configs.n1_cpu.mean: stored 1.0")
+               for p in reverify(work).problems())
 
 
 def test_changed_value_in_summary_csv(work):
@@ -128,9 +129,12 @@ def test_abbreviated_override_in_a_recorded_command(work):
 
 
 @pytest.mark.parametrize("where, change, message", [
-    ("train_meta.json", lambda d: d["config"].__setitem__("seed", 99), "seed: plan.json says 1, train_meta.json says 99"),
-    ("train_meta.json", lambda d: d["config"].__setitem__("iterations", 12), "iterations: plan.json says 24, train_meta.json says 12"),
-    ("train_meta.json", lambda d: d.__setitem__("world_size", 3), "world size: plan.json says 1, train_meta.json says 3"),
+    ("train_meta.json", lambda d: d["config"].__setitem__("seed", 99),
+     "seed: plan.json says 1, train_meta.json says 99"),
+    ("train_meta.json", lambda d: d["config"].__setitem__("iterations", 12),
+     "iterations: plan.json says 24, train_meta.json says 12"),
+    ("train_meta.json", lambda d: d.__setitem__("world_size", 3),
+     "world size: plan.json says 1, train_meta.json says 3"),
     ("run.json", lambda d: d["resolved_config"].__setitem__("cpu_pools", "0"), "CPU pools: plan.json says 'auto'"),
     ("run.json", lambda d: d["code"].__setitem__("commit", "0" * 40), "code commit: environment.json says"),
     ("train_meta.json", lambda d: d["config"].__setitem__("model", "other.mjb"), "model file: run.json command says"),

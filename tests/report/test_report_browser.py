@@ -135,7 +135,8 @@ def problems(page: PageReport, min_images: int, markdown: bool = True) -> list[s
         out.append(f"{len(page.images)} images, expected at least {min_images}")
     if not markdown:
         return out
-    out += [f"raw Markdown ({marker}) in the visible text: {lines[:3]}" for marker, lines in page.raw_markdown().items()]
+    out += [f"raw Markdown ({marker}) in the visible text: {lines[:3]}"
+            for marker, lines in page.raw_markdown().items()]
     return out
 
 

@@ -17,7 +17,8 @@ def _run_set(tmp_path, configs):
     metrics = []
     for repeat in (1, 2):
         for config, rate, ranks in configs:
-            run = simple_run(tmp_path / "runs" / f"p_r{repeat}_{config}", config, repeat, rate * (1 + 0.05 * repeat), ranks)
+            run = simple_run(tmp_path / "runs" / f"p_r{repeat}_{config}", config, repeat,
+                             rate * (1 + 0.05 * repeat), ranks)
             metrics.append(analyze_run(run))
     paths = []
     for m in metrics:
@@ -362,7 +363,8 @@ def test_single_points_are_drawn_with_markers(tmp_path, monkeypatch):
     save = plots._save
 
     def capture(fig, path):
-        lines[path.name] = [(ln.get_marker(), ln.get_linestyle(), len(ln.get_xdata())) for ln in fig.axes[0].get_lines()]
+        lines[path.name] = [(ln.get_marker(), ln.get_linestyle(), len(ln.get_xdata()))
+                            for ln in fig.axes[0].get_lines()]
         save(fig, path)
 
     monkeypatch.setattr(plots, "_save", capture)
@@ -407,8 +409,8 @@ def test_time_to_quality_and_the_trainers_side_by_side(tmp_path):
 def test_the_scaling_curve_needs_three_gpu_counts(tmp_path):
     from sacscale.report.plots import scaling_points
 
-    paths = _run_set(tmp_path, [("n1_local", 1000.0, 1), ("n2_pool", 1900.0, 2), ("n4_pool", 3600.0, 4),
-                                ("n1_total", 1800.0, 1)])
+    _run_set(tmp_path, [("n1_local", 1000.0, 1), ("n2_pool", 1900.0, 2), ("n4_pool", 3600.0, 4),
+                        ("n1_total", 1800.0, 1)])
     summary = json.loads((tmp_path / "summary.json").read_text())
     points = scaling_points(summary)
     assert [(p["ranks"], p["baseline"]) for p in points] == [(2, "n1_local"), (4, "n1_local")]  # not n1_total's

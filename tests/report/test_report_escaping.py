@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from hostile_names import HOSTILE, IMG, names, run_set, structure
+from hostile_names import HOSTILE, names, run_set, structure
 from sacscale.report.build import write_report
 from sacscale.report.text import code, plain
 

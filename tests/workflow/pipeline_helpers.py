@@ -1,6 +1,7 @@
 """Helpers of the workflow tests: a copy of the workflow, running Snakemake in it, checks
 of a finished run set."""
 
+import fcntl
 import json
 import os
 import shutil
@@ -37,41 +38,56 @@ def fake_sacscale_env(bindir: Path) -> dict:
     return {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
 
 
-_complete_stand_in_set: list[Path] = []
+def _shared_folder(tmp_path_factory) -> Path:
+    """The temporary folder of the whole test run: under pytest-xdist every worker has its
+    own base folder, and their parent is the run's; without xdist, the base folder."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if "PYTEST_XDIST_WORKER" in os.environ else base
+
+
+def _built_once(tmp_path_factory, name: str, build) -> Path:
+    """`build(workdir)` run once per test run, whichever xdist worker asks first (the
+    others wait on a file lock, then find it done); returns the workflow copy it made."""
+    root = _shared_folder(tmp_path_factory)
+    workdir, done = root / name / "wf", root / f"{name}.done"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(root / name, ignore_errors=True)  # a worker's failed attempt
+            build(workdir)
+            done.touch()
+    return workdir
+
+
+def _complete_the_set(workdir: Path) -> None:
+    copy_workflow(workdir)
+    proc = snakemake(workdir, "--cores", "all", env=fake_sacscale_env(workdir.parent / "bin"))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    check_run_set(workdir, "cpu", STAND_IN_RUNS)
 
 
 def complete_stand_in_set(tmp_path_factory) -> Path:
     """A workflow copy whose default run set (cpu) the stand-in trainer has completed, made
-    once per test session (a minute of pipeline on 2 cores) for the tests that only read
+    once per test run (a minute of pipeline on 2 cores) for the tests that only read
     a finished set or start from a copy of one. Do not change it: copy it."""
-    if not _complete_stand_in_set:
-        base = tmp_path_factory.mktemp("complete_stand_in_set")
-        workdir = copy_workflow(base / "wf")
-        proc = snakemake(workdir, "--cores", "all", env=fake_sacscale_env(base / "bin"))
-        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-        check_run_set(workdir, "cpu", STAND_IN_RUNS)
-        _complete_stand_in_set.append(workdir)
-    return _complete_stand_in_set[0]
+    return _built_once(tmp_path_factory, "complete_stand_in_set", _complete_the_set)
 
 
-_first_run_done: list[Path] = []
+def _do_the_first_run(workdir: Path) -> None:
+    copy_workflow(workdir)
+    first = STAND_IN_RUNS[0]
+    proc = snakemake(workdir, "--cores", "all", f"results/cpu/metrics/{first}.json",
+                     f"results/cpu/eval/{first}.json", env=fake_sacscale_env(workdir.parent / "bin"))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert sorted(p.name for p in (workdir / "results" / "cpu" / "runs").iterdir()) == [first]
 
 
 def stand_in_first_run_done(tmp_path_factory) -> Path:
     """A workflow copy where the stand-in trainer has done the default run set (cpu) up to
     its first run, that run's metrics and evaluation included: what every invocation of
-    the set makes before the matrix's second run. Made once per test session, for the
+    the set makes before the matrix's second run. Made once per test run, for the
     tests that interrupt or fail the second run; copy it, do not change it."""
-    if not _first_run_done:
-        base = tmp_path_factory.mktemp("stand_in_first_run_done")
-        workdir = copy_workflow(base / "wf")
-        first = STAND_IN_RUNS[0]
-        proc = snakemake(workdir, "--cores", "all", f"results/cpu/metrics/{first}.json",
-                         f"results/cpu/eval/{first}.json", env=fake_sacscale_env(base / "bin"))
-        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-        assert sorted(p.name for p in (workdir / "results" / "cpu" / "runs").iterdir()) == [first]
-        _first_run_done.append(workdir)
-    return _first_run_done[0]
+    return _built_once(tmp_path_factory, "stand_in_first_run_done", _do_the_first_run)
 
 
 def copy_of(workdir: Path, dest: Path) -> Path:

@@ -68,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("--devices: no CUDA device index given")
         if not Path(python).exists():
             raise ValueError(f"--reference-python {python}: no such interpreter; create the environment with "
-                             "python3 -m venv .venv-ref && .venv-ref/bin/pip install torch -r envs/reference-requirements.txt"
+                             "python3 -m venv .venv-ref && .venv-ref/bin/pip install torch "
+                             "-r envs/reference-requirements.txt"
                              + (repository_hint(DEFAULT_PYTHON) if args.reference_python == DEFAULT_PYTHON else ""))
     except (ValueError, InputError) as exc:
         print(f"sacscale train-reference: error: {exc}", file=sys.stderr)

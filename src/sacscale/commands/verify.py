@@ -47,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
     notes = (f"; {len(result.notes)} note(s): fields not recorded by this older set (--notes lists them)"
              if result.notes else "")
     if result.ok:
-        print(f"verified {result.files_checked} files and {result.runs_checked} runs' metrics under {_named(args.root, result.root)}"
+        print(f"verified {result.files_checked} files and {result.runs_checked} runs' metrics under "
+              f"{_named(args.root, result.root)}"
               f"{extra}{notes}")
         return 0
     problems = result.problems()

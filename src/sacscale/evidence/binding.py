@@ -107,7 +107,8 @@ def _window(record: dict) -> tuple[float, float] | None:
 
 def check_run_identity(name: str, run: dict, out: Findings) -> None:
     """The record names the run whose directory holds it."""
-    for field, value in (("run", run.get("run")), ("resolved_config.run", (run.get("resolved_config") or {}).get("run"))):
+    for field, value in (("run", run.get("run")),
+                         ("resolved_config.run", (run.get("resolved_config") or {}).get("run"))):
         if value is None:
             out.absent(f"{name}: run.json {field}: not recorded by this older set, so the record is not bound "
                        f"to its directory by name")

@@ -346,7 +346,8 @@ def video_section(path: Path, record: dict, report_dir: Path) -> list:
     steps = f", {record['env_steps']:,} env steps per rank" if isinstance(record.get("env_steps"), int) else ""
     caption = (f"The policy of {code(record['run'])}{steps}, the best of {len(record.get('scores', {}))} evaluated "
                f"runs by {plain(record['rule'])}: score {record['score']:.3f} (normalised tracking lin "
-               f"{_two(record['tracking_lin'])}, yaw {_two(record['tracking_yaw'])}; {record['fall_rate']:.2f} falls per "
+               f"{_two(record['tracking_lin'])}, yaw {_two(record['tracking_yaw'])}; "
+               f"{record['fall_rate']:.2f} falls per "
                f"episode). Deterministic actions, nominal gains; commands {code(record.get('commands'))} (vx, vy m/s, "
                f"yaw rate rad/s: seconds), {plain(record.get('seconds'))} s at {plain(record.get('fps'))} fps.")
     return [Heading(VIDEO_TITLE, 3), Image(rel, plain(f"the policy of {record['run']} walking"), caption=caption)]

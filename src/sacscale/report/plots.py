@@ -183,11 +183,13 @@ def _series_plot(metrics: list[dict], key: str, ylabel: str, title: str, path: P
 
 
 def cumulative_steps(metrics: list[dict], path: Path) -> bool:
-    return _series_plot(metrics, "total_env_steps", "cumulative env steps (all ranks)", "Cumulative env steps vs wall time", path)
+    return _series_plot(metrics, "total_env_steps", "cumulative env steps (all ranks)",
+                        "Cumulative env steps vs wall time", path)
 
 
 def return_vs_time(metrics: list[dict], path: Path) -> bool:
-    return _series_plot(metrics, "episode_return", "episode return (rank 0, interval mean)", "Episode return vs wall time", path)
+    return _series_plot(metrics, "episode_return", "episode return (rank 0, interval mean)",
+                        "Episode return vs wall time", path)
 
 
 def phase_label(config: str, rank: int) -> str:

@@ -21,7 +21,8 @@ _VOID = {"br", "hr", "img", "input", "meta", "link", "col", "wbr", "source", "ar
 # a number as the tables print it: 1,234 / 0.984 / -12.50 / 98% / 1.715x; not the digit of a
 # name such as r1 or n2 (a digit right after a letter), which labels a value. n/a, None and a
 # lone ? are an absent value, as the tables print one
-_TOKEN = re.compile(r"(?P<na>\bn/a\b|\bNone\b|(?<!\S)\?(?!\S))|(?<![\w.])(?P<num>-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<dec>\d+))?)"
+_TOKEN = re.compile(r"(?P<na>\bn/a\b|\bNone\b|(?<!\S)\?(?!\S))|"
+                    r"(?<![\w.])(?P<num>-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<dec>\d+))?)"
                     r"(?P<unit>%|x)?(?![\w])")
 # a condition in a cell, not a quantity: "(n < 3)"
 _CONDITION = re.compile(r"\(\s*n\s*[<>=]+\s*\d+\s*\)")

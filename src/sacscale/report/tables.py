@@ -241,10 +241,14 @@ def quality_table(evaluations: dict[str, dict], metrics: list[dict]) -> Table | 
         align=["l", "r", "r", "r", "r", "r", "r", "r", "r", "r"],
         caption=(f"means over each configuration's runs of `sacscale evaluate` ({plain(first['envs_per_command'])} "
                  "envs x "
-                 f"{len(first['commands'])} commands, {first['seconds']:g} s episodes scored after {first['settle_s']:g} s, "
-                 "deterministic actions): rms errors of the planar velocity (heading frame) and of the torso's yaw rate, "
-                 "their ratio to a robot that stands still (below 1: better than standing still), falls per episode, and "
-                 "the task's tracking kernels (1: perfect). n/a: the evaluation recorded no value (no counted sample)."),
+                 f"{len(first['commands'])} commands, {first['seconds']:g} s episodes scored after "
+                 f"{first['settle_s']:g} s, "
+                 "deterministic actions): rms errors of the planar velocity (heading frame) and of the torso's "
+                 "yaw rate, "
+                 "their ratio to a robot that stands still (below 1: better than standing still), falls per "
+                 "episode, and "
+                 "the task's tracking kernels (1: perfect). n/a: the evaluation recorded no value "
+                 "(no counted sample)."),
     )
 
 
@@ -359,7 +363,8 @@ def trainers_table(summary: dict, metrics: list[dict], trainers: dict[str, str])
                 "wall time per iteration (one control step of every env of a rank) over the wall time per iteration, "
                 "over the window of the steady figure (ours: the simulation pool's time, `Time/collector_physics_ms`, "
                 "logged only with trace: true; the reference: its backend step, `Perf/collector_env_step_backend_ms`); "
-                "n/a: the runs do not log it (ours without trace: true). Tracking: the weighted per-step lin-vel and yaw-rate tracking terms over "
+                "n/a: the runs do not log it (ours without trace: true). Tracking: the weighted per-step lin-vel "
+                "and yaw-rate tracking terms over "
                 "their maximum (1: perfect), mean over the last 10% of each run's env steps (the reference's rates x "
                 "its ctrl_dt, the scale of ours). n/a: not logged or not reached; all figures mean over the repeats.",
     )

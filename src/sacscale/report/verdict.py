@@ -93,7 +93,8 @@ def probe_line(probe: dict | None) -> str:
     context = f" ({context})" if context else ""  # a probe that recorded neither: no empty brackets
     return (f"{verdict}: the data-parallel ranks' gradients and parameters agree with a single-rank reference "
             f"within tolerance{context}." if probe.get("pass") else
-            f"{verdict}: the data-parallel ranks disagree with the single-rank reference ({where}); see Correctness probe.")
+            f"{verdict}: the data-parallel ranks disagree with the single-rank reference ({where}); "
+            "see Correctness probe.")
 
 
 def _mean(values):

@@ -18,11 +18,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="one CPU list per rank, ';'-separated ('1-15' or '1-15;17-31'); empty: its own default")
     parser.add_argument("--log-dir", required=True, help="run directory (must not exist or be empty)")
     parser.add_argument("--reference-python", default=os.environ.get("SACSCALE_REFERENCE_PYTHON", DEFAULT_PYTHON),
-                        help=f"interpreter of the reference environment (default: $SACSCALE_REFERENCE_PYTHON or {DEFAULT_PYTHON})")
+                        help="interpreter of the reference environment (default: $SACSCALE_REFERENCE_PYTHON or "
+                             f"{DEFAULT_PYTHON})")
     parser.add_argument("--meshes", default=os.environ.get("SACSCALE_REFERENCE_MESHES") or None,
                         help="folder of the G1's visual mesh files (STL) for the reference's scene (default: "
                              "$SACSCALE_REFERENCE_MESHES, else the asset package's)")
-    parser.add_argument("--timeout-s", type=float, default=3600.0, help="longest run before it is stopped (default: 3600)")
+    parser.add_argument("--timeout-s", type=float, default=3600.0,
+                        help="longest run before it is stopped (default: 3600)")
     parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                         help="a further Hydra override of the reference (repeatable), e.g. algo.batch_size=4096")
 

@@ -37,8 +37,9 @@ LIMITATIONS = [
     "configurations compare per env step early in training, not where training ends.",
     "The first 50% of each run's throughput events is discarded (compile, graph capture, replay warm-up); "
     "runs with few logged points give a coarse window.",
-    "Repeats are few: the 95% confidence interval is a paired bootstrap over them (percentile method), "
-    "which is too narrow for very few repeats; read it next to the per-repeat ratios and the extreme range.",
+    "Repeats are few: the 95% confidence interval is a paired bootstrap over them (its method is named "
+    "under the interval table), itself uncertain over very few repeats; read it next to the per-repeat ratios "
+    "and the extreme range.",
     "Env steps are control steps (one policy action of one environment), not physics substeps.",
 ]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from sacscale.analysis.aggregate import phase_by_rank
+from sacscale.analysis.aggregate import BCA, phase_by_rank, recorded_ci_method
 from sacscale.analysis.learning import QUALITY_FRACTION, TRACKING, tail_mean
 from sacscale.analysis.metrics import QUALITY_THRESHOLDS
 from sacscale.report.document import Table
@@ -163,6 +163,13 @@ def phase_table(metrics: list[dict]) -> Table | None:
 MIN_REPEATS = 3
 
 
+def _method_words(summary: dict) -> str:
+    """The interval method the set recorded, as the caption names it."""
+    if recorded_ci_method(summary) == BCA:
+        return "bias-corrected and accelerated (BCa)"
+    return "percentile method"
+
+
 def ci_table(summary: dict) -> Table:
     rows = []
     for c in summary.get("comparisons", []):
@@ -179,7 +186,7 @@ def ci_table(summary: dict) -> Table:
         rows=rows,
         align=["l", "r", "l", "r"],
         caption="95% confidence interval of the ratio of means: paired bootstrap over repeats (both "
-                "configurations of repeat k ran back to back with seed k), percentile method; see summary.json "
+                f"configurations of repeat k ran back to back with seed k), {_method_words(summary)}; see summary.json "
                 f"ci_method. Not shown below {MIN_REPEATS} paired repeats: a bootstrap over so few is too narrow "
                 "to read. n/a: fewer than 2 paired repeats (or a set made before intervals were computed).",
     )

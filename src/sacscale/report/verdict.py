@@ -13,7 +13,7 @@ SEED_SENTENCE = ("The seed is the original measurement this project reproduces: 
 CLAIM = "data-parallel training on 2 GPUs scales: more env steps/s than on 1 GPU, each GPU with its own CPU pool"
 # Fewer paired repeats than this: a ratio is not a basis for a conclusion, and no interval is printed.
 MIN_REPEATS = tables.MIN_REPEATS
-FEW_REPEATS = 5   # below this, the percentile bootstrap's interval is too narrow on its own
+FEW_REPEATS = 5   # below this, a bootstrap interval over the repeats is too uncertain on its own
 WIDE = 0.10       # a half-width above 10% of the ratio: too wide for a figure
 
 

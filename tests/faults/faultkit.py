@@ -186,7 +186,8 @@ class Job:
         parent (the rank's learner)."""
         for p in self.processes():
             try:
-                if p.pid != self.pid and maps_block(p.pid, f"_r{rank}_slots") and maps_block(p.ppid(), f"_r{rank}_slots"):
+                if (p.pid != self.pid and maps_block(p.pid, f"_r{rank}_slots")
+                        and maps_block(p.ppid(), f"_r{rank}_slots")):
                     return p
             except psutil.Error:
                 pass

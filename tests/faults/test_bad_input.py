@@ -76,7 +76,8 @@ def run_cli(tmp_path, capsys, *args):
         # issue 16: sizes against each other, types of every learner setting, seeds
         (["--batch-size", "4096"],
          "--batch-size 4096 is larger than the replay: the replay holds 128 rows (--replay-per-env 16 x --num-envs 8)"),
-        (["--extra", '{"learning_starts": 1000}'], "learning starts at 1000 rows (--extra learning_starts) but the replay holds 128"),
+        (["--extra", '{"learning_starts": 1000}'],
+         "learning starts at 1000 rows (--extra learning_starts) but the replay holds 128"),
         (["--extra", '{"gamma": "x"}'], "--extra gamma must be a finite number, got 'x'"),
         (["--extra", '{"lr": "fast"}'], "--extra lr must be a finite number, got 'fast'"),
         (["--extra", '{"lr": -1}'], "--extra lr must be > 0, got -1"),

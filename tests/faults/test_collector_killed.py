@@ -38,7 +38,8 @@ def test_collector_sigkill_fails_the_job_naming_it(tmp_path, g1_mjb, jobs, devic
     assert elapsed < DETECT_BOUND_S
     assert re.search(rf"collector of rank {rank} \(pid {collector.pid}\) was killed by signal 9 \(SIGKILL\)", err), err
     if devices == "cpu,cpu":
-        assert re.search(rf"rank {rank} \(device cpu, pid \d+\) failed: CollectorError: collector of rank {rank}", err), err
+        assert re.search(rf"rank {rank} \(device cpu, pid \d+\) failed: CollectorError: collector of rank {rank}",
+                         err), err
     assert leftovers == []
     assert job.new_shm() == set()
     # completed evidence stays: every rank's events up to the kill are readable

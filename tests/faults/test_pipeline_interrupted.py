@@ -186,7 +186,8 @@ def alive(seen: dict) -> list[str]:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_signal_to_the_process_group_sets_the_run_aside_and_resume_completes(tmp_path, tmp_path_factory, reference, seen, sig):
+def test_signal_to_the_process_group_sets_the_run_aside_and_resume_completes(tmp_path, tmp_path_factory, reference,
+                                                                              seen, sig):
     workdir = copy_of(stand_in_first_run_done(tmp_path_factory), tmp_path / "wf")
     env = stand_in_env(tmp_path)
     results = workdir / "results" / "cpu"
@@ -226,7 +227,8 @@ def test_signal_to_the_process_group_sets_the_run_aside_and_resume_completes(tmp
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_signal_to_snakemake_alone_lets_the_run_finish_and_resume_completes(tmp_path, tmp_path_factory, reference, seen, sig):
+def test_signal_to_snakemake_alone_lets_the_run_finish_and_resume_completes(tmp_path, tmp_path_factory, reference,
+                                                                             seen, sig):
     """Snakemake's own handling: SIGTERM is 'finish running jobs, start none'; SIGINT is
     'cancel', which still waits for the running job. Either way the run ends complete
     (the wrapper renames it into place) and nothing after it starts. After SIGINT

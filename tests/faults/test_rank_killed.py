@@ -102,7 +102,8 @@ def test_killed_rank_under_an_external_launcher(tmp_path, g1_mjb, jobs):
            new_shm=sorted(survivor.new_shm() | victim.new_shm()), message=survivor.message())
     assert code == 1
     assert elapsed < TIMEOUT_S
-    assert re.search(r"sacscale train: error: .*(Connection closed by peer|Connection reset|Timed out)", survivor.message())
+    assert re.search(r"sacscale train: error: .*(Connection closed by peer|Connection reset|Timed out)",
+                     survivor.message())
     assert leftovers == []
     assert survivor.new_shm() == set() and victim.new_shm() == set()
     meta = json.loads((log_dir / "train_meta.json").read_text())

@@ -56,7 +56,9 @@ def _inputs(model, n, seed=1):
     phase = np.stack([left, np.mod(left + np.pi, 2 * np.pi)], 1)
     last_action = rng.uniform(-1, 1, (n, model.nu))
     action = rng.uniform(-1, 1, (n, model.nu))
-    f32 = lambda x: x.astype(np.float32).astype(np.float64)  # noqa: E731: exactly what both sides see
+    def f32(x):  # exactly what both sides see
+        return x.astype(np.float32).astype(np.float64)
+
     return dict(qpos=f32(qpos), qvel=f32(qvel), command=f32(command), gait_phase=f32(phase),
                 last_action=f32(last_action), action=f32(action))
 

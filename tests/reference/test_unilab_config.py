@@ -18,7 +18,8 @@ def test_our_overrides_compose_into_the_references_config(reference_python, tmp_
     assert cfg["training"]["no_play"] is True and cfg["env"]["cpu_ids"] == list(range(1, 16))
     assert cfg["algo"]["updates_per_step"] == 8  # the task's own SAC settings came with it
     two = UnilabRun(devices=[0, 1], num_envs=2048, iterations=10, seed=1, log_root="x", cpu_pools=[[1, 2], [3, 4]])
-    assert compose_config(reference_python, hydra_overrides(two))["training"]["dp_collector_cpu_ids"] == [[1, 2], [3, 4]]
+    assert (compose_config(reference_python, hydra_overrides(two))["training"]["dp_collector_cpu_ids"]
+            == [[1, 2], [3, 4]])
 
 
 @pytest.mark.parametrize("bad", ["algo.not_a_key=3", "training.devices=[0,1]"])
@@ -33,7 +34,8 @@ def test_the_asset_package_has_every_mesh_the_references_scene_needs(reference_p
     scene = make_scene(info["assets_root"], g1.asset_dir() / "assets", tmp_path / "scene")
     assert scene.is_file() and any((scene.parent / "assets").iterdir())
     # the reference's MuJoCo loads it: the meshes are the ones its model names
-    loaded = subprocess.run([reference_python, "-c", f"import mujoco; m = mujoco.MjModel.from_xml_path({str(scene)!r}); "
+    loaded = subprocess.run([reference_python, "-c",
+                             f"import mujoco; m = mujoco.MjModel.from_xml_path({str(scene)!r}); "
                              "print(m.nmesh, m.nu)"], capture_output=True, text=True, timeout=300)
     assert loaded.returncode == 0, loaded.stderr[-500:]
     nmesh, nu = map(int, loaded.stdout.split())

@@ -52,7 +52,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-SLURM_CONF = """\
+SLURM_CONF = ("""\
 # Written by tests/slurm/cluster.py: one node, no accounting, no cgroups.
 ClusterName=sacscale-test
 SlurmctldHost={host}
@@ -88,9 +88,10 @@ MinJobAge=3600
 InactiveLimit=0
 KillWait=10
 GresTypes=gpu
-NodeName={node} NodeHostname={host} NodeAddr=127.0.0.1 CPUs=64 Sockets=1 CoresPerSocket=64 ThreadsPerCore=1 RealMemory=262144 Gres=gpu:2 State=UNKNOWN
+""" "NodeName={node} NodeHostname={host} NodeAddr=127.0.0.1 CPUs=64 Sockets=1 CoresPerSocket=64 ThreadsPerCore=1 "
+    "RealMemory=262144 Gres=gpu:2 State=UNKNOWN\n" """\
 PartitionName={partition} Nodes={node} Default=YES MaxTime=INFINITE State=UP
-"""
+""")
 
 GRES_CONF = "NodeName={node} Name=gpu File=/dev/null\nNodeName={node} Name=gpu File=/dev/zero\n"
 

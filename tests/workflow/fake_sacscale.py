@@ -54,7 +54,8 @@ def train(args):
             Path(os.environ["FAKE_HANG_MARKER"]).write_text(str(os.getpid()))
         time.sleep(3600)
     ranks = len(opt(args, "--devices").split(","))
-    iterations, every, envs = int(opt(args, "--iterations")), int(opt(args, "--log-every")), int(opt(args, "--num-envs"))
+    iterations, every, envs = (int(opt(args, "--iterations")), int(opt(args, "--log-every")),
+                               int(opt(args, "--num-envs")))
     start = time.time()  # the trainer's window (train_meta.json), inside the run wrapper's
     writers = [SummaryWriter(str(log_dir / "tb" / f"rank{r}")) for r in range(ranks)]
     t0 = time.time()

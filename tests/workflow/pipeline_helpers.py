@@ -35,7 +35,8 @@ def fake_sacscale_env(bindir: Path) -> dict:
     exe = bindir / "sacscale"
     exe.write_text(f"#!{sys.executable}\n" + FAKE_SACSCALE.read_text())
     exe.chmod(0o755)
-    return {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
+    return {**os.environ,
+            "PATH": f"{bindir}{os.pathsep}{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
 
 
 def _shared_folder(tmp_path_factory) -> Path:

@@ -59,7 +59,8 @@ def run_config(**fields):
     (run_config(overrides={"obs-norm": "yes"}), "run_configs.n1_cpu.overrides.obs-norm: unrecognized arguments: yes"),
     (run_config(overrides={"env-pipeline": "sideways"}),
      "run_configs.n1_cpu.overrides.env-pipeline: argument --env-pipeline: invalid choice: 'sideways'"),
-    (run_config(overrides={"grad_sync": "sometimes"}), "run_configs.n1_cpu.overrides.grad_sync: argument --grad-sync: invalid choice: 'sometimes'"),
+    (run_config(overrides={"grad_sync": "sometimes"}),
+     "run_configs.n1_cpu.overrides.grad_sync: argument --grad-sync: invalid choice: 'sometimes'"),
     (run_config(overrides={"min-free-mb": -1}), "run_configs.n1_cpu.overrides.min-free-mb: --min-free-mb must be >= 0"),
 ])
 def test_bad_values_are_refused_at_planning_naming_the_key(config, message):

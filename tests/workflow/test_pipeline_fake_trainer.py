@@ -4,8 +4,9 @@ alternating order, a failed run keeps the completed ones, a rerun resumes, verif
 import zipfile
 
 import pytest
-from pipeline_helpers import (STAND_IN_RUNS, check_budget, check_run_set, check_tampering_is_caught, complete_stand_in_set, copy_of,
-                              fake_sacscale_env, runs_in_order, snakemake, stand_in_first_run_done)
+from pipeline_helpers import (STAND_IN_RUNS, check_budget, check_run_set, check_tampering_is_caught,
+                              complete_stand_in_set, copy_of, fake_sacscale_env, runs_in_order, snakemake,
+                              stand_in_first_run_done)
 
 pytestmark = pytest.mark.slow
 

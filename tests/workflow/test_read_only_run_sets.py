@@ -82,7 +82,8 @@ def test_decisions(state, targets, forcing, expected):
 
 
 @pytest.mark.parametrize("state, targets, forcing, message", [
-    (_state(files=3, plan_found=True, plan_differences=["repeats"]), set(), False, "different plan (plan.json differs in repeats)"),
+    (_state(files=3, plan_found=True, plan_differences=["repeats"]), set(), False,
+     "different plan (plan.json differs in repeats)"),
     (_state(files=3), set(), False, "has no plan.json"),
     (_state(files=3, plan_found=True, complete=True), set(), True, "is complete"),
     (_state(files=3, plan_found=True, committed=2), {"results/s/summary.json"}, False, "2 file(s) tracked by git"),

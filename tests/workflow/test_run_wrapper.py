@@ -56,7 +56,8 @@ def wrap(tmp_path, mode, timeout=60, extra=(), entry=None):
     work = tmp_path / "results" / "S" / "runs" / ".p_r1_n1.partial"
     attic = tmp_path / "logs" / "attempts"
     resolved = json.dumps({"run": "p_r1_n1", "config": "n1", "repeat": 1, "seed": 7})
-    cmd = [*(entry or [sys.executable, str(WRAPPER)]), "--run-dir", str(run_dir), "--work-dir", str(work), "--attic", str(attic),
+    cmd = [*(entry or [sys.executable, str(WRAPPER)]), "--run-dir", str(run_dir), "--work-dir", str(work),
+           "--attic", str(attic),
            "--resolved-json", resolved, "--timeout", str(timeout), "--env", "NCCL_P2P_DISABLE=1", *extra,
            "--", sys.executable, str(script), "--log-dir", str(work), "--mode", mode]
     started = time.monotonic()

@@ -59,7 +59,8 @@ def test_the_run_keeps_a_policy_only_checkpoint_and_the_learning_state_moves_out
     assert torch.equal(policy["actor_flat"], full["actor_flat"]) and policy["iteration"] == 24
     assert "learner_state" in full and (kept / "checkpoints" / "rank0.pt").is_file()
     assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == ["final.pt"]
-    assert (run_dir / "checkpoints" / "final.pt").stat().st_size * 10 < (kept / "checkpoints" / "final.pt").stat().st_size
+    assert ((run_dir / "checkpoints" / "final.pt").stat().st_size * 10
+            < (kept / "checkpoints" / "final.pt").stat().st_size)
     import hashlib
 
     digest = hashlib.sha256((kept / "checkpoints" / "final.pt").read_bytes()).hexdigest()

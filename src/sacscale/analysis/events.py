@@ -43,7 +43,7 @@ class Scalar:
 def _record_reader(path: Path):
     # The stub reader verifies the header and payload CRC32C of every record and raises
     # DataLossError on truncation or a bad checksum (the loaders above it swallow that).
-    from tensorboard.compat.tensorflow_stub import errors, pywrap_tensorflow
+    from tensorboard.compat.tensorflow_stub import errors, pywrap_tensorflow  # heavy: only where a file is read
 
     reader = pywrap_tensorflow.PyRecordReader_New(str(path), 0, None, None)
     return reader, errors
@@ -55,7 +55,7 @@ def _scalar_value(value) -> float | None:
     if kind == "simple_value":
         return float(value.simple_value)
     if kind == "tensor":
-        from tensorboard.util import tensor_util
+        from tensorboard.util import tensor_util  # heavy: only where a tensor value is read
 
         array = tensor_util.make_ndarray(value.tensor)
         if array.size == 1:
@@ -88,7 +88,7 @@ def read_event_file(path: str | Path) -> dict[str, list[Scalar]]:
 
 def _read_records(plain: Path, path: Path) -> dict[str, list[Scalar]]:
     """The scalars of the plain event file `plain`; errors name `path`, the stored file."""
-    from tensorboard.compat.proto import event_pb2
+    from tensorboard.compat.proto import event_pb2  # tensorboard's protobuf: heavy, only where a file is read
 
     reader, errors = _record_reader(plain)
     series: dict[str, list[Scalar]] = {}

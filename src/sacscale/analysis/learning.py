@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from sacscale.analysis.events import EventFileError
+from sacscale.analysis.metrics import run_events
+from sacscale.task.walk_rules import stand_still_tracking
 
 CURVES = {
     "return": "Episode/return",
@@ -31,8 +33,6 @@ def learning_curves(run_dir: str | Path) -> dict[str, dict[str, list[float]]]:
     """`{curve name: {"env_steps": [...], "value": [...]}}` of one run (names: CURVES), of
     ours or of the reference trainer (its events in our tags; it logs no tracking terms
     under ours, so those curves are empty)."""
-    from sacscale.analysis.metrics import run_events
-
     ranks = run_events(Path(run_dir))[1]
     total = {s.step: s.value for s in ranks[0].get("Perf/total_env_steps", [])}
     if not total:
@@ -138,8 +138,6 @@ QUALITY_FRACTION = 0.1  # the learning issue's measure: mean of the last 10% of 
 
 def tracking_baselines() -> dict[str, float]:
     """Stand-still values and maxima of the tracking curves (the task's own definition)."""
-    from sacscale.task.walk_rules import stand_still_tracking
-
     return stand_still_tracking()
 
 

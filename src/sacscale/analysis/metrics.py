@@ -47,6 +47,7 @@ from pathlib import Path
 
 from sacscale.analysis import reference
 from sacscale.analysis.events import EventFileError, Scalar, event_files, rank_dirs, read_event_dir
+from sacscale.task.walk_rules import tracking_maxima
 
 TOTAL_STEPS = "Perf/total_env_steps"
 TOTAL_FPS = "Perf/total_fps"
@@ -197,8 +198,6 @@ def _env_steps_per_iteration(run_json: dict | None, is_reference: bool, window: 
 
 def final_tracking(per_rank: dict[int, dict[str, list[Scalar]]]) -> dict[str, float | None]:
     """{term: normalised tracking at the end of the run}, see DEFINITIONS["final_tracking"]."""
-    from sacscale.task.walk_rules import tracking_maxima
-
     total = {s.step: s.value for s in per_rank[0].get(TOTAL_STEPS, [])}
     start = (1.0 - FINAL_SPAN) * max(total.values(), default=0.0)
     maxima = tracking_maxima()
@@ -266,8 +265,6 @@ def run_events(run_dir: Path) -> tuple[dict[int, Path], dict[int, dict[str, list
 def time_to_quality(per_rank: dict[int, dict[str, list[Scalar]]], start_time: float) -> dict:
     """{threshold name: {"threshold", "iteration", "env_steps", "seconds"} or None}, see
     DEFINITIONS["time_to_quality"]."""
-    from sacscale.task.walk_rules import tracking_maxima  # the maxima only: no Monte Carlo per run
-
     total = {s.step: s for s in per_rank[0].get(TOTAL_STEPS, [])}
     maxima = tracking_maxima()
     out: dict[str, dict | None] = {}

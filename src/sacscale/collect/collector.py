@@ -62,10 +62,8 @@ class CollectorConfig:
 def _flat_actor(actor_kwargs: dict, numel: int):
     """A CPU actor whose published tensors (parameters, normaliser) are views into one
     flat tensor (cheap weight loads)."""
-    # torch, MuJoCo and the task are imported in the collector only once it is pinned (_collect):
-    # libraries that size their thread pools at import then see the pool's CPUs
+    # only once the collector is pinned (see _collect)
     import torch
-
     from sacscale.learn.networks import Actor
 
     actor = Actor(**actor_kwargs)
@@ -108,8 +106,8 @@ def _collect(cfg: CollectorConfig, filled, free, stop, slots, weights) -> None:
     if cfg.cpu_ids:
         # The whole collector (simulation threads and its numpy/actor work) runs on the pool.
         os.sched_setaffinity(0, cfg.cpu_ids)
-    import torch  # only now, pinned (see _flat_actor)
-
+    # only now, pinned: torch and MuJoCo size their thread pools at import, to the pool's CPUs
+    import torch
     from sacscale.task.g1_model import load_model
     from sacscale.task.halves import EnvHalves, rounds
 

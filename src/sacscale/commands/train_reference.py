@@ -22,6 +22,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from sacscale.analysis.events import EventFileError
+from sacscale.atomic import write_json
+from sacscale.checks import InputError, check_log_dir
+from sacscale.commands._inputs import repository_hint
+from sacscale.parallel.pools import resolve_pools
+from sacscale.trainers import unilab
 from sacscale.trainers.reference_options import DEFAULT_PYTHON, add_arguments  # noqa: F401 (the CLI's entry points)
 
 REFERENCE_LOG = "reference.log"
@@ -29,7 +35,7 @@ REFERENCE_LOG = "reference.log"
 
 def _asset_package_meshes() -> Path:
     """The asset package's G1 mesh folder; a named error where the package is missing."""
-    from sacscale.task import g1_model
+    from sacscale.task import g1_model  # imports MuJoCo: only where --meshes is not given
 
     try:
         return g1_model.asset_dir() / "assets"
@@ -40,20 +46,10 @@ def _asset_package_meshes() -> Path:
 
 def _pools(text: str, ranks: int):
     """One validated CPU list per rank (sacscale.parallel.pools rules), or None."""
-    from sacscale.parallel.pools import resolve_pools
-
     return resolve_pools(text, ranks).pools if text.strip() else None
 
 
 def run(args: argparse.Namespace) -> int:
-    from sacscale.atomic import write_json
-    from sacscale.trainers import unilab
-
-    from sacscale.analysis.events import EventFileError
-    from sacscale.checks import InputError, check_log_dir
-
-    from sacscale.commands._inputs import repository_hint
-
     out = Path(args.log_dir)
     # absolute: the trainer runs in the run directory; not resolved: a venv is known by its own path
     python = str(Path(args.reference_python).absolute())

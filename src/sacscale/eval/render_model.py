@@ -21,8 +21,8 @@ def build_render_model(task_model, width: int, height: int, software: bool = Fal
     also measure the visual meshes). Visual-only additions: the floor geom gets a checker
     material and a visible group (its physics is untouched), textures, a light.
     """
-    import mujoco  # only once the GL backend is chosen (sacscale.eval.gl_backend)
-
+    # these import MuJoCo: only once the GL backend is chosen (sacscale.eval.gl_backend)
+    import mujoco
     from sacscale.task import g1_model as g1
 
     spec = g1.build_spec(exclude_rest_contacts=False, keep_visual=True)

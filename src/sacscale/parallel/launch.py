@@ -28,6 +28,7 @@ import torch.distributed as dist
 
 from sacscale import stopping
 from sacscale.collect.shm import unlink_prefix
+from sacscale.parallel.topology import shares_cuda_device
 from sacscale.processes import describe_exit, die_with_parent, is_stopped
 from sacscale.stopping import Interrupted
 
@@ -39,12 +40,6 @@ MULTICAST_OFF = {
     "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
     "NVSHMEM_DISABLE_NVLS": "1",
 }
-
-
-def shares_cuda_device(devices: list[str]) -> bool:
-    """Whether two ranks of this host name the same CUDA device (e.g. `--devices 0,0`)."""
-    cuda = [d for d in devices if d != "cpu"]
-    return len(set(cuda)) < len(cuda)
 
 
 def backend_for(devices: list[str]) -> str:

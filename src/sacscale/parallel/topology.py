@@ -21,6 +21,13 @@ from pathlib import Path
 from sacscale.cpus import parse_cpu_list
 
 
+def shares_cuda_device(devices: list[str]) -> bool:
+    """Whether two ranks of this host name the same CUDA device (e.g. `--devices 0,0`);
+    here, not in sacscale.parallel.launch, so that the trainer's config checks load no torch."""
+    cuda = [d for d in devices if d != "cpu"]
+    return len(set(cuda)) < len(cuda)
+
+
 class TopologyError(ValueError):
     """The topology cannot be read, or no matrix satisfies the rules on it."""
 

@@ -4,6 +4,7 @@ plan (`sacscale verify-env`, the pipeline's verify_env rule)."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import os
@@ -14,8 +15,11 @@ import socket
 import subprocess
 import sys
 from datetime import datetime, timezone
+from importlib import metadata
 from pathlib import Path
 
+import sacscale
+from sacscale.atomic import atomic_write_bytes
 from sacscale.cpus import available_cpus, format_cpu_list, parse_cpu_list
 from sacscale.hashes import sha256_file
 
@@ -63,10 +67,6 @@ def source_diff(top: str) -> tuple[bytes, list[str], list[dict]]:
 
 def write_source_diff(project: dict, path: Path) -> dict:
     """Store the diff of the project's tree at `path`; its description for the record."""
-    import hashlib
-
-    from sacscale.atomic import atomic_write_bytes
-
     listed: list[dict] = []
     if not project.get("repository"):
         data, untracked, note = b"", [], f"not a git checkout ({project.get('error')}): no diff"
@@ -165,8 +165,6 @@ def _version(module: str) -> str | None:
 def distributions() -> dict[str, str]:
     """Every installed distribution (importlib.metadata) -> its version, sorted by name; the
     first of a name on sys.path wins, as it does for imports."""
-    from importlib import metadata
-
     found: dict[str, str] = {}
     for dist in metadata.distributions():
         name = dist.metadata["Name"]
@@ -177,7 +175,7 @@ def distributions() -> dict[str, str]:
 
 def torch_info() -> dict:
     try:
-        import torch
+        import torch  # heavy, and may be missing: only when the record asks for it
     except Exception as exc:
         return {"version": None, "error": str(exc), "cuda_devices": 0, "gpus": []}
     info = {
@@ -277,8 +275,6 @@ def host_info() -> dict:
 
 
 def collect() -> dict:
-    import sacscale
-
     package_dir = Path(sacscale.__file__).resolve().parent
     return {
         "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -4,8 +4,8 @@ Ours (`sacscale train`): each key is exactly one of the trainer's options, not o
 pipeline sets itself, with a value the trainer's own parser and checks accept. The
 reference (`sacscale train-reference`): each key is a Hydra key the pipeline does not set.
 
-The trainer's own modules are imported inside the functions that use them: sacscale.train
-loads MuJoCo, which planning (the Snakefile's parse, a cluster's login node) must not need.
+sacscale.train and sacscale.train.options are light (no torch, no MuJoCo): planning (the
+Snakefile's parse, a cluster's login node) imports them.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import re
 
 from sacscale.checks import InputError
 from sacscale.pipeline.plan_values import PlanError, shown
+from sacscale.train import TrainConfig, TrainingError, sac_config
+from sacscale.train.options import build_parser, option_names
 
 # Trainer options the pipeline sets itself (and records in plan.json and run.json): an
 # override may not change them behind the record's back. -> where the value comes from.
@@ -57,9 +59,6 @@ def option_words(key: str, value) -> list[str]:
 def check_override(key: str, value, where: str) -> None:
     """`key` must be exactly one of the trainer's own options (its parser is the one source
     of truth; no abbreviations, no invented names) and not one the pipeline owns."""
-    # loads MuJoCo: see the module's docstring
-    from sacscale.train.options import option_names
-
     options = option_names()
     flag = option_words(key, value)[:1]
     positive = "--" + key.replace("_", "-")
@@ -88,10 +87,6 @@ def check_trainer_values(merged: dict, where) -> None:
     """The overrides' values as `sacscale train` would parse and check them (types, finite
     numbers, `--extra` a JSON object of valid learner settings), at planning time and
     naming the config key, rather than when the run starts hours into the pipeline."""
-    # loads MuJoCo: see the module's docstring
-    from sacscale.train import TrainConfig, TrainingError
-    from sacscale.train.options import build_parser
-
     parser = build_parser()
     parser.exit_on_error = False
     values = {}
@@ -128,9 +123,6 @@ def _parsed_override(parser: argparse.ArgumentParser, key: str, value, here: str
 def _check_extra(cfg, overrides: dict, where) -> None:
     """`--extra` (of the TrainConfig `cfg`): a JSON object of learner settings the trainer's
     SAC config accepts."""
-    # loads MuJoCo: see the module's docstring
-    from sacscale.train import TrainingError, sac_config
-
     extra_key = where(f"overrides.{next(k for k in overrides if k.replace('-', '_') == 'extra')}")
     try:
         sac_config(cfg)
@@ -151,9 +143,6 @@ def _override_key(message: str, overrides: dict, where) -> str:
 def check_batch_fits_replay(merged: dict, where) -> None:
     """What the trainer would refuse at start (sacscale.checks.check_sizes), found at
     planning time: the batch, and the default learning start, must fit in the replay."""
-    # loads MuJoCo: see the module's docstring
-    from sacscale.train import TrainConfig
-
     overrides = {str(k).replace("-", "_"): v for k, v in merged.get("overrides", {}).items()}
     per_env = overrides.get("replay_per_env", TrainConfig.replay_per_env)
     batch = merged.get("batch_size") or overrides.get("batch_size", TrainConfig.batch_size)

@@ -8,6 +8,8 @@ import re
 import sys
 import time
 
+from sacscale.train import FIRST_UPDATE_DONE
+
 # A tqdm status line, e.g. "train:  42%|####2     | 10/24 [00:05<00:07,  1.90it/s, fps=1,234, ret=0.12]"
 _BAR = re.compile(r"(\d+)/(\d+) \[[0-9:]+<([0-9:?]+)")
 _FPS = re.compile(r"fps=([0-9](?:[0-9,.]*[0-9])?)")
@@ -83,9 +85,6 @@ class OutputWatch:
     assert. A marker split across two chunks is still seen."""
 
     def __init__(self) -> None:
-        # here, not at the top: sacscale.train loads MuJoCo, which the wrapper never needs
-        from sacscale.train import FIRST_UPDATE_DONE
-
         self.markers = {"first_update_done": FIRST_UPDATE_DONE.encode(), "device_assert": DEVICE_ASSERT.encode()}
         self.keep = max(len(m) for m in self.markers.values())
         self.seen = {name: False for name in self.markers}

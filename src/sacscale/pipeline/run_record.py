@@ -93,9 +93,7 @@ def move_learning_state(work: Path, target: Path) -> dict | None:
     checkpoints/ (final.pt, rank*.pt: networks, optimiser moments, replay), replaced by a
     policy-only final.pt, and the reference trainer's own model_*.pt files. Returns what
     went where (SHA-256 of every moved file), or None when there was nothing to move."""
-    from sacscale.train.checkpoint import (
-        write_policy_only,  # here, not at the top: sacscale.train loads MuJoCo
-    )
+    from sacscale.train.checkpoint import write_policy_only  # imports torch, which the run wrapper never needs
 
     moved: dict[str, str] = {}
     if target.exists():  # an earlier attempt's, superseded by this run: kept beside it

@@ -26,9 +26,8 @@ import mujoco
 import numpy as np
 
 from sacscale.task.g1_walk_flat import G1WalkFlat, StepOutput
-from sacscale.task.walk_rules import PenaltyCurriculum, TaskConfig
+from sacscale.task.walk_rules import PIPELINES, PenaltyCurriculum, TaskConfig
 
-PIPELINES = ("halves", "serial")
 SEED_STRIDE = 1_000_003  # the second half's seed: far from any seed a user would pick next
 
 

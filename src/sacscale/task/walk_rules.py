@@ -15,6 +15,8 @@ CRITIC_OBS_DIM = 101
 ACTION_DIM = 29
 
 TILT_OBS = ("world", "torso")
+# the collector orders of sacscale.task.halves: named here, where the trainer's checks read them without MuJoCo
+PIPELINES = ("halves", "serial")
 
 
 

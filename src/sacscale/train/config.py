@@ -9,9 +9,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from sacscale.checks import check_learner_values, check_seed
-from sacscale.parallel.launch import shares_cuda_device
-from sacscale.task.g1_walk_flat import TILT_OBS
-from sacscale.task.halves import PIPELINES
+from sacscale.parallel.topology import shares_cuda_device
+from sacscale.task.walk_rules import PIPELINES, TILT_OBS
 
 ALLREDUCE_PLACEMENTS = ("in-graph", "between-graphs")
 # Printed by every rank once its first learner update (compile, warm-up, CUDA-graph

@@ -8,8 +8,7 @@ import argparse
 import json
 from dataclasses import MISSING, fields
 
-from sacscale.task.g1_walk_flat import TILT_OBS
-from sacscale.task.halves import PIPELINES
+from sacscale.task.walk_rules import PIPELINES, TILT_OBS
 from sacscale.train.config import ALLREDUCE_PLACEMENTS, TrainConfig
 
 HELP = {

@@ -13,7 +13,7 @@ import importlib
 import os
 import sys
 from sacscale import __version__
-from sacscale.commands._inputs import BadInput
+from sacscale.commands import BadInput
 
 # command name -> (module under sacscale.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {

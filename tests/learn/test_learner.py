@@ -3,6 +3,7 @@ import threading
 import pytest
 import torch
 
+from sacscale.learn import graph
 from sacscale.learn.config import SACConfig
 from sacscale.learn.learner import METRIC_NAMES, FastSACLearner, Randoms, polyak_
 from sacscale.learn.networks import Actor
@@ -270,12 +271,12 @@ def test_restore_after_warmup_gives_the_fresh_trajectory(learn):
     iteration must equal a fresh learner's first iteration exactly."""
     cfg = learn.small_cfg()
     warmed, fresh = learn.make_learner(cfg, external=True), learn.make_learner(cfg, external=True)
-    snapshot = warmed._snapshot()
+    snapshot = graph.snapshot(warmed)
     warmed.randoms.copy_(learn.random_randoms(cfg, learn.ROWS, seed=5))
     for _ in range(3):
         warmed._iteration()
     assert not torch.equal(learn.state(warmed)["actor"], snapshot["tensors"]["actor"])
-    warmed._restore(snapshot)
+    graph.restore(warmed, snapshot)
     for it in range(2):
         r = learn.random_randoms(cfg, learn.ROWS, seed=40 + it)
         for learner in (warmed, fresh):

@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from sacscale.learn import c51
+from sacscale.learn import c51, graph
 from sacscale.learn.learner import FastSACLearner
 from sacscale.learn.replay import FIELDS, ReplayBuffer
 
@@ -219,11 +219,11 @@ def test_graph_warm_up_iterations_are_not_counted(learn):
     r.indices[r.indices == 7] = 8
     r.indices[:, 0] = 7
     learner.randoms.copy_(r)
-    snapshot = learner._snapshot()
+    snapshot = graph.snapshot(learner)
     for _ in range(3):
         learner._iteration()
     assert learner.nonfinite_counts()["nonfinite_targets"] == 3 * cfg.critic_updates
-    learner._restore(snapshot)
+    graph.restore(learner, snapshot)
     assert learner.nonfinite_counts()["nonfinite_targets"] == 0
     learner.update()
     assert learner.nonfinite_counts()["nonfinite_targets"] == cfg.critic_updates

@@ -12,17 +12,13 @@ import json
 import os
 from pathlib import Path
 
-from sacscale.checks import InputError, check_model
+from sacscale.commands import BadInput
 from sacscale.pipeline.config_check import ConfigError, read_text as _read_text
 
 # Evidence JSON (metrics, evaluations, plans, environment records) is kilobytes; a recorded
 # topology a few KB. Far larger input is a wrong file, or an endless one (/dev/zero).
 MAX_JSON_BYTES = 64 << 20
 MAX_TEXT_BYTES = 4 << 20
-
-
-class BadInput(Exception):
-    """An input file or value that cannot be used; the message names it."""
 
 
 def read_text(path: str | os.PathLike, what: str, limit: int = MAX_TEXT_BYTES, streams: bool = False) -> str:
@@ -76,6 +72,10 @@ def model_problem(path: str | None) -> str | None:
     model), or None: checked before a long evaluation or render starts on it."""
     if path is None:
         return None
+    # checks loads numpy and the task: kept off the CLI's start path (`sacscale --help` must run
+    # where only the project itself is installed, as the environment's post-deploy script does)
+    from sacscale.checks import InputError, check_model
+
     try:
         check_model(path)
     except InputError as exc:

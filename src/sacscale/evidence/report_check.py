@@ -119,6 +119,30 @@ def _table_differences(rel: str, name: str, stored, fresh: dict) -> list[str]:
     return problems
 
 
+def in_stored_words(stored, fresh: dict) -> dict:
+    """`fresh` with each table's columns named as the stored numbers file names them,
+    column by column, where both have as many columns: a header reworded since the set was
+    made is no difference (verify reads numbers, not words); the values, their kinds and
+    the column order are still compared, and a column may not take another column's name."""
+    if not isinstance(stored, dict) or not isinstance(stored.get("tables"), dict):
+        return fresh
+    tables = {}
+    for name, table in fresh["tables"].items():
+        held = stored["tables"].get(name)
+        header = held.get("header") if isinstance(held, dict) else None
+        if (not isinstance(header, list) or len(header) != len(table["header"])
+                or not all(isinstance(h, str) for h in header) or len(set(header)) != len(header)
+                or any(h in table["header"] and h != c for h, c in zip(header, table["header"]))):
+            tables[name] = table
+            continue
+        word = dict(zip(table["header"], header))
+        tables[name] = {**table, "header": list(header),
+                        "kinds": {word[c]: k for c, k in table["kinds"].items()},
+                        "rows": [{**r, "cells": {word[c]: v for c, v in r["cells"].items()},
+                                  "withheld": [word[c] for c in r["withheld"]]} for r in table["rows"]]}
+    return {**fresh, "tables": tables}
+
+
 def numbers_differences(rel: str, stored, fresh: dict) -> list[str]:
     """Every number of a stored numbers.json against the recomputed one, by kind."""
     if not isinstance(stored, dict) or stored.get("format") != FORMAT or not isinstance(stored.get("tables"), dict):
@@ -221,6 +245,7 @@ def check_report(root: Path, summary: dict, metrics: list[dict], result: Verific
             stored = json.loads(stored_path.read_text())
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             stored = exc
+        fresh = in_stored_words(stored, fresh)  # report.md is then read in the words it was written in
         result.derived += (numbers_differences(f"{rel}/{NUMBERS_NAME}", stored, fresh)
                            if not isinstance(stored, Exception) else
                            [f"{rel}/{NUMBERS_NAME}: not valid JSON ({stored})"])

@@ -92,8 +92,13 @@ def describe_run(plan: Plan, run: Run) -> str:
     """A run in a few words for the terminal, e.g. '1 CPU rank, 24 iterations, run 1 of 4'."""
     rc = plan.run_configs[run.config]
     n = rc.world_size
-    what = (f"{n} CPU rank{'s' if n != 1 else ''}" if rc.device_kind == "cpu"
-            else f"{n} GPU{'s' if n != 1 else ''}")
+    gpus = len(set(rc.devices.split(",")))
+    if rc.device_kind == "cpu":
+        what = f"{n} CPU rank{'s' if n != 1 else ''}"
+    elif n > gpus:  # ranks sharing a GPU: say so, not 'n GPUs'
+        what = f"{n} ranks sharing {gpus} GPU{'s' if gpus != 1 else ''}"
+    else:
+        what = f"{n} GPU{'s' if n != 1 else ''}"
     if rc.cpu_pools != "auto":
         what += f", CPU pools {rc.cpu_pools}"
     if rc.trainer == "unilab":

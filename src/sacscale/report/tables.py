@@ -37,10 +37,13 @@ def in_execution_order(summary: dict, metrics: list[dict]) -> list[dict]:
 
 
 def rank_label(devices: str | None, world_size: int | None) -> str:
-    """'1-GPU', '2-GPU', '1-rank CPU', ..."""
+    """'1-GPU', '2-GPU', '1-rank CPU', '2 ranks on 1 GPU' (ranks sharing a device), ..."""
     n = world_size or (len(devices.split(",")) if devices else 1)
     if devices and devices.startswith("cpu"):
         return f"{n}-rank CPU"
+    gpus = len(set(devices.split(","))) if devices else 1
+    if n > gpus:
+        return f"{n} ranks on {gpus} GPU{'s' if gpus > 1 else ''}"
     return f"{n}-GPU"
 
 

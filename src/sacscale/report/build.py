@@ -12,6 +12,7 @@ from sacscale.analysis.metrics import DEFINITIONS
 from sacscale.atomic import atomic_write_text
 from sacscale.report import plots, tables
 from sacscale.report.numbers import NUMBERS_NAME, report_numbers
+from sacscale.report.run_checks import run_checks_line
 from sacscale.report.tables import reproduces_seed
 from sacscale.report.document import (
     Bullets, Code, Document, Heading, Image, Paragraph, Table, to_html, to_markdown,
@@ -288,7 +289,7 @@ def build(
     seed_shaped = reproduces_seed(summary)
 
     doc.add(Paragraph(at_a_glance(summary, metrics, probe)))
-    doc.add(*verdict_section(summary, metrics, plan, probe, evaluations))
+    doc.add(*verdict_section(summary, metrics, plan, probe, evaluations, run_checks_line(run_dirs)))
     if seed_shaped:
         doc.add(Heading("Against the seed", 3), tables.seed_table(summary), SEED_TABLE)
     doc.add(Paragraph(f"Comparisons: {summary.get('pairing', '')}."))

@@ -218,7 +218,7 @@ def at_a_glance(summary: dict, metrics: list[dict], probe: dict | None) -> str:
 
 
 def verdict_section(summary: dict, metrics: list[dict], plan: dict, probe: dict | None,
-                    evaluations: dict[str, dict] | None) -> list:
+                    evaluations: dict[str, dict] | None, run_checks: str | None = None) -> list:
     comps = summary.get("comparisons", [])
     kind = set_kind(summary)
     claim = (f"Claim, from the seed: {CLAIM}. {SEED_SENTENCE}" if kind == "gpu-counts" else
@@ -234,6 +234,8 @@ def verdict_section(summary: dict, metrics: list[dict], plan: dict, probe: dict 
         items.append("Correctness probe: " + probe_line(probe))
     if evaluations:
         items.append("Learning: " + learning_line(evaluations, metrics))
+    if run_checks:
+        items.append("End-of-run checks: " + run_checks)
     blocks = [Heading("Verdict"), Bullets(items)]
     # the plan's reason and description name commands in backticks; read as text here, so without them
     reason = plain(str(plan.get("preset_reason", "reason not recorded")).replace("`", ""))

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sacscale.collect.shm import STAT_INDEX, Flag, Signal, SlotSpec, TransitionSlots, WeightBlock, unlink_prefix
-from sacscale.processes import describe_exit, die_with_parent, is_stopped
+from sacscale.processes import SpawnedChild, describe_exit, die_with_parent, is_stopped
 from sacscale.task.terms import REWARD_TERMS
 from sacscale.task.walk_rules import ACTION_DIM, ACTOR_OBS_DIM, CRITIC_OBS_DIM, TaskConfig
 
@@ -235,6 +235,8 @@ class CollectorHandle:
         self._filled = [Signal(0) for _ in range(TransitionSlots.NUM_SLOTS)]
         self._free = [Signal(1) for _ in range(TransitionSlots.NUM_SLOTS)]
         self._stop = Flag()
+        # spawned, not started as a command (sacscale.processes.start_group): it inherits the
+        # blocks' descriptors, and stays in our process group; the supervisor still ends it
         self.process = ctx.Process(
             target=collector_main,
             args=(cfg, self._filled, self._free, self._stop, self.slots, self.weights),
@@ -279,17 +281,12 @@ class CollectorHandle:
     def close(self, timeout_s: float = 10.0) -> None:
         """Stop the collector (escalating to SIGKILL) and unlink the shared blocks."""
         self._stop.set()
-        proc = self.process
-        if proc.pid is not None:
-            deadline = time.monotonic() + timeout_s
-            while proc.is_alive() and time.monotonic() < deadline and not is_stopped(proc.pid):
-                proc.join(0.05)
-            if proc.is_alive() and not is_stopped(proc.pid):
-                proc.terminate()
-                proc.join(timeout_s)
-            if proc.is_alive():  # stuck, or stopped (SIGSTOP: it cannot act on SIGTERM)
-                proc.kill()
-                proc.join(timeout_s)
+        if self.process.pid is not None:
+            collector = SpawnedChild(self.process)
+            # first a chance to see the stop flag and exit, unless SIGSTOP keeps it from doing so
+            left = collector.wait(timeout_s, stop=lambda: is_stopped(collector.pid), poll_s=0.05)
+            if left.code is None:
+                collector.end(signal.SIGTERM, timeout_s, kill_frozen=True, reap_s=timeout_s)
         self.slots.close()
         self.weights.close()
         for pipe in (*self._filled, *self._free, self._stop):

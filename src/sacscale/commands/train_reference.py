@@ -13,7 +13,6 @@ RUN/ref_logs/        its log root: G1WalkFlat/<timestamp>_mujoco/events.out.tfev
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import signal
 import subprocess
@@ -27,6 +26,7 @@ from sacscale.atomic import write_json
 from sacscale.checks import InputError, check_log_dir
 from sacscale.commands._inputs import repository_hint
 from sacscale.parallel.pools import resolve_pools
+from sacscale.processes import start_group
 from sacscale.trainers import unilab
 from sacscale.trainers.reference_options import DEFAULT_PYTHON, add_arguments  # noqa: F401 (the CLI's entry points)
 
@@ -117,21 +117,13 @@ def _supervise(argv, env, log_path: Path, timeout_s: float) -> tuple[int, str]:
     handlers = {s: signal.signal(s, lambda signum, frame: stop.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)}
     with open(log_path, "wb") as log:
         # in the run directory: its Hydra writes its own job log (train_sac.log) into the working directory
-        proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                cwd=log_path.parent)
-        deadline = time.monotonic() + timeout_s
+        trainer = start_group(argv, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=log_path.parent)
         try:
-            while proc.poll() is None and not stop and time.monotonic() < deadline:
-                time.sleep(0.2)
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGINT)
-                try:
-                    proc.wait(30)
-                except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
-                return proc.returncode, "interrupted" if stop else "failed (timeout)"
+            ending = trainer.wait(timeout_s, stop=lambda: bool(stop))
+            if ending.code is None:
+                ending = trainer.end(signal.SIGINT, grace_s=30.0)
+                return ending.code, "interrupted" if stop else "failed (timeout)"
         finally:
             for s, h in handlers.items():
                 signal.signal(s, h)
-    return proc.returncode, "completed" if proc.returncode == 0 else "failed"
+    return ending.code, "completed" if ending.code == 0 else "failed"

@@ -29,7 +29,7 @@ import torch.distributed as dist
 from sacscale import stopping
 from sacscale.collect.shm import unlink_prefix
 from sacscale.parallel.topology import shares_cuda_device
-from sacscale.processes import describe_exit, die_with_parent, is_stopped
+from sacscale.processes import SpawnedChild, describe_exit, die_with_parent, end_all
 from sacscale.stopping import Interrupted
 
 KILL_GRACE_S = 10.0
@@ -187,6 +187,8 @@ def spawn_and_supervise(fn: Callable, world_size: int, backend: str, timeout_s: 
     ctx = mp.get_context("spawn")
     port = free_port()
     pipes = [ctx.Pipe(duplex=False) for _ in range(world_size)]
+    # spawned, not started as commands (sacscale.processes.start_group): a rank runs `fn` and
+    # stays in our process group, which a stop signal to the job must reach
     procs = [
         ctx.Process(target=rank_entry, name=f"sacscale-rank{r}",
                     args=(fn, r, world_size, backend, timeout_s, port, args_for_rank(r), pipes[r][1]))
@@ -255,26 +257,9 @@ def _describe_failure(rank: int, pid: int, code: int, reason: str | None, descri
 def _stop_all(procs) -> tuple[list[int], list[int]]:
     """SIGTERM every live rank; SIGKILL those still alive after KILL_GRACE_S, and at once
     those found stopped (they cannot act on SIGTERM). Returns (killed, of which frozen)."""
-    for p in procs:
-        if p.exitcode is None and p.pid is not None:
-            p.terminate()
-    killed, frozen = [], []
-    deadline = time.monotonic() + KILL_GRACE_S
-    while time.monotonic() < deadline:
-        live = [r for r, p in enumerate(procs) if p.pid is not None and p.exitcode is None]
-        if not live:
-            break
-        for r in live:
-            if r not in frozen and is_stopped(procs[r].pid):
-                procs[r].kill()
-                frozen.append(r)
-                killed.append(r)
-        time.sleep(0.05)
-    for r, p in enumerate(procs):
-        if p.exitcode is None and p.pid is not None:
-            p.kill()
-            if r not in killed:
-                killed.append(r)
-        if p.pid is not None:
-            p.join(KILL_GRACE_S)
+    started = [r for r, p in enumerate(procs) if p.pid is not None]
+    endings = end_all([SpawnedChild(procs[r]) for r in started], signal.SIGTERM, KILL_GRACE_S,
+                      kill_frozen=True, reap_s=KILL_GRACE_S)
+    killed = [r for r, ending in zip(started, endings) if ending.killed]
+    frozen = [r for r, ending in zip(started, endings) if ending.frozen]
     return killed, frozen

@@ -49,7 +49,7 @@ from sacscale.hashes import sha256_file
 from sacscale.pipeline.environment import host_info, project_state
 from sacscale.pipeline.machine_lock import LockError, training_machine
 from sacscale.pipeline.run_output import OutputWatch, ProgressEcho
-from sacscale.processes import die_with_parent
+from sacscale.processes import GroupChild, start_group
 from sacscale.trainers.unilab import rank0_event_files
 
 GRACE_S = 30.0
@@ -135,17 +135,6 @@ def _set_aside_or_remove(work: Path, attic: Path, why: str) -> Path | None:
         return None
 
 
-def _trainer_dies_with_wrapper() -> None:
-    die_with_parent(signal.SIGTERM)
-
-
-def _kill_group(proc: subprocess.Popen, sig: int) -> None:
-    try:
-        os.killpg(proc.pid, sig)
-    except ProcessLookupError:
-        pass
-
-
 class Supervisor:
     """Runs the command, tees its output, enforces the timeout, forwards SIGTERM/SIGINT."""
 
@@ -156,28 +145,25 @@ class Supervisor:
         self.timed_out = False
         self.interrupted = None
         self.log_error: str | None = None
-        self.proc: subprocess.Popen | None = None
+        self.trainer: GroupChild | None = None
 
     def _stop(self, reason: str) -> None:
-        proc = self.proc
-        if proc is None or proc.poll() is not None:
+        trainer = self.trainer
+        if trainer is None or trainer.poll() is not None:
             return
-        _say(f"{reason}; stopping the process group {proc.pid}")
-        _kill_group(proc, signal.SIGTERM)
-        deadline = time.monotonic() + GRACE_S
-        while proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.2)
-        if proc.poll() is None:
-            _kill_group(proc, signal.SIGKILL)
+        _say(f"{reason}; stopping the process group {trainer.pid}")
+        trainer.end(signal.SIGTERM, GRACE_S, reap_s=0)  # run() reaps it, once its output has ended
 
     def _log_failed(self, exc: OSError) -> None:
         full = " (disk full)" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else ""
         self.log_error = f"cannot write {self.log_path}{full}: {exc.strerror or exc}"
         _say(f"{self.log_error}; the rest of the output goes to stdout only")
 
-    def _on_timeout(self) -> None:
-        self.timed_out = True
-        self._stop(f"timeout after {self.timeout_s:.0f} s")
+    def _watch_deadline(self) -> None:
+        """In a thread of its own: the main thread is busy teeing the output."""
+        if self.trainer.wait(self.timeout_s).timed_out:
+            self.timed_out = True
+            self._stop(f"timeout after {self.timeout_s:.0f} s")
 
     def _on_signal(self, signum, _frame) -> None:
         self.interrupted = signal.Signals(signum).name
@@ -192,13 +178,10 @@ class Supervisor:
             log = open(os.devnull, "wb")  # the output still reaches this process's stdout
         with log:
             try:
-                self.proc = subprocess.Popen(
-                    self.cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                    env=child_env, start_new_session=True,
-                    # the trainer must not outlive a wrapper that was SIGKILLed (its own
-                    # SIGTERM handling then stops ranks and collectors cleanly)
-                    preexec_fn=_trainer_dies_with_wrapper,
-                )
+                # the trainer must not outlive a wrapper that was SIGKILLed (its own SIGTERM
+                # handling then stops ranks and collectors cleanly)
+                self.trainer = start_group(self.cmd, die_with=signal.SIGTERM, stdout=subprocess.PIPE,
+                                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=child_env)
             except OSError as exc:
                 msg = f"cannot start {self.cmd[0]!r}: {exc}"
                 log.write(f"{PREFIX}: {msg}\n".encode())
@@ -206,32 +189,35 @@ class Supervisor:
                 return 127
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, self._on_signal)
-            timer = threading.Timer(self.timeout_s, self._on_timeout)
-            timer.daemon = True
-            timer.start()
+            threading.Thread(target=self._watch_deadline, daemon=True).start()
             try:
-                assert self.proc.stdout is not None
-                for chunk in iter(lambda: self.proc.stdout.read1(65536), b""):
-                    if self.log_error is None:
-                        try:
-                            log.write(chunk)
-                            log.flush()
-                        except OSError as exc:  # e.g. the disk is full: keep running, keep teeing
-                            self._log_failed(exc)
-                    try:
-                        sys.stdout.buffer.write(chunk)
-                        sys.stdout.flush()
-                    except OSError:
-                        pass
-                    if self.progress is not None:
-                        self.progress.feed(chunk)
-                    if self.watch is not None:
-                        self.watch.feed(chunk)
-                return self.proc.wait()
+                self._tee(log)
+                return self.trainer.reap(None)
             finally:
-                timer.cancel()
-                if self.proc.poll() is None:
+                if self.trainer.poll() is None:
                     self._stop("supervisor exiting")
+
+    def _tee(self, log) -> None:
+        """Copy the trainer's output, until its end, into the log, onto stdout, and to the
+        progress echo and the output watch."""
+        output = self.trainer.popen.stdout
+        assert output is not None
+        for chunk in iter(lambda: output.read1(65536), b""):
+            if self.log_error is None:
+                try:
+                    log.write(chunk)
+                    log.flush()
+                except OSError as exc:  # e.g. the disk is full: keep running, keep teeing
+                    self._log_failed(exc)
+            try:
+                sys.stdout.buffer.write(chunk)
+                sys.stdout.flush()
+            except OSError:
+                pass
+            if self.progress is not None:
+                self.progress.feed(chunk)
+            if self.watch is not None:
+                self.watch.feed(chunk)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

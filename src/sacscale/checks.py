@@ -44,7 +44,10 @@ def _number_tuple(v, length=None) -> bool:
     return isinstance(v, (list, tuple)) and (length is None or len(v) == length) and all(_is_number(x) for x in v)
 
 
-# annotation (as written in SACConfig) -> (check, what it must be)
+# annotation (as written in SACConfig) -> (check, what it must be). Not pydantic (2.14 tried for this):
+# its strict adapters refuse a JSON list for a tuple and word every error 'Input should be ...', so
+# keeping these messages would take a table from its error types back to them, as long as this one,
+# plus a dependency for the trainer.
 _TYPES = {
     "int": (_is_int, "an integer"),
     "float": (_is_number, "a finite number"),

@@ -60,20 +60,6 @@ def _built_once(tmp_path_factory, name: str, build) -> Path:
     return workdir
 
 
-def _complete_the_set(workdir: Path) -> None:
-    copy_workflow(workdir)
-    proc = snakemake(workdir, "--cores", "all", env=fake_sacscale_env(workdir.parent / "bin"))
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    check_run_set(workdir, "cpu", STAND_IN_RUNS)
-
-
-def complete_stand_in_set(tmp_path_factory) -> Path:
-    """A workflow copy whose default run set (cpu) the stand-in trainer has completed, made
-    once per test run (a minute of pipeline on 2 cores) for the tests that only read
-    a finished set or start from a copy of one. Do not change it: copy it."""
-    return _built_once(tmp_path_factory, "complete_stand_in_set", _complete_the_set)
-
-
 def _do_the_first_run(workdir: Path) -> None:
     copy_workflow(workdir)
     first = STAND_IN_RUNS[0]
@@ -89,6 +75,42 @@ def stand_in_first_run_done(tmp_path_factory) -> Path:
     the set makes before the matrix's second run. Made once per test run, for the
     tests that interrupt or fail the second run; copy it, do not change it."""
     return _built_once(tmp_path_factory, "stand_in_first_run_done", _do_the_first_run)
+
+
+def _run_to_the_aggregate(workdir: Path, tmp_path_factory) -> None:
+    copy_of(stand_in_first_run_done(tmp_path_factory), workdir)
+    proc = snakemake(workdir, "--cores", "all", "--until", "aggregate", env=fake_sacscale_env(workdir.parent / "bin"))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    results = workdir / "results" / "cpu"
+    assert sorted(p.name for p in (results / "runs").iterdir()) == sorted(STAND_IN_RUNS)
+    assert (results / "summary.json").is_file() and not (results / "manifest.json").exists()
+
+
+def stand_in_set_to_the_aggregate(tmp_path_factory) -> Path:
+    """The first-run set of stand_in_first_run_done, continued by `--until aggregate`: every
+    run trained, analysed and evaluated and the summary written, but no report, manifest
+    or verify yet (an incomplete set, so stages may still rerun). Made once per test run;
+    copy it, do not change it."""
+    return _built_once(tmp_path_factory, "stand_in_set_to_the_aggregate",
+                       lambda workdir: _run_to_the_aggregate(workdir, tmp_path_factory))
+
+
+def _complete_the_set(workdir: Path, tmp_path_factory) -> None:
+    copy_of(stand_in_set_to_the_aggregate(tmp_path_factory), workdir)
+    proc = snakemake(workdir, "--cores", "all", env=fake_sacscale_env(workdir.parent / "bin"))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    check_run_set(workdir, "cpu", STAND_IN_RUNS)
+
+
+def complete_stand_in_set(tmp_path_factory) -> Path:
+    """A workflow copy whose default run set (cpu) the stand-in trainer has completed, made
+    once per test run for the tests that only read a finished set or start from a copy
+    of one: the set of stand_in_set_to_the_aggregate, completed by `snakemake --cores all`
+    (three invocations in all, each continuing the one before; a fresh set completed by
+    one invocation is test_pipeline_two_trainers' and test_pipeline_e2e's). Do not change
+    it: copy it."""
+    return _built_once(tmp_path_factory, "complete_stand_in_set",
+                       lambda workdir: _complete_the_set(workdir, tmp_path_factory))
 
 
 def copy_of(workdir: Path, dest: Path) -> Path:

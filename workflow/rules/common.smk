@@ -203,7 +203,7 @@ def eval_args():
 
 
 def figure_paths():
-    from sacscale.report.plots import FIGURES
+    from sacscale.report.figure_names import FIGURES
 
     return {name: f"{REPORTS}/figures/{fname}" for name, fname in FIGURES.items()}
 

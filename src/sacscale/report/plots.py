@@ -12,15 +12,8 @@ from matplotlib.ticker import EngFormatter  # noqa: E402
 
 from sacscale.analysis.aggregate import phase_by_rank  # noqa: E402
 from sacscale.analysis.learning import finite, tracking_baselines  # noqa: E402
+from sacscale.report.figure_names import FIGURES  # noqa: E402
 
-FIGURES = {
-    "throughput_by_repeat": "throughput_by_repeat.png",
-    "scaling_bars": "scaling_bars.png",
-    "cumulative_steps": "cumulative_steps.png",
-    "return_vs_time": "return_vs_time.png",
-    "phase_times": "phase_times.png",
-    "learning_curves": "learning_curves.png",
-}
 STEADY = "steady env steps/s (last 50% of events)"
 
 

@@ -49,8 +49,11 @@ def _error(msg: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    # First, before anything imports MuJoCo: choose the GL backend.
-    backend = gl_backend.configure_gl_backend()
+    # First, before anything imports MuJoCo: choose the GL backend (its libraries load, or one line).
+    try:
+        backend = gl_backend.configure_gl_backend()
+    except gl_backend.GLBackendError as exc:
+        return _error(str(exc))
 
     try:
         segments = render.parse_commands(args.commands)

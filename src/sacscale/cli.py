@@ -11,6 +11,7 @@ import argparse
 import errno
 import importlib
 import os
+import re
 import sys
 from sacscale import __version__
 from sacscale.commands import BadInput
@@ -109,7 +110,7 @@ def _error_line(name: str, exc: Exception) -> int:
         message, code = str(exc), 2
     elif isinstance(exc, OSError):
         reason = _OS_REASONS.get(exc.errno, exc.strerror or str(exc))
-        where = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f)
+        where = " -> ".join(_output_name(str(f)) for f in (exc.filename, exc.filename2) if f)
         message, code = f"{where}: {reason}" if where else reason, 2
     elif isinstance(exc, UnicodeDecodeError):
         message, code = f"input is not UTF-8 text (byte {exc.start})", 2
@@ -122,6 +123,17 @@ def _error_line(name: str, exc: Exception) -> int:
         message, code = f"{type(exc).__name__}: {text[:300]} (unexpected; SACSCALE_TRACEBACK=1 shows where)", 1
     print(f"sacscale {name}: error: {_printable(message)}", file=sys.stderr)
     return code
+
+
+# sacscale.atomic's temporary name for an output: .<stem>.tmp<pid>.<thread><suffix>
+_TEMPORARY = re.compile(r"\.(?P<stem>.+)\.tmp\d+\.\d+(?P<suffix>(\.[^./]*)?)")
+
+
+def _output_name(path: str) -> str:
+    """The output a temporary file was written for (the name the user gave), else the path."""
+    head, sep, name = path.rpartition("/")
+    match = _TEMPORARY.fullmatch(name)
+    return f"{head}{sep}{match['stem']}{match['suffix']}" if match else path
 
 
 def _gl_problem() -> str | None:

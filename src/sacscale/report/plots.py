@@ -32,9 +32,16 @@ def _colors(names):
 def _save(fig, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=110, bbox_inches="tight", metadata={"Software": None})
-    plt.close(fig)
-    tmp.replace(path)
+    try:
+        fig.savefig(tmp, dpi=110, bbox_inches="tight", metadata={"Software": None})
+        tmp.replace(path)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)  # a full disk leaves no partial figure
+        if isinstance(exc, OSError) and not exc.filename:
+            raise OSError(exc.errno, exc.strerror, str(path)) from None  # named: one line (sacscale.cli)
+        raise
+    finally:
+        plt.close(fig)
 
 
 def throughput_by_repeat(summary: dict, path: Path) -> None:

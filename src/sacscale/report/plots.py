@@ -12,6 +12,7 @@ from matplotlib.ticker import EngFormatter  # noqa: E402
 
 from sacscale.analysis.aggregate import phase_by_rank  # noqa: E402
 from sacscale.analysis.learning import finite, tracking_baselines  # noqa: E402
+from sacscale.atomic import temporary_path  # noqa: E402
 
 FIGURES = {
     "throughput_by_repeat": "throughput_by_repeat.png",
@@ -31,7 +32,7 @@ def _colors(names):
 
 def _save(fig, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp.png")
+    tmp = temporary_path(path)  # of this process and thread: two reports into one folder do not collide
     try:
         fig.savefig(tmp, dpi=110, bbox_inches="tight", metadata={"Software": None})
         tmp.replace(path)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
+import stat
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,13 +26,34 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """A temporary path to write; on leaving the block it replaces `path`, or on an error it
     is removed and `path` is left as it was."""
     path = Path(path)
+    refuse_special(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary_path(path)
     try:
         yield tmp
         os.replace(tmp, path)
+    except OSError as exc:
+        if exc.filename:
+            raise
+        raise OSError(exc.errno, exc.strerror, str(path)) from None  # a write's error names no file
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def refuse_special(path: Path) -> None:
+    """An output that is a device, FIFO or socket is not replaced: the rename would put a
+    plain file where /dev/null (or /dev/full) was, which breaks the machine when run as root."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError:
+        return  # the write itself says what is wrong
+    for test, name in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            raise OSError(errno.EINVAL, f"not a plain file ({name}): an output replaces a file, never a device, "
+                                        "FIFO or socket", str(path))
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:

@@ -11,9 +11,11 @@ import argparse
 import errno
 import importlib
 import os
+import re
 import sys
 from sacscale import __version__
 from sacscale.commands import BadInput
+from sacscale.eval.gl_backend import GLBackendError, check_mujoco_gl
 
 # command name -> (module under sacscale.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -68,7 +70,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.parse_args(argv)  # --version, --help, or usage / error (exit 2)
         return 2
     name = argv[0]
-    module = importlib.import_module(f"sacscale.commands.{COMMANDS[name][0]}")
+    try:  # a command module that imports MuJoCo at the top fails here on a broken MUJOCO_GL
+        module = importlib.import_module(f"sacscale.commands.{COMMANDS[name][0]}")
+    except Exception as exc:  # noqa: BLE001 - one line instead of a traceback (docs/faults.md)
+        return _error_line(name, exc)
     # No abbreviated options: a recorded command line must mean exactly what it says.
     cmd_parser = argparse.ArgumentParser(prog=f"sacscale {name}", description=COMMANDS[name][1], allow_abbrev=False)
     module.add_arguments(cmd_parser)
@@ -98,11 +103,14 @@ def _error_line(name: str, exc: Exception) -> int:
     the traceback, for a bug report)."""
     if os.environ.get("SACSCALE_TRACEBACK"):
         raise exc
-    if isinstance(exc, BadInput):
+    gl_problem = _gl_problem() if isinstance(exc, (ImportError, AttributeError, RuntimeError)) else None
+    if gl_problem:  # MuJoCo's import failed on MUJOCO_GL: its value, or its backend's missing library
+        message, code = gl_problem, 2
+    elif isinstance(exc, (BadInput, GLBackendError)):
         message, code = str(exc), 2
     elif isinstance(exc, OSError):
         reason = _OS_REASONS.get(exc.errno, exc.strerror or str(exc))
-        where = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f)
+        where = " -> ".join(_output_name(str(f)) for f in (exc.filename, exc.filename2) if f)
         message, code = f"{where}: {reason}" if where else reason, 2
     elif isinstance(exc, UnicodeDecodeError):
         message, code = f"input is not UTF-8 text (byte {exc.start})", 2
@@ -115,6 +123,28 @@ def _error_line(name: str, exc: Exception) -> int:
         message, code = f"{type(exc).__name__}: {text[:300]} (unexpected; SACSCALE_TRACEBACK=1 shows where)", 1
     print(f"sacscale {name}: error: {_printable(message)}", file=sys.stderr)
     return code
+
+
+# sacscale.atomic's temporary name for an output: .<stem>.tmp<pid>.<thread><suffix>
+_TEMPORARY = re.compile(r"\.(?P<stem>.+)\.tmp\d+\.\d+(?P<suffix>(\.[^./]*)?)")
+
+
+def _output_name(path: str) -> str:
+    """The output a temporary file was written for (the name the user gave), else the path."""
+    head, sep, name = path.rpartition("/")
+    match = _TEMPORARY.fullmatch(name)
+    return f"{head}{sep}{match['stem']}{match['suffix']}" if match else path
+
+
+def _gl_problem() -> str | None:
+    """What is wrong with MUJOCO_GL, if it is set and `import mujoco` would fail on it."""
+    if not os.environ.get("MUJOCO_GL"):
+        return None
+    try:
+        check_mujoco_gl()
+    except GLBackendError as exc:
+        return str(exc)
+    return None
 
 
 def _printable(text: str) -> str:

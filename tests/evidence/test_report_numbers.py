@@ -55,7 +55,7 @@ def test_the_report_stage_writes_the_numbers_and_they_verify(tmp_path):
     assert ttq[("ours_n1", "yaw-rate tracking >= 0.65 of max")]["shown"] is False
     result = _check(root, summary, metrics)
     assert result.derived == [] and result.notes == []
-    assert result.checked == ["reports/S/numbers.json", "reports/S/report.md"]
+    assert result.checked == ["reports/S/numbers.json", "reports/S/report.md", "reports/S/report.html"]
     assert result.report_check.startswith("report: reports/S/numbers.json compared number by number")
 
 

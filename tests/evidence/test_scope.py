@@ -4,6 +4,7 @@ hashes recorded, so evaluations stay bound to them), and verify says what is has
 what is left out by design."""
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -70,7 +71,9 @@ def shrink_report(work):
     figures = work.parent.parent / "reports" / SET / "figures"
     for gif in figures.glob("*.gif"):
         gif.write_bytes(b"GIF89a")
-    (work.parent.parent / "reports" / SET / "report.html").write_text("<html></html>")
+    # the page without its embedded GIF: the same tables (verify reads them), the images dropped
+    page = work.parent.parent / "reports" / SET / "report.html"
+    page.write_text(re.sub(r"<img [^>]*>", "", page.read_text()))
 
 
 def test_a_throughput_runs_policy_is_left_out_with_its_hash(work, tmp_path):

@@ -64,7 +64,7 @@ def report_problems(result) -> list[str]:
 def test_the_untouched_copy_verifies(work):
     result = verify(work)
     assert result.ok, result.problems()
-    assert result.checked == ["summary.json", f"reports/{SET}/report.md"]
+    assert result.checked == ["summary.json", f"reports/{SET}/report.md", f"reports/{SET}/report.html"]
 
 
 # --- another spelling of the same set -----------------------------------------------------------------

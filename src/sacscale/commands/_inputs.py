@@ -33,6 +33,19 @@ class _NonFinite(ValueError):
     pass
 
 
+class _Duplicate(ValueError):
+    pass
+
+
+def _unique_keys(pairs):
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise _Duplicate(repr(key)[:80])
+        out[key] = value
+    return out
+
+
 def _no_constant(name: str):
     raise _NonFinite(name)
 
@@ -41,7 +54,10 @@ def read_json(path: str | os.PathLike, what: str, limit: int = MAX_JSON_BYTES, k
     """The JSON value of `path` (a `kind`, when given), bounded."""
     text = read_text(path, what, limit)
     try:
-        value = json.loads(text, parse_constant=_no_constant)
+        value = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+    except _Duplicate as exc:
+        raise BadInput(f"{what} {path}: duplicate key {exc} (a reader would see one value, "
+                       "this command another)") from None
     except _NonFinite as exc:
         raise BadInput(f"{what} {path}: holds {exc}, which JSON does not define (the project writes none)") from None
     except RecursionError:

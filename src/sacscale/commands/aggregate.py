@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from sacscale.commands._inputs import BadInput, json_value, read_json
 from sacscale.analysis.aggregate import runs_table, summarize
-from sacscale.atomic import atomic_write_text, write_json
+from sacscale.atomic import atomic_write_text, refuse_special, write_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
     except (KeyError, TypeError) as exc:  # a file of another shape that has run and config
         raise BadInput(f"the metrics files are not all analyze-run's ({type(exc).__name__}: {exc}); "
                        f"files: {', '.join(args.metrics)}") from None
+    for output in (args.csv, args.json):  # both refused before either is written
+        refuse_special(Path(output))
     atomic_write_text(args.csv, table.to_csv(index=False))
     write_json(args.json, summary)
     for name, stats in summary["configs"].items():

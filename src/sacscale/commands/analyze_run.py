@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 
 from sacscale.analysis.events import EventFileError
 from sacscale.analysis.metrics import MetricError, analyze_run
@@ -16,6 +18,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not Path(args.run_dir).is_dir():  # exit 1 like any run it cannot analyse (tests/analysis)
+        what = "missing" if not os.path.lexists(args.run_dir) else "not a directory"
+        print(f"sacscale analyze-run: error: {args.run_dir}: not a run directory ({what})", file=sys.stderr)
+        return 1
     try:
         result = analyze_run(args.run_dir)
     except (EventFileError, MetricError) as exc:

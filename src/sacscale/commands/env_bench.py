@@ -29,12 +29,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
+MAX_ENVS = 1 << 20  # as a run configuration's num_envs (sacscale.pipeline.plan_values)
+MAX_THREADS = 8192
+MAX_STEPS = 10**9
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         threads = [int(t) for t in str(args.threads).split(",") if t.strip()]
-        if not threads or min(threads) < 1:
-            raise ValueError("thread counts must be positive integers")
+        if not threads or min(threads) < 1 or max(threads) > MAX_THREADS:
+            raise ValueError(f"--threads: thread counts must be integers in 1..{MAX_THREADS}, got {args.threads}")
         cpus = validate_cpu_ids(args.cpu_ids) if args.cpu_ids else None
+        if args.num_envs > MAX_ENVS:  # MuJoCo's batch takes a C int; memory runs out long before
+            raise ValueError(f"--num-envs must be at most {MAX_ENVS}, got {args.num_envs}")
+        if args.steps > MAX_STEPS:
+            raise ValueError(f"--steps must be at most {MAX_STEPS}, got {args.steps}")
         if args.num_envs < 2:
             raise ValueError(f"--num-envs must be at least 2 (the full step is also measured as two halves), "
                              f"got {args.num_envs}")

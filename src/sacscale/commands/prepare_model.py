@@ -9,8 +9,9 @@ from importlib import metadata
 from pathlib import Path
 
 import mujoco
+import numpy as np
 
-from sacscale.atomic import write_json
+from sacscale.atomic import atomic_write_bytes, write_json
 from sacscale.checks import InputError, check_model
 from sacscale.commands._inputs import BadInput
 from sacscale.sim.bench import physics_throughput
@@ -62,6 +63,21 @@ def _check_source(path: Path) -> None:
         raise BadInput(str(exc).replace("--model", "--from-mjb", 1)) from None
 
 
+def _save_model(model, path: Path) -> str:
+    """The model's .mjb, written atomically from Python: MuJoCo's own file writer ignores a
+    write error, so on a full disk it left a truncated model.mjb in place (then a load error,
+    exit 1); here a full or read-only disk is an OSError naming the file, and nothing stays."""
+    data = np.zeros(mujoco.mj_sizeModel(model), dtype=np.uint8)
+    mujoco.mj_saveModel(model, None, data)
+    try:
+        atomic_write_bytes(path, data.tobytes())
+    except OSError as exc:
+        if exc.filename:
+            raise
+        raise OSError(exc.errno, exc.strerror, str(path)) from None  # a write's error names no file
+    return g1.sha256_file(path)
+
+
 def run(args: argparse.Namespace) -> int:
     out_dir = Path(args.output_dir)
     if args.from_mjb:
@@ -73,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         model = g1.build_g1_model()
         source = asset_source(g1)
     mjb = out_dir / MODEL_FILE
-    sha = g1.save_model(model, mjb)
+    sha = _save_model(model, mjb)
     if args.expect_sha256 and sha != args.expect_sha256:
         raise SystemExit(f"sacscale prepare-model: {mjb} has SHA-256 {sha}, expected {args.expect_sha256}")
     # the saved file must load back into the very same model

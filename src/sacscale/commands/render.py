@@ -18,6 +18,9 @@ from sacscale.eval import gl_backend, render
 from sacscale.task.walk_rules import TaskConfig
 
 
+MAX_SECONDS = 3600  # an hour of video: far past any report's, still a frame count
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("checkpoint", metavar="CHECKPOINT_OR_RUN",
                         help="checkpoint (.pt) or run directory (uses RUN/checkpoints/final.pt)")
@@ -49,8 +52,11 @@ def _error(msg: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    # First, before anything imports MuJoCo: choose the GL backend.
-    backend = gl_backend.configure_gl_backend()
+    # First, before anything imports MuJoCo: choose the GL backend (its libraries load, or one line).
+    try:
+        backend = gl_backend.configure_gl_backend()
+    except gl_backend.GLBackendError as exc:
+        return _error(str(exc))
 
     try:
         segments = render.parse_commands(args.commands)
@@ -59,6 +65,11 @@ def run(args: argparse.Namespace) -> int:
         render.check_video_args(args.output, args.width, args.height, args.fps)
         if args.max_bytes is not None and args.max_bytes <= 0:
             raise ValueError(f"--max-bytes {args.max_bytes}: must be > 0")
+        length = args.seconds if args.seconds is not None else sum(s.seconds for s in segments)
+        if length > MAX_SECONDS:  # a frame count past any video (1e308 s overflowed later)
+            raise ValueError(f"--seconds / --commands: {length:g} s of video, at most {MAX_SECONDS}")
+        if not 0 <= args.seed < 2**32:
+            raise ValueError(f"--seed {args.seed}: must be 0..{2**32 - 1}")
     except ValueError as exc:
         return _error(str(exc))
     problem = model_problem(args.model)  # a file that is not the task's model: named, before rendering

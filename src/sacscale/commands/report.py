@@ -142,7 +142,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         write_report(**inputs)
-    except (OSError, ValueError, KeyError) as exc:
+    except OSError:
+        raise  # a full disk, a read-only output: one line naming the file, exit 2 (sacscale.cli)
+    except (ValueError, KeyError) as exc:
         print(f"sacscale report: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     print(f"wrote {inputs['output_md']} and {inputs['output_html']}")

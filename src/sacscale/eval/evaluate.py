@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import stat
 import time
 from pathlib import Path
 
@@ -63,8 +64,22 @@ def resolve_checkpoint(path: str | Path) -> Path:
     if path.is_dir():
         path = path / CHECKPOINT_IN_RUN
     if not path.is_file():
-        raise CheckpointError(f"{path}: no such checkpoint file")
+        what = _not_a_file(path)
+        raise CheckpointError(f"{path}: {what}" if what else f"{path}: no such checkpoint file")
     return path
+
+
+def _not_a_file(path: Path) -> str | None:
+    """What `path` is when it exists but is no plain file (a FIFO, a device...), else None."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return f"not a plain file ({name}), not a checkpoint"
+    return None
 
 
 def load_checkpoint(path: Path) -> dict:

@@ -6,7 +6,11 @@ mujoco 4.0.0), and PyOpenGL fixes its platform (PYOPENGL_PLATFORM) when OpenGL i
 imported. So call `configure_gl_backend()` before anything imports mujoco in the process
 (`sacscale render` does so first thing in run()): it honours MUJOCO_GL if set, else
 chooses "egl" when an NVIDIA GPU is present and "osmesa" (software, Debian package
-libosmesa6) otherwise, and sets PYOPENGL_PLATFORM to match. If mujoco was imported
+libosmesa6) otherwise, and sets PYOPENGL_PLATFORM to match. Before that it loads the
+backend's libraries the way PyOpenGL will (`library_problem`): MuJoCo's import fails with
+an AttributeError deep in PyOpenGL when they are missing, so a missing one is found here
+and named with its package; a backend chosen here (not by MUJOCO_GL) falls back to the
+other headless one when only that one loads. If mujoco was imported
 before (a test session, a notebook), `open_renderer` still creates the context of the
 chosen backend, by handing MuJoCo's Renderer that backend's GLContext class; that works
 as long as PyOpenGL has not been loaded for another platform.
@@ -16,13 +20,23 @@ MuJoCo is therefore imported inside the functions here, never at module level.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import glob
 import importlib
+import importlib.util
 import os
 
 GL_BACKENDS = ("egl", "osmesa")  # the headless ones; glfw/glx need a display
 # the Debian package that provides each headless backend's library
 GL_PACKAGES = {"osmesa": "libosmesa6", "egl": "libegl1"}
+# what PyOpenGL loads for each (OpenGL.platform.osmesa / .egl): (library names tried in
+# order, a symbol the library must export)
+GL_LIBRARIES = {"osmesa": ((("OSMesa",), "OSMesaCreateContextExt"),),
+                "egl": ((("EGL",), "eglGetDisplay"), (("OpenGL", "GL"), "glGetError"))}
+# the values of MUJOCO_GL that MuJoCo accepts on Linux (anything else: its import raises)
+MUJOCO_GL_VALUES = ("", "disable", "disabled", "off", "false", "0", "enable", "enabled", "on", "true", "1",
+                    "glfw", "glx", "egl", "osmesa")
 
 
 class RenderError(RuntimeError):
@@ -46,13 +60,72 @@ def choose_gl_backend() -> str:
     return "egl" if gpu_present() else "osmesa"
 
 
+def _load(names: tuple[str, ...], symbol: str) -> str | None:
+    """None if one of the library `names` loads and exports `symbol`, else why not."""
+    why = "not found"
+    for name in names:
+        for path in (ctypes.util.find_library(name), f"lib{name}.so"):
+            if not path:
+                continue
+            try:
+                lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+            except OSError as exc:
+                why = (str(exc).splitlines() or ["cannot be loaded"])[0]
+                continue
+            if hasattr(lib, symbol):
+                return None
+            why = f"{path} lacks {symbol}"
+    return why
+
+
+def library_problem(backend: str) -> str | None:
+    """None if PyOpenGL and the headless `backend`'s libraries load here, else what is missing
+    and which package provides it (a backend with a display, glfw/glx, is not checked)."""
+    if backend not in GL_BACKENDS:
+        return None
+    if importlib.util.find_spec("OpenGL") is None:
+        return "the Python package PyOpenGL is not installed (pip install PyOpenGL)"
+    for names, symbol in GL_LIBRARIES[backend]:
+        why = _load(names, symbol)
+        if why is not None:
+            return (f"lib{names[0]} cannot be loaded ({why}); install {GL_PACKAGES[backend]} "
+                    f"(Debian: apt-get install -y {GL_PACKAGES[backend]})")
+    return None
+
+
+def check_mujoco_gl() -> None:
+    """GLBackendError, one line, if MUJOCO_GL is set to a value that would make `import mujoco`
+    fail: one MuJoCo does not know, or a headless backend whose libraries do not load."""
+    chosen = os.environ.get("MUJOCO_GL", "").strip().lower()
+    if chosen not in MUJOCO_GL_VALUES:
+        raise GLBackendError(f"MUJOCO_GL={chosen!r} is not a value MuJoCo knows; headless, use MUJOCO_GL=egl "
+                             "(GPU) or osmesa (software), or unset it")
+    problem = library_problem(chosen)
+    if problem is not None:
+        other = next((b for b in GL_BACKENDS if b != chosen), "osmesa")
+        raise GLBackendError(f"MUJOCO_GL={chosen}: {problem}; or use MUJOCO_GL={other} "
+                             f"({GL_PACKAGES[other]}), or unset MUJOCO_GL")
+
+
 def configure_gl_backend() -> str:
     """Export MUJOCO_GL and PYOPENGL_PLATFORM (where unset) for the chosen backend; returns it.
 
-    Takes full effect only before mujoco is imported in this process (see the module text).
+    GLBackendError (one line naming the package) if MUJOCO_GL names a backend whose
+    libraries do not load; a backend chosen here falls back to the other headless one when
+    only that one loads. Takes full effect only before mujoco is imported in this process
+    (see the module text).
     """
+    check_mujoco_gl()
     backend = choose_gl_backend()
-    os.environ.setdefault("MUJOCO_GL", backend)
+    if "MUJOCO_GL" not in os.environ or not os.environ["MUJOCO_GL"].strip():
+        problem = library_problem(backend)
+        if problem is not None:
+            other = next(b for b in GL_BACKENDS if b != backend)
+            if library_problem(other) is not None:
+                raise GLBackendError(f"no headless OpenGL backend here: {backend}: {problem}; "
+                                     f"{other}: {library_problem(other)}")
+            backend = other
+        os.environ["MUJOCO_GL"] = backend
     if backend in GL_BACKENDS:
         os.environ.setdefault("PYOPENGL_PLATFORM", backend)
     return backend
@@ -102,6 +175,10 @@ def gl_failure_line(backend: str, exc: BaseException) -> str:
 def render_status() -> tuple[bool, str]:
     """(True, backend) if a policy video can be made here: the G1's Menagerie files (its
     visual meshes) are found and a tiny scene renders; else (False, why)."""
+    try:
+        configure_gl_backend()
+    except GLBackendError as exc:
+        return False, str(exc)
     from sacscale.task import g1_model  # imports mujoco: only once the backend is chosen
 
     try:

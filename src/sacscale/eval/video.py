@@ -7,7 +7,9 @@ chosen (sacscale.eval.gl_backend), imageio only when its format is written.
 
 from __future__ import annotations
 
+import errno
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -174,6 +176,10 @@ def _writer_class(suffix: str):
     return {".mp4": _Mp4Writer, ".webp": _WebpWriter}.get(suffix.lower(), _GifWriter)
 
 
+# a disk that refuses the output: full, over quota, read-only, not ours
+_OUTPUT_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
+
+
 class GuardedWriter:
     """A writer whose failures (no ffmpeg, a full disk, ...) surface as RenderError."""
 
@@ -186,7 +192,11 @@ class GuardedWriter:
     def _call(self, fn, *args):
         try:
             return fn(*args)
-        except (OSError, RuntimeError, ValueError) as exc:
+        except OSError as exc:
+            if exc.errno in _OUTPUT_ERRNOS:  # named as the video's, one line, exit 2 (sacscale.cli)
+                raise OSError(exc.errno, os.strerror(exc.errno), str(self._output)) from None
+            raise RenderError(f"{self._output}: writing the video failed ({type(exc).__name__}: {exc})") from exc
+        except (RuntimeError, ValueError) as exc:
             raise RenderError(f"{self._output}: writing the video failed ({type(exc).__name__}: {exc})") from exc
 
     def append(self, frame: np.ndarray) -> None:

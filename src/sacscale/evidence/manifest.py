@@ -42,7 +42,7 @@ def _kind(mode: int) -> str:
                        (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device")):
         if test(mode):
             return name
-    return "not a regular file"
+    return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
 
 
 def irregular_files(root: str | Path) -> list[str]:
@@ -72,8 +72,14 @@ def evidence_files(root: str | Path, excluded: frozenset[str] = EXCLUDED) -> lis
     (names at the top level of root). Symbolic links of any kind and special files (FIFOs,
     sockets, devices) are refused before any file is opened: evidence must be real files."""
     root = Path(root)
-    if root.is_symlink() or not root.is_dir():
-        raise ManifestError(f"{root}: evidence root is missing (or a symbolic link)")
+    if root.is_symlink():
+        raise ManifestError(f"{root}: evidence root is a symbolic link (name the set's directory itself)")
+    if not root.is_dir():
+        try:
+            what = f"not a directory ({_kind(root.stat().st_mode)})"
+        except OSError:
+            what = "missing"
+        raise ManifestError(f"{root}: evidence root is {what}")
     bad = irregular_files(root)
     if bad:
         raise ManifestError(f"{root}: not evidence (only regular files and directories are): " + "; ".join(bad))

@@ -23,7 +23,8 @@ from pathlib import Path
 
 from sacscale.evidence.result import OLDER, Verification
 from sacscale.report.numbers import FORMAT, NUMBERS_NAME, report_numbers
-from sacscale.report.shown import ShownTable, shown_numbers, shown_tables, shows
+from sacscale.evidence.report_html import presentation_problems
+from sacscale.report.shown import ShownTable, shown_html_tables, shown_numbers, shown_tables, shows
 
 # (relative, absolute) tolerance of a stored number against its recomputation, per kind.
 # Everything is recomputed deterministically from the same events (the bootstrap has a
@@ -206,12 +207,13 @@ def table_problems(rel: str, shown: ShownTable, table: dict) -> tuple[list[str],
     return problems, sum(len(v) for r in table["rows"] if id(r) in found for v in r["cells"].values())
 
 
-def tables_problems(rel: str, text: str, numbers: dict, required: set[str]) -> tuple[list[str], list[str], str]:
-    """(problems, notes, what was read) of a report's Markdown against the quantities its
-    tables show."""
+def tables_problems(rel: str, text: str, numbers: dict, required: set[str],
+                    html: bool = False) -> tuple[list[str], list[str], str]:
+    """(problems, notes, what was read) of a report's Markdown (or `html`) against the
+    quantities its tables show."""
     by_header = {tuple(t["header"]): (name, t) for name, t in numbers["tables"].items()}
     problems, seen, count = [], set(), 0
-    for shown in shown_tables(text):
+    for shown in (shown_html_tables(text) if html else shown_tables(text)):
         match = by_header.get(tuple(shown.header))
         if match is not None:
             seen.add(match[0])
@@ -264,3 +266,18 @@ def check_report(root: Path, summary: dict, metrics: list[dict], result: Verific
     result.derived += problems
     result.notes += notes
     result.checked.append(f"{rel}/report.md")
+    check_report_html(reports, rel, fresh, required, result)
+
+
+def check_report_html(reports: Path, rel: str, fresh: dict, required: set[str], result: Verification) -> None:
+    """report.html, which readers open: its visible tables cell by cell as report.md's, and
+    nothing in it that could show other numbers (sacscale.evidence.report_html)."""
+    page = reports / "report.html"
+    if not page.is_file():
+        result.derived.append(f"{rel}/report.html: missing (the report stage writes it with report.md)")
+        return
+    text = page.read_text(errors="replace")
+    problems, _, read = tables_problems(f"{rel}/report.html", text, fresh, required, html=True)
+    result.derived += problems + presentation_problems(f"{rel}/report.html", text)
+    result.report_check += f"; report.html's tables checked the same way ({read})"
+    result.checked.append(f"{rel}/report.html")

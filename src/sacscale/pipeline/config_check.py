@@ -8,6 +8,8 @@ checked here, first, so that a bad file is one line naming it and the key:
   aliases, which can make a few hundred bytes stand for a billion values that the schema
   check would then take minutes to walk and format): duplicate keys and more than a few
   aliases are errors;
+* one list has at most MAX_ITEMS items, counted while the file is parsed (a 500 KB list
+  took minutes to parse, check and format on a loaded machine; now parsing stops there);
 * every value: no more than MAX_VALUES of them (aliases or not), nested at most
   MAX_DEPTH deep, every number finite, every string (and key) short and free of control
   characters (a newline in a name would split the shell commands built from it).
@@ -30,10 +32,15 @@ import yaml
 MAX_FILE_BYTES = 1 << 20      # a config file is a few KB; a recorded matrix tens of KB
 MAX_ALIASES = 64              # YAML anchors referenced: a config needs none or a few
 MAX_VALUES = 100_000          # every scalar, list and mapping of a config, aliases expanded
+MAX_ITEMS = 4096              # one list: a config's are tens long (order: at most 64)
 MAX_DEPTH = 32
 MAX_STRING = 4096             # fits a path (PATH_MAX)
 STREAM_WAIT_S = 30.0
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# control characters, and the invisible ones that change how text shows (bidirectional
+# overrides such as U+202E, zero-width characters, line and paragraph separators): a
+# description or name that reads one way in the report and the terminal and is another
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
+                      r"\ufff9-\ufffb]")
 
 
 class ConfigError(ValueError):
@@ -107,6 +114,8 @@ class _StrictLoader(yaml.SafeLoader):
         self.aliases = 0
 
     def compose_node(self, parent, index):
+        if isinstance(parent, yaml.SequenceNode) and index >= MAX_ITEMS:
+            raise ConfigError(f"line {self.peek_event().start_mark.line + 1}: a list of more than {MAX_ITEMS} items")
         if self.check_event(yaml.AliasEvent):
             self.aliases += 1
             if self.aliases > MAX_ALIASES:
@@ -143,6 +152,10 @@ def parse(text: str):
         return yaml.load(text, Loader=_StrictLoader)  # safe: a SafeLoader subclass
     except RecursionError:
         raise ConfigError(f"nested more than {MAX_DEPTH} deep") from None
+    except ConfigError:
+        raise
+    except ValueError as exc:  # an integer of more than 4300 digits (Python's conversion limit)
+        raise ConfigError(f"not a usable value ({' '.join(str(exc).split()[:8])}...)") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
@@ -178,7 +191,25 @@ def _check_string(text: str, where: str) -> None:
         raise ConfigError(f"{where}: longer than {MAX_STRING} characters")
     bad = _CONTROL.search(text)
     if bad:
-        raise ConfigError(f"{where}: holds a control character ({bad.group()!r}) in {_shown(text)}")
+        char = bad.group()
+        shown = repr(char) if char.isascii() or not char.isprintable() else f"U+{ord(char):04X}"
+        what = "a control character" if char < "\xa0" else "an invisible formatting character"
+        raise ConfigError(f"{where}: holds {what} ({shown}) in {_shown(text)}")
+
+
+def check_list_lengths(data, where: str = "config") -> None:
+    """ConfigError if a list of `data` has more than MAX_ITEMS items; the walk visits at most
+    MAX_VALUES containers (the rest is check_values's), so it is quick on anything."""
+    budget, todo = MAX_VALUES, [(data, where)]
+    while todo and budget > 0:
+        value, path = todo.pop()
+        budget -= 1
+        if isinstance(value, dict):
+            todo.extend((item, f"{path}.{key}" if path != where else str(key)) for key, item in value.items())
+        elif isinstance(value, (list, tuple)):
+            if len(value) > MAX_ITEMS:
+                raise ConfigError(f"{path}: a list of {len(value)} items, more than {MAX_ITEMS}")
+            todo.extend((item, f"{path}[{i}]") for i, item in enumerate(value))
 
 
 def check_values(data, where: str = "config") -> None:
@@ -199,6 +230,8 @@ def check_values(data, where: str = "config") -> None:
                 _check_string(key_text, f"{path}: key")
                 walk(item, f"{path}.{key_text}" if path != where else key_text, depth + 1)
         elif isinstance(value, (list, tuple)):
+            if len(value) > MAX_ITEMS:
+                raise ConfigError(f"{path}: a list of {len(value)} items, more than {MAX_ITEMS}")
             for i, item in enumerate(value):
                 walk(item, f"{path}[{i}]", depth + 1)
         elif isinstance(value, float) and not math.isfinite(value):

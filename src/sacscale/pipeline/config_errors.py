@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from jsonschema.exceptions import ValidationError
 
-from sacscale.pipeline.config_check import ConfigError, check_files, check_values
+from sacscale.pipeline.config_check import ConfigError, check_files, check_list_lengths, check_values
 from sacscale.pipeline.plan_values import PlanError
 
 
@@ -14,6 +14,7 @@ def check_config(paths, config: dict) -> None:
     YAML aliases, a file too large or not UTF-8 are errors naming the file), then the
     merged config's values (sacscale.pipeline.config_check). PlanError names the file or key."""
     try:
+        check_list_lengths(config)  # first, quickly: a file with a huge list is not parsed again
         check_files(paths)
         check_values(config)
     except ConfigError as exc:

@@ -24,6 +24,7 @@ MAX_ITERATIONS = 10**9
 MAX_NUM_ENVS = 1 << 20
 MAX_BATCH = 1 << 24
 MAX_TIMEOUT_S = 30 * 86400
+MIN_TIMEOUT_S = 1.0  # below it nothing starts (1e-320 is a number, not a limit)
 RUN_FIELDS = (
     "trainer", "devices", "cpu_pools", "num_envs", "batch_size", "sim_threads", "log_every",
     "trace", "timeout_s", "cuda_visible_devices", "env", "overrides", "description",
@@ -48,18 +49,26 @@ def shown(value) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def _digits(value: int) -> str:
+    """A large integer for a message: its first digits and how many there are (repr fails
+    past 4300 digits)."""
+    digits = value.bit_length() * 0.30103
+    return repr(value) if digits < 30 else f"a number of about {digits:.0f} digits"
+
+
 def positive_int(value, key: str, minimum: int = 1, maximum: int = MAX_ITERATIONS) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise PlanError(f"{key}: must be an integer >= {minimum}, got {shown(value)}")
     if value > maximum:  # checked before the value sizes anything
-        raise PlanError(f"{key}: must be an integer >= {minimum} and <= {maximum}, got {value!r}")
+        raise PlanError(f"{key}: must be an integer >= {minimum} and <= {maximum}, got {_digits(value)}")
     return value
 
 
 def seconds(value, key: str, default: float) -> float:
     value = default if value is None else value
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_TIMEOUT_S:
-        raise PlanError(f"{key}: must be a number of seconds in (0, {MAX_TIMEOUT_S}], got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not MIN_TIMEOUT_S <= value <= MAX_TIMEOUT_S:
+        raise PlanError(f"{key}: must be a number of seconds in [{MIN_TIMEOUT_S:g}, {MAX_TIMEOUT_S}], "
+                        f"got {value!r}")
     return float(value)
 
 

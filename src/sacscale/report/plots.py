@@ -12,6 +12,7 @@ from matplotlib.ticker import EngFormatter  # noqa: E402
 
 from sacscale.analysis.aggregate import phase_by_rank  # noqa: E402
 from sacscale.analysis.learning import finite, tracking_baselines  # noqa: E402
+from sacscale.atomic import temporary_path  # noqa: E402
 from sacscale.report.figure_names import FIGURES  # noqa: E402
 
 STEADY = "steady env steps/s (last 50% of events)"
@@ -24,10 +25,17 @@ def _colors(names):
 
 def _save(fig, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=110, bbox_inches="tight", metadata={"Software": None})
-    plt.close(fig)
-    tmp.replace(path)
+    tmp = temporary_path(path)  # of this process and thread: two reports into one folder do not collide
+    try:
+        fig.savefig(tmp, dpi=110, bbox_inches="tight", metadata={"Software": None})
+        tmp.replace(path)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)  # a full disk leaves no partial figure
+        if isinstance(exc, OSError) and not exc.filename:
+            raise OSError(exc.errno, exc.strerror, str(path)) from None  # named: one line (sacscale.cli)
+        raise
+    finally:
+        plt.close(fig)
 
 
 def throughput_by_repeat(summary: dict, path: Path) -> None:

@@ -103,8 +103,13 @@ class _TableReader(HTMLParser):
 
 def shown_tables(markdown_text: str) -> list[ShownTable]:
     """Every table a renderer shows of this Markdown, header and rows as text."""
+    return shown_html_tables(markdown.markdown(markdown_text, extensions=MARKDOWN_EXTENSIONS, output_format="html"))
+
+
+def shown_html_tables(html_text: str) -> list[ShownTable]:
+    """Every table a browser shows of this HTML (report.html), header and rows as text."""
     reader = _TableReader()
-    reader.feed(markdown.markdown(markdown_text, extensions=MARKDOWN_EXTENSIONS, output_format="html"))
+    reader.feed(html_text)
     reader.close()
     return reader.tables
 

@@ -1,0 +1,80 @@
+"""report.html read as a browser shows it: its tables checked like report.md's, and nothing
+in it that could show another page than the one the report stage wrote.
+
+The numbers of report.html's visible tables must be the evidence's, cell by cell, as
+report.md's are (sacscale.evidence.report_check). Hiding is what the table reader cannot
+see through: a stylesheet that hides a class, a script that rewrites a cell. So the page
+may hold only what the report stage writes: its own stylesheet (the current one, or the
+one of the first reports), inline styles that align text, the classes l, r and caption,
+and none of the elements that run code or pull in other content.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from html.parser import HTMLParser
+
+from sacscale.report.document import _STYLE
+
+# the report stage's stylesheets: today's, and the one of the first reports (h200x1, h200x2)
+KNOWN_STYLES = {hashlib.sha256(_STYLE.encode()).hexdigest(),
+                "f60b37d484c656088e4b2476d05ff7a8b0fdeb2d79d82685777fd4614a710e6a"}
+_FOREIGN_TAGS = {"script", "link", "iframe", "frame", "frameset", "object", "embed", "base", "svg", "math",
+                 "noscript", "template", "form", "input", "button", "dialog", "details", "canvas", "video", "audio",
+                 "applet", "portal"}
+_INLINE_STYLE = re.compile(r"\s*text-align:\s*(left|right|center)\s*;?\s*")
+_CLASSES = {"l", "r", "caption"}
+
+
+class _Presentation(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.problems: list[str] = []
+        self._style: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        values = dict(attrs)
+        if tag in _FOREIGN_TAGS:
+            self.problems.append(f"a <{tag}> element")
+        if tag == "style":
+            self._style = []
+        if tag == "meta" and set(values) - {"charset", "name", "content"}:
+            self.problems.append(f"a <meta> with {', '.join(sorted(set(values) - {'charset', 'name', 'content'}))}")
+        style = values.get("style")
+        if style is not None and not _INLINE_STYLE.fullmatch(style):
+            self.problems.append(f"an inline style {style[:60]!r}")
+        for name in values.get("class", "").split() if values.get("class") else ():
+            if name not in _CLASSES:
+                self.problems.append(f"a class {name[:40]!r}")
+        for name in ("href", "src"):
+            target = "".join((values.get(name) or "").split()).lower()
+            if target.startswith(("javascript:", "vbscript:", "data:text")):
+                self.problems.append(f"a {name} that runs or shows another page ({target[:30]!r})")
+        for name in values:
+            if name.startswith("on"):
+                self.problems.append(f"an event handler {name[:40]!r}")
+
+    def handle_endtag(self, tag):
+        if tag == "style" and self._style is not None:
+            sheet = "".join(self._style)
+            if hashlib.sha256(sheet.encode()).hexdigest() not in KNOWN_STYLES:
+                self.problems.append("a stylesheet the report stage does not write")
+            self._style = None
+
+    def handle_data(self, data):
+        if self._style is not None:
+            self._style.append(data)
+
+
+def presentation_problems(rel: str, html_text: str) -> list[str]:
+    """What in report.html could make a browser show other numbers than its tables hold."""
+    reader = _Presentation()
+    reader.feed(html_text)
+    reader.close()
+    seen: list[str] = []
+    for problem in reader.problems:
+        if problem not in seen:
+            seen.append(problem)
+    return [f"{rel}: {problem} (it could hide or change what is shown): the report stage writes none; "
+            f"does not match the evidence" for problem in seen[:5]]

@@ -45,9 +45,13 @@ class LockHeld(LockError):
 
 def lock_dir() -> Path:
     """Where the lock files live: SACSCALE_LOCK_DIR, else `sacscale-<uid>` in the system's
-    temporary folder (one per user and host)."""
+    temporary folder (one per user and host). A relative SACSCALE_LOCK_DIR is refused: it
+    would be another folder, so another lock, in every working directory."""
     configured = os.environ.get("SACSCALE_LOCK_DIR")
     if configured:
+        if not os.path.isabs(configured):
+            raise LockError(f"SACSCALE_LOCK_DIR={configured!r} is a relative path (a different lock folder in "
+                            "each working directory); give an absolute one")
         return Path(configured)
     return Path(tempfile.gettempdir()) / f"sacscale-{os.getuid()}"
 

@@ -182,3 +182,9 @@ def test_a_lock_folder_that_cannot_be_made_is_named(tmp_path, monkeypatch):
     with pytest.raises(LockError, match="lock folder .*/missing/locks: cannot create it"):
         with exclusive("gpu-A"):
             pass
+
+
+def test_a_relative_lock_folder_is_refused(monkeypatch):
+    monkeypatch.setenv("SACSCALE_LOCK_DIR", "locks")
+    with pytest.raises(LockError, match="SACSCALE_LOCK_DIR='locks' is a relative path"):
+        lock_dir()

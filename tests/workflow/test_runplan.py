@@ -252,3 +252,8 @@ def test_a_run_set_named_after_a_file_is_refused(tmp_path, monkeypatch):
     with pytest.raises(PlanError, match="results/link exists and is not a run set's folder"):
         plan({"run_set": "link"})
     assert plan({"run_set": "fresh"}).run_set == "fresh"
+
+
+def test_a_configuration_compared_with_itself_is_refused():
+    with pytest.raises(PlanError, match=r"pairs\[0\]: 'n1_pool7' compared with itself"):
+        plan({"preset": "h200x1_shared", "pairs": [["n1_pool7", "n1_pool7"]]}, H200_1)

@@ -196,6 +196,8 @@ def _pairs(preset: dict, config: dict, name: str, order: list[str], run_configs:
         for c in pair:
             if c not in run_configs:
                 raise PlanError(f"{pk}: {c!r} is not in order ({', '.join(order)})")
+        if pair[0] == pair[1]:
+            raise PlanError(f"{pk}: {pair[0]!r} compared with itself; a pair names two run configurations")
         pairs.append((pair[0], pair[1]))
     return pairs
 

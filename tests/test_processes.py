@@ -89,7 +89,8 @@ def test_a_wait_past_its_deadline_leaves_the_child_running_until_ended():
 
 
 def test_a_stop_request_ends_the_wait():
-    child = start_group(python("import time; time.sleep(60)"))
+    # SIGINT's default action restored: a child of a background shell starts with SIGINT ignored
+    child = start_group(python("import signal, time; signal.signal(signal.SIGINT, signal.SIG_DFL); time.sleep(60)"))
     asked = time.monotonic() + 0.3
     waited = child.wait(60, stop=lambda: time.monotonic() > asked, poll_s=0.05)
     assert waited.stop_requested and not waited.timed_out and waited.code is None

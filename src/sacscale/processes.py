@@ -18,6 +18,7 @@ import os
 import signal
 import subprocess
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -83,22 +84,23 @@ class Ending:
         return "did not end before its deadline" if self.timed_out else "was still running when asked to stop"
 
 
-class Child:
+class Child(ABC):
     """One supervised child: its pid, and how to look at it, signal it and reap it. The
     subclasses say where a signal goes (its process group, or the process alone)."""
 
     pid: int
 
+    @abstractmethod
     def poll(self) -> int | None:
         """Its exit status once it has ended (and is reaped), else None."""
-        raise NotImplementedError
 
+    @abstractmethod
     def send(self, sig: int) -> None:
-        raise NotImplementedError
+        """Send `sig` where this kind of child takes its signals."""
 
+    @abstractmethod
     def reap(self, timeout_s: float | None) -> int | None:
         """Wait up to `timeout_s` (None: without limit) for it to end; its exit status."""
-        raise NotImplementedError
 
     def wait(self, timeout_s: float | None = None, stop: Callable[[], bool] | None = None,
              poll_s: float = WAIT_POLL_S) -> Ending:

@@ -93,4 +93,6 @@ def test_a_bad_evaluation_is_named_before_anything_renders(tmp_path, capsys):
     (tmp_path / "r.json").write_text(json.dumps({"overall": {}}))
     code = main(["render-best", "--evaluations", str(tmp_path / "r.json"), "--runs-dir", str(tmp_path),
                  "--output", str(tmp_path / "v.gif"), "--record", str(tmp_path / "v.json")])
-    assert code == 1 and "KeyError" in capsys.readouterr().err and not (tmp_path / "v.gif").exists()
+    err = capsys.readouterr().err
+    assert code == 2 and "not `sacscale evaluate`'s output" in err and "KeyError" in err, err
+    assert not (tmp_path / "v.gif").exists()

@@ -1,5 +1,5 @@
 """A table header reworded by a later version of the report is no difference to verify
-(it reads numbers, not words): the committed set's report.md and numbers.json keep the
+(it reads numbers, not words): the committed set's report.md, report.html and numbers.json keep the
 words they were written in, and every value is still compared, column by column."""
 
 import json
@@ -23,6 +23,9 @@ def _reword(out, table: str, old: str, new: str) -> None:
     md = out / "report.md"
     assert f"| {old} |" in md.read_text()
     md.write_text(md.read_text().replace(f"| {old} |", f"| {new} |"))
+    page = out / "report.html"
+    assert f">{old}</th>" in page.read_text()
+    page.write_text(page.read_text().replace(f">{old}</th>", f">{new}</th>"))
 
 
 def test_a_reworded_header_verifies(tmp_path):

@@ -33,9 +33,14 @@ def _metrics(path: str) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    metrics = []
+    metrics, given = [], {}
     for path in args.metrics:
         metrics.append(_metrics(path))  # BadInput: one line naming the file, exit 2 (sacscale.cli)
+        first = given.setdefault(metrics[-1]["run"], path)
+        if first is not path:  # one run counted twice would double its weight in every statistic
+            raise BadInput(f"metrics file {path}: run {metrics[-1]['run']!r} is given twice (also {first})")
+    if Path(args.csv).resolve() == Path(args.json).resolve():
+        raise BadInput(f"--csv and --json are one file ({args.csv}): the second would replace the first")
     order = [c for c in args.order.split(",") if c] or list(dict.fromkeys(m["config"] for m in metrics))
     pairs = []
     for item in args.pair:

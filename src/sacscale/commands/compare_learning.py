@@ -41,7 +41,14 @@ def run(args: argparse.Namespace) -> int:
         if not sep or not label or not path:
             print(f"sacscale compare-learning: error: {item!r} is not LABEL=RUN_DIR", file=sys.stderr)
             return 2
+        if label in runs:  # the later run would replace the earlier one without a word
+            print(f"sacscale compare-learning: error: label {label!r} is given twice", file=sys.stderr)
+            return 2
         runs[label] = path
+    if not 0 < args.tail_fraction <= 1:  # also NaN
+        print(f"sacscale compare-learning: error: --tail-fraction {args.tail_fraction!r}: must be in (0, 1]",
+              file=sys.stderr)
+        return 2
     try:
         result = compare_learning(runs, args.tail_fraction)
     except EventFileError as exc:

@@ -37,7 +37,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, help="write the results as JSON here")
 
 
+# sizes a learner-bench can mean: a batch and replay up to about a million rows per env
+_BOUNDS = {"batch": (1, 1 << 20), "iters": (1, 1_000_000), "warmup": (0, 1_000_000), "num_envs": (1, 1 << 20)}
+
+
 def run(args: argparse.Namespace) -> int:
+    for name, (low, high) in _BOUNDS.items():
+        if not low <= getattr(args, name) <= high:
+            print(f"sacscale learner-bench: error: --{name.replace('_', '-')} {getattr(args, name)}: must be "
+                  f"{low}..{high}", file=sys.stderr)
+            return 2
     try:
         cfg = SACConfig(**args.extra)
     except (TypeError, ValueError) as exc:  # an unknown or invalid setting

@@ -85,6 +85,9 @@ def run(args: argparse.Namespace) -> int:
     if args.iterations < 1 or args.trainer_iterations < 0:
         print("sacscale probe: error: --iterations must be positive, --trainer-iterations >= 0", file=sys.stderr)
         return 2
+    if not 1 <= args.timeout_s <= 86400:  # also NaN: the ranks' wait could not be bounded
+        print(f"sacscale probe: error: --timeout-s {args.timeout_s!r}: must be 1..86400 seconds", file=sys.stderr)
+        return 2
     try:
         devices = TrainConfig(devices=_auto_devices() if args.devices == "auto" else args.devices).device_list()
     except TrainingError as exc:  # a malformed --devices: a usage error

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from sacscale.evidence.manifest import sha256_file
@@ -168,8 +169,36 @@ def _check_where_and_what(root: Path, r: RunRecords, env_host, model_hash: str |
             check(str(key), value, f"{r.rel_run}: overrides.{key}")
         except PlanError as exc:
             result.records.append(f"{r.name}: {exc}")
+    _check_counts_and_times(r, result)
     if r.meta and r.meta.get("status", "completed") != "completed":
         result.records.append(f"{r.name}: train_meta.json status {r.meta.get('status')!r}, not 'completed'")
+
+
+def _epoch(stamp) -> float | None:
+    try:
+        return datetime.fromisoformat(stamp).timestamp() if isinstance(stamp, str) else None
+    except ValueError:
+        return None
+
+
+def _check_counts_and_times(r: RunRecords, result: Verification) -> None:
+    """Fields recorded twice in other words: rank 0's env steps (train_meta.json) times the
+    ranks are the events' total; run.json's timeout is the plan's; its ISO times are its
+    epoch times. Only where both sides are recorded (older sets and the reference lack some)."""
+    steps, ranks, total = r.meta.get("rank0_env_steps"), r.meta.get("world_size"), r.metrics.get("total_env_steps")
+    if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (steps, ranks, total)) \
+            and steps * ranks != total:
+        result.records.append(f"{r.name}: env steps: train_meta.json says rank 0 took {steps!r} "
+                              f"({ranks!r} rank(s)), the events {total!r} in all")
+    planned, ran = r.config.get("timeout_s"), r.run.get("timeout_s")
+    if planned is not None and ran is not None and planned != ran:
+        result.records.append(f"{r.name}: timeout: plan.json says {planned!r} s, run.json {ran!r} s")
+    for iso, epoch in (("started_at", "start_time"), ("ended_at", "end_time")):
+        when, at = _epoch(r.run.get(iso)), r.run.get(epoch)
+        if iso in r.run and epoch in r.run and (when is None or not isinstance(at, (int, float))
+                                                or abs(when - at) > 1):
+            result.records.append(f"{r.name}: run.json {iso} {str(r.run.get(iso))[:40]!r} is not its "
+                                  f"{epoch} {str(at)[:40]}")
 
 
 def _present_runs(root: Path, planned: list, result: Verification) -> list[str]:

@@ -278,6 +278,6 @@ def check_report_html(reports: Path, rel: str, fresh: dict, required: set[str], 
         return
     text = page.read_text(errors="replace")
     problems, _, read = tables_problems(f"{rel}/report.html", text, fresh, required, html=True)
-    result.derived += problems + presentation_problems(f"{rel}/report.html", text)
+    result.derived += problems + presentation_problems(f"{rel}/report.html", text, reports)
     result.report_check += f"; report.html's tables checked the same way ({read})"
     result.checked.append(f"{rel}/report.html")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 
 from sacscale.report.document import _STYLE
 
@@ -23,6 +24,15 @@ KNOWN_STYLES = {hashlib.sha256(_STYLE.encode()).hexdigest(),
 _FOREIGN_TAGS = {"script", "link", "iframe", "frame", "frameset", "object", "embed", "base", "svg", "math",
                  "noscript", "template", "form", "input", "button", "dialog", "details", "canvas", "video", "audio",
                  "applet", "portal"}
+# what the report stage writes (Python-Markdown's output in the page's frame); any other
+# element or attribute could change how the tables look (<font color=white>, bgcolor)
+_KNOWN_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "h4", "h5", "h6", "p", "a",
+               "em", "strong", "code", "pre", "ul", "ol", "li", "dl", "dt", "dd", "blockquote", "br", "hr", "img",
+               "figure", "figcaption", "table", "thead", "tbody", "tr", "th", "td", "term"}
+_KNOWN_ATTRS = {"lang", "charset", "name", "content", "href", "src", "alt", "title", "id", "class", "style"}
+# an image of the page: embedded, or a file of the report's own folder
+_IMAGE = re.compile(r"data:image/(png|gif|webp|jpeg);base64,.*|(?![a-z][a-z0-9+.-]*:|/|\\)(?!.*\.\.)[^\\]+",
+                    re.ASCII | re.DOTALL)
 _INLINE_STYLE = re.compile(r"\s*text-align:\s*(left|right|center)\s*;?\s*")
 _CLASSES = {"l", "r", "caption"}
 
@@ -32,11 +42,25 @@ class _Presentation(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.problems: list[str] = []
         self._style: list[str] | None = None
+        self.images: list[str] = []  # files of the report's folder the page shows
+
+    def _check_element(self, tag: str, values: dict) -> None:
+        """Only the elements and attributes the report stage writes; images of its own."""
+        if tag in _FOREIGN_TAGS or tag not in _KNOWN_TAGS:
+            self.problems.append(f"a <{tag[:40]}> element")
+        for name in sorted(set(values) - _KNOWN_ATTRS):
+            if not name.startswith("on"):
+                self.problems.append(f"an attribute {name[:40]!r} on <{tag[:40]}>")
+        if tag == "img":
+            source = values.get("src") or ""
+            if not _IMAGE.fullmatch(source):
+                self.problems.append(f"an image from elsewhere ({source[:40]!r})")
+            elif not source.startswith("data:"):
+                self.images.append(source)
 
     def handle_starttag(self, tag, attrs):
         values = dict(attrs)
-        if tag in _FOREIGN_TAGS:
-            self.problems.append(f"a <{tag}> element")
+        self._check_element(tag, values)
         if tag == "style":
             self._style = []
         if tag == "meta" and set(values) - {"charset", "name", "content"}:
@@ -67,14 +91,18 @@ class _Presentation(HTMLParser):
             self._style.append(data)
 
 
-def presentation_problems(rel: str, html_text: str) -> list[str]:
-    """What in report.html could make a browser show other numbers than its tables hold."""
+def presentation_problems(rel: str, html_text: str, folder: Path | None = None) -> list[str]:
+    """What in report.html could make a browser show other numbers than its tables hold;
+    with `folder` (the page's), also every figure file it shows that is not there."""
     reader = _Presentation()
     reader.feed(html_text)
     reader.close()
+    missing = [] if folder is None else [s for s in reader.images if not (folder / s).is_file()]
     seen: list[str] = []
     for problem in reader.problems:
         if problem not in seen:
             seen.append(problem)
-    return [f"{rel}: {problem} (it could hide or change what is shown): the report stage writes none; "
-            f"does not match the evidence" for problem in seen[:5]]
+    return [f"{rel}: shows the figure {s[:80]!r}, which is not in its folder: does not match the evidence"
+            for s in missing[:3]] + \
+        [f"{rel}: {problem} (it could hide or change what is shown): the report stage writes none; "
+         f"does not match the evidence" for problem in seen[:5]]

@@ -156,6 +156,9 @@ def _check_sizes(merged: dict, where) -> None:
     for key in merged["env"]:
         if not ENV_NAME.fullmatch(str(key)):
             raise PlanError(f"{where('env')}: {shown(key)} is not an environment variable name")
+    if "SACSCALE_LOCK_DIR" in merged["env"]:  # one run's own lock folder: its locks would not see the others'
+        raise PlanError(f"{where('env')}: SACSCALE_LOCK_DIR is the machine's lock folder, not a run's: set it "
+                        "where snakemake runs")
 
 
 def _check_reference_run(merged: dict, kind: str, where) -> None:

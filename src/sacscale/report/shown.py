@@ -20,12 +20,14 @@ _INVISIBLE_TAGS = {"script", "style", "template", "head", "title"}
 _VOID = {"br", "hr", "img", "input", "meta", "link", "col", "wbr", "source", "area", "base", "embed", "track"}
 # a number as the tables print it: 1,234 / 0.984 / -12.50 / 98% / 1.715x; not the digit of a
 # name such as r1 or n2 (a digit right after a letter), which labels a value. n/a, None and a
-# lone ? are an absent value, as the tables print one
+# lone ? are an absent value, as the tables print one. ASCII digits only: float() reads a
+# fullwidth or Arabic-Indic digit as the digit it looks like, which a cell could show in
+# place of the one the evidence gives ("\uff117,538" reads as 17,538)
 _TOKEN = re.compile(r"(?P<na>\bn/a\b|\bNone\b|(?<!\S)\?(?!\S))|"
                     r"(?<![\w.])(?P<num>-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<dec>\d+))?)"
-                    r"(?P<unit>%|x)?(?![\w])")
+                    r"(?P<unit>%|x)?(?![\w])", re.ASCII)
 # a condition in a cell, not a quantity: "(n < 3)"
-_CONDITION = re.compile(r"\(\s*n\s*[<>=]+\s*\d+\s*\)")
+_CONDITION = re.compile(r"\(\s*n\s*[<>=]+\s*\d+\s*\)", re.ASCII)
 
 
 @dataclass

@@ -5,6 +5,7 @@ pytest; run it on the GPU machine:
 
     python tests/learn/gpu_first_update_stress.py learner --runs 20 --pairs
     python tests/learn/gpu_first_update_stress.py learner --runs 4 --inject
+    python tests/learn/gpu_first_update_stress.py learner --runs 8 --pairs --poison
     python tests/learn/gpu_first_update_stress.py train --runs 10 --pairs --cpus 1-7 8-15
 
 `learner`: a reference-size FastSACLearner (compile + CUDA graph) per process, its replay
@@ -43,8 +44,11 @@ def one_learner(args) -> dict:
     from sacscale.learn.config import SACConfig
     from sacscale.learn.learner import FastSACLearner
 
+    if args.poison:
+        poison_device_memory(args.device)
     cfg = SACConfig(batch_size=args.batch, obs_norm=args.obs_norm)
-    learner = FastSACLearner(cfg, args.num_envs, args.device, seed=args.seed)
+    learner = FastSACLearner(cfg, args.num_envs, args.device, seed=args.seed, compile=not args.eager,
+                             cuda_graph=not args.no_graph)
     fill_random(learner, rows=max(learner.learning_starts, args.batch), seed=args.seed)
     counts = getattr(learner, "nonfinite_counts", None)  # absent before the non-finite checks: A/B with main
     if args.inject:
@@ -71,6 +75,29 @@ def one_learner(args) -> dict:
     return out
 
 
+def poison_device_memory(device: str, fraction: float = 0.5) -> None:
+    """Fill most of the free device memory with NaN and give it back, cached blocks and
+    driver alike, so that memory read before anything writes it holds NaN instead of the
+    zeros a fresh allocation usually has: an uninitialised read then shows as non-finite
+    targets or state (counted), not by luck."""
+    import torch
+
+    if device != "cuda":
+        return
+    free, _ = torch.cuda.mem_get_info()
+    chunks, left = [], int(free * fraction)
+    for size in (2**20, 2**22, 2**25, 2**27):  # the allocator's small and large block pools
+        for _ in range(4):
+            chunks.append(torch.full((size // 4,), float("nan"), device=device))
+            left -= size
+    while left > 2**29:
+        chunks.append(torch.full((2**29 // 4,), float("nan"), device=device))
+        left -= 2**29
+    torch.cuda.synchronize()
+    del chunks
+    torch.cuda.empty_cache()  # back to the driver: later cudaMallocs (graph pools too) map these pages
+
+
 def _fresh_env(tmp: Path) -> dict:
     env = dict(os.environ)
     env.update(TORCHINDUCTOR_CACHE_DIR=str(tmp / "inductor"), TRITON_CACHE_DIR=str(tmp / "triton"),
@@ -86,6 +113,9 @@ def _start(args, run: int, slot: int, tmp: Path) -> subprocess.Popen:
                "--num-envs", str(args.num_envs),
                "--batch", str(args.batch), "--iters", str(args.iters), "--seed", str(run * 2 + slot)]
         cmd += ["--inject"] if args.inject else []
+        cmd += ["--poison"] if args.poison else []
+        cmd += ["--eager"] if args.eager else []
+        cmd += ["--no-graph"] if args.no_graph else []
         cmd += ["--obs-norm"] if args.obs_norm else []
     else:
         cmd = [sys.executable, "-m", "sacscale.cli", "train", "--devices", "0", "--num-envs", str(args.num_envs),
@@ -123,6 +153,9 @@ def main() -> int:
     p.add_argument("--train-iterations", type=int, default=15, help="train mode: learning starts at 10")
     p.add_argument("--cpus", nargs="+", default=["1-7", "8-15"], help="train mode: collector CPUs per slot")
     p.add_argument("--inject", action="store_true")
+    p.add_argument("--poison", action="store_true", help="learner mode: NaN in the memory it will be given")
+    p.add_argument("--eager", action="store_true", help="learner mode: losses not compiled (no Inductor)")
+    p.add_argument("--no-graph", action="store_true", help="learner mode: no CUDA graph")
     p.add_argument("--obs-norm", action="store_true")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="cuda", help="learner mode: cpu only to try the script out (eager)")

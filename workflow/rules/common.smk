@@ -381,6 +381,11 @@ def where_things_are():
         except (OSError, ValueError, RecursionError, AttributeError):  # a damaged record is named, not raised
             verdict = "unreadable"
         lines.append(f"  verification: {verify} ({verdict}; `snakemake verify` checks again)")
+    from sacscale.evidence.scope import size_line  # here: the evidence package is not needed to plan
+
+    size = size_line(Path(results(".")))
+    if size:
+        lines.append(f"  {size}")
     same = " (with this invocation's config options)" if {"--config", "--configfile"} & set(sys.argv) else ""
     lines.append(f"  audit zip (report, figures, tables, evidence): snakemake --report {REPORTS}/audit.zip{same}")
     return "\n".join(lines)

@@ -120,6 +120,24 @@ def check_scope(root: Path) -> tuple[list[str], list[str]]:
                       f"(budget {budget:,}; format {scope['format']})"]
 
 
+def size_line(root: Path) -> str | None:
+    """One line on a set's size against its budget, for the end of a pipeline invocation (its
+    verification runs before the report exists, so only this sees the whole set); None for a
+    set without a budget."""
+    try:
+        scope = read_scope(root)
+    except ScopeError:
+        return None
+    if scope is None:
+        return None
+    size = set_bytes(root)
+    budget = min(int(scope.get("budget_bytes", BUDGET_BYTES)), BUDGET_BYTES)
+    if size > budget:
+        return (f"size: {size:,} bytes with the report, OVER the budget of {budget:,}: `sacscale verify` "
+                f"fails on it (docs/evidence.md)")
+    return f"size: {size:,} bytes with the report (budget {budget:,})"
+
+
 def describe(root: Path, files: int, bytes_hashed: int) -> list[str]:
     """What verify checked and what it did not, by design: one line each."""
     lines = [f"hashed: {files} files, {bytes_hashed:,} bytes under {root} (MANIFEST.sha256)"]

@@ -113,3 +113,10 @@ def test_compare_learning_output_is_json_written_whole(capsys, tmp_path):
     code, _ = run(capsys, "compare-learning", f"a={RUN}", "--output", out)
     assert code == 0 and json.loads(out.read_text())["runs"]["a"]["env_steps"] > 0
     assert [p.name for p in tmp_path.iterdir()] == ["c.json"]
+
+
+@pytest.mark.parametrize("given, kind", [("/dev/zero", "character device"), ("/tmp", "a directory")])
+def test_verify_names_a_manifest_that_is_no_file(capsys, given, kind):
+    code = main(["verify", str(REPO / "results" / SET), "--manifest", given])
+    err = capsys.readouterr().err.strip()
+    assert code == 1 and err == f"sacscale verify: error: {given}: not a manifest file ({kind})", err

@@ -65,6 +65,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C (also while torch is still being imported): the user's stop, not a bug;
+        # a command that runs children handles SIGINT itself and returns its own status
+        name = argv[0] if argv and argv[0] in COMMANDS else ""
+        print(f"sacscale{' ' + name if name else ''}: interrupted (SIGINT)", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str]) -> int:
     parser = build_parser()
     if not argv or argv[0] not in COMMANDS:
         parser.parse_args(argv)  # --version, --help, or usage / error (exit 2)

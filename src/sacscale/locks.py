@@ -24,12 +24,16 @@ import fcntl
 import os
 import re
 import stat
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 POLL_S = 0.2
+# The default lock folder's parent: the system's temporary folder as every process of the
+# machine names it. Not TMPDIR: a shell under a batch system or tmux has its own TMPDIR,
+# and two pipeline invocations that each follow theirs would hold two locks, train at once
+# and skew both sets' measurements (docs/faults.md row 27).
+DEFAULT_BASE = Path("/tmp")
 _HOLDER_BYTES = 256
 _RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
@@ -44,16 +48,16 @@ class LockHeld(LockError):
 
 
 def lock_dir() -> Path:
-    """Where the lock files live: SACSCALE_LOCK_DIR, else `sacscale-<uid>` in the system's
-    temporary folder (one per user and host). A relative SACSCALE_LOCK_DIR is refused: it
-    would be another folder, so another lock, in every working directory."""
+    """Where the lock files live: SACSCALE_LOCK_DIR, else `sacscale-<uid>` in /tmp (one per
+    user and host, whatever TMPDIR says). A relative SACSCALE_LOCK_DIR is refused: it would
+    be another folder, so another lock, in every working directory."""
     configured = os.environ.get("SACSCALE_LOCK_DIR")
     if configured:
         if not os.path.isabs(configured):
             raise LockError(f"SACSCALE_LOCK_DIR={configured!r} is a relative path (a different lock folder in "
                             "each working directory); give an absolute one")
         return Path(configured)
-    return Path(tempfile.gettempdir()) / f"sacscale-{os.getuid()}"
+    return DEFAULT_BASE / f"sacscale-{os.getuid()}"
 
 
 def _open_private_dir(path: Path) -> int:

@@ -92,10 +92,9 @@ def test_cpu_devices_take_no_lock(tmp_path, env):
 
 def test_default_folder_is_the_users_own_and_private(tmp_path, monkeypatch):
     monkeypatch.delenv("SACSCALE_LOCK_DIR", raising=False)
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
-    import tempfile
+    import sacscale.locks
 
-    monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
+    monkeypatch.setattr(sacscale.locks, "DEFAULT_BASE", tmp_path)  # /tmp, whatever TMPDIR says (row 27)
     assert lock_dir() == tmp_path / f"sacscale-{os.getuid()}"
     with exclusive("gpu-A") as waited:
         assert waited < 1.0

@@ -8,6 +8,8 @@ not JSON, nested too deep, too large.
 
 from __future__ import annotations
 
+import argparse
+
 import json
 import os
 from pathlib import Path
@@ -106,3 +108,16 @@ def repository_hint(default: str) -> str:
         return ""
     return (f" (the default {default} is relative to the repository root, the directory with the Snakefile; "
             f"run there or pass the path)")
+
+
+def png_path(text: str) -> str:
+    """An argparse type for a figure's file: the figures are PNG, and a name matplotlib would
+    read as another format (or none) failed only once the work was done."""
+    if Path(text).suffix.lower() != ".png":
+        raise argparse.ArgumentTypeError(f"{text!r}: a figure is written as PNG; give a file name ending in .png")
+    return text
+
+
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Whether two names are one file (or one directory): links and `..` resolved."""
+    return os.path.realpath(a) == os.path.realpath(b)

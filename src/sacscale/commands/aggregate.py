@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from sacscale.commands._inputs import BadInput, json_value, read_json
+from sacscale.commands._inputs import BadInput, json_value, read_json, same_file
 from sacscale.analysis.aggregate import runs_table, summarize
 from sacscale.atomic import atomic_write_text, refuse_special, write_json
 
@@ -39,6 +39,10 @@ def run(args: argparse.Namespace) -> int:
         first = given.setdefault(metrics[-1]["run"], path)
         if first is not path:  # one run counted twice would double its weight in every statistic
             raise BadInput(f"metrics file {path}: run {metrics[-1]['run']!r} is given twice (also {first})")
+    for output in (args.csv, args.json):
+        first = next((p for p in args.metrics if same_file(p, output)), None)
+        if first is not None:  # the input would be replaced by the output made from it
+            raise BadInput(f"{output}: is the metrics file {first}, an input; write the outputs elsewhere")
     if Path(args.csv).resolve() == Path(args.json).resolve():
         raise BadInput(f"--csv and --json are one file ({args.csv}): the second would replace the first")
     order = [c for c in args.order.split(",") if c] or list(dict.fromkeys(m["config"] for m in metrics))

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from sacscale.analysis.events import EventFileError
 from sacscale.analysis.learning import at_env_steps, compare_learning, single_run_groups
+from sacscale.atomic import write_json
+from sacscale.commands._inputs import png_path, same_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--half-width", type=float, default=2.5e5,
                         help="env steps either side of each --at-env-steps point (default 2.5e5)")
     parser.add_argument("--output", help="write curves and means as JSON here")
-    parser.add_argument("--figure", help="write the plot (PNG) here")
+    parser.add_argument("--figure", type=png_path, help="write the plot (PNG) here")
 
 
 def _env_steps_list(text: str) -> list[float]:
@@ -43,6 +44,11 @@ def run(args: argparse.Namespace) -> int:
             return 2
         if label in runs:  # the later run would replace the earlier one without a word
             print(f"sacscale compare-learning: error: label {label!r} is given twice", file=sys.stderr)
+            return 2
+        twice = [other for other, seen in runs.items() if same_file(seen, path)]
+        if twice:  # a run compared with itself under two labels looks like two runs that agree
+            print(f"sacscale compare-learning: error: {label}={path}: the run of {twice[0]!r} given again",
+                  file=sys.stderr)
             return 2
         runs[label] = path
     if not 0 < args.tail_fraction <= 1:  # also NaN
@@ -77,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{row['env_steps']:>14,.0f} | " + " | ".join(cells))
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.output).write_text(json.dumps(result, indent=2))
+        write_json(args.output, result)  # whole or not at all
     if args.figure:
         # the report's figure, one group per run; matplotlib is imported only when a figure is asked for
         from sacscale.report.plots import learning_curves

@@ -8,7 +8,7 @@ import os
 import sys
 
 from sacscale.atomic import write_json
-from sacscale.commands._inputs import model_problem
+from sacscale.commands._inputs import model_problem, png_path
 from sacscale.eval.evaluate import CheckpointError, evaluate, plot_tracking
 
 
@@ -16,7 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("checkpoint", metavar="CHECKPOINT_OR_RUN",
                         help="checkpoint (.pt) or run directory (uses RUN/checkpoints/final.pt)")
     parser.add_argument("--output", required=True, help="JSON file to write (atomically)")
-    parser.add_argument("--figure", default=None, help="also write commanded vs achieved velocities (PNG) here")
+    parser.add_argument("--figure", default=None, type=png_path,
+                        help="also write commanded vs achieved velocities (PNG) here")
     parser.add_argument("--envs-per-command", type=int, default=8, help="envs (episodes) per grid command (default 8)")
     parser.add_argument("--seconds", type=float, default=20.0, help="episode length evaluated, at most 20 (default 20)")
     parser.add_argument("--settle-s", type=float, default=1.0, help="initial seconds not scored (default 1.0)")

@@ -65,6 +65,17 @@ def _existing(path: Path) -> str | None:
     return str(path) if path.is_file() else None
 
 
+def refuse_links(*folders: Path) -> None:
+    """The report's folder and its figures folder are its own: through a link, its files
+    would replace the ones where the link points (another set's committed report, a folder
+    of someone else's). A link higher up the path (reports/ on another disk) is the user's
+    layout and is followed."""
+    for folder in folders:
+        if folder.is_symlink():
+            raise Refused(f"{folder}: a symbolic link; the report is written into a folder of its own, never "
+                          "through a link (it would replace the files where the link points): remove the link")
+
+
 def _tracked(workdir: Path, path: Path) -> int:
     return tracked_files(workdir, [path])
 
@@ -83,6 +94,7 @@ def run_set_inputs(results: Path, output_dir: str | None) -> dict:
     workdir = results.resolve().parent.parent  # results/<set> -> the checkout
     reports = workdir / "reports" / name
     out = Path(output_dir) if output_dir else reports
+    refuse_links(out, out / "figures")
     if out.resolve() == reports.resolve() and _tracked(workdir, Path("reports") / name):
         raise Refused(f"reports/{name}/ holds a committed report, which is evidence and is not rewritten; to build "
                       f"this set's report elsewhere: sacscale report --run-set {results} --output-dir "
@@ -116,6 +128,11 @@ def named_inputs(args: argparse.Namespace) -> dict:
     absent = [f"--{n.replace('_', '-')}" for n in NAMED if not getattr(args, n)]
     if absent:
         raise Refused(f"give --run-set results/<set>, or every input: {', '.join(absent)} missing")
+    refuse_links(Path(args.output_md).parent, Path(args.output_html).parent, Path(args.figures_dir))
+    folder = Path(args.output_md).parent.resolve()
+    if not Path(args.figures_dir).resolve().is_relative_to(folder):  # checked before any figure is drawn
+        raise Refused(f"--figures-dir {args.figures_dir}: not inside the report's folder {folder} (the report "
+                      "shows its figures by a path relative to itself)")
     return dict(
         summary_path=args.summary, metrics_paths=args.metrics, output_md=args.output_md,
         output_html=args.output_html, figures_dir=args.figures_dir,

@@ -13,6 +13,7 @@ import argparse
 import sys
 
 from sacscale.atomic import write_json
+from sacscale.commands import BadInput
 from sacscale.evidence.manifest import ManifestError
 from sacscale.evidence.verify import verify
 
@@ -29,6 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.root.strip():  # `verify "$SET"` with SET unset would otherwise check the working directory
+        raise BadInput("ROOT is empty (an unset variable?): name the set's folder, results/<set>")
     try:
         result = verify(args.root, args.manifest, recompute=not args.no_metrics, report_pending=args.report_pending)
     except ManifestError as exc:

@@ -39,7 +39,8 @@ def sha256_file(path: str | Path) -> str:
 
 def _kind(mode: int) -> str:
     for test, name in ((stat.S_ISLNK, "symbolic link"), (stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"),
-                       (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device")):
+                       (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"),
+                       (stat.S_ISDIR, "a directory")):
         if test(mode):
             return name
     return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
@@ -111,6 +112,8 @@ def parse_manifest(path: str | Path) -> dict[str, str]:
     """`{relative path: sha256}` from a sha256sum-format file."""
     path = Path(path)
     if not path.is_file():
+        if path.exists():  # a device, FIFO or folder given as --manifest: named as what it is
+            raise ManifestError(f"{path}: not a manifest file ({_kind(path.stat().st_mode)})")
         raise ManifestError(f"{path}: manifest is missing (build it first: snakemake manifest)")
     out = {}
     for lineno, line in enumerate(path.read_text().splitlines(), 1):

@@ -19,11 +19,13 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from pathlib import Path
 
 from sacscale.evidence.result import OLDER, Verification
 from sacscale.report.numbers import FORMAT, NUMBERS_NAME, report_numbers
-from sacscale.evidence.report_html import presentation_problems
+from sacscale.evidence.report_html import presentation_problems, rendered_markdown_problems
+from sacscale.evidence.report_tables import other_tables_problems, regenerated
 from sacscale.report.shown import ShownTable, shown_html_tables, shown_numbers, shown_tables, shows
 
 # (relative, absolute) tolerance of a stored number against its recomputation, per kind.
@@ -176,8 +178,17 @@ def _cell_problem(cell: str, values: list, withheld: bool) -> str | None:
     return f"shows {cell!r}, the evidence gives {gives}"
 
 
+def _invisible(cell: str) -> str | None:
+    """A character a cell shows as nothing or that reorders what follows (U+202E shows
+    '1.719x' as 'x917.1'): none of the report stage's cells holds one."""
+    for ch in cell:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs", "Cn"):
+            return f"holds an invisible or reordering character ({ch.encode('unicode_escape').decode()!s})"
+    return None
+
+
 def _row_problems(where: str, header: list[str], cells: list[str], row: dict) -> list[str]:
-    problems = []
+    problems = [f"{where}: {hidden}: does not match the evidence" for hidden in map(_invisible, cells) if hidden][:1]
     for column, cell in zip(header[len(row["key"]):], cells[len(row["key"]):]):
         if column in row["cells"]:
             problem = _cell_problem(cell, row["cells"][column], column in row["withheld"])
@@ -208,12 +219,15 @@ def table_problems(rel: str, shown: ShownTable, table: dict) -> tuple[list[str],
 
 
 def tables_problems(rel: str, text: str, numbers: dict, required: set[str],
-                    html: bool = False) -> tuple[list[str], list[str], str]:
+                    html: bool = False, made: dict | None = None) -> tuple[list[str], list[str], str]:
     """(problems, notes, what was read) of a report's Markdown (or `html`) against the
-    quantities its tables show."""
+    quantities its tables show; with `made` (report_tables.regenerated), its other tables too."""
     by_header = {tuple(t["header"]): (name, t) for name, t in numbers["tables"].items()}
     problems, seen, count = [], set(), 0
-    for shown in (shown_html_tables(text) if html else shown_tables(text)):
+    shown_list = shown_html_tables(text) if html else shown_tables(text)
+    if made is not None:
+        problems += other_tables_problems(rel, shown_list, set(by_header), made)
+    for shown in shown_list:
         match = by_header.get(tuple(shown.header))
         if match is not None:
             seen.add(match[0])
@@ -260,16 +274,18 @@ def check_report(root: Path, summary: dict, metrics: list[dict], result: Verific
         result.report_check = (f"report: no {NUMBERS_NAME} (a set made before the report wrote one): report.md's "
                                f"tables parsed and checked cell by cell against the quantities recomputed from the "
                                f"evidence")
-    problems, notes, read = tables_problems(f"{rel}/report.md", (reports / "report.md").read_text(errors="replace"),
-                                            fresh, required)
+    made = regenerated(root, metrics)
+    text = (reports / "report.md").read_text(errors="replace")
+    problems, notes, read = tables_problems(f"{rel}/report.md", text, fresh, required, made=made)
     result.report_check += f" ({read})"
-    result.derived += problems
+    result.derived += problems + rendered_markdown_problems(f"{rel}/report.md", text)
     result.notes += notes
     result.checked.append(f"{rel}/report.md")
-    check_report_html(reports, rel, fresh, required, result)
+    check_report_html(reports, rel, fresh, required, result, made)
 
 
-def check_report_html(reports: Path, rel: str, fresh: dict, required: set[str], result: Verification) -> None:
+def check_report_html(reports: Path, rel: str, fresh: dict, required: set[str], result: Verification,
+                      made: dict | None = None) -> None:
     """report.html, which readers open: its visible tables cell by cell as report.md's, and
     nothing in it that could show other numbers (sacscale.evidence.report_html)."""
     page = reports / "report.html"
@@ -277,7 +293,7 @@ def check_report_html(reports: Path, rel: str, fresh: dict, required: set[str], 
         result.derived.append(f"{rel}/report.html: missing (the report stage writes it with report.md)")
         return
     text = page.read_text(errors="replace")
-    problems, _, read = tables_problems(f"{rel}/report.html", text, fresh, required, html=True)
+    problems, _, read = tables_problems(f"{rel}/report.html", text, fresh, required, html=True, made=made)
     result.derived += problems + presentation_problems(f"{rel}/report.html", text, reports)
     result.report_check += f"; report.html's tables checked the same way ({read})"
     result.checked.append(f"{rel}/report.html")

@@ -54,6 +54,11 @@ def read_scope(root: Path) -> dict | None:
             isinstance(e, dict) and isinstance(e.get("path"), str) and isinstance(e.get("sha256"), str)
             for e in left):
         raise ScopeError(f"{SCOPE_FILE}: left_out must be a list of {{path, sha256, why}}")
+    budget = data.get("budget_bytes", BUDGET_BYTES)
+    if isinstance(budget, bool) or not isinstance(budget, int) or not 0 < budget <= BUDGET_BYTES:
+        # a budget is a number of bytes the project allows, not a value a set chooses for itself
+        raise ScopeError(f"{SCOPE_FILE}: budget_bytes {str(budget)[:40]!r} is not a whole number of bytes in "
+                         f"[1, {BUDGET_BYTES:,}]")
     return data
 
 
@@ -104,7 +109,7 @@ def check_scope(root: Path) -> tuple[list[str], list[str]]:
                     f"{SCOPE_FILE}: a set made before the {BUDGET_BYTES // 2**20} MB budget, kept as committed"]
     problems = []
     size = set_bytes(root)
-    budget = min(int(scope.get("budget_bytes", BUDGET_BYTES)), BUDGET_BYTES)
+    budget = scope.get("budget_bytes", BUDGET_BYTES)
     if size > budget:
         problems.append(f"size: {size:,} bytes in results/{root.name} and reports/{root.name}, over the "
                         f"budget of {budget:,}")

@@ -106,8 +106,12 @@ def test_a_table_kept_in_an_html_comment_is_not_read(tmp_path):
     for hidden in (f"<!--\n{table}\n-->", f'<div hidden markdown="1">\n\n{table}\n\n</div>'):
         (out / "report.md").write_text(md.replace(table, hidden))
         derived = _check(root, summary, metrics).derived
-        assert derived == ["reports/S/report.md: the time-to-quality table is not shown (no table with its "
-                           "header): does not match the evidence"], (hidden, derived)
+        missing = ("reports/S/report.md: the time-to-quality table is not shown (no table with its "
+                   "header): does not match the evidence")
+        # and the hiding markup itself is refused: the report stage writes none
+        hiding = [d for d in derived if d != missing]
+        assert missing in derived and hiding, (hidden, derived)
+        assert all("(it could hide or change what is shown)" in d for d in hiding), (hidden, derived)
 
 
 def test_a_report_made_before_the_numbers_file_is_read_by_its_tables(tmp_path):

@@ -13,6 +13,7 @@ module, naming the variables, with the environment put back for the tests after 
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
 
 import pytest
@@ -68,6 +69,20 @@ def _restore(snapshot: dict) -> None:
 def _changed(snapshot: dict) -> list[str]:
     names = (set(os.environ) | set(snapshot)) - _IGNORED
     return sorted(n for n in names if os.environ.get(n) != snapshot.get(n))
+
+
+@pytest.fixture(autouse=True)
+def _one_torch_thread_in_the_test_process():
+    """Torch in the test process computes on one thread. Its default, a thread per core,
+    oversubscribes the CPUs when two xdist workers and their subprocesses share 2 cores,
+    and small tensor ops then wait on descheduled threads (measured: test_learning_state.py
+    11 s -> 6 s beside two busy processes). What the tests check does not depend on it:
+    code that needs a thread count sets its own (the trainer's ranks, evaluate, render),
+    which is why this is set again before every test. Subprocesses keep their defaults."""
+    torch = sys.modules.get("torch")  # imported by collection wherever a test uses it
+    if torch is not None:
+        torch.set_num_threads(1)
+    yield
 
 
 @pytest.fixture(autouse=True)

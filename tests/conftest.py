@@ -48,6 +48,14 @@ os.environ["SACSCALE_LOCK_DIR"] = _session_folder("sacscale-test-locks-")
 if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = _session_folder("sacscale-test-inductor-")
 
+# One OpenMP thread per process by default, the test process's subprocesses included
+# (the probe's spawned ranks, torchrun's, Snakemake's jobs): a thread per core in each of
+# them oversubscribes the 2 cores two xdist workers share, and small tensor ops then wait
+# on descheduled threads (measured: the probe's four mutation tests 52 s -> 34 s). Code
+# that needs more threads sets its own count (the trainer's ranks, the collectors); what
+# the tests check does not depend on it. Unless the caller chose a value.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 # pytest's own per-phase variable, which it sets and clears itself
 _IGNORED = {"PYTEST_CURRENT_TEST"}
 _SESSION_ENV = dict(os.environ)
@@ -73,12 +81,10 @@ def _changed(snapshot: dict) -> list[str]:
 
 @pytest.fixture(autouse=True)
 def _one_torch_thread_in_the_test_process():
-    """Torch in the test process computes on one thread. Its default, a thread per core,
-    oversubscribes the CPUs when two xdist workers and their subprocesses share 2 cores,
-    and small tensor ops then wait on descheduled threads (measured: test_learning_state.py
-    11 s -> 6 s beside two busy processes). What the tests check does not depend on it:
-    code that needs a thread count sets its own (the trainer's ranks, evaluate, render),
-    which is why this is set again before every test. Subprocesses keep their defaults."""
+    """Torch in the test process computes on one thread (OMP_NUM_THREADS above), again
+    before every test: code run in the test process that sets its own count (the trainer's
+    ranks, evaluate, render) would otherwise leave it to the tests after it (measured:
+    test_learning_state.py beside two busy processes 11 s -> 6 s with one thread)."""
     torch = sys.modules.get("torch")  # imported by collection wherever a test uses it
     if torch is not None:
         torch.set_num_threads(1)

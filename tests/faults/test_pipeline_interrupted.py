@@ -100,6 +100,8 @@ class DoneMeansComplete(threading.Thread):
             self.samples += 1
             for run_json in self.runs.glob("*/run.json"):
                 run_dir = run_json.parent
+                if run_dir.name.startswith("."):
+                    continue  # a work directory: the wrapper writes run.json there just before the rename
                 try:
                     status = json.loads(run_json.read_text())["status"]
                     events = list((run_dir / "tb" / "rank0").glob("events.out.tfevents.*"))
@@ -108,7 +110,7 @@ class DoneMeansComplete(threading.Thread):
                 except (json.JSONDecodeError, KeyError) as exc:
                     self.violations.append(f"{run_dir.name}: unreadable run.json ({exc})")
                     continue
-                if status != "completed" or not events or run_dir.name.startswith("."):
+                if status != "completed" or not events:
                     self.violations.append(f"{run_dir.name}: run.json status {status}, {len(events)} event file(s)")
 
     def stop(self):

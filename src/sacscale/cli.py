@@ -12,6 +12,7 @@ import errno
 import importlib
 import os
 import re
+import signal
 import sys
 from sacscale import __version__
 from sacscale.commands import BadInput
@@ -71,7 +72,17 @@ def main(argv: list[str] | None = None) -> int:
         # a command that runs children handles SIGINT itself and returns its own status
         name = argv[0] if argv and argv[0] in COMMANDS else ""
         print(f"sacscale{' ' + name if name else ''}: interrupted (SIGINT)", file=sys.stderr)
-        return 130
+        return _end_by_sigint()
+
+
+def _end_by_sigint() -> int:
+    """End as an unhandled Ctrl-C ends a process: killed by SIGINT, which a shell reports as
+    130 and which stops a shell loop that runs us (an exit status of 130 would not). Also
+    deterministic: returning 130 was seen to end by SIGINT anyway under load."""
+    sys.stderr.flush()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)
+    return 130  # reached only where SIGINT is blocked
 
 
 def _main(argv: list[str]) -> int:

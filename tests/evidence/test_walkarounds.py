@@ -16,6 +16,7 @@ from sacscale.analysis.aggregate import runs_table
 from sacscale.analysis.metrics import analyze_run
 from sacscale.evidence import manifest
 from sacscale.evidence.verify import recompute_summary, verify
+from set_copies import copy_committed_set
 
 REPO = Path(__file__).resolve().parents[2]
 SET = "h200x1_learning_lowent"  # two repeats of one configuration, each evaluated
@@ -25,9 +26,7 @@ R1, R2 = "learn_r1_n1_obsnorm_lowent", "learn_r2_n1_obsnorm_lowent"
 @pytest.fixture
 def work(tmp_path):
     """results/SET and reports/SET, copied into a tree of the same layout."""
-    for sub in ("results", "reports"):
-        shutil.copytree(REPO / sub / SET, tmp_path / "repo" / sub / SET)
-    return tmp_path / "repo" / "results" / SET
+    return copy_committed_set(tmp_path, SET)
 
 
 def regenerate(root: Path) -> None:

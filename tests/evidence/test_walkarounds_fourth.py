@@ -6,13 +6,13 @@ at `--!>` where Python's parser does not, markup in report.md itself, and an evi
 budget that is not a number of bytes."""
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from sacscale.evidence import manifest
 from sacscale.evidence.verify import verify
+from set_copies import copy_committed_set, edit_text, report_file
 
 REPO = Path(__file__).resolve().parents[2]
 SET = "h200x1_shared_short"
@@ -24,19 +24,11 @@ PHASE_ROW = "| n1_pool7 | 0 | 2 | 29.479 |"
 
 @pytest.fixture
 def work(tmp_path):
-    for sub in ("results", "reports"):
-        shutil.copytree(REPO / sub / SET, tmp_path / "repo" / sub / SET)
-    return tmp_path / "repo" / "results" / SET
+    return copy_committed_set(tmp_path, SET)
 
 
-def report(work, name):
-    return work.parent.parent / "reports" / SET / name
-
-
-def edit(path, old, new):
-    text = path.read_text()
-    assert old in text, old
-    path.write_text(text.replace(old, new, 1))
+report = report_file
+edit = edit_text
 
 
 def failing(work, page, says):

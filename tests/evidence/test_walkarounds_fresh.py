@@ -11,15 +11,14 @@ import pytest
 
 from sacscale.evidence import manifest
 from sacscale.evidence.verify import verify
-from test_walkarounds import R1, R2, REPO, SET, event_file, records, regenerate
+from set_copies import copy_committed_set
+from test_walkarounds import R1, R2, SET, event_file, records, regenerate
 
 
 @pytest.fixture
 def work(tmp_path):
     """results/SET and reports/SET, copied into a tree of the same layout."""
-    for sub in ("results", "reports"):
-        shutil.copytree(REPO / sub / SET, tmp_path / "repo" / sub / SET)
-    return tmp_path / "repo" / "results" / SET
+    return copy_committed_set(tmp_path, SET)
 
 
 def make_current_format(root):

@@ -4,13 +4,13 @@ figure the page shows removed, and train_meta.json / run.json fields that contra
 run's events or each other. Each on a copy of a committed set with figure files."""
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from sacscale.evidence import manifest
 from sacscale.evidence.verify import verify
+from set_copies import copy_committed_set, edit_text, report_file
 
 REPO = Path(__file__).resolve().parents[2]
 SET = "h200x1_shared_short"  # a current-format set whose page shows figure files
@@ -20,19 +20,11 @@ RUN = "shared_r1_n1_pool7"
 
 @pytest.fixture
 def work(tmp_path):
-    for sub in ("results", "reports"):
-        shutil.copytree(REPO / sub / SET, tmp_path / "repo" / sub / SET)
-    return tmp_path / "repo" / "results" / SET
+    return copy_committed_set(tmp_path, SET)
 
 
-def report(work, name):
-    return work.parent.parent / "reports" / SET / name
-
-
-def edit(path, old, new):
-    text = path.read_text()
-    assert old in text, old
-    path.write_text(text.replace(old, new, 1))
+report = report_file
+edit = edit_text
 
 
 def problems_naming(result, what):

@@ -97,6 +97,11 @@ def set_bytes(root: Path) -> int:
     return tree_bytes(root) + tree_bytes(reports_of(root))
 
 
+def budget_of(scope: dict) -> int:
+    """A set's budget in bytes (read_scope has checked it)."""
+    return scope.get("budget_bytes", BUDGET_BYTES)
+
+
 def check_scope(root: Path) -> tuple[list[str], list[str]]:
     """(problems, lines for the output): a set of the budget's format within its budget, its
     left-out files listed with their hashes and absent from the set; an older set's size."""
@@ -109,7 +114,7 @@ def check_scope(root: Path) -> tuple[list[str], list[str]]:
                     f"{SCOPE_FILE}: a set made before the {BUDGET_BYTES // 2**20} MB budget, kept as committed"]
     problems = []
     size = set_bytes(root)
-    budget = scope.get("budget_bytes", BUDGET_BYTES)
+    budget = budget_of(scope)
     if size > budget:
         problems.append(f"size: {size:,} bytes in results/{root.name} and reports/{root.name}, over the "
                         f"budget of {budget:,}")
@@ -136,7 +141,7 @@ def size_line(root: Path) -> str | None:
     if scope is None:
         return None
     size = set_bytes(root)
-    budget = min(int(scope.get("budget_bytes", BUDGET_BYTES)), BUDGET_BYTES)
+    budget = budget_of(scope)
     if size > budget:
         return (f"size: {size:,} bytes with the report, OVER the budget of {budget:,}: `sacscale verify` "
                 f"fails on it (docs/evidence.md)")

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sacscale.evidence.manifest import sha256_file
+from sacscale.reading import read_limited
 
 EVENT_PREFIX = "events.out.tfevents."
 # a file name holds whole seconds: its creation second may precede a window that starts
@@ -218,7 +219,7 @@ def _once(seen: dict, key, run: str, what: str, out: Findings) -> None:
 
 def _load(path: Path) -> dict | None:
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_limited(path).decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     return data if isinstance(data, dict) else None

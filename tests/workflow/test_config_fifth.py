@@ -1,0 +1,62 @@
+"""Config values of the fifth hardening pass (issue 36, docs/faults.md row 28) that passed
+planning and broke a run later: a log interval that leaves the analysis too few points
+(the run trained to its end, then gave no figure), run env variables the launcher owns
+(RANK/WORLD_SIZE: the trainer waited for ranks that never came, then timed out), PYTHON*
+values the run's interpreter dies on at start, and configuration names that differ only
+in case (one run folder on a case-insensitive disk)."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sacscale.pipeline.runplan import Host, PlanError, resolve
+
+PRESETS = yaml.safe_load((Path(__file__).resolve().parents[2] / "workflow" / "presets.yaml").read_text())
+CPU_BOX = Host(cuda_devices=0, cpus=frozenset(range(2)))
+
+
+def entry(**extra):
+    return {"devices": "cpu", "cpu_pools": "auto", "description": "d", **extra}
+
+
+def plan(**config):
+    return resolve({"preset": "cpu", **config}, PRESETS, CPU_BOX)
+
+
+@pytest.mark.parametrize("log_every, iterations", [(1000, 24), (12, 24), (24, 24)])
+def test_too_few_log_points_for_the_analysis_are_refused(log_every, iterations):
+    with pytest.raises(PlanError, match=r"run_configs\.n1_cpu\.log_every: .* log point\(s\); the analysis needs "
+                                        "at least 3"):
+        plan(iterations=iterations, run_defaults={"log_every": log_every})
+
+
+@pytest.mark.parametrize("log_every, iterations", [(8, 24), (10, 24), (2, 24)])
+def test_enough_log_points_pass(log_every, iterations):
+    plan(iterations=iterations, run_defaults={"log_every": log_every})
+
+
+@pytest.mark.parametrize("name", ["RANK", "WORLD_SIZE", "MASTER_PORT", "LOCAL_RANK", "CUDA_VISIBLE_DEVICES"])
+def test_a_variable_the_launcher_sets_is_refused(name):
+    with pytest.raises(PlanError, match=rf"\.env \(preset cpu\): {name} is set by the trainer's launcher"):
+        plan(run_defaults={"env": {name: "1"}})
+
+
+@pytest.mark.parametrize("env, says", [
+    ({"PYTHONHASHSEED": "x"}, "PYTHONHASHSEED must be"),
+    ({"PYTHONMALLOC": "nope"}, "PYTHONMALLOC"),
+    ({"PYTHONHOME": "/nonexistent"}, "Python does not start with PYTHONHOME"),
+])
+def test_a_python_variable_the_interpreter_dies_on_is_refused(env, says):
+    with pytest.raises(PlanError, match=r"\.env \(preset cpu\): Python does not start with") as caught:
+        plan(run_defaults={"env": env})
+    assert says in str(caught.value)
+
+
+def test_usable_python_variables_pass():
+    plan(run_defaults={"env": {"PYTHONHASHSEED": "0", "PYTHONUNBUFFERED": "1"}})
+
+
+def test_configuration_names_that_differ_only_in_case_are_refused():
+    with pytest.raises(PlanError, match="order: 'N1' and 'n1' differ only in case"):
+        plan(run_configs={"n1": entry(), "N1": entry()}, order=["n1", "N1"])

@@ -119,6 +119,17 @@ def _holder(fd: int) -> str:
     return describe_holder(os.pread(fd, _HOLDER_BYTES, 0))
 
 
+def _record_holder(fd: int, path: Path, record: str) -> None:
+    """Who holds the lock, for the next process to name; a full or failing disk under the
+    lock folder is named with the file rather than escaping as a bare OSError."""
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, record.encode("ascii", errors="replace"), 0)
+    except OSError as exc:
+        raise LockError(f"lock file {path}: cannot record its holder ({exc.strerror or exc}); free space there "
+                        "or set SACSCALE_LOCK_DIR to another folder of your own") from None
+
+
 def _try_lock(fd: int, path: Path) -> bool:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -158,9 +169,7 @@ def private_lock(name: str, what: str, wait_s: float, check_stop: Callable[[], N
             if check_stop is not None:
                 check_stop()
             time.sleep(POLL_S)
-        record = f"pid {os.getpid()}" + (f" {note}" if note else "") + "\n"
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, record.encode("ascii", errors="replace"), 0)
+        _record_holder(fd, path, f"pid {os.getpid()}" + (f" {note}" if note else "") + "\n")
         yield time.monotonic() - t0
     finally:
         os.close(fd)  # releases the lock

@@ -60,3 +60,12 @@ def test_usable_python_variables_pass():
 def test_configuration_names_that_differ_only_in_case_are_refused():
     with pytest.raises(PlanError, match="order: 'N1' and 'n1' differ only in case"):
         plan(run_configs={"n1": entry(), "N1": entry()}, order=["n1", "N1"])
+
+
+@pytest.mark.parametrize("folder", ["results", "reports"])
+def test_a_run_set_named_as_an_existing_one_in_other_case_is_refused(folder, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / folder / "h200x1").mkdir(parents=True)
+    with pytest.raises(PlanError, match=rf"run_set: 'H200x1' and {folder}/h200x1 differ only in case"):
+        plan(run_set="H200x1")
+    plan(run_set="h200x1_b")

@@ -137,6 +137,19 @@ def _check_run_set_folders(run_set: str) -> None:
         path = os.path.join(folder, run_set)
         if os.path.lexists(path) and (os.path.islink(path) or not os.path.isdir(path)):
             raise PlanError(f"run_set: {folder}/{run_set} exists and is not a run set's folder; choose another name")
+        twin = _case_twin(folder, run_set)
+        if twin:  # a clone on a case-insensitive disk (macOS, Windows) would hold both sets in one folder
+            raise PlanError(f"run_set: {run_set!r} and {folder}/{twin} differ only in case (one folder on a "
+                            "case-insensitive disk); choose another name")
+
+
+def _case_twin(folder: str, name: str) -> str | None:
+    """An entry of `folder` that is `name` in other letter case, if any."""
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return None
+    return next((e for e in entries if e != name and e.casefold() == name.casefold()), None)
 
 
 def _sizes_and_seed(preset: dict, config: dict, name: str) -> tuple[int, int, int]:

@@ -328,7 +328,8 @@ def clean_stale(directory: str = SHM_DIR) -> list[str]:
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/maps") as fh:
+            # any process's mapped file names, undecodable bytes kept as realpath keeps them
+            with open(f"/proc/{entry}/maps", encoding="utf-8", errors="surrogateescape") as fh:
                 for line in fh:
                     candidates.pop(line.rstrip().rpartition(" ")[2], None)
             for fd in os.listdir(f"/proc/{entry}/fd"):

@@ -74,13 +74,13 @@ def _gpus(devices: str) -> int:
 
 def conforming_sha256(root: Path) -> str | None:
     """The task model every GPU preset pins (the task as the reference defines it)."""
-    presets = yaml.safe_load((root / "workflow" / "presets.yaml").read_text())["presets"]
+    presets = yaml.safe_load((root / "workflow" / "presets.yaml").read_text(encoding="utf-8"))["presets"]
     pinned = {(p.get("model") or {}).get("expect_sha256") for p in presets.values()} - {None}
     return pinned.pop() if len(pinned) == 1 else None
 
 
 def pinned_torch(root: Path) -> str:
-    deps = tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"]
+    deps = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
     return next((d.split("==", 1)[1] for d in deps if re.match(r"torch\s*==", d)), "unpinned")
 
 
@@ -192,7 +192,7 @@ def collect(root: Path) -> dict:
             raise StatusError(f"results/{name}: a record of an unexpected shape ({type(exc).__name__}: "
                               f"{str(exc)[:120]})") from None
         (rows.append(row) if row else others.append(name))
-    presets = yaml.safe_load((root / "workflow" / "presets.yaml").read_text())["presets"]
+    presets = yaml.safe_load((root / "workflow" / "presets.yaml").read_text(encoding="utf-8"))["presets"]
     run_presets = set()
     for name in names:
         plan = _load(root / "results" / name / "plan.json")
@@ -265,12 +265,12 @@ def embedded(text: str) -> str | None:
 
 def write(path: Path, root: Path) -> bool:
     """Replace the block in `path`; True when it changed."""
-    text = path.read_text()
+    text = path.read_text(encoding="utf-8")
     if embedded(text) is None:
         raise SystemExit(f"{path}: no status block (the line {BEGIN!r} ... {END!r})")
     new = _BLOCK.sub(lambda _: block(root), text)
     if new != text:
-        path.write_text(new)
+        path.write_text(new, encoding="utf-8")
     return new != text
 
 
@@ -311,7 +311,7 @@ def _act(args: argparse.Namespace, root: Path) -> int:
             print(f"{f}: {'updated' if write(Path(f), root) else 'up to date'}")
         return 0
     if args.check:
-        stale = [f for f in args.check if embedded(Path(f).read_text()) != block(root)]
+        stale = [f for f in args.check if embedded(Path(f).read_text(encoding="utf-8")) != block(root)]
         for f in stale:
             print(f"{f}: status block differs from the committed sets; run "
                   f"python -m sacscale.evidence.status --write {f}", file=sys.stderr)

@@ -2,9 +2,12 @@
 planning and broke a run later: a log interval that leaves the analysis too few points
 (the run trained to its end, then gave no figure), run env variables the launcher owns
 (RANK/WORLD_SIZE: the trainer waited for ranks that never came, then timed out), PYTHON*
-values the run's interpreter dies on at start, and configuration names that differ only
-in case (one run folder on a case-insensitive disk)."""
+values the run's interpreter dies on at start, a PATH without the trainer's command
+(`cannot start 'sacscale'` at the run), and configuration or set names that differ only in
+case (one run folder on a case-insensitive disk)."""
 
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -69,3 +72,14 @@ def test_a_run_set_named_as_an_existing_one_in_other_case_is_refused(folder, tmp
     with pytest.raises(PlanError, match=rf"run_set: 'H200x1' and {folder}/h200x1 differ only in case"):
         plan(run_set="H200x1")
     plan(run_set="h200x1_b")
+
+
+@pytest.mark.parametrize("path", ["", "/nonexistent"])
+def test_a_path_without_the_trainers_command_is_refused(path):
+    with pytest.raises(PlanError, match=r"\.env \(preset cpu\): PATH .* does not hold 'sacscale'"):
+        plan(run_defaults={"env": {"PATH": path}})
+
+
+def test_a_path_with_the_trainers_command_passes():
+    folder = os.path.dirname(shutil.which("sacscale"))
+    plan(run_defaults={"env": {"PATH": f"{folder}:/usr/bin"}})

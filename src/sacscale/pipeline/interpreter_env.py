@@ -1,11 +1,15 @@
-"""A run configuration's environment variables that Python itself reads as it starts
-(PYTHONHASHSEED, PYTHONMALLOC, PYTHONHOME, ...): a bad value kills the run's interpreter
-before any of our code, when the run starts, with Python's own fatal error. Such an env is
-tried at planning time on an interpreter that does nothing."""
+"""A run configuration's environment variables that decide whether its trainer starts at
+all: PATH, where the run wrapper looks the trainer's command up, and those Python itself
+reads as it starts (PYTHONHASHSEED, PYTHONMALLOC, PYTHONHOME, ...), where a bad value kills
+the interpreter before any of our code with Python's own fatal error. Either would fail
+only when the run starts (after the model, the probe and the runs before it), so they are
+tried at planning time: the command looked up on that PATH, an interpreter that does
+nothing started with those variables."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -28,8 +32,12 @@ def _start_problem(env: dict[str, str]) -> str | None:
     return _TRIED[key]
 
 
-def check_interpreter_env(env: dict[str, str], where: str) -> None:
-    """PlanError naming `where` when Python does not start with the PYTHON* variables of `env`."""
+def check_interpreter_env(env: dict[str, str], where: str, command: str = "sacscale") -> None:
+    """PlanError naming `where` when the run's `command` is not on the PATH `env` gives, or
+    Python does not start with the PYTHON* variables of `env`."""
+    if "PATH" in env and shutil.which(command, path=env["PATH"]) is None:
+        raise PlanError(f"{where}: PATH {env['PATH'][:80]!r} does not hold {command!r}, the trainer's command: "
+                        "the run could not start; leave PATH out or add the folder that holds it")
     python = {k: v for k, v in env.items() if k.startswith("PYTHON")}
     if not python:
         return

@@ -113,3 +113,9 @@ def test_a_manifest_of_gigabytes_is_named(work):
 def test_the_untouched_copy_verifies(work):
     assert verify(work).ok
     assert not [p for p in os.listdir(report_file(work, "figures")) if p.startswith(".")]
+
+
+@pytest.mark.parametrize("charset", ["iso-2022-jp", "windows-1252", "utf-7"])
+def test_a_page_declared_in_another_encoding_fails(work, charset):
+    edit_text(report_file(work, "report.html"), '<meta charset="utf-8">', f'<meta charset="{charset}">')
+    failing(work, f"a charset '{charset}' (the page is UTF-8)")

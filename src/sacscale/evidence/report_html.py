@@ -99,6 +99,9 @@ class _Presentation(HTMLParser):
             self._style = []
         if tag == "meta" and set(values) - {"charset", "name", "content"}:
             self.problems.append(f"a <meta> with {', '.join(sorted(set(values) - {'charset', 'name', 'content'}))}")
+        if tag == "meta" and "charset" in values and (values["charset"] or "").strip().lower() != "utf-8":
+            # read here as UTF-8: a browser told another encoding shows other characters (ISO-2022-JP: digits)
+            self.problems.append(f"a charset {(values['charset'] or '')[:20]!r} (the page is UTF-8)")
         style = values.get("style")
         if style is not None and not _INLINE_STYLE.fullmatch(style):
             self.problems.append(f"an inline style {style[:60]!r}")

@@ -98,7 +98,7 @@ def _unusable(path: Path, exc: OSError) -> str:
         st = os.lstat(path)
     except OSError:
         st = None
-    if st is not None and st.st_uid == os.getuid() and not stat.S_ISLNK(st.st_mode):
+    if exc.errno == errno.EACCES and st is not None and st.st_uid == os.getuid() and not stat.S_ISLNK(st.st_mode):
         return (f"its mode {stat.S_IMODE(st.st_mode):04o} keeps its owner out ({exc.strerror}; made under a umask "
                 f"such as 0777?): chmod u+rw{'x' if stat.S_ISDIR(st.st_mode) else ''} it")
     return f"not a directory of this user's ({exc.strerror}; a symbolic link is refused)" if st is None or \

@@ -46,3 +46,11 @@ def test_a_lock_taken_under_umask_0777_leaves_a_folder_and_file_its_owner_can_us
     assert done.returncode == 0, done.stderr
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert stat.S_IMODE((folder / "x.lock").stat().st_mode) == 0o600
+
+
+def test_a_device_as_the_lock_folder_is_named_as_not_a_directory(monkeypatch):
+    monkeypatch.setenv("SACSCALE_LOCK_DIR", "/dev/null")
+    with pytest.raises(locks.LockError, match=r"lock folder /dev/null: not a directory of this user's \(Not a "
+                                              r"directory"):
+        with locks.private_lock("x.lock", "the x lock", 0):
+            pytest.fail("taken")

@@ -28,3 +28,18 @@ def test_escape_sequences_in_names_reach_the_terminal_escaped(tmp_path):
     assert b"\x1b" not in out and b"\x07" not in out
     assert b"extra: \\x1b[2Jclear (not in the manifest)" in out
     assert b"x\\x1b]0;pwned\\x07/results" in out
+
+
+def test_the_status_summary_names_a_set_folder_with_its_escapes_escaped(tmp_path):
+    root = tmp_path / "repo"
+    (root / "workflow").mkdir(parents=True)
+    shutil.copy(REPO / "workflow" / "presets.yaml", root / "workflow")
+    shutil.copy(REPO / "pyproject.toml", root)
+    bad = root / "results" / "s\x1b]0;pwned\x07"
+    shutil.copytree(REPO / "results" / SET, bad)
+    (bad / "environment.json").write_text('{"torch": "2.11", "gpus": "not a list"}')
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-m", "sacscale.evidence.status", "--root", str(root)], env=env,
+                          capture_output=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert b"\x1b" not in done.stderr and b"results/s\\x1b]0;pwned\\x07: " in done.stderr, done.stderr

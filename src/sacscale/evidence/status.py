@@ -297,12 +297,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _act(args, root)
     except StatusError as exc:
-        print(f"python -m sacscale.evidence.status: error: {exc}", file=sys.stderr)
+        print(f"python -m sacscale.evidence.status: error: {_shown(str(exc))}", file=sys.stderr)
         return 2
     except (OSError, UnicodeDecodeError) as exc:  # a --write / --check file missing, unreadable, not text
         print(f"python -m sacscale.evidence.status: error: {getattr(exc, 'filename', None) or ''}: "
               f"{getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
         return 2
+
+
+def _shown(text: str) -> str:
+    """A message naming a set folder, its control characters (escape sequences) escaped."""
+    return re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda m: repr(m.group())[1:-1], text)
 
 
 def _act(args: argparse.Namespace, root: Path) -> int:

@@ -9,6 +9,7 @@ import base64
 import io
 import os
 import shutil
+import time
 
 import pytest
 from PIL import Image
@@ -119,3 +120,15 @@ def test_the_untouched_copy_verifies(work):
 def test_a_page_declared_in_another_encoding_fails(work, charset):
     edit_text(report_file(work, "report.html"), '<meta charset="utf-8">', f'<meta charset="{charset}">')
     failing(work, f"a charset '{charset}' (the page is UTF-8)")
+
+
+def test_a_set_file_larger_than_the_sets_budget_is_named_not_hashed(work):
+    event = sorted((work / "runs").glob("*/tb/rank0/events*"))[0]
+    with open(event, "r+b") as fh:
+        fh.truncate(64 << 30)  # sparse: hashing it would read 64 GB
+    t0 = time.monotonic()
+    result = verify(work)
+    assert time.monotonic() - t0 < 60
+    rel = event.relative_to(work).as_posix()
+    assert [p for p in result.problems() if p.startswith(f"scope: {rel}: 68,719,476,736 bytes, more than the set's "
+                                                          "whole budget")], result.problems()

@@ -16,8 +16,10 @@ from pathlib import Path
 def temporary_path(path: str | Path) -> Path:
     """Where to write `path` before renaming it into place: beside it (the same file system,
     so the rename is atomic), hidden, unique per process and thread, and ending in path's
-    suffix (a writer that picks its format by the suffix sees the right one)."""
+    suffix (a writer that picks its format by the suffix sees the right one). What a writer
+    of the same output killed by SIGKILL left there is removed first."""
     path = Path(path)
+    remove_stale_temporaries(path)
     return path.with_name(f".{path.stem}.tmp{os.getpid()}.{threading.get_ident()}{path.suffix}")
 
 
@@ -38,6 +40,35 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         raise OSError(exc.errno, exc.strerror, str(path)) from None  # a write's error names no file
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def remove_stale_temporaries(path: Path) -> None:
+    """The temporary files of `path` that a writer killed by SIGKILL left (no cleanup could
+    run): this user's, of a process that no longer exists. Another user's, or a live
+    process's, are left alone."""
+    prefix = f".{path.stem}.tmp"
+    try:
+        entries = [e for e in os.scandir(path.parent) if e.name.startswith(prefix) and e.name.endswith(path.suffix)]
+    except OSError:
+        return
+    for entry in entries:
+        pid = entry.name[len(prefix):].split(".", 1)[0]
+        try:
+            if not pid.isdigit() or entry.stat(follow_symlinks=False).st_uid != os.getuid() or _alive(int(pid)):
+                continue
+            os.unlink(entry.path)
+        except OSError:
+            continue
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
 
 
 def refuse_special(path: Path) -> None:

@@ -64,8 +64,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Inert:
+    """A text stream whose control characters (ESC, BEL, C1 codes: a file or folder name's
+    terminal escape sequences) are written escaped; tab, newline and carriage return (a
+    progress bar) pass. Every command prints names it read from the file system."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(_CONTROLS.sub(lambda m: repr(m.group())[1:-1], text))
+        return len(text)
+
+    def __getattr__(self, name):  # flush, fileno, isatty, buffer (raw bytes: a trainer's output teed as it is)
+        return getattr(self._stream, name)
+
+
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Inert(sys.stdout), _Inert(sys.stderr)
+    try:
+        return _guarded(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _guarded(argv: list[str]) -> int:
     try:
         return _main(argv)
     except KeyboardInterrupt:  # Ctrl-C (also while torch is still being imported): the user's stop, not a bug;

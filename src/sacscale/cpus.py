@@ -131,7 +131,7 @@ def thread_affinities() -> dict[int, list[int]]:
     out = {}
     for status in Path("/proc/self/task").glob("*/status"):
         try:
-            text = status.read_text()
+            text = status.read_text(encoding="utf-8")
         except FileNotFoundError:  # the thread ended while we listed
             continue
         for line in text.splitlines():

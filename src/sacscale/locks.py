@@ -20,6 +20,7 @@ the one flock below.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import re
@@ -66,6 +67,7 @@ def _open_private_dir(path: Path) -> int:
     made on the opened descriptor, so the folder cannot be swapped between check and use."""
     try:
         os.mkdir(path, 0o700)  # only the last component: a missing parent is the user's to make
+        os.chmod(path, 0o700)  # under umask 0777 mkdir gives 0000, which its owner cannot use
     except FileExistsError:
         pass
     except OSError as exc:
@@ -74,8 +76,8 @@ def _open_private_dir(path: Path) -> int:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
-        raise LockError(f"lock folder {path}: not a directory of this user's ({exc.strerror}; a symbolic link "
-                        "is refused); set SACSCALE_LOCK_DIR to a folder of your own") from None
+        raise LockError(f"lock folder {path}: {_unusable(path, exc)}; set SACSCALE_LOCK_DIR to a folder of "
+                        "your own") from None
     st = os.fstat(fd)
     problem = None
     if st.st_uid != os.getuid():
@@ -89,13 +91,33 @@ def _open_private_dir(path: Path) -> int:
     return fd
 
 
+def _unusable(path: Path, exc: OSError) -> str:
+    """Why a lock folder or file cannot be opened: one of ours its mode locks us out of
+    (made under umask 0777), or not ours / not a plain entry (a link is refused)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        st = None
+    if exc.errno == errno.EACCES and st is not None and st.st_uid == os.getuid() and not stat.S_ISLNK(st.st_mode):
+        return (f"its mode {stat.S_IMODE(st.st_mode):04o} keeps its owner out ({exc.strerror}; made under a umask "
+                f"such as 0777?): chmod u+rw{'x' if stat.S_ISDIR(st.st_mode) else ''} it")
+    return f"not a directory of this user's ({exc.strerror}; a symbolic link is refused)" if st is None or \
+        stat.S_ISDIR(st.st_mode) or stat.S_ISLNK(st.st_mode) else f"cannot open it ({exc.strerror})"
+
+
 def _open_lock_file(dir_fd: int, name: str, path: Path) -> int:
     """The lock file, created (0600) when missing; never through a link, never anything but
     a plain file of this user's with one name. Its mode is left as it is."""
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    flags = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        fd = os.open(name, flags, 0o600, dir_fd=dir_fd)
+        try:
+            fd = os.open(name, flags | os.O_CREAT | os.O_EXCL, 0o600, dir_fd=dir_fd)
+            os.fchmod(fd, 0o600)  # ours, just made: under umask 0777 it would be 0000 for the next process
+        except FileExistsError:
+            fd = os.open(name, flags, dir_fd=dir_fd)
     except OSError as exc:
+        if exc.errno == errno.EACCES:
+            raise LockError(f"lock file {path}: {_unusable(path, exc)}") from None
         raise LockError(f"lock file {path}: cannot open it ({exc.strerror}; a symbolic link is refused)") from None
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_nlink != 1:
@@ -117,6 +139,17 @@ def describe_holder(raw: bytes) -> str:
 
 def _holder(fd: int) -> str:
     return describe_holder(os.pread(fd, _HOLDER_BYTES, 0))
+
+
+def _record_holder(fd: int, path: Path, record: str) -> None:
+    """Who holds the lock, for the next process to name; a full or failing disk under the
+    lock folder is named with the file rather than escaping as a bare OSError."""
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, record.encode("ascii", errors="replace"), 0)
+    except OSError as exc:
+        raise LockError(f"lock file {path}: cannot record its holder ({exc.strerror or exc}); free space there "
+                        "or set SACSCALE_LOCK_DIR to another folder of your own") from None
 
 
 def _try_lock(fd: int, path: Path) -> bool:
@@ -158,9 +191,7 @@ def private_lock(name: str, what: str, wait_s: float, check_stop: Callable[[], N
             if check_stop is not None:
                 check_stop()
             time.sleep(POLL_S)
-        record = f"pid {os.getpid()}" + (f" {note}" if note else "") + "\n"
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, record.encode("ascii", errors="replace"), 0)
+        _record_holder(fd, path, f"pid {os.getpid()}" + (f" {note}" if note else "") + "\n")
         yield time.monotonic() - t0
     finally:
         os.close(fd)  # releases the lock

@@ -55,7 +55,7 @@ def describe_exit(code: int) -> str:
 def is_stopped(pid: int) -> bool:
     """Whether a process is stopped by a signal or a tracer (state T or t)."""
     try:
-        with open(f"/proc/{pid}/stat") as fh:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:  # its name may be any bytes
             stat = fh.read()
     except OSError:
         return False

@@ -63,14 +63,23 @@ def _scalar_value(value) -> float | None:
     return None
 
 
+# A run's scalars are kilobytes to a few megabytes (a few hundred log points); a file of
+# gigabytes (a sparse one costs no disk) would be read for minutes.
+EVENT_FILE_LIMIT = 1 << 30
+
+
 def read_event_file(path: str | Path) -> dict[str, list[Scalar]]:
     """Every scalar in one event file (plain or .gz), by tag, in file order. Raises
     EventFileError."""
     path = Path(path)
     if not path.is_file():
         raise EventFileError(f"{path}: event file is missing")
-    if path.stat().st_size == 0:
+    size = path.stat().st_size
+    if size == 0:
         raise EventFileError(f"{path}: event file is empty (0 bytes)")
+    if size > EVENT_FILE_LIMIT:
+        raise EventFileError(f"{path}: event file of {size:,} bytes, more than a run logs "
+                             f"({EVENT_FILE_LIMIT >> 30} GB): not read")
     if path.name.endswith(GZ_SUFFIX):
         # the record reader takes a path: read the decompressed copy, name the stored file
         with tempfile.TemporaryDirectory(prefix="sacscale_events_") as scratch:

@@ -19,6 +19,7 @@ import numpy as np
 from sacscale.analysis.events import EventFileError
 from sacscale.analysis.metrics import run_events
 from sacscale.task.walk_rules import stand_still_tracking
+from sacscale.reading import read_limited
 
 CURVES = {
     "return": "Episode/return",
@@ -96,8 +97,8 @@ def run_config(run_dir: str | Path, known: dict[str, str] | None = None) -> str:
     run_json = run_dir / "run.json"
     if run_json.is_file():
         try:
-            config = json.loads(run_json.read_text()).get("resolved_config", {}).get("config")
-        except (json.JSONDecodeError, AttributeError):
+            config = json.loads(read_limited(run_json).decode("utf-8")).get("resolved_config", {}).get("config")
+        except (ValueError, AttributeError):  # not JSON, not UTF-8, too large, another shape: named by its dir
             config = None
         if config:
             return config

@@ -48,6 +48,7 @@ from pathlib import Path
 from sacscale.analysis import reference
 from sacscale.analysis.events import EventFileError, Scalar, event_files, rank_dirs, read_event_dir
 from sacscale.task.walk_rules import tracking_maxima
+from sacscale.reading import TooLarge, read_limited
 
 TOTAL_STEPS = "Perf/total_env_steps"
 TOTAL_FPS = "Perf/total_fps"
@@ -221,9 +222,11 @@ def _read_json(path: Path) -> dict | None:
     if not path.is_file():
         return None
     try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise EventFileError(f"{path}: not valid JSON ({exc})") from exc
+        return json.loads(read_limited(path).decode("utf-8"))
+    except TooLarge as exc:
+        raise EventFileError(f"{path}: {exc}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise EventFileError(f"{path}: not valid JSON ({exc})") from None
 
 
 def _identity(run_dir: Path, run_json: dict | None) -> dict:

@@ -38,7 +38,7 @@ def is_reference_run(run_dir: str | Path) -> bool:
     if not record.is_file():
         return False
     try:
-        return json.loads(record.read_text()).get("trainer") == "unilab"
+        return json.loads(record.read_text(encoding="utf-8")).get("trainer") == "unilab"
     except (OSError, json.JSONDecodeError) as exc:
         raise EventFileError(f"{record}: unreadable trainer record ({exc})") from exc
 
@@ -87,7 +87,7 @@ def ctrl_dt(run_folder: str | Path) -> float:
     dt its logged reward rates leave out; REWARD_DT when the file does not say."""
     record = Path(run_folder) / "run_config.json"
     try:
-        value = json.loads(record.read_text())["config"]["env"]["ctrl_dt"]
+        value = json.loads(record.read_text(encoding="utf-8"))["config"]["env"]["ctrl_dt"]
     except FileNotFoundError:
         return REWARD_DT
     except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:

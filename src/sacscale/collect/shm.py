@@ -316,11 +316,12 @@ def clean_stale(directory: str = SHM_DIR) -> list[str]:
     pid, and no process we can see maps or holds the file. (Blocks are unlinked
     microseconds after creation, so only a SIGKILL in that window leaves one; older
     versions kept them named for the whole run.) Entries of live processes, and anything
-    not named this way (e.g. other programs' semaphores), are never touched."""
+    not named this way (e.g. other programs' semaphores), are never touched; nor are another
+    user's (root could remove them; their pid may be of another PID namespace)."""
     candidates = {}
     for path in glob.glob(os.path.join(directory, "sacscale_*")):
         m = _NAME.match(os.path.basename(path))
-        if m and not os.path.exists(f"/proc/{m.group(1)}"):
+        if m and not os.path.exists(f"/proc/{m.group(1)}") and _ours(path):
             candidates[os.path.realpath(path)] = path
     if not candidates:
         return []
@@ -328,7 +329,8 @@ def clean_stale(directory: str = SHM_DIR) -> list[str]:
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/maps") as fh:
+            # any process's mapped file names, undecodable bytes kept as realpath keeps them
+            with open(f"/proc/{entry}/maps", encoding="utf-8", errors="surrogateescape") as fh:
                 for line in fh:
                     candidates.pop(line.rstrip().rpartition(" ")[2], None)
             for fd in os.listdir(f"/proc/{entry}/fd"):
@@ -336,6 +338,13 @@ def clean_stale(directory: str = SHM_DIR) -> list[str]:
         except OSError:
             continue
     return _unlink(candidates.values())
+
+
+def _ours(path: str) -> bool:
+    try:
+        return os.lstat(path).st_uid == os.getuid()
+    except OSError:
+        return False
 
 
 def _unlink(paths) -> list[str]:

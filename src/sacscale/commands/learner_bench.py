@@ -61,5 +61,5 @@ def run(args: argparse.Namespace) -> int:
               f"(compiled={r['compiled']}, graphed={r['graphed']}, finite={r['metrics_finite']})", flush=True)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(results, indent=2))
+        Path(args.out).write_text(json.dumps(results, indent=2), encoding="utf-8")
     return 0 if all(r["metrics_finite"] for r in results) else 1

@@ -105,4 +105,4 @@ def run(args: argparse.Namespace) -> int:
         print(f"sacscale probe: error: {exc}", file=sys.stderr)
         return 1
     _print(result, args.output)
-    return 0 if json.loads(Path(args.output).read_text())["pass"] else 1
+    return 0 if json.loads(Path(args.output).read_text(encoding="utf-8"))["pass"] else 1

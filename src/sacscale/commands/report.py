@@ -100,7 +100,7 @@ def run_set_inputs(results: Path, output_dir: str | None) -> dict:
                       f"this set's report elsewhere: sacscale report --run-set {results} --output-dir "
                       f"/tmp/{name}-report")
     try:
-        runs = [r["name"] for r in json.loads((results / "plan.json").read_text())["runs"]]
+        runs = [r["name"] for r in json.loads((results / "plan.json").read_text(encoding="utf-8"))["runs"]]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise Refused(f"{results}/plan.json: not a plan this pipeline wrote ({type(exc).__name__}: {exc})") from None
     # the video's name: a set made from now on has a WebP, an older set a GIF

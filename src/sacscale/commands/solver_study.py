@@ -131,5 +131,5 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         out = Path(args.output)
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=2) + "\n")
+        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return 0

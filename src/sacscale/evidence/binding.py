@@ -26,7 +26,9 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from sacscale.analysis.events import EVENT_FILE_LIMIT
 from sacscale.evidence.manifest import sha256_file
+from sacscale.reading import read_limited
 
 EVENT_PREFIX = "events.out.tfevents."
 # a file name holds whole seconds: its creation second may precede a window that starts
@@ -189,7 +191,8 @@ def check_events(root: Path, runs: list[str], out: Findings) -> None:
             rel = path.relative_to(root).as_posix()
             parsed = check_event_file(name, rel, path, window, host, out)
             _once(seen_name, path.name, name, f"{rel}: the same event file name is in run", out)
-            _once(seen_digest, sha256_file(path), name, f"{rel}: the same event file content is in run", out)
+            if path.stat().st_size <= EVENT_FILE_LIMIT:  # a larger one is named by the metrics check, not read
+                _once(seen_digest, sha256_file(path), name, f"{rel}: the same event file content is in run", out)
             if parsed is not None and window is not None:
                 processes.add((parsed.host, parsed.pid))
         # a recorded run is one trainer process per rank: no process writes two of them (tests
@@ -218,7 +221,7 @@ def _once(seen: dict, key, run: str, what: str, out: Findings) -> None:
 
 def _load(path: Path) -> dict | None:
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_limited(path).decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     return data if isinstance(data, dict) else None

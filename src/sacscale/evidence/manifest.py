@@ -17,6 +17,7 @@ from pathlib import Path
 
 from sacscale import hashes
 from sacscale.atomic import atomic_write_text, write_json
+from sacscale.reading import TooLarge, read_limited
 
 MANIFEST_NAME = "MANIFEST.sha256"
 MANIFEST_JSON = "manifest.json"
@@ -116,7 +117,11 @@ def parse_manifest(path: str | Path) -> dict[str, str]:
             raise ManifestError(f"{path}: not a manifest file ({_kind(path.stat().st_mode)})")
         raise ManifestError(f"{path}: manifest is missing (build it first: snakemake manifest)")
     out = {}
-    for lineno, line in enumerate(path.read_text().splitlines(), 1):
+    try:
+        text = read_limited(path).decode("utf-8")
+    except (TooLarge, UnicodeDecodeError) as exc:
+        raise ManifestError(f"{path}: not a manifest file ({exc})") from None
+    for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         digest, sep, rel = line.partition("  ")

@@ -22,7 +22,7 @@ import re
 import unicodedata
 from pathlib import Path
 
-from sacscale.evidence.result import OLDER, Verification
+from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification, read_text
 from sacscale.report.numbers import FORMAT, NUMBERS_NAME, report_numbers
 from sacscale.evidence.report_html import presentation_problems, rendered_markdown_problems
 from sacscale.evidence.report_tables import other_tables_problems, regenerated
@@ -258,13 +258,14 @@ def check_report(root: Path, summary: dict, metrics: list[dict], result: Verific
     stored_path = reports / NUMBERS_NAME
     if stored_path.is_file():
         try:
-            stored = json.loads(stored_path.read_text())
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            stored = json.loads(read_text(stored_path, f"{rel}/{NUMBERS_NAME}"))
+        except EvidenceStructureError as exc:
             stored = exc
+        except ValueError as exc:
+            stored = EvidenceStructureError(f"{rel}/{NUMBERS_NAME}: not valid JSON ({exc})")
         fresh = in_stored_words(stored, fresh)  # report.md is then read in the words it was written in
         result.derived += (numbers_differences(f"{rel}/{NUMBERS_NAME}", stored, fresh)
-                           if not isinstance(stored, Exception) else
-                           [f"{rel}/{NUMBERS_NAME}: not valid JSON ({stored})"])
+                           if not isinstance(stored, Exception) else [str(stored)])
         required = set(fresh["tables"])
         result.report_check = (f"report: {rel}/{NUMBERS_NAME} compared number by number with the quantities "
                                f"recomputed from the evidence; report.md's tables checked cell by cell against them")
@@ -275,7 +276,11 @@ def check_report(root: Path, summary: dict, metrics: list[dict], result: Verific
                                f"tables parsed and checked cell by cell against the quantities recomputed from the "
                                f"evidence")
     made = regenerated(root, metrics)
-    text = (reports / "report.md").read_text(errors="replace")
+    try:
+        text = read_text(reports / "report.md", f"{rel}/report.md", errors="replace")
+    except EvidenceStructureError as exc:
+        result.derived.append(str(exc))
+        return
     problems, notes, read = tables_problems(f"{rel}/report.md", text, fresh, required, made=made)
     result.report_check += f" ({read})"
     result.derived += problems + rendered_markdown_problems(f"{rel}/report.md", text)
@@ -292,7 +297,11 @@ def check_report_html(reports: Path, rel: str, fresh: dict, required: set[str], 
     if not page.is_file():
         result.derived.append(f"{rel}/report.html: missing (the report stage writes it with report.md)")
         return
-    text = page.read_text(errors="replace")
+    try:
+        text = read_text(page, f"{rel}/report.html", errors="replace")
+    except EvidenceStructureError as exc:
+        result.derived.append(str(exc))
+        return
     problems, _, read = tables_problems(f"{rel}/report.html", text, fresh, required, html=True, made=made)
     result.derived += problems + presentation_problems(f"{rel}/report.html", text, reports)
     result.report_check += f"; report.html's tables checked the same way ({read})"

@@ -11,6 +11,7 @@ and none of the elements that run code or pull in other content.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import re
 from html.parser import HTMLParser
@@ -18,7 +19,8 @@ from pathlib import Path
 
 import markdown
 
-from sacscale.report.document import _STYLE, MARKDOWN_EXTENSIONS
+from sacscale.report.document import _STYLE, IMAGE_TYPES, MARKDOWN_EXTENSIONS
+from sacscale.report.figure_names import FIGURES
 
 # the report stage's stylesheets: today's, and the one of the first reports (h200x1, h200x2)
 KNOWN_STYLES = {hashlib.sha256(_STYLE.encode()).hexdigest(),
@@ -32,11 +34,38 @@ _KNOWN_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3
                "em", "strong", "code", "pre", "ul", "ol", "li", "dl", "dt", "dd", "blockquote", "br", "hr", "img",
                "figure", "figcaption", "table", "thead", "tbody", "tr", "th", "td", "term"}
 _KNOWN_ATTRS = {"lang", "charset", "name", "content", "href", "src", "alt", "title", "id", "class", "style"}
-# an image of the page: embedded, or a file of the report's own folder
-_IMAGE = re.compile(r"data:image/(png|gif|webp|jpeg);base64,.*|(?![a-z][a-z0-9+.-]*:|/|\\)(?!.*\.\.)[^\\]+",
-                    re.ASCII | re.DOTALL)
+# an image of the page: embedded, or one of the figures the report stage draws, named as it
+# names them (a browser reads `HTTPS://`, ` //host`, `%2e%2e/` as another site or folder)
+_IMAGE = re.compile(r"data:image/(png|gif|webp|jpeg);base64,.*", re.ASCII | re.DOTALL)
+STAGE_FIGURES = frozenset({f"figures/{name}" for name in FIGURES.values()}
+                          | {f"figures/best_run{suffix}" for suffix in IMAGE_TYPES if suffix != ".png"})
+# a browser drops these from a URL before reading its scheme: `\x01javascript:` runs
+_URL_IGNORED = re.compile(r"[\x00-\x20\x7f]")
 _INLINE_STYLE = re.compile(r"\s*text-align:\s*(left|right|center)\s*;?\s*")
 _CLASSES = {"l", "r", "caption"}
+
+
+def _decoded(source: str) -> bytes:
+    try:
+        return base64.b64decode(source.partition(",")[2], validate=False)
+    except ValueError:
+        return b""
+
+
+def _figure_problems(rel: str, reader: "_Presentation", folder: Path) -> list[str]:
+    """Every figure the page shows is in its folder; an embedded one is, byte for byte, one
+    of the stage's figures there (the page embeds the files report.md shows)."""
+    missing = [s for s in reader.images if not (folder / s).is_file()]
+    problems = [f"{rel}: shows the figure {s[:80]!r}, which is not in its folder: does not match the evidence"
+                for s in missing[:3]]
+    if reader.embedded:
+        files = {hashlib.sha256((folder / s).read_bytes()).hexdigest()
+                 for s in sorted(STAGE_FIGURES) if (folder / s).is_file()}
+        others = sum(hashlib.sha256(data).hexdigest() not in files for data in reader.embedded)
+        if others:
+            problems.append(f"{rel}: {others} embedded image(s) that are none of the figures in its folder: does "
+                            "not match the evidence")
+    return problems
 
 
 class _Presentation(HTMLParser):
@@ -45,6 +74,7 @@ class _Presentation(HTMLParser):
         self.problems: list[str] = []
         self._style: list[str] | None = None
         self.images: list[str] = []  # files of the report's folder the page shows
+        self.embedded: list[bytes] = []  # images the page holds as data URIs
 
     def _check_element(self, tag: str, values: dict) -> None:
         """Only the elements and attributes the report stage writes; images of its own."""
@@ -55,10 +85,12 @@ class _Presentation(HTMLParser):
                 self.problems.append(f"an attribute {name[:40]!r} on <{tag[:40]}>")
         if tag == "img":
             source = values.get("src") or ""
-            if not _IMAGE.fullmatch(source):
-                self.problems.append(f"an image from elsewhere ({source[:40]!r})")
-            elif not source.startswith("data:"):
+            if source in STAGE_FIGURES:
                 self.images.append(source)
+            elif not _IMAGE.fullmatch(source):
+                self.problems.append(f"an image from elsewhere or not a figure of the report stage ({source[:40]!r})")
+            else:
+                self.embedded.append(_decoded(source))
 
     def handle_starttag(self, tag, attrs):
         values = dict(attrs)
@@ -67,6 +99,9 @@ class _Presentation(HTMLParser):
             self._style = []
         if tag == "meta" and set(values) - {"charset", "name", "content"}:
             self.problems.append(f"a <meta> with {', '.join(sorted(set(values) - {'charset', 'name', 'content'}))}")
+        if tag == "meta" and "charset" in values and (values["charset"] or "").strip().lower() != "utf-8":
+            # read here as UTF-8: a browser told another encoding shows other characters (ISO-2022-JP: digits)
+            self.problems.append(f"a charset {(values['charset'] or '')[:20]!r} (the page is UTF-8)")
         style = values.get("style")
         if style is not None and not _INLINE_STYLE.fullmatch(style):
             self.problems.append(f"an inline style {style[:60]!r}")
@@ -74,7 +109,7 @@ class _Presentation(HTMLParser):
             if name not in _CLASSES:
                 self.problems.append(f"a class {name[:40]!r}")
         for name in ("href", "src"):
-            target = "".join((values.get(name) or "").split()).lower()
+            target = _URL_IGNORED.sub("", "".join((values.get(name) or "").split())).lower()
             if target.startswith(("javascript:", "vbscript:", "data:text")):
                 self.problems.append(f"a {name} that runs or shows another page ({target[:30]!r})")
         for name in values:
@@ -131,12 +166,10 @@ def presentation_problems(rel: str, html_text: str, folder: Path | None = None) 
     reader = _Presentation()
     reader.feed(html_text)
     reader.close()
-    missing = [] if folder is None else [s for s in reader.images if not (folder / s).is_file()]
     seen: list[str] = []
     for problem in reader.problems:
         if problem not in seen:
             seen.append(problem)
-    return [f"{rel}: shows the figure {s[:80]!r}, which is not in its folder: does not match the evidence"
-            for s in missing[:3]] + \
+    return ([] if folder is None else _figure_problems(rel, reader, folder)) + \
         [f"{rel}: {problem} (it could hide or change what is shown): the report stage writes none; "
          f"does not match the evidence" for problem in seen[:5]]

@@ -8,6 +8,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sacscale.reading import TooLarge, read_limited
+
 REL_TOL = 1e-9
 OLDER = "not recorded by this older set"
 
@@ -78,13 +80,25 @@ class Verification:
 
 # --- reading -----------------------------------------------------------------------------
 
+def read_text(path: Path, rel: str, errors: str = "strict") -> str:
+    """The UTF-8 text of an evidence file (whatever the locale says), bounded;
+    EvidenceStructureError naming `rel` otherwise."""
+    try:
+        return read_limited(path).decode("utf-8", errors=errors)
+    except FileNotFoundError:
+        raise EvidenceStructureError(f"{rel}: missing") from None
+    except TooLarge as exc:
+        raise EvidenceStructureError(f"{rel}: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EvidenceStructureError(f"{rel}: not valid JSON ({exc})" if rel.endswith(".json")
+                                     else f"{rel}: cannot read it ({exc})") from None
+
+
 def load_json(root: Path, rel: str, kind: type = dict):
     """The JSON value of root/rel, which must be a `kind`; EvidenceStructureError otherwise."""
     try:
-        data = json.loads((root / rel).read_text())
-    except FileNotFoundError:
-        raise EvidenceStructureError(f"{rel}: missing") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = json.loads(read_text(root / rel, rel))
+    except json.JSONDecodeError as exc:
         raise EvidenceStructureError(f"{rel}: not valid JSON ({exc})") from None
     if not isinstance(data, kind):
         raise EvidenceStructureError(f"{rel}: not a JSON {kind.__name__} (a {type(data).__name__})")

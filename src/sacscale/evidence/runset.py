@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from sacscale.reading import read_limited
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -101,8 +102,8 @@ def inspect(name: str, workdir: str | Path, plan: dict, outputs: list[str]) -> R
     plan_file = results / "plan.json"
     if plan_file.is_file() and not plan_file.is_symlink():
         try:
-            stored = json.loads(plan_file.read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            stored = json.loads(read_limited(plan_file).decode("utf-8"))
+        except (OSError, ValueError):
             stored = None
         if isinstance(stored, dict):
             state.plan_found = True

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from sacscale.atomic import write_json
 from sacscale.evidence.manifest import MANIFEST_JSON, MANIFEST_NAME, VERIFY_JSON, sha256_file
+from sacscale.reading import TooLarge, read_limited
 
 SCOPE_FILE = "evidence.json"
 FORMAT = 2
@@ -44,7 +45,9 @@ def read_scope(root: Path) -> dict | None:
     if not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_limited(path).decode("utf-8"))
+    except TooLarge as exc:
+        raise ScopeError(f"{SCOPE_FILE}: {exc}") from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise ScopeError(f"{SCOPE_FILE}: not valid JSON ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("format"), int):
@@ -173,7 +176,7 @@ def describe(root: Path, files: int, bytes_hashed: int) -> list[str]:
 
 def _json_object(path: Path) -> dict:
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_limited(path).decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

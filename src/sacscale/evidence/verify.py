@@ -65,13 +65,28 @@ def check_tree(root: Path, result: Verification) -> None:
         result.refused.extend(f"../../reports/{root.name}/{p}" for p in irregular_files(reports))
 
 
+def _hash_limit(root: Path) -> int | None:
+    """A set of the budget's format holds no file larger than its whole budget; one that
+    does is named, not hashed (a sparse file of terabytes would take hours to read)."""
+    try:
+        held = scope.read_scope(root)
+    except scope.ScopeError:
+        return None  # named by check_scope
+    return scope.budget_of(held) if held else None
+
+
 def check_files(root: Path, manifest: Path, result: Verification) -> None:
     listed = parse_manifest(manifest)
     present = set(evidence_files(root))
+    limit = _hash_limit(root)
     for rel, digest in sorted(listed.items()):
         path = root / rel
         if rel not in present:
             result.missing.append(rel)
+            continue
+        size = path.stat().st_size
+        if limit is not None and size > limit:
+            result.scope.append(f"{rel}: {size:,} bytes, more than the set's whole budget of {limit:,}: not hashed")
             continue
         now = sha256_file(path)
         result.bytes_hashed += path.stat().st_size

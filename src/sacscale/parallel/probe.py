@@ -400,4 +400,4 @@ def run_probe(s: ProbeSettings, output: str, timeout_s: float = 600.0) -> dict:
             args_for_rank=lambda r: (s, output), shm_prefix=launch.job_prefix(),
             describe_rank=lambda r: f"device {s.devices[r]}",
         )
-    return json.loads(Path(output).read_text())
+    return json.loads(Path(output).read_text(encoding="utf-8"))

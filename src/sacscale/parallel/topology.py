@@ -153,20 +153,20 @@ def read_sysfs_cpus(root: str | Path = "/sys/devices/system") -> list[Cpu]:
     `node/nodeK/cpulist`), the same facts lscpu reads."""
     root = Path(root)
     try:
-        online = parse_cpu_list((root / "cpu" / "online").read_text())
+        online = parse_cpu_list((root / "cpu" / "online").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise TopologyError(f"sysfs: cannot read the online CPUs under {root}: {exc}") from None
     node_of = {}
     for node_dir in sorted((root / "node").glob("node[0-9]*")):
-        text = (node_dir / "cpulist").read_text().strip()
+        text = (node_dir / "cpulist").read_text(encoding="utf-8").strip()
         for cpu in parse_cpu_list(text) if text else []:
             node_of[cpu] = int(node_dir.name[4:])
     cpus = []
     for cpu in online:
         topo = root / "cpu" / f"cpu{cpu}" / "topology"
         try:
-            core = int((topo / "core_id").read_text())
-            socket = int((topo / "physical_package_id").read_text())
+            core = int((topo / "core_id").read_text(encoding="utf-8"))
+            socket = int((topo / "physical_package_id").read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise TopologyError(f"sysfs: CPU {cpu} has no readable topology: {exc}") from None
         # core_id repeats across sockets; Cpu.core is compared together with the socket
@@ -213,11 +213,11 @@ def load_topology(
     """(topology, CPUs allowed, where it came from): each part from its recorded file when
     given, else from this machine (then only the CPUs of this process's affinity mask)."""
     if lscpu:
-        cpus, allowed, cpu_src = parse_lscpu(Path(lscpu).read_text()), None, lscpu
+        cpus, allowed, cpu_src = parse_lscpu(Path(lscpu).read_text(encoding="utf-8")), None, lscpu
     else:
         cpus, allowed, cpu_src = read_sysfs_cpus(), set(os.sched_getaffinity(0)), "sysfs"
     if nvidia_smi_topo:
-        gpus, gpu_src = parse_nvidia_topo(Path(nvidia_smi_topo).read_text()), nvidia_smi_topo
+        gpus, gpu_src = parse_nvidia_topo(Path(nvidia_smi_topo).read_text(encoding="utf-8")), nvidia_smi_topo
     else:
         gpus, gpu_src = live_gpus()
     return Topology(cpus, gpus), allowed, f"CPUs from {cpu_src}, GPUs from {gpu_src}"

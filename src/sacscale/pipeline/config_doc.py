@@ -112,8 +112,8 @@ def preset_rows(presets_doc: dict) -> tuple[list[str], list[list[str]]]:
 
 
 def render(root: Path = Path(".")) -> str:
-    schema = yaml.safe_load((root / SCHEMA).read_text())
-    presets_doc = yaml.safe_load((root / PRESETS).read_text())
+    schema = yaml.safe_load((root / SCHEMA).read_text(encoding="utf-8"))
+    presets_doc = yaml.safe_load((root / PRESETS).read_text(encoding="utf-8"))
     out = [HEADER, "## Keys\n", "| key | type | default | description |", "|---|---|---|---|"]
     for key, kind, default, description in key_rows(schema):
         out.append(f"| `{key}` | {_cell(kind)} | {_cell(default)} | {_cell(description)} |")

@@ -223,7 +223,7 @@ def cpu_info() -> dict:
             model = line.split(":", 1)[1].strip()
             break
     if model is None and Path("/proc/cpuinfo").is_file():
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
             if line.startswith("model name"):
                 model = line.split(":", 1)[1].strip()
                 break

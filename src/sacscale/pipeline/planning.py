@@ -54,6 +54,7 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
     order = _order(preset, config, name, entries)
     cpu_host = host if check_host else None
     run_configs = {n: resolve_run_config(n, entries[n][0], defaults, entries[n][1], cpu_host) for n in order}
+    _check_log_points(run_configs, iterations)
     pairs = _pairs(preset, config, name, order, run_configs)
     probe = _probe(preset, config)
     model = _model(preset, config, check_host)
@@ -136,6 +137,19 @@ def _check_run_set_folders(run_set: str) -> None:
         path = os.path.join(folder, run_set)
         if os.path.lexists(path) and (os.path.islink(path) or not os.path.isdir(path)):
             raise PlanError(f"run_set: {folder}/{run_set} exists and is not a run set's folder; choose another name")
+        twin = _case_twin(folder, run_set)
+        if twin:  # a clone on a case-insensitive disk (macOS, Windows) would hold both sets in one folder
+            raise PlanError(f"run_set: {run_set!r} and {folder}/{twin} differ only in case (one folder on a "
+                            "case-insensitive disk); choose another name")
+
+
+def _case_twin(folder: str, name: str) -> str | None:
+    """An entry of `folder` that is `name` in other letter case, if any."""
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return None
+    return next((e for e in entries if e != name and e.casefold() == name.casefold()), None)
 
 
 def _sizes_and_seed(preset: dict, config: dict, name: str) -> tuple[int, int, int]:
@@ -181,8 +195,31 @@ def _order(preset: dict, config: dict, name: str, entries: dict) -> list[str]:
             )
         if entry in seen:
             raise PlanError(f"{okey}: {entry!r} is listed twice")
+        # run directories are named after it: on a case-insensitive disk (a clone on macOS or
+        # Windows) `n1` and `N1` would be one folder
+        twin = next((s for s in seen if s.casefold() == str(entry).casefold()), None)
+        if twin is not None:
+            raise PlanError(f"{okey}: {entry!r} and {twin!r} differ only in case (their run folders would be one "
+                            "on a case-insensitive disk); rename one")
         seen.add(entry)
     return order
+
+
+# the analysis reads the last half of a run's log points and needs two there
+MIN_LOG_POINTS = 3
+
+
+def _check_log_points(run_configs: dict, iterations: int) -> None:
+    """Every run of our trainer logs often enough for its analysis: a run that logs less
+    trains to its end and then gives no figure."""
+    for name, rc in run_configs.items():
+        if rc.trainer != "sacscale":
+            continue
+        points = iterations // rc.log_every + (iterations % rc.log_every != 0)
+        if points < MIN_LOG_POINTS:
+            raise PlanError(f"run_configs.{name}.log_every: {rc.log_every} with iterations {iterations} gives "
+                            f"{points} log point(s); the analysis needs at least {MIN_LOG_POINTS} (it reads the "
+                            "last half of them): log more often or run longer")
 
 
 def _pairs(preset: dict, config: dict, name: str, order: list[str], run_configs: dict) -> list[tuple[str, str]]:

@@ -11,6 +11,7 @@ from sacscale.pipeline.overrides import (
     check_reference_override,
     check_trainer_values,
 )
+from sacscale.pipeline.interpreter_env import check_interpreter_env
 from sacscale.pipeline.plan_model import Host, RunConfig
 from sacscale.pipeline.plan_values import (
     DEVICES,
@@ -145,6 +146,11 @@ def _check_pools_exist(parsed: list[list[int]], host: Host, key: str) -> None:
             )
 
 
+# what the launcher sets for each rank, and the devices it gives them
+LAUNCHER_ENV = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+                          "CUDA_VISIBLE_DEVICES", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_USE_AGENT_STORE"})
+
+
 def _check_sizes(merged: dict, where) -> None:
     """Sizes within their bounds, and environment variable names the shell takes."""
     positive_int(merged.get("num_envs"), where("num_envs"), maximum=MAX_NUM_ENVS)
@@ -159,6 +165,11 @@ def _check_sizes(merged: dict, where) -> None:
     if "SACSCALE_LOCK_DIR" in merged["env"]:  # one run's own lock folder: its locks would not see the others'
         raise PlanError(f"{where('env')}: SACSCALE_LOCK_DIR is the machine's lock folder, not a run's: set it "
                         "where snakemake runs")
+    owned = sorted(set(merged["env"]) & LAUNCHER_ENV)
+    if owned:  # RANK/WORLD_SIZE: the trainer would wait for ranks of an external launcher that never come
+        raise PlanError(f"{where('env')}: {owned[0]} is set by the trainer's launcher (devices and ranks come "
+                        "from the run configuration: devices, cuda_visible_devices); leave it out")
+    check_interpreter_env(merged["env"], where("env"))
 
 
 def _check_reference_run(merged: dict, kind: str, where) -> None:

@@ -49,7 +49,7 @@ def _load(path) -> dict | None:
     if not path:
         return None
     p = Path(path)
-    return json.loads(p.read_text()) if p.is_file() else None
+    return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else None
 
 
 def _fmt_scalar(v) -> str:
@@ -367,8 +367,8 @@ def write_report(
     environment=None, model=None, probe=None, verification=None, manifest=None, deviations=None, run_dirs=None,
     attempts=None, evaluations=None, video=None, video_record=None,
 ) -> Document:
-    summary = json.loads(Path(summary_path).read_text())
-    metrics = [json.loads(Path(p).read_text()) for p in metrics_paths]
+    summary = json.loads(Path(summary_path).read_text(encoding="utf-8"))
+    metrics = [json.loads(Path(p).read_text(encoding="utf-8")) for p in metrics_paths]
     report_dir = Path(output_md).parent
     doc = build(
         summary, metrics, Path(figures_dir), report_dir,
@@ -377,8 +377,9 @@ def write_report(
         deviations=_relative(deviations, report_dir) if deviations and Path(deviations).is_file() else None,
         run_dirs=[Path(d) for d in run_dirs] if run_dirs else None,
         attempts=attempts,
-        evaluations={Path(p).stem: json.loads(Path(p).read_text()) for p in evaluations or []},
-        video=(Path(video), json.loads(Path(video_record).read_text())) if video and video_record else None,
+        evaluations={Path(p).stem: json.loads(Path(p).read_text(encoding="utf-8")) for p in evaluations or []},
+        video=((Path(video), json.loads(Path(video_record).read_text(encoding="utf-8")))
+               if video and video_record else None),
     )
     atomic_write_text(output_md, to_markdown(doc))
     # the numbers the tables show, before formatting, for verification to compare one by one

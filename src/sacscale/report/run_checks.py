@@ -15,7 +15,7 @@ META = "train_meta.json"
 
 def _meta(run_dir: Path) -> dict:
     try:
-        meta = json.loads((Path(run_dir) / META).read_text())
+        meta = json.loads((Path(run_dir) / META).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return {}
     return meta if isinstance(meta, dict) else {}

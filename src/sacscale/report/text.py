@@ -16,7 +16,10 @@ import re
 # Control characters (newlines included) would start a new Markdown block: a line that
 # begins with `<div>` or `#` is read as block markup, so a value stays on one line. Bidi
 # controls (embeddings, overrides, isolates, marks) would show the rest of a line reversed.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]+")
+# Zero-width characters (U+200B, U+FEFF, a soft hyphen, ...) would make one name look like
+# another (`h200x1\u200b` as `h200x1`): shown as a blank too.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e"
+                      r"\u2060-\u2069\ufeff]+")
 # Characters Python-Markdown reads as inline markup and un-does with a backslash.
 _BACKSLASHED = re.compile(r"([\\`*\[\]!])")
 # `_` emphasises only where it is not inside a word (smart emphasis; CommonMark alike).

@@ -222,7 +222,7 @@ def run_env_bench(
 def cpu_model() -> str:
     """The CPU's model name, for recording where a figure was measured."""
     try:
-        with open("/proc/cpuinfo") as f:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
             for line in f:
                 if line.startswith("model name"):
                     return line.split(":", 1)[1].strip()

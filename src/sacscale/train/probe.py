@@ -161,4 +161,4 @@ def run_trainer_probe(s: TrainerProbeSettings, output: str) -> dict:
                 args_for_rank=lambda r: (s, output, log_dir, prefix), shm_prefix=prefix,
                 describe_rank=lambda r: f"device {s.devices[r]}",
             )
-    return json.loads(Path(output).read_text())
+    return json.loads(Path(output).read_text(encoding="utf-8"))

@@ -53,7 +53,7 @@ def write_meta(cfg: TrainConfig, world_size: int, pool_plan: dict) -> None:
 
 
 def _add_sitting(cfg: TrainConfig, path: Path, pool_plan: dict) -> None:
-    meta = json.loads(path.read_text())
+    meta = json.loads(path.read_text(encoding="utf-8"))
     sitting = {"config": asdict(cfg), "collector_pools": pool_plan, "start_time": time.time(),
                "from_iteration": int(read_checkpoint(checkpoint_path(cfg.log_dir))["iteration"]),
                "torch": torch.__version__, "previous_status": meta.get("status")}
@@ -83,7 +83,7 @@ def write_meta_status(cfg: TrainConfig, rank: int, status: str, steps: int, extr
     if rank != 0:
         return
     path = meta_path(cfg)
-    meta = json.loads(path.read_text()) if path.exists() else {}
+    meta = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     meta.update(status=status, end_time=time.time(), rank0_env_steps=steps, **(extra or {}))
     atomic_json(path, meta)
 
@@ -93,7 +93,7 @@ def mark_failed(cfg: TrainConfig, exc: BaseException) -> None:
     "completed" (another rank can fail after it), so the file agrees with the exit status."""
     path = meta_path(cfg)
     try:
-        meta = json.loads(path.read_text()) if path.exists() else None
+        meta = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
     except (OSError, json.JSONDecodeError):
         meta = {}
     if meta is None:
@@ -159,7 +159,7 @@ def atomic_json(path: Path, data: dict, exclusive: bool = False) -> None:
     # per process and thread: rank 0, the launcher and a stop watchdog may all write
     tmp = temporary_path(path)
     try:
-        tmp.write_text(text)
+        tmp.write_text(text, encoding="utf-8")
         _move_into_place(tmp, path, exclusive)
     except OSError as exc:
         disk_full = exc.errno in (errno.ENOSPC, errno.EDQUOT)

@@ -35,13 +35,30 @@ def test_ctrl_c_is_one_line_not_a_traceback():
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     proc = subprocess.Popen([sys.executable, "-m", "sacscale.cli", "verify", str(REPO / "results" / SET)],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)  # importing, hashing or recomputing: wherever it is
+    # The signal lands once verify is at work (a file of the set open): a fixed sleep
+    # landed on a loaded machine while Python was still starting, before any handler.
+    _wait_until_reading(proc.pid, REPO / "results" / SET, deadline=time.monotonic() + 120)
     proc.send_signal(signal.SIGINT)
     err = proc.communicate(timeout=60)[1]
     if proc.returncode == 0:
         pytest.skip("verify finished before the signal")
     assert proc.returncode == -signal.SIGINT and "Traceback" not in err, err  # as an unhandled Ctrl-C ends
     assert err.strip().endswith("interrupted (SIGINT)"), err
+
+
+def _wait_until_reading(pid: int, folder: Path, deadline: float) -> None:
+    """Poll the process's open files until one lies in folder (or it ends, or time runs out)."""
+    fds = Path(f"/proc/{pid}/fd")
+    while time.monotonic() < deadline:
+        try:
+            targets = [os.readlink(fd) for fd in fds.iterdir()]
+        except (FileNotFoundError, ProcessLookupError):
+            return  # ended: the caller sees how
+        except OSError:  # an fd closed between listing and reading
+            continue
+        if any(t.startswith(str(folder) + os.sep) for t in targets):
+            return
+        time.sleep(0.005)
 
 
 def test_verify_of_an_empty_name_is_refused(capsys):

@@ -53,7 +53,7 @@ def planned_matrix():
 
 
 def load_plan():
-    with open(workflow.source_path("../presets.yaml")) as fh:
+    with open(workflow.source_path("../presets.yaml"), encoding="utf-8") as fh:
         presets = yaml.safe_load(fh)
     try:
         plan = runplan.resolve(
@@ -158,7 +158,7 @@ def keep_policies():
     best run's): config keep_policies, else the preset's, else best."""
     value = config.get("keep_policies")
     if value is None:
-        with open(workflow.source_path("../presets.yaml")) as fh:
+        with open(workflow.source_path("../presets.yaml"), encoding="utf-8") as fh:
             value = (yaml.safe_load(fh)["presets"].get(PLAN.preset) or {}).get("keep_policies")
     return value or "best"
 
@@ -262,7 +262,7 @@ def write_plan(path, plan, log):
     from sacscale.atomic import write_json
 
     write_json(path, plan)
-    with open(log, "w") as fh:
+    with open(log, "w", encoding="utf-8") as fh:
         print(f"preset {plan['preset']}: {plan['preset_reason']}; {len(plan['runs'])} runs", file=fh)
 
 

@@ -327,15 +327,21 @@ def test_cpu_ignores_graph_flags(learn):
 
 @pytest.mark.slow
 def test_compiled_matches_eager_on_cpu(learn):
-    """Inductor (CPU) compiles the same loss functions; ~30 s on 2 cores."""
+    """Inductor (CPU) compiles the same loss functions (fullgraph: the whole loss traced,
+    functionalised and lowered) and gives the same state. Its C++ kernels are scalar here:
+    SIMD codegen probes the CPU's instruction sets and compiles more (measured: 72 -> 51 s
+    of CPU), and what is checked is our losses under compile, not Inductor's vectoriser."""
+    import torch._inductor.config as inductor
+
     cfg = learn.small_cfg(compile_on_cpu=True)
     compiled, eager = learn.make_learner(cfg, external=True), learn.make_learner(cfg, external=True, compile=False)
     assert compiled.compiled and not eager.compiled
-    for it in range(2):
-        r = learn.random_randoms(cfg, learn.ROWS, seed=60 + it)
-        for learner in (compiled, eager):
-            learner.randoms.copy_(r)
-            learner.update()
+    with inductor.patch({"cpp.vec_isa_ok": False}):  # compiled at the first update()
+        for it in range(2):
+            r = learn.random_randoms(cfg, learn.ROWS, seed=60 + it)
+            for learner in (compiled, eager):
+                learner.randoms.copy_(r)
+                learner.update()
     a, b = learn.state(compiled), learn.state(eager)
     for name in a:
         torch.testing.assert_close(a[name], b[name], atol=1e-5, rtol=0, msg=name)

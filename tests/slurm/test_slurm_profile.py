@@ -119,7 +119,7 @@ def test_cpu_preset_through_slurm(cluster, tmp_path):
     wf = copy_workflow(tmp_path / "wf")
     # the plugin's first status check after 2 s (40 by default; a real cluster's jobs are long)
     # one repeat (2 runs, one per configuration): the same rules reach SLURM in fewer jobs
-    # (test_pipeline_e2e runs the preset's full 2 repeats locally)
+    # (test_pipeline_e2e runs the same repeat locally)
     proc = snakemake(wf, "--profile", "profiles/slurm", "--config", "preset=cpu", "repeats=1", f"slurm_node={NODE}",
                      "--slurm-init-seconds-before-status-checks", "2", env=_env(cluster.env), timeout=1800)
     out = proc.stdout + proc.stderr

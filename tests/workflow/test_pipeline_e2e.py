@@ -2,6 +2,13 @@
 and the real trainer, probe and model, in a copy of the workflow; then tampering with
 the evidence makes `snakemake verify` fail naming the file. A few minutes on 2 cores.
 
+One repeat (`repeats=1`: one run of each configuration, the preset's probe and
+iterations): a second repeat trains the same two configurations again by the same code,
+with the next seed, and costs another two runs and evaluations. The counterbalanced
+order over repeats and the summary of several repeats are checked on the stand-in
+trainer's sets (test_pipeline_fake_trainer.py, test_pipeline_interrupted.py) and by
+test_runplan.py.
+
 The pipeline runs once for this module; each test reads what it made (the tampering
 test works on a copy). The report's video is on where this machine can render offscreen
 (the video test, which needs it, skips or fails naming the library otherwise)."""
@@ -29,7 +36,7 @@ def cpu_set(tmp_path_factory, gl_available):
 
     workflow_dir = copy_workflow(tmp_path_factory.mktemp("e2e") / "wf")
     video = gl_available[0]
-    args = ["--cores", "all"]
+    args = ["--cores", "all", "--config", "repeats=1"]
     if video:
         # the report's video is off by default on CPU; on here, tiny (2 frames of 64x48)
         (workflow_dir / "video.yaml").write_text(
@@ -47,7 +54,7 @@ def test_cpu_preset_end_to_end(cpu_set):
 
     plan = json.loads((workflow_dir / "results" / "cpu" / "plan.json").read_text())
     names = [r["name"] for r in plan["runs"]]
-    assert [r["config"] for r in plan["runs"]] == ["n1_cpu", "n2_cpu", "n2_cpu", "n1_cpu"][: 2 * plan["repeats"]]
+    assert plan["repeats"] == 1 and [r["config"] for r in plan["runs"]] == ["n1_cpu", "n2_cpu"]
     check_run_set(workflow_dir, "cpu", names)
     records = runs_in_order(workflow_dir / "results" / "cpu", names)
     assert all(r["resolved_config"]["devices"] in ("cpu", "cpu,cpu") for r in records)

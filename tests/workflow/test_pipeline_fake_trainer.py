@@ -165,7 +165,9 @@ def test_interrupted_run_is_set_aside_and_the_next_invocation_resumes(fake_env, 
     assert attempt.name.startswith("cpu_r1_n2_cpu.interrupted-")
     kept_mtime = (results / "runs" / "cpu_r1_n1_cpu" / "run.json").stat().st_mtime_ns
 
-    resumed = snakemake(workflow_dir, "--cores", "all", env=fake_env)
+    # the stage target `train` (every run's run.json): the matrix resumed from the interrupted
+    # run; a resumed set completed to its report is test_failed_run_keeps_completed_runs_and_rerun_resumes'
+    resumed = snakemake(workflow_dir, "--cores", "all", "train", env=fake_env)
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     assert (results / "runs" / "cpu_r1_n1_cpu" / "run.json").stat().st_mtime_ns == kept_mtime
     runs_in_order(results, RUNS)

@@ -49,24 +49,73 @@ def test_every_rule_that_runs_something_has_a_benchmark_and_a_message():
     assert {n for _, n, _ in rules} - {n for _, n, _ in acting} == {"all", "train", "metrics"}
 
 
-@pytest.mark.parametrize(
-    "config, names",
-    [
-        (["repeats=0"], ["repeats", "minimum"]),
-        (["iterations=-5"], ["iterations", "minimum"]),
-        (["repeat=3"], ["'repeat' was unexpected"]),
-        (["order=7"], ["order", "not of type"]),
-        (["prefix=bad name"], ["prefix", "does not match"]),
-        (["model={expect_sha256: xyz}"], ["expect_sha256", "does not match"]),
-    ],
-)
-def test_schema_errors_name_the_key(workflow_dir, config, names):
-    proc = snakemake(workflow_dir, "-n", "--cores", "1", "--config", *config)
+def _snakefile_config_error(workflow_dir, entries=(), configfile=None) -> str:
+    """The line the Snakefile stops with for config.yaml + `--configfile` + `--config
+    ENTRIES`, found in this process through the calls it makes before any rule (the strict
+    file checks, the schema, the plan) on the config as Snakemake merges it; "" if none.
+    Each kind of error also goes through a real `snakemake -n` below: the wiring, the
+    single line, nothing run."""
+    from snakemake.cli import parse_config
+    from snakemake.common.configfile import load_configfile
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import update_config, validate
+
+    from sacscale.pipeline import runplan
+
+    files = [workflow_dir / "config.yaml"] + ([workflow_dir / configfile] if configfile else [])
+    config: dict = {}
+    for path in files:
+        update_config(config, load_configfile(str(path)))
+    update_config(config, parse_config(list(entries)))
+    try:
+        runplan.check_config([str(f) for f in files], config)
+    except runplan.PlanError as exc:
+        return f"config error: {exc}"
+    try:
+        validate(config, str(workflow_dir / "workflow" / "schemas" / "config.schema.yaml"))
+    except WorkflowError as exc:
+        return runplan.config_error_message(exc)
+    presets = yaml.safe_load((workflow_dir / "workflow" / "presets.yaml").read_text())
+    try:
+        runplan.resolve(config, presets, check_host=config.get("host_checks", True))
+    except runplan.PlanError as exc:
+        return f"config error: {exc}"
+    return ""
+
+
+def _fails_before_any_rule_with_one_line(workflow_dir, *args, timeout=600) -> str:
+    """A real `snakemake -n` that must fail on the config: its output, checked to hold no
+    traceback and no results folder."""
+    proc = snakemake(workflow_dir, "-n", "--cores", "1", *args, timeout=timeout)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    (line,) = [x for x in out.splitlines() if x.startswith("Error validating config file")]
+    assert "Traceback" not in out and not (workflow_dir / "results").exists(), out[-3000:]
+    return out
+
+
+SCHEMA_ERRORS = [
+    (["repeats=0"], ["repeats", "minimum"]),
+    (["iterations=-5"], ["iterations", "minimum"]),
+    (["repeat=3"], ["'repeat' was unexpected"]),
+    (["order=7"], ["order", "not of type"]),
+    (["prefix=bad name"], ["prefix", "does not match"]),
+    (["model={expect_sha256: xyz}"], ["expect_sha256", "does not match"]),
+]
+
+
+@pytest.mark.parametrize("config, names", SCHEMA_ERRORS)
+def test_schema_errors_name_the_key(workflow_dir, config, names):
+    line = _snakefile_config_error(workflow_dir, config)
+    assert line.startswith("Error validating config file"), line
     for name in names:
-        assert name in line, out
+        assert name in line, line
+
+
+def test_a_schema_error_stops_snakemake_with_one_line(workflow_dir):
+    config, names = SCHEMA_ERRORS[0]
+    out = _fails_before_any_rule_with_one_line(workflow_dir, "--config", *config)
+    (line,) = [x for x in out.splitlines() if x.startswith("Error validating config file")]
+    assert line == _snakefile_config_error(workflow_dir, config) and all(name in line for name in names), out
     # one line, not the whole schema
     assert "Failed validating" not in out and "$schema" not in out and "description" not in out, out
 
@@ -80,9 +129,8 @@ def test_an_unknown_key_lists_the_allowed_keys(workflow_dir):
     (line,) = [x for x in out.splitlines() if "'iteration' was unexpected" in x]
     assert all(key in line for key in schema["properties"])
     (workflow_dir / "nested.yaml").write_text("probe: {iteration: 2}\n")
-    nested = snakemake(workflow_dir, "-n", "--cores", "1", "--configfile", "nested.yaml")
     assert "'iteration' was unexpected: not a key of probe (allowed: compile_loss, devices, iterations, " in (
-        nested.stdout + nested.stderr)
+        _snakefile_config_error(workflow_dir, configfile="nested.yaml"))
 
 
 def test_model_timeout_s_is_a_config_key(workflow_dir):
@@ -125,11 +173,13 @@ def test_the_manifest_keeps_the_policies_a_claim_rests_on(workflow_dir):
 )
 def test_semantic_errors_name_the_key(workflow_dir, config, message):
     (workflow_dir / "bad.yaml").write_text(yaml.safe_dump(config))
-    proc = snakemake(workflow_dir, "-n", "--cores", "1", "--configfile", "bad.yaml")
-    out = proc.stdout + proc.stderr
-    assert proc.returncode != 0
-    assert message in out, out
-    assert not (workflow_dir / "results").exists()
+    assert message in _snakefile_config_error(workflow_dir, configfile="bad.yaml")
+
+
+def test_a_semantic_error_stops_snakemake_naming_the_key(workflow_dir):
+    (workflow_dir / "bad.yaml").write_text(yaml.safe_dump({"run_configs": {"n2_cpu": {"cpu_pools": ["0-1", "1"]}}}))
+    out = _fails_before_any_rule_with_one_line(workflow_dir, "--configfile", "bad.yaml")
+    assert "config error: run_configs.n2_cpu.cpu_pools: the pools of ranks 0 and 1 overlap on CPUs 1" in out, out
 
 
 def _alias_bomb() -> str:
@@ -138,28 +188,34 @@ def _alias_bomb() -> str:
     return "\n".join(lines) + "\nrun_configs: {n1_cpu: {description: *a8}}\n"
 
 
-@pytest.mark.parametrize(
-    "text, message",
-    [
-        ("repeats: 2\nrepeats: 3\n", "bad.yaml: line 2: duplicate key 'repeats'"),
-        (_alias_bomb(), "bad.yaml: line 8: more than 64 YAML aliases"),
-        ('run_set: "set\\n"\n', "bad.yaml: run_set: holds a control character ('\\n')"),
-        ("run_configs: {n1_cpu: {timeout_s: .inf}}\n", "bad.yaml: run_configs.n1_cpu.timeout_s: inf is not a finite"),
-        ("repeats: 1000000000000\n",
-         "Error validating config file: repeats: 1000000000000 is greater than the maximum"),
-        ("run_configs: {n1_cpu: {overrides: {extra: '{\"tau\": 0}'}}}\n",
-         "config error: run_configs.n1_cpu.overrides.extra: --extra tau must be in (0, 1], got 0"),
-        ("planner: {matrix: deep.json}\npreset: planned\n", "planner.matrix: recorded matrix deep.json: nested"),
-    ],
-)
-def test_bad_config_files_and_values_fail_quickly_naming_them(workflow_dir, text, message):
+BAD_FILES = [
+    ("repeats: 2\nrepeats: 3\n", "bad.yaml: line 2: duplicate key 'repeats'"),
+    (_alias_bomb(), "bad.yaml: line 8: more than 64 YAML aliases"),
+    ('run_set: "set\\n"\n', "bad.yaml: run_set: holds a control character ('\\n')"),
+    ("run_configs: {n1_cpu: {timeout_s: .inf}}\n", "bad.yaml: run_configs.n1_cpu.timeout_s: inf is not a finite"),
+    ("repeats: 1000000000000\n",
+     "Error validating config file: repeats: 1000000000000 is greater than the maximum"),
+    ("run_configs: {n1_cpu: {overrides: {extra: '{\"tau\": 0}'}}}\n",
+     "config error: run_configs.n1_cpu.overrides.extra: --extra tau must be in (0, 1], got 0"),
+]
+
+
+@pytest.mark.parametrize("text, message", BAD_FILES)
+def test_bad_config_files_and_values_are_named(workflow_dir, text, message):
+    (workflow_dir / "bad.yaml").write_text(text)
+    assert message in _snakefile_config_error(workflow_dir, configfile="bad.yaml")
+
+
+@pytest.mark.parametrize("text, message", [
+    BAD_FILES[1],  # refused quickly, before the schema walks a billion aliases
+    # the recorded matrix is read by the workflow (workflow/rules/common.smk), not the package
+    ("planner: {matrix: deep.json}\npreset: planned\n", "planner.matrix: recorded matrix deep.json: nested"),
+])
+def test_bad_config_files_stop_snakemake_quickly_naming_them(workflow_dir, text, message):
     (workflow_dir / "bad.yaml").write_text(text)
     (workflow_dir / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
-    proc = snakemake(workflow_dir, "-n", "--cores", "1", "--configfile", "bad.yaml", timeout=120)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode != 0
+    out = _fails_before_any_rule_with_one_line(workflow_dir, "--configfile", "bad.yaml", timeout=120)
     assert message in out, out[-3000:]
-    assert "Traceback" not in out and not (workflow_dir / "results").exists()
 
 
 def test_conda_env_pins_the_same_versions_as_pyproject():
@@ -179,6 +235,6 @@ def test_profiles_limit_the_gpu_lock():
 
 
 def test_stage_targets_exist(workflow_dir):
-    for target in ("verify_env", "train", "metrics", "verify"):
-        proc = snakemake(workflow_dir, "-n", "--cores", "1", target)
-        assert proc.returncode == 0, proc.stderr[-2000:]
+    # one dry run for all four: a target that is no rule fails it, naming the target
+    proc = snakemake(workflow_dir, "-n", "--cores", "1", "verify_env", "train", "metrics", "verify")
+    assert proc.returncode == 0, proc.stderr[-2000:]

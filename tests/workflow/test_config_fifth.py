@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sacscale.pipeline.runplan import Host, PlanError, resolve
+from sacscale.pipeline.runplan import Host, PlanError, check_config, resolve
 
 PRESETS = yaml.safe_load((Path(__file__).resolve().parents[2] / "workflow" / "presets.yaml").read_text())
 CPU_BOX = Host(cuda_devices=0, cpus=frozenset(range(2)))
@@ -83,3 +83,32 @@ def test_a_path_without_the_trainers_command_is_refused(path):
 def test_a_path_with_the_trainers_command_passes():
     folder = os.path.dirname(shutil.which("sacscale"))
     plan(run_defaults={"env": {"PATH": f"{folder}:/usr/bin"}})
+
+
+@pytest.mark.parametrize("name, value", [("OMP_NUM_THREADS", "abc"), ("OMP_NUM_THREADS", "0"),
+                                         ("MKL_NUM_THREADS", "-1"), ("OPENBLAS_NUM_THREADS", "1e3"),
+                                         ("OMP_NUM_THREADS", "\uff14")])
+def test_a_thread_count_that_is_not_a_count_is_refused(name, value):
+    with pytest.raises(PlanError, match=rf"\.env \(preset cpu\): {name} must be a whole number of threads"):
+        plan(run_defaults={"env": {name: value}})
+
+
+def test_a_thread_count_passes():
+    plan(run_defaults={"env": {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": 4}})
+
+
+@pytest.mark.parametrize("text, base", [("seed: 010\n", 8), ("repeats: -07\n", 8), ("iterations: 1:30\n", 60),
+                                        ("run_defaults:\n  timeout_s: 1:30.5\n", 60)])
+def test_numbers_yaml_reads_in_another_base_are_refused(tmp_path, text, base):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(PlanError, match=rf"config file {path}: line \d+: .* is read by YAML as a base-{base} number"):
+        check_config([path], {})
+
+
+@pytest.mark.parametrize("text", ["seed: 0\n", "seed: 10\n", "repeats: 0x10\n", "timeout_s: 0.5\n",
+                                  "run_set: '010'\n", "cpu_pools: '1:3'\n", "seed: 1_000\n"])
+def test_numbers_in_decimal_and_quoted_text_pass(tmp_path, text):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    check_config([path], {})

@@ -124,6 +124,14 @@ class _StrictLoader(yaml.SafeLoader):
                                   "at most; many expand to a huge document)")
         return super().compose_node(parent, index)
 
+    def construct_yaml_int(self, node):
+        _refuse_old_number_forms(node)
+        return super().construct_yaml_int(node)
+
+    def construct_yaml_float(self, node):
+        _refuse_old_number_forms(node)
+        return super().construct_yaml_float(node)
+
     def construct_mapping(self, node, deep=False):
         keys = set()
         for key_node, _ in node.value:
@@ -136,6 +144,20 @@ class _StrictLoader(yaml.SafeLoader):
                 raise ConfigError(f"line {key_node.start_mark.line + 1}: duplicate key {_shown(key)}")
             keys.add(key)
         return super().construct_mapping(node, deep)
+
+
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
+_StrictLoader.add_constructor("tag:yaml.org,2002:float", _StrictLoader.construct_yaml_float)
+
+
+def _refuse_old_number_forms(node) -> None:
+    """YAML 1.1 reads `010` as 8 (base 8) and `1:30` as 90 (base 60): a value that means
+    something else than it shows is refused, naming its line."""
+    digits = node.value.replace("_", "").lstrip("+-")
+    base_8 = len(digits) > 1 and digits[0] == "0" and digits[1].isdigit()
+    if base_8 or ":" in digits:
+        raise ConfigError(f"line {node.start_mark.line + 1}: {_shown(node.value)} is read by YAML as a "
+                          f"base-{8 if base_8 else 60} number; write it in decimal, or quote it for text")
 
 
 def parse(text: str):

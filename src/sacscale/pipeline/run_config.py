@@ -151,6 +151,10 @@ LAUNCHER_ENV = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"
                           "CUDA_VISIBLE_DEVICES", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_USE_AGENT_STORE"})
 
 
+# thread counts the math libraries read at start: a bad one is ignored by some, fatal to others
+THREAD_COUNT_ENV = frozenset({"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"})
+
+
 def _check_sizes(merged: dict, where) -> None:
     """Sizes within their bounds, and environment variable names the shell takes."""
     positive_int(merged.get("num_envs"), where("num_envs"), maximum=MAX_NUM_ENVS)
@@ -169,6 +173,11 @@ def _check_sizes(merged: dict, where) -> None:
     if owned:  # RANK/WORLD_SIZE: the trainer would wait for ranks of an external launcher that never come
         raise PlanError(f"{where('env')}: {owned[0]} is set by the trainer's launcher (devices and ranks come "
                         "from the run configuration: devices, cuda_visible_devices); leave it out")
+    for name in sorted(set(merged["env"]) & THREAD_COUNT_ENV):
+        value = str(merged["env"][name])
+        if not (value.isascii() and value.isdigit() and 0 < int(value) <= MAX_CPU_ID + 1):
+            raise PlanError(f"{where('env')}: {name} must be a whole number of threads in [1, {MAX_CPU_ID + 1}], "
+                            f"got {shown(value)}")
     check_interpreter_env(merged["env"], where("env"))
 
 

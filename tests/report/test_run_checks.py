@@ -49,3 +49,16 @@ def test_older_sets_and_unreadable_records_say_what_was_not_checked(tmp_path):
 def test_a_run_name_with_markup_stays_text(tmp_path):
     line = run_checks_line(_runs(tmp_path, {"r`<img src=x onerror=alert(1)>": {**CLEAN, "nonfinite_rows": 1}}))
     assert "``r`<img src=x onerror=alert(1)>``" in line  # a code span longer than the name's backtick run
+
+
+def test_ranks_apart_without_gradient_sync_are_expected_not_flagged(tmp_path):
+    nosync = {**CLEAN, "ranks_identical": False, "config": {"grad_sync": "off"}}
+    line = run_checks_line(_runs(tmp_path, {"a_r1_n2": CLEAN, "a_r1_n2_nosync": nosync}))
+    assert line.startswith("the ranks' final learner states identical in 1 of 1 multi-rank runs; 1 of 1 runs "
+                           "without gradient sync ended with ranks apart, as they should (`a_r1_n2_nosync`")
+    assert "**" not in line
+    # with the sync on, apart is still a failure, named
+    synced_apart = {**CLEAN, "ranks_identical": False, "config": {"grad_sync": "auto"}}
+    (tmp_path / "x").mkdir()
+    assert run_checks_line(_runs(tmp_path / "x", {"b": synced_apart})).startswith(
+        "**the ranks' final learner states differ** in `b`")

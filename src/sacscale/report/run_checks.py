@@ -26,18 +26,35 @@ def _count(meta: dict, key: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _unsynced(meta: dict) -> bool:
+    """A run trained with `--grad-sync off`: its ranks are meant to drift apart."""
+    config = meta.get("config")
+    return isinstance(config, dict) and config.get("grad_sync") == "off"
+
+
 def _ranks_part(metas: dict[str, dict]) -> str | None:
     multi = {run: m for run, m in metas.items() if isinstance(m.get("world_size"), int) and m["world_size"] > 1}
-    known = {run: m["ranks_identical"] for run, m in multi.items() if isinstance(m.get("ranks_identical"), bool)}
     if not multi:
         return None
+    known = {run: m["ranks_identical"] for run, m in multi.items() if isinstance(m.get("ranks_identical"), bool)}
     if not known:
         return "the ranks' final states were not compared (a set made before that check)"
+    unsynced = sorted(run for run in known if _unsynced(multi[run]))
+    synced = {run: same for run, same in known.items() if run not in unsynced}
+    parts = [_synced_ranks(synced, len(multi) - len(unsynced))] if synced else []
+    if unsynced:
+        apart = sum(not known[run] for run in unsynced)
+        parts.append(f"{apart} of {len(unsynced)} runs without gradient sync ended with ranks apart, as they "
+                     f"should ({', '.join(code(r) for r in unsynced)}: each rank learns from its own data)")
+    return "; ".join(parts)
+
+
+def _synced_ranks(known: dict[str, bool], planned: int) -> str:
     differ = sorted(run for run, same in known.items() if not same)
     if differ:
         return (f"**the ranks' final learner states differ** in {', '.join(code(r) for r in differ)} "
                 f"({len(known) - len(differ)} of {len(known)} multi-rank runs identical)")
-    return f"the ranks' final learner states identical in {len(known)} of {len(multi)} multi-rank runs"
+    return f"the ranks' final learner states identical in {len(known)} of {planned} multi-rank runs"
 
 
 def _nonfinite_part(metas: dict[str, dict]) -> str:

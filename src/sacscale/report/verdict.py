@@ -146,6 +146,27 @@ def shares_a_gpu(stats: dict) -> bool:
     return len(items) > len(set(items))
 
 
+def any_shares_a_gpu(summary: dict) -> bool:
+    return any(shares_a_gpu(s) for s in summary["configs"].values())
+
+
+def hardware_words(summary: dict) -> str:
+    """Where the set's configurations ran: 'on 2 GPUs', or where ranks share a GPU,
+    'as 2 ranks sharing 1 GPU' (what an 'n2' name would otherwise suggest is not so)."""
+    stats = list(summary["configs"].values())
+    ranks = max((s.get("world_size") or 1) for s in stats)
+    if not any_shares_a_gpu(summary):
+        return f"on {ranks} GPU{'s' if ranks > 1 else ''}"
+    gpus = max(len(set(str(s.get("devices") or "0").split(","))) for s in stats)
+    return (f"as {ranks} ranks sharing {gpus} GPU{'s' if gpus > 1 else ''} (gradients summed by gloo between "
+            "graph segments)")
+
+
+def scope_words(summary: dict, kind: str) -> str:
+    """Why the seed's claim is not tested by this set."""
+    return KIND_SCOPE["shared-gpu" if any_shares_a_gpu(summary) else kind]
+
+
 def set_kind(summary: dict) -> str:
     """What a set can compare: 'cpu' (CPU ranks: a smoke test of the pipeline),
     'same-gpus' (GPU configurations with one rank count: pools and settings, not GPU
@@ -154,7 +175,7 @@ def set_kind(summary: dict) -> str:
     if not reproduces_seed(summary):
         return "cpu"
     counts = {s.get("world_size") or 1 for s in summary["configs"].values()}
-    if len(counts) > 1 and any(shares_a_gpu(s) for s in summary["configs"].values()):
+    if len(counts) > 1 and any_shares_a_gpu(summary):
         return "shared-gpu"
     return "gpu-counts" if len(counts) > 1 else "same-gpus"
 
@@ -200,7 +221,7 @@ def at_a_glance(summary: dict, metrics: list[dict], probe: dict | None) -> str:
     gpus = max((s.get("world_size") or 1) for s in summary["configs"].values())
     if kind == "same-gpus" and not comps:
         configs = ", ".join(code(c) for c in summary["configs"])
-        return (f"**At a glance:** {configs} on {gpus} GPU{'s' if gpus > 1 else ''}, with no second configuration "
+        return (f"**At a glance:** {configs} {hardware_words(summary)}, with no second configuration "
                 f"to compare: a measurement of learning and throughput, neither a comparison nor GPU scaling; "
                 f"{probe_glance(probe)}.")
     if kind == "shared-gpu":
@@ -222,7 +243,7 @@ def verdict_section(summary: dict, metrics: list[dict], plan: dict, probe: dict 
     comps = summary.get("comparisons", [])
     kind = set_kind(summary)
     claim = (f"Claim, from the seed: {CLAIM}. {SEED_SENTENCE}" if kind == "gpu-counts" else
-             f"Claim, from the seed, not tested by this set ({KIND_SCOPE[kind]}): {CLAIM}. {SEED_SENTENCE}")
+             f"Claim, from the seed, not tested by this set ({scope_words(summary, kind)}): {CLAIM}. {SEED_SENTENCE}")
     items = [claim,
              "Measured (steady env steps/s, ratio of means): "
              + (" ".join(ratio_line(c) for c in comps) if comps else "no comparison in this run set.")
@@ -244,7 +265,8 @@ def verdict_section(summary: dict, metrics: list[dict], plan: dict, probe: dict 
             f"{plain(plan.get('repeats', '?'))} repeat(s) of {plain(plan.get('iterations', '?'))} iterations, "
             "one run at a time.")
     if plan.get("description"):
-        what += " " + plain(" ".join(str(plan["description"]).replace("`", "").split()))
+        # the preset's words: a config may have changed its runs, iterations or options
+        what += " The preset: " + plain(" ".join(str(plan["description"]).replace("`", "").split()))
     if not reproduces_seed(summary) and "GPU system" not in str(plan.get("description", "")):
         what += " All runs are CPU ranks (gloo): the throughput says nothing about the GPU system."
     blocks.append(Paragraph(what))

@@ -29,18 +29,6 @@ FAKE = textwrap.dedent("""
         bar.close()
     if mode == "hang":
         time.sleep(600)
-    if mode.startswith("assert-"):  # CUDA's device-side assert, as torch reports it; SIGABRT
-        count = log_dir.parent / "attempts.count"
-        n = int(count.read_text()) + 1 if count.exists() else 1
-        count.write_text(str(n))
-        if mode == "assert-after-update":
-            print("sacscale train: rank 0: first learner update done at iteration 10", file=sys.stderr, flush=True)
-        if mode != "assert-once" or n == 1:
-            print("RuntimeError: CUDA error: device-side", end=" ", flush=True)
-            time.sleep(0.2)  # the marker split across two reads
-            print("assert triggered", flush=True)
-            import os, signal
-            os.kill(os.getpid(), signal.SIGABRT)
     if mode != "no-events":
         (log_dir / "tb" / "rank0").mkdir(parents=True)
         (log_dir / "tb" / "rank0" / "events.out.tfevents.1.x").write_bytes(b"x")
@@ -172,48 +160,3 @@ def test_progress_echo_by_iterations_and_by_seconds():
     echo.feed(last[18:])  # the last iteration, always (here fed in two pieces)
     assert out.getvalue().splitlines()[1:] == ["training r: iteration 12/100, 5,000 env steps/s, ETA 00:09",
                                                "training r: iteration 100/100, 5,000 env steps/s, ETA 00:00"]
-
-
-def test_device_assert_before_learning_is_retried(tmp_path):
-    proc, run_dir, work, attic, _ = wrap(tmp_path, "assert-once", extra=["--device-assert-retries", "1"])
-    assert proc.returncode == 0, proc.stderr
-    assert "attempt 1 died of a CUDA device-side assert before its first learner update" in proc.stderr
-    (kept,) = attic.iterdir()  # the failed attempt, with its log
-    assert kept.name.startswith("p_r1_n1.failed-")
-    assert "device-side assert triggered" in (kept / "train.log").read_text()
-    record = json.loads((run_dir / "run.json").read_text())
-    assert record["status"] == "completed"
-    (aside,) = record["attempts_set_aside"]
-    assert aside["kept_in"] == str(kept) and aside["exit_status"] < 0  # died of SIGABRT
-
-
-def test_device_assert_retries_are_bounded(tmp_path):
-    proc, run_dir, work, attic, _ = wrap(tmp_path, "assert-always", extra=["--device-assert-retries", "1"])
-    assert proc.returncode == 1 and not run_dir.exists()
-    assert len(list(attic.iterdir())) == 2  # both attempts kept
-    assert "attempt 2 of at most 2" in proc.stderr and "failed" in proc.stderr.splitlines()[-1]
-
-
-def test_device_assert_after_learning_or_without_retries_is_not_retried(tmp_path):
-    proc, run_dir, _, attic, _ = wrap(tmp_path, "assert-after-update", extra=["--device-assert-retries", "1"])
-    assert proc.returncode == 1 and not run_dir.exists() and len(list(attic.iterdir())) == 1
-    assert "starting it again" not in proc.stderr
-    other = tmp_path / "default"
-    other.mkdir()
-    proc, run_dir, _, attic, _ = wrap(other, "assert-once")  # the default: no retry
-    assert proc.returncode == 1 and not run_dir.exists() and len(list(attic.iterdir())) == 1
-
-
-def test_the_first_update_marker_is_the_trainers():
-    """The wrapper and the trainer agree on the line (the trainer prints FIRST_UPDATE_DONE)."""
-    from sacscale.pipeline.run_output import OutputWatch
-
-    watch = OutputWatch()
-    for chunk in (b"x CUDA error: device-side as", b"sert triggered\n"):
-        watch.feed(chunk)
-    assert watch.died_before_learning()
-    from sacscale.train import FIRST_UPDATE_DONE
-
-    for chunk in (b"rank 0: " + FIRST_UPDATE_DONE.encode()[:5], FIRST_UPDATE_DONE.encode()[5:] + b" at 10"):
-        watch.feed(chunk)
-    assert not watch.died_before_learning()

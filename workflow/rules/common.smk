@@ -292,11 +292,6 @@ def run_env_args(wildcards):
     return " ".join(f"--env {shlex.quote(f'{k}={v}')}" for k, v in sorted(env.items()))
 
 
-def run_retries(wildcards):
-    """Starts again after a CUDA device-side assert before the first learner update
-    (docs/faults.md, fault 18): our trainer's runs only, the one trainer that says when
-    its first update is done."""
-    return 0 if wildcards.run in REFERENCE_RUNS else 1
 
 
 def run_resolved(wildcards):

@@ -38,21 +38,19 @@ rule train_run:
         resolved=run_resolved,
         env=run_env_args,
         timeout=run_timeout,
-        retries=run_retries,
         cmd=train_args,
         what=run_description,
     message:
         "training {wildcards.run} ({params.what})"
     # The wrapper's stdout (the trainer's whole output) goes to the log; its stderr, the
-    # terminal's, gets a progress line now and then (iteration, env steps/s, ETA). A run
-    # of ours that dies of a CUDA device-side assert before its first learner update is
-    # done has learned nothing and starts once more (run_retries); both attempts stay.
+    # terminal's, gets a progress line now and then (iteration, env steps/s, ETA). A failed
+    # run is not started again: its attempt stays in the attic for diagnosis.
     # --machine-lock: one training run at a time on this machine, across invocations (a run
     # that finds another invocation's run training is refused, naming it: pipeline/machine_lock).
     shell:
         "sacscale record-run --run-dir {params.run_dir:q} --work-dir {params.work_dir:q}"
         " --attic {params.attic:q} --state-dir {params.state:q} --resolved-json {params.resolved:q} --timeout {params.timeout}"
-        " --device-assert-retries {params.retries} --machine-lock {params.env} -- {params.cmd} > {log}"
+        " --machine-lock {params.env} -- {params.cmd} > {log}"
 
 
 # `snakemake train`: the whole training matrix (and what it needs), nothing after it.

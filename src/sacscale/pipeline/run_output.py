@@ -1,5 +1,5 @@
 """The trainer's output as the run wrapper (sacscale.pipeline.run_record) reads it while it
-runs: short progress lines for the terminal, and the markers that decide a retry."""
+runs: short progress lines for the terminal, with the phase (collecting, learning) named."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ _BAR = re.compile(r"(\d+)/(\d+) \[[0-9:]+<([0-9:?]+)")
 _FPS = re.compile(r"fps=([0-9](?:[0-9,.]*[0-9])?)")
 _ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # The trainer's line after its first learner update (sacscale.train.FIRST_UPDATE_DONE)
-_FIRST_UPDATE = re.compile(r"rank \d+: (first learner update done at iteration (\d+).*)$")
+_FIRST_UPDATE = re.compile(rf"rank \d+: ({re.escape(FIRST_UPDATE_DONE)} at iteration (\d+).*)$")
 
 
 class ProgressEcho:
@@ -74,28 +74,3 @@ class ProgressEcho:
             print(line, file=self.out or sys.stderr, flush=True)
         except OSError:
             pass
-
-
-DEVICE_ASSERT = "device-side assert triggered"  # CUDA's message, in torch's error
-
-
-class OutputWatch:
-    """Notes two things in the trainer's output: whether its first learner update was
-    done (the trainer's FIRST_UPDATE_DONE line) and whether CUDA reported a device-side
-    assert. A marker split across two chunks is still seen."""
-
-    def __init__(self) -> None:
-        self.markers = {"first_update_done": FIRST_UPDATE_DONE.encode(), "device_assert": DEVICE_ASSERT.encode()}
-        self.keep = max(len(m) for m in self.markers.values())
-        self.seen = {name: False for name in self.markers}
-        self.tail = b""
-
-    def feed(self, chunk: bytes) -> None:
-        text = self.tail + chunk
-        for name, marker in self.markers.items():
-            self.seen[name] = self.seen[name] or marker in text
-        self.tail = text[-self.keep:]
-
-    def died_before_learning(self) -> bool:
-        """A device-side assert, and no learner update done: retrying loses no learning."""
-        return self.seen["device_assert"] and not self.seen["first_update_done"]

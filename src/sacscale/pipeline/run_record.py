@@ -18,12 +18,6 @@ or is complete. On failure, timeout or interruption (SIGTERM/SIGINT are forwarde
 the command's process group) the work directory, with its run.json and train.log, moves
 to the attic for diagnosis and the exit status is non-zero. Nothing else is deleted: an
 older RUN_DIR without run.json is moved to the attic too.
-
-With --device-assert-retries N, an attempt that died of a CUDA device-side assert before
-the trainer printed that its first learner update was done (so it learned nothing: the
-assert of docs/faults.md, fault 18, strikes during compile and warm-up) is set aside the
-same way and the command starts again, up to N times; the completed run's run.json lists
-the attempts set aside. Any other failure, a timeout or a stop signal ends it at once.
 """
 
 from __future__ import annotations
@@ -49,7 +43,7 @@ from sacscale.atomic import write_json
 from sacscale.hashes import sha256_file
 from sacscale.pipeline.environment import host_info, project_state
 from sacscale.pipeline.machine_lock import LockError, training_machine
-from sacscale.pipeline.run_output import OutputWatch, ProgressEcho
+from sacscale.pipeline.run_output import ProgressEcho
 from sacscale.processes import GroupChild, start_group
 from sacscale.trainers.unilab import rank0_event_files
 
@@ -150,9 +144,9 @@ class Supervisor:
     """Runs the command, tees its output, enforces the timeout, forwards SIGTERM/SIGINT."""
 
     def __init__(self, cmd: list[str], env: dict[str, str], log_path: Path, timeout_s: float,
-                 progress: ProgressEcho | None = None, watch: OutputWatch | None = None):
+                 progress: ProgressEcho | None = None):
         self.cmd, self.env, self.log_path, self.timeout_s = cmd, env, log_path, timeout_s
-        self.progress, self.watch = progress, watch
+        self.progress = progress
         self.timed_out = False
         self.interrupted = None
         self.log_error: str | None = None
@@ -210,7 +204,7 @@ class Supervisor:
 
     def _tee(self, log) -> None:
         """Copy the trainer's output, until its end, into the log, onto stdout, and to the
-        progress echo and the output watch."""
+        progress echo."""
         output = self.trainer.popen.stdout
         assert output is not None
         for chunk in iter(lambda: output.read1(65536), b""):
@@ -227,8 +221,6 @@ class Supervisor:
                 pass
             if self.progress is not None:
                 self.progress.feed(chunk)
-            if self.watch is not None:
-                self.watch.feed(chunk)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -247,10 +239,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a progress line on stderr every N iterations (default 0: every tenth of the run)")
     parser.add_argument("--progress-every-s", type=float, default=60.0, metavar="S",
                         help="... or every S seconds, whichever comes first (default 60)")
-    parser.add_argument("--device-assert-retries", type=int, default=0, metavar="N",
-                        help="start the command again, up to N times, when it died of a CUDA device-side assert "
-                             "before its first learner update was done (nothing learned; each failed attempt "
-                             "is kept in the attic) (default 0)")
     parser.add_argument("--machine-lock", action="store_true",
                         help="hold this user's machine-wide training lock for the whole run; refuse at once, naming "
                              "the holder, when another run holds it (sacscale.pipeline.machine_lock)")
@@ -275,8 +263,6 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
         return usage_error("no command given after --")
     if not (0 < args.timeout < float("inf")):  # NaN too: a watch that could never fire
         return usage_error(f"--timeout {args.timeout}: must be a positive, finite number of seconds")
-    if args.device_assert_retries < 0:
-        return usage_error(f"--device-assert-retries {args.device_assert_retries}: must be 0 or more")
     env = {}
     for item in args.env:
         key, sep, value = item.partition("=")
@@ -297,53 +283,39 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
             except LockError as exc:  # before anything is moved or started: nothing is lost
                 _say(f"run {name} not started: {exc}")
                 return 1
-        return _run_attempts(args, cmd, env, resolved, name)
+        return _run_once(args, cmd, env, resolved, name)
 
 
-def _run_attempts(args: argparse.Namespace, cmd: list[str], env: dict[str, str], resolved: dict, name: str) -> int:
-    """The run, attempt after attempt while a device-side assert before learning allows."""
+def _run_once(args: argparse.Namespace, cmd: list[str], env: dict[str, str], resolved: dict, name: str) -> int:
+    """The run, after moving aside what an earlier attempt left; a failure is not retried."""
     _move_aside(args.work_dir, args.attic, "interrupted")
     _move_aside(args.run_dir, args.attic, "superseded")
-    set_aside: list[dict] = []  # attempts that died of a device-side assert before learning
-    while True:
-        code, status, kept, watch, supervisor = _attempt(args, cmd, env, resolved, set_aside)
-        if status == "completed":
-            return 0
-        if status == "not started":
-            return code
-        attempts = len(set_aside) + 1
-        if (status == "failed" and watch.died_before_learning() and len(set_aside) < args.device_assert_retries
-                and supervisor.interrupted is None):
-            set_aside.append({"kept_in": str(kept) if kept else None, "exit_status": code,
-                              "reason": "CUDA device-side assert before the first learner update was done"})
-            _say(f"run {name}: attempt {attempts} died of a CUDA device-side assert before its first learner "
-                 f"update was done (nothing was learned; docs/faults.md, fault 18); starting it again "
-                 f"(attempt {attempts + 1} of at most {args.device_assert_retries + 1})")
-            continue
-        _say(f"run {name} {status} (exit status {code}); nothing was marked done. "
-             f"Its log and run.json are kept in {kept}")
-        return code if code and code > 0 else 1
+    code, status, kept = _attempt(args, cmd, env, resolved)
+    if status == "completed":
+        return 0
+    if status == "not started":
+        return code
+    _say(f"run {name} {status} (exit status {code}); nothing was marked done. "
+         f"Its log and run.json are kept in {kept}")
+    return code if code and code > 0 else 1
 
 
-def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], resolved: dict,
-             set_aside: list[dict]):
+def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], resolved: dict):
     """Run the command once into the work directory; rename it to the run directory when
-    complete, else set it aside. Returns (exit status, status, where the attempt was kept,
-    the output watch, the supervisor)."""
+    complete, else set it aside. Returns (exit status, status, where the attempt was kept)."""
     run_dir, work = args.run_dir, args.work_dir
-    watch = OutputWatch()
     try:
         work.mkdir(parents=True)
     except OSError as exc:
         _say(f"cannot create {work}: {exc.strerror or exc}; the run did not start")
-        return 1, "not started", None, watch, None
+        return 1, "not started", None
 
     t0, started = _now()
     label = f"training {resolved.get('run', run_dir.name)}"
     # our trainer's phases (collecting, then learning) are named; another command's are unknown
     ours = len(cmd) > 1 and Path(cmd[0]).name == "sacscale" and cmd[1] == "train"
     progress = ProgressEcho(label, args.progress_every, args.progress_every_s, phases=ours)
-    supervisor = Supervisor(cmd, env, work / "train.log", args.timeout, progress, watch)
+    supervisor = Supervisor(cmd, env, work / "train.log", args.timeout, progress)
     code = supervisor.run()
     t1, ended = _now()
 
@@ -382,8 +354,6 @@ def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], reso
         "python": sys.executable,
         "host": host_info(),
     }
-    if set_aside:
-        record["attempts_set_aside"] = list(set_aside)
     if supervisor.log_error:
         record["error"] = supervisor.log_error
     if status == "completed":
@@ -406,5 +376,5 @@ def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], reso
     if status == "completed":
         os.replace(work, run_dir)
         _say(f"{run_dir} completed in {t1 - t0:.1f} s")
-        return 0, status, run_dir, watch, supervisor
-    return code, status, _set_aside_or_remove(work, args.attic, status), watch, supervisor
+        return 0, status, run_dir
+    return code, status, _set_aside_or_remove(work, args.attic, status)

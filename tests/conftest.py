@@ -33,8 +33,8 @@ def _session_folder(prefix: str) -> str:
 
 
 # The session's own lock folder (SACSCALE_LOCK_DIR, inherited by every process it starts,
-# those of session- and module-scoped fixtures included): the trainer's first-update lock
-# and the pipeline's machine-wide training lock would otherwise be shared with every other
+# those of session- and module-scoped fixtures included): the pipeline's machine-wide
+# training lock would otherwise be shared with every other
 # test session and pipeline of this user on this machine. Each xdist worker has its own:
 # the machine lock refuses a second pipeline at once, and two workers' pipelines may train
 # side by side. Set before the snapshot below, so it is part of the environment every test

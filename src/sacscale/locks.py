@@ -5,9 +5,8 @@
 descriptor), the lock file is opened through that descriptor without following a link and
 is never chmod'ed; the wait is bounded and ends in a LockError that names the holder from
 the fields it recorded (never its bytes as written), and a stop check runs while waiting.
-docs/faults.md lists these as guarantees. Two locks use it: the first update's per GPU
-(sacscale.learn.compile_lock) and the pipeline's machine-wide training lock
-(sacscale.pipeline.machine_lock).
+docs/faults.md lists these as guarantees. The pipeline's machine-wide training lock
+(sacscale.pipeline.machine_lock) uses it.
 
 Not the `filelock` package (4.3.2, read for this): it opens the lock file by path (with
 O_NOFOLLOW, but not through a folder descriptor checked first, and it takes no descriptor

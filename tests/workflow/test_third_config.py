@@ -1,7 +1,7 @@
 """Config values of the third hardening pass (issue 36, docs/faults.md row 26): a run
 configuration's env that sets SACSCALE_LOCK_DIR passed planning and gave that run a lock
-folder of its own (its first-update lock no longer seen by the other runs; a relative
-one failed only when the run started)."""
+folder of its own (the trainer's first-update lock of that time no longer seen by the
+other runs; a relative one failed only when the run started)."""
 
 from pathlib import Path
 

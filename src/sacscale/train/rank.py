@@ -9,7 +9,6 @@ work hides behind simulation.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from pathlib import Path
@@ -23,7 +22,6 @@ from sacscale import stopping
 from sacscale.collect.collector import CollectorConfig, CollectorHandle
 from sacscale.collect.shm import STAT_INDEX
 from sacscale.cpus import pin_process
-from sacscale.learn.compile_lock import first_update_lock
 from sacscale.learn.learner import FastSACLearner
 from sacscale.parallel.grad_sync import allreduce_hooks, broadcast_state
 from sacscale.train.checkpoint import save_checkpoint
@@ -206,11 +204,10 @@ class RankLoop:
             self.staged.record()
 
     def learn(self, it: int) -> None:
-        if self.first_update:  # compile, warm-up, capture: one trainer per GPU at a time
-            with first_update_guard(self.cfg, self.local_rank, self.device):
-                update_learner(self.learner, self.rank, it)
+        if self.first_update:  # compile, warm-up, capture
+            update_learner(self.learner, self.rank, it)
             self.first_update = False
-            # the run wrapper reads this line: a failure after it has cost learning
+            # the run wrapper's progress lines read this one: collecting ends, learning begins
             say_above_bar(self.bar, f"sacscale train: rank {self.rank}: {FIRST_UPDATE_DONE} at iteration {it} "
                                     f"({self.learner.time_to_first_update:.1f} s: compile, warm-up, graph capture)")
         else:
@@ -256,16 +253,6 @@ class RankLoop:
         save_checkpoint(self.cfg, self.sac, self.learner, self.rank, it, self.steps, self.world_size,
                         self.host_weights.numpy(), self.curriculum)
         self.saved = it
-
-
-def first_update_guard(cfg: TrainConfig, local_rank: int, device):
-    """The compile lock keeps other trainers off this GPU during a first update. Ranks of
-    this job that share the device must take their first update together (its warm-up
-    all-reduces need every rank), so only the first of them takes the lock."""
-    devices = cfg.device_list()
-    if devices.index(devices[local_rank]) != local_rank:
-        return contextlib.nullcontext()
-    return first_update_lock(device, stopping.check)
 
 
 def update_learner(learner, rank: int, it: int) -> None:

@@ -1,6 +1,7 @@
-"""The per-GPU lock around a trainer's first update (compile, warm-up, capture): a second
-process with the same GPU key waits until the first releases it, a different key does not
-wait, a stop signal ends the wait, and the kernel frees the lock of a killed holder."""
+"""sacscale.locks.private_lock, the lock of the pipeline's machine-wide training lock: a
+second process asking for the same name waits until the first releases it, another name
+does not wait, a stop signal ends the wait, the kernel frees the lock of a killed holder,
+and the folder, the file and the holder's record are safe from other users."""
 
 import os
 import signal
@@ -10,16 +11,19 @@ import time
 
 import pytest
 
-from sacscale.learn.compile_lock import exclusive, first_update_lock
-from sacscale.locks import LockError, describe_holder, lock_dir
+from sacscale.locks import LockError, describe_holder, lock_dir, private_lock
 
 HOLD = """
 import sys, time
-from sacscale.learn.compile_lock import exclusive
-with exclusive(sys.argv[1]):
+from sacscale.locks import private_lock
+with private_lock(f"test-{sys.argv[1]}.lock", "a test lock", 60.0):
     print("held", flush=True)
     time.sleep(float(sys.argv[2]))
 """
+
+
+def exclusive(key: str, check_stop=None, say=None, wait_s: float = 60.0):
+    return private_lock(f"test-{key}.lock", "a test lock", wait_s, check_stop, say)
 
 
 def _holder(key: str, seconds: float, env: dict) -> subprocess.Popen:
@@ -80,14 +84,6 @@ def test_a_killed_holder_leaves_no_lock(env):
         assert waited < 5
 
 
-def test_cpu_devices_take_no_lock(tmp_path, env):
-    import torch
-
-    with first_update_lock(torch.device("cpu")) as waited:
-        assert waited == 0.0
-    assert list(tmp_path.iterdir()) == []
-
-
 # --- safety: another user's links, folders and bytes -------------------------------------
 
 def test_default_folder_is_the_users_own_and_private(tmp_path, monkeypatch):
@@ -106,7 +102,7 @@ def test_a_planted_link_is_refused_and_its_target_untouched(env, tmp_path):
     victim = tmp_path.parent / f"{tmp_path.name}-victim.txt"
     victim.write_text("keep me")
     victim.chmod(0o600)
-    (tmp_path / "sacscale-first-update-gpu-A.lock").symlink_to(victim)
+    (tmp_path / "test-gpu-A.lock").symlink_to(victim)
     with pytest.raises(LockError, match="symbolic link"):
         with exclusive("gpu-A"):
             pytest.fail("took a lock through a link")
@@ -143,7 +139,7 @@ def test_another_users_folder_is_refused(tmp_path, monkeypatch):
 
 
 def test_an_existing_lock_file_keeps_its_mode(env, tmp_path):
-    lock = tmp_path / "sacscale-first-update-gpu-A.lock"
+    lock = tmp_path / "test-gpu-A.lock"
     lock.write_text("")
     lock.chmod(0o640)
     with exclusive("gpu-A"):

@@ -13,8 +13,9 @@ filled with random rows, first update and `--iters` more, each process with fres
 TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR (a cold compile). `--inject` puts NaN/inf
 rows into the replay (dropped, counted) and one NaN behind the check (counted by the
 projection). `train`: the real `sacscale train --devices 0` for a few iterations past
-the first update (each process with its own SACSCALE_LOCK_DIR, so a pair compiles at
-once, as before the compile lock). Each run prints one JSON line; the summary counts exits, device-side asserts
+the first update (a pair compiles at once; each process has its own SACSCALE_LOCK_DIR,
+which kept the compile lock of that time out of the way). Each run prints one JSON line;
+the summary counts exits, device-side asserts
 and non-finite counts. The learner mode also runs against a learner without the
 non-finite checks (check out main's src/ beside this file): an A/B of the assert itself.
 Under compute-sanitizer (slow: use small sizes):

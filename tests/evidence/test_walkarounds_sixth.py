@@ -25,3 +25,51 @@ def test_a_sparse_file_in_a_set_made_before_the_budget_is_named_not_hashed(tmp_p
 
 def test_the_untouched_pre_budget_copy_verifies(tmp_path):
     assert verify(copy_committed_set(tmp_path, PRE_BUDGET_SET)).ok
+
+
+def _names_figures(folder, drawn):
+    """Figures of the set as the report stage now writes them: each carries its name."""
+    from PIL import Image, PngImagePlugin
+    for name, was in drawn.items():
+        path = folder / "figures" / name
+        with Image.open(path) as image:
+            image.load()
+            info = PngImagePlugin.PngInfo()
+            if was is not None:
+                info.add_text("sacscale-figure", was)
+            image.save(path, "PNG", pnginfo=info)
+
+
+def test_two_figures_of_the_set_swapped_fail(tmp_path):
+    from sacscale.report.figure_names import FIGURES
+    work = copy_committed_set(tmp_path, "h200x1_shared_short")
+    folder = work.parent.parent / "reports" / work.name
+    names = sorted(n for n in FIGURES.values() if (folder / "figures" / n).is_file())
+    _names_figures(folder, {n: n for n in names})
+    assert verify(work).ok, verify(work).problems()
+    a, b = folder / "figures" / names[0], folder / "figures" / names[1]
+    data_a, data_b = a.read_bytes(), b.read_bytes()
+    a.write_bytes(data_b)
+    b.write_bytes(data_a)
+    problems = verify(work).problems()
+    assert [p for p in problems if f"figures/{names[0]}: is the figure the report stage drew as '{names[1]}'" in p], \
+        problems
+
+
+def test_a_figure_without_its_name_among_named_ones_fails(tmp_path):
+    from sacscale.report.figure_names import FIGURES
+    work = copy_committed_set(tmp_path, "h200x1_shared_short")
+    folder = work.parent.parent / "reports" / work.name
+    names = sorted(n for n in FIGURES.values() if (folder / "figures" / n).is_file())
+    _names_figures(folder, {n: (None if n == names[0] else n) for n in names})
+    problems = verify(work).problems()
+    assert [p for p in problems if f"figures/{names[0]}: carries no figure name" in p], problems
+
+
+def test_the_report_stage_names_each_figure_it_draws(tmp_path):
+    from sacscale.report import plots
+    from sacscale.report.figure_names import drawn_as
+    import matplotlib.pyplot as plt
+    fig, _ = plt.subplots()
+    plots._save(fig, tmp_path / "scaling_bars.png")
+    assert drawn_as(tmp_path / "scaling_bars.png") == "scaling_bars.png"

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from sacscale.checks import finite_float
 from sacscale.analysis.events import EventFileError
 from sacscale.analysis.learning import at_env_steps, compare_learning, single_run_groups
 from sacscale.atomic import write_json
@@ -14,12 +15,12 @@ from sacscale.commands._inputs import png_path, same_file
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("runs", nargs="+", metavar="LABEL=RUN_DIR", help="runs to compare, labelled")
-    parser.add_argument("--tail-fraction", type=float, default=0.2, help="share of the last log points averaged")
+    parser.add_argument("--tail-fraction", type=finite_float, default=0.2, help="share of the last log points averaged")
     parser.add_argument("--at-env-steps", type=_env_steps_list, metavar="N[,N...]",
                         help="also set the runs side by side at these env-step counts (e.g. 1e6,2e6,5e6): "
                              "mean episode length and normalised tracking over the log points within "
                              "--half-width of each")
-    parser.add_argument("--half-width", type=float, default=2.5e5,
+    parser.add_argument("--half-width", type=finite_float, default=2.5e5,
                         help="env steps either side of each --at-env-steps point (default 2.5e5)")
     parser.add_argument("--output", help="write curves and means as JSON here")
     parser.add_argument("--figure", type=png_path, help="write the plot (PNG) here")

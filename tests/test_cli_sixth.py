@@ -1,0 +1,38 @@
+"""Command-line input of the sixth hardening pass: seeds and numbers every command takes.
+A negative seed reached numpy (`expected non-negative integer`, exit 1 as unexpected in
+env-bench and solver-study, no option named in evaluate) and nan or inf reached an integer
+conversion (`cannot convert float NaN to integer`; evaluate --settle-s inf: exit 1 as
+unexpected). Each is now refused by argparse naming the option, exit 2."""
+
+import subprocess
+import sys
+
+import pytest
+
+
+def sacscale(*argv):
+    return subprocess.run([sys.executable, "-m", "sacscale.cli", *argv], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["env-bench", "--seed=-1"], "argument --seed: '-1': a seed is a whole number in [0, "),
+    (["solver-study", "--seed=1180591620717411303424"], "argument --seed: '1180591620717411303424': a seed is"),
+    (["evaluate", "--output", "x.json", "--seed=-1", "run"], "argument --seed: '-1': a seed"),
+    (["render", "--output", "x.gif", "--seed=x", "run"], "argument --seed: 'x': not a whole number"),
+    (["evaluate", "--output", "x.json", "--seconds=nan", "run"], "argument --seconds: 'nan': not a finite number"),
+    (["evaluate", "--output", "x.json", "--settle-s=inf", "run"], "argument --settle-s: 'inf': not a finite number"),
+    (["render", "--output", "x.gif", "--fps=-inf", "run"], "argument --fps: '-inf': not a finite number"),
+    (["compare-learning", "--half-width=nan", "a=run"], "argument --half-width: 'nan': not a finite number"),
+    (["probe", "cpu", "--timeout-s=nan"], "argument --timeout-s: 'nan': not a finite number"),
+])
+def test_a_bad_seed_or_a_number_that_is_not_finite_is_refused_naming_its_option(argv, says, tmp_path):
+    done = sacscale(*argv)
+    assert done.returncode == 2, done.stderr
+    assert says in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert says in done.stderr.strip().splitlines()[-1]  # argparse: its usage, then one error line
+
+
+def test_the_reference_trainers_seed_is_read_the_same_way():
+    from sacscale.trainers.reference_options import build_parser
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--seed=-1"])

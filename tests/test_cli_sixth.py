@@ -36,3 +36,13 @@ def test_the_reference_trainers_seed_is_read_the_same_way():
     from sacscale.trainers.reference_options import build_parser
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--seed=-1"])
+
+
+@pytest.mark.parametrize("extra", [["--summary", "mine.json"], ["--evaluations", "e.json"], ["--model", "m.json"]])
+def test_an_input_given_beside_run_set_is_refused_not_ignored(extra):
+    """`report --run-set S --summary X` read the set's summary and said nothing of X."""
+    done = sacscale("report", "--run-set", "results/h200x1_shared_short", "--output-dir", "/nonexistent/x", *extra)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"sacscale report: {extra[0]}: not read with --run-set, which reads the set's own files; give --run-set "
+        "alone, or every input without it"]

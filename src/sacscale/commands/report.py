@@ -21,6 +21,9 @@ from sacscale.report.build import write_report
 # what `--run-set` needs from results/S/: the set has been through its verification
 FINISHED = ("plan.json", "summary.json", "environment.json", "verify.json", "manifest.json")
 NAMED = ("summary", "metrics", "output_md", "output_html", "figures_dir")
+# every other input: with --run-set each is read from the set, so one given too was ignored
+OPTIONAL = ("environment", "model", "correctness", "verification", "manifest_json", "run_dirs", "attempts_dir",
+            "evaluations", "video", "video_record", "deviations")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -146,6 +149,10 @@ def named_inputs(args: argparse.Namespace) -> dict:
 def run(args: argparse.Namespace) -> int:
     try:
         if args.run_set:
+            given = [f"--{n.replace('_', '-')}" for n in NAMED + OPTIONAL if getattr(args, n)]
+            if given:
+                raise Refused(f"{', '.join(given)}: not read with --run-set, which reads the set's own files; give "
+                              "--run-set alone, or every input without it")
             inputs = run_set_inputs(Path(args.run_set), args.output_dir)
         elif args.output_dir:
             raise Refused("--output-dir goes with --run-set")

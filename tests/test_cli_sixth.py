@@ -23,7 +23,8 @@ def sacscale(*argv):
     (["evaluate", "--output", "x.json", "--settle-s=inf", "run"], "argument --settle-s: 'inf': not a finite number"),
     (["render", "--output", "x.gif", "--fps=-inf", "run"], "argument --fps: '-inf': not a finite number"),
     (["compare-learning", "--half-width=nan", "a=run"], "argument --half-width: 'nan': not a finite number"),
-    (["probe", "correctness", "--output", "p.json", "--timeout-s=nan"], "argument --timeout-s: 'nan': not a finite number"),
+    (["probe", "correctness", "--output", "p.json", "--timeout-s=nan"],
+     "argument --timeout-s: 'nan': not a finite number"),
 ])
 def test_a_bad_seed_or_a_number_that_is_not_finite_is_refused_naming_its_option(argv, says, tmp_path):
     done = sacscale(*argv)

@@ -73,3 +73,43 @@ def test_the_report_stage_names_each_figure_it_draws(tmp_path):
     fig, _ = plt.subplots()
     plots._save(fig, tmp_path / "scaling_bars.png")
     assert drawn_as(tmp_path / "scaling_bars.png") == "scaling_bars.png"
+
+
+def _remanifest(root):
+    import subprocess
+    import sys
+    argv = ["manifest", str(root), "--output", str(root / "MANIFEST.sha256"), "--json", str(root / "manifest.json")]
+    subprocess.run([sys.executable, "-m", "sacscale.cli", *argv], check=True, capture_output=True)
+
+
+def test_a_record_with_a_key_given_twice_fails_even_with_a_fresh_manifest(tmp_path):
+    """Python kept the last value and verify passed; a reader that keeps the first shows another."""
+    work = copy_committed_set(tmp_path, "h200x1_shared_short")
+    summary = work / "summary.json"
+    summary.write_text(summary.read_text().replace('"figure":', '"figure": "x", "figure":', 1))
+    _remanifest(work)
+    problems = verify(work).problems()
+    assert "structure: summary.json: not valid JSON (the key 'figure' is given twice (readers differ on which " \
+           "value holds))" in problems, problems
+
+
+def test_a_record_with_an_integer_of_thousands_of_digits_is_named(tmp_path):
+    """int() of 5,000 digits raised ValueError past the JSON error handling: exit 1 as unexpected."""
+    work = copy_committed_set(tmp_path, "h200x1_shared_short")
+    plan = work / "plan.json"
+    plan.write_text(plan.read_text().replace("{", '{"zz": ' + "9" * 5000 + ", ", 1))
+    _remanifest(work)
+    problems = verify(work).problems()
+    assert [p for p in problems if "plan.json: not valid JSON (an integer of 5,000 digits" in p], problems
+
+
+def test_a_reports_folder_that_is_a_link_fails(tmp_path):
+    """A link at reports/S was refused, one at reports/ passed."""
+    import os
+    import shutil
+    work = copy_committed_set(tmp_path, "h200x1_shared_short")
+    reports = work.parent.parent / "reports"
+    shutil.move(reports, tmp_path / "elsewhere")
+    os.symlink(tmp_path / "elsewhere", reports)
+    problems = verify(work).problems()
+    assert [p for p in problems if "../../reports (symbolic link" in p], problems

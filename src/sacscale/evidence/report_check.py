@@ -16,12 +16,12 @@ ratio, per-run or seed-shaped tables.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import unicodedata
 from pathlib import Path
 
+from sacscale.reading import loads_record
 from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification, read_text
 from sacscale.report.figure_names import FIGURES, drawn_as
 from sacscale.report.numbers import FORMAT, NUMBERS_NAME, report_numbers
@@ -259,7 +259,7 @@ def check_report(root: Path, summary: dict, metrics: list[dict], result: Verific
     stored_path = reports / NUMBERS_NAME
     if stored_path.is_file():
         try:
-            stored = json.loads(read_text(stored_path, f"{rel}/{NUMBERS_NAME}"))
+            stored = loads_record(read_text(stored_path, f"{rel}/{NUMBERS_NAME}"))
         except EvidenceStructureError as exc:
             stored = exc
         except ValueError as exc:

@@ -61,6 +61,8 @@ __all__ = ["EvidenceStructureError", "Verification", "check_report", "recompute_
 def check_tree(root: Path, result: Verification) -> None:
     result.refused.extend(irregular_files(root))
     reports = reports_dir(root)
+    if reports is not None and reports.parent.is_symlink():  # as a link at reports/S, or results/
+        result.refused.append(f"../../reports (symbolic link: the report of {root.name} is not in this checkout)")
     if reports is not None and (reports.is_dir() or reports.is_symlink()):
         result.refused.extend(f"../../reports/{root.name}/{p}" for p in irregular_files(reports))
 

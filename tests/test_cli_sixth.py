@@ -47,3 +47,38 @@ def test_an_input_given_beside_run_set_is_refused_not_ignored(extra):
     assert done.stderr.strip().splitlines() == [
         f"sacscale report: {extra[0]}: not read with --run-set, which reads the set's own files; give --run-set "
         "alone, or every input without it"]
+
+
+def _set_copy(tmp_path):
+    import shutil
+    from pathlib import Path
+    repo = Path(__file__).resolve().parents[1]
+    for sub in ("results", "reports"):
+        shutil.copytree(repo / sub / "h200x1_shared_short", tmp_path / sub / "h200x1_shared_short")
+    return tmp_path / "results" / "h200x1_shared_short"
+
+
+@pytest.mark.parametrize("argv, replaced", [
+    (["verify", "{S}", "--output", "{S}/MANIFEST.sha256"], "MANIFEST.sha256"),
+    (["verify", "{S}", "--output", "{S}/runs/../summary.json"], "summary.json"),
+    (["analyze-run", "{S}/runs/shared_r1_n1_pool7", "--output", "{S}/runs/shared_r1_n1_pool7/run.json"],
+     "runs/shared_r1_n1_pool7/run.json"),
+    (["manifest", "{S}", "--output", "{S}/runs/m.sha256"], None),
+    (["compare-learning", "--figure", "{S}/runs/shared_r1_n1_pool7/x.png", "a={S}/runs/shared_r1_n1_pool7"], None),
+])
+def test_an_output_inside_the_evidence_a_command_reads_is_refused(tmp_path, argv, replaced):
+    """`verify S --output S/MANIFEST.sha256` wrote the verdict over the manifest, exit 0;
+    `analyze-run R --output R/run.json` replaced the run's record."""
+    root = _set_copy(tmp_path)
+    before = (root / replaced).read_bytes() if replaced else None
+    done = sacscale(*[a.replace("{S}", str(root)) for a in argv])
+    assert done.returncode == 2, done.stderr
+    assert "whose files this command reads as evidence; write it elsewhere" in done.stderr.splitlines()[-1]
+    if replaced:
+        assert (root / replaced).read_bytes() == before
+
+
+def test_the_pipelines_own_outputs_in_the_set_pass(tmp_path):
+    root = _set_copy(tmp_path)
+    assert sacscale("verify", str(root), "--output", str(root / "verify.json")).returncode == 0
+    assert sacscale("manifest", str(root)).returncode == 0

@@ -10,7 +10,7 @@ from sacscale.checks import finite_float
 from sacscale.analysis.events import EventFileError
 from sacscale.analysis.learning import at_env_steps, compare_learning, single_run_groups
 from sacscale.atomic import write_json
-from sacscale.commands._inputs import png_path, same_file
+from sacscale.commands._inputs import png_path, refuse_output_inside, same_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
         runs[label] = path
+        refuse_output_inside("--output", args.output, path)
+        refuse_output_inside("--figure", args.figure, path)
     if not 0 < args.tail_fraction <= 1:  # also NaN
         print(f"sacscale compare-learning: error: --tail-fraction {args.tail_fraction!r}: must be in (0, 1]",
               file=sys.stderr)

@@ -221,6 +221,8 @@ def private_lock(name: str, what: str, wait_s: float, check_stop: Callable[[], N
     `wait_s` (0: not at all), then raises LockError naming `what`, the file and its holder.
     While waiting, `check_stop()` runs every POLL_S and `say` is told once whom we wait for.
     `note` (e.g. `run NAME`) is recorded beside our pid for the next process to name."""
+    if not 0 <= wait_s < float("inf"):  # nan compares false with every waited time: no bound at all
+        raise LockError(f"{what}: a wait of {wait_s!r} s is no bound; give a finite number of seconds >= 0")
     directory = lock_dir()
     path = directory / name
     dir_fd = _open_private_dir(directory)

@@ -68,3 +68,12 @@ def test_a_held_lock_still_names_its_holder_after_the_wait(monkeypatch, tmp_path
         out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "SACSCALE_LOCK_DIR": str(folder)},
                              capture_output=True, text=True, timeout=60).stdout
     assert out.startswith("HELD") and "(run n2)" in out, out
+
+
+@pytest.mark.parametrize("wait_s", [float("nan"), float("inf"), -1.0])
+def test_a_wait_that_is_no_bound_is_refused(monkeypatch, tmp_path, wait_s):
+    """nan compared false with every time waited: a held lock was waited for for ever."""
+    monkeypatch.setenv("SACSCALE_LOCK_DIR", str(tmp_path / "locks"))
+    with pytest.raises(locks.LockError, match=r"the x lock: a wait of .* s is no bound"):
+        with locks.private_lock("x.lock", "the x lock", wait_s):
+            pass

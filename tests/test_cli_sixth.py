@@ -82,3 +82,33 @@ def test_the_pipelines_own_outputs_in_the_set_pass(tmp_path):
     root = _set_copy(tmp_path)
     assert sacscale("verify", str(root), "--output", str(root / "verify.json")).returncode == 0
     assert sacscale("manifest", str(root)).returncode == 0
+
+
+@pytest.mark.parametrize("kind, says", [
+    ("twice", "the key 'figure' is given twice"),
+    ("digits", "an integer of 5,000 digits"),
+    ("sparse", "larger than 64 MB"),
+])
+def test_a_report_input_that_is_no_record_is_named_and_no_page_is_written(tmp_path, kind, says):
+    """A summary with a key twice was reported from; one with an integer of 5,000 digits
+    was `ValueError: Exceeds the limit` naming no file, exit 1; a sparse one of 6 GB was
+    read whole into memory."""
+    root = _set_copy(tmp_path)
+    summary = tmp_path / "summary.json"
+    text = (root / "summary.json").read_text()
+    if kind == "twice":
+        summary.write_text(text.replace('"figure":', '"figure": "x", "figure":', 1))
+    elif kind == "digits":
+        summary.write_text(text.replace("{", '{"zz": ' + "9" * 5000 + ", ", 1))
+    else:
+        with open(summary, "wb") as fh:
+            fh.truncate(6 << 30)
+    out = tmp_path / "out"
+    metrics = sorted(str(p) for p in (root / "metrics").glob("*"))
+    done = sacscale("report", "--summary", str(summary), "--metrics", *metrics, "--output-md", str(out / "report.md"),
+                    "--output-html", str(out / "report.html"), "--figures-dir", str(out / "figures"))
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"sacscale report: error: {summary}: not a record this pipeline wrote " \
+                                  f"({done.stderr.split('(', 1)[1].strip()}"
+    assert says in done.stderr
+    assert not (out / "report.md").exists() and not (out / "report.html").exists()

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from sacscale.evidence.runset import _tracked as tracked_files
-from sacscale.report.build import write_report
+from sacscale.report.build import RecordError, write_report
 
 # what `--run-set` needs from results/S/: the set has been through its verification
 FINISHED = ("plan.json", "summary.json", "environment.json", "verify.json", "manifest.json")
@@ -168,6 +168,9 @@ def run(args: argparse.Namespace) -> int:
         write_report(**inputs)
     except OSError:
         raise  # a full disk, a read-only output: one line naming the file, exit 2 (sacscale.cli)
+    except RecordError as exc:  # bad input: one line naming the file
+        print(f"sacscale report: error: {exc}", file=sys.stderr)
+        return 2
     except (ValueError, KeyError) as exc:
         print(f"sacscale report: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1

@@ -112,3 +112,17 @@ def test_a_report_input_that_is_no_record_is_named_and_no_page_is_written(tmp_pa
                                   f"({done.stderr.split('(', 1)[1].strip()}"
     assert says in done.stderr
     assert not (out / "report.md").exists() and not (out / "report.html").exists()
+
+
+@pytest.mark.parametrize("name, says", [
+    (b"a\nb", "'a\\nb': file names with line breaks"),  # the message was split over two lines
+    ("x\u2028y".encode(), "'x\\u2028y': file names with line breaks"),  # splitlines() breaks there too
+    (b"a\xff", "'a\\udcff': a file name that is not UTF-8"),  # UnicodeEncodeError, exit 1 as unexpected
+])
+def test_a_set_file_whose_name_no_manifest_line_can_carry_is_named_on_one_line(tmp_path, name, says):
+    import os
+    root = _set_copy(tmp_path)
+    open(os.path.join(os.fsencode(root), name), "wb").close()
+    done = sacscale("manifest", str(root))
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and says in done.stderr, done.stderr

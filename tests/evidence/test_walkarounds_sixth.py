@@ -113,3 +113,27 @@ def test_a_reports_folder_that_is_a_link_fails(tmp_path):
     os.symlink(tmp_path / "elsewhere", reports)
     problems = verify(work).problems()
     assert [p for p in problems if "../../reports (symbolic link" in p], problems
+
+
+def _both_pages(work, old, new):
+    folder = work.parent.parent / "reports" / work.name
+    for page in ("report.md", "report.html"):
+        text = (folder / page).read_text()
+        assert old in text
+        (folder / page).write_text(text.replace(old, new))
+
+
+def test_a_ratio_shown_with_a_minus_sign_fails(tmp_path):
+    """`−1.719x` (U+2212, the sign the report stage writes elsewhere) was read as 1.719: passed."""
+    work = copy_committed_set(tmp_path, "h200x1_shared_short")
+    _both_pages(work, "1.719x", "\u22121.719x")
+    problems = verify(work).problems()
+    assert [p for p in problems if "shows '\u22121.719x', the evidence gives 1.71915" in p], problems
+
+
+def test_a_ratio_with_a_superscript_digit_after_it_fails(tmp_path):
+    """`1.719¹x` reads as another number (or a footnote the report does not have): passed."""
+    work = copy_committed_set(tmp_path, "h200x1_shared_short")
+    _both_pages(work, "1.719x", "1.719\u00b9x")
+    problems = verify(work).problems()
+    assert [p for p in problems if "shows '1.719\u00b9x'" in p], problems

@@ -26,8 +26,8 @@ class InputError(RuntimeError):
 
 
 def seed_arg(text: str) -> int:
-    """An argparse type for every command's --seed: numpy refuses a negative seed and
-    MuJoCo or torch one past 32 bits, each with an error that names no option."""
+    """An argparse type for a command's --seed that had no range check of its own: numpy
+    refuses a negative seed and MuJoCo or torch one past 32 bits, naming no option."""
     try:
         value = int(text)
     except ValueError:
@@ -38,8 +38,9 @@ def seed_arg(text: str) -> int:
 
 
 def finite_float(text: str) -> float:
-    """An argparse type for every number of seconds, scale or fraction: nan and inf passed
-    float() and failed later (`cannot convert float NaN to integer`, naming no option)."""
+    """An argparse type for a number of seconds or a width without a range check that
+    names nan: nan and inf passed float() and failed later (`cannot convert float NaN to
+    integer`, naming no option)."""
     try:
         value = float(text)
     except ValueError:

@@ -15,7 +15,7 @@ from sacscale.commands._inputs import png_path, refuse_output_inside, same_file
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("runs", nargs="+", metavar="LABEL=RUN_DIR", help="runs to compare, labelled")
-    parser.add_argument("--tail-fraction", type=finite_float, default=0.2, help="share of the last log points averaged")
+    parser.add_argument("--tail-fraction", type=float, default=0.2, help="share of the last log points averaged")
     parser.add_argument("--at-env-steps", type=_env_steps_list, metavar="N[,N...]",
                         help="also set the runs side by side at these env-step counts (e.g. 1e6,2e6,5e6): "
                              "mean episode length and normalised tracking over the log points within "

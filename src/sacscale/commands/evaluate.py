@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     noise = parser.add_mutually_exclusive_group()
     noise.add_argument("--stochastic", action="store_const", const=1.0, dest="noise_scale", default=0.0,
                        help="diagnostic: sample the actions as in training instead of tanh(mean)")
-    noise.add_argument("--noise-scale", type=finite_float, dest="noise_scale", metavar="S",
+    noise.add_argument("--noise-scale", type=float, dest="noise_scale", metavar="S",
                        help="diagnostic: sample the actions with S x the policy's std "
                             "(0: tanh(mean), the protocol; 1: as --stochastic)")
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sacscale.checks import finite_float, seed_arg
 from sacscale.commands._inputs import model_problem
 from sacscale.eval import gl_backend, render
 from sacscale.task.walk_rules import TaskConfig
@@ -37,14 +36,14 @@ def add_video_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--commands", default=render.DEFAULT_COMMANDS,
                         help="segments 'vx,vy,wz:SECONDS;...' (m/s, m/s, rad/s; heading frame), in order; "
                              f"the last one holds to the end (default {render.DEFAULT_COMMANDS!r})")
-    parser.add_argument("--seconds", type=finite_float, default=None,
+    parser.add_argument("--seconds", type=float, default=None,
                         help="video length (default: the segments' total)")
     parser.add_argument("--width", type=int, default=640, help="frame width in pixels (default 640)")
     parser.add_argument("--height", type=int, default=480, help="frame height in pixels (default 480)")
-    parser.add_argument("--fps", type=finite_float, default=25.0, help="frames per second, at most 50 (default 25)")
+    parser.add_argument("--fps", type=float, default=25.0, help="frames per second, at most 50 (default 25)")
     parser.add_argument("--model", default=None,
                         help="compiled G1 task model (.mjb) to simulate; default: build it from the asset package")
-    parser.add_argument("--seed", type=seed_arg, default=0, help="seed of the resets (position, heading, gait phase)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the resets (position, heading, gait phase)")
 
 
 def _error(msg: str) -> int:

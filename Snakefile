@@ -2,6 +2,8 @@
 # counterbalanced training runs -> metrics -> summary -> manifest -> verification -> report.
 # Usage: README.md and docs/pipeline.md; the config keys with their defaults:
 # docs/config.md; the stages and their records: docs/architecture.md.
+import os
+
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
@@ -11,6 +13,13 @@ min_version("9.0")
 
 
 configfile: "config.yaml"
+
+
+# A read-only checkout: one line, not Snakemake's traceback when it makes .snakemake/.
+try:
+    runplan.check_state_folder(os.getcwd())
+except runplan.PlanError as exc:
+    raise WorkflowError(f"config error: {exc}") from None
 
 
 # Config files parsed again, strictly (duplicate keys, YAML alias bombs), and every value

@@ -6,6 +6,7 @@ or started, and each error names the flag.
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import re
@@ -22,6 +23,31 @@ MAX_SEED = 2**31 - 100_000
 
 class InputError(RuntimeError):
     """Bad input, found before the run starts; the message names the flag."""
+
+
+def seed_arg(text: str) -> int:
+    """An argparse type for a command's --seed that had no range check of its own: numpy
+    refuses a negative seed and MuJoCo or torch one past 32 bits, naming no option."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: not a whole number") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: a seed is a whole number in [0, {MAX_SEED}]")
+    return value
+
+
+def finite_float(text: str) -> float:
+    """An argparse type for a number of seconds or a width without a range check that
+    names nan: nan and inf passed float() and failed later (`cannot convert float NaN to
+    integer`, naming no option)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: not a finite number")
+    return value
 
 
 # --------------------------------------------------------------------------------------

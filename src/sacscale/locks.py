@@ -3,8 +3,9 @@
 `private_lock` holds `<lock_dir>/<name>` with one `flock`. The folder is this user's own
 (created 0700; its owner, its mode and that it is no link checked on the opened
 descriptor), the lock file is opened through that descriptor without following a link and
-is never chmod'ed; the wait is bounded and ends in a LockError that names the holder from
-the fields it recorded (never its bytes as written), and a stop check runs while waiting.
+is never chmod'ed; one removed while held is made and locked again at once; the wait is
+bounded and ends in a LockError that names the holder from the fields it recorded (never
+its bytes as written), and a stop check runs while waiting.
 docs/faults.md lists these as guarantees. The pipeline's machine-wide training lock
 (sacscale.pipeline.machine_lock) uses it.
 
@@ -24,6 +25,7 @@ import fcntl
 import os
 import re
 import stat
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -162,6 +164,55 @@ def _try_lock(fd: int, path: Path) -> bool:
     return True
 
 
+def _names_it(dir_fd: int, name: str, fd: int) -> bool:
+    """Whether `name` in the folder is still the file `fd` holds (not removed or replaced)."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return False
+    held = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
+
+
+def _lock_named(dir_fd: int, name: str, path: Path) -> int | None:
+    """A descriptor of the lock file, locked, that its name still names; None when it is
+    held. A file removed between our open and our lock is opened again."""
+    while True:
+        fd = _open_lock_file(dir_fd, name, path)
+        try:
+            if not _try_lock(fd, path):
+                os.close(fd)
+                return None
+        except BaseException:
+            os.close(fd)
+            raise
+        if _names_it(dir_fd, name, fd):
+            return fd
+        os.close(fd)
+
+
+def _keep_named(dir_fd: int, name: str, path: Path, fd: int, record: str, stop: threading.Event) -> None:
+    """While held: a lock file removed by hand or by a /tmp cleaner would let the next
+    process make a new one and hold it too, so a new one is made and locked at once (within
+    POLL_S) and every lock taken so is kept until release."""
+    pinned = [fd]
+    try:
+        while not stop.wait(POLL_S * 5):
+            if _names_it(dir_fd, name, pinned[-1]):
+                continue
+            try:
+                again = _lock_named(dir_fd, name, path)
+            except LockError:
+                continue
+            if again is not None:
+                pinned.append(again)
+                with contextlib.suppress(LockError):
+                    _record_holder(again, path, record)
+    finally:
+        for extra in pinned[1:]:
+            os.close(extra)
+
+
 @contextlib.contextmanager
 def private_lock(name: str, what: str, wait_s: float, check_stop: Callable[[], None] | None = None,
                  say: Callable[[str], None] | None = None, note: str = "") -> Iterator[float]:
@@ -169,28 +220,45 @@ def private_lock(name: str, what: str, wait_s: float, check_stop: Callable[[], N
     `wait_s` (0: not at all), then raises LockError naming `what`, the file and its holder.
     While waiting, `check_stop()` runs every POLL_S and `say` is told once whom we wait for.
     `note` (e.g. `run NAME`) is recorded beside our pid for the next process to name."""
+    if not 0 <= wait_s < float("inf"):  # nan compares false with every waited time: no bound at all
+        raise LockError(f"{what}: a wait of {wait_s!r} s is no bound; give a finite number of seconds >= 0")
     directory = lock_dir()
     path = directory / name
     dir_fd = _open_private_dir(directory)
-    try:
-        fd = _open_lock_file(dir_fd, name, path)
-    finally:
-        os.close(dir_fd)
     t0 = time.monotonic()
     try:
         told = False
-        while not _try_lock(fd, path):
+        while (fd := _lock_named(dir_fd, name, path)) is None:
             waited = time.monotonic() - t0
             if waited >= wait_s:
                 how = "is" if wait_s <= 0 else f"was still, after {waited:.0f} s,"
-                raise LockHeld(f"{what} {how} held by {_holder(fd)} ({path})")
+                raise LockHeld(f"{what} {how} held by {_holder_of(dir_fd, name, path)} ({path})")
             if not told and say is not None:
-                say(f"waiting for {_holder(fd)} ({what}; {path}; at most {wait_s:.0f} s)")
+                say(f"waiting for {_holder_of(dir_fd, name, path)} ({what}; {path}; at most {wait_s:.0f} s)")
                 told = True
             if check_stop is not None:
                 check_stop()
             time.sleep(POLL_S)
-        _record_holder(fd, path, f"pid {os.getpid()}" + (f" {note}" if note else "") + "\n")
-        yield time.monotonic() - t0
+        record = f"pid {os.getpid()}" + (f" {note}" if note else "") + "\n"
+        stop = threading.Event()
+        try:
+            _record_holder(fd, path, record)
+            keeper = threading.Thread(target=_keep_named, args=(dir_fd, name, path, fd, record, stop), daemon=True)
+            keeper.start()
+            try:
+                yield time.monotonic() - t0
+            finally:
+                stop.set()
+                keeper.join()
+        finally:
+            os.close(fd)  # releases the lock
     finally:
-        os.close(fd)  # releases the lock
+        os.close(dir_fd)
+
+
+def _holder_of(dir_fd: int, name: str, path: Path) -> str:
+    fd = _open_lock_file(dir_fd, name, path)
+    try:
+        return _holder(fd)
+    finally:
+        os.close(fd)

@@ -3,6 +3,7 @@ where a record goes must be named, not read into memory until the machine kills 
 
 from __future__ import annotations
 
+import json
 import os
 
 # The project's records (metrics, plans, reports, manifests) are at most a few MB.
@@ -20,3 +21,37 @@ def read_limited(path: str | os.PathLike, limit: int = RECORD_LIMIT) -> bytes:
     if len(data) > limit:
         raise TooLarge(f"larger than {limit >> 20} MB, far more than a record of this project holds")
     return data
+
+
+class RecordJSONError(json.JSONDecodeError):
+    """A record that JSON parses but that readers could read two ways (a key given twice:
+    Python keeps the last value, other readers the first) or that Python cannot hold (an
+    integer of thousands of digits: ValueError from int(), named by no one)."""
+
+    def __init__(self, msg: str) -> None:
+        ValueError.__init__(self, msg)
+        self.msg, self.doc, self.pos, self.lineno, self.colno = msg, "", 0, 1, 1
+
+
+_INT_DIGITS = 100  # a count of bytes or steps has 20 at most
+
+
+def _unique(pairs: list) -> dict:
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise RecordJSONError(f"the key {key[:60]!r} is given twice (readers differ on which value holds)")
+        out[key] = value
+    return out
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > _INT_DIGITS:
+        raise RecordJSONError(f"an integer of {len(text):,} digits (a record holds none past {_INT_DIGITS})")
+    return int(text)
+
+
+def loads_record(text: str | bytes):
+    """json.loads for the project's records: a key given twice or an integer too long to
+    read is refused with a JSONDecodeError (RecordJSONError), as malformed JSON is."""
+    return json.loads(text, object_pairs_hook=_unique, parse_int=_bounded_int)

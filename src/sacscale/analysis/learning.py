@@ -9,7 +9,6 @@ iteration. Curves whose tag a run never logged are empty.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
@@ -19,7 +18,7 @@ import numpy as np
 from sacscale.analysis.events import EventFileError
 from sacscale.analysis.metrics import run_events
 from sacscale.task.walk_rules import stand_still_tracking
-from sacscale.reading import read_limited
+from sacscale.reading import loads_record, read_limited
 
 CURVES = {
     "return": "Episode/return",
@@ -97,7 +96,7 @@ def run_config(run_dir: str | Path, known: dict[str, str] | None = None) -> str:
     run_json = run_dir / "run.json"
     if run_json.is_file():
         try:
-            config = json.loads(read_limited(run_json).decode("utf-8")).get("resolved_config", {}).get("config")
+            config = loads_record(read_limited(run_json).decode("utf-8")).get("resolved_config", {}).get("config")
         except (ValueError, AttributeError):  # not JSON, not UTF-8, too large, another shape: named by its dir
             config = None
         if config:

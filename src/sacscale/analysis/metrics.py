@@ -48,7 +48,7 @@ from pathlib import Path
 from sacscale.analysis import reference
 from sacscale.analysis.events import EventFileError, Scalar, event_files, rank_dirs, read_event_dir
 from sacscale.task.walk_rules import tracking_maxima
-from sacscale.reading import TooLarge, read_limited
+from sacscale.reading import TooLarge, loads_record, read_limited
 
 TOTAL_STEPS = "Perf/total_env_steps"
 TOTAL_FPS = "Perf/total_fps"
@@ -222,7 +222,7 @@ def _read_json(path: Path) -> dict | None:
     if not path.is_file():
         return None
     try:
-        return json.loads(read_limited(path).decode("utf-8"))
+        return loads_record(read_limited(path).decode("utf-8"))
     except TooLarge as exc:
         raise EventFileError(f"{path}: {exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -121,3 +121,19 @@ def png_path(text: str) -> str:
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
     """Whether two names are one file (or one directory): links and `..` resolved."""
     return os.path.realpath(a) == os.path.realpath(b)
+
+
+def refuse_output_inside(option: str, output: str | os.PathLike | None, folder: str | os.PathLike,
+                         allowed: tuple[str, ...] = ()) -> None:
+    """BadInput when `output` would be written inside `folder`, evidence this command reads
+    (`verify S --output S/MANIFEST.sha256` replaced the manifest with the verdict and passed;
+    `analyze-run R --output R/run.json` replaced the run's record), except at the names in
+    `allowed` (relative to `folder`) that the pipeline itself writes there. Links and `..`
+    are resolved first."""
+    if not output:
+        return
+    out, root = Path(os.path.realpath(output)), Path(os.path.realpath(folder))
+    if out.is_relative_to(root) and out.relative_to(root).as_posix() not in allowed:
+        where = f" other than {', '.join(allowed)}" if allowed else ""
+        raise BadInput(f"{option} {output}: inside {folder}{where}, whose files this command reads as evidence; "
+                       "write it elsewhere")

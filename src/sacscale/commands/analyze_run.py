@@ -10,6 +10,7 @@ from pathlib import Path
 from sacscale.analysis.events import EventFileError
 from sacscale.analysis.metrics import MetricError, analyze_run
 from sacscale.atomic import write_json
+from sacscale.commands._inputs import refuse_output_inside
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,6 +23,7 @@ def run(args: argparse.Namespace) -> int:
         what = "missing" if not os.path.lexists(args.run_dir) else "not a directory"
         print(f"sacscale analyze-run: error: {args.run_dir}: not a run directory ({what})", file=sys.stderr)
         return 1
+    refuse_output_inside("--output", args.output, args.run_dir)
     try:
         result = analyze_run(args.run_dir)
     except (EventFileError, MetricError) as exc:

@@ -6,10 +6,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from sacscale.checks import finite_float
 from sacscale.analysis.events import EventFileError
 from sacscale.analysis.learning import at_env_steps, compare_learning, single_run_groups
 from sacscale.atomic import write_json
-from sacscale.commands._inputs import png_path, same_file
+from sacscale.commands._inputs import png_path, refuse_output_inside, same_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also set the runs side by side at these env-step counts (e.g. 1e6,2e6,5e6): "
                              "mean episode length and normalised tracking over the log points within "
                              "--half-width of each")
-    parser.add_argument("--half-width", type=float, default=2.5e5,
+    parser.add_argument("--half-width", type=finite_float, default=2.5e5,
                         help="env steps either side of each --at-env-steps point (default 2.5e5)")
     parser.add_argument("--output", help="write curves and means as JSON here")
     parser.add_argument("--figure", type=png_path, help="write the plot (PNG) here")
@@ -51,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
         runs[label] = path
+        refuse_output_inside("--output", args.output, path)
+        refuse_output_inside("--figure", args.figure, path)
     if not 0 < args.tail_fraction <= 1:  # also NaN
         print(f"sacscale compare-learning: error: --tail-fraction {args.tail_fraction!r}: must be in (0, 1]",
               file=sys.stderr)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from sacscale.checks import seed_arg
 from sacscale.cpus import validate_cpu_ids
 from sacscale.sim.bench import run_env_bench
 from sacscale.task.g1_model import load_model
@@ -21,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--warmup", type=int, default=5, help="untimed env steps first (default 5)")
     parser.add_argument("--cpu-ids", default=None, help='pin the simulation threads to these CPUs, e.g. "8-39,48-79"')
     parser.add_argument("--model", default=None, help="compiled model (.mjb); default: build from the asset package")
-    parser.add_argument("--seed", type=int, default=0, help="random seed of the states and actions (default 0)")
+    parser.add_argument("--seed", type=seed_arg, default=0, help="random seed of the states and actions (default 0)")
     parser.add_argument("--actions", choices=("random", "zero"), default="random",
                         help="actions of the full step: uniform random (feet kicked up, few contacts) or zero "
                              "(default pose held, feet down: closer to a policy that stands or walks)")

@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 
+from sacscale.checks import finite_float, seed_arg
 from sacscale.atomic import write_json
 from sacscale.commands._inputs import model_problem, png_path
 from sacscale.eval.evaluate import CheckpointError, evaluate, plot_tracking
@@ -19,13 +20,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--figure", default=None, type=png_path,
                         help="also write commanded vs achieved velocities (PNG) here")
     parser.add_argument("--envs-per-command", type=int, default=8, help="envs (episodes) per grid command (default 8)")
-    parser.add_argument("--seconds", type=float, default=20.0, help="episode length evaluated, at most 20 (default 20)")
-    parser.add_argument("--settle-s", type=float, default=1.0, help="initial seconds not scored (default 1.0)")
+    parser.add_argument("--seconds", type=finite_float, default=20.0,
+                        help="episode length evaluated, at most 20 (default 20)")
+    parser.add_argument("--settle-s", type=finite_float, default=1.0, help="initial seconds not scored (default 1.0)")
     parser.add_argument("--model", default=None,
                         help="compiled G1 model (.mjb); default: build it from the asset package")
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
                         help="simulation threads (default: the CPUs this process may use)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the resets (position, heading, gait phase)")
+    parser.add_argument("--seed", type=seed_arg, default=0, help="seed of the resets (position, heading, gait phase)")
     noise = parser.add_mutually_exclusive_group()
     noise.add_argument("--stochastic", action="store_const", const=1.0, dest="noise_scale", default=0.0,
                        help="diagnostic: sample the actions as in training instead of tanh(mean)")

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from sacscale.commands._inputs import BadInput, read_json
+from sacscale.commands._inputs import BadInput, read_json, refuse_output_inside
 from sacscale.eval.best import best_run
 from sacscale.evidence import scope
 from sacscale.evidence.manifest import ManifestError, write
@@ -34,6 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    refuse_output_inside("--output", args.output, args.root, allowed=("MANIFEST.sha256",))
+    refuse_output_inside("--json", args.json, args.root, allowed=("manifest.json",))
     try:
         if args.scope:
             _write_scope(args)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import torch
 
+from sacscale.checks import seed_arg
 from sacscale.atomic import write_json
 from sacscale.parallel.probe import ProbeSettings, run_probe
 from sacscale.train.config import TrainConfig, TrainingError
@@ -30,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=int, default=0, help="batch per rank (0: 64 on CPU, 8192 on CUDA)")
     parser.add_argument("--amp-dtype", choices=["float32", "bfloat16"], default="float32",
                         help="autocast of both sides (float32 isolates the sync math from bf16 rounding)")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=seed_arg, default=0,
                         help="random seed of the replay rows and batches; rank r starts from seed + 1000 x r "
                              "(default 0)")
     parser.add_argument("--trainer-iterations", type=int, default=0,

@@ -16,11 +16,14 @@ import sys
 from pathlib import Path
 
 from sacscale.evidence.runset import _tracked as tracked_files
-from sacscale.report.build import write_report
+from sacscale.report.build import RecordError, write_report
 
 # what `--run-set` needs from results/S/: the set has been through its verification
 FINISHED = ("plan.json", "summary.json", "environment.json", "verify.json", "manifest.json")
 NAMED = ("summary", "metrics", "output_md", "output_html", "figures_dir")
+# every other input: with --run-set each is read from the set, so one given too was ignored
+OPTIONAL = ("environment", "model", "correctness", "verification", "manifest_json", "run_dirs", "attempts_dir",
+            "evaluations", "video", "video_record", "deviations")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -146,6 +149,10 @@ def named_inputs(args: argparse.Namespace) -> dict:
 def run(args: argparse.Namespace) -> int:
     try:
         if args.run_set:
+            given = [f"--{n.replace('_', '-')}" for n in NAMED + OPTIONAL if getattr(args, n)]
+            if given:
+                raise Refused(f"{', '.join(given)}: not read with --run-set, which reads the set's own files; give "
+                              "--run-set alone, or every input without it")
             inputs = run_set_inputs(Path(args.run_set), args.output_dir)
         elif args.output_dir:
             raise Refused("--output-dir goes with --run-set")
@@ -161,6 +168,9 @@ def run(args: argparse.Namespace) -> int:
         write_report(**inputs)
     except OSError:
         raise  # a full disk, a read-only output: one line naming the file, exit 2 (sacscale.cli)
+    except RecordError as exc:  # bad input: one line naming the file
+        print(f"sacscale report: error: {exc}", file=sys.stderr)
+        return 2
     except (ValueError, KeyError) as exc:
         print(f"sacscale report: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from sacscale.checks import seed_arg
 from sacscale.sim import solver_study as ss
 from sacscale.task.g1_model import load_model
 
@@ -32,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--checkpoints", default="10,50,100", help="control steps at which trajectories are compared")
     parser.add_argument("--model", default=None, help="compiled model (.mjb); default: build from the asset package")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=seed_arg, default=0,
                         help="random seed of the initial states and random actions (default 0)")
     parser.add_argument("--output", default=None, help="write the results as JSON to this file")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")

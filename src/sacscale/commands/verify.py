@@ -10,11 +10,15 @@ output also says what is hashed and what is left out of the manifest by design."
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 
 from sacscale.atomic import write_json
 from sacscale.commands import BadInput
+from sacscale.commands._inputs import refuse_output_inside
 from sacscale.evidence.manifest import ManifestError
+from sacscale.evidence.report_check import reports_dir
 from sacscale.evidence.verify import verify
 
 
@@ -32,6 +36,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if not args.root.strip():  # `verify "$SET"` with SET unset would otherwise check the working directory
         raise BadInput("ROOT is empty (an unset variable?): name the set's folder, results/<set>")
+    refuse_output_inside("--output", args.output, args.root, allowed=("verify.json",))
+    reports = reports_dir(Path(os.path.realpath(args.root)))
+    if reports is not None:
+        refuse_output_inside("--output", args.output, reports)
     try:
         result = verify(args.root, args.manifest, recompute=not args.no_metrics, report_pending=args.report_pending)
     except ManifestError as exc:

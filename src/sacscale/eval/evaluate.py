@@ -383,6 +383,7 @@ def plot_tracking(result: dict, path: str | Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
+    matplotlib.rcParams["text.parse_math"] = False  # command names are text, never TeX
     import matplotlib.pyplot as plt
 
     names = list(result["per_command"])

@@ -20,7 +20,6 @@ its notes. A set of the current format must carry every field.
 from __future__ import annotations
 
 import gzip
-import json
 import struct
 import zlib
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from pathlib import Path
 
 from sacscale.analysis.events import EVENT_FILE_LIMIT
 from sacscale.evidence.manifest import sha256_file
-from sacscale.reading import read_limited
+from sacscale.reading import loads_record, read_limited
 
 EVENT_PREFIX = "events.out.tfevents."
 # a file name holds whole seconds: its creation second may precede a window that starts
@@ -221,7 +220,7 @@ def _once(seen: dict, key, run: str, what: str, out: Findings) -> None:
 
 def _load(path: Path) -> dict | None:
     try:
-        data = json.loads(read_limited(path).decode("utf-8"))
+        data = loads_record(read_limited(path).decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     return data if isinstance(data, dict) else None

@@ -69,6 +69,22 @@ def irregular_files(root: str | Path) -> list[str]:
     return sorted(out)
 
 
+# what str.splitlines() breaks a line at: a name holding one would split its manifest line
+_LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+def _name_problem(rel: str) -> str | None:
+    """Why a file's name cannot be a manifest line's (None when it can): a line break or a
+    backslash (sha256sum escapes those), or bytes that are not UTF-8 (the manifest is)."""
+    if "\\" in rel or not _LINE_BREAKS.isdisjoint(rel):
+        return "file names with line breaks or backslashes are not supported (sha256sum would escape them)"
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return "a file name that is not UTF-8 is not supported (the manifest is UTF-8 text)"
+    return None
+
+
 def evidence_files(root: str | Path, excluded: frozenset[str] = EXCLUDED) -> list[str]:
     """Every regular file under `root` (relative POSIX paths, sorted), minus `excluded`
     (names at the top level of root). Symbolic links of any kind and special files (FIFOs,
@@ -93,8 +109,9 @@ def evidence_files(root: str | Path, excluded: frozenset[str] = EXCLUDED) -> lis
             rel = path.relative_to(root).as_posix()
             if rel in excluded:
                 continue
-            if "\n" in rel or "\\" in rel:
-                raise ManifestError(f"{path}: file names with newlines or backslashes are not supported")
+            problem = _name_problem(rel)
+            if problem:
+                raise ManifestError(f"{root}/{rel!r}: {problem}")
             out.append(rel)
     return sorted(out)
 

@@ -16,13 +16,14 @@ ratio, per-run or seed-shaped tables.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import unicodedata
 from pathlib import Path
 
+from sacscale.reading import loads_record
 from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification, read_text
+from sacscale.report.figure_names import FIGURES, drawn_as
 from sacscale.report.numbers import FORMAT, NUMBERS_NAME, report_numbers
 from sacscale.evidence.report_html import presentation_problems, rendered_markdown_problems
 from sacscale.evidence.report_tables import other_tables_problems, regenerated
@@ -258,7 +259,7 @@ def check_report(root: Path, summary: dict, metrics: list[dict], result: Verific
     stored_path = reports / NUMBERS_NAME
     if stored_path.is_file():
         try:
-            stored = json.loads(read_text(stored_path, f"{rel}/{NUMBERS_NAME}"))
+            stored = loads_record(read_text(stored_path, f"{rel}/{NUMBERS_NAME}"))
         except EvidenceStructureError as exc:
             stored = exc
         except ValueError as exc:
@@ -286,7 +287,22 @@ def check_report(root: Path, summary: dict, metrics: list[dict], result: Verific
     result.derived += problems + rendered_markdown_problems(f"{rel}/report.md", text)
     result.notes += notes
     result.checked.append(f"{rel}/report.md")
+    result.derived += figure_name_problems(rel, reports)
     check_report_html(reports, rel, fresh, required, result, made)
+
+
+def figure_name_problems(rel: str, reports: Path) -> list[str]:
+    """Each figure is the one drawn under its name: a figure that carries another's name
+    (two swapped, one copied over another) is named; in a set whose figures carry names,
+    one without is too (sets made before figures carried them have none)."""
+    drawn = {name: drawn_as(reports / "figures" / name) for name in sorted(FIGURES.values())
+             if (reports / "figures" / name).is_file()}
+    problems = [f"{rel}/figures/{name}: is the figure the report stage drew as {was[:60]!r} (swapped or "
+                "copied over?): does not match the evidence" for name, was in drawn.items() if was and was != name]
+    if any(drawn.values()):
+        problems += [f"{rel}/figures/{name}: carries no figure name, as every other figure of the set does: does not "
+                     "match the evidence" for name, was in drawn.items() if was is None]
+    return problems
 
 
 def check_report_html(reports: Path, rel: str, fresh: dict, required: set[str], result: Verification,

@@ -13,14 +13,13 @@ problem: verify cannot say where its numbers come from.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from sacscale.report import tables
 from sacscale.report.document import Document, to_markdown
 from sacscale.report.shown import ShownTable, shown_tables
-from sacscale.reading import read_limited
+from sacscale.reading import loads_record, read_limited
 
 # headers of the tables the report stage writes whose numbers are not the evidence's own
 # (constants, the probe's record, the environment, docs/deviations.md), in every committed
@@ -52,7 +51,7 @@ def regenerated(root: Path, metrics: list[dict]) -> dict[tuple, tuple[str, Shown
     for m in metrics:
         path = root / "eval" / f"{m.get('run')}.json"
         if path.is_file():
-            evaluations[m["run"]] = json.loads(read_limited(path).decode("utf-8"))
+            evaluations[m["run"]] = loads_record(read_limited(path).decode("utf-8"))
     made = {"the phase-time table": tables.phase_table(metrics),
             "the evaluation table": tables.quality_table(evaluations, metrics)}
     out = {}

@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sacscale.reading import TooLarge, read_limited
+from sacscale.reading import TooLarge, loads_record, read_limited
 
 REL_TOL = 1e-9
 OLDER = "not recorded by this older set"
@@ -97,7 +97,7 @@ def read_text(path: Path, rel: str, errors: str = "strict") -> str:
 def load_json(root: Path, rel: str, kind: type = dict):
     """The JSON value of root/rel, which must be a `kind`; EvidenceStructureError otherwise."""
     try:
-        data = json.loads(read_text(root / rel, rel))
+        data = loads_record(read_text(root / rel, rel))
     except json.JSONDecodeError as exc:
         raise EvidenceStructureError(f"{rel}: not valid JSON ({exc})") from None
     if not isinstance(data, kind):

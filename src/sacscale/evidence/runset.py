@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from sacscale.reading import read_limited
+from sacscale.reading import loads_record, read_limited
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -102,7 +102,7 @@ def inspect(name: str, workdir: str | Path, plan: dict, outputs: list[str]) -> R
     plan_file = results / "plan.json"
     if plan_file.is_file() and not plan_file.is_symlink():
         try:
-            stored = json.loads(read_limited(plan_file).decode("utf-8"))
+            stored = loads_record(read_limited(plan_file).decode("utf-8"))
         except (OSError, ValueError):
             stored = None
         if isinstance(stored, dict):

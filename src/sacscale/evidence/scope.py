@@ -15,13 +15,12 @@ with its hash, so the evaluation that used it is still bound to it (binding.py).
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 from sacscale.atomic import write_json
 from sacscale.evidence.manifest import MANIFEST_JSON, MANIFEST_NAME, VERIFY_JSON, sha256_file
-from sacscale.reading import TooLarge, read_limited
+from sacscale.reading import TooLarge, loads_record, read_limited
 
 SCOPE_FILE = "evidence.json"
 FORMAT = 2
@@ -45,7 +44,7 @@ def read_scope(root: Path) -> dict | None:
     if not path.is_file():
         return None
     try:
-        data = json.loads(read_limited(path).decode("utf-8"))
+        data = loads_record(read_limited(path).decode("utf-8"))
     except TooLarge as exc:
         raise ScopeError(f"{SCOPE_FILE}: {exc}") from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
@@ -176,7 +175,7 @@ def describe(root: Path, files: int, bytes_hashed: int) -> list[str]:
 
 def _json_object(path: Path) -> dict:
     try:
-        data = json.loads(read_limited(path).decode("utf-8"))
+        data = loads_record(read_limited(path).decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

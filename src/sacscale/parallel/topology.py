@@ -18,7 +18,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from sacscale.cpus import parse_cpu_list
+from sacscale.cpus import MAX_CPU_ID, parse_cpu_list
 
 
 def shares_cuda_device(devices: list[str]) -> bool:
@@ -67,6 +67,17 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
+def _check_cpu_row(cpus: list[Cpu], n: int, line: str) -> None:
+    """The row just read: numbers a machine has (a CPU of 10**23 or -1 was planned into a
+    pool, which the run then could not pin) and a CPU not listed before (twice, it was
+    counted as two cores)."""
+    cpu = cpus[-1]
+    if not all(0 <= v <= MAX_CPU_ID for v in (cpu.id, cpu.core, cpu.socket, cpu.node)):
+        raise TopologyError(f"lscpu: line {n} {line.strip()[:80]!r}: a number outside 0..{MAX_CPU_ID}")
+    if any(other.id == cpu.id for other in cpus[:-1]):
+        raise TopologyError(f"lscpu: line {n} {line.strip()[:80]!r}: CPU {cpu.id} is listed twice")
+
+
 def parse_lscpu(text: str) -> list[Cpu]:
     """`lscpu -e=CPU,CORE,SOCKET,NODE` -> the online CPUs.
 
@@ -102,6 +113,7 @@ def parse_lscpu(text: str) -> list[Cpu]:
             ))
         except ValueError:
             raise TopologyError(f"lscpu: line {n} {line.strip()!r} is not numbers") from None
+        _check_cpu_row(cpus, n, line)
     if not cpus:
         raise TopologyError("lscpu: no online CPU listed")
     return cpus

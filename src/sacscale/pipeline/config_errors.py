@@ -3,6 +3,8 @@ the schema, and a schema error as one line naming the key."""
 
 from __future__ import annotations
 
+import os
+
 from jsonschema.exceptions import ValidationError
 
 from sacscale.pipeline.config_check import ConfigError, check_files, check_list_lengths, check_values
@@ -42,3 +44,15 @@ def config_error_message(workflow_error) -> str:
     if not isinstance(cause, ValidationError):
         return str(workflow_error)
     return f"Error validating config file: {config_error_line(cause)}"
+
+
+def check_state_folder(workdir) -> None:
+    """PlanError when Snakemake cannot keep its state (`.snakemake/`: locks, metadata) in
+    `workdir`: in a read-only checkout it ended in its own traceback (`OSError: [Errno 30]`),
+    even for `-n` or `verify`, after reading the whole workflow."""
+    state = os.path.join(workdir, ".snakemake")
+    where = state if os.path.isdir(state) else workdir
+    if not os.access(where, os.W_OK | os.X_OK):
+        raise PlanError(f"{where}: not writable (a read-only checkout?); Snakemake keeps its state in "
+                        f"{state}; run from a writable copy, or verify a set without Snakemake: "
+                        "sacscale verify results/<set>")

@@ -32,12 +32,25 @@ def _start_problem(env: dict[str, str]) -> str | None:
     return _TRIED[key]
 
 
+def _warnings_problem(value: str) -> str | None:
+    """A PYTHONWARNINGS filter whose action is `error` (or any prefix Python accepts for it,
+    `e`, `err`): Python starts, then the first warning a library gives (a deprecation in
+    torch or gymnasium) ends the run, after the model and the probe."""
+    for spec in value.split(","):
+        action = spec.split(":", 1)[0].strip().lower()
+        if action and "error".startswith(action):
+            return f"its filter {spec.strip()[:60]!r} makes every matching warning an error that would end the run"
+    return None
+
+
 def check_interpreter_env(env: dict[str, str], where: str, command: str = "sacscale") -> None:
     """PlanError naming `where` when the run's `command` is not on the PATH `env` gives, or
     Python does not start with the PYTHON* variables of `env`."""
     if "PATH" in env and shutil.which(command, path=env["PATH"]) is None:
         raise PlanError(f"{where}: PATH {env['PATH'][:80]!r} does not hold {command!r}, the trainer's command: "
                         "the run could not start; leave PATH out or add the folder that holds it")
+    if "PYTHONWARNINGS" in env and (problem := _warnings_problem(env["PYTHONWARNINGS"])):
+        raise PlanError(f"{where}: PYTHONWARNINGS: {problem}; leave it out, or use 'ignore' / 'default' actions")
     python = {k: v for k, v in env.items() if k.startswith("PYTHON")}
     if not python:
         return

@@ -10,6 +10,7 @@ from urllib.parse import quote
 from sacscale.analysis.learning import curves_by_config, tracking_baselines
 from sacscale.analysis.metrics import DEFINITIONS
 from sacscale.atomic import atomic_write_text
+from sacscale.reading import loads_record, read_limited
 from sacscale.report import plots, tables
 from sacscale.report.numbers import NUMBERS_NAME, report_numbers
 from sacscale.report.run_checks import run_checks_line
@@ -45,11 +46,24 @@ LIMITATIONS = [
 ]
 
 
+class RecordError(ValueError):
+    """An input record the report cannot read; the message names the file."""
+
+
+def _record(path):
+    """A record read bounded and strictly (a sparse file of GBs was read whole; a key given
+    twice passed; an integer of thousands of digits was a ValueError naming no file)."""
+    try:
+        return loads_record(read_limited(path).decode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # TooLarge, JSONDecodeError, UnicodeDecodeError
+        raise RecordError(f"{path}: not a record this pipeline wrote ({exc})") from None
+
+
 def _load(path) -> dict | None:
     if not path:
         return None
     p = Path(path)
-    return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else None
+    return _record(p) if p.is_file() else None
 
 
 def _fmt_scalar(v) -> str:
@@ -367,8 +381,8 @@ def write_report(
     environment=None, model=None, probe=None, verification=None, manifest=None, deviations=None, run_dirs=None,
     attempts=None, evaluations=None, video=None, video_record=None,
 ) -> Document:
-    summary = json.loads(Path(summary_path).read_text(encoding="utf-8"))
-    metrics = [json.loads(Path(p).read_text(encoding="utf-8")) for p in metrics_paths]
+    summary = _record(summary_path)
+    metrics = [_record(p) for p in metrics_paths]
     report_dir = Path(output_md).parent
     doc = build(
         summary, metrics, Path(figures_dir), report_dir,
@@ -377,8 +391,8 @@ def write_report(
         deviations=_relative(deviations, report_dir) if deviations and Path(deviations).is_file() else None,
         run_dirs=[Path(d) for d in run_dirs] if run_dirs else None,
         attempts=attempts,
-        evaluations={Path(p).stem: json.loads(Path(p).read_text(encoding="utf-8")) for p in evaluations or []},
-        video=((Path(video), json.loads(Path(video_record).read_text(encoding="utf-8")))
+        evaluations={Path(p).stem: _record(p) for p in evaluations or []},
+        video=((Path(video), _record(video_record))
                if video and video_record else None),
     )
     atomic_write_text(output_md, to_markdown(doc))

@@ -7,14 +7,17 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
+# Labels are names from configs and the command line: `$...$` in one is text, not TeX
+# (mathtext would render it, or fail the whole report on a symbol it does not know).
+matplotlib.rcParams["text.parse_math"] = False
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import EngFormatter  # noqa: E402
-from PIL import Image  # noqa: E402
+from PIL import Image, PngImagePlugin  # noqa: E402
 
 from sacscale.analysis.aggregate import phase_by_rank  # noqa: E402
 from sacscale.analysis.learning import finite, tracking_baselines  # noqa: E402
 from sacscale.atomic import temporary_path  # noqa: E402
-from sacscale.report.figure_names import FIGURES  # noqa: E402
+from sacscale.report.figure_names import FIGURES, NAME_KEY  # noqa: E402
 
 STEADY = "steady env steps/s (last 50% of events)"
 
@@ -29,11 +32,13 @@ def _colors(names):
 PALETTE_COLOURS = 64
 
 
-def _palette_png(source: Path, target: Path) -> None:
+def _palette_png(source: Path, target: Path, name: str) -> None:
     with Image.open(source) as image:
         flat = image.convert("RGB").quantize(PALETTE_COLOURS, method=Image.Quantize.MEDIANCUT,
                                              dither=Image.Dither.NONE)
-    flat.save(target, "PNG", optimize=True)
+    info = PngImagePlugin.PngInfo()
+    info.add_text(NAME_KEY.decode(), name)  # what verify reads back (figure_names.drawn_as)
+    flat.save(target, "PNG", optimize=True, pnginfo=info)
 
 
 def _save(fig, path: Path) -> None:
@@ -41,7 +46,7 @@ def _save(fig, path: Path) -> None:
     tmp = temporary_path(path)  # of this process and thread: two reports into one folder do not collide
     try:
         fig.savefig(tmp, dpi=110, bbox_inches="tight", metadata={"Software": None}, facecolor="white")
-        _palette_png(tmp, tmp)
+        _palette_png(tmp, tmp, path.name)
         tmp.replace(path)
     except BaseException as exc:
         tmp.unlink(missing_ok=True)  # a full disk leaves no partial figure

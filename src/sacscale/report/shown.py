@@ -23,9 +23,11 @@ _VOID = {"br", "hr", "img", "input", "meta", "link", "col", "wbr", "source", "ar
 # lone ? are an absent value, as the tables print one. ASCII digits only: float() reads a
 # fullwidth or Arabic-Indic digit as the digit it looks like, which a cell could show in
 # place of the one the evidence gives ("\uff117,538" reads as 17,538)
+# Digits are ASCII (a fullwidth or Arabic-Indic digit is not the stage's), but what may not
+# touch a number is any letter or digit: `1.719¹x` is not the number 1.719.
 _TOKEN = re.compile(r"(?P<na>\bn/a\b|\bNone\b|(?<!\S)\?(?!\S))|"
-                    r"(?<![\w.])(?P<num>-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<dec>\d+))?)"
-                    r"(?P<unit>%|x)?(?![\w])", re.ASCII)
+                    r"(?<![\w.])(?P<num>-?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.(?P<dec>[0-9]+))?)"
+                    r"(?P<unit>%|x)?(?![\w])")
 # a condition in a cell, not a quantity: "(n < 3)"
 _CONDITION = re.compile(r"\(\s*n\s*[<>=]+\s*\d+\s*\)", re.ASCII)
 
@@ -119,6 +121,7 @@ def shown_html_tables(html_text: str) -> list[ShownTable]:
 def shown_numbers(cell: str) -> list[ShownNumber]:
     """The numbers a cell shows, in order (n/a as None)."""
     out = []
+    cell = cell.replace("\u2212", "-")  # the minus sign: `−1.719x` is not 1.719
     for match in _TOKEN.finditer(_CONDITION.sub("", cell)):
         if match["na"]:
             out.append(ShownNumber(None))

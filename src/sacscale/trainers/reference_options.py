@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import os
 
+from sacscale.checks import seed_arg
+
 DEFAULT_PYTHON = ".venv-ref/bin/python"
 
 
@@ -13,7 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--devices", default="0", help="CUDA device indices, comma list (one rank each)")
     parser.add_argument("--num-envs", type=int, default=2048, help="environments per rank (default: 2048)")
     parser.add_argument("--iterations", type=int, default=1000, help="training iterations (default: 1000)")
-    parser.add_argument("--seed", type=int, default=1, help="its algo.seed (default: 1)")
+    parser.add_argument("--seed", type=seed_arg, default=1, help="its algo.seed (default: 1)")
     parser.add_argument("--collector-cpu-ids", default="",
                         help="one CPU list per rank, ';'-separated ('1-15' or '1-15;17-31'); empty: its own default")
     parser.add_argument("--log-dir", required=True, help="run directory (must not exist or be empty)")

@@ -214,6 +214,8 @@ def test_unusable_checkpoint_exits_2(tmp_path, capsys):
 
 def test_gl_backend_choice(monkeypatch):
     monkeypatch.setenv("PYOPENGL_PLATFORM", "")  # recorded, so restored after the test
+    # both backends' libraries load: the choice alone, whatever this machine has installed
+    monkeypatch.setattr(GL, "library_problem", lambda backend: None)
     monkeypatch.setenv("MUJOCO_GL", "EGL ")
     assert GL.choose_gl_backend() == "egl"
     for gpu, want in ((True, "egl"), (False, "osmesa")):
@@ -294,6 +296,7 @@ def test_no_gl_backend_names_the_package_exits_2_and_leaves_no_file(tmp_path, ca
     monkeypatch.setenv("MUJOCO_GL", backend)
     monkeypatch.setenv("PYOPENGL_PLATFORM", backend)
     monkeypatch.setattr(GL, "_classic_gl_module", lambda: context)
+    monkeypatch.setattr(GL, "library_problem", lambda backend: None)  # the libraries load; the context fails
     monkeypatch.setattr(mujoco, "Renderer", no_context)
     ckpt = make_checkpoint(tmp_path / "run" / "checkpoints" / "final.pt")
     videos = tmp_path / "videos"

@@ -14,23 +14,8 @@ SET = "h200x1_final"  # a committed set made with the current summary (intervals
 
 
 @pytest.fixture
-def sacscale(capsys, monkeypatch):
-    """`sacscale ARGS` run in this process from `cwd` (what a subprocess would print and
-    return, without its seconds of imports): its exit status and output."""
-    from sacscale.cli import main
-
-    def run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
-        with monkeypatch.context() as mp:
-            mp.chdir(cwd)
-            capsys.readouterr()
-            try:
-                code = main(list(args))
-            except SystemExit as exc:  # argparse's usage errors
-                code = exc.code
-        out, err = capsys.readouterr()
-        return subprocess.CompletedProcess(args, code, out, err)
-
-    return run
+def sacscale(sacscale_main):
+    return lambda *args, cwd=REPO: sacscale_main(*args, cwd=cwd)
 
 
 def hashes(root: Path) -> dict[str, str]:

@@ -14,23 +14,18 @@ from sacscale.pipeline.runplan import Host, resolve
 PRESETS = yaml.safe_load((REPO / "workflow" / "presets.yaml").read_text())
 
 
-@pytest.fixture
-def verify_env(tmp_path, sacscale_main):
-    """`sacscale verify-env` of the plan CONFIG resolves to (run in this process):
-    (its exit status and output, the environment.json it wrote)."""
-    def run(config, *extra):
-        host = Host(cuda_devices=0, cpus=frozenset(os.sched_getaffinity(0)))
-        plan_path = tmp_path / "plan.json"
-        plan_path.write_text(json.dumps(resolve(config, PRESETS, host, check_host=False).as_dict()))
-        out = tmp_path / "environment.json"
-        proc = sacscale_main("verify-env", "--output", out, "--plan", plan_path, *extra)
-        return proc, json.loads(out.read_text())
-
-    return run
+def verify_env(tmp_path, config, *extra):
+    plan = resolve(config, PRESETS, Host(cuda_devices=0, cpus=frozenset(os.sched_getaffinity(0))), check_host=False)
+    plan_path = tmp_path / "plan.json"
+    plan_path.write_text(json.dumps(plan.as_dict()))
+    out = tmp_path / "environment.json"
+    proc = subprocess.run([sys.executable, "-m", "sacscale.cli", "verify-env", "--output", str(out),
+                           "--plan", str(plan_path), *extra], capture_output=True, text=True, timeout=300)
+    return proc, json.loads(out.read_text())
 
 
-def test_records_the_environment_and_writes_the_diff_file(tmp_path, verify_env):
-    proc, env = verify_env({"preset": "cpu"}, "--diff-output", str(tmp_path / "source.diff"))
+def test_records_the_environment_and_writes_the_diff_file(tmp_path):
+    proc, env = verify_env(tmp_path, {"preset": "cpu"}, "--diff-output", str(tmp_path / "source.diff"))
     assert proc.returncode == 0, proc.stderr
     diff = env["project"]["diff"]
     assert diff["file"] == "source.diff" and (tmp_path / "source.diff").stat().st_size == diff["bytes"]
@@ -66,8 +61,8 @@ def test_records_the_environment_and_writes_the_diff_file(tmp_path, verify_env):
         assert env["learner"]["file"].endswith("learner.py")
 
 
-def test_more_gpus_than_visible_fails_naming_the_key(tmp_path, verify_env):
-    proc, env = verify_env({"preset": "h200x2"})
+def test_more_gpus_than_visible_fails_naming_the_key(tmp_path):
+    proc, env = verify_env(tmp_path, {"preset": "h200x2"})
     if env["torch"]["cuda_devices"] >= 2:
         pytest.skip("this machine has 2 GPUs")
     assert proc.returncode == 1
@@ -75,9 +70,9 @@ def test_more_gpus_than_visible_fails_naming_the_key(tmp_path, verify_env):
     assert env["ok"] is False
 
 
-def test_pool_with_absent_cpus_and_a_missing_command_are_each_named(tmp_path, verify_env):
+def test_pool_with_absent_cpus_and_a_missing_command_are_each_named(tmp_path):
     # two problems in one run (each is found on its own; verify-env reports all it finds)
-    proc, env = verify_env({"preset": "cpu", "run_configs": {"n1_cpu": {"cpu_pools": ["4000-4003"]}}},
+    proc, env = verify_env(tmp_path, {"preset": "cpu", "run_configs": {"n1_cpu": {"cpu_pools": ["4000-4003"]}}},
                            "--require-commands", "train,no-such-command")
     assert proc.returncode == 1
     assert "run_configs.n1_cpu.cpu_pools: rank 0 names CPUs 4000-4003 that do not exist here" in proc.stderr
@@ -179,11 +174,11 @@ def test_an_installed_copy_is_traced_to_the_working_directorys_checkout(tmp_path
     assert state["installed_copy_differs"] == ["sub/m.py"]
 
 
-def test_a_machine_that_cannot_make_the_video_is_named_before_any_work(tmp_path, monkeypatch, verify_env):
+def test_a_machine_that_cannot_make_the_video_is_named_before_any_work(tmp_path, monkeypatch):
     """--require-render (the pipeline passes it when the report's video is on): the G1's
     Menagerie files are looked for first; a folder without them fails verify-env, naming it."""
     monkeypatch.setenv("SACSCALE_G1_ASSETS", str(tmp_path / "no-g1-here"))
-    proc, env = verify_env({"preset": "cpu"}, "--require-render")
+    proc, env = verify_env(tmp_path, {"preset": "cpu"}, "--require-render")
     assert proc.returncode == 1
     assert env["render"]["ok"] is False and "no-g1-here: no g1.xml there" in env["render"]["error"]
     (problem,) = env["problems"]

@@ -237,7 +237,8 @@ def sacscale_main(capsys, monkeypatch):
     """`sacscale ARGS` run in this process, from `cwd` where given: its exit status and
     output as a subprocess would give them, without a second of imports each time. (An
     exception that main() lets through fails the test, as a traceback in a subprocess's
-    output would.)"""
+    output would.) Not for a command that records the interpreter itself (verify-env:
+    the test process's sys.path shows distributions a fresh one does not)."""
     from sacscale.cli import main
 
     def run(*args: str, cwd=None) -> subprocess.CompletedProcess:

@@ -13,6 +13,7 @@ module, naming the variables, with the environment put back for the tests after 
 import contextlib
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -227,3 +228,29 @@ def gl_env(gl, monkeypatch):
 def gl_available():
     """(True, backend) or (False, why), for a fixture that renders only where it can."""
     return gl_usable()
+
+
+# ---- the CLI, run in the test process ----------------------------------------------------
+
+@pytest.fixture
+def sacscale_main(capsys, monkeypatch):
+    """`sacscale ARGS` run in this process, from `cwd` where given: its exit status and
+    output as a subprocess would give them, without a second of imports each time. (An
+    exception that main() lets through fails the test, as a traceback in a subprocess's
+    output would.) Not for a command that records the interpreter itself (verify-env:
+    the test process's sys.path shows distributions a fresh one does not)."""
+    from sacscale.cli import main
+
+    def run(*args: str, cwd=None) -> subprocess.CompletedProcess:
+        with monkeypatch.context() as mp:
+            if cwd is not None:
+                mp.chdir(cwd)
+            capsys.readouterr()
+            try:
+                code = main([str(a) for a in args])
+            except SystemExit as exc:  # argparse's usage errors
+                code = exc.code
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(["sacscale", *args], code, out, err)
+
+    return run

@@ -1,8 +1,6 @@
 """The main figure and the run's other figures, against hand-computed values."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -139,32 +137,29 @@ def test_differences_name_the_figure(run_dir):
     assert [d.split(":")[0] for d in differences(changed, m)] == ["steady_env_steps_per_s"]
 
 
-def test_cli_writes_json(run_dir, tmp_path):
+def test_cli_writes_json(run_dir, tmp_path, sacscale_main):
     out = tmp_path / "out" / "metrics.json"
-    proc = subprocess.run([sys.executable, "-m", "sacscale.cli", "analyze-run", str(run_dir), "--output", str(out)],
-                          capture_output=True, text=True)
+    proc = sacscale_main("analyze-run", str(run_dir), "--output", str(out))
     assert proc.returncode == 0, proc.stderr
     assert json.loads(out.read_text())["steady_env_steps_per_s"] == pytest.approx(EXPECTED_STEADY)
 
 
-def test_cli_fails_naming_the_file(run_dir, tmp_path):
+def test_cli_fails_naming_the_file(run_dir, tmp_path, sacscale_main):
     victim = next((run_dir / "tb" / "rank0").glob("events.out.tfevents.*"))
     victim.write_bytes(b"")
     out = tmp_path / "metrics.json"
-    proc = subprocess.run([sys.executable, "-m", "sacscale.cli", "analyze-run", str(run_dir), "--output", str(out)],
-                          capture_output=True, text=True)
+    proc = sacscale_main("analyze-run", str(run_dir), "--output", str(out))
     assert proc.returncode == 1
     assert str(victim) in proc.stderr and "empty" in proc.stderr
     assert not out.exists()
 
 
-def test_cli_fails_on_missing_run(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "sacscale.cli", "analyze-run", str(tmp_path / "nope"),
-                           "--output", str(tmp_path / "m.json")], capture_output=True, text=True)
+def test_cli_fails_on_missing_run(tmp_path, sacscale_main):
+    proc = sacscale_main("analyze-run", str(tmp_path / "nope"), "--output", str(tmp_path / "m.json"))
     assert proc.returncode == 1 and "nope" in proc.stderr
 
 
-def test_two_event_files_in_one_rank_directory_are_refused(run_dir, tmp_path):
+def test_two_event_files_in_one_rank_directory_are_refused(run_dir, tmp_path, sacscale_main):
     """Two runs into one --log-dir (issue 16): the merged rate would be wrong, so
     analyze-run fails naming the directory and both files instead of reporting it."""
     from sacscale.analysis.events import EventFileError
@@ -177,8 +172,7 @@ def test_two_event_files_in_one_rank_directory_are_refused(run_dir, tmp_path):
     with pytest.raises(EventFileError, match=rf"{rank1}: 2 event files for rank 1 .*{target.name}"):
         analyze_run(run_dir)
     out = tmp_path / "metrics.json"
-    proc = subprocess.run([sys.executable, "-m", "sacscale.cli", "analyze-run", str(run_dir), "--output", str(out)],
-                          capture_output=True, text=True)
+    proc = sacscale_main("analyze-run", str(run_dir), "--output", str(out))
     assert proc.returncode == 1 and "one run per directory is expected" in proc.stderr
     assert not out.exists()
 

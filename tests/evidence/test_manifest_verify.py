@@ -3,7 +3,6 @@
 import json
 import shutil
 import subprocess
-import sys
 
 import pytest
 
@@ -92,19 +91,18 @@ def test_corrupted_event_file_fails_recomputation(root):
     assert any("p_r1_n1: cannot recompute" in m and events.name in m for m in result.metrics)
 
 
-def test_cli_exit_status_and_json(root, tmp_path):
-    cmd = [sys.executable, "-m", "sacscale.cli", "verify", str(root), "--output", str(root / "verify.json")]
-    ok = subprocess.run(cmd, capture_output=True, text=True)
+def test_cli_exit_status_and_json(root, tmp_path, sacscale_main):
+    cmd = ["verify", str(root), "--output", str(root / "verify.json")]
+    ok = sacscale_main(*cmd)
     assert ok.returncode == 0, ok.stderr
     assert json.loads((root / "verify.json").read_text())["ok"] is True
     (root / "runs" / "p_r1_n1" / "train.log").write_text("edited\n")
-    bad = subprocess.run(cmd, capture_output=True, text=True)
+    bad = sacscale_main(*cmd)
     assert bad.returncode == 1
     assert "changed: runs/p_r1_n1/train.log" in bad.stderr
 
 
-def test_missing_manifest_is_named(tmp_path):
+def test_missing_manifest_is_named(tmp_path, sacscale_main):
     (tmp_path / "S").mkdir()
-    proc = subprocess.run([sys.executable, "-m", "sacscale.cli", "verify", str(tmp_path / "S")],
-                          capture_output=True, text=True)
+    proc = sacscale_main("verify", tmp_path / "S")
     assert proc.returncode == 1 and "MANIFEST.sha256: manifest is missing" in proc.stderr

@@ -90,15 +90,14 @@ def test_a_throughput_runs_policy_is_left_out_with_its_hash(work, tmp_path):
     assert scope.set_bytes(work) <= scope.BUDGET_BYTES
 
 
-def test_keep_best_keeps_the_policy_the_reports_video_shows(work, tmp_path):
+def test_keep_best_keeps_the_policy_the_reports_video_shows(work, tmp_path, sacscale_main):
     """The pipeline's default: the best-evaluated run's policy (sacscale.eval.best, as
     render-best chooses) stays; every other run's moves out."""
     evals = [str(work / "eval" / f"{r}.json") for r in (R1, R2)]  # R1 scores 0.977, R2 0.975
-    cmd = [sys.executable, "-m", "sacscale.cli", "manifest", str(work)]
-    refused = subprocess.run([*cmd, "--keep-best", *evals], capture_output=True, text=True, timeout=300)
+    cmd = ["manifest", str(work)]
+    refused = sacscale_main(*cmd, "--keep-best", *evals)
     assert refused.returncode == 1 and "need --scope" in refused.stderr
-    proc = subprocess.run([*cmd, "--scope", "--keep-best", *evals, "--left-out-dir", str(tmp_path / "left_out")],
-                          capture_output=True, text=True, timeout=300)
+    proc = sacscale_main(*cmd, "--scope", "--keep-best", *evals, "--left-out-dir", tmp_path / "left_out")
     assert proc.returncode == 0, proc.stderr
     assert f"left out by design: runs/{R2}/checkpoints/final.pt" in proc.stdout
     assert (work / "runs" / R1 / "checkpoints" / "final.pt").is_file() and (tmp_path / "left_out" / R2).is_dir()
@@ -146,11 +145,10 @@ def test_a_set_of_the_current_format_over_the_budget_fails(work, tmp_path):
     assert any(p.startswith("scope: size: ") and "over the budget of 4,194,304" in p for p in problems), problems
 
 
-def test_the_cli_says_what_is_hashed_and_what_is_left_out(work, tmp_path):
+def test_the_cli_says_what_is_hashed_and_what_is_left_out(work, tmp_path, sacscale_main):
     shrink_report(work)
     make_current(work, tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "sacscale.cli", "verify", str(work)], capture_output=True,
-                          text=True, timeout=300)
+    proc = sacscale_main("verify", work)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "hashed: " in out and " files, " in out

@@ -192,11 +192,10 @@ def test_links_and_special_files_are_refused_without_opening(work, tmp_path):
         manifest.write(work)  # the manifest refuses them too, before hashing anything
 
 
-def test_cli_prints_named_problems_not_a_traceback(work):
+def test_cli_prints_named_problems_not_a_traceback(work, sacscale_main):
     (work / "summary.json").write_text("[]")
     manifest.write(work)
-    proc = subprocess.run([sys.executable, "-m", "sacscale.cli", "verify", str(work)], capture_output=True, text=True,
-                          timeout=120)
+    proc = sacscale_main("verify", work)
     assert proc.returncode == 1
     assert "structure: summary.json: not a JSON dict (a list)" in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -6,8 +6,6 @@ attacker regenerates the metrics, the summary and the manifest with the project'
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -108,11 +106,10 @@ def test_every_spelling_refuses_a_link_in_the_report_folder(work, tmp_path):
         assert f"refused: ../../reports/{SET}/figures/planted.png (symbolic link)" in result.problems(), label
 
 
-def test_the_cli_names_the_canonical_path(work, tmp_path):
+def test_the_cli_names_the_canonical_path(work, tmp_path, sacscale_main):
     edit_report(work)
     spelling = str(work.parent / ".." / "results" / SET)
-    proc = subprocess.run([sys.executable, "-m", "sacscale.cli", "verify", spelling], capture_output=True,
-                          text=True, timeout=300)
+    proc = sacscale_main("verify", spelling)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert f"(that is, {work.resolve()})" in proc.stderr and "does not match" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -322,14 +319,13 @@ def test_a_manifest_line_outside_the_set_is_never_opened(work, tmp_path):
 
 
 @pytest.mark.parametrize("what", ["a file", "a dangling link", "nothing"])
-def test_a_root_that_is_no_set_is_one_line(tmp_path, what):
+def test_a_root_that_is_no_set_is_one_line(tmp_path, what, sacscale_main):
     root = tmp_path / "root"
     if what == "a file":
         root.write_text("not a set")
     elif what == "a dangling link":
         root.symlink_to(tmp_path / "gone")
-    proc = subprocess.run([sys.executable, "-m", "sacscale.cli", "verify", str(root)], capture_output=True,
-                          text=True, timeout=120)
+    proc = sacscale_main("verify", root)
     assert proc.returncode == 1
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"sacscale verify: error: {root}: evidence root is"), proc.stderr

@@ -15,8 +15,6 @@ set in tests/workflow/pipeline_helpers.py::check_tampering_is_caught.
 
 import json
 import shutil
-import subprocess
-import sys
 
 import pytest
 from faultkit import record
@@ -40,8 +38,10 @@ def root(tmp_path):
     return root
 
 
-def cli(*args):
-    return subprocess.run([sys.executable, "-m", "sacscale.cli", *args], capture_output=True, text=True, timeout=120)
+@pytest.fixture
+def cli(sacscale_main):
+    """The CLI in this process (its exit status and output, as a subprocess's)."""
+    return sacscale_main
 
 
 def _event_file(root, rank=1):
@@ -82,7 +82,7 @@ def no_events_at_all(root):
 
 @pytest.mark.parametrize("damage", [truncate, flip_byte, empty, no_event_file, no_events_at_all],
                          ids=lambda f: f.__name__)
-def test_damaged_events_fail_analysis_and_verification_naming_the_file(root, tmp_path, damage):
+def test_damaged_events_fail_analysis_and_verification_naming_the_file(root, tmp_path, damage, cli):
     named, what = damage(root)
     manifest.write(root)  # re-manifested after the damage: the hashes agree now
 
@@ -102,7 +102,7 @@ def test_damaged_events_fail_analysis_and_verification_naming_the_file(root, tmp
     assert result["ok"] is False and result["changed"] == result["missing"] == result["extra"] == []
 
 
-def test_each_tampered_deleted_and_added_file_is_named(root):
+def test_each_tampered_deleted_and_added_file_is_named(root, cli):
     """Fault 6 with several of each at once: every one is named, nothing else is."""
     changed = [_event_file(root, 0), root / "metrics" / "p_r1_n1.json", root / "runs" / "p_r1_n2" / "run.json"]
     for path in changed:

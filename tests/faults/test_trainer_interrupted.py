@@ -4,7 +4,8 @@ the pipeline's run wrapper forwards when Snakemake is interrupted, what Ctrl-C s
 Guarantee: the job stops within a bounded time with exit status 128+signal and a message
 naming the signal; every process of the job is gone and every shared-memory block it
 made is unlinked; the event files written so far are complete and readable;
-train_meta.json says "interrupted".
+train_meta.json says "interrupted". Before the signal, each 2-rank job is checked to
+listen on loopback only (listening.py).
 """
 
 import json
@@ -14,6 +15,7 @@ import time
 
 import pytest
 from faultkit import Job, logged_iterations, record, train_cmd, wait_for
+from listening import check_loopback_only
 
 STOP_BOUND_S = 15.0  # signal -> job exit; measured about 1 s on 2 cores
 
@@ -31,6 +33,8 @@ def test_signal_to_the_group_stops_the_trainer_cleanly(tmp_path, g1_mjb, jobs, d
     jobs.append(job)
     wait_for(lambda: logged_iterations(log_dir) >= 10, 120, "10 logged iterations", job=job)
     assert any("/dev/shm/sacscale_" in m for m in job.note_mapped())  # its blocks (already unlinked), checked after
+    if "," in devices:
+        check_loopback_only(job)  # a running multi-rank job exposes nothing beyond loopback
     sent = time.monotonic()
     os.killpg(job.pid, sig)
 

@@ -3,10 +3,8 @@ its own files: the evidence is not written, and the rebuilt report verifies. A c
 report is not rewritten; every refusal is one line that names what to run instead."""
 
 import hashlib
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,9 +13,9 @@ REPO = Path(__file__).resolve().parents[2]
 SET = "h200x1_final"  # a committed set made with the current summary (intervals, windows)
 
 
-def sacscale(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sacscale.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=600, env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+@pytest.fixture
+def sacscale(sacscale_main):
+    return lambda *args, cwd=REPO: sacscale_main(*args, cwd=cwd)
 
 
 def hashes(root: Path) -> dict[str, str]:
@@ -32,7 +30,7 @@ def assert_one_line_refusal(proc: subprocess.CompletedProcess, *says: str) -> No
         assert text in proc.stderr, proc.stderr
 
 
-def test_the_report_of_a_finished_set_is_rebuilt_without_touching_its_evidence(tmp_path):
+def test_the_report_of_a_finished_set_is_rebuilt_without_touching_its_evidence(tmp_path, sacscale):
     shutil.copytree(REPO / "results" / SET, tmp_path / "results" / SET)
     shutil.copytree(REPO / "docs", tmp_path / "docs")
     results = tmp_path / "results" / SET
@@ -51,7 +49,7 @@ def test_the_report_of_a_finished_set_is_rebuilt_without_touching_its_evidence(t
 @pytest.mark.skipif(subprocess.run(["git", "-C", str(REPO), "ls-files", "--error-unmatch", f"reports/{SET}/report.md"],
                                     capture_output=True).returncode != 0,
                     reason="not a git checkout with the committed set: nothing is committed to protect")
-def test_a_committed_report_is_not_rewritten_and_the_refusal_names_the_command(tmp_path):
+def test_a_committed_report_is_not_rewritten_and_the_refusal_names_the_command(sacscale):
     report = REPO / "reports" / SET / "report.md"
     stamp = report.stat().st_mtime_ns
     proc = sacscale("report", "--run-set", f"results/{SET}")
@@ -59,7 +57,7 @@ def test_a_committed_report_is_not_rewritten_and_the_refusal_names_the_command(t
     assert report.stat().st_mtime_ns == stamp
 
 
-def test_an_unfinished_set_or_a_wrong_directory_is_refused_in_one_line(tmp_path):
+def test_an_unfinished_set_or_a_wrong_directory_is_refused_in_one_line(tmp_path, sacscale):
     (tmp_path / "results" / "half").mkdir(parents=True)
     (tmp_path / "results" / "half" / "plan.json").write_text("{}")
     assert_one_line_refusal(sacscale("report", "--run-set", "results/half", cwd=tmp_path),

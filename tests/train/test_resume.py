@@ -15,6 +15,7 @@ from torch.utils.tensorboard import SummaryWriter
 
 from sacscale.analysis.events import read_event_dir, read_run
 from sacscale.cli import main
+from sacscale.learn.networks import Actor
 from sacscale.train.checkpoint import checkpoint_path, rank_state_path
 
 SMALL = '{"learning_starts": 64, "actor_hidden": [32], "critic_hidden": [32], "num_atoms": 11}'
@@ -55,6 +56,18 @@ def _copy(run, tmp_path):
     dst = tmp_path / "run"
     shutil.copytree(run, dst)
     return dst
+
+
+def test_a_stopped_two_rank_run_keeps_its_last_periodic_checkpoint(stopped):
+    """Several ranks keep the last periodic checkpoint (every 3 iterations), whole and
+    loadable; one rank saves its last iteration on the way out (test_logging_and_checkpoint)."""
+    ckpt = torch.load(checkpoint_path(stopped), map_location="cpu", weights_only=True)
+    assert ckpt["iteration"] >= 6 and ckpt["iteration"] % 3 == 0
+    assert ckpt["env_steps"] == 8 * ckpt["iteration"] and ckpt["total_env_steps"] == 2 * ckpt["env_steps"]
+    actor = Actor(**ckpt["actor_kwargs"])  # with --obs-norm: its statistics are part of the policy
+    actor.load_flat(ckpt["actor_flat"])
+    assert torch.equal(actor.flat_parameters(), ckpt["actor_flat"])
+    assert not list(checkpoint_path(stopped).parent.glob(".*tmp*"))  # no half-written file left
 
 
 def test_a_stopped_run_resumes_from_its_checkpoint_and_counts_on(stopped, tmp_path):

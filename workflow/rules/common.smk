@@ -292,8 +292,6 @@ def run_env_args(wildcards):
     return " ".join(f"--env {shlex.quote(f'{k}={v}')}" for k, v in sorted(env.items()))
 
 
-
-
 def run_resolved(wildcards):
     return json.dumps(runplan.resolved_run(PLAN, PLAN.run(wildcards.run)), sort_keys=True)
 

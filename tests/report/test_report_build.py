@@ -481,6 +481,9 @@ def _summary(configs: dict[str, tuple[str, int]], ci=None, n=3) -> dict:
      "compares configurations on 1 GPU (CPU pools, settings or trainers), not GPU counts, so it cannot test the "
      "multi-GPU claim: `n1_pool15` / `n1_pool7` = 1.500x (n = 3, 95% CI 1.400 .. 1.600, above 1: faster)"),
     ({"n1_obsnorm": ("0", 1)}, None, 0, "`n1_obsnorm` on 1 GPU, with no second configuration to compare"),
+    ({"n2_shared_nosync": ("0,0", 2), "n2_shared": ("0,0", 2)}, [0.6, 0.7], 3,
+     "compares configurations as 2 ranks sharing 1 GPU (gradients summed by gloo between graph segments) (CPU "
+     "pools, settings or trainers), not GPU counts"),
     ({"n2_shared_lowent": ("0,0", 2)}, None, 0,
      "`n2_shared_lowent` as 2 ranks sharing 1 GPU (gradients summed by gloo between graph segments), with no "
      "second configuration"),

@@ -218,7 +218,6 @@ def at_a_glance(summary: dict, metrics: list[dict], probe: dict | None) -> str:
         return (f"**At a glance:** a CPU smoke set. The pipeline ran ({len(metrics)} runs) and "
                 f"{probe_glance(probe)}; the throughput of CPU ranks is not meaningful and says nothing about "
                 "scaling on GPUs.")
-    gpus = max((s.get("world_size") or 1) for s in summary["configs"].values())
     if kind == "same-gpus" and not comps:
         configs = ", ".join(code(c) for c in summary["configs"])
         return (f"**At a glance:** {configs} {hardware_words(summary)}, with no second configuration "
@@ -231,7 +230,7 @@ def at_a_glance(summary: dict, metrics: list[dict], probe: dict | None) -> str:
                 + (f"; per-rank efficiency {efficiency_glance(comps)}" if efficiency_glance(comps) else "")
                 + f"; {probe_glance(probe)}.")
     if kind == "same-gpus":
-        return (f"**At a glance:** compares configurations on {gpus} GPU{'s' if gpus > 1 else ''} (CPU pools, "
+        return (f"**At a glance:** compares configurations {hardware_words(summary)} (CPU pools, "
                 f"settings or trainers), not GPU counts, so it cannot test the multi-GPU claim"
                 + (f": {ratios}" if ratios else "") + f"; {probe_glance(probe)}.")
     return ("**At a glance:** the claim, more env steps/s on more GPUs: " + (ratios or "no ratio measured")

@@ -204,14 +204,12 @@ class RankLoop:
             self.staged.record()
 
     def learn(self, it: int) -> None:
-        if self.first_update:  # compile, warm-up, capture
-            update_learner(self.learner, self.rank, it)
+        update_learner(self.learner, self.rank, it)
+        if self.first_update:  # it compiled, warmed up and captured the graph
             self.first_update = False
             # the run wrapper's progress lines read this one: collecting ends, learning begins
             say_above_bar(self.bar, f"sacscale train: rank {self.rank}: {FIRST_UPDATE_DONE} at iteration {it} "
                                     f"({self.learner.time_to_first_update:.1f} s: compile, warm-up, graph capture)")
-        else:
-            update_learner(self.learner, self.rank, it)
         if self.pin_pending:
             pin_process(self.learner_cpus)
             torch.set_num_threads(len(self.learner_cpus))

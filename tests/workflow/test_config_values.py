@@ -41,6 +41,8 @@ def run_config(**fields):
     (run_config(timeout_s=float("nan")), "run_configs.n1_cpu.timeout_s: nan is not a finite number"),
     (run_config(timeout_s=10**12), "run_configs.n1_cpu.timeout_s: must be a number of seconds in"),
     ({"model_timeout_s": float("inf")}, "model_timeout_s: inf is not a finite number"),
+    # what Snakemake makes of `--config iterations=<5,000 digits>`: named as an overflow
+    ({"iterations": float("inf")}, "iterations: inf is not a finite number (a number too large for a float"),
     (run_config(cpu_pools="0-4000000000"), "run_configs.n1_cpu.cpu_pools: rank 0: '0-4000000000' is not a CPU list"),
     (run_config(cpu_pools="0-99999"), "run_configs.n1_cpu.cpu_pools: rank 0: '0-99999': CPUs are numbered 0-8191"),
     (run_config(cpu_pools="5-1"), "ranges low-high"),

@@ -257,11 +257,20 @@ def check_values(data, where: str = "config") -> None:
             for i, item in enumerate(value):
                 walk(item, f"{path}[{i}]", depth + 1)
         elif isinstance(value, float) and not math.isfinite(value):
-            raise ConfigError(f"{path}: {value} is not a finite number")
+            raise ConfigError(f"{path}: {value} is not a finite number{_overflow_hint(value)}")
         elif isinstance(value, str):
             _check_string(value, path)
 
     walk(data, where, 0)
+
+
+def _overflow_hint(value: float) -> str:
+    """Snakemake reads a `--config` number too large for a float (1e400, or an integer of
+    more than 4300 digits, which int() refuses) as inf: say so, or the user sees a value
+    they never typed."""
+    if math.isinf(value):
+        return " (a number too large for a float, e.g. 1e400 or an integer of thousands of digits, reads as inf)"
+    return ""
 
 
 def read_json(path: str | os.PathLike, what: str, limit: int = MAX_FILE_BYTES):

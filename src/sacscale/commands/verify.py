@@ -28,6 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", help="write the result as JSON here (also when it fails)")
     parser.add_argument("--no-metrics", action="store_true", help="only re-hash; recompute nothing")
     parser.add_argument("--notes", action="store_true", help="print every note (fields an older set never recorded)")
+    parser.add_argument("--redraw-figures", action="store_true",
+                        help="also draw the report's figures again from the recomputed evidence and compare them "
+                             "pixel for pixel with reports/<set>/figures (a few seconds); a figure drawn by other "
+                             "code or another matplotlib cannot be confirmed and is named as a problem")
     parser.add_argument("--report-pending", action="store_true",
                         help="the report is written after this verification (the pipeline's own check, whose "
                              "verdict the report embeds): a set's missing report is a note, not a problem")
@@ -41,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
     if reports is not None:
         refuse_output_inside("--output", args.output, reports)
     try:
-        result = verify(args.root, args.manifest, recompute=not args.no_metrics, report_pending=args.report_pending)
+        result = verify(args.root, args.manifest, recompute=not args.no_metrics, report_pending=args.report_pending,
+                        redraw_figures=args.redraw_figures)
     except ManifestError as exc:
         print(f"sacscale verify: error: {exc}", file=sys.stderr)
         return 1

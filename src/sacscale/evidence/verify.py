@@ -216,8 +216,20 @@ def check_coverage(root: Path, result: Verification) -> None:
     result.covered.extend(lines)
 
 
+def check_figures(root: Path, summary: dict, metrics: list[dict], names: list[str], result: Verification) -> None:
+    """--redraw-figures: the report's figures drawn again from the recomputed evidence."""
+    reports = reports_dir(root)
+    if reports is None or not (reports / "figures").is_dir():
+        result.derived.append(f"reports/{root.name}/figures: missing, so no figure can be drawn again and compared")
+        return
+    from sacscale.evidence.redraw import check_redrawn_figures  # matplotlib: loaded only when asked
+
+    run_dirs = [root / "runs" / name for name in names if (root / "runs" / name).is_dir()]
+    check_redrawn_figures(reports, f"reports/{root.name}", summary, metrics, run_dirs, result)
+
+
 def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool = True,
-           report_pending: bool = False) -> Verification:
+           report_pending: bool = False, redraw_figures: bool = False) -> Verification:
     root = canonical_root(root)
     manifest = Path(manifest) if manifest else root / MANIFEST_NAME
     result = Verification(root=str(root))
@@ -246,6 +258,8 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
             result.checked.append("summary.json")
             if check_report_present(root, result, report_pending):
                 check_report(root, recomputed[0], [good[n] for n in names], result, current=recomputed[1])
+                if redraw_figures:
+                    check_figures(root, recomputed[0], [good[n] for n in names], names, result)
     except EvidenceStructureError as exc:
         result.structure.append(str(exc))
     except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:

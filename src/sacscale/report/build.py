@@ -270,6 +270,19 @@ def _relative(path, report_dir: Path) -> str:
     return os.path.relpath(Path(path).resolve(), Path(report_dir).resolve())
 
 
+def draw_figures(summary: dict, metrics: list[dict], figures_dir: Path, run_dirs: list | None):
+    """Every figure of the report into `figures_dir`, from the summary, the metrics and the
+    runs' event files (the learning curves); ({figure: has data}, the learning curves by
+    configuration or None, why there are none). verify --redraw-figures draws them again
+    the same way."""
+    metrics = tables.in_execution_order(summary, metrics)
+    if run_dirs:
+        learning, note = curves_by_config(run_dirs, {m["run"]: m["config"] for m in metrics if m.get("config")}), None
+    else:
+        learning, note = None, "no run directories were given (sacscale report --run-dirs)"
+    return plots.write_all(summary, metrics, figures_dir, learning, note), learning, note
+
+
 def build(
     summary: dict,
     metrics: list[dict],
@@ -295,11 +308,7 @@ def build(
     run_set = plan.get("run_set") or summary.get("meta", {}).get("run_set") or "?"
     doc = Document(title=f"sacscale run set {plain(run_set)}")
 
-    if run_dirs:
-        learning, note = curves_by_config(run_dirs, {m["run"]: m["config"] for m in metrics if m.get("config")}), None
-    else:
-        learning, note = None, "no run directories were given (sacscale report --run-dirs)"
-    has = plots.write_all(summary, metrics, figures_dir, learning, note)
+    has, learning, note = draw_figures(summary, metrics, figures_dir, run_dirs)
     seed_shaped = reproduces_seed(summary)
 
     doc.add(Paragraph(at_a_glance(summary, metrics, probe)))

@@ -14,25 +14,39 @@ FIGURES = {
 # another figure of the set (both pages then show it under the other's caption) is named
 # by verify. The report is written after the manifest, so no hashed record can bind them.
 NAME_KEY = b"sacscale-figure"
+# ... and what drew it (matplotlib's version, a hash of the drawing code), so that a figure
+# verify cannot draw again pixel for pixel says whether other code drew it.
+DRAWN_WITH_KEY = b"sacscale-drawn-with"
 _PNG = b"\x89PNG\r\n\x1a\n"
 
 
-def drawn_as(path) -> str | None:
-    """The name a PNG figure was drawn as (its `sacscale-figure` text chunk), or None when
-    it has none or is no PNG. Reads the chunks before the image data only, bounded."""
+def png_texts(path) -> dict[bytes, str]:
+    """The text chunks of a PNG before its image data (bounded: 64 chunks of at most 4 KB
+    each); {} for a file that is no PNG."""
+    texts = {}
     with open(path, "rb") as fh:
         if fh.read(8) != _PNG:
-            return None
+            return texts
         for _ in range(64):
             head = fh.read(8)
             if len(head) < 8 or head[4:] in (b"IDAT", b"IEND"):
-                return None
+                break
             length = int.from_bytes(head[:4], "big")
             if head[4:] != b"tEXt" or length > 4096:
                 fh.seek(length + 4, 1)
                 continue
             key, _, value = fh.read(length).partition(b"\0")
             fh.seek(4, 1)
-            if key == NAME_KEY:
-                return value.decode("latin-1")
-    return None
+            texts.setdefault(key, value.decode("latin-1"))
+    return texts
+
+
+def drawn_as(path) -> str | None:
+    """The name a PNG figure was drawn as (its `sacscale-figure` text chunk), or None when
+    it has none or is no PNG."""
+    return png_texts(path).get(NAME_KEY)
+
+
+def drawn_with(path) -> str | None:
+    """What drew a PNG figure (its `sacscale-drawn-with` chunk), or None (none recorded)."""
+    return png_texts(path).get(DRAWN_WITH_KEY)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+from functools import cache
 from pathlib import Path
 
 import matplotlib
@@ -14,10 +16,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import EngFormatter  # noqa: E402
 from PIL import Image, PngImagePlugin  # noqa: E402
 
+import sacscale.analysis.learning as learning_module  # noqa: E402
 from sacscale.analysis.aggregate import phase_by_rank  # noqa: E402
 from sacscale.analysis.learning import finite, tracking_baselines  # noqa: E402
 from sacscale.atomic import temporary_path  # noqa: E402
-from sacscale.report.figure_names import FIGURES, NAME_KEY  # noqa: E402
+from sacscale.report.figure_names import DRAWN_WITH_KEY, FIGURES, NAME_KEY  # noqa: E402
 
 STEADY = "steady env steps/s (last 50% of events)"
 
@@ -32,12 +35,25 @@ def _colors(names):
 PALETTE_COLOURS = 64
 
 
+# The modules whose code decides a figure's pixels (the curves come from the analysis).
+_DRAWING_CODE = (Path(__file__), Path(learning_module.__file__))
+
+
+@cache
+def drawing_record() -> str:
+    """What draws the figures: matplotlib's version and a hash of the drawing code. Two
+    checkouts with the same record draw the same pixels from the same evidence."""
+    code = hashlib.sha256(b"".join(p.read_bytes() for p in _DRAWING_CODE)).hexdigest()[:12]
+    return f"matplotlib {matplotlib.__version__}, drawing code {code}"
+
+
 def _palette_png(source: Path, target: Path, name: str) -> None:
     with Image.open(source) as image:
         flat = image.convert("RGB").quantize(PALETTE_COLOURS, method=Image.Quantize.MEDIANCUT,
                                              dither=Image.Dither.NONE)
     info = PngImagePlugin.PngInfo()
     info.add_text(NAME_KEY.decode(), name)  # what verify reads back (figure_names.drawn_as)
+    info.add_text(DRAWN_WITH_KEY.decode(), drawing_record())
     flat.save(target, "PNG", optimize=True, pnginfo=info)
 
 

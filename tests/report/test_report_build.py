@@ -519,3 +519,11 @@ def test_a_set_of_ranks_sharing_one_gpu_says_so_and_gives_the_efficiency_interva
     assert "CI" not in efficiency_line(summary) and "CI" not in at_a_glance(summary, [{}] * 4, {"pass": True})
     # two GPUs, one rank each: the claim
     assert set_kind(_summary({"n1_local": ("0", 1), "n2_pool": ("0,1", 2)})) == "gpu-counts"
+
+
+def test_the_probe_line_counts_ranks_in_words():
+    from sacscale.report.verdict import probe_line
+    one = probe_line({"pass": True, "world_size": 1, "backend": "nccl", "allreduce_in_cuda_graph": True})
+    two = probe_line({"pass": True, "world_size": 2, "backend": "gloo", "allreduce_in_cuda_graph": False})
+    assert "(1 rank, nccl, all-reduce inside the CUDA graph)" in one
+    assert "(2 ranks, gloo, all-reduce outside a CUDA graph)" in two

@@ -85,7 +85,8 @@ def probe_line(probe: dict | None) -> str:
     if not probe:
         return "no correctness probe result was given."
     verdict = "PASS" if probe.get("pass") else "FAIL"
-    where = ", ".join(plain(x) for x in (f"{probe['world_size']} ranks" if probe.get("world_size") else None,
+    size = probe.get("world_size")
+    where = ", ".join(plain(x) for x in (f"{size} rank{'' if size == 1 else 's'}" if size else None,
                                          probe.get("backend")) if x)
     in_graph = probe.get("allreduce_in_cuda_graph")
     graph = {True: ", all-reduce inside the CUDA graph", False: ", all-reduce outside a CUDA graph"}.get(in_graph, "")

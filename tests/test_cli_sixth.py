@@ -123,3 +123,20 @@ def test_a_set_file_whose_name_no_manifest_line_can_carry_is_named_on_one_line(t
     done = sacscale("manifest", str(root))
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1 and says in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["aggregate", "m.json", "--csv", "", "--json", "s.json"], "--csv"),  # was ValueError: exit 1 as unexpected
+    (["analyze-run", "run", "--output", ""], "--output"),  # likewise
+    (["manifest", "set", "--output", ""], "--output"),  # was taken as left out: the default file written
+    (["verify", "set", "--output="], "--output"),  # likewise: no verdict written, exit 0
+    (["verify", "set", "--manifest", ""], "--manifest"),
+    (["aggregate", "", "--csv", "a.csv", "--json", "a.json"], "metrics"),
+])
+def test_an_empty_value_is_refused_naming_its_option(argv, named, tmp_path):
+    """`--output "$UNSET"`: seventh pass. An option whose default is empty (`--order`) still may be."""
+    done = subprocess.run([sys.executable, "-m", "sacscale.cli", *argv], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert f"argument {named}: an empty value (an unset variable?)" in done.stderr
+    assert "Traceback" not in done.stderr and not list(tmp_path.iterdir())

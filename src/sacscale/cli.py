@@ -127,10 +127,24 @@ def _main(argv: list[str]) -> int:
     cmd_parser = argparse.ArgumentParser(prog=f"sacscale {name}", description=COMMANDS[name][1], allow_abbrev=False)
     module.add_arguments(cmd_parser)
     args = cmd_parser.parse_args(argv[1:])
+    _refuse_empty_values(cmd_parser, args)
     try:
         return int(module.run(args) or 0)
     except Exception as exc:  # noqa: BLE001 - one line instead of a traceback (docs/faults.md)
         return _error_line(name, exc)
+
+
+def _refuse_empty_values(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """An empty value (`--output ""`, `--csv "$UNSET"`) is no file and no setting: taken as the
+    option left out, or as the path '', it wrote to the default or failed as unexpected. An
+    option whose own default is empty may be given so (exit 2, usage)."""
+    for action in parser._actions:
+        value = getattr(args, action.dest, None)
+        values = value if isinstance(value, list) else [value]
+        if action.default != "" and any(v == "" for v in values):
+            name = "/".join(action.option_strings) or action.metavar or action.dest
+            way_out = "give one, or leave the option out" if action.option_strings else "give one"
+            parser.error(f"argument {name}: an empty value (an unset variable?); {way_out}")
 
 
 # Errors of the file system, as a user would say them.

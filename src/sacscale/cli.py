@@ -139,6 +139,8 @@ def _refuse_empty_values(parser: argparse.ArgumentParser, args: argparse.Namespa
     option left out, or as the path '', it wrote to the default or failed as unexpected. An
     option whose own default is empty may be given so (exit 2, usage)."""
     for action in parser._actions:
+        if action.nargs == argparse.REMAINDER:
+            continue  # another program's command line (record-run -- CMD), whose words are its own
         value = getattr(args, action.dest, None)
         values = value if isinstance(value, list) else [value]
         if action.default != "" and any(v == "" for v in values):

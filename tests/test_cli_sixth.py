@@ -85,6 +85,7 @@ def test_the_pipelines_own_outputs_in_the_set_pass(tmp_path):
     ("twice", "the key 'figure' is given twice"),
     ("digits", "an integer of 5,000 digits"),
     ("sparse", "larger than 64 MB"),
+    ("surrogate", "a lone surrogate (\\udcff)"),  # seventh pass: UnicodeEncodeError writing the page, exit 1
 ])
 def test_a_report_input_that_is_no_record_is_named_and_no_page_is_written(tmp_path, kind, says):
     """A summary with a key twice was reported from; one with an integer of 5,000 digits
@@ -97,6 +98,8 @@ def test_a_report_input_that_is_no_record_is_named_and_no_page_is_written(tmp_pa
         summary.write_text(text.replace('"figure":', '"figure": "x", "figure":', 1))
     elif kind == "digits":
         summary.write_text(text.replace("{", '{"zz": ' + "9" * 5000 + ", ", 1))
+    elif kind == "surrogate":
+        summary.write_text(text.replace("{", '{"zz": "H200\\udcff", ', 1))
     else:
         with open(summary, "wb") as fh:
             fh.truncate(6 << 30)

@@ -96,6 +96,27 @@ def test_report_never_writes_through_a_linked_folder(capsys, tmp_path, finished_
     assert (victim / "report.md").read_text() == "someone else's\n"
 
 
+def test_report_never_replaces_another_sets_committed_report(capsys, tmp_path, finished_set):
+    """`--output-dir reports/<another set>` put this set's report over that set's committed
+    one (seventh pass); by name (`--output-md`) likewise. Nothing is written, the video's copy
+    included."""
+    repo = tmp_path / "repo"
+    other = repo / "reports" / "other"
+    (other / "figures").mkdir(parents=True)
+    (other / "report.md").write_text("the other set's report\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "reports/other"], check=True)
+    code, err = run(capsys, "report", "--run-set", finished_set, "--output-dir", other)
+    assert code == 2 and f"{other}/report.md: committed (git tracks it)" in err, err
+    assert sorted(p.name for p in other.rglob("*")) == ["figures", "report.md"]
+    assert (other / "report.md").read_text() == "the other set's report\n"
+    code, err = run(capsys, "report", "--summary", finished_set / "summary.json", "--metrics",
+                    *sorted((finished_set / "metrics").glob("*.json")), "--output-md", other / "report.md",
+                    "--output-html", tmp_path / "r.html", "--figures-dir", other / "figures")
+    assert code == 2 and "committed (git tracks it)" in err, err
+    assert (other / "report.md").read_text() == "the other set's report\n"
+
+
 def test_report_figures_outside_its_folder_are_refused_before_drawing(capsys, tmp_path):
     results = REPO / "results" / SET
     figures = tmp_path / "elsewhere"

@@ -13,7 +13,9 @@ import importlib
 import os
 import re
 import signal
+import subprocess
 import sys
+from pathlib import Path
 from sacscale import __version__
 from sacscale.commands import BadInput
 from sacscale.eval.gl_backend import GLBackendError, check_mujoco_gl
@@ -128,6 +130,7 @@ def _main(argv: list[str]) -> int:
     module.add_arguments(cmd_parser)
     args = cmd_parser.parse_args(argv[1:])
     _refuse_empty_values(cmd_parser, args)
+    _refuse_committed_outputs(cmd_parser, args)
     try:
         return int(module.run(args) or 0)
     except Exception as exc:  # noqa: BLE001 - one line instead of a traceback (docs/faults.md)
@@ -147,6 +150,34 @@ def _refuse_empty_values(parser: argparse.ArgumentParser, args: argparse.Namespa
             name = "/".join(action.option_strings) or action.metavar or action.dest
             way_out = "give one, or leave the option out" if action.option_strings else "give one"
             parser.error(f"argument {name}: an empty value (an unset variable?); {way_out}")
+
+
+# the options by which a command writes (a file, or a folder it fills); report's --manifest-json
+# and --video-record, verify's --manifest are read
+_OUTPUTS = {"output", "diff_output", "out", "csv", "json", "figure", "record", "output_dir", "output_md",
+            "output_html", "figures_dir", "left_out_dir"}
+
+
+def _tracked_under(path: Path) -> int:
+    """Files git tracks at or under `path`, in the repository that holds it (0 outside one)."""
+    folder = next((p for p in (path, *path.parents) if p.is_dir()), None)
+    try:
+        listed = subprocess.run(["git", "-C", str(folder), "ls-files", "-z", "--", str(path)], capture_output=True,
+                                timeout=60)
+    except (OSError, subprocess.SubprocessError, TypeError):
+        return 0
+    return listed.stdout.count(b"\0") if listed.returncode == 0 else 0
+
+
+def _refuse_committed_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A committed file is evidence and is never replaced: an output named by a slip (another
+    set's summary.csv, MANIFEST.sha256, verify.json, report folder) was written over it."""
+    for action in parser._actions:
+        value = getattr(args, action.dest, None)
+        if action.dest in _OUTPUTS and action.option_strings and isinstance(value, (str, Path)) and value:
+            if _tracked_under(Path(value).resolve()):
+                parser.error(f"argument {action.option_strings[0]}: {value} is committed (git tracks it), evidence "
+                             "that is not rewritten; write to a new file or folder")
 
 
 # Errors of the file system, as a user would say them.

@@ -96,25 +96,30 @@ def test_report_never_writes_through_a_linked_folder(capsys, tmp_path, finished_
     assert (victim / "report.md").read_text() == "someone else's\n"
 
 
-def test_report_never_replaces_another_sets_committed_report(capsys, tmp_path, finished_set):
-    """`--output-dir reports/<another set>` put this set's report over that set's committed
-    one (seventh pass); by name (`--output-md`) likewise. Nothing is written, the video's copy
-    included."""
+@pytest.mark.parametrize("command, option, target", [
+    (["aggregate", "{S}/metrics/shared_r1_n1_pool7.json", "--json", "{tmp}/s.json"], "--csv", "other/summary.csv"),
+    (["analyze-run", "{S}/runs/shared_r1_n1_pool7"], "--output", "other/metrics/r.json"),
+    (["manifest", "{S}", "--json", "{tmp}/m.json"], "--output", "other/MANIFEST.sha256"),
+    (["verify", "{S}"], "--output", "other/verify.json"),
+    (["compare-learning", "a={S}/runs/shared_r1_n1_pool7", "--figure", "{tmp}/c.png"], "--output", "other/plan.json"),
+    (["report", "--run-set", "{S}"], "--output-dir", "reports/other"),
+])
+def test_no_output_replaces_a_committed_file(tmp_path, finished_set, command, option, target):
+    """Another set's summary.csv, metrics, MANIFEST.sha256, verify.json, a record or its
+    report folder named as an output was replaced without a word (seventh pass)."""
     repo = tmp_path / "repo"
-    other = repo / "reports" / "other"
-    (other / "figures").mkdir(parents=True)
-    (other / "report.md").write_text("the other set's report\n")
+    victim = repo / "results" / target if not target.startswith("reports/") else repo / target / "report.md"
+    victim.parent.mkdir(parents=True, exist_ok=True)
+    victim.write_text("committed\n")
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    subprocess.run(["git", "-C", str(repo), "add", "reports/other"], check=True)
-    code, err = run(capsys, "report", "--run-set", finished_set, "--output-dir", other)
-    assert code == 2 and f"{other}/report.md: committed (git tracks it)" in err, err
-    assert sorted(p.name for p in other.rglob("*")) == ["figures", "report.md"]
-    assert (other / "report.md").read_text() == "the other set's report\n"
-    code, err = run(capsys, "report", "--summary", finished_set / "summary.json", "--metrics",
-                    *sorted((finished_set / "metrics").glob("*.json")), "--output-md", other / "report.md",
-                    "--output-html", tmp_path / "r.html", "--figures-dir", other / "figures")
-    assert code == 2 and "committed (git tracks it)" in err, err
-    assert (other / "report.md").read_text() == "the other set's report\n"
+    subprocess.run(["git", "-C", str(repo), "add", str(victim)], check=True)
+    argv = [a.format(S=finished_set, tmp=tmp_path) for a in command]
+    output = repo / target if target.startswith("reports/") else victim
+    done = subprocess.run([sys.executable, "-m", "sacscale.cli", *argv, option, str(output)], capture_output=True,
+                          text=True, timeout=120, cwd=repo)
+    assert done.returncode == 2 and f"argument {option}: {output} is committed (git tracks it)" in done.stderr, \
+        done.stderr
+    assert victim.read_text() == "committed\n" and not (victim.parent / "figures").exists()
 
 
 def test_report_figures_outside_its_folder_are_refused_before_drawing(capsys, tmp_path):

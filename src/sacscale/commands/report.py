@@ -83,18 +83,6 @@ def _tracked(workdir: Path, path: Path) -> int:
     return tracked_files(workdir, [path])
 
 
-def refuse_committed(output_md: Path, output_html: Path, figures: Path) -> None:
-    """A committed file is evidence and is never replaced: `--output-dir reports/<another set>`
-    would put this set's report over that set's committed one (checked before anything is
-    written, the video's copy included)."""
-    outputs = [output_md, output_html, output_md.parent / "numbers.json", figures]
-    for path in outputs:
-        folder = next((p for p in path.resolve().parents if p.is_dir()), None)
-        if folder is not None and tracked_files(folder, [path.resolve()]):
-            raise Refused(f"{path}: committed (git tracks it), evidence that is not rewritten; write the report "
-                          "to a new folder")
-
-
 def run_set_inputs(results: Path, output_dir: str | None) -> dict:
     """write_report's arguments for the finished set `results` (results/<set>), read where
     the pipeline wrote its files; refused (one line naming what to run instead) where the
@@ -114,7 +102,6 @@ def run_set_inputs(results: Path, output_dir: str | None) -> dict:
         raise Refused(f"reports/{name}/ holds a committed report, which is evidence and is not rewritten; to build "
                       f"this set's report elsewhere: sacscale report --run-set {results} --output-dir "
                       f"/tmp/{name}-report")
-    refuse_committed(out / "report.md", out / "report.html", out / "figures")
     try:
         runs = [r["name"] for r in json.loads((results / "plan.json").read_text(encoding="utf-8"))["runs"]]
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -149,7 +136,6 @@ def named_inputs(args: argparse.Namespace) -> dict:
     if not Path(args.figures_dir).resolve().is_relative_to(folder):  # checked before any figure is drawn
         raise Refused(f"--figures-dir {args.figures_dir}: not inside the report's folder {folder} (the report "
                       "shows its figures by a path relative to itself)")
-    refuse_committed(Path(args.output_md), Path(args.output_html), Path(args.figures_dir))
     return dict(
         summary_path=args.summary, metrics_paths=args.metrics, output_md=args.output_md,
         output_html=args.output_html, figures_dir=args.figures_dir,

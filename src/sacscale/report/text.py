@@ -32,7 +32,10 @@ _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 
 
 def one_line(value) -> str:
-    return _CONTROL.sub(" ", str(value))
+    # a file name that is not UTF-8 reaches us with surrogates (`\udcff` for the byte 0xff),
+    # which no UTF-8 page can hold: shown escaped, as text
+    text = str(value).encode("utf-8", "backslashreplace").decode("utf-8")
+    return _CONTROL.sub(" ", text)
 
 
 def plain(value) -> str:

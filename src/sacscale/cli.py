@@ -75,7 +75,9 @@ class _Inert:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        self._stream.write(_CONTROLS.sub(lambda m: repr(m.group())[1:-1], text))
+        shown = _CONTROLS.sub(lambda m: repr(m.group())[1:-1], text)
+        # a name that is not UTF-8 holds surrogates (`\udcff`), which a UTF-8 stream refuses
+        self._stream.write(shown.encode("utf-8", "backslashreplace").decode("utf-8"))
         return len(text)
 
     def __getattr__(self, name):  # flush, fileno, isatty, buffer (raw bytes: a trainer's output teed as it is)

@@ -58,3 +58,13 @@ def test_a_run_folder_whose_name_is_not_utf8_is_named_not_a_traceback(tmp_path):
         err = done.stderr.decode("utf-8")
         assert done.returncode == 1 and "unexpected" not in err, err
         assert "x_r1_n1\\udcff/tb/rank0/events" in err and "a path that is not UTF-8" in err, err
+
+
+def test_a_name_that_is_not_utf8_reaches_the_terminal_escaped():
+    import io
+    from sacscale.cli import _Inert
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="utf-8", errors="strict")
+    _Inert(stream).write("extra: a\udcff\x1b[2J\n")
+    stream.flush()
+    assert raw.getvalue() == b"extra: a\\udcff\\x1b[2J\n"

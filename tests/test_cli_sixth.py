@@ -22,6 +22,7 @@ def sacscale(*argv):
     (["evaluate", "--output", "x.json", "--settle-s=inf", "run"], "argument --settle-s: 'inf': not a finite number"),
     (["probe", "correctness", "--output", "p.json", "--seed=x"], "argument --seed: 'x': not a whole number"),
     (["compare-learning", "--half-width=nan", "a=run"], "argument --half-width: 'nan': not a finite number"),
+    (["train", "--extra", "[" * 3000 + "]" * 3000], "argument --extra: JSON nested too deep"),  # seventh pass
 ])
 def test_a_bad_seed_or_a_number_that_is_not_finite_is_refused_naming_its_option(argv, says, tmp_path):
     done = sacscale(*argv)

@@ -206,7 +206,7 @@ def rendered_markdown_problems(rel: str, markdown_text: str) -> list[str]:
     reader.close()
     rows, tables = _delimiter_rows(markdown_text), page.count("<table>")
     if rows != tables:
-        reader.problems.append(f"{rows} table delimiter row(s) (`|---|`) for {tables} table(s) read here: a table "
+        reader.problems.append(f"{rows} table delimiter row(s) (|---|) for {tables} table(s) read here: a table "
                                "GitHub shows where this reader sees prose")
     seen = [p for i, p in enumerate(reader.problems) if p not in reader.problems[:i] and p not in _LEGACY_MARKDOWN]
     return [f"{rel}: {problem} (it could hide or change what is shown): the report stage writes none; "

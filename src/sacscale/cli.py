@@ -177,7 +177,11 @@ def _refuse_committed_outputs(parser: argparse.ArgumentParser, args: argparse.Na
     for action in parser._actions:
         value = getattr(args, action.dest, None)
         if action.dest in _OUTPUTS and action.option_strings and isinstance(value, (str, Path)) and value:
-            if _tracked_under(Path(value).resolve()):
+            try:  # the folder resolved, the name not: an output that is a link is replaced, not written through
+                where = Path(value).parent.resolve() / Path(value).name
+            except (OSError, RuntimeError):  # a link loop: the command names it
+                continue
+            if _tracked_under(where):
                 parser.error(f"argument {action.option_strings[0]}: {value} is committed (git tracks it), evidence "
                              "that is not rewritten; write to a new file or folder")
 

@@ -172,3 +172,14 @@ def test_verify_names_a_manifest_that_is_no_file(capsys, given, kind):
     code = main(["verify", str(REPO / "results" / SET), "--manifest", given])
     err = capsys.readouterr().err.strip()
     assert code == 1 and err == f"sacscale verify: error: {given}: not a manifest file ({kind})", err
+
+
+def test_an_output_that_is_a_link_loop_is_no_traceback(tmp_path):
+    """The check for committed outputs resolves the output's folder, never its name: a
+    link loop there is the command's to replace (atomically, as any link)."""
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    done = subprocess.run([sys.executable, "-m", "sacscale.cli", "analyze-run", str(RUN), "--output", str(loop)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert not loop.is_symlink() and json.loads(loop.read_text())["run"] == RUN.name

@@ -184,14 +184,19 @@ _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
 
 def _delimiter_rows(markdown_text: str) -> int:
-    """How many table delimiter rows a GFM renderer sees outside fenced code blocks."""
-    count, fence = 0, None
+    """How many table delimiter rows a GFM renderer sees outside fenced code blocks and HTML
+    comments (a comment block runs from a line that starts `<!--` to the line with `-->`)."""
+    count, fence, comment = 0, None, False
     for line in markdown_text.splitlines():
         opened = _FENCE.match(line)
-        if fence is None and opened:
-            fence = opened.group(1)[0] * 3
+        if comment:
+            comment = "-->" not in line
         elif fence is not None:
             fence = None if line.strip().startswith(fence) else fence
+        elif opened:
+            fence = opened.group(1)[0] * 3
+        elif line.lstrip(" ").startswith("<!--") and len(line) - len(line.lstrip(" ")) <= 3:
+            comment = "-->" not in line[line.index("<!--") + 4:]
         elif "|" in line and _DELIMITER_ROW.fullmatch(line):
             count += 1
     return count

@@ -262,3 +262,14 @@ def test_a_left_out_file_listed_twice_fails(tmp_path):
     problems = verify(work).problems()
     assert f"scope: evidence.json: {scope['left_out'][0]['path']} is listed as left out more than once" in problems, \
         problems
+
+
+def test_a_file_where_the_set_keeps_a_folder_is_named(tmp_path):
+    """`runs/` or `metrics/` a file was named only through what it broke (`unexpected
+    structure ... pairs: no runs ...`; seventh pass)."""
+    import shutil
+    work = copy_committed_set(tmp_path, "h200x1_shared_short")
+    shutil.rmtree(work / "metrics")
+    (work / "metrics").write_text("x\n")
+    problems = verify(work).problems()
+    assert "structure: metrics: a file where the set keeps a folder" in problems, problems

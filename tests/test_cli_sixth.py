@@ -22,6 +22,7 @@ def sacscale(*argv):
     (["evaluate", "--output", "x.json", "--settle-s=inf", "run"], "argument --settle-s: 'inf': not a finite number"),
     (["probe", "correctness", "--output", "p.json", "--seed=x"], "argument --seed: 'x': not a whole number"),
     (["compare-learning", "--half-width=nan", "a=run"], "argument --half-width: 'nan': not a finite number"),
+    (["train", "--extra", "[" * 3000 + "]" * 3000], "argument --extra: JSON nested too deep"),  # seventh pass
 ])
 def test_a_bad_seed_or_a_number_that_is_not_finite_is_refused_naming_its_option(argv, says, tmp_path):
     done = sacscale(*argv)
@@ -85,6 +86,7 @@ def test_the_pipelines_own_outputs_in_the_set_pass(tmp_path):
     ("twice", "the key 'figure' is given twice"),
     ("digits", "an integer of 5,000 digits"),
     ("sparse", "larger than 64 MB"),
+    ("surrogate", "a lone surrogate (\\udcff)"),  # seventh pass: UnicodeEncodeError writing the page, exit 1
 ])
 def test_a_report_input_that_is_no_record_is_named_and_no_page_is_written(tmp_path, kind, says):
     """A summary with a key twice was reported from; one with an integer of 5,000 digits
@@ -97,6 +99,8 @@ def test_a_report_input_that_is_no_record_is_named_and_no_page_is_written(tmp_pa
         summary.write_text(text.replace('"figure":', '"figure": "x", "figure":', 1))
     elif kind == "digits":
         summary.write_text(text.replace("{", '{"zz": ' + "9" * 5000 + ", ", 1))
+    elif kind == "surrogate":
+        summary.write_text(text.replace("{", '{"zz": "H200\\udcff", ', 1))
     else:
         with open(summary, "wb") as fh:
             fh.truncate(6 << 30)
@@ -123,3 +127,20 @@ def test_a_set_file_whose_name_no_manifest_line_can_carry_is_named_on_one_line(t
     done = sacscale("manifest", str(root))
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1 and says in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["aggregate", "m.json", "--csv", "", "--json", "s.json"], "--csv"),  # was ValueError: exit 1 as unexpected
+    (["analyze-run", "run", "--output", ""], "--output"),  # likewise
+    (["manifest", "set", "--output", ""], "--output"),  # was taken as left out: the default file written
+    (["verify", "set", "--output="], "--output"),  # likewise: no verdict written, exit 0
+    (["verify", "set", "--manifest", ""], "--manifest"),
+    (["aggregate", "", "--csv", "a.csv", "--json", "a.json"], "metrics"),
+])
+def test_an_empty_value_is_refused_naming_its_option(argv, named, tmp_path):
+    """`--output "$UNSET"`: seventh pass. An option whose default is empty (`--order`) still may be."""
+    done = subprocess.run([sys.executable, "-m", "sacscale.cli", *argv], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert f"argument {named}: an empty value (an unset variable?)" in done.stderr
+    assert "Traceback" not in done.stderr and not list(tmp_path.iterdir())

@@ -13,7 +13,9 @@ import importlib
 import os
 import re
 import signal
+import subprocess
 import sys
+from pathlib import Path
 from sacscale import __version__
 from sacscale.commands import BadInput
 from sacscale.eval.gl_backend import GLBackendError, check_mujoco_gl
@@ -73,7 +75,9 @@ class _Inert:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        self._stream.write(_CONTROLS.sub(lambda m: repr(m.group())[1:-1], text))
+        shown = _CONTROLS.sub(lambda m: repr(m.group())[1:-1], text)
+        # a name that is not UTF-8 holds surrogates (`\udcff`), which a UTF-8 stream refuses
+        self._stream.write(shown.encode("utf-8", "backslashreplace").decode("utf-8"))
         return len(text)
 
     def __getattr__(self, name):  # flush, fileno, isatty, buffer (raw bytes: a trainer's output teed as it is)
@@ -127,10 +131,65 @@ def _main(argv: list[str]) -> int:
     cmd_parser = argparse.ArgumentParser(prog=f"sacscale {name}", description=COMMANDS[name][1], allow_abbrev=False)
     module.add_arguments(cmd_parser)
     args = cmd_parser.parse_args(argv[1:])
+    _refuse_empty_values(cmd_parser, args)
+    _refuse_committed_outputs(cmd_parser, args)
     try:
         return int(module.run(args) or 0)
     except Exception as exc:  # noqa: BLE001 - one line instead of a traceback (docs/faults.md)
         return _error_line(name, exc)
+
+
+def _refuse_empty_values(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """An empty value (`--output ""`, `--csv "$UNSET"`) is no file and no setting: taken as the
+    option left out, or as the path '', it wrote to the default or failed as unexpected. An
+    option whose own default is empty may be given so (exit 2, usage)."""
+    for action in parser._actions:
+        if action.nargs == argparse.REMAINDER:
+            continue  # another program's command line (record-run -- CMD), whose words are its own
+        value = getattr(args, action.dest, None)
+        values = value if isinstance(value, list) else [value]
+        if action.default != "" and any(v == "" for v in values):
+            name = "/".join(action.option_strings) or action.metavar or action.dest
+            way_out = "give one, or leave the option out" if action.option_strings else "give one"
+            parser.error(f"argument {name}: an empty value (an unset variable?); {way_out}")
+
+
+# the options by which a command writes (a file, or a folder it fills); report's --manifest-json
+# and --video-record, verify's --manifest are read
+_OUTPUTS = {"output", "diff_output", "out", "csv", "json", "figure", "record", "output_dir", "output_md",
+            "output_html", "figures_dir", "left_out_dir"}
+
+
+def _tracked_under(path: Path) -> int:
+    """Files git tracks at or under `path`, in the repository that holds it (0 outside one)."""
+    folder = next((p for p in (path, *path.parents) if p.is_dir()), None)
+    try:
+        listed = subprocess.run(["git", "-C", str(folder), "ls-files", "-z", "--", str(path)], capture_output=True,
+                                timeout=60)
+    except (OSError, subprocess.SubprocessError, TypeError):
+        return 0
+    return listed.stdout.count(b"\0") if listed.returncode == 0 else 0
+
+
+# where committed run sets live: their files are evidence
+_EVIDENCE_FOLDERS = ("results", "reports")
+
+
+def _refuse_committed_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A committed run set's file is evidence and is never replaced: an output named by a slip
+    (another set's summary.csv, MANIFEST.sha256, verify.json, report folder) was written over
+    it. Other committed files (a figure of docs/ drawn again) are the developer's to replace."""
+    for action in parser._actions:
+        value = getattr(args, action.dest, None)
+        if action.dest in _OUTPUTS and action.option_strings and isinstance(value, (str, Path)) and value:
+            try:  # the folder resolved, the name not: an output that is a link is replaced, not written through
+                where = Path(value).parent.resolve() / Path(value).name
+            except (OSError, RuntimeError):  # a link loop: the command names it
+                continue
+            in_a_set = any(folder.name in _EVIDENCE_FOLDERS for folder in where.parents)
+            if in_a_set and _tracked_under(where):
+                parser.error(f"argument {action.option_strings[0]}: {value} is committed (git tracks it), evidence "
+                             "that is not rewritten; write to a new file or folder")
 
 
 # Errors of the file system, as a user would say them.

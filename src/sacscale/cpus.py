@@ -59,14 +59,23 @@ def _parse_cpu_text(spec: str, max_id: int) -> list[int]:
     return sorted(cpus)
 
 
+def whole_number(text: str) -> int:
+    """A number as the kernel, lscpu and nvidia-smi write one: ASCII digits only. int() also
+    reads `1_0` as 10, `+1`, ` 1` and digits of other scripts (`\u0661` as 1), which name a
+    CPU that taskset and the kernel's lists do not."""
+    if not (text.isascii() and text.isdigit()):
+        raise ValueError(f"not a whole number: {text!r}")
+    return int(text)
+
+
 def _cpu_range(part: str, spec: str, max_id: int) -> tuple[int, int]:
     """One item of a CPU list ("5" or "8-39") as (low, high), bounds checked."""
     if not part:
         raise ValueError(f"empty item in CPU list {spec!r}")
     lo_s, sep, hi_s = part.partition("-")
     try:
-        lo = int(lo_s)
-        hi = int(hi_s) if sep else lo
+        lo = whole_number(lo_s)
+        hi = whole_number(hi_s) if sep else lo
     except ValueError:
         raise ValueError(f"bad CPU list item {part!r} in {spec!r}") from None
     if lo < 0 or hi < lo:

@@ -119,7 +119,9 @@ def _open_lock_file(dir_fd: int, name: str, path: Path) -> int:
     except OSError as exc:
         if exc.errno == errno.EACCES:
             raise LockError(f"lock file {path}: {_unusable(path, exc)}") from None
-        raise LockError(f"lock file {path}: cannot open it ({exc.strerror}; a symbolic link is refused)") from None
+        # O_NOFOLLOW gives ELOOP for a link; another reason (an immutable file: EPERM) is said as it is
+        link = "; a symbolic link is refused" if exc.errno == errno.ELOOP else ""
+        raise LockError(f"lock file {path}: cannot open it ({exc.strerror}{link})") from None
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_nlink != 1:
         os.close(fd)

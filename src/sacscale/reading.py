@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 # The project's records (metrics, plans, reports, manifests) are at most a few MB.
 RECORD_LIMIT = 64 << 20
@@ -51,7 +52,30 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
+# `\ud800`..`\udfff` in JSON: half of a pair, which parses to a string no UTF-8 writer can
+# write (the report, the status block, a terminal) unless its other half follows
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _refuse_lone_surrogates(value) -> None:
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            todo += list(item) + list(item.values())
+        elif isinstance(item, list):
+            todo += item
+        elif isinstance(item, str) and any("\ud800" <= ch <= "\udfff" for ch in item):
+            half = next(ch for ch in item if "\ud800" <= ch <= "\udfff")
+            raise RecordJSONError(f"a string with a lone surrogate ({half.encode('unicode_escape').decode()}), "
+                                  "half of a character that no UTF-8 text can hold")
+
+
 def loads_record(text: str | bytes):
-    """json.loads for the project's records: a key given twice or an integer too long to
-    read is refused with a JSONDecodeError (RecordJSONError), as malformed JSON is."""
-    return json.loads(text, object_pairs_hook=_unique, parse_int=_bounded_int)
+    """json.loads for the project's records: a key given twice, an integer too long to read
+    or a lone surrogate is refused with a JSONDecodeError (RecordJSONError), as malformed
+    JSON is."""
+    value = json.loads(text, object_pairs_hook=_unique, parse_int=_bounded_int)
+    if _SURROGATE_ESCAPE.search(text if isinstance(text, str) else text.decode("utf-8", "replace")):
+        _refuse_lone_surrogates(value)
+    return value

@@ -67,3 +67,18 @@ def test_a_missing_file_to_check_is_one_line(root, capsys, tmp_path):
 
 def test_the_committed_documents_are_unchanged():
     assert status.main(["--check", str(REPO / "README.md"), str(REPO / "docs" / "benchmarks.md")]) == 0
+
+
+def test_a_lone_surrogate_in_a_record_never_reaches_a_document(root, tmp_path):
+    """`"H200\\udcff"` (half of a character, which JSON may escape) reached the table and
+    `--write` ended in a UnicodeEncodeError traceback; the report stage likewise (exit 1 as
+    unexpected). Every record is read strictly (sacscale.reading), so it is no record."""
+    from sacscale.reading import RecordJSONError, loads_record
+    set_env(root, SET, lambda env: env["torch"]["gpus"][0].update(name="H200\udcff"))
+    doc = tmp_path / "doc.md"
+    doc.write_text(f"# x\n{status.BEGIN}\n{status.END}\n")
+    assert status.main(["--root", str(root), "--write", str(doc)]) == 0
+    doc.read_text(encoding="utf-8")
+    with pytest.raises(RecordJSONError, match=r"a lone surrogate \(\\udcff\)"):
+        loads_record('{"name": "H200\\udcff"}')
+    assert loads_record('{"name": "\\ud83d\\ude00"}') == {"name": "\U0001f600"}  # a pair is one character

@@ -43,3 +43,28 @@ def test_the_status_summary_names_a_set_folder_with_its_escapes_escaped(tmp_path
                           capture_output=True, timeout=120)
     assert done.returncode == 2, done.stderr
     assert b"\x1b" not in done.stderr and b"results/s\\x1b]0;pwned\\x07: " in done.stderr, done.stderr
+
+
+def test_a_run_folder_whose_name_is_not_utf8_is_named_not_a_traceback(tmp_path):
+    """TensorBoard's reader encodes the path as UTF-8: a run folder named with the byte 0xff
+    ended analyze-run and compare-learning in a UnicodeEncodeError, exit 1 as unexpected
+    (seventh pass)."""
+    run = os.path.join(os.fsencode(tmp_path), b"x_r1_n1\xff")
+    shutil.copytree(REPO / "results" / SET / "runs" / "shared_r1_n1_pool7", os.fsdecode(run))
+    for argv in (["analyze-run", os.fsdecode(run), "--output", str(tmp_path / "m.json")],
+                 ["compare-learning", "a=" + os.fsdecode(run), "--output", str(tmp_path / "c.json"),
+                  "--figure", str(tmp_path / "c.png")]):
+        done = subprocess.run([sys.executable, "-m", "sacscale.cli", *argv], capture_output=True, timeout=120)
+        err = done.stderr.decode("utf-8")
+        assert done.returncode == 1 and "unexpected" not in err, err
+        assert "x_r1_n1\\udcff/tb/rank0/events" in err and "a path that is not UTF-8" in err, err
+
+
+def test_a_name_that_is_not_utf8_reaches_the_terminal_escaped():
+    import io
+    from sacscale.cli import _Inert
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="utf-8", errors="strict")
+    _Inert(stream).write("extra: a\udcff\x1b[2J\n")
+    stream.flush()
+    assert raw.getvalue() == b"extra: a\\udcff\\x1b[2J\n"

@@ -70,8 +70,9 @@ def _wait_until_reading(proc: subprocess.Popen, folder: Path, deadline: float) -
 
 
 def test_verify_of_an_empty_name_is_refused(capsys):
-    code, err = run(capsys, "verify", "")
-    assert code == 2 and "ROOT is empty" in err
+    with pytest.raises(SystemExit) as exited:  # argparse's usage error, before the command runs
+        main(["verify", ""])
+    assert exited.value.code == 2 and "argument root: an empty value (an unset variable?)" in capsys.readouterr().err
 
 
 @pytest.fixture
@@ -93,6 +94,47 @@ def test_report_never_writes_through_a_linked_folder(capsys, tmp_path, finished_
     assert code == 2 and "a symbolic link" in err and str(link) in err
     assert sorted(p.name for p in victim.iterdir()) == ["report.md"]
     assert (victim / "report.md").read_text() == "someone else's\n"
+
+
+@pytest.mark.parametrize("command, option, target", [
+    (["aggregate", "{S}/metrics/shared_r1_n1_pool7.json", "--json", "{tmp}/s.json"], "--csv", "other/summary.csv"),
+    (["analyze-run", "{S}/runs/shared_r1_n1_pool7"], "--output", "other/metrics/r.json"),
+    (["manifest", "{S}", "--json", "{tmp}/m.json"], "--output", "other/MANIFEST.sha256"),
+    (["verify", "{S}"], "--output", "other/verify.json"),
+    (["compare-learning", "a={S}/runs/shared_r1_n1_pool7", "--figure", "{tmp}/c.png"], "--output", "other/plan.json"),
+    (["report", "--run-set", "{S}"], "--output-dir", "reports/other"),
+])
+def test_no_output_replaces_a_committed_file(tmp_path, finished_set, command, option, target):
+    """Another set's summary.csv, metrics, MANIFEST.sha256, verify.json, a record or its
+    report folder named as an output was replaced without a word (seventh pass)."""
+    repo = tmp_path / "repo"
+    victim = repo / "results" / target if not target.startswith("reports/") else repo / target / "report.md"
+    victim.parent.mkdir(parents=True, exist_ok=True)
+    victim.write_text("committed\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", str(victim)], check=True)
+    argv = [a.format(S=finished_set, tmp=tmp_path) for a in command]
+    output = repo / target if target.startswith("reports/") else victim
+    done = subprocess.run([sys.executable, "-m", "sacscale.cli", *argv, option, str(output)], capture_output=True,
+                          text=True, timeout=120, cwd=repo)
+    assert done.returncode == 2 and f"argument {option}: {output} is committed (git tracks it)" in done.stderr, \
+        done.stderr
+    assert victim.read_text() == "committed\n" and not (victim.parent / "figures").exists()
+
+
+def test_a_committed_file_outside_the_run_sets_may_be_replaced(tmp_path):
+    """docs/figures/*.png drawn again by compare-learning: the developer's to replace, not evidence."""
+    repo = tmp_path / "repo"
+    figure = repo / "docs" / "figures" / "curves.png"
+    figure.parent.mkdir(parents=True)
+    figure.write_bytes(b"old")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", str(figure)], check=True)
+    run_dir = sorted((REPO / "results" / SET / "runs").iterdir())[0]
+    done = subprocess.run([sys.executable, "-m", "sacscale.cli", "compare-learning", f"a={run_dir}", "--figure",
+                           str(figure)], capture_output=True, text=True, timeout=120, cwd=repo)
+    assert done.returncode == 0, done.stderr
+    assert figure.read_bytes().startswith(b"\x89PNG")
 
 
 def test_report_figures_outside_its_folder_are_refused_before_drawing(capsys, tmp_path):
@@ -145,3 +187,14 @@ def test_verify_names_a_manifest_that_is_no_file(capsys, given, kind):
     code = main(["verify", str(REPO / "results" / SET), "--manifest", given])
     err = capsys.readouterr().err.strip()
     assert code == 1 and err == f"sacscale verify: error: {given}: not a manifest file ({kind})", err
+
+
+def test_an_output_that_is_a_link_loop_is_no_traceback(tmp_path):
+    """The check for committed outputs resolves the output's folder, never its name: a
+    link loop there is the command's to replace (atomically, as any link)."""
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    done = subprocess.run([sys.executable, "-m", "sacscale.cli", "analyze-run", str(RUN), "--output", str(loop)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert not loop.is_symlink() and json.loads(loop.read_text())["run"] == RUN.name

@@ -53,3 +53,16 @@ def test_one_file_for_both_outputs_of_aggregate_is_refused(capsys, tmp_path):
                     "--json", f"{tmp_path}/./s")
     assert code == 2 and "--csv and --json are one file" in err
     assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("rate", ["17000", -5, True])
+def test_a_rate_that_is_no_number_of_env_steps_is_refused(capsys, tmp_path, rate):
+    """A rate written as a string of digits or a negative one was summarised as given
+    (seventh pass)."""
+    data = json.loads(metrics_file(tmp_path / "a.json").read_text())
+    data["steady_env_steps_per_s"] = rate
+    (tmp_path / "a.json").write_text(json.dumps(data))
+    outputs = ["--csv", tmp_path / "s.csv", "--json", tmp_path / "s.json"]
+    code, err = run(capsys, "aggregate", tmp_path / "a.json", *outputs)
+    assert code == 2 and f"steady_env_steps_per_s {str(rate)!r} is not a rate" in err, err
+    assert not (tmp_path / "s.csv").exists()

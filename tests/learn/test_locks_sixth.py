@@ -77,3 +77,24 @@ def test_a_wait_that_is_no_bound_is_refused(monkeypatch, tmp_path, wait_s):
     with pytest.raises(locks.LockError, match=r"the x lock: a wait of .* s is no bound"):
         with locks.private_lock("x.lock", "the x lock", wait_s):
             pass
+
+
+def test_a_lock_file_that_cannot_be_opened_is_named_for_its_reason(monkeypatch, tmp_path):
+    """An immutable lock file (EPERM) was said to be refused as `a symbolic link`: the note
+    belongs to O_NOFOLLOW's ELOOP only (seventh pass)."""
+    import errno
+    folder = tmp_path / "locks"
+    monkeypatch.setenv("SACSCALE_LOCK_DIR", str(folder))
+    with locks.private_lock("x.lock", "the x lock", 0):
+        pass
+    real_open = os.open
+
+    def immutable(name, flags, *args, **kwargs):
+        if name == "x.lock":
+            raise PermissionError(errno.EPERM, os.strerror(errno.EPERM))
+        return real_open(name, flags, *args, **kwargs)
+    monkeypatch.setattr(locks.os, "open", immutable)
+    with pytest.raises(locks.LockError) as refused:
+        with locks.private_lock("x.lock", "the x lock", 0):
+            pass
+    assert str(refused.value) == f"lock file {folder / 'x.lock'}: cannot open it (Operation not permitted)"

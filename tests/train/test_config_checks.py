@@ -90,3 +90,14 @@ def test_a_checkpoint_whose_pickle_would_inflate_is_refused_unread(tmp_path):
     assert path.stat().st_size < 100_000
     with pytest.raises(TrainingError, match="pickled part would inflate to 17,825,792 bytes"):
         read_checkpoint(path)
+
+
+@pytest.mark.parametrize("devices, message", [
+    ("\u0660", "'\u0660' is neither 'cpu' nor a CUDA device index"),  # isdigit(): read as device 0
+    ("cuda:\u00b2", "'cuda:\u00b2' is neither"),  # isdigit() too; torch then failed on it
+    (",".join(["cpu"] * 65), "65 ranks, more than 64"),  # started 65 processes on any machine
+])
+def test_a_device_list_no_machine_has_is_refused(devices, message):
+    """Seventh pass: device indices are ASCII digits and the ranks are at most the plan's 64."""
+    with pytest.raises(TrainingError, match=message):
+        TrainConfig(devices=devices).device_list()

@@ -42,3 +42,22 @@ def test_a_checkout_snakemake_cannot_keep_its_state_in_is_named(tmp_path, monkey
 def test_a_writable_checkout_passes(tmp_path):
     from sacscale.pipeline.runplan import check_state_folder
     check_state_folder(str(tmp_path))
+
+
+@pytest.mark.parametrize("extra, says", [
+    ("[" * 1500 + "]" * 1500, "JSON nested too deep"),  # a RecursionError traceback through Snakemake
+    ('{"lr": 1e-3, "lr": 1}', "the key 'lr' is given twice"),  # the last value kept without a word
+])
+def test_an_extra_setting_that_json_reads_two_ways_or_not_at_all_is_named(extra, says):
+    """Seventh pass: --extra is read as the project's records are (sacscale.reading), by the
+    trainer's parser and so by the plan, which parses every override with it."""
+    with pytest.raises(PlanError, match=r"run_configs\.n1_cpu\.overrides\.extra: argument --extra: .*" + says):
+        plan(run_configs={"n1_cpu": {"overrides": {"extra": extra}}})
+
+
+def test_description_with_a_blank_letter_is_refused():
+    """A Hangul filler (a letter that shows as nothing) passed the config's check of
+    invisible characters (seventh pass)."""
+    from sacscale.pipeline.config_check import ConfigError, check_values
+    with pytest.raises(ConfigError, match=r"U\+3164"):
+        check_values({"run_configs": {"n1_cpu": {"description": "a\u3164b"}}}, "config")

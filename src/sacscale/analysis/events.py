@@ -72,6 +72,12 @@ def read_event_file(path: str | Path) -> dict[str, list[Scalar]]:
     """Every scalar in one event file (plain or .gz), by tag, in file order. Raises
     EventFileError."""
     path = Path(path)
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:  # a byte such as 0xff in a folder's name: TensorBoard's reader cannot open it
+        shown = str(path).encode("utf-8", "backslashreplace").decode("utf-8")
+        raise EventFileError(f"{shown}: a path that is not UTF-8, which the event reader cannot open; rename "
+                             "the folder") from None
     if not path.is_file():
         raise EventFileError(f"{path}: event file is missing")
     size = path.stat().st_size

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -23,12 +24,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="JSON object stored as summary.json's 'meta' (run set, preset, ...)")
 
 
+# the rates the summary reads with float(): a string of digits or a negative rate would be
+# summarised as if analyze-run had written it
+RATES = ("steady_env_steps_per_s", "tail_mean_total_fps")
+
+
 def _metrics(path: str) -> dict:
     """One run's metrics (analyze-run's output): a JSON object naming its run and configuration."""
     data = read_json(path, "metrics file")
     for key in ("run", "config"):
         if not isinstance(data.get(key), str):
             raise BadInput(f"metrics file {path}: not analyze-run's output (no {key!r})")
+    for key in RATES:
+        value = data.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value) or value < 0):
+            raise BadInput(f"metrics file {path}: {key} {str(value)[:40]!r} is not a rate (a finite number of env "
+                           "steps/s, at least 0)")
     return data
 
 

@@ -59,7 +59,11 @@ def _write_scope(args: argparse.Namespace) -> None:
             raise ManifestError("--keep-policies needs --left-out-dir (where the other policies go)")
         dest = Path(args.left_out_dir).resolve()
         if dest == root.resolve() or root.resolve() in dest.parents:
-            raise ManifestError(f"--left-out-dir {args.left_out_dir}: inside the set; it must be outside")
+            raise BadInput(f"--left-out-dir {args.left_out_dir}: inside the set; it must be outside")
+        runs = {p.name for p in (root / "runs").iterdir() if p.is_dir()} if (root / "runs").is_dir() else set()
+        unknown = sorted(set(args.keep_policies) - runs)
+        if unknown:  # a misspelt run would have every policy moved out, the one meant to stay too
+            raise BadInput(f"--keep-policies {' '.join(unknown)}: no run of that name under {root}/runs")
         left_out = scope.leave_out_policies(root, set(args.keep_policies), dest)
     try:
         kept = scope.write_scope(root, left_out)
@@ -73,5 +77,7 @@ def _best_run(paths: list[str]) -> str:
     """The run whose policy the report's video shows (sacscale.eval.best), by its evaluations."""
     try:
         return best_run({Path(p).stem: read_json(p, "evaluation") for p in paths})["run"]
-    except (BadInput, OSError, ValueError, KeyError, TypeError) as exc:
+    except BadInput as exc:  # an evaluation that cannot be read: one line, exit 2 (sacscale.cli)
+        raise BadInput(f"--keep-best: {exc}") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ManifestError(f"--keep-best: {type(exc).__name__}: {exc}") from None

@@ -170,6 +170,10 @@ def _check_where_and_what(root: Path, r: RunRecords, env_host, model_hash: str |
         except PlanError as exc:
             result.records.append(f"{r.name}: {exc}")
     _check_counts_and_times(r, result)
+    if r.run and (r.run.get("status", "completed") != "completed" or r.run.get("exit_status", 0) != 0):
+        # the run wrapper's verdict: a failed, timed-out or interrupted run is no evidence
+        result.records.append(f"{r.name}: run.json status {str(r.run.get('status'))[:40]!r}, exit status "
+                              f"{str(r.run.get('exit_status'))[:20]}: not a completed run")
     if r.meta and r.meta.get("status", "completed") != "completed":
         result.records.append(f"{r.name}: train_meta.json status {r.meta.get('status')!r}, not 'completed'")
 

@@ -28,6 +28,7 @@ from sacscale.report.numbers import FORMAT, NUMBERS_NAME, report_numbers
 from sacscale.evidence.report_html import presentation_problems, rendered_markdown_problems
 from sacscale.evidence.report_tables import other_tables_problems, regenerated
 from sacscale.report.shown import ShownTable, shown_html_tables, shown_numbers, shown_tables, shows
+from sacscale.report.text import BLANK_LETTERS
 
 # (relative, absolute) tolerance of a stored number against its recomputation, per kind.
 # Everything is recomputed deterministically from the same events (the bootstrap has a
@@ -179,11 +180,14 @@ def _cell_problem(cell: str, values: list, withheld: bool) -> str | None:
     return f"shows {cell!r}, the evidence gives {gives}"
 
 
+_BLANK_LETTER = re.compile(f"[{BLANK_LETTERS}]")
+
+
 def _invisible(cell: str) -> str | None:
     """A character a cell shows as nothing or that reorders what follows (U+202E shows
     '1.719x' as 'x917.1'): none of the report stage's cells holds one."""
     for ch in cell:
-        if unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs", "Cn"):
+        if unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs", "Cn") or _BLANK_LETTER.fullmatch(ch):
             return f"holds an invisible or reordering character ({ch.encode('unicode_escape').decode()!s})"
     return None
 

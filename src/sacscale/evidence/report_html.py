@@ -43,6 +43,14 @@ STAGE_FIGURES = frozenset({f"figures/{name}" for name in FIGURES.values()}
 _URL_IGNORED = re.compile(r"[\x00-\x20\x7f]")
 _INLINE_STYLE = re.compile(r"\s*text-align:\s*(left|right|center)\s*;?\s*")
 _CLASSES = {"l", "r", "caption"}
+# The page's frame, which the stage writes once, head before body. A browser ignores a
+# <head> or <html> inside the body (what it holds is shown) and reads all up to </title>
+# as text (`<title/>` stays open), where a parser that takes them at their word hides the
+# one and shows the other: `<td><title/>1.719x</title><head>9.999x</head></td>` shows 9.999x.
+_FRAME = {"html", "head", "body", "title"}
+_HEAD_ONLY = {"head", "title", "meta", "style"}
+_VOID_TAGS = {"br", "hr", "img", "meta", "wbr", "col", "area", "base", "embed", "input", "link", "source",
+              "track"}
 
 
 def _decoded(source: str) -> bytes:
@@ -69,9 +77,12 @@ def _figure_problems(rel: str, reader: "_Presentation", folder: Path) -> list[st
 
 
 class _Presentation(HTMLParser):
-    def __init__(self) -> None:
+    def __init__(self, fragment: bool = False) -> None:
         super().__init__(convert_charrefs=True)
         self.problems: list[str] = []
+        self._fragment = fragment  # rendered Markdown: no frame of its own
+        self._opened: set[str] = set()  # frame elements seen
+        self.ended = False  # </html> seen: the page was written to its end
         self._style: list[str] | None = None
         self.images: list[str] = []  # files of the report's folder the page shows
         self.embedded: list[bytes] = []  # images the page holds as data URIs
@@ -92,8 +103,24 @@ class _Presentation(HTMLParser):
             else:
                 self.embedded.append(_decoded(source))
 
+    def _check_frame(self, tag: str) -> None:
+        """The frame's elements once each, in their place; none in rendered Markdown."""
+        if tag in _FRAME | _HEAD_ONLY and self._fragment:
+            self.problems.append(f"a <{tag}> element (the page's frame, which Markdown does not write)")
+        elif tag in _FRAME and tag in self._opened:
+            self.problems.append(f"a second <{tag}> (a browser ignores it and shows what it holds)")
+        elif tag in _HEAD_ONLY and "body" in self._opened:
+            self.problems.append(f"a <{tag}> inside the body (a browser ignores it or shows what follows as text)")
+        self._opened.add(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        if tag not in _VOID_TAGS:
+            self.problems.append(f"a self-closing <{tag[:40]}/> (a browser ignores the slash: the element stays open)")
+        super().handle_startendtag(tag, attrs)
+
     def handle_starttag(self, tag, attrs):
         values = dict(attrs)
+        self._check_frame(tag)
         self._check_element(tag, values)
         if tag == "style":
             self._style = []
@@ -117,6 +144,7 @@ class _Presentation(HTMLParser):
                 self.problems.append(f"an event handler {name[:40]!r}")
 
     def handle_endtag(self, tag):
+        self.ended = tag == "html"
         if tag == "style" and self._style is not None:
             sheet = "".join(self._style)
             if hashlib.sha256(sheet.encode()).hexdigest() not in KNOWN_STYLES:
@@ -148,13 +176,43 @@ class _Presentation(HTMLParser):
 _LEGACY_MARKDOWN = {"a <phase> element"}
 
 
+# A table's delimiter row (`|---|---:|`): GitHub (GFM) starts a table at one even right
+# under a line of prose, Python-Markdown only after a blank line; such a table would show
+# numbers of its own that verify reads as prose
+_DELIMITER_ROW = re.compile(r" {0,3}\|?[ \t]*:?-+:?[ \t]*(\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
+def _delimiter_rows(markdown_text: str) -> int:
+    """How many table delimiter rows a GFM renderer sees outside fenced code blocks and HTML
+    comments (a comment block runs from a line that starts `<!--` to the line with `-->`)."""
+    count, fence, comment = 0, None, False
+    for line in markdown_text.splitlines():
+        opened = _FENCE.match(line)
+        if comment:
+            comment = "-->" not in line
+        elif fence is not None:
+            fence = None if line.strip().startswith(fence) else fence
+        elif opened:
+            fence = opened.group(1)[0] * 3
+        elif line.lstrip(" ").startswith("<!--") and len(line) - len(line.lstrip(" ")) <= 3:
+            comment = "-->" not in line[line.index("<!--") + 4:]
+        elif "|" in line and _DELIMITER_ROW.fullmatch(line):
+            count += 1
+    return count
+
+
 def rendered_markdown_problems(rel: str, markdown_text: str) -> list[str]:
     """report.md rendered (as GitHub or Python-Markdown would: raw HTML passes through) and
     read as report.html is: the report stage's Markdown holds no HTML of its own."""
     page = markdown.markdown(markdown_text, extensions=MARKDOWN_EXTENSIONS, output_format="html")
-    reader = _Presentation()
+    reader = _Presentation(fragment=True)
     reader.feed(page)
     reader.close()
+    rows, tables = _delimiter_rows(markdown_text), page.count("<table>")
+    if rows != tables:
+        reader.problems.append(f"{rows} table delimiter row(s) (|---|) for {tables} table(s) read here: a table "
+                               "GitHub shows where this reader sees prose")
     seen = [p for i, p in enumerate(reader.problems) if p not in reader.problems[:i] and p not in _LEGACY_MARKDOWN]
     return [f"{rel}: {problem} (it could hide or change what is shown): the report stage writes none; "
             f"does not match the evidence" for problem in seen[:5]]
@@ -166,6 +224,8 @@ def presentation_problems(rel: str, html_text: str, folder: Path | None = None) 
     reader = _Presentation()
     reader.feed(html_text)
     reader.close()
+    if not reader.ended:
+        reader.problems.append("no </html> at its end (a page cut short: the stage writes it whole)")
     seen: list[str] = []
     for problem in reader.problems:
         if problem not in seen:

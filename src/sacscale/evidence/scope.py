@@ -16,6 +16,7 @@ with its hash, so the evaluation that used it is still bound to it (binding.py).
 from __future__ import annotations
 
 import shutil
+from datetime import datetime
 from pathlib import Path
 
 from sacscale.atomic import write_json
@@ -24,6 +25,10 @@ from sacscale.reading import TooLarge, loads_record, read_limited
 
 SCOPE_FILE = "evidence.json"
 FORMAT = 2
+# when the pipeline began to write evidence.json: every set whose runs started later carries
+# one (its runs' start times are bound to their events), so a set without it is no older set
+# but one whose evidence.json was removed, and with it the left-out files' hashes and the budget
+FORMAT_SINCE = "2026-12-03T16:02:25+00:00"
 BUDGET_BYTES = 4 * 1024 * 1024
 POLICY = Path("checkpoints") / "final.pt"  # a run's policy: the one kind of file a set may leave out
 # Never in the manifest, by construction (manifest.EXCLUDED): written from it, or after it.
@@ -51,6 +56,10 @@ def read_scope(root: Path) -> dict | None:
         raise ScopeError(f"{SCOPE_FILE}: not valid JSON ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("format"), int):
         raise ScopeError(f"{SCOPE_FILE}: no integer field format")
+    if isinstance(data["format"], bool) or data["format"] != FORMAT:
+        # an older format is told by the file's absence; another number is no format this code knows
+        raise ScopeError(f"{SCOPE_FILE}: format {str(data['format'])[:20]}, not this code's evidence format "
+                         f"({FORMAT})")
     left = data.get("left_out", [])
     if not isinstance(left, list) or not all(
             isinstance(e, dict) and isinstance(e.get("path"), str) and isinstance(e.get("sha256"), str)
@@ -112,6 +121,10 @@ def check_scope(root: Path) -> tuple[list[str], list[str]]:
     except ScopeError as exc:
         return [str(exc)], []
     if scope is None:
+        late = _started_since_the_format(root)
+        if late:
+            return [f"{SCOPE_FILE}: missing, though run {late[0]} started at {late[1]}, after every set began to "
+                    f"carry one ({FORMAT_SINCE}): removed?"], []
         return [], [f"size: {set_bytes(root):,} bytes in results/{root.name} and reports/{root.name}; no "
                     f"{SCOPE_FILE}: a set made before the {BUDGET_BYTES // 2**20} MB budget, kept as committed"]
     problems = []
@@ -120,6 +133,9 @@ def check_scope(root: Path) -> tuple[list[str], list[str]]:
     if size > budget:
         problems.append(f"size: {size:,} bytes in results/{root.name} and reports/{root.name}, over the "
                         f"budget of {budget:,}")
+    paths = [entry["path"] for entry in scope.get("left_out", [])]
+    problems += [f"{SCOPE_FILE}: {p} is listed as left out more than once" for p in sorted(set(paths))
+                 if paths.count(p) > 1]
     for entry in scope.get("left_out", []):
         parts = Path(entry["path"]).parts
         # only policies may be left out: everything else the verification recomputes from
@@ -130,6 +146,19 @@ def check_scope(root: Path) -> tuple[list[str], list[str]]:
             problems.append(f"{SCOPE_FILE}: {entry['path']} is listed as left out, but it is in the set")
     return problems, [f"size: {size:,} bytes in results/{root.name} and reports/{root.name} "
                       f"(budget {budget:,}; format {scope['format']})"]
+
+
+def _started_since_the_format(root: Path) -> tuple[str, str] | None:
+    """(run, started_at) of a run of the set that started after FORMAT_SINCE, if any."""
+    since = datetime.fromisoformat(FORMAT_SINCE)
+    for path in sorted((root / "runs").glob("*/run.json")):
+        try:
+            started = loads_record(read_limited(path).decode("utf-8")).get("started_at")
+            if isinstance(started, str) and datetime.fromisoformat(started) >= since:
+                return path.parent.name, started
+        except (OSError, TooLarge, UnicodeDecodeError, ValueError, AttributeError, TypeError):
+            continue  # an unreadable run record is named by the record checks
+    return None
 
 
 def size_line(root: Path) -> str | None:

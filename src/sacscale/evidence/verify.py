@@ -228,6 +228,16 @@ def check_figures(root: Path, summary: dict, metrics: list[dict], names: list[st
     check_redrawn_figures(reports, f"reports/{root.name}", summary, metrics, run_dirs, result)
 
 
+# the folders a set keeps its runs and records in: one of them a file was named only through
+# what it broke (`unexpected structure ... pairs: no runs ...`)
+SET_FOLDERS = ("runs", "metrics", "eval", "model")
+
+
+def check_folders(root: Path, result: Verification) -> None:
+    result.structure += [f"{name}: a file where the set keeps a folder" for name in SET_FOLDERS
+                         if (root / name).exists() and not (root / name).is_dir()]
+
+
 def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool = True,
            report_pending: bool = False, redraw_figures: bool = False) -> Verification:
     root = canonical_root(root)
@@ -238,6 +248,7 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
         return result  # nothing is opened in a tree that holds links or special files
     check_files(root, manifest, result)
     check_coverage(root, result)
+    check_folders(root, result)
     if not recompute:
         return result
     strict = current_format(root) if (root / "plan.json").is_file() else False

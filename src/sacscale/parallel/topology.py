@@ -18,7 +18,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from sacscale.cpus import MAX_CPU_ID, parse_cpu_list
+from sacscale.cpus import MAX_CPU_ID, parse_cpu_list, whole_number
 
 
 def shares_cuda_device(devices: list[str]) -> bool:
@@ -106,10 +106,10 @@ def parse_lscpu(text: str) -> list[Cpu]:
         try:
             node_text = fields[col["NODE"]] if "NODE" in col else "-"
             cpus.append(Cpu(
-                id=int(fields[col["CPU"]]),
-                core=int(fields[col["CORE"]]),
-                socket=int(fields[col["SOCKET"]]),
-                node=0 if node_text == "-" else int(node_text),
+                id=whole_number(fields[col["CPU"]]),
+                core=whole_number(fields[col["CORE"]]),
+                socket=whole_number(fields[col["SOCKET"]]),
+                node=0 if node_text == "-" else whole_number(node_text),
             ))
         except ValueError:
             raise TopologyError(f"lscpu: line {n} {line.strip()!r} is not numbers") from None
@@ -142,7 +142,7 @@ def parse_nvidia_topo(text: str) -> list[Gpu]:
         if not line.strip():
             break  # the legend follows the matrix after a blank line
         fields = [f.strip() for f in line.split("\t")]
-        match = re.fullmatch(r"GPU(\d+)", fields[0])
+        match = re.fullmatch(r"GPU([0-9]+)", fields[0])
         if not match:
             continue  # NIC rows
         if len(fields) < devices + 2:
@@ -153,7 +153,10 @@ def parse_nvidia_topo(text: str) -> list[Gpu]:
             cpus = None if cpu_text in ("N/A", "") else frozenset(parse_cpu_list(cpu_text))
         except ValueError as exc:
             raise TopologyError(f"nvidia-smi topo -m: {fields[0]} CPU Affinity: {exc}") from None
-        node = int(numa_text) if numa_text.isdigit() else None
+        try:
+            node = None if numa_text in ("N/A", "") else whole_number(numa_text)
+        except ValueError as exc:
+            raise TopologyError(f"nvidia-smi topo -m: {fields[0]} NUMA Affinity: {exc}") from None
         gpus.append(Gpu(index=int(match.group(1)), label=fields[0], node=node, cpus=cpus))
     return gpus
 

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import yaml
 
+from sacscale.report.text import BLANK_LETTERS
+
 MAX_FILE_BYTES = 1 << 20      # a config file is a few KB; a recorded matrix tens of KB
 MAX_ALIASES = 64              # YAML anchors referenced: a config needs none or a few
 MAX_VALUES = 100_000          # every scalar, list and mapping of a config, aliases expanded
@@ -40,7 +42,7 @@ STREAM_WAIT_S = 30.0
 # overrides such as U+202E, zero-width characters, line and paragraph separators): a
 # description or name that reads one way in the report and the terminal and is another
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
-                      r"\ufff9-\ufffb]")
+                      r"\ufff9-\ufffb" + BLANK_LETTERS + "]")
 
 
 class ConfigError(ValueError):

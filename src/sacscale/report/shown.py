@@ -64,11 +64,19 @@ class _TableReader(HTMLParser):
         return tag in _INVISIBLE_TAGS or "hidden" in values or "display:none" in style
 
     def handle_starttag(self, tag, attrs):
+        if tag == "br" and self._cell is not None and not self._hidden_depth:
+            self._cell.append(" ")  # a line break parts what it stands between: `1.7<br>19x` is no 1.719x
         if tag in _VOID:
             return
         if self._hidden_depth or self._hides(tag, attrs):
             self._hidden_depth.append(tag)
             return
+        # a browser ends an open cell at the next cell or row, and an open row at the next
+        # row: `<td>9.999x<td>1.719x` is two cells, not one that holds 1.719x
+        if tag in ("td", "th", "tr"):
+            self.handle_endtag("td" if self._cell is not None else "")
+        if tag == "tr":
+            self.handle_endtag("tr")
         if tag == "table":
             self._table = ShownTable(header=[])
         elif tag == "thead":
@@ -85,6 +93,10 @@ class _TableReader(HTMLParser):
             if tag == self._hidden_depth[-1]:
                 self._hidden_depth.pop()
             return
+        if tag in ("tr", "thead", "tbody", "table") and self._cell is not None:
+            self.handle_endtag("td")  # an end that closes what is open inside it, as a browser does
+        if tag in ("thead", "tbody", "table") and self._row is not None:
+            self.handle_endtag("tr")
         if tag in ("td", "th") and self._cell is not None and self._row is not None:
             self._row.append(" ".join("".join(self._cell).split()))
             self._cell = None

@@ -18,8 +18,12 @@ import re
 # controls (embeddings, overrides, isolates, marks) would show the rest of a line reversed.
 # Zero-width characters (U+200B, U+FEFF, a soft hyphen, ...) would make one name look like
 # another (`h200x1\u200b` as `h200x1`): shown as a blank too.
+# Letters and marks that show as nothing (Hangul fillers, variation selectors, tag
+# characters, the grapheme joiner) hide what they touch as well: a filler before a number
+# makes it part of a word (`\u31649.999x`), which a reader of a table's numbers skips.
+BLANK_LETTERS = "\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\U000e0000-\U000e0fff"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e"
-                      r"\u2060-\u2069\ufeff]+")
+                      r"\u2060-\u2069\ufeff" + BLANK_LETTERS + "]+")
 # Characters Python-Markdown reads as inline markup and un-does with a backslash.
 _BACKSLASHED = re.compile(r"([\\`*\[\]!])")
 # `_` emphasises only where it is not inside a word (smart emphasis; CommonMark alike).
@@ -28,7 +32,10 @@ _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 
 
 def one_line(value) -> str:
-    return _CONTROL.sub(" ", str(value))
+    # a file name that is not UTF-8 reaches us with surrogates (`\udcff` for the byte 0xff),
+    # which no UTF-8 page can hold: shown escaped, as text
+    text = str(value).encode("utf-8", "backslashreplace").decode("utf-8")
+    return _CONTROL.sub(" ", text)
 
 
 def plain(value) -> str:

@@ -13,6 +13,7 @@ from sacscale.parallel.topology import shares_cuda_device
 from sacscale.task.walk_rules import PIPELINES, TILT_OBS
 
 ALLREDUCE_PLACEMENTS = ("in-graph", "between-graphs")
+MAX_RANKS = 64  # one rank a GPU or a CPU pool; the plan's --devices holds at most 64 too
 # Printed by every rank once its first learner update (compile, warm-up, CUDA-graph
 # capture, first iteration) has run to completion on the device.
 FIRST_UPDATE_DONE = "first learner update done"
@@ -66,6 +67,8 @@ class TrainConfig:
         items = [d.strip() for d in str(self.devices).split(",") if d.strip()]
         if not items:
             raise TrainingError("--devices: empty device list")
+        if len(items) > MAX_RANKS:  # the plan's bound too: a typo of 100 ranks started 100 processes
+            raise TrainingError(f"--devices: {len(items)} ranks, more than {MAX_RANKS}")
         out = [_device_name(d) for d in items]
         if len({d == "cpu" for d in out}) > 1:
             raise TrainingError("--devices: mix of CPU and CUDA ranks is not supported")
@@ -126,9 +129,10 @@ def _device_name(item: str) -> str:
     """One `--devices` entry as a torch device name."""
     if item == "cpu":
         return "cpu"
-    if item.startswith("cuda:") and item[5:].isdigit():
+    # ASCII digits: isdigit() is true for `\u0660` (and `\u00b2`), which no device is named by
+    if item.startswith("cuda:") and item[5:].isascii() and item[5:].isdigit():
         return item
-    if item.isdigit():
+    if item.isascii() and item.isdigit():
         return f"cuda:{item}"
     raise TrainingError(f"--devices: {item!r} is neither 'cpu' nor a CUDA device index")
 

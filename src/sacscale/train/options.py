@@ -5,9 +5,9 @@ options with the parser the trainer itself uses."""
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import MISSING, fields
 
+from sacscale.reading import loads_record
 from sacscale.task.walk_rules import PIPELINES, TILT_OBS
 from sacscale.train.config import ALLREDUCE_PLACEMENTS, TrainConfig
 
@@ -65,6 +65,18 @@ def _choices() -> dict[str, tuple[str, ...]]:
             "grad_sync": ("auto", "on", "off")}
 
 
+def json_setting(text: str):
+    """--extra's JSON, read as the project's records are: JSON nested past Python's recursion
+    limit (`[[[...]]]`) raised a RecursionError traceback from inside argparse; a key given
+    twice kept the last value without a word. Both are a bad value of the option (exit 2)."""
+    try:
+        return loads_record(text)
+    except RecursionError:
+        raise argparse.ArgumentTypeError("JSON nested too deep") from None
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not valid JSON ({exc})") from None
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     choices = _choices()
     for f in fields(TrainConfig):
@@ -74,7 +86,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=default,
                                 help=HELP.get(f.name))
         elif f.name == "extra":
-            parser.add_argument(flag, dest=f.name, type=json.loads, default={}, help=HELP[f.name])
+            parser.add_argument(flag, dest=f.name, type=json_setting, default={}, help=HELP[f.name])
         else:
             kind = {"int": int, "float": float}.get(str(f.type), str)
             parser.add_argument(flag, dest=f.name, type=kind, default=default, choices=choices.get(f.name),

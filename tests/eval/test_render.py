@@ -182,7 +182,6 @@ def test_parse_commands_and_schedule():
     ("0.5,zero,0:4", "segment 1 '0.5,zero,0:4': not a number"),
     ("0.5,0,0:0", "duration must be > 0 s"),
     ("0.5,nan,0:1", "values must be finite"),
-    ("", "empty"),
 ])
 def test_bad_commands_exit_2_naming_the_problem(tmp_path, capsys, commands, message):
     ckpt = make_checkpoint(tmp_path / "ckpt.pt")
@@ -191,6 +190,18 @@ def test_bad_commands_exit_2_naming_the_problem(tmp_path, capsys, commands, mess
     err = capsys.readouterr().err.strip()
     assert code == 2
     assert err.startswith("sacscale render: error: --commands") and message in err and "\n" not in err
+    assert not out.exists()
+
+
+def test_empty_commands_are_refused_as_every_empty_value_is(tmp_path, capsys):
+    ckpt = make_checkpoint(tmp_path / "ckpt.pt")
+    out = tmp_path / "v.gif"
+    with pytest.raises(SystemExit) as stopped:
+        main(["render", str(ckpt), "--output", str(out), "--commands", ""])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert stopped.value.code == 2
+    assert err == "sacscale render: error: argument --commands: an empty value (an unset variable?); give one, or " \
+        "leave the option out"
     assert not out.exists()
 
 

@@ -65,16 +65,34 @@ def _choices() -> dict[str, tuple[str, ...]]:
             "grad_sync": ("auto", "on", "off")}
 
 
+# settings are a flat object of numbers and names; a few levels leave room for lists
+EXTRA_DEPTH = 8
+
+
 def json_setting(text: str):
     """--extra's JSON, read as the project's records are: JSON nested past Python's recursion
     limit (`[[[...]]]`) raised a RecursionError traceback from inside argparse; a key given
     twice kept the last value without a word. Both are a bad value of the option (exit 2)."""
     try:
-        return loads_record(text)
-    except RecursionError:
-        raise argparse.ArgumentTypeError("JSON nested too deep") from None
+        value = loads_record(text)
+    except RecursionError:  # how deep that is depends on the Python build: the bound below is ours
+        raise argparse.ArgumentTypeError(f"JSON nested too deep (more than {EXTRA_DEPTH} levels)") from None
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"not valid JSON ({exc})") from None
+    if _depth(value) > EXTRA_DEPTH:
+        raise argparse.ArgumentTypeError(f"JSON nested too deep (more than {EXTRA_DEPTH} levels)")
+    return value
+
+
+def _depth(value) -> int:
+    """Levels of nested lists and objects, counted without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (list, dict)):
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -268,9 +268,10 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
         else:
             result.checked.append("summary.json")
             if check_report_present(root, result, report_pending):
-                check_report(root, recomputed[0], [good[n] for n in names], result, current=recomputed[1])
+                metrics = [good[n] for n in names]
+                check_report(root, recomputed[0], metrics, result, current=recomputed[1])
                 if redraw_figures:
-                    check_figures(root, recomputed[0], [good[n] for n in names], names, result)
+                    check_figures(root, recomputed[0], metrics, names, result)
     except EvidenceStructureError as exc:
         result.structure.append(str(exc))
     except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:

@@ -7,6 +7,8 @@ pytest; run it on the GPU machine:
     python tests/learn/gpu_first_update_stress.py learner --runs 4 --inject
     python tests/learn/gpu_first_update_stress.py learner --runs 8 --pairs --poison
     python tests/learn/gpu_first_update_stress.py train --runs 10 --pairs --cpus 1-7 8-15
+    python tests/learn/gpu_first_update_stress.py train --runs 5 --pairs --obs-norm \
+        --train-extra '{"target_entropy": -14.5}'     # the configuration that asserted once
 
 `learner`: a reference-size FastSACLearner (compile + CUDA graph) per process, its replay
 filled with random rows, first update and `--iters` more, each process with fresh
@@ -71,6 +73,7 @@ def one_learner(args) -> dict:
         torch.cuda.synchronize()
     out = {"first_update_s": learner.time_to_first_update, "total_s": time.perf_counter() - t0,
            **(counts() if counts else {}),
+           **({"sources": learner.nonfinite_target_sources()} if hasattr(learner, "nonfinite_target_sources") else {}),
            "state_finite": all(bool(torch.isfinite(t).all()) for t in learner.state_tensors().values())}
     learner.close()
     return out
@@ -123,6 +126,8 @@ def _start(args, run: int, slot: int, tmp: Path) -> subprocess.Popen:
                "--iterations", str(args.train_iterations), "--log-every", "5", "--seed", str(run * 2 + slot),
                "--log-dir", str(tmp / "run"), "--collector-cpu-ids", args.cpus[slot % len(args.cpus)]]
         cmd += ["--obs-norm"] if args.obs_norm else []
+        cmd += ["--extra", args.train_extra] if args.train_extra else []
+        cmd += ["--model", args.model] if args.model else []
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
@@ -137,7 +142,8 @@ def _result(args, proc: subprocess.Popen, tmp: Path, started: float) -> dict:
         meta = tmp / "run" / "train_meta.json"
         if meta.is_file():
             m = json.loads(meta.read_text())
-            res.update({k: m.get(k) for k in ("status", "nonfinite_rows", "nonfinite_targets")})
+            keys = ("status", "nonfinite_rows", "nonfinite_targets", "nonfinite_target_sources")
+            res.update({k: m.get(k) for k in keys})
         if proc.returncode:
             res["tail"] = text[-2000:]
     return res
@@ -153,6 +159,8 @@ def main() -> int:
     p.add_argument("--iters", type=int, default=20, help="learner mode: updates after the first")
     p.add_argument("--train-iterations", type=int, default=15, help="train mode: learning starts at 10")
     p.add_argument("--cpus", nargs="+", default=["1-7", "8-15"], help="train mode: collector CPUs per slot")
+    p.add_argument("--train-extra", default="", help='train mode: --extra, e.g. \'{"target_entropy": -14.5}\'')
+    p.add_argument("--model", default="", help="train mode: --model (a compiled .mjb)")
     p.add_argument("--inject", action="store_true")
     p.add_argument("--poison", action="store_true", help="learner mode: NaN in the memory it will be given")
     p.add_argument("--eager", action="store_true", help="learner mode: losses not compiled (no Inductor)")

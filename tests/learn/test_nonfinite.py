@@ -190,8 +190,31 @@ def test_a_non_finite_reward_that_slips_past_the_replay_is_counted_by_the_projec
     learner.randoms.copy_(r)
     learner.update()
     assert learner.nonfinite_counts() == {"nonfinite_rows": 0, "nonfinite_targets": cfg.critic_updates}
+    assert learner.nonfinite_target_sources() == {"reward": cfg.critic_updates, "termination": 0,
+                                                  "next_logp": 0, "next_value": 0}
     for name, t in learn.state(learner).items():
         assert torch.isfinite(t).all(), name
+
+
+@pytest.mark.parametrize("source", ["next_logp", "next_value"])
+def test_a_non_finite_target_names_the_network_that_made_it(learn, source):
+    """Rows whose every stored value is finite can still get a non-finite target from the
+    networks: the actor's next log-probability or the target critics' distribution. The
+    count says which, so a recurrence names its own source."""
+    cfg = learn.small_cfg()
+    learner = learn.make_learner(cfg, external=True)
+    with torch.no_grad():
+        if source == "next_logp":
+            learner.actor.log_std_head.bias.fill_(math.nan)  # NaN log-std: NaN log-probability
+        else:
+            learner.target_critic.parameters().__next__().fill_(math.nan)
+    learner.randoms.copy_(learn.random_randoms(cfg, learn.ROWS, seed=3))
+    learner._iteration()  # one iteration, not update(): the state check is the trainer's
+    batch = cfg.batch_size * cfg.critic_updates
+    sources = learner.nonfinite_target_sources()
+    assert learner.nonfinite_counts()["nonfinite_targets"] == batch
+    assert sources[source] == batch
+    assert sources["reward"] == sources["termination"] == 0
 
 
 def test_observation_statistics_leave_non_finite_rows_out(learn):

@@ -78,6 +78,7 @@ def test_train_meta_holds_the_totals(run):
     meta = json.loads((run / "train_meta.json").read_text())
     assert meta["status"] == "completed"
     assert (meta["nonfinite_rows"], meta["nonfinite_targets"], meta["nonfinite_rows_by_rank"]) == (4, 0, [4])
+    assert meta["nonfinite_target_sources"] == {"reward": 0, "termination": 0, "next_logp": 0, "next_value": 0}
 
 
 def test_the_first_row_is_named_once(run):
@@ -107,8 +108,10 @@ def test_the_naming_line_counts_back_to_the_iteration(capsys):
     assert err == ["sacscale train: rank 0: dropped a non-finite transition at iteration 3: env 5, field(s) reward "
                    "(never sampled; Faults/nonfinite_rows counts every such row)"]
     learner.nonfinite_counts = lambda: {"nonfinite_rows": 2, "nonfinite_targets": 16}
+    learner.nonfinite_target_sources = lambda: {"reward": 0, "termination": 0, "next_logp": 16, "next_value": 3}
     for it in (40, 50):
         logs.nonfinite_scalars(learner, interval, it, 0, None)
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["sacscale train: rank 0: 16 critic target(s) not finite by iteration 40 although their rows "
-                   "passed the replay's check; given no mass (Faults/nonfinite_targets counts them)"]
+                   "passed the replay's check (not finite: next_logp 16, next_value 3); given no mass "
+                   "(Faults/nonfinite_targets counts them)"]

@@ -17,7 +17,7 @@ def snapshot(learner) -> dict:
                            for name, opt in learner.optimizers.items()}}
     if learner.obs_norm:
         snap["fresh_pending"] = learner._fresh_pending.clone()
-    snap["nonfinite_targets"] = learner._nonfinite_targets.clone()  # warm-up iterations must not count
+    snap["target_faults"] = learner._target_faults.clone()  # warm-up iterations must not count
     return snap
 
 @torch.no_grad()
@@ -39,7 +39,7 @@ def restore(learner, snapshot: dict) -> None:
                     value.copy_(before)
     if learner.obs_norm:
         learner._fresh_pending.copy_(snapshot["fresh_pending"])
-    learner._nonfinite_targets.copy_(snapshot["nonfinite_targets"])
+    learner._target_faults.copy_(snapshot["target_faults"])
     for flat in learner.flat.values():
         if flat.grad is not None:
             flat.grad.zero_()

@@ -86,6 +86,9 @@ log = logging.getLogger(__name__)
 
 METRIC_NAMES = ("critic_loss", "actor_loss", "alpha_loss", "alpha", "entropy", "q_mean")
 BUCKET_NAMES = ("critic", "alpha", "actor")  # and "obs_stats" with observation normalisation
+# What can make a critic target non-finite: the row's reward or termination, the actor's
+# log-probability of its next action, the target critics' next-state distribution.
+TARGET_FAULT_SOURCES = ("reward", "termination", "next_logp", "next_value")
 
 
 class FastSACLearner:
@@ -161,8 +164,9 @@ class FastSACLearner:
         # Static tensors read and written by the (captured) iteration.
         self.randoms = Randoms.empty(cfg, self.device)
         self._metrics = torch.zeros(len(METRIC_NAMES), dtype=torch.float32, device=self.device)
-        # target rows the C51 projection found non-finite (and gave no mass), since the start
-        self._nonfinite_targets = torch.zeros((), dtype=torch.int64, device=self.device)
+        # since the start: target rows the C51 projection found non-finite (and gave no
+        # mass), then those rows by source (TARGET_FAULT_SOURCES; a row may count in several)
+        self._target_faults = torch.zeros(1 + len(TARGET_FAULT_SOURCES), dtype=torch.int64, device=self.device)
         self._external_randoms = False
         self._hooks: list = []
         if on_cuda:
@@ -207,7 +211,7 @@ class FastSACLearner:
     # ------------------------------------------------------------------ the math
     def critic_loss(self, indices: torch.Tensor, target_noise: torch.Tensor):
         """Twin C51 critic loss on batch `indices`. Returns (loss, next_logp (B,), q_mean,
-        the number of rows whose target was not finite)."""
+        the counts of rows whose target was not finite: all, then by TARGET_FAULT_SOURCES)."""
         cfg = self.cfg
         b = self.replay.gather(indices)
         with torch.no_grad():
@@ -218,18 +222,22 @@ class FastSACLearner:
             discount = cfg.gamma * (1.0 - b["terminated"])
             # soft value: Z(s', a') - alpha log pi(a'|s'), folded into the shifted reward
             soft_reward = b["reward"] - discount * alpha * next_logp
-            target1, invalid1 = c51.project(torch.softmax(target_logits1.float(), -1), soft_reward, discount,
-                                            cfg.v_min, cfg.v_max, return_invalid=True)
-            target2, invalid2 = c51.project(torch.softmax(target_logits2.float(), -1), soft_reward, discount,
-                                            cfg.v_min, cfg.v_max, return_invalid=True)
-            nonfinite = (invalid1 | invalid2).sum()
+            next_probs1 = torch.softmax(target_logits1.float(), -1)
+            next_probs2 = torch.softmax(target_logits2.float(), -1)
+            target1, invalid1 = c51.project(next_probs1, soft_reward, discount, cfg.v_min, cfg.v_max,
+                                            return_invalid=True)
+            target2, invalid2 = c51.project(next_probs2, soft_reward, discount, cfg.v_min, cfg.v_max,
+                                            return_invalid=True)
+            faults = torch.stack([invalid1 | invalid2, ~torch.isfinite(b["reward"]), ~torch.isfinite(b["terminated"]),
+                                  ~torch.isfinite(next_logp),
+                                  ~(torch.isfinite(next_probs1).all(-1) & torch.isfinite(next_probs2).all(-1))]).sum(-1)
         with self._autocast():
             logits1, logits2 = self.critic(self._critic_in(b["critic_obs"]), b["action"])
         loss = c51.cross_entropy(logits1, target1).mean() + c51.cross_entropy(logits2, target2).mean()
         with torch.no_grad():
             q_mean = 0.5 * (c51.expected_value(logits1, self.support)
                             + c51.expected_value(logits2, self.support)).mean()
-        return loss, next_logp, q_mean, nonfinite
+        return loss, next_logp, q_mean, faults
 
     def actor_loss(self, indices: torch.Tensor, noise: torch.Tensor):
         """alpha log pi(a|s) - mean(Q1, Q2)(s, a). Call with the critics frozen.
@@ -268,8 +276,8 @@ class FastSACLearner:
         critic_losses, alpha_losses, actor_losses, actor_logps, q_means = [], [], [], [], []
         actor_slot = 0
         for k in range(cfg.critic_updates):
-            loss, next_logp, q_mean, nonfinite = self._critic_loss_fn(indices[k], r.target_noise[k])
-            self._nonfinite_targets.add_(nonfinite)
+            loss, next_logp, q_mean, faults = self._critic_loss_fn(indices[k], r.target_noise[k])
+            self._target_faults.add_(faults)
             self._optimizer_step("critic", loss)
             a_loss = self.alpha_loss(next_logp)
             self._optimizer_step("alpha", a_loss)
@@ -434,8 +442,14 @@ class FastSACLearner:
         transitions the replay dropped as non-finite; `nonfinite_targets`, critic targets
         the C51 projection found non-finite (none while the replay drops such rows, unless
         the networks themselves produce NaN)."""
-        rows, targets = torch.stack([self.replay.nonfinite_rows, self._nonfinite_targets]).tolist()
+        rows, targets = torch.stack([self.replay.nonfinite_rows, self._target_faults[0]]).tolist()
         return {"nonfinite_rows": int(rows), "nonfinite_targets": int(targets)}
+
+    def nonfinite_target_sources(self) -> dict[str, int]:
+        """The non-finite critic targets counted by what was not finite (host sync): the
+        row's reward or termination, the actor's next log-probability, the target
+        critics' next-state distribution. A row counts in each source it had."""
+        return dict(zip(TARGET_FAULT_SOURCES, self._target_faults[1:].tolist()))
 
     def actor_flat(self, out: torch.Tensor | None = None) -> torch.Tensor:
         """The policy as one flat float32 vector (`Actor.flat_parameters()` layout: the

@@ -151,8 +151,10 @@ def nonfinite_scalars(learner, interval: Interval, it: int, rank: int, bar) -> d
     if counts["nonfinite_targets"] and not interval.nonfinite_targets_named:
         # the replay never samples a dropped row: these targets came from rows that passed
         # its check, so from the learner's own numbers (or memory changed behind the check)
+        sources = ", ".join(f"{name} {n}" for name, n in learner.nonfinite_target_sources().items() if n)
         say_above_bar(bar, f"sacscale train: rank {rank}: {counts['nonfinite_targets']} critic target(s) not finite "
-                           f"by iteration {it} although their rows passed the replay's check; given no mass "
+                           f"by iteration {it} although their rows passed the replay's check (not finite: "
+                           f"{sources or 'none of the inputs counted'}); given no mass "
                            f"(Faults/nonfinite_targets counts them)")
         interval.nonfinite_targets_named = True
     return {"Faults/nonfinite_rows": counts["nonfinite_rows"], "Faults/nonfinite_targets": counts["nonfinite_targets"]}

@@ -110,14 +110,15 @@ def mark_failed(cfg: TrainConfig, exc: BaseException) -> None:
 
 def nonfinite_totals(learner, world_size: int, distributed: bool) -> dict:
     """train_meta.json's non-finite counters of this sitting: every rank's sum, and by rank."""
-    mine = learner.nonfinite_counts()
+    mine = {**learner.nonfinite_counts(), "sources": learner.nonfinite_target_sources()}
     by_rank = [mine]
     if distributed and world_size > 1:
         by_rank = [None] * world_size
         dist.all_gather_object(by_rank, mine)
     return {"nonfinite_rows": sum(c["nonfinite_rows"] for c in by_rank),
             "nonfinite_targets": sum(c["nonfinite_targets"] for c in by_rank),
-            "nonfinite_rows_by_rank": [c["nonfinite_rows"] for c in by_rank]}
+            "nonfinite_rows_by_rank": [c["nonfinite_rows"] for c in by_rank],
+            "nonfinite_target_sources": {name: sum(c["sources"][name] for c in by_rank) for name in mine["sources"]}}
 
 
 def learner_state_digest(learner) -> str:

@@ -152,10 +152,22 @@ def check_seed(seed) -> None:
 # Model, shared memory, log directory
 
 
+def _check_assets() -> None:
+    from sacscale.task.g1_model import asset_dir
+
+    try:
+        asset_dir()
+    except (ImportError, OSError) as exc:
+        raise InputError(f"no --model given, and the task's model cannot be built here: {_one_line(exc)}; "
+                         f"or pass --model with a compiled model (.mjb, as `sacscale prepare-model` writes)") from exc
+
+
 def check_model(path: str | None) -> None:
     """The model file loads and is the task's (a 2-env task is built and reset from it:
-    about 15 ms), so a bad file is named here, not by a collector's traceback."""
+    about 15 ms), so a bad file is named here, not by a collector's traceback. Without a
+    file the model is built from the G1's asset files: they must be found."""
     if path is None:
+        _check_assets()
         return
     p = Path(path)
     if not p.is_file():

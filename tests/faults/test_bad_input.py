@@ -175,6 +175,26 @@ def test_bad_model_file_is_named_before_any_collector_starts(tmp_path, capsys, g
     assert seconds < 10
 
 
+@pytest.mark.parametrize("missing", ["package", "folder"])
+def test_no_model_and_no_asset_files_is_named_before_any_collector_starts(tmp_path, capsys, monkeypatch, missing):
+    """Without --model every collector builds the model from the G1's asset files: where
+    they are not installed, one line says so (each collector printed a traceback)."""
+    from sacscale.task import g1_model
+
+    if missing == "package":
+        monkeypatch.delenv("SACSCALE_G1_ASSETS", raising=False)
+        monkeypatch.setattr(g1_model, "ASSET_PACKAGE", "sacscale_no_such_asset_package")
+        named = "the asset package sacscale_no_such_asset_package is not installed here"
+    else:
+        monkeypatch.setenv("SACSCALE_G1_ASSETS", str(tmp_path / "nowhere"))
+        named = f"$SACSCALE_G1_ASSETS={tmp_path / 'nowhere'}: no g1.xml there"
+    code, err, _ = run_cli(tmp_path, capsys)
+    assert code == 2
+    line, = err.strip().splitlines()
+    assert line.startswith("sacscale train: error: no --model given, and the task's model cannot be built here: ")
+    assert named in line and "or pass --model with a compiled model" in line, line
+
+
 def test_reused_log_dir_is_refused_and_left_as_it_was(tmp_path, capsys):
     used = tmp_path / "run"
     (used / "tb" / "rank0").mkdir(parents=True)

@@ -87,9 +87,8 @@ def json_value(text: str, what: str, kind: type | None = dict):
 
 def model_problem(path: str | None) -> str | None:
     """Why `--model PATH` is not the task's model (missing, empty, not loadable, another
-    model), or None: checked before a long evaluation or render starts on it."""
-    if path is None:
-        return None
+    model), or, without a path, why the model cannot be built here; None if nothing is
+    wrong: checked before a long evaluation or render starts on it."""
     # checks loads numpy and the task: kept off the CLI's start path (`sacscale --help` must run
     # where only the project itself is installed, as the environment's post-deploy script does)
     from sacscale.checks import InputError, check_model

@@ -32,6 +32,15 @@ def test_a_run_with_nonfinite_data_is_named_with_its_counts(tmp_path):
     assert "**non-finite data** in 1 of 2 runs (`a_r1_n2`: 1,234 transition(s) dropped, 2 critic target(s)" in line
 
 
+def test_the_sources_of_nonfinite_targets_are_named(tmp_path):
+    sources = {"reward": 0, "termination": 0, "next_logp": 2, "next_value": 1, "<b>x</b>": 3, "flag": True}
+    line = run_checks_line(_runs(tmp_path, {"a_r1_n1": {**CLEAN, "world_size": 1, "nonfinite_targets": 2,
+                                                        "nonfinite_target_sources": sources}}))
+    assert "2 critic target(s) given no mass (not finite: `next_logp` 2, `next_value` 1, " in line
+    assert "`<b>x</b>` 3)" in line  # a name from the file is a code span, as every other: shown, never run
+    assert "flag" not in line  # a count that is not a number is not one
+
+
 def test_ranks_that_differ_are_named(tmp_path):
     line = run_checks_line(_runs(tmp_path, {"a_r1_n2": {**CLEAN, "ranks_identical": False}, "a_r2_n2": CLEAN}))
     assert line.startswith("**the ranks' final learner states differ** in `a_r1_n2` (1 of 2 multi-rank runs")

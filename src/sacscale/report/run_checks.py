@@ -67,9 +67,19 @@ def _nonfinite_part(metas: dict[str, dict]) -> str:
         return (f"0 non-finite transitions dropped and 0 non-finite critic targets in {len(counted)} of "
                 f"{len(metas)} runs")
     named = "; ".join(f"{code(run)}: {counted[run][0]:,} transition(s) dropped, {counted[run][1]:,} critic "
-                      "target(s) given no mass" for run in flagged)
+                      f"target(s) given no mass{_sources(metas[run])}" for run in flagged)
     return (f"**non-finite data** in {len(flagged)} of {len(counted)} runs ({named}; the learner never "
             "trained on them: see docs/faults.md row 23)")
+
+
+def _sources(meta: dict) -> str:
+    """What the non-finite critic targets came from, as train_meta.json counts them."""
+    sources = meta.get("nonfinite_target_sources")
+    if not isinstance(sources, dict):
+        return ""
+    named = [f"{code(str(name))} {n:,}" for name, n in sources.items()
+             if isinstance(n, int) and not isinstance(n, bool) and n > 0]
+    return f" (not finite: {', '.join(named)})" if named else ""
 
 
 def run_checks_line(run_dirs: list[Path] | None) -> str | None:

@@ -86,8 +86,7 @@ log = logging.getLogger(__name__)
 
 METRIC_NAMES = ("critic_loss", "actor_loss", "alpha_loss", "alpha", "entropy", "q_mean")
 BUCKET_NAMES = ("critic", "alpha", "actor")  # and "obs_stats" with observation normalisation
-# What can make a critic target non-finite: the row's reward or termination, the actor's
-# log-probability of its next action, the target critics' next-state distribution.
+# What a non-finite critic target came from: the row's, the actor's or the target critics' numbers.
 TARGET_FAULT_SOURCES = ("reward", "termination", "next_logp", "next_value")
 
 
@@ -164,8 +163,7 @@ class FastSACLearner:
         # Static tensors read and written by the (captured) iteration.
         self.randoms = Randoms.empty(cfg, self.device)
         self._metrics = torch.zeros(len(METRIC_NAMES), dtype=torch.float32, device=self.device)
-        # since the start: target rows the C51 projection found non-finite (and gave no
-        # mass), then those rows by source (TARGET_FAULT_SOURCES; a row may count in several)
+        # since the start: target rows found non-finite (given no mass), then by TARGET_FAULT_SOURCES
         self._target_faults = torch.zeros(1 + len(TARGET_FAULT_SOURCES), dtype=torch.int64, device=self.device)
         self._external_randoms = False
         self._hooks: list = []
@@ -222,8 +220,7 @@ class FastSACLearner:
             discount = cfg.gamma * (1.0 - b["terminated"])
             # soft value: Z(s', a') - alpha log pi(a'|s'), folded into the shifted reward
             soft_reward = b["reward"] - discount * alpha * next_logp
-            next_probs1 = torch.softmax(target_logits1.float(), -1)
-            next_probs2 = torch.softmax(target_logits2.float(), -1)
+            next_probs1, next_probs2 = [torch.softmax(t.float(), -1) for t in (target_logits1, target_logits2)]
             target1, invalid1 = c51.project(next_probs1, soft_reward, discount, cfg.v_min, cfg.v_max,
                                             return_invalid=True)
             target2, invalid2 = c51.project(next_probs2, soft_reward, discount, cfg.v_min, cfg.v_max,
@@ -446,9 +443,7 @@ class FastSACLearner:
         return {"nonfinite_rows": int(rows), "nonfinite_targets": int(targets)}
 
     def nonfinite_target_sources(self) -> dict[str, int]:
-        """The non-finite critic targets counted by what was not finite (host sync): the
-        row's reward or termination, the actor's next log-probability, the target
-        critics' next-state distribution. A row counts in each source it had."""
+        """The non-finite critic targets by what was not finite; a row counts in each (host sync)."""
         return dict(zip(TARGET_FAULT_SOURCES, self._target_faults[1:].tolist()))
 
     def actor_flat(self, out: torch.Tensor | None = None) -> torch.Tensor:

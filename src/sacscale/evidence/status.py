@@ -28,6 +28,7 @@ from pathlib import Path
 
 import yaml
 
+from sacscale.atomic import atomic_write_text
 from sacscale.report.text import code, plain
 from sacscale.reading import loads_record, read_limited
 
@@ -269,7 +270,7 @@ def write(path: Path, root: Path) -> bool:
         raise SystemExit(f"{path}: no status block (the line {BEGIN!r} ... {END!r})")
     new = _BLOCK.sub(lambda _: block(root), text)
     if new != text:
-        path.write_text(new, encoding="utf-8")
+        atomic_write_text(path, new)  # README.md a link: replaced, not written through
     return new != text
 
 

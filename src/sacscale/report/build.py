@@ -50,13 +50,30 @@ class RecordError(ValueError):
     """An input record the report cannot read; the message names the file."""
 
 
-def _record(path):
+def _record(path, shape: dict | None = None):
     """A record read bounded and strictly (a sparse file of GBs was read whole; a key given
-    twice passed; an integer of thousands of digits was a ValueError naming no file)."""
+    twice passed; an integer of thousands of digits was a ValueError naming no file): a JSON
+    object whose keys in `shape` hold values of their types (one of another shape ended in a
+    KeyError or TypeError that named no file)."""
     try:
-        return loads_record(read_limited(path).decode("utf-8"))
+        value = loads_record(read_limited(path).decode("utf-8"))
     except (ValueError, RecursionError) as exc:  # TooLarge, JSONDecodeError, UnicodeDecodeError
         raise RecordError(f"{path}: not a record this pipeline wrote ({exc})") from None
+    if not isinstance(value, dict):
+        raise RecordError(f"{path}: not a record this pipeline wrote (a JSON {type(value).__name__}, not an object)")
+    for key, kind in (shape or {}).items():
+        if not isinstance(value.get(key), kind) or isinstance(value.get(key), bool):
+            raise RecordError(f"{path}: not a record this pipeline wrote (its {key!r} is "
+                              f"{type(value.get(key)).__name__ if key in value else 'missing'})")
+    return value
+
+
+_NUMBER = (int, float)
+# the keys the report reads of each record, and their types
+SUMMARY_SHAPE = {"configs": dict}
+METRICS_SHAPE = {"run": str}
+EVALUATION_SHAPE = {"overall": dict}
+VIDEO_SHAPE = {"run": str, "rule": str, "score": _NUMBER, "fall_rate": _NUMBER}
 
 
 def _load(path) -> dict | None:
@@ -390,8 +407,8 @@ def write_report(
     environment=None, model=None, probe=None, verification=None, manifest=None, deviations=None, run_dirs=None,
     attempts=None, evaluations=None, video=None, video_record=None,
 ) -> Document:
-    summary = _record(summary_path)
-    metrics = [_record(p) for p in metrics_paths]
+    summary = _record(summary_path, SUMMARY_SHAPE)
+    metrics = [_record(p, METRICS_SHAPE) for p in metrics_paths]
     report_dir = Path(output_md).parent
     doc = build(
         summary, metrics, Path(figures_dir), report_dir,
@@ -400,8 +417,8 @@ def write_report(
         deviations=_relative(deviations, report_dir) if deviations and Path(deviations).is_file() else None,
         run_dirs=[Path(d) for d in run_dirs] if run_dirs else None,
         attempts=attempts,
-        evaluations={Path(p).stem: _record(p) for p in evaluations or []},
-        video=((Path(video), _record(video_record))
+        evaluations={Path(p).stem: _record(p, EVALUATION_SHAPE) for p in evaluations or []},
+        video=((Path(video), _record(video_record, VIDEO_SHAPE))
                if video and video_record else None),
     )
     atomic_write_text(output_md, to_markdown(doc))

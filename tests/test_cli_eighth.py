@@ -1,0 +1,76 @@
+"""Command-line input of the eighth hardening pass. A metrics file with a lone surrogate
+in a name passed `aggregate`'s reader and ended its CSV in a UnicodeEncodeError (exit 1 as
+unexpected); `--meta` was read loosely (a key given twice kept the last value, NaN became
+null, a lone surrogate reached summary.json); the report's records of another shape (an
+evaluation without its `overall`, a list) ended in a KeyError or TypeError naming no file;
+`verify --redraw-figures --no-metrics` silently drew nothing."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SET = "h200x1_shared_short"
+
+
+def sacscale(*argv, cwd=None):
+    return subprocess.run([sys.executable, "-m", "sacscale.cli", *map(str, argv)], capture_output=True, text=True,
+                          timeout=120, cwd=cwd)
+
+
+def _one_line(done, says):
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert says in done.stderr, done.stderr
+
+
+def _metrics(tmp_path, run):
+    record = json.loads((REPO / "results" / SET / "metrics" / "shared_r1_n1_pool7.json").read_text())
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps({**record, "run": run}))
+    return path
+
+
+def test_a_metrics_file_with_a_lone_surrogate_is_named_and_nothing_is_written(tmp_path):
+    metrics = _metrics(tmp_path, "r1\udcff")
+    done = sacscale("aggregate", metrics, "--csv", tmp_path / "s.csv", "--json", tmp_path / "s.json")
+    _one_line(done, f"metrics file {metrics}: a string with a lone surrogate (\\udcff)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json"]
+
+
+@pytest.mark.parametrize("meta, says", [
+    ('{"a": 1, "a": 2}', "--meta: duplicate key 'a'"),
+    ('{"a": NaN}', "--meta: holds NaN, which JSON does not define"),
+    ('{"a": "\\udcff"}', "--meta: a string with a lone surrogate"),
+])
+def test_meta_is_read_as_strictly_as_a_record(tmp_path, meta, says):
+    metrics = _metrics(tmp_path, "r1")
+    done = sacscale("aggregate", metrics, "--csv", tmp_path / "s.csv", "--json", tmp_path / "s.json", "--meta", meta)
+    _one_line(done, says)
+    assert not (tmp_path / "s.json").exists()
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda d: {k: v for k, v in d.items() if k != "overall"}, "(its 'overall' is missing)"),
+    (lambda d: {**d, "overall": [1]}, "(its 'overall' is list)"),
+    (lambda d: [d], "(a JSON list, not an object)"),
+])
+def test_an_evaluation_of_another_shape_is_named_and_no_page_is_written(tmp_path, edit, says):
+    root = tmp_path / "results" / SET
+    shutil.copytree(REPO / "results" / SET, root)
+    evaluation = root / "eval" / "shared_r1_n1_pool7.json"
+    evaluation.write_text(json.dumps(edit(json.loads(evaluation.read_text()))))
+    done = sacscale("report", "--run-set", f"results/{SET}", cwd=tmp_path)
+    _one_line(done, f"sacscale report: error: results/{SET}/eval/shared_r1_n1_pool7.json: not a record this "
+                    f"pipeline wrote {says}")
+    assert not (tmp_path / "reports" / SET / "report.md").exists()
+
+
+def test_redrawing_figures_without_recomputing_the_metrics_is_refused():
+    done = sacscale("verify", REPO / "results" / SET, "--redraw-figures", "--no-metrics")
+    _one_line(done, "--redraw-figures draws the figures from the metrics it recomputes, which --no-metrics leaves "
+                    "out")

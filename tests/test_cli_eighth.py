@@ -6,6 +6,7 @@ evaluation without its `overall`, a list) ended in a KeyError or TypeError namin
 `verify --redraw-figures --no-metrics` silently drew nothing."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -74,3 +75,12 @@ def test_redrawing_figures_without_recomputing_the_metrics_is_refused():
     done = sacscale("verify", REPO / "results" / SET, "--redraw-figures", "--no-metrics")
     _one_line(done, "--redraw-figures draws the figures from the metrics it recomputes, which --no-metrics leaves "
                     "out")
+
+
+def test_a_mujoco_gl_that_mujoco_refuses_stops_train_before_anything_starts(tmp_path):
+    """The collector's traceback, then exit 1, after the job had started."""
+    done = subprocess.run([sys.executable, "-m", "sacscale.cli", "train", "--devices", "cpu", "--num-envs", "16",
+                           "--iterations", "4", "--log-dir", str(tmp_path / "run")], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "MUJOCO_GL": "nonsense"})
+    _one_line(done, "sacscale train: error: MUJOCO_GL='nonsense' is not a value MuJoCo knows")
+    assert not (tmp_path / "run").exists()

@@ -133,10 +133,18 @@ def _main(argv: list[str]) -> int:
     args = cmd_parser.parse_args(argv[1:])
     _refuse_empty_values(cmd_parser, args)
     _refuse_committed_outputs(cmd_parser, args)
+    if name in _MUJOCO_IN_CHILDREN and (gl_problem := _gl_problem()):
+        print(f"sacscale {name}: error: {_printable(gl_problem)}", file=sys.stderr)
+        return 2
     try:
         return int(module.run(args) or 0)
     except Exception as exc:  # noqa: BLE001 - one line instead of a traceback (docs/faults.md)
         return _error_line(name, exc)
+
+
+# commands whose child processes import MuJoCo (collectors, ranks): a MUJOCO_GL it refuses
+# failed there, in a child's traceback, after the job had started
+_MUJOCO_IN_CHILDREN = {"train", "probe"}
 
 
 def _refuse_empty_values(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

@@ -84,3 +84,34 @@ def test_a_mujoco_gl_that_mujoco_refuses_stops_train_before_anything_starts(tmp_
                           timeout=120, env={**os.environ, "MUJOCO_GL": "nonsense"})
     _one_line(done, "sacscale train: error: MUJOCO_GL='nonsense' is not a value MuJoCo knows")
     assert not (tmp_path / "run").exists()
+
+
+def test_a_new_file_inside_a_committed_set_is_refused(tmp_path):
+    """A committed set's files were protected from being replaced, not from a file added
+    beside them (`aggregate --csv results/h200x1/new.csv`), which its verification then
+    names as extra."""
+    repo = tmp_path / "repo"
+    record = repo / "results" / "s" / "summary.json"
+    record.parent.mkdir(parents=True)
+    record.write_text("{}\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", str(record)], check=True)
+    run = REPO / "results" / SET / "runs" / "shared_r1_n1_pool7"
+    done = sacscale("analyze-run", run, "--output", "results/s/metrics/new.json", cwd=repo)
+    assert done.returncode == 2 and done.stderr.strip().splitlines()[-1] == (  # argparse: its usage, then this
+        "sacscale analyze-run: error: argument --output: results/s/metrics/new.json is inside results/s, a committed "
+        "run set (git tracks it), whose evidence is not rewritten or added to; write outside it"), done.stderr
+    assert not (repo / "results" / "s" / "metrics").exists()
+    assert sacscale("analyze-run", run, "--output", "results/t/new.json", cwd=repo).returncode == 0  # a new set
+
+
+def test_keep_best_of_an_evaluation_of_another_shape_is_named(tmp_path):
+    root = tmp_path / "results" / SET
+    shutil.copytree(REPO / "results" / SET, root)
+    evaluation = tmp_path / "e.json"
+    evaluation.write_text(json.dumps({"run": "shared_r1_n1_pool7"}))
+    before = sorted(p.relative_to(root) for p in root.rglob("*"))
+    done = sacscale("manifest", root, "--scope", "--keep-best", evaluation, "--left-out-dir", tmp_path / "out")
+    _one_line(done, f"--keep-best: evaluation {evaluation}: not `sacscale evaluate`'s output (its 'overall' figures: "
+                    "KeyError: 'overall')")
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == before

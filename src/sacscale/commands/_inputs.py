@@ -82,6 +82,23 @@ def read_json(path: str | os.PathLike, what: str, limit: int = MAX_JSON_BYTES, k
     return _strict_json(read_text(path, what, limit), f"{what} {path}", kind)
 
 
+def read_evaluations(paths: list[str]) -> dict[str, dict]:
+    """`sacscale evaluate`'s outputs by run (each file's stem), read strictly; one that
+    cannot be scored as the best run is chosen (sacscale.eval.best) is BadInput naming it
+    (`manifest --keep-best` of one without its 'overall' ended in a KeyError naming none)."""
+    from sacscale.eval.best import score
+
+    evaluations = {}
+    for path in paths:
+        evaluation = evaluations[Path(path).stem] = read_json(path, "evaluation")
+        try:
+            score(evaluation)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise BadInput(f"evaluation {path}: not `sacscale evaluate`'s output (its 'overall' figures: "
+                           f"{type(exc).__name__}: {exc})") from None
+    return evaluations
+
+
 def json_value(text: str, what: str, kind: type | None = dict):
     """A JSON value given on the command line (e.g. --meta)."""
     return _strict_json(text, what, kind)

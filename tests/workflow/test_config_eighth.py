@@ -29,3 +29,14 @@ def plan(env):
 def test_a_variable_that_stops_the_trainer_at_its_start_or_end_is_refused_at_planning(env, says):
     with pytest.raises(PlanError, match=r"\.env \(preset cpu\): " + says):
         plan(env)
+
+
+@pytest.mark.parametrize("extra, says", [
+    ('{"batch_size": 99999999999999999999}', r"--batch-size 99999999999999999999 is larger than the replay"),
+    ('{"learning_starts": 1000000}', r"learning starts at 1000000 rows \(--extra learning_starts\) but the replay"),
+])
+def test_extra_sizes_the_trainer_refuses_at_its_start_are_refused_at_planning(extra, says):
+    """The plan checked the run configuration's batch_size against the replay, not the one
+    `--extra` sets (the trainer's start refused it, exit 2, after the probe and the runs before)."""
+    with pytest.raises(PlanError, match=r"run_configs\.n1_cpu\.overrides\.extra: " + says):
+        resolve({"preset": "cpu", "run_configs": {"n1_cpu": {"overrides": {"extra": extra}}}}, PRESETS, CPU_BOX)

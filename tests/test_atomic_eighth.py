@@ -53,3 +53,24 @@ def test_the_status_block_replaces_a_linked_readme_not_the_file_it_names(tmp_pat
     status.write(readme, Path(REPO))
     assert victim.read_text() == f"mine\n{status.BEGIN}\nOLD-ROWS\n{status.END}\n"
     assert not readme.is_symlink() and status.BEGIN in readme.read_text() and "OLD-ROWS" not in readme.read_text()
+
+
+def _sparse(path):
+    path.write_bytes(b"")
+    os.truncate(path, 3 << 30)
+
+
+@pytest.mark.parametrize("make, says, actions", [
+    (os.mkfifo, "not a plain file", ("--check", "--write")),  # read for ever
+    (lambda p: p.write_bytes(b"\xff\xfe status"), "not UTF-8 text (byte 0)", ("--check", "--write")),  # unnamed
+    (_sparse, "larger than 64 MB", ("--check", "--write")),  # read whole
+    (lambda p: p.write_text("no block\n"), "no status block", ("--write",)),  # exit 1, as a changed block
+])
+def test_a_status_document_it_cannot_use_is_one_line_naming_it(tmp_path, capsys, make, says, actions):
+    doc = tmp_path / "README.md"
+    make(doc)
+    for action in actions:
+        assert status.main(["--root", REPO, action, str(doc)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"python -m sacscale.evidence.status: error: {doc}: ") and \
+            says in err[0], err

@@ -89,6 +89,12 @@ def _fmt_scalar(v) -> str:
     return str(v)
 
 
+def _count(v) -> str:
+    """A recorded count as a number (`1,234`), or as escaped text when the record holds
+    something else (a string with markup went into the page as HTML)."""
+    return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else plain(v)
+
+
 def _fmt_int(v) -> str:
     return f"{v:,}" if isinstance(v, int) else str(v)
 
@@ -184,13 +190,13 @@ def model_section(model: dict | None) -> list:
 def evidence_section(verification: dict | None, manifest: dict | None) -> list:
     items = []
     if manifest:
-        items.append(f"`MANIFEST.sha256`: {manifest['files']} files, {manifest['bytes']:,} bytes "
+        items.append(f"`MANIFEST.sha256`: {_count(manifest.get('files'))} files, {_count(manifest.get('bytes'))} bytes "
                      "(check without this package: `cd results/<run set> && sha256sum -c MANIFEST.sha256`)")
     if verification:
         state = ("all files match and everything derived recomputes (metrics, records, summary)"
                  if verification.get("ok") else "FAILED")
-        items.append(f"verification: {state} ({verification.get('files_checked')} files, "
-                     f"{verification.get('runs_checked')} runs)")
+        items.append(f"verification: {state} ({_count(verification.get('files_checked'))} files, "
+                     f"{_count(verification.get('runs_checked'))} runs)")
     return [Bullets(items)] if items else [Paragraph("No evidence manifest was given.")]
 
 
@@ -332,7 +338,7 @@ def build(
     doc.add(*verdict_section(summary, metrics, plan, probe, evaluations, run_checks_line(run_dirs)))
     if seed_shaped:
         doc.add(Heading("Against the seed", 3), tables.seed_table(summary), SEED_TABLE)
-    doc.add(Paragraph(f"Comparisons: {summary.get('pairing', '')}."))
+    doc.add(Paragraph(f"Comparisons: {plain(summary.get('pairing', ''))}."))
     doc.add(*run_list_section(summary, metrics, attempts))
 
     doc.add(Heading("Results"), tables.config_table(summary),

@@ -115,3 +115,11 @@ def test_keep_best_of_an_evaluation_of_another_shape_is_named(tmp_path):
     _one_line(done, f"--keep-best: evaluation {evaluation}: not `sacscale evaluate`'s output (its 'overall' figures: "
                     "KeyError: 'overall')")
     assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
+
+
+def test_a_pair_naming_no_configuration_of_the_metrics_is_bad_input(tmp_path):
+    """It was exit 1, as a failure of the command, not of its input."""
+    done = sacscale("aggregate", _metrics(tmp_path, "r1"), "--csv", tmp_path / "s.csv", "--json", tmp_path / "s.json",
+                    "--pair", "nope:n1_pool7")
+    _one_line(done, "sacscale aggregate: error: pairs: no runs of configuration(s) ['nope'] among the metrics given")
+    assert not (tmp_path / "s.csv").exists()

@@ -17,10 +17,28 @@ def temporary_path(path: str | Path) -> Path:
     """Where to write `path` before renaming it into place: beside it (the same file system,
     so the rename is atomic), hidden, unique per process and thread, and ending in path's
     suffix (a writer that picks its format by the suffix sees the right one). What a writer
-    of the same output killed by SIGKILL left there is removed first."""
+    of the same output killed by SIGKILL left there is removed first. The file is made here,
+    new and empty, so that the writer writes into a file of ours."""
     path = Path(path)
     remove_stale_temporaries(path)
-    return path.with_name(f".{path.stem}.tmp{os.getpid()}.{threading.get_ident()}{path.suffix}")
+    tmp = path.with_name(f".{path.stem}.tmp{os.getpid()}.{threading.get_ident()}{path.suffix}")
+    _claim(tmp)
+    return tmp
+
+
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _claim(tmp: Path) -> None:
+    """Create `tmp` as a new file. Whatever stands at that name (a leftover of ours, or a
+    link someone planted to make the write go into a file of theirs choosing) is removed,
+    never followed; one that cannot be removed fails the write, naming it."""
+    try:
+        fd = os.open(tmp, _NEW_FILE, 0o666)
+    except FileExistsError:
+        os.unlink(tmp)
+        fd = os.open(tmp, _NEW_FILE, 0o666)
+    os.close(fd)
 
 
 @contextmanager

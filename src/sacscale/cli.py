@@ -133,10 +133,18 @@ def _main(argv: list[str]) -> int:
     args = cmd_parser.parse_args(argv[1:])
     _refuse_empty_values(cmd_parser, args)
     _refuse_committed_outputs(cmd_parser, args)
+    if name in _MUJOCO_IN_CHILDREN and (gl_problem := _gl_problem()):
+        print(f"sacscale {name}: error: {_printable(gl_problem)}", file=sys.stderr)
+        return 2
     try:
         return int(module.run(args) or 0)
     except Exception as exc:  # noqa: BLE001 - one line instead of a traceback (docs/faults.md)
         return _error_line(name, exc)
+
+
+# commands whose child processes import MuJoCo (collectors, ranks): a MUJOCO_GL it refuses
+# failed there, in a child's traceback, after the job had started
+_MUJOCO_IN_CHILDREN = {"train", "probe"}
 
 
 def _refuse_empty_values(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -178,7 +186,8 @@ _EVIDENCE_FOLDERS = ("results", "reports")
 def _refuse_committed_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """A committed run set's file is evidence and is never replaced: an output named by a slip
     (another set's summary.csv, MANIFEST.sha256, verify.json, report folder) was written over
-    it. Other committed files (a figure of docs/ drawn again) are the developer's to replace."""
+    it; nor is a new file added to such a set (verify then names it as extra). Other
+    committed files (a figure of docs/ drawn again) are the developer's to replace."""
     for action in parser._actions:
         value = getattr(args, action.dest, None)
         if action.dest in _OUTPUTS and action.option_strings and isinstance(value, (str, Path)) and value:
@@ -186,10 +195,17 @@ def _refuse_committed_outputs(parser: argparse.ArgumentParser, args: argparse.Na
                 where = Path(value).parent.resolve() / Path(value).name
             except (OSError, RuntimeError):  # a link loop: the command names it
                 continue
-            in_a_set = any(folder.name in _EVIDENCE_FOLDERS for folder in where.parents)
-            if in_a_set and _tracked_under(where):
+            # results/<set> or reports/<set> that holds it
+            run_set = next((f for f in (where, *where.parents) if f.parent.name in _EVIDENCE_FOLDERS), None)
+            if run_set is None:
+                continue
+            if _tracked_under(where):
                 parser.error(f"argument {action.option_strings[0]}: {value} is committed (git tracks it), evidence "
                              "that is not rewritten; write to a new file or folder")
+            if run_set != where and _tracked_under(run_set):  # a new file there fails the set's verification
+                parser.error(f"argument {action.option_strings[0]}: {value} is inside {run_set.parent.name}/"
+                             f"{run_set.name}, a committed run set (git tracks it), whose evidence is not rewritten "
+                             "or added to; write outside it")
 
 
 # Errors of the file system, as a user would say them.

@@ -57,7 +57,8 @@ def _bounded_int(text: str) -> int:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def _refuse_lone_surrogates(value) -> None:
+def refuse_lone_surrogates(value) -> None:
+    """RecordJSONError when a string or key of `value` holds half of a surrogate pair."""
     todo = [value]
     while todo:
         item = todo.pop()
@@ -77,5 +78,5 @@ def loads_record(text: str | bytes):
     JSON is."""
     value = json.loads(text, object_pairs_hook=_unique, parse_int=_bounded_int)
     if _SURROGATE_ESCAPE.search(text if isinstance(text, str) else text.decode("utf-8", "replace")):
-        _refuse_lone_surrogates(value)
+        refuse_lone_surrogates(value)
     return value

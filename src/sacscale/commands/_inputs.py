@@ -16,6 +16,7 @@ from pathlib import Path
 
 from sacscale.commands import BadInput
 from sacscale.pipeline.config_check import ConfigError, read_text as _read_text
+from sacscale.reading import RecordJSONError, refuse_lone_surrogates
 
 # Evidence JSON (metrics, evaluations, plans, environment records) is kilobytes; a recorded
 # topology a few KB. Far larger input is a wrong file, or an endless one (/dev/zero).
@@ -52,37 +53,55 @@ def _no_constant(name: str):
     raise _NonFinite(name)
 
 
-def read_json(path: str | os.PathLike, what: str, limit: int = MAX_JSON_BYTES, kind: type | None = dict):
-    """The JSON value of `path` (a `kind`, when given), bounded."""
-    text = read_text(path, what, limit)
+def _strict_json(text: str, named: str, kind: type | None):
+    """The JSON value of `text`, read as strictly as the project's records are: a key given
+    twice, NaN or Infinity, or a lone surrogate (which no UTF-8 output can hold: the CSV of
+    `aggregate` ended in a UnicodeEncodeError) is BadInput naming `named`."""
     try:
         value = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+        refuse_lone_surrogates(value)
     except _Duplicate as exc:
-        raise BadInput(f"{what} {path}: duplicate key {exc} (a reader would see one value, "
+        raise BadInput(f"{named}: duplicate key {exc} (a reader would see one value, "
                        "this command another)") from None
     except _NonFinite as exc:
-        raise BadInput(f"{what} {path}: holds {exc}, which JSON does not define (the project writes none)") from None
+        raise BadInput(f"{named}: holds {exc}, which JSON does not define (the project writes none)") from None
     except RecursionError:
-        raise BadInput(f"{what} {path}: JSON nested too deep") from None
+        raise BadInput(f"{named}: JSON nested too deep") from None
+    except RecordJSONError as exc:
+        raise BadInput(f"{named}: {exc.msg}") from None
     except ValueError as exc:
-        raise BadInput(f"{what} {path}: not JSON ({exc})") from None
+        raise BadInput(f"{named}: not JSON ({exc})") from None
     if kind is not None and not isinstance(value, kind):
-        raise BadInput(f"{what} {path}: a JSON {kind.__name__.replace('dict', 'object')} was expected, "
+        raise BadInput(f"{named}: a JSON {kind.__name__.replace('dict', 'object')} was expected, "
                        f"got {type(value).__name__}")
     return value
 
 
+def read_json(path: str | os.PathLike, what: str, limit: int = MAX_JSON_BYTES, kind: type | None = dict):
+    """The JSON value of `path` (a `kind`, when given), bounded."""
+    return _strict_json(read_text(path, what, limit), f"{what} {path}", kind)
+
+
+def read_evaluations(paths: list[str]) -> dict[str, dict]:
+    """`sacscale evaluate`'s outputs by run (each file's stem), read strictly; one that
+    cannot be scored as the best run is chosen (sacscale.eval.best) is BadInput naming it
+    (`manifest --keep-best` of one without its 'overall' ended in a KeyError naming none)."""
+    from sacscale.eval.best import score
+
+    evaluations = {}
+    for path in paths:
+        evaluation = evaluations[Path(path).stem] = read_json(path, "evaluation")
+        try:
+            score(evaluation)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise BadInput(f"evaluation {path}: not `sacscale evaluate`'s output (its 'overall' figures: "
+                           f"{type(exc).__name__}: {exc})") from None
+    return evaluations
+
+
 def json_value(text: str, what: str, kind: type | None = dict):
     """A JSON value given on the command line (e.g. --meta)."""
-    try:
-        value = json.loads(text)
-    except RecursionError:
-        raise BadInput(f"{what}: JSON nested too deep") from None
-    except ValueError as exc:
-        raise BadInput(f"{what}: not JSON ({exc})") from None
-    if kind is not None and not isinstance(value, kind):
-        raise BadInput(f"{what}: a JSON object was expected, got {type(value).__name__}")
-    return value
+    return _strict_json(text, what, kind)
 
 
 def model_problem(path: str | None) -> str | None:

@@ -69,9 +69,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         summary = summarize(metrics, order, pairs or None, meta=meta)
         table = runs_table(metrics)
-    except ValueError as exc:
-        print(f"sacscale aggregate: error: {exc}", file=sys.stderr)
-        return 1
+    except ValueError as exc:  # a --pair or --order naming no configuration of the metrics given: bad input
+        raise BadInput(str(exc)) from None
     except (KeyError, TypeError) as exc:  # a file of another shape that has run and config
         raise BadInput(f"the metrics files are not all analyze-run's ({type(exc).__name__}: {exc}); "
                        f"files: {', '.join(args.metrics)}") from None

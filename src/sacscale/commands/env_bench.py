@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
 from tqdm import tqdm
 
+from sacscale.atomic import write_json
 from sacscale.checks import seed_arg
 from sacscale.cpus import validate_cpu_ids
 from sacscale.sim.bench import run_env_bench
@@ -82,7 +81,5 @@ def run(args: argparse.Namespace) -> int:
             f" {100 * r['halves_over_full_physics']:>10.1f}%{note}"
         )
     if args.output:
-        out = Path(args.output)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_json(args.output, result)  # atomic: never written through a link, never half a file
     return 0

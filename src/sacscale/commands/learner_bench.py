@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
+from sacscale.atomic import write_json
 from sacscale.learn.bench import MODES, bench_learner
 from sacscale.learn.config import SACConfig
 
@@ -60,6 +60,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"{mode:>14}: {r['ms_per_iter']:8.3f} ms/iter  first iteration {r['time_to_first_iter_s']:7.2f} s  "
               f"(compiled={r['compiled']}, graphed={r['graphed']}, finite={r['metrics_finite']})", flush=True)
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(results, indent=2), encoding="utf-8")
+        write_json(args.out, results)  # atomic: never written through a link, never half a file
     return 0 if all(r["metrics_finite"] for r in results) else 1

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from sacscale.commands._inputs import BadInput, read_json, refuse_output_inside
+from sacscale.commands._inputs import BadInput, read_evaluations, refuse_output_inside
 from sacscale.eval.best import best_run
 from sacscale.evidence import scope
 from sacscale.evidence.manifest import ManifestError, write
@@ -76,7 +76,7 @@ def _write_scope(args: argparse.Namespace) -> None:
 def _best_run(paths: list[str]) -> str:
     """The run whose policy the report's video shows (sacscale.eval.best), by its evaluations."""
     try:
-        return best_run({Path(p).stem: read_json(p, "evaluation") for p in paths})["run"]
+        return best_run(read_evaluations(paths))["run"]
     except BadInput as exc:  # an evaluation that cannot be read: one line, exit 2 (sacscale.cli)
         raise BadInput(f"--keep-best: {exc}") from None
     except (OSError, ValueError, KeyError, TypeError) as exc:

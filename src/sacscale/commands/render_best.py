@@ -10,8 +10,8 @@ from pathlib import Path
 
 from sacscale.atomic import write_json
 from sacscale.commands import render as render_command
-from sacscale.commands._inputs import BadInput, read_json
-from sacscale.eval.best import best_run, score
+from sacscale.commands._inputs import BadInput, read_evaluations
+from sacscale.eval.best import best_run
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,14 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        evaluations = {Path(p).stem: read_json(p, "evaluation") for p in args.evaluations}
-        for path, evaluation in zip(args.evaluations, evaluations.values()):
-            try:
-                score(evaluation)
-            except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                raise BadInput(f"evaluation {path}: not `sacscale evaluate`'s output (its 'overall' figures: "
-                               f"{type(exc).__name__}: {exc})") from None
-        choice = best_run(evaluations)
+        choice = best_run(read_evaluations(args.evaluations))
     except BadInput:
         raise  # names the file: one line, exit 2 (sacscale.cli)
     except (OSError, ValueError, KeyError, TypeError) as exc:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
 from tqdm import tqdm
 
+from sacscale.atomic import write_json
 from sacscale.checks import seed_arg
 from sacscale.sim import solver_study as ss
 from sacscale.task.g1_model import load_model
@@ -130,7 +129,5 @@ def run(args: argparse.Namespace) -> int:
     result["command"] = "sacscale solver-study " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["solver-study"] else None
     print_tables(result)
     if args.output:
-        out = Path(args.output)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_json(args.output, result)  # atomic: never written through a link, never half a file
     return 0

@@ -40,6 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if not args.root.strip():  # `verify "$SET"` with SET unset would otherwise check the working directory
         raise BadInput("ROOT is empty (an unset variable?): name the set's folder, results/<set>")
+    if args.redraw_figures and args.no_metrics:  # the figures are drawn from the recomputed metrics
+        raise BadInput("--redraw-figures draws the figures from the metrics it recomputes, which --no-metrics "
+                       "leaves out: give one of them")
     refuse_output_inside("--output", args.output, args.root, allowed=("verify.json",))
     reports = reports_dir(Path(os.path.realpath(args.root)))
     if reports is not None:

@@ -380,11 +380,9 @@ def _check_grid(grid: np.ndarray, cfg: TaskConfig) -> None:
 def plot_tracking(result: dict, path: str | Path) -> None:
     """Per command: commanded vs achieved (mean, std error bars) for vx, vy and wz."""
     # matplotlib only when a figure is asked for; Agg: no display needed
-    import matplotlib
+    from sacscale.pyplot import pyplot
 
-    matplotlib.use("Agg")
-    matplotlib.rcParams["text.parse_math"] = False  # command names are text, never TeX
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     names = list(result["per_command"])
     x = np.arange(len(names))

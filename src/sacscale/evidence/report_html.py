@@ -53,6 +53,21 @@ _VOID_TAGS = {"br", "hr", "img", "meta", "wbr", "col", "area", "base", "embed", 
               "track"}
 
 
+# the order the report stage shows its figures in, each once (sacscale.report.build)
+_FIGURE_ORDER = {f"figures/{name}": i for i, name in enumerate(FIGURES.values())}
+
+
+def _order_problems(rel: str, reader: "_Presentation") -> list[str]:
+    """The stage's figures a page shows are in the stage's order and each at most once: two
+    references swapped showed each figure under the other's heading and caption."""
+    shown = [s for s in reader.images if s in _FIGURE_ORDER]
+    if [_FIGURE_ORDER[s] for s in shown] == sorted({_FIGURE_ORDER[s] for s in shown}):
+        return []
+    names = ", ".join(s.removeprefix("figures/") for s in shown)
+    return [f"{rel}: shows its figures as {names}, not one each in the order the report stage writes them (a "
+            "figure under another's heading and caption): does not match the evidence"]
+
+
 def _decoded(source: str) -> bytes:
     try:
         return base64.b64decode(source.partition(",")[2], validate=False)
@@ -214,8 +229,18 @@ def rendered_markdown_problems(rel: str, markdown_text: str) -> list[str]:
         reader.problems.append(f"{rows} table delimiter row(s) (|---|) for {tables} table(s) read here: a table "
                                "GitHub shows where this reader sees prose")
     seen = [p for i, p in enumerate(reader.problems) if p not in reader.problems[:i] and p not in _LEGACY_MARKDOWN]
-    return [f"{rel}: {problem} (it could hide or change what is shown): the report stage writes none; "
-            f"does not match the evidence" for problem in seen[:5]]
+    return _order_problems(rel, reader) + [
+        f"{rel}: {problem} (it could hide or change what is shown): the report stage writes none; "
+        f"does not match the evidence" for problem in seen[:5]]
+
+
+def figures_shown(text: str, markdown_page: bool) -> set[str]:
+    """The stage's figures (`figures/NAME.png`) a page shows; report.md is rendered first."""
+    page = markdown.markdown(text, extensions=MARKDOWN_EXTENSIONS, output_format="html") if markdown_page else text
+    reader = _Presentation(fragment=markdown_page)
+    reader.feed(page)
+    reader.close()
+    return {s for s in reader.images if s in _FIGURE_ORDER}
 
 
 def presentation_problems(rel: str, html_text: str, folder: Path | None = None) -> list[str]:
@@ -230,6 +255,6 @@ def presentation_problems(rel: str, html_text: str, folder: Path | None = None) 
     for problem in reader.problems:
         if problem not in seen:
             seen.append(problem)
-    return ([] if folder is None else _figure_problems(rel, reader, folder)) + \
+    return ([] if folder is None else _figure_problems(rel, reader, folder)) + _order_problems(rel, reader) + \
         [f"{rel}: {problem} (it could hide or change what is shown): the report stage writes none; "
          f"does not match the evidence" for problem in seen[:5]]

@@ -4,11 +4,13 @@ reads as it starts (PYTHONHASHSEED, PYTHONMALLOC, PYTHONHOME, ...), where a bad 
 the interpreter before any of our code with Python's own fatal error. Either would fail
 only when the run starts (after the model, the probe and the runs before it), so they are
 tried at planning time: the command looked up on that PATH, an interpreter that does
-nothing started with those variables."""
+nothing started with those variables; so are the variables a library the trainer imports
+reads and refuses then (an interpreter that imports it)."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,19 +18,31 @@ import sys
 from sacscale.pipeline.plan_values import PlanError
 
 _TRIED: dict[tuple, str | None] = {}  # one try per distinct env in a process
+_EXCEPTION_LINE = re.compile(r"[A-Za-z_.]*(Error|Exception)(:|$)")
 
 
-def _start_problem(env: dict[str, str]) -> str | None:
-    key = tuple(sorted(env.items()))
+# variables a library reads as the trainer imports it, and refuses there: the run failed
+# at its start (TORCH_LOGS=x: `ValueError: Invalid log settings`; MUJOCO_GL=x: its
+# collector's traceback). An interpreter that imports the library tries them.
+LIBRARY_ENV = {"TORCH_LOGS": "torch", "MUJOCO_GL": "mujoco"}
+
+
+def _start_problem(env: dict[str, str], imports: tuple[str, ...] = ()) -> str | None:
+    key = (tuple(sorted(env.items())), imports)
     if key not in _TRIED:
+        code = "; ".join(f"import {name}" for name in imports) or "pass"
         try:
-            done = subprocess.run([sys.executable, "-c", "pass"], env={**os.environ, **env}, capture_output=True,
-                                  timeout=60)
+            done = subprocess.run([sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True,
+                                  stdin=subprocess.DEVNULL, timeout=120)
         except (OSError, subprocess.SubprocessError) as exc:
             _TRIED[key] = f"cannot start ({exc})"
         else:
             lines = done.stderr.decode(errors="replace").strip().splitlines()
-            _TRIED[key] = None if done.returncode == 0 else (lines[0] if lines else f"exit {done.returncode}")
+            # Python's own fatal error is its first line; a library's, the traceback's exception line
+            raised = [i for i, line in enumerate(lines) if _EXCEPTION_LINE.match(line)]
+            traceback = raised and lines[0].startswith("Traceback")
+            shown = " ".join(" ".join(lines[raised[-1]:]).split()) if traceback else lines[0] if lines else ""
+            _TRIED[key] = None if done.returncode == 0 else (shown or f"exit {done.returncode}")
     return _TRIED[key]
 
 
@@ -51,10 +65,15 @@ def check_interpreter_env(env: dict[str, str], where: str, command: str = "sacsc
                         "the run could not start; leave PATH out or add the folder that holds it")
     if "PYTHONWARNINGS" in env and (problem := _warnings_problem(env["PYTHONWARNINGS"])):
         raise PlanError(f"{where}: PYTHONWARNINGS: {problem}; leave it out, or use 'ignore' / 'default' actions")
+    if env.get("PYTHONINSPECT"):
+        raise PlanError(f"{where}: PYTHONINSPECT: Python would open its interactive prompt when the trainer "
+                        "ends (the run then waits for input, or fails on its end); leave it out")
     python = {k: v for k, v in env.items() if k.startswith("PYTHON")}
-    if not python:
-        return
-    problem = _start_problem(python)
-    if problem:
+    if python and (problem := _start_problem(python)):
         raise PlanError(f"{where}: Python does not start with {', '.join(sorted(python))} as given "
                         f"({problem[:160]}); fix or leave out the value")
+    library = {k: str(v) for k, v in env.items() if k in LIBRARY_ENV}
+    imports = tuple(sorted({LIBRARY_ENV[k] for k in library}))
+    if library and (problem := _start_problem({**python, **library}, imports)):
+        raise PlanError(f"{where}: {', '.join(sorted(library))} as given stop(s) the trainer's import of "
+                        f"{', '.join(imports)} ({problem[:200]}); fix or leave out the value")

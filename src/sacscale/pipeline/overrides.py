@@ -14,7 +14,7 @@ import argparse
 import math
 import re
 
-from sacscale.checks import InputError
+from sacscale.checks import InputError, check_sizes
 from sacscale.pipeline.plan_values import PlanError, shown
 from sacscale.train import TrainConfig, TrainingError, sac_config
 from sacscale.train.options import build_parser, option_names
@@ -122,10 +122,12 @@ def _parsed_override(parser: argparse.ArgumentParser, key: str, value, here: str
 
 def _check_extra(cfg, overrides: dict, where) -> None:
     """`--extra` (of the TrainConfig `cfg`): a JSON object of learner settings the trainer's
-    SAC config accepts."""
+    SAC config accepts, whose sizes fit the replay as the trainer checks them at its start
+    (`{"batch_size": ...}` or `{"learning_starts": ...}` there passed the plan's own check,
+    which reads the run configuration's batch_size)."""
     extra_key = where(f"overrides.{next(k for k in overrides if k.replace('-', '_') == 'extra')}")
     try:
-        sac_config(cfg)
+        check_sizes(cfg, sac_config(cfg))
     except (TrainingError, InputError, TypeError, ValueError) as exc:
         raise PlanError(f"{extra_key}: {exc}") from None
 

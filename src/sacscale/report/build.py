@@ -50,13 +50,30 @@ class RecordError(ValueError):
     """An input record the report cannot read; the message names the file."""
 
 
-def _record(path):
+def _record(path, shape: dict | None = None):
     """A record read bounded and strictly (a sparse file of GBs was read whole; a key given
-    twice passed; an integer of thousands of digits was a ValueError naming no file)."""
+    twice passed; an integer of thousands of digits was a ValueError naming no file): a JSON
+    object whose keys in `shape` hold values of their types (one of another shape ended in a
+    KeyError or TypeError that named no file)."""
     try:
-        return loads_record(read_limited(path).decode("utf-8"))
+        value = loads_record(read_limited(path).decode("utf-8"))
     except (ValueError, RecursionError) as exc:  # TooLarge, JSONDecodeError, UnicodeDecodeError
         raise RecordError(f"{path}: not a record this pipeline wrote ({exc})") from None
+    if not isinstance(value, dict):
+        raise RecordError(f"{path}: not a record this pipeline wrote (a JSON {type(value).__name__}, not an object)")
+    for key, kind in (shape or {}).items():
+        if not isinstance(value.get(key), kind) or isinstance(value.get(key), bool):
+            raise RecordError(f"{path}: not a record this pipeline wrote (its {key!r} is "
+                              f"{type(value.get(key)).__name__ if key in value else 'missing'})")
+    return value
+
+
+_NUMBER = (int, float)
+# the keys the report reads of each record, and their types
+SUMMARY_SHAPE = {"configs": dict}
+METRICS_SHAPE = {"run": str}
+EVALUATION_SHAPE = {"overall": dict}
+VIDEO_SHAPE = {"run": str, "rule": str, "score": _NUMBER, "fall_rate": _NUMBER}
 
 
 def _load(path) -> dict | None:
@@ -70,6 +87,12 @@ def _fmt_scalar(v) -> str:
     if isinstance(v, float):
         return f"{v:,.6g}"
     return str(v)
+
+
+def _count(v) -> str:
+    """A recorded count as a number (`1,234`), or as escaped text when the record holds
+    something else (a string with markup went into the page as HTML)."""
+    return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else plain(v)
 
 
 def _fmt_int(v) -> str:
@@ -167,13 +190,13 @@ def model_section(model: dict | None) -> list:
 def evidence_section(verification: dict | None, manifest: dict | None) -> list:
     items = []
     if manifest:
-        items.append(f"`MANIFEST.sha256`: {manifest['files']} files, {manifest['bytes']:,} bytes "
+        items.append(f"`MANIFEST.sha256`: {_count(manifest.get('files'))} files, {_count(manifest.get('bytes'))} bytes "
                      "(check without this package: `cd results/<run set> && sha256sum -c MANIFEST.sha256`)")
     if verification:
         state = ("all files match and everything derived recomputes (metrics, records, summary)"
                  if verification.get("ok") else "FAILED")
-        items.append(f"verification: {state} ({verification.get('files_checked')} files, "
-                     f"{verification.get('runs_checked')} runs)")
+        items.append(f"verification: {state} ({_count(verification.get('files_checked'))} files, "
+                     f"{_count(verification.get('runs_checked'))} runs)")
     return [Bullets(items)] if items else [Paragraph("No evidence manifest was given.")]
 
 
@@ -315,7 +338,7 @@ def build(
     doc.add(*verdict_section(summary, metrics, plan, probe, evaluations, run_checks_line(run_dirs)))
     if seed_shaped:
         doc.add(Heading("Against the seed", 3), tables.seed_table(summary), SEED_TABLE)
-    doc.add(Paragraph(f"Comparisons: {summary.get('pairing', '')}."))
+    doc.add(Paragraph(f"Comparisons: {plain(summary.get('pairing', ''))}."))
     doc.add(*run_list_section(summary, metrics, attempts))
 
     doc.add(Heading("Results"), tables.config_table(summary),
@@ -390,8 +413,8 @@ def write_report(
     environment=None, model=None, probe=None, verification=None, manifest=None, deviations=None, run_dirs=None,
     attempts=None, evaluations=None, video=None, video_record=None,
 ) -> Document:
-    summary = _record(summary_path)
-    metrics = [_record(p) for p in metrics_paths]
+    summary = _record(summary_path, SUMMARY_SHAPE)
+    metrics = [_record(p, METRICS_SHAPE) for p in metrics_paths]
     report_dir = Path(output_md).parent
     doc = build(
         summary, metrics, Path(figures_dir), report_dir,
@@ -400,8 +423,8 @@ def write_report(
         deviations=_relative(deviations, report_dir) if deviations and Path(deviations).is_file() else None,
         run_dirs=[Path(d) for d in run_dirs] if run_dirs else None,
         attempts=attempts,
-        evaluations={Path(p).stem: _record(p) for p in evaluations or []},
-        video=((Path(video), _record(video_record))
+        evaluations={Path(p).stem: _record(p, EVALUATION_SHAPE) for p in evaluations or []},
+        video=((Path(video), _record(video_record, VIDEO_SHAPE))
                if video and video_record else None),
     )
     atomic_write_text(output_md, to_markdown(doc))

@@ -50,3 +50,26 @@ def drawn_as(path) -> str | None:
 def drawn_with(path) -> str | None:
     """What drew a PNG figure (its `sacscale-drawn-with` chunk), or None (none recorded)."""
     return png_texts(path).get(DRAWN_WITH_KEY)
+
+
+# chunks that hold the image, its palette and transparency (the pixels compare them) or text
+_IMAGE_CHUNKS = {b"IHDR", b"PLTE", b"tRNS", b"IDAT", b"IEND", b"tEXt", b"zTXt", b"iTXt"}
+
+
+def display_chunks(path) -> list[tuple[bytes, int]] | None:
+    """The chunks of a PNG that change how a browser shows its pixels (gamma, colour profile,
+    animation frames, orientation, ...), as (type, CRC); None for a file that is no PNG.
+    Bounded: at most 100,000 chunks, and no chunk's data is read."""
+    chunks = []
+    with open(path, "rb") as fh:
+        if fh.read(8) != _PNG:
+            return None
+        for _ in range(100_000):
+            head = fh.read(8)
+            if len(head) < 8 or head[4:] == b"IEND":
+                break
+            fh.seek(int.from_bytes(head[:4], "big"), 1)
+            crc = fh.read(4)
+            if head[4:] not in _IMAGE_CHUNKS:
+                chunks.append((head[4:], int.from_bytes(crc, "big")))
+    return chunks

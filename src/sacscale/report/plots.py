@@ -6,13 +6,10 @@ import hashlib
 from functools import cache
 from pathlib import Path
 
-import matplotlib
+from sacscale.pyplot import pyplot
 
-matplotlib.use("Agg")
-# Labels are names from configs and the command line: `$...$` in one is text, not TeX
-# (mathtext would render it, or fail the whole report on a symbol it does not know).
-matplotlib.rcParams["text.parse_math"] = False
-import matplotlib.pyplot as plt  # noqa: E402
+plt = pyplot()  # Agg and matplotlib's defaults, whatever a matplotlibrc here says: verify draws them again
+import matplotlib  # noqa: E402
 from matplotlib.ticker import EngFormatter  # noqa: E402
 from PIL import Image, PngImagePlugin  # noqa: E402
 

@@ -15,14 +15,19 @@ CI_TITLE = "Confidence intervals of the ratios"
 WINDOW_TITLE = "Measurement windows"
 
 
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
 def num(x, digits: int = 0) -> str:
+    """A recorded number; anything else a record holds there is shown as escaped text."""
     if x is None:
         return "n/a"
-    return f"{x:,.{digits}f}"
+    return f"{x:,.{digits}f}" if _number(x) else plain(x)
 
 
 def ratio(x) -> str:
-    return "n/a" if x is None else f"{x:.3f}x"
+    return "n/a" if x is None else f"{x:.3f}x" if _number(x) else plain(x)
 
 
 def reproduces_seed(summary: dict) -> bool:
@@ -324,7 +329,8 @@ def time_to_quality_table(summary: dict) -> Table | None:
             q = ttq.get(key)
             if q is None or not q.get("reached"):
                 continue
-            rows.append([plain(name), QUALITY_LABELS.get(key, key).format(t=threshold), f"{q['reached']}/{q['of']}",
+            reached = f"{plain(q['reached'])}/{plain(q['of'])}"
+            rows.append([plain(name), QUALITY_LABELS.get(key, key).format(t=threshold), reached,
                          num(q["env_steps"]["mean"]), num(q["seconds"]["mean"], 1)])
     if not rows:
         return None

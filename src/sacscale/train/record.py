@@ -158,8 +158,9 @@ def atomic_json(path: Path, data: dict, exclusive: bool = False) -> None:
     TrainingError naming the file; no temporary file is left."""
     text = json.dumps(data, indent=2, default=str) + "\n" + " " * META_RESERVE + "\n"
     # per process and thread: rank 0, the launcher and a stop watchdog may all write
-    tmp = temporary_path(path)
+    tmp = None
     try:
+        tmp = temporary_path(path)
         tmp.write_text(text, encoding="utf-8")
         _move_into_place(tmp, path, exclusive)
     except OSError as exc:
@@ -169,10 +170,8 @@ def atomic_json(path: Path, data: dict, exclusive: bool = False) -> None:
         raise TrainingError(f"cannot write {path}: {exc.strerror or exc}"
                             + (" (disk full)" if disk_full else "")) from exc
     finally:
-        try:
-            tmp.unlink()
-        except FileNotFoundError:
-            pass
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
 
 
 def _move_into_place(tmp: Path, path: Path, exclusive: bool) -> None:

@@ -53,24 +53,69 @@ class RecordError(ValueError):
 def _record(path, shape: dict | None = None):
     """A record read bounded and strictly (a sparse file of GBs was read whole; a key given
     twice passed; an integer of thousands of digits was a ValueError naming no file): a JSON
-    object whose keys in `shape` hold values of their types (one of another shape ended in a
-    KeyError or TypeError that named no file)."""
+    object of `shape` (one of another shape ended in a KeyError or TypeError that named no
+    file, or went into the page as written)."""
     try:
         value = loads_record(read_limited(path).decode("utf-8"))
     except (ValueError, RecursionError) as exc:  # TooLarge, JSONDecodeError, UnicodeDecodeError
         raise RecordError(f"{path}: not a record this pipeline wrote ({exc})") from None
     if not isinstance(value, dict):
         raise RecordError(f"{path}: not a record this pipeline wrote (a JSON {type(value).__name__}, not an object)")
-    for key, kind in (shape or {}).items():
-        if not isinstance(value.get(key), kind) or isinstance(value.get(key), bool):
-            raise RecordError(f"{path}: not a record this pipeline wrote (its {key!r} is "
-                              f"{type(value.get(key)).__name__ if key in value else 'missing'})")
+    problem = _shape_problem(value, shape or {}, "")
+    if problem:
+        raise RecordError(f"{path}: not a record this pipeline wrote (its {problem})")
     return value
 
 
+class Maybe:
+    """A shape whose value may also be null or left out (fields older sets never wrote)."""
+
+    def __init__(self, shape) -> None:
+        self.shape = shape
+
+
+def _shape_problem(value, shape, where: str) -> str | None:
+    """Why `value` is not of `shape`, or None. A shape is a type (or tuple of types; a bool
+    is never a number), {key: shape} (an object with those keys), {str: shape} (an object
+    whose every value is of the shape), [shape] (a list of them) or Maybe(shape)."""
+    if isinstance(shape, Maybe):
+        return None if value is None else _shape_problem(value, shape.shape, where)
+    if isinstance(shape, list):
+        if not isinstance(value, list):
+            return f"{where or 'value'!r} is {type(value).__name__}, not a list"
+        return next((p for i, v in enumerate(value) if (p := _shape_problem(v, shape[0], f"{where}[{i}]"))), None)
+    if isinstance(shape, dict):
+        if not isinstance(value, dict):
+            return f"{where or 'value'!r} is {type(value).__name__}, not an object"
+        if str in shape:
+            return next((p for k, v in value.items() if (p := _shape_problem(v, shape[str], f"{where}[{k!a}]"))),
+                        None)
+        for key, sub in shape.items():
+            if key not in value and not isinstance(sub, Maybe):
+                return f"{f'{where}.{key}'.lstrip('.')!r} is missing"
+            if key in value and (p := _shape_problem(value[key], sub, f"{where}.{key}".lstrip("."))):
+                return p
+        return None
+    if isinstance(value, bool) and bool not in (shape if isinstance(shape, tuple) else (shape,)):
+        return f"{where!r} is bool"
+    return None if isinstance(value, shape) else f"{where!r} is {type(value).__name__}"
+
+
 _NUMBER = (int, float)
-# the keys the report reads of each record, and their types
-SUMMARY_SHAPE = {"configs": dict}
+_STATS = {"n": Maybe(int), "mean": Maybe(_NUMBER), "std": Maybe(_NUMBER), "min": Maybe(_NUMBER),
+          "max": Maybe(_NUMBER), "values": Maybe([_NUMBER])}
+_REACHED = {"reached": Maybe(int), "of": Maybe(int), "threshold": Maybe(_NUMBER),
+            "env_steps": Maybe(_STATS), "seconds": Maybe(_STATS)}
+_CONFIG = {**_STATS, "devices": Maybe(str), "world_size": Maybe(int), "time_to_quality": Maybe({str: Maybe(_REACHED)})}
+_COMPARISON = {"baseline": str, "compared": str, "ratio_of_means": Maybe(_NUMBER),
+               "ratio_std_propagated": Maybe(_NUMBER), "ratio_range": Maybe([_NUMBER]),
+               "per_repeat_ratios": Maybe({str: _NUMBER}),
+               "per_repeat_ratio_stats": Maybe(_STATS), "ratio_ci95": Maybe([_NUMBER]), "ci_repeats": Maybe(int),
+               "ci_method": Maybe(str), "ci_fallback": Maybe(str), "rank_multiple": Maybe(_NUMBER),
+               "weak_scaling_efficiency": Maybe(_NUMBER)}
+# what the report reads of each record, and its types
+SUMMARY_SHAPE = {"configs": {str: _CONFIG}, "comparisons": Maybe([_COMPARISON]), "order": Maybe([str]),
+                 "pairing": Maybe(str)}
 METRICS_SHAPE = {"run": str}
 EVALUATION_SHAPE = {"overall": dict}
 VIDEO_SHAPE = {"run": str, "rule": str, "score": _NUMBER, "fall_rate": _NUMBER}

@@ -10,6 +10,7 @@ import argparse
 import math
 import os
 import re
+import tempfile
 import zipfile
 from dataclasses import fields
 from pathlib import Path
@@ -249,12 +250,18 @@ check_log_dir = _check_log_dir
 
 
 def check_writable(log_dir: str | Path) -> None:
-    """The nearest existing ancestor of the log directory accepts new entries."""
+    """The nearest existing ancestor of the log directory accepts new entries: a folder is
+    made there and removed (permission bits alone let root "write" under /proc, where the
+    log directory then could not be made and the error named a full disk)."""
     probe = Path(log_dir)
     while not probe.exists():
         probe = probe.parent
     if not os.access(probe, os.W_OK | os.X_OK):
         raise InputError(f"--log-dir {log_dir}: {probe} is not writable")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".sacscale-probe-", dir=probe))
+    except OSError as exc:
+        raise InputError(f"--log-dir {log_dir}: nothing can be made in {probe} ({exc.strerror})") from None
 
 
 # A checkpoint's pickled part (data.pkl in torch's zip format) holds the dictionary and

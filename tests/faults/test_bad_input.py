@@ -195,6 +195,13 @@ def test_no_model_and_no_asset_files_is_named_before_any_collector_starts(tmp_pa
     assert named in line and "or pass --model with a compiled model" in line, line
 
 
+def test_a_log_dir_where_nothing_can_be_made_is_named_not_called_a_full_disk(tmp_path, capsys):
+    code, err, _ = run_cli(tmp_path, capsys, "--log-dir", "/proc/sacscale-run")
+    assert code == 1  # what the file system refuses, as a used log directory
+    line, = err.strip().splitlines()
+    assert line.startswith("sacscale train: error: --log-dir /proc/sacscale-run: nothing can be made in /proc ("), line
+
+
 def test_reused_log_dir_is_refused_and_left_as_it_was(tmp_path, capsys):
     used = tmp_path / "run"
     (used / "tb" / "rank0").mkdir(parents=True)

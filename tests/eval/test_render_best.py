@@ -96,3 +96,23 @@ def test_a_bad_evaluation_is_named_before_anything_renders(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "not `sacscale evaluate`'s output" in err and "KeyError" in err, err
     assert not (tmp_path / "v.gif").exists()
+
+
+def test_runs_dir_that_is_not_a_folder_is_named_before_anything_renders(tmp_path, capsys):
+    (tmp_path / "r.json").write_text(json.dumps(evaluation(0.5, 0.5, 0.0)))
+    (tmp_path / "runs").write_text("")
+    code = main(["render-best", "--evaluations", str(tmp_path / "r.json"), "--runs-dir", str(tmp_path / "runs"),
+                 "--output", str(tmp_path / "v.gif"), "--record", str(tmp_path / "v.json")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith(f"sacscale render-best: error: --runs-dir {tmp_path / 'runs'}: not a folder"), err
+
+
+def test_the_render_it_runs_speaks_in_render_best_s_name(tmp_path, capsys):
+    (tmp_path / "r.json").write_text(json.dumps(evaluation(0.5, 0.5, 0.0)))
+    code = main(["render-best", "--evaluations", str(tmp_path / "r.json"), "--runs-dir", str(tmp_path),
+                 "--output", str(tmp_path / "v.gif"), "--record", str(tmp_path / "v.json"), "--fps", "500"])
+    err = capsys.readouterr().err
+    # --fps is refused, or, where no GL backend loads, the backend is: either way in this command's name
+    assert code == 2 and err.startswith("sacscale render-best: error: ") and err.count("\n") == 1, err
+    assert not (tmp_path / "v.json").exists()

@@ -46,8 +46,13 @@ def add_video_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the resets (position, heading, gait phase)")
 
 
-def _error(msg: str) -> int:
-    print(f"sacscale render: error: {msg}", file=sys.stderr)
+def _say(args: argparse.Namespace, kind: str, msg: str) -> None:
+    """One line on stderr in the name of the command that was run (render-best runs this one)."""
+    print(f"{getattr(args, 'program', 'sacscale render')}: {kind}: {msg}", file=sys.stderr)
+
+
+def _error(args: argparse.Namespace, msg: str) -> int:
+    _say(args, "error", msg)
     return 2
 
 
@@ -56,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         backend = gl_backend.configure_gl_backend()
     except gl_backend.GLBackendError as exc:
-        return _error(str(exc))
+        return _error(args, str(exc))
 
     try:
         segments = render.parse_commands(args.commands)
@@ -71,23 +76,23 @@ def run(args: argparse.Namespace) -> int:
         if not 0 <= args.seed < 2**32:
             raise ValueError(f"--seed {args.seed}: must be 0..{2**32 - 1}")
     except ValueError as exc:
-        return _error(str(exc))
+        return _error(args, str(exc))
     problem = model_problem(args.model)  # a file that is not the task's model: named, before rendering
     if problem:
-        return _error(problem)
+        return _error(args, problem)
 
     from sacscale.eval.evaluate import CheckpointError  # imports MuJoCo: only now that the GL backend is chosen
 
     for warning in render.command_warnings(segments, TaskConfig()):
-        print(f"sacscale render: warning: {warning}", file=sys.stderr)
+        _say(args, "warning", warning)
     try:
         result = render.render_policy(args.checkpoint, args.output, model_path=args.model, segments=segments,
                                       seconds=args.seconds, width=args.width, height=args.height, fps=args.fps,
                                       seed=args.seed, max_bytes=args.max_bytes)
     except (CheckpointError, ValueError, gl_backend.GLBackendError) as exc:
-        return _error(str(exc))
+        return _error(args, str(exc))
     except gl_backend.RenderError as exc:
-        print(f"sacscale render: error: {exc}", file=sys.stderr)
+        _say(args, "error", str(exc))
         return 1
 
     t = result["timing"]
@@ -99,10 +104,9 @@ def run(args: argparse.Namespace) -> int:
           f"models {t['model_s']:.1f} s, physics+policy {t['sim_s']:.1f} s, rendering {t['render_s']:.1f} s, "
           f"encoding {t['encode_s']:.1f} s")
     if result["render_model_differs_in"]:
-        print(f"sacscale render: warning: the render model's physics differs from the task model's in "
-              f"{', '.join(result['render_model_differs_in'])} (the motion shown is the task model's)",
-              file=sys.stderr)
+        _say(args, "warning", f"the render model's physics differs from the task model's in "
+                              f"{', '.join(result['render_model_differs_in'])} (the motion shown is the task model's)")
     if result["checkpoint_model_sha256"] and result["checkpoint_model_sha256"] != result["model_sha256"]:
-        print(f"sacscale render: warning: the model ({result['model_sha256'][:12]}) is not the one the checkpoint "
-              f"was trained on ({result['checkpoint_model_sha256'][:12]})", file=sys.stderr)
+        _say(args, "warning", f"the model ({result['model_sha256'][:12]}) is not the one the checkpoint "
+                              f"was trained on ({result['checkpoint_model_sha256'][:12]})")
     return 0

@@ -23,6 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    args.program = "sacscale render-best"  # the render it runs speaks in this command's name
+    if not Path(args.runs_dir).is_dir():
+        raise BadInput(f"--runs-dir {args.runs_dir}: not a folder (it holds the runs, <run>/checkpoints/final.pt)")
     try:
         choice = best_run(read_evaluations(args.evaluations))
     except BadInput:

@@ -10,6 +10,7 @@ from pathlib import Path
 from sacscale.commands._inputs import BadInput, json_value, read_json, same_file
 from sacscale.analysis.aggregate import runs_table, summarize
 from sacscale.atomic import atomic_write_text, refuse_special, write_json
+from sacscale.shapes import NUMBER, Maybe, shape_problem
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,6 +28,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 # the rates the summary reads with float(): a string of digits or a negative rate would be
 # summarised as if analyze-run had written it
 RATES = ("steady_env_steps_per_s", "tail_mean_total_fps")
+# every field the summary and the table read, of its type: a repeat as a string, a world size
+# of 1.5 or a list of ranks as an object went into summary.json as written (or ended in a
+# TypeError naming no file)
+_PHASES = Maybe({str: Maybe(NUMBER)})
+_REACHED = Maybe({"threshold": NUMBER, "env_steps": NUMBER, "seconds": NUMBER})
+METRICS_SHAPE = {
+    "run": str, "config": str, "repeat": Maybe(int), "devices": Maybe(str), "world_size": Maybe(int),
+    **{key: Maybe(NUMBER) for key in (*RATES, "total_env_steps", "wall_time_s", "event_span_s",
+                                      "final_episode_return", "final_episode_length")},
+    "iterations": Maybe(int), "exit_status": Maybe(int),
+    "window": Maybe({"seconds": Maybe(NUMBER), "window_events": Maybe(int)}),
+    "ranks": Maybe([{"rank": int, "phase_ms": _PHASES}]), "phase_ms": _PHASES,
+    "time_to_quality": Maybe({str: _REACHED}),
+}
 
 
 def _metrics(path: str) -> dict:
@@ -35,6 +50,9 @@ def _metrics(path: str) -> dict:
     for key in ("run", "config"):
         if not isinstance(data.get(key), str):
             raise BadInput(f"metrics file {path}: not analyze-run's output (no {key!r})")
+    problem = shape_problem(data, METRICS_SHAPE, "")
+    if problem:
+        raise BadInput(f"metrics file {path}: not analyze-run's output (its {problem})")
     for key in RATES:
         value = data.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
@@ -78,7 +96,15 @@ def run(args: argparse.Namespace) -> int:
         refuse_special(Path(output))
     atomic_write_text(args.csv, table.to_csv(index=False))
     write_json(args.json, summary)
+    _print_summary(summary)
+    return 0
+
+
+def _print_summary(summary: dict) -> None:
     for name, stats in summary["configs"].items():
+        if stats["mean"] is None:  # no run of it recorded a rate
+            print(f"{name}: no steady rate recorded (n={stats['n']})")
+            continue
         print(f"{name}: mean {stats['mean']:,.1f} env steps/s (std {stats['std']:,.1f}, n={stats['n']})")
     for c in summary["comparisons"]:
         if c["ratio_of_means"] is not None:
@@ -88,4 +114,3 @@ def run(args: argparse.Namespace) -> int:
                      if ci else ""))
     for run in summary.get("short_windows", []):
         print(f"warning: {run}: measurement window below {summary['short_window_s']:g} s")
-    return 0

@@ -11,6 +11,7 @@ from sacscale.analysis.learning import curves_by_config, tracking_baselines
 from sacscale.analysis.metrics import DEFINITIONS
 from sacscale.atomic import atomic_write_text
 from sacscale.reading import loads_record, read_limited
+from sacscale.shapes import Maybe, shape_problem
 from sacscale.report import plots, tables
 from sacscale.report.numbers import NUMBERS_NAME, report_numbers
 from sacscale.report.run_checks import run_checks_line
@@ -61,44 +62,10 @@ def _record(path, shape: dict | None = None):
         raise RecordError(f"{path}: not a record this pipeline wrote ({exc})") from None
     if not isinstance(value, dict):
         raise RecordError(f"{path}: not a record this pipeline wrote (a JSON {type(value).__name__}, not an object)")
-    problem = _shape_problem(value, shape or {}, "")
+    problem = shape_problem(value, shape or {}, "")
     if problem:
         raise RecordError(f"{path}: not a record this pipeline wrote (its {problem})")
     return value
-
-
-class Maybe:
-    """A shape whose value may also be null or left out (fields older sets never wrote)."""
-
-    def __init__(self, shape) -> None:
-        self.shape = shape
-
-
-def _shape_problem(value, shape, where: str) -> str | None:
-    """Why `value` is not of `shape`, or None. A shape is a type (or tuple of types; a bool
-    is never a number), {key: shape} (an object with those keys), {str: shape} (an object
-    whose every value is of the shape), [shape] (a list of them) or Maybe(shape)."""
-    if isinstance(shape, Maybe):
-        return None if value is None else _shape_problem(value, shape.shape, where)
-    if isinstance(shape, list):
-        if not isinstance(value, list):
-            return f"{where or 'value'!r} is {type(value).__name__}, not a list"
-        return next((p for i, v in enumerate(value) if (p := _shape_problem(v, shape[0], f"{where}[{i}]"))), None)
-    if isinstance(shape, dict):
-        if not isinstance(value, dict):
-            return f"{where or 'value'!r} is {type(value).__name__}, not an object"
-        if str in shape:
-            return next((p for k, v in value.items() if (p := _shape_problem(v, shape[str], f"{where}[{k!a}]"))),
-                        None)
-        for key, sub in shape.items():
-            if key not in value and not isinstance(sub, Maybe):
-                return f"{f'{where}.{key}'.lstrip('.')!r} is missing"
-            if key in value and (p := _shape_problem(value[key], sub, f"{where}.{key}".lstrip("."))):
-                return p
-        return None
-    if isinstance(value, bool) and bool not in (shape if isinstance(shape, tuple) else (shape,)):
-        return f"{where!r} is bool"
-    return None if isinstance(value, shape) else f"{where!r} is {type(value).__name__}"
 
 
 _NUMBER = (int, float)

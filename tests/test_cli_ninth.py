@@ -4,6 +4,7 @@ summary.json as written, and one with no steady rate wrote both outputs and then
 a TypeError (exit 1) while printing the summary."""
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -55,3 +56,33 @@ def test_a_configuration_without_a_rate_is_summarised_not_a_type_error(tmp_path)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert "n1_pool7: no steady rate recorded (n=0)" in done.stdout
     assert json.loads((tmp_path / "s.json").read_text())["configs"]["n1_pool7"]["mean"] is None
+
+
+def _report_on_edited_copy(tmp_path, rel, edit):
+    root = tmp_path / "results" / SET
+    shutil.copytree(REPO / "results" / SET, root)
+    record = root / rel
+    record.write_text(json.dumps(edit(json.loads(record.read_text()))))
+    return sacscale("report", "--run-set", f"results/{SET}", cwd=tmp_path)
+
+
+@pytest.mark.parametrize("rel, edit, says", [
+    ("metrics/shared_r1_n1_pool7.json", lambda r: {**r, "window": [1]}, "'window' is list, not an object"),
+    ("metrics/shared_r1_n1_pool7.json", lambda r: {**r, "series": [1]}, "'series' is list, not an object"),
+    ("metrics/shared_r1_n1_pool7.json", lambda r: {**r, "steady_env_steps_per_s": "1"},
+     "'steady_env_steps_per_s' is str"),
+    ("eval/shared_r1_n1_pool7.json", lambda r: {**r, "overall": {}}, "'overall.fall_rate' is missing"),
+    ("eval/shared_r1_n1_pool7.json", lambda r: {**r, "overall": {k: "x" for k in r["overall"]}},
+     "'overall.normalised_tracking' is str, not an object"),
+    ("eval/shared_r1_n1_pool7.json", lambda r: {**r, "per_command": [1]}, "'per_command' is list, not an object"),
+    ("summary.json", lambda r: {**r, "meta": [1]}, "'meta' is list"),
+    ("summary.json", lambda r: {**r, "configs": {k: {**v, "runs": "x"} for k, v in r["configs"].items()}},
+     "\"configs['n1_pool7'].runs\" is str, not a list"),
+    ("environment.json", lambda r: {k: "x" for k in r}, "is str"),
+    ("correctness.json", lambda r: {**r, "pass": "no"}, "'pass' is str"),
+])
+def test_a_record_field_of_another_type_is_named_and_no_page_is_written(tmp_path, rel, edit, says):
+    done = _report_on_edited_copy(tmp_path, rel, edit)
+    _one_line(done, f"sacscale report: error: results/{SET}/{rel}: not a record this pipeline wrote (its ")
+    assert says in done.stderr, done.stderr
+    assert not (tmp_path / "reports" / SET / "report.md").exists()

@@ -29,6 +29,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from sacscale.shapes import NUMBER, Maybe
+
 FIGURE = "steady_env_steps_per_s"
 SHORT_WINDOW_S = 30.0
 CI_LEVEL = 0.95
@@ -58,6 +60,25 @@ CI_METHODS = {
 }
 # The method of a set whose summary records none: every set made before BCa was the default.
 RECORDED_BEFORE_BCA = PERCENTILE
+
+# every field of analyze-run's output that the summary, the table and the report read, of its
+# type: a repeat as a string, a world size of 1.5 or ranks as an object went into summary.json
+# as written, or ended in a TypeError naming no file
+SERIES = ("total_env_steps", "total_fps", "episode_return", "episode_length")
+_PHASES = Maybe({str: Maybe(NUMBER)})
+_REACHED = Maybe({"threshold": NUMBER, "env_steps": NUMBER, "seconds": NUMBER})
+METRICS_SHAPE = {
+    "run": str, "config": str, "repeat": Maybe(int), "devices": Maybe(str), "world_size": Maybe(int),
+    **{key: Maybe(NUMBER) for key in ("steady_env_steps_per_s", "tail_mean_total_fps", "total_env_steps",
+                                      "wall_time_s", "event_span_s", "final_episode_return", "final_episode_length")},
+    "iterations": Maybe(int), "exit_status": Maybe(int),
+    "window": Maybe({"seconds": Maybe(NUMBER), "window_events": Maybe(int)}),
+    "ranks": Maybe([{"rank": int, "phase_ms": _PHASES}]), "phase_ms": _PHASES,
+    "time_to_quality": Maybe({str: _REACHED}),
+    "series": Maybe({"columns": Maybe([str]), **{key: Maybe([[Maybe(NUMBER)]]) for key in SERIES}}),
+    "final_tracking": Maybe({str: Maybe(NUMBER)}),
+}
+
 
 ROW_COLUMNS = [
     "run",

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 from sacscale.commands._inputs import BadInput, json_value, read_json, same_file
-from sacscale.analysis.aggregate import runs_table, summarize
+from sacscale.analysis.aggregate import METRICS_SHAPE, runs_table, summarize
 from sacscale.atomic import atomic_write_text, refuse_special, write_json
-from sacscale.shapes import NUMBER, Maybe, shape_problem
+from sacscale.shapes import shape_problem
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,20 +28,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 # the rates the summary reads with float(): a string of digits or a negative rate would be
 # summarised as if analyze-run had written it
 RATES = ("steady_env_steps_per_s", "tail_mean_total_fps")
-# every field the summary and the table read, of its type: a repeat as a string, a world size
-# of 1.5 or a list of ranks as an object went into summary.json as written (or ended in a
-# TypeError naming no file)
-_PHASES = Maybe({str: Maybe(NUMBER)})
-_REACHED = Maybe({"threshold": NUMBER, "env_steps": NUMBER, "seconds": NUMBER})
-METRICS_SHAPE = {
-    "run": str, "config": str, "repeat": Maybe(int), "devices": Maybe(str), "world_size": Maybe(int),
-    **{key: Maybe(NUMBER) for key in (*RATES, "total_env_steps", "wall_time_s", "event_span_s",
-                                      "final_episode_return", "final_episode_length")},
-    "iterations": Maybe(int), "exit_status": Maybe(int),
-    "window": Maybe({"seconds": Maybe(NUMBER), "window_events": Maybe(int)}),
-    "ranks": Maybe([{"rank": int, "phase_ms": _PHASES}]), "phase_ms": _PHASES,
-    "time_to_quality": Maybe({str: _REACHED}),
-}
 
 
 def _metrics(path: str) -> dict:

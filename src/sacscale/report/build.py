@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from urllib.parse import quote
 
+from sacscale.analysis.aggregate import METRICS_SHAPE
 from sacscale.analysis.learning import curves_by_config, tracking_baselines
 from sacscale.analysis.metrics import DEFINITIONS
 from sacscale.atomic import atomic_write_text
@@ -73,7 +74,8 @@ _STATS = {"n": Maybe(int), "mean": Maybe(_NUMBER), "std": Maybe(_NUMBER), "min":
           "max": Maybe(_NUMBER), "values": Maybe([_NUMBER])}
 _REACHED = {"reached": Maybe(int), "of": Maybe(int), "threshold": Maybe(_NUMBER),
             "env_steps": Maybe(_STATS), "seconds": Maybe(_STATS)}
-_CONFIG = {**_STATS, "devices": Maybe(str), "world_size": Maybe(int), "time_to_quality": Maybe({str: Maybe(_REACHED)})}
+_CONFIG = {**_STATS, "devices": Maybe(str), "world_size": Maybe(int), "time_to_quality": Maybe({str: Maybe(_REACHED)}),
+           "runs": Maybe([str]), "repeats": Maybe([Maybe(int)]), "tail_mean_total_fps": Maybe(_STATS)}
 _COMPARISON = {"baseline": str, "compared": str, "ratio_of_means": Maybe(_NUMBER),
                "ratio_std_propagated": Maybe(_NUMBER), "ratio_range": Maybe([_NUMBER]),
                "per_repeat_ratios": Maybe({str: _NUMBER}),
@@ -82,17 +84,26 @@ _COMPARISON = {"baseline": str, "compared": str, "ratio_of_means": Maybe(_NUMBER
                "weak_scaling_efficiency": Maybe(_NUMBER)}
 # what the report reads of each record, and its types
 SUMMARY_SHAPE = {"configs": {str: _CONFIG}, "comparisons": Maybe([_COMPARISON]), "order": Maybe([str]),
-                 "pairing": Maybe(str)}
-METRICS_SHAPE = {"run": str}
-EVALUATION_SHAPE = {"overall": dict}
+                 "pairing": Maybe(str), "meta": Maybe(dict), "short_windows": Maybe([str]),
+                 "phase_by_rank": Maybe([{"config": str, "rank": int, "phase_ms": {str: _NUMBER}}])}
+_FIGURES = Maybe({str: Maybe(_NUMBER)})
+_TRACKED = {"normalised_tracking": _FIGURES, "rms_error": _FIGURES, "fall_rate": _NUMBER}
+EVALUATION_SHAPE = {"overall": _TRACKED, "protocol": Maybe(dict),
+                    "per_command": Maybe({str: {**_TRACKED, "ratio_to_stand_still": _FIGURES}})}
+# a verdict read as true: `"pass": "no"` showed PASS
+PROBE_SHAPE = {"pass": bool, "world_size": Maybe(int), "comparisons": Maybe(list)}
+_GPUS = Maybe([{"name": str, "memory_mib": Maybe(_NUMBER)}])
+ENVIRONMENT_SHAPE = {key: Maybe(dict) for key in ("versions", "python", "env", "learner")} | {
+    "torch": Maybe({"gpus": _GPUS}), "nvidia": Maybe({"gpus": Maybe([dict]), "topo": Maybe(str)}),
+    "project": Maybe({"diff": Maybe({"untracked_not_stored": Maybe(list)})}), "cpu": Maybe({"layout": Maybe(str)})}
 VIDEO_SHAPE = {"run": str, "rule": str, "score": _NUMBER, "fall_rate": _NUMBER}
 
 
-def _load(path) -> dict | None:
+def _load(path, shape: dict | None = None) -> dict | None:
     if not path:
         return None
     p = Path(path)
-    return _record(p) if p.is_file() else None
+    return _record(p, shape) if p.is_file() else None
 
 
 def _fmt_scalar(v) -> str:
@@ -430,7 +441,7 @@ def write_report(
     report_dir = Path(output_md).parent
     doc = build(
         summary, metrics, Path(figures_dir), report_dir,
-        environment=_load(environment), model=_load(model), probe=_load(probe),
+        environment=_load(environment, ENVIRONMENT_SHAPE), model=_load(model), probe=_load(probe, PROBE_SHAPE),
         verification=_load(verification), manifest=_load(manifest),
         deviations=_relative(deviations, report_dir) if deviations and Path(deviations).is_file() else None,
         run_dirs=[Path(d) for d in run_dirs] if run_dirs else None,

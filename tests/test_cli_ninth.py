@@ -86,3 +86,21 @@ def test_a_record_field_of_another_type_is_named_and_no_page_is_written(tmp_path
     _one_line(done, f"sacscale report: error: results/{SET}/{rel}: not a record this pipeline wrote (its ")
     assert says in done.stderr, done.stderr
     assert not (tmp_path / "reports" / SET / "report.md").exists()
+
+
+@pytest.mark.parametrize("rel, edit, says", [
+    ("train_meta.json", lambda r: [r], "(a JSON list, not an object)"),
+    ("train_meta.json", lambda r: {**r, "start_time": "x"}, "(its 'start_time' is str)"),
+    ("run.json", lambda r: {**r, "resolved_config": "x"}, "(its 'resolved_config' is str, not an object)"),
+    ("run.json", lambda r: {**r, "exit_status": "0"}, "(its 'exit_status' is str)"),
+])
+def test_a_run_record_of_another_shape_is_named_by_analyze_run(tmp_path, rel, edit, says):
+    run = tmp_path / "shared_r1_n1_pool7"
+    shutil.copytree(REPO / "results" / SET / "runs" / run.name, run, ignore=shutil.ignore_patterns("checkpoints"))
+    (run / rel).write_text(json.dumps(edit(json.loads((run / rel).read_text()))))
+    done = sacscale("analyze-run", run, "--output", tmp_path / "o.json")
+    # a run it cannot analyse is exit 1 (sacscale.commands.analyze_run), one line naming the file
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip() == (f"sacscale analyze-run: error: {run / rel}: not a record the trainer or the run "
+                                   f"wrapper wrote {says}")
+    assert not (tmp_path / "o.json").exists()

@@ -49,6 +49,7 @@ from sacscale.analysis import reference
 from sacscale.analysis.events import EventFileError, Scalar, event_files, rank_dirs, read_event_dir
 from sacscale.task.walk_rules import tracking_maxima
 from sacscale.reading import TooLarge, loads_record, read_limited
+from sacscale.shapes import NUMBER, Maybe, shape_problem
 
 TOTAL_STEPS = "Perf/total_env_steps"
 TOTAL_FPS = "Perf/total_fps"
@@ -218,15 +219,28 @@ def _finite_or_none(x):
     return x if x is None or math.isfinite(x) else None
 
 
-def _read_json(path: Path) -> dict | None:
+# what is read of a run's records, of its type: a list or a string where an object goes, or a
+# count as a string, ended in an AttributeError or ValueError naming no file
+_RESOLVED = {"run": Maybe(str), "config": Maybe(str), "repeat": Maybe(int), "devices": Maybe(str),
+             "world_size": Maybe(int), "num_envs": Maybe(int)}
+RUN_JSON_SHAPE = {"resolved_config": Maybe(_RESOLVED), "duration_s": Maybe(NUMBER), "exit_status": Maybe(int)}
+META_SHAPE = {"sittings": Maybe(list), "start_time": Maybe(NUMBER)}
+
+
+def _read_json(path: Path, shape: dict) -> dict | None:
     if not path.is_file():
         return None
     try:
-        return loads_record(read_limited(path).decode("utf-8"))
+        value = loads_record(read_limited(path).decode("utf-8"))
     except TooLarge as exc:
         raise EventFileError(f"{path}: {exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise EventFileError(f"{path}: not valid JSON ({exc})") from None
+    problem = (f"a JSON {type(value).__name__}, not an object" if not isinstance(value, dict)
+               else (p := shape_problem(value, shape, "")) and f"its {p}")
+    if problem:
+        raise EventFileError(f"{path}: not a record the trainer or the run wrapper wrote ({problem})")
+    return value
 
 
 def _identity(run_dir: Path, run_json: dict | None) -> dict:
@@ -253,7 +267,7 @@ def run_events(run_dir: Path) -> tuple[dict[int, Path], dict[int, dict[str, list
         root = reference.reference_log_root(run_dir)
         return {0: reference.event_dir(root)}, {0: reference.read_events(root)}
     dirs = rank_dirs(run_dir)
-    sittings = 1 + len((_read_json(run_dir / "train_meta.json") or {}).get("sittings", []))
+    sittings = 1 + len((_read_json(run_dir / "train_meta.json", META_SHAPE) or {}).get("sittings", []))
     for rank, path in dirs.items():
         files = event_files(path)
         if len(files) > sittings:
@@ -295,7 +309,7 @@ def analyze_run(run_dir: str | Path) -> dict:
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise EventFileError(f"{run_dir}: run directory is missing")
-    run_json = _read_json(run_dir / "run.json")
+    run_json = _read_json(run_dir / "run.json", RUN_JSON_SHAPE)
     dirs, per_rank = run_events(run_dir)
     is_reference = reference.is_reference_run(run_dir)
     rank0 = per_rank[0]
@@ -361,7 +375,7 @@ def analyze_run(run_dir: str | Path) -> dict:
     }
     if result["world_size"] is None:
         result["world_size"] = len(per_rank)
-    meta = _read_json(run_dir / "train_meta.json") or {}
+    meta = _read_json(run_dir / "train_meta.json", META_SHAPE) or {}
     result["time_to_quality"] = time_to_quality(per_rank, float(meta.get("start_time", t0)))
     return result
 

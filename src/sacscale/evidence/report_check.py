@@ -223,6 +223,20 @@ def table_problems(rel: str, shown: ShownTable, table: dict) -> tuple[list[str],
     return problems, sum(len(v) for r in table["rows"] if id(r) in found for v in r["cells"].values())
 
 
+# a ratio as the report writes one (1.719x); the headline sentences repeat the tables' ratios
+_RATIO = re.compile(r"(?<![\d.])\d+\.\d{3}x(?!\w)")
+
+
+def prose_ratio_problems(rel: str, text: str, shown: list[ShownTable]) -> list[str]:
+    """A ratio outside the tables (the at-a-glance line, the claim's verdict) that no table
+    shows: the tables are checked cell by cell, the sentences are not, and a headline ratio
+    edited to 9.999x passed."""
+    in_tables = {ratio for table in shown for row in table.rows for cell in row for ratio in _RATIO.findall(cell)}
+    stray = sorted(set(_RATIO.findall(text)) - in_tables)
+    return [f"{rel}: the ratio {stray[0]} in its text is in none of its tables, which are checked against the "
+            "evidence: does not match the evidence"] if stray else []
+
+
 def tables_problems(rel: str, text: str, numbers: dict, required: set[str],
                     html: bool = False, made: dict | None = None) -> tuple[list[str], list[str], str]:
     """(problems, notes, what was read) of a report's Markdown (or `html`) against the
@@ -230,6 +244,7 @@ def tables_problems(rel: str, text: str, numbers: dict, required: set[str],
     by_header = {tuple(t["header"]): (name, t) for name, t in numbers["tables"].items()}
     problems, seen, count = [], set(), 0
     shown_list = shown_html_tables(text) if html else shown_tables(text)
+    problems += prose_ratio_problems(rel, text, shown_list)
     if made is not None:
         problems += other_tables_problems(rel, shown_list, set(by_header), made)
     for shown in shown_list:

@@ -104,3 +104,19 @@ def test_a_run_record_of_another_shape_is_named_by_analyze_run(tmp_path, rel, ed
     assert done.stderr.strip() == (f"sacscale analyze-run: error: {run / rel}: not a record the trainer or the run "
                                    f"wrapper wrote {says}")
     assert not (tmp_path / "o.json").exists()
+
+
+def test_an_evaluation_with_a_fall_rate_as_a_string_is_named_by_render_best(tmp_path):
+    record = json.loads((REPO / "results" / SET / "eval" / "shared_r1_n1_pool7.json").read_text())
+    evaluation = tmp_path / "shared_r1_n1_pool7.json"
+    evaluation.write_text(json.dumps({**record, "overall": {**record["overall"], "fall_rate": "0.5"}}))
+    done = sacscale("render-best", "--evaluations", evaluation, "--runs-dir", REPO / "results" / SET / "runs",
+                    "--record", tmp_path / "r.json", "--output", tmp_path / "v.webp")
+    _one_line(done, f"evaluation {evaluation}: not `sacscale evaluate`'s output (its 'overall.fall_rate' is str)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [evaluation.name]
+
+
+def test_keep_best_without_scope_is_a_usage_error(tmp_path):
+    done = sacscale("manifest", tmp_path, "--keep-best", tmp_path / "e.json")
+    _one_line(done, "--keep-policies, --keep-best and --left-out-dir need --scope")
+    assert list(tmp_path.iterdir()) == []

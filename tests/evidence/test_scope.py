@@ -96,7 +96,7 @@ def test_keep_best_keeps_the_policy_the_reports_video_shows(work, tmp_path, sacs
     evals = [str(work / "eval" / f"{r}.json") for r in (R1, R2)]  # R1 scores 0.977, R2 0.975
     cmd = ["manifest", str(work)]
     refused = sacscale_main(*cmd, "--keep-best", *evals)
-    assert refused.returncode == 1 and "need --scope" in refused.stderr
+    assert refused.returncode == 2 and "need --scope" in refused.stderr
     proc = sacscale_main(*cmd, "--scope", "--keep-best", *evals, "--left-out-dir", tmp_path / "left_out")
     assert proc.returncode == 0, proc.stderr
     assert f"left out by design: runs/{R2}/checkpoints/final.pt" in proc.stdout

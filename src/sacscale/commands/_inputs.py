@@ -17,6 +17,7 @@ from pathlib import Path
 from sacscale.commands import BadInput
 from sacscale.pipeline.config_check import ConfigError, read_text as _read_text
 from sacscale.reading import RecordJSONError, refuse_lone_surrogates
+from sacscale.shapes import shape_problem
 
 # Evidence JSON (metrics, evaluations, plans, environment records) is kilobytes; a recorded
 # topology a few KB. Far larger input is a wrong file, or an endless one (/dev/zero).
@@ -87,10 +88,14 @@ def read_evaluations(paths: list[str]) -> dict[str, dict]:
     cannot be scored as the best run is chosen (sacscale.eval.best) is BadInput naming it
     (`manifest --keep-best` of one without its 'overall' ended in a KeyError naming none)."""
     from sacscale.eval.best import score
+    from sacscale.report.build import EVALUATION_SHAPE
 
     evaluations = {}
     for path in paths:
         evaluation = evaluations[Path(path).stem] = read_json(path, "evaluation")
+        problem = shape_problem(evaluation, EVALUATION_SHAPE, "")
+        if problem:  # a fall rate as a string was scored as its number
+            raise BadInput(f"evaluation {path}: not `sacscale evaluate`'s output (its {problem})")
         try:
             score(evaluation)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:

@@ -36,11 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     refuse_output_inside("--output", args.output, args.root, allowed=("MANIFEST.sha256",))
     refuse_output_inside("--json", args.json, args.root, allowed=("manifest.json",))
+    if not args.scope and (args.keep_policies is not None or args.keep_best or args.left_out_dir):
+        # options that do not go together: a usage error (exit 2), not a manifest that failed
+        raise BadInput("--keep-policies, --keep-best and --left-out-dir need --scope")
     try:
         if args.scope:
             _write_scope(args)
-        elif args.keep_policies is not None or args.keep_best or args.left_out_dir:
-            raise ManifestError("--keep-policies, --keep-best and --left-out-dir need --scope")
         info = write(args.root, args.output, args.json)
     except ManifestError as exc:
         print(f"sacscale manifest: error: {exc}", file=sys.stderr)

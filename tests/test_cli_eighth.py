@@ -57,7 +57,7 @@ def test_meta_is_read_as_strictly_as_a_record(tmp_path, meta, says):
 
 @pytest.mark.parametrize("edit, says", [
     (lambda d: {k: v for k, v in d.items() if k != "overall"}, "(its 'overall' is missing)"),
-    (lambda d: {**d, "overall": [1]}, "(its 'overall' is list)"),
+    (lambda d: {**d, "overall": [1]}, "(its 'overall' is list, not an object)"),
     (lambda d: [d], "(a JSON list, not an object)"),
 ])
 def test_an_evaluation_of_another_shape_is_named_and_no_page_is_written(tmp_path, edit, says):
@@ -112,8 +112,8 @@ def test_keep_best_of_an_evaluation_of_another_shape_is_named(tmp_path):
     evaluation.write_text(json.dumps({"run": "shared_r1_n1_pool7"}))
     before = sorted(p.relative_to(root) for p in root.rglob("*"))
     done = sacscale("manifest", root, "--scope", "--keep-best", evaluation, "--left-out-dir", tmp_path / "out")
-    _one_line(done, f"--keep-best: evaluation {evaluation}: not `sacscale evaluate`'s output (its 'overall' figures: "
-                    "KeyError: 'overall')")
+    _one_line(done, f"--keep-best: evaluation {evaluation}: not `sacscale evaluate`'s output (its 'overall' is "
+                    "missing)")
     assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
 
 

@@ -94,7 +94,7 @@ def test_a_bad_evaluation_is_named_before_anything_renders(tmp_path, capsys):
     code = main(["render-best", "--evaluations", str(tmp_path / "r.json"), "--runs-dir", str(tmp_path),
                  "--output", str(tmp_path / "v.gif"), "--record", str(tmp_path / "v.json")])
     err = capsys.readouterr().err
-    assert code == 2 and "not `sacscale evaluate`'s output" in err and "KeyError" in err, err
+    assert code == 2 and "not `sacscale evaluate`'s output" in err and "'overall.fall_rate' is missing" in err, err
     assert not (tmp_path / "v.gif").exists()
 
 

@@ -36,15 +36,15 @@ def _metrics(path: str) -> dict:
     for key in ("run", "config"):
         if not isinstance(data.get(key), str):
             raise BadInput(f"metrics file {path}: not analyze-run's output (no {key!r})")
-    problem = shape_problem(data, METRICS_SHAPE, "")
-    if problem:
-        raise BadInput(f"metrics file {path}: not analyze-run's output (its {problem})")
     for key in RATES:
         value = data.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
                                   or not math.isfinite(value) or value < 0):
             raise BadInput(f"metrics file {path}: {key} {str(value)[:40]!r} is not a rate (a finite number of env "
                            "steps/s, at least 0)")
+    problem = shape_problem(data, METRICS_SHAPE, "")  # after the rates, whose message says what a rate is
+    if problem:
+        raise BadInput(f"metrics file {path}: not analyze-run's output (its {problem})")
     return data
 
 

@@ -10,30 +10,15 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SET = "h200x1_shared_short"
-
-
-def sacscale(*argv, cwd=None):
-    return subprocess.run([sys.executable, "-m", "sacscale.cli", *map(str, argv)], capture_output=True, text=True,
-                          timeout=120, cwd=cwd)
-
-
-def _one_line(done, says):
-    assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
-    assert says in done.stderr, done.stderr
+from cli_runs import REPO, SET, edited_metrics, sacscale
+from cli_runs import one_line as _one_line
 
 
 def _metrics(tmp_path, run):
-    record = json.loads((REPO / "results" / SET / "metrics" / "shared_r1_n1_pool7.json").read_text())
-    path = tmp_path / "m.json"
-    path.write_text(json.dumps({**record, "run": run}))
-    return path
+    return edited_metrics(tmp_path, lambda record: {**record, "run": run})
 
 
 def test_a_metrics_file_with_a_lone_surrogate_is_named_and_nothing_is_written(tmp_path):

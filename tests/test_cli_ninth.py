@@ -5,49 +5,12 @@ a TypeError (exit 1) while printing the summary."""
 
 import json
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SET = "h200x1_shared_short"
-
-
-def sacscale(*argv, cwd=None):
-    return subprocess.run([sys.executable, "-m", "sacscale.cli", *map(str, argv)], capture_output=True, text=True,
-                          timeout=120, cwd=cwd)
-
-
-def _one_line(done, says):
-    assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
-    assert says in done.stderr, done.stderr
-
-
-def _metrics(tmp_path, edit):
-    record = json.loads((REPO / "results" / SET / "metrics" / "shared_r1_n1_pool7.json").read_text())
-    path = tmp_path / "m.json"
-    path.write_text(json.dumps(edit(record)))
-    return path
-
-
-@pytest.mark.parametrize("edit, says", [
-    (lambda r: {**r, "repeat": "1"}, "'repeat' is str"),
-    (lambda r: {**r, "world_size": 1.5}, "'world_size' is float"),
-    (lambda r: {**r, "ranks": {}}, "'ranks' is dict, not a list"),
-    (lambda r: {**r, "ranks": [{**r["ranks"][0], "phase_ms": {"learner_update_ms": "x"}}]},
-     '"ranks[0].phase_ms[\'learner_update_ms\']" is str'),
-    (lambda r: {**r, "window": [1]}, "'window' is list, not an object"),
-    (lambda r: {**r, "final_episode_return": "x"}, "'final_episode_return' is str"),
-    (lambda r: {**r, "devices": 0}, "'devices' is int"),
-])
-def test_a_metrics_field_of_another_type_is_named_and_nothing_is_written(tmp_path, edit, says):
-    metrics = _metrics(tmp_path, edit)
-    done = sacscale("aggregate", metrics, "--csv", tmp_path / "s.csv", "--json", tmp_path / "s.json")
-    _one_line(done, f"metrics file {metrics}: not analyze-run's output (its {says})")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json"]
+from cli_runs import REPO, SET, sacscale
+from cli_runs import edited_metrics as _metrics
+from cli_runs import one_line as _one_line
 
 
 def test_a_configuration_without_a_rate_is_summarised_not_a_type_error(tmp_path):

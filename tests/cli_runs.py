@@ -1,0 +1,29 @@
+"""What the command-line tests of the hardening passes share: the CLI run as a user runs
+it, the one-line refusal they expect, and a copy of a committed metrics file to edit."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SET = "h200x1_shared_short"
+
+
+def sacscale(*argv, cwd=None):
+    return subprocess.run([sys.executable, "-m", "sacscale.cli", *map(str, argv)], capture_output=True, text=True,
+                          timeout=120, cwd=cwd)
+
+
+def one_line(done, says):
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert says in done.stderr, done.stderr
+
+
+def edited_metrics(tmp_path, edit):
+    """A copy of one committed metrics record, changed by `edit` (record -> record)."""
+    record = json.loads((REPO / "results" / SET / "metrics" / "shared_r1_n1_pool7.json").read_text())
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(edit(record)))
+    return path

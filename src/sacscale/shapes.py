@@ -42,3 +42,10 @@ def shape_problem(value, shape, where: str) -> str | None:
     return None if isinstance(value, shape) else f"{where!r} is {type(value).__name__}"
 
 
+def record_problem(value, shape: dict) -> str | None:
+    """Why a record read from a file is not a JSON object of `shape`, in words that follow
+    "not a record ... (" in the readers' messages; None when it is."""
+    if not isinstance(value, dict):
+        return f"a JSON {type(value).__name__}, not an object"
+    problem = shape_problem(value, shape, "")
+    return f"its {problem}" if problem else None

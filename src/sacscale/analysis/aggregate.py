@@ -79,6 +79,25 @@ METRICS_SHAPE = {
     "final_tracking": Maybe({str: Maybe(NUMBER)}),
 }
 
+_SUMMARY_STATS = {"n": Maybe(int), "mean": Maybe(NUMBER), "std": Maybe(NUMBER), "min": Maybe(NUMBER),
+                  "max": Maybe(NUMBER), "values": Maybe([NUMBER])}
+_REACHED_ACROSS_REPEATS = {"reached": Maybe(int), "of": Maybe(int), "threshold": Maybe(NUMBER),
+                           "env_steps": Maybe(_SUMMARY_STATS), "seconds": Maybe(_SUMMARY_STATS)}
+_CONFIG = {**_SUMMARY_STATS, "devices": Maybe(str), "world_size": Maybe(int),
+           "time_to_quality": Maybe({str: Maybe(_REACHED_ACROSS_REPEATS)}),
+           "runs": Maybe([str]), "repeats": Maybe([Maybe(int)]), "tail_mean_total_fps": Maybe(_SUMMARY_STATS)}
+_COMPARISON = {"baseline": str, "compared": str, "ratio_of_means": Maybe(NUMBER),
+               "ratio_std_propagated": Maybe(NUMBER), "ratio_range": Maybe([NUMBER]),
+               "per_repeat_ratios": Maybe({str: NUMBER}),
+               "per_repeat_ratio_stats": Maybe(_SUMMARY_STATS), "ratio_ci95": Maybe([NUMBER]), "ci_repeats": Maybe(int),
+               "ci_method": Maybe(str), "ci_fallback": Maybe(str), "rank_multiple": Maybe(NUMBER),
+               "weak_scaling_efficiency": Maybe(NUMBER)}
+# every field of summary.json that the report reads, of its type (a count as a string ended
+# the report in a TypeError naming no file)
+SUMMARY_SHAPE = {"configs": {str: _CONFIG}, "comparisons": Maybe([_COMPARISON]), "order": Maybe([str]),
+                 "pairing": Maybe(str), "meta": Maybe(dict), "short_windows": Maybe([str]),
+                 "phase_by_rank": Maybe([{"config": str, "rank": int, "phase_ms": {str: NUMBER}}])}
+
 
 ROW_COLUMNS = [
     "run",

@@ -49,7 +49,7 @@ from sacscale.analysis import reference
 from sacscale.analysis.events import EventFileError, Scalar, event_files, rank_dirs, read_event_dir
 from sacscale.task.walk_rules import tracking_maxima
 from sacscale.reading import TooLarge, loads_record, read_limited
-from sacscale.shapes import NUMBER, Maybe, shape_problem
+from sacscale.shapes import NUMBER, Maybe, record_problem
 
 TOTAL_STEPS = "Perf/total_env_steps"
 TOTAL_FPS = "Perf/total_fps"
@@ -236,8 +236,7 @@ def _read_json(path: Path, shape: dict) -> dict | None:
         raise EventFileError(f"{path}: {exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise EventFileError(f"{path}: not valid JSON ({exc})") from None
-    problem = (f"a JSON {type(value).__name__}, not an object" if not isinstance(value, dict)
-               else (p := shape_problem(value, shape, "")) and f"its {p}")
+    problem = record_problem(value, shape)
     if problem:
         raise EventFileError(f"{path}: not a record the trainer or the run wrapper wrote ({problem})")
     return value

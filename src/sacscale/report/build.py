@@ -7,12 +7,12 @@ import os
 from pathlib import Path
 from urllib.parse import quote
 
-from sacscale.analysis.aggregate import METRICS_SHAPE
+from sacscale.analysis.aggregate import METRICS_SHAPE, SUMMARY_SHAPE
 from sacscale.analysis.learning import curves_by_config, tracking_baselines
 from sacscale.analysis.metrics import DEFINITIONS
 from sacscale.atomic import atomic_write_text
 from sacscale.reading import loads_record, read_limited
-from sacscale.shapes import Maybe, shape_problem
+from sacscale.shapes import NUMBER, Maybe, record_problem
 from sacscale.report import plots, tables
 from sacscale.report.numbers import NUMBERS_NAME, report_numbers
 from sacscale.report.run_checks import run_checks_line
@@ -61,42 +61,23 @@ def _record(path, shape: dict | None = None):
         value = loads_record(read_limited(path).decode("utf-8"))
     except (ValueError, RecursionError) as exc:  # TooLarge, JSONDecodeError, UnicodeDecodeError
         raise RecordError(f"{path}: not a record this pipeline wrote ({exc})") from None
-    if not isinstance(value, dict):
-        raise RecordError(f"{path}: not a record this pipeline wrote (a JSON {type(value).__name__}, not an object)")
-    problem = shape_problem(value, shape or {}, "")
+    problem = record_problem(value, shape or {})
     if problem:
-        raise RecordError(f"{path}: not a record this pipeline wrote (its {problem})")
+        raise RecordError(f"{path}: not a record this pipeline wrote ({problem})")
     return value
 
 
-_NUMBER = (int, float)
-_STATS = {"n": Maybe(int), "mean": Maybe(_NUMBER), "std": Maybe(_NUMBER), "min": Maybe(_NUMBER),
-          "max": Maybe(_NUMBER), "values": Maybe([_NUMBER])}
-_REACHED = {"reached": Maybe(int), "of": Maybe(int), "threshold": Maybe(_NUMBER),
-            "env_steps": Maybe(_STATS), "seconds": Maybe(_STATS)}
-_CONFIG = {**_STATS, "devices": Maybe(str), "world_size": Maybe(int), "time_to_quality": Maybe({str: Maybe(_REACHED)}),
-           "runs": Maybe([str]), "repeats": Maybe([Maybe(int)]), "tail_mean_total_fps": Maybe(_STATS)}
-_COMPARISON = {"baseline": str, "compared": str, "ratio_of_means": Maybe(_NUMBER),
-               "ratio_std_propagated": Maybe(_NUMBER), "ratio_range": Maybe([_NUMBER]),
-               "per_repeat_ratios": Maybe({str: _NUMBER}),
-               "per_repeat_ratio_stats": Maybe(_STATS), "ratio_ci95": Maybe([_NUMBER]), "ci_repeats": Maybe(int),
-               "ci_method": Maybe(str), "ci_fallback": Maybe(str), "rank_multiple": Maybe(_NUMBER),
-               "weak_scaling_efficiency": Maybe(_NUMBER)}
-# what the report reads of each record, and its types
-SUMMARY_SHAPE = {"configs": {str: _CONFIG}, "comparisons": Maybe([_COMPARISON]), "order": Maybe([str]),
-                 "pairing": Maybe(str), "meta": Maybe(dict), "short_windows": Maybe([str]),
-                 "phase_by_rank": Maybe([{"config": str, "rank": int, "phase_ms": {str: _NUMBER}}])}
-_FIGURES = Maybe({str: Maybe(_NUMBER)})
-_TRACKED = {"normalised_tracking": _FIGURES, "rms_error": _FIGURES, "fall_rate": _NUMBER}
+_FIGURES = Maybe({str: Maybe(NUMBER)})
+_TRACKED = {"normalised_tracking": _FIGURES, "rms_error": _FIGURES, "fall_rate": NUMBER}
 EVALUATION_SHAPE = {"overall": _TRACKED, "protocol": Maybe(dict),
                     "per_command": Maybe({str: {**_TRACKED, "ratio_to_stand_still": _FIGURES}})}
 # a verdict read as true: `"pass": "no"` showed PASS
 PROBE_SHAPE = {"pass": bool, "world_size": Maybe(int), "comparisons": Maybe(list)}
-_GPUS = Maybe([{"name": str, "memory_mib": Maybe(_NUMBER)}])
+_GPUS = Maybe([{"name": str, "memory_mib": Maybe(NUMBER)}])
 ENVIRONMENT_SHAPE = {key: Maybe(dict) for key in ("versions", "python", "env", "learner")} | {
     "torch": Maybe({"gpus": _GPUS}), "nvidia": Maybe({"gpus": Maybe([dict]), "topo": Maybe(str)}),
     "project": Maybe({"diff": Maybe({"untracked_not_stored": Maybe(list)})}), "cpu": Maybe({"layout": Maybe(str)})}
-VIDEO_SHAPE = {"run": str, "rule": str, "score": _NUMBER, "fall_rate": _NUMBER}
+VIDEO_SHAPE = {"run": str, "rule": str, "score": NUMBER, "fall_rate": NUMBER}
 
 
 def _load(path, shape: dict | None = None) -> dict | None:

@@ -13,6 +13,23 @@ from cli_runs import edited_metrics as _metrics
 from cli_runs import one_line as _one_line
 
 
+@pytest.mark.parametrize("edit, says", [
+    (lambda r: {**r, "repeat": "1"}, "'repeat' is str"),
+    (lambda r: {**r, "world_size": 1.5}, "'world_size' is float"),
+    (lambda r: {**r, "ranks": {}}, "'ranks' is dict, not a list"),
+    (lambda r: {**r, "ranks": [{**r["ranks"][0], "phase_ms": {"learner_update_ms": "x"}}]},
+     '"ranks[0].phase_ms[\'learner_update_ms\']" is str'),
+    (lambda r: {**r, "window": [1]}, "'window' is list, not an object"),
+    (lambda r: {**r, "final_episode_return": "x"}, "'final_episode_return' is str"),
+    (lambda r: {**r, "devices": 0}, "'devices' is int"),
+])
+def test_a_metrics_field_of_another_type_is_named_and_nothing_is_written(tmp_path, edit, says):
+    metrics = _metrics(tmp_path, edit)
+    done = sacscale("aggregate", metrics, "--csv", tmp_path / "s.csv", "--json", tmp_path / "s.json")
+    _one_line(done, f"metrics file {metrics}: not analyze-run's output (its {says})")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json"]
+
+
 def test_a_configuration_without_a_rate_is_summarised_not_a_type_error(tmp_path):
     metrics = _metrics(tmp_path, lambda r: {**r, "steady_env_steps_per_s": None})
     done = sacscale("aggregate", metrics, "--csv", tmp_path / "s.csv", "--json", tmp_path / "s.json")

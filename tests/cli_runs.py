@@ -1,4 +1,4 @@
-"""What the command-line tests of the hardening passes share: the CLI run as a user runs
+"""What the command-line tests of bad input share: the CLI run as a user runs
 it, the one-line refusal they expect, and a copy of a committed metrics file to edit."""
 
 import json

@@ -90,7 +90,7 @@ def test_default_folder_is_the_users_own_and_private(tmp_path, monkeypatch):
     monkeypatch.delenv("SACSCALE_LOCK_DIR", raising=False)
     import sacscale.locks
 
-    monkeypatch.setattr(sacscale.locks, "DEFAULT_BASE", tmp_path)  # /tmp, whatever TMPDIR says (row 27)
+    monkeypatch.setattr(sacscale.locks, "DEFAULT_BASE", tmp_path)  # /tmp, whatever TMPDIR says
     assert lock_dir() == tmp_path / f"sacscale-{os.getuid()}"
     with exclusive("gpu-A") as waited:
         assert waited < 1.0

@@ -160,7 +160,7 @@ def test_cli_fails_on_missing_run(tmp_path, sacscale_main):
 
 
 def test_two_event_files_in_one_rank_directory_are_refused(run_dir, tmp_path, sacscale_main):
-    """Two runs into one --log-dir (issue 16): the merged rate would be wrong, so
+    """Two runs into one --log-dir: the merged rate would be wrong, so
     analyze-run fails naming the directory and both files instead of reporting it."""
     from sacscale.analysis.events import EventFileError
     from synthetic_runs import write_events

@@ -161,7 +161,7 @@ def test_the_cli_says_what_is_hashed_and_what_is_left_out(work, tmp_path, sacsca
 def test_a_misspelt_run_to_keep_is_refused_before_any_policy_moves(work, tmp_path, sacscale_main):
     """`--keep-policies R1x` moved every policy out, the one meant to stay too, exit 0; an
     unreadable --keep-best evaluation and a left-out folder inside the set were exit 1
-    (`BadInput: ...`). Each is a bad option now: one line, exit 2 (seventh pass)."""
+    (`BadInput: ...`). Each is a bad option now: one line, exit 2."""
     cmd = ["manifest", str(work), "--scope", "--left-out-dir", tmp_path / "left_out"]
     proc = sacscale_main(*cmd, "--keep-policies", f"{R1}x")
     assert proc.returncode == 2 and f"--keep-policies {R1}x: no run of that name under" in proc.stderr, proc.stderr

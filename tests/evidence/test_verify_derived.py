@@ -1,4 +1,4 @@
-"""verify recomputes everything derived and cross-checks the records (issue 15, breaks 2-4):
+"""verify recomputes everything derived and cross-checks the records:
 each attack below is made on a complete run set (the pipeline with the stand-in trainer),
 the manifest is then rebuilt so that the hashes agree, and verify must still name it."""
 

@@ -1,4 +1,4 @@
-"""A single-host multi-rank job listens on loopback only (faults row 17).
+"""A single-host multi-rank job listens on loopback only (docs/faults.md row 17).
 
 torch's env:// rendezvous store listens on every interface whatever MASTER_ADDR says;
 ours binds MASTER_ADDR (127.0.0.1 for a single-host job) itself. `check_loopback_only`

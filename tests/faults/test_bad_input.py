@@ -73,7 +73,7 @@ def run_cli(tmp_path, capsys, *args):
          "--learner-cpu-ids, rank 0 ('4097'): CPU(s) 4097 not available"),
         (["--devices", "cpu,cpu", "--learner-cpu-ids", f"{CPUS[0]};{CPUS[0]}"],
          f"--learner-cpu-ids: the learners of ranks 0 and 1 overlap on CPUs [{CPUS[0]}]"),
-        # issue 16: sizes against each other, types of every learner setting, seeds
+        # sizes against each other, types of every learner setting, seeds
         (["--batch-size", "4096"],
          "--batch-size 4096 is larger than the replay: the replay holds 128 rows (--replay-per-env 16 x --num-envs 8)"),
         (["--extra", '{"learning_starts": 1000}'],
@@ -149,7 +149,7 @@ def test_negative_disk_requirement_is_rejected(tmp_path, capsys):
 
 
 # ---------------------------------------------------------------------------------------
-# issue 16: a bad model file, a reused log directory, too little shared memory
+# a bad model file, a reused log directory, too little shared memory
 
 
 @pytest.mark.parametrize("damage", ["truncated", "empty", "not_the_task"])

@@ -1,7 +1,7 @@
-"""Two `sacscale report` runs into one folder (two invocations, fresh hardening pass of
-issue 36): each figure's temporary file was `.NAME.tmp.png` for everyone, so the second
-writer's rename took the first's file away and the first failed (`... -> NAME.png: no
-such file or directory`). Now the temporary name is the process's and thread's own."""
+"""Two `sacscale report` runs into one folder (two invocations): each figure's temporary file
+was `.NAME.tmp.png` for everyone, so the second writer's rename took the first's file away
+and the first failed (`... -> NAME.png: no such file or directory`). Now the temporary
+name is the process's and thread's own."""
 
 import threading
 

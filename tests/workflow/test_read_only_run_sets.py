@@ -1,6 +1,6 @@
-"""Committed and complete run sets are read-only to the pipeline (issue 15, break 1): the
-issue's exact commands in a fresh clone fail before any job, naming the set, and leave git
-status clean; `snakemake verify` still checks a committed set."""
+"""Committed and complete run sets are read-only to the pipeline: the commands that once
+wrote into one, in a fresh clone fail before any job, naming the set, and leave git status
+clean; `snakemake verify` still checks a committed set."""
 
 import shutil
 import subprocess

@@ -1,0 +1,74 @@
+"""Command-line values and outputs (docs/faults.md row 21): values past what the code can
+size (a 1e308-second video, 10^11 simulations or threads) are one line naming the option,
+exit 2, before anything is loaded; an output that is a device, FIFO or socket is refused,
+never replaced (as root, `--output /dev/full` put a plain file where the device was)."""
+
+import os
+import stat
+
+import pytest
+
+from sacscale.atomic import atomic_write_text, write_json
+from sacscale.cli import main
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err and "\n" not in err and "unexpected" not in err, err
+    return code, err
+
+
+@pytest.mark.parametrize("extra, says", [
+    (["--seconds", "1e308"], "--seconds / --commands: 1e+308 s of video, at most 3600"),
+    (["--commands", "0.5,0,0:1e308"], "--seconds / --commands: 1e+308 s of video, at most 3600"),
+    (["--commands", "0.5,0,0:3000;0,0,0:3000"], "--seconds / --commands: 6000 s of video, at most 3600"),
+    (["--seed", "-1"], "--seed -1: must be 0..4294967295"),
+    (["--seed", str(2**40)], f"--seed {2**40}: must be 0..4294967295"),
+])
+def test_render_values_past_a_video_are_named(capsys, tmp_path, extra, says):
+    code, err = run(capsys, "render", tmp_path / "x.pt", "--output", tmp_path / "v.webp", *extra)
+    assert code == 2 and err == f"sacscale render: error: {says}"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("extra, says", [
+    (["--num-envs", "99999999999"], "--num-envs must be at most 1048576, got 99999999999"),
+    (["--num-envs", "2", "--threads", "99999999999"], "--threads: thread counts must be integers in 1..8192"),
+    (["--num-envs", "2", "--steps", str(10**20)], f"--steps must be at most 1000000000, got {10**20}"),
+])
+def test_env_bench_sizes_past_a_batch_are_named(capsys, extra, says):
+    code, err = run(capsys, "env-bench", *extra)
+    assert code == 2 and says in err, err
+
+
+def _special(tmp_path, kind):
+    path = tmp_path / kind
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        if os.geteuid() != 0:
+            pytest.skip("making a device node needs root")
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # a copy of /dev/null's node
+    return path
+
+
+@pytest.mark.parametrize("kind", ["fifo", "chardev"])
+def test_an_output_that_is_a_device_or_fifo_is_refused_not_replaced(tmp_path, kind):
+    path = _special(tmp_path, kind)
+    mode = os.lstat(path).st_mode
+    for write in (lambda: write_json(path, {"a": 1}), lambda: atomic_write_text(path, "x")):
+        with pytest.raises(OSError, match=r"not a plain file \(a (FIFO|character device)\)"):
+            write()
+    assert os.lstat(path).st_mode == mode  # still the device or FIFO
+    assert sorted(p.name for p in tmp_path.iterdir()) == [kind]  # no temporary file
+
+
+def test_the_cli_names_such_an_output(capsys, tmp_path):
+    path = _special(tmp_path, "fifo")
+    metrics = tmp_path / "m.json"
+    metrics.write_text('{"run": "r1_a", "config": "a", "steady_env_steps_per_s": 1000}')
+    code, err = run(capsys, "aggregate", metrics, "--csv", tmp_path / "s.csv", "--json", path)
+    assert code == 2 and err.startswith(f"sacscale aggregate: error: {path}: not a plain file (a FIFO)"), err
+    assert stat.S_ISFIFO(os.lstat(path).st_mode)
+    assert not (tmp_path / "s.csv").exists()  # both outputs checked before either is written

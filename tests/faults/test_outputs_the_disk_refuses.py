@@ -1,0 +1,103 @@
+"""Outputs the disk refuses (docs/faults.md row 21): on a
+read-only file system and on a full one (small tmpfs mounts in a private mount namespace,
+`unshare -m`, root only: root ignores permission bits, not a read-only mount), each
+command prints one line naming the output the user gave (not a temporary name), exits 2
+and leaves no partial file: a report's figure, the model's .mjb (MuJoCo's own writer
+ignored the full disk and left a truncated model), the video."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+SET = REPO / "results" / "h200x1"
+
+
+def _can_unshare() -> bool:
+    return shutil.which("unshare") is not None and subprocess.run(
+        ["unshare", "-m", "true"], capture_output=True).returncode == 0
+
+
+pytestmark = pytest.mark.skipif(not _can_unshare(), reason="needs root for a private mount namespace (unshare -m)")
+
+# inside the namespace: mount the disk, run the command, list what is left on it
+SCRIPT = """
+import json, os, subprocess, sys
+disk, kind, cmd = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+os.makedirs(disk, exist_ok=True)
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", disk], check=True)
+if kind == "full":
+    fd = os.open(os.path.join(disk, "filler"), os.O_WRONLY | os.O_CREAT)
+    for chunk in (4096, 1):
+        try:
+            while True:
+                os.write(fd, b"\\0" * chunk)
+        except OSError:
+            pass
+    os.close(fd)
+else:
+    subprocess.run(["mount", "-o", "remount,ro", disk], check=True)
+proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+left = sorted(os.path.relpath(os.path.join(d, f), disk) for d, _, fs in os.walk(disk) for f in fs if f != "filler")
+print(json.dumps({"rc": proc.returncode, "err": proc.stderr.strip(), "left": left}))
+"""
+
+
+def on_disk(tmp_path, kind: str, argv: list[str]) -> dict:
+    disk = tmp_path / "disk"
+    cmd = [sys.executable, "-m", "sacscale.cli", *[a.replace("DISK", str(disk)) for a in argv]]
+    proc = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable, "-c", SCRIPT, str(disk),
+                           kind, json.dumps(cmd)], capture_output=True, text=True, timeout=400, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert "Traceback" not in out["err"] and "\n" not in out["err"], out
+    return out
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    sys.path.insert(0, str(REPO / "tests" / "eval"))
+    try:
+        from test_render import make_checkpoint
+    finally:
+        sys.path.remove(str(REPO / "tests" / "eval"))
+    return make_checkpoint(tmp_path_factory.mktemp("ckpt") / "final.pt")
+
+
+@pytest.mark.parametrize("kind, says", [("full", "no space left on the device (disk full)"),
+                                        ("ro", "read-only file system")])
+def test_a_report_names_its_figure_and_leaves_no_partial_one(tmp_path, kind, says):
+    out = on_disk(tmp_path, kind, ["report", "--run-set", str(SET), "--output-dir", "DISK/rep"])
+    assert out["rc"] == 2, out
+    assert out["err"].startswith(f"sacscale report: error: {tmp_path / 'disk'}/rep") and out["err"].endswith(says)
+    assert out["left"] == [], out  # no .throughput_by_repeat.png.tmp.png
+
+
+def test_prepare_model_on_a_full_disk_names_the_model_and_leaves_none(tmp_path):
+    out = on_disk(tmp_path, "full", ["prepare-model", "--output-dir", "DISK/model"])
+    assert out["rc"] == 2, out
+    assert out["err"] == (f"sacscale prepare-model: error: {tmp_path / 'disk'}/model/g1_walk_flat.mjb: no space "
+                          "left on the device (disk full)")
+    assert out["left"] == [], out  # was a truncated g1_walk_flat.mjb
+
+
+@pytest.mark.parametrize("kind, says", [("full", "no space left on the device (disk full)"),
+                                        ("ro", "read-only file system")])
+def test_a_video_the_disk_refuses_is_named_exit_2(tmp_path, checkpoint, kind, says, gl):
+    out = on_disk(tmp_path, kind, ["render", str(checkpoint), "--output", "DISK/walk.webp", "--seconds", "0.2",
+                                   "--width", "32", "--height", "24", "--fps", "10"])
+    assert out["rc"] == 2, out
+    assert out["err"] == f"sacscale render: error: {tmp_path / 'disk'}/walk.webp: {says}"
+    assert out["left"] == [], out
+
+
+def test_a_read_only_output_is_named_as_given_not_by_its_temporary_name(tmp_path):
+    metrics = sorted((SET / "metrics").glob("*.json"))[:2]
+    out = on_disk(tmp_path, "ro", ["aggregate", *map(str, metrics), "--csv", "DISK/s.csv", "--json", "DISK/s.json"])
+    assert out["rc"] == 2, out
+    assert out["err"] == f"sacscale aggregate: error: {tmp_path / 'disk'}/s.csv: read-only file system"

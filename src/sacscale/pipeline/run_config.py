@@ -10,6 +10,7 @@ from sacscale.pipeline.overrides import (
     check_override,
     check_reference_override,
     check_trainer_values,
+    override_fields,
 )
 from sacscale.pipeline.interpreter_env import check_interpreter_env
 from sacscale.pipeline.plan_model import Host, RunConfig
@@ -52,6 +53,7 @@ def resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host
         _check_reference_run(merged, kind, where)
     else:
         _check_our_overrides(merged, where)
+        _check_learner_cpus(merged, pools, len(ranks), host, where)
     return RunConfig(
         name=name,
         devices=devices,
@@ -134,6 +136,32 @@ def _cpu_pools(pools, devices: str, world_size: int, host: Host | None, where) -
     if host is not None:
         _check_pools_exist(parsed, host, key)
     return ";".join(format_cpu_list(c) for c in parsed)
+
+
+def _check_learner_cpus(merged: dict, pools: str, world_size: int, host: Host | None, where) -> None:
+    """An override of the learners' CPUs as the trainer checks it at its start (one list per
+    rank, no CPU of a collector pool, CPUs of this machine), found at planning time."""
+    key = next((k for k, f in override_fields(merged["overrides"], where).items() if f == "learner_cpu_ids"), None)
+    spec = "" if key is None else str(merged["overrides"][key]).strip()
+    if spec in ("", "auto"):
+        return
+    key = where(f"overrides.{key}")
+    items = spec.split(";")
+    if len(items) != world_size:
+        raise PlanError(f"{key}: {len(items)} CPU list(s) for {world_size} rank(s); give one list per rank "
+                        "separated by ';', or 'auto'")
+    parsed = [parse_pool(item.strip(), f"{key}: rank {rank}") for rank, item in enumerate(items)]
+    pooled = set() if pools == "auto" else {c for item in pools.split(";") for c in parse_pool(item, key)}
+    for rank, cpus in enumerate(parsed):
+        if set(cpus) & pooled:
+            raise PlanError(f"{key}: rank {rank}'s learner CPUs {format_cpu_list(set(cpus) & pooled)} are in a "
+                            "collector pool (cpu_pools)")
+    overlap = first_overlap(parsed)
+    if overlap:
+        raise PlanError(f"{key}: the learners of ranks {overlap[0]} and {overlap[1]} share CPUs "
+                        f"{format_cpu_list(overlap[2])}")
+    if host is not None:
+        _check_pools_exist(parsed, host, key)
 
 
 def _check_pools_exist(parsed: list[list[int]], host: Host, key: str) -> None:

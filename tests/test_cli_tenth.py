@@ -1,0 +1,111 @@
+"""Bad input of the tenth hardening pass, through the CLI as a user runs it: one line
+naming the option, file or key, exit 2, nothing written."""
+
+import json
+
+import pytest
+
+from cli_runs import edited_metrics, one_line, sacscale
+
+
+def test_a_usage_error_is_one_line_and_help_still_shows_the_usage(tmp_path):
+    """argparse printed its usage lines above the error line."""
+    done = sacscale("compare-learning", f"a={tmp_path}", "--at-env-steps", "nan")
+    one_line(done, "sacscale compare-learning: error: argument --at-env-steps: 'nan'")
+    one_line(sacscale("analyze-run", tmp_path), "the following arguments are required: --output")
+    one_line(sacscale("nonsense"), "sacscale: error: argument COMMAND: invalid choice")
+    shown = sacscale("compare-learning", "--help")
+    assert shown.returncode == 0 and shown.stdout.startswith("usage: sacscale compare-learning"), shown
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["analyze-run", "R", "--output", "a.json", "--output", "b.json"], "argument --output: given twice"),
+    (["analyze-run", "R", "--output=a.json", "--output", "b.json"], "argument --output: given twice"),
+    (["train", "--compile", "--no-compile"], "argument --no-compile: sets what --compile before it set"),
+    (["plan-matrix", "--pool-cores", "1", "--pool-cores", "2"], "argument --pool-cores: given twice"),
+])
+def test_an_option_of_one_value_given_twice_is_refused(tmp_path, argv, says):
+    """argparse kept the last value without a word (`--output a --output b` wrote b only)."""
+    one_line(sacscale(*argv, cwd=tmp_path), says)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_repeatable_options_and_another_programs_words_may_repeat(tmp_path):
+    m = edited_metrics(tmp_path, lambda r: r)
+    other = tmp_path / "o.json"
+    other.write_text(json.dumps({**json.loads(m.read_text()), "run": "x", "config": "n2"}))
+    done = sacscale("aggregate", m, other, "--csv", tmp_path / "s.csv", "--json", tmp_path / "s.json",
+                    "--pair", "n1_pool7:n2", "--pair", "n2:n1_pool7")
+    assert done.returncode == 0, done.stderr
+    done = sacscale("record-run", "--run-dir", tmp_path / "r", "--work-dir", tmp_path / "w", "--attic",
+                    tmp_path / "a", "--timeout", "60", "--", "sh", "-c", "exit 3", "--timeout", "--timeout")
+    assert "given twice" not in done.stderr and done.returncode == 3, done.stderr
+
+
+def test_verify_env_names_a_missing_plan_key_in_words_and_writes_nothing(tmp_path):
+    plan = tmp_path / "plan.json"
+    plan.write_text("{}")
+    out, diff = tmp_path / "env.json", tmp_path / "d.patch"
+    done = sacscale("verify-env", "--output", out, "--plan", plan, "--diff-output", diff)
+    one_line(done, f"plan {plan}: not a resolved run plan (plan.json): its 'preset' is missing")
+    assert "KeyError" not in done.stderr and not out.exists() and not diff.exists()
+
+
+@pytest.mark.parametrize("plan, says", [
+    ({"preset": "x", "probe": {"devices": "cpu"}, "run_configs": {}}, "its 'preset_reason' is missing"),
+    ({"preset": "x", "preset_reason": "r", "run_configs": {}}, "its 'probe' is missing"),
+    ({"preset": "x", "preset_reason": "r", "probe": {"devices": 0}, "run_configs": {}}, "its 'probe.devices' is int"),
+    ({"preset": "x", "preset_reason": "r", "probe": {"devices": "cpu"}, "run_configs": []},
+     "its 'run_configs' is list, not an object"),
+    ({"preset": "x", "preset_reason": "r", "probe": {"devices": "cpu"}, "run_configs": {"a": {"devices": "0,,1"}}},
+     "its 'run_configs.a.devices' is '0,,1', neither 'cpu' ranks nor CUDA device indices"),
+    ({"preset": "x", "preset_reason": "r", "probe": {"devices": "cpu"},
+      "run_configs": {"a": {"devices": "cpu", "cpu_pools": 7}}}, "cpu_pools\" is int"),
+])
+def test_verify_env_plans_of_another_shape_are_named_before_anything_is_written(tmp_path, plan, says):
+    """A plan without preset_reason ended in `KeyError` (exit 1) after environment.json was
+    written; others named Python's exception (`AttributeError: 'int' object has no ...`)."""
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    done = sacscale("verify-env", "--output", tmp_path / "env.json", "--plan", path)
+    one_line(done, says)
+    assert "Error" not in done.stderr and not (tmp_path / "env.json").exists()
+
+
+@pytest.mark.parametrize("extra, says", [
+    (["--pair", "n1_pool7:n1_pool7"], "pairs: 'n1_pool7' compared with itself"),
+    (["--pair", "n1_pool7:n2", "--pair", "n1_pool7:n2"], "pairs: n1_pool7:n2 is given twice"),
+    (["--order", "n1_pool7,n1_pool7,n2"], "order: 'n1_pool7' is listed twice"),
+])
+def test_aggregate_refuses_a_comparison_with_itself_or_twice_and_an_order_with_a_name_twice(tmp_path, extra, says):
+    """A configuration compared with itself gave a ratio of 1.000x; a pair or an order entry
+    given twice showed the comparison or the row twice (the plan refuses all three)."""
+    m = edited_metrics(tmp_path, lambda r: r)
+    other = tmp_path / "o.json"
+    other.write_text(json.dumps({**json.loads(m.read_text()), "run": "x", "config": "n2"}))
+    done = sacscale("aggregate", m, other, "--csv", tmp_path / "s.csv", "--json", tmp_path / "s.json", *extra)
+    one_line(done, says)
+    assert not (tmp_path / "s.csv").exists() and not (tmp_path / "s.json").exists()
+
+
+@pytest.mark.parametrize("resolved, says", [
+    ('{"run": "a", "x": NaN}', "--resolved-json: holds NaN"),
+    ('{"run": "a", "run": "b"}', "--resolved-json: the key 'run' is given twice"),
+    ('{"run": "a\\udcff"}', "--resolved-json: a string with a lone surrogate"),
+])
+def test_record_run_reads_its_resolved_configuration_as_records_are_read(tmp_path, resolved, says):
+    """NaN went into run.json as null, a key given twice kept its last value, and a lone
+    surrogate made a completed run whose record verify refuses."""
+    done = sacscale("record-run", "--run-dir", tmp_path / "r", "--work-dir", tmp_path / "w", "--attic", tmp_path / "a",
+                    "--timeout", "60", "--resolved-json", resolved, "--", "true")
+    one_line(done, says)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("option, value", [("--progress-every", "-5"), ("--progress-every-s", "nan"),
+                                           ("--progress-every-s", "0")])
+def test_record_run_refuses_progress_settings_that_mean_nothing(tmp_path, option, value):
+    done = sacscale("record-run", "--run-dir", tmp_path / "r", "--work-dir", tmp_path / "w", "--attic", tmp_path / "a",
+                    "--timeout", "60", option, value, "--", "true")
+    one_line(done, f"{option} {float(value) if option.endswith('-s') else value}:")
+    assert list(tmp_path.iterdir()) == []

@@ -18,30 +18,6 @@ def test_a_usage_error_is_one_line_and_help_still_shows_the_usage(tmp_path):
     assert shown.returncode == 0 and shown.stdout.startswith("usage: sacscale compare-learning"), shown
 
 
-@pytest.mark.parametrize("argv, says", [
-    (["analyze-run", "R", "--output", "a.json", "--output", "b.json"], "argument --output: given twice"),
-    (["analyze-run", "R", "--output=a.json", "--output", "b.json"], "argument --output: given twice"),
-    (["train", "--compile", "--no-compile"], "argument --no-compile: sets what --compile before it set"),
-    (["plan-matrix", "--pool-cores", "1", "--pool-cores", "2"], "argument --pool-cores: given twice"),
-])
-def test_an_option_of_one_value_given_twice_is_refused(tmp_path, argv, says):
-    """argparse kept the last value without a word (`--output a --output b` wrote b only)."""
-    one_line(sacscale(*argv, cwd=tmp_path), says)
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_repeatable_options_and_another_programs_words_may_repeat(tmp_path):
-    m = edited_metrics(tmp_path, lambda r: r)
-    other = tmp_path / "o.json"
-    other.write_text(json.dumps({**json.loads(m.read_text()), "run": "x", "config": "n2"}))
-    done = sacscale("aggregate", m, other, "--csv", tmp_path / "s.csv", "--json", tmp_path / "s.json",
-                    "--pair", "n1_pool7:n2", "--pair", "n2:n1_pool7")
-    assert done.returncode == 0, done.stderr
-    done = sacscale("record-run", "--run-dir", tmp_path / "r", "--work-dir", tmp_path / "w", "--attic",
-                    tmp_path / "a", "--timeout", "60", "--", "sh", "-c", "exit 3", "--timeout", "--timeout")
-    assert "given twice" not in done.stderr and done.returncode == 3, done.stderr
-
-
 def test_verify_env_names_a_missing_plan_key_in_words_and_writes_nothing(tmp_path):
     plan = tmp_path / "plan.json"
     plan.write_text("{}")
@@ -109,3 +85,22 @@ def test_record_run_refuses_progress_settings_that_mean_nothing(tmp_path, option
                     "--timeout", "60", option, value, "--", "true")
     one_line(done, f"{option} {float(value) if option.endswith('-s') else value}:")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--extra", '{"gamma": NaN}'], "--extra gamma must be a finite number, got nan"),
+    (["--extra", '{"gamma": "x"}'], "--extra gamma must be a finite number, got 'x'"),
+    (["--extra", '{"gamma": 0.9, "gamma": 0.5}'], "argument --extra: not valid JSON (the key 'gamma' is given twice"),
+    (["--modes", "eager", "eager"], "--modes: 'eager' is given twice"),
+    (["--device", "nonsense"], "--device 'nonsense': not a torch device"),
+    (["--device", "cuda:7"], "--device 'cuda:7': no such CUDA device here"),
+    (["--device", "meta"], "--device 'meta': the learner runs on cpu or cuda"),
+])
+def test_learner_bench_refuses_settings_the_trainer_refuses_and_devices_it_cannot_use(tmp_path, argv, says):
+    """NaN or a string gamma was benchmarked as given; a device torch cannot name or use
+    ended in a RuntimeError or AssertionError, exit 1 as unexpected."""
+    base = ["--iters", "1", "--warmup", "0", "--batch", "8", "--num-envs", "8", "--out", tmp_path / "o.json"]
+    done = sacscale("learner-bench", *base, *(["--device", "cpu"] if "--device" not in argv else []),
+                    *(["--modes", "eager"] if "--modes" not in argv else []), *argv)
+    one_line(done, says)
+    assert not (tmp_path / "o.json").exists()

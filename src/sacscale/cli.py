@@ -139,7 +139,6 @@ def _main(argv: list[str]) -> int:
     cmd_parser = _Parser(prog=f"sacscale {name}", description=COMMANDS[name][1], allow_abbrev=False)
     module.add_arguments(cmd_parser)
     args = cmd_parser.parse_args(argv[1:])
-    _refuse_repeated_options(cmd_parser, argv[1:], args)
     _refuse_empty_values(cmd_parser, args)
     _refuse_committed_outputs(cmd_parser, args)
     if name in _MUJOCO_IN_CHILDREN and (gl_problem := _gl_problem()):
@@ -169,31 +168,6 @@ def _refuse_empty_values(parser: argparse.ArgumentParser, args: argparse.Namespa
             name = "/".join(action.option_strings) or action.metavar or action.dest
             way_out = "give one, or leave the option out" if action.option_strings else "give one"
             parser.error(f"argument {name}: an empty value (an unset variable?); {way_out}")
-
-
-# options that hold one value (or one list): given twice, argparse keeps the last without a word
-_ONE_VALUE = (argparse._StoreAction, argparse._StoreConstAction, argparse.BooleanOptionalAction)
-
-
-def _refuse_repeated_options(parser: argparse.ArgumentParser, words: list[str], args: argparse.Namespace) -> None:
-    """An option of one value given twice (`--seed 1 ... --seed 2`, `--output a --output b`,
-    `--compile --no-compile`) is a usage error: the last one silently won, and a recorded
-    command line must mean exactly what it says. Repeatable options (`--pair`) may repeat;
-    the words after `--` or of another program's command line (record-run) are not ours."""
-    options = {o: a for a in parser._actions if isinstance(a, _ONE_VALUE) for o in a.option_strings}
-    rest = next((getattr(args, a.dest) or [] for a in parser._actions if a.nargs == argparse.REMAINDER), [])
-    seen: dict[argparse.Action, str] = {}
-    for word in words[:len(words) - len(rest)]:
-        if word == "--":
-            break
-        action = options.get(word.partition("=")[0] if word.startswith("--") else word)
-        if action is None:
-            continue
-        option = word.partition("=")[0]
-        if action in seen:
-            twice = "given twice" if seen[action] == option else f"sets what {seen[action]} before it set"
-            parser.error(f"argument {option}: {twice}; give it once (the last would win without a word)")
-        seen[action] = option
 
 
 # the options by which a command writes (a file, or a folder it fills); report's --manifest-json

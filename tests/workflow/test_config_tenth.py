@@ -73,3 +73,33 @@ def test_snakemake_names_the_override_in_one_line_not_a_traceback(tmp_path):
     out = done.stdout + done.stderr
     assert done.returncode != 0 and "Traceback" not in out, out
     assert "overrides.no-compile: sets the trainer's --compile as overrides.compile does" in out, out
+
+
+BIG_BOX = Host(cuda_devices=8, cpus=frozenset(range(64)))
+
+
+@pytest.mark.parametrize("config, value, says", [
+    ("n1_local", "a,b", r"'a,b': 'a' is not a CUDA device index or a GPU-/MIG- UUID"),
+    ("n1_local", "", r"'': '' is not a CUDA device index"),
+    ("n1_local", "0,,1", r"'0,,1': '' is not a CUDA device index"),
+    ("n2_pool", "4", r"'4' makes 1 device\(s\) visible; devices name 2"),
+])
+def test_visible_devices_cuda_cannot_read_or_too_few_are_refused_at_planning(config, value, says):
+    """CUDA_VISIBLE_DEVICES=a,b hides every GPU: the plan passed and the run failed at its
+    start (`needs 1 visible CUDA device(s), but 0 are visible`)."""
+    with pytest.raises(PlanError, match=rf"run_configs\.{config}\.cuda_visible_devices: " + says):
+        resolve({"preset": "h200x2", "run_configs": {config: {"cuda_visible_devices": value}}}, PRESETS, BIG_BOX)
+
+
+@pytest.mark.parametrize("value", ["4,5", "GPU-8f2a1c3e-1111-2222-3333-444455556666,MIG-GPU-8f2a/1/0"])
+def test_visible_devices_by_index_or_uuid_plan(value):
+    resolve({"preset": "h200x2", "run_configs": {"n2_pool": {"cuda_visible_devices": value}}}, PRESETS, BIG_BOX)
+
+
+@pytest.mark.parametrize("name", ["TORCHDYNAMO_DISABLE", "TORCH_COMPILE_DISABLE"])
+def test_a_run_env_that_turns_compile_off_behind_the_record_is_refused(name):
+    """torch.compile became a no-op while train_meta.json said compile: true."""
+    with pytest.raises(PlanError, match=rf"\.env \(preset cpu\): {name} turns torch\.compile off behind the run's "
+                                        r"record .* use overrides: \{compile: false\}"):
+        resolve({"preset": "cpu", "run_defaults": {"env": {name: "1"}}}, PRESETS, CPU_BOX)
+    resolve({"preset": "cpu", "run_defaults": {"env": {name: "0"}}}, PRESETS, CPU_BOX)

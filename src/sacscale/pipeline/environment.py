@@ -323,7 +323,8 @@ def plan_problem(plan) -> str | None:
         if not DEVICES.fullmatch(value):
             return f"its {key!r} is {value[:40]!r}, neither 'cpu' ranks nor CUDA device indices"
     for name, rc in plan["run_configs"].items():
-        for pool in ("" if rc.get("cpu_pools", "auto") in (None, "auto") else rc["cpu_pools"]).split(";"):
+        pools = [] if rc.get("cpu_pools", "auto") in (None, "auto") else rc["cpu_pools"].split(";")
+        for pool in pools:
             try:
                 parse_cpu_list(pool)
             except ValueError as exc:

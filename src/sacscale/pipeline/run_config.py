@@ -4,6 +4,8 @@ into a `RunConfig`."""
 
 from __future__ import annotations
 
+import re
+
 from sacscale.cpus import first_overlap, format_cpu_list
 from sacscale.pipeline.overrides import (
     check_batch_fits_replay,
@@ -42,6 +44,7 @@ def resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host
     merged = _merged_entry(entry, defaults)
     devices, ranks, kind = _devices(merged, where)
     pools = _cpu_pools(merged.get("cpu_pools", "auto"), devices, len(ranks), host, where)
+    _check_visible_devices(merged.get("cuda_visible_devices"), ranks, kind, where("cuda_visible_devices"))
     _check_sizes(merged, where)
     trainer = merged.get("trainer") or "sacscale"
     if trainer == "sacscale":
@@ -179,6 +182,31 @@ LAUNCHER_ENV = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"
                           "CUDA_VISIBLE_DEVICES", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_USE_AGENT_STORE"})
 
 
+# one entry of CUDA_VISIBLE_DEVICES: an index, or a GPU's or MIG instance's UUID
+VISIBLE_DEVICE = re.compile(r"[0-9]{1,3}|(GPU|MIG)-[0-9A-Za-z/-]{1,120}")
+
+
+def _check_visible_devices(value, ranks: list[str], kind: str, key: str) -> None:
+    """CUDA_VISIBLE_DEVICES for the run: entries CUDA reads, as many as the devices name (CUDA
+    stops at the first entry it cannot read: 'a,b' hid every GPU and the run failed at its
+    start, `needs 1 visible CUDA device(s), but 0 are visible`)."""
+    if value is None:
+        return
+    entries = str(value).split(",")
+    bad = next((e for e in entries if not VISIBLE_DEVICE.fullmatch(e)), None)
+    if bad is not None:
+        raise PlanError(f"{key}: {shown(value)}: {shown(bad)} is not a CUDA device index or a GPU-/MIG- UUID "
+                        "(CUDA hides every device from the first entry it cannot read)")
+    needed = max((int(r) for r in ranks), default=-1) + 1 if kind == "cuda" else 0
+    if len(entries) < needed:
+        raise PlanError(f"{key}: {shown(value)} makes {len(entries)} device(s) visible; devices name {needed} "
+                        "(indices count inside cuda_visible_devices)")
+
+
+# variables that turn torch.compile into a no-op while the run records --compile
+COMPILE_OFF_ENV = frozenset({"TORCHDYNAMO_DISABLE", "TORCH_COMPILE_DISABLE"})
+
+
 # thread counts the math libraries read at start: a bad one is ignored by some, fatal to others
 THREAD_COUNT_ENV = frozenset({"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"})
 
@@ -201,6 +229,10 @@ def _check_sizes(merged: dict, where) -> None:
     if owned:  # RANK/WORLD_SIZE: the trainer would wait for ranks of an external launcher that never come
         raise PlanError(f"{where('env')}: {owned[0]} is set by the trainer's launcher (devices and ranks come "
                         "from the run configuration: devices, cuda_visible_devices); leave it out")
+    for name in sorted(set(merged["env"]) & COMPILE_OFF_ENV):
+        if str(merged["env"][name]) not in ("", "0"):
+            raise PlanError(f"{where('env')}: {name} turns torch.compile off behind the run's record (which says "
+                            "--compile); to train uncompiled, use overrides: {compile: false}")
     for name in sorted(set(merged["env"]) & THREAD_COUNT_ENV):
         value = str(merged["env"][name])
         if not (value.isascii() and value.isdigit() and 0 < int(value) <= MAX_CPU_ID + 1):

@@ -104,3 +104,17 @@ def test_learner_bench_refuses_settings_the_trainer_refuses_and_devices_it_canno
                     *(["--modes", "eager"] if "--modes" not in argv else []), *argv)
     one_line(done, says)
     assert not (tmp_path / "o.json").exists()
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--expect-sha256", "XYZ"], "argument --expect-sha256: 'XYZ' is not a SHA-256 (64 hex digits)"),
+    (["--steps", "-1"], "argument --steps: '-1': must be 1..1000000"),
+    (["--threads", "0"], "argument --threads: '0': must be 1..8192"),
+    (["--num-envs", "99999999999"], "argument --num-envs: '99999999999': must be 1..1048576"),
+])
+def test_prepare_model_refuses_a_pin_that_is_no_hash_and_counts_that_measure_nothing(tmp_path, argv, says):
+    """A pin that is no SHA-256 was found only as a mismatch once the model was built and
+    saved (exit 1, the model left); a step or thread count of 0 or below ended in a
+    ZeroDivisionError after the model was written."""
+    one_line(sacscale("prepare-model", "--output-dir", tmp_path / "m", *argv), says)
+    assert not (tmp_path / "m").exists()

@@ -118,3 +118,11 @@ def test_prepare_model_refuses_a_pin_that_is_no_hash_and_counts_that_measure_not
     ZeroDivisionError after the model was written."""
     one_line(sacscale("prepare-model", "--output-dir", tmp_path / "m", *argv), says)
     assert not (tmp_path / "m").exists()
+
+
+def test_render_refuses_a_commanded_velocity_past_any_walking_speed(tmp_path):
+    """1e308 m/s passed the finite check, became inf in the task's float32 inputs and ended
+    in `actions contain NaN or inf` below a numpy overflow warning, naming no option."""
+    done = sacscale("render", tmp_path / "no-run", "--output", tmp_path / "v.gif", "--commands", "1e308,0,0:1")
+    one_line(done, "--commands segment 1 '1e308,0,0:1': a velocity beyond 100 (m/s, rad/s)")
+    assert not (tmp_path / "v.gif").exists()

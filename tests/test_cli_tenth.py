@@ -126,3 +126,10 @@ def test_render_refuses_a_commanded_velocity_past_any_walking_speed(tmp_path):
     done = sacscale("render", tmp_path / "no-run", "--output", tmp_path / "v.gif", "--commands", "1e308,0,0:1")
     one_line(done, "--commands segment 1 '1e308,0,0:1': a velocity beyond 100 (m/s, rad/s)")
     assert not (tmp_path / "v.gif").exists()
+
+
+def test_reference_env_names_a_folder_given_as_its_interpreter(tmp_path):
+    """Running a folder failed with `permission denied`, which named no cause."""
+    one_line(sacscale("reference-env", "--output", tmp_path / "r.json", "--python", tmp_path),
+             f"--python {tmp_path}: not a plain file (a folder, a device?)")
+    assert not (tmp_path / "r.json").exists()

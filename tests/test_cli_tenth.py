@@ -133,3 +133,12 @@ def test_reference_env_names_a_folder_given_as_its_interpreter(tmp_path):
     one_line(sacscale("reference-env", "--output", tmp_path / "r.json", "--python", tmp_path),
              f"--python {tmp_path}: not a plain file (a folder, a device?)")
     assert not (tmp_path / "r.json").exists()
+
+
+def test_prepare_model_takes_a_pin_in_upper_case(tmp_path):
+    """The pin is hex: one in upper case was refused as another model once it was built."""
+    pin = "6429381f6ce1bfac8dd7bb5ba88b196fa7e70029ab75b6678a8d506441e45560".upper()
+    done = sacscale("prepare-model", "--output-dir", tmp_path / "m", "--expect-sha256", pin, "--steps", "1",
+                    "--num-envs", "2")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "m" / "g1_walk_flat.mjb").is_file()

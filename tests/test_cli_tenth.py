@@ -142,3 +142,13 @@ def test_prepare_model_takes_a_pin_in_upper_case(tmp_path):
                     "--num-envs", "2")
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "m" / "g1_walk_flat.mjb").is_file()
+
+
+def test_manifest_refuses_one_file_for_the_manifest_and_its_record(tmp_path):
+    """`--output X --json X`: the record replaced the manifest, exit 0."""
+    (tmp_path / "set").mkdir()
+    (tmp_path / "set" / "a.txt").write_text("a\n")
+    out = tmp_path / "m.sha256"
+    one_line(sacscale("manifest", tmp_path / "set", "--output", out, "--json", out),
+             f"--output and --json are one file ({out}): the second would replace the first")
+    assert not out.exists()

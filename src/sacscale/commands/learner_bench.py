@@ -14,6 +14,15 @@ from sacscale.learn.config import SACConfig
 from sacscale.train.options import json_setting
 
 
+def _json_object(text: str) -> dict:
+    """--extra's type: read as the trainer reads its --extra (a key given twice, JSON nested
+    too deep), a JSON object; a malformed value is a usage error (exit 2)."""
+    value = json_setting(text)
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"not a JSON object: {text[:80]}")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--modes", nargs="+", choices=sorted(MODES),
@@ -24,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--warmup", type=int, default=3, help="untimed iterations after the first")
     parser.add_argument("--num-envs", type=int, default=2048, help="sets the replay size (512 rows per env)")
     parser.add_argument("--device", default="cuda", help="torch device (cpu runs eagerly)")
-    parser.add_argument("--extra", default={}, type=json_setting,
+    parser.add_argument("--extra", default={}, type=_json_object,
                         help="JSON object of SACConfig overrides, e.g. '{\"gamma\": 0.99}'")
     parser.add_argument("--out", default=None, help="write the results as JSON here")
 
@@ -34,26 +43,29 @@ _BOUNDS = {"batch": (1, 1 << 20), "iters": (1, 1_000_000), "warmup": (0, 1_000_0
 
 
 def _problem(args: argparse.Namespace) -> str | None:
-    """What the options ask that cannot be benchmarked: a mode twice, a device torch cannot
-    name or use here (a RuntimeError or AssertionError at the first tensor, exit 1), --extra
-    settings the trainer refuses (NaN, a string gamma: benchmarked as given)."""
+    """What the options ask that cannot be benchmarked: a mode twice, --extra settings the
+    trainer refuses (NaN, a string gamma: benchmarked as given)."""
     twice = next((m for i, m in enumerate(args.modes) if m in args.modes[:i]), None)
     if twice:
         return f"--modes: {twice!r} is given twice"
-    if not isinstance(args.extra, dict):
-        return f"argument --extra: a JSON object was expected, got {type(args.extra).__name__}"
-    try:
-        device = torch.device(args.device)
-    except (RuntimeError, ValueError):
-        return f"--device {args.device!r}: not a torch device (cpu, cuda or cuda:N)"
-    if device.type not in ("cpu", "cuda"):
-        return f"--device {args.device!r}: the learner runs on cpu or cuda"
-    if device.type == "cuda" and (device.index or 0) >= (torch.cuda.device_count() if torch.cuda.is_available() else 0):
-        return f"--device {args.device!r}: no such CUDA device here ({torch.cuda.device_count()} visible)"
     try:
         check_learner_values(args.extra, set(args.extra))
     except InputError as exc:
         return str(exc)
+    return None
+
+
+def _device_problem(text: str) -> str | None:
+    """Why the learner cannot run on `--device text` here (a RuntimeError or AssertionError
+    at the first tensor, exit 1, named no option), or None."""
+    try:
+        device = torch.device(text)
+    except (RuntimeError, ValueError):
+        return f"--device {text!r}: not a torch device (cpu, cuda or cuda:N)"
+    if device.type not in ("cpu", "cuda"):
+        return f"--device {text!r}: the learner runs on cpu or cuda"
+    if device.type == "cuda" and (device.index or 0) >= (torch.cuda.device_count() if torch.cuda.is_available() else 0):
+        return f"--device {text!r}: no such CUDA device here ({torch.cuda.device_count()} visible)"
     return None
 
 
@@ -71,6 +83,10 @@ def run(args: argparse.Namespace) -> int:
         cfg = SACConfig(**args.extra)
     except (TypeError, ValueError) as exc:  # an unknown or invalid setting
         print(f"sacscale learner-bench: error: --extra: {exc}", file=sys.stderr)
+        return 2
+    problem = _device_problem(args.device)
+    if problem:
+        print(f"sacscale learner-bench: error: {problem}", file=sys.stderr)
         return 2
     results = []
     for mode in args.modes:

@@ -51,6 +51,21 @@ def finite_float(text: str) -> float:
     return value
 
 
+def int_in(low: int, high: int):
+    """An argparse type for a count with bounds (a step or thread count of 0 or below ended in
+    a ZeroDivisionError after the work's first file was written)."""
+    def whole_number(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text[:40]!r}: not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text[:40]!r}: must be {low}..{high}")
+        return value
+
+    return whole_number
+
+
 # --------------------------------------------------------------------------------------
 # Learner settings (SACConfig fields, from --extra and the sizes of TrainConfig)
 

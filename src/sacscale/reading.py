@@ -72,11 +72,17 @@ def refuse_lone_surrogates(value) -> None:
                                   "half of a character that no UTF-8 text can hold")
 
 
-def loads_record(text: str | bytes):
+def _no_constant(name: str):
+    raise RecordJSONError(f"holds {name}, which JSON does not define (the project writes none)")
+
+
+def loads_record(text: str | bytes, finite: bool = False):
     """json.loads for the project's records: a key given twice, an integer too long to read
     or a lone surrogate is refused with a JSONDecodeError (RecordJSONError), as malformed
-    JSON is."""
-    value = json.loads(text, object_pairs_hook=_unique, parse_int=_bounded_int)
+    JSON is; with `finite`, NaN and Infinity too (a value given on a command line, which a
+    record would otherwise carry as null)."""
+    constants = {"parse_constant": _no_constant} if finite else {}
+    value = json.loads(text, object_pairs_hook=_unique, parse_int=_bounded_int, **constants)
     if _SURROGATE_ESCAPE.search(text if isinstance(text, str) else text.decode("utf-8", "replace")):
         refuse_lone_surrogates(value)
     return value

@@ -338,6 +338,20 @@ def compare(base: dict, other: dict, ci_method: str = DEFAULT_CI_METHOD) -> dict
     return out
 
 
+def _check_order_and_pairs(order: list[str], pairs: list[tuple[str, str]]) -> None:
+    """A configuration listed twice in the order, or a comparison of a configuration with
+    itself or given twice, as the plan refuses them: the summary showed the row or the
+    comparison twice, or a ratio of 1.000x that compares nothing (ValueError)."""
+    twice = next((c for i, c in enumerate(order) if c in order[:i]), None)
+    if twice is not None:
+        raise ValueError(f"order: {twice!r} is listed twice")
+    for i, (base, other) in enumerate(pairs):
+        if base == other:
+            raise ValueError(f"pairs: {base!r} compared with itself; a pair names two configurations")
+        if (base, other) in pairs[:i]:
+            raise ValueError(f"pairs: {base}:{other} is given twice")
+
+
 def summarize(
     metrics: list[dict],
     order: list[str],
@@ -348,6 +362,7 @@ def summarize(
     """The summary.json document: per-configuration stats, comparisons, runs. `ci_method`:
     the intervals' bootstrap (recorded as ci_bootstrap; a set that records none used the
     percentile method, and verification recomputes it so: `recorded_ci_method`)."""
+    _check_order_and_pairs(list(order), list(pairs or []))
     stats = config_stats(metrics, order)
     if pairs:
         how = "pairs given by the configuration"

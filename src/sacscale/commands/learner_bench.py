@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
+import torch
+
 from sacscale.atomic import write_json
+from sacscale.checks import InputError, check_learner_values
 from sacscale.learn.bench import MODES, bench_learner
 from sacscale.learn.config import SACConfig
+from sacscale.train.options import json_setting
 
 
 def _json_object(text: str) -> dict:
-    """--extra's type: a malformed value is a usage error (exit 2), not a traceback."""
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
+    """--extra's type: read as the trainer reads its --extra (a key given twice, JSON nested
+    too deep), a JSON object; a malformed value is a usage error (exit 2)."""
+    value = json_setting(text)
     if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"not a JSON object: {text}")
+        raise argparse.ArgumentTypeError(f"not a JSON object: {text[:80]}")
     return value
 
 
@@ -41,16 +42,51 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 _BOUNDS = {"batch": (1, 1 << 20), "iters": (1, 1_000_000), "warmup": (0, 1_000_000), "num_envs": (1, 1 << 20)}
 
 
+def _problem(args: argparse.Namespace) -> str | None:
+    """What the options ask that cannot be benchmarked: a mode twice, --extra settings the
+    trainer refuses (NaN, a string gamma: benchmarked as given)."""
+    twice = next((m for i, m in enumerate(args.modes) if m in args.modes[:i]), None)
+    if twice:
+        return f"--modes: {twice!r} is given twice"
+    try:
+        check_learner_values(args.extra, set(args.extra))
+    except InputError as exc:
+        return str(exc)
+    return None
+
+
+def _device_problem(text: str) -> str | None:
+    """Why the learner cannot run on `--device text` here (a RuntimeError or AssertionError
+    at the first tensor, exit 1, named no option), or None."""
+    try:
+        device = torch.device(text)
+    except (RuntimeError, ValueError):
+        return f"--device {text!r}: not a torch device (cpu, cuda or cuda:N)"
+    if device.type not in ("cpu", "cuda"):
+        return f"--device {text!r}: the learner runs on cpu or cuda"
+    if device.type == "cuda" and (device.index or 0) >= (torch.cuda.device_count() if torch.cuda.is_available() else 0):
+        return f"--device {text!r}: no such CUDA device here ({torch.cuda.device_count()} visible)"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     for name, (low, high) in _BOUNDS.items():
         if not low <= getattr(args, name) <= high:
             print(f"sacscale learner-bench: error: --{name.replace('_', '-')} {getattr(args, name)}: must be "
                   f"{low}..{high}", file=sys.stderr)
             return 2
+    problem = _problem(args)
+    if problem:
+        print(f"sacscale learner-bench: error: {problem}", file=sys.stderr)
+        return 2
     try:
         cfg = SACConfig(**args.extra)
     except (TypeError, ValueError) as exc:  # an unknown or invalid setting
         print(f"sacscale learner-bench: error: --extra: {exc}", file=sys.stderr)
+        return 2
+    problem = _device_problem(args.device)
+    if problem:
+        print(f"sacscale learner-bench: error: {problem}", file=sys.stderr)
         return 2
     results = []
     for mode in args.modes:

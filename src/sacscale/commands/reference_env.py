@@ -62,6 +62,10 @@ def run(args: argparse.Namespace) -> int:
     created: list[list[str]] = []
     t0 = time.time()
     # a missing input named by an option (or its repository-relative default): a usage error
+    if python.exists() and not python.is_file():  # running a folder was named "permission denied"
+        print(f"sacscale reference-env: error: --python {python}: not a plain file (a folder, a device?); give "
+              "the interpreter, e.g. .venv-ref/bin/python", file=sys.stderr)
+        return 2
     if not python.exists() and not args.create:
         print(f"sacscale reference-env: error: --python {python}: no such interpreter; create the environment with "
               f"--create, or python3 -m venv .venv-ref && .venv-ref/bin/pip install torch -r {REQUIREMENTS}"

@@ -12,6 +12,7 @@ from sacscale.parallel.launch import Interrupted
 from sacscale.parallel.pools import PoolError, resolve_learner_cpus, resolve_pools
 from sacscale.train.config import TrainConfig, TrainingError, sac_config
 from sacscale.train.job import run_training
+from sacscale.train.preflight import launcher_env
 from sacscale.train.options import add_arguments, build_parser, option_names  # noqa: F401  (the CLI's interface)
 
 
@@ -21,6 +22,7 @@ def check_options(cfg: TrainConfig) -> None:
     devices, the log directory, disk and shared memory): failures there exit 1. With
     --resume the run's own options are checked after they are read from its checkpoint,
     in run_training."""
+    launcher_env()  # RANK, WORLD_SIZE...: bad values are a usage error, resumed or not
     if cfg.resume:
         return
     try:

@@ -28,7 +28,7 @@ from sacscale.atomic import write_json
 from sacscale.commands._inputs import BadInput, read_json
 from sacscale.eval.gl_backend import render_status
 from sacscale.pipeline.environment import (COMMAND_MODULES, HOOKS, LEARNER_CLASS, LEARNER_MODULE, check_plan,
-                                           collect, write_source_diff)
+                                           collect, plan_problem, write_source_diff)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,19 +46,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 
+def _plan(path: str) -> dict:
+    """The plan to check, of the shape check_plan reads (BadInput naming the file and key)."""
+    plan = read_json(path, "plan")
+    problem = plan_problem(plan)
+    if problem:
+        raise BadInput(f"plan {path}: not a resolved run plan (plan.json): {problem}")
+    return plan
+
+
 def run(args: argparse.Namespace) -> int:
+    plan = _plan(args.plan) if args.plan else None  # before anything is collected or written
     env = collect()
     if args.diff_output:
         env["project"]["diff"] = write_source_diff(env["project"], Path(args.diff_output))
     problems: list[str] = []
-    if args.plan:
-        plan = read_json(args.plan, "plan")
+    if plan is not None:
         env["plan"] = plan
-        try:
-            problems += check_plan(plan, env)
-        except (KeyError, TypeError, AttributeError, ValueError) as exc:
-            raise BadInput(f"plan {args.plan}: not a resolved run plan (plan.json): "
-                           f"{type(exc).__name__}: {exc}") from None
+        problems += check_plan(plan, env)
     if args.require_graph_hooks and not env["learner"]["graph_hooks"]:
         why = env["learner"]["error"] or f"{LEARNER_CLASS} has no {HOOKS}"
         problems.append(f"learner: {LEARNER_MODULE} (from {env['learner']['file']}) lacks graph hooks: {why}")

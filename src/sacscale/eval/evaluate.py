@@ -25,6 +25,7 @@ import torch
 
 from sacscale.checks import checkpoint_problem
 from sacscale.learn.networks import Actor
+from sacscale.shapes import record_problem
 from sacscale.task import g1_model as g1
 from sacscale.task.g1_walk_flat import G1WalkFlat
 from sacscale.task.walk_rules import TILT_OBS, TaskConfig, tracking_kernel
@@ -32,6 +33,8 @@ from sacscale.task.walk_rules import TILT_OBS, TaskConfig, tracking_kernel
 CHECKPOINT_FORMAT = "sacscale-checkpoint"
 CHECKPOINT_VERSIONS = (1, 2)  # 2 adds the learning state; the policy entries are the same
 CHECKPOINT_IN_RUN = Path("checkpoints") / "final.pt"
+# what evaluate and render read of a checkpoint to build its policy
+POLICY_SHAPE = {"actor_kwargs": {"obs_dim": int, "action_dim": int}, "actor_flat": torch.Tensor, "task": dict}
 
 # name -> (vx, vy, wz) in the heading frame (x forward, y left, wz counter-clockwise).
 # All inside the training ranges; planar norm 0 or > the 0.2 dead zone (else the task
@@ -100,6 +103,9 @@ def load_checkpoint(path: Path) -> dict:
     for key in ("actor_kwargs", "actor_flat", "task"):
         if key not in ckpt:
             raise CheckpointError(f"{path}: no {key!r} entry")
+    problem = record_problem(ckpt, POLICY_SHAPE)
+    if problem:  # a list of actor settings ended in an AttributeError naming no file
+        raise CheckpointError(f"{path}: not a checkpoint the trainer wrote ({problem})")
     kw = ckpt["actor_kwargs"]
     for key, want in (("obs_dim", G1WalkFlat.ACTOR_OBS_DIM), ("action_dim", G1WalkFlat.ACTION_DIM)):
         if kw.get(key) != want:
@@ -111,9 +117,20 @@ def load_checkpoint(path: Path) -> dict:
 
 
 def build_actor(ckpt: dict, path: Path) -> Actor:
+    flat = ckpt["actor_flat"]
+    try:  # sized on the meta device first: crafted layer widths took 30 s and GBs before the sizes were compared
+        with torch.device("meta"):
+            numel = Actor(**ckpt["actor_kwargs"]).flat_numel()
+    except (TypeError, ValueError, AttributeError, RuntimeError) as exc:
+        raise CheckpointError(f"{path}: actor does not load: {exc}") from None
+    if numel != flat.numel():
+        raise CheckpointError(f"{path}: actor does not load: its settings make {numel:,} weights, its flat "
+                              f"vector holds {flat.numel():,}")
+    if not bool(torch.isfinite(flat.float()).all()):  # found in the rollout as "actions contain NaN", naming no file
+        raise CheckpointError(f"{path}: its policy's weights hold NaN or inf")
     try:
         actor = Actor(**ckpt["actor_kwargs"])
-        actor.load_flat(ckpt["actor_flat"].float())
+        actor.load_flat(flat.float())
     except (TypeError, ValueError, AttributeError, RuntimeError) as exc:
         raise CheckpointError(f"{path}: actor does not load: {exc}") from None
     return actor.eval()

@@ -51,6 +51,11 @@ class Segment:
 # ---------------------------------------------------------------------------- commands
 
 
+# a commanded velocity far past the training range is shown (with a warning); one past this
+# is no walking speed, and past float32's range it reached the policy as inf
+MAX_COMMAND = 100.0
+
+
 def parse_commands(text: str) -> list[Segment]:
     """"vx,vy,wz:SECONDS;..." -> segments; ValueError naming the segment and the problem."""
     segments = []
@@ -74,6 +79,9 @@ def parse_commands(text: str) -> list[Segment]:
             raise ValueError(f"{where}: not a number (expected 'vx,vy,wz:SECONDS')") from None
         if not all(math.isfinite(v) for v in (*cmd, seconds)):
             raise ValueError(f"{where}: values must be finite")
+        if any(abs(v) > MAX_COMMAND for v in cmd):  # past float32 the task's inputs became inf, the actions NaN
+            raise ValueError(f"{where}: a velocity beyond {MAX_COMMAND:g} (m/s, rad/s) is no command a walker "
+                             "can follow")
         if seconds <= 0:
             raise ValueError(f"{where}: duration must be > 0 s, got {seconds:g}")
         segments.append(Segment(cmd, seconds))

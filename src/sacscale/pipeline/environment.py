@@ -22,6 +22,8 @@ import sacscale
 from sacscale.atomic import atomic_write_bytes
 from sacscale.cpus import available_cpus, format_cpu_list, parse_cpu_list
 from sacscale.hashes import sha256_file
+from sacscale.pipeline.plan_values import DEVICES
+from sacscale.shapes import Maybe, record_problem
 
 LEARNER_MODULE = "sacscale.learn.learner"
 LEARNER_CLASS = "FastSACLearner"
@@ -304,6 +306,32 @@ def collect() -> dict:
     }
 
 
+# what check_plan and verify-env read of a plan (the planner's plan.json)
+PLAN_SHAPE = {"preset": str, "preset_reason": str, "probe": {"devices": str},
+              "run_configs": {str: {"devices": str, "cpu_pools": Maybe(str)}}}
+
+
+def plan_problem(plan) -> str | None:
+    """Why `plan` is not a resolved run plan that check_plan can read, in words that follow
+    "not a resolved run plan (", or None: checked before anything is collected or written."""
+    problem = record_problem(plan, PLAN_SHAPE)
+    if problem:
+        return problem
+    devices = [("probe.devices", plan["probe"]["devices"])]
+    devices += [(f"run_configs.{name}.devices", rc["devices"]) for name, rc in plan["run_configs"].items()]
+    for key, value in devices:
+        if not DEVICES.fullmatch(value):
+            return f"its {key!r} is {value[:40]!r}, neither 'cpu' ranks nor CUDA device indices"
+    for name, rc in plan["run_configs"].items():
+        pools = [] if rc.get("cpu_pools", "auto") in (None, "auto") else rc["cpu_pools"].split(";")
+        for pool in pools:
+            try:
+                parse_cpu_list(pool)
+            except ValueError as exc:
+                return f"its 'run_configs.{name}.cpu_pools': {exc}"
+    return None
+
+
 def check_plan(plan: dict, env: dict) -> list[str]:
     """Problems, each naming the key of the plan that the machine cannot honour."""
     problems = []
@@ -323,7 +351,7 @@ def check_plan(plan: dict, env: dict) -> list[str]:
                 f"(CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')})"
             )
     for name, rc in plan.get("run_configs", {}).items():
-        if rc.get("cpu_pools", "auto") == "auto":
+        if rc.get("cpu_pools", "auto") in (None, "auto"):
             continue
         for rank, pool in enumerate(rc["cpu_pools"].split(";")):
             absent = set(parse_cpu_list(pool)) - available

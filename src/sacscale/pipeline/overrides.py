@@ -89,9 +89,10 @@ def check_trainer_values(merged: dict, where) -> None:
     naming the config key, rather than when the run starts hours into the pipeline."""
     parser = build_parser()
     parser.exit_on_error = False
+    dests = override_fields(merged["overrides"], where)
     values = {}
     for key, value in merged["overrides"].items():
-        values[key.replace("-", "_")] = _parsed_override(parser, key, value, where(f"overrides.{key}"))
+        values[dests[key]] = _parsed_override(parser, key, value, dests[key], where(f"overrides.{key}"))
     if not values:
         return
     sizes = {k: merged[k] for k in ("num_envs", "batch_size") if merged.get(k) is not None}
@@ -104,7 +105,22 @@ def check_trainer_values(merged: dict, where) -> None:
         _check_extra(cfg, merged["overrides"], where)
 
 
-def _parsed_override(parser: argparse.ArgumentParser, key: str, value, here: str):
+def override_fields(overrides: dict, where) -> dict[str, str]:
+    """Each override's TrainConfig field (`no-compile` sets `compile`). Two keys of one
+    option (`learner-cpu-ids` and `learner_cpu_ids`, `compile` and `no-compile`) gave the
+    trainer the option twice, the last winning without a word: PlanError naming the key."""
+    options = option_names()
+    fields, first = {}, {}
+    for key in overrides:  # each is an option already (check_override)
+        field = options["--" + str(key).replace("_", "-")]
+        if field in first:
+            raise PlanError(f"{where(f'overrides.{key}')}: sets the trainer's --{field.replace('_', '-')} as "
+                            f"overrides.{first[field]} does; give it once")
+        first[field], fields[key] = key, field
+    return fields
+
+
+def _parsed_override(parser: argparse.ArgumentParser, key: str, value, dest: str, here: str):
     """One override parsed by the trainer's parser: its value, or PlanError naming `here`."""
     def refuse(message: str):  # argparse's error() would print usage and exit
         raise PlanError(f"{here}: {message}")
@@ -114,7 +130,6 @@ def _parsed_override(parser: argparse.ArgumentParser, key: str, value, here: str
         parsed = vars(parser.parse_args(option_words(key, value)))
     except argparse.ArgumentError as exc:
         refuse(str(exc))
-    dest = key.replace("-", "_")
     if isinstance(parsed.get(dest), float) and not math.isfinite(parsed[dest]):
         raise PlanError(f"{here}: {shown(value)} is not a finite number")
     return parsed.get(dest)

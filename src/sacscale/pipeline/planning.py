@@ -235,6 +235,8 @@ def _pairs(preset: dict, config: dict, name: str, order: list[str], run_configs:
                 raise PlanError(f"{pk}: {c!r} is not in order ({', '.join(order)})")
         if pair[0] == pair[1]:
             raise PlanError(f"{pk}: {pair[0]!r} compared with itself; a pair names two run configurations")
+        if (pair[0], pair[1]) in pairs:  # the report would show the comparison twice
+            raise PlanError(f"{pk}: [{pair[0]}, {pair[1]}] is listed twice")
         pairs.append((pair[0], pair[1]))
     return pairs
 

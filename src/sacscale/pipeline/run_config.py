@@ -4,12 +4,15 @@ into a `RunConfig`."""
 
 from __future__ import annotations
 
+import re
+
 from sacscale.cpus import first_overlap, format_cpu_list
 from sacscale.pipeline.overrides import (
     check_batch_fits_replay,
     check_override,
     check_reference_override,
     check_trainer_values,
+    override_fields,
 )
 from sacscale.pipeline.interpreter_env import check_interpreter_env
 from sacscale.pipeline.plan_model import Host, RunConfig
@@ -41,6 +44,7 @@ def resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host
     merged = _merged_entry(entry, defaults)
     devices, ranks, kind = _devices(merged, where)
     pools = _cpu_pools(merged.get("cpu_pools", "auto"), devices, len(ranks), host, where)
+    _check_visible_devices(merged.get("cuda_visible_devices"), ranks, kind, where("cuda_visible_devices"))
     _check_sizes(merged, where)
     trainer = merged.get("trainer") or "sacscale"
     if trainer == "sacscale":
@@ -52,6 +56,7 @@ def resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host
         _check_reference_run(merged, kind, where)
     else:
         _check_our_overrides(merged, where)
+        _check_learner_cpus(merged, pools, len(ranks), host, where)
     return RunConfig(
         name=name,
         devices=devices,
@@ -136,6 +141,32 @@ def _cpu_pools(pools, devices: str, world_size: int, host: Host | None, where) -
     return ";".join(format_cpu_list(c) for c in parsed)
 
 
+def _check_learner_cpus(merged: dict, pools: str, world_size: int, host: Host | None, where) -> None:
+    """An override of the learners' CPUs as the trainer checks it at its start (one list per
+    rank, no CPU of a collector pool, CPUs of this machine), found at planning time."""
+    key = next((k for k, f in override_fields(merged["overrides"], where).items() if f == "learner_cpu_ids"), None)
+    spec = "" if key is None else str(merged["overrides"][key]).strip()
+    if spec in ("", "auto"):
+        return
+    key = where(f"overrides.{key}")
+    items = spec.split(";")
+    if len(items) != world_size:
+        raise PlanError(f"{key}: {len(items)} CPU list(s) for {world_size} rank(s); give one list per rank "
+                        "separated by ';', or 'auto'")
+    parsed = [parse_pool(item.strip(), f"{key}: rank {rank}") for rank, item in enumerate(items)]
+    pooled = set() if pools == "auto" else {c for item in pools.split(";") for c in parse_pool(item, key)}
+    for rank, cpus in enumerate(parsed):
+        if set(cpus) & pooled:
+            raise PlanError(f"{key}: rank {rank}'s learner CPUs {format_cpu_list(set(cpus) & pooled)} are in a "
+                            "collector pool (cpu_pools)")
+    overlap = first_overlap(parsed)
+    if overlap:
+        raise PlanError(f"{key}: the learners of ranks {overlap[0]} and {overlap[1]} share CPUs "
+                        f"{format_cpu_list(overlap[2])}")
+    if host is not None:
+        _check_pools_exist(parsed, host, key)
+
+
 def _check_pools_exist(parsed: list[list[int]], host: Host, key: str) -> None:
     for rank, cpus in enumerate(parsed):
         absent = set(cpus) - set(host.cpus)
@@ -149,6 +180,31 @@ def _check_pools_exist(parsed: list[list[int]], host: Host, key: str) -> None:
 # what the launcher sets for each rank, and the devices it gives them
 LAUNCHER_ENV = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
                           "CUDA_VISIBLE_DEVICES", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_USE_AGENT_STORE"})
+
+
+# one entry of CUDA_VISIBLE_DEVICES: an index, or a GPU's or MIG instance's UUID
+VISIBLE_DEVICE = re.compile(r"[0-9]{1,3}|(GPU|MIG)-[0-9A-Za-z/-]{1,120}")
+
+
+def _check_visible_devices(value, ranks: list[str], kind: str, key: str) -> None:
+    """CUDA_VISIBLE_DEVICES for the run: entries CUDA reads, as many as the devices name (CUDA
+    stops at the first entry it cannot read: 'a,b' hid every GPU and the run failed at its
+    start, `needs 1 visible CUDA device(s), but 0 are visible`)."""
+    if value is None:
+        return
+    entries = str(value).split(",")
+    bad = next((e for e in entries if not VISIBLE_DEVICE.fullmatch(e)), None)
+    if bad is not None:
+        raise PlanError(f"{key}: {shown(value)}: {shown(bad)} is not a CUDA device index or a GPU-/MIG- UUID "
+                        "(CUDA hides every device from the first entry it cannot read)")
+    needed = max((int(r) for r in ranks), default=-1) + 1 if kind == "cuda" else 0
+    if len(entries) < needed:
+        raise PlanError(f"{key}: {shown(value)} makes {len(entries)} device(s) visible; devices name {needed} "
+                        "(indices count inside cuda_visible_devices)")
+
+
+# variables that turn torch.compile into a no-op while the run records --compile
+COMPILE_OFF_ENV = frozenset({"TORCHDYNAMO_DISABLE", "TORCH_COMPILE_DISABLE"})
 
 
 # thread counts the math libraries read at start: a bad one is ignored by some, fatal to others
@@ -173,6 +229,10 @@ def _check_sizes(merged: dict, where) -> None:
     if owned:  # RANK/WORLD_SIZE: the trainer would wait for ranks of an external launcher that never come
         raise PlanError(f"{where('env')}: {owned[0]} is set by the trainer's launcher (devices and ranks come "
                         "from the run configuration: devices, cuda_visible_devices); leave it out")
+    for name in sorted(set(merged["env"]) & COMPILE_OFF_ENV):
+        if str(merged["env"][name]) not in ("", "0"):
+            raise PlanError(f"{where('env')}: {name} turns torch.compile off behind the run's record (which says "
+                            "--compile); to train uncompiled, use overrides: {compile: false}")
     for name in sorted(set(merged["env"]) & THREAD_COUNT_ENV):
         value = str(merged["env"][name])
         if not (value.isascii() and value.isdigit() and 0 < int(value) <= MAX_CPU_ID + 1):

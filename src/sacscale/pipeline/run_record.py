@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
-import json
 import os
 import shlex
 import shutil
@@ -45,6 +44,7 @@ from sacscale.pipeline.environment import host_info, project_state
 from sacscale.pipeline.machine_lock import LockError, training_machine
 from sacscale.pipeline.run_output import ProgressEcho
 from sacscale.processes import GroupChild, start_group
+from sacscale.reading import RecordJSONError, loads_record
 from sacscale.trainers.unilab import rank0_event_files
 
 GRACE_S = 30.0
@@ -269,8 +269,16 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
         if not sep or not key:
             return usage_error(f"--env {item!r}: expected KEY=VALUE")
         env[key] = value
-    try:
-        resolved = json.loads(args.resolved_json)
+    if args.progress_every < 0:
+        return usage_error(f"--progress-every {args.progress_every}: a number of iterations, at least 0")
+    if not 0 < args.progress_every_s < float("inf"):  # NaN too: a progress line never, or at every chunk
+        return usage_error(f"--progress-every-s {args.progress_every_s}: must be a positive, finite number of seconds")
+    try:  # read as records are: a key given twice, NaN or a lone surrogate went into run.json
+        resolved = loads_record(args.resolved_json, finite=True)
+    except RecursionError:
+        return usage_error("--resolved-json: JSON nested too deep")
+    except RecordJSONError as exc:
+        return usage_error(f"--resolved-json: {exc.msg}")
     except ValueError as exc:
         return usage_error(f"--resolved-json: not JSON ({exc})")
     if not isinstance(resolved, dict):

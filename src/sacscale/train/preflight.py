@@ -5,6 +5,7 @@ memory, the model. Each failure is a TrainingError that names the flag."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,29 @@ class JobPlan:
     learner_cpus: list[list[int] | None]  # per rank of this host: the learner's CPUs (None: its affinity kept)
 
 
+def _launcher_number(name: str, low: int, high: int) -> int:
+    text = os.environ.get(name, "")
+    if not re.fullmatch(r"[0-9]{1,10}", text) or not low <= int(text) <= high:
+        raise TrainingError(f"{name}={text[:40]!r} in the environment (an external launcher's, read when RANK and "
+                            f"WORLD_SIZE are both set): must be a whole number in [{low}, {high}]")
+    return int(text)
+
+
+def launcher_env() -> tuple[bool, int]:
+    """(external, world size): whether RANK and WORLD_SIZE say an external launcher (torchrun,
+    a cluster) started this process, each of its variables checked, naming it (`invalid
+    literal for int()` named none, after train_meta.json was written)."""
+    if not ("RANK" in os.environ and "WORLD_SIZE" in os.environ):
+        return False, 0
+    world_size = _launcher_number("WORLD_SIZE", 1, 1 << 20)
+    _launcher_number("RANK", 0, world_size - 1)
+    if "LOCAL_RANK" in os.environ:
+        _launcher_number("LOCAL_RANK", 0, world_size - 1)
+    if os.environ.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() != "true":  # else the agent's store
+        _launcher_number("MASTER_PORT", 1, 65535)
+    return True, world_size
+
+
 def check_job(cfg: TrainConfig) -> JobPlan:
     """Every check that can run before the job starts; the model's last (it imports MuJoCo
     and builds a 2-env task)."""
@@ -35,8 +59,8 @@ def check_job(cfg: TrainConfig) -> JobPlan:
     checks.check_sizes(cfg, sac)
     devices = cfg.device_list()
     check_devices(devices)
-    external = "RANK" in os.environ and "WORLD_SIZE" in os.environ
-    world_size = int(os.environ["WORLD_SIZE"]) if external else len(devices)
+    external, world_size = launcher_env()
+    world_size = world_size if external else len(devices)
     try:
         pools = resolve_pools(cfg.collector_cpu_ids, len(devices))
         learner_cpus = resolve_learner_cpus(cfg.learner_cpu_ids, pools.pools)

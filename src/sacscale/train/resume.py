@@ -7,15 +7,42 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
+from sacscale.checks import InputError
 from sacscale.hashes import sha256_file
+from sacscale.shapes import NUMBER, Maybe, record_problem, shape_problem
 from sacscale.train.checkpoint import CHECKPOINT_FORMAT, checkpoint_path, rank_state_path, read_checkpoint
-from sacscale.train.config import TrainConfig, TrainingError
+from sacscale.train.config import TrainConfig, TrainingError, sac_config
 
 RESUME_SEED_STRIDE = 7919  # a resumed sitting's env seeds: seed + 1000 rank + 7919 x iteration
 # Flags a resumed run may change: where and how long it runs, not what it learns.
 RESUME_MAY_CHANGE = ("iterations", "log_every", "checkpoint_every", "checkpoint_replay", "trace", "timeout_s",
                      "min_free_mb", "collector_cpu_ids", "learner_cpu_ids", "sim_threads", "model", "resume", "log_dir",
                      "allreduce")
+
+
+# What a resume reads of final.pt and of each rank{r}.pt, beyond their format: a crafted or
+# damaged checkpoint of another shape ended in a KeyError or TypeError naming no file.
+FINAL_SHAPE = {"iteration": int, "world_size": int, "total_env_steps": NUMBER, "train_config": dict,
+               "learner_state": dict, "optimizers": dict, "model_sha256": Maybe(str)}
+RANK_SHAPE = {"iteration": int, "env_steps": int, "learner": dict, "curriculum": Maybe([NUMBER])}
+_FIELD_SHAPES = {"int": int, "float": NUMBER, "bool": bool, "str": str, "str | None": Maybe(str), "dict": dict}
+MAX_RANKS = 64
+
+
+def _check_shape(path: Path, ckpt: dict, shape: dict) -> None:
+    """TrainingError naming `path` and its field when `ckpt` is not of `shape` (and, for
+    final.pt, when a saved option is not of its TrainConfig type)."""
+    problem = record_problem(ckpt, shape)
+    if problem is None and "train_config" in shape:
+        types = {f.name: _FIELD_SHAPES.get(str(f.type), object) for f in fields(TrainConfig)}
+        problem = next((f"its {p}" for key, value in ckpt["train_config"].items() if key in types
+                        and (p := shape_problem(value, types[key], f"train_config.{key}"))), None)
+    if problem is None and "world_size" in shape and not 1 <= ckpt["world_size"] <= MAX_RANKS:
+        problem = f"its world_size {ckpt['world_size']} is not 1..{MAX_RANKS}"
+    if problem is None and not ckpt["iteration"] >= 0:
+        problem = f"its iteration {ckpt['iteration']} is negative"
+    if problem:
+        raise TrainingError(f"--resume: {path}: not a checkpoint the trainer wrote ({problem})")
 
 
 def resume_config(cfg: TrainConfig) -> TrainConfig:
@@ -30,6 +57,12 @@ def resume_config(cfg: TrainConfig) -> TrainConfig:
         raise TrainingError(f"--resume {run_dir} continues in its own directory; --log-dir {cfg.log_dir} differs")
     merged.update(log_dir=str(run_dir), resume=str(run_dir))
     out = TrainConfig(**merged)
+    try:  # a saved value out of its range (a crafted checkpoint) is named with the run it came from
+        out.validate()
+        sac_config(out)
+    except (TrainingError, InputError) as exc:
+        raise TrainingError(f"--resume {run_dir}: the resumed run's options (its checkpoint's, with this "
+                            f"command's): {exc}") from None
     done = int(ckpt["iteration"])
     if out.iterations <= done:
         raise TrainingError(f"--resume {run_dir}: its checkpoint is at iteration {done}; "
@@ -45,13 +78,15 @@ def resume_config(cfg: TrainConfig) -> TrainConfig:
 def _resumable_checkpoint(run_dir: Path) -> dict:
     """The run's final.pt, which must hold the learning state (not a policy-only copy)."""
     ckpt = read_checkpoint(checkpoint_path(run_dir))
-    if ckpt["format"] != CHECKPOINT_FORMAT[0] or ckpt.get("version", 1) < 2:
-        raise TrainingError(f"--resume {run_dir}: its checkpoint (format version {ckpt.get('version', 1)}) holds the "
+    version = ckpt.get("version", 1)
+    if ckpt["format"] != CHECKPOINT_FORMAT[0] or not isinstance(version, int) or version < 2:
+        raise TrainingError(f"--resume {run_dir}: its checkpoint (format version {version!r}) holds the "
                             "policy only, not the learning state; it cannot be resumed")
     if "policy_only_of" in ckpt or "learner_state" not in ckpt:
         raise TrainingError(f"--resume {run_dir}: its checkpoint is a policy-only copy; a pipeline run's learning "
                             "state is in logs/<run set>/learning_state/<run>/ (its run.json says where): resume "
                             "from a directory that holds it")
+    _check_shape(checkpoint_path(run_dir), ckpt, FINAL_SHAPE)
     return ckpt
 
 
@@ -83,6 +118,8 @@ def load_resume_state(cfg: TrainConfig, learner, rank: int):
     curriculum) of this rank."""
     shared = read_checkpoint(checkpoint_path(cfg.log_dir))
     mine = read_checkpoint(rank_state_path(cfg.log_dir, rank))
+    _check_shape(checkpoint_path(cfg.log_dir), shared, FINAL_SHAPE)
+    _check_shape(rank_state_path(cfg.log_dir, rank), mine, RANK_SHAPE)
     if int(mine["iteration"]) != int(shared["iteration"]):
         raise TrainingError(f"--resume {cfg.log_dir}: rank {rank}'s state is from iteration {mine['iteration']}, "
                             f"the checkpoint from {shared['iteration']} (a stop between the two writes); "

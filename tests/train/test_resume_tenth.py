@@ -1,0 +1,121 @@
+"""Crafted resume checkpoints and launcher variables of the tenth hardening pass: a
+checkpoint of another shape ended in a KeyError, TypeError or AttributeError naming no
+file; RANK/WORLD_SIZE/LOCAL_RANK/MASTER_PORT that are not numbers in `invalid literal for
+int()`, exit 1, naming no variable (after train_meta.json was written)."""
+
+import copy
+import shutil
+import subprocess
+import sys
+
+import pytest
+import torch
+
+SMALL = '{"learning_starts": 32, "actor_hidden": [32], "critic_hidden": [32], "num_atoms": 11}'
+ARGS = ["--devices", "cpu", "--num-envs", "8", "--batch-size", "32", "--log-every", "2", "--replay-per-env", "16",
+        "--num-critic-updates", "1", "--num-actor-updates", "1", "--extra", SMALL, "--timeout-s", "120"]
+
+
+def train(*argv, env=None):
+    return subprocess.run([sys.executable, "-m", "sacscale.cli", "train", *map(str, argv)], capture_output=True,
+                          text=True, timeout=300, env=env)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    run = tmp_path_factory.mktemp("resume10") / "run"
+    done = train("--iterations", "4", *ARGS, "--log-dir", run)
+    assert done.returncode == 0, done.stderr
+    return run
+
+
+def _crafted(run, tmp_path, edit):
+    dst = tmp_path / "run"
+    shutil.copytree(run, dst)
+    final = dst / "checkpoints" / "final.pt"
+    ckpt = torch.load(final, weights_only=True)
+    edit(ckpt)
+    torch.save(ckpt, final)
+    return dst
+
+
+def _set(key, value):
+    return lambda c: c.__setitem__(key, value)
+
+
+def _set_config(key, value):
+    return lambda c: c["train_config"].__setitem__(key, value)
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda c: c.pop("train_config"), "its 'train_config' is missing"),
+    (_set("train_config", [1, 2]), "its 'train_config' is list"),
+    (_set("optimizers", None), "its 'optimizers' is NoneType"),
+    (_set("iteration", "x"), "its 'iteration' is str"),
+    (_set("world_size", 10**9), "its world_size 1000000000 is not 1..64"),
+    (_set_config("num_envs", "8"), "its 'train_config.num_envs' is str"),
+    (_set_config("devices", 0), "its 'train_config.devices' is int"),
+])
+def test_a_resume_checkpoint_of_another_shape_is_named_with_its_field(run, tmp_path, edit, says):
+    crafted = _crafted(run, tmp_path, edit)
+    before = sorted(p.relative_to(crafted) for p in crafted.rglob("*"))
+    done = train("--resume", crafted, "--iterations", "8")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"sacscale train: error: --resume: {crafted}/checkpoints/final.pt: not a checkpoint the trainer wrote ({says})"]
+    assert sorted(p.relative_to(crafted) for p in crafted.rglob("*")) == before
+
+
+@pytest.mark.parametrize("edit, says", [
+    (_set_config("num_envs", -8), "--num-envs must be positive, got -8"),
+    (lambda c: c["train_config"]["extra"].__setitem__("gamma", float("nan")), "--extra gamma must be a finite number"),
+])
+def test_a_saved_option_out_of_its_range_names_the_resumed_run(run, tmp_path, edit, says):
+    crafted = _crafted(run, tmp_path, edit)
+    done = train("--resume", crafted, "--iterations", "8")
+    assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert f"--resume {crafted}: the resumed run's options" in done.stderr and says in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("variables, says", [
+    ({"RANK": "0", "WORLD_SIZE": "abc"}, "WORLD_SIZE='abc' in the environment"),
+    ({"RANK": "abc", "WORLD_SIZE": "1"}, "RANK='abc' in the environment"),
+    ({"RANK": "3", "WORLD_SIZE": "2"}, "RANK='3' in the environment"),
+    ({"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "x", "MASTER_PORT": "29500"}, "LOCAL_RANK='x' in the environment"),
+    ({"RANK": "0", "WORLD_SIZE": "1", "MASTER_PORT": "abc"}, "MASTER_PORT='abc' in the environment"),
+    ({"RANK": "0", "WORLD_SIZE": "1", "MASTER_PORT": "99999"}, "MASTER_PORT='99999' in the environment"),
+])
+def test_launcher_variables_that_are_not_numbers_are_a_usage_error_naming_them(tmp_path, monkeypatch, variables,
+                                                                                says):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_PORT")}
+    done = train("--iterations", "4", *ARGS, "--log-dir", tmp_path / "run", env={**env, **variables})
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert says in done.stderr and "invalid literal" not in done.stderr, done.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_crafted_checkpoint_for_evaluate_is_named_before_it_is_built(run, tmp_path):
+    """Layer widths of 40,000 built 6 GB of actor for 30 s (20,000 here: 1.6 GB) before the sizes were compared;
+    actor settings that are a list ended in an AttributeError (exit 1); NaN weights were
+    found in the rollout as `actions contain NaN or inf`, naming no file."""
+    ckpt = torch.load(run / "checkpoints" / "final.pt", weights_only=True)
+    cases = {
+        "wide": (lambda c: c["actor_kwargs"].__setitem__("hidden", [20000, 20000]),
+                 "actor does not load: its settings make 403,"),
+        "list": (_set("actor_kwargs", [98, 29]), "not a checkpoint the trainer wrote (its 'actor_kwargs' is list"),
+        "nan": (lambda c: c["actor_flat"].fill_(float("nan")), "its policy's weights hold NaN or inf"),
+    }
+    for name, (edit, says) in cases.items():
+        crafted = copy.deepcopy(ckpt)
+        edit(crafted)
+        path = tmp_path / f"{name}.pt"
+        torch.save(crafted, path)
+        out = tmp_path / f"{name}.json"
+        done = subprocess.run([sys.executable, "-m", "sacscale.cli", "evaluate", str(path), "--output", str(out),
+                               "--envs-per-command", "1", "--seconds", "2", "--threads", "1"],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert f"{path}: " in done.stderr and says in done.stderr, done.stderr
+        assert not out.exists()

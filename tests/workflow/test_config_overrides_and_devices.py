@@ -1,4 +1,4 @@
-"""Run configurations of the tenth hardening pass that passed planning and broke later:
+"""Run configurations that passed planning and broke later:
 an override written `no-compile: true` (a TypeError through Snakemake), two override keys
 of one trainer option (the last won without a word), learner CPUs the trainer refuses at
 its start, and a comparison listed twice."""

@@ -1,4 +1,4 @@
-"""Crafted resume checkpoints and launcher variables of the tenth hardening pass: a
+"""Crafted resume checkpoints and launcher variables: a
 checkpoint of another shape ended in a KeyError, TypeError or AttributeError naming no
 file; RANK/WORLD_SIZE/LOCAL_RANK/MASTER_PORT that are not numbers in `invalid literal for
 int()`, exit 1, naming no variable (after train_meta.json was written)."""

@@ -1,4 +1,4 @@
-"""Bad input of the tenth hardening pass, through the CLI as a user runs it: one line
+"""Bad input to the commands, through the CLI as a user runs it: one line
 naming the option, file or key, exit 2, nothing written."""
 
 import json

@@ -92,6 +92,29 @@ def _open_private_dir(path: Path) -> int:
     return fd
 
 
+def private_folder(name: str) -> Path:
+    """`<lock_dir>/<name>`, a folder of this user's own (made 0700 inside the checked lock
+    folder; owner, mode and that it is no link checked on the opened descriptor), for what
+    another local user must not plant or swap (a cache of code this process runs)."""
+    directory = lock_dir()
+    dir_fd = _open_private_dir(directory)
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(name, 0o700, dir_fd=dir_fd)
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        except OSError as exc:
+            raise LockError(f"folder {directory / name}: {_unusable(directory / name, exc)}; remove it") from None
+        st = os.fstat(fd)
+        os.close(fd)
+        if st.st_uid != os.getuid() or st.st_mode & 0o077:
+            raise LockError(f"folder {directory / name}: not this user's alone (uid {st.st_uid}, mode "
+                            f"{stat.S_IMODE(st.st_mode):04o}); remove it")
+    finally:
+        os.close(dir_fd)
+    return directory / name
+
+
 def _unusable(path: Path, exc: OSError) -> str:
     """Why a lock folder or file cannot be opened: one of ours its mode locks us out of
     (made under umask 0777), or not ours / not a plain entry (a link is refused)."""

@@ -1,0 +1,59 @@
+"""The report's sentences against its tables: a ratio in the text is the one the tables
+show for the comparison the sentence names, and it is read as a browser shows it."""
+
+import pytest
+
+from sacscale.evidence.verify import verify
+from set_copies import copy_committed_set, report_file
+
+SYNC = "h200x1_shared_sync"  # three comparisons, each named in the at-a-glance line
+SHORT = "h200x1_shared_short"
+
+
+def _edit(root, page: str, old: str, new: str) -> None:
+    path = report_file(root, page)
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1))
+
+
+@pytest.mark.parametrize("page, first, second", [
+    ("report.md", "`n2_shared` / `n1_pool7` = 1.199x", "`n2_shared_nosync` / `n1_pool7` = 1.852x"),
+    ("report.html", "<code>n2_shared</code> / <code>n1_pool7</code> = 1.199x",
+     "<code>n2_shared_nosync</code> / <code>n1_pool7</code> = 1.852x"),
+])
+def test_two_comparisons_ratios_swapped_in_a_sentence_are_named(tmp_path, page, first, second):
+    root = copy_committed_set(tmp_path, SYNC)
+    swapped = first.replace("1.199x", "1.852x"), second.replace("1.852x", "1.199x")
+    _edit(root, page, first, swapped[0])
+    _edit(root, page, second, swapped[1])
+    problems = verify(root).problems()
+    assert f"derived: reports/{SYNC}/{page}: its text gives n2_shared / n1_pool7 as 1.852x, its tables 1.199x (a " \
+           "ratio of another comparison?): does not match the evidence" in problems, problems
+    assert len(problems) == 2, problems
+
+
+@pytest.mark.parametrize("page, written", [
+    ("report.md", "9.999&#120;"), ("report.md", "9.999&#x78;"), ("report.md", "9.999*x*"),
+    ("report.md", "9.999<em>x</em>"), ("report.html", "9.999&#120;"), ("report.html", "9.999<em>x</em>"),
+    ("report.html", "9.99<span>9</span>x"), ("report.md", "9.999\u200bx"),
+])
+def test_a_ratio_written_with_an_entity_or_inline_markup_is_read_as_shown(tmp_path, page, written):
+    root = copy_committed_set(tmp_path, SHORT)
+    _edit(root, page, "= 1.719x (n = 2", f"= {written} (n = 2")
+    problems = verify(root).problems()
+    assert f"derived: reports/{SHORT}/{page}: the ratio 9.999x in its text is in none of its tables, which are " \
+           "checked against the evidence: does not match the evidence" in problems, problems
+
+
+def test_a_ratio_given_for_a_comparison_after_another_is_named(tmp_path):
+    root = copy_committed_set(tmp_path, SYNC)
+    _edit(root, "report.md", "`n2_shared` / `n2_shared_nosync` = 0.648x", "`n2_shared` / `n2_shared_nosync` = 1.199x")
+    problems = verify(root).problems()
+    assert problems == [f"derived: reports/{SYNC}/report.md: its text gives n2_shared / n2_shared_nosync as 1.199x, "
+                        "its tables 0.648x (a ratio of another comparison?): does not match the evidence"], problems
+
+
+@pytest.mark.parametrize("name", [SYNC, SHORT, "h200x1", "h200x2", "h200x1_ref"])
+def test_the_committed_pages_ratios_are_those_of_their_comparisons(tmp_path, name):
+    assert verify(copy_committed_set(tmp_path, name)).ok

@@ -57,3 +57,51 @@ def test_a_ratio_given_for_a_comparison_after_another_is_named(tmp_path):
 @pytest.mark.parametrize("name", [SYNC, SHORT, "h200x1", "h200x2", "h200x1_ref"])
 def test_the_committed_pages_ratios_are_those_of_their_comparisons(tmp_path, name):
     assert verify(copy_committed_set(tmp_path, name)).ok
+
+
+def _rehash(root) -> None:
+    """MANIFEST.sha256 made again over the files it lists, as they are now."""
+    import hashlib
+
+    lines = []
+    for line in (root / "MANIFEST.sha256").read_text().splitlines():
+        _, name = line.split(None, 1)
+        lines.append(f"{hashlib.sha256((root / name).read_bytes()).hexdigest()}  {name}")
+    (root / "MANIFEST.sha256").write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("folder", ["h200x1_shared_long", "H200x1_shared_short"])
+def test_a_set_copied_under_another_name_is_named(tmp_path, folder):
+    """Another set's evidence under this folder's name, its runs' model paths edited to the
+    new folder and the manifest made again: every record still names the other set."""
+    import shutil
+
+    copy = copy_committed_set(tmp_path, SHORT)
+    root = copy.parent / folder
+    copy.rename(root)
+    shutil.move(report_file(copy, ""), report_file(root, ""))
+    for path in [*root.glob("runs/*/run.json"), *root.glob("runs/*/train_meta.json"), *root.glob("eval/*.json")]:
+        path.write_text(path.read_text().replace(f"results/{SHORT}/", f"results/{folder}/"))
+    _rehash(root)
+    problems = verify(root).problems()
+    assert problems == [f"record: plan.json: the set is recorded as {SHORT!r}, its folder is {folder!r}: another "
+                        "set's evidence copied or renamed (its report and records speak of that set)"], problems
+
+
+@pytest.mark.parametrize("key, other, says", [
+    ("run_set", "h200x1_shared", "run set: plan.json says 'h200x1_shared_short', run.json resolved_config says "
+                                 "'h200x1_shared'"),
+])
+def test_a_run_whose_record_names_another_set_is_named(tmp_path, key, other, says):
+    """A run of another set put in this one (the model path edited, everything derived made
+    again by the pipeline) still records the set it was planned for."""
+    import json
+
+    root = copy_committed_set(tmp_path, SHORT)
+    path = root / "runs" / "shared_r1_n1_pool7" / "run.json"
+    record = json.loads(path.read_text())
+    record["resolved_config"][key] = other
+    path.write_text(json.dumps(record, indent=2) + "\n")
+    _rehash(root)
+    problems = verify(root).problems()
+    assert problems == [f"record: shared_r1_n1_pool7: {says}"], problems

@@ -28,7 +28,9 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028
 _BACKSLASHED = re.compile(r"([\\`*\[\]!])")
 # `_` emphasises only where it is not inside a word (smart emphasis; CommonMark alike).
 _LONE_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
-_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+# `~` strikes text through on GitHub (GFM reads `~~x~~`, and `~x~`, as <del>), which
+# Python-Markdown does not, and neither un-does with a backslash: an entity is text in both.
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "~": "&#126;"}
 
 
 def one_line(value) -> str:
@@ -40,7 +42,7 @@ def one_line(value) -> str:
 
 def plain(value) -> str:
     """`value` as literal text in Markdown prose or a table cell (tables escape `|`)."""
-    text = "".join(_ENTITIES.get(ch, ch) for ch in one_line(value))  # `<`, `&`: no backslash escape
+    text = "".join(_ENTITIES.get(ch, ch) for ch in one_line(value))  # `<`, `&`, `~`: no backslash escape
     text = _BACKSLASHED.sub(r"\\\1", text)
     return _LONE_UNDERSCORE.sub(r"\\_", text)
 

@@ -216,17 +216,34 @@ def _lock_named(dir_fd: int, name: str, path: Path) -> int | None:
         os.close(fd)
 
 
-def _keep_named(dir_fd: int, name: str, path: Path, fd: int, record: str, stop: threading.Event) -> None:
-    """While held: a lock file removed by hand or by a /tmp cleaner would let the next
-    process make a new one and hold it too, so a new one is made and locked at once (within
-    POLL_S) and every lock taken so is kept until release."""
-    pinned = [fd]
+def _same_folder(directory: Path, dir_fd: int) -> bool:
+    """Whether `directory` still names the folder `dir_fd` holds (not removed or replaced)."""
+    try:
+        st = os.stat(directory, follow_symlinks=False)
+    except OSError:
+        return False
+    held = os.fstat(dir_fd)
+    return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
+
+
+def _keep_named(directory: Path, dir_fd: int, name: str, path: Path, fd: int, record: str,
+                stop: threading.Event) -> None:
+    """While held: a lock file removed by hand or by a /tmp cleaner, or its whole folder
+    (`rm -rf /tmp/sacscale-*`), would let the next process make a new one and hold it too,
+    so a new one (and folder) is made and locked at once (within POLL_S * 5) and every lock
+    taken so is kept until release."""
+    pinned, folders = [fd], [dir_fd]
     try:
         while not stop.wait(POLL_S * 5):
-            if _names_it(dir_fd, name, pinned[-1]):
+            if not _same_folder(directory, folders[-1]):
+                try:
+                    folders.append(_open_private_dir(directory))
+                except LockError:
+                    continue
+            if _names_it(folders[-1], name, pinned[-1]):
                 continue
             try:
-                again = _lock_named(dir_fd, name, path)
+                again = _lock_named(folders[-1], name, path)
             except LockError:
                 continue
             if again is not None:
@@ -234,7 +251,7 @@ def _keep_named(dir_fd: int, name: str, path: Path, fd: int, record: str, stop: 
                 with contextlib.suppress(LockError):
                     _record_holder(again, path, record)
     finally:
-        for extra in pinned[1:]:
+        for extra in pinned[1:] + folders[1:]:
             os.close(extra)
 
 
@@ -268,7 +285,8 @@ def private_lock(name: str, what: str, wait_s: float, check_stop: Callable[[], N
         stop = threading.Event()
         try:
             _record_holder(fd, path, record)
-            keeper = threading.Thread(target=_keep_named, args=(dir_fd, name, path, fd, record, stop), daemon=True)
+            keeper = threading.Thread(target=_keep_named, args=(directory, dir_fd, name, path, fd, record, stop),
+                                      daemon=True)
             keeper.start()
             try:
                 yield time.monotonic() - t0

@@ -105,3 +105,27 @@ def test_a_run_whose_record_names_another_set_is_named(tmp_path, key, other, say
     _rehash(root)
     problems = verify(root).problems()
     assert problems == [f"record: shared_r1_n1_pool7: {says}"], problems
+
+
+def test_runs_whose_windows_do_not_follow_the_execution_order_are_named(tmp_path):
+    """The plan's order and the runs' windows disagree, the summary's copy of the order and
+    the manifest made to match: one run was trained at another time than its place says
+    (a run of another set, or another sitting, put here under that place's name); the
+    report made again by the project's own command."""
+    import json
+
+    root = copy_committed_set(tmp_path, SHORT)
+    for name in ("plan.json", "summary.json"):
+        path = root / name
+        record = json.loads(path.read_text())
+        holder = record if name == "plan.json" else record["meta"]
+        order = holder["execution_order"]
+        order[0], order[1] = order[1], order[0]
+        path.write_text(json.dumps(record, indent=2) + "\n")
+    _rehash(root)
+    from sacscale.cli import main
+
+    assert main(["report", "--run-set", str(root)]) == 0  # the pages made again by the report stage
+    problems = verify(root).problems()
+    assert "record: shared_r1_n1_pool7: ran as run 1 of this set (run.json's window), plan.json's execution order " \
+           "has shared_r1_n2_shared there: a run trained at another time or for another set" in problems, problems

@@ -83,3 +83,43 @@ def test_an_untouched_temporary_file_is_written_and_moved(tmp_path):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
     with pytest.raises(OSError):
         move_into_place(Path(tmp_path / "never-claimed"), out)
+
+
+@pytest.fixture
+def foreign_link(tmp_path, victim):
+    """`tmp_path/shared/out` a link of another user's to the victim's folder, as one planted
+    in /tmp would be (made here and given to uid 1001: root only)."""
+    if os.getuid() != 0:
+        pytest.skip("giving a link to another user needs root")
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o1777)
+    link = shared / "out"
+    link.symlink_to(victim.parent)
+    os.lchown(link, 1001, 1001)
+    return link
+
+
+@pytest.mark.parametrize("under", ["victim.txt", "sub/new.json"])
+def test_no_output_is_written_through_another_users_link_on_its_way(foreign_link, victim, under):
+    with pytest.raises(OSError, match=r"a symbolic link of another user's \(uid 1001\) on the way to the output") \
+            as caught:
+        atomic_write_text(foreign_link / under, "ours\n")
+    assert caught.value.filename == str(foreign_link)
+    assert victim.read_text() == "the victim's own\n"
+    assert sorted(p.name for p in victim.parent.iterdir()) == ["shared", "victim.txt"]
+
+
+def test_a_link_of_ours_or_roots_on_the_way_is_followed(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "mine").symlink_to(tmp_path / "real")
+    atomic_write_text(tmp_path / "mine" / "out.txt", "ours\n")
+    assert (tmp_path / "real" / "out.txt").read_text() == "ours\n"
+
+
+def test_the_cli_names_the_link_and_writes_nothing(foreign_link, victim):
+    from cli_runs import REPO, SET, one_line, sacscale
+
+    done = sacscale("verify", REPO / "results" / SET, "--output", foreign_link / "victim.txt")
+    one_line(done, f"{foreign_link}: a symbolic link of another user's (uid 1001) on the way to the output; an "
+                   "output is never written through one")
+    assert victim.read_text() == "the victim's own\n"

@@ -21,6 +21,7 @@ def temporary_path(path: str | Path) -> Path:
     new and empty, so that the writer writes into a file of ours; `open_temporary` opens it
     again without following a link and `move_into_place` moves only that file."""
     path = Path(path)
+    refuse_foreign_links(path)
     remove_stale_temporaries(path)
     tmp = path.with_name(f".{path.stem}.tmp{os.getpid()}.{threading.get_ident()}{path.suffix}")
     os.close(_claim(tmp))
@@ -90,6 +91,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     is removed and `path` is left as it was."""
     path = Path(path)
     refuse_special(path)
+    refuse_foreign_links(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary_path(path)
     try:
@@ -131,6 +133,26 @@ def _alive(pid: int) -> bool:
     except (PermissionError, OverflowError):
         return True
     return True
+
+
+def refuse_foreign_links(path: str | Path) -> None:
+    """No folder on the way to an output is reached through another user's symbolic link
+    (one neither ours nor root's): in a shared folder such as /tmp, a link planted where the
+    user's output folder will be would have the output written, and a file of that name
+    replaced, wherever its owner chose. Linux refuses to follow such links only where
+    fs.protected_symlinks is on; this does not depend on it. The output's own name may be
+    a link: it is replaced, never followed."""
+    parts = Path(os.path.join(os.getcwd(), path)).parts
+    prefix = parts[0]
+    for part in parts[1:-1]:
+        prefix = os.path.join(prefix, part)  # as the kernel walks it: earlier links followed, `..` not collapsed
+        try:
+            st = os.lstat(prefix)
+        except OSError:
+            return  # missing from here on: nothing further down can be a link yet
+        if stat.S_ISLNK(st.st_mode) and st.st_uid not in (os.getuid(), 0):
+            raise OSError(errno.EPERM, f"a symbolic link of another user's (uid {st.st_uid}) on the way to the "
+                                       "output; an output is never written through one", prefix)
 
 
 def refuse_special(path: Path) -> None:

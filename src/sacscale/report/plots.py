@@ -17,7 +17,7 @@ from PIL import Image, PngImagePlugin  # noqa: E402
 import sacscale.analysis.learning as learning_module  # noqa: E402
 from sacscale.analysis.aggregate import phase_by_rank  # noqa: E402
 from sacscale.analysis.learning import finite, tracking_baselines  # noqa: E402
-from sacscale.atomic import move_into_place, open_temporary, temporary_path  # noqa: E402
+from sacscale.atomic import move_into_place, open_temporary, refuse_foreign_links, temporary_path  # noqa: E402
 from sacscale.report.figure_names import DRAWN_WITH_KEY, FIGURES, NAME_KEY  # noqa: E402
 
 STEADY = "steady env steps/s (last 50% of events)"
@@ -56,6 +56,7 @@ def _palette_png(source, target, name: str) -> None:
 
 
 def _save(fig, path: Path) -> None:
+    refuse_foreign_links(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary_path(path)  # of this process and thread: two reports into one folder do not collide
     try:

@@ -85,11 +85,27 @@ def _open_private_dir(path: Path) -> int:
         problem = f"belongs to uid {st.st_uid}, not to this user (uid {os.getuid()})"
     elif st.st_mode & 0o022:
         problem = f"is writable by other users (mode {stat.S_IMODE(st.st_mode):04o})"
+    else:
+        problem = _unsafe_parent(fd, path)
     if problem:
         os.close(fd)
-        raise LockError(f"lock folder {path} {problem}; another user could plant or hold its lock files: "
+        raise LockError(f"lock folder {path} {problem}; another user could plant, hold or swap its files: "
                         "remove it, or set SACSCALE_LOCK_DIR to a folder of your own (mode 0700)")
     return fd
+
+
+def _unsafe_parent(fd: int, path: Path) -> str | None:
+    """Why the folder holding the lock folder lets another user swap it: theirs (not root's),
+    or writable by others without the sticky bit (as /tmp has), so the lock folder could be
+    moved away while in use and one of theirs put at its name, which Inductor's cache (a
+    path read again and again) would then follow."""
+    parent = os.stat("..", dir_fd=fd)
+    mode = stat.S_IMODE(parent.st_mode)
+    if parent.st_uid not in (os.getuid(), 0):
+        return f"is inside a folder of uid {parent.st_uid}'s ({path.parent})"
+    if mode & 0o022 and not mode & stat.S_ISVTX:
+        return f"is inside {path.parent}, writable by other users without the sticky bit (mode {mode:04o})"
+    return None
 
 
 def private_folder(name: str) -> Path:

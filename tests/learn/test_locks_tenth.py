@@ -25,3 +25,33 @@ def test_a_lock_folder_removed_while_held_is_made_again_and_still_refuses_a_seco
         assert out.startswith("HELD"), out
         assert f"pid {os.getpid()} (run n1)" in out
     assert _second_holder(env).startswith("TAKEN")  # every folder and file released
+
+
+def test_a_lock_folder_another_user_could_swap_is_refused(monkeypatch, tmp_path):
+    """Inside a folder of another user's, or one others can write without the sticky bit,
+    the lock folder (and Inductor's cache in it, a path read again and again) could be
+    moved away while in use and one of theirs put at its name."""
+    import pytest
+
+    open_parent = tmp_path / "open"
+    open_parent.mkdir()
+    open_parent.chmod(0o777)
+    monkeypatch.setenv("SACSCALE_LOCK_DIR", str(open_parent / "locks"))
+    with pytest.raises(locks.LockError, match=r"is inside .*/open, writable by other users without the sticky bit "
+                                              r"\(mode 0777\); another user could plant, hold or swap its files"):
+        locks.private_folder("torchinductor")
+    with pytest.raises(locks.LockError, match="writable by other users without the sticky bit"):
+        with locks.private_lock("x.lock", "the x lock", 0):
+            pass
+    sticky = tmp_path / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)  # as /tmp: nobody else can move a folder of ours
+    monkeypatch.setenv("SACSCALE_LOCK_DIR", str(sticky / "locks"))
+    assert locks.private_folder("torchinductor") == sticky / "locks" / "torchinductor"
+    if os.getuid() == 0:
+        theirs = tmp_path / "theirs"
+        theirs.mkdir()
+        os.chown(theirs, 1001, 1001)
+        monkeypatch.setenv("SACSCALE_LOCK_DIR", str(theirs / "locks"))
+        with pytest.raises(locks.LockError, match=r"is inside a folder of uid 1001's"):
+            locks.private_folder("torchinductor")

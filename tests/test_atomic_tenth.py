@@ -123,3 +123,25 @@ def test_the_cli_names_the_link_and_writes_nothing(foreign_link, victim):
     one_line(done, f"{foreign_link}: a symbolic link of another user's (uid 1001) on the way to the output; an "
                    "output is never written through one")
     assert victim.read_text() == "the victim's own\n"
+
+
+@pytest.mark.parametrize("writer", ["train_meta", "model"])
+def test_the_trainers_record_and_the_model_are_not_written_through_a_link_at_their_temporary_name(
+        tmp_path, victim, monkeypatch, writer):
+    from sacscale.train.config import TrainingError
+
+    _swap_after_claim(monkeypatch, lambda tmp: tmp.symlink_to(victim))
+    if writer == "train_meta":
+        from sacscale.train.record import atomic_json
+
+        with pytest.raises(TrainingError, match="replaced by another process"):
+            atomic_json(tmp_path / "train_meta.json", {"status": "running"})
+    else:
+        import mujoco
+
+        from sacscale.task.g1_model import save_model
+
+        model = mujoco.MjModel.from_xml_string("<mujoco><worldbody><geom size='1'/></worldbody></mujoco>")
+        with pytest.raises(OSError, match="replaced by another process"):
+            save_model(model, tmp_path / "m.mjb")
+    assert victim.read_text() == "the victim's own\n"

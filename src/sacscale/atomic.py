@@ -142,7 +142,8 @@ def refuse_foreign_links(path: str | Path) -> None:
     replaced, wherever its owner chose. Linux refuses to follow such links only where
     fs.protected_symlinks is on; this does not depend on it. The output's own name may be
     a link: it is replaced, never followed."""
-    parts = Path(os.path.join(os.getcwd(), path)).parts
+    path = Path(path)
+    parts = (path if path.is_absolute() else Path(os.getcwd(), path)).parts  # no cwd needed for an absolute path
     prefix = parts[0]
     for part in parts[1:-1]:
         prefix = os.path.join(prefix, part)  # as the kernel walks it: earlier links followed, `..` not collapsed

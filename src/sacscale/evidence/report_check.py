@@ -27,7 +27,7 @@ from sacscale.report.figure_names import FIGURES, drawn_as
 from sacscale.report.numbers import FORMAT, NUMBERS_NAME, report_numbers
 from sacscale.evidence.report_html import presentation_problems, rendered_markdown_problems
 from sacscale.evidence.report_tables import other_tables_problems, regenerated
-from sacscale.report.shown import ShownTable, shown_numbers, shown_page, shows
+from sacscale.report.shown import ShownTable, long_paragraph, shown_numbers, shown_page, shows
 from sacscale.report.text import BLANK_LETTERS
 
 # (relative, absolute) tolerance of a stored number against its recomputation, per kind.
@@ -328,11 +328,15 @@ def check_report(root: Path, summary: dict, metrics: list[dict], result: Verific
     except EvidenceStructureError as exc:
         result.derived.append(str(exc))
         return
-    problems, notes, read = tables_problems(f"{rel}/report.md", text, fresh, required, made=made)
-    result.report_check += f" ({read})"
-    result.derived += problems + rendered_markdown_problems(f"{rel}/report.md", text)
-    result.notes += notes
-    result.checked.append(f"{rel}/report.md")
+    if (too_long := long_paragraph(text)) is not None:
+        result.derived.append(f"{rel}/report.md: {too_long}: not rendered, so not checked: does not match the "
+                              "evidence")
+    else:
+        problems, notes, read = tables_problems(f"{rel}/report.md", text, fresh, required, made=made)
+        result.report_check += f" ({read})"
+        result.derived += problems + rendered_markdown_problems(f"{rel}/report.md", text)
+        result.notes += notes
+        result.checked.append(f"{rel}/report.md")
     result.derived += figure_name_problems(rel, reports)
     check_report_html(reports, rel, fresh, required, result, made)
 

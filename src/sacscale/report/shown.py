@@ -128,6 +128,25 @@ class _TableReader(HTMLParser):
             self.prose.append(data)
 
 
+# Python-Markdown's time grows with the square of a paragraph's length when it is full of
+# escapes and entities (184 KB: 3 s; 2 MB: minutes; a page of 64 MB: days): a reader of a
+# page refuses one with a paragraph far longer than the report stage writes (its longest
+# are a few KB; a value from outside the code is cut at 2,000 characters). Tables and
+# fenced blocks are read line by line and are not bounded here.
+LONGEST_PARAGRAPH = 128 * 1024
+
+
+def long_paragraph(markdown_text: str) -> str | None:
+    """Why this Markdown is not rendered here (a paragraph longer than LONGEST_PARAGRAPH), or None."""
+    size = longest = 0
+    for line in markdown_text.splitlines():
+        plain_line = line.strip() and not line.lstrip().startswith(("|", "```", "~~~"))
+        size = size + len(line) + 1 if plain_line else 0
+        longest = max(longest, size)
+    return (f"a paragraph of {longest:,} characters, far longer than the report stage writes (at most "
+            f"{LONGEST_PARAGRAPH:,} read here)") if longest > LONGEST_PARAGRAPH else None
+
+
 def shown_tables(markdown_text: str) -> list[ShownTable]:
     """Every table a renderer shows of this Markdown, header and rows as text."""
     return shown_page(markdown_text, html=False)[0]

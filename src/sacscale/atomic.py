@@ -18,27 +18,71 @@ def temporary_path(path: str | Path) -> Path:
     so the rename is atomic), hidden, unique per process and thread, and ending in path's
     suffix (a writer that picks its format by the suffix sees the right one). What a writer
     of the same output killed by SIGKILL left there is removed first. The file is made here,
-    new and empty, so that the writer writes into a file of ours."""
+    new and empty, so that the writer writes into a file of ours; `open_temporary` opens it
+    again without following a link and `move_into_place` moves only that file."""
     path = Path(path)
+    refuse_foreign_links(path)
     remove_stale_temporaries(path)
     tmp = path.with_name(f".{path.stem}.tmp{os.getpid()}.{threading.get_ident()}{path.suffix}")
-    _claim(tmp)
+    os.close(_claim(tmp))
     return tmp
 
 
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+# (device, inode) of each temporary file this process made, by its path: in a folder another
+# user can rename in, the name may be given to a link or another file between our making
+# it and our writing or moving it
+_CLAIMED: dict[str, tuple[int, int]] = {}
 
 
-def _claim(tmp: Path) -> None:
-    """Create `tmp` as a new file. Whatever stands at that name (a leftover of ours, or a
-    link someone planted to make the write go into a file of theirs choosing) is removed,
-    never followed; one that cannot be removed fails the write, naming it."""
+def _claim(tmp: Path) -> int:
+    """Create `tmp` as a new file; its descriptor. Whatever stands at that name (a leftover
+    of ours, or a link someone planted to make the write go into a file of theirs choosing)
+    is removed, never followed; one that cannot be removed fails the write, naming it."""
     try:
         fd = os.open(tmp, _NEW_FILE, 0o666)
     except FileExistsError:
         os.unlink(tmp)
         fd = os.open(tmp, _NEW_FILE, 0o666)
-    os.close(fd)
+    st = os.fstat(fd)
+    _CLAIMED[str(tmp)] = (st.st_dev, st.st_ino)
+    return fd
+
+
+def _replaced(tmp: Path) -> OSError:
+    return OSError(errno.EEXIST, "the temporary file was replaced by another process while being written (a "
+                                 "folder others can write in?); nothing was written", str(tmp))
+
+
+def _check_claimed(tmp: Path, st: os.stat_result) -> None:
+    if _CLAIMED.get(str(tmp)) != (st.st_dev, st.st_ino) or not stat.S_ISREG(st.st_mode):
+        raise _replaced(tmp)
+
+
+def open_temporary(tmp: Path, mode: str = "wb"):
+    """`tmp`, which temporary_path made, opened for writing: never through a link, and only
+    while it is still the file made there (otherwise an OSError naming it)."""
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _replaced(tmp) from None
+        raise
+    try:
+        _check_claimed(tmp, os.fstat(fd))
+        os.ftruncate(fd, 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"}))
+
+
+def move_into_place(tmp: Path, path: Path) -> None:
+    """Rename `tmp` over `path`, if `tmp` is still the file temporary_path made (a link or
+    another file put at its name is not moved into the output)."""
+    _check_claimed(tmp, os.lstat(tmp))
+    os.replace(tmp, path)
+    _CLAIMED.pop(str(tmp), None)
 
 
 @contextmanager
@@ -47,17 +91,19 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     is removed and `path` is left as it was."""
     path = Path(path)
     refuse_special(path)
+    refuse_foreign_links(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary_path(path)
     try:
         yield tmp
-        os.replace(tmp, path)
+        move_into_place(tmp, path)
     except OSError as exc:
         if exc.filename:
             raise
         raise OSError(exc.errno, exc.strerror, str(path)) from None  # a write's error names no file
     finally:
-        tmp.unlink(missing_ok=True)
+        _CLAIMED.pop(str(tmp), None)
+        tmp.unlink(missing_ok=True)  # a link put there is removed, not followed
 
 
 def remove_stale_temporaries(path: Path) -> None:
@@ -89,6 +135,27 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def refuse_foreign_links(path: str | Path) -> None:
+    """No folder on the way to an output is reached through another user's symbolic link
+    (one neither ours nor root's): in a shared folder such as /tmp, a link planted where the
+    user's output folder will be would have the output written, and a file of that name
+    replaced, wherever its owner chose. Linux refuses to follow such links only where
+    fs.protected_symlinks is on; this does not depend on it. The output's own name may be
+    a link: it is replaced, never followed."""
+    path = Path(path)
+    parts = (path if path.is_absolute() else Path(os.getcwd(), path)).parts  # no cwd needed for an absolute path
+    prefix = parts[0]
+    for part in parts[1:-1]:
+        prefix = os.path.join(prefix, part)  # as the kernel walks it: earlier links followed, `..` not collapsed
+        try:
+            st = os.lstat(prefix)
+        except OSError:
+            return  # missing from here on: nothing further down can be a link yet
+        if stat.S_ISLNK(st.st_mode) and st.st_uid not in (os.getuid(), 0):
+            raise OSError(errno.EPERM, f"a symbolic link of another user's (uid {st.st_uid}) on the way to the "
+                                       "output; an output is never written through one", prefix)
+
+
 def refuse_special(path: Path) -> None:
     """An output that is a device, FIFO or socket is not replaced: the rename would put a
     plain file where /dev/null (or /dev/full) was, which breaks the machine when run as root."""
@@ -106,7 +173,7 @@ def refuse_special(path: Path) -> None:
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+    with atomic_path(path) as tmp, open_temporary(tmp) as fh:
         fh.write(data)
         fh.flush()
         os.fsync(fh.fileno())

@@ -85,11 +85,50 @@ def _open_private_dir(path: Path) -> int:
         problem = f"belongs to uid {st.st_uid}, not to this user (uid {os.getuid()})"
     elif st.st_mode & 0o022:
         problem = f"is writable by other users (mode {stat.S_IMODE(st.st_mode):04o})"
+    else:
+        problem = _unsafe_parent(fd, path)
     if problem:
         os.close(fd)
-        raise LockError(f"lock folder {path} {problem}; another user could plant or hold its lock files: "
+        raise LockError(f"lock folder {path} {problem}; another user could plant, hold or swap its files: "
                         "remove it, or set SACSCALE_LOCK_DIR to a folder of your own (mode 0700)")
     return fd
+
+
+def _unsafe_parent(fd: int, path: Path) -> str | None:
+    """Why the folder holding the lock folder lets another user swap it: theirs (not root's),
+    or writable by others without the sticky bit (as /tmp has), so the lock folder could be
+    moved away while in use and one of theirs put at its name, which Inductor's cache (a
+    path read again and again) would then follow."""
+    parent = os.stat("..", dir_fd=fd)
+    mode = stat.S_IMODE(parent.st_mode)
+    if parent.st_uid not in (os.getuid(), 0):
+        return f"is inside a folder of uid {parent.st_uid}'s ({path.parent})"
+    if mode & 0o022 and not mode & stat.S_ISVTX:
+        return f"is inside {path.parent}, writable by other users without the sticky bit (mode {mode:04o})"
+    return None
+
+
+def private_folder(name: str) -> Path:
+    """`<lock_dir>/<name>`, a folder of this user's own (made 0700 inside the checked lock
+    folder; owner, mode and that it is no link checked on the opened descriptor), for what
+    another local user must not plant or swap (a cache of code this process runs)."""
+    directory = lock_dir()
+    dir_fd = _open_private_dir(directory)
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(name, 0o700, dir_fd=dir_fd)
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        except OSError as exc:
+            raise LockError(f"folder {directory / name}: {_unusable(directory / name, exc)}; remove it") from None
+        st = os.fstat(fd)
+        os.close(fd)
+        if st.st_uid != os.getuid() or st.st_mode & 0o077:
+            raise LockError(f"folder {directory / name}: not this user's alone (uid {st.st_uid}, mode "
+                            f"{stat.S_IMODE(st.st_mode):04o}); remove it")
+    finally:
+        os.close(dir_fd)
+    return directory / name
 
 
 def _unusable(path: Path, exc: OSError) -> str:
@@ -193,17 +232,34 @@ def _lock_named(dir_fd: int, name: str, path: Path) -> int | None:
         os.close(fd)
 
 
-def _keep_named(dir_fd: int, name: str, path: Path, fd: int, record: str, stop: threading.Event) -> None:
-    """While held: a lock file removed by hand or by a /tmp cleaner would let the next
-    process make a new one and hold it too, so a new one is made and locked at once (within
-    POLL_S) and every lock taken so is kept until release."""
-    pinned = [fd]
+def _same_folder(directory: Path, dir_fd: int) -> bool:
+    """Whether `directory` still names the folder `dir_fd` holds (not removed or replaced)."""
+    try:
+        st = os.stat(directory, follow_symlinks=False)
+    except OSError:
+        return False
+    held = os.fstat(dir_fd)
+    return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
+
+
+def _keep_named(directory: Path, dir_fd: int, name: str, path: Path, fd: int, record: str,
+                stop: threading.Event) -> None:
+    """While held: a lock file removed by hand or by a /tmp cleaner, or its whole folder
+    (`rm -rf /tmp/sacscale-*`), would let the next process make a new one and hold it too,
+    so a new one (and folder) is made and locked at once (within POLL_S * 5) and every lock
+    taken so is kept until release."""
+    pinned, folders = [fd], [dir_fd]
     try:
         while not stop.wait(POLL_S * 5):
-            if _names_it(dir_fd, name, pinned[-1]):
+            if not _same_folder(directory, folders[-1]):
+                try:
+                    folders.append(_open_private_dir(directory))
+                except LockError:
+                    continue
+            if _names_it(folders[-1], name, pinned[-1]):
                 continue
             try:
-                again = _lock_named(dir_fd, name, path)
+                again = _lock_named(folders[-1], name, path)
             except LockError:
                 continue
             if again is not None:
@@ -211,7 +267,7 @@ def _keep_named(dir_fd: int, name: str, path: Path, fd: int, record: str, stop: 
                 with contextlib.suppress(LockError):
                     _record_holder(again, path, record)
     finally:
-        for extra in pinned[1:]:
+        for extra in pinned[1:] + folders[1:]:
             os.close(extra)
 
 
@@ -245,7 +301,8 @@ def private_lock(name: str, what: str, wait_s: float, check_stop: Callable[[], N
         stop = threading.Event()
         try:
             _record_holder(fd, path, record)
-            keeper = threading.Thread(target=_keep_named, args=(dir_fd, name, path, fd, record, stop), daemon=True)
+            keeper = threading.Thread(target=_keep_named, args=(directory, dir_fd, name, path, fd, record, stop),
+                                      daemon=True)
             keeper.start()
             try:
                 yield time.monotonic() - t0

@@ -97,10 +97,12 @@ def _mapped_path(line: str) -> str:
 
 
 def maps_block(pid: int, suffix: str) -> bool:
-    """Whether process `pid` maps a /dev/shm/sacscale_* block whose name ends with `suffix`."""
+    """Whether process `pid` maps a /dev/shm/sacscale_* block of the kind `suffix` names."""
     try:
         with open(f"/proc/{pid}/maps") as fh:
-            return any("/dev/shm/sacscale_" in path and path.endswith(suffix) for path in map(_mapped_path, fh))
+            # a block's name ends in a random part after its kind: `..._r0_slots_<hex>`
+            return any("/dev/shm/sacscale_" in path and path.rpartition("_")[0].endswith(suffix)
+                       for path in map(_mapped_path, fh))
     except OSError:
         return False
 

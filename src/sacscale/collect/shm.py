@@ -8,7 +8,7 @@ Two kinds of block, both plain numpy views over one shared mapping each:
   while the learner writes, even when stable), so the collector never reads a torn copy.
 
 No block outlives its processes: the learner creates the block's file in /dev/shm
-(`<prefix>_<what>`, the prefix holds the creator's pid), unlinks it at once and keeps
+(`<prefix>_<what>_<random>`, the prefix holds the creator's pid), unlinks it at once and keeps
 only the descriptor, which the spawned collector inherits when the block is pickled for
 it. The kernel frees the memory with the last mapping, however the processes end
 (SIGKILL of the whole group included). The space is reserved up front (fallocate), so a
@@ -25,6 +25,7 @@ import glob
 import mmap
 import os
 import re
+import secrets
 import select
 import shutil
 import time
@@ -86,11 +87,24 @@ def shm_free_bytes() -> int:
         return 0
 
 
+def _new_file(name: str) -> int:
+    """A new file `<name>_<random>` in /dev/shm, unlinked at once; its descriptor. The random
+    part keeps another local user from planting the name in advance (it can be guessed
+    from the pid, or read off the rank's other block): a name taken is tried again."""
+    for _ in range(8):
+        path = os.path.join(SHM_DIR, f"{name}_{secrets.token_hex(8)}")
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except FileExistsError:
+            continue
+        os.unlink(path)  # the name exists for microseconds: nothing can leak it
+        return fd
+    raise SharedMemoryError(f"block {name}: every name tried in {SHM_DIR} was taken (by another user?)")
+
+
 def _create_fd(name: str, size: int) -> int:
     """An unlinked /dev/shm file of `size` bytes, reserved; returns its descriptor."""
-    path = os.path.join(SHM_DIR, name)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-    os.unlink(path)  # the name exists for microseconds: nothing can leak it
+    fd = _new_file(name)
     try:
         os.posix_fallocate(fd, 0, max(size, 1))
     except OSError as exc:

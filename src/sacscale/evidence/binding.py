@@ -154,8 +154,9 @@ def check_event_file(name: str, rel: str, path: Path, window: tuple[float, float
     return parsed
 
 
-def check_events(root: Path, runs: list[str], out: Findings) -> None:
-    """Every run's event files against its record, and no event file in two runs."""
+def check_events(root: Path, runs: list[str], out: Findings, order: list | None = None) -> None:
+    """Every run's event files against its record, and no event file in two runs; with
+    `order` (plan.json's execution order), the runs' windows in that order."""
     seen_name: dict[str, str] = {}
     seen_process: dict[tuple[str, int], str] = {}
     seen_digest: dict[str, str] = {}
@@ -200,6 +201,21 @@ def check_events(root: Path, runs: list[str], out: Findings) -> None:
             _once(seen_process, process, name, f"events of process {process[1]} on {process[0]!r} are also in run",
                   out)
     check_windows_apart(windows, out)
+    if isinstance(order, list):
+        check_windows_in_order(windows, order, out)
+
+
+def check_windows_in_order(windows: dict[str, tuple[float, float]], order: list, out: Findings) -> None:
+    """The pipeline starts each run after the one before it in the plan's execution order
+    (a failed one is run again before the next), so the windows follow that order: a run
+    trained at another time (another set's, put here under this name) does not."""
+    planned = [name for name in order if name in windows]
+    ran = sorted(planned, key=lambda name: windows[name][0])
+    for position, (want, got) in enumerate(zip(planned, ran)):
+        if want != got:
+            out.problems.append(f"{got}: ran as run {position + 1} of this set (run.json's window), plan.json's "
+                                f"execution order has {want} there: a run trained at another time or for another set")
+            return
 
 
 def check_windows_apart(windows: dict[str, tuple[float, float]], out: Findings) -> None:

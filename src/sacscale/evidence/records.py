@@ -111,13 +111,17 @@ def _read_run(root: Path, entry: dict, configs: dict) -> RunRecords:
                       _optional_json(root, f"metrics/{name}.json"), reference)
 
 
-def _facts(r: RunRecords, iterations: int, env_commit) -> dict[str, list[tuple[str, object]]]:
+def _facts(r: RunRecords, iterations: int, env_commit, run_set=_ABSENT) -> dict[str, list[tuple[str, object]]]:
     """{quantity: [(source, value), ...]} of one run, for _agree."""
     resolved, mcfg, metrics = r.resolved, r.meta_config, r.metrics
     command_pools = r.args.collector_cpu_ids
     if r.reference and command_pools == "":
         command_pools = "auto"  # train-reference: empty means the reference's own default
     return {
+        # a run of another set (or another run of this one) put here under this run's name
+        "run set": [("plan.json", run_set), ("run.json resolved_config", resolved.get("run_set", _ABSENT))],
+        "run name": [("plan.json", r.name), ("run.json resolved_config", resolved.get("run", _ABSENT)),
+                     ("metrics", metrics.get("run", _ABSENT))],
         "seed": [("plan.json", r.entry.get("seed")), ("run.json", r.run.get("seed", _ABSENT)),
                  ("run.json resolved_config", resolved.get("seed", _ABSENT)),
                  ("run.json command", r.args.seed), ("train_meta.json", mcfg.get("seed", _ABSENT))],
@@ -228,6 +232,7 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
     configs = get_field(plan, "plan.json", "run_configs", kind=dict)
     iterations = get_field(plan, "plan.json", "iterations", kind=int)
     present = _present_runs(root, planned, result)
+    _check_set_name(root, plan, result)
     model_hash = _model_hash(root, plan, result)
     env = _optional_json(root, "environment.json")
     env_commit = _opt(env, "project", "commit") if env else _ABSENT
@@ -235,8 +240,17 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
     for entry in planned:
         if entry["name"] in present:
             r = _read_run(root, entry, configs)
-            _agree(result, r.name, _facts(r, iterations, env_commit), strict)
+            _agree(result, r.name, _facts(r, iterations, env_commit, plan.get("run_set", _ABSENT)), strict)
             _check_where_and_what(root, r, env_host, model_hash, result)
+
+
+def _check_set_name(root: Path, plan: dict, result: Verification) -> None:
+    """The set is the one its records name: another set's evidence copied (or renamed) under
+    this folder's name, with its paths edited to match, hashed and passed as this set."""
+    recorded = plan.get("run_set")
+    if isinstance(recorded, str) and recorded != root.name:
+        result.records.append(f"plan.json: the set is recorded as {recorded!r}, its folder is {root.name!r}: another "
+                              "set's evidence copied or renamed (its report and records speak of that set)")
 
 
 def _model_hash(root: Path, plan: dict, result: Verification) -> str | None:

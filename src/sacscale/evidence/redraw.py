@@ -15,6 +15,7 @@ from pathlib import Path
 from PIL import Image
 
 from sacscale.evidence.report_html import figures_shown
+from sacscale.report.shown import long_paragraph
 from sacscale.evidence.result import Verification
 from sacscale.reading import read_limited
 from sacscale.report.build import draw_figures
@@ -72,6 +73,8 @@ def _left_out(reports: Path, rel: str, with_data: set[str]) -> list[str]:
             text = read_limited(reports / page).decode("utf-8")
         except (OSError, ValueError):
             continue  # named by the page's own checks
+        if page.endswith(".md") and long_paragraph(text) is not None:
+            continue  # likewise: not rendered
         hidden = sorted(with_data - figures_shown(text, markdown_page=page.endswith(".md")))
         if hidden:
             problems.append(f"{rel}/{page}: does not show {', '.join(h.removeprefix('figures/') for h in hidden)}, "

@@ -27,7 +27,7 @@ from sacscale.report.figure_names import FIGURES, drawn_as
 from sacscale.report.numbers import FORMAT, NUMBERS_NAME, report_numbers
 from sacscale.evidence.report_html import presentation_problems, rendered_markdown_problems
 from sacscale.evidence.report_tables import other_tables_problems, regenerated
-from sacscale.report.shown import ShownTable, shown_html_tables, shown_numbers, shown_tables, shows
+from sacscale.report.shown import ShownTable, long_paragraph, shown_numbers, shown_page, shows
 from sacscale.report.text import BLANK_LETTERS
 
 # (relative, absolute) tolerance of a stored number against its recomputation, per kind.
@@ -225,16 +225,43 @@ def table_problems(rel: str, shown: ShownTable, table: dict) -> tuple[list[str],
 
 # a ratio as the report writes one (1.719x); the headline sentences repeat the tables' ratios
 _RATIO = re.compile(r"(?<![\d.])\d+\.\d{3}x(?!\w)")
+# two configurations compared, as the sentences and the tables' first column name them
+_PAIR = re.compile(r"([\w.-]+) / ([\w.-]+)")
+_HIDDEN = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff" + BLANK_LETTERS + "]")
 
 
-def prose_ratio_problems(rel: str, text: str, shown: list[ShownTable]) -> list[str]:
-    """A ratio outside the tables (the at-a-glance line, the claim's verdict) that no table
-    shows: the tables are checked cell by cell, the sentences are not, and a headline ratio
-    edited to 9.999x passed."""
+def _ratios_by_pair(shown: list[ShownTable]) -> dict[tuple[str, str], set[str]]:
+    """The ratios each table row shows, by the two configurations its first cell compares."""
+    pairs: dict[tuple[str, str], set[str]] = {}
+    for row in (row for table in shown for row in table.rows if row):
+        pair = _PAIR.match(row[0])
+        if pair:
+            pairs.setdefault(pair.groups(), set()).update(r for cell in row[1:] for r in _RATIO.findall(cell))
+    return pairs
+
+
+def prose_ratio_problems(rel: str, prose: str, shown: list[ShownTable]) -> list[str]:
+    """A ratio in the page's visible text (the at-a-glance line, the claim's verdict) that no
+    table shows, or that the tables show for another comparison than the one the sentence
+    names just before it (`A / B = 1.719x`): the tables are checked cell by cell against
+    the evidence, the sentences only against the tables. The text is read as a browser
+    shows it: `9.999&#120;` or `9.999<em>x</em>` is 9.999x."""
     in_tables = {ratio for table in shown for row in table.rows for cell in row for ratio in _RATIO.findall(cell)}
-    stray = sorted(set(_RATIO.findall(text)) - in_tables)
-    return [f"{rel}: the ratio {stray[0]} in its text is in none of its tables, which are checked against the "
-            "evidence: does not match the evidence"] if stray else []
+    by_pair = _ratios_by_pair(shown)
+    problems = []
+    for line in _HIDDEN.sub("", prose).splitlines():
+        pairs = list(_PAIR.finditer(line))
+        for ratio in _RATIO.finditer(line):
+            before = [p.groups() for p in pairs if p.end() <= ratio.start()]
+            pair = before[-1] if before else None
+            if ratio[0] not in in_tables:
+                problems.append(f"{rel}: the ratio {ratio[0]} in its text is in none of its tables, which are checked "
+                                "against the evidence: does not match the evidence")
+            elif pair in by_pair and ratio[0] not in by_pair[pair]:
+                shown_for = ", ".join(sorted(by_pair[pair])) or "no ratio"
+                problems.append(f"{rel}: its text gives {' / '.join(pair)} as {ratio[0]}, its tables {shown_for} "
+                                "(a ratio of another comparison?): does not match the evidence")
+    return list(dict.fromkeys(problems))
 
 
 def tables_problems(rel: str, text: str, numbers: dict, required: set[str],
@@ -243,8 +270,8 @@ def tables_problems(rel: str, text: str, numbers: dict, required: set[str],
     quantities its tables show; with `made` (report_tables.regenerated), its other tables too."""
     by_header = {tuple(t["header"]): (name, t) for name, t in numbers["tables"].items()}
     problems, seen, count = [], set(), 0
-    shown_list = shown_html_tables(text) if html else shown_tables(text)
-    problems += prose_ratio_problems(rel, text, shown_list)
+    shown_list, prose = shown_page(text, html)
+    problems += prose_ratio_problems(rel, prose, shown_list)
     if made is not None:
         problems += other_tables_problems(rel, shown_list, set(by_header), made)
     for shown in shown_list:
@@ -301,11 +328,15 @@ def check_report(root: Path, summary: dict, metrics: list[dict], result: Verific
     except EvidenceStructureError as exc:
         result.derived.append(str(exc))
         return
-    problems, notes, read = tables_problems(f"{rel}/report.md", text, fresh, required, made=made)
-    result.report_check += f" ({read})"
-    result.derived += problems + rendered_markdown_problems(f"{rel}/report.md", text)
-    result.notes += notes
-    result.checked.append(f"{rel}/report.md")
+    if (too_long := long_paragraph(text)) is not None:
+        result.derived.append(f"{rel}/report.md: {too_long}: not rendered, so not checked: does not match the "
+                              "evidence")
+    else:
+        problems, notes, read = tables_problems(f"{rel}/report.md", text, fresh, required, made=made)
+        result.report_check += f" ({read})"
+        result.derived += problems + rendered_markdown_problems(f"{rel}/report.md", text)
+        result.notes += notes
+        result.checked.append(f"{rel}/report.md")
     result.derived += figure_name_problems(rel, reports)
     check_report_html(reports, rel, fresh, required, result, made)
 

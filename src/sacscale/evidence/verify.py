@@ -193,7 +193,7 @@ def check_bindings(root: Path, plan: dict | None, result: Verification) -> None:
     # the binding fields are required from the sets made under the evidence format that
     # requires them (evidence.json); older sets get a note for each one they lack
     out = binding.Findings(scope.format_of(root) >= scope.FORMAT)
-    binding.check_events(root, runs, out)
+    binding.check_events(root, runs, out, plan.get("execution_order") if isinstance(plan, dict) else None)
     model_sha = None
     if (root / "model.json").is_file():
         model = load_json(root, "model.json")

@@ -70,6 +70,7 @@ import torch
 from torch import nn
 
 from sacscale.learn import c51, graph, learning_state
+from sacscale.learn.compile_cache import compile_privately
 from sacscale.learn.config import SACConfig
 from sacscale.learn.flat import FlatParams, polyak_
 from sacscale.learn.networks import Actor, DistributionalCritic, ObsNormalizer
@@ -175,8 +176,8 @@ class FastSACLearner:
 
         if self.compiled:
             opts = dict(mode=cfg.compile_mode, fullgraph=True, dynamic=False)
-            self._critic_loss_fn = torch.compile(self.critic_loss, **opts)
-            self._actor_loss_fn = torch.compile(self.actor_loss, **opts)
+            self._critic_loss_fn = compile_privately(self.critic_loss, **opts)
+            self._actor_loss_fn = compile_privately(self.actor_loss, **opts)
         else:
             self._critic_loss_fn = self.critic_loss
             self._actor_loss_fn = self.actor_loss

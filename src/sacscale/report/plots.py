@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 from functools import cache
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from PIL import Image, PngImagePlugin  # noqa: E402
 import sacscale.analysis.learning as learning_module  # noqa: E402
 from sacscale.analysis.aggregate import phase_by_rank  # noqa: E402
 from sacscale.analysis.learning import finite, tracking_baselines  # noqa: E402
-from sacscale.atomic import temporary_path  # noqa: E402
+from sacscale.atomic import move_into_place, open_temporary, refuse_foreign_links, temporary_path  # noqa: E402
 from sacscale.report.figure_names import DRAWN_WITH_KEY, FIGURES, NAME_KEY  # noqa: E402
 
 STEADY = "steady env steps/s (last 50% of events)"
@@ -44,7 +45,7 @@ def drawing_record() -> str:
     return f"matplotlib {matplotlib.__version__}, drawing code {code}"
 
 
-def _palette_png(source: Path, target: Path, name: str) -> None:
+def _palette_png(source, target, name: str) -> None:
     with Image.open(source) as image:
         flat = image.convert("RGB").quantize(PALETTE_COLOURS, method=Image.Quantize.MEDIANCUT,
                                              dither=Image.Dither.NONE)
@@ -55,12 +56,17 @@ def _palette_png(source: Path, target: Path, name: str) -> None:
 
 
 def _save(fig, path: Path) -> None:
+    refuse_foreign_links(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary_path(path)  # of this process and thread: two reports into one folder do not collide
     try:
-        fig.savefig(tmp, dpi=110, bbox_inches="tight", metadata={"Software": None}, facecolor="white")
-        _palette_png(tmp, tmp, path.name)
-        tmp.replace(path)
+        drawn = io.BytesIO()
+        fig.savefig(drawn, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None},
+                    facecolor="white")
+        drawn.seek(0)
+        with open_temporary(tmp) as out:  # never through a link put at the temporary name
+            _palette_png(drawn, out, path.name)
+        move_into_place(tmp, path)
     except BaseException as exc:
         tmp.unlink(missing_ok=True)  # a full disk leaves no partial figure
         if isinstance(exc, OSError) and not exc.filename:

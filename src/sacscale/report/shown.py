@@ -17,6 +17,10 @@ import markdown
 from sacscale.report.document import MARKDOWN_EXTENSIONS
 
 _INVISIBLE_TAGS = {"script", "style", "template", "head", "title"}
+# elements that run on within a line of text: `9.999<em>x</em>` shows as 9.999x; any other
+# element parts the text before it from the text after it
+_INLINE = {"a", "abbr", "b", "bdi", "bdo", "cite", "code", "del", "dfn", "em", "font", "i", "ins", "kbd", "mark",
+           "q", "s", "samp", "small", "span", "strike", "strong", "sub", "sup", "tt", "u", "var"}
 _VOID = {"br", "hr", "img", "input", "meta", "link", "col", "wbr", "source", "area", "base", "embed", "track"}
 # a number as the tables print it: 1,234 / 0.984 / -12.50 / 98% / 1.715x; not the digit of a
 # name such as r1 or n2 (a digit right after a letter), which labels a value. n/a, None and a
@@ -57,6 +61,7 @@ class _TableReader(HTMLParser):
         self._cell: list[str] | None = None
         self._in_head = False
         self._row_is_head = False  # a row of header cells: a table's header where it has no <thead>
+        self.prose: list[str] = []  # the visible text outside the tables, as a browser shows it
 
     def _hides(self, tag: str, attrs: list[tuple[str, str | None]]) -> bool:
         values = dict(attrs)
@@ -64,6 +69,8 @@ class _TableReader(HTMLParser):
         return tag in _INVISIBLE_TAGS or "hidden" in values or "display:none" in style
 
     def handle_starttag(self, tag, attrs):
+        if tag not in _INLINE:
+            self.prose.append("\n")
         if tag == "br" and self._cell is not None and not self._hidden_depth:
             self._cell.append(" ")  # a line break parts what it stands between: `1.7<br>19x` is no 1.719x
         if tag in _VOID:
@@ -89,6 +96,8 @@ class _TableReader(HTMLParser):
             self._row_is_head = tag == "th" and (self._row_is_head or not self._row)
 
     def handle_endtag(self, tag):
+        if tag not in _INLINE:
+            self.prose.append("\n")
         if self._hidden_depth:
             if tag == self._hidden_depth[-1]:
                 self._hidden_depth.pop()
@@ -115,19 +124,46 @@ class _TableReader(HTMLParser):
     def handle_data(self, data):
         if not self._hidden_depth and self._cell is not None:
             self._cell.append(data)
+        elif not self._hidden_depth and self._table is None:
+            self.prose.append(data)
+
+
+# Python-Markdown's time grows with the square of a paragraph's length when it is full of
+# escapes and entities (184 KB: 3 s; 2 MB: minutes; a page of 64 MB: days): a reader of a
+# page refuses one with a paragraph far longer than the report stage writes (its longest
+# are a few KB; a value from outside the code is cut at 2,000 characters). Tables and
+# fenced blocks are read line by line and are not bounded here.
+LONGEST_PARAGRAPH = 128 * 1024
+
+
+def long_paragraph(markdown_text: str) -> str | None:
+    """Why this Markdown is not rendered here (a paragraph longer than LONGEST_PARAGRAPH), or None."""
+    size = longest = 0
+    for line in markdown_text.splitlines():
+        plain_line = line.strip() and not line.lstrip().startswith(("|", "```", "~~~"))
+        size = size + len(line) + 1 if plain_line else 0
+        longest = max(longest, size)
+    return (f"a paragraph of {longest:,} characters, far longer than the report stage writes (at most "
+            f"{LONGEST_PARAGRAPH:,} read here)") if longest > LONGEST_PARAGRAPH else None
 
 
 def shown_tables(markdown_text: str) -> list[ShownTable]:
     """Every table a renderer shows of this Markdown, header and rows as text."""
-    return shown_html_tables(markdown.markdown(markdown_text, extensions=MARKDOWN_EXTENSIONS, output_format="html"))
+    return shown_page(markdown_text, html=False)[0]
 
 
 def shown_html_tables(html_text: str) -> list[ShownTable]:
     """Every table a browser shows of this HTML (report.html), header and rows as text."""
+    return shown_page(html_text, html=True)[0]
+
+
+def shown_page(text: str, html: bool) -> tuple[list[ShownTable], str]:
+    """A page's tables, and its visible text outside them (entities decoded, markup gone,
+    one line per block), as a browser shows the HTML or the Markdown rendered."""
     reader = _TableReader()
-    reader.feed(html_text)
+    reader.feed(text if html else markdown.markdown(text, extensions=MARKDOWN_EXTENSIONS, output_format="html"))
     reader.close()
-    return reader.tables
+    return reader.tables, "".join(reader.prose)
 
 
 def shown_numbers(cell: str) -> list[ShownNumber]:

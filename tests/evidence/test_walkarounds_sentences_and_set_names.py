@@ -1,5 +1,7 @@
 """The report's sentences against its tables: a ratio in the text is the one the tables
-show for the comparison the sentence names, and it is read as a browser shows it."""
+show for the comparison the sentence names, and it is read as a browser shows it. A set is
+the one its records name, each run the one planned for it, in the plan's execution order;
+a page is read only as long as the report stage writes one."""
 
 import pytest
 

@@ -15,6 +15,7 @@ import zipfile
 from dataclasses import fields
 from pathlib import Path
 
+from sacscale.atomic import refuse_foreign_links
 from sacscale.collect import shm
 from sacscale.task.walk_rules import ACTION_DIM, ACTOR_OBS_DIM, CRITIC_OBS_DIM
 
@@ -246,6 +247,10 @@ def _check_log_dir(path: str | Path, resume: bool = False) -> None:
     files). `resume=True` (for `--resume RUN_DIR`) instead requires a run directory
     that train_meta.json marks as one."""
     p = Path(path)
+    try:  # the run's files go inside it: its own name must not be another user's link either
+        refuse_foreign_links(p / "train_meta.json")
+    except OSError as exc:
+        raise InputError(f"--log-dir {path}: {exc.filename}: {exc.strerror}") from None
     if p.exists() and not p.is_dir():
         raise InputError(f"--log-dir {path}: exists and is not a directory")
     if resume:

@@ -19,6 +19,7 @@ from pathlib import Path
 from sacscale import __version__
 from sacscale.commands import BadInput
 from sacscale.eval.gl_backend import GLBackendError, check_mujoco_gl
+from sacscale.usage import UsageParser
 
 # command name -> (module under sacscale.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -54,16 +55,8 @@ EPILOG = ("Exit status: 0 done; 2 a usage error (an unknown option, a bad option
           "says \"No Snakefile found\"); README.md there.")
 
 
-class _Parser(argparse.ArgumentParser):
-    """The parser of `sacscale` and of each command: a usage error is one line, as every
-    other refusal (argparse prints its usage lines above it); `--help` shows the usage."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="sacscale", description=__doc__.splitlines()[0], epilog=EPILOG,
+    parser = UsageParser(prog="sacscale", description=__doc__.splitlines()[0], epilog=EPILOG,
                                      allow_abbrev=False)
     parser.add_argument("--version", action="version", version=f"sacscale {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -136,7 +129,7 @@ def _main(argv: list[str]) -> int:
     except Exception as exc:  # noqa: BLE001 - one line instead of a traceback (docs/faults.md)
         return _error_line(name, exc)
     # No abbreviated options: a recorded command line must mean exactly what it says.
-    cmd_parser = _Parser(prog=f"sacscale {name}", description=COMMANDS[name][1], allow_abbrev=False)
+    cmd_parser = UsageParser(prog=f"sacscale {name}", description=COMMANDS[name][1], allow_abbrev=False)
     module.add_arguments(cmd_parser)
     args = cmd_parser.parse_args(argv[1:])
     _refuse_empty_values(cmd_parser, args)

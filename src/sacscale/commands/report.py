@@ -101,7 +101,7 @@ def run_set_inputs(results: Path, output_dir: str | None) -> dict:
     if out.resolve() == reports.resolve() and _tracked(workdir, Path("reports") / name):
         raise Refused(f"reports/{name}/ holds a committed report, which is evidence and is not rewritten; to build "
                       f"this set's report elsewhere: sacscale report --run-set {results} --output-dir "
-                      f"/tmp/{name}-report")
+                      '"$(mktemp -d)"')
     try:
         runs = [r["name"] for r in json.loads((results / "plan.json").read_text(encoding="utf-8"))["runs"]]
     except (OSError, ValueError, KeyError, TypeError) as exc:

@@ -46,6 +46,7 @@ from sacscale.pipeline.run_output import ProgressEcho
 from sacscale.processes import GroupChild, start_group
 from sacscale.reading import RecordJSONError, loads_record
 from sacscale.trainers.unilab import rank0_event_files
+from sacscale.usage import UsageParser
 
 GRACE_S = 30.0
 PREFIX = "run_training"
@@ -246,7 +247,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="run_training.py", description=__doc__.splitlines()[0], allow_abbrev=False)
+    parser = UsageParser(prog="run_training.py", description=__doc__.splitlines()[0], allow_abbrev=False)
     add_arguments(parser)
     return run(parser.parse_args(argv), parser)
 

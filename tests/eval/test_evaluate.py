@@ -260,3 +260,25 @@ def test_bad_protocol_settings_exit_2(tmp_path, capsys, model_file):
         main(["evaluate", str(ckpt), "--output", str(tmp_path / "e.json"), "--stochastic", "--noise-scale", "0.5"])
     assert exc.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
     assert not (tmp_path / "e.json").exists()
+
+
+@pytest.mark.parametrize("planted", ["the old fixed name", "this writer's own name"])
+def test_the_figure_is_not_written_through_a_link_at_a_temporary_name(evaluated, tmp_path, planted):
+    """A link planted where the figure's temporary file goes (in /tmp, by another local user)
+    must not have the figure written into the file it names: the figure was saved to a fixed
+    `.NAME.tmp.png` that followed links, and two evaluations of one figure at once collided there."""
+    import os
+    import threading
+
+    from sacscale.eval.evaluate import plot_tracking
+
+    _, result, _ = evaluated
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the victim's own\n")
+    out = tmp_path / "fig.png"
+    name = ".fig.png.tmp.png" if planted == "the old fixed name" else \
+        f".fig.tmp{os.getpid()}.{threading.get_ident()}.png"
+    (tmp_path / name).symlink_to(victim)
+    plot_tracking(result, out)  # a link at its own name is removed, never followed
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and not out.is_symlink()
+    assert victim.read_text() == "the victim's own\n"

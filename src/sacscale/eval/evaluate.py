@@ -15,6 +15,7 @@ error has a reference point: a ratio below 1 means the policy tracks better than
 from __future__ import annotations
 
 import hashlib
+import io
 import math
 import stat
 import time
@@ -23,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from sacscale.atomic import atomic_write_bytes
 from sacscale.checks import checkpoint_problem
 from sacscale.learn.networks import Actor
 from sacscale.shapes import record_problem
@@ -425,12 +427,11 @@ def plot_tracking(result: dict, path: str | Path) -> None:
         fontsize=9,
     )
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=110, metadata={"Software": None})
+    drawn = io.BytesIO()
+    fig.savefig(drawn, format="png", dpi=110, metadata={"Software": None})
     plt.close(fig)
-    tmp.replace(path)  # a reader never sees a half-written figure
+    # as every output: a temporary file of this process's own, never through a link
+    atomic_write_bytes(path, drawn.getvalue())
 
 
 def _nan(v):

@@ -20,7 +20,7 @@ from sacscale.report.tables import reproduces_seed
 from sacscale.report.document import (
     Bullets, Code, Document, Heading, Image, Paragraph, Table, to_html, to_markdown,
 )
-from sacscale.report.text import code, plain
+from sacscale.report.text import block_line, code, plain
 from sacscale.report.verdict import at_a_glance, verdict_section
 
 SEED_TABLE = Table(
@@ -104,7 +104,10 @@ def _fmt_int(v) -> str:
 
 
 def _lines(text: str | None, limit: int = 60) -> str:
-    lines = (text or "").rstrip("\n").splitlines()
+    """A recorded tool output as a code block's lines: each line as any other outside text
+    (no control, bidi or invisible character: an escape sequence in a recorded `lscpu`
+    retitled and cleared the terminal of whoever read report.md)."""
+    lines = [block_line(line) for line in (text or "").rstrip("\n").splitlines()]
     if len(lines) > limit:
         lines = lines[:limit] + [f"... ({len(lines) - limit} more lines in environment.json)"]
     return "\n".join(lines)

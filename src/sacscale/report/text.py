@@ -40,14 +40,24 @@ _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "~": "&#126;"}
 LONGEST = 2000
 
 
-def one_line(value) -> str:
+def one_line(value, blanked: re.Pattern = _CONTROL) -> str:
     # a file name that is not UTF-8 reaches us with surrogates (`\udcff` for the byte 0xff),
     # which no UTF-8 page can hold: shown escaped, as text
     text = str(value)
     if len(text) > LONGEST:
         text = f"{text[:LONGEST]} ... ({len(text):,} characters in all, shown cut)"
     text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return _CONTROL.sub(" ", text)
+    return blanked.sub(" ", text)
+
+
+# A recorded tool output (`lscpu`, `nvidia-smi topo -m`) keeps its tabs, which align its
+# columns; every other control character is blanked as in prose.
+_CONTROL_BUT_TAB = re.compile(_CONTROL.pattern.replace(r"\x00-\x1f", r"\x00-\x08\x0a-\x1f", 1))
+
+
+def block_line(value) -> str:
+    """One line of a fenced block (a recorded tool output): as `one_line`, tabs kept."""
+    return one_line(value, _CONTROL_BUT_TAB)
 
 
 def plain(value) -> str:

@@ -39,6 +39,10 @@ def test_two_comparisons_ratios_swapped_in_a_sentence_are_named(tmp_path, page, 
     ("report.md", "9.999&#120;"), ("report.md", "9.999&#x78;"), ("report.md", "9.999*x*"),
     ("report.md", "9.999<em>x</em>"), ("report.html", "9.999&#120;"), ("report.html", "9.999<em>x</em>"),
     ("report.html", "9.99<span>9</span>x"), ("report.md", "9.999\u200bx"),
+    # another times sign, or the ratio in words, is read as a ratio too
+    ("report.md", "9.999\u00d7"), ("report.html", "9.999&#215;"), ("report.md", "9.999 \u00d7"),
+    ("report.md", "9.999X"), ("report.md", "9.999\u0445"), ("report.md", "9.999-fold"),
+    ("report.html", "9.999 times"),
 ])
 def test_a_ratio_written_with_an_entity_or_inline_markup_is_read_as_shown(tmp_path, page, written):
     root = copy_committed_set(tmp_path, SHORT)

@@ -223,8 +223,18 @@ def table_problems(rel: str, shown: ShownTable, table: dict) -> tuple[list[str],
     return problems, sum(len(v) for r in table["rows"] if id(r) in found for v in r["cells"].values())
 
 
-# a ratio as the report writes one (1.719x); the headline sentences repeat the tables' ratios
-_RATIO = re.compile(r"(?<![\d.])\d+\.\d{3}x(?!\w)")
+# a ratio as the report writes one (1.719x), or as a reader would read one written with
+# another times sign (x, X, the multiplication sign, a cross, a Cyrillic letter that looks
+# like x) or in words (-fold, times); the headline sentences repeat the tables' ratios
+_RATIO = re.compile(r"(?<![\d.])(\d+\.\d{3})\s*"
+                    r"(?:[xX\u00d7\u2715\u2716\u2a09\u2a2f\u0445\u0425](?!\w)|-?fold\b|\s+times\b)")
+
+
+def _ratios(text: str) -> list[str]:
+    """The ratios `text` shows, each written as the report writes one (`1.719x`)."""
+    return [f"{number}x" for number in _RATIO.findall(text)]
+
+
 # two configurations compared, as the sentences and the tables' first column name them
 _PAIR = re.compile(r"([\w.-]+) / ([\w.-]+)")
 _HIDDEN = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff" + BLANK_LETTERS + "]")
@@ -236,7 +246,7 @@ def _ratios_by_pair(shown: list[ShownTable]) -> dict[tuple[str, str], set[str]]:
     for row in (row for table in shown for row in table.rows if row):
         pair = _PAIR.match(row[0])
         if pair:
-            pairs.setdefault(pair.groups(), set()).update(r for cell in row[1:] for r in _RATIO.findall(cell))
+            pairs.setdefault(pair.groups(), set()).update(r for cell in row[1:] for r in _ratios(cell))
     return pairs
 
 
@@ -246,20 +256,21 @@ def prose_ratio_problems(rel: str, prose: str, shown: list[ShownTable]) -> list[
     names just before it (`A / B = 1.719x`): the tables are checked cell by cell against
     the evidence, the sentences only against the tables. The text is read as a browser
     shows it: `9.999&#120;` or `9.999<em>x</em>` is 9.999x."""
-    in_tables = {ratio for table in shown for row in table.rows for cell in row for ratio in _RATIO.findall(cell)}
+    in_tables = {ratio for table in shown for row in table.rows for cell in row for ratio in _ratios(cell)}
     by_pair = _ratios_by_pair(shown)
     problems = []
     for line in _HIDDEN.sub("", prose).splitlines():
         pairs = list(_PAIR.finditer(line))
-        for ratio in _RATIO.finditer(line):
-            before = [p.groups() for p in pairs if p.end() <= ratio.start()]
+        for found in _RATIO.finditer(line):
+            before = [p.groups() for p in pairs if p.end() <= found.start()]
             pair = before[-1] if before else None
-            if ratio[0] not in in_tables:
-                problems.append(f"{rel}: the ratio {ratio[0]} in its text is in none of its tables, which are checked "
+            ratio = f"{found[1]}x"
+            if ratio not in in_tables:
+                problems.append(f"{rel}: the ratio {ratio} in its text is in none of its tables, which are checked "
                                 "against the evidence: does not match the evidence")
-            elif pair in by_pair and ratio[0] not in by_pair[pair]:
+            elif pair in by_pair and ratio not in by_pair[pair]:
                 shown_for = ", ".join(sorted(by_pair[pair])) or "no ratio"
-                problems.append(f"{rel}: its text gives {' / '.join(pair)} as {ratio[0]}, its tables {shown_for} "
+                problems.append(f"{rel}: its text gives {' / '.join(pair)} as {ratio}, its tables {shown_for} "
                                 "(a ratio of another comparison?): does not match the evidence")
     return list(dict.fromkeys(problems))
 

@@ -8,6 +8,7 @@ control character, and report files too large to read (a sparse file of gigabyte
 import base64
 import io
 import os
+import re
 import shutil
 import time
 
@@ -135,3 +136,29 @@ def test_a_set_file_larger_than_the_sets_budget_is_named_not_hashed(work):
     rel = event.relative_to(work).as_posix()
     assert [p for p in result.problems() if p.startswith(f"scope: {rel}: 68,719,476,736 bytes, more than the set's "
                                                           "whole budget")], result.problems()
+
+
+def _embedded_figure(root, name: str) -> str:
+    data = (report_file(root, "figures") / name).read_bytes()
+    return f'<p><img alt="forged" src="data:image/png;base64,{base64.b64encode(data).decode()}"></p>'
+
+
+def test_an_extra_embedded_copy_of_a_figure_is_named(work):
+    """A figure's bytes embedded once more (a second scaling chart ahead of the first figure,
+    under another heading) passed: embedded images were only checked to be figures."""
+    edit_text(report_file(work, "report.html"), '<p><img alt="throughput by repeat"',
+              _embedded_figure(work, "scaling_bars.png") + '<p><img alt="throughput by repeat"')
+    failing(work, "not one each in the order the report stage writes them")
+
+
+def test_embedded_figures_swapped_or_twice_are_named(tmp_path):
+    root = copy_committed_set(tmp_path, EMBEDDING_SET)
+    page = report_file(root, "report.html")
+    text = page.read_text()
+    sources = re.findall(r'data:image/png;base64,[^"]*', text)
+    assert len(sources) >= 2
+    swapped = text.replace(sources[0], "\0").replace(sources[1], sources[0]).replace("\0", sources[1])
+    page.write_text(swapped)
+    failing(root, "not one each in the order the report stage writes them")
+    page.write_text(text.replace(sources[1], sources[0], 1))
+    failing(root, "not one each in the order the report stage writes them")

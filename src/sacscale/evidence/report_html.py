@@ -57,10 +57,10 @@ _VOID_TAGS = {"br", "hr", "img", "meta", "wbr", "col", "area", "base", "embed", 
 _FIGURE_ORDER = {f"figures/{name}": i for i, name in enumerate(FIGURES.values())}
 
 
-def _order_problems(rel: str, reader: "_Presentation") -> list[str]:
+def _order_problems(rel: str, images: list[str]) -> list[str]:
     """The stage's figures a page shows are in the stage's order and each at most once: two
     references swapped showed each figure under the other's heading and caption."""
-    shown = [s for s in reader.images if s in _FIGURE_ORDER]
+    shown = [s for s in images if s in _FIGURE_ORDER]
     if [_FIGURE_ORDER[s] for s in shown] == sorted({_FIGURE_ORDER[s] for s in shown}):
         return []
     names = ", ".join(s.removeprefix("figures/") for s in shown)
@@ -81,14 +81,15 @@ def _figure_problems(rel: str, reader: "_Presentation", folder: Path) -> list[st
     missing = [s for s in reader.images if not (folder / s).is_file()]
     problems = [f"{rel}: shows the figure {s[:80]!r}, which is not in its folder: does not match the evidence"
                 for s in missing[:3]]
-    if reader.embedded:
-        files = {hashlib.sha256((folder / s).read_bytes()).hexdigest()
-                 for s in sorted(STAGE_FIGURES) if (folder / s).is_file()}
-        others = sum(hashlib.sha256(data).hexdigest() not in files for data in reader.embedded)
-        if others:
-            problems.append(f"{rel}: {others} embedded image(s) that are none of the figures in its folder: does "
-                            "not match the evidence")
-    return problems
+    files = {hashlib.sha256((folder / s).read_bytes()).hexdigest(): s
+             for s in sorted(STAGE_FIGURES) if reader.embedded and (folder / s).is_file()}
+    # an embedded copy of a figure is that figure shown: once, in its place, as a reference is
+    shown = [files.get(hashlib.sha256(image).hexdigest()) if isinstance(image, bytes) else image
+             for image in reader.shown]
+    if None in shown:
+        problems.append(f"{rel}: {shown.count(None)} embedded image(s) that are none of the figures in its "
+                        "folder: does not match the evidence")
+    return problems + _order_problems(rel, [name for name in shown if name])
 
 
 class _Presentation(HTMLParser):
@@ -101,6 +102,7 @@ class _Presentation(HTMLParser):
         self._style: list[str] | None = None
         self.images: list[str] = []  # files of the report's folder the page shows
         self.embedded: list[bytes] = []  # images the page holds as data URIs
+        self.shown: list[str | bytes] = []  # both, in the page's order
 
     def _check_element(self, tag: str, values: dict) -> None:
         """Only the elements and attributes the report stage writes; images of its own."""
@@ -113,10 +115,12 @@ class _Presentation(HTMLParser):
             source = values.get("src") or ""
             if source in STAGE_FIGURES:
                 self.images.append(source)
+                self.shown.append(source)
             elif not _IMAGE.fullmatch(source):
                 self.problems.append(f"an image from elsewhere or not a figure of the report stage ({source[:40]!r})")
             else:
                 self.embedded.append(_decoded(source))
+                self.shown.append(self.embedded[-1])
 
     def _check_frame(self, tag: str) -> None:
         """The frame's elements once each, in their place; none in rendered Markdown."""
@@ -229,7 +233,7 @@ def rendered_markdown_problems(rel: str, markdown_text: str) -> list[str]:
         reader.problems.append(f"{rows} table delimiter row(s) (|---|) for {tables} table(s) read here: a table "
                                "GitHub shows where this reader sees prose")
     seen = [p for i, p in enumerate(reader.problems) if p not in reader.problems[:i] and p not in _LEGACY_MARKDOWN]
-    return _order_problems(rel, reader) + [
+    return _order_problems(rel, reader.images) + [
         f"{rel}: {problem} (it could hide or change what is shown): the report stage writes none; "
         f"does not match the evidence" for problem in seen[:5]]
 
@@ -255,6 +259,7 @@ def presentation_problems(rel: str, html_text: str, folder: Path | None = None) 
     for problem in reader.problems:
         if problem not in seen:
             seen.append(problem)
-    return ([] if folder is None else _figure_problems(rel, reader, folder)) + _order_problems(rel, reader) + \
+    figures = _order_problems(rel, reader.images) if folder is None else _figure_problems(rel, reader, folder)
+    return figures + \
         [f"{rel}: {problem} (it could hide or change what is shown): the report stage writes none; "
          f"does not match the evidence" for problem in seen[:5]]

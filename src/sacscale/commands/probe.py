@@ -16,7 +16,7 @@ from sacscale.atomic import write_json
 from sacscale.parallel.probe import ProbeSettings, run_probe
 from sacscale.train.config import TrainConfig, TrainingError
 from sacscale.train.preflight import check_devices
-from sacscale.train.probe import TrainerProbeSettings, run_trainer_probe
+from sacscale.train.probe import TrainerProbeSettings, fewest_iterations, run_trainer_probe
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -98,6 +98,12 @@ def run(args: argparse.Namespace) -> int:
         check_devices(devices)
         trainer = TrainerProbeSettings(devices, iterations=args.trainer_iterations or 14, seed=args.seed,
                                        model=args.model, mutation=args.mutation, timeout_s=args.timeout_s)
+        fewest = fewest_iterations(trainer)
+        if trainer.iterations < fewest:  # it would report a broken sync where nothing was synced
+            print(f"sacscale probe: error: --trainer-iterations {trainer.iterations}: the learner first updates in "
+                  f"iteration {fewest} (once its replay holds its learning start's rows); give at least {fewest}",
+                  file=sys.stderr)
+            return 2
         if args.kind == "trainer":
             result = run_trainer_probe(trainer, args.output)
         else:

@@ -25,6 +25,9 @@ MAX_NUM_ENVS = 1 << 20
 MAX_BATCH = 1 << 24
 MAX_TIMEOUT_S = 30 * 86400
 MIN_TIMEOUT_S = 1.0  # below it nothing starts (1e-320 is a number, not a limit)
+# The trainer probe's learner first updates in its tenth iteration (at the probe's sizes,
+# sacscale.train.probe.fewest_iterations; a test holds the two equal): fewer compare nothing.
+PROBE_FEWEST_ITERATIONS = 10
 RUN_FIELDS = (
     "trainer", "devices", "cpu_pools", "num_envs", "batch_size", "sim_threads", "log_every",
     "trace", "timeout_s", "cuda_visible_devices", "env", "overrides", "description",

@@ -15,6 +15,7 @@ from sacscale.pipeline.plan_values import (
     MAX_ITERATIONS,
     MAX_REPEATS,
     NAME,
+    PROBE_FEWEST_ITERATIONS,
     RUN_FIELDS,
     PlanError,
     config_key,
@@ -253,6 +254,10 @@ def _probe(preset: dict, config: dict) -> dict:
         raise PlanError(f"probe.devices: {shown(probe['devices'])} is not 'cpu,cpu' or '0,1'-style")
     positive_int(probe["iterations"], "probe.iterations", maximum=10**6)
     positive_int(probe["trainer_iterations"], "probe.trainer_iterations", 0, 10**6)
+    if 0 < probe["trainer_iterations"] < PROBE_FEWEST_ITERATIONS:
+        raise PlanError(f"probe.trainer_iterations: {probe['trainer_iterations']}: the probe's learner first updates "
+                        f"in iteration {PROBE_FEWEST_ITERATIONS}, so fewer compare no gradients; give 0 (no trainer "
+                        f"probe) or at least {PROBE_FEWEST_ITERATIONS}")
     seconds(probe["timeout_s"], "probe.timeout_s", 1800)
     return probe
 

@@ -85,6 +85,15 @@ def _watched_trainer(s: TrainerProbeSettings, rank: int, world_size: int, seen: 
             setattr(rank_module, name, value)
 
 
+def fewest_iterations(s: TrainerProbeSettings) -> int:
+    """The fewest trainer iterations in which the learner updates at all: it starts once the
+    replay holds its learning start's rows, `num_envs` a step (fewer: nothing to compare)."""
+    from sacscale.train.config import sac_config
+
+    rows = sac_config(_trainer_config(s, "")).learning_starts_rows(s.num_envs)
+    return -(-rows // s.num_envs)
+
+
 def _trainer_config(s: TrainerProbeSettings, log_dir: str) -> TrainConfig:
     return TrainConfig(
         devices=",".join(s.devices), num_envs=s.num_envs, batch_size=s.batch_size, iterations=s.iterations,

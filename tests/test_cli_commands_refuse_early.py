@@ -152,3 +152,10 @@ def test_manifest_refuses_one_file_for_the_manifest_and_its_record(tmp_path):
     one_line(sacscale("manifest", tmp_path / "set", "--output", out, "--json", out),
              f"--output and --json are one file ({out}): the second would replace the first")
     assert not out.exists()
+
+
+def test_train_refuses_more_iterations_than_the_plan_allows(tmp_path):
+    """`train --iterations 10**20` by hand trained on without end (the plan bounds it at 10**9)."""
+    done = sacscale("train", "--devices", "cpu", "--iterations", str(10**20), "--log-dir", tmp_path / "run")
+    one_line(done, "sacscale train: error: --iterations must be at most 1,000,000,000, got 1e+20")
+    assert not (tmp_path / "run").exists()

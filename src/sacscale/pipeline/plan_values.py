@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from sacscale.cpus import MAX_CPU_ID, CpuRangeError, parse_cpu_list
+from sacscale.train.config import MAX_ITERATIONS
 
 # Names become directory names and shell words: matched in full (a `^...$` search lets a
 # trailing newline through), 64 characters at most so `{prefix}_r{k}_{config}` fits a path.
@@ -20,7 +21,6 @@ CPU_LIST = re.compile(r"[0-9]{1,5}(-[0-9]{1,5})?(,[0-9]{1,5}(-[0-9]{1,5})?){0,10
 # Upper bounds, checked before anything is expanded: a CPU list becomes a list of every
 # CPU, repeats x order becomes the run list.
 MAX_REPEATS = 1000
-MAX_ITERATIONS = 10**9
 MAX_NUM_ENVS = 1 << 20
 MAX_BATCH = 1 << 24
 MAX_TIMEOUT_S = 30 * 86400

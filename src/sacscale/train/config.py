@@ -14,6 +14,7 @@ from sacscale.task.walk_rules import PIPELINES, TILT_OBS
 
 ALLREDUCE_PLACEMENTS = ("in-graph", "between-graphs")
 MAX_RANKS = 64  # one rank a GPU or a CPU pool; the plan's --devices holds at most 64 too
+MAX_ITERATIONS = 10**9  # a run of more would not end in any machine's life; the plan's bound too
 # Printed by every rank once its first learner update (compile, warm-up, CUDA-graph
 # capture, first iteration) has run to completion on the device.
 FIRST_UPDATE_DONE = "first learner update done"
@@ -89,6 +90,8 @@ class TrainConfig:
         for name in POSITIVE_SIZES:
             if getattr(self, name) <= 0:
                 raise TrainingError(f"--{name.replace('_', '-')} must be positive, got {getattr(self, name)}")
+        if self.iterations > MAX_ITERATIONS:  # a typo of digits trained on, unbounded
+            raise TrainingError(f"--iterations must be at most {MAX_ITERATIONS:,}, got {self.iterations:.3g}")
         if self.num_actor_updates < 0 or self.num_actor_updates > self.num_critic_updates:
             raise TrainingError("--num-actor-updates must be in [0, --num-critic-updates]")
 

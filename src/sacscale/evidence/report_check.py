@@ -26,6 +26,7 @@ from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification
 from sacscale.report.figure_names import FIGURES, drawn_as
 from sacscale.report.numbers import FORMAT, NUMBERS_NAME, report_numbers
 from sacscale.evidence.report_html import presentation_problems, rendered_markdown_problems
+from sacscale.evidence.report_environment import environment_problems, recorded_environment
 from sacscale.evidence.report_tables import other_tables_problems, regenerated
 from sacscale.report.shown import ShownTable, long_paragraph, shown_numbers, shown_page, shows
 from sacscale.report.text import BLANK_LETTERS
@@ -275,14 +276,15 @@ def prose_ratio_problems(rel: str, prose: str, shown: list[ShownTable]) -> list[
     return list(dict.fromkeys(problems))
 
 
-def tables_problems(rel: str, text: str, numbers: dict, required: set[str],
-                    html: bool = False, made: dict | None = None) -> tuple[list[str], list[str], str]:
+def tables_problems(rel: str, text: str, numbers: dict, required: set[str], html: bool = False,
+                    made: dict | None = None, environment: dict | None = None) -> tuple[list[str], list[str], str]:
     """(problems, notes, what was read) of a report's Markdown (or `html`) against the
-    quantities its tables show; with `made` (report_tables.regenerated), its other tables too."""
+    quantities its tables show; with `made` (report_tables.regenerated), its other tables too;
+    with `environment` (the set's record), its Environment list."""
     by_header = {tuple(t["header"]): (name, t) for name, t in numbers["tables"].items()}
     problems, seen, count = [], set(), 0
     shown_list, prose = shown_page(text, html)
-    problems += prose_ratio_problems(rel, prose, shown_list)
+    problems += prose_ratio_problems(rel, prose, shown_list) + environment_problems(rel, prose, environment)
     if made is not None:
         problems += other_tables_problems(rel, shown_list, set(by_header), made)
     for shown in shown_list:
@@ -334,6 +336,7 @@ def check_report(root: Path, summary: dict, metrics: list[dict], result: Verific
                                f"tables parsed and checked cell by cell against the quantities recomputed from the "
                                f"evidence")
     made = regenerated(root, metrics)
+    environment = recorded_environment(root)
     try:
         text = read_text(reports / "report.md", f"{rel}/report.md", errors="replace")
     except EvidenceStructureError as exc:
@@ -343,13 +346,14 @@ def check_report(root: Path, summary: dict, metrics: list[dict], result: Verific
         result.derived.append(f"{rel}/report.md: {too_long}: not rendered, so not checked: does not match the "
                               "evidence")
     else:
-        problems, notes, read = tables_problems(f"{rel}/report.md", text, fresh, required, made=made)
+        problems, notes, read = tables_problems(f"{rel}/report.md", text, fresh, required, made=made,
+                                                environment=environment)
         result.report_check += f" ({read})"
         result.derived += problems + rendered_markdown_problems(f"{rel}/report.md", text)
         result.notes += notes
         result.checked.append(f"{rel}/report.md")
     result.derived += figure_name_problems(rel, reports)
-    check_report_html(reports, rel, fresh, required, result, made)
+    check_report_html(reports, rel, fresh, required, result, made, environment)
 
 
 def figure_name_problems(rel: str, reports: Path) -> list[str]:
@@ -367,7 +371,7 @@ def figure_name_problems(rel: str, reports: Path) -> list[str]:
 
 
 def check_report_html(reports: Path, rel: str, fresh: dict, required: set[str], result: Verification,
-                      made: dict | None = None) -> None:
+                      made: dict | None = None, environment: dict | None = None) -> None:
     """report.html, which readers open: its visible tables cell by cell as report.md's, and
     nothing in it that could show other numbers (sacscale.evidence.report_html)."""
     page = reports / "report.html"
@@ -379,7 +383,8 @@ def check_report_html(reports: Path, rel: str, fresh: dict, required: set[str], 
     except EvidenceStructureError as exc:
         result.derived.append(str(exc))
         return
-    problems, _, read = tables_problems(f"{rel}/report.html", text, fresh, required, html=True, made=made)
+    problems, _, read = tables_problems(f"{rel}/report.html", text, fresh, required, html=True, made=made,
+                                        environment=environment)
     result.derived += problems + presentation_problems(f"{rel}/report.html", text, reports)
     result.report_check += f"; report.html's tables checked the same way ({read})"
     result.checked.append(f"{rel}/report.html")

@@ -31,3 +31,14 @@ def test_help_still_shows_the_usage(name):
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=REPO)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("usage: ")
+
+
+def test_a_closed_standard_output_is_named_in_one_line():
+    """`sacscale verify S >&-`: Python gives None for a closed stream, and the first print
+    ended in `AttributeError: 'NoneType' object has no attribute 'write' (unexpected)`."""
+    done = subprocess.run([sys.executable, "-m", "sacscale.cli", "--version"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, timeout=120, cwd=REPO,
+                          preexec_fn=lambda: __import__("os").close(1))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == ("sacscale: error: standard output is closed; give the command somewhere to write "
+                           "(a file, /dev/null)\n")

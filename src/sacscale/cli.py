@@ -90,6 +90,11 @@ _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if sys.stdout is None:  # started with `>&-`: Python gives None for a closed stream
+        if sys.stderr is not None:
+            sys.stderr.write("sacscale: error: standard output is closed; give the command somewhere to write "
+                             "(a file, /dev/null)\n")
+        return 2
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _Inert(sys.stdout), _Inert(sys.stderr)
     try:

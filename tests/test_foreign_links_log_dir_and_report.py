@@ -59,3 +59,4 @@ def test_the_report_of_a_committed_set_suggests_a_fresh_folder():
     assert done.returncode == 2, done.stderr
     assert '--output-dir "$(mktemp -d)"' in done.stderr
     assert "/tmp/h200x1_shared_short-report" not in done.stderr
+

@@ -98,6 +98,9 @@ def run_set_inputs(results: Path, output_dir: str | None) -> dict:
     reports = workdir / "reports" / name
     out = Path(output_dir) if output_dir else reports
     refuse_links(out, out / "figures")
+    if out.resolve().is_relative_to(results.resolve()):  # its files would be extra to the evidence verify reads
+        raise Refused(f"--output-dir {output_dir}: inside the run set {results}, whose evidence the report is made "
+                      f"from; the report goes to reports/{name}/ or a folder of its own")
     if out.resolve() == reports.resolve() and _tracked(workdir, Path("reports") / name):
         raise Refused(f"reports/{name}/ holds a committed report, which is evidence and is not rewritten; to build "
                       f"this set's report elsewhere: sacscale report --run-set {results} --output-dir "

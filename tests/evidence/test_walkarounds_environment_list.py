@@ -37,3 +37,13 @@ def test_a_record_edited_under_an_unchanged_page_is_named(tmp_path):
     (root / "environment.json").write_text(json.dumps(record, indent=2))
     problems = _problems(root)
     assert [p for p in problems if "its Environment list does not show 'GPUs: NVIDIA A100" in p], problems
+
+
+def test_a_record_the_report_stage_cannot_show_is_named_not_skipped(tmp_path):
+    root = copy_committed_set(tmp_path, SET)
+    record = json.loads((root / "environment.json").read_text())
+    record["torch"] = "2.11"  # a string where the report stage reads an object
+    (root / "environment.json").write_text(json.dumps(record, indent=2))
+    problems = _problems(root)
+    assert [p for p in problems if p.startswith("derived: environment.json: not a record the report stage wrote its "
+                                                 "Environment list from")], problems

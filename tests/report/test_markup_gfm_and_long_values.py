@@ -23,13 +23,19 @@ def _struck_names(hostile: bool) -> dict[str, str]:
 PLAIN = hostile_names.names
 
 
-def test_a_value_with_tildes_is_not_struck_through_on_github(tmp_path, monkeypatch):
-    monkeypatch.setattr(hostile_names, "names", _struck_names)
+def _report(tmp_path):
+    """The report of a set whose names and values are `hostile_names.names` (patched); its folder."""
     inputs = hostile_names.run_set(tmp_path, True)
     out = tmp_path / "reports" / "S"
     write_report(inputs["summary_path"], inputs["metrics_paths"], out / "report.md", out / "report.html",
                  out / "figures", environment=inputs["environment"], model=inputs["model"],
                  probe=inputs["probe"], run_dirs=inputs["run_dirs"], attempts=inputs["attempts"])
+    return out
+
+
+def test_a_value_with_tildes_is_not_struck_through_on_github(tmp_path, monkeypatch):
+    monkeypatch.setattr(hostile_names, "names", _struck_names)
+    out = _report(tmp_path)
     page = GFM.render((out / "report.md").read_text())
     assert "<s>" not in page and "<del>" not in page
     assert f"v {STRUCK}" in page  # shown as written
@@ -56,11 +62,7 @@ def test_a_recorded_value_of_any_length_is_shown_cut_saying_so(tmp_path, monkeyp
     """Python-Markdown's time grows with the square of an escaped value's length: a recorded
     value of 200,000 characters took the report stage 5 minutes, a megabyte hours."""
     monkeypatch.setattr(hostile_names, "names", _long_names)
-    inputs = hostile_names.run_set(tmp_path, True)
-    out = tmp_path / "reports" / "S"
-    write_report(inputs["summary_path"], inputs["metrics_paths"], out / "report.md", out / "report.html",
-                 out / "figures", environment=inputs["environment"], model=inputs["model"],
-                 probe=inputs["probe"], run_dirs=inputs["run_dirs"], attempts=inputs["attempts"])
+    out = _report(tmp_path)
     md = (out / "report.md").read_text()
     assert "... (25,000 characters in all, shown cut)" in md
     assert len(md) < 400_000  # each value at most 2,000 characters (escaped), not 25,000

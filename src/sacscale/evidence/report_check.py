@@ -26,7 +26,7 @@ from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification
 from sacscale.report.figure_names import FIGURES, drawn_as
 from sacscale.report.numbers import FORMAT, NUMBERS_NAME, report_numbers
 from sacscale.evidence.report_html import presentation_problems, rendered_markdown_problems
-from sacscale.evidence.report_environment import environment_problems, recorded_environment
+from sacscale.evidence.report_environment import environment_problems, expected_environment
 from sacscale.evidence.report_tables import other_tables_problems, regenerated
 from sacscale.report.shown import ShownTable, long_paragraph, shown_numbers, shown_page, shows
 from sacscale.report.text import BLANK_LETTERS
@@ -277,10 +277,10 @@ def prose_ratio_problems(rel: str, prose: str, shown: list[ShownTable]) -> list[
 
 
 def tables_problems(rel: str, text: str, numbers: dict, required: set[str], html: bool = False,
-                    made: dict | None = None, environment: dict | None = None) -> tuple[list[str], list[str], str]:
+                    made: dict | None = None, environment: list[str] | None = None) -> tuple[list[str], list[str], str]:
     """(problems, notes, what was read) of a report's Markdown (or `html`) against the
     quantities its tables show; with `made` (report_tables.regenerated), its other tables too;
-    with `environment` (the set's record), its Environment list."""
+    with `environment` (the lines the set's record gives), its Environment list."""
     by_header = {tuple(t["header"]): (name, t) for name, t in numbers["tables"].items()}
     problems, seen, count = [], set(), 0
     shown_list, prose = shown_page(text, html)
@@ -336,7 +336,8 @@ def check_report(root: Path, summary: dict, metrics: list[dict], result: Verific
                                f"tables parsed and checked cell by cell against the quantities recomputed from the "
                                f"evidence")
     made = regenerated(root, metrics)
-    environment = recorded_environment(root)
+    environment, unshowable = expected_environment(root)
+    result.derived += unshowable
     try:
         text = read_text(reports / "report.md", f"{rel}/report.md", errors="replace")
     except EvidenceStructureError as exc:
@@ -371,7 +372,7 @@ def figure_name_problems(rel: str, reports: Path) -> list[str]:
 
 
 def check_report_html(reports: Path, rel: str, fresh: dict, required: set[str], result: Verification,
-                      made: dict | None = None, environment: dict | None = None) -> None:
+                      made: dict | None = None, environment: list[str] | None = None) -> None:
     """report.html, which readers open: its visible tables cell by cell as report.md's, and
     nothing in it that could show other numbers (sacscale.evidence.report_html)."""
     page = reports / "report.html"

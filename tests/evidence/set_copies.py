@@ -1,8 +1,15 @@
 """A committed run set copied into a temporary tree of the repository's layout (results/S
 and reports/S side by side), for tests that change a set and verify it."""
 
+import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+from sacscale.report.build import write_report
+from sacscale.report.page_format import PAGE_FORMAT
+from sacscale.report.set_inputs import set_inputs
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -24,3 +31,24 @@ def edit_text(path: Path, old: str, new: str) -> None:
     text = path.read_text()
     assert old in text, old
     path.write_text(text.replace(old, new, 1))
+
+
+def made_current(root: Path) -> Path:
+    """The copy `root` as a set made by this code: its evidence.json records this code's
+    page format, its manifest is made again, and its report is written again by this
+    report stage (in the pipeline's order: manifest, then report). Returns root."""
+    scope_file = root / "evidence.json"
+    scope = json.loads(scope_file.read_text())
+    scope_file.write_text(json.dumps({**scope, "report_page": PAGE_FORMAT}))
+    remake_manifest(root)
+    reports = root.parent.parent / "reports" / root.name
+    write_report(output_md=reports / "report.md", output_html=reports / "report.html", figures_dir=reports / "figures",
+                 **set_inputs(root, reports))
+    return root
+
+
+def remake_manifest(root: Path) -> None:
+    """MANIFEST.sha256 and manifest.json made again over the set as it now is."""
+    done = subprocess.run([sys.executable, "-m", "sacscale.cli", "manifest", str(root), "--json",
+                           str(root / "manifest.json")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

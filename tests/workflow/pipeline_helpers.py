@@ -161,6 +161,17 @@ def check_run_set(workdir: Path, run_set: str, names: list[str]) -> None:
     listed = (results / "MANIFEST.sha256").read_text()
     assert f"runs/{names[0]}/run.json" in listed and "environment.json" in listed
     check_budget(workdir, run_set)
+    check_whole_page(results)
+
+
+def check_whole_page(results: Path) -> None:
+    """The finished set verifies with its whole page compared: the page the pipeline wrote is
+    the one verify composes again from the set's evidence."""
+    from sacscale.evidence.verify import verify
+
+    done = verify(results)
+    assert done.ok, done.problems()
+    assert "both pages compared line by line with the page composed again from the evidence" in done.report_check
 
 
 def check_budget(workdir: Path, run_set: str) -> list[str]:

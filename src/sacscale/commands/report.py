@@ -10,13 +10,13 @@ built into `--output-dir`.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 from pathlib import Path
 
 from sacscale.evidence.runset import _tracked as tracked_files
 from sacscale.report.build import RecordError, write_report
+from sacscale.report.set_inputs import set_inputs
 
 # what `--run-set` needs from results/S/: the set has been through its verification
 FINISHED = ("plan.json", "summary.json", "environment.json", "verify.json", "manifest.json")
@@ -64,10 +64,6 @@ def _attempts(path: str | None) -> list[str]:
     return sorted(e.name for e in p.iterdir()) if p is not None and p.is_dir() else []
 
 
-def _existing(path: Path) -> str | None:
-    return str(path) if path.is_file() else None
-
-
 def refuse_links(*folders: Path) -> None:
     """The report's folder and its figures folder are its own: through a link, its files
     would replace the ones where the link points (another set's committed report, a folder
@@ -106,28 +102,15 @@ def run_set_inputs(results: Path, output_dir: str | None) -> dict:
                       f"this set's report elsewhere: sacscale report --run-set {results} --output-dir "
                       '"$(mktemp -d)"')
     try:
-        runs = [r["name"] for r in json.loads((results / "plan.json").read_text(encoding="utf-8"))["runs"]]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise Refused(f"{results}/plan.json: not a plan this pipeline wrote ({type(exc).__name__}: {exc})") from None
-    # the video's name: a set made from now on has a WebP, an older set a GIF
-    webp = reports / "figures" / "best_run.webp"
-    video = webp if webp.is_file() else webp.with_suffix(".gif"), reports / "figures" / "best_run.json"
-    if all(p.is_file() for p in video) and out.resolve() != reports.resolve():
+        inputs = set_inputs(results, reports)
+    except RecordError as exc:
+        raise Refused(str(exc)) from None
+    if inputs["video"] and out.resolve() != reports.resolve():
         # the report shows its video from its own directory: a copy goes with it
         (out / "figures").mkdir(parents=True, exist_ok=True)
-        video = tuple(Path(shutil.copy2(p, out / "figures" / p.name)) for p in video)
-    return dict(
-        summary_path=results / "summary.json", metrics_paths=[results / "metrics" / f"{r}.json" for r in runs],
-        output_md=out / "report.md", output_html=out / "report.html", figures_dir=out / "figures",
-        environment=_existing(results / "environment.json"), model=_existing(results / "model.json"),
-        probe=_existing(results / "correctness.json"), verification=_existing(results / "verify.json"),
-        manifest=_existing(results / "manifest.json"), deviations=_existing(workdir / "docs" / "deviations.md"),
-        run_dirs=[results / "runs" / r for r in runs if (results / "runs" / r).is_dir()] or None,
-        attempts=_attempts(str(workdir / "logs" / name / "attempts")),
-        evaluations=[str(p) for r in runs if (p := results / "eval" / f"{r}.json").is_file()],
-        video=str(video[0]) if all(p.is_file() for p in video) else None,
-        video_record=str(video[1]) if all(p.is_file() for p in video) else None,
-    )
+        inputs["video"], inputs["video_record"] = (str(shutil.copy2(inputs[k], out / "figures" / Path(inputs[k]).name))
+                                                   for k in ("video", "video_record"))
+    return dict(inputs, output_md=out / "report.md", output_html=out / "report.html", figures_dir=out / "figures")
 
 
 def named_inputs(args: argparse.Namespace) -> dict:

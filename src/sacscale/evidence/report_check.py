@@ -1,4 +1,5 @@
-"""The report's numbers against the evidence, never its sentences.
+"""The report's numbers against the evidence; its whole page where the set records this
+code's page format (sacscale.evidence.report_page).
 
 The quantities the report's tables show (sacscale.report.numbers) are recomputed from the
 evidence (the runs' metrics and the summary recomputed before this). Where the report
@@ -27,7 +28,10 @@ from sacscale.report.figure_names import FIGURES, drawn_as
 from sacscale.report.numbers import FORMAT, NUMBERS_NAME, report_numbers
 from sacscale.evidence.report_html import presentation_problems, rendered_markdown_problems
 from sacscale.evidence.report_environment import environment_problems, expected_environment
+from sacscale.evidence.report_page import whole_page_problems
 from sacscale.evidence.report_tables import other_tables_problems, regenerated
+from sacscale.evidence.scope import PAGE_KEY, SCOPE_FILE, report_page_of
+from sacscale.report.page_format import PAGE_FORMAT
 from sacscale.report.shown import ShownTable, long_paragraph, shown_numbers, shown_page, shows
 from sacscale.report.text import BLANK_LETTERS
 
@@ -355,6 +359,32 @@ def check_report(root: Path, summary: dict, metrics: list[dict], result: Verific
         result.checked.append(f"{rel}/report.md")
     result.derived += figure_name_problems(rel, reports)
     check_report_html(reports, rel, fresh, required, result, made, environment)
+    check_whole_page(root, reports, rel, result)
+
+
+def check_whole_page(root: Path, reports: Path, rel: str, result: Verification) -> None:
+    """Both pages against the page composed again from the evidence, where the set's report
+    stage wrote this code's page format; otherwise a note says what is not compared."""
+    page, problem = report_page_of(root)
+    result.scope += [problem] if problem else []
+    if page != PAGE_FORMAT:
+        why = (f"written by the report stage's page format {page}, this code's is {PAGE_FORMAT}" if page else
+               f"a set made before sets recorded their page format ({SCOPE_FILE} {PAGE_KEY})")
+        result.notes.append(f"{rel}: the page outside its tables, ratios, Environment list and figures is not "
+                            f"compared with the page its evidence gives: {why}")
+        return
+    pages = {}
+    for name in ("report.md", "report.html"):
+        try:
+            pages[name] = read_text(reports / name, f"{rel}/{name}", errors="replace")
+        except EvidenceStructureError:
+            continue  # named by the checks above
+    if "report.md" in pages and long_paragraph(pages["report.md"]) is not None:
+        return  # likewise
+    problems, notes = whole_page_problems(root, reports, rel, pages)
+    result.derived += problems
+    result.notes += notes
+    result.report_check += "; both pages compared line by line with the page composed again from the evidence"
 
 
 def figure_name_problems(rel: str, reports: Path) -> list[str]:

@@ -4,13 +4,15 @@ and the size budget of sets made from now on.
 A set made under the budget carries `evidence.json` (hashed with the rest), written
 before its manifest:
 
-    {"format": 2, "budget_bytes": 4194304,
+    {"format": 2, "budget_bytes": 4194304, "report_page": 1,
      "left_out": [{"path": "runs/X/checkpoints/final.pt", "sha256": "...", "bytes": 899625,
                    "why": "..."}]}
 
 Its `format` is how verify and the budget test recognise a set made from now on; sets
 without it predate the budget and stay as they were committed. A file left out is listed
-with its hash, so the evaluation that used it is still bound to it (binding.py).
+with its hash, so the evaluation that used it is still bound to it (binding.py). Its
+`report_page` is the page format of the report stage that made the set, which decides
+whether verify compares the report's whole page (sacscale.report.page_format).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 from sacscale.atomic import write_json
 from sacscale.evidence.manifest import MANIFEST_JSON, MANIFEST_NAME, VERIFY_JSON, sha256_file
 from sacscale.reading import TooLarge, loads_record, read_limited
+from sacscale.report.page_format import PAGE_FORMAT
 
 SCOPE_FILE = "evidence.json"
 FORMAT = 2
@@ -30,6 +33,10 @@ FORMAT = 2
 # but one whose evidence.json was removed, and with it the left-out files' hashes and the budget
 FORMAT_SINCE = "2026-12-03T16:02:25+00:00"
 BUDGET_BYTES = 4 * 1024 * 1024
+# the page format of the report stage that made the set (sacscale.report.page_format); since
+# PAGE_SINCE every set records one, so a set whose runs started later and records none had it removed
+PAGE_KEY = "report_page"
+PAGE_SINCE = "2026-12-05T04:00:00+00:00"
 POLICY = Path("checkpoints") / "final.pt"  # a run's policy: the one kind of file a set may leave out
 # Never in the manifest, by construction (manifest.EXCLUDED): written from it, or after it.
 BY_CONSTRUCTION = {
@@ -65,6 +72,9 @@ def read_scope(root: Path) -> dict | None:
             isinstance(e, dict) and isinstance(e.get("path"), str) and isinstance(e.get("sha256"), str)
             for e in left):
         raise ScopeError(f"{SCOPE_FILE}: left_out must be a list of {{path, sha256, why}}")
+    page = data.get(PAGE_KEY, 1)
+    if isinstance(page, bool) or not isinstance(page, int) or page < 1:
+        raise ScopeError(f"{SCOPE_FILE}: {PAGE_KEY} {str(page)[:40]!r} is not a page format (a whole number from 1)")
     budget = data.get("budget_bytes", BUDGET_BYTES)
     if isinstance(budget, bool) or not isinstance(budget, int) or not 0 < budget <= BUDGET_BYTES:
         # a budget is a number of bytes the project allows, not a value a set chooses for itself
@@ -81,6 +91,22 @@ def format_of(root: Path) -> int:
     except ScopeError:
         return 1
     return scope["format"] if scope else 1
+
+
+def report_page_of(root: Path) -> tuple[int | None, str | None]:
+    """(the report page format the set records, or None for a set made before sets recorded
+    one; a problem): a set whose runs started after PAGE_SINCE without one had it removed."""
+    try:
+        scope = read_scope(root)
+    except ScopeError:
+        return None, None  # named by check_scope
+    if scope is not None and PAGE_KEY in scope:
+        return scope[PAGE_KEY], None
+    late = _started_since(root, PAGE_SINCE)
+    if late:
+        return None, (f"{SCOPE_FILE}: records no {PAGE_KEY}, though run {late[0]} started at {late[1]}, after every "
+                      f"set began to record the format of its report's page ({PAGE_SINCE}): removed?")
+    return None, None
 
 
 def left_out_hashes(root: Path) -> dict[str, str]:
@@ -121,7 +147,7 @@ def check_scope(root: Path) -> tuple[list[str], list[str]]:
     except ScopeError as exc:
         return [str(exc)], []
     if scope is None:
-        late = _started_since_the_format(root)
+        late = _started_since(root, FORMAT_SINCE)
         if late:
             return [f"{SCOPE_FILE}: missing, though run {late[0]} started at {late[1]}, after every set began to "
                     f"carry one ({FORMAT_SINCE}): removed?"], []
@@ -148,9 +174,9 @@ def check_scope(root: Path) -> tuple[list[str], list[str]]:
                       f"(budget {budget:,}; format {scope['format']})"]
 
 
-def _started_since_the_format(root: Path) -> tuple[str, str] | None:
-    """(run, started_at) of a run of the set that started after FORMAT_SINCE, if any."""
-    since = datetime.fromisoformat(FORMAT_SINCE)
+def _started_since(root: Path, when: str) -> tuple[str, str] | None:
+    """(run, started_at) of a run of the set that started after `when`, if any."""
+    since = datetime.fromisoformat(when)
     for path in sorted((root / "runs").glob("*/run.json")):
         try:
             started = loads_record(read_limited(path).decode("utf-8")).get("started_at")
@@ -254,5 +280,11 @@ def write_scope(root: Path, left_out: list[dict], budget: int = BUDGET_BYTES) ->
     merged = {e["path"]: e for e in previous.get("left_out", [])}
     merged.update({e["path"]: e for e in left_out})
     scope = {"format": FORMAT, "budget_bytes": budget, "left_out": [merged[k] for k in sorted(merged)]}
+    # the page format of the report this code writes next; a set whose report is already
+    # written (a manifest made again) keeps what it recorded, since that report is not rewritten
+    reports = reports_of(root)
+    written = reports is not None and (reports / "report.md").exists()
+    if not written or PAGE_KEY in previous:
+        scope[PAGE_KEY] = previous.get(PAGE_KEY, PAGE_FORMAT) if written else PAGE_FORMAT
     write_json(root / SCOPE_FILE, scope)
     return scope

@@ -13,12 +13,14 @@ In this order, and the first step opens no file:
    parsed by the trainer's own parser) -> train_meta.json -> metrics agree on seed,
    iterations, devices, CPU pools, world size, model (hash) and code commit;
 5. the summary: `summary.json` and `summary.csv` recomputed from the metrics and the plan;
-6. the report's numbers, never its sentences (sacscale.evidence.report_check): the
-   quantities its tables show are recomputed from the metrics and the summary;
-   `reports/S/numbers.json` (where the report stage wrote it) is compared with them number
-   by number, and every numeric cell of the tables a renderer shows of `report.md` must be
-   its quantity at the precision shown (the report embeds this verification's own verdict,
-   so it cannot be in the manifest it checks).
+6. the report (sacscale.evidence.report_check): the quantities its tables show are
+   recomputed from the metrics and the summary; `reports/S/numbers.json` (where the report
+   stage wrote it) is compared with them number by number, and every numeric cell of the
+   tables a renderer shows of `report.md` must be its quantity at the precision shown; where
+   the set records this code's page format, both pages are compared line by line with the
+   page composed again from the evidence (sacscale.evidence.report_page). The report embeds
+   this verification's own verdict, so it cannot be in the manifest it checks. The probe's
+   record is checked against its own numbers (sacscale.evidence.probe_record).
 
 A field that newer code derives but an older set never stored is not a failure: it is
 listed under `notes` as "not recorded by this older set". A file that is not valid
@@ -49,6 +51,7 @@ from sacscale.evidence.derived import check_summary, recompute_summary
 from sacscale.evidence.manifest import (
     MANIFEST_NAME, ManifestError, evidence_files, irregular_files, parse_manifest, sha256_file,
 )
+from sacscale.evidence.probe_record import check_probe_record
 from sacscale.evidence.records import check_records
 from sacscale.evidence.report_check import check_report, check_report_present, reports_dir
 from sacscale.evidence.result import EvidenceStructureError, Verification, deep_differences, load_json, split_notes
@@ -260,6 +263,7 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
     try:
         plan = load_json(root, "plan.json")
         check_records(root, plan, result, strict)
+        result.records += check_probe_record(root)
         check_bindings(root, plan, result)
         names = [r["name"] for r in plan["runs"] if r["name"] in good]
         recomputed = check_summary(root, plan, [good[n] for n in names], result)

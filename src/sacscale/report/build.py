@@ -300,16 +300,20 @@ def _relative(path, report_dir: Path) -> str:
     return os.path.relpath(Path(path).resolve(), Path(report_dir).resolve())
 
 
+def learning_of(metrics: list[dict], run_dirs: list | None) -> tuple[dict | None, str | None]:
+    """The learning curves by configuration from the runs' event files, or None and why not."""
+    if not run_dirs:
+        return None, "no run directories were given (sacscale report --run-dirs)"
+    return curves_by_config(run_dirs, {m["run"]: m["config"] for m in metrics if m.get("config")}), None
+
+
 def draw_figures(summary: dict, metrics: list[dict], figures_dir: Path, run_dirs: list | None):
     """Every figure of the report into `figures_dir`, from the summary, the metrics and the
     runs' event files (the learning curves); ({figure: has data}, the learning curves by
     configuration or None, why there are none). verify --redraw-figures draws them again
     the same way."""
     metrics = tables.in_execution_order(summary, metrics)
-    if run_dirs:
-        learning, note = curves_by_config(run_dirs, {m["run"]: m["config"] for m in metrics if m.get("config")}), None
-    else:
-        learning, note = None, "no run directories were given (sacscale report --run-dirs)"
+    learning, note = learning_of(metrics, run_dirs)
     return plots.write_all(summary, metrics, figures_dir, learning, note), learning, note
 
 
@@ -328,17 +332,23 @@ def build(
     attempts: list[str] | None = None,
     evaluations: dict[str, dict] | None = None,
     video: tuple[Path, dict] | None = None,
+    draw: bool = True,
 ) -> Document:
     """`video`: (the best run's video, its record from sacscale render-best), or None.
     `deviations`: the deviations document's path relative to the report's directory (linked).
     `run_dirs`: the runs' directories (event files), for the learning curves; None
-    leaves that figure out (with a sentence saying why)."""
+    leaves that figure out (with a sentence saying why). `draw`: False composes the page
+    without drawing its figures (verify compares the page so)."""
     plan = (environment or {}).get("plan") or summary.get("meta", {})
     metrics = tables.in_execution_order(summary, metrics)
     run_set = plan.get("run_set") or summary.get("meta", {}).get("run_set") or "?"
     doc = Document(title=f"sacscale run set {plain(run_set)}")
 
-    has, learning, note = draw_figures(summary, metrics, figures_dir, run_dirs)
+    if draw:
+        has, learning, note = draw_figures(summary, metrics, figures_dir, run_dirs)
+    else:
+        learning, note = learning_of(metrics, run_dirs)
+        has = plots.figures_with_data(metrics, learning)
     seed_shaped = reproduces_seed(summary)
 
     doc.add(Paragraph(at_a_glance(summary, metrics, probe)))
@@ -415,16 +425,15 @@ def _two(value) -> str:
     return "n/a (no sample counted)" if value is None else f"{value:.2f}"
 
 
-def write_report(
-    summary_path, metrics_paths, output_md, output_html, figures_dir,
-    environment=None, model=None, probe=None, verification=None, manifest=None, deviations=None, run_dirs=None,
-    attempts=None, evaluations=None, video=None, video_record=None,
-) -> Document:
+def read_inputs(
+    summary_path, metrics_paths, report_dir: Path, environment=None, model=None, probe=None, verification=None,
+    manifest=None, deviations=None, run_dirs=None, attempts=None, evaluations=None, video=None, video_record=None,
+) -> tuple[dict, list[dict], dict]:
+    """(summary, metrics, build's other arguments) read from the report's input files;
+    RecordError names a file the report cannot read."""
     summary = _record(summary_path, SUMMARY_SHAPE)
     metrics = [_record(p, METRICS_SHAPE) for p in metrics_paths]
-    report_dir = Path(output_md).parent
-    doc = build(
-        summary, metrics, Path(figures_dir), report_dir,
+    return summary, metrics, dict(
         environment=_load(environment, ENVIRONMENT_SHAPE), model=_load(model), probe=_load(probe, PROBE_SHAPE),
         verification=_load(verification), manifest=_load(manifest),
         deviations=_relative(deviations, report_dir) if deviations and Path(deviations).is_file() else None,
@@ -434,6 +443,14 @@ def write_report(
         video=((Path(video), _record(video_record, VIDEO_SHAPE))
                if video and video_record else None),
     )
+
+
+def write_report(summary_path, metrics_paths, output_md, output_html, figures_dir, **inputs) -> Document:
+    """The report from its input files (read_inputs' arguments): report.md, report.html,
+    numbers.json and the figures."""
+    report_dir = Path(output_md).parent
+    summary, metrics, others = read_inputs(summary_path, metrics_paths, report_dir, **inputs)
+    doc = build(summary, metrics, Path(figures_dir), report_dir, **others)
     atomic_write_text(output_md, to_markdown(doc))
     # the numbers the tables show, before formatting, for verification to compare one by one
     atomic_write_text(report_dir / NUMBERS_NAME, json.dumps(report_numbers(summary, metrics), indent=1) + "\n")

@@ -367,6 +367,21 @@ def learning_curves(groups: dict[str, dict] | None, path: Path, note: str | None
     return True
 
 
+def figures_with_data(metrics: list[dict], learning: dict[str, dict] | None) -> dict[str, bool]:
+    """`{name: has_data}` as write_all returns it, without drawing: which figures the report
+    shows (verify composes the page again from this)."""
+    curves = (finite(run[name]) for group in (learning or {}).values() for run in group["runs"].values()
+              for name in LEARNING_PANELS)
+    return {
+        "throughput_by_repeat": True,
+        "scaling_bars": True,
+        "cumulative_steps": any(m.get("series", {}).get("total_env_steps") for m in metrics),
+        "return_vs_time": any(m.get("series", {}).get("episode_return") for m in metrics),
+        "phase_times": bool(phase_by_rank(metrics)),
+        "learning_curves": any(curve["env_steps"] for curve in curves),
+    }
+
+
 def write_all(summary: dict, metrics: list[dict], figures_dir: str | Path, learning: dict[str, dict] | None = None,
               learning_note: str | None = None) -> dict[str, bool]:
     """Write every figure the workflow declares; `{name: has_data}`. A figure without data

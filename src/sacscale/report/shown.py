@@ -62,15 +62,20 @@ class _TableReader(HTMLParser):
         self._in_head = False
         self._row_is_head = False  # a row of header cells: a table's header where it has no <thead>
         self.prose: list[str] = []  # the visible text outside the tables, as a browser shows it
+        self.flow: list[str] = []   # all the visible text in page order, a table as its rows
 
     def _hides(self, tag: str, attrs: list[tuple[str, str | None]]) -> bool:
         values = dict(attrs)
         style = (values.get("style") or "").replace(" ", "").lower()
         return tag in _INVISIBLE_TAGS or "hidden" in values or "display:none" in style
 
+    def _parts(self) -> None:
+        self.prose.append("\n")
+        self.flow.append("\n")
+
     def handle_starttag(self, tag, attrs):
         if tag not in _INLINE:
-            self.prose.append("\n")
+            self._parts()
         if tag == "br" and self._cell is not None and not self._hidden_depth:
             self._cell.append(" ")  # a line break parts what it stands between: `1.7<br>19x` is no 1.719x
         if tag in _VOID:
@@ -97,7 +102,7 @@ class _TableReader(HTMLParser):
 
     def handle_endtag(self, tag):
         if tag not in _INLINE:
-            self.prose.append("\n")
+            self._parts()
         if self._hidden_depth:
             if tag == self._hidden_depth[-1]:
                 self._hidden_depth.pop()
@@ -119,6 +124,7 @@ class _TableReader(HTMLParser):
             self._in_head = False
         elif tag == "table" and self._table is not None:
             self.tables.append(self._table)
+            self.flow += [f"\n{' | '.join(row)}\n" for row in [self._table.header, *self._table.rows]]
             self._table = None
 
     def handle_data(self, data):
@@ -126,6 +132,7 @@ class _TableReader(HTMLParser):
             self._cell.append(data)
         elif not self._hidden_depth and self._table is None:
             self.prose.append(data)
+            self.flow.append(data)
 
 
 # Python-Markdown's time grows with the square of a paragraph's length when it is full of
@@ -164,6 +171,17 @@ def shown_page(text: str, html: bool) -> tuple[list[ShownTable], str]:
     reader.feed(text if html else markdown.markdown(text, extensions=MARKDOWN_EXTENSIONS, output_format="html"))
     reader.close()
     return reader.tables, "".join(reader.prose)
+
+
+def shown_lines(text: str, html: bool) -> list[str]:
+    """Everything a reader sees of a page, in order, one line per block (a table: one line
+    per row, its cells joined by ` | `), blanks within a line collapsed and empty lines left
+    out: what verify compares with the page the evidence gives."""
+    reader = _TableReader()
+    reader.feed(text if html else markdown.markdown(text, extensions=MARKDOWN_EXTENSIONS, output_format="html"))
+    reader.close()
+    lines = (" ".join(line.split()) for line in "".join(reader.flow).splitlines())
+    return [line for line in lines if line]
 
 
 def shown_numbers(cell: str) -> list[ShownNumber]:

@@ -1,0 +1,92 @@
+"""The report's whole page against the page its evidence gives.
+
+For a set whose report was written by a report stage of this code's page format
+(evidence.json `report_page`, sacscale.report.page_format), the page is composed again from
+the set's own files with the report stage's own code (sacscale.report.set_inputs, build),
+without drawing its figures, and what a reader sees of report.md and report.html is
+compared with it line by line: the verdict and the probe's section, every sentence,
+heading, caption, table row and code block. Two inputs are not evidence and are taken as
+the page has them where the checkout lacks them: the list of failed attempts (kept under
+logs/, which a copy of the set does not carry) and the link to the deviations document.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+from sacscale.report.build import RecordError, build, read_inputs
+from sacscale.report.document import to_html, to_markdown
+from sacscale.report.set_inputs import set_inputs
+from sacscale.report.shown import shown_lines
+
+ATTEMPTS_LINE = "Failed or stopped attempts (kept under logs/"
+DEVIATIONS_HEADING = "Deviations from the reference system"
+SHOWN_AT_MOST = 3  # differences named per page; the rest are counted
+
+
+def _cut(line: str, start: int = 0) -> str:
+    """The line from a little before `start`, at most 160 characters of it."""
+    start = max(0, start - 40)
+    part = line[start:start + 160]
+    return repr(("..." if start else "") + part + ("..." if start + 160 < len(line) else ""))
+
+
+def _first_difference(a: str, b: str) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
+def differences(rel: str, expected: list[str], shown: list[str]) -> list[str]:
+    """Each run of lines where the page shows other than the evidence gives, named by its
+    first line; after SHOWN_AT_MOST, one line counting the rest."""
+    if len(shown) > 10 * len(expected) + 1000:  # far more than the stage writes: not diffed line by line
+        return [f"{rel}: shows {len(shown):,} lines of text, the page its evidence gives {len(expected):,}: does "
+                "not match the evidence"]
+    found = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=expected, b=shown, autojunk=False).get_opcodes():
+        if tag == "replace":
+            at = _first_difference(shown[j1], expected[i1])
+            found.append(f"shows {_cut(shown[j1], at)} where the evidence gives {_cut(expected[i1], at)}")
+        elif tag == "delete":
+            found.append(f"does not show {_cut(expected[i1])}, which the evidence gives")
+        elif tag == "insert":
+            found.append(f"shows {_cut(shown[j1])}, which the evidence does not give")
+    problems = [f"{rel}: {what}: does not match the evidence" for what in found[:SHOWN_AT_MOST]]
+    if len(found) > SHOWN_AT_MOST:
+        problems.append(f"{rel}: {len(found) - SHOWN_AT_MOST} more passage(s) differ from the page its evidence "
+                        "gives: does not match the evidence")
+    return problems
+
+
+def _composed(root: Path, reports: Path, page_lines: list[str]):
+    """The report's Document from the set's files; the page's own deviations link where the
+    checkout has no deviations document."""
+    paths = set_inputs(root, reports)
+    summary, metrics, others = read_inputs(paths.pop("summary_path"), paths.pop("metrics_paths"), reports, **paths)
+    if others["deviations"] is None and DEVIATIONS_HEADING in page_lines:
+        others["deviations"] = "deviations.md"  # only its name is shown
+    return build(summary, metrics, reports / "figures", reports, draw=False, **others), bool(paths["attempts"])
+
+
+def whole_page_problems(root: Path, reports: Path, rel: str, pages: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(problems, notes) of the pages ({'report.md': text, 'report.html': text}) against
+    the page composed from the evidence."""
+    md_lines = shown_lines(pages.get("report.md", ""), html=False)
+    try:
+        doc, attempts_here = _composed(root, reports, md_lines)
+    except (RecordError, OSError) as exc:  # a record missing or unreadable: named by the checks before
+        return [f"{rel}: its page cannot be composed again from the evidence ({exc}): does not match the "
+                "evidence"], []
+    notes = []
+    if not attempts_here:
+        notes.append(f"{rel}: the list of failed attempts is not compared: logs/{root.name}/attempts is not here "
+                     "(logs are not evidence)")
+    expected = {"report.md": shown_lines(to_markdown(doc), html=False),
+                "report.html": shown_lines(to_html(doc, reports, embed_images=False), html=True)}
+    problems = []
+    for name, text in pages.items():
+        shown = md_lines if name == "report.md" else shown_lines(text, html=True)
+        if not attempts_here:
+            shown = [line for line in shown if not line.startswith(ATTEMPTS_LINE)]
+        problems += differences(f"{rel}/{name}", expected[name], shown)
+    return problems, notes

@@ -1,0 +1,11 @@
+"""The format of the report's page: what the report stage writes for given evidence.
+
+verify composes the page again from a set's evidence with the report stage's own code and
+compares what a reader sees, line by line. That holds only where this code writes the page
+as the code that made it did, so a set records the page format of the code that made it
+(evidence.json `report_page`), and any change to what the page says for the same evidence
+raises PAGE_FORMAT (tests/report/test_page_format.py pins the page of a committed set to it).
+A set of another format keeps the checks that do not depend on the page's words.
+"""
+
+PAGE_FORMAT = 1

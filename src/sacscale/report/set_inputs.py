@@ -1,0 +1,55 @@
+"""Where a finished run set keeps each input of its report, as the pipeline lays it out:
+results/<set>/ (the evidence), reports/<set>/ (the video and its record), logs/<set>/attempts
+and docs/deviations.md of the checkout. `sacscale report --run-set` builds the report from
+them, and verify composes the page again from the same files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sacscale.report.build import RecordError
+
+
+def planned_runs(results: Path) -> list[str]:
+    """The runs plan.json names, in its order."""
+    try:
+        return [r["name"] for r in json.loads((results / "plan.json").read_text(encoding="utf-8"))["runs"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        why = f"{type(exc).__name__}: {exc}"
+        raise RecordError(f"{results}/plan.json: not a plan this pipeline wrote ({why})") from None
+
+
+def _existing(path: Path) -> str | None:
+    return str(path) if path.is_file() else None
+
+
+def _attempts(folder: Path) -> list[str]:
+    return sorted(e.name for e in folder.iterdir()) if folder.is_dir() else []
+
+
+def video_files(reports: Path) -> tuple[Path, Path] | None:
+    """The best run's video and its record in `reports`, where both are: a set made from now
+    on has a WebP, an older set a GIF."""
+    webp = reports / "figures" / "best_run.webp"
+    video = webp if webp.is_file() else webp.with_suffix(".gif")
+    record = reports / "figures" / "best_run.json"
+    return (video, record) if video.is_file() and record.is_file() else None
+
+
+def set_inputs(results: Path, reports: Path) -> dict:
+    """build.read_inputs' arguments (summary_path, metrics_paths and the others) for the
+    finished set `results`, whose video lies in `reports`."""
+    workdir = results.resolve().parent.parent  # results/<set> -> the checkout
+    runs = planned_runs(results)
+    video = video_files(reports)
+    return dict(
+        summary_path=results / "summary.json", metrics_paths=[results / "metrics" / f"{r}.json" for r in runs],
+        environment=_existing(results / "environment.json"), model=_existing(results / "model.json"),
+        probe=_existing(results / "correctness.json"), verification=_existing(results / "verify.json"),
+        manifest=_existing(results / "manifest.json"), deviations=_existing(workdir / "docs" / "deviations.md"),
+        run_dirs=[results / "runs" / r for r in runs if (results / "runs" / r).is_dir()] or None,
+        attempts=_attempts(workdir / "logs" / results.name / "attempts"),
+        evaluations=[str(p) for r in runs if (p := results / "eval" / f"{r}.json").is_file()],
+        video=str(video[0]) if video else None, video_record=str(video[1]) if video else None,
+    )

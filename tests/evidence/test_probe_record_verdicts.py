@@ -1,0 +1,60 @@
+"""verify derives the correctness probe's verdicts from its own numbers: a record whose
+`pass` its comparisons do not give, rewritten together with its manifest, passed."""
+
+import json
+
+import pytest
+from set_copies import REPO, copy_committed_set, remake_manifest
+
+from sacscale.evidence.probe_record import probe_problems
+from sacscale.evidence.verify import verify
+
+SET = "h200x1_shared_short"
+
+
+def _probe(root):
+    return json.loads((root / "correctness.json").read_text())
+
+
+def _rewrite(root, record):
+    (root / "correctness.json").write_text(json.dumps(record, indent=1))
+    remake_manifest(root)
+
+
+def test_every_committed_probe_record_gives_its_own_verdicts():
+    records = sorted((REPO / "results").glob("*/correctness.json"))
+    assert len(records) >= 10
+    for path in records:
+        assert probe_problems(json.loads(path.read_text())) == [], path
+
+
+def test_a_failed_verdict_over_passing_comparisons_is_named(tmp_path):
+    root = copy_committed_set(tmp_path, SET)
+    _rewrite(root, {**_probe(root), "pass": False})
+    result = verify(root)
+    assert any(p.startswith("correctness.json: pass False, but its comparisons and agreement flags give True")
+               for p in result.records), result.records
+
+
+def test_a_comparison_far_over_its_tolerance_marked_passing_is_named(tmp_path):
+    root = copy_committed_set(tmp_path, SET)
+    record = _probe(root)
+    assert record["comparisons"][0]["criterion"] == "norm"
+    record["comparisons"][0].update(rel_diff=106.0, norm_rel_diff=106.0)
+    _rewrite(root, record)
+    result = verify(root)
+    assert any("comparison 1 (param/actor): pass True, but 106 against a tolerance of 0.001 fails" in p
+               for p in result.records), result.records
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda r: r["comparisons"][1].update(tolerance=1e9), "tolerance 1000000000.0 is none of the record's"),
+    (lambda r: r["comparisons"][0].update(rel_diff=0.0), "judges 0.0, but its criterion 'norm' names"),
+    (lambda r: r.update(ranks_identical_after=True, rank_spread_max_abs={"actor": 0.5}),
+     "ranks_identical_after True, but rank_spread_max_abs says False"),
+    (lambda r: r.update({"pass": "yes"}), "not a probe record"),
+])
+def test_a_verdict_its_numbers_do_not_give(edit, says):
+    record = json.loads((REPO / "results" / SET / "correctness.json").read_text())
+    edit(record)
+    assert any(says in p for p in probe_problems(record)), probe_problems(record)

@@ -1,0 +1,86 @@
+"""verify compares the whole page with the page its evidence gives, where the set's report
+stage wrote this code's page format: every sentence, heading, caption, list line and code
+block a reader sees, not only the tables, ratios and Environment list. Each edit below
+passed verify when only those were read."""
+
+import json
+
+import pytest
+from set_copies import copy_committed_set, edit_text, made_current, remake_manifest, report_file
+
+from sacscale.evidence.verify import verify
+
+SET = "h200x1_shared_short"
+
+
+@pytest.fixture(scope="module")
+def current(tmp_path_factory):
+    return made_current(copy_committed_set(tmp_path_factory.mktemp("current"), SET))
+
+
+@pytest.fixture
+def work(current, tmp_path):
+    import shutil
+    shutil.copytree(current.parent.parent, tmp_path / "repo")
+    return tmp_path / "repo" / "results" / SET
+
+
+def test_a_set_made_by_this_code_passes_with_its_whole_page_compared(current):
+    result = verify(current)
+    assert result.ok, result.problems()
+    assert "both pages compared line by line with the page composed again from the evidence" in result.report_check
+    # logs are not evidence: a copy without them says what it did not compare
+    assert any("the list of failed attempts is not compared" in n for n in result.notes)
+
+
+# (page, text, its replacement, what the problem then quotes of the page)
+EDITS = {
+    "probe verdict in the summary": ("report.md", "- Correctness probe: PASS", "- Correctness probe: FAIL",
+                                     "Correctness probe: FAIL"),
+    "probe setting": ("report.md", "- world_size: 2", "- world_size: 4", "world_size: 4"),
+    "an Environment line added": ("report.md", "- GPUs: NVIDIA H200",
+                                  "- GPUs (second node): 7 more NVIDIA H200\n- GPUs: NVIDIA H200",
+                                  "GPUs (second node): 7 more"),
+    "a line of the lscpu block": ("report.html", "  0    0      0    0", "  0    0      1    0", "0 0 1 0"),
+    "the model's hash": ("report.md", "- sha256: 6429381f", "- sha256: 7429381f", "sha256: 7429381f"),
+    "the runs planned": ("report.md", "Runs planned: 4; with evidence: 4.", "Runs planned: 8; with evidence: 8.",
+                         "Runs planned: 8"),
+    "a figure of the seed's table": ("report.md", "| 30,766 |", "| 31,766 |", "31,766"),
+    "a number in a sentence": ("report.md", "The first 50% of each run", "The first 10% of each run", "first 10%"),
+    "a heading": ("report.html", ">Limitations<", ">Caveats<", "Caveats"),
+    "the evidence line's verdict": ("report.html", "verification: all files match", "verification: signed off",
+                                    "verification: signed off"),
+}
+
+
+@pytest.mark.parametrize("page, old, new, quoted", EDITS.values(), ids=list(EDITS))
+def test_an_edit_outside_the_tables_is_named_with_its_line(work, page, old, new, quoted):
+    edit_text(report_file(work, page), old, new)
+    result = verify(work)
+    assert not result.ok
+    named = [p for p in result.derived if p.startswith(f"reports/{SET}/{page}: shows ")]
+    assert any(quoted in p for p in named), result.derived
+
+
+def test_a_removed_page_format_of_a_set_made_since_sets_record_one_is_named(work):
+    scope_file = work / "evidence.json"
+    scope = json.loads(scope_file.read_text())
+    del scope["report_page"]
+    scope_file.write_text(json.dumps(scope))
+    run_json = work / "runs" / "shared_r1_n1_pool7" / "run.json"
+    record = json.loads(run_json.read_text())
+    run_json.write_text(json.dumps({**record, "started_at": "2027-01-01T00:00:00+00:00"}))
+    remake_manifest(work)
+    result = verify(work)
+    assert any("records no report_page, though run shared_r1_n1_pool7 started at 2027-01-01" in p
+               for p in result.scope), result.scope
+
+
+def test_a_set_of_another_page_format_keeps_the_other_checks_and_says_what_it_does_not_compare(work):
+    scope_file = work / "evidence.json"
+    scope_file.write_text(json.dumps({**json.loads(scope_file.read_text()), "report_page": 99}))
+    remake_manifest(work)
+    edit_text(report_file(work, "report.md"), "| 1.", "| 9.")  # a table cell: still checked
+    result = verify(work)
+    assert any("does not match the evidence" in p for p in result.derived), result.derived
+    assert any("written by the report stage's page format 99, this code's is 1" in n for n in result.notes)

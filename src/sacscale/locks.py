@@ -9,6 +9,12 @@ its bytes as written), and a stop check runs while waiting.
 docs/faults.md lists these as guarantees. The pipeline's machine-wide training lock
 (sacscale.pipeline.machine_lock) uses it.
 
+`lock_beside` holds the lock of one folder, `.<name>.lock` beside it, the same way (one
+flock, the file opened through its folder's descriptor, never through a link, a plain
+file of this user's), without waiting, and removes the file while still holding it: a
+folder of evidence keeps no file of ours. A holder killed before it could remove the file
+left one that nobody holds (the kernel drops a flock with its process): the next takes it.
+
 Not the `filelock` package (4.3.2, read for this): it opens the lock file by path (with
 O_NOFOLLOW, but not through a folder descriptor checked first, and it takes no descriptor
 of ours), does not check the file's owner or link count, chmods the file when given a
@@ -30,6 +36,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from sacscale.atomic import refuse_foreign_links
+
 POLL_S = 0.2
 # The default lock folder's parent: the system's temporary folder as every process of the
 # machine names it. Not TMPDIR: a shell under a batch system or tmux has its own TMPDIR,
@@ -47,6 +55,15 @@ class LockError(RuntimeError):
 
 class LockHeld(LockError):
     """Another process held the lock past the wait allowed."""
+
+
+class HeldBeside(LockHeld):
+    """Another process holds the lock of a folder (`lock_beside`): `holder` names it (`pid N`,
+    or `another process` before it has recorded itself), `lock` is the lock file."""
+
+    def __init__(self, lock: Path, holder: str):
+        super().__init__(f"{lock} is held by {holder}")
+        self.lock, self.holder = lock, holder
 
 
 def lock_dir() -> Path:
@@ -183,7 +200,8 @@ def _holder(fd: int) -> str:
     return describe_holder(os.pread(fd, _HOLDER_BYTES, 0))
 
 
-def _record_holder(fd: int, path: Path, record: str) -> None:
+def _record_holder(fd: int, path: Path, record: str,
+                   elsewhere: str = "set SACSCALE_LOCK_DIR to another folder of your own") -> None:
     """Who holds the lock, for the next process to name; a full or failing disk under the
     lock folder is named with the file rather than escaping as a bare OSError."""
     try:
@@ -191,17 +209,16 @@ def _record_holder(fd: int, path: Path, record: str) -> None:
         os.pwrite(fd, record.encode("ascii", errors="replace"), 0)
     except OSError as exc:
         raise LockError(f"lock file {path}: cannot record its holder ({exc.strerror or exc}); free space there "
-                        "or set SACSCALE_LOCK_DIR to another folder of your own") from None
+                        f"or {elsewhere}") from None
 
 
-def _try_lock(fd: int, path: Path) -> bool:
+def _try_lock(fd: int, path: Path, elsewhere: str = "set SACSCALE_LOCK_DIR to a local folder of your own") -> bool:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return False
     except OSError as exc:  # a file system without locks (some network mounts)
-        raise LockError(f"lock file {path}: cannot lock it ({exc.strerror}); set SACSCALE_LOCK_DIR to a local "
-                        "folder of your own") from None
+        raise LockError(f"lock file {path}: cannot lock it ({exc.strerror}); {elsewhere}") from None
     return True
 
 
@@ -321,3 +338,67 @@ def _holder_of(dir_fd: int, name: str, path: Path) -> str:
         return _holder(fd)
     finally:
         os.close(fd)
+
+
+# what to do where the folder's own file system cannot hold its lock
+_BESIDE = "use a folder on a local disk"
+
+
+def lock_file_beside(folder: Path) -> Path:
+    """The lock file of `folder`: `.<name>.lock` in the same parent (a leading dot of the
+    folder's own name dropped: `.NAME.partial` has `.NAME.partial.lock`)."""
+    return folder.parent / f".{folder.name.lstrip('.')}.lock"
+
+
+def _open_parent(lock: Path) -> int:
+    """A descriptor of the folder that holds `lock`, made when missing; never reached through
+    another user's symbolic link."""
+    try:
+        refuse_foreign_links(lock)
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(lock.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise LockError(f"lock file {lock}: {exc.strerror or exc} ({exc.filename or lock.parent})") from None
+
+
+def _take_named(dir_fd: int, name: str, path: Path) -> tuple[int | None, str]:
+    """As _lock_named, without waiting: (the locked descriptor, "") or, when another process
+    holds it, (None, the holder as read from the very file it holds: opening it by name
+    again could make a new one after the holder removed it)."""
+    while True:
+        fd = _open_lock_file(dir_fd, name, path)
+        try:
+            if not _try_lock(fd, path, _BESIDE):
+                holder = _holder(fd)
+                os.close(fd)
+                return None, holder
+        except BaseException:
+            os.close(fd)
+            raise
+        if _names_it(dir_fd, name, fd):
+            return fd, ""
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def lock_beside(folder: Path) -> Iterator[Path]:
+    """Hold `folder`'s lock file (lock_file_beside) exclusively; yields its path. Not waited
+    for: another holder raises HeldBeside at once; an unsafe file (a link, another user's,
+    one with two names) or folder raises LockError. On release the file is removed while
+    still held; a process that locked it meanwhile finds its name gone and makes a new one."""
+    lock = lock_file_beside(folder)
+    dir_fd = _open_parent(lock)
+    try:
+        fd, holder = _take_named(dir_fd, lock.name, lock)
+        if fd is None:
+            raise HeldBeside(lock, holder)
+        try:
+            _record_holder(fd, lock, f"pid {os.getpid()}\n", _BESIDE)
+            yield lock
+        finally:
+            if _names_it(dir_fd, lock.name, fd):
+                with contextlib.suppress(OSError):
+                    os.unlink(lock.name, dir_fd=dir_fd)
+            os.close(fd)  # releases the lock, after the removal
+    finally:
+        os.close(dir_fd)

@@ -18,6 +18,13 @@ or is complete. On failure, timeout or interruption (SIGTERM/SIGINT are forwarde
 the command's process group) the work directory, with its run.json and train.log, moves
 to the attic for diagnosis and the exit status is non-zero. Nothing else is deleted: an
 older RUN_DIR without run.json is moved to the attic too.
+
+A work directory found at the start is taken for a killed attempt's and moved to the
+attic, so the run holds locks of its own for its whole length, taken before anything is
+moved: one beside RUN_DIR and one beside WORK_DIR (`.NAME.lock`, `.NAME.partial.lock`;
+sacscale.locks.lock_beside), removed at the end. A second record-run given either folder
+while the first runs is refused at once in one line naming the first's pid, exit status
+2, and touches nothing; a lock file a killed run left is held by no one: the next takes it.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ import sacscale
 from sacscale.analysis.events import EventFileError, compress_event_files
 from sacscale.atomic import write_json
 from sacscale.hashes import sha256_file
+from sacscale.locks import HeldBeside, lock_beside, lock_file_beside
 from sacscale.pipeline.environment import host_info, project_state
 from sacscale.pipeline.machine_lock import LockError, training_machine
 from sacscale.pipeline.run_output import ProgressEcho
@@ -286,13 +294,41 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
         return usage_error("--resolved-json: not a JSON object")
     name = str(resolved.get("run", args.run_dir.name))
     with contextlib.ExitStack() as held:
-        if args.machine_lock:
-            try:
-                held.enter_context(training_machine(name, resolved.get("run_set")))
-            except LockError as exc:  # before anything is moved or started: nothing is lost
-                _say(f"run {name} not started: {exc}")
-                return 1
+        refused = _hold_locks(held, args, name, resolved.get("run_set"))
+        if refused is not None:
+            return refused
         return _run_once(args, cmd, env, resolved, name)
+
+
+def _hold_locks(held: contextlib.ExitStack, args: argparse.Namespace, name: str, run_set: str | None) -> int | None:
+    """Take the run's locks, held until `held` closes, before anything is moved or started
+    (a refusal loses nothing): the machine's training lock when asked for, and the run's own
+    locks beside its work and run folders, since a second record-run of this run would take
+    the first's live work folder for a killed attempt's and set it aside. None once held,
+    else the exit status of the refusal."""
+    if args.machine_lock:
+        try:
+            held.enter_context(training_machine(name, run_set))
+        except LockError as exc:
+            _say(f"run {name} not started: {exc}")
+            return 1
+    folders = {os.path.abspath(lock_file_beside(f)): f for f in (args.run_dir, args.work_dir)}
+    for _, folder in sorted(folders.items()):  # one order for every process
+        try:
+            held.enter_context(lock_beside(folder))
+        except HeldBeside as exc:
+            holder = f" ({exc.holder})" if exc.holder.startswith("pid ") else ""
+            return _refuse(f"the run {args.run_dir} is being recorded by another record-run{holder}; its work "
+                           "folder is live, not a stale attempt to set aside: wait for it to end (nothing was moved "
+                           "or started)")
+        except LockError as exc:
+            return _refuse(f"the run {args.run_dir} not started: {exc}")
+    return None
+
+
+def _refuse(message: str) -> int:
+    print(f"sacscale record-run: {message}", file=sys.stderr)
+    return 2
 
 
 def _run_once(args: argparse.Namespace, cmd: list[str], env: dict[str, str], resolved: dict, name: str) -> int:

@@ -4,9 +4,10 @@ block a reader sees, not only the tables, ratios and Environment list. Each edit
 passed verify when only those were read."""
 
 import json
+import shutil
 
 import pytest
-from set_copies import copy_committed_set, edit_text, made_current, remake_manifest, report_file
+from set_copies import REPO, copy_committed_set, edit_text, made_current, remake_manifest, report_file
 
 from sacscale.evidence.verify import verify
 
@@ -15,12 +16,15 @@ SET = "h200x1_shared_short"
 
 @pytest.fixture(scope="module")
 def current(tmp_path_factory):
-    return made_current(copy_committed_set(tmp_path_factory.mktemp("current"), SET))
+    root = copy_committed_set(tmp_path_factory.mktemp("current"), SET)
+    docs = root.parent.parent / "docs"  # the checkout's deviations document, which the page links
+    docs.mkdir()
+    shutil.copy2(REPO / "docs" / "deviations.md", docs / "deviations.md")
+    return made_current(root)
 
 
 @pytest.fixture
 def work(current, tmp_path):
-    import shutil
     shutil.copytree(current.parent.parent, tmp_path / "repo")
     return tmp_path / "repo" / "results" / SET
 
@@ -50,6 +54,11 @@ EDITS = {
     "a heading": ("report.html", ">Limitations<", ">Caveats<", "Caveats"),
     "the evidence line's verdict": ("report.html", "verification: all files match", "verification: signed off",
                                     "verification: signed off"),
+    "a link's target": ("report.md", "](../../docs/deviations.md)", "](https://evil.example/deviations.md)",
+                        "link to https://evil.example/deviations.md"),
+    "the page's title": ("report.html", "<title>sacscale run set", "<title>audited run set", "title audited"),
+    "a tooltip": ("report.html", "<h2>Limitations", '<h2 title="signed off by the auditors">Limitations',
+                  "tooltip signed off"),
 }
 
 
@@ -60,6 +69,12 @@ def test_an_edit_outside_the_tables_is_named_with_its_line(work, page, old, new,
     assert not result.ok
     named = [p for p in result.derived if p.startswith(f"reports/{SET}/{page}: shows ")]
     assert any(quoted in p for p in named), result.derived
+
+
+def test_a_copy_of_the_set_without_the_checkouts_documents_verifies_the_same(work):
+    shutil.rmtree(work.parent.parent / "docs")
+    result = verify(work)
+    assert result.ok, result.problems()
 
 
 def test_a_removed_page_format_of_a_set_made_since_sets_record_one_is_named(work):

@@ -18,10 +18,11 @@ from pathlib import Path
 from sacscale.report.build import RecordError, build, read_inputs
 from sacscale.report.document import to_html, to_markdown
 from sacscale.report.set_inputs import set_inputs
-from sacscale.report.shown import shown_lines
+from sacscale.report.shown import shown_links, shown_lines
 
 ATTEMPTS_LINE = "Failed or stopped attempts (kept under logs/"
 DEVIATIONS_HEADING = "Deviations from the reference system"
+DEVIATIONS_NAME = "deviations.md"
 SHOWN_AT_MOST = 3  # differences named per page; the rest are counted
 
 
@@ -64,7 +65,7 @@ def _composed(root: Path, reports: Path, page_lines: list[str]):
     paths = set_inputs(root, reports)
     summary, metrics, others = read_inputs(paths.pop("summary_path"), paths.pop("metrics_paths"), reports, **paths)
     if others["deviations"] is None and DEVIATIONS_HEADING in page_lines:
-        others["deviations"] = "deviations.md"  # only its name is shown
+        others["deviations"] = DEVIATIONS_NAME  # only its name is shown
     return build(summary, metrics, reports / "figures", reports, draw=False, **others), bool(paths["attempts"])
 
 
@@ -85,8 +86,18 @@ def whole_page_problems(root: Path, reports: Path, rel: str, pages: dict[str, st
                 "report.html": shown_lines(to_html(doc, reports, embed_images=False), html=True)}
     problems = []
     for name, text in pages.items():
-        shown = md_lines if name == "report.md" else shown_lines(text, html=True)
+        html = name == "report.html"
+        shown = shown_lines(text, html) if html else md_lines
         if not attempts_here:
             shown = [line for line in shown if not line.startswith(ATTEMPTS_LINE)]
         problems += differences(f"{rel}/{name}", expected[name], shown)
+        composed = to_html(doc, reports, embed_images=False) if html else to_markdown(doc)
+        problems += differences(f"{rel}/{name}", _targets(composed, html), _targets(text, html))
     return problems, notes
+
+
+def _targets(text: str, html: bool) -> list[str]:
+    """The page's links, tooltips and title; the deviations document's link by its name only
+    (its relative path depends on where the set lies)."""
+    return [f"link to {DEVIATIONS_NAME}" if link.startswith("link to ") and link.endswith("/" + DEVIATIONS_NAME)
+            and "://" not in link and not link.startswith("link to /") else link for link in shown_links(text, html)]

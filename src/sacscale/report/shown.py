@@ -63,6 +63,8 @@ class _TableReader(HTMLParser):
         self._row_is_head = False  # a row of header cells: a table's header where it has no <thead>
         self.prose: list[str] = []  # the visible text outside the tables, as a browser shows it
         self.flow: list[str] = []   # all the visible text in page order, a table as its rows
+        self.links: list[str] = []  # where the page's links go, its tooltips and its title
+        self._title: list[str] | None = None
 
     def _hides(self, tag: str, attrs: list[tuple[str, str | None]]) -> bool:
         values = dict(attrs)
@@ -73,7 +75,17 @@ class _TableReader(HTMLParser):
         self.prose.append("\n")
         self.flow.append("\n")
 
+    def _note_links(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if tag == "a":
+            self.links.append(f"link to {values.get('href')}")
+        if values.get("title") is not None:
+            self.links.append(f"tooltip {values['title']}")
+        if tag == "title":
+            self._title = []
+
     def handle_starttag(self, tag, attrs):
+        self._note_links(tag, attrs)
         if tag not in _INLINE:
             self._parts()
         if tag == "br" and self._cell is not None and not self._hidden_depth:
@@ -101,6 +113,9 @@ class _TableReader(HTMLParser):
             self._row_is_head = tag == "th" and (self._row_is_head or not self._row)
 
     def handle_endtag(self, tag):
+        if tag == "title" and self._title is not None:
+            self.links.append(f"title {''.join(self._title)}")
+            self._title = None
         if tag not in _INLINE:
             self._parts()
         if self._hidden_depth:
@@ -128,6 +143,8 @@ class _TableReader(HTMLParser):
             self._table = None
 
     def handle_data(self, data):
+        if self._title is not None:
+            self._title.append(data)
         if not self._hidden_depth and self._cell is not None:
             self._cell.append(data)
         elif not self._hidden_depth and self._table is None:
@@ -177,11 +194,22 @@ def shown_lines(text: str, html: bool) -> list[str]:
     """Everything a reader sees of a page, in order, one line per block (a table: one line
     per row, its cells joined by ` | `), blanks within a line collapsed and empty lines left
     out: what verify compares with the page the evidence gives."""
+    reader = _read(text, html)
+    lines = (" ".join(line.split()) for line in "".join(reader.flow).splitlines())
+    return [line for line in lines if line]
+
+
+def shown_links(text: str, html: bool) -> list[str]:
+    """Where a page's links go, its tooltips and its title, in order: text a reader sees only
+    by pointing at it or in the browser's tab, and the page a click opens."""
+    return _read(text, html).links
+
+
+def _read(text: str, html: bool) -> _TableReader:
     reader = _TableReader()
     reader.feed(text if html else markdown.markdown(text, extensions=MARKDOWN_EXTENSIONS, output_format="html"))
     reader.close()
-    lines = (" ".join(line.split()) for line in "".join(reader.flow).splitlines())
-    return [line for line in lines if line]
+    return reader
 
 
 def shown_numbers(cell: str) -> list[ShownNumber]:

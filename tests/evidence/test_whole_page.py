@@ -99,3 +99,29 @@ def test_a_set_of_another_page_format_keeps_the_other_checks_and_says_what_it_do
     result = verify(work)
     assert any("does not match the evidence" in p for p in result.derived), result.derived
     assert any("written by the report stage's page format 99, this code's is 1" in n for n in result.notes)
+
+
+ATTEMPT = "shared_r1_n1_pool7.failed-20261204T101010.123456Z"
+
+
+def _add_attempts_line(work, tail=""):
+    line = f"Failed or stopped attempts (kept under logs/, not evidence; each was rerun): `{ATTEMPT}`.{tail}"
+    edit_text(report_file(work, "report.md"), "Runs planned: 4; with evidence: 4.\n",
+              f"Runs planned: 4; with evidence: 4.\n\n{line}\n")
+    html_line = line.replace(f"`{ATTEMPT}`", f"<code>{ATTEMPT}</code>")
+    edit_text(report_file(work, "report.html"), "Runs planned: 4; with evidence: 4.</p>",
+              f"Runs planned: 4; with evidence: 4.</p>\n<p>{html_line}</p>")
+
+
+def test_the_attempts_line_of_a_copy_without_its_logs_is_not_compared(work):
+    _add_attempts_line(work)
+    result = verify(work)
+    assert result.ok, result.problems()
+    assert any("the list of failed attempts is not compared" in n for n in result.notes)
+
+
+def test_a_line_made_to_look_like_the_attempts_line_is_compared(work):
+    _add_attempts_line(work, " Audited and signed off.")
+    result = verify(work)
+    assert any("Audited and signed off." in p and "which the evidence does not give" in p for p in result.derived), \
+        result.derived

@@ -13,14 +13,16 @@ logs/, which a copy of the set does not carry) and the link to the deviations do
 from __future__ import annotations
 
 import difflib
+import re
 from pathlib import Path
 
 from sacscale.report.build import RecordError, build, read_inputs
 from sacscale.report.document import to_html, to_markdown
-from sacscale.report.set_inputs import set_inputs
+from sacscale.report.set_inputs import planned_runs, set_inputs
 from sacscale.report.shown import shown_links, shown_lines
 
-ATTEMPTS_LINE = "Failed or stopped attempts (kept under logs/"
+ATTEMPTS_LINE = "Failed or stopped attempts (kept under logs/, not evidence; each was rerun): "
+_STAMP = r"-\d{8}T\d{6}\.\d{6}Z"
 DEVIATIONS_HEADING = "Deviations from the reference system"
 DEVIATIONS_NAME = "deviations.md"
 SHOWN_AT_MOST = 3  # differences named per page; the rest are counted
@@ -59,6 +61,14 @@ def differences(rel: str, expected: list[str], shown: list[str]) -> list[str]:
     return problems
 
 
+def _an_attempts_line(line: str, runs: list[str]) -> bool:
+    """The report stage's line listing failed attempts, as the run wrapper names them
+    (`<run>.<why>-<time>`, set aside again: `.superseded-<time>`), of this set's runs only."""
+    run = "|".join(re.escape(r) for r in runs)
+    name = f"(?:{run})\\.[a-z]+{_STAMP}(?:\\.superseded{_STAMP})?"
+    return bool(runs) and re.fullmatch(f"{re.escape(ATTEMPTS_LINE)}{name}(?:, {name})*\\.", line) is not None
+
+
 def _composed(root: Path, reports: Path, page_lines: list[str]):
     """The report's Document from the set's files; the page's own deviations link where the
     checkout has no deviations document."""
@@ -78,6 +88,7 @@ def whole_page_problems(root: Path, reports: Path, rel: str, pages: dict[str, st
     except (RecordError, OSError) as exc:  # a record missing or unreadable: named by the checks before
         return [f"{rel}: its page cannot be composed again from the evidence ({exc}): does not match the "
                 "evidence"], []
+    runs = planned_runs(root)
     notes = []
     if not attempts_here:
         notes.append(f"{rel}: the list of failed attempts is not compared: logs/{root.name}/attempts is not here "
@@ -89,7 +100,7 @@ def whole_page_problems(root: Path, reports: Path, rel: str, pages: dict[str, st
         html = name == "report.html"
         shown = shown_lines(text, html) if html else md_lines
         if not attempts_here:
-            shown = [line for line in shown if not line.startswith(ATTEMPTS_LINE)]
+            shown = [line for line in shown if not _an_attempts_line(line, runs)]
         problems += differences(f"{rel}/{name}", expected[name], shown)
         composed = to_html(doc, reports, embed_images=False) if html else to_markdown(doc)
         problems += differences(f"{rel}/{name}", _targets(composed, html), _targets(text, html))

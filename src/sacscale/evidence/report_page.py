@@ -16,14 +16,12 @@ import difflib
 import re
 from pathlib import Path
 
-from sacscale.report.build import RecordError, build, read_inputs
+from sacscale.report.build import ATTEMPTS_INTRO, DEVIATIONS_TITLE, RecordError, build, read_inputs
 from sacscale.report.document import to_html, to_markdown
 from sacscale.report.set_inputs import planned_runs, set_inputs
 from sacscale.report.shown import shown_links, shown_lines
 
-ATTEMPTS_LINE = "Failed or stopped attempts (kept under logs/, not evidence; each was rerun): "
 _STAMP = r"-\d{8}T\d{6}\.\d{6}Z"
-DEVIATIONS_HEADING = "Deviations from the reference system"
 DEVIATIONS_NAME = "deviations.md"
 SHOWN_AT_MOST = 3  # differences named per page; the rest are counted
 
@@ -66,7 +64,7 @@ def _an_attempts_line(line: str, runs: list[str]) -> bool:
     (`<run>.<why>-<time>`, set aside again: `.superseded-<time>`), of this set's runs only."""
     run = "|".join(re.escape(r) for r in runs)
     name = f"(?:{run})\\.[a-z]+{_STAMP}(?:\\.superseded{_STAMP})?"
-    return bool(runs) and re.fullmatch(f"{re.escape(ATTEMPTS_LINE)}{name}(?:, {name})*\\.", line) is not None
+    return bool(runs) and re.fullmatch(f"{re.escape(ATTEMPTS_INTRO)}{name}(?:, {name})*\\.", line) is not None
 
 
 def _composed(root: Path, reports: Path, page_lines: list[str]):
@@ -74,7 +72,7 @@ def _composed(root: Path, reports: Path, page_lines: list[str]):
     checkout has no deviations document."""
     paths = set_inputs(root, reports)
     summary, metrics, others = read_inputs(paths.pop("summary_path"), paths.pop("metrics_paths"), reports, **paths)
-    if others["deviations"] is None and DEVIATIONS_HEADING in page_lines:
+    if others["deviations"] is None and DEVIATIONS_TITLE in page_lines:
         others["deviations"] = DEVIATIONS_NAME  # only its name is shown
     return build(summary, metrics, reports / "figures", reports, draw=False, **others), bool(paths["attempts"])
 

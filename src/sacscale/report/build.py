@@ -48,6 +48,11 @@ LIMITATIONS = [
 ]
 
 
+# what verify reads of the page's words (sacscale.evidence.report_page)
+ATTEMPTS_INTRO = "Failed or stopped attempts (kept under logs/, not evidence; each was rerun): "
+DEVIATIONS_TITLE = "Deviations from the reference system"
+
+
 class RecordError(ValueError):
     """An input record the report cannot read; the message names the file."""
 
@@ -236,8 +241,7 @@ def run_list_section(summary: dict, metrics: list[dict], attempts: list[str] | N
         blocks.append(Paragraph(f"Runs planned: {len(planned)}; with evidence: {len(planned) - len(missing)}"
                                 + (f"; missing: {', '.join(code(r) for r in missing)}" if missing else "") + "."))
     if attempts:
-        blocks.append(Paragraph("Failed or stopped attempts (kept under logs/, not evidence; each was rerun): "
-                                + ", ".join(code(a) for a in attempts) + "."))
+        blocks.append(Paragraph(ATTEMPTS_INTRO + ", ".join(code(a) for a in attempts) + "."))
     return blocks
 
 
@@ -400,7 +404,7 @@ def build(
             Paragraph("Ratio of means = mean(compared) / mean(baseline). Weak-scaling efficiency = "
                       "ratio / (ranks of compared / ranks of baseline)."))
     if deviations:
-        doc.add(Heading("Deviations from the reference system"), Paragraph(deviations_line(deviations)))
+        doc.add(Heading(DEVIATIONS_TITLE), Paragraph(deviations_line(deviations)))
     doc.add(Heading("Limitations"), Bullets(LIMITATIONS))
     return doc
 

@@ -210,7 +210,8 @@ def _shown(value) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _check_string(text: str, where: str) -> None:
+def check_string(text: str, where: str) -> None:
+    """ConfigError if `text` is too long or holds a control, bidi or invisible character."""
     if len(text) > MAX_STRING:
         raise ConfigError(f"{where}: longer than {MAX_STRING} characters")
     bad = _CONTROL.search(text)
@@ -251,7 +252,7 @@ def check_values(data, where: str = "config") -> None:
         if isinstance(value, dict):
             for key, item in value.items():
                 key_text = str(key)
-                _check_string(key_text, f"{path}: key")
+                check_string(key_text, f"{path}: key")
                 walk(item, f"{path}.{key_text}" if path != where else key_text, depth + 1)
         elif isinstance(value, (list, tuple)):
             if len(value) > MAX_ITEMS:
@@ -261,7 +262,7 @@ def check_values(data, where: str = "config") -> None:
         elif isinstance(value, float) and not math.isfinite(value):
             raise ConfigError(f"{path}: {value} is not a finite number{_overflow_hint(value)}")
         elif isinstance(value, str):
-            _check_string(value, path)
+            check_string(value, path)
 
     walk(data, where, 0)
 

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import yaml
 
+from sacscale.atomic import refuse_foreign_links
 from sacscale.report.text import BLANK_LETTERS
 
 MAX_FILE_BYTES = 1 << 20      # a config file is a few KB; a recorded matrix tens of KB
@@ -57,6 +58,11 @@ def read_text(path: str | os.PathLike, what: str, limit: int = MAX_FILE_BYTES, s
     (a pipe such as `<(lscpu -e)`, which is then read for at most `wait_s` seconds): a
     device such as /dev/zero never ends and a FIFO may never be written. Errors name
     `what` and the file."""
+    try:  # not through another user's link: root would show them a file only root can read
+        refuse_foreign_links(path, reading=True)
+    except OSError as exc:
+        where = "" if Path(exc.filename) == Path(os.getcwd(), path) else f"{exc.filename}: "
+        raise ConfigError(f"{what} {path}: {where}{exc.strerror}") from None
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO's open must not block
     except OSError as exc:

@@ -2,6 +2,7 @@
 it, the one-line refusal they expect, and a copy of a committed metrics file to edit."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,16 @@ SET = "h200x1_shared_short"
 def sacscale(*argv, cwd=None):
     return subprocess.run([sys.executable, "-m", "sacscale.cli", *map(str, argv)], capture_output=True, text=True,
                           timeout=120, cwd=cwd)
+
+
+def other_users_link(link: Path, target: Path, uid: int = 1001) -> Path:
+    """`link` made a symbolic link to `target` owned by another local user (`uid`); root
+    only (lchown). Its folder is made sticky and world-writable, as /tmp is."""
+    link.parent.mkdir(mode=0o1777, exist_ok=True)
+    link.parent.chmod(0o1777)
+    link.symlink_to(target)
+    os.lchown(link, uid, uid)
+    return link
 
 
 def one_line(done, says):

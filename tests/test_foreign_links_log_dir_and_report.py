@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from cli_runs import REPO, sacscale
+from cli_runs import REPO, other_users_link, sacscale
 from sacscale.checks import InputError, check_log_dir
 
 
@@ -19,12 +19,7 @@ def foreign_link(tmp_path):
         pytest.skip("giving a link to another user needs root")
     target = tmp_path / "ours"
     target.mkdir()
-    shared = tmp_path / "shared"
-    shared.mkdir(mode=0o1777)
-    link = shared / "run"
-    link.symlink_to(target)
-    os.lchown(link, 1001, 1001)
-    return link
+    return other_users_link(tmp_path / "shared" / "run", target)
 
 
 @pytest.mark.parametrize("under", ["", "sub"])

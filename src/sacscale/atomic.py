@@ -135,25 +135,56 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def refuse_foreign_links(path: str | Path) -> None:
+def refuse_foreign_links(path: str | Path, reading: bool = False) -> None:
     """No folder on the way to an output is reached through another user's symbolic link
     (one neither ours nor root's): in a shared folder such as /tmp, a link planted where the
     user's output folder will be would have the output written, and a file of that name
     replaced, wherever its owner chose. Linux refuses to follow such links only where
     fs.protected_symlinks is on; this does not depend on it. The output's own name may be
-    a link: it is replaced, never followed."""
+    a link: it is replaced, never followed. With `reading`, `path` is an input and its own
+    name is checked too: root reading through such a link would show a file only root may
+    read. Our own and root's links are followed, and where they lead is checked likewise."""
     path = Path(path)
-    parts = (path if path.is_absolute() else Path(os.getcwd(), path)).parts  # no cwd needed for an absolute path
+    found = _foreign_link(str(path if path.is_absolute() else Path(os.getcwd(), path)), reading, [_LINKS_FOLLOWED])
+    if found is None:
+        return
+    link, uid = found
+    if reading:
+        raise OSError(errno.EPERM, f"another user's symbolic link (uid {uid}); an input is never read through one "
+                                   "(it may lead to a file only root can read)", link)
+    raise OSError(errno.EPERM, f"a symbolic link of another user's (uid {uid}) on the way to the "
+                               "output; an output is never written through one", link)
+
+
+_LINKS_FOLLOWED = 40  # the kernel's own limit: a path through more links fails to open anyway
+
+
+def _foreign_link(path: str, final: bool, budget: list[int]) -> tuple[str, int] | None:
+    """(link, its uid) of the first symbolic link of another user's that the kernel would
+    follow on the way to the absolute `path` (to its last name too if `final`), else None."""
+    parts = Path(path).parts
     prefix = parts[0]
-    for part in parts[1:-1]:
+    for part in parts[1:] if final else parts[1:-1]:
         prefix = os.path.join(prefix, part)  # as the kernel walks it: earlier links followed, `..` not collapsed
         try:
             st = os.lstat(prefix)
         except OSError:
-            return  # missing from here on: nothing further down can be a link yet
-        if stat.S_ISLNK(st.st_mode) and st.st_uid not in (os.getuid(), 0):
-            raise OSError(errno.EPERM, f"a symbolic link of another user's (uid {st.st_uid}) on the way to the "
-                                       "output; an output is never written through one", prefix)
+            return None  # missing from here on: nothing further down can be a link yet
+        if not stat.S_ISLNK(st.st_mode):
+            continue
+        if st.st_uid not in (os.getuid(), 0):
+            return prefix, st.st_uid
+        budget[0] -= 1
+        if budget[0] < 0:
+            return None
+        try:  # one of ours may lead through another user's
+            target = os.path.join(os.path.dirname(prefix), os.readlink(prefix))
+        except OSError:
+            return None
+        found = _foreign_link(target, True, budget)
+        if found is not None:
+            return found
+    return None
 
 
 def refuse_special(path: Path) -> None:

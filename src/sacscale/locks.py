@@ -66,6 +66,10 @@ class HeldBeside(LockHeld):
         self.lock, self.holder = lock, holder
 
 
+class LockSettingError(LockError):
+    """SACSCALE_LOCK_DIR as set cannot name a lock folder: the user's input, not the machine's state."""
+
+
 def lock_dir() -> Path:
     """Where the lock files live: SACSCALE_LOCK_DIR, else `sacscale-<uid>` in /tmp (one per
     user and host, whatever TMPDIR says). A relative SACSCALE_LOCK_DIR is refused: it would
@@ -73,8 +77,12 @@ def lock_dir() -> Path:
     configured = os.environ.get("SACSCALE_LOCK_DIR")
     if configured:
         if not os.path.isabs(configured):
-            raise LockError(f"SACSCALE_LOCK_DIR={configured!r} is a relative path (a different lock folder in "
-                            "each working directory); give an absolute one")
+            raise LockSettingError(f"SACSCALE_LOCK_DIR={configured!r} is a relative path (a different lock folder "
+                                   "in each working directory); give an absolute one")
+        bad = next((c for c in configured if not c.isprintable()), None)
+        if bad is not None:  # a newline splits every message and record that names the folder
+            raise LockSettingError(f"SACSCALE_LOCK_DIR={configured!r} holds a control or invisible character "
+                                   f"({bad!r}); give a folder whose name is plain text")
         return Path(configured)
     return DEFAULT_BASE / f"sacscale-{os.getuid()}"
 

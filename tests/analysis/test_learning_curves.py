@@ -48,7 +48,7 @@ def test_compare_and_cli(tmp_path):
     assert set(json.loads(out.read_text())["runs"]) == {"one", "two"}
     assert fig.read_bytes()[:4] == b"\x89PNG"
     assert main(["compare-learning", "no-label"]) == 2
-    assert main(["compare-learning", f"x={tmp_path / 'missing'}"]) == 1
+    assert main(["compare-learning", f"x={tmp_path / 'missing'}"]) == 2
 
 
 def test_mean_curve_on_the_common_env_steps():

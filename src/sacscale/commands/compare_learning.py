@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -10,7 +11,9 @@ from sacscale.checks import finite_float
 from sacscale.analysis.events import EventFileError
 from sacscale.analysis.learning import at_env_steps, compare_learning, single_run_groups
 from sacscale.atomic import write_json
+from sacscale.commands import BadInput
 from sacscale.commands._inputs import png_path, refuse_output_inside, same_file
+from sacscale.pipeline.config_check import ConfigError, check_string
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,28 +39,43 @@ def _env_steps_list(text: str) -> list[float]:
     return points
 
 
-def run(args: argparse.Namespace) -> int:
-    runs = {}
+def _labelled_runs(args: argparse.Namespace) -> dict[str, str]:
+    """`{label: run dir}` of the LABEL=RUN_DIR arguments; BadInput names a bad one."""
+    runs: dict[str, str] = {}
     for item in args.runs:
         label, sep, path = item.partition("=")
         if not sep or not label or not path:
-            print(f"sacscale compare-learning: error: {item!r} is not LABEL=RUN_DIR", file=sys.stderr)
-            return 2
+            raise BadInput(f"{item!r} is not LABEL=RUN_DIR")
+        try:  # a label goes into the JSON and the figure as it is: no escapes or reordering there
+            check_string(label, "label")
+        except ConfigError as exc:
+            raise BadInput(str(exc)) from None
         if label in runs:  # the later run would replace the earlier one without a word
-            print(f"sacscale compare-learning: error: label {label!r} is given twice", file=sys.stderr)
-            return 2
+            raise BadInput(f"label {label!r} is given twice")
         twice = [other for other, seen in runs.items() if same_file(seen, path)]
         if twice:  # a run compared with itself under two labels looks like two runs that agree
-            print(f"sacscale compare-learning: error: {label}={path}: the run of {twice[0]!r} given again",
-                  file=sys.stderr)
-            return 2
+            raise BadInput(f"{label}={path}: the run of {twice[0]!r} given again")
         runs[label] = path
         refuse_output_inside("--output", args.output, path)
         refuse_output_inside("--figure", args.figure, path)
+    return runs
+
+
+def _refuse_missing(runs: dict[str, str]) -> None:
+    """BadInput naming a run directory that is not there (the event reader would name its tb/)."""
+    for label, path in runs.items():
+        if not os.path.isdir(path):
+            raise BadInput(f"{label}={path}: " + ("not a directory" if os.path.lexists(path)
+                                                  else "no such run directory"))
+
+
+def run(args: argparse.Namespace) -> int:
+    runs = _labelled_runs(args)
     if not 0 < args.tail_fraction <= 1:  # also NaN
         print(f"sacscale compare-learning: error: --tail-fraction {args.tail_fraction!r}: must be in (0, 1]",
               file=sys.stderr)
         return 2
+    _refuse_missing(runs)
     try:
         result = compare_learning(runs, args.tail_fraction)
     except EventFileError as exc:

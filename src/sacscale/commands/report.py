@@ -10,7 +10,9 @@ built into `--output-dir`.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
+import stat
 import sys
 from pathlib import Path
 
@@ -75,6 +77,26 @@ def refuse_links(*folders: Path) -> None:
                           "through a link (it would replace the files where the link points): remove the link")
 
 
+def refuse_shared(*folders: Path) -> None:
+    """The report's folder and its figures folder are written by this user alone: where
+    another user can write (their folder, or one open to all without the sticky bit) they
+    could swap a page or a figure for their own between the report's writing and its
+    reading. A folder not made yet is judged by the one it would be made in."""
+    for folder in folders:
+        existing = next(f for f in (folder, *folder.absolute().parents) if f.exists())
+        st = existing.stat()
+        mode = stat.S_IMODE(st.st_mode)
+        if st.st_uid not in (os.getuid(), 0):
+            problem = f"belongs to uid {st.st_uid}, another user"
+        elif mode & 0o002 and not mode & stat.S_ISVTX:
+            problem = f"is writable by other users without the sticky bit (mode {mode:04o})"
+        else:
+            continue
+        made = "" if existing == folder else f" (where {folder} would be made)"
+        raise Refused(f"{existing}{made}: {problem}, who could replace the report's files there; write the report "
+                      "into a folder of your own")
+
+
 def _tracked(workdir: Path, path: Path) -> int:
     return tracked_files(workdir, [path])
 
@@ -94,6 +116,7 @@ def run_set_inputs(results: Path, output_dir: str | None) -> dict:
     reports = workdir / "reports" / name
     out = Path(output_dir) if output_dir else reports
     refuse_links(out, out / "figures")
+    refuse_shared(out, out / "figures")
     if out.resolve().is_relative_to(results.resolve()):  # its files would be extra to the evidence verify reads
         raise Refused(f"--output-dir {output_dir}: inside the run set {results}, whose evidence the report is made "
                       f"from; the report goes to reports/{name}/ or a folder of its own")
@@ -117,7 +140,9 @@ def named_inputs(args: argparse.Namespace) -> dict:
     absent = [f"--{n.replace('_', '-')}" for n in NAMED if not getattr(args, n)]
     if absent:
         raise Refused(f"give --run-set results/<set>, or every input: {', '.join(absent)} missing")
-    refuse_links(Path(args.output_md).parent, Path(args.output_html).parent, Path(args.figures_dir))
+    folders = Path(args.output_md).parent, Path(args.output_html).parent, Path(args.figures_dir)
+    refuse_links(*folders)
+    refuse_shared(*folders)
     folder = Path(args.output_md).parent.resolve()
     if not Path(args.figures_dir).resolve().is_relative_to(folder):  # checked before any figure is drawn
         raise Refused(f"--figures-dir {args.figures_dir}: not inside the report's folder {folder} (the report "

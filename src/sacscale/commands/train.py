@@ -8,9 +8,10 @@ import sys
 from dataclasses import fields
 
 from sacscale import checks
+from sacscale.locks import LockSettingError, lock_dir
 from sacscale.parallel.launch import Interrupted
 from sacscale.parallel.pools import PoolError, resolve_learner_cpus, resolve_pools
-from sacscale.train.config import TrainConfig, TrainingError, sac_config
+from sacscale.train.config import TrainConfig, TrainingError, compiles_losses, sac_config
 from sacscale.train.job import run_training
 from sacscale.train.preflight import launcher_env
 from sacscale.train.options import add_arguments, build_parser, option_names  # noqa: F401  (the CLI's interface)
@@ -31,8 +32,16 @@ def check_options(cfg: TrainConfig) -> None:
         plan = resolve_pools(cfg.collector_cpu_ids, len(cfg.device_list()))
         resolve_learner_cpus(cfg.learner_cpu_ids, plan.pools)
         checks.check_model(cfg.model)  # a given --model file loads and is the task's (about 15 ms)
-    except (PoolError, checks.InputError) as exc:
+        _check_lock_dir(cfg)
+    except (PoolError, checks.InputError, LockSettingError) as exc:
         raise TrainingError(str(exc)) from exc
+
+
+def _check_lock_dir(cfg: TrainConfig) -> None:
+    """Compiled losses keep their cache in the lock folder (sacscale.learn.compile_cache): a
+    SACSCALE_LOCK_DIR that cannot be one is named here, not by each rank once it compiles."""
+    if compiles_losses(cfg) and cfg.device_list()[0] != "cpu":
+        lock_dir()
 
 
 def run(args: argparse.Namespace) -> int:

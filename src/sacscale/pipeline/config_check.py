@@ -29,6 +29,7 @@ from pathlib import Path
 
 import yaml
 
+from sacscale.atomic import refuse_foreign_links
 from sacscale.report.text import BLANK_LETTERS
 
 MAX_FILE_BYTES = 1 << 20      # a config file is a few KB; a recorded matrix tens of KB
@@ -57,6 +58,11 @@ def read_text(path: str | os.PathLike, what: str, limit: int = MAX_FILE_BYTES, s
     (a pipe such as `<(lscpu -e)`, which is then read for at most `wait_s` seconds): a
     device such as /dev/zero never ends and a FIFO may never be written. Errors name
     `what` and the file."""
+    try:  # not through another user's link: root would show them a file only root can read
+        refuse_foreign_links(path, reading=True)
+    except OSError as exc:
+        where = "" if Path(exc.filename) == Path(os.getcwd(), path) else f"{exc.filename}: "
+        raise ConfigError(f"{what} {path}: {where}{exc.strerror}") from None
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO's open must not block
     except OSError as exc:
@@ -210,7 +216,8 @@ def _shown(value) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _check_string(text: str, where: str) -> None:
+def check_string(text: str, where: str) -> None:
+    """ConfigError if `text` is too long or holds a control, bidi or invisible character."""
     if len(text) > MAX_STRING:
         raise ConfigError(f"{where}: longer than {MAX_STRING} characters")
     bad = _CONTROL.search(text)
@@ -251,7 +258,7 @@ def check_values(data, where: str = "config") -> None:
         if isinstance(value, dict):
             for key, item in value.items():
                 key_text = str(key)
-                _check_string(key_text, f"{path}: key")
+                check_string(key_text, f"{path}: key")
                 walk(item, f"{path}.{key_text}" if path != where else key_text, depth + 1)
         elif isinstance(value, (list, tuple)):
             if len(value) > MAX_ITEMS:
@@ -261,7 +268,7 @@ def check_values(data, where: str = "config") -> None:
         elif isinstance(value, float) and not math.isfinite(value):
             raise ConfigError(f"{path}: {value} is not a finite number{_overflow_hint(value)}")
         elif isinstance(value, str):
-            _check_string(value, path)
+            check_string(value, path)
 
     walk(data, where, 0)
 

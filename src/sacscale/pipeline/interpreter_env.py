@@ -27,6 +27,12 @@ _EXCEPTION_LINE = re.compile(r"[A-Za-z_.]*(Error|Exception)(:|$)")
 LIBRARY_ENV = {"TORCH_LOGS": "torch", "MUJOCO_GL": "mujoco"}
 
 
+# variables that have the dynamic loader put a library's code into every process of the
+# run (trainer, ranks, collectors): code the run's record names by its path alone.
+# LD_LIBRARY_PATH only says where the libraries the trainer asks for are found (CUDA's).
+FOREIGN_CODE_ENV = frozenset({"LD_PRELOAD", "LD_AUDIT"})
+
+
 def _start_problem(env: dict[str, str], imports: tuple[str, ...] = ()) -> str | None:
     key = (tuple(sorted(env.items())), imports)
     if key not in _TRIED:
@@ -68,6 +74,11 @@ def check_interpreter_env(env: dict[str, str], where: str, command: str = "sacsc
     if env.get("PYTHONINSPECT"):
         raise PlanError(f"{where}: PYTHONINSPECT: Python would open its interactive prompt when the trainer "
                         "ends (the run then waits for input, or fails on its end); leave it out")
+    foreign = sorted(k for k in FOREIGN_CODE_ENV if env.get(k))
+    if foreign:
+        raise PlanError(f"{where}: {foreign[0]}: the dynamic loader would load {env[foreign[0]][:80]!r} into every "
+                        "process of the run, code that is not the trainer's and that its record names by path "
+                        "alone; leave it out")
     python = {k: v for k, v in env.items() if k.startswith("PYTHON")}
     if python and (problem := _start_problem(python)):
         raise PlanError(f"{where}: Python does not start with {', '.join(sorted(python))} as given "

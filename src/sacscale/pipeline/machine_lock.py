@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import re
 
-from sacscale.locks import LockError, LockHeld, lock_dir, private_lock
+from sacscale.locks import LockError, LockHeld, LockSettingError, lock_dir, private_lock
 
 LOCK_NAME = "sacscale-training.lock"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
@@ -54,4 +54,4 @@ def training_machine(run: str, run_set: str | None = None):
         yield
 
 
-__all__ = ["LOCK_NAME", "LockError", "MachineBusy", "lock_dir", "training_machine"]
+__all__ = ["LOCK_NAME", "LockError", "LockSettingError", "MachineBusy", "lock_dir", "training_machine"]

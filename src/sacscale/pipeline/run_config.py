@@ -197,6 +197,11 @@ def _check_visible_devices(value, ranks: list[str], kind: str, key: str) -> None
     if bad is not None:
         raise PlanError(f"{key}: {shown(value)}: {shown(bad)} is not a CUDA device index or a GPU-/MIG- UUID "
                         "(CUDA hides every device from the first entry it cannot read)")
+    seen = [str(int(e)) if e.isdigit() else e for e in entries]  # '00' is device 0
+    twice = next((e for i, e in enumerate(entries) if seen[i] in seen[:i]), None)
+    if twice is not None:  # one GPU under two indices: two ranks on it while the plan says two GPUs
+        raise PlanError(f"{key}: {shown(value)} lists the device {shown(twice)} twice; list each GPU once "
+                        "(ranks that share a GPU say so in devices, e.g. '0,0')")
     needed = max((int(r) for r in ranks), default=-1) + 1 if kind == "cuda" else 0
     if len(entries) < needed:
         raise PlanError(f"{key}: {shown(value)} makes {len(entries)} device(s) visible; devices name {needed} "

@@ -49,7 +49,7 @@ from sacscale.atomic import write_json
 from sacscale.hashes import sha256_file
 from sacscale.locks import HeldBeside, lock_beside, lock_file_beside
 from sacscale.pipeline.environment import host_info, project_state
-from sacscale.pipeline.machine_lock import LockError, training_machine
+from sacscale.pipeline.machine_lock import LockError, LockSettingError, training_machine
 from sacscale.pipeline.run_output import ProgressEcho
 from sacscale.processes import GroupChild, start_group
 from sacscale.reading import RecordJSONError, loads_record
@@ -309,6 +309,8 @@ def _hold_locks(held: contextlib.ExitStack, args: argparse.Namespace, name: str,
     if args.machine_lock:
         try:
             held.enter_context(training_machine(name, run_set))
+        except LockSettingError as exc:  # the user's setting, bad input: nothing to wait for
+            return _refuse(f"run {name} not started: {exc}")
         except LockError as exc:
             _say(f"run {name} not started: {exc}")
             return 1

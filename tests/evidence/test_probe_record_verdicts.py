@@ -53,6 +53,14 @@ def test_a_comparison_far_over_its_tolerance_marked_passing_is_named(tmp_path):
     (lambda r: r.update(ranks_identical_after=True, rank_spread_max_abs={"actor": 0.5}),
      "ranks_identical_after True, but rank_spread_max_abs says False"),
     (lambda r: r.update({"pass": "yes"}), "not a probe record"),
+    # a judged comparison with no tolerance: any difference passed
+    (lambda r: r["comparisons"][0].update(tolerance=None, rel_diff=106.0, norm_rel_diff=106.0),
+     "judged True with a tolerance of None (in float32 every comparison is judged"),
+    # the fields that tie the judged difference to the others removed
+    (lambda r: [r["comparisons"][1].pop(k) for k in ("criterion", "max_rel_diff", "norm_rel_diff")],
+     "neither 'max' nor 'norm'"),
+    (lambda r: r["comparisons"][1].pop("max_rel_diff"), "must be numbers"),
+    (lambda r: r.update(rank_spread_max_abs={"actor": "0.5"}), "rank_spread_max_abs: not an object of numbers"),
 ])
 def test_a_verdict_its_numbers_do_not_give(edit, says):
     record = json.loads((REPO / "results" / SET / "correctness.json").read_text())

@@ -34,7 +34,7 @@ def test_a_set_made_by_this_code_passes_with_its_whole_page_compared(current):
     assert result.ok, result.problems()
     assert "both pages compared line by line with the page composed again from the evidence" in result.report_check
     # logs are not evidence: a copy without them says what it did not compare
-    assert any("the list of failed attempts is not compared" in n for n in result.notes)
+    assert any("the list of failed attempts is taken as the page gives it" in n for n in result.notes)
 
 
 # (page, text, its replacement, what the problem then quotes of the page)
@@ -59,6 +59,16 @@ EDITS = {
     "the page's title": ("report.html", "<title>sacscale run set", "<title>audited run set", "title audited"),
     "a tooltip": ("report.html", "<h2>Limitations", '<h2 title="signed off by the auditors">Limitations',
                   "tooltip signed off"),
+    # a browser shows text put in <head> in the body, and text in a table outside its cells above it
+    "text in the head": ("report.html", "</style></head>", "</style>Audited: every claim holds</head>",
+                         "Audited: every claim holds"),
+    "text in a table outside its cells": ("report.html", "<table>", "<table>Certified by the lab", "Certified by"),
+    "a figure left out, its caption kept": ("report.md", "![throughput by repeat](figures/throughput_by_repeat.png)",
+                                            "", "image figures/throughput_by_repeat.png"),
+    # Python-Markdown takes it for a link definition and hides it; CommonMark (GitHub) shows it
+    "a line only another renderer shows": ("report.md", "Runs planned: 4; with evidence: 4.",
+                                           "Runs planned: 4; with evidence: 4.\n[Correction: the probe FAILED]: <#>",
+                                           "[Correction: the probe FAILED]: <#>"),
 }
 
 
@@ -67,7 +77,7 @@ def test_an_edit_outside_the_tables_is_named_with_its_line(work, page, old, new,
     edit_text(report_file(work, page), old, new)
     result = verify(work)
     assert not result.ok
-    named = [p for p in result.derived if p.startswith(f"reports/{SET}/{page}: shows ")]
+    named = [p for p in result.derived if p.startswith(f"reports/{SET}/{page}")]
     assert any(quoted in p for p in named), result.derived
 
 
@@ -117,7 +127,7 @@ def test_the_attempts_line_of_a_copy_without_its_logs_is_not_compared(work):
     _add_attempts_line(work)
     result = verify(work)
     assert result.ok, result.problems()
-    assert any("the list of failed attempts is not compared" in n for n in result.notes)
+    assert any("the list of failed attempts is taken as the page gives it" in n for n in result.notes)
 
 
 def test_a_line_made_to_look_like_the_attempts_line_is_compared(work):

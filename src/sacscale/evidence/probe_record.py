@@ -24,18 +24,29 @@ def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def comparison_problems(where: str, c: dict, tolerances: set) -> list[str]:
+# the numbers a comparison records (since the normwise criterion, also the one it judges)
+FIELDS = ("max_abs_diff", "scale", "max_rel_diff")
+
+
+def comparison_problems(where: str, c: dict, tolerances: set, every_one_judged: bool) -> list[str]:
     judged = c.get("rel_diff", c.get("max_rel_diff"))
     tolerance = c.get("tolerance")
-    if not _number(judged) or not (tolerance is None or _number(tolerance)):
-        return [f"{where}: its difference {judged!r} or tolerance {tolerance!r} is not a number"]
+    if "rel_diff" in c and c.get("criterion") not in ("max", "norm"):
+        return [f"{where}: criterion {str(c.get('criterion'))[:20]!r}, neither 'max' nor 'norm'"]
+    fields = FIELDS + (("rel_diff",) if "rel_diff" in c else ()) + (("norm_rel_diff",) if c.get("criterion") == "norm"
+                                                                     else ())
+    if not all(_number(c.get(f)) for f in fields) or not (tolerance is None or _number(tolerance)):
+        return [f"{where}: {', '.join(fields)} must be numbers and its tolerance a number or null"]
     problems = []
-    named = c.get("norm_rel_diff") if c.get("criterion") == "norm" else c.get("max_rel_diff")
-    if named is not None and named != judged:
+    has_tolerance = tolerance is not None
+    if c.get("judged", has_tolerance) is not has_tolerance or (every_one_judged and not has_tolerance):
+        problems.append(f"{where}: judged {c.get('judged')!r} with a tolerance of {tolerance!r} (in float32 every "
+                        "comparison is judged against its tolerance)")
+    named = c["norm_rel_diff"] if c.get("criterion") == "norm" else c["max_rel_diff"]
+    if named != judged:
         problems.append(f"{where}: judges {judged!r}, but its criterion {c.get('criterion', 'max')!r} names "
                         f"{named!r}")
-    if _number(c.get("max_abs_diff")) and _number(c.get("scale")) and _number(c.get("max_rel_diff")) and \
-            not math.isclose(c["max_abs_diff"] / max(c["scale"], 1e-30), c["max_rel_diff"], rel_tol=1e-9):
+    if not math.isclose(c["max_abs_diff"] / max(c["scale"], 1e-30), c["max_rel_diff"], rel_tol=1e-9):
         problems.append(f"{where}: max_rel_diff {c['max_rel_diff']!r} is not max_abs_diff / scale")
     if tolerance not in tolerances:
         problems.append(f"{where}: tolerance {tolerance!r} is none of the record's tolerances")
@@ -47,9 +58,12 @@ def comparison_problems(where: str, c: dict, tolerances: set) -> list[str]:
 
 
 def _spreads_zero(record: dict, key: str) -> bool | None:
+    """Whether every spread is zero; None where the record has none (an older one)."""
     spreads = record.get(key)
-    if not isinstance(spreads, dict) or not all(_number(v) for v in spreads.values()):
+    if spreads is None:
         return None
+    if not isinstance(spreads, dict) or not all(_number(v) for v in spreads.values()):
+        raise ValueError(f"{key}: not an object of numbers")
     return all(v == 0 for v in spreads.values())
 
 
@@ -78,9 +92,14 @@ def probe_problems(record) -> list[str]:
     given = list(tolerance.values()) if isinstance(tolerance, dict) else [tolerance]
     tolerances = {None} | {t for t in [*given, record.get("sync_tolerance")] if _number(t)}
     problems = []
+    every_one_judged = record.get("autocast_dtype") == "float32"
     for i, c in enumerate(comparisons):
-        problems += comparison_problems(f"comparison {i + 1} ({str(c.get('tensor'))[:40]})", c, tolerances)
-    problems += agreement_problems(record)
+        problems += comparison_problems(f"comparison {i + 1} ({str(c.get('tensor'))[:40]})", c, tolerances,
+                                        every_one_judged)
+    try:
+        problems += agreement_problems(record)
+    except ValueError as exc:
+        problems.append(str(exc))
     agreed = [record[k] for k in AGREEMENT if k in record]
     passes = all(c.get("pass") is True for c in comparisons) and all(a is True for a in agreed)
     if record["pass"] is not passes:

@@ -16,7 +16,8 @@ import markdown
 
 from sacscale.report.document import MARKDOWN_EXTENSIONS
 
-_INVISIBLE_TAGS = {"script", "style", "template", "head", "title"}
+# (a browser shows text put in <head> outside these, in the body: it is read as the page's)
+_INVISIBLE_TAGS = {"script", "style", "template", "title"}
 # elements that run on within a line of text: `9.999<em>x</em>` shows as 9.999x; any other
 # element parts the text before it from the text after it
 _INLINE = {"a", "abbr", "b", "bdi", "bdo", "cite", "code", "del", "dfn", "em", "font", "i", "ins", "kbd", "mark",
@@ -79,6 +80,8 @@ class _TableReader(HTMLParser):
         values = dict(attrs)
         if tag == "a":
             self.links.append(f"link to {values.get('href')}")
+        if tag == "img":
+            self.links.append(f"image {values.get('src')} ({values.get('alt')})")
         if values.get("title") is not None:
             self.links.append(f"tooltip {values['title']}")
         if tag == "title":
@@ -150,6 +153,10 @@ class _TableReader(HTMLParser):
         elif not self._hidden_depth and self._table is None:
             self.prose.append(data)
             self.flow.append(data)
+        elif not self._hidden_depth and data.strip():
+            # text in a table outside its cells: a browser shows it above the table
+            self.prose.append(f"\n{data}\n")
+            self.flow.append(f"\n{data}\n")
 
 
 # Python-Markdown's time grows with the square of a paragraph's length when it is full of
@@ -200,8 +207,9 @@ def shown_lines(text: str, html: bool) -> list[str]:
 
 
 def shown_links(text: str, html: bool) -> list[str]:
-    """Where a page's links go, its tooltips and its title, in order: text a reader sees only
-    by pointing at it or in the browser's tab, and the page a click opens."""
+    """Where a page's links go, its images (with their alternative text), its tooltips and its
+    title, in order: what a reader sees only by pointing at it, in the browser's tab or as a
+    picture, and the page a click opens."""
     return _read(text, html).links
 
 

@@ -369,6 +369,10 @@ def check_whole_page(root: Path, reports: Path, rel: str, result: Verification) 
     stage wrote this code's page format; otherwise a note says what is not compared."""
     page, problem = report_page_of(root)
     result.scope += [problem] if problem else []
+    if page is not None and page > PAGE_FORMAT:  # as the evidence format: no format this code knows
+        result.scope.append(f"{SCOPE_FILE}: {PAGE_KEY} {page}, newer than this code's page format ({PAGE_FORMAT}): "
+                            "verify the set with the code that made it")
+        return
     if page != PAGE_FORMAT:
         why = (f"written by the report stage's page format {page}, this code's is {PAGE_FORMAT}" if page else
                f"a set made before sets recorded their page format ({SCOPE_FILE} {PAGE_KEY})")

@@ -36,7 +36,7 @@ BUDGET_BYTES = 4 * 1024 * 1024
 # the page format of the report stage that made the set (sacscale.report.page_format); since
 # PAGE_SINCE every set records one, so a set whose runs started later and records none had it removed
 PAGE_KEY = "report_page"
-PAGE_SINCE = "2026-12-05T04:00:00+00:00"
+PAGE_SINCE = "2026-12-05T01:55:00+00:00"
 POLICY = Path("checkpoints") / "final.pt"  # a run's policy: the one kind of file a set may leave out
 # Never in the manifest, by construction (manifest.EXCLUDED): written from it, or after it.
 BY_CONSTRUCTION = {

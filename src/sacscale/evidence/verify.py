@@ -47,6 +47,7 @@ from pathlib import Path
 from sacscale.analysis.events import EventFileError
 from sacscale.analysis.metrics import MetricError, analyze_run
 from sacscale.evidence import binding, scope
+from sacscale.evidence.after_manifest import manifest_json_problems, verify_json_problems
 from sacscale.evidence.derived import check_summary, recompute_summary
 from sacscale.evidence.manifest import (
     MANIFEST_NAME, ManifestError, evidence_files, irregular_files, parse_manifest, sha256_file,
@@ -250,6 +251,7 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
     if result.refused:
         return result  # nothing is opened in a tree that holds links or special files
     check_files(root, manifest, result)
+    result.derived += manifest_json_problems(root, manifest)
     check_coverage(root, result)
     check_folders(root, result)
     if not recompute:
@@ -281,4 +283,6 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
     except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
         # a JSON field of an unexpected shape deep inside a record
         result.structure.append(f"unexpected structure in the set's JSON ({type(exc).__name__}: {exc})")
+    if not report_pending:  # the pipeline's own verification is the one that writes verify.json
+        result.derived += verify_json_problems(root, result)
     return result

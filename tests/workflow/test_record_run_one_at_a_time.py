@@ -72,7 +72,8 @@ def test_a_second_record_run_of_a_live_run_is_refused_and_the_first_completes(tm
         assert second.stderr.startswith(f"sacscale record-run: the run {second_run} is being recorded by another "
                                         f"record-run (pid {first.pid}); ")
         assert time.monotonic() - t0 < WAIT_S / 2  # refused at once, not after a wait
-        assert work.is_dir() and not (tmp_path / "logs").exists()  # nothing was moved
+        attic = tmp_path / "logs" / "attempts"  # made by the first at its start
+        assert work.is_dir() and list(attic.iterdir()) == []  # nothing was moved
         assert first.poll() is None
         go.write_text("go")
         assert first.wait(WAIT_S) == 0, first.stderr.read()
@@ -82,7 +83,7 @@ def test_a_second_record_run_of_a_live_run_is_refused_and_the_first_completes(tm
     record = json.loads((run_dir / "run.json").read_text())
     assert record["status"] == "completed" and (run_dir / "tb" / "rank0").is_dir()
     assert sorted(p.name for p in runs.iterdir()) == ["p_r1_n1"]  # no work folder, no lock file left
-    assert not (tmp_path / "logs").exists()
+    assert list((tmp_path / "logs" / "attempts").iterdir()) == []
 
 
 def test_a_lock_left_by_a_killed_record_run_does_not_refuse_the_next(tmp_path):

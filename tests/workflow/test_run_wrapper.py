@@ -58,7 +58,7 @@ def test_success_renames_a_complete_directory(tmp_path):
     run_dir.mkdir(parents=True)  # Snakemake creates the output's parent before the job
     proc, run_dir, work, attic, _ = wrap(tmp_path, "ok")
     assert proc.returncode == 0, proc.stderr
-    assert not work.exists() and not attic.exists()
+    assert not work.exists() and list(attic.iterdir()) == []  # made at the start, left empty
     record = json.loads((run_dir / "run.json").read_text())
     assert record["status"] == "completed" and record["exit_status"] == 0
     assert record["seed"] == 7 and record["resolved_config"]["config"] == "n1"

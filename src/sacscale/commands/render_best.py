@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sacscale.atomic import write_json
 from sacscale.commands import render as render_command
-from sacscale.commands._inputs import BadInput, read_evaluations
+from sacscale.commands._inputs import BadInput, read_evaluations, same_file
 from sacscale.eval.best import best_run
 
 
@@ -22,8 +22,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     render_command.add_video_arguments(parser)
 
 
+def _refuse_one_file(args: argparse.Namespace) -> None:
+    """Checked before rendering: the record written after the video replaced it (and the
+    command still said it wrote the video), and an output on an input replaces the input."""
+    if same_file(args.output, args.record):
+        raise BadInput(f"--output and --record are one file ({args.output}): the record would replace the video")
+    for option, output in (("--output", args.output), ("--record", args.record)):
+        first = next((p for p in args.evaluations if same_file(p, output)), None)
+        if first is not None:
+            raise BadInput(f"{option} {output}: is the evaluation {first}, an input; write it elsewhere")
+
+
 def run(args: argparse.Namespace) -> int:
     args.program = "sacscale render-best"  # the render it runs speaks in this command's name
+    _refuse_one_file(args)
     if not Path(args.runs_dir).is_dir():
         raise BadInput(f"--runs-dir {args.runs_dir}: not a folder (it holds the runs, <run>/checkpoints/final.pt)")
     try:

@@ -25,6 +25,8 @@ moved: one beside RUN_DIR and one beside WORK_DIR (`.NAME.lock`, `.NAME.partial.
 sacscale.locks.lock_beside), removed at the end. A second record-run given either folder
 while the first runs is refused at once in one line naming the first's pid, exit status
 2, and touches nothing; a lock file a killed run left is held by no one: the next takes it.
+Before the locks the folders are checked (sacscale.pipeline.run_folders) and, under them,
+the attic is made: an attic that cannot take an attempt is refused before the run.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from sacscale.hashes import sha256_file
 from sacscale.locks import HeldBeside, lock_beside, lock_file_beside
 from sacscale.pipeline.environment import host_info, project_state
 from sacscale.pipeline.machine_lock import LockError, LockSettingError, training_machine
+from sacscale.pipeline.run_folders import folders_problem, make_attic
 from sacscale.pipeline.run_output import ProgressEcho
 from sacscale.processes import GroupChild, start_group
 from sacscale.reading import RecordJSONError, loads_record
@@ -294,10 +297,22 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
         return usage_error("--resolved-json: not a JSON object")
     name = str(resolved.get("run", args.run_dir.name))
     with contextlib.ExitStack() as held:
-        refused = _hold_locks(held, args, name, resolved.get("run_set"))
+        refused = _prepare(held, args, name, resolved.get("run_set"))
         if refused is not None:
             return refused
         return _run_once(args, cmd, env, resolved, name)
+
+
+def _prepare(held: contextlib.ExitStack, args: argparse.Namespace, name: str, run_set: str | None) -> int | None:
+    """Check the folders, take the locks, make the attic: whatever is refused here is
+    refused before anything is moved or started. None when ready, else the exit status."""
+    problem = folders_problem(args.run_dir, args.work_dir, args.attic)  # before a lock file is written
+    if problem is None:
+        refused = _hold_locks(held, args, name, run_set)
+        if refused is not None:
+            return refused
+        problem = make_attic(args.attic)  # under the locks: a run refused by them makes nothing
+    return None if problem is None else _refuse(f"{problem} (nothing was moved or started)")
 
 
 def _hold_locks(held: contextlib.ExitStack, args: argparse.Namespace, name: str, run_set: str | None) -> int | None:
@@ -342,8 +357,8 @@ def _run_once(args: argparse.Namespace, cmd: list[str], env: dict[str, str], res
         return 0
     if status == "not started":
         return code
-    _say(f"run {name} {status} (exit status {code}); nothing was marked done. "
-         f"Its log and run.json are kept in {kept}")
+    where = f"are kept in {kept}" if kept else "were removed: the attic could not take them"
+    _say(f"run {name} {status} (exit status {code}); nothing was marked done. Its log and run.json {where}")
     return code if code and code > 0 else 1
 
 

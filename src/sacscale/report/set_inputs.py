@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from sacscale.atomic import refuse_foreign_links
 from sacscale.report.build import RecordError
 
 
@@ -20,11 +21,23 @@ def planned_runs(results: Path) -> list[str]:
         raise RecordError(f"{results}/plan.json: not a plan this pipeline wrote ({why})") from None
 
 
+def _not_through_foreign_link(path: Path) -> None:
+    """RecordError naming `path` when it is reached through another user's symbolic link:
+    root's report of that user's set would list, and link to, what root's own folders hold,
+    in a file that user reads."""
+    try:
+        refuse_foreign_links(path, reading=True)
+    except OSError as exc:
+        raise RecordError(f"{path}: {exc.filename}: {exc.strerror}") from None
+
+
 def _existing(path: Path) -> str | None:
+    _not_through_foreign_link(path)
     return str(path) if path.is_file() else None
 
 
 def _attempts(folder: Path) -> list[str]:
+    _not_through_foreign_link(folder)
     return sorted(e.name for e in folder.iterdir()) if folder.is_dir() else []
 
 

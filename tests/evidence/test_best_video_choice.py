@@ -39,3 +39,16 @@ def test_the_committed_choices_are_the_ones_their_evaluations_give(tmp_path):
     root = copy_committed_set(tmp_path, SET)
     result = verify(root)
     assert result.ok and not [p for p in result.derived if "best_run.json" in p]
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda r: r.update(seconds=60.0, fps=30.0), "best_run.json: says 60 s at 30 fps, its video best_run.webp has 120 "
+                                                 "frames"),
+    (lambda r: r.update(width=1920, height=1080), "says 1920x1080, its video best_run.webp is 320x240"),
+    (lambda r: r.update(video="../../../etc/passwd"), "is not the video the stage writes"),
+])
+def test_a_caption_that_is_not_its_video_is_named(tmp_path, edit, says):
+    root = copy_committed_set(tmp_path, SET)
+    _edit_choice(root, edit)
+    result = verify(root)
+    assert any(says in p for p in result.derived), result.derived

@@ -48,14 +48,23 @@ def test_a_comparison_far_over_its_tolerance_marked_passing_is_named(tmp_path):
 
 
 @pytest.mark.parametrize("edit, says", [
-    (lambda r: r["comparisons"][1].update(tolerance=1e9), "tolerance 1000000000.0 is none of the record's"),
+    (lambda r: r["comparisons"][1].update(tolerance=1e9),
+     "tolerance 1000000000.0, the record's tolerance for its kind"),
+    # a gradient judged against the parameters' tolerance
+    (lambda r: next(c for c in r["comparisons"] if c["tensor"].startswith("grad/")).update(tolerance=0.001),
+     "tolerance 0.001, the record's tolerance for its kind is 0.0001"),
+    # gradients are judged in bfloat16 too
+    (lambda r: r.update(autocast_dtype="bfloat16") or next(
+        c for c in r["comparisons"] if c["tensor"].startswith("grad/")).update(tolerance=None, judged=False),
+     "judged False with a tolerance of None (gradients and the sync are judged in every dtype"),
+    (lambda r: r.update(rank_spread_max_abs={}), "rank_spread_max_abs: not an object of numbers"),
     (lambda r: r["comparisons"][0].update(rel_diff=0.0), "judges 0.0, but its criterion 'norm' names"),
     (lambda r: r.update(ranks_identical_after=True, rank_spread_max_abs={"actor": 0.5}),
      "ranks_identical_after True, but rank_spread_max_abs says False"),
     (lambda r: r.update({"pass": "yes"}), "not a probe record"),
     # a judged comparison with no tolerance: any difference passed
     (lambda r: r["comparisons"][0].update(tolerance=None, rel_diff=106.0, norm_rel_diff=106.0),
-     "judged True with a tolerance of None (in float32 every comparison is judged"),
+     "judged True with a tolerance of None (gradients and the sync are judged in every dtype"),
     # the fields that tie the judged difference to the others removed
     (lambda r: [r["comparisons"][1].pop(k) for k in ("criterion", "max_rel_diff", "norm_rel_diff")],
      "neither 'max' nor 'norm'"),

@@ -66,11 +66,14 @@ def make_current(work, tmp_path, keep=(R1,)):
 
 
 def shrink_report(work):
-    """The committed report's GIF alone is 2 MB: a small stand-in, so the set fits the
-    budget (the report's numbers are what verify checks, not its figures)."""
+    """The committed report's GIF alone is 2 MB: a small stand-in of the same frames, size
+    and rate (what verify reads of it), so the set fits the budget."""
+    from PIL import Image
+
     figures = work.parent.parent / "reports" / SET / "figures"
     for gif in figures.glob("*.gif"):
-        gif.write_bytes(b"GIF89a")
+        frames = [Image.new("L", (320, 240), color=2 * i) for i in range(120)]  # unlike frames: none merged
+        frames[0].save(gif, save_all=True, append_images=frames[1:], duration=100, loop=0)
     # the page without its embedded GIF: the same tables (verify reads them), the images dropped
     page = work.parent.parent / "reports" / SET / "report.html"
     page.write_text(re.sub(r"<img [^>]*>", "", page.read_text()))

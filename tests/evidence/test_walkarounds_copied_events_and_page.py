@@ -88,7 +88,7 @@ def test_a_changed_number_in_the_pages_table_fails(work):
     ('<img src="x.png" onerror="alert(1)">', "an event handler 'onerror'"),
     ('<a href="javascript:alert(1)">x</a>', "a href that runs or shows another page"),
     ('<link rel="stylesheet" href="other.css">', "a <link> element"),
-    ('<meta http-equiv="refresh" content="0; url=other.html">', "a <meta> with http-equiv"),
+    ('<meta http-equiv="refresh" content="0; url=other.html">', "a <meta> with content, http-equiv"),
 ])
 def test_what_could_hide_or_rewrite_a_cell_fails(work, added, says):
     text = page(work).read_text()

@@ -66,14 +66,21 @@ def test_the_committed_pages_ratios_are_those_of_their_comparisons(tmp_path, nam
 
 
 def _rehash(root) -> None:
-    """MANIFEST.sha256 made again over the files it lists, as they are now."""
+    """MANIFEST.sha256 and manifest.json made again over the files it lists, as they are now."""
     import hashlib
+    import json
 
-    lines = []
+    from sacscale.evidence.manifest import summary
+
+    lines, entries = [], []
     for line in (root / "MANIFEST.sha256").read_text().splitlines():
         _, name = line.split(None, 1)
-        lines.append(f"{hashlib.sha256((root / name).read_bytes()).hexdigest()}  {name}")
-    (root / "MANIFEST.sha256").write_text("\n".join(lines) + "\n")
+        digest = hashlib.sha256((root / name).read_bytes()).hexdigest()
+        lines.append(f"{digest}  {name}")
+        entries.append((digest, name, (root / name).stat().st_size))
+    text = "\n".join(lines) + "\n"
+    (root / "MANIFEST.sha256").write_text(text)
+    (root / "manifest.json").write_text(json.dumps(summary(entries, text)))
 
 
 @pytest.mark.parametrize("folder", ["h200x1_shared_long", "H200x1_shared_short"])

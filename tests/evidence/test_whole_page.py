@@ -112,11 +112,11 @@ def test_a_page_format_newer_than_this_codes_is_named(work):
 ATTEMPT = "shared_r1_n1_pool7.failed-20261204T101010.123456Z"
 
 
-def _add_attempts_line(work, tail=""):
-    line = f"Failed or stopped attempts (kept under logs/, not evidence; each was rerun): `{ATTEMPT}`.{tail}"
+def _add_attempts_line(work, tail="", attempt=ATTEMPT):
+    line = f"Failed or stopped attempts (kept under logs/, not evidence; each was rerun): `{attempt}`.{tail}"
     edit_text(report_file(work, "report.md"), "Runs planned: 4; with evidence: 4.\n",
               f"Runs planned: 4; with evidence: 4.\n\n{line}\n")
-    html_line = line.replace(f"`{ATTEMPT}`", f"<code>{ATTEMPT}</code>")
+    html_line = line.replace(f"`{attempt}`", f"<code>{attempt}</code>")
     edit_text(report_file(work, "report.html"), "Runs planned: 4; with evidence: 4.</p>",
               f"Runs planned: 4; with evidence: 4.</p>\n<p>{html_line}</p>")
 
@@ -133,3 +133,38 @@ def test_a_line_made_to_look_like_the_attempts_line_is_compared(work):
     result = verify(work)
     assert any("Audited and signed off." in p and "which the evidence does not give" in p for p in result.derived), \
         result.derived
+
+
+# what a browser shows otherwise than the page's text says (a reviewer's screenshots)
+SHOWN_OTHERWISE = {
+    "a colour scheme that whitens the headers": (
+        "report.html", '<meta charset="utf-8">', '<meta charset="utf-8"><meta name="color-scheme" content="only dark">',
+        "a <meta> with content, name"),
+    "a sentence inside the title, in what looks like a tag": (
+        "report.html", "</title>", '<em alt=" -- PROBE FAILED"></em></title>', "PROBE FAILED"),
+    "two cells of the probe table made one": (
+        "report.md", "| grad/actor | ", "| grad/actor \\| ", "grad/actor \\|"),
+    "a space drawn as a dash before a number": ("report.html", "<td>1.", "<td>\u16801.", "\u1680"),
+}
+
+
+@pytest.mark.parametrize("page, old, new, quoted", SHOWN_OTHERWISE.values(), ids=list(SHOWN_OTHERWISE))
+def test_what_a_browser_shows_otherwise_is_named(work, page, old, new, quoted):
+    edit_text(report_file(work, page), old, new)
+    result = verify(work)
+    assert any(quoted in p or quoted.encode("unicode_escape").decode() in p for p in result.derived), result.derived
+
+
+def test_a_figure_moved_under_another_heading_is_named(work):
+    md = report_file(work, "report.md")
+    text = md.read_text()
+    figure = next(line for line in text.splitlines() if line.startswith("![learning curves]"))
+    md.write_text(text.replace(figure + "\n", "", 1).replace("## Environment", figure + "\n\n## Environment", 1))
+    result = verify(work)
+    assert any("[image figures/learning_curves.png]" in p for p in result.derived), result.derived
+
+
+def test_a_timed_out_attempt_in_the_stages_words_is_taken_as_listed(work):
+    _add_attempts_line(work, attempt="shared_r1_n1_pool7.timed_out-20261204T101010.123456Z")
+    result = verify(work)
+    assert result.ok, result.problems()

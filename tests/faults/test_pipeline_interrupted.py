@@ -274,9 +274,9 @@ def test_signal_to_snakemake_alone_lets_the_run_finish_and_resume_completes(tmp_
     attempts = workdir / "logs" / "cpu" / "attempts"
     if sig == signal.SIGTERM:  # the finished run counts as done: the matrix continues after it
         assert rerun == RUNS[2:]
-        assert not attempts.exists()
+        assert not any(attempts.iterdir())  # the run wrapper makes the attic at its start
     elif rerun == RUNS[2:]:  # SIGINT, but Snakemake recorded the run's success before it stopped
-        assert not attempts.exists()
+        assert not any(attempts.iterdir())
     else:  # Snakemake marked it incomplete: it is redone, the earlier copy kept (its events and log;
         # Snakemake itself deletes the incomplete output, run.json, before the rerun)
         assert rerun == RUNS[1:]

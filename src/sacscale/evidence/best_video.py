@@ -4,13 +4,16 @@
 after the manifest, so no hash binds it, and the report's video caption is written from it.
 The choice is made again here from the set's hashed evaluations by the same rule
 (sacscale.eval.best): the run, its score and figures and every run's score must be the ones
-the evaluations give. The video itself is not rendered again (that takes the policy, MuJoCo
-and a GL backend).
+the evaluations give, and what the caption says of the video (its length, frame rate and
+size) must be what the video file holds. The video itself is not rendered again (that takes
+the policy, MuJoCo and a GL backend).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from PIL import Image
 
 from sacscale.eval.best import best_run
 from sacscale.evidence.result import EvidenceStructureError, load_json, read_text
@@ -18,6 +21,7 @@ from sacscale.reading import loads_record
 from sacscale.report.set_inputs import planned_runs
 
 RECORD = Path("figures") / "best_run.json"
+VIDEO_NAMES = ("best_run.webp", "best_run.gif")
 CHOICE = ("run", "score", "tracking_lin", "tracking_yaw", "fall_rate", "env_steps", "scores", "rule")
 
 
@@ -43,5 +47,38 @@ def best_video_problems(root: Path, reports: Path, rel: str) -> list[str]:
     except (ValueError, KeyError, TypeError) as exc:  # no evaluations, or one of another shape (named elsewhere)
         return [f"{where}: the set's evaluations give no choice ({type(exc).__name__}: {exc}): does not match the "
                 "evidence"]
-    return [f"{where}: {key} {str(stored.get(key))[:80]}, the set's evaluations give {str(fresh[key])[:80]}: does "
-            "not match the evidence" for key in CHOICE if stored.get(key) != fresh[key]]
+    problems = [f"{where}: {key} {str(stored.get(key))[:80]}, the set's evaluations give {str(fresh[key])[:80]}: "
+                "does not match the evidence" for key in CHOICE if stored.get(key) != fresh[key]]
+    return problems + [f"{where}: {p}: does not match the evidence" for p in video_problems(reports, stored)]
+
+
+def _frames(video: Path) -> tuple[int, tuple[int, int], list]:
+    with Image.open(video) as image:
+        durations = []
+        for index in range(getattr(image, "n_frames", 1)):
+            image.seek(index)
+            durations.append(image.info.get("duration"))
+        return len(durations), image.size, durations
+
+
+def video_problems(reports: Path, stored: dict) -> list[str]:
+    """What the caption says of the video (its length, frame rate and size, from the record)
+    against the video file: frames = seconds x fps, each 1000/fps ms where the file says."""
+    name = stored.get("video")
+    if name not in VIDEO_NAMES:
+        return [f"video {str(name)[:40]!r} is not the video the stage writes ({', '.join(VIDEO_NAMES)})"]
+    seconds, fps = stored.get("seconds"), stored.get("fps")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in (seconds, fps)):
+        return [f"seconds {str(seconds)[:20]} and fps {str(fps)[:20]} must be positive numbers"]
+    try:
+        count, size, durations = _frames(reports / "figures" / name)
+    except (OSError, ValueError, Image.DecompressionBombError) as exc:
+        return [f"its video {name} cannot be read ({exc})"]
+    problems = []
+    if count != round(seconds * fps):
+        problems.append(f"says {seconds:g} s at {fps:g} fps, its video {name} has {count} frames")
+    if size != (stored.get("width"), stored.get("height")):
+        problems.append(f"says {stored.get('width')}x{stored.get('height')}, its video {name} is {size[0]}x{size[1]}")
+    if all(d is not None for d in durations) and any(abs(d - 1000 / fps) > 1 for d in durations):
+        problems.append(f"says {fps:g} fps, its video {name} shows frames for {sorted(set(durations))[:3]} ms")
+    return problems

@@ -28,7 +28,18 @@ def _number(value) -> bool:
 FIELDS = ("max_abs_diff", "scale", "max_rel_diff")
 
 
-def comparison_problems(where: str, c: dict, tolerances: set, every_one_judged: bool) -> list[str]:
+def expected_tolerance(record: dict, tensor) -> tuple[object, bool]:
+    """(the tolerance the record gives a comparison of `tensor`, whether it must be judged):
+    parameters against the record's param_rel, judged in float32 only; gradients against
+    grad_rel and the sync check against sync_tolerance, judged in every dtype. ("?", True)
+    for a comparison of no kind the probe makes."""
+    table = record.get("tolerance") if isinstance(record.get("tolerance"), dict) else {}
+    kind = str(tensor).split("/", 1)[0]
+    given = {"param": table.get("param_rel"), "grad": table.get("grad_rel"), "sync": record.get("sync_tolerance")}
+    return given.get(kind, "?"), kind != "param" or record.get("autocast_dtype") == "float32"
+
+
+def comparison_problems(where: str, c: dict, expected, must_judge: bool) -> list[str]:
     judged = c.get("rel_diff", c.get("max_rel_diff"))
     tolerance = c.get("tolerance")
     if "rel_diff" in c and c.get("criterion") not in ("max", "norm"):
@@ -39,17 +50,19 @@ def comparison_problems(where: str, c: dict, tolerances: set, every_one_judged: 
         return [f"{where}: {', '.join(fields)} must be numbers and its tolerance a number or null"]
     problems = []
     has_tolerance = tolerance is not None
-    if c.get("judged", has_tolerance) is not has_tolerance or (every_one_judged and not has_tolerance):
-        problems.append(f"{where}: judged {c.get('judged')!r} with a tolerance of {tolerance!r} (in float32 every "
-                        "comparison is judged against its tolerance)")
+    if c.get("judged", has_tolerance) is not has_tolerance or (must_judge and not has_tolerance):
+        problems.append(f"{where}: judged {c.get('judged')!r} with a tolerance of {tolerance!r} (gradients and the "
+                        "sync are judged in every dtype, parameters in float32)")
+    if expected != "?" and tolerance != expected and has_tolerance:
+        problems.append(f"{where}: tolerance {tolerance!r}, the record's tolerance for its kind is {expected!r}")
+    elif expected == "?":
+        problems.append(f"{where}: not a comparison of parameters, gradients or the sync")
     named = c["norm_rel_diff"] if c.get("criterion") == "norm" else c["max_rel_diff"]
     if named != judged:
         problems.append(f"{where}: judges {judged!r}, but its criterion {c.get('criterion', 'max')!r} names "
                         f"{named!r}")
     if not math.isclose(c["max_abs_diff"] / max(c["scale"], 1e-30), c["max_rel_diff"], rel_tol=1e-9):
         problems.append(f"{where}: max_rel_diff {c['max_rel_diff']!r} is not max_abs_diff / scale")
-    if tolerance not in tolerances:
-        problems.append(f"{where}: tolerance {tolerance!r} is none of the record's tolerances")
     passes = math.isfinite(judged) and (tolerance is None or judged <= tolerance)
     if c.get("pass") is not passes:
         problems.append(f"{where}: pass {c.get('pass')!r}, but {judged:g} against a tolerance of {tolerance!r} "
@@ -62,8 +75,8 @@ def _spreads_zero(record: dict, key: str) -> bool | None:
     spreads = record.get(key)
     if spreads is None:
         return None
-    if not isinstance(spreads, dict) or not all(_number(v) for v in spreads.values()):
-        raise ValueError(f"{key}: not an object of numbers")
+    if not isinstance(spreads, dict) or not spreads or not all(_number(v) for v in spreads.values()):
+        raise ValueError(f"{key}: not an object of numbers (one per network)")
     return all(v == 0 for v in spreads.values())
 
 
@@ -88,14 +101,10 @@ def probe_problems(record) -> list[str]:
     comparisons = record.get("comparisons") or []
     if not isinstance(comparisons, list) or not all(isinstance(c, dict) for c in comparisons):
         return ["comparisons: not a list of comparisons"]
-    tolerance = record.get("tolerance")
-    given = list(tolerance.values()) if isinstance(tolerance, dict) else [tolerance]
-    tolerances = {None} | {t for t in [*given, record.get("sync_tolerance")] if _number(t)}
     problems = []
-    every_one_judged = record.get("autocast_dtype") == "float32"
     for i, c in enumerate(comparisons):
-        problems += comparison_problems(f"comparison {i + 1} ({str(c.get('tensor'))[:40]})", c, tolerances,
-                                        every_one_judged)
+        problems += comparison_problems(f"comparison {i + 1} ({str(c.get('tensor'))[:40]})", c,
+                                        *expected_tolerance(record, c.get("tensor")))
     try:
         problems += agreement_problems(record)
     except ValueError as exc:

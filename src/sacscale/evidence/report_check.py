@@ -193,7 +193,9 @@ def _invisible(cell: str) -> str | None:
     """A character a cell shows as nothing or that reorders what follows (U+202E shows
     '1.719x' as 'x917.1'): none of the report stage's cells holds one."""
     for ch in cell:
-        if unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs", "Cn") or _BLANK_LETTER.fullmatch(ch):
+        # a space other than the two the stage writes: U+1680 is drawn as a dash
+        odd_space = unicodedata.category(ch) in ("Zs", "Zl", "Zp") and ch not in " \u00a0"
+        if unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs", "Cn") or _BLANK_LETTER.fullmatch(ch) or odd_space:
             return f"holds an invisible or reordering character ({ch.encode('unicode_escape').decode()!s})"
     return None
 

@@ -143,8 +143,9 @@ class _Presentation(HTMLParser):
         self._check_element(tag, values)
         if tag == "style":
             self._style = []
-        if tag == "meta" and set(values) - {"charset", "name", "content"}:
-            self.problems.append(f"a <meta> with {', '.join(sorted(set(values) - {'charset', 'name', 'content'}))}")
+        if tag == "meta" and set(values) != {"charset"}:  # `name="color-scheme"` turned the headers white on grey
+            self.problems.append(f"a <meta> with {', '.join(sorted(set(values) - {'charset'})) or 'no charset'} "
+                                 "(the stage writes only its charset)")
         if tag == "meta" and "charset" in values and (values["charset"] or "").strip().lower() != "utf-8":
             # read here as UTF-8: a browser told another encoding shows other characters (ISO-2022-JP: digits)
             self.problems.append(f"a charset {(values['charset'] or '')[:20]!r} (the page is UTF-8)")

@@ -23,6 +23,8 @@ from sacscale.report.set_inputs import planned_runs, set_inputs
 from sacscale.report.shown import shown_links, shown_lines
 
 _STAMP = r"-\d{8}T\d{6}\.\d{6}Z"
+# why the run wrapper set an attempt aside (sacscale.pipeline.run_record)
+SET_ASIDE_AS = ("failed", "interrupted", "timed_out", "superseded")
 DEVIATIONS_NAME = "deviations.md"
 SHOWN_AT_MOST = 3  # differences named per page; the rest are counted
 
@@ -65,7 +67,7 @@ def page_attempts(lines: list[str], runs: list[str]) -> list[str]:
     wrapper names them (`<run>.<why>-<time>`, set aside again: `.superseded-<time>`), of this
     set's runs only; none otherwise."""
     run = "|".join(re.escape(r) for r in runs)
-    name = f"(?:{run})\\.[a-z]+{_STAMP}(?:\\.superseded{_STAMP})?"
+    name = f"(?:{run})\\.(?:{'|'.join(SET_ASIDE_AS)}){_STAMP}(?:\\.superseded{_STAMP})?"
     for line in lines:
         if runs and re.fullmatch(f"{re.escape(ATTEMPTS_INTRO)}{name}(?:, {name})*\\.", line):
             return line.removeprefix(ATTEMPTS_INTRO).removesuffix(".").split(", ")
@@ -96,8 +98,8 @@ def whole_page_problems(root: Path, reports: Path, rel: str, pages: dict[str, st
         return [f"{rel}: its page cannot be composed again from the evidence ({exc}): does not match the "
                 "evidence"], []
     notes = [] if attempts_here else [
-        f"{rel}: the list of failed attempts is taken as the page gives it: logs/{root.name}/attempts is not here "
-        "(logs are not evidence)"]
+        f"{rel}: the list of failed attempts is taken as the page gives it: logs/{root.name}/attempts holds none "
+        "here (logs are not evidence)"]
     problems = []
     for name, text in pages.items():
         html = name == "report.html"
@@ -105,6 +107,6 @@ def whole_page_problems(root: Path, reports: Path, rel: str, pages: dict[str, st
         found = differences(f"{rel}/{name}", shown_lines(composed, html), shown_lines(text, html) if html else md_lines)
         found += differences(f"{rel}/{name}", shown_links(composed, html), shown_links(text, html))
         if not found and not html:  # the same to this renderer; another (GitHub's) may show the difference
-            found = differences(f"{rel}/{name} (its Markdown source)", composed.splitlines(), text.splitlines())
+            found = differences(f"{rel}/{name} (its Markdown source)", composed.split("\n"), text.split("\n"))
         problems += found
     return problems, notes

@@ -64,7 +64,10 @@ class _TableReader(HTMLParser):
         self._row_is_head = False  # a row of header cells: a table's header where it has no <thead>
         self.prose: list[str] = []  # the visible text outside the tables, as a browser shows it
         self.flow: list[str] = []   # all the visible text in page order, a table as its rows
+        self._flow_row: list[str] = []
         self.links: list[str] = []  # where the page's links go, its tooltips and its title
+        # a browser reads a title's content as text, `<em alt="...">` inside it included
+        self.CDATA_CONTENT_ELEMENTS = (*HTMLParser.CDATA_CONTENT_ELEMENTS, "title")
         self._title: list[str] | None = None
 
     def _hides(self, tag: str, attrs: list[tuple[str, str | None]]) -> bool:
@@ -80,8 +83,12 @@ class _TableReader(HTMLParser):
         values = dict(attrs)
         if tag == "a":
             self.links.append(f"link to {values.get('href')}")
+        if tag == "hr" and not self._hidden_depth:
+            self.flow.append("\n[rule]\n")
         if tag == "img":
             self.links.append(f"image {values.get('src')} ({values.get('alt')})")
+            if not self._hidden_depth:  # where it stands: under which heading, beside which caption
+                self.flow.append(f"\n[image {values.get('src')}]\n")
         if values.get("title") is not None:
             self.links.append(f"tooltip {values['title']}")
         if tag == "title":
@@ -110,6 +117,7 @@ class _TableReader(HTMLParser):
             self._in_head = True
         elif tag == "tr" and self._table is not None:
             self._row = []
+            self._flow_row = []
             self._row_is_head = False
         elif tag in ("td", "th") and self._row is not None:
             self._cell = []
@@ -131,8 +139,10 @@ class _TableReader(HTMLParser):
             self.handle_endtag("tr")
         if tag in ("td", "th") and self._cell is not None and self._row is not None:
             self._row.append(" ".join("".join(self._cell).split()))
+            self._flow_row.append("".join(self._cell).replace("|", "\\|"))  # one cell is not two
             self._cell = None
         elif tag == "tr" and self._row is not None and self._table is not None:
+            self.flow.append(f"\n{' | '.join(self._flow_row)}\n")
             if self._in_head or (self._row_is_head and not self._table.header and not self._table.rows):
                 self._table.header = self._row
             else:
@@ -142,7 +152,6 @@ class _TableReader(HTMLParser):
             self._in_head = False
         elif tag == "table" and self._table is not None:
             self.tables.append(self._table)
-            self.flow += [f"\n{' | '.join(row)}\n" for row in [self._table.header, *self._table.rows]]
             self._table = None
 
     def handle_data(self, data):
@@ -197,12 +206,16 @@ def shown_page(text: str, html: bool) -> tuple[list[ShownTable], str]:
     return reader.tables, "".join(reader.prose)
 
 
+_ASCII_BLANKS = re.compile("[ \t\r\f]+")
+
+
 def shown_lines(text: str, html: bool) -> list[str]:
     """Everything a reader sees of a page, in order, one line per block (a table: one line
     per row, its cells joined by ` | `), blanks within a line collapsed and empty lines left
     out: what verify compares with the page the evidence gives."""
     reader = _read(text, html)
-    lines = (" ".join(line.split()) for line in "".join(reader.flow).splitlines())
+    # HTML collapses ASCII whitespace only: U+1680, which a browser draws as a dash, is kept
+    lines = (_ASCII_BLANKS.sub(" ", line).strip(" ") for line in "".join(reader.flow).split("\n"))
     return [line for line in lines if line]
 
 

@@ -168,3 +168,9 @@ def test_a_timed_out_attempt_in_the_stages_words_is_taken_as_listed(work):
     _add_attempts_line(work, attempt="shared_r1_n1_pool7.timed_out-20261204T101010.123456Z")
     result = verify(work)
     assert result.ok, result.problems()
+
+
+def test_the_committed_set_made_by_this_code_has_its_whole_page_compared():
+    result = verify(REPO / "results" / "h200x1_shared_recheck")  # made on one H200, its report on that machine
+    assert result.ok, result.problems()
+    assert "both pages compared line by line with the page composed again from the evidence" in result.report_check

@@ -122,6 +122,8 @@ def test_train_command_and_environment():
         ({"schedule": "random"}, "schedule: 'random' is not one of"),
         ({"pairs": [["n1_cpu", "n9"]]}, "pairs[0]"),
         ({"model": {"from_mjb": "no/such/model.mjb"}}, "model.from_mjb: no/such/model.mjb does not exist"),
+        ({"model": {"from_mjb": "/dev/null"}}, "model.from_mjb: /dev/null is a device, not a model file (.mjb)"),
+        ({"model": {"from_mjb": "/tmp"}}, "model.from_mjb: /tmp is a folder, not a model file (.mjb)"),
         ({"run_configs": {"n1_cpu": {"batch_size": 100000}}},
          "run_configs.n1_cpu.batch_size: 100000 is larger than the replay"),
         ({"run_configs": {"n1_cpu": {"overrides": {"replay-per-env": 9}}}},

@@ -4,6 +4,7 @@ the order the config's keys are checked (the first problem is the one reported).
 from __future__ import annotations
 
 import os
+import stat
 
 from sacscale.checks import MAX_SEED
 from sacscale.parallel.matrix import preset_from_matrix
@@ -265,8 +266,20 @@ def _probe(preset: dict, config: dict) -> dict:
 def _model(preset: dict, config: dict, check_host: bool) -> dict:
     model = {**(preset.get("model") or {}), **(config.get("model") or {})}
     if model.get("from_mjb") and check_host and not os.path.isfile(model["from_mjb"]):
-        raise PlanError(f"model.from_mjb: {model['from_mjb']} does not exist")
+        raise PlanError(f"model.from_mjb: {model['from_mjb']} {_not_a_file(model['from_mjb'])}")
     return model
+
+
+def _not_a_file(path: str) -> str:
+    """What stands at `path` instead of a model file (a FIFO, a folder was called missing)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return "does not exist"
+    kinds = {stat.S_ISDIR: "a folder", stat.S_ISFIFO: "a FIFO", stat.S_ISCHR: "a device", stat.S_ISBLK: "a device",
+             stat.S_ISSOCK: "a socket"}
+    kind = next((name for test, name in kinds.items() if test(mode)), "no plain file")
+    return f"is {kind}, not a model file (.mjb)"
 
 
 def _schedule(preset: dict, config: dict, name: str) -> str:

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from sacscale.report.build import ATTEMPTS_INTRO, DEVIATIONS_TITLE, RecordError, build, read_inputs
 from sacscale.report.document import to_html, to_markdown
-from sacscale.report.set_inputs import planned_runs, set_inputs
-from sacscale.report.shown import shown_links, shown_lines
+from sacscale.report.set_inputs import set_inputs
+from sacscale.report.shown import shown_view
 
 _STAMP = r"-\d{8}T\d{6}\.\d{6}Z"
 # why the run wrapper set an attempt aside (sacscale.pipeline.run_record)
@@ -79,11 +79,12 @@ def _composed(root: Path, reports: Path, page_lines: list[str]):
     checkout lacks them, the deviations link as the checkout would hold it and the attempts
     the page lists, in the stage's own shape."""
     paths = set_inputs(root, reports)
+    runs = [Path(p).stem for p in paths["metrics_paths"]]  # the planned runs, in the plan's order
     summary, metrics, others = read_inputs(paths.pop("summary_path"), paths.pop("metrics_paths"), reports, **paths)
     if others["deviations"] is None and DEVIATIONS_TITLE in page_lines:
         others["deviations"] = os.path.relpath(root.parent.parent / "docs" / DEVIATIONS_NAME, reports)
     if not paths["attempts"]:
-        others["attempts"] = page_attempts(page_lines, planned_runs(root))
+        others["attempts"] = page_attempts(page_lines, runs)
     return build(summary, metrics, reports / "figures", reports, draw=False, **others), bool(paths["attempts"])
 
 
@@ -91,7 +92,8 @@ def whole_page_problems(root: Path, reports: Path, rel: str, pages: dict[str, st
     """(problems, notes) of the pages ({'report.md': text, 'report.html': text}) against
     the page composed from the evidence: what a reader sees, then where its links and images
     lead; report.md, which this code writes byte for byte, also as its Markdown."""
-    md_lines = shown_lines(pages.get("report.md", ""), html=False)
+    seen = {name: shown_view(text, html=name == "report.html") for name, text in pages.items()}
+    md_lines = seen["report.md"][0] if "report.md" in seen else []
     try:
         doc, attempts_here = _composed(root, reports, md_lines)
     except (RecordError, OSError) as exc:  # a record missing or unreadable: named by the checks before
@@ -104,8 +106,9 @@ def whole_page_problems(root: Path, reports: Path, rel: str, pages: dict[str, st
     for name, text in pages.items():
         html = name == "report.html"
         composed = to_html(doc, reports, embed_images=False) if html else to_markdown(doc)
-        found = differences(f"{rel}/{name}", shown_lines(composed, html), shown_lines(text, html) if html else md_lines)
-        found += differences(f"{rel}/{name}", shown_links(composed, html), shown_links(text, html))
+        (expected_lines, expected_links), (lines, links) = shown_view(composed, html), seen[name]
+        found = differences(f"{rel}/{name}", expected_lines, lines)
+        found += differences(f"{rel}/{name}", expected_links, links)
         if not found and not html:  # the same to this renderer; another (GitHub's) may show the difference
             found = differences(f"{rel}/{name} (its Markdown source)", composed.split("\n"), text.split("\n"))
         problems += found

@@ -5,18 +5,18 @@ them, and verify composes the page again from the same files."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from sacscale.atomic import refuse_foreign_links
+from sacscale.reading import loads_record, read_limited
 from sacscale.report.build import RecordError
 
 
 def planned_runs(results: Path) -> list[str]:
     """The runs plan.json names, in its order."""
     try:
-        return [r["name"] for r in json.loads((results / "plan.json").read_text(encoding="utf-8"))["runs"]]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return [r["name"] for r in loads_record(read_limited(results / "plan.json").decode("utf-8"))["runs"]]
+    except (OSError, ValueError, RecursionError, KeyError, TypeError) as exc:
         why = f"{type(exc).__name__}: {exc}"
         raise RecordError(f"{results}/plan.json: not a plan this pipeline wrote ({why})") from None
 

@@ -200,30 +200,24 @@ def shown_html_tables(html_text: str) -> list[ShownTable]:
 def shown_page(text: str, html: bool) -> tuple[list[ShownTable], str]:
     """A page's tables, and its visible text outside them (entities decoded, markup gone,
     one line per block), as a browser shows the HTML or the Markdown rendered."""
-    reader = _TableReader()
-    reader.feed(text if html else markdown.markdown(text, extensions=MARKDOWN_EXTENSIONS, output_format="html"))
-    reader.close()
+    reader = _read(text, html)
     return reader.tables, "".join(reader.prose)
 
 
 _ASCII_BLANKS = re.compile("[ \t\r\f]+")
 
 
-def shown_lines(text: str, html: bool) -> list[str]:
-    """Everything a reader sees of a page, in order, one line per block (a table: one line
-    per row, its cells joined by ` | `), blanks within a line collapsed and empty lines left
-    out: what verify compares with the page the evidence gives."""
+def shown_view(text: str, html: bool) -> tuple[list[str], list[str]]:
+    """(lines, links) of a page, read once: everything a reader sees, in order, one line per
+    block (a table: one line per row, its cells joined by ` | `), blanks within a line
+    collapsed and empty lines left out; and where its links go, its images (with their
+    alternative text), its tooltips and its title, in order: what a reader sees only by
+    pointing at it, in the browser's tab or as a picture, and the page a click opens. What
+    verify compares with the page the evidence gives."""
     reader = _read(text, html)
     # HTML collapses ASCII whitespace only: U+1680, which a browser draws as a dash, is kept
     lines = (_ASCII_BLANKS.sub(" ", line).strip(" ") for line in "".join(reader.flow).split("\n"))
-    return [line for line in lines if line]
-
-
-def shown_links(text: str, html: bool) -> list[str]:
-    """Where a page's links go, its images (with their alternative text), its tooltips and its
-    title, in order: what a reader sees only by pointing at it, in the browser's tab or as a
-    picture, and the page a click opens."""
-    return _read(text, html).links
+    return [line for line in lines if line], reader.links
 
 
 def _read(text: str, html: bool) -> _TableReader:

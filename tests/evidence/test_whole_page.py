@@ -170,6 +170,21 @@ def test_a_timed_out_attempt_in_the_stages_words_is_taken_as_listed(work):
     assert result.ok, result.problems()
 
 
+def test_every_name_the_run_wrapper_gives_an_attempt_is_one_the_page_check_takes(tmp_path):
+    from sacscale.evidence.report_page import page_attempts
+    from sacscale.pipeline.run_record import SET_ASIDE_AS, _move_aside
+    from sacscale.report.build import ATTEMPTS_INTRO
+
+    names = []
+    for why in SET_ASIDE_AS:
+        work = tmp_path / "work" / "shared_r1_n1_pool7"
+        work.mkdir(parents=True)
+        (work / "train.log").write_text("x")
+        names.append(_move_aside(work, tmp_path / "attic", why).name)
+    line = ATTEMPTS_INTRO + ", ".join(names) + "."
+    assert page_attempts([line], ["shared_r1_n1_pool7"]) == names
+
+
 def test_the_committed_set_made_by_this_code_has_its_whole_page_compared():
     result = verify(REPO / "results" / "h200x1_shared_recheck")  # made on one H200, its report on that machine
     assert result.ok, result.problems()

@@ -17,14 +17,13 @@ import os
 import re
 from pathlib import Path
 
+from sacscale.pipeline.run_record import SET_ASIDE_AS, STAMP_PATTERN
 from sacscale.report.build import ATTEMPTS_INTRO, DEVIATIONS_TITLE, RecordError, build, read_inputs
 from sacscale.report.document import to_html, to_markdown
 from sacscale.report.set_inputs import set_inputs
 from sacscale.report.shown import shown_view
 
-_STAMP = r"-\d{8}T\d{6}\.\d{6}Z"
-# why the run wrapper set an attempt aside (sacscale.pipeline.run_record)
-SET_ASIDE_AS = ("failed", "interrupted", "timed_out", "superseded")
+_STAMP = f"-{STAMP_PATTERN}"
 DEVIATIONS_NAME = "deviations.md"
 SHOWN_AT_MOST = 3  # differences named per page; the rest are counted
 

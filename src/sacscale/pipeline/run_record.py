@@ -61,6 +61,9 @@ from sacscale.usage import UsageParser
 
 GRACE_S = 30.0
 PREFIX = "run_training"
+# why an attempt was set aside: the word in its name in the attic, `<run>.<why>-<stamp>`
+SET_ASIDE_AS = ("failed", "interrupted", "timed_out", "superseded")
+STAMP_PATTERN = r"\d{8}T\d{6}\.\d{6}Z"  # what _stamp writes
 
 
 def _say(message: str) -> None:

@@ -82,6 +82,25 @@ def finished_set(tmp_path):
     return tmp_path / "repo" / "results" / SET
 
 
+@pytest.mark.parametrize("option, value", [("--no-metrics", None), ("--manifest", "{S}/../other.sha256")])
+def test_a_partial_verification_does_not_replace_the_sets_verify_json(capsys, finished_set, option, value):
+    """verify.json is the full check of the set's own manifest, whose verdict and counts the
+    report shows and verify compares: a hash-only one written there failed the untouched set."""
+    before = (finished_set / "verify.json").read_bytes()
+    shutil.copy(finished_set / "MANIFEST.sha256", finished_set.parent / "other.sha256")
+    extra = [option] + ([value.format(S=finished_set)] if value else [])
+    code, err = run(capsys, "verify", finished_set, *extra, "--output", finished_set / "verify.json")
+    assert code == 2 and f"a check with {option} is another kind: write it elsewhere" in err, err
+    assert (finished_set / "verify.json").read_bytes() == before
+
+
+def test_the_pipelines_verification_with_its_manifest_named_may_be_written_there(capsys, finished_set):
+    manifest = finished_set / "runs" / ".." / "MANIFEST.sha256"
+    code, err = run(capsys, "verify", finished_set, "--report-pending", "--manifest", manifest,
+                    "--output", finished_set / "verify.json")
+    assert code == 0, err
+
+
 @pytest.mark.parametrize("linked", ["reports/S", "reports/S/figures"])
 def test_report_never_writes_through_a_linked_folder(capsys, tmp_path, finished_set, linked):
     victim = tmp_path / "victim"

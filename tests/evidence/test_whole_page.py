@@ -45,7 +45,8 @@ EDITS = {
     "an Environment line added": ("report.md", "- GPUs: NVIDIA H200",
                                   "- GPUs (second node): 7 more NVIDIA H200\n- GPUs: NVIDIA H200",
                                   "GPUs (second node): 7 more"),
-    "a line of the lscpu block": ("report.html", "  0    0      0    0", "  0    0      1    0", "0 0 1 0"),
+    "a line of the lscpu block": ("report.html", "  0    0      0    0", "  0    0      1    0",
+                                  "  0    0      1    0"),
     "the model's hash": ("report.md", "- sha256: 6429381f", "- sha256: 7429381f", "sha256: 7429381f"),
     "the runs planned": ("report.md", "Runs planned: 4; with evidence: 4.", "Runs planned: 8; with evidence: 8.",
                          "Runs planned: 8"),
@@ -78,6 +79,46 @@ def test_an_edit_outside_the_tables_is_named_with_its_line(work, page, old, new,
     result = verify(work)
     assert not result.ok
     named = [p for p in result.derived if p.startswith(f"reports/{SET}/{page}")]
+    assert any(quoted in p for p in named), result.derived
+
+
+GLANCE = "<p><strong>At a glance:</strong>"
+WARNING = "<p>Warning: 4 run(s) measured over less than 30 s"
+# the same words drawn otherwise: (report.html, text, its replacement, what the problem quotes)
+DRAWN_OTHERWISE = {
+    # a <pre> scrolls sideways: what stands after 400 blanks is out of view
+    "a caveat pushed out of view in a <pre>": (
+        "= 1.719x (n = 2: too few", "= 1.719x" + " " * 400 + "(n = 2: too few", "1.719x" + " " * 20),
+    "a warning pushed out of view": (WARNING, "<pre>" + " " * 600 + "Warning: 4 run(s) measured over less than 30 s",
+                                     "shows '" + " " * 40),
+    "a value moved under another column of a tool's output": (
+        "GPU0     X  0-15    0       N/A", "GPU0     X  0-15            0   N/A", "0-15            0   N/A"),
+    # a browser reads a carriage return as a line break: the row is two rows
+    "a row of a tool's output split by a carriage return": ("  8    8      0    0", "  8    8\r      0    0",
+                                                            "  8    8"),
+    "a list numbered": ("<h2>Verdict</h2>\n<ul>", "<h2>Verdict</h2>\n<ol>", "in <ol>li"),
+    "a heading made a title": ("<h3>Against the seed</h3>", "<h1>Against the seed</h1>", "in <h1>"),
+    "a cell made a header cell": ("<td>n2_shared / n1_pool7 (n=2/2)</td>", "<th>n2_shared / n1_pool7 (n=2/2)</th>",
+                                  "tr>th,td"),
+    "empty bullets": ("<li>Correctness probe", "<li></li><li> </li><li>Correctness probe", "nothing in <ul>li>"),
+    "an empty heading": ("<h2>Verdict</h2>", "<h1> </h1><h2>Verdict</h2>", "nothing in <h1>"),
+    "a warning set apart as a quotation": (WARNING, "<blockquote>" + WARNING, "in <blockquote>p"),
+}
+
+
+@pytest.mark.parametrize("old, new, quoted", DRAWN_OTHERWISE.values(), ids=list(DRAWN_OTHERWISE))
+def test_the_same_words_drawn_otherwise_are_named(work, old, new, quoted):
+    if old == WARNING and new.startswith("<pre>"):
+        edit_text(report_file(work, "report.html"), "stable rate; run more iterations.</p>",
+                  "stable rate; run more iterations.</pre>")
+    if old.startswith("= 1.719x"):
+        edit_text(report_file(work, "report.html"), GLANCE, "<pre><strong>At a glance:</strong>")
+        edit_text(report_file(work, "report.html"), "the correctness probe passed.</p>",
+                  "the correctness probe passed.</pre>")
+    edit_text(report_file(work, "report.html"), old, new)
+    result = verify(work)
+    assert not result.ok
+    named = [p for p in result.derived if p.startswith(f"reports/{SET}/report.html")]
     assert any(quoted in p for p in named), result.derived
 
 

@@ -92,7 +92,7 @@ def whole_page_problems(root: Path, reports: Path, rel: str, pages: dict[str, st
     the page composed from the evidence: what a reader sees, then where its links and images
     lead; report.md, which this code writes byte for byte, also as its Markdown."""
     seen = {name: shown_view(text, html=name == "report.html") for name, text in pages.items()}
-    md_lines = seen["report.md"][0] if "report.md" in seen else []
+    md_lines = seen["report.md"].lines if "report.md" in seen else []
     try:
         doc, attempts_here = _composed(root, reports, md_lines)
     except (RecordError, OSError) as exc:  # a record missing or unreadable: named by the checks before
@@ -105,9 +105,11 @@ def whole_page_problems(root: Path, reports: Path, rel: str, pages: dict[str, st
     for name, text in pages.items():
         html = name == "report.html"
         composed = to_html(doc, reports, embed_images=False) if html else to_markdown(doc)
-        (expected_lines, expected_links), (lines, links) = shown_view(composed, html), seen[name]
-        found = differences(f"{rel}/{name}", expected_lines, lines)
-        found += differences(f"{rel}/{name}", expected_links, links)
+        expected, shown = shown_view(composed, html), seen[name]
+        found = differences(f"{rel}/{name}", expected.lines, shown.lines)
+        found += differences(f"{rel}/{name}", expected.links, shown.links)
+        if not found:  # the same words; drawn in the same blocks (a caveat in a scrolled <pre>, a <th>)?
+            found = differences(f"{rel}/{name} (its blocks)", expected.blocks, shown.blocks)
         if not found and not html:  # the same to this renderer; another (GitHub's) may show the difference
             found = differences(f"{rel}/{name} (its Markdown source)", composed.split("\n"), text.split("\n"))
         problems += found

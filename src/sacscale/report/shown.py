@@ -9,6 +9,7 @@ is not read. The numbers of a cell are read with the precision it shows them at.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
@@ -23,6 +24,11 @@ _INVISIBLE_TAGS = {"script", "style", "template", "title"}
 _INLINE = {"a", "abbr", "b", "bdi", "bdo", "cite", "code", "del", "dfn", "em", "font", "i", "ins", "kbd", "mark",
            "q", "s", "samp", "small", "span", "strike", "strong", "sub", "sup", "tt", "u", "var"}
 _VOID = {"br", "hr", "img", "input", "meta", "link", "col", "wbr", "source", "area", "base", "embed", "track"}
+# the page's frame, named in no block's place
+_FRAME = {"html", "head", "body"}
+# a table's cells are read as their row's line
+_CELLS = {"td", "th"}
+_NAMED_DEPTH = 8  # the innermost blocks named where a line stands
 # a number as the tables print it: 1,234 / 0.984 / -12.50 / 98% / 1.715x; not the digit of a
 # name such as r1 or n2 (a digit right after a letter), which labels a value. n/a, None and a
 # lone ? are an absent value, as the tables print one. ASCII digits only: float() reads a
@@ -63,8 +69,15 @@ class _TableReader(HTMLParser):
         self._in_head = False
         self._row_is_head = False  # a row of header cells: a table's header where it has no <thead>
         self.prose: list[str] = []  # the visible text outside the tables, as a browser shows it
-        self.flow: list[str] = []   # all the visible text in page order, a table as its rows
+        # all the visible text in page order, a table as its rows: (where it stands, its text),
+        # where is the blocks that hold it, `ul>li`; an element that holds no text: (where, None)
+        self.lines: list[tuple[str, str | None]] = []
+        self._line: list[str] = []
+        self._blocks: list[tuple[str, int]] = []  # open visible blocks, with _texts when each opened
+        self._texts = 0  # lines of shown text so far
+        self._open = Counter()  # how many of each tag _blocks holds
         self._flow_row: list[str] = []
+        self._row_cells: list[str] = []
         self.links: list[str] = []  # where the page's links go, its tooltips and its title
         # a browser reads a title's content as text, `<em alt="...">` inside it included
         self.CDATA_CONTENT_ELEMENTS = (*HTMLParser.CDATA_CONTENT_ELEMENTS, "title")
@@ -75,20 +88,60 @@ class _TableReader(HTMLParser):
         style = (values.get("style") or "").replace(" ", "").lower()
         return tag in _INVISIBLE_TAGS or "hidden" in values or "display:none" in style
 
+    def _where(self) -> str:
+        """The blocks that hold what is read now, the innermost few (a page nested deeper than
+        the stage's says how deep)."""
+        tags = [tag for tag, _ in self._blocks[-_NAMED_DEPTH:]]
+        deeper = len(self._blocks) - len(tags)
+        return ">".join(([f"{deeper} more"] if deeper else []) + tags)
+
+    def _add_line(self, where: str, text: str) -> None:
+        self.lines.append((where, text))
+        self._texts += bool(_shown_text(where, text))
+
     def _parts(self) -> None:
+        """End the line of text that is open: a block begins or ends here."""
         self.prose.append("\n")
-        self.flow.append("\n")
+        text = "".join(self._line)
+        self._line = []
+        if text:
+            where = self._where()
+            for part in text.split("\n"):
+                self._add_line(where, part)
+
+    def _line_of_its_own(self, text: str, where: str | None = None) -> None:
+        self._parts()
+        self._add_line(self._where() if where is None else where, text)
+
+    def _open_block(self, tag: str) -> None:
+        if tag not in _FRAME:
+            self._blocks.append((tag, self._texts))
+            self._open[tag] += 1
+
+    def _close_block(self, tag: str) -> None:
+        """Close `tag` and what is open inside it, as a browser does; an element that held no
+        text is still in the page's structure (an empty bullet, an empty heading)."""
+        if not self._open[tag]:
+            return
+        while self._blocks:
+            where = self._where()
+            inner, texts_before = self._blocks.pop()
+            self._open[inner] -= 1
+            if inner not in _CELLS and self._texts == texts_before:
+                self.lines.append((where, None))
+            if inner == tag:
+                return
 
     def _note_links(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = dict(attrs)
         if tag == "a":
             self.links.append(f"link to {values.get('href')}")
         if tag == "hr" and not self._hidden_depth:
-            self.flow.append("\n[rule]\n")
+            self._line_of_its_own("[rule]")
         if tag == "img":
             self.links.append(f"image {values.get('src')} ({values.get('alt')})")
             if not self._hidden_depth:  # where it stands: under which heading, beside which caption
-                self.flow.append(f"\n[image {values.get('src')}]\n")
+                self._line_of_its_own(f"[image {values.get('src')}]")
         if values.get("title") is not None:
             self.links.append(f"tooltip {values['title']}")
         if tag == "title":
@@ -111,6 +164,8 @@ class _TableReader(HTMLParser):
             self.handle_endtag("td" if self._cell is not None else "")
         if tag == "tr":
             self.handle_endtag("tr")
+        if tag not in _INLINE:
+            self._open_block(tag)
         if tag == "table":
             self._table = ShownTable(header=[])
         elif tag == "thead":
@@ -118,9 +173,11 @@ class _TableReader(HTMLParser):
         elif tag == "tr" and self._table is not None:
             self._row = []
             self._flow_row = []
+            self._row_cells = []
             self._row_is_head = False
         elif tag in ("td", "th") and self._row is not None:
             self._cell = []
+            self._row_cells.append(tag)
             self._row_is_head = tag == "th" and (self._row_is_head or not self._row)
 
     def handle_endtag(self, tag):
@@ -133,6 +190,11 @@ class _TableReader(HTMLParser):
             if tag == self._hidden_depth[-1]:
                 self._hidden_depth.pop()
             return
+        self._end_table_part(tag)
+        if tag not in _INLINE:
+            self._close_block(tag)
+
+    def _end_table_part(self, tag: str) -> None:
         if tag in ("tr", "thead", "tbody", "table") and self._cell is not None:
             self.handle_endtag("td")  # an end that closes what is open inside it, as a browser does
         if tag in ("thead", "tbody", "table") and self._row is not None:
@@ -142,7 +204,7 @@ class _TableReader(HTMLParser):
             self._flow_row.append("".join(self._cell).replace("|", "\\|"))  # one cell is not two
             self._cell = None
         elif tag == "tr" and self._row is not None and self._table is not None:
-            self.flow.append(f"\n{' | '.join(self._flow_row)}\n")
+            self._line_of_its_own(" | ".join(self._flow_row), f"{self._where()}>{','.join(self._row_cells)}")
             if self._in_head or (self._row_is_head and not self._table.header and not self._table.rows):
                 self._table.header = self._row
             else:
@@ -161,11 +223,11 @@ class _TableReader(HTMLParser):
             self._cell.append(data)
         elif not self._hidden_depth and self._table is None:
             self.prose.append(data)
-            self.flow.append(data)
+            self._line.append(data)
         elif not self._hidden_depth and data.strip():
             # text in a table outside its cells: a browser shows it above the table
             self.prose.append(f"\n{data}\n")
-            self.flow.append(f"\n{data}\n")
+            self._line_of_its_own(data)
 
 
 # Python-Markdown's time grows with the square of a paragraph's length when it is full of
@@ -204,26 +266,51 @@ def shown_page(text: str, html: bool) -> tuple[list[ShownTable], str]:
     return reader.tables, "".join(reader.prose)
 
 
-_ASCII_BLANKS = re.compile("[ \t\r\f]+")
+_ASCII_BLANKS = re.compile("[ \t\f]+")
 
 
-def shown_view(text: str, html: bool) -> tuple[list[str], list[str]]:
-    """(lines, links) of a page, read once: everything a reader sees, in order, one line per
-    block (a table: one line per row, its cells joined by ` | `), blanks within a line
-    collapsed and empty lines left out; and where its links go, its images (with their
-    alternative text), its tooltips and its title, in order: what a reader sees only by
-    pointing at it, in the browser's tab or as a picture, and the page a click opens. What
-    verify compares with the page the evidence gives."""
-    reader = _read(text, html)
+@dataclass(frozen=True)
+class ShownView:
+    """What verify compares of a page with the page its evidence gives.
+
+    lines: everything a reader sees, in order, one line per block (a table: one line per row,
+    its cells joined by ` | `), blanks within a line collapsed but in preformatted blocks, whose
+    columns they align, and empty lines left out. links: where its links go, its images (with
+    their alternative text), its tooltips and its title: what a reader sees only by pointing
+    at it, in the browser's tab or as a picture, and the page a click opens. blocks: each line
+    with the elements that hold it (`'Warning: ...' in <blockquote>p`), and each element that
+    holds no text: how the page draws what it says."""
+    lines: list[str]
+    links: list[str]
+    blocks: list[str]
+
+
+def _shown_text(where: str, text: str) -> str:
+    preformatted = "pre" in where.split(">")
     # HTML collapses ASCII whitespace only: U+1680, which a browser draws as a dash, is kept
-    lines = (_ASCII_BLANKS.sub(" ", line).strip(" ") for line in "".join(reader.flow).split("\n"))
-    return [line for line in lines if line], reader.links
+    return text.rstrip(" \t\f") if preformatted else _ASCII_BLANKS.sub(" ", text).strip(" ")
+
+
+def shown_view(text: str, html: bool) -> ShownView:
+    """The page's ShownView, read once."""
+    reader = _read(text, html)
+    lines, blocks = [], []
+    for where, raw in reader.lines:
+        if raw is None:
+            blocks.append(f"nothing in <{where}>")
+        elif shown := _shown_text(where, raw):
+            lines.append(shown)
+            blocks.append(f"{shown!r} in <{where}>")
+    return ShownView(lines, reader.links, blocks)
 
 
 def _read(text: str, html: bool) -> _TableReader:
     reader = _TableReader()
-    reader.feed(text if html else markdown.markdown(text, extensions=MARKDOWN_EXTENSIONS, output_format="html"))
+    page = text if html else markdown.markdown(text, extensions=MARKDOWN_EXTENSIONS, output_format="html")
+    # a browser reads a carriage return as a line break before it parses the page
+    reader.feed(page.replace("\r\n", "\n").replace("\r", "\n"))
     reader.close()
+    reader.handle_endtag("")  # the line still open
     return reader
 
 

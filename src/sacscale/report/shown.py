@@ -71,12 +71,16 @@ class _TableReader(HTMLParser):
         self.prose: list[str] = []  # the visible text outside the tables, as a browser shows it
         # all the visible text in page order, a table as its rows: (where it stands, its text),
         # where is the blocks that hold it, `ul>li`; an element that holds no text: (where, None)
-        self.lines: list[tuple[str, str | None]] = []
+        # (and the text with its inline elements marked, `⟨strong⟩At a glance:⟨/strong⟩`)
+        self.lines: list[tuple[str, str | None, str | None]] = []
         self._line: list[str] = []
+        self._line_marked: list[str] = []
+        self._cell_marked: list[str] = []
         self._blocks: list[tuple[str, int]] = []  # open visible blocks, with _texts when each opened
         self._texts = 0  # lines of shown text so far
         self._open = Counter()  # how many of each tag _blocks holds
         self._flow_row: list[str] = []
+        self._flow_row_marked: list[str] = []
         self._row_cells: list[str] = []
         self.links: list[str] = []  # where the page's links go, its tooltips and its title
         # a browser reads a title's content as text, `<em alt="...">` inside it included
@@ -95,23 +99,28 @@ class _TableReader(HTMLParser):
         deeper = len(self._blocks) - len(tags)
         return ">".join(([f"{deeper} more"] if deeper else []) + tags)
 
-    def _add_line(self, where: str, text: str) -> None:
-        self.lines.append((where, text))
+    def _add_line(self, where: str, text: str, marked: str | None = None) -> None:
+        self.lines.append((where, text, text if marked is None else marked))
         self._texts += bool(_shown_text(where, text))
 
     def _parts(self) -> None:
         """End the line of text that is open: a block begins or ends here."""
         self.prose.append("\n")
-        text = "".join(self._line)
-        self._line = []
+        text, marked = "".join(self._line), "".join(self._line_marked)
+        self._line, self._line_marked = [], []
         if text:
             where = self._where()
-            for part in text.split("\n"):
-                self._add_line(where, part)
+            for part, part_marked in zip(text.split("\n"), marked.split("\n"), strict=True):
+                self._add_line(where, part, part_marked)
 
-    def _line_of_its_own(self, text: str, where: str | None = None) -> None:
+    def _line_of_its_own(self, text: str, where: str | None = None, marked: str | None = None) -> None:
         self._parts()
-        self._add_line(self._where() if where is None else where, text)
+        self._add_line(self._where() if where is None else where, text, marked)
+
+    def _mark(self, token: str) -> None:
+        """An inline element begins or ends here: how the text it holds is drawn (bold, code)."""
+        if not self._hidden_depth:
+            (self._cell_marked if self._cell is not None else self._line_marked).append(token)
 
     def _open_block(self, tag: str) -> None:
         if tag not in _FRAME:
@@ -128,7 +137,7 @@ class _TableReader(HTMLParser):
             inner, texts_before = self._blocks.pop()
             self._open[inner] -= 1
             if inner not in _CELLS and self._texts == texts_before:
-                self.lines.append((where, None))
+                self.lines.append((where, None, None))
             if inner == tag:
                 return
 
@@ -149,10 +158,13 @@ class _TableReader(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         self._note_links(tag, attrs)
-        if tag not in _INLINE:
+        if tag in _INLINE:
+            self._mark(f"⟨{tag}⟩")
+        else:
             self._parts()
         if tag == "br" and self._cell is not None and not self._hidden_depth:
             self._cell.append(" ")  # a line break parts what it stands between: `1.7<br>19x` is no 1.719x
+            self._cell_marked.append(" ")
         if tag in _VOID:
             return
         if self._hidden_depth or self._hides(tag, attrs):
@@ -172,11 +184,11 @@ class _TableReader(HTMLParser):
             self._in_head = True
         elif tag == "tr" and self._table is not None:
             self._row = []
-            self._flow_row = []
+            self._flow_row, self._flow_row_marked = [], []
             self._row_cells = []
             self._row_is_head = False
         elif tag in ("td", "th") and self._row is not None:
-            self._cell = []
+            self._cell, self._cell_marked = [], []
             self._row_cells.append(tag)
             self._row_is_head = tag == "th" and (self._row_is_head or not self._row)
 
@@ -184,7 +196,9 @@ class _TableReader(HTMLParser):
         if tag == "title" and self._title is not None:
             self.links.append(f"title {''.join(self._title)}")
             self._title = None
-        if tag not in _INLINE:
+        if tag in _INLINE:
+            self._mark(f"⟨/{tag}⟩")
+        else:
             self._parts()
         if self._hidden_depth:
             if tag == self._hidden_depth[-1]:
@@ -202,9 +216,11 @@ class _TableReader(HTMLParser):
         if tag in ("td", "th") and self._cell is not None and self._row is not None:
             self._row.append(" ".join("".join(self._cell).split()))
             self._flow_row.append("".join(self._cell).replace("|", "\\|"))  # one cell is not two
+            self._flow_row_marked.append("".join(self._cell_marked).replace("|", "\\|"))
             self._cell = None
         elif tag == "tr" and self._row is not None and self._table is not None:
-            self._line_of_its_own(" | ".join(self._flow_row), f"{self._where()}>{','.join(self._row_cells)}")
+            self._line_of_its_own(" | ".join(self._flow_row), f"{self._where()}>{','.join(self._row_cells)}",
+                                  " | ".join(self._flow_row_marked))
             if self._in_head or (self._row_is_head and not self._table.header and not self._table.rows):
                 self._table.header = self._row
             else:
@@ -221,9 +237,11 @@ class _TableReader(HTMLParser):
             self._title.append(data)
         if not self._hidden_depth and self._cell is not None:
             self._cell.append(data)
+            self._cell_marked.append(data)
         elif not self._hidden_depth and self._table is None:
             self.prose.append(data)
             self._line.append(data)
+            self._line_marked.append(data)
         elif not self._hidden_depth and data.strip():
             # text in a table outside its cells: a browser shows it above the table
             self.prose.append(f"\n{data}\n")
@@ -278,8 +296,8 @@ class ShownView:
     columns they align, and empty lines left out. links: where its links go, its images (with
     their alternative text), its tooltips and its title: what a reader sees only by pointing
     at it, in the browser's tab or as a picture, and the page a click opens. blocks: each line
-    with the elements that hold it (`'Warning: ...' in <blockquote>p`), and each element that
-    holds no text: how the page draws what it says."""
+    with the elements that hold it and its inline elements marked (`'⟨em⟩Warning⟨/em⟩: ...' in
+    <blockquote>p`), and each element that holds no text: how the page draws what it says."""
     lines: list[str]
     links: list[str]
     blocks: list[str]
@@ -295,12 +313,12 @@ def shown_view(text: str, html: bool) -> ShownView:
     """The page's ShownView, read once."""
     reader = _read(text, html)
     lines, blocks = [], []
-    for where, raw in reader.lines:
+    for where, raw, marked in reader.lines:
         if raw is None:
             blocks.append(f"nothing in <{where}>")
         elif shown := _shown_text(where, raw):
             lines.append(shown)
-            blocks.append(f"{shown!r} in <{where}>")
+            blocks.append(f"{_shown_text(where, marked)!r} in <{where}>")
     return ShownView(lines, reader.links, blocks)
 
 

@@ -1,7 +1,8 @@
 """The records of a set made by the pipeline agree: plan.json -> run.json (its command
 parsed by the trainer's own parser) -> train_meta.json -> the metrics, on seed,
 iterations, devices, CPU pools, world size, model (hash); and what environment.json states
-again (sacscale.evidence.shared_facts): code commit and dirty flag, torch and Python versions."""
+again (sacscale.evidence.shared_facts): code commit and dirty flag, torch and Python
+versions, the stored diff and the CPUs."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from sacscale.evidence.manifest import sha256_file
 from sacscale.evidence.shared_facts import ABSENT as _ABSENT
-from sacscale.evidence.shared_facts import run_facts, set_facts
+from sacscale.evidence.shared_facts import cpu_problems, diff_findings, pool_problems, run_facts, set_facts
 from sacscale.evidence.shared_facts import opt as _opt
 from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification, get_field, load_json
 from sacscale.pipeline.runplan import PlanError, check_override, check_reference_override
@@ -236,14 +237,19 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
             r = _read_run(root, entry, configs)
             _agree(result, r.name, _facts(r, iterations, env, plan.get("run_set", _ABSENT)), strict)
             _check_where_and_what(root, r, env_host, model_hash, result)
+            result.records += pool_problems(r.name, env, r.meta)
 
 
 def _check_environment(root: Path, env: dict, result: Verification, strict: bool) -> None:
-    """environment.json against itself and the correctness probe's record."""
+    """environment.json against itself, the correctness probe's record and the stored diff."""
     if not env:
         return
     probe = _optional_json(root, "correctness.json") if (root / "correctness.json").is_file() else None
     _agree(result, "set", set_facts(env, probe), strict)
+    result.records += cpu_problems(env)
+    problems, notes = diff_findings(root, env)
+    result.records += problems
+    result.notes += notes
 
 
 def _check_set_name(root: Path, plan: dict, result: Verification) -> None:

@@ -13,6 +13,8 @@ BUNDLES = {"h200x1": 2, "h200x2": 2, "h200x2_bench": 2, "h200_learning": 2, "h20
            "h200_conforming": 1, "h200_learning_norm": 3, "h200x1_ref": 6,
            "h200x1_learning_obsnorm": 1, "h200x1_ref_learning": 2, "h200x1_final": 6,
            "h200x1_final5": 10, "h200x1_learning_lowent": 2}
+# records of a committed set that disagree for a reason its README gives: a note each, not a problem
+KNOWN_NOTES = {"h200x1_ref": "source.diff: reduced after it was recorded (source_diff_reduced.json"}
 
 
 @pytest.mark.parametrize("run_set", BUNDLES)
@@ -25,7 +27,10 @@ def test_committed_bundle_verifies(run_set):
         # fields newer code derives are listed, not failed; so is the page, whose words this code
         # compares only in sets that record its page format
         page_note = "not compared with the page its evidence gives: a set made before sets recorded their page format"
-        assert all("not recorded by this older set" in n or page_note in n for n in result.notes)
+        known = KNOWN_NOTES.get(run_set)
+        assert all("not recorded by this older set" in n or page_note in n or (known and n.startswith(known))
+                   for n in result.notes)
+        assert not known or any(n.startswith(known) for n in result.notes)
         assert any(page_note in n for n in result.notes)
         # made before the report wrote numbers.json: its tables are read against the evidence
         assert result.report_check.startswith("report: no numbers.json (a set made before the report wrote one): "

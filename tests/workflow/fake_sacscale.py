@@ -5,8 +5,10 @@ makes it hang (after writing a partial event file, and touching the file FAKE_HA
 names, if set, once it is about to hang)."""
 
 import hashlib
+import importlib.util
 import json
 import os
+import platform
 import sys
 import time
 from pathlib import Path
@@ -54,6 +56,18 @@ def save_like_torch(obj: dict, path: Path) -> None:
         z.writestr("archive/byteorder", "little")
         z.writestr("archive/version", "3\n")
         z.writestr("archive/.data/serialization_id", "".join(random.choices("0123456789", k=40)))
+
+
+def torch_version() -> str | None:
+    """torch.__version__, as the real trainer and probe record it, read from torch/version.py
+    (importing torch would take seconds per stand-in run); None without torch, as
+    verify-env then records."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or spec.origin is None:
+        return None
+    names: dict = {}
+    exec((Path(spec.origin).parent / "version.py").read_text(), names)
+    return names["__version__"]
 
 
 def train(args):
@@ -116,6 +130,7 @@ def train(args):
     (log_dir / "train_meta.json").write_text(json.dumps({
         "fake": True, "config": config, "world_size": ranks, "status": "completed",
         "devices": config["devices"].split(","), "start_time": start, "end_time": time.time(),
+        "torch": torch_version(), "python": platform.python_version(),
     }))
     print(f"fake trainer: {iterations} iterations, {ranks} rank(s)")
     return 0
@@ -172,7 +187,8 @@ def main():
                                                            "unilab": "1.5.2", "packages": {"unilab": "1.5.2"}}))
         return 0
     if cmd == "probe":
-        Path(opt(args, "--output")).write_text(json.dumps({"pass": True, "tolerance": 1e-6, "fake": True}))
+        Path(opt(args, "--output")).write_text(json.dumps({"pass": True, "tolerance": 1e-6, "fake": True,
+                                                           "torch": torch_version()}))
         return 0
     if cmd == "prepare-model":
         out = Path(opt(args, "--output-dir"))

@@ -1,6 +1,8 @@
 """The records of a set made by the pipeline agree: plan.json -> run.json (its command
 parsed by the trainer's own parser) -> train_meta.json -> the metrics, on seed,
-iterations, devices, CPU pools, world size, model (hash) and code commit."""
+iterations, devices, CPU pools, world size, model (hash); and what environment.json states
+again (sacscale.evidence.shared_facts): code commit and dirty flag, torch and Python
+versions, the stored diff and the CPUs."""
 
 from __future__ import annotations
 
@@ -11,6 +13,9 @@ from datetime import datetime
 from pathlib import Path
 
 from sacscale.evidence.manifest import sha256_file
+from sacscale.evidence.shared_facts import ABSENT as _ABSENT
+from sacscale.evidence.shared_facts import cpu_problems, diff_findings, pool_problems, run_facts, set_facts
+from sacscale.evidence.shared_facts import opt as _opt
 from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification, get_field, load_json
 from sacscale.pipeline.runplan import PlanError, check_override, check_reference_override
 from sacscale.train.options import build_parser
@@ -47,17 +52,6 @@ def _agree(result: Verification, run: str, facts: dict[str, list[tuple[str, obje
         for src, val in recorded[1:]:
             if val != first:
                 result.records.append(f"{run}: {quantity}: {first_src} says {first!r}, {src} says {val!r}")
-
-
-_ABSENT = object()
-
-
-def _opt(data, *keys):
-    for key in keys:
-        if not isinstance(data, dict) or key not in data:
-            return _ABSENT
-        data = data[key]
-    return data
 
 
 def _where(record: dict):
@@ -111,7 +105,7 @@ def _read_run(root: Path, entry: dict, configs: dict) -> RunRecords:
                       _optional_json(root, f"metrics/{name}.json"), reference)
 
 
-def _facts(r: RunRecords, iterations: int, env_commit, run_set=_ABSENT) -> dict[str, list[tuple[str, object]]]:
+def _facts(r: RunRecords, iterations: int, env: dict, run_set=_ABSENT) -> dict[str, list[tuple[str, object]]]:
     """{quantity: [(source, value), ...]} of one run, for _agree."""
     resolved, mcfg, metrics = r.resolved, r.meta_config, r.metrics
     command_pools = r.args.collector_cpu_ids
@@ -150,7 +144,8 @@ def _facts(r: RunRecords, iterations: int, env_commit, run_set=_ABSENT) -> dict[
         # the reference trainer builds its task from its own package: no model file
         **({} if r.reference else {"model file": [("run.json command", getattr(r.args, "model", None)),
                                                   ("train_meta.json", mcfg.get("model", _ABSENT))]}),
-        "code commit": [("environment.json", env_commit), ("run.json", _opt(r.run, "code", "commit"))],
+        # what environment.json states again: the code's commit and dirty flag, torch, Python
+        **run_facts(env, r.run, r.meta, r.reference),
     }
 
 
@@ -235,13 +230,26 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
     _check_set_name(root, plan, result)
     model_hash = _model_hash(root, plan, result)
     env = _optional_json(root, "environment.json")
-    env_commit = _opt(env, "project", "commit") if env else _ABSENT
     env_host = _where(env) if env else _ABSENT
+    _check_environment(root, env, result, strict)
     for entry in planned:
         if entry["name"] in present:
             r = _read_run(root, entry, configs)
-            _agree(result, r.name, _facts(r, iterations, env_commit, plan.get("run_set", _ABSENT)), strict)
+            _agree(result, r.name, _facts(r, iterations, env, plan.get("run_set", _ABSENT)), strict)
             _check_where_and_what(root, r, env_host, model_hash, result)
+            result.records += pool_problems(r.name, env, r.meta)
+
+
+def _check_environment(root: Path, env: dict, result: Verification, strict: bool) -> None:
+    """environment.json against itself, the correctness probe's record and the stored diff."""
+    if not env:
+        return
+    probe = _optional_json(root, "correctness.json") if (root / "correctness.json").is_file() else None
+    _agree(result, "set", set_facts(env, probe), strict)
+    result.records += cpu_problems(env)
+    problems, notes = diff_findings(root, env)
+    result.records += problems
+    result.notes += notes
 
 
 def _check_set_name(root: Path, plan: dict, result: Verification) -> None:

@@ -11,28 +11,17 @@ from __future__ import annotations
 
 import errno
 import os
-import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sacscale.atomic import refuse_foreign_links
+from sacscale.atomic import others_can_swap, refuse_foreign_links
 
 
 class UnsafeTemporaryFolder(PermissionError):
     """The temporary folder (or one above it) is another user's, or open to others without
     the sticky bit; the message says which and how to choose another (exit 2, one line)."""
-
-
-def _problem(folder: str) -> str | None:
-    st = os.stat(folder)
-    mode = stat.S_IMODE(st.st_mode)
-    if st.st_uid not in (os.getuid(), 0):
-        return f"belongs to uid {st.st_uid}, another user"
-    if mode & 0o022 and not mode & stat.S_ISVTX:
-        return f"is writable by other users without the sticky bit (mode {mode:04o})"
-    return None
 
 
 def temporary_folder() -> str:
@@ -48,7 +37,7 @@ def temporary_folder() -> str:
                                     "set TMPDIR to a folder of your own", exc.filename) from None
     real = Path(os.path.realpath(chosen))
     for folder in (real, *real.parents):
-        problem = _problem(str(folder))
+        problem = others_can_swap(folder, writable=0o022)  # a group's members are other users too
         if problem:
             what = "the temporary folder (TMPDIR)" if folder == real else f"holds the temporary folder {chosen} and"
             raise UnsafeTemporaryFolder(errno.EPERM, f"{what} {problem}, who could swap the scratch files written "

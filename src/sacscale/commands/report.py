@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from sacscale.atomic import others_can_swap
+from sacscale.commands._inputs import refuse_one_file
 from sacscale.evidence.runset import _tracked as tracked_files
 from sacscale.report.build import RecordError, write_report
 from sacscale.report.set_inputs import set_inputs
@@ -134,6 +135,7 @@ def named_inputs(args: argparse.Namespace) -> dict:
     absent = [f"--{n.replace('_', '-')}" for n in NAMED if not getattr(args, n)]
     if absent:
         raise Refused(f"give --run-set results/<set>, or every input: {', '.join(absent)} missing")
+    refuse_one_file(("--output-md", args.output_md), ("--output-html", args.output_html))
     folders = Path(args.output_md).parent, Path(args.output_html).parent, Path(args.figures_dir)
     refuse_links(*folders)
     refuse_shared(*folders)

@@ -187,6 +187,19 @@ def _foreign_link(path: str, final: bool, budget: list[int]) -> tuple[str, int] 
     return None
 
 
+def others_can_swap(folder: str | Path, writable: int = 0o002) -> str | None:
+    """Why another user could swap what is written in `folder`: it is theirs (neither ours
+    nor root's), or writable by others (the `writable` bits) without the sticky bit, as /tmp
+    has; None if neither."""
+    st = os.stat(folder)
+    mode = stat.S_IMODE(st.st_mode)
+    if st.st_uid not in (os.getuid(), 0):
+        return f"belongs to uid {st.st_uid}, another user"
+    if mode & writable and not mode & stat.S_ISVTX:
+        return f"is writable by other users without the sticky bit (mode {mode:04o})"
+    return None
+
+
 def refuse_special(path: Path) -> None:
     """An output that is a device, FIFO or socket is not replaced: the rename would put a
     plain file where /dev/null (or /dev/full) was, which breaks the machine when run as root."""

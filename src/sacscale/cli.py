@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 from sacscale import __version__
+from sacscale.atomic import others_can_swap
 from sacscale.commands import BadInput
 from sacscale.eval.gl_backend import GLBackendError, check_mujoco_gl
 from sacscale.usage import UsageParser
@@ -139,6 +140,8 @@ def _main(argv: list[str]) -> int:
     args = cmd_parser.parse_args(argv[1:])
     _refuse_empty_values(cmd_parser, args)
     _refuse_committed_outputs(cmd_parser, args)
+    if name not in _OWN_FOLDER_CHECK:
+        _refuse_shared_outputs(cmd_parser, args)
     if name in _MUJOCO_IN_CHILDREN and (gl_problem := _gl_problem()):
         print(f"sacscale {name}: error: {_printable(gl_problem)}", file=sys.stderr)
         return 2
@@ -212,6 +215,32 @@ def _refuse_committed_outputs(parser: argparse.ArgumentParser, args: argparse.Na
                 parser.error(f"argument {action.option_strings[0]}: {value} is inside {run_set.parent.name}/"
                              f"{run_set.name}, a committed run set (git tracks it), whose evidence is not rewritten "
                              "or added to; write outside it")
+
+
+# output options that name a folder the command fills (the others name a file)
+_OUTPUT_FOLDERS = {"output_dir", "figures_dir", "left_out_dir"}
+# commands that refuse such a folder themselves, in their own words (report: its figures folder too)
+_OWN_FOLDER_CHECK = {"report"}
+
+
+def _refuse_shared_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """An output is not written into a folder another user owns, or one open to others
+    without the sticky bit: that user could swap the file for their own between its writing
+    and its reading (or replace it with a link). A folder not made yet is judged by the
+    one it would be made in. /tmp (sticky) is fine."""
+    for action in parser._actions:
+        value = getattr(args, action.dest, None)
+        if action.dest not in _OUTPUTS or not action.option_strings or not isinstance(value, (str, Path)) \
+                or not value:
+            continue
+        path = Path(value).absolute()
+        holder = path if action.dest in _OUTPUT_FOLDERS else path.parent
+        existing = next((f for f in (holder, *holder.parents) if f.exists()), None)
+        problem = others_can_swap(existing) if existing is not None else None
+        if problem:
+            made = "" if existing == holder else f" (where {holder} would be made)"
+            parser.error(f"argument {action.option_strings[0]}: {existing}{made}: {problem}, who could replace "
+                         f"what is written there; write {value} into a folder of your own")
 
 
 # Errors of the file system, as a user would say them.

@@ -3,13 +3,14 @@
 TensorBoard's own loaders are built for files that are still being written: a
 truncated last record or a failed checksum ends the read silently, and
 `EventAccumulator` keeps only a reservoir sample of each tag. A metric computed from
-such a read can be wrong without anyone noticing, so this module reads each record
-itself (through TensorBoard's record reader, which checks both CRCs) and turns every
+such a read can be wrong without anyone noticing, so this module reads each TFRecord
+itself (checking both CRCs, with TensorBoard's masked CRC32C) and turns every
 irregularity into an `EventFileError` that names the file.
 
 Layout written by `sacscale train --log-dir RUN_DIR`: `RUN_DIR/tb/rank{r}/events.out.tfevents.*`.
 An event file may be stored gzip-compressed at rest (`events.out.tfevents.*.gz`, see
-`compress_event_files`): it is read as the file it decompresses to.
+`compress_event_files`): its records are read from the decompressing stream, never from
+a decompressed copy in a temporary folder (which another user's TMPDIR could redirect).
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from __future__ import annotations
 import gzip
 import io
 import re
-import shutil
-import tempfile
+import struct
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO, Iterator
 
 from sacscale.atomic import atomic_write_bytes
 
@@ -40,13 +41,34 @@ class Scalar:
     value: float
 
 
-def _record_reader(path: Path):
-    # The stub reader verifies the header and payload CRC32C of every record and raises
-    # DataLossError on truncation or a bad checksum (the loaders above it swallow that).
-    from tensorboard.compat.tensorflow_stub import errors, pywrap_tensorflow  # heavy: only where a file is read
+class _RecordError(Exception):
+    """A record that is cut short or fails a checksum (the caller names the file)."""
 
-    reader = pywrap_tensorflow.PyRecordReader_New(str(path), 0, None, None)
-    return reader, errors
+
+def _exact(stream: BinaryIO, size: int, what: str) -> bytes:
+    data = stream.read(size)
+    if len(data) < size:
+        raise _RecordError(f"truncated record in {what}")
+    return data
+
+
+def _records(stream: BinaryIO) -> Iterator[bytes]:
+    """Each record's payload of a TFRecord stream: length (u64), its masked CRC32C (u32),
+    payload, the payload's masked CRC32C (u32), all little-endian. Raises _RecordError."""
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c  # heavy: only where read
+
+    while header := stream.read(8):
+        if len(header) < 8:
+            raise _RecordError("truncated record in header")
+        if struct.unpack("<I", _exact(stream, 4, "header crc"))[0] != masked_crc32c(header):
+            raise _RecordError("failed header crc32 check")
+        (length,) = struct.unpack("<Q", header)
+        if length > EVENT_FILE_LIMIT:
+            raise _RecordError(f"a record of {length:,} bytes")
+        payload = _exact(stream, length, "data")
+        if struct.unpack("<I", _exact(stream, 4, "data crc"))[0] != masked_crc32c(payload):
+            raise _RecordError("failed event crc32 check")
+        yield payload
 
 
 def _scalar_value(value) -> float | None:
@@ -86,51 +108,48 @@ def read_event_file(path: str | Path) -> dict[str, list[Scalar]]:
     if size > EVENT_FILE_LIMIT:
         raise EventFileError(f"{path}: event file of {size:,} bytes, more than a run logs "
                              f"({EVENT_FILE_LIMIT >> 30} GB): not read")
-    if path.name.endswith(GZ_SUFFIX):
-        # the record reader takes a path: read the decompressed copy, name the stored file
-        with tempfile.TemporaryDirectory(prefix="sacscale_events_") as scratch:
-            plain = Path(scratch) / path.name[: -len(GZ_SUFFIX)]
-            try:
-                with gzip.open(path, "rb") as src, open(plain, "wb") as dst:
-                    shutil.copyfileobj(src, dst)
-            except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
-                raise EventFileError(f"{path}: not a readable gzip file ({exc})") from exc
-            if plain.stat().st_size == 0:
+    if not path.name.endswith(GZ_SUFFIX):
+        with open(path, "rb") as stream:
+            return _read_records(stream, path)
+    try:
+        with gzip.open(path, "rb") as stream:
+            if not stream.peek(1):
                 raise EventFileError(f"{path}: event file is empty (0 bytes once decompressed)")
-            return _read_records(plain, path)
-    return _read_records(path, path)
+            return _read_records(stream, path)
+    except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
+        raise EventFileError(f"{path}: not a readable gzip file ({exc})") from exc
 
 
-def _read_records(plain: Path, path: Path) -> dict[str, list[Scalar]]:
-    """The scalars of the plain event file `plain`; errors name `path`, the stored file."""
+def _read_records(stream: BinaryIO, path: Path) -> dict[str, list[Scalar]]:
+    """The scalars of the plain event stream `stream`; errors name `path`, the stored file."""
     from tensorboard.compat.proto import event_pb2  # tensorboard's protobuf: heavy, only where a file is read
 
-    reader, errors = _record_reader(plain)
     series: dict[str, list[Scalar]] = {}
     records = 0
-    while True:
-        try:
-            reader.GetNext()
-        except errors.OutOfRangeError:
-            break
-        except errors.DataLossError as exc:
-            raise EventFileError(
-                f"{path}: event file is truncated or corrupted after {records} good record(s) ({exc.message})"
-            ) from exc
-        try:
-            event = event_pb2.Event.FromString(reader.record())
-        except Exception as exc:  # protobuf DecodeError and friends
-            raise EventFileError(f"{path}: record {records} is not a valid event ({exc})") from exc
-        records += 1
-        if not event.HasField("summary"):
-            continue
-        for value in event.summary.value:
-            scalar = _scalar_value(value)
-            if scalar is not None:
-                series.setdefault(value.tag, []).append(Scalar(int(event.step), float(event.wall_time), scalar))
+    try:
+        for record in _records(stream):
+            try:
+                event = event_pb2.Event.FromString(record)
+            except Exception as exc:  # protobuf DecodeError and friends
+                raise EventFileError(f"{path}: record {records} is not a valid event ({exc})") from exc
+            records += 1
+            _add_scalars(event, series)
+    except _RecordError as exc:
+        raise EventFileError(
+            f"{path}: event file is truncated or corrupted after {records} good record(s) ({exc})"
+        ) from exc
     if records == 0:
         raise EventFileError(f"{path}: event file holds no records")
     return series
+
+
+def _add_scalars(event, series: dict[str, list[Scalar]]) -> None:
+    if not event.HasField("summary"):
+        return
+    for value in event.summary.value:
+        scalar = _scalar_value(value)
+        if scalar is not None:
+            series.setdefault(value.tag, []).append(Scalar(int(event.step), float(event.wall_time), scalar))
 
 
 def event_files(directory: str | Path) -> list[Path]:

@@ -146,6 +146,18 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
+def refuse_one_file(*outputs: tuple[str, str | os.PathLike | None]) -> None:
+    """BadInput when two of a command's outputs, (option, path) each, are one file (links and
+    `..` resolved): the one written second replaced the first and the command still said it
+    wrote both (`verify-env --output X --diff-output X` left a record naming itself as the
+    patch to apply). Outputs not given (None) are skipped."""
+    given = [(option, path) for option, path in outputs if path]
+    for i, (option, path) in enumerate(given):
+        for other, later in given[i + 1:]:
+            if same_file(path, later):
+                raise BadInput(f"{option} and {other} are one file ({path}): the second would replace the first")
+
+
 def refuse_output_inside(option: str, output: str | os.PathLike | None, folder: str | os.PathLike,
                          allowed: tuple[str, ...] = ()) -> None:
     """BadInput when `output` would be written inside `folder`, evidence this command reads

@@ -7,7 +7,7 @@ import math
 import sys
 from pathlib import Path
 
-from sacscale.commands._inputs import BadInput, json_value, read_json, same_file
+from sacscale.commands._inputs import BadInput, json_value, read_json, refuse_one_file, same_file
 from sacscale.analysis.aggregate import METRICS_SHAPE, runs_table, summarize
 from sacscale.atomic import atomic_write_text, refuse_special, write_json
 from sacscale.shapes import shape_problem
@@ -59,8 +59,7 @@ def run(args: argparse.Namespace) -> int:
         first = next((p for p in args.metrics if same_file(p, output)), None)
         if first is not None:  # the input would be replaced by the output made from it
             raise BadInput(f"{output}: is the metrics file {first}, an input; write the outputs elsewhere")
-    if Path(args.csv).resolve() == Path(args.json).resolve():
-        raise BadInput(f"--csv and --json are one file ({args.csv}): the second would replace the first")
+    refuse_one_file(("--csv", args.csv), ("--json", args.json))
     order = [c for c in args.order.split(",") if c] or list(dict.fromkeys(m["config"] for m in metrics))
     pairs = []
     for item in args.pair:

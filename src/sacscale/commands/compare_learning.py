@@ -12,7 +12,7 @@ from sacscale.analysis.events import EventFileError
 from sacscale.analysis.learning import at_env_steps, compare_learning, single_run_groups
 from sacscale.atomic import write_json
 from sacscale.commands import BadInput
-from sacscale.commands._inputs import png_path, refuse_output_inside, same_file
+from sacscale.commands._inputs import png_path, refuse_one_file, refuse_output_inside, same_file
 from sacscale.pipeline.config_check import ConfigError, check_string
 
 
@@ -70,6 +70,7 @@ def _refuse_missing(runs: dict[str, str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    refuse_one_file(("--output", args.output), ("--figure", args.figure))  # the figure replaced the JSON
     runs = _labelled_runs(args)
     if not 0 < args.tail_fraction <= 1:  # also NaN
         print(f"sacscale compare-learning: error: --tail-fraction {args.tail_fraction!r}: must be in (0, 1]",

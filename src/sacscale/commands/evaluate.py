@@ -9,7 +9,7 @@ import sys
 
 from sacscale.checks import finite_float, seed_arg
 from sacscale.atomic import write_json
-from sacscale.commands._inputs import model_problem, png_path
+from sacscale.commands._inputs import model_problem, png_path, refuse_one_file
 from sacscale.eval.evaluate import CheckpointError, evaluate, plot_tracking
 
 
@@ -37,6 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    refuse_one_file(("--output", args.output), ("--figure", args.figure))  # before the evaluation's minutes
     problem = model_problem(args.model)  # a file that is not the task's model: named, before evaluating
     if problem:
         print(f"sacscale evaluate: error: {problem}", file=sys.stderr)

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from sacscale.commands._inputs import BadInput, read_evaluations, refuse_output_inside, same_file
+from sacscale.commands._inputs import BadInput, read_evaluations, refuse_one_file, refuse_output_inside
 from sacscale.eval.best import best_run
 from sacscale.evidence import scope
 from sacscale.evidence.manifest import ManifestError, write
@@ -38,8 +38,7 @@ def run(args: argparse.Namespace) -> int:
     refuse_output_inside("--json", args.json, args.root, allowed=("manifest.json",))
     manifest = args.output or Path(args.root) / "MANIFEST.sha256"
     record = args.json or Path(args.root) / "manifest.json"
-    if same_file(manifest, record):  # the record replaced the manifest, exit 0
-        raise BadInput(f"--output and --json are one file ({manifest}): the second would replace the first")
+    refuse_one_file(("--output", manifest), ("--json", record))  # the record replaced the manifest, exit 0
     if not args.scope and (args.keep_policies is not None or args.keep_best or args.left_out_dir):
         # options that do not go together: a usage error (exit 2), not a manifest that failed
         raise BadInput("--keep-policies, --keep-best and --left-out-dir need --scope")

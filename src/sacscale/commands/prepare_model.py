@@ -14,7 +14,7 @@ import numpy as np
 
 from sacscale.atomic import atomic_write_bytes, write_json
 from sacscale.checks import InputError, check_model, int_in
-from sacscale.commands._inputs import BadInput
+from sacscale.commands._inputs import BadInput, refuse_one_file
 from sacscale.sim.bench import physics_throughput
 from sacscale.task import g1_model as g1
 
@@ -92,6 +92,7 @@ def _save_model(model, path: Path) -> str:
 
 def run(args: argparse.Namespace) -> int:
     out_dir = Path(args.output_dir)
+    refuse_one_file((f"--output-dir's {MODEL_FILE}", out_dir / MODEL_FILE), ("--json", args.json))
     if args.from_mjb:
         source_file = Path(args.from_mjb)
         _check_source(source_file)

@@ -10,12 +10,12 @@ built into `--output-dir`.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
-import stat
 import sys
 from pathlib import Path
 
+from sacscale.atomic import others_can_swap
+from sacscale.commands._inputs import refuse_one_file
 from sacscale.evidence.runset import _tracked as tracked_files
 from sacscale.report.build import RecordError, write_report
 from sacscale.report.set_inputs import set_inputs
@@ -84,13 +84,8 @@ def refuse_shared(*folders: Path) -> None:
     reading. A folder not made yet is judged by the one it would be made in."""
     for folder in folders:
         existing = next(f for f in (folder, *folder.absolute().parents) if f.exists())
-        st = existing.stat()
-        mode = stat.S_IMODE(st.st_mode)
-        if st.st_uid not in (os.getuid(), 0):
-            problem = f"belongs to uid {st.st_uid}, another user"
-        elif mode & 0o002 and not mode & stat.S_ISVTX:
-            problem = f"is writable by other users without the sticky bit (mode {mode:04o})"
-        else:
+        problem = others_can_swap(existing)
+        if problem is None:
             continue
         made = "" if existing == folder else f" (where {folder} would be made)"
         raise Refused(f"{existing}{made}: {problem}, who could replace the report's files there; write the report "
@@ -140,6 +135,7 @@ def named_inputs(args: argparse.Namespace) -> dict:
     absent = [f"--{n.replace('_', '-')}" for n in NAMED if not getattr(args, n)]
     if absent:
         raise Refused(f"give --run-set results/<set>, or every input: {', '.join(absent)} missing")
+    refuse_one_file(("--output-md", args.output_md), ("--output-html", args.output_html))
     folders = Path(args.output_md).parent, Path(args.output_html).parent, Path(args.figures_dir)
     refuse_links(*folders)
     refuse_shared(*folders)

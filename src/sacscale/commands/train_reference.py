@@ -17,7 +17,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from sacscale.checks import InputError, check_log_dir
 from sacscale.commands._inputs import repository_hint
 from sacscale.parallel.pools import resolve_pools
 from sacscale.processes import start_group
+from sacscale.scratch import make_scratch_folder
 from sacscale.trainers import unilab
 from sacscale.trainers.reference_options import DEFAULT_PYTHON, add_arguments  # noqa: F401 (the CLI's entry points)
 
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         package = unilab.package_info(python)  # versions and where its scene XMLs are
         info = unilab.versions_record(package, python)
         meshes = Path(args.meshes) if args.meshes else _asset_package_meshes()
-        scratch = Path(tempfile.mkdtemp(prefix="sacscale_ref_scene_"))
+        scratch = make_scratch_folder("sacscale_ref_scene_")
         scene = unilab.make_scene(package["assets_root"], meshes, scratch)
         spec = unilab.UnilabRun(devices=devices, num_envs=args.num_envs, iterations=args.iterations, seed=args.seed,
                                 log_root=str((out / unilab.LOG_ROOT_NAME).resolve()),

@@ -9,7 +9,6 @@ matplotlib cannot be drawn again here: it is named as unconfirmed with what drew
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 from PIL import Image
@@ -18,6 +17,7 @@ from sacscale.evidence.report_html import figures_shown
 from sacscale.report.shown import long_paragraph
 from sacscale.evidence.result import Verification
 from sacscale.reading import read_limited
+from sacscale.scratch import scratch_folder
 from sacscale.report.build import draw_figures
 from sacscale.report.figure_names import FIGURES, display_chunks, drawn_with
 from sacscale.report.plots import drawing_record
@@ -88,12 +88,12 @@ def check_redrawn_figures(reports: Path, rel: str, summary: dict, metrics: list[
     """Draw the set's figures from the recomputed `summary` and `metrics` and the runs'
     event files into a scratch folder; each figure of the report that differs is a problem."""
     present = [name for name in sorted(FIGURES.values()) if (reports / "figures" / name).is_file()]
-    with tempfile.TemporaryDirectory(prefix="sacscale-redraw-") as scratch:
-        has = draw_figures(summary, metrics, Path(scratch), run_dirs or None)[0]
+    with scratch_folder("sacscale-redraw-") as scratch:
+        has = draw_figures(summary, metrics, scratch, run_dirs or None)[0]
         differ = [name for name in present
-                  if not same_pixels(Path(scratch) / name, reports / "figures" / name)]
+                  if not same_pixels(scratch / name, reports / "figures" / name)]
         otherwise = {name: why for name in present if name not in differ
-                     and (why := shown_otherwise(Path(scratch) / name, reports / "figures" / name))}
+                     and (why := shown_otherwise(scratch / name, reports / "figures" / name))}
     result.derived += [_difference(rel, name, drawn_with(reports / "figures" / name)) for name in differ]
     result.derived += [f"{rel}/figures/{name}: not shown as the figure the evidence draws here ({why})"
                        for name, why in otherwise.items()]

@@ -42,6 +42,8 @@ def resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host
 
     _check_name_and_fields(name, entry, where)
     merged = _merged_entry(entry, defaults)
+    _check_description(merged.get("description"), where("description") if "description" in entry
+                       else "run_defaults.description")
     devices, ranks, kind = _devices(merged, where)
     pools = _cpu_pools(merged.get("cpu_pools", "auto"), devices, len(ranks), host, where)
     _check_visible_devices(merged.get("cuda_visible_devices"), ranks, kind, where("cuda_visible_devices"))
@@ -85,6 +87,14 @@ def _check_name_and_fields(name, entry: dict, where) -> None:
     unknown = sorted(set(entry) - set(RUN_FIELDS))
     if unknown:
         raise PlanError(f"{where(unknown[0])}: unknown field (known: {', '.join(RUN_FIELDS)})")
+
+
+def _check_description(description, where: str) -> None:
+    """A description given is text with something to show: the report describes the
+    configuration with it (a blank one described it with nothing)."""
+    if description is not None and not str(description).strip():
+        raise PlanError(f"{where}: {str(description)!r} holds no visible text; describe the configuration, "
+                        "or leave the key out")
 
 
 def _merged_entry(entry: dict, defaults: dict) -> dict:

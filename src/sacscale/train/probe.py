@@ -8,11 +8,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sacscale.parallel import launch
+from sacscale.scratch import scratch_folder
 from sacscale.parallel.probe import (
     MUTATIONS,
     SYNC_REL_TOL,
@@ -156,7 +156,8 @@ def run_trainer_probe(s: TrainerProbeSettings, output: str) -> dict:
     world_size = len(s.devices)
     backend = launch.backend_for(s.devices)
     prefix = launch.job_prefix()
-    with tempfile.TemporaryDirectory(prefix="sacscale-probe-") as log_dir:
+    with scratch_folder("sacscale-probe-") as log_folder:
+        log_dir = str(log_folder)
         if world_size == 1:
             os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(launch.free_port()))
             launch.init_group(backend, 0, 1, s.timeout_s)

@@ -1,0 +1,72 @@
+"""An output written into a folder another user can swap it in. Before: `verify --output`
+(and every other command's output file) was written into a folder of another user's, or
+one open to all without the sticky bit, where that user could replace it before it was
+read, while `report` refused such a folder. Now every command refuses it in one line
+naming the option and the folder, exit 2, nothing written; a sticky folder (/tmp) is used."""
+
+import os
+
+import pytest
+
+from cli_runs import REPO, SET, one_line, sacscale
+
+RESULTS = REPO / "results" / SET
+METRICS = sorted((RESULTS / "metrics").glob("*.json"))
+
+
+def _folder(path, mode):
+    path.mkdir()
+    path.chmod(mode)
+    return path
+
+
+def _says(option, folder, output):
+    return (f"error: argument {option}: {folder}: is writable by other users without the sticky bit (mode 0777), "
+            f"who could replace what is written there; write {output} into a folder of your own")
+
+
+def test_verify_output_into_a_folder_open_to_all_is_refused(tmp_path):
+    shared = _folder(tmp_path / "open", 0o777)
+    done = sacscale("verify", RESULTS, "--output", shared / "verify.json")
+    one_line(done, "sacscale verify: " + _says("--output", shared, shared / "verify.json"))
+    assert list(shared.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["analyze-run", RESULTS / "runs" / "shared_r1_n1_pool7", "--output", "{d}/m.json"], "--output"),
+    (["aggregate", *METRICS, "--csv", "{d}/s.csv", "--json", "/dev/null"], "--csv"),
+    (["manifest", RESULTS, "--output", "{d}/MANIFEST.sha256"], "--output"),
+    (["verify-env", "--output", "{d}/env.json"], "--output"),
+])
+def test_other_commands_refuse_it_too(tmp_path, argv, option):
+    shared = _folder(tmp_path / "open", 0o777)
+    argv = [str(a).replace("{d}", str(shared)) for a in argv]
+    output = argv[argv.index(option) + 1]
+    done = sacscale(*argv)
+    one_line(done, _says(option, shared, output))
+    assert list(shared.iterdir()) == []
+
+
+def test_a_folder_to_be_made_in_one_open_to_all_is_refused(tmp_path):
+    shared = _folder(tmp_path / "open", 0o777)
+    done = sacscale("verify", RESULTS, "--output", shared / "new" / "verify.json")
+    one_line(done, f"argument --output: {shared} (where {shared / 'new'} would be made): is writable by other users")
+    assert list(shared.iterdir()) == []
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="giving a folder to another user needs root")
+def test_verify_output_into_another_users_folder_is_refused(tmp_path):
+    theirs = _folder(tmp_path / "theirs", 0o755)
+    os.chown(theirs, 1001, 1001)
+    done = sacscale("verify", RESULTS, "--output", theirs / "verify.json")
+    one_line(done, f"sacscale verify: error: argument --output: {theirs}: belongs to uid 1001, another user, who "
+                   f"could replace what is written there; write {theirs / 'verify.json'} into a folder of your own")
+    assert list(theirs.iterdir()) == []
+
+
+def test_verify_output_into_a_sticky_folder_is_written(tmp_path):
+    """As /tmp: no other user can remove or rename what we write there."""
+    shared = _folder(tmp_path / "tmp", 0o1777)
+    done = sacscale("verify", RESULTS, "--output", shared / "verify.json")
+    assert done.returncode == 0, done.stderr
+    assert (shared / "verify.json").is_file()

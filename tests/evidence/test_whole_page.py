@@ -103,6 +103,10 @@ DRAWN_OTHERWISE = {
     "empty bullets": ("<li>Correctness probe", "<li></li><li> </li><li>Correctness probe", "nothing in <ul>li>"),
     "an empty heading": ("<h2>Verdict</h2>", "<h1> </h1><h2>Verdict</h2>", "nothing in <h1>"),
     "a warning set apart as a quotation": (WARNING, "<blockquote>" + WARNING, "in <blockquote>p"),
+    # a browser draws each line break, and each blank line of a preformatted block
+    "text pushed down by line breaks": (WARNING, "<br>" * 500 + WARNING, "a line break in <>"),
+    "blank lines in a tool's output": ("  8    8      0    0", "  8    8      0    0" + "\n" * 300,
+                                       "a blank line in <pre>"),
     "a lead no longer bold": ("<strong>At a glance:</strong>", "At a glance:", "At a glance: two ranks"),
     "a verdict made bold": ("Correctness probe: PASS", "Correctness probe: <strong>PASS</strong>",
                             "⟨strong⟩PASS⟨/strong⟩"),

@@ -29,6 +29,7 @@ _FRAME = {"html", "head", "body"}
 # a table's cells are read as their row's line
 _CELLS = {"td", "th"}
 _NAMED_DEPTH = 8  # the innermost blocks named where a line stands
+_LINE_BREAK = "a line break"
 # a number as the tables print it: 1,234 / 0.984 / -12.50 / 98% / 1.715x; not the digit of a
 # name such as r1 or n2 (a digit right after a letter), which labels a value. n/a, None and a
 # lone ? are an absent value, as the tables print one. ASCII digits only: float() reads a
@@ -165,6 +166,8 @@ class _TableReader(HTMLParser):
         if tag == "br" and self._cell is not None and not self._hidden_depth:
             self._cell.append(" ")  # a line break parts what it stands between: `1.7<br>19x` is no 1.719x
             self._cell_marked.append(" ")
+        elif tag == "br" and not self._hidden_depth:
+            self.lines.append((self._where(), None, _LINE_BREAK))  # each one draws a line: 500 push text down
         if tag in _VOID:
             return
         if self._hidden_depth or self._hides(tag, attrs):
@@ -315,10 +318,12 @@ def shown_view(text: str, html: bool) -> ShownView:
     lines, blocks = [], []
     for where, raw, marked in reader.lines:
         if raw is None:
-            blocks.append(f"nothing in <{where}>")
+            blocks.append(f"{marked or 'nothing'} in <{where}>")
         elif shown := _shown_text(where, raw):
             lines.append(shown)
             blocks.append(f"{_shown_text(where, marked)!r} in <{where}>")
+        elif "pre" in where.split(">"):
+            blocks.append(f"a blank line in <{where}>")  # a preformatted block draws it
     return ShownView(lines, reader.links, blocks)
 
 

@@ -23,6 +23,7 @@ import unicodedata
 from pathlib import Path
 
 from sacscale.reading import loads_record
+from sacscale.evidence.after_manifest import PENDING_REPORT_CHECK
 from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification, read_text
 from sacscale.report.figure_names import FIGURES, drawn_as
 from sacscale.report.numbers import FORMAT, NUMBERS_NAME, report_numbers
@@ -79,7 +80,7 @@ def check_report_present(root: Path, result: Verification, report_pending: bool)
         f"the report (the set lies in {root.parent}, not in a results/ folder beside reports/)")
     if report_pending:
         result.notes.append(f"{where}: not checked: the pipeline writes it after this verification")
-        result.report_check = "report: not checked (the pipeline writes it after this verification)"
+        result.report_check = PENDING_REPORT_CHECK
     else:
         result.missing.append(f"{where} (the set's summary.json has a report: it was deleted, or the pipeline "
                               f"never got to write it)")

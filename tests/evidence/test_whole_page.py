@@ -10,6 +10,7 @@ import pytest
 from set_copies import REPO, copy_committed_set, edit_text, made_current, remake_manifest, report_file
 
 from sacscale.evidence.verify import verify
+from sacscale.report.page_format import PAGE_FORMAT
 
 SET = "h200x1_shared_short"
 
@@ -154,7 +155,8 @@ def test_a_page_format_newer_than_this_codes_is_named(work):
     scope_file.write_text(json.dumps({**json.loads(scope_file.read_text()), "report_page": 99}))
     remake_manifest(work)
     result = verify(work)
-    assert any("report_page 99, newer than this code's page format (1)" in p for p in result.scope), result.scope
+    newer = f"report_page 99, newer than this code's page format ({PAGE_FORMAT})"
+    assert any(newer in p for p in result.scope), result.scope
 
 
 ATTEMPT = "shared_r1_n1_pool7.failed-20261204T101010.123456Z"

@@ -33,7 +33,7 @@ from sacscale.evidence.best_video import best_video_problems
 from sacscale.evidence.report_page import whole_page_problems
 from sacscale.evidence.report_tables import other_tables_problems, regenerated
 from sacscale.evidence.scope import PAGE_KEY, SCOPE_FILE, report_page_of
-from sacscale.report.page_format import PAGE_FORMAT
+from sacscale.report.page_format import PAGE_FORMAT, PAGE_FORMATS_WRITTEN
 from sacscale.report.shown import ShownTable, long_paragraph, shown_numbers, shown_page, shows
 from sacscale.report.text import BLANK_LETTERS
 
@@ -376,7 +376,7 @@ def check_whole_page(root: Path, reports: Path, rel: str, result: Verification) 
         result.scope.append(f"{SCOPE_FILE}: {PAGE_KEY} {page}, newer than this code's page format ({PAGE_FORMAT}): "
                             "verify the set with the code that made it")
         return
-    if page != PAGE_FORMAT:
+    if page not in PAGE_FORMATS_WRITTEN:
         why = (f"written by the report stage's page format {page}, this code's is {PAGE_FORMAT}" if page else
                f"a set made before sets recorded their page format ({SCOPE_FILE} {PAGE_KEY})")
         result.notes.append(f"{rel}: the page outside its tables, ratios, Environment list and figures is not "
@@ -390,7 +390,7 @@ def check_whole_page(root: Path, reports: Path, rel: str, result: Verification) 
             continue  # named by the checks above
     if "report.md" in pages and long_paragraph(pages["report.md"]) is not None:
         return  # likewise
-    problems, notes = whole_page_problems(root, reports, rel, pages)
+    problems, notes = whole_page_problems(root, reports, rel, pages, page)
     result.derived += problems
     result.notes += notes
     result.report_check += "; both pages compared line by line with the page composed again from the evidence"

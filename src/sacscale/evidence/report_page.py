@@ -73,7 +73,7 @@ def page_attempts(lines: list[str], runs: list[str]) -> list[str]:
     return []
 
 
-def _composed(root: Path, reports: Path, page_lines: list[str]):
+def _composed(root: Path, reports: Path, page_lines: list[str], page_format: int):
     """(the report's Document from the set's files, whether its attempts are here). Where the
     checkout lacks them, the deviations link as the checkout would hold it and the attempts
     the page lists, in the stage's own shape."""
@@ -84,17 +84,19 @@ def _composed(root: Path, reports: Path, page_lines: list[str]):
         others["deviations"] = os.path.relpath(root.parent.parent / "docs" / DEVIATIONS_NAME, reports)
     if not paths["attempts"]:
         others["attempts"] = page_attempts(page_lines, runs)
-    return build(summary, metrics, reports / "figures", reports, draw=False, **others), bool(paths["attempts"])
+    return (build(summary, metrics, reports / "figures", reports, draw=False, page_format=page_format, **others),
+            bool(paths["attempts"]))
 
 
-def whole_page_problems(root: Path, reports: Path, rel: str, pages: dict[str, str]) -> tuple[list[str], list[str]]:
+def whole_page_problems(root: Path, reports: Path, rel: str, pages: dict[str, str],
+                        page_format: int) -> tuple[list[str], list[str]]:
     """(problems, notes) of the pages ({'report.md': text, 'report.html': text}) against
     the page composed from the evidence: what a reader sees, then where its links and images
     lead; report.md, which this code writes byte for byte, also as its Markdown."""
     seen = {name: shown_view(text, html=name == "report.html") for name, text in pages.items()}
     md_lines = seen["report.md"].lines if "report.md" in seen else []
     try:
-        doc, attempts_here = _composed(root, reports, md_lines)
+        doc, attempts_here = _composed(root, reports, md_lines, page_format)
     except (RecordError, OSError) as exc:  # a record missing or unreadable: named by the checks before
         return [f"{rel}: its page cannot be composed again from the evidence ({exc}): does not match the "
                 "evidence"], []

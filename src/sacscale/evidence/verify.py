@@ -56,7 +56,7 @@ from sacscale.evidence.probe_record import check_probe_record
 from sacscale.evidence.records import check_records
 from sacscale.evidence.report_check import check_report, check_report_present, reports_dir
 from sacscale.evidence.result import EvidenceStructureError, Verification, deep_differences, load_json, split_notes
-from sacscale.report.page_format import PAGE_FORMAT
+from sacscale.report.page_format import PAGE_FORMATS_WRITTEN
 
 __all__ = ["EvidenceStructureError", "Verification", "check_report", "recompute_summary", "verify"]
 
@@ -285,5 +285,5 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
         # a JSON field of an unexpected shape deep inside a record
         result.structure.append(f"unexpected structure in the set's JSON ({type(exc).__name__}: {exc})")
     if not report_pending:  # the pipeline's own verification is the one that writes verify.json
-        result.derived += verify_json_problems(root, result, scope.report_page_of(root)[0] == PAGE_FORMAT)
+        result.derived += verify_json_problems(root, result, scope.report_page_of(root)[0] in PAGE_FORMATS_WRITTEN)
     return result

@@ -22,6 +22,7 @@ from sacscale.report.document import (
 )
 from sacscale.report.text import block_line, code, plain
 from sacscale.report.verdict import at_a_glance, verdict_section
+from sacscale.report.page_format import PAGE_FORMAT
 
 SEED_TABLE = Table(
     header=["configuration (3 runs each)", "1-GPU steps/s", "2-GPU steps/s", "ratio"],
@@ -337,12 +338,14 @@ def build(
     evaluations: dict[str, dict] | None = None,
     video: tuple[Path, dict] | None = None,
     draw: bool = True,
+    page_format: int = PAGE_FORMAT,
 ) -> Document:
     """`video`: (the best run's video, its record from sacscale render-best), or None.
     `deviations`: the deviations document's path relative to the report's directory (linked).
     `run_dirs`: the runs' directories (event files), for the learning curves; None
     leaves that figure out (with a sentence saying why). `draw`: False composes the page
-    without drawing its figures (verify compares the page so)."""
+    without drawing its figures (verify compares the page so). `page_format`: the page as
+    that format wrote it (sacscale.report.page_format)."""
     plan = (environment or {}).get("plan") or summary.get("meta", {})
     metrics = tables.in_execution_order(summary, metrics)
     run_set = plan.get("run_set") or summary.get("meta", {}).get("run_set") or "?"
@@ -400,7 +403,7 @@ def build(
     if verification or manifest:
         doc.add(Heading("Evidence"), *evidence_section(verification, manifest))
     doc.add(Heading("Metric definitions"),
-            Bullets([f"`{k}`: {v}" for k, v in DEFINITIONS.items()]),
+            Bullets([f"`{k}`: {plain(v) if page_format >= 2 else v}" for k, v in DEFINITIONS.items()]),
             Paragraph("Ratio of means = mean(compared) / mean(baseline). Weak-scaling efficiency = "
                       "ratio / (ranks of compared / ranks of baseline)."))
     if deviations:

@@ -17,8 +17,7 @@ from PIL import Image
 
 from sacscale.eval.best import best_run
 from sacscale.evidence.result import EvidenceStructureError, load_json, read_text
-from sacscale.reading import open_record
-from sacscale.reading import loads_record
+from sacscale.reading import loads_record, open_record
 from sacscale.report.set_inputs import planned_runs
 
 RECORD = Path("figures") / "best_run.json"

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from sacscale.atomic import others_can_swap
-from sacscale.commands._inputs import refuse_one_file
+from sacscale.commands._inputs import refuse_one_file, refuse_output_inside, refuse_output_on_input
 from sacscale.evidence.runset import _tracked as tracked_files
 from sacscale.report.build import RecordError, write_report
 from sacscale.report.set_inputs import set_inputs
@@ -131,11 +131,25 @@ def run_set_inputs(results: Path, output_dir: str | None) -> dict:
     return dict(inputs, output_md=out / "report.md", output_html=out / "report.html", figures_dir=out / "figures")
 
 
+def _refuse_outputs_on_inputs(args: argparse.Namespace) -> None:
+    """An output is none of the inputs, none of the figures (the page written over
+    scaling_bars.png) and in none of the folders read (run and attempts folders)."""
+    outputs = [("--output-md", args.output_md), ("--output-html", args.output_html)]
+    files = [n for n in NAMED + OPTIONAL if n not in ("output_md", "output_html", "figures_dir", "run_dirs",
+                                                      "attempts_dir")]
+    refuse_output_on_input(outputs, [(f"--{n.replace('_', '-')}", getattr(args, n)) for n in files])
+    for option, output in outputs:
+        refuse_output_inside(option, output, args.figures_dir)
+        for folder in [*(args.run_dirs or []), *([args.attempts_dir] if args.attempts_dir else [])]:
+            refuse_output_inside(option, output, folder)
+
+
 def named_inputs(args: argparse.Namespace) -> dict:
     absent = [f"--{n.replace('_', '-')}" for n in NAMED if not getattr(args, n)]
     if absent:
         raise Refused(f"give --run-set results/<set>, or every input: {', '.join(absent)} missing")
     refuse_one_file(("--output-md", args.output_md), ("--output-html", args.output_html))
+    _refuse_outputs_on_inputs(args)
     folders = Path(args.output_md).parent, Path(args.output_html).parent, Path(args.figures_dir)
     refuse_links(*folders)
     refuse_shared(*folders)

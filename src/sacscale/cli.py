@@ -139,6 +139,7 @@ def _main(argv: list[str]) -> int:
     module.add_arguments(cmd_parser)
     args = cmd_parser.parse_args(argv[1:])
     _refuse_empty_values(cmd_parser, args)
+    _refuse_folder_names(cmd_parser, args)
     _refuse_committed_outputs(cmd_parser, args)
     if name not in _OWN_FOLDER_CHECK:
         _refuse_shared_outputs(cmd_parser, args)
@@ -190,6 +191,17 @@ def _tracked_under(path: Path) -> int:
 
 # where committed run sets live: their files are evidence
 _EVIDENCE_FOLDERS = ("results", "reports")
+
+
+def _refuse_folder_names(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A file output named as a folder (`--output /tmp/x/vout/`, `--json out/.`) is refused:
+    `verify S --output /tmp/x/vout/` wrote a file named vout."""
+    for action in parser._actions:
+        value = getattr(args, action.dest, None)
+        if action.dest in _OUTPUTS - _OUTPUT_FOLDERS and action.option_strings and isinstance(value, str) and value:
+            if value.endswith(("/", os.sep)) or os.path.basename(value) in (".", ".."):
+                parser.error(f"argument {action.option_strings[0]}: {value} names a folder (a trailing / or . or ..); "
+                             "this option is a file: give its name")
 
 
 def _refuse_committed_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

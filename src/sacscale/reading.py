@@ -3,9 +3,12 @@ where a record goes must be named, not read into memory until the machine kills 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
+from pathlib import Path
 
 # The project's records (metrics, plans, reports, manifests) are at most a few MB.
 RECORD_LIMIT = 64 << 20
@@ -15,9 +18,82 @@ class TooLarge(ValueError):
     """The file holds more than the limit; the message says how much it may hold."""
 
 
-def read_limited(path: str | os.PathLike, limit: int = RECORD_LIMIT) -> bytes:
-    """The bytes of `path`, refused (TooLarge) past `limit` without reading the rest."""
-    with open(path, "rb") as fh:
+class NotRegularFile(TooLarge):
+    """Not a regular file where a record is read: a symbolic link (perhaps swapped in after
+    a walk that saw a file), a FIFO, a device or a folder. Refused as a file past the limit
+    is, so every reader names it in the same one line."""
+
+
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+def _not_followed(name: str, dir_fd: int | None, exc: OSError, what: str) -> NotRegularFile | OSError:
+    """The error for `name` (in `dir_fd`) that os.open refused: a link named as one."""
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+        try:
+            if stat.S_ISLNK(os.lstat(name, dir_fd=dir_fd).st_mode):
+                return NotRegularFile(f"{what} is a symbolic link; a record is not read through a link")
+        except OSError:
+            pass
+    return exc
+
+
+def _walk_folders(within, parts: tuple[str, ...]) -> int:
+    """A descriptor of the folder `within`/parts, each folder below `within` opened without
+    following a link (one swapped in for a folder after a walk is refused)."""
+    fd = os.open(within, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for name in parts:
+            try:
+                below = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                raise _not_followed(name, fd, exc, f"its folder {name!r}") from None
+            os.close(fd)
+            fd = below
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_regular(path: str | os.PathLike, within: str | os.PathLike | None = None) -> int:
+    """A descriptor of the regular file `path`, opened without following a link and without
+    blocking (a FIFO in a file's place cannot hang a reader); NotRegularFile otherwise. With
+    `within` (a folder `path` lies in), the folders between are opened without following a
+    link either."""
+    path = Path(path)
+    folder_fd = None
+    if within is not None and path.parent != Path(within):
+        folder_fd = _walk_folders(within, path.parent.relative_to(within).parts)
+    elif within is not None:
+        folder_fd = os.open(within, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        name = path.name if folder_fd is not None else str(path)
+        try:
+            fd = os.open(name, _FILE_FLAGS, dir_fd=folder_fd)
+        except OSError as exc:
+            raise _not_followed(name, folder_fd, exc, "the file") from None
+    finally:
+        if folder_fd is not None:
+            os.close(folder_fd)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise NotRegularFile("not a regular file (a FIFO, device, socket or folder)")
+    os.set_blocking(fd, True)
+    return fd
+
+
+def open_record(path: str | os.PathLike, within: str | os.PathLike | None = None):
+    """`path` opened for reading in binary as open_regular opens it (for an image reader)."""
+    return os.fdopen(open_regular(path, within), "rb")
+
+
+def read_limited(path: str | os.PathLike, limit: int = RECORD_LIMIT,
+                 within: str | os.PathLike | None = None) -> bytes:
+    """The bytes of `path`, refused (TooLarge) past `limit` without reading the rest; opened
+    as open_regular does (NotRegularFile for a link, a FIFO, ...)."""
+    with os.fdopen(open_regular(path, within), "rb") as fh:
         data = fh.read(limit + 1)
     if len(data) > limit:
         raise TooLarge(f"larger than {limit >> 20} MB, far more than a record of this project holds")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import re
 import struct
 import zlib
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 from sacscale.atomic import atomic_write_bytes
+from sacscale.reading import TooLarge, open_regular
 
 EVENT_GLOB = "events.out.tfevents.*"
 GZ_SUFFIX = ".gz"
@@ -88,36 +90,78 @@ def _scalar_value(value) -> float | None:
 # A run's scalars are kilobytes to a few megabytes (a few hundred log points); a file of
 # gigabytes (a sparse one costs no disk) would be read for minutes.
 EVENT_FILE_LIMIT = 1 << 30
+# What a stored .gz may unpack to: the committed sets' event files unpack to at most 260 KB,
+# 3.5 to 3.7 times their stored size. A gzip bomb (a record repeated millions of times)
+# unpacks a thousand times over: 734 KB to 200 MB, read for 50 s in 833 MB of memory.
+GZ_RATIO_LIMIT = 16
+GZ_FLOOR = 4 << 20
+
+
+def gz_limit(stored: int) -> int:
+    """The most bytes a .gz event file of `stored` bytes may unpack to."""
+    return min(EVENT_FILE_LIMIT, max(GZ_RATIO_LIMIT * stored, GZ_FLOOR))
+
+
+class _Bounded:
+    """A decompressing stream read no further than `limit` bytes: EventFileError past it."""
+
+    def __init__(self, stream: BinaryIO, limit: int, path: Path) -> None:
+        self._stream, self._left, self._limit, self._path = stream, limit, limit, path
+
+    def read(self, size: int) -> bytes:
+        data = self._stream.read(min(size, self._left + 1))
+        self._left -= len(data)
+        if self._left < 0:
+            raise EventFileError(f"{self._path}: unpacks to more than {self._limit:,} bytes ({GZ_RATIO_LIMIT} "
+                                 f"times its stored size, at least {GZ_FLOOR >> 20} MB; a run's events unpack "
+                                 "to under 4 times theirs): a gzip bomb, not read")
+        return data
+
+
+def _refuse_non_utf8(path: Path) -> None:
+    """`path`, refused when it is not UTF-8 (TensorBoard's reader cannot open it)."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:  # a byte such as 0xff in a folder's name
+        shown = str(path).encode("utf-8", "backslashreplace").decode("utf-8")
+        raise EventFileError(f"{shown}: a path that is not UTF-8, which the event reader cannot open; rename "
+                             "the folder") from None
+
+
+def _open_event_file(path: Path) -> tuple[BinaryIO, int]:
+    """The file opened as records are (not through a link, not a FIFO), and its size."""
+    try:
+        stream = os.fdopen(open_regular(path), "rb")
+    except FileNotFoundError:
+        raise EventFileError(f"{path}: event file is missing") from None
+    except TooLarge as exc:  # NotRegularFile: a link or FIFO in the file's place
+        raise EventFileError(f"{path}: {exc}") from None
+    except OSError as exc:
+        raise EventFileError(f"{path}: cannot open it ({exc.strerror})") from None
+    return stream, os.fstat(stream.fileno()).st_size
 
 
 def read_event_file(path: str | Path) -> dict[str, list[Scalar]]:
     """Every scalar in one event file (plain or .gz), by tag, in file order. Raises
     EventFileError."""
     path = Path(path)
-    try:
-        str(path).encode("utf-8")
-    except UnicodeEncodeError:  # a byte such as 0xff in a folder's name: TensorBoard's reader cannot open it
-        shown = str(path).encode("utf-8", "backslashreplace").decode("utf-8")
-        raise EventFileError(f"{shown}: a path that is not UTF-8, which the event reader cannot open; rename "
-                             "the folder") from None
-    if not path.is_file():
-        raise EventFileError(f"{path}: event file is missing")
-    size = path.stat().st_size
-    if size == 0:
-        raise EventFileError(f"{path}: event file is empty (0 bytes)")
-    if size > EVENT_FILE_LIMIT:
-        raise EventFileError(f"{path}: event file of {size:,} bytes, more than a run logs "
-                             f"({EVENT_FILE_LIMIT >> 30} GB): not read")
-    if not path.name.endswith(GZ_SUFFIX):
-        with open(path, "rb") as stream:
+    _refuse_non_utf8(path)
+    stream, size = _open_event_file(path)
+    with stream:
+        if size == 0:
+            raise EventFileError(f"{path}: event file is empty (0 bytes)")
+        if size > EVENT_FILE_LIMIT:
+            raise EventFileError(f"{path}: event file of {size:,} bytes, more than a run logs "
+                                 f"({EVENT_FILE_LIMIT >> 30} GB): not read")
+        if not path.name.endswith(GZ_SUFFIX):
             return _read_records(stream, path)
-    try:
-        with gzip.open(path, "rb") as stream:
-            if not stream.peek(1):
-                raise EventFileError(f"{path}: event file is empty (0 bytes once decompressed)")
-            return _read_records(stream, path)
-    except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
-        raise EventFileError(f"{path}: not a readable gzip file ({exc})") from exc
+        try:
+            with gzip.GzipFile(fileobj=stream, mode="rb") as unpacked:
+                if not unpacked.peek(1):
+                    raise EventFileError(f"{path}: event file is empty (0 bytes once decompressed)")
+                return _read_records(_Bounded(unpacked, gz_limit(size), path), path)
+        except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
+            raise EventFileError(f"{path}: not a readable gzip file ({exc})") from exc
 
 
 def _read_records(stream: BinaryIO, path: Path) -> dict[str, list[Scalar]]:

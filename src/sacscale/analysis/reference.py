@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 
 from sacscale.analysis.events import EventFileError, Scalar, read_event_dir
+from sacscale.reading import TooLarge, read_limited
 
 # A run directory of `sacscale train-reference`: trainer.json names the trainer, the
 # reference's own log root is a folder inside.
@@ -38,8 +39,8 @@ def is_reference_run(run_dir: str | Path) -> bool:
     if not record.is_file():
         return False
     try:
-        return json.loads(record.read_text(encoding="utf-8")).get("trainer") == "unilab"
-    except (OSError, json.JSONDecodeError) as exc:
+        return json.loads(read_limited(record).decode("utf-8")).get("trainer") == "unilab"
+    except (OSError, TooLarge, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise EventFileError(f"{record}: unreadable trainer record ({exc})") from exc
 
 
@@ -87,10 +88,10 @@ def ctrl_dt(run_folder: str | Path) -> float:
     dt its logged reward rates leave out; REWARD_DT when the file does not say."""
     record = Path(run_folder) / "run_config.json"
     try:
-        value = json.loads(record.read_text(encoding="utf-8"))["config"]["env"]["ctrl_dt"]
+        value = json.loads(read_limited(record).decode("utf-8"))["config"]["env"]["ctrl_dt"]
     except FileNotFoundError:
         return REWARD_DT
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
+    except (OSError, TooLarge, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
         raise EventFileError(f"{record}: no readable config.env.ctrl_dt ({exc})") from exc
     if not isinstance(value, (int, float)) or not value > 0:
         raise EventFileError(f"{record}: config.env.ctrl_dt is {value!r}, not a positive number")

@@ -158,6 +158,20 @@ def refuse_one_file(*outputs: tuple[str, str | os.PathLike | None]) -> None:
                 raise BadInput(f"{option} and {other} are one file ({path}): the second would replace the first")
 
 
+def refuse_output_on_input(outputs: list[tuple[str, str | os.PathLike | None]],
+                           inputs: list[tuple[str, str | os.PathLike | list | None]]) -> None:
+    """BadInput when one of a command's outputs, (option, path) each, is one of its input
+    files (option, a path or a list of them), links and `..` resolved: the output made from
+    the input replaced it (`report --output-html s.json` with `--summary s.json` left the
+    summary an HTML page, exit 0). Options not given (None) are skipped."""
+    for option, output in outputs:
+        for name, given in inputs:
+            paths = given if isinstance(given, (list, tuple)) else [given]
+            first = next((p for p in paths if output and p and same_file(p, output)), None)
+            if first is not None:
+                raise BadInput(f"{option} {output}: is the {name} {first}, an input; write it elsewhere")
+
+
 def refuse_output_inside(option: str, output: str | os.PathLike | None, folder: str | os.PathLike,
                          allowed: tuple[str, ...] = ()) -> None:
     """BadInput when `output` would be written inside `folder`, evidence this command reads

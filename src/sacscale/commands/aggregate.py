@@ -7,7 +7,7 @@ import math
 import sys
 from pathlib import Path
 
-from sacscale.commands._inputs import BadInput, json_value, read_json, refuse_one_file, same_file
+from sacscale.commands._inputs import BadInput, json_value, read_json, refuse_one_file, refuse_output_on_input
 from sacscale.analysis.aggregate import METRICS_SHAPE, runs_table, summarize
 from sacscale.atomic import atomic_write_text, refuse_special, write_json
 from sacscale.shapes import shape_problem
@@ -55,10 +55,7 @@ def run(args: argparse.Namespace) -> int:
         first = given.setdefault(metrics[-1]["run"], path)
         if first is not path:  # one run counted twice would double its weight in every statistic
             raise BadInput(f"metrics file {path}: run {metrics[-1]['run']!r} is given twice (also {first})")
-    for output in (args.csv, args.json):
-        first = next((p for p in args.metrics if same_file(p, output)), None)
-        if first is not None:  # the input would be replaced by the output made from it
-            raise BadInput(f"{output}: is the metrics file {first}, an input; write the outputs elsewhere")
+    refuse_output_on_input([("--csv", args.csv), ("--json", args.json)], [("metrics file", args.metrics)])
     refuse_one_file(("--csv", args.csv), ("--json", args.json))
     order = [c for c in args.order.split(",") if c] or list(dict.fromkeys(m["config"] for m in metrics))
     pairs = []

@@ -9,7 +9,7 @@ import sys
 
 from sacscale.checks import finite_float, seed_arg
 from sacscale.atomic import write_json
-from sacscale.commands._inputs import model_problem, png_path, refuse_one_file
+from sacscale.commands._inputs import model_problem, png_path, refuse_one_file, refuse_output_on_input
 from sacscale.eval.evaluate import CheckpointError, evaluate, plot_tracking
 
 
@@ -38,6 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     refuse_one_file(("--output", args.output), ("--figure", args.figure))  # before the evaluation's minutes
+    refuse_output_on_input([("--output", args.output), ("--figure", args.figure)],
+                           [("checkpoint", args.checkpoint), ("--model", args.model)])
     problem = model_problem(args.model)  # a file that is not the task's model: named, before evaluating
     if problem:
         print(f"sacscale evaluate: error: {problem}", file=sys.stderr)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sacscale.atomic import write_json
 from sacscale.commands import render as render_command
-from sacscale.commands._inputs import BadInput, read_evaluations, same_file
+from sacscale.commands._inputs import BadInput, read_evaluations, refuse_output_on_input, same_file
 from sacscale.eval.best import best_run
 
 
@@ -27,10 +27,8 @@ def _refuse_one_file(args: argparse.Namespace) -> None:
     command still said it wrote the video), and an output on an input replaces the input."""
     if same_file(args.output, args.record):
         raise BadInput(f"--output and --record are one file ({args.output}): the record would replace the video")
-    for option, output in (("--output", args.output), ("--record", args.record)):
-        first = next((p for p in args.evaluations if same_file(p, output)), None)
-        if first is not None:
-            raise BadInput(f"{option} {output}: is the evaluation {first}, an input; write it elsewhere")
+    refuse_output_on_input([("--output", args.output), ("--record", args.record)],
+                           [("evaluation", args.evaluations), ("--model", args.model)])
 
 
 def run(args: argparse.Namespace) -> int:

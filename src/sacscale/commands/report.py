@@ -15,8 +15,9 @@ import sys
 from pathlib import Path
 
 from sacscale.atomic import others_can_swap
-from sacscale.commands._inputs import refuse_one_file
+from sacscale.commands._inputs import refuse_one_file, refuse_output_inside, refuse_output_on_input
 from sacscale.evidence.runset import _tracked as tracked_files
+from sacscale.reading import open_record
 from sacscale.report.build import RecordError, write_report
 from sacscale.report.set_inputs import set_inputs
 
@@ -131,11 +132,46 @@ def run_set_inputs(results: Path, output_dir: str | None) -> dict:
     return dict(inputs, output_md=out / "report.md", output_html=out / "report.html", figures_dir=out / "figures")
 
 
+def _refuse_outputs_on_inputs(args: argparse.Namespace) -> None:
+    """An output is none of the inputs, none of the figures (the page written over
+    scaling_bars.png) and in none of the folders read (run and attempts folders)."""
+    outputs = [("--output-md", args.output_md), ("--output-html", args.output_html)]
+    files = [n for n in NAMED + OPTIONAL if n not in ("output_md", "output_html", "figures_dir", "run_dirs",
+                                                      "attempts_dir")]
+    refuse_output_on_input(outputs, [(f"--{n.replace('_', '-')}", getattr(args, n)) for n in files])
+    for option, output in outputs:
+        refuse_output_inside(option, output, args.figures_dir)
+        for folder in [*(args.run_dirs or []), *([args.attempts_dir] if args.attempts_dir else [])]:
+            refuse_output_inside(option, output, folder)
+
+
+_VIDEO_MAGIC = {".webp": lambda head: head[:4] == b"RIFF" and head[8:12] == b"WEBP",
+                ".gif": lambda head: head[:6] in (b"GIF87a", b"GIF89a")}
+
+
+def _refuse_not_a_video(path: str) -> None:
+    """--video is the best run's WebP (an older set's GIF, as set_inputs.video_files
+    reads): another file (`--video /etc/passwd`) was ignored, exit 0."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in _VIDEO_MAGIC:
+        raise Refused(f"--video {path}: not a WebP or GIF file (the best run's video is best_run.webp)")
+    try:
+        with open_record(path) as stream:
+            head = stream.read(12)
+    except (OSError, ValueError) as exc:
+        raise Refused(f"--video {path}: cannot read it ({exc})") from None
+    if not _VIDEO_MAGIC[suffix](head):
+        raise Refused(f"--video {path}: named {suffix} but not a {suffix[1:].upper()} file by its content")
+
+
 def named_inputs(args: argparse.Namespace) -> dict:
     absent = [f"--{n.replace('_', '-')}" for n in NAMED if not getattr(args, n)]
     if absent:
         raise Refused(f"give --run-set results/<set>, or every input: {', '.join(absent)} missing")
     refuse_one_file(("--output-md", args.output_md), ("--output-html", args.output_html))
+    _refuse_outputs_on_inputs(args)
+    if args.video:
+        _refuse_not_a_video(args.video)
     folders = Path(args.output_md).parent, Path(args.output_html).parent, Path(args.figures_dir)
     refuse_links(*folders)
     refuse_shared(*folders)

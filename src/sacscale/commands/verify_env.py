@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 from sacscale.atomic import write_json
-from sacscale.commands._inputs import BadInput, read_json, refuse_one_file
+from sacscale.commands._inputs import BadInput, read_json, refuse_one_file, refuse_output_on_input
 from sacscale.eval.gl_backend import render_status
 from sacscale.pipeline.environment import (COMMAND_MODULES, HOOKS, LEARNER_CLASS, LEARNER_MODULE, check_plan,
                                            collect, plan_problem, write_source_diff)
@@ -57,6 +57,7 @@ def _plan(path: str) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     refuse_one_file(("--output", args.output), ("--diff-output", args.diff_output))
+    refuse_output_on_input([("--output", args.output), ("--diff-output", args.diff_output)], [("--plan", args.plan)])
     plan = _plan(args.plan) if args.plan else None  # before anything is collected or written
     env = collect()
     if args.diff_output:

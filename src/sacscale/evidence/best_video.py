@@ -17,7 +17,7 @@ from PIL import Image
 
 from sacscale.eval.best import best_run
 from sacscale.evidence.result import EvidenceStructureError, load_json, read_text
-from sacscale.reading import loads_record
+from sacscale.reading import loads_record, open_record
 from sacscale.report.set_inputs import planned_runs
 
 RECORD = Path("figures") / "best_run.json"
@@ -53,7 +53,7 @@ def best_video_problems(root: Path, reports: Path, rel: str) -> list[str]:
 
 
 def _frames(video: Path) -> tuple[int, tuple[int, int], list]:
-    with Image.open(video) as image:
+    with open_record(video) as stream, Image.open(stream) as image:
         durations = []
         for index in range(getattr(image, "n_frames", 1)):
             image.seek(index)

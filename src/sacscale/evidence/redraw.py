@@ -16,7 +16,7 @@ from PIL import Image
 from sacscale.evidence.report_html import figures_shown
 from sacscale.report.shown import long_paragraph
 from sacscale.evidence.result import Verification
-from sacscale.reading import read_limited
+from sacscale.reading import open_record, read_limited
 from sacscale.scratch import scratch_folder
 from sacscale.report.build import draw_figures
 from sacscale.report.figure_names import FIGURES, display_chunks, drawn_with
@@ -28,7 +28,7 @@ def same_pixels(drawn: Path, shown: Path) -> bool:
     a pixel made transparent as the page behind it); a file that is no image, or one far
     too large to be a figure (refused at its header), is not the figure drawn."""
     try:
-        with Image.open(drawn) as first, Image.open(shown) as second:
+        with open_record(shown) as stream, Image.open(drawn) as first, Image.open(stream) as second:
             if first.size != second.size:
                 return False
             return first.convert("RGBA").tobytes() == second.convert("RGBA").tobytes()
@@ -70,7 +70,7 @@ def _left_out(reports: Path, rel: str, with_data: set[str]) -> list[str]:
     problems = []
     for page in ("report.md", "report.html"):
         try:
-            text = read_limited(reports / page).decode("utf-8")
+            text = read_limited(reports / page, within=reports).decode("utf-8")
         except (OSError, ValueError):
             continue  # named by the page's own checks
         if page.endswith(".md") and long_paragraph(text) is not None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import markdown
 
+from sacscale.reading import read_limited
 from sacscale.report.document import _STYLE, IMAGE_TYPES, MARKDOWN_EXTENSIONS
 from sacscale.report.figure_names import FIGURES
 
@@ -75,13 +76,22 @@ def _decoded(source: str) -> bytes:
         return b""
 
 
+def _bytes(figure: Path) -> bytes:
+    """A figure's bytes, read as records are (not through a link, not a FIFO); b"" when
+    they cannot be read (no figure matches them)."""
+    try:
+        return read_limited(figure)
+    except (OSError, ValueError):
+        return b""
+
+
 def _figure_problems(rel: str, reader: "_Presentation", folder: Path) -> list[str]:
     """Every figure the page shows is in its folder; an embedded one is, byte for byte, one
     of the stage's figures there (the page embeds the files report.md shows)."""
     missing = [s for s in reader.images if not (folder / s).is_file()]
     problems = [f"{rel}: shows the figure {s[:80]!r}, which is not in its folder: does not match the evidence"
                 for s in missing[:3]]
-    files = {hashlib.sha256((folder / s).read_bytes()).hexdigest(): s
+    files = {hashlib.sha256(_bytes(folder / s)).hexdigest(): s
              for s in sorted(STAGE_FIGURES) if reader.embedded and (folder / s).is_file()}
     # an embedded copy of a figure is that figure shown: once, in its place, as a reference is
     shown = [files.get(hashlib.sha256(image).hexdigest()) if isinstance(image, bytes) else image

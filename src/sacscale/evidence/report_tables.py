@@ -51,7 +51,7 @@ def regenerated(root: Path, metrics: list[dict]) -> dict[tuple, tuple[str, Shown
     for m in metrics:
         path = root / "eval" / f"{m.get('run')}.json"
         if path.is_file():
-            evaluations[m["run"]] = loads_record(read_limited(path).decode("utf-8"))
+            evaluations[m["run"]] = loads_record(read_limited(path, within=root).decode("utf-8"))
     made = {"the phase-time table": tables.phase_table(metrics),
             "the evaluation table": tables.quality_table(evaluations, metrics)}
     out = {}

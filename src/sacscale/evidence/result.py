@@ -80,11 +80,21 @@ class Verification:
 
 # --- reading -----------------------------------------------------------------------------
 
+def _root_of(path: Path, rel: str) -> Path | None:
+    """The folder `path` is `rel` in, when `rel` names its last parts."""
+    parts = Path(rel).parts
+    if parts and ".." not in parts and Path(path).parts[-len(parts):] == parts:
+        return Path(*Path(path).parts[:-len(parts)]) if len(Path(path).parts) > len(parts) else Path(".")
+    return None
+
+
 def read_text(path: Path, rel: str, errors: str = "strict") -> str:
     """The UTF-8 text of an evidence file (whatever the locale says), bounded;
-    EvidenceStructureError naming `rel` otherwise."""
+    EvidenceStructureError naming `rel` otherwise. The folders from the set's root down (the
+    path less `rel`) and the file itself are opened without following a link: one swapped in
+    after verify's walk is refused, not followed."""
     try:
-        return read_limited(path).decode("utf-8", errors=errors)
+        return read_limited(path, within=_root_of(path, rel)).decode("utf-8", errors=errors)
     except FileNotFoundError:
         raise EvidenceStructureError(f"{rel}: missing") from None
     except TooLarge as exc:

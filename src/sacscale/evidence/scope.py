@@ -56,7 +56,7 @@ def read_scope(root: Path) -> dict | None:
     if not path.is_file():
         return None
     try:
-        data = loads_record(read_limited(path).decode("utf-8"))
+        data = loads_record(read_limited(path, within=root).decode("utf-8"))
     except TooLarge as exc:
         raise ScopeError(f"{SCOPE_FILE}: {exc}") from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:

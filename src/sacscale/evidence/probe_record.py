@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from sacscale.evidence.probe_plan import probe_plan_problems
 from sacscale.evidence.probe_trainer_path import check_flag_problems
 from sacscale.evidence.result import EvidenceStructureError, load_json
 
@@ -150,11 +151,17 @@ def probe_problems(record) -> list[str]:
 
 
 def check_probe_record(root: Path) -> list[str]:
-    """Problems of the set's correctness.json, each naming it (none without one)."""
+    """Problems of the set's correctness.json, each naming it (none without one): its
+    verdicts against its numbers, its settings against plan.json's `probe`."""
     if not (root / NAME).is_file():
         return []
     try:
         record = load_json(root, NAME)
+        plan = load_json(root, "plan.json") if (root / "plan.json").is_file() else {}
     except EvidenceStructureError as exc:
         return [str(exc)]
-    return [f"{NAME}: {p}: its verdicts are not the ones its numbers give" for p in probe_problems(record)]
+    problems = [f"{NAME}: {p}: its verdicts are not the ones its numbers give" for p in probe_problems(record)]
+    probe = plan.get("probe") if isinstance(plan, dict) else None
+    if isinstance(probe, dict) and isinstance(record, dict):
+        problems += [f"{NAME}: {p}" for p in probe_plan_problems(probe, record)]
+    return problems

@@ -175,6 +175,34 @@ def train_reference(args):
     return 0
 
 
+def _comparison(tensor: str, tolerance: float, norm: bool = False) -> dict:
+    """One comparison as the real probe writes it (learner: normwise; trainer path: max)."""
+    return {"tensor": tensor, "max_abs_diff": 1e-9, "scale": 1.0, "max_rel_diff": 1e-9,
+            **({"norm_rel_diff": 1e-9} if norm else {}), "criterion": "norm" if norm else "max",
+            "rel_diff": 1e-9, "tolerance": tolerance, "pass": True, "judged": True}
+
+
+def fake_probe(args: list[str]) -> dict:
+    """A passing probe record of the real one's shape, on the devices it was given."""
+    devices = ["cpu" if d == "cpu" else f"cuda:{d}" for d in opt(args, "--devices").split(",")]
+    spreads = {"before": {"actor": 0.1 if len(devices) > 1 else 0.0}, "after": {"actor": 0.0}}
+    record = {"pass": True, "mode": "learner", "world_size": len(devices), "devices": devices,
+              "backend": "gloo" if devices[0] == "cpu" or len(set(devices)) < len(devices) else "nccl",
+              "iterations": int(opt(args, "--iterations")), "fake": True, "torch": torch_version(),
+              "tolerance": {"grad_rel": 1e-4, "param_rel": 1e-3}, "sync_tolerance": 1e-5, "autocast_dtype": "float32",
+              "comparisons": [_comparison("grad/critic", 1e-4, norm=True)]}
+    if "--trainer-iterations" in args:
+        checks = ("hooks_installed_by_trainer", "learner_updated", "broadcast_by_trainer", "ranks_started_apart",
+                  "ranks_bit_identical_after", "sync_within_tolerance")
+        record["trainer_path"] = {
+            "pass": True, "mode": "trainer", "world_size": len(devices), "devices": devices,
+            "iterations": int(opt(args, "--trainer-iterations")), "checks": dict.fromkeys(checks, True),
+            "learner_updates_per_rank": 1, "rank_spread_before_broadcast_max_abs": spreads["before"],
+            "rank_spread_max_abs": spreads["after"], "comparisons": [_comparison("sync/critic", 1e-5)],
+            "sync_tolerance": 1e-5}
+    return record
+
+
 def main():
     args = sys.argv[1:]
     cmd = args[0] if args else ""
@@ -187,8 +215,7 @@ def main():
                                                            "unilab": "1.5.2", "packages": {"unilab": "1.5.2"}}))
         return 0
     if cmd == "probe":
-        Path(opt(args, "--output")).write_text(json.dumps({"pass": True, "tolerance": 1e-6, "fake": True,
-                                                           "torch": torch_version()}))
+        Path(opt(args, "--output")).write_text(json.dumps(fake_probe(args)))
         return 0
     if cmd == "prepare-model":
         out = Path(opt(args, "--output-dir"))

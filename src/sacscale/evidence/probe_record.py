@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from sacscale.evidence.probe_plan import probe_plan_problems
+from sacscale.evidence.probe_trainer_path import check_flag_problems
 from sacscale.evidence.result import EvidenceStructureError, load_json
 
 NAME = "correctness.json"
@@ -95,33 +97,71 @@ def agreement_problems(record: dict) -> list[str]:
     return problems
 
 
-def probe_problems(record) -> list[str]:
-    if not isinstance(record, dict) or not isinstance(record.get("pass"), bool):
-        return ["not a probe record (no true or false pass)"]
+def _comparisons(record: dict):
+    """The record's comparisons, or None where they are not a list of objects."""
     comparisons = record.get("comparisons") or []
-    if not isinstance(comparisons, list) or not all(isinstance(c, dict) for c in comparisons):
-        return ["comparisons: not a list of comparisons"]
+    ok = isinstance(comparisons, list) and all(isinstance(c, dict) for c in comparisons)
+    return comparisons if ok else None
+
+
+def _comparison_problems(record: dict, comparisons: list) -> list[str]:
     problems = []
     for i, c in enumerate(comparisons):
         problems += comparison_problems(f"comparison {i + 1} ({str(c.get('tensor'))[:40]})", c,
                                         *expected_tolerance(record, c.get("tensor")))
+    return problems
+
+
+def _all_passed(comparisons: list) -> bool:
+    """Every comparison passed, and there was one: a probe that compared nothing tested nothing."""
+    return bool(comparisons) and all(c.get("pass") is True for c in comparisons)
+
+
+def trainer_problems(trainer) -> list[str]:
+    """The trainer path's record against its own numbers (sacscale.evidence.probe_trainer_path)."""
+    if not isinstance(trainer, dict) or not isinstance(trainer.get("pass"), bool):
+        return ["not a trainer-path record (no true or false pass)"]
+    comparisons = _comparisons(trainer)
+    if comparisons is None:
+        return ["comparisons: not a list of comparisons"]
+    return _comparison_problems(trainer, comparisons) + check_flag_problems(trainer, comparisons)
+
+
+def probe_problems(record) -> list[str]:
+    if not isinstance(record, dict) or not isinstance(record.get("pass"), bool):
+        return ["not a probe record (no true or false pass)"]
+    comparisons = _comparisons(record)
+    if comparisons is None:
+        return ["comparisons: not a list of comparisons"]
+    problems = _comparison_problems(record, comparisons)
     try:
         problems += agreement_problems(record)
     except ValueError as exc:
         problems.append(str(exc))
     agreed = [record[k] for k in AGREEMENT if k in record]
-    passes = all(c.get("pass") is True for c in comparisons) and all(a is True for a in agreed)
-    if record["pass"] is not passes:
-        problems.append(f"pass {record['pass']!r}, but its comparisons and agreement flags give {passes}")
+    passes = _all_passed(comparisons) and all(a is True for a in agreed)
+    trainer = record.get("trainer_path")
+    if trainer is not None:
+        problems += [f"trainer_path: {p}" for p in trainer_problems(trainer)]
+    if record["pass"] is not (passes and (trainer is None or trainer.get("pass") is True)):
+        problems.append(f"pass {record['pass']!r}, but its comparisons and agreement flags give {passes}"
+                        + ("" if comparisons else " (it compared nothing)")
+                        + ("" if trainer is None else f" and its trainer_path.pass is {trainer.get('pass')!r}"))
     return problems
 
 
 def check_probe_record(root: Path) -> list[str]:
-    """Problems of the set's correctness.json, each naming it (none without one)."""
+    """Problems of the set's correctness.json, each naming it (none without one): its
+    verdicts against its numbers, its settings against plan.json's `probe`."""
     if not (root / NAME).is_file():
         return []
     try:
         record = load_json(root, NAME)
+        plan = load_json(root, "plan.json") if (root / "plan.json").is_file() else {}
     except EvidenceStructureError as exc:
         return [str(exc)]
-    return [f"{NAME}: {p}: its verdicts are not the ones its numbers give" for p in probe_problems(record)]
+    problems = [f"{NAME}: {p}: its verdicts are not the ones its numbers give" for p in probe_problems(record)]
+    probe = plan.get("probe") if isinstance(plan, dict) else None
+    if isinstance(probe, dict) and isinstance(record, dict):
+        problems += [f"{NAME}: {p}" for p in probe_plan_problems(probe, record)]
+    return problems

@@ -16,6 +16,7 @@ from sacscale.evidence.manifest import sha256_file
 from sacscale.evidence.shared_facts import ABSENT as _ABSENT
 from sacscale.evidence.shared_facts import cpu_problems, diff_findings, pool_problems, run_facts, set_facts
 from sacscale.evidence.shared_facts import opt as _opt
+from sacscale.evidence.record_fields import env_set_problems, meta_problems, model_problems
 from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification, get_field, load_json
 from sacscale.pipeline.runplan import PlanError, check_override, check_reference_override
 from sacscale.train.options import build_parser
@@ -232,12 +233,16 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
     env = _optional_json(root, "environment.json")
     env_host = _where(env) if env else _ABSENT
     _check_environment(root, env, result, strict)
+    if (root / "model.json").is_file():
+        result.records += model_problems(root, load_json(root, "model.json"), env)
     for entry in planned:
         if entry["name"] in present:
             r = _read_run(root, entry, configs)
             _agree(result, r.name, _facts(r, iterations, env, plan.get("run_set", _ABSENT)), strict)
             _check_where_and_what(root, r, env_host, model_hash, result)
             result.records += pool_problems(r.name, env, r.meta)
+            result.records += meta_problems(r.name, r.meta, r.args, r.reference)
+            result.records += env_set_problems(r.name, r.run, r.config, r.reference)
 
 
 def _check_environment(root: Path, env: dict, result: Verification, strict: bool) -> None:

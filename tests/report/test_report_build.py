@@ -527,3 +527,9 @@ def test_the_probe_line_counts_ranks_in_words():
     two = probe_line({"pass": True, "world_size": 2, "backend": "gloo", "allreduce_in_cuda_graph": False})
     assert "(1 rank, nccl, all-reduce inside the CUDA graph)" in one
     assert "(2 ranks, gloo, all-reduce outside a CUDA graph)" in two
+
+
+def test_a_probe_of_one_rank_does_not_claim_the_ranks_agree():
+    from sacscale.report.verdict import probe_line
+    one = probe_line({"pass": True, "world_size": 1, "backend": "gloo", "allreduce_in_cuda_graph": False})
+    assert "ranks' gradients" not in one and "no gradient sync between ranks was tested" in one, one

@@ -92,6 +92,9 @@ def probe_line(probe: dict | None) -> str:
     graph = {True: ", all-reduce inside the CUDA graph", False: ", all-reduce outside a CUDA graph"}.get(in_graph, "")
     context = f"{where}{graph}".removeprefix(", ")
     context = f" ({context})" if context else ""  # a probe that recorded neither: no empty brackets
+    if probe.get("pass") and size == 1:  # one rank shares no gradients: nothing of the sync was tested
+        return (f"{verdict}, of one rank only: its gradients and parameters agree with a single-rank reference within "
+                f"tolerance{context}; no gradient sync between ranks was tested.")
     return (f"{verdict}: the data-parallel ranks' gradients and parameters agree with a single-rank reference "
             f"within tolerance{context}." if probe.get("pass") else
             f"{verdict}: the data-parallel ranks disagree with the single-rank reference ({where}); "

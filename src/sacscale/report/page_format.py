@@ -10,7 +10,8 @@ A set of another format keeps the checks that do not depend on the page's words.
 Format 1 wrote the metric definitions as raw Markdown (`'Reward/<term>'` reached the HTML as
 a tag, and a browser hid the word); format 2 writes them as text. This code still writes
 format 1 where asked, so the sets that recorded it keep their whole page compared. Format 2
-also says of a passing probe of one rank that no gradient sync between ranks was tested.
+also says of a passing probe of one rank that no gradient sync between ranks was tested (so
+does format 1 as composed here: the one set that recorded it probed two ranks).
 """
 
 PAGE_FORMAT = 2

@@ -20,6 +20,7 @@ set without an environment record was not made by the pipeline and is only named
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -270,7 +271,8 @@ def _document(path: Path) -> str:
     if path.exists() and not path.is_file():
         raise StatusError(f"{path}: not a plain file; the status block is kept in a Markdown file such as README.md")
     try:
-        return read_limited(path).decode("utf-8")
+        # the checkout's own document, not evidence: read where a link of ours leads (and replaced as a file)
+        return read_limited(os.path.realpath(path)).decode("utf-8")
     except TooLarge as exc:
         raise StatusError(f"{path}: {exc}") from None
     except UnicodeDecodeError as exc:

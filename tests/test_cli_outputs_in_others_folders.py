@@ -34,13 +34,13 @@ def test_verify_output_into_a_folder_open_to_all_is_refused(tmp_path):
 
 @pytest.mark.parametrize("argv, option", [
     (["analyze-run", RESULTS / "runs" / "shared_r1_n1_pool7", "--output", "{d}/m.json"], "--output"),
-    (["aggregate", *METRICS, "--csv", "{d}/s.csv", "--json", "/dev/null"], "--csv"),
+    (["aggregate", *METRICS, "--csv", "{d}/s.csv", "--json", "{tmp}/s.json"], "--csv"),
     (["manifest", RESULTS, "--output", "{d}/MANIFEST.sha256"], "--output"),
     (["verify-env", "--output", "{d}/env.json"], "--output"),
 ])
 def test_other_commands_refuse_it_too(tmp_path, argv, option):
     shared = _folder(tmp_path / "open", 0o777)
-    argv = [str(a).replace("{d}", str(shared)) for a in argv]
+    argv = [str(a).replace("{d}", str(shared)).replace("{tmp}", str(tmp_path)) for a in argv]
     output = argv[argv.index(option) + 1]
     done = sacscale(*argv)
     one_line(done, _says(option, shared, output))

@@ -140,6 +140,7 @@ def _main(argv: list[str]) -> int:
     args = cmd_parser.parse_args(argv[1:])
     _refuse_empty_values(cmd_parser, args)
     _refuse_folder_names(cmd_parser, args)
+    _refuse_system_outputs(cmd_parser, args)
     _refuse_committed_outputs(cmd_parser, args)
     if name not in _OWN_FOLDER_CHECK:
         _refuse_shared_outputs(cmd_parser, args)
@@ -202,6 +203,38 @@ def _refuse_folder_names(parser: argparse.ArgumentParser, args: argparse.Namespa
             if value.endswith(("/", os.sep)) or os.path.basename(value) in (".", ".."):
                 parser.error(f"argument {action.option_strings[0]}: {value} names a folder (a trailing / or . or ..); "
                              "this option is a file: give its name")
+
+
+# the kernel's and the devices' folders: an output there is no file (`/dev/stdout` is a link
+# the writer would replace with a file, for every process of the machine)
+_SYSTEM_FOLDERS = (Path("/dev"), Path("/proc"), Path("/sys"))
+
+
+def _refuse_system_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """An output named in /dev, /proc or /sys, or leading there through links (a stream, a
+    device), is refused: the outputs are written whole beside their name and renamed onto it."""
+    for action in parser._actions:
+        value = getattr(args, action.dest, None)
+        if action.dest not in _OUTPUTS or not action.option_strings or not isinstance(value, (str, Path)) \
+                or not value:
+            continue
+        try:
+            spellings = _link_hops(Path(os.path.abspath(value)))
+        except (OSError, RuntimeError):  # a link loop: the command names it
+            continue
+        if any(p.is_relative_to(system) for p in spellings for system in _SYSTEM_FOLDERS):
+            parser.error(f"argument {action.option_strings[0]}: {value} is a device or a stream of the system, not a "
+                         "file; name a file (the command also prints what it found)")
+
+
+def _link_hops(named: Path) -> list[Path]:
+    """`named`, its folder resolved, and each name its links lead to, hop by hop (a link to
+    /proc/self/fd/1 resolves on to wherever the standard output goes)."""
+    hops = [named, named.parent.resolve() / named.name]
+    while hops[-1].is_symlink() and len(hops) < 42:
+        hops.append(Path(os.path.normpath(hops[-1].parent / os.readlink(hops[-1]))))
+        hops.append(hops[-1].parent.resolve() / hops[-1].name)
+    return hops
 
 
 def _refuse_committed_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

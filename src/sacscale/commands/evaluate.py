@@ -10,6 +10,7 @@ import sys
 from sacscale.checks import finite_float, seed_arg
 from sacscale.atomic import write_json
 from sacscale.commands._inputs import model_problem, png_path, refuse_one_file, refuse_output_on_input
+from sacscale.eval.limits import SETTLE_S
 from sacscale.eval.evaluate import CheckpointError, evaluate, plot_tracking
 
 
@@ -22,7 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--envs-per-command", type=int, default=8, help="envs (episodes) per grid command (default 8)")
     parser.add_argument("--seconds", type=finite_float, default=20.0,
                         help="episode length evaluated, at most 20 (default 20)")
-    parser.add_argument("--settle-s", type=finite_float, default=1.0, help="initial seconds not scored (default 1.0)")
+    parser.add_argument("--settle-s", type=finite_float, default=SETTLE_S,
+                        help=f"initial seconds not scored (default {SETTLE_S:g})")
     parser.add_argument("--model", default=None,
                         help="compiled G1 model (.mjb); default: build it from the asset package")
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),

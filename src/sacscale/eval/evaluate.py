@@ -26,6 +26,7 @@ import torch
 
 from sacscale.atomic import atomic_write_bytes
 from sacscale.checks import checkpoint_problem
+from sacscale.eval import limits
 from sacscale.learn.networks import Actor
 from sacscale.shapes import record_problem
 from sacscale.task import g1_model as g1
@@ -275,7 +276,7 @@ def ratios(policy: dict, baseline: dict) -> dict:
 
 
 def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, envs_per_command: int = 8,
-             seconds: float = 20.0, settle_s: float = 1.0, threads: int = 1, seed: int = 0,
+             seconds: float = 20.0, settle_s: float = limits.SETTLE_S, threads: int = 1, seed: int = 0,
              noise_scale: float = 0.0) -> dict:
     """Evaluate a checkpoint (file or run directory); returns the result as a JSON-ready dict.
 
@@ -288,13 +289,11 @@ def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, en
 
     cfg = TaskConfig(noise_joint_pos=0.0, noise_joint_vel=0.0, kp_range=(1.0, 1.0), kd_range=(1.0, 1.0),
                      tilt_obs=ckpt["task"]["tilt_obs"])
-    steps = int(round(seconds / g1.CONTROL_DT))
-    settle_steps = int(math.ceil(settle_s / g1.CONTROL_DT - 1e-9))
-    if not 1 <= steps <= cfg.episode_length:
-        raise ValueError(f"--seconds {seconds}: must give 1..{cfg.episode_length} control steps "
-                         f"(one episode, {cfg.episode_length * g1.CONTROL_DT:g} s)")
-    if not 0 <= settle_steps < steps:
-        raise ValueError(f"--settle-s {settle_s}: must be >= 0 and shorter than --seconds {seconds}")
+    steps = limits.control_steps(seconds)
+    settle_steps = limits.settle_steps(settle_s)
+    problem = limits.seconds_problem(seconds, settle_s, cfg.episode_length)
+    if problem:
+        raise ValueError(problem)
     if envs_per_command < 1:
         raise ValueError(f"--envs-per-command must be >= 1, got {envs_per_command}")
     if not (math.isfinite(noise_scale) and noise_scale >= 0):

@@ -30,13 +30,13 @@ import numpy as np
 from sacscale.atomic import temporary_path
 from sacscale.eval.gl_backend import (RenderError, choose_gl_backend, configure_gl_backend, gpu_present,
                                       open_renderer)
+from sacscale.eval.limits import fps_problem
 from sacscale.eval.render_model import build_render_model, compare_models
 from sacscale.task.walk_rules import TaskConfig
 from sacscale.eval.video import (VIDEO_FORMATS, FollowCamera, GuardedWriter, draw_overlay, overlay_font,
                                  overlay_font_size, overlay_lines)
 
 DEFAULT_COMMANDS = "0.5,0,0:4;0,0,0.6:4;0,0,0:4"
-MAX_FPS = 50  # the control rate: a frame per control step at most
 
 GAIT_CYCLE_STEPS = 33  # 1 / 1.5 Hz / 0.02 s: the overlay's achieved velocity is a mean over one cycle
 FELL_BANNER_S = 1.5  # the overlay says "fell" for this long after a reset
@@ -129,8 +129,9 @@ def check_video_args(output: str | Path, width: int, height: int, fps: float) ->
         raise ValueError(f"--width/--height {width}x{height}: each must be 16..4096")
     if output.suffix.lower() == ".mp4" and (width % 2 or height % 2):
         raise ValueError(f"--width/--height {width}x{height}: H.264 (.mp4) needs even sizes")
-    if not 1 <= fps <= MAX_FPS:
-        raise ValueError(f"--fps {fps:g}: must be 1..{MAX_FPS} (the control rate)")
+    problem = fps_problem(fps)
+    if problem:
+        raise ValueError(problem)
     return output
 
 

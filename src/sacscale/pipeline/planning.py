@@ -7,6 +7,7 @@ import os
 import stat
 
 from sacscale.checks import MAX_SEED
+from sacscale.eval.limits import fps_problem, seconds_problem
 from sacscale.parallel.matrix import preset_from_matrix
 from sacscale.parallel.topology import TopologyError
 from sacscale.pipeline.config_check import ConfigError, check_values
@@ -61,6 +62,7 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
     probe = _probe(preset, config)
     model = _model(preset, config, check_host)
     schedule = _schedule(preset, config, name)
+    _check_command_bounds(config)
     runs = _runs(prefix, order, repeats, seed, schedule)
 
     return Plan(
@@ -241,6 +243,27 @@ def _pairs(preset: dict, config: dict, name: str, order: list[str], run_configs:
             raise PlanError(f"{pk}: [{pair[0]}, {pair[1]}] is listed twice")
         pairs.append((pair[0], pair[1]))
     return pairs
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_command_bounds(config: dict) -> None:
+    """The evaluation and video values held to the bounds of the commands that take them
+    (sacscale evaluate, sacscale render-best), which would otherwise refuse them only after
+    every run has trained."""
+    evaluation = config.get("evaluation") or {}
+    if isinstance(evaluation, dict) and _number(evaluation.get("seconds")):
+        problem = seconds_problem(evaluation["seconds"], name="evaluation.seconds",
+                                  settle_name="sacscale evaluate --settle-s")
+        if problem:
+            raise PlanError(problem)
+    video = config.get("video") or {}
+    if isinstance(video, dict) and _number(video.get("fps")):
+        problem = fps_problem(video["fps"], name="video.fps")
+        if problem:
+            raise PlanError(problem)
 
 
 def _probe(preset: dict, config: dict) -> dict:

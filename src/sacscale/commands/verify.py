@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sacscale.atomic import write_json
 from sacscale.commands import BadInput
-from sacscale.commands._inputs import refuse_output_inside
+from sacscale.commands._inputs import refuse_output_inside, same_file
 from sacscale.evidence.manifest import ManifestError
 from sacscale.evidence.report_check import reports_dir
 from sacscale.evidence.verify import verify
@@ -37,12 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "verdict the report embeds): a set's missing report is a note, not a problem")
 
 
-def _same(a: str | Path, b: str | Path) -> bool:
-    return os.path.realpath(a) == os.path.realpath(b)
-
-
 def _refuse_partial_record(output: str | None, root: str, option: str) -> None:
-    if output and _same(output, Path(root) / "verify.json"):
+    if output and same_file(output, Path(root) / "verify.json"):
         raise BadInput(f"--output {output}: the set's verify.json records the full check of its own manifest, "
                        f"whose verdict and counts the report shows; a check with {option} is another kind: "
                        "write it elsewhere")
@@ -54,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if args.redraw_figures and args.no_metrics:  # the figures are drawn from the recomputed metrics
         raise BadInput("--redraw-figures draws the figures from the metrics it recomputes, which --no-metrics "
                        "leaves out: give one of them")
-    own_manifest = not args.manifest or _same(args.manifest, Path(args.root) / "MANIFEST.sha256")
+    own_manifest = not args.manifest or same_file(args.manifest, Path(args.root) / "MANIFEST.sha256")
     if args.no_metrics or not own_manifest:  # the set's verify.json is the full check of its own manifest
         _refuse_partial_record(args.output, args.root, "--no-metrics" if args.no_metrics else "--manifest")
     refuse_output_inside("--output", args.output, args.root, allowed=("verify.json",))

@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 
 from sacscale.evidence.probe_plan import probe_plan_problems
-from sacscale.evidence.probe_trainer_path import check_flag_problems
+from sacscale.evidence.probe_trainer_path import check_flag_problems, spreads_zero
 from sacscale.evidence.result import EvidenceStructureError, load_json
 
 NAME = "correctness.json"
@@ -72,24 +72,14 @@ def comparison_problems(where: str, c: dict, expected, must_judge: bool) -> list
     return problems
 
 
-def _spreads_zero(record: dict, key: str) -> bool | None:
-    """Whether every spread is zero; None where the record has none (an older one)."""
-    spreads = record.get(key)
-    if spreads is None:
-        return None
-    if not isinstance(spreads, dict) or not spreads or not all(_number(v) for v in spreads.values()):
-        raise ValueError(f"{key}: not an object of numbers (one per network)")
-    return all(v == 0 for v in spreads.values())
-
-
 def agreement_problems(record: dict) -> list[str]:
     """The agreement flags the recorded spreads give."""
     problems = []
-    after = _spreads_zero(record, "rank_spread_max_abs")
+    after = spreads_zero(record, "rank_spread_max_abs")
     if "ranks_identical_after" in record and after is not None and record["ranks_identical_after"] is not after:
         problems.append(f"ranks_identical_after {record['ranks_identical_after']!r}, but rank_spread_max_abs "
                         f"says {after}")
-    before = _spreads_zero(record, "rank_spread_before_broadcast_max_abs")
+    before = spreads_zero(record, "rank_spread_before_broadcast_max_abs")
     if "ranks_started_apart" in record and before is not None and record.get("world_size") != 1 \
             and record["ranks_started_apart"] is before:
         problems.append(f"ranks_started_apart {record['ranks_started_apart']!r}, but "

@@ -10,18 +10,26 @@ CHECKS = ("hooks_installed_by_trainer", "learner_updated", "broadcast_by_trainer
           "ranks_bit_identical_after", "sync_within_tolerance")
 
 
+def spreads_zero(record: dict, key: str) -> bool | None:
+    """Whether every spread under `key` is zero; None where the record has none (an older one,
+    or the trainer measured none)."""
+    spreads = record.get(key)
+    if spreads is None:
+        return None
+    if not isinstance(spreads, dict) or not spreads \
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in spreads.values()):
+        raise ValueError(f"{key}: not an object of numbers (one per network)")
+    return all(v == 0 for v in spreads.values())
+
+
 def _spread_flag(record: dict, key: str, zero: bool) -> bool | None:
     """Whether every spread under `key` is zero (`zero`) or one is not; False where the
     trainer measured none (null), None where the record does not have the key."""
     if key not in record:
         return None
-    spreads = record[key]
-    if spreads is None:
+    all_zero = spreads_zero(record, key)
+    if all_zero is None:
         return False
-    if not isinstance(spreads, dict) or not spreads \
-            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in spreads.values()):
-        raise ValueError(f"{key}: not an object of numbers (one per network)")
-    all_zero = all(v == 0 for v in spreads.values())
     return all_zero if zero else not all_zero
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import errno
+import grp
 import json
 import math
 import os
+import pwd
 import stat
 import threading
 from collections.abc import Iterator
@@ -162,6 +164,17 @@ _LINKS_FOLLOWED = 40  # the kernel's own limit: a path through more links fails 
 def _foreign_link(path: str, final: bool, budget: list[int]) -> tuple[str, int] | None:
     """(link, its uid) of the first symbolic link of another user's that the kernel would
     follow on the way to the absolute `path` (to its last name too if `final`), else None."""
+    for name, st in _walked(path, final, budget):
+        if stat.S_ISLNK(st.st_mode) and st.st_uid not in (os.getuid(), 0):
+            return name, st.st_uid
+    return None
+
+
+def _walked(path: str, final: bool, budget: list[int]) -> Iterator[tuple[str, os.stat_result]]:
+    """(name, lstat) of each entry the kernel passes on its way to the absolute `path` (its
+    last name too if `final`), in order, the entries on the way to where a link leads
+    following the link; ends at a missing entry, a link of another user's (not followed)
+    or past the kernel's limit on links."""
     parts = Path(path).parts
     prefix = parts[0]
     for part in parts[1:] if final else parts[1:-1]:
@@ -169,35 +182,109 @@ def _foreign_link(path: str, final: bool, budget: list[int]) -> tuple[str, int] 
         try:
             st = os.lstat(prefix)
         except OSError:
-            return None  # missing from here on: nothing further down can be a link yet
+            return  # missing from here on: nothing further down can be a link yet
+        yield prefix, st
         if not stat.S_ISLNK(st.st_mode):
             continue
-        if st.st_uid not in (os.getuid(), 0):
-            return prefix, st.st_uid
         budget[0] -= 1
-        if budget[0] < 0:
-            return None
+        if budget[0] < 0 or st.st_uid not in (os.getuid(), 0):
+            return
         try:  # one of ours may lead through another user's
             target = os.path.join(os.path.dirname(prefix), os.readlink(prefix))
         except OSError:
-            return None
-        found = _foreign_link(target, True, budget)
-        if found is not None:
-            return found
+            return
+        yield from _walked(target, True, budget)
+
+
+def others_can_swap(folder: str | Path) -> str | None:
+    """Why another user could swap what is written in `folder` (see `swappable_by_others`),
+    as a phrase after the folder's name; None if no one else can."""
+    found = swappable_by_others(folder)
+    if found is None:
+        return None
+    where, problem = found
+    return problem if where is None else f"is inside {where}, which {problem}"
+
+
+def swappable_by_others(folder: str | Path) -> tuple[str | None, str] | None:
+    """(None, why) when another user can rename entries in `folder`, (an ancestor, why)
+    when they can in a folder the kernel passes on the way to it (they could move `folder`
+    away and put one of theirs at its name), else None. Each folder is judged by
+    `_others_can_rename`; the folders where our own or root's links lead are judged too."""
+    absolute = os.path.join(os.getcwd(), folder)
+    own = os.stat(absolute)
+    anchor = Path(absolute).anchor
+    walked = [(anchor, os.lstat(anchor)), *_walked(absolute, True, [_LINKS_FOLLOWED])]
+    for name, st in walked:
+        problem = _folder_problem(name) if stat.S_ISDIR(st.st_mode) else None
+        if problem:
+            here = os.stat(name)
+            return (None if (here.st_dev, here.st_ino) == (own.st_dev, own.st_ino) else name), problem
     return None
 
 
-def others_can_swap(folder: str | Path, writable: int = 0o002) -> str | None:
-    """Why another user could swap what is written in `folder`: it is theirs (neither ours
-    nor root's), or writable by others (the `writable` bits) without the sticky bit, as /tmp
-    has; None if neither."""
-    st = os.stat(folder)
+def _folder_problem(name: str) -> str | None:
+    return _others_can_rename(os.stat(name), name)
+
+
+def _others_can_rename(st: os.stat_result, name: str) -> str | None:
+    """Why another user can rename entries in the folder of stat `st` (so put their own
+    file, folder or link at the name of ours), or None. The rule:
+    - the folder is theirs: its owner is neither this user nor root (an owner can chmod it);
+    - without the sticky bit, it is writable by others (o+w), or by its group (g+w) where
+      that group holds any user but this one: a member, or a user whose primary group it
+      is; a group the system cannot look up counts as holding others. So a user-private
+      group (umask 002 setups: group alice, alice alone) shares nothing, a lab's does;
+    - without the sticky bit, `name` has an access control list (other users may be
+      given write by name, beyond the mode's three classes; the group bits are its mask).
+    With the sticky bit (as /tmp) only an entry's owner, the folder's owner (then we or
+    root) and root may rename an entry: what we make there stays ours. Root is trusted."""
     mode = stat.S_IMODE(st.st_mode)
     if st.st_uid not in (os.getuid(), 0):
         return f"belongs to uid {st.st_uid}, another user"
-    if mode & writable and not mode & stat.S_ISVTX:
+    if mode & stat.S_ISVTX:
+        return None
+    if mode & 0o002:
         return f"is writable by other users without the sticky bit (mode {mode:04o})"
+    if mode & 0o020:
+        others = _others_in_group(st.st_gid)
+        if others is None:
+            return (f"is writable by its group (gid {st.st_gid}, not known here) without the sticky bit "
+                    f"(mode {mode:04o})")
+        if others:
+            shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+            return (f"is writable by its group {grp.getgrgid(st.st_gid).gr_name} (gid {st.st_gid}; other users in "
+                    f"it: {shown}) without the sticky bit (mode {mode:04o})")
+    if mode & 0o020 and _has_acl(name):
+        return f"has an access control list that can let other users write in it (mode {mode:04o})"
     return None
+
+
+def _others_in_group(gid: int) -> list[str] | None:
+    """The users other than this one in group `gid`, by name (its members, and those whose
+    primary group it is); None when the system does not know the group."""
+    try:
+        group = grp.getgrgid(gid)
+    except KeyError:
+        return None
+    me = os.getuid()
+    others = {name for name in group.gr_mem if _uid_of(name) != me}
+    others |= {user.pw_name for user in pwd.getpwall() if user.pw_gid == gid and user.pw_uid != me}
+    return sorted(others)
+
+
+def _uid_of(name: str) -> int | None:
+    try:
+        return pwd.getpwnam(name).pw_uid
+    except KeyError:
+        return None
+
+
+def _has_acl(name: str) -> bool:
+    try:
+        return "system.posix_acl_access" in os.listxattr(name)
+    except OSError:  # a file system without extended attributes has no ACLs either
+        return False
 
 
 def refuse_special(path: Path) -> None:

@@ -270,10 +270,14 @@ _OWN_FOLDER_CHECK = {"report"}
 
 
 def _refuse_shared_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """An output is not written into a folder another user owns, or one open to others
-    without the sticky bit: that user could swap the file for their own between its writing
-    and its reading (or replace it with a link). A folder not made yet is judged by the
-    one it would be made in. /tmp (sticky) is fine."""
+    """An output is not written into a folder where another user can rename entries (theirs,
+    or open to others or to a group with other members, without the sticky bit:
+    sacscale.atomic.others_can_swap), nor into one inside such a folder: that user could
+    swap the file for their own between its writing and its reading, or move the folder
+    away after this check and put one of theirs at its name, which the write, made by path
+    later, would go into. With every folder on the way judged, no one but this user and
+    root can change where the path leads, so checking once here holds until the write. A
+    folder not made yet is judged by the one it would be made in. /tmp (sticky) is fine."""
     for option, value, folder in _given_outputs(parser, args):
         path = Path(value).absolute()
         holder = path if folder else path.parent

@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from sacscale.atomic import refuse_foreign_links
+from sacscale.atomic import refuse_foreign_links, swappable_by_others
 
 POLL_S = 0.2
 # The default lock folder's parent: the system's temporary folder as every process of the
@@ -67,27 +67,32 @@ class HeldBeside(LockHeld):
 
 
 class LockSettingError(LockError):
-    """SACSCALE_LOCK_DIR as set cannot name a lock folder: the user's input, not the machine's state."""
+    """SACSCALE_LOCK_DIR (or the machine lock's variable) as set cannot name a lock folder:
+    the user's input, not the machine's state."""
 
 
-def lock_dir() -> Path:
-    """Where the lock files live: SACSCALE_LOCK_DIR, else `sacscale-<uid>` in /tmp (one per
-    user and host, whatever TMPDIR says). A relative SACSCALE_LOCK_DIR is refused: it would
-    be another folder, so another lock, in every working directory."""
-    configured = os.environ.get("SACSCALE_LOCK_DIR")
+# the variable that moves the lock folder (private_folder's, private_lock's unless told another)
+LOCK_DIR_VARIABLE = "SACSCALE_LOCK_DIR"
+
+
+def lock_dir(variable: str = LOCK_DIR_VARIABLE) -> Path:
+    """Where the lock files live: the folder `variable` names, else `sacscale-<uid>` in /tmp
+    (one per user and host, whatever TMPDIR says). A relative one is refused: it would be
+    another folder, so another lock, in every working directory."""
+    configured = os.environ.get(variable)
     if configured:
         if not os.path.isabs(configured):
-            raise LockSettingError(f"SACSCALE_LOCK_DIR={configured!r} is a relative path (a different lock folder "
+            raise LockSettingError(f"{variable}={configured!r} is a relative path (a different lock folder "
                                    "in each working directory); give an absolute one")
         bad = next((c for c in configured if not c.isprintable()), None)
         if bad is not None:  # a newline splits every message and record that names the folder
-            raise LockSettingError(f"SACSCALE_LOCK_DIR={configured!r} holds a control or invisible character "
+            raise LockSettingError(f"{variable}={configured!r} holds a control or invisible character "
                                    f"({bad!r}); give a folder whose name is plain text")
         return Path(configured)
     return DEFAULT_BASE / f"sacscale-{os.getuid()}"
 
 
-def _open_private_dir(path: Path) -> int:
+def _open_private_dir(path: Path, variable: str = LOCK_DIR_VARIABLE) -> int:
     """A descriptor of `path` (created with mode 0700 when missing). Refused unless it is a
     directory, not a link, owned by this user and writable by no one else; the checks are
     made on the opened descriptor, so the folder cannot be swapped between check and use."""
@@ -97,12 +102,12 @@ def _open_private_dir(path: Path) -> int:
     except FileExistsError:
         pass
     except OSError as exc:
-        raise LockError(f"lock folder {path}: cannot create it ({exc.strerror}); set SACSCALE_LOCK_DIR to a "
+        raise LockError(f"lock folder {path}: cannot create it ({exc.strerror}); set {variable} to a "
                         "folder of your own") from None
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
-        raise LockError(f"lock folder {path}: {_unusable(path, exc)}; set SACSCALE_LOCK_DIR to a folder of "
+        raise LockError(f"lock folder {path}: {_unusable(path, exc)}; set {variable} to a folder of "
                         "your own") from None
     st = os.fstat(fd)
     problem = None
@@ -111,26 +116,27 @@ def _open_private_dir(path: Path) -> int:
     elif st.st_mode & 0o022:
         problem = f"is writable by other users (mode {stat.S_IMODE(st.st_mode):04o})"
     else:
-        problem = _unsafe_parent(fd, path)
+        problem = _unsafe_parent(path)
     if problem:
         os.close(fd)
         raise LockError(f"lock folder {path} {problem}; another user could plant, hold or swap its files: "
-                        "remove it, or set SACSCALE_LOCK_DIR to a folder of your own (mode 0700)")
+                        f"remove it, or set {variable} to a folder of your own (mode 0700)")
     return fd
 
 
-def _unsafe_parent(fd: int, path: Path) -> str | None:
-    """Why the folder holding the lock folder lets another user swap it: theirs (not root's),
-    or writable by others without the sticky bit (as /tmp has), so the lock folder could be
-    moved away while in use and one of theirs put at its name, which Inductor's cache (a
-    path read again and again) would then follow."""
-    parent = os.stat("..", dir_fd=fd)
-    mode = stat.S_IMODE(parent.st_mode)
-    if parent.st_uid not in (os.getuid(), 0):
-        return f"is inside a folder of uid {parent.st_uid}'s ({path.parent})"
-    if mode & 0o022 and not mode & stat.S_ISVTX:
-        return f"is inside {path.parent}, writable by other users without the sticky bit (mode {mode:04o})"
-    return None
+def _unsafe_parent(path: Path) -> str | None:
+    """Why a folder above the lock folder lets another user swap it: that folder, or any
+    above it up to /, is theirs or lets them rename entries (sacscale.atomic.others_can_swap:
+    open to other users, or to a group with other members, without the sticky bit). The
+    lock folder could then be moved away while in use and one of theirs put at its name,
+    which Inductor's cache (a path read again and again) would then follow. The parent is
+    reached as the kernel reaches it (`path/..`), links on the way judged where they stand
+    and where they lead."""
+    found = swappable_by_others(os.path.join(path, ".."))
+    if found is None:
+        return None
+    where, problem = found
+    return f"is inside {where or path.parent}, which {problem}"
 
 
 def private_folder(name: str) -> Path:
@@ -208,8 +214,7 @@ def _holder(fd: int) -> str:
     return describe_holder(os.pread(fd, _HOLDER_BYTES, 0))
 
 
-def _record_holder(fd: int, path: Path, record: str,
-                   elsewhere: str = "set SACSCALE_LOCK_DIR to another folder of your own") -> None:
+def _record_holder(fd: int, path: Path, record: str, elsewhere: str) -> None:
     """Who holds the lock, for the next process to name; a full or failing disk under the
     lock folder is named with the file rather than escaping as a bare OSError."""
     try:
@@ -220,7 +225,7 @@ def _record_holder(fd: int, path: Path, record: str,
                         f"or {elsewhere}") from None
 
 
-def _try_lock(fd: int, path: Path, elsewhere: str = "set SACSCALE_LOCK_DIR to a local folder of your own") -> bool:
+def _try_lock(fd: int, path: Path, elsewhere: str) -> bool:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -240,13 +245,13 @@ def _names_it(dir_fd: int, name: str, fd: int) -> bool:
     return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
 
 
-def _lock_named(dir_fd: int, name: str, path: Path) -> int | None:
+def _lock_named(dir_fd: int, name: str, path: Path, variable: str = LOCK_DIR_VARIABLE) -> int | None:
     """A descriptor of the lock file, locked, that its name still names; None when it is
     held. A file removed between our open and our lock is opened again."""
     while True:
         fd = _open_lock_file(dir_fd, name, path)
         try:
-            if not _try_lock(fd, path):
+            if not _try_lock(fd, path, f"set {variable} to a local folder of your own"):
                 os.close(fd)
                 return None
         except BaseException:
@@ -268,7 +273,7 @@ def _same_folder(directory: Path, dir_fd: int) -> bool:
 
 
 def _keep_named(directory: Path, dir_fd: int, name: str, path: Path, fd: int, record: str,
-                stop: threading.Event) -> None:
+                stop: threading.Event, variable: str) -> None:
     """While held: a lock file removed by hand or by a /tmp cleaner, or its whole folder
     (`rm -rf /tmp/sacscale-*`), would let the next process make a new one and hold it too,
     so a new one (and folder) is made and locked at once (within POLL_S * 5) and every lock
@@ -278,19 +283,19 @@ def _keep_named(directory: Path, dir_fd: int, name: str, path: Path, fd: int, re
         while not stop.wait(POLL_S * 5):
             if not _same_folder(directory, folders[-1]):
                 try:
-                    folders.append(_open_private_dir(directory))
+                    folders.append(_open_private_dir(directory, variable))
                 except LockError:
                     continue
             if _names_it(folders[-1], name, pinned[-1]):
                 continue
             try:
-                again = _lock_named(folders[-1], name, path)
+                again = _lock_named(folders[-1], name, path, variable)
             except LockError:
                 continue
             if again is not None:
                 pinned.append(again)
                 with contextlib.suppress(LockError):
-                    _record_holder(again, path, record)
+                    _record_holder(again, path, record, f"set {variable} to another folder of your own")
     finally:
         for extra in pinned[1:] + folders[1:]:
             os.close(extra)
@@ -298,20 +303,21 @@ def _keep_named(directory: Path, dir_fd: int, name: str, path: Path, fd: int, re
 
 @contextlib.contextmanager
 def private_lock(name: str, what: str, wait_s: float, check_stop: Callable[[], None] | None = None,
-                 say: Callable[[str], None] | None = None, note: str = "") -> Iterator[float]:
-    """Hold `<lock_dir>/<name>` exclusively; yields the seconds spent waiting. Waits at most
-    `wait_s` (0: not at all), then raises LockError naming `what`, the file and its holder.
+                 say: Callable[[str], None] | None = None, note: str = "",
+                 variable: str = LOCK_DIR_VARIABLE) -> Iterator[float]:
+    """Hold `<lock_dir(variable)>/<name>` exclusively; yields the seconds spent waiting. Waits
+    at most `wait_s` (0: not at all), then raises LockError naming `what`, the file and its holder.
     While waiting, `check_stop()` runs every POLL_S and `say` is told once whom we wait for.
     `note` (e.g. `run NAME`) is recorded beside our pid for the next process to name."""
     if not 0 <= wait_s < float("inf"):  # nan compares false with every waited time: no bound at all
         raise LockError(f"{what}: a wait of {wait_s!r} s is no bound; give a finite number of seconds >= 0")
-    directory = lock_dir()
+    directory = lock_dir(variable)
     path = directory / name
-    dir_fd = _open_private_dir(directory)
+    dir_fd = _open_private_dir(directory, variable)
     t0 = time.monotonic()
     try:
         told = False
-        while (fd := _lock_named(dir_fd, name, path)) is None:
+        while (fd := _lock_named(dir_fd, name, path, variable)) is None:
             waited = time.monotonic() - t0
             if waited >= wait_s:
                 how = "is" if wait_s <= 0 else f"was still, after {waited:.0f} s,"
@@ -325,9 +331,9 @@ def private_lock(name: str, what: str, wait_s: float, check_stop: Callable[[], N
         record = f"pid {os.getpid()}" + (f" {note}" if note else "") + "\n"
         stop = threading.Event()
         try:
-            _record_holder(fd, path, record)
-            keeper = threading.Thread(target=_keep_named, args=(directory, dir_fd, name, path, fd, record, stop),
-                                      daemon=True)
+            _record_holder(fd, path, record, f"set {variable} to another folder of your own")
+            keeper = threading.Thread(target=_keep_named, daemon=True,
+                                      args=(directory, dir_fd, name, path, fd, record, stop, variable))
             keeper.start()
             try:
                 yield time.monotonic() - t0

@@ -10,13 +10,12 @@ write then replaces the file the link points to (root's, when root runs the comm
 from __future__ import annotations
 
 import errno
-import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sacscale.atomic import others_can_swap, refuse_foreign_links
+from sacscale.atomic import refuse_foreign_links, swappable_by_others
 
 
 class UnsafeTemporaryFolder(PermissionError):
@@ -35,13 +34,12 @@ def temporary_folder() -> str:
         link = exc.strerror.split(";")[0]  # another user's symbolic link (uid N)
         raise UnsafeTemporaryFolder(errno.EPERM, f"the temporary folder (TMPDIR {chosen}) is reached through {link}; "
                                     "set TMPDIR to a folder of your own", exc.filename) from None
-    real = Path(os.path.realpath(chosen))
-    for folder in (real, *real.parents):
-        problem = others_can_swap(folder, writable=0o022)  # a group's members are other users too
-        if problem:
-            what = "the temporary folder (TMPDIR)" if folder == real else f"holds the temporary folder {chosen} and"
-            raise UnsafeTemporaryFolder(errno.EPERM, f"{what} {problem}, who could swap the scratch files written "
-                                        "there; set TMPDIR to a folder of your own", str(folder))
+    found = swappable_by_others(chosen)  # a group's other members count as other users (sacscale.atomic)
+    if found:
+        folder, problem = found
+        what = "the temporary folder (TMPDIR)" if folder is None else f"holds the temporary folder {chosen} and"
+        raise UnsafeTemporaryFolder(errno.EPERM, f"{what} {problem}, who could swap the scratch files written "
+                                    "there; set TMPDIR to a folder of your own", folder or chosen)
     return chosen
 
 

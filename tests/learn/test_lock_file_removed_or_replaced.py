@@ -47,11 +47,11 @@ def test_a_lock_file_replaced_between_open_and_lock_is_opened_again(monkeypatch,
     real_try = locks._try_lock
     swapped = []
 
-    def swap_then_lock(fd, path):
+    def swap_then_lock(fd, path, *rest):
         if not swapped:  # the first file is removed under us, as a cleaner would
             os.unlink(path)
             swapped.append(True)
-        return real_try(fd, path)
+        return real_try(fd, path, *rest)
 
     monkeypatch.setattr(locks, "_try_lock", swap_then_lock)
     with locks.private_lock("x.lock", "the x lock", 0):

@@ -41,6 +41,8 @@ def _session_folder(prefix: str) -> str:
 # side by side. Set before the snapshot below, so it is part of the environment every test
 # starts with.
 os.environ["SACSCALE_LOCK_DIR"] = _session_folder("sacscale-test-locks-")
+# The machine lock follows its own setting only (sacscale.pipeline.machine_lock): the session's folder too.
+os.environ["SACSCALE_MACHINE_LOCK_DIR"] = os.environ["SACSCALE_LOCK_DIR"]
 
 # torch.compile exports TORCHINDUCTOR_CACHE_DIR (its default folder) into os.environ the
 # first time it compiles, which the guard below would report as a change left behind by

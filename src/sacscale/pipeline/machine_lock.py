@@ -13,9 +13,18 @@ either be unbounded or bounded by hours of a job that looks alive but does nothi
 Refused, the rule fails before anything is moved or started (completed runs stay done) and
 the next invocation, once the other has finished, starts at that run.
 
-The lock lives in this user's private lock folder (sacscale.locks: mode 0700,
-owner checked, no links followed), so it sees every invocation of this user on this host;
-another user's pipelines are not seen (their evidence records their own host state).
+The lock lives in a private lock folder (sacscale.locks: mode 0700, owner checked, no
+links followed, no folder above it that another user can rename in): `sacscale-<uid>` in
+/tmp, one per user and host, so it sees every invocation of this user on this host;
+another user's pipelines are not seen (their evidence records their own host state). It
+does not follow SACSCALE_LOCK_DIR: that setting moves the lock folder of the other locks
+and of the compile cache, and is set for reasons of its own (the way out of an unsafe
+/tmp folder, a cache on another disk), in one shell and not another, and two shells with
+two values held two training locks and trained at once. Only SACSCALE_MACHINE_LOCK_DIR
+moves it, a setting that says nothing else: the same value in every shell that trains on
+this machine, or, set apart on purpose, a machine of its own (a test session's pipelines,
+which may train beside each other's). Where the default folder cannot be used (another
+user made /tmp/sacscale-<uid> first), the refusal names that setting.
 """
 
 from __future__ import annotations
@@ -26,6 +35,8 @@ import re
 from sacscale.locks import LockError, LockHeld, LockSettingError, lock_dir, private_lock
 
 LOCK_NAME = "sacscale-training.lock"
+# the one setting that moves the training lock's folder (not SACSCALE_LOCK_DIR)
+VARIABLE = "SACSCALE_MACHINE_LOCK_DIR"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
 
@@ -43,9 +54,11 @@ def _note(run: str, run_set: str | None) -> str:
 def training_machine(run: str, run_set: str | None = None):
     """Hold the machine for training run `run` (of `run_set`), or raise MachineBusy naming
     the run that holds it (an unsafe lock folder or file raises LockError as it is)."""
+    lock_dir()  # the run's own lock folder (its compile cache): a setting that cannot be one is named before it starts
     held = contextlib.ExitStack()
     try:
-        held.enter_context(private_lock(LOCK_NAME, "this machine's training lock", 0.0, note=_note(run, run_set)))
+        held.enter_context(private_lock(LOCK_NAME, "this machine's training lock", 0.0, note=_note(run, run_set),
+                                        variable=VARIABLE))
     except LockHeld as exc:
         raise MachineBusy(f"{exc}: another pipeline invocation is training on this machine; two runs at once "
                           "would share its GPUs and CPUs and skew both sets' measurements. Run again once it has "
@@ -54,4 +67,4 @@ def training_machine(run: str, run_set: str | None = None):
         yield
 
 
-__all__ = ["LOCK_NAME", "LockError", "LockSettingError", "MachineBusy", "lock_dir", "training_machine"]
+__all__ = ["LOCK_NAME", "VARIABLE", "LockError", "LockSettingError", "MachineBusy", "lock_dir", "training_machine"]

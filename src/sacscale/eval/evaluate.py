@@ -27,6 +27,7 @@ import torch
 from sacscale.atomic import atomic_write_bytes
 from sacscale.checks import checkpoint_problem
 from sacscale.eval import limits
+from sacscale.eval.pooling import actions_label
 from sacscale.learn.networks import Actor
 from sacscale.shapes import record_problem
 from sacscale.task import g1_model as g1
@@ -349,7 +350,7 @@ def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, en
             "seed": seed,
             "sim_threads": threads,
             "torch_threads": 1,
-            "actions": _actions_label(noise_scale),
+            "actions": actions_label(noise_scale),
             "noise_scale": noise_scale,
             "tilt_obs": cfg.tilt_obs,
             "noise_joint_pos": cfg.noise_joint_pos,
@@ -374,14 +375,6 @@ def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, en
         "sim_errors": roll["sim_errors"],
         "timing": {"wall_s": time.perf_counter() - t0},
     }
-
-
-def _actions_label(noise_scale: float) -> str:
-    if noise_scale == 0:
-        return "deterministic: tanh(mean)"
-    if noise_scale == 1:
-        return "stochastic: sampled as in training (diagnostic)"
-    return f"stochastic: sampled with {noise_scale:g} x the policy's std (diagnostic)"
 
 
 def _check_grid(grid: np.ndarray, cfg: TaskConfig) -> None:

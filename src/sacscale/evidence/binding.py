@@ -11,7 +11,8 @@ files between runs and regenerating everything derived with the project's own co
 - evaluations: `eval/<run>.json` must evaluate that run's policy (its path, and its hash
   against the set's copy of the policy or the hash recorded when the policy was left out
   by design) on the set's model (the hash the evaluation records, and the one the policy
-  was trained on), at the run's last iteration.
+  was trained on), at the run's last iteration; its summary agrees with its own parts
+  (sacscale.evidence.eval_record).
 
 A set whose records predate a field is not failed for its absence: verify says so in
 its notes. A set of the current format must carry every field.
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sacscale.analysis.events import EVENT_FILE_LIMIT
+from sacscale.evidence.eval_record import evaluation_problems
 from sacscale.evidence.manifest import sha256_file
 from sacscale.reading import loads_record, read_limited
 
@@ -322,6 +324,7 @@ def check_evaluations(root: Path, runs: list[str], model_sha: str | None, iterat
             out.problems.append(f"eval/{path.name}: evaluates {name}, which is not a run of this set")
             continue
         check_evaluation(root, path.name, name, ev, model_sha, iterations, left_out, out)
+        out.problems += evaluation_problems(f"eval/{path.name}", ev)
 
 
 def _evaluated_run(ev: dict) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sacscale.evidence.model_record import MODEL_FILE
 from sacscale.train.config import TrainConfig, compiles_losses
 
 # what the pipeline adds for a run of the reference trainer (workflow/rules/common.smk run_env_args)
@@ -17,7 +18,7 @@ REFERENCE_ENV = ("SACSCALE_REFERENCE_PYTHON", "SACSCALE_REFERENCE_MESHES")
 
 
 def model_problems(root: Path, model: dict, env: dict) -> list[str]:
-    path = root / "model" / str(model.get("file", "g1_walk_flat.mjb"))
+    path = root / "model" / MODEL_FILE
     problems = []
     size = path.lstat().st_size if path.is_file() else None
     if "bytes" in model and size is not None and model["bytes"] != size:

@@ -2,7 +2,9 @@
 parsed by the trainer's own parser) -> train_meta.json -> the metrics, on seed,
 iterations, devices, CPU pools, world size, model (hash); and what environment.json states
 again (sacscale.evidence.shared_facts): code commit and dirty flag, torch and Python
-versions, the stored diff and the CPUs."""
+versions, the stored diff and the CPUs; and the fields derived from what they describe:
+model.json (model_record), plan.json's description (preset_record), train_meta.json's
+collector pools (pool_record) and run.json's status and command line (wrapper_record)."""
 
 from __future__ import annotations
 
@@ -13,11 +15,15 @@ from datetime import datetime
 from pathlib import Path
 
 from sacscale.evidence.manifest import sha256_file
+from sacscale.evidence.model_record import MODEL_FILE, cost_problems, name_problems, summary_findings
 from sacscale.evidence.shared_facts import ABSENT as _ABSENT
 from sacscale.evidence.shared_facts import cpu_problems, diff_findings, pool_problems, run_facts, set_facts
 from sacscale.evidence.shared_facts import opt as _opt
 from sacscale.evidence.record_fields import env_set_problems, meta_problems, model_problems
+from sacscale.evidence.pool_record import pool_record_problems
+from sacscale.evidence.preset_record import preset_findings
 from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification, get_field, load_json
+from sacscale.evidence.wrapper_record import wrapper_problems
 from sacscale.pipeline.runplan import PlanError, check_override, check_reference_override
 from sacscale.train.options import build_parser
 from sacscale.trainers.reference_options import build_parser as reference_parser
@@ -160,9 +166,9 @@ def _check_where_and_what(root: Path, r: RunRecords, env_host, model_hash: str |
                               f"the run ran on {run_host}")
     model_arg = getattr(r.args, "model", None)
     if model_hash is not None and model_arg is not None \
-            and not str(model_arg).endswith(f"{root.name}/model/g1_walk_flat.mjb"):
+            and not str(model_arg).endswith(f"{root.name}/model/{MODEL_FILE}"):
         result.records.append(f"{r.name}: the run's --model {model_arg} is not this set's hashed model "
-                              f"(model/g1_walk_flat.mjb)")
+                              f"(model/{MODEL_FILE})")
     check = check_reference_override if r.reference else check_override
     for key, value in (r.resolved.get("overrides") or {}).items():
         try:
@@ -233,8 +239,11 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
     env = _optional_json(root, "environment.json")
     env_host = _where(env) if env else _ABSENT
     _check_environment(root, env, result, strict)
+    problems, not_compared = preset_findings(root, plan, env)
+    result.records += problems
+    result.covered += not_compared
     if (root / "model.json").is_file():
-        result.records += model_problems(root, load_json(root, "model.json"), env)
+        _check_model_record(root, load_json(root, "model.json"), plan, env, result)
     for entry in planned:
         if entry["name"] in present:
             r = _read_run(root, entry, configs)
@@ -243,6 +252,17 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
             result.records += pool_problems(r.name, env, r.meta)
             result.records += meta_problems(r.name, r.meta, r.args, r.reference)
             result.records += env_set_problems(r.name, r.run, r.config, r.reference)
+            result.records += wrapper_problems(r.name, r.run)
+            result.records += pool_record_problems(r.name, r.meta, r.args, r.reference)
+
+
+def _check_model_record(root: Path, model: dict, plan: dict, env: dict, result: Verification) -> None:
+    """model.json against the hashed model, the plan and environment.json (what cannot be
+    derived here, for want of its MuJoCo, is said where the verdict is read)."""
+    result.records += model_problems(root, model, env) + name_problems(model, plan) + cost_problems(model)
+    problems, not_derived = summary_findings(root, model)
+    result.records += problems
+    result.covered += not_derived
 
 
 def _check_environment(root: Path, env: dict, result: Verification, strict: bool) -> None:
@@ -272,7 +292,7 @@ def _model_hash(root: Path, plan: dict, result: Verification) -> str | None:
         return None
     model = load_json(root, "model.json")
     stored = model.get("sha256")
-    path = root / "model" / str(model.get("file", "g1_walk_flat.mjb"))
+    path = root / "model" / MODEL_FILE  # the file the manifest hashes, whatever model.json names
     if stored is None:
         result.notes.append(f"model.json: sha256 {OLDER}")
         return None

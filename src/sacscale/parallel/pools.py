@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from sacscale.cpus import first_overlap, validate_cpu_ids
+from sacscale.cpus import first_overlap, parse_cpu_list, validate_cpu_ids
 
 
 class PoolError(ValueError):
@@ -38,8 +38,18 @@ def resolve_pools(spec: str | None, world_size: int) -> PoolPlan:
     spec = (spec or "auto").strip()
     if spec == "auto":
         return _auto(world_size)
-    pools = _lists_per_rank(spec, world_size, "--collector-cpu-ids", "the pools of")
-    return PoolPlan(pools, [], f"explicit: {spec}")
+    _lists_per_rank(spec, world_size, "--collector-cpu-ids", "the pools of")  # on this host, or PoolError
+    return stated_pools(spec)
+
+
+def stated_pools(spec: str | None) -> PoolPlan | None:
+    """The plan an explicit `--collector-cpu-ids` gives, read without this host's CPUs (as
+    verify reads a run made on another host); None for `auto`, which depends on the CPUs of
+    the process that resolved it. A spec that does not parse: ValueError."""
+    spec = (spec or "auto").strip()
+    if spec == "auto":
+        return None
+    return PoolPlan([parse_cpu_list(part.strip()) for part in spec.split(";")], [], f"explicit: {spec}")
 
 
 def _auto(world_size: int) -> PoolPlan:
@@ -66,7 +76,7 @@ def resolve_learner_cpus(spec: str | None, pools: list[list[int] | None]) -> lis
     world_size = len(pools)
     spec = (spec or "").strip()
     if not spec:
-        return [None] * world_size
+        return stated_learner_cpus(spec, world_size)
     pooled = {c for pool in pools if pool for c in pool}
     if spec == "auto":
         free = [c for c in sorted(os.sched_getaffinity(0)) if c not in pooled]
@@ -77,12 +87,24 @@ def resolve_learner_cpus(spec: str | None, pools: list[list[int] | None]) -> lis
                 f"{world_size} learner(s); give the pools fewer CPUs or list the learner CPUs"
             )
         return [free[r * per_rank : (r + 1) * per_rank] for r in range(world_size)]
-    lists = _lists_per_rank(spec, world_size, "--learner-cpu-ids", "the learners of")
+    _lists_per_rank(spec, world_size, "--learner-cpu-ids", "the learners of")  # on this host, or PoolError
+    lists = stated_learner_cpus(spec, world_size)
     for rank, cpus in enumerate(lists):
         shared = sorted(set(cpus) & pooled)
         if shared:
             raise PoolError(f"--learner-cpu-ids, rank {rank}: CPUs {shared} are in a collector pool")
     return lists
+
+
+def stated_learner_cpus(spec: str | None, world_size: int) -> list[list[int] | None] | None:
+    """The learners' CPUs an empty or explicit `--learner-cpu-ids` gives, read without this
+    host's CPUs; None for `auto` (the CPUs the resolving process found free)."""
+    spec = (spec or "").strip()
+    if not spec:
+        return [None] * world_size
+    if spec == "auto":
+        return None
+    return [parse_cpu_list(part.strip()) for part in spec.split(";")]
 
 
 def _lists_per_rank(spec: str, world_size: int, flag: str, whose: str) -> list[list[int]]:

@@ -83,8 +83,13 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
         model_timeout_s=seconds(merged_value(preset, config, "model_timeout_s", name)[0], "model_timeout_s", 1800),
         matrix=planned,
         model=model,
-        description=str(preset.get("description", "")).strip(),
+        description=preset_description(preset),
     )
+
+
+def preset_description(preset: dict) -> str:
+    """plan.json's `description`: the preset's, as workflow/presets.yaml gives it."""
+    return str(preset.get("description", "")).strip()
 
 
 def _check_planning_for_another_machine(config: dict, presets_doc: dict) -> None:

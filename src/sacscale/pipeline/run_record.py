@@ -365,6 +365,18 @@ def _run_once(args: argparse.Namespace, cmd: list[str], env: dict[str, str], res
     return code if code and code > 0 else 1
 
 
+def run_status(timed_out: bool, interrupted_by, exit_status, log_error, wrote_events: bool) -> str:
+    """run.json's `status` from the other fields the wrapper records beside it (`timed_out`,
+    `interrupted_by`, `exit_status`, `error`) and whether rank 0 wrote an event file."""
+    if timed_out:
+        return "timed_out"
+    if interrupted_by:
+        return "interrupted"
+    if exit_status != 0 or log_error:
+        return "failed"  # a run whose log could not be kept is not complete evidence
+    return "completed" if wrote_events else "failed"
+
+
 def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], resolved: dict):
     """Run the command once into the work directory; rename it to the run directory when
     complete, else set it aside. Returns (exit status, status, where the attempt was kept)."""
@@ -385,17 +397,9 @@ def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], reso
     t1, ended = _now()
 
     events = rank0_event_files(work)  # ours: tb/rank0/; the reference trainer's: its own layout
-    if supervisor.timed_out:
-        status = "timed_out"
-    elif supervisor.interrupted:
-        status = "interrupted"
-    elif code != 0 or supervisor.log_error:
-        status = "failed"  # a run whose log could not be kept is not complete evidence
-    elif not events:
-        status = "failed"
+    status = run_status(supervisor.timed_out, supervisor.interrupted, code, supervisor.log_error, bool(events))
+    if status == "failed" and code == 0 and not supervisor.log_error:
         _say(f"the command exited 0 but wrote no rank-0 event file under {work}")
-    else:
-        status = "completed"
     record = {
         "run": resolved.get("run", run_dir.name),
         "status": status,

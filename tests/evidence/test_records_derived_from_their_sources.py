@@ -10,6 +10,7 @@ import sys
 import pytest
 from set_copies import REPO, copy_committed_set, remake_manifest
 
+from sacscale.evidence import preset_record
 from sacscale.evidence.preset_record import preset_findings, reference_presets
 from sacscale.evidence.verify import verify
 
@@ -132,6 +133,11 @@ def test_another_mujoco_version_is_said_not_derived():
         "saved by 3.2.0 (a .mjb loads only into its own version)"]
 
 
+def _shallow_clone(code_root) -> bool:
+    return preset_record._git(["rev-parse", "--is-shallow-repository"], code_root) == "true\n"
+
+
+@pytest.mark.skipif(_shallow_clone(REPO), reason="a shallow clone lacks the set's commit")
 def test_a_dirty_trees_presets_are_the_commits_with_its_stored_diff():
     """h200x1_learning_obsnorm was planned from a tree whose stored diff rewords a preset."""
     root = REPO / "results" / "h200x1_learning_obsnorm"
@@ -154,3 +160,15 @@ def test_without_the_sets_commit_the_checkouts_presets_are_the_reference(tmp_pat
     assert preset_findings(root, plan, env, code_root=tmp_path) == (
         [], [f"plan.json description: not compared with the preset's: no workflow/presets.yaml beside this code "
              f"({tmp_path})"])
+
+
+def test_in_a_shallow_clone_a_missing_commit_is_not_compared(monkeypatch):
+    """Today's presets would misjudge a set planned with older words: a shallow clone says so."""
+    answers = {"show": None, "rev-parse": "true\n"}
+    monkeypatch.setattr(preset_record, "_git", lambda args, cwd: answers[args[0]])
+    root = REPO / "results" / SET
+    plan = json.loads((root / "plan.json").read_text())
+    env = json.loads((root / "environment.json").read_text())
+    assert preset_findings(root, plan, env) == (
+        [], ["plan.json description: not compared with the preset's: the set's commit 881e5c75bedf is not in this "
+             "shallow clone's history (fetch it with --unshallow)"])

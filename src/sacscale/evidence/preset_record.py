@@ -6,7 +6,8 @@ Presets are reworded between sets, so the description is compared with presets.y
 the set's recorded commit holds it (environment.json project.commit, read from this
 code's git history), with the set's stored diff applied where its tree was dirty and the
 diff changes presets.yaml. Where that commit cannot be read (no git, or a checkout
-without it), the checkout's own presets.yaml is the reference, and the message says so."""
+without it), the checkout's own presets.yaml is the reference, and the message says so;
+in a shallow clone, whose history stops short of most commits, it is not compared."""
 
 from __future__ import annotations
 
@@ -76,6 +77,9 @@ def reference_presets(root: Path, env: dict, code_root: Path = CODE_ROOT) -> tup
         changed = _with_diff(text, diff)
         return (changed, f"{where} with its stored diff {diff.name}") if changed is not None else \
             (text, f"{where} (its stored diff {diff.name} changes it, but does not apply)")
+    if isinstance(commit, str) and _git(["rev-parse", "--is-shallow-repository"], code_root) == "true\n":
+        return None, (f"the set's commit {commit[:12]} is not in this shallow clone's history "
+                      "(fetch it with --unshallow)")
     current = code_root / PRESETS
     if not current.is_file():
         return None, f"no {PRESETS} beside this code ({code_root})"

@@ -6,6 +6,7 @@ import json
 import pytest
 from set_copies import REPO, copy_committed_set, remake_manifest
 
+from sacscale.evidence.probe_code_settings import code_settings_problems
 from sacscale.evidence.probe_record import probe_problems
 from sacscale.evidence.verify import verify
 
@@ -49,14 +50,15 @@ def test_a_comparison_far_over_its_tolerance_marked_passing_is_named(tmp_path):
 
 @pytest.mark.parametrize("edit, says", [
     (lambda r: r["comparisons"][1].update(tolerance=1e9),
-     "tolerance 1000000000.0, the record's tolerance for its kind"),
+     "comparison 2 (param/critic): tolerance 1000000000.0, the code's float32 table gives 0.001"),
     # a gradient judged against the parameters' tolerance
     (lambda r: next(c for c in r["comparisons"] if c["tensor"].startswith("grad/")).update(tolerance=0.001),
-     "tolerance 0.001, the record's tolerance for its kind is 0.0001"),
+     "comparison 5 (grad/critic): tolerance 0.001, the code's float32 table gives 0.0001"),
     # gradients are judged in bfloat16 too
     (lambda r: r.update(autocast_dtype="bfloat16") or next(
         c for c in r["comparisons"] if c["tensor"].startswith("grad/")).update(tolerance=None, judged=False),
-     "judged False with a tolerance of None (gradients and the sync are judged in every dtype"),
+     "comparison 5 (grad/critic): judged False with a tolerance of None, the code's bfloat16 table gives 0.05 "
+     "(judged)"),
     (lambda r: r.update(rank_spread_max_abs={}), "rank_spread_max_abs: not an object of numbers"),
     (lambda r: r["comparisons"][0].update(rel_diff=0.0), "judges 0.0, but its criterion 'norm' names"),
     (lambda r: r.update(ranks_identical_after=True, rank_spread_max_abs={"actor": 0.5}),
@@ -64,7 +66,9 @@ def test_a_comparison_far_over_its_tolerance_marked_passing_is_named(tmp_path):
     (lambda r: r.update({"pass": "yes"}), "not a probe record"),
     # a judged comparison with no tolerance: any difference passed
     (lambda r: r["comparisons"][0].update(tolerance=None, rel_diff=106.0, norm_rel_diff=106.0),
-     "judged True with a tolerance of None (gradients and the sync are judged in every dtype"),
+     "comparison 1 (param/actor): pass True, but 106 against a tolerance of 0.001 fails"),
+    (lambda r: r["comparisons"][0].update(tolerance=None, rel_diff=106.0, norm_rel_diff=106.0),
+     "comparison 1 (param/actor): tolerance None, the code's float32 table gives 0.001"),
     # the fields that tie the judged difference to the others removed
     (lambda r: [r["comparisons"][1].pop(k) for k in ("criterion", "max_rel_diff", "norm_rel_diff")],
      "neither 'max' nor 'norm'"),
@@ -74,4 +78,5 @@ def test_a_comparison_far_over_its_tolerance_marked_passing_is_named(tmp_path):
 def test_a_verdict_its_numbers_do_not_give(edit, says):
     record = json.loads((REPO / "results" / SET / "correctness.json").read_text())
     edit(record)
-    assert any(says in p for p in probe_problems(record)), probe_problems(record)
+    problems = probe_problems(record) + code_settings_problems(record)
+    assert any(says in p for p in problems), problems

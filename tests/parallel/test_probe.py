@@ -10,7 +10,8 @@ import json
 
 import pytest
 
-from sacscale.parallel.probe import MUTATIONS, SYNC_REL_TOL, ProbeSettings, run_probe
+from sacscale.parallel.probe import run_probe
+from sacscale.parallel.probe_settings import MUTATIONS, SYNC_REL_TOL, ProbeSettings
 from sacscale.train.probe import TrainerProbeSettings, run_trainer_probe
 
 pytestmark = pytest.mark.slow
@@ -99,7 +100,8 @@ def test_parameters_are_judged_normwise_one_amplified_entry_passes_a_systematic_
     that moves every parameter 0.2% differently (a wrong step size) must still fail."""
     import torch
 
-    from sacscale.parallel.probe import TOLERANCES, _compare
+    from sacscale.parallel.probe import _compare
+    from sacscale.parallel.probe_settings import TOLERANCES
 
     tol = TOLERANCES["float32"]["param_rel"]
     gen = torch.Generator().manual_seed(0)

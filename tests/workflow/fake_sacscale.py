@@ -183,14 +183,18 @@ def _comparison(tensor: str, tolerance: float, norm: bool = False) -> dict:
 
 
 def fake_probe(args: list[str]) -> dict:
-    """A passing probe record of the real one's shape, on the devices it was given."""
+    """A passing probe record of the real one's shape, on the devices it was given, with the
+    code's tolerances (torch-free, as this stand-in is)."""
+    from sacscale.parallel.probe_settings import SYNC_REL_TOL, TOLERANCE_REASON, TOLERANCES
+
     devices = ["cpu" if d == "cpu" else f"cuda:{d}" for d in opt(args, "--devices").split(",")]
     spreads = {"before": {"actor": 0.1 if len(devices) > 1 else 0.0}, "after": {"actor": 0.0}}
     record = {"pass": True, "mode": "learner", "world_size": len(devices), "devices": devices,
               "backend": "gloo" if devices[0] == "cpu" or len(set(devices)) < len(devices) else "nccl",
               "iterations": int(opt(args, "--iterations")), "fake": True, "torch": torch_version(),
-              "tolerance": {"grad_rel": 1e-4, "param_rel": 1e-3}, "sync_tolerance": 1e-5, "autocast_dtype": "float32",
-              "comparisons": [_comparison("grad/critic", 1e-4, norm=True)]}
+              "tolerance": TOLERANCES["float32"], "sync_tolerance": SYNC_REL_TOL, "autocast_dtype": "float32",
+              "tolerance_reason": TOLERANCE_REASON,
+              "comparisons": [_comparison("grad/critic", TOLERANCES["float32"]["grad_rel"], norm=True)]}
     if "--trainer-iterations" in args:
         checks = ("hooks_installed_by_trainer", "learner_updated", "broadcast_by_trainer", "ranks_started_apart",
                   "ranks_bit_identical_after", "sync_within_tolerance")
@@ -198,8 +202,8 @@ def fake_probe(args: list[str]) -> dict:
             "pass": True, "mode": "trainer", "world_size": len(devices), "devices": devices,
             "iterations": int(opt(args, "--trainer-iterations")), "checks": dict.fromkeys(checks, True),
             "learner_updates_per_rank": 1, "rank_spread_before_broadcast_max_abs": spreads["before"],
-            "rank_spread_max_abs": spreads["after"], "comparisons": [_comparison("sync/critic", 1e-5)],
-            "sync_tolerance": 1e-5}
+            "rank_spread_max_abs": spreads["after"], "comparisons": [_comparison("sync/critic", SYNC_REL_TOL)],
+            "sync_tolerance": SYNC_REL_TOL}
     return record
 
 

@@ -13,7 +13,8 @@ import torch
 
 from sacscale.checks import seed_arg
 from sacscale.atomic import write_json
-from sacscale.parallel.probe import ProbeSettings, run_probe
+from sacscale.parallel.probe import run_probe
+from sacscale.parallel.probe_settings import AMP_DTYPES, MUTATIONS, ProbeSettings
 from sacscale.train.config import TrainConfig, TrainingError
 from sacscale.train.preflight import check_devices
 from sacscale.train.probe import TrainerProbeSettings, fewest_iterations, run_trainer_probe
@@ -27,9 +28,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="'cpu,cpu' (2 gloo ranks), '0' (1 GPU: all-reduce captured in the graph, "
                              "world size 1), '0,1' (2 GPUs); auto: 2 GPUs if visible, else 1, else cpu,cpu")
     parser.add_argument("--compile-loss", action="store_true", help="torch.compile the losses (CUDA)")
-    parser.add_argument("--iterations", type=int, default=3, help="full learner iterations to compare")
-    parser.add_argument("--batch-size", type=int, default=0, help="batch per rank (0: 64 on CPU, 8192 on CUDA)")
-    parser.add_argument("--amp-dtype", choices=["float32", "bfloat16"], default="float32",
+    parser.add_argument("--iterations", type=int, default=ProbeSettings.iterations,
+                        help="full learner iterations to compare")
+    parser.add_argument("--batch-size", type=int, default=ProbeSettings.batch_size,
+                        help="batch per rank (0: 64 on CPU, 8192 on CUDA)")
+    parser.add_argument("--amp-dtype", choices=AMP_DTYPES, default=ProbeSettings.amp_dtype,
                         help="autocast of both sides (float32 isolates the sync math from bf16 rounding)")
     parser.add_argument("--seed", type=seed_arg, default=0,
                         help="random seed of the replay rows and batches; rank r starts from seed + 1000 x r "
@@ -38,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="correctness: also drive the trainer's rank code this many iterations (0: not); "
                              "trainer: iterations (default 14; learning starts at iteration 10)")
     parser.add_argument("--model", help="trainer path: compiled model (.mjb); default: build it from the asset package")
-    parser.add_argument("--mutation", choices=["sum", "no_allreduce", "no_broadcast", "scale_rank1"],
+    parser.add_argument("--mutation", choices=MUTATIONS,
                         help="break the sync on purpose (to see the probe fail)")
     parser.add_argument("--timeout-s", type=float, default=600.0, help="longest wait on a peer rank")
     parser.add_argument("--output", required=True, help="JSON file to write")

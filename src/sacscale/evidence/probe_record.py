@@ -3,8 +3,10 @@
 correctness.json is hashed with the rest of the set, but a record rewritten with its
 manifest would still say what the page shows. Its verdicts are derived from its numbers
 (sacscale.parallel.probe): each comparison passes when the difference it judges (`rel_diff`;
-`max_rel_diff` in records made before the normwise criterion) is finite and within its
-tolerance, and that difference is the one its criterion names; the ranks' agreement flags
+`max_rel_diff` in records made before the normwise criterion) is finite and within the
+code's tolerance for it (sacscale.evidence.probe_code_settings, which also holds the
+record's own tolerances to the code's), and that difference is the one its criterion
+names; the ranks' agreement flags
 follow from the spreads recorded beside them; the probe passes when every comparison and
 every agreement does. A verdict its numbers do not give is a problem.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from sacscale.evidence.probe_code_settings import code_settings_problems, expected_tolerance
 from sacscale.evidence.probe_plan import probe_plan_problems
 from sacscale.evidence.probe_trainer_path import check_flag_problems, spreads_zero
 from sacscale.evidence.result import EvidenceStructureError, load_json
@@ -30,35 +33,19 @@ def _number(value) -> bool:
 FIELDS = ("max_abs_diff", "scale", "max_rel_diff")
 
 
-def expected_tolerance(record: dict, tensor) -> tuple[object, bool]:
-    """(the tolerance the record gives a comparison of `tensor`, whether it must be judged):
-    parameters against the record's param_rel, judged in float32 only; gradients against
-    grad_rel and the sync check against sync_tolerance, judged in every dtype. ("?", True)
-    for a comparison of no kind the probe makes."""
-    table = record.get("tolerance") if isinstance(record.get("tolerance"), dict) else {}
-    kind = str(tensor).split("/", 1)[0]
-    given = {"param": table.get("param_rel"), "grad": table.get("grad_rel"), "sync": record.get("sync_tolerance")}
-    return given.get(kind, "?"), kind != "param" or record.get("autocast_dtype") == "float32"
-
-
-def comparison_problems(where: str, c: dict, expected, must_judge: bool) -> list[str]:
+def comparison_problems(where: str, c: dict, code_tolerance) -> list[str]:
+    """A comparison's verdict from its numbers, judged against the code's tolerance for it
+    (`code_tolerance`; "?" where the code gives none: then the record's). Whether its own
+    tolerance is the code's is sacscale.evidence.probe_code_settings's to say."""
     judged = c.get("rel_diff", c.get("max_rel_diff"))
-    tolerance = c.get("tolerance")
+    tolerance = c.get("tolerance") if code_tolerance == "?" else code_tolerance
     if "rel_diff" in c and c.get("criterion") not in ("max", "norm"):
         return [f"{where}: criterion {str(c.get('criterion'))[:20]!r}, neither 'max' nor 'norm'"]
     fields = FIELDS + (("rel_diff",) if "rel_diff" in c else ()) + (("norm_rel_diff",) if c.get("criterion") == "norm"
                                                                      else ())
-    if not all(_number(c.get(f)) for f in fields) or not (tolerance is None or _number(tolerance)):
+    if not all(_number(c.get(f)) for f in fields) or not (c.get("tolerance") is None or _number(c.get("tolerance"))):
         return [f"{where}: {', '.join(fields)} must be numbers and its tolerance a number or null"]
     problems = []
-    has_tolerance = tolerance is not None
-    if c.get("judged", has_tolerance) is not has_tolerance or (must_judge and not has_tolerance):
-        problems.append(f"{where}: judged {c.get('judged')!r} with a tolerance of {tolerance!r} (gradients and the "
-                        "sync are judged in every dtype, parameters in float32)")
-    if expected != "?" and tolerance != expected and has_tolerance:
-        problems.append(f"{where}: tolerance {tolerance!r}, the record's tolerance for its kind is {expected!r}")
-    elif expected == "?":
-        problems.append(f"{where}: not a comparison of parameters, gradients or the sync")
     named = c["norm_rel_diff"] if c.get("criterion") == "norm" else c["max_rel_diff"]
     if named != judged:
         problems.append(f"{where}: judges {judged!r}, but its criterion {c.get('criterion', 'max')!r} names "
@@ -98,7 +85,7 @@ def _comparison_problems(record: dict, comparisons: list) -> list[str]:
     problems = []
     for i, c in enumerate(comparisons):
         problems += comparison_problems(f"comparison {i + 1} ({str(c.get('tensor'))[:40]})", c,
-                                        *expected_tolerance(record, c.get("tensor")))
+                                        expected_tolerance(record, c.get("tensor"))[0])
     return problems
 
 
@@ -142,7 +129,7 @@ def probe_problems(record) -> list[str]:
 
 def check_probe_record(root: Path) -> list[str]:
     """Problems of the set's correctness.json, each naming it (none without one): its
-    verdicts against its numbers, its settings against plan.json's `probe`."""
+    verdicts against its numbers, its settings against the code's and plan.json's `probe`."""
     if not (root / NAME).is_file():
         return []
     try:
@@ -151,6 +138,7 @@ def check_probe_record(root: Path) -> list[str]:
     except EvidenceStructureError as exc:
         return [str(exc)]
     problems = [f"{NAME}: {p}: its verdicts are not the ones its numbers give" for p in probe_problems(record)]
+    problems += [f"{NAME}: {p}" for p in code_settings_problems(record)]
     probe = plan.get("probe") if isinstance(plan, dict) else None
     if isinstance(probe, dict) and isinstance(record, dict):
         problems += [f"{NAME}: {p}" for p in probe_plan_problems(probe, record)]

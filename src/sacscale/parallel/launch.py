@@ -28,7 +28,8 @@ import torch.distributed as dist
 
 from sacscale import stopping
 from sacscale.collect.shm import unlink_prefix
-from sacscale.parallel.topology import shares_cuda_device
+# both read as launch.<name> by the trainer, the probes and their tests
+from sacscale.parallel.topology import backend_for, shares_cuda_device  # noqa: F401
 from sacscale.processes import SpawnedChild, describe_exit, die_with_parent, end_all
 from sacscale.stopping import Interrupted
 
@@ -40,13 +41,6 @@ MULTICAST_OFF = {
     "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
     "NVSHMEM_DISABLE_NVLS": "1",
 }
-
-
-def backend_for(devices: list[str]) -> str:
-    """The collective backend of this host's ranks: NCCL for one CUDA device per rank;
-    gloo on CPU, and where ranks share a CUDA device, which NCCL refuses (gloo stages
-    CUDA tensors through the host)."""
-    return "gloo" if devices[0] == "cpu" or shares_cuda_device(devices) else "nccl"
 
 
 def free_port() -> int:

@@ -13,18 +13,19 @@ and compares it with eager execution.
 
 Each rank starts from its own seed (seed + 1000 x rank, as in training), so the start-up
 broadcast is under test; the sync is judged exactly too (`SYNC_REL_TOL`, any dtype).
-`MUTATIONS` break the sync on purpose; the tests assert the probe fails. The trainer's
-own rank code is probed by `sacscale.train.probe`, with the recorders and checks here.
+`MUTATIONS` break the sync on purpose; the tests assert the probe fails. The settings,
+tolerances and mutations are in `sacscale.parallel.probe_settings` (no torch: verify reads
+them). The trainer's own rank code is probed by `sacscale.train.probe`, with the recorders
+and checks here.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -36,84 +37,15 @@ from sacscale.learn.config import SACConfig
 from sacscale.learn.learner import FastSACLearner, Randoms
 from sacscale.parallel import launch
 from sacscale.parallel.grad_sync import allreduce_hooks, broadcast_state
-
-BUCKETS = ("critic", "alpha", "actor")
-
-# Tolerances, relative: a gradient's error against the largest gradient entry of its
-# bucket; a parameter's error against the largest change any entry made from its initial
-# value (so the test is about the update, not about the much larger weights).
-# float32 (the default, also on CUDA): only summation order differs (per-rank means
-# averaged vs one mean; compiled vs eager kernels), ~1e-6 in the gradients; AdamW
-# divides by sqrt(v), which magnifies that on entries whose gradient is near zero, one
-# entry at a time; so parameters are judged normwise (2-norm of the difference against
-# 2-norm of the reference's change). Measured on CPU, fp32, 2 gloo ranks, 2-5 iterations,
-# seeds 0-2: elementwise up to 4.7e-3 of the largest change (seed 0, one actor entry),
-# normwise at most 5.2e-5; which seed shows an outlier depends on the CPU's kernels.
-# bfloat16 autocast: 8 mantissa bits (~4e-3 per rounding) and compiled kernels that
-# round at other places than eager ones; gradients still agree to ~1e-2, but AdamW's
-# nearly sign-like first steps turn rounding on near-zero gradient entries into
-# whole-step parameter differences (measured on the H200: 0.33 of the actor's largest
-# move after 3 iterations), so in bf16 only the gradients decide the verdict.
-TOLERANCES = {
-    "float32": {"grad_rel": 1e-4, "param_rel": 1e-3},  # param_rel: normwise
-    "bfloat16": {"grad_rel": 5e-2, "param_rel": None},
-}
-
-# The sync itself, judged exactly in every dtype: each bucket's all-reduced gradient (the
-# hook's output) against an fp32 reference of what it must be, the float64 mean of the
-# ranks' own gradients (the hook's input, gathered after the iterations), relative to the
-# largest entry of that mean. The all-reduce sums N float32 values, so at most about
-# N * 2^-24 ~ 5e-7 for N = 8 may differ; a 0.1% error on one rank's gradient moves the
-# mean by 1e-3 / N of that rank's gradient, >= 1.25e-4 for N <= 8 at comparable
-# magnitudes, so it fails by an order of magnitude or more, in bf16 as in fp32 (autocast
-# changes what each rank computes, not the sync of it).
-SYNC_REL_TOL = 1e-5
-
-# Ways to break the sync on purpose (tests): the probe must fail for each.
-#   sum           the hook sums without dividing by the world size
-#   no_allreduce  the hook does nothing (every rank keeps its own gradient)
-#   no_broadcast  the start-up broadcast does nothing (ranks start from their own seeds)
-#   scale_rank1   rank 1's gradient is multiplied by 1.001 before the all-reduce
-MUTATIONS = ("sum", "no_allreduce", "no_broadcast", "scale_rank1")
-# The probe's record of how its tolerances were chosen (see TOLERANCES and SYNC_REL_TOL).
-TOLERANCE_REASON = (
-    "relative errors: gradients against the largest gradient entry of their bucket "
-    "(last optimizer step of the last iteration, elementwise), parameters normwise: "
-    "the 2-norm of the difference against the 2-norm of the change from their "
-    "initial value. float32: only summation order differs, and AdamW magnifies it on "
-    "near-zero gradient entries, one entry at a time (hence normwise). bfloat16: 8 mantissa bits "
-    "(~4e-3 per rounding); there AdamW turns rounding on near-zero gradients into "
-    "whole-step parameter differences, so only gradients are judged in bf16. "
-    "sync/*: the all-reduced gradient against the float64 mean of the ranks' own "
-    f"gradients, {SYNC_REL_TOL:g} relative in every dtype: the float32 sum of N values "
-    "differs by at most ~N x 2^-24, a 0.1% error on one rank of N <= 8 by >= 1.25e-4."
+from sacscale.parallel.probe_settings import (
+    SYNC_REL_TOL,
+    TOLERANCES,
+    ProbeSettings,
+    hooks_in_graph,
+    recorded_settings,
 )
 
-
-@dataclass
-class ProbeSettings:
-    devices: list[str]
-    iterations: int = 3
-    compile_loss: bool = False
-    batch_size: int = 0      # per rank; 0: 64 on CPU, 8192 on CUDA
-    replay_rows: int = 0     # 0: 4096 on CPU, 65536 on CUDA
-    seed: int = 0
-    grad_sync: bool = True   # False only to show that the probe catches unsynced ranks
-    amp_dtype: str = "float32"  # autocast of both sides; "bfloat16" is the training setting on CUDA
-    mutation: str | None = None  # one of MUTATIONS: break the sync on purpose (tests: the probe must fail)
-    # SACConfig values replacing the reference's (e.g. actor_hidden, critic_hidden, num_atoms):
-    # smaller networks make the probe's own tests cheap; empty: the networks that are trained
-    learner: dict = field(default_factory=dict)
-
-    def resolved(self) -> "ProbeSettings":
-        cuda = self.devices[0] != "cpu"
-        if self.mutation is not None and self.mutation not in MUTATIONS:
-            raise ValueError(f"mutation: {self.mutation!r} is not one of {', '.join(MUTATIONS)}")
-        return dataclasses.replace(
-            self,
-            batch_size=self.batch_size or (8192 if cuda else 64),
-            replay_rows=self.replay_rows or (65536 if cuda else 4096),
-        )
+BUCKETS = ("critic", "alpha", "actor")
 
 
 def _sac_config(s: ProbeSettings, batch_size: int):
@@ -185,7 +117,7 @@ def _run_learner(s: ProbeSettings, device, batch: int, hooks, compiled: bool, gr
     """A learner on the probe's replay; hooks: [input recorder, *hooks, output recorder].
     Ranks sharing a CUDA device sync through gloo, between graph segments, as the trainer does."""
     cfg = _sac_config(s, batch)
-    in_graph = not launch.shares_cuda_device(s.devices)
+    in_graph = hooks_in_graph(s.devices)
     # read at call time: a GPU test allows compiled segments to show they still fail
     compiled = compiled and (in_graph or learner_module.COMPILED_SEGMENTS_ALLOWED)
     learner = FastSACLearner(cfg, 1, device, compile=compiled, cuda_graph=graphed,
@@ -351,21 +283,13 @@ def _probe_rank(rank: int, world_size: int, s: ProbeSettings, output: str) -> No
     result = {
         "pass": all(c["pass"] for c in comparisons) and all(agreement.values()),
         "mode": "learner",
-        "world_size": world_size,
-        "devices": s.devices,
+        **recorded_settings(s),
+        # what the ranks did, in the settings' places: verify derives them from the settings
         "backend": dist.get_backend(),
-        "iterations": s.iterations,
-        "batch_per_rank": s.batch_size,
-        "reference_batch": s.batch_size * world_size,
-        "replay_rows": s.replay_rows,
         "compile_loss": s.compile_loss and on_cuda and dp.compiled,
-        "grad_sync": s.grad_sync,
-        "mutation": s.mutation,
         "allreduce_in_cuda_graph": dp.graphed,
         "autocast_dtype": dtype,
         "tolerance": tol,
-        "sync_tolerance": SYNC_REL_TOL,
-        "tolerance_reason": TOLERANCE_REASON,
         **agreement,
         "rank_spread_before_broadcast_max_abs": dp.before,
         "rank_spread_max_abs": dp.spread,

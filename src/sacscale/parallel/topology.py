@@ -28,6 +28,13 @@ def shares_cuda_device(devices: list[str]) -> bool:
     return len(set(cuda)) < len(cuda)
 
 
+def backend_for(devices: list[str]) -> str:
+    """The collective backend of this host's ranks: NCCL for one CUDA device per rank;
+    gloo on CPU, and where ranks share a CUDA device, which NCCL refuses (gloo stages
+    CUDA tensors through the host)."""
+    return "gloo" if devices[0] == "cpu" or shares_cuda_device(devices) else "nccl"
+
+
 class TopologyError(ValueError):
     """The topology cannot be read, or no matrix satisfies the rules on it."""
 

@@ -1,7 +1,8 @@
 """The trainer-path correctness probe: the trainer's own `run_rank` (its broadcast, its
 hooks, real collectors) for a few iterations, watched from outside; every rank must end
 bit-identical and every synced gradient must be the ranks' mean (`SYNC_REL_TOL`). The
-learner-level probe, its recorders and `MUTATIONS` are in `sacscale.parallel.probe`."""
+learner-level probe and its recorders are in `sacscale.parallel.probe`, `MUTATIONS` in
+`sacscale.parallel.probe_settings`."""
 
 from __future__ import annotations
 
@@ -14,14 +15,13 @@ from pathlib import Path
 from sacscale.parallel import launch
 from sacscale.scratch import scratch_folder
 from sacscale.parallel.probe import (
-    MUTATIONS,
-    SYNC_REL_TOL,
     GradRecorder,
     state_spread,
     sync_check,
     sync_hooks,
     write_result,
 )
+from sacscale.parallel.probe_settings import MUTATIONS, SYNC_REL_TOL
 from sacscale.train import rank as rank_module
 from sacscale.train.config import RanksApart, TrainConfig
 

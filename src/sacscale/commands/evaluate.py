@@ -53,12 +53,14 @@ def run(args: argparse.Namespace) -> int:
     if run_folder is not None:  # `evaluate R --output R/run.json` replaced the run's record
         refuse_output_inside("--output", args.output, run_folder)
         refuse_output_inside("--figure", args.figure, run_folder)
+    usable = len(os.sched_getaffinity(0))
+    if not 1 <= args.threads <= usable:  # more threads than CPUs only take turns
+        print(f"sacscale evaluate: error: --threads {args.threads}: must be 1..{usable}, the CPUs this process "
+              "may use", file=sys.stderr)
+        return 2
     problem = model_problem(args.model)  # a file that is not the task's model: named, before evaluating
     if problem:
         print(f"sacscale evaluate: error: {problem}", file=sys.stderr)
-        return 2
-    if args.threads < 1:
-        print(f"sacscale evaluate: error: --threads must be >= 1, got {args.threads}", file=sys.stderr)
         return 2
     try:
         result = evaluate(args.checkpoint, args.model, envs_per_command=args.envs_per_command,

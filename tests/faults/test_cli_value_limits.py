@@ -1,8 +1,9 @@
 """Command-line values and outputs (docs/faults.md row 21): values past what the code can
-size (a 1e308-second video, 10^11 simulations or threads) or mean nothing (more simulation
-threads than CPUs, learning compared past every run) are one line
-naming the option, exit 2, before anything is loaded; an output that is a device, FIFO or socket is refused,
-never replaced (as root, `--output /dev/full` put a plain file where the device was)."""
+size (a 1e308-second video, 10^11 simulations or threads) or mean nothing (a video of one
+frame, more simulation threads than CPUs, learning compared past every run) are one line
+naming the option, exit 2, before anything is loaded; an output that is a device, FIFO or
+socket is refused, never replaced (as root, `--output /dev/full` put a plain file where the
+device was)."""
 
 import os
 import stat
@@ -30,6 +31,10 @@ def run(capsys, *argv):
     (["--commands", "0.5,0,0:3000;0,0,0:3000"], "--seconds / --commands: 6000 s of video, at most 3600"),
     (["--seed", "-1"], "--seed -1: must be 0..4294967295"),
     (["--seed", str(2**40)], f"--seed {2**40}: must be 0..4294967295"),
+    (["--seconds", "0.01", "--fps", "1"],
+     "--seconds 0.01 at --fps 1: 1 frame, a still picture; a video has at least 2 (seconds x fps >= 1.5)"),
+    (["--commands", "0.5,0,0:0.04", "--fps", "25"],
+     "--commands 0.04 at --fps 25: 1 frame, a still picture; a video has at least 2 (seconds x fps >= 1.5)"),
 ])
 def test_render_values_past_a_video_are_named(capsys, tmp_path, extra, says):
     code, err = run(capsys, "render", tmp_path / "x.pt", "--output", tmp_path / "v.webp", *extra)

@@ -91,7 +91,7 @@ def test_an_evaluation_with_a_fall_rate_as_a_string_is_named_by_render_best(tmp_
     evaluation = tmp_path / "shared_r1_n1_pool7.json"
     evaluation.write_text(json.dumps({**record, "overall": {**record["overall"], "fall_rate": "0.5"}}))
     done = sacscale("render-best", "--evaluations", evaluation, "--runs-dir", REPO / "results" / SET / "runs",
-                    "--record", tmp_path / "r.json", "--output", tmp_path / "v.webp")
+                    "--record", tmp_path / "out" / "r.json", "--output", tmp_path / "out" / "v.webp")
     _one_line(done, f"evaluation {evaluation}: not `sacscale evaluate`'s output (its 'overall.fall_rate' is str)")
     assert sorted(p.name for p in tmp_path.iterdir()) == [evaluation.name]
 

@@ -1,7 +1,9 @@
 """Command-line values and outputs (docs/faults.md row 21): values past what the code can
-size (a 1e308-second video, 10^11 simulations or threads) are one line naming the option,
-exit 2, before anything is loaded; an output that is a device, FIFO or socket is refused,
-never replaced (as root, `--output /dev/full` put a plain file where the device was)."""
+size (a 1e308-second video, 10^11 simulations or threads) or mean nothing (a video of one
+frame, more simulation threads than CPUs, learning compared past every run) are one line
+naming the option, exit 2, before anything is loaded; an output that is a device, FIFO or
+socket is refused, never replaced (as root, `--output /dev/full` put a plain file where the
+device was)."""
 
 import os
 import stat
@@ -10,6 +12,10 @@ import pytest
 
 from sacscale.atomic import atomic_write_text, write_json
 from sacscale.cli import main
+
+from cli_runs import REPO, SET
+
+RUN = REPO / "results" / SET / "runs" / "shared_r1_n1_pool7"
 
 
 def run(capsys, *argv):
@@ -25,6 +31,10 @@ def run(capsys, *argv):
     (["--commands", "0.5,0,0:3000;0,0,0:3000"], "--seconds / --commands: 6000 s of video, at most 3600"),
     (["--seed", "-1"], "--seed -1: must be 0..4294967295"),
     (["--seed", str(2**40)], f"--seed {2**40}: must be 0..4294967295"),
+    (["--seconds", "0.01", "--fps", "1"],
+     "--seconds 0.01 at --fps 1: 1 frame, a still picture; a video has at least 2 (seconds x fps >= 1.5)"),
+    (["--commands", "0.5,0,0:0.04", "--fps", "25"],
+     "--commands 0.04 at --fps 25: 1 frame, a still picture; a video has at least 2 (seconds x fps >= 1.5)"),
 ])
 def test_render_values_past_a_video_are_named(capsys, tmp_path, extra, says):
     code, err = run(capsys, "render", tmp_path / "x.pt", "--output", tmp_path / "v.webp", *extra)
@@ -40,6 +50,26 @@ def test_render_values_past_a_video_are_named(capsys, tmp_path, extra, says):
 def test_env_bench_sizes_past_a_batch_are_named(capsys, extra, says):
     code, err = run(capsys, "env-bench", *extra)
     assert code == 2 and says in err, err
+
+
+def test_evaluate_threads_past_the_cpus_it_may_use_are_named(capsys, tmp_path):
+    usable = len(os.sched_getaffinity(0))
+    code, err = run(capsys, "evaluate", RUN, "--output", tmp_path / "e.json", "--threads", "100000")
+    assert code == 2
+    assert err == f"sacscale evaluate: error: --threads 100000: must be 1..{usable}, the CPUs this process may use"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_learning_compared_past_every_run_is_named(capsys, tmp_path):
+    code, err = run(capsys, "compare-learning", f"a={RUN}", "--output", tmp_path / "cl.json", "--at-env-steps",
+                    "5e5,1e308")
+    assert code == 2
+    assert err == ("sacscale compare-learning: error: --at-env-steps 1e+308: past every run (+-250000 around it; "
+                   "the furthest, a, reaches 614,400 env steps)")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(SystemExit):
+        main(["compare-learning", f"a={RUN}", "--at-env-steps", "inf"])
+    assert "'inf': give one or more positive, finite env-step counts" in capsys.readouterr().err
 
 
 def _special(tmp_path, kind):

@@ -87,9 +87,10 @@ def test_aggregate_refuses_a_metrics_file_with_a_key_given_twice(capsys, tmp_pat
 def test_render_best_names_an_evaluation_of_another_shape(capsys, tmp_path, content, says):
     evaluation = tmp_path / "r1.json"
     evaluation.write_text(json.dumps(content))
-    code, err = run(capsys, "render-best", "--evaluations", evaluation, "--runs-dir", tmp_path, "--output",
-                    tmp_path / "v.webp", "--record", tmp_path / "best.json")
+    (tmp_path / "runs").mkdir()  # the runs and the outputs apart from the evaluation: its subject is the shape
+    code, err = run(capsys, "render-best", "--evaluations", evaluation, "--runs-dir", tmp_path / "runs", "--output",
+                    tmp_path / "out" / "v.webp", "--record", tmp_path / "out" / "best.json")
     assert code == 2
     assert err.startswith(f"sacscale render-best: error: evaluation {evaluation}: not `sacscale evaluate`'s "
                           f"output ({says}"), err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["r1.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r1.json", "runs"]

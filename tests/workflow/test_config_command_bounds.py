@@ -1,5 +1,5 @@
 """Config values that the schema lets through but the commands taking them refuse: planning
-holds evaluation.seconds and video.fps to the bounds of `sacscale evaluate` and
+holds evaluation.seconds, video.fps and the video's frames to the bounds of `sacscale evaluate` and
 `sacscale render-best` (sacscale.eval.limits), so the set is refused before any run trains."""
 
 from pathlib import Path
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sacscale.eval.limits import fps_problem, seconds_problem
+from sacscale.eval.limits import fps_problem, seconds_problem, video_length_problem
 from sacscale.pipeline.runplan import Host, PlanError, resolve
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,6 +21,9 @@ def plan(config):
 
 @pytest.mark.parametrize("config, message", [
     ({"video": {"enabled": True, "fps": 0.5}}, "video.fps 0.5: must be 1..50 (the control rate)"),
+    ({"video": {"enabled": True, "seconds": 0.01, "fps": 1}},
+     "video.seconds 0.01 at video.fps 1: 1 frame, a still picture; a video has at least 2 (seconds x fps >= 1.5)"),
+    ({"video": {"enabled": True, "seconds": 1, "fps": 1}}, "video.seconds 1 at video.fps 1: 1 frame"),
     ({"evaluation": {"seconds": 1.0001}},
      "evaluation.seconds 1.0001: must be at least one control step (0.02 s) longer than the 1 s not scored"),
     ({"evaluation": {"seconds": 1.01}}, "evaluation.seconds 1.01: must be at least one control step"),
@@ -35,6 +38,8 @@ def test_planning_refuses_what_the_command_would(config, message):
 @pytest.mark.parametrize("config", [
     {"video": {"enabled": True, "fps": 1}},
     {"video": {"enabled": True, "fps": 50}},
+    {"video": {"enabled": True, "seconds": 0.04, "fps": 50}},
+    {"video": {"enabled": True, "seconds": 2, "fps": 1}},
     {"evaluation": {"seconds": 1.02}},
     {"evaluation": {"seconds": 20}},
     {"evaluation": {"seconds": None}},
@@ -60,3 +65,5 @@ def test_the_commands_messages_name_their_flags():
                                             "longer than the 1 s not scored (--settle-s 1.0)")
     assert seconds_problem(5, -1) == "--settle-s -1: must be >= 0"
     assert seconds_problem(2, 1) is None
+    assert video_length_problem(0.2, 10) is None  # two frames: the shortest video
+    assert video_length_problem(0.1, 10).startswith("--seconds 0.1 at --fps 10: 1 frame, a still picture")

@@ -22,11 +22,13 @@ rule evaluate_run:
     params:
         run_dir=lambda wildcards, input: str(Path(input.run_json).parent),
         protocol=eval_args(),
+        # evaluate takes no more threads than the CPUs it may use (`--cores 64` on a smaller machine)
+        sim_threads=lambda wildcards, threads: min(threads, len(os.sched_getaffinity(0))),
     message:
         "evaluating the policy of {wildcards.run}"
     shell:
         "sacscale evaluate {params.run_dir:q} --model {input.model:q} --output {output.json}"
-        " {params.protocol} --threads {threads} > {log} 2>&1"
+        " {params.protocol} --threads {params.sim_threads} > {log} 2>&1"
 
 
 # The report's video: the best-evaluated run's policy (sacscale.eval.best), when on.

@@ -186,3 +186,53 @@ def refuse_output_inside(option: str, output: str | os.PathLike | None, folder: 
         where = f" other than {', '.join(allowed)}" if allowed else ""
         raise BadInput(f"{option} {output}: inside {folder}{where}, whose files this command reads as evidence; "
                        "write it elsewhere")
+
+
+def refuse_output_beside(option: str, output: str | os.PathLike | None, inputs: list[str], what: str) -> None:
+    """BadInput when `output` would be written in the folder of one of the `inputs` files,
+    a folder this command reads `what` from: a record written among the evaluations was
+    taken as one more by the next `--evaluations eval/*.json`."""
+    if not output:
+        return
+    folder = Path(os.path.realpath(output)).parent
+    for given in inputs:
+        if Path(os.path.realpath(given)).parent == folder:
+            raise BadInput(f"{option} {output}: beside the {what} {given}, in the folder this command reads "
+                           f"{what}s from; write it elsewhere")
+
+
+# A run set's folder holds its manifest (verify re-hashes every file it lists and names any
+# other as extra) or, before the manifest is made, the plan the pipeline wrote first.
+RUN_SET_MARKERS = ("MANIFEST.sha256", "plan.json")
+# an input of a set lies at most this deep in it: runs/<run>/run.json
+_SET_DEPTH = 3
+
+
+def run_set_of(path: str | os.PathLike) -> tuple[Path, str] | None:
+    """The run set folder that holds `path` (a file or folder it reads), and the marker it
+    was known by: the nearest folder at most three levels up with a manifest or a plan."""
+    real = Path(os.path.realpath(path))
+    for folder in [real, *real.parents][:_SET_DEPTH + 1]:
+        marker = next((m for m in RUN_SET_MARKERS if (folder / m).is_file()), None)
+        if marker:
+            return folder, marker
+    return None
+
+
+def refuse_output_in_run_sets(outputs: list[tuple[str, str | os.PathLike | None]],
+                              inputs: list[str | os.PathLike | list | None]) -> None:
+    """BadInput when an output, (option, path) each, lies in a run set folder one of the
+    inputs (a path or a list of them) comes from: a file added there fails the set's
+    verification (`report --output-md S/metrics/report.md` left `verify S` with 10 problems)
+    and one written over is evidence lost. Links and `..` are resolved first."""
+    paths = [p for given in inputs for p in (given if isinstance(given, (list, tuple)) else [given]) if p]
+    sets = dict(found for found in map(run_set_of, paths) if found)
+    for option, output in outputs:
+        if not output:
+            continue
+        out = Path(os.path.realpath(output))
+        for folder, marker in sets.items():
+            if out.is_relative_to(folder):
+                raise BadInput(f"{option} {output}: inside the run set {folder} (it holds {marker}), whose "
+                               "evidence this command reads; a file added there fails its verification: "
+                               "write it outside the set")

@@ -34,9 +34,20 @@ def _env_steps_list(text: str) -> list[float]:
         points = [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of env-step counts") from None
-    if not points or any(not p > 0 for p in points):
-        raise argparse.ArgumentTypeError(f"{text!r}: give one or more positive env-step counts")
+    if not points or any(not 0 < p < float("inf") for p in points):
+        raise argparse.ArgumentTypeError(f"{text!r}: give one or more positive, finite env-step counts")
     return points
+
+
+def _point_past_every_run(result: dict, points: list[float], half_width: float) -> str | None:
+    """Why an --at-env-steps point compares nothing: its window starts past the last env
+    step of every run (1e308 printed a 309-digit row of NaN); None when each is reached."""
+    label, reached = max(((label, r["env_steps"]) for label, r in result["runs"].items()), key=lambda x: x[1])
+    for point in points:
+        if point - half_width > reached:
+            return (f"--at-env-steps {point:g}: past every run (+-{half_width:g} around it; the furthest, "
+                    f"{label}, reaches {reached:,.0f} env steps)")
+    return None
 
 
 def _labelled_runs(args: argparse.Namespace) -> dict[str, str]:
@@ -82,6 +93,12 @@ def run(args: argparse.Namespace) -> int:
     except EventFileError as exc:
         print(f"sacscale compare-learning: error: {exc}", file=sys.stderr)
         return 1
+    if args.at_env_steps:
+        problem = ("--half-width must be positive" if not args.half_width > 0
+                   else _point_past_every_run(result, args.at_env_steps, args.half_width))
+        if problem:
+            print(f"sacscale compare-learning: error: {problem}", file=sys.stderr)
+            return 2
     for label, r in result["runs"].items():
         print(f"{label:>16}: {r['env_steps']:>10,.0f} env steps | return {r['first_return']:7.2f} -> "
               f"{r['tail_mean_return']:7.2f} | length {r['first_length']:6.1f} -> {r['tail_mean_length']:6.1f} | "
@@ -92,9 +109,6 @@ def run(args: argparse.Namespace) -> int:
               f"standing still: {r['stand_still_normalised_tracking_lin_vel']:.2f} / "
               f"{r['stand_still_normalised_tracking_ang_vel']:.2f})")
     if args.at_env_steps:
-        if not args.half_width > 0:
-            print("sacscale compare-learning: error: --half-width must be positive", file=sys.stderr)
-            return 2
         result["at_env_steps"] = at_env_steps(result, args.at_env_steps, args.half_width)
         labels = list(result["runs"])
         print(f"at equal env steps (means over the log points within +-{args.half_width:,.0f}; tracking / its "

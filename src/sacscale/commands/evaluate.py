@@ -6,10 +6,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from sacscale.checks import finite_float, seed_arg
 from sacscale.atomic import write_json
-from sacscale.commands._inputs import model_problem, png_path, refuse_one_file, refuse_output_on_input
+from sacscale.commands._inputs import (
+    model_problem,
+    png_path,
+    refuse_one_file,
+    refuse_output_inside,
+    refuse_output_on_input,
+)
 from sacscale.eval.limits import SETTLE_S
 from sacscale.eval.evaluate import CheckpointError, evaluate, plot_tracking
 
@@ -42,12 +49,18 @@ def run(args: argparse.Namespace) -> int:
     refuse_one_file(("--output", args.output), ("--figure", args.figure))  # before the evaluation's minutes
     refuse_output_on_input([("--output", args.output), ("--figure", args.figure)],
                            [("checkpoint", args.checkpoint), ("--model", args.model)])
+    run_folder = _run_folder(args.checkpoint)
+    if run_folder is not None:  # `evaluate R --output R/run.json` replaced the run's record
+        refuse_output_inside("--output", args.output, run_folder)
+        refuse_output_inside("--figure", args.figure, run_folder)
+    usable = len(os.sched_getaffinity(0))
+    if not 1 <= args.threads <= usable:  # more threads than CPUs only take turns
+        print(f"sacscale evaluate: error: --threads {args.threads}: must be 1..{usable}, the CPUs this process "
+              "may use", file=sys.stderr)
+        return 2
     problem = model_problem(args.model)  # a file that is not the task's model: named, before evaluating
     if problem:
         print(f"sacscale evaluate: error: {problem}", file=sys.stderr)
-        return 2
-    if args.threads < 1:
-        print(f"sacscale evaluate: error: --threads must be >= 1, got {args.threads}", file=sys.stderr)
         return 2
     try:
         result = evaluate(args.checkpoint, args.model, envs_per_command=args.envs_per_command,
@@ -79,6 +92,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"sacscale evaluate: warning: the model ({p['model_sha256'][:12]}) is not the one the checkpoint "
               f"was trained on ({p['checkpoint_model_sha256'][:12]})", file=sys.stderr)
     return 0
+
+
+def _run_folder(checkpoint: str) -> str | None:
+    """The run folder the evaluation reads: the one given, or the one whose checkpoints/
+    holds the checkpoint given; None for a checkpoint elsewhere."""
+    path = Path(os.path.realpath(checkpoint))
+    if path.is_dir():
+        return checkpoint
+    if path.parent.name == "checkpoints":
+        return str(path.parent.parent)
+    return None
 
 
 def _fmt(v) -> str:

@@ -10,7 +10,15 @@ from pathlib import Path
 
 from sacscale.atomic import write_json
 from sacscale.commands import render as render_command
-from sacscale.commands._inputs import BadInput, read_evaluations, refuse_output_on_input, same_file
+from sacscale.commands._inputs import (
+    BadInput,
+    read_evaluations,
+    refuse_output_beside,
+    refuse_output_in_run_sets,
+    refuse_output_inside,
+    refuse_output_on_input,
+    same_file,
+)
 from sacscale.eval.best import best_run
 
 
@@ -24,11 +32,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _refuse_one_file(args: argparse.Namespace) -> None:
     """Checked before rendering: the record written after the video replaced it (and the
-    command still said it wrote the video), and an output on an input replaces the input."""
+    command still said it wrote the video), an output on an input replaces the input, and
+    one among the files read (`--record RUNS/<run>/train_meta.json` replaced a run's
+    record) is refused as `analyze-run` refuses it."""
     if same_file(args.output, args.record):
         raise BadInput(f"--output and --record are one file ({args.output}): the record would replace the video")
-    refuse_output_on_input([("--output", args.output), ("--record", args.record)],
-                           [("evaluation", args.evaluations), ("--model", args.model)])
+    outputs = [("--output", args.output), ("--record", args.record)]
+    refuse_output_on_input(outputs, [("evaluation", args.evaluations), ("--model", args.model)])
+    for option, output in outputs:
+        refuse_output_inside(option, output, args.runs_dir)
+        refuse_output_beside(option, output, args.evaluations, "evaluation")
+    refuse_output_in_run_sets(outputs, [args.evaluations, args.runs_dir, args.model])
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,7 +15,12 @@ import sys
 from pathlib import Path
 
 from sacscale.atomic import others_can_swap
-from sacscale.commands._inputs import refuse_one_file, refuse_output_inside, refuse_output_on_input
+from sacscale.commands._inputs import (
+    refuse_one_file,
+    refuse_output_in_run_sets,
+    refuse_output_inside,
+    refuse_output_on_input,
+)
 from sacscale.evidence.runset import _tracked as tracked_files
 from sacscale.reading import open_record
 from sacscale.report.build import RecordError, write_report
@@ -134,7 +139,8 @@ def run_set_inputs(results: Path, output_dir: str | None) -> dict:
 
 def _refuse_outputs_on_inputs(args: argparse.Namespace) -> None:
     """An output is none of the inputs, none of the figures (the page written over
-    scaling_bars.png) and in none of the folders read (run and attempts folders)."""
+    scaling_bars.png), in none of the folders read (run and attempts folders) and in no run
+    set the inputs come from (as `--output-dir` is not inside `--run-set`)."""
     outputs = [("--output-md", args.output_md), ("--output-html", args.output_html)]
     files = [n for n in NAMED + OPTIONAL if n not in ("output_md", "output_html", "figures_dir", "run_dirs",
                                                       "attempts_dir")]
@@ -143,6 +149,8 @@ def _refuse_outputs_on_inputs(args: argparse.Namespace) -> None:
         refuse_output_inside(option, output, args.figures_dir)
         for folder in [*(args.run_dirs or []), *([args.attempts_dir] if args.attempts_dir else [])]:
             refuse_output_inside(option, output, folder)
+    refuse_output_in_run_sets([*outputs, ("--figures-dir", args.figures_dir)],
+                              [getattr(args, n) for n in files + ["run_dirs", "attempts_dir"]])
 
 
 _VIDEO_MAGIC = {".webp": lambda head: head[:4] == b"RIFF" and head[8:12] == b"WEBP",

@@ -9,6 +9,7 @@ import math
 from sacscale.task.walk_rules import CONTROL_DT, TaskConfig
 
 MAX_FPS = 50  # the control rate: a frame per control step at most
+MIN_FRAMES = 2  # one frame is a still of the start pose, not a video of the policy
 SETTLE_S = 1.0  # evaluate's default: the first second of an episode is not scored
 EPISODE_STEPS = TaskConfig.episode_length
 
@@ -17,6 +18,20 @@ def fps_problem(fps: float, name: str = "--fps") -> str | None:
     """What is wrong with a video frame rate, as one line naming `name`; None when fine."""
     if not 1 <= fps <= MAX_FPS:
         return f"{name} {fps:g}: must be 1..{MAX_FPS} (the control rate)"
+    return None
+
+
+def frame_count(seconds: float, fps: float) -> int:
+    """Frames of a video `seconds` long (frame k shows t = k / fps): one at least."""
+    return max(1, int(round(seconds * fps)))
+
+
+def video_length_problem(seconds: float, fps: float, name: str = "--seconds", fps_name: str = "--fps") -> str | None:
+    """What is wrong with a video's length at its frame rate, as one line; None when fine."""
+    frames = frame_count(seconds, fps)
+    if frames < MIN_FRAMES:
+        return (f"{name} {seconds:g} at {fps_name} {fps:g}: {frames} frame, "
+                f"a still picture; a video has at least {MIN_FRAMES} (seconds x fps >= {MIN_FRAMES - 0.5:g})")
     return None
 
 

@@ -30,7 +30,7 @@ import numpy as np
 from sacscale.atomic import temporary_path
 from sacscale.eval.gl_backend import (RenderError, choose_gl_backend, configure_gl_backend, gpu_present,
                                       open_renderer)
-from sacscale.eval.limits import fps_problem
+from sacscale.eval.limits import fps_problem, frame_count
 from sacscale.eval.render_model import build_render_model, compare_models
 from sacscale.task.walk_rules import TaskConfig
 from sacscale.eval.video import (VIDEO_FORMATS, FollowCamera, GuardedWriter, draw_overlay, overlay_font,
@@ -114,8 +114,7 @@ def segment_starts(segments: list[Segment], control_dt: float) -> list[int]:
 
 def frame_steps(seconds: float, fps: float, control_dt: float) -> list[int]:
     """Control step shown by each frame: frame k shows the state at t = k / fps."""
-    n = max(1, int(round(seconds * fps)))
-    return [int(round(k / fps / control_dt)) for k in range(n)]
+    return [int(round(k / fps / control_dt)) for k in range(frame_count(seconds, fps))]
 
 
 # ---------------------------------------------------------------------------- rollout

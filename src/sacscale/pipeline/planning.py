@@ -7,7 +7,7 @@ import os
 import stat
 
 from sacscale.checks import MAX_SEED
-from sacscale.eval.limits import fps_problem, seconds_problem
+from sacscale.eval.limits import fps_problem, seconds_problem, video_length_problem
 from sacscale.parallel.matrix import preset_from_matrix
 from sacscale.parallel.topology import TopologyError
 from sacscale.pipeline.config_check import ConfigError, check_values
@@ -267,6 +267,10 @@ def _check_command_bounds(config: dict) -> None:
     video = config.get("video") or {}
     if isinstance(video, dict) and _number(video.get("fps")):
         problem = fps_problem(video["fps"], name="video.fps")
+        if problem:
+            raise PlanError(problem)
+    if isinstance(video, dict) and _number(video.get("fps")) and _number(video.get("seconds")):
+        problem = video_length_problem(video["seconds"], video["fps"], "video.seconds", "video.fps")
         if problem:
             raise PlanError(problem)
 

@@ -32,6 +32,7 @@ from sacscale.pipeline.plan_values import (
     seconds,
     shown,
 )
+from sacscale.pipeline.temporary_env import check_temporary_folders
 
 
 def resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host: Host | None) -> RunConfig:
@@ -254,6 +255,7 @@ def _check_sizes(merged: dict, where) -> None:
             raise PlanError(f"{where('env')}: {name} must be a whole number of threads in [1, {MAX_CPU_ID + 1}], "
                             f"got {shown(value)}")
     check_interpreter_env(merged["env"], where("env"))
+    check_temporary_folders(merged["env"], where("env"))
 
 
 def _check_reference_run(merged: dict, kind: str, where) -> None:

@@ -24,22 +24,27 @@ class UnsafeTemporaryFolder(PermissionError):
 
 
 def temporary_folder() -> str:
-    """`tempfile.gettempdir()`, checked: it and every folder above it (where its links lead)
-    are this user's or root's and not open to others without the sticky bit, and no other
-    user's symbolic link is on the way. Raises UnsafeTemporaryFolder naming the folder."""
-    chosen = tempfile.gettempdir()
+    """`tempfile.gettempdir()`, checked by `checked_temporary_folder`."""
+    return checked_temporary_folder(tempfile.gettempdir())
+
+
+def checked_temporary_folder(chosen: str, name: str = "TMPDIR") -> str:
+    """`chosen` (given as the variable `name`), checked: it and every folder above it (where
+    its links lead) are this user's or root's and not open to others without the sticky bit,
+    and no other user's symbolic link is on the way. Raises UnsafeTemporaryFolder naming the
+    folder."""
     try:
         refuse_foreign_links(chosen, reading=True)
     except OSError as exc:
         link = exc.strerror.split(";")[0]  # another user's symbolic link (uid N)
-        raise UnsafeTemporaryFolder(errno.EPERM, f"the temporary folder (TMPDIR {chosen}) is reached through {link}; "
-                                    "set TMPDIR to a folder of your own", exc.filename) from None
+        raise UnsafeTemporaryFolder(errno.EPERM, f"the temporary folder ({name} {chosen}) is reached through {link}; "
+                                    f"set {name} to a folder of your own", exc.filename) from None
     found = swappable_by_others(chosen)  # a group's other members count as other users (sacscale.atomic)
     if found:
         folder, problem = found
-        what = "the temporary folder (TMPDIR)" if folder is None else f"holds the temporary folder {chosen} and"
+        what = f"the temporary folder ({name})" if folder is None else f"holds the temporary folder {chosen} and"
         raise UnsafeTemporaryFolder(errno.EPERM, f"{what} {problem}, who could swap the scratch files written "
-                                    "there; set TMPDIR to a folder of your own", folder or chosen)
+                                    f"there; set {name} to a folder of your own", folder or chosen)
     return chosen
 
 

@@ -6,11 +6,10 @@ folder, and the run said nothing)."""
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 from sacscale.pipeline.plan_values import PlanError, shown
-from sacscale.scratch import UnsafeTemporaryFolder, temporary_folder
+from sacscale.scratch import UnsafeTemporaryFolder, checked_temporary_folder
 
 # what Python's tempfile (and so torch) reads for its folder, in its order
 TEMPORARY_FOLDER_ENV = ("TMPDIR", "TEMP", "TMP")
@@ -22,18 +21,14 @@ def temporary_folder_problem(path: str, name: str = "TMPDIR") -> str | None:
     yet); None when it is fine."""
     folder = Path(path).absolute()
     judged = next(f for f in (folder, *folder.parents) if f.exists())  # "/" is there
-    saved = tempfile.tempdir
-    tempfile.tempdir = str(judged)  # scratch judges tempfile's folder: this one, for the moment
     try:
-        temporary_folder()
+        checked_temporary_folder(str(judged), name)
     except UnsafeTemporaryFolder as exc:
-        problem = exc.strerror.replace("TMPDIR", name)
+        problem = exc.strerror
     except OSError as exc:
         problem = f"cannot be looked at ({exc.strerror})"
     else:
         return None
-    finally:
-        tempfile.tempdir = saved
     return problem if judged == folder else f"{problem} (judged by {judged}, where it would be made)"
 
 

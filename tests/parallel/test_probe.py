@@ -39,6 +39,20 @@ def test_two_gloo_ranks_match_the_concatenated_batch_reference(tmp_path):
     assert json.loads(out.read_text())["pass"] is True
 
 
+def test_a_probe_record_measures_what_verify_derives_from_the_code(tmp_path):
+    """The record names the code's list of compared tensors (verify holds a record to it) and
+    agrees with every formula verify reads it by (sacscale.evidence.probe_measures)."""
+    from sacscale.evidence.probe_measures import measure_problems
+    from sacscale.parallel.probe_tensors import compared_tensors
+
+    result = run_probe(ProbeSettings(["cpu", "cpu"], learner=SMALL_NETS, **SMALL), str(tmp_path / "c.json"))
+    result["trainer_path"] = run_trainer_probe(TrainerProbeSettings(["cpu", "cpu"], extra=SMALL_NETS),
+                                               str(tmp_path / "t.json"))
+    assert tuple(c["tensor"] for c in result["comparisons"]) == compared_tensors("learner")
+    assert tuple(c["tensor"] for c in result["trainer_path"]["comparisons"]) == compared_tensors("trainer")
+    assert measure_problems(result) == []
+
+
 @pytest.mark.parametrize("mutation", MUTATIONS)
 def test_each_broken_sync_fails_the_probe(tmp_path, mutation):
     result = run_probe(ProbeSettings(["cpu", "cpu"], mutation=mutation, learner=SMALL_NETS, **SMALL),

@@ -185,16 +185,23 @@ def _comparison(tensor: str, tolerance: float, norm: bool = False) -> dict:
 def fake_probe(args: list[str]) -> dict:
     """A passing probe record of the real one's shape, on the devices it was given, with the
     code's tolerances (torch-free, as this stand-in is)."""
+    from sacscale.learn.state_names import SEEDED_STATE, STATE_TENSORS
     from sacscale.parallel.probe_settings import SYNC_REL_TOL, TOLERANCE_REASON, TOLERANCES
+    from sacscale.parallel.probe_tensors import compared_tensors
 
     devices = ["cpu" if d == "cpu" else f"cuda:{d}" for d in opt(args, "--devices").split(",")]
-    spreads = {"before": {"actor": 0.1 if len(devices) > 1 else 0.0}, "after": {"actor": 0.0}}
+    apart = 0.1 if len(devices) > 1 else 0.0  # only the networks' weights follow a rank's seed
+    spreads = {"before": {k: apart if k in SEEDED_STATE else 0.0 for k in STATE_TENSORS},
+               "after": dict.fromkeys(STATE_TENSORS, 0.0)}
+    tolerance = {"param": TOLERANCES["float32"]["param_rel"], "grad": TOLERANCES["float32"]["grad_rel"],
+                 "sync": SYNC_REL_TOL}
     record = {"pass": True, "mode": "learner", "world_size": len(devices), "devices": devices,
               "backend": "gloo" if devices[0] == "cpu" or len(set(devices)) < len(devices) else "nccl",
               "iterations": int(opt(args, "--iterations")), "fake": True, "torch": torch_version(),
               "tolerance": TOLERANCES["float32"], "sync_tolerance": SYNC_REL_TOL, "autocast_dtype": "float32",
               "tolerance_reason": TOLERANCE_REASON,
-              "comparisons": [_comparison("grad/critic", TOLERANCES["float32"]["grad_rel"], norm=True)]}
+              "comparisons": [_comparison(name, tolerance[name.split("/")[0]], norm=name.startswith("param/"))
+                              for name in compared_tensors("learner")]}
     if "--trainer-iterations" in args:
         checks = ("hooks_installed_by_trainer", "learner_updated", "broadcast_by_trainer", "ranks_started_apart",
                   "ranks_bit_identical_after", "sync_within_tolerance")
@@ -202,7 +209,8 @@ def fake_probe(args: list[str]) -> dict:
             "pass": True, "mode": "trainer", "world_size": len(devices), "devices": devices,
             "iterations": int(opt(args, "--trainer-iterations")), "checks": dict.fromkeys(checks, True),
             "learner_updates_per_rank": 1, "rank_spread_before_broadcast_max_abs": spreads["before"],
-            "rank_spread_max_abs": spreads["after"], "comparisons": [_comparison("sync/critic", SYNC_REL_TOL)],
+            "rank_spread_max_abs": spreads["after"],
+            "comparisons": [_comparison(name, SYNC_REL_TOL) for name in compared_tensors("trainer")],
             "sync_tolerance": SYNC_REL_TOL}
     return record
 

@@ -5,7 +5,9 @@ from that table (its verdict is read against the code's tolerance, not the recor
 sacscale.evidence.probe_record); the reference batch as the ranks' batches together; a
 mutation among `sacscale probe --mutation`'s choices; and over two or more ranks, no
 passing probe with a sync broken on purpose or without gradient sync (the probe fails
-both, as its tests assert).
+both, as its tests assert). The trainer path's constants, for which the command has no
+option (its environments, batch, mode and criterion), are the trainer probe's settings
+(sacscale.train.probe_settings).
 
 Older records were made by the code's tables of their time, named here: records judged
 elementwise (before the normwise criterion; their comparisons carry no `rel_diff`) by a
@@ -15,6 +17,7 @@ was judged carry no sync comparison and no sync_tolerance."""
 from __future__ import annotations
 
 from sacscale.parallel.probe_settings import MUTATIONS, SYNC_REL_TOL, TOLERANCE_REASON, TOLERANCES, reference_batch
+from sacscale.train.probe_settings import CRITERION, TrainerProbeSettings, recorded_trainer_settings
 
 # the float32 parameter tolerance the code had while parameters were judged elementwise
 ELEMENTWISE_PARAM_REL = 2e-3
@@ -26,6 +29,14 @@ def _elementwise(record: dict) -> bool:
     comparisons = record.get("comparisons")
     return isinstance(comparisons, list) and bool(comparisons) \
         and not any(isinstance(c, dict) and "rel_diff" in c for c in comparisons)
+
+
+def made_before_sync_judged(record: dict) -> bool:
+    """A learner record made before the sync was judged: elementwise, no sync tolerance and no
+    sync comparison."""
+    comparisons = record.get("comparisons") if isinstance(record.get("comparisons"), list) else []
+    synced = any(isinstance(c, dict) and str(c.get("tensor")).startswith("sync/") for c in comparisons)
+    return "sync_tolerance" not in record and not synced and _elementwise(record)
 
 
 def code_table(record: dict) -> tuple[dict, str] | str:
@@ -80,9 +91,7 @@ def _tolerance_problems(record: dict, learner: bool) -> list[str]:
         problems.append(table)
     elif table is not None and record.get("tolerance") != table[0]:
         problems.append(f"tolerance {record.get('tolerance')!r}, the code's {table[1]} gives {table[0]!r}")
-    synced = any(isinstance(c, dict) and str(c.get("tensor")).startswith("sync/") for c in comparisons)
-    before_sync = learner and "sync_tolerance" not in record and not synced and _elementwise(record)
-    if not before_sync and record.get("sync_tolerance") != SYNC_REL_TOL:
+    if not (learner and made_before_sync_judged(record)) and record.get("sync_tolerance") != SYNC_REL_TOL:
         name = table[1] if isinstance(table, tuple) else "table"
         problems.append(f"sync_tolerance {record.get('sync_tolerance')!r}, the code's {name} gives {SYNC_REL_TOL!r}")
     if learner and not _elementwise(record) and record.get("tolerance_reason") != TOLERANCE_REASON:
@@ -122,6 +131,23 @@ def _batch_problems(record: dict) -> list[str]:
     return []
 
 
+# the trainer path's settings sacscale probe gives no option for: every record states the defaults
+TRAINER_CONSTANTS = ("mode", "num_envs", "batch_per_rank")
+TRAINER_SETTINGS = "sacscale.train.probe_settings.TrainerProbeSettings; sacscale probe has no option for it"
+
+
+def _trainer_constant_problems(trainer: dict) -> list[str]:
+    devices = trainer.get("devices") if isinstance(trainer.get("devices"), list) else []
+    code = recorded_trainer_settings(TrainerProbeSettings(devices))
+    problems = [f"{key} {repr(trainer[key])[:30]}, but the trainer probe's settings give {code[key]!r} "
+                f"({TRAINER_SETTINGS})"
+                for key in TRAINER_CONSTANTS if key in trainer and trainer[key] != code[key]]
+    if "criterion" in trainer and trainer["criterion"] != CRITERION:
+        problems.append(f"criterion {str(trainer['criterion'])[:40]!r}: not the code's "
+                        "(sacscale.train.probe_settings.CRITERION)")
+    return problems
+
+
 def code_settings_problems(record) -> list[str]:
     """correctness.json's settings against what the code makes it say (an object; its
     trainer path read the same way, its problems prefixed `trainer_path: `)."""
@@ -131,5 +157,6 @@ def code_settings_problems(record) -> list[str]:
     trainer = record.get("trainer_path")
     if isinstance(trainer, dict):
         problems += [f"trainer_path: {p}"
-                     for p in _tolerance_problems(trainer, learner=False) + _broken_sync_problems(trainer)]
+                     for p in _tolerance_problems(trainer, learner=False) + _broken_sync_problems(trainer)
+                     + _trainer_constant_problems(trainer)]
     return problems

@@ -8,7 +8,9 @@ state are derived as the probe derives them (`recorded_settings`): world size an
 from the devices; batch and replay sizes from CUDA or CPU; compiled losses and the
 all-reduce inside the CUDA graph only on CUDA with one device per rank (ranks sharing a GPU
 sync between graph segments, where the probe runs its losses eagerly even when the plan
-asks for compiled ones). A record that probed other settings tested something else."""
+asks for compiled ones). A record that probed other settings tested something else. The
+rule runs the probe under `timeout` with the plan's `timeout_s`, so the record's `seconds`
+are fewer."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from sacscale.train.config import TrainConfig, TrainingError
 # reference batch the ranks' batches.
 FROM_PLAN = ("devices", "world_size", "backend", "iterations", "batch_per_rank", "replay_rows", "compile_loss",
              "allreduce_in_cuda_graph")
-FROM_COMMAND = ("grad_sync", "mutation", "autocast_dtype")
+FROM_COMMAND = ("mode", "grad_sync", "mutation", "autocast_dtype")
 COMMAND = "the probe command the pipeline runs"
 
 
@@ -52,12 +54,23 @@ def _sources(probe: dict, trainer_iterations: int | None = None) -> dict[str, st
     return sources
 
 
+def _duration_problems(probe: dict, record: dict) -> list[str]:
+    """The probe ran inside its job, which `timeout` ends after the plan's timeout_s
+    (workflow/rules/probe.smk): a record took less."""
+    limit, seconds = probe.get("timeout_s"), record.get("seconds")
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (limit, seconds))
+    if numbers and seconds > limit:
+        return [f"seconds {seconds!r}, but plan.json's probe timeout_s {limit!r} ends the probe's job before"]
+    return []
+
+
 def probe_plan_problems(probe: dict, record: dict) -> list[str]:
     """correctness.json's settings against plan.json's `probe` (both objects)."""
     asked = _asked(probe)
     if isinstance(asked, str):
         return [asked]
     problems = _differ("", record, asked, _sources(probe))
+    problems += _duration_problems(probe, record)
     planned = probe.get("trainer_iterations") or 0
     trainer = record.get("trainer_path")
     if planned and not isinstance(trainer, dict):

@@ -17,9 +17,11 @@ import math
 from pathlib import Path
 
 from sacscale.evidence.probe_code_settings import code_settings_problems, expected_tolerance
+from sacscale.evidence.probe_measures import measure_problems
 from sacscale.evidence.probe_plan import probe_plan_problems
 from sacscale.evidence.probe_trainer_path import check_flag_problems, spreads_zero
 from sacscale.evidence.result import EvidenceStructureError, load_json
+from sacscale.parallel.probe_tensors import relative
 
 NAME = "correctness.json"
 AGREEMENT = ("ranks_started_apart", "initial_weights_identical", "ranks_identical_after")
@@ -50,7 +52,7 @@ def comparison_problems(where: str, c: dict, code_tolerance) -> list[str]:
     if named != judged:
         problems.append(f"{where}: judges {judged!r}, but its criterion {c.get('criterion', 'max')!r} names "
                         f"{named!r}")
-    if not math.isclose(c["max_abs_diff"] / max(c["scale"], 1e-30), c["max_rel_diff"], rel_tol=1e-9):
+    if not math.isclose(relative(c["max_abs_diff"], c["scale"]), c["max_rel_diff"], rel_tol=1e-9):
         problems.append(f"{where}: max_rel_diff {c['max_rel_diff']!r} is not max_abs_diff / scale")
     passes = math.isfinite(judged) and (tolerance is None or judged <= tolerance)
     if c.get("pass") is not passes:
@@ -129,7 +131,8 @@ def probe_problems(record) -> list[str]:
 
 def check_probe_record(root: Path) -> list[str]:
     """Problems of the set's correctness.json, each naming it (none without one): its
-    verdicts against its numbers, its settings against the code's and plan.json's `probe`."""
+    verdicts against its numbers, its settings against the code's and plan.json's `probe`, its
+    measurements against the code's names and formulas (sacscale.evidence.probe_measures)."""
     if not (root / NAME).is_file():
         return []
     try:
@@ -138,7 +141,7 @@ def check_probe_record(root: Path) -> list[str]:
     except EvidenceStructureError as exc:
         return [str(exc)]
     problems = [f"{NAME}: {p}: its verdicts are not the ones its numbers give" for p in probe_problems(record)]
-    problems += [f"{NAME}: {p}" for p in code_settings_problems(record)]
+    problems += [f"{NAME}: {p}" for p in code_settings_problems(record) + measure_problems(record)]
     probe = plan.get("probe") if isinstance(plan, dict) else None
     if isinstance(probe, dict) and isinstance(record, dict):
         problems += [f"{NAME}: {p}" for p in probe_plan_problems(probe, record)]

@@ -17,7 +17,14 @@ from pathlib import Path
 from sacscale.evidence.manifest import sha256_file
 from sacscale.evidence.model_record import MODEL_FILE, cost_problems, name_problems, summary_findings
 from sacscale.evidence.shared_facts import ABSENT as _ABSENT
-from sacscale.evidence.shared_facts import cpu_problems, diff_findings, pool_problems, run_facts, set_facts
+from sacscale.evidence.shared_facts import (
+    cpu_problems,
+    diff_findings,
+    gpu_problems,
+    pool_problems,
+    run_facts,
+    set_facts,
+)
 from sacscale.evidence.shared_facts import opt as _opt
 from sacscale.evidence.record_fields import env_set_problems, meta_problems, model_problems
 from sacscale.evidence.pool_record import pool_record_problems
@@ -271,7 +278,7 @@ def _check_environment(root: Path, env: dict, result: Verification, strict: bool
         return
     probe = _optional_json(root, "correctness.json") if (root / "correctness.json").is_file() else None
     _agree(result, "set", set_facts(env, probe), strict)
-    result.records += cpu_problems(env)
+    result.records += cpu_problems(env) + gpu_problems(env)
     problems, notes = diff_findings(root, env)
     result.records += problems
     result.notes += notes

@@ -3,7 +3,8 @@ check (sacscale.evidence.records): the code's commit and dirty flag (run.json `c
 torch and Python versions (train_meta.json; correctness.json for torch; environment.json's
 own `versions` and `torch`), the stored diff (environment.json `project.diff` against
 source.diff), and the CPUs (environment.json `cpu`: its available CPUs and counts against
-its own lscpu layout; each run's pinned CPUs, in train_meta.json, against that layout).
+its own lscpu layout; each run's pinned CPUs, in train_meta.json, against that layout), the
+GPUs (torch's against nvidia-smi's) and the interpreter (run.json `python`).
 
 Each pair is written by the same pipeline from the same source (git, torch.__version__,
 the interpreter, the kernel), so a disagreement is a record edited or copied from elsewhere.
@@ -12,6 +13,7 @@ CPUs near each GPU, not the CPUs a run may use."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 from sacscale.cpus import parse_cpu_list
@@ -38,6 +40,10 @@ def run_facts(env: dict, run: dict, meta: dict, reference: bool) -> dict[str, li
     facts = {
         "code commit": [("environment.json", opt(env, "project", "commit")), ("run.json", opt(run, "code", "commit"))],
         "code dirty": [("environment.json", opt(env, "project", "dirty")), ("run.json", opt(run, "code", "dirty"))],
+        # both rules run `sacscale` of the same environment (envs/sacscale.yaml): the interpreter
+        # verify-env described is the one that ran the run's wrapper
+        "Python interpreter": [("environment.json", opt(env, "python", "executable")),
+                               ("run.json", opt(run, "python"))],
     }
     if not reference:
         facts["torch version"] = [("environment.json", opt(env, "versions", "torch")),
@@ -94,6 +100,28 @@ def cpu_problems(env: dict) -> list[str]:
         problems.append(f"set: CPUs: environment.json cpu.logical_cpus says {logical!r}, its cpu.layout (lscpu) "
                         f"lists {len(layout)} and {len(available)} are available")
     return problems
+
+
+def _gpu_names(env: dict, *keys) -> list[str]:
+    gpus = opt(env, *keys)
+    return [g["name"] for g in gpus if isinstance(g, dict) and isinstance(g.get("name"), str)] \
+        if isinstance(gpus, list) else []
+
+
+def gpu_problems(env: dict) -> list[str]:
+    """environment.json reads the machine's GPUs twice: torch (those CUDA_VISIBLE_DEVICES
+    leaves it, in its own order) and nvidia-smi (all of them). Each GPU torch names is one
+    nvidia-smi names (a MIG instance by its GPU's name)."""
+    torch_names = Counter(name.split(" MIG ")[0] for name in _gpu_names(env, "torch", "gpus"))
+    smi_names = Counter(_gpu_names(env, "nvidia", "gpus"))
+    if not torch_names or not smi_names:
+        return []
+    unlisted = torch_names - smi_names
+    if not unlisted:
+        return []
+    listed = ", ".join(f"{n} x {name}" for name, n in sorted(smi_names.items()))
+    return [f"set: GPUs: environment.json torch.gpus names {', '.join(sorted(unlisted))!r} beyond what "
+            f"nvidia.gpus lists on the same machine (nvidia-smi: {listed})"]
 
 
 def pool_problems(run_name: str, env: dict, meta: dict) -> list[str]:

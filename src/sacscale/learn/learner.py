@@ -86,7 +86,6 @@ COMPILED_SEGMENTS_ALLOWED = False
 log = logging.getLogger(__name__)
 
 METRIC_NAMES = ("critic_loss", "actor_loss", "alpha_loss", "alpha", "entropy", "q_mean")
-BUCKET_NAMES = ("critic", "alpha", "actor")  # and "obs_stats" with observation normalisation
 # What a non-finite critic target came from: the row's, the actor's or the target critics' numbers.
 TARGET_FAULT_SOURCES = ("reward", "termination", "next_logp", "next_value")
 
@@ -471,7 +470,8 @@ class FastSACLearner:
         """The live tensors that define the learning state at start (broadcast them in
         place from rank 0): flat actor, critic and target-critic parameters, log-alpha,
         and with observation normalisation its statistics and the normalisers set from
-        them. AdamW state is zero-initialised identically everywhere and is not included."""
+        them. AdamW state is zero-initialised identically everywhere and is not included.
+        Their names are sacscale.learn.state_names's (torch-free: verify reads them)."""
         state = {
             "actor": self.flat["actor"].data,
             "critic": self.flat["critic"].data,

@@ -35,6 +35,7 @@ from sacscale.atomic import atomic_write_text
 from sacscale.learn import learner as learner_module
 from sacscale.learn.config import SACConfig
 from sacscale.learn.learner import FastSACLearner, Randoms
+from sacscale.learn.state_names import BUCKET_NAMES
 from sacscale.parallel import launch
 from sacscale.parallel.grad_sync import allreduce_hooks, broadcast_state
 from sacscale.parallel.probe_settings import (
@@ -44,8 +45,7 @@ from sacscale.parallel.probe_settings import (
     hooks_in_graph,
     recorded_settings,
 )
-
-BUCKETS = ("critic", "alpha", "actor")
+from sacscale.parallel.probe_tensors import compared_tensors, floored, relative
 
 
 def _sac_config(s: ProbeSettings, batch_size: int):
@@ -145,7 +145,7 @@ def state_spread(tensors: dict) -> dict[str, float]:
 def sync_check(local: GradRecorder, synced: GradRecorder, world_size: int) -> list[dict]:
     """Each bucket's synced gradient against the float64 mean of the ranks' own (collective)."""
     out = []
-    for key in BUCKETS:
+    for key in BUCKET_NAMES:
         if key not in local.last:
             continue
         mine = local.last[key].detach().double()
@@ -154,8 +154,8 @@ def sync_check(local: GradRecorder, synced: GradRecorder, world_size: int) -> li
         expected = torch.stack(parts).mean(dim=0)
         err = (synced.last[key].detach().double() - expected).abs().max()
         dist.all_reduce(err, op=dist.ReduceOp.MAX)  # the worst rank
-        scale = max(expected.abs().max().item(), 1e-30)
-        rel = err.item() / scale
+        scale = floored(expected.abs().max().item())
+        rel = relative(err.item(), scale)
         out.append({"tensor": f"sync/{key}", "max_abs_diff": err.item(), "scale": scale, "max_rel_diff": rel,
                     "criterion": "max", "rel_diff": rel, "tolerance": SYNC_REL_TOL,
                     "pass": bool(math.isfinite(rel) and rel <= SYNC_REL_TOL), "judged": True})
@@ -176,9 +176,9 @@ def _compare(name: str, got: torch.Tensor, ref: torch.Tensor, scale: torch.Tenso
     each) or normwise ("norm": their 2-norms); `rel_diff` is the one judged."""
     got, ref, scale = got.detach().double().cpu(), ref.detach().double().cpu(), scale.detach().double().cpu()
     abs_err = (got - ref).abs().max().item()
-    denom = max(scale.abs().max().item(), 1e-30)
-    rel = abs_err / denom
-    norm_rel = (got - ref).norm().item() / max(scale.norm().item(), 1e-30)
+    denom = floored(scale.abs().max().item())
+    rel = relative(abs_err, denom)
+    norm_rel = relative((got - ref).norm().item(), scale.norm().item())
     judged = norm_rel if criterion == "norm" else rel
     ok = math.isfinite(judged) and (rel_tol is None or judged <= rel_tol)
     return {"tensor": name, "max_abs_diff": abs_err, "scale": denom, "max_rel_diff": rel, "norm_rel_diff": norm_rel,
@@ -230,15 +230,17 @@ def _copy_state(learner) -> dict:
 
 def _comparisons(dp: _DataParallelRun, ref_initial: dict, ref_state: dict, ref_grads: GradRecorder,
                  tol: dict) -> list[dict]:
-    """Parameters (normwise) and gradients against the reference, then the sync check."""
+    """Parameters (normwise) and gradients against the reference, then the sync check, in
+    the order of the code's list (`compared_tensors`, which verify holds a record to)."""
     out = []
-    for key in ref_state:
-        moved = ref_state[key] - ref_initial[key]
-        out.append(_compare(f"param/{key}", dp.state[key], ref_state[key], moved, tol["param_rel"], "norm"))
-    for key in BUCKETS:
-        if key in ref_grads.last:
-            out.append(_compare(f"grad/{key}", dp.grads.last[key], ref_grads.last[key],
-                                ref_grads.last[key], tol["grad_rel"]))
+    for name in compared_tensors("learner", obs_norm=bool(dp.cfg.obs_norm), sync=False):
+        kind, key = name.split("/", 1)
+        if kind == "param":
+            moved = ref_state[key] - ref_initial[key]
+            out.append(_compare(name, dp.state[key], ref_state[key], moved, tol["param_rel"], "norm"))
+        elif key in ref_grads.last:  # a bucket that never stepped is missing, and verify names it
+            out.append(_compare(name, dp.grads.last[key], ref_grads.last[key], ref_grads.last[key],
+                                tol["grad_rel"]))
     return out + dp.sync
 
 
@@ -282,7 +284,6 @@ def _probe_rank(rank: int, world_size: int, s: ProbeSettings, output: str) -> No
     agreement = _agreement(dp, ref_initial, world_size)
     result = {
         "pass": all(c["pass"] for c in comparisons) and all(agreement.values()),
-        "mode": "learner",
         **recorded_settings(s),
         # what the ranks did, in the settings' places: verify derives them from the settings
         "backend": dist.get_backend(),

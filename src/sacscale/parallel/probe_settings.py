@@ -111,6 +111,7 @@ def recorded_settings(s: ProbeSettings) -> dict:
     """The settings a probe of `s` (resolved) writes into its record."""
     cuda = s.devices[0] != "cpu"
     return {
+        "mode": "learner",  # the trainer path's record says "trainer" (sacscale.train.probe_settings)
         "world_size": len(s.devices),
         "devices": s.devices,
         "backend": backend_for(s.devices),

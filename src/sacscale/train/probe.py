@@ -2,14 +2,14 @@
 hooks, real collectors) for a few iterations, watched from outside; every rank must end
 bit-identical and every synced gradient must be the ranks' mean (`SYNC_REL_TOL`). The
 learner-level probe and its recorders are in `sacscale.parallel.probe`, `MUTATIONS` in
-`sacscale.parallel.probe_settings`."""
+`sacscale.parallel.probe_settings`, the settings in `sacscale.train.probe_settings` (no torch:
+verify reads them)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from sacscale.parallel import launch
@@ -24,25 +24,9 @@ from sacscale.parallel.probe import (
 from sacscale.parallel.probe_settings import MUTATIONS, SYNC_REL_TOL
 from sacscale.train import rank as rank_module
 from sacscale.train.config import RanksApart, TrainConfig
+from sacscale.train.probe_settings import CRITERION, TrainerProbeSettings, recorded_trainer_settings
 
-CRITERION = ("the trainer's own run_rank (real collectors): it must broadcast and install the hooks, "
-             "the learner must update, ranks built from different seeds must end bit-identical, "
-             f"and every synced gradient must be the ranks' mean within {SYNC_REL_TOL:g}")
-
-
-@dataclass
-class TrainerProbeSettings:
-    """`sacscale.train.rank.run_rank` itself, with real collectors, for a few iterations: the
-    trainer builds each rank's learner from its own seed, broadcasts, installs the hooks."""
-    devices: list[str]
-    iterations: int = 14     # learning starts at max(batch, 10 x envs) rows: iteration 10 here
-    num_envs: int = 16
-    batch_size: int = 128
-    seed: int = 0
-    model: str | None = None
-    mutation: str | None = None
-    timeout_s: float = 180.0
-    extra: dict = field(default_factory=dict)  # the trainer's --extra (learner settings); empty: reference sizes
+__all__ = ["CRITERION", "TrainerProbeSettings", "fewest_iterations", "run_trainer_probe"]
 
 
 @contextlib.contextmanager
@@ -130,14 +114,7 @@ def _verdict(s: TrainerProbeSettings, world_size: int, seen: dict) -> dict:
     }
     return {
         "pass": all(checks.values()),
-        "mode": "trainer",
-        "world_size": world_size,
-        "devices": s.devices,
-        "iterations": s.iterations,
-        "num_envs": s.num_envs,
-        "batch_per_rank": s.batch_size,
-        "mutation": s.mutation,
-        **({"learner_overrides": dict(s.extra)} if s.extra else {}),
+        **recorded_trainer_settings(s),
         "checks": checks,
         "learner_updates_per_rank": seen["updates"],
         "rank_spread_before_broadcast_max_abs": seen.get("before"),

@@ -1,0 +1,49 @@
+"""environment.json reads the GPUs twice (torch and nvidia-smi, the same machine) and names
+the interpreter the pipeline's `sacscale` runs under, which also ran each run's wrapper
+(run.json `python`): a copy of a set with one side rewritten, its manifest made again,
+passed."""
+
+import json
+
+from set_copies import copy_committed_set, remake_manifest
+
+from sacscale.evidence.verify import verify
+
+SET = "h200x1_shared_recheck"
+RUN = "shared_r1_n2_shared"
+
+
+def _verify_after(tmp_path, rel, edit):
+    root = copy_committed_set(tmp_path, SET)
+    record = json.loads((root / rel).read_text())
+    edit(record)
+    (root / rel).write_text(json.dumps(record, indent=1))
+    remake_manifest(root)
+    return verify(root).records
+
+
+def test_a_gpu_torch_names_that_nvidia_smi_does_not_list_is_named(tmp_path):
+    records = _verify_after(tmp_path, "environment.json",
+                            lambda env: env["torch"]["gpus"][0].update(name="NVIDIA A100-SXM4-80GB"))
+    assert "set: GPUs: environment.json torch.gpus names 'NVIDIA A100-SXM4-80GB' beyond what nvidia.gpus lists on " \
+           "the same machine (nvidia-smi: 1 x NVIDIA H200)" in records, records
+
+
+def test_gpus_torch_reads_among_more_or_as_mig_instances_agree():
+    from sacscale.evidence.shared_facts import gpu_problems
+
+    def env(torch_names, smi_names):
+        return {"torch": {"gpus": [{"name": n} for n in torch_names]},
+                "nvidia": {"gpus": [{"name": n} for n in smi_names]}}
+    assert gpu_problems(env(["NVIDIA H100 80GB HBM3"], ["NVIDIA H100 80GB HBM3"] * 4)) == []
+    assert gpu_problems(env(["NVIDIA H100 80GB HBM3 MIG 1g.10gb"], ["NVIDIA H100 80GB HBM3"])) == []
+    assert gpu_problems(env(["NVIDIA H200", "NVIDIA H200"], ["NVIDIA H200"])) == [
+        "set: GPUs: environment.json torch.gpus names 'NVIDIA H200' beyond what nvidia.gpus lists on the same "
+        "machine (nvidia-smi: 1 x NVIDIA H200)"]
+    assert gpu_problems(env(["NVIDIA H200"], [])) == []  # no nvidia-smi: nothing to compare
+
+
+def test_a_run_under_another_interpreter_than_the_environment_describes_is_named(tmp_path):
+    records = _verify_after(tmp_path, f"runs/{RUN}/run.json", lambda run: run.update(python="/usr/bin/python3"))
+    assert f"{RUN}: Python interpreter: environment.json says '/opt/torch/.venv/bin/python3', run.json says " \
+           "'/usr/bin/python3'" in records, records

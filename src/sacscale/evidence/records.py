@@ -256,7 +256,8 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
             result.records += env_set_problems(r.name, r.run, r.config, r.reference)
             result.records += wrapper_problems(r.name, r.run)
             result.records += pool_record_problems(r.name, r.meta, r.args, r.reference)
-            result.records += train_meta_problems(root, r.name, r.meta, r.run, r.args, r.reference, strict)
+            result.records += train_meta_problems(root / "runs" / r.name, r.name, r.meta, r.run, r.args, r.reference,
+                                                  strict)
 
 
 def _check_model_record(root: Path, model: dict, plan: dict, env: dict, result: Verification) -> None:

@@ -225,12 +225,11 @@ def state_hash_problems(name: str, meta: dict, run: dict, run_dir: Path) -> list
     return problems
 
 
-def train_meta_problems(root: Path, name: str, meta: dict, run: dict, args, reference: bool,
+def train_meta_problems(run_dir: Path, name: str, meta: dict, run: dict, args, reference: bool,
                         strict: bool) -> list[str]:
     """Every derivation above of one run's train_meta.json (none for a run without one)."""
     if not meta:
         return []
-    run_dir = root / "runs" / name
     problems = config_problems(name, meta, run, args, reference, strict)
     problems += device_problems(name, meta, args, reference) + window_problems(name, meta)
     if not reference:  # the reference trainer records no counters or state hashes

@@ -17,10 +17,13 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from sacscale.analysis.events import read_run
+from sacscale.evidence.train_meta_record import train_meta_problems
 from sacscale.train import TrainingError
-from sacscale.train.record import check_ranks_agree
+from sacscale.train.options import build_parser
+from sacscale.train.record import check_ranks_agree, state_digest
 
 TINY = '{"learning_starts": 64, "actor_hidden": [32], "critic_hidden": [32], "num_atoms": 11}'
 ITERATIONS = 12
@@ -90,6 +93,14 @@ def test_ranks_without_sync_are_recorded_apart(model, tmp_path):
     meta = json.loads((log_dir / "train_meta.json").read_text())
     digests = meta["final_learner_state_sha256_by_rank"]
     assert len(digests) == 2 and digests[0] != digests[1] and meta["ranks_identical"] is False
+    # what verify derives these fields from, where a set keeps them: the full final.pt, the
+    # command (parsed by the trainer's parser), the events' fault counters
+    ckpt = torch.load(log_dir / "checkpoints" / "final.pt", map_location="cpu", weights_only=True)
+    assert state_digest(ckpt["learner_state"]) == digests[0]
+    args = _train_args(model, log_dir, "--grad-sync", "off")
+    run = {"command": ["sacscale", *args], "log_dir_while_running": str(log_dir)}
+    parsed = build_parser().parse_args(args[1:])
+    assert train_meta_problems(log_dir, "run", meta, run, parsed, reference=False, strict=True) == []
 
 
 def test_a_synced_run_whose_ranks_ended_apart_fails():

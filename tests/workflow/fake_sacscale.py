@@ -117,6 +117,7 @@ def train(args):
     for w in writers:
         w.close()
     # what the real trainer records, from the real trainer's parser (verify cross-checks it)
+    from sacscale.train.config import TrainConfig
     from sacscale.train.options import build_parser
 
     config = vars(build_parser().parse_args(args))
@@ -129,7 +130,7 @@ def train(args):
                      "optimizers": {}}, log_dir / "checkpoints" / "final.pt")
     (log_dir / "train_meta.json").write_text(json.dumps({
         "fake": True, "config": config, "world_size": ranks, "status": "completed",
-        "devices": config["devices"].split(","), "start_time": start, "end_time": time.time(),
+        "devices": TrainConfig(devices=config["devices"]).device_list(), "start_time": start, "end_time": time.time(),
         "torch": torch_version(), "python": platform.python_version(),
     }))
     print(f"fake trainer: {iterations} iterations, {ranks} rank(s)")

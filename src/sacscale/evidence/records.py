@@ -4,7 +4,8 @@ iterations, devices, CPU pools, world size, model (hash); and what environment.j
 again (sacscale.evidence.shared_facts): code commit and dirty flag, torch and Python
 versions, the stored diff and the CPUs; and the fields derived from what they describe:
 model.json (model_record), plan.json's description (preset_record), train_meta.json's
-collector pools (pool_record) and run.json's status and command line (wrapper_record)."""
+collector pools (pool_record), its options, devices, fault counters and state hashes
+(train_meta_record) and run.json's status and command line (wrapper_record)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from sacscale.evidence.record_fields import env_set_problems, meta_problems, mod
 from sacscale.evidence.pool_record import pool_record_problems
 from sacscale.evidence.preset_record import preset_findings
 from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification, get_field, load_json
+from sacscale.evidence.train_meta_record import train_meta_problems
 from sacscale.evidence.wrapper_record import wrapper_problems
 from sacscale.pipeline.runplan import PlanError, check_override, check_reference_override
 from sacscale.train.options import build_parser
@@ -261,6 +263,8 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
             result.records += env_set_problems(r.name, r.run, r.config, r.reference)
             result.records += wrapper_problems(r.name, r.run)
             result.records += pool_record_problems(r.name, r.meta, r.args, r.reference)
+            result.records += train_meta_problems(root / "runs" / r.name, r.name, r.meta, r.run, r.args, r.reference,
+                                                  strict)
 
 
 def _check_model_record(root: Path, model: dict, plan: dict, env: dict, result: Verification) -> None:

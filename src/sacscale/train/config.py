@@ -175,3 +175,8 @@ def sac_config(cfg: TrainConfig):
 def actor_update_slots(n_critic: int, n_actor: int) -> tuple[int, ...]:
     """Actor updates spread evenly over the critic updates: 8 and 2 give (0, 4), the reference."""
     return tuple(range(0, n_critic, n_critic // n_actor))[:n_actor] if n_actor else ()
+
+
+def syncs_gradients(cfg: TrainConfig, world_size: int) -> bool:
+    """The gradient all-reduce hooks are on: asked for, or `auto` with more than one rank."""
+    return cfg.grad_sync == "on" or (cfg.grad_sync == "auto" and world_size > 1)

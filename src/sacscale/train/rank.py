@@ -25,7 +25,9 @@ from sacscale.cpus import pin_process
 from sacscale.learn.learner import FastSACLearner
 from sacscale.parallel.grad_sync import allreduce_hooks, broadcast_state
 from sacscale.train.checkpoint import save_checkpoint
-from sacscale.train.config import FIRST_UPDATE_DONE, TrainConfig, TrainingError, compiles_losses, sac_config
+from sacscale.train.config import (
+    FIRST_UPDATE_DONE, TrainConfig, TrainingError, compiles_losses, sac_config, syncs_gradients,
+)
 from sacscale.train.logs import SUMMED_STATS, Interval, log_interval, progress_bar, say_above_bar
 from sacscale.train.record import check_ranks_agree, gather_state_digests, nonfinite_totals, write_meta_status
 from sacscale.train.resume import RESUME_SEED_STRIDE, load_resume_state
@@ -80,7 +82,7 @@ def _sync_ranks(cfg: TrainConfig, learner, world_size: int, distributed: bool) -
     returns whether it is."""
     if distributed:
         broadcast_state(learner.state_tensors())
-    use_hooks = cfg.grad_sync == "on" or (cfg.grad_sync == "auto" and world_size > 1)
+    use_hooks = syncs_gradients(cfg, world_size)
     if use_hooks:
         if not distributed:
             raise TrainingError("--grad-sync on needs a process group (set by the launcher)")

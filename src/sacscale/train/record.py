@@ -124,8 +124,14 @@ def nonfinite_totals(learner, world_size: int, distributed: bool) -> dict:
 def learner_state_digest(learner) -> str:
     """SHA-256 over the bytes of the learner state every rank holds alike (networks,
     targets, log-alpha, normaliser), in name order."""
+    return state_digest(learner.state_tensors())
+
+
+def state_digest(tensors: dict) -> str:
+    """`learner_state_digest` of a name -> tensor mapping (a checkpoint's `learner_state`
+    holds the same tensors, so the verifier hashes a kept checkpoint with this)."""
     digest = hashlib.sha256()
-    for name, tensor in sorted(learner.state_tensors().items()):
+    for name, tensor in sorted(tensors.items()):
         digest.update(name.encode())
         digest.update(tensor.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
     return digest.hexdigest()

@@ -172,3 +172,13 @@ def test_in_a_shallow_clone_a_missing_commit_is_not_compared(monkeypatch):
     assert preset_findings(root, plan, env) == (
         [], ["plan.json description: not compared with the preset's: the set's commit 881e5c75bedf is not in this "
              "shallow clone's history (fetch it with --unshallow)"])
+
+
+def test_a_run_configs_trainer_is_the_one_its_runs_command_ran(tmp_path):
+    """The page's trainers table is written from the run configs' `trainer`."""
+    root = copy_committed_set(tmp_path, SET)
+    _edit(root, "plan.json", lambda r: r["run_configs"]["n1_pool7"].update(trainer="unilab"))
+    _edit(root, "environment.json", lambda r: r["plan"]["run_configs"]["n1_pool7"].update(trainer="unilab"))
+    remake_manifest(root)
+    records = verify(root, report_pending=True).records
+    assert "shared_r1_n1_pool7: trainer: plan.json says 'unilab', run.json command says 'sacscale'" in records, records

@@ -151,6 +151,10 @@ def _facts(r: RunRecords, iterations: int, env: dict, run_set=_ABSENT) -> dict[s
                       ("run.json resolved_config", resolved.get("cpu_pools", _ABSENT)),
                       ("run.json command", command_pools),
                       ("train_meta.json", mcfg.get("collector_cpu_ids", _ABSENT))],
+        # the trainer of the run config (the page's trainers table) is the one its command ran
+        "trainer": [("plan.json", r.config.get("trainer") or "sacscale"),  # the planner's default
+                    ("run.json resolved_config", resolved.get("trainer", _ABSENT)),
+                    ("run.json command", "unilab" if r.reference else "sacscale")],
         "envs per rank": [("plan.json", r.config.get("num_envs")), ("run.json command", r.args.num_envs),
                           ("train_meta.json", mcfg.get("num_envs", _ABSENT))],
         "world size": [("plan.json", r.config.get("world_size")),

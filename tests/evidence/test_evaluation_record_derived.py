@@ -9,7 +9,9 @@ import json
 import pytest
 from set_copies import REPO, copy_committed_set, remake_manifest
 
+from sacscale.evidence.eval_protocol import protocol_problems
 from sacscale.evidence.eval_run import run_findings
+from sacscale.evidence.eval_stand_still import stand_still_problems
 from sacscale.evidence.verify import verify
 
 SET = "h200x1_shared_short"
@@ -72,7 +74,7 @@ def _other_command(record):
      f"{EVAL}: protocol.tilt_obs 'torso', but the run trained with train_meta.json config.tilt_obs 'world'"),
     (_grid_moved, f"{EVAL}: protocol.commands.forward_1.0 [1.5, 0.0, 0.0], the code's command grid "
                   "(sacscale.eval.protocol.COMMAND_GRID) gives [1.0, 0.0, 0.0]"),
-    (_grid_renamed, f"{EVAL}: protocol.commands ['stand', 'forward_0.5', 'forward_2.0', "),
+    (_grid_renamed, f"{EVAL}: protocol.commands names ['stand', 'forward_0.5', 'forward_2.0', "),
     (_protocol(seconds=10.0), f"{EVAL}: protocol.steps 1000, but seconds 10 at control_dt 0.02 gives 500"),
     (_halved_seconds, "eval: protocol.seconds 10.0 in shared_r1_n1_pool7.json; 20.0 in shared_r1_n2_shared.json, "
                       "shared_r2_n1_pool7.json, shared_r2_n2_shared.json: the pipeline evaluates every run of a set "
@@ -113,3 +115,15 @@ def test_an_interrupted_runs_steps_are_said_not_compared():
     assert (found.problems, found.unrecorded) == ([], [])
     assert found.notes == ["eval/x.json: env_steps not compared with train_meta.json rank0_env_steps: the run's status "
                            "is 'interrupted', not 'completed'"]
+
+
+@pytest.mark.parametrize("fields, says", [
+    ({"seconds": 1e308}, "r: protocol.seconds 1e+308, settle_s 1.0: not numbers of seconds evaluate takes"),
+    ({"seconds": "20"}, "r: protocol.seconds '20', settle_s 1.0: not numbers of seconds evaluate takes"),
+    ({"envs_per_command": [0] * 3}, "r: protocol envs_per_command, steps and settle_steps [[0, 0, 0], 1000, 50]: not "
+                                    "the counts evaluate records, so baseline_stand_still cannot be derived from them"),
+])
+def test_a_protocol_of_the_wrong_shape_is_one_line(fields, says):
+    record = json.loads((REPO / "results" / SET / EVAL).read_text())
+    record["protocol"].update(fields)
+    assert says in protocol_problems("r", record, pipeline=True) + stand_still_problems("r", record)

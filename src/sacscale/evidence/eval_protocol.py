@@ -19,6 +19,8 @@ _FIXED = {"control_dt": CONTROL_DT, "torch_threads": code.TORCH_THREADS, "veloci
 # evaluate's defaults for the flags the pipeline's evaluate rule leaves out
 _PIPELINE_DEFAULTS = {"settle_s": (SETTLE_S, "--settle-s"), "seed": (code.SEED, "--seed"),
                       "noise_scale": (code.NOISE_SCALE, "--noise-scale")}
+# far beyond any episode, and small enough to count in control steps (1e308 s overflows)
+_LONGEST_S = 1e9
 # what the rule passes every evaluation of a set alike
 SHARED = ("seconds", "envs_per_command")
 
@@ -40,8 +42,8 @@ def grid_problems(rel: str, protocol: dict) -> list[str]:
     where = "the code's command grid (sacscale.eval.protocol.COMMAND_GRID)"
     if not isinstance(commands, dict) or list(commands) != list(grid):
         names = list(commands) if isinstance(commands, dict) else commands
-        return [f"{rel}: protocol.commands {_short(names)}..., not the names of {where} in its order: "
-                f"{_short(list(grid))}..."]
+        return [f"{rel}: protocol.commands names {_short(names)}, not the {len(grid)} commands of {where} in "
+                f"its order"]
     return [f"{rel}: protocol.commands.{name} {_short(commands[name])}, {where} gives {grid[name]}"
             for name in grid if commands[name] != grid[name]]
 
@@ -54,8 +56,9 @@ def fixed_problems(rel: str, protocol: dict) -> list[str]:
 def step_problems(rel: str, protocol: dict) -> list[str]:
     """steps and settle_steps from seconds and settle_s, as evaluate counts them."""
     seconds, settle_s = protocol.get("seconds"), protocol.get("settle_s")
-    if not (_number(seconds) and _number(settle_s)):
-        return [f"{rel}: protocol.seconds {_short(seconds)}, settle_s {_short(settle_s)}: not numbers of seconds"]
+    if not (_number(seconds) and _number(settle_s) and abs(seconds) < _LONGEST_S and abs(settle_s) < _LONGEST_S):
+        return [f"{rel}: protocol.seconds {_short(seconds)}, settle_s {_short(settle_s)}: not numbers of seconds "
+                f"evaluate takes"]
     problem = seconds_problem(seconds, settle_s, name="protocol.seconds", settle_name="protocol.settle_s")
     if problem:
         return [f"{rel}: {problem}"]

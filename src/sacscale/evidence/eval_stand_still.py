@@ -37,6 +37,10 @@ def baseline_problems(rel: str, ev: dict) -> list[str]:
     stored = _dict((_dict(ev.get("baseline_stand_still")) or {}).get("per_command"))
     if stored is None or not isinstance(protocol.get("commands"), dict):
         return []
+    counts = [protocol.get(k) for k in ("envs_per_command", "steps", "settle_steps")]
+    if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts):
+        return [f"{rel}: protocol envs_per_command, steps and settle_steps {str(counts)[:60]}: not the counts evaluate "
+                f"records, so baseline_stand_still cannot be derived from them"]
     try:
         expected = stand_still_per_command(protocol["commands"], protocol["envs_per_command"], protocol["steps"],
                                            protocol["settle_steps"])

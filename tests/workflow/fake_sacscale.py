@@ -126,10 +126,11 @@ def train(args):
     (log_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
     # the run wrapper keeps a policy-only copy of it (torch.load)
     save_like_torch({"format": "sacscale-checkpoint", "fake": True, "run": log_dir.name, "iteration": iterations,
-                     "env_steps": iterations * envs * ranks, "model_sha256": hashlib.sha256(model).hexdigest(),
+                     "env_steps": iterations * envs, "model_sha256": hashlib.sha256(model).hexdigest(),
                      "optimizers": {}}, log_dir / "checkpoints" / "final.pt")
     (log_dir / "train_meta.json").write_text(json.dumps({
         "fake": True, "config": config, "world_size": ranks, "status": "completed",
+        "rank0_env_steps": iterations * envs,  # rank 0's steps, as its checkpoint records them
         "devices": TrainConfig(devices=config["devices"]).device_list(), "start_time": start, "end_time": time.time(),
         "torch": torch_version(), "python": platform.python_version(),
     }))
@@ -238,16 +239,18 @@ def main():
         Path(opt(args, "--json")).write_text(json.dumps({"file": "g1_walk_flat.mjb", "sha256": digest, "fake": True}))
         return 0
     if cmd == "evaluate":  # the fake model cannot be simulated: a result of the real one's shape
-        grid = {"stand": [0.0, 0.0, 0.0], "forward": [0.5, 0.0, 0.0]}
+        from sacscale.eval.protocol import grid_as_recorded
+
+        grid = grid_as_recorded()  # the real one's commands (verify compares them with the code's)
         scores = {"rms_error": {"lin_vel_xy": 0.25, "yaw_rate": 0.1, "yaw_rate_pelvis": 0.2}, "fall_rate": 0.0,
                   "episodes": 2, "samples": 10, "normalised_tracking": {"lin_vel_xy": 0.9, "yaw_rate": 0.95}}
         # what the real one records of the policy: its hash, its iteration and the model
         policy = Path(args[1]) / "checkpoints" / "final.pt"
-        iterations = json.loads((Path(args[1]) / "train_meta.json").read_text())["config"]["iterations"]
+        meta = json.loads((Path(args[1]) / "train_meta.json").read_text())
         model_sha = hashlib.sha256(Path(opt(args, "--model")).read_bytes()).hexdigest()  # the one it trained on
         Path(opt(args, "--output")).write_text(json.dumps({
             "fake": True, "checkpoint": args[1], "checkpoint_sha256": hashlib.sha256(policy.read_bytes()).hexdigest(),
-            "iteration": iterations, "env_steps": 8,
+            "iteration": meta["config"]["iterations"], "env_steps": meta["rank0_env_steps"],
             "protocol": {"commands": grid, "envs_per_command": int(opt(args, "--envs-per-command", 8)),
                          "seconds": float(opt(args, "--seconds", 20)), "settle_s": 1.0,
                          "model_sha256": model_sha, "checkpoint_model_sha256": model_sha},

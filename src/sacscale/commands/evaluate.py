@@ -17,6 +17,7 @@ from sacscale.commands._inputs import (
     refuse_output_inside,
     refuse_output_on_input,
 )
+from sacscale.eval import protocol
 from sacscale.eval.limits import SETTLE_S
 from sacscale.eval.evaluate import CheckpointError, evaluate, plot_tracking
 
@@ -36,9 +37,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="compiled G1 model (.mjb); default: build it from the asset package")
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
                         help="simulation threads (default: the CPUs this process may use)")
-    parser.add_argument("--seed", type=seed_arg, default=0, help="seed of the resets (position, heading, gait phase)")
+    parser.add_argument("--seed", type=seed_arg, default=protocol.SEED,
+                        help="seed of the resets (position, heading, gait phase)")
     noise = parser.add_mutually_exclusive_group()
-    noise.add_argument("--stochastic", action="store_const", const=1.0, dest="noise_scale", default=0.0,
+    noise.add_argument("--stochastic", action="store_const", const=1.0, dest="noise_scale",
+                       default=protocol.NOISE_SCALE,
                        help="diagnostic: sample the actions as in training instead of tanh(mean)")
     noise.add_argument("--noise-scale", type=float, dest="noise_scale", metavar="S",
                        help="diagnostic: sample the actions with S x the policy's std "

@@ -27,7 +27,9 @@ import torch
 from sacscale.atomic import atomic_write_bytes
 from sacscale.checks import checkpoint_problem
 from sacscale.eval import limits
-from sacscale.eval.pooling import actions_label
+from sacscale.eval import protocol
+from sacscale.eval.pooling import actions_label, ratios
+from sacscale.eval.protocol import COMMAND_GRID
 from sacscale.learn.networks import Actor
 from sacscale.shapes import record_problem
 from sacscale.task import g1_model as g1
@@ -39,24 +41,6 @@ CHECKPOINT_VERSIONS = (1, 2)  # 2 adds the learning state; the policy entries ar
 CHECKPOINT_IN_RUN = Path("checkpoints") / "final.pt"
 # what evaluate and render read of a checkpoint to build its policy
 POLICY_SHAPE = {"actor_kwargs": {"obs_dim": int, "action_dim": int}, "actor_flat": torch.Tensor, "task": dict}
-
-# name -> (vx, vy, wz) in the heading frame (x forward, y left, wz counter-clockwise).
-# All inside the training ranges; planar norm 0 or > the 0.2 dead zone (else the task
-# would have trained on it as "stand").
-COMMAND_GRID: dict[str, tuple[float, float, float]] = {
-    "stand": (0.0, 0.0, 0.0),
-    "forward_0.5": (0.5, 0.0, 0.0),
-    "forward_1.0": (1.0, 0.0, 0.0),
-    "backward_0.5": (-0.5, 0.0, 0.0),
-    "left_0.3": (0.0, 0.3, 0.0),
-    "right_0.3": (0.0, -0.3, 0.0),
-    "turn_left_0.6": (0.0, 0.0, 0.6),
-    "turn_right_0.6": (0.0, 0.0, -0.6),
-    "forward_turn_left": (0.5, 0.0, 0.5),
-    "forward_left_turn_right": (0.5, 0.2, -0.4),
-    "back_right_turn_left": (-0.4, -0.3, 0.3),
-}
-
 
 class CheckpointError(ValueError):
     """The checkpoint is missing or is not one this evaluation can run."""
@@ -265,20 +249,12 @@ def tracking_errors(names: list[str], group: np.ndarray, commands: np.ndarray, a
     return {"overall": overall, "per_command": per_command}
 
 
-def _ratio(a: float, b: float) -> float | None:
-    return a / b if b > 0 and math.isfinite(a) else None
-
-
-def ratios(policy: dict, baseline: dict) -> dict:
-    return {k: _ratio(policy["rms_error"][k], baseline["rms_error"][k]) for k in policy["rms_error"]}
-
-
 # ---------------------------------------------------------------------------- evaluation
 
 
 def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, envs_per_command: int = 8,
-             seconds: float = 20.0, settle_s: float = limits.SETTLE_S, threads: int = 1, seed: int = 0,
-             noise_scale: float = 0.0) -> dict:
+             seconds: float = 20.0, settle_s: float = limits.SETTLE_S, threads: int = 1, seed: int = protocol.SEED,
+             noise_scale: float = protocol.NOISE_SCALE) -> dict:
     """Evaluate a checkpoint (file or run directory); returns the result as a JSON-ready dict.
 
     noise_scale 0 (the protocol): deterministic actions, tanh(mean); a diagnostic otherwise:
@@ -288,8 +264,7 @@ def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, en
     ckpt = load_checkpoint(path)
     actor = build_actor(ckpt, path)
 
-    cfg = TaskConfig(noise_joint_pos=0.0, noise_joint_vel=0.0, kp_range=(1.0, 1.0), kd_range=(1.0, 1.0),
-                     tilt_obs=ckpt["task"]["tilt_obs"])
+    cfg = TaskConfig(**protocol.TASK_SETTINGS, tilt_obs=ckpt["task"]["tilt_obs"])
     steps = limits.control_steps(seconds)
     settle_steps = limits.settle_steps(settle_s)
     problem = limits.seconds_problem(seconds, settle_s, cfg.episode_length)
@@ -307,9 +282,8 @@ def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, en
     commands = grid[group]
 
     model = g1.load_model(model_path)
-    # one torch thread: the actor's numbers then do not depend on the machine's core count
     torch_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+    torch.set_num_threads(protocol.TORCH_THREADS)
     env = G1WalkFlat(model, len(commands), threads, seed, config=cfg)
     try:
         env.command_override = commands  # resets now assign the grid instead of sampling
@@ -339,7 +313,7 @@ def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, en
         "iteration": ckpt.get("iteration"),
         "env_steps": ckpt.get("env_steps"),
         "protocol": {
-            "commands": {k: list(v) for k, v in COMMAND_GRID.items()},
+            "commands": protocol.grid_as_recorded(),
             "envs_per_command": envs_per_command,
             "num_envs": len(commands),
             "seconds": seconds,
@@ -349,7 +323,7 @@ def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, en
             "settle_steps": settle_steps,  # samples are steps k (1-based) with k >= settle_steps
             "seed": seed,
             "sim_threads": threads,
-            "torch_threads": 1,
+            "torch_threads": protocol.TORCH_THREADS,
             "actions": actions_label(noise_scale),
             "noise_scale": noise_scale,
             "tilt_obs": cfg.tilt_obs,
@@ -357,9 +331,8 @@ def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, en
             "noise_joint_vel": cfg.noise_joint_vel,
             "kp_range": list(cfg.kp_range),
             "kd_range": list(cfg.kd_range),
-            "velocity": "pelvis free joint: (vx, vy) in the heading frame; yaw_rate: torso IMU gyro z "
-                        "(the task's tracked quantity); yaw_rate_pelvis: the pelvis's world yaw rate",
-            "falls": "terminated (tilt, height or failed sim) once per episode; later steps not scored",
+            "velocity": protocol.VELOCITY,
+            "falls": protocol.FALLS,
             "model": None if model_path is None else str(model_path),
             # the file's hash, as `sacscale train` records it (equal to the model's bytes hash
             # for files written by prepare-model); built in memory: the bytes hash

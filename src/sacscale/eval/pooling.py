@@ -1,8 +1,9 @@
 """What an evaluation record's summary fields are, given its parts, without MuJoCo or torch:
 `overall` pools every episode and every counted sample of the per-command groups (so it is
-the per-command scores weighted by their episodes or samples), and `actions` names how
-actions were drawn at `noise_scale`. sacscale.eval.evaluate writes both; verify reads
-them back from a record (sacscale.evidence.eval_record)."""
+the per-command scores weighted by their episodes or samples), `actions` names how actions
+were drawn at `noise_scale`, and `ratio_to_stand_still` is an rms error over the stand-still
+one. sacscale.eval.evaluate writes them; verify reads them back from a record
+(sacscale.evidence.eval_record, sacscale.evidence.eval_stand_still)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,17 @@ def actions_label(noise_scale: float) -> str:
     if noise_scale == 1:
         return "stochastic: sampled as in training (diagnostic)"
     return f"stochastic: sampled with {noise_scale:g} x the policy's std (diagnostic)"
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    """a / b; None (null) where the stand-still error is 0 (the stand command) or a is no
+    number (NaN: a group with no counted sample)."""
+    return a / b if b is not None and b > 0 and a is not None and math.isfinite(a) else None
+
+
+def ratios(policy: dict, baseline: dict) -> dict:
+    """`ratio_to_stand_still`: each of the policy's rms errors over the stand-still robot's."""
+    return {k: _ratio(policy["rms_error"][k], baseline["rms_error"][k]) for k in policy["rms_error"]}
 
 
 def _weighted(parts: list[dict], key: str, sub: str, weight: str, squared: bool) -> float:

@@ -12,7 +12,8 @@ files between runs and regenerating everything derived with the project's own co
   against the set's copy of the policy or the hash recorded when the policy was left out
   by design) on the set's model (the hash the evaluation records, and the one the policy
   was trained on), at the run's last iteration; its summary agrees with its own parts
-  (sacscale.evidence.eval_record).
+  (sacscale.evidence.eval_record, eval_stand_still), its protocol with the code and the
+  pipeline (eval_protocol), its env steps and observation with its run's (eval_run).
 
 A set whose records predate a field is not failed for its absence: verify says so in
 its notes. A set of the current format must carry every field.
@@ -27,7 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sacscale.analysis.events import EVENT_FILE_LIMIT
+from sacscale.evidence.eval_protocol import protocol_problems, shared_problems
 from sacscale.evidence.eval_record import evaluation_problems
+from sacscale.evidence.eval_run import run_findings
+from sacscale.evidence.eval_stand_still import stand_still_problems
 from sacscale.evidence.manifest import sha256_file
 from sacscale.reading import loads_record, read_limited
 
@@ -314,6 +318,7 @@ def check_evaluations(root: Path, runs: list[str], model_sha: str | None, iterat
     eval_dir = root / "eval"
     if not eval_dir.is_dir():
         return
+    read: dict[str, dict] = {}
     for path in sorted(eval_dir.glob("*.json")):
         ev = _load(path)
         if ev is None:
@@ -323,8 +328,18 @@ def check_evaluations(root: Path, runs: list[str], model_sha: str | None, iterat
         if name not in runs:
             out.problems.append(f"eval/{path.name}: evaluates {name}, which is not a run of this set")
             continue
+        rel = f"eval/{path.name}"
+        read[rel] = ev
         check_evaluation(root, path.name, name, ev, model_sha, iterations, left_out, out)
-        out.problems += evaluation_problems(f"eval/{path.name}", ev)
+        out.problems += evaluation_problems(rel, ev) + stand_still_problems(rel, ev)
+        out.problems += protocol_problems(rel, ev, pipeline=by_name)
+        against_run = run_findings(rel, ev, _load(root / "runs" / name / "train_meta.json"))
+        out.problems += against_run.problems
+        out.notes += against_run.notes
+        for text in against_run.unrecorded:
+            out.absent(text)
+    if by_name:  # the pipeline evaluates every run of a set alike
+        out.problems += shared_problems(read)
 
 
 def _evaluated_run(ev: dict) -> str | None:

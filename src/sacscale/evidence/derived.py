@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from sacscale.analysis.aggregate import DEFAULT_CI_METHOD, recorded_ci_method, runs_table, summarize
+from sacscale.analysis.aggregate import DEFAULT_CI_METHOD, runs_table, summarize
+from sacscale.evidence.interval_method import interval_method
 from sacscale.evidence.result import OLDER, REL_TOL, Verification, deep_differences, load_json, split_notes
 
 # summary.json's meta: the plan fields the workflow passes to aggregate (common.smk)
@@ -28,7 +29,10 @@ def check_summary(root: Path, plan: dict, metrics: list[dict], result: Verificat
         return None
     stored = load_json(root, "summary.json")
     current = "schedule" in plan
-    recomputed = recompute_summary(plan, metrics, recorded_ci_method(stored))  # the set's own interval method
+    method = interval_method(root, stored)  # aggregate's, or an older set's own
+    result.derived.extend(method.problems)
+    result.notes.extend(method.notes)
+    recomputed = recompute_summary(plan, metrics, method.method)
     problems, notes = deep_differences(stored, recomputed)
     result.derived.extend(f"summary.json: {p}" for p in problems)
     split_notes(result, [f"summary.json: {n}" for n in notes], current, result.derived)

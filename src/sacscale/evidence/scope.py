@@ -102,7 +102,7 @@ def report_page_of(root: Path) -> tuple[int | None, str | None]:
         return None, None  # named by check_scope
     if scope is not None and PAGE_KEY in scope:
         return scope[PAGE_KEY], None
-    late = _started_since(root, PAGE_SINCE)
+    late = started_since(root, PAGE_SINCE)
     if late:
         return None, (f"{SCOPE_FILE}: records no {PAGE_KEY}, though run {late[0]} started at {late[1]}, after every "
                       f"set began to record the format of its report's page ({PAGE_SINCE}): removed?")
@@ -147,7 +147,7 @@ def check_scope(root: Path) -> tuple[list[str], list[str]]:
     except ScopeError as exc:
         return [str(exc)], []
     if scope is None:
-        late = _started_since(root, FORMAT_SINCE)
+        late = started_since(root, FORMAT_SINCE)
         if late:
             return [f"{SCOPE_FILE}: missing, though run {late[0]} started at {late[1]}, after every set began to "
                     f"carry one ({FORMAT_SINCE}): removed?"], []
@@ -174,7 +174,7 @@ def check_scope(root: Path) -> tuple[list[str], list[str]]:
                       f"(budget {budget:,}; format {scope['format']})"]
 
 
-def _started_since(root: Path, when: str) -> tuple[str, str] | None:
+def started_since(root: Path, when: str) -> tuple[str, str] | None:
     """(run, started_at) of a run of the set that started after `when`, if any."""
     since = datetime.fromisoformat(when)
     for path in sorted((root / "runs").glob("*/run.json")):

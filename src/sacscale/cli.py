@@ -8,6 +8,7 @@ Each command lives in its own module under `sacscale.commands`, exposing
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import importlib
 import os
@@ -20,6 +21,7 @@ from sacscale import __version__
 from sacscale.atomic import others_can_swap
 from sacscale.commands import BadInput
 from sacscale.eval.gl_backend import GLBackendError, check_mujoco_gl
+from sacscale.stopping import Interrupted, raised_as_interrupted
 from sacscale.usage import UsageParser
 
 # command name -> (module under sacscale.commands, one-line help)
@@ -104,14 +106,25 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout, sys.stderr = streams
 
 
+# commands that supervise children (the trainer, its ranks) and stop them on SIGTERM in
+# their own order, with handlers of their own (sacscale.stopping, the run wrapper's)
+_OWN_STOP_HANDLING = {"train", "train-reference", "record-run"}
+
+
 def _guarded(argv: list[str]) -> int:
+    name = argv[0] if argv and argv[0] in COMMANDS else ""
+    stops = contextlib.nullcontext() if name in _OWN_STOP_HANDLING else raised_as_interrupted()
     try:
-        return _main(argv)
+        with stops:
+            return _main(argv)
     except KeyboardInterrupt:  # Ctrl-C (also while torch is still being imported): the user's stop, not a bug;
         # a command that runs children handles SIGINT itself and returns its own status
-        name = argv[0] if argv and argv[0] in COMMANDS else ""
         print(f"sacscale{' ' + name if name else ''}: interrupted (SIGINT)", file=sys.stderr)
         return _end_by_sigint()
+    except Interrupted as exc:  # SIGTERM, SIGHUP: unwound as Ctrl-C is, its temporary files removed
+        print(f"sacscale{' ' + name if name else ''}: interrupted ({signal.Signals(exc.signum).name})",
+              file=sys.stderr)
+        return 128 + exc.signum
 
 
 def _end_by_sigint() -> int:

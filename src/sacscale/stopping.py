@@ -8,13 +8,18 @@ that lock. Instead the training loop and every blocking wait (they poll every 0.
 call `check()`, which raises `Interrupted` there, so the unwinding always starts from a
 state our own `finally` blocks can clean up. Later signals are ignored, so they cannot
 cut the cleanup short (SIGKILL still ends the process).
+
+The other commands have no such points: `raised_as_interrupted` (sacscale.cli) makes
+SIGTERM and SIGHUP raise wherever they land, as Ctrl-C already does there, so that their
+`finally` blocks remove what they had half written.
 """
 
 from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
@@ -67,3 +72,37 @@ def check() -> None:
     """Raise Interrupted if a stop signal has arrived."""
     if _requested is not None:
         raise Interrupted(_requested)
+
+
+# the signals that end a command that has no stop points of its own: a batch system's or
+# Snakemake's cancel (SIGTERM), a closed terminal (SIGHUP); SIGINT raises KeyboardInterrupt already
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+@contextmanager
+def raised_as_interrupted() -> Iterator[None]:
+    """For a command without stop points (everything but the trainers and the run wrapper,
+    which supervise children and install their own handlers): SIGTERM and SIGHUP raise
+    Interrupted wherever the main thread is, as Ctrl-C raises KeyboardInterrupt, so the
+    `finally` blocks that remove half-written temporary files and stop encoders run; the
+    default action ended the process without them. Later ones are ignored, so they cannot
+    cut that cleanup short. A signal ignored when the command started (`nohup`) stays
+    ignored. Off the main thread (a test calling the CLI from a thread) nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.getsignal(signum) for signum in ENDING_SIGNALS}
+
+    def handler(signum, frame):
+        for ending in ENDING_SIGNALS:
+            signal.signal(ending, signal.SIG_IGN)
+        raise Interrupted(signum)
+
+    for signum, before in previous.items():
+        if before is not signal.SIG_IGN:
+            signal.signal(signum, handler)
+    try:
+        yield
+    finally:
+        for signum, before in previous.items():
+            signal.signal(signum, before if before is not None else signal.SIG_DFL)

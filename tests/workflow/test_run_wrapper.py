@@ -83,10 +83,13 @@ def test_failure_marks_nothing_done_and_keeps_the_attempt(tmp_path):
 
 
 def test_exit_zero_without_events_is_a_failure(tmp_path):
-    proc, run_dir, _, attic, _ = wrap(tmp_path, "no-events")
+    """The failure line says why a command that exited 0 failed (it said `exit status 0` alone)."""
+    proc, run_dir, work, attic, _ = wrap(tmp_path, "no-events")
     assert proc.returncode == 1 and not run_dir.exists()
-    assert "wrote no" in proc.stderr
-    assert len(list(attic.iterdir())) == 1
+    (kept,) = attic.iterdir()
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"run_training: run p_r1_n1 failed (exit status 0, but it wrote no rank-0 event file under {work}); "
+        f"nothing was marked done. Its log and run.json are kept in {kept}")
 
 
 def test_timeout_stops_the_process_group(tmp_path):

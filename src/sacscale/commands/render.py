@@ -14,7 +14,7 @@ import argparse
 import sys
 
 from sacscale.commands._inputs import model_problem
-from sacscale.eval.limits import video_length_problem
+from sacscale.eval.limits import video_length_problem, video_size_problem
 from sacscale.eval import gl_backend, render
 from sacscale.task.walk_rules import TaskConfig
 
@@ -74,8 +74,13 @@ def run(args: argparse.Namespace) -> int:
         length = args.seconds if args.seconds is not None else sum(s.seconds for s in segments)
         if length > MAX_SECONDS:  # a frame count past any video (1e308 s overflowed later)
             raise ValueError(f"--seconds / --commands: {length:g} s of video, at most {MAX_SECONDS}")
-        problem = video_length_problem(length, args.fps, "--seconds" if args.seconds is not None else "--commands")
+        seconds_from = "--seconds" if args.seconds is not None else "--commands"
+        problem = video_length_problem(length, args.fps, seconds_from)
         if problem:  # one frame: the report's "best run's video" was a still of the start pose
+            raise ValueError(problem)
+        problem = video_size_problem(args.width, args.height, length, args.fps,
+                                     ("--width", "--height", seconds_from, "--fps"))
+        if problem:
             raise ValueError(problem)
         if not 0 <= args.seed < 2**32:
             raise ValueError(f"--seed {args.seed}: must be 0..{2**32 - 1}")

@@ -1,4 +1,4 @@
-"""The bounds `sacscale evaluate` and `sacscale render-best` put on their protocol flags,
+"""The bounds `sacscale evaluate` and `sacscale render(-best)` put on their protocol flags,
 without MuJoCo or torch, so that planning holds a config's values to the same bounds
 before any run trains (sacscale.pipeline.planning)."""
 
@@ -33,6 +33,30 @@ def video_length_problem(seconds: float, fps: float, name: str = "--seconds", fp
         return (f"{name} {seconds:g} at {fps_name} {fps:g}: {frames} frame, "
                 f"a still picture; a video has at least {MIN_FRAMES} (seconds x fps >= {MIN_FRAMES - 0.5:g})")
     return None
+
+
+# The most pixels a video may hold, over all its frames. The report's video is 320x240 at
+# 10 fps for 12 s: 9.2 M (448 kB of WebP); `sacscale render`'s defaults, 640x480 at 25 fps
+# for 12 s, are 92 M. Past this a render ran for hours after the training (4096x4096 at
+# 50 fps is 839 M a second of video), to a file far past the report's byte budget, and the
+# WebP writer, which holds every frame at 3 bytes a pixel, needed its size in memory.
+MAX_PIXEL_FRAMES = 100_000_000
+REPORT_VIDEO = "320x240 at 10 fps for 12 s, 9,216,000"
+
+
+def video_size_problem(width: int, height: int, seconds: float, fps: float,
+                       names: tuple[str, str, str, str] = ("--width", "--height", "--seconds", "--fps")) -> str | None:
+    """What is wrong with a video's pixels over all its frames, as one line naming the four
+    settings (`names`: width, height, seconds, fps); None when fine."""
+    frames = frame_count(seconds, fps) if math.isfinite(seconds * fps) else math.inf
+    total = width * height * frames
+    if total <= MAX_PIXEL_FRAMES:
+        return None
+    w, h, s, f = names
+    shown = f"{total:,}" if math.isfinite(total) else "too many"
+    return (f"{w} x {h} x {s} x {f}: {width}x{height} pixels, {seconds:g} s at {fps:g} fps: {shown} pixel-frames, "
+            f"more than the {MAX_PIXEL_FRAMES:,} a video may hold (the report's: {REPORT_VIDEO}); make it smaller, "
+            "shorter or slower")
 
 
 def control_steps(seconds: float) -> int:

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from sacscale.atomic import temporary_path
-from sacscale.eval.gl_backend import (RenderError, choose_gl_backend, configure_gl_backend, gpu_present,
+from sacscale.eval.gl_backend import (choose_gl_backend, configure_gl_backend, gpu_present,
                                       open_renderer)
 from sacscale.eval.limits import fps_problem, frame_count
 from sacscale.eval.render_model import build_render_model, compare_models
@@ -134,6 +134,15 @@ def check_video_args(output: str | Path, width: int, height: int, fps: float) ->
     return output
 
 
+def _drop_quietly(writer: GuardedWriter) -> None:
+    """End a writer whose video is dropped: its own failure (an encoder already gone, as a
+    stop signal to the process group ends ffmpeg too) is no news beside the first."""
+    try:
+        writer.drop()
+    except Exception:  # noqa: BLE001 - the error or stop that got us here is the one reported
+        pass
+
+
 def render_policy(checkpoint: str | Path, output: str | Path, *, model_path: str | Path | None = None,
                   segments: list[Segment] | None = None, seconds: float | None = None, width: int = 640,
                   height: int = 480, fps: float = 25.0, seed: int = 0, max_bytes: int | None = None) -> dict:
@@ -181,15 +190,15 @@ def render_policy(checkpoint: str | Path, output: str | Path, *, model_path: str
     font = overlay_font(overlay_font_size(width, height))
 
     output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temporary_path(output)
     torch_threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as `sacscale evaluate`: the actor's numbers do not depend on the core count
     sim_s = render_s = encode_s = 0.0
     falls, n_frames, fell_at = 0, 0, None
     window: deque = deque(maxlen=GAIT_CYCLE_STEPS)
     seg_index = -1
-    env = writer = None
+    env = writer = tmp = None
     try:
+        tmp = temporary_path(output)  # inside: a stop signal from here on (sacscale.cli) removes it
         env = G1WalkFlat(task_model, 1, 1, seed, config=cfg)  # one env, one physics thread
         writer = GuardedWriter(tmp, fps, output, max_bytes)
         env.command_override = np.array([segments[0].command], dtype=np.float64)
@@ -247,17 +256,16 @@ def render_policy(checkpoint: str | Path, output: str | Path, *, model_path: str
         encode_s += time.perf_counter() - t
         os.replace(tmp, output)
     finally:
-        if writer is not None:  # an error on the way: stop the encoder, drop the partial file
-            try:
-                writer.close()
-            except RenderError:
-                pass
-        if env is not None:
-            env.close()
-        renderer.close()
-        torch.set_num_threads(torch_threads)
-        if tmp.exists():
-            tmp.unlink()
+        try:
+            if writer is not None:  # an error or a stop on the way: end the encoder (ffmpeg), then drop its file
+                _drop_quietly(writer)
+            if env is not None:
+                env.close()
+            renderer.close()
+            torch.set_num_threads(torch_threads)
+        finally:
+            if tmp is not None:
+                tmp.unlink(missing_ok=True)
 
     return {
         "checkpoint": str(path),

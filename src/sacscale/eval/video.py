@@ -113,6 +113,9 @@ class _Mp4Writer:
     def close(self) -> None:
         self._w.close()
 
+    def drop(self) -> None:
+        self._w.close()  # ffmpeg ends once its input does (the frames it holds: a pipe's worth)
+
 
 class _GifWriter:
     """GIF through imageio's pillow writer: one palette (from the first frame), no dithering,
@@ -145,6 +148,9 @@ class _GifWriter:
                     duration=durations if len(durations) > 1 else durations[0], loop=0)
         self._frames = []
 
+    def drop(self) -> None:
+        self._frames = []  # nothing is encoded: the file was never written
+
 
 class _WebpWriter:
     """Animated WebP through Pillow: lossy frames, each quality of WEBP_QUALITIES in turn
@@ -170,6 +176,9 @@ class _WebpWriter:
             if self.max_bytes is None or self.path.stat().st_size <= self.max_bytes:
                 break
         self._frames = []
+
+    def drop(self) -> None:
+        self._frames = []  # nothing is encoded: the file was never written
 
 
 def _writer_class(suffix: str):
@@ -204,3 +213,8 @@ class GuardedWriter:
 
     def close(self) -> None:
         self._call(self._w.close)
+
+    def drop(self) -> None:
+        """End a video that will not be kept (an error or a stop on the way) without encoding
+        what is held: a WebP of thousands of frames took minutes to encode for nothing."""
+        self._w.drop()

@@ -7,7 +7,7 @@ import os
 import stat
 
 from sacscale.checks import MAX_SEED
-from sacscale.eval.limits import fps_problem, seconds_problem, video_length_problem
+from sacscale.eval.limits import fps_problem, seconds_problem, video_length_problem, video_size_problem
 from sacscale.parallel.matrix import preset_from_matrix
 from sacscale.parallel.topology import TopologyError
 from sacscale.pipeline.config_check import ConfigError, check_values
@@ -271,6 +271,11 @@ def _check_command_bounds(config: dict) -> None:
             raise PlanError(problem)
     if isinstance(video, dict) and _number(video.get("fps")) and _number(video.get("seconds")):
         problem = video_length_problem(video["seconds"], video["fps"], "video.seconds", "video.fps")
+        if problem:
+            raise PlanError(problem)
+    size = ("width", "height", "seconds", "fps")  # the schema fills in the defaults of those not given
+    if isinstance(video, dict) and all(_number(video.get(key)) for key in size):
+        problem = video_size_problem(*(video[key] for key in size), tuple(f"video.{key}" for key in size))
         if problem:
             raise PlanError(problem)
 

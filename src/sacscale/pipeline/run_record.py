@@ -355,13 +355,14 @@ def _run_once(args: argparse.Namespace, cmd: list[str], env: dict[str, str], res
     """The run, after moving aside what an earlier attempt left; a failure is not retried."""
     _move_aside(args.work_dir, args.attic, "interrupted")
     _move_aside(args.run_dir, args.attic, "superseded")
-    code, status, kept = _attempt(args, cmd, env, resolved)
+    code, status, kept, cause = _attempt(args, cmd, env, resolved)
     if status == "completed":
         return 0
     if status == "not started":
         return code
     where = f"are kept in {kept}" if kept else "were removed: the attic could not take them"
-    _say(f"run {name} {status} (exit status {code}); nothing was marked done. Its log and run.json {where}")
+    why = f", but {cause}" if cause and code == 0 else ""
+    _say(f"run {name} {status} (exit status {code}{why}); nothing was marked done. Its log and run.json {where}")
     return code if code and code > 0 else 1
 
 
@@ -379,13 +380,14 @@ def run_status(timed_out: bool, interrupted_by, exit_status, log_error, wrote_ev
 
 def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], resolved: dict):
     """Run the command once into the work directory; rename it to the run directory when
-    complete, else set it aside. Returns (exit status, status, where the attempt was kept)."""
+    complete, else set it aside. Returns (exit status, status, where the attempt was kept,
+    what failed when the command itself did not: None, or a phrase after "but")."""
     run_dir, work = args.run_dir, args.work_dir
     try:
         work.mkdir(parents=True)
     except OSError as exc:
         _say(f"cannot create {work}: {exc.strerror or exc}; the run did not start")
-        return 1, "not started", None
+        return 1, "not started", None, None
 
     t0, started = _now()
     label = f"training {resolved.get('run', run_dir.name)}"
@@ -398,8 +400,11 @@ def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], reso
 
     events = rank0_event_files(work)  # ours: tb/rank0/; the reference trainer's: its own layout
     status = run_status(supervisor.timed_out, supervisor.interrupted, code, supervisor.log_error, bool(events))
-    if status == "failed" and code == 0 and not supervisor.log_error:
-        _say(f"the command exited 0 but wrote no rank-0 event file under {work}")
+    cause = None  # why a command that exited 0 still failed
+    if supervisor.log_error:
+        cause = f"its output could not be logged ({supervisor.log_error})"
+    elif status == "failed" and code == 0:
+        cause = f"it wrote no rank-0 event file under {work}"
     record = {
         "run": resolved.get("run", run_dir.name),
         "status": status,
@@ -430,20 +435,23 @@ def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], reso
             record["events_compressed"] = compress_rank_events(work)
         except (OSError, EventFileError) as exc:
             status = record["status"] = "failed"
+            cause = f"its event files could not be compressed ({exc})"
             _say(f"cannot compress the event files of {work}: {exc}")
     if status == "completed" and args.state_dir is not None:
         try:
             record["learning_state"] = move_learning_state(work, args.state_dir / run_dir.name)
         except (OSError, ValueError) as exc:
             status = record["status"] = "failed"
+            cause = f"its learning state could not be set aside ({exc})"
             _say(f"cannot set the learning state of {work} aside: {exc}")
     try:
         write_json(work / "run.json", record)
     except OSError as exc:
         status = "failed"
+        cause = cause or f"its run.json could not be written ({exc.strerror or exc})"
         _say(f"cannot write {work / 'run.json'}: {exc.strerror or exc}")
     if status == "completed":
         os.replace(work, run_dir)
         _say(f"{run_dir} completed in {t1 - t0:.1f} s")
-        return 0, status, run_dir
-    return code, status, _set_aside_or_remove(work, args.attic, status)
+        return 0, status, run_dir, None
+    return code, status, _set_aside_or_remove(work, args.attic, status), cause

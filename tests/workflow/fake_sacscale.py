@@ -70,6 +70,29 @@ def torch_version() -> str | None:
     return names["__version__"]
 
 
+# the learner's TARGET_FAULT_SOURCES (importing the learner would import torch)
+TARGET_FAULT_SOURCES = ("reward", "termination", "next_logp", "next_value")
+
+
+def real_trainer_fields(cfg, ranks: int, iterations: int) -> dict:
+    """The rest of what the real trainer records in train_meta.json (sacscale.train.record),
+    every field verify requires of a set made by this code: its pools resolved as the real
+    one resolves them, no non-finite data, ranks that end alike."""
+    from sacscale.parallel.pools import resolve_learner_cpus, resolve_pools
+    from sacscale.train.config import compiles_losses
+
+    pools = resolve_pools(cfg.collector_cpu_ids, ranks)
+    digest = hashlib.sha256(f"fake learner state {iterations}".encode()).hexdigest()
+    return {"losses_compiled": compiles_losses(cfg),
+            "collector_pools": {**pools.as_dict(), "learner_affinity": resolve_learner_cpus(cfg.learner_cpu_ids,
+                                                                                           pools.pools)},
+            "env_steps_accounting": "Perf/total_env_steps is written by rank 0 from an all-reduced sum of every "
+                                    "rank's cumulative env steps",
+            "final_learner_state_sha256_by_rank": [digest] * ranks, "ranks_identical": True,
+            "nonfinite_rows": 0, "nonfinite_targets": 0, "nonfinite_rows_by_rank": [0] * ranks,
+            "nonfinite_target_sources": {name: 0 for name in TARGET_FAULT_SOURCES}}
+
+
 def train(args):
     log_dir = Path(opt(args, "--log-dir"))
     if os.environ.get("FAKE_FAIL_RUN") and os.environ["FAKE_FAIL_RUN"] in log_dir.name:
@@ -121,6 +144,7 @@ def train(args):
     from sacscale.train.options import build_parser
 
     config = vars(build_parser().parse_args(args))
+    cfg = TrainConfig(**config)
     # a policy of this run (its evaluation records the hash and the model; verify binds them)
     model = Path(config["model"]).read_bytes() if config.get("model") else b""
     (log_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
@@ -131,8 +155,9 @@ def train(args):
     (log_dir / "train_meta.json").write_text(json.dumps({
         "fake": True, "config": config, "world_size": ranks, "status": "completed",
         "rank0_env_steps": iterations * envs,  # rank 0's steps, as its checkpoint records them
-        "devices": TrainConfig(devices=config["devices"]).device_list(), "start_time": start, "end_time": time.time(),
+        "devices": cfg.device_list(), "start_time": start, "end_time": time.time(),
         "torch": torch_version(), "python": platform.python_version(),
+        **real_trainer_fields(cfg, ranks, iterations),
     }))
     print(f"fake trainer: {iterations} iterations, {ranks} rank(s)")
     return 0
@@ -175,6 +200,49 @@ def train_reference(args):
         "devices": [f"cuda:{d}" for d in config["devices"].split(",")], "config": config}))
     print(f"fake reference trainer: {iterations} iterations, {ranks} rank(s)")
     return 0
+
+
+def _fake_scores(baseline: dict) -> dict:
+    """A policy's per-command scores: half the stand-still robot's errors, never falling."""
+    return {**baseline, "normalised_tracking": {"lin_vel_xy": 0.9, "yaw_rate": 0.95},
+            "rms_error": {k: v / 2 for k, v in baseline["rms_error"].items()}}
+
+
+def fake_evaluation(args, meta: dict) -> dict:
+    """What the real evaluate records (sacscale.eval.evaluate), every field of it, with the
+    scores of a policy that cannot be simulated made up but pooled, and the stand-still
+    robot's derived, as the real one's (verify derives them from the protocol)."""
+    from sacscale.eval import limits, protocol
+    from sacscale.eval.pooling import actions_label, pooled_overall, ratios
+    from sacscale.eval.stand_still import stand_still_per_command
+    from sacscale.task.walk_rules import CONTROL_DT
+
+    grid = protocol.grid_as_recorded()  # the real one's commands (verify compares them with the code's)
+    envs, seconds = int(opt(args, "--envs-per-command", 8)), float(opt(args, "--seconds", 20))
+    steps, settle_steps = limits.control_steps(seconds), limits.settle_steps(limits.SETTLE_S)
+    still = stand_still_per_command(grid, envs, steps, settle_steps)
+    per_command = {name: _fake_scores(scores) for name, scores in still.items()}
+    for name, scores in per_command.items():
+        scores["ratio_to_stand_still"] = ratios(scores, still[name])
+    overall, still_overall = pooled_overall(per_command), pooled_overall(still)
+    # what the real one records of the policy: its hash, its iteration and the model
+    policy = Path(args[1]) / "checkpoints" / "final.pt"
+    model = Path(opt(args, "--model"))
+    model_sha = hashlib.sha256(model.read_bytes()).hexdigest()  # the one it trained on
+    return {
+        "fake": True, "checkpoint": args[1], "checkpoint_sha256": hashlib.sha256(policy.read_bytes()).hexdigest(),
+        "iteration": meta["config"]["iterations"], "env_steps": meta["rank0_env_steps"],
+        "protocol": {"commands": grid, "envs_per_command": envs, "num_envs": envs * len(grid), "seconds": seconds,
+                     "control_dt": CONTROL_DT, "steps": steps, "settle_s": limits.SETTLE_S,
+                     "settle_steps": settle_steps, "seed": protocol.SEED, "sim_threads": int(opt(args, "--threads", 1)),
+                     "torch_threads": protocol.TORCH_THREADS, "actions": actions_label(protocol.NOISE_SCALE),
+                     "noise_scale": protocol.NOISE_SCALE, "tilt_obs": meta["config"]["tilt_obs"],
+                     **{k: list(v) if isinstance(v, tuple) else v for k, v in protocol.TASK_SETTINGS.items()},
+                     "velocity": protocol.VELOCITY, "falls": protocol.FALLS, "model": str(model),
+                     "model_sha256": model_sha, "checkpoint_model_sha256": model_sha},
+        "overall": overall, "action_std_mean": 0.5, "per_command": per_command,
+        "baseline_stand_still": {"overall": still_overall, "per_command": still},
+        "ratio_to_stand_still": ratios(overall, still_overall), "sim_errors": 0, "timing": {"wall_s": 0.1}}
 
 
 def _comparison(tensor: str, tolerance: float, norm: bool = False) -> dict:
@@ -239,24 +307,8 @@ def main():
         Path(opt(args, "--json")).write_text(json.dumps({"file": "g1_walk_flat.mjb", "sha256": digest, "fake": True}))
         return 0
     if cmd == "evaluate":  # the fake model cannot be simulated: a result of the real one's shape
-        from sacscale.eval.protocol import grid_as_recorded
-
-        grid = grid_as_recorded()  # the real one's commands (verify compares them with the code's)
-        scores = {"rms_error": {"lin_vel_xy": 0.25, "yaw_rate": 0.1, "yaw_rate_pelvis": 0.2}, "fall_rate": 0.0,
-                  "episodes": 2, "samples": 10, "normalised_tracking": {"lin_vel_xy": 0.9, "yaw_rate": 0.95}}
-        # what the real one records of the policy: its hash, its iteration and the model
-        policy = Path(args[1]) / "checkpoints" / "final.pt"
         meta = json.loads((Path(args[1]) / "train_meta.json").read_text())
-        model_sha = hashlib.sha256(Path(opt(args, "--model")).read_bytes()).hexdigest()  # the one it trained on
-        Path(opt(args, "--output")).write_text(json.dumps({
-            "fake": True, "checkpoint": args[1], "checkpoint_sha256": hashlib.sha256(policy.read_bytes()).hexdigest(),
-            "iteration": meta["config"]["iterations"], "env_steps": meta["rank0_env_steps"],
-            "protocol": {"commands": grid, "envs_per_command": int(opt(args, "--envs-per-command", 8)),
-                         "seconds": float(opt(args, "--seconds", 20)), "settle_s": 1.0,
-                         "model_sha256": model_sha, "checkpoint_model_sha256": model_sha},
-            "overall": scores, "baseline_stand_still": {"overall": {**scores, "rms_error": {
-                "lin_vel_xy": 0.5, "yaw_rate": 0.4, "yaw_rate_pelvis": 0.4}}},
-            "ratio_to_stand_still": {"lin_vel_xy": 0.5, "yaw_rate": 0.25, "yaw_rate_pelvis": 0.5}}))
+        Path(opt(args, "--output")).write_text(json.dumps(fake_evaluation(args, meta)))
         return 0
     if cmd == "render-best":  # the real choice; a 1x1 image, since the fake model cannot be simulated
         from sacscale.eval.best import best_run

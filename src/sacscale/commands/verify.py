@@ -73,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
     if result.report_check:  # how the report's numbers were checked: its numbers file, or its tables only
         print(result.report_check)
     extra = f", recomputed {' and '.join(result.checked)}" if result.checked else ""
-    notes = (f"; {len(result.notes)} note(s): fields not recorded by this older set (--notes lists them)"
-             if result.notes else "")
+    # the notes are of several kinds (fields an older set lacks, what was not compared and why)
+    notes = f"; {len(result.notes)} note(s) (--notes lists them)" if result.notes else ""
     if result.ok:
         print(f"verified {result.files_checked} files and {result.runs_checked} runs' metrics under "
               f"{_named(args.root, result.root)}"

@@ -23,8 +23,9 @@ In this order, and the first step opens no file:
    record is checked against its own numbers (sacscale.evidence.probe_record).
 
 A field that newer code derives but an older set never stored is not a failure: it is
-listed under `notes` as "not recorded by this older set". A file that is not valid
-JSON, or JSON of the wrong shape, is a named problem, not a traceback.
+listed under `notes` as "not recorded by this older set". In a set made by this code every
+field this code writes and a derivation reads must be there (sacscale.evidence.required_fields).
+A file that is not valid JSON, or JSON of the wrong shape, is a named problem, not a traceback.
 
 Problems are reported one per line, each naming the file (relative to the root) or the
 run and figure:
@@ -54,6 +55,7 @@ from sacscale.evidence.manifest import (
 )
 from sacscale.evidence.probe_record import check_probe_record
 from sacscale.evidence.records import check_records
+from sacscale.evidence.required_fields import absent_field_problems
 from sacscale.evidence.report_check import check_report, check_report_present, reports_dir
 from sacscale.evidence.result import EvidenceStructureError, Verification, deep_differences, load_json, split_notes
 from sacscale.report.page_format import PAGE_FORMATS_WRITTEN
@@ -191,6 +193,16 @@ def canonical_root(root: str | Path) -> Path:
     return canonical
 
 
+def check_required_fields(root: Path, strict: bool, result: Verification) -> None:
+    """In a set made by this code, every field the derivations read is there (a derivation
+    skips a field it does not find); an older set's gaps stay notes of those derivations."""
+    evidence_format = scope.format_of(root)
+    if not strict or evidence_format < scope.FORMAT or not (root / "runs").is_dir():
+        return
+    runs = sorted(p.name for p in (root / "runs").glob("*") if p.is_dir() and not p.name.startswith("."))
+    result.records += absent_field_problems(root, runs, evidence_format)
+
+
 def check_bindings(root: Path, plan: dict | None, result: Verification) -> None:
     """Each run's events and evaluation belong to that run (sacscale.evidence.binding)."""
     runs = sorted(p.name for p in (root / "runs").glob("*") if p.is_dir() and not p.name.startswith(".")) \
@@ -265,6 +277,7 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
         return result  # not made by the pipeline: no plan to cross-check against
     try:
         plan = load_json(root, "plan.json")
+        check_required_fields(root, strict, result)
         check_records(root, plan, result, strict)
         result.records += check_probe_record(root)
         check_bindings(root, plan, result)

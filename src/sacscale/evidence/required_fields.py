@@ -1,0 +1,122 @@
+"""The fields this code always writes in the records verify derives from: in a set made by
+this code (the plan records its schedule and evidence.json this code's evidence format)
+each must be there, since a derivation skips a field it does not find, and with it the
+check of what lies beside it (an absent `nonfinite_rows_by_rank` would leave
+`nonfinite_rows` on the page unchecked). An older set may lack them (its records were
+written by older code), and keeps its notes.
+
+A key path is dict keys joined by `.`; its value may be anything, `null` included (the
+run wrapper writes `host.slurm` and `learning_state` as null where there is nothing to
+say); the keys below a path are checked by the derivations of that path. Every key of the
+records of the committed current sets is named below, as required or as not
+(tests/evidence/test_required_fields.py), so a field added later needs its answer here."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from sacscale.evidence.result import EvidenceStructureError, load_json
+
+RUN = "runs/<run>/run.json"
+META = "runs/<run>/train_meta.json"
+EVAL = "eval/<run>.json"
+
+
+def _under(prefix: str, *names: str) -> tuple[str, ...]:
+    return tuple(f"{prefix}.{name}" for name in names)
+
+
+_SCORES = ("normalised_tracking.lin_vel_xy", "normalised_tracking.yaw_rate", "rms_error.lin_vel_xy",
+           "rms_error.yaw_rate", "rms_error.yaw_rate_pelvis", "fall_rate", "episodes", "samples")
+
+REQUIRED: dict[str, tuple[str, ...]] = {
+    # the run wrapper (sacscale.pipeline.run_record), for either trainer
+    RUN: ("run", "status", "exit_status", "timed_out", "interrupted_by", "timeout_s", "command", "command_line",
+          "log_dir_while_running", "run_dir", "env_set", "seed", "resolved_config", "code.commit", "code.dirty",
+          "started_at", "ended_at", "start_time", "end_time", "duration_s", "python", "host.name", "host.slurm",
+          # the pipeline always passes --state-dir: null where nothing was moved
+          "learning_state"),
+    # sacscale train (sacscale.train.record)
+    META: ("config", "world_size", "devices", "losses_compiled", "collector_pools.pools",
+           "collector_pools.learner_cpus", "collector_pools.how", "collector_pools.learner_affinity", "torch",
+           "python", "start_time", "status", "end_time", "rank0_env_steps", "final_learner_state_sha256_by_rank",
+           "ranks_identical", "nonfinite_rows", "nonfinite_targets", "nonfinite_rows_by_rank"),
+    # sacscale evaluate (sacscale.eval.evaluate)
+    EVAL: ("checkpoint", "checkpoint_sha256", "iteration", "env_steps",
+           *_under("protocol", "commands", "envs_per_command", "num_envs", "seconds", "control_dt", "steps",
+                   "settle_s", "settle_steps", "seed", "sim_threads", "torch_threads", "actions", "noise_scale",
+                   "tilt_obs", "noise_joint_pos", "noise_joint_vel", "kp_range", "kd_range", "velocity", "falls",
+                   "model", "model_sha256", "checkpoint_model_sha256"),
+           *_under("overall", *_SCORES), "action_std_mean", "per_command",
+           *_under("baseline_stand_still.overall", *_SCORES), "baseline_stand_still.per_command",
+           *_under("ratio_to_stand_still", "lin_vel_xy", "yaw_rate", "yaw_rate_pelvis"), "sim_errors",
+           "timing.wall_s"),
+}
+
+# train_meta.json of the reference trainer (sacscale train-reference): its own record, with
+# no counters, pools or state hashes
+REFERENCE_META = ("config", "world_size", "devices", "start_time", "status", "end_time")
+
+# written by this code only for runs that started after it began to: sets of this evidence
+# format made before lack them (h200x1_shared and h200x1_shared_short: their runs started
+# before either), so each is required of a run that started since
+SINCE: dict[str, dict[str, str]] = {
+    RUN: {"events_compressed": "2026-12-04T03:18:46+00:00"},  # the wrapper compresses the events
+    META: {"nonfinite_target_sources": "2026-12-04T19:26:58+00:00"},  # the learner counts them by source
+}
+
+# written by this code, not required: why
+NOT_REQUIRED: dict[str, dict[str, str]] = {
+    META: {"env_steps_accounting": "prose, which nothing derives"},
+}
+
+
+def _present(record: dict, path: str) -> bool:
+    value = record
+    for key in path.split("."):
+        if not isinstance(value, dict) or key not in value:
+            return False
+        value = value[key]
+    return True
+
+
+def _started(run: dict) -> datetime | None:
+    try:
+        return datetime.fromisoformat(run["started_at"])
+    except (KeyError, TypeError, ValueError):
+        return None  # required above: named there
+
+
+def _required(kind: str, run: dict, reference: bool) -> list[str]:
+    if kind == META and reference:
+        return list(REFERENCE_META)
+    started = _started(run)
+    later = [path for path, since in SINCE.get(kind, {}).items()
+             if started is not None and started >= datetime.fromisoformat(since)]
+    return [*REQUIRED[kind], *later]
+
+
+def _record(root: Path, rel: str) -> dict | None:
+    """The record, or None where it is absent or not a JSON object (other checks name that)."""
+    try:
+        return load_json(root, rel) if (root / rel).is_file() else None
+    except EvidenceStructureError:
+        return None
+
+
+def absent_field_problems(root: Path, runs: list[str], evidence_format: int) -> list[str]:
+    """Each required field the records of the set's runs and evaluations lack."""
+    problems = []
+    why = f"absent, but this code writes it (a set made by this code, evidence format {evidence_format})"
+    for name in runs:
+        run = _record(root, f"runs/{name}/run.json") or {}
+        command = run.get("command")
+        reference = isinstance(command, list) and command[1:2] == ["train-reference"]
+        for kind, rel in ((RUN, f"runs/{name}/run.json"), (META, f"runs/{name}/train_meta.json"),
+                          (EVAL, f"eval/{name}.json")):
+            record = _record(root, rel)
+            if record is not None:
+                problems += [f"{rel}: {path}: {why}" for path in _required(kind, run, reference)
+                             if not _present(record, path)]
+    return problems

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from sacscale.cpus import parse_cpu_list
 from sacscale.evidence.manifest import sha256_file
-from sacscale.evidence.result import EvidenceStructureError, load_json
+from sacscale.evidence.result import EvidenceStructureError, load_json, same_value
 
 ABSENT = object()  # a field the record does not hold (an older set's, or a trainer's that writes none)
 
@@ -93,7 +93,7 @@ def cpu_problems(env: dict) -> list[str]:
         problems.append(f"set: CPUs: environment.json cpu.available {str(cpu['available'])[:40]!r} names CPUs its "
                         f"cpu.layout (lscpu) does not list ({len(outside)} of them, e.g. {min(outside)})")
     count, logical = opt(cpu, "available_count"), opt(cpu, "logical_cpus")
-    if count is not ABSENT and count != len(available):
+    if count is not ABSENT and not same_value(count, len(available)):
         problems.append(f"set: CPUs: environment.json cpu.available_count says {count!r}, cpu.available lists "
                         f"{len(available)}")
     if isinstance(logical, int) and not len(available) <= logical <= len(layout):

@@ -30,6 +30,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from sacscale.analysis.events import EventFileError, read_run
+from sacscale.evidence.result import same_value
 from sacscale.train.config import TrainConfig, TrainingError, syncs_gradients
 from sacscale.trainers.reference_options import build_parser as reference_parser
 
@@ -78,7 +79,7 @@ def config_problems(name: str, meta: dict, run: dict, args, reference: bool, str
     problems = []
     for key in sorted(set(config) | set(given)):
         if key in config and key in given:
-            if config[key] != given[key]:
+            if not same_value(config[key], given[key]):
                 problems.append(f"{name}: train_meta.json config.{key} {_shown(config[key])}, but the run's command "
                                 f"(parsed with the trainer's parser and defaults) gives {_shown(given[key])}")
         elif strict and key in given and not (reference and key in REFERENCE_OPTION_VARIABLES):
@@ -99,10 +100,10 @@ def device_problems(name: str, meta: dict, args, reference: bool) -> list[str]:
     except (TrainingError, ValueError) as exc:
         return [f"{name}: run.json command's --devices {_shown(args.devices)} does not parse ({exc})"]
     problems = []
-    if "devices" in meta and meta["devices"] != devices:
+    if "devices" in meta and not same_value(meta["devices"], devices):
         problems.append(f"{name}: train_meta.json devices {_shown(meta['devices'])}, but the run's command "
                         f"(--devices {args.devices}) gives {_shown(devices)}")
-    if "world_size" in meta and meta["world_size"] != len(devices):
+    if "world_size" in meta and not same_value(meta["world_size"], len(devices)):
         problems.append(f"{name}: train_meta.json world_size {_shown(meta['world_size'])}, but the run's command "
                         f"(--devices {args.devices}) gives {len(devices)} rank(s)")
     return problems

@@ -5,6 +5,7 @@ passed."""
 
 import json
 
+import pytest
 from set_copies import copy_committed_set, remake_manifest
 
 from sacscale.evidence.verify import verify
@@ -27,6 +28,24 @@ def test_a_gpu_torch_names_that_nvidia_smi_does_not_list_is_named(tmp_path):
                             lambda env: env["torch"]["gpus"][0].update(name="NVIDIA A100-SXM4-80GB"))
     assert "set: GPUs: environment.json torch.gpus names 'NVIDIA A100-SXM4-80GB' beyond what nvidia.gpus lists on " \
            "the same machine (nvidia-smi: 1 x NVIDIA H200)" in records, records
+
+
+def test_a_mig_instance_torch_names_otherwise_than_cuda_does_is_named(tmp_path):
+    name = "NVIDIA H200 MIG (one of 8 H200 over NVLink; the run used all 8)"
+    records = _verify_after(tmp_path, "environment.json", lambda env: env["torch"]["gpus"][0].update(name=name))
+    assert f"set: GPUs: environment.json torch.gpus names {name!r} beyond what nvidia.gpus lists on the same " \
+           "machine (nvidia-smi: 1 x NVIDIA H200) (a MIG instance is named '<GPU> MIG <profile>', e.g. " \
+           "'<GPU> MIG 1g.10gb')" in records, records
+
+
+@pytest.mark.parametrize("profile, named", [
+    ("1g.18gb", False), ("1g.18gb+me", False), ("1c.3g.71gb", False), ("7g.141gb", False),
+    ("1g.18gb extra", True), ("9g.18gb", True), ("1g", True), ("", True), ("1G.18GB", True)])
+def test_a_mig_instance_is_its_gpus_name_and_a_profile(profile, named):
+    from sacscale.evidence.shared_facts import gpu_problems
+
+    env = {"torch": {"gpus": [{"name": f"NVIDIA H200 MIG {profile}"}]}, "nvidia": {"gpus": [{"name": "NVIDIA H200"}]}}
+    assert bool(gpu_problems(env)) is named
 
 
 def test_gpus_torch_reads_among_more_or_as_mig_instances_agree():

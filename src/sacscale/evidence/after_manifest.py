@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sacscale.evidence.manifest import MANIFEST_JSON, VERIFY_JSON, parse_manifest, summary
-from sacscale.evidence.result import EvidenceStructureError, Verification, load_json, read_text
+from sacscale.evidence.result import EvidenceStructureError, Verification, load_json, read_text, same_value
 
 
 def manifest_json_problems(root: Path, manifest: Path) -> list[str]:
@@ -24,7 +24,7 @@ def manifest_json_problems(root: Path, manifest: Path) -> list[str]:
     entries = [(digest, rel, (root / rel).stat().st_size) for rel, digest in listed.items() if (root / rel).is_file()]
     fresh = summary(entries, text)
     return [f"{MANIFEST_JSON}: {key} {str(stored.get(key))[:80]}, the manifest gives {str(fresh[key])[:80]}"
-            for key in fresh if stored.get(key) != fresh[key]] + [
+            for key in fresh if not same_value(stored.get(key), fresh[key])] + [
         f"{MANIFEST_JSON}: holds {key[:40]!r}, which is not written from the manifest" for key in stored
         if key not in fresh]
 
@@ -48,7 +48,7 @@ def verify_json_problems(root: Path, result: Verification, made_by_this_code: bo
         return [str(exc)]
     now = {"ok": True, "files_checked": result.files_checked, "runs_checked": result.runs_checked}
     problems = [f"{VERIFY_JSON}: {key} {str(stored.get(key))[:40]}, this verification {value}"
-                for key, value in now.items() if stored.get(key) != value]
+                for key, value in now.items() if not same_value(stored.get(key), value)]
     written = result.as_dict()
     problems += [f"{VERIFY_JSON}: holds {key[:40]!r}, which a verification does not write" for key in stored
                  if key not in written]

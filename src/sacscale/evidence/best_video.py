@@ -16,7 +16,7 @@ from pathlib import Path
 from PIL import Image
 
 from sacscale.eval.best import best_run
-from sacscale.evidence.result import EvidenceStructureError, load_json, read_text
+from sacscale.evidence.result import EvidenceStructureError, load_json, read_text, same_value
 from sacscale.reading import loads_record, open_record
 from sacscale.report.set_inputs import planned_runs
 
@@ -48,7 +48,7 @@ def best_video_problems(root: Path, reports: Path, rel: str) -> list[str]:
         return [f"{where}: the set's evaluations give no choice ({type(exc).__name__}: {exc}): does not match the "
                 "evidence"]
     problems = [f"{where}: {key} {str(stored.get(key))[:80]}, the set's evaluations give {str(fresh[key])[:80]}: "
-                "does not match the evidence" for key in CHOICE if stored.get(key) != fresh[key]]
+                "does not match the evidence" for key in CHOICE if not same_value(stored.get(key), fresh[key])]
     return problems + [f"{where}: {p}: does not match the evidence" for p in video_problems(reports, stored)]
 
 

@@ -33,6 +33,7 @@ from sacscale.evidence.eval_record import evaluation_problems
 from sacscale.evidence.eval_run import run_findings
 from sacscale.evidence.eval_stand_still import stand_still_problems
 from sacscale.evidence.manifest import sha256_file
+from sacscale.evidence.result import same_value
 from sacscale.reading import loads_record, read_limited
 
 EVENT_PREFIX = "events.out.tfevents."
@@ -265,7 +266,7 @@ def check_evaluation(root: Path, file: str, name: str, ev: dict, model_sha: str 
         out.absent(f"{rel}: checkpoint_sha256: not recorded by this older set, so the evaluation is not bound "
                    f"to a policy by its hash or its iteration")
         return
-    if iterations is not None and _number(ev.get("iteration")) and ev["iteration"] != iterations:
+    if iterations is not None and _number(ev.get("iteration")) and not same_value(ev["iteration"], iterations):
         out.problems.append(f"{rel}: evaluated the policy of iteration {ev['iteration']}, the run's last is "
                             f"{iterations}")
     if (root / policy_rel).is_file():

@@ -11,6 +11,7 @@ from __future__ import annotations
 from sacscale.eval import protocol as code
 from sacscale.eval.limits import SETTLE_S, control_steps, seconds_problem, settle_steps
 from sacscale.eval.pooling import actions_label
+from sacscale.evidence.result import same_value
 from sacscale.task.walk_rules import CONTROL_DT
 
 # what the code fixes, by protocol field
@@ -45,12 +46,12 @@ def grid_problems(rel: str, protocol: dict) -> list[str]:
         return [f"{rel}: protocol.commands names {_short(names)}, not the {len(grid)} commands of {where} in "
                 f"its order"]
     return [f"{rel}: protocol.commands.{name} {_short(commands[name])}, {where} gives {grid[name]}"
-            for name in grid if commands[name] != grid[name]]
+            for name in grid if not same_value(commands[name], grid[name])]
 
 
 def fixed_problems(rel: str, protocol: dict) -> list[str]:
     return [f"{rel}: protocol.{key} {_short(protocol[key])}, the code's is {_short(want)}"
-            for key, want in _FIXED.items() if key in protocol and protocol[key] != want]
+            for key, want in _FIXED.items() if key in protocol and not same_value(protocol[key], want)]
 
 
 def step_problems(rel: str, protocol: dict) -> list[str]:
@@ -65,7 +66,7 @@ def step_problems(rel: str, protocol: dict) -> list[str]:
     problems = []
     for key, want, source in (("steps", control_steps(seconds), f"seconds {seconds:g}"),
                               ("settle_steps", settle_steps(settle_s), f"settle_s {settle_s:g}")):
-        if key in protocol and protocol[key] != want:
+        if key in protocol and not same_value(protocol[key], want):
             problems.append(f"{rel}: protocol.{key} {_short(protocol[key])}, but {source} at control_dt "
                             f"{CONTROL_DT:g} gives {want}")
     return problems
@@ -75,7 +76,7 @@ def pipeline_problems(rel: str, protocol: dict) -> list[str]:
     """The flags the evaluate rule does not pass are evaluate's defaults."""
     problems = []
     for key, (default, flag) in _PIPELINE_DEFAULTS.items():
-        if key in protocol and protocol[key] != default:
+        if key in protocol and not same_value(protocol[key], default):
             problems.append(f"{rel}: protocol.{key} {_short(protocol[key])}, but the pipeline's evaluate rule passes "
                             f"no {flag}, so evaluate's default {default!r}")
     drawn = actions_label(code.NOISE_SCALE)

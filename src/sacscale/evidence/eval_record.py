@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from sacscale.eval.pooling import actions_label, pooled_overall
-from sacscale.evidence.result import deep_differences
+from sacscale.evidence.result import deep_differences, same_value
 
 
 def _count(value) -> bool:
@@ -45,7 +45,7 @@ def _protocol_problems(rel: str, ev: dict) -> list[str]:
                         f"{len(commands)}: not the same commands in the same order")
     if _count(envs) and per_command is not None:
         other = sorted({str(s.get("episodes"))[:20] for s in per_command.values()
-                        if isinstance(s, dict) and s.get("episodes") != envs})
+                        if isinstance(s, dict) and not same_value(s.get("episodes"), envs)})
         if other:
             problems.append(f"{rel}: per_command episodes {', '.join(other)}, where protocol.envs_per_command "
                             f"gives each command {envs}")

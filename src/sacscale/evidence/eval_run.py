@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sacscale.evidence.result import same_value
+
 COMPLETED = "completed"
 
 
@@ -30,7 +32,7 @@ def _steps_findings(rel: str, ev: dict, meta: dict, out: RunFindings) -> None:
     elif "rank0_env_steps" not in meta:
         out.unrecorded.append(f"{rel}: train_meta.json rank0_env_steps: not recorded by this older set, so env_steps "
                               f"is not compared with it")
-    elif ev["env_steps"] != meta["rank0_env_steps"]:
+    elif not same_value(ev["env_steps"], meta["rank0_env_steps"]):
         out.problems.append(f"{rel}: env_steps {str(ev['env_steps'])[:20]}, but the run's train_meta.json "
                             f"rank0_env_steps is {str(meta['rank0_env_steps'])[:20]}: its final policy's count")
 
@@ -38,7 +40,7 @@ def _steps_findings(rel: str, ev: dict, meta: dict, out: RunFindings) -> None:
 def _tilt_findings(rel: str, ev: dict, meta: dict, out: RunFindings) -> None:
     protocol = ev.get("protocol") if isinstance(ev.get("protocol"), dict) else {}
     config = meta.get("config") if isinstance(meta.get("config"), dict) else {}
-    if "tilt_obs" in protocol and "tilt_obs" in config and protocol["tilt_obs"] != config["tilt_obs"]:
+    if "tilt_obs" in protocol and "tilt_obs" in config and not same_value(protocol["tilt_obs"], config["tilt_obs"]):
         out.problems.append(f"{rel}: protocol.tilt_obs {str(protocol['tilt_obs'])[:20]!r}, but the run trained with "
                             f"train_meta.json config.tilt_obs {str(config['tilt_obs'])[:20]!r}")
 

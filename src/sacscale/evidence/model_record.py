@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from pathlib import PurePosixPath
 
-from sacscale.evidence.result import deep_differences
+from sacscale.evidence.result import deep_differences, same_value
 
 MODEL_FILE = "g1_walk_flat.mjb"  # what prepare-model saves (sacscale.commands.prepare_model)
 
@@ -54,7 +54,8 @@ def cost_problems(model: dict) -> list[str]:
         problems.append(f"model: model.json physics_cost.env_steps_per_s_per_thread {per_thread!r}, but "
                         f"env_steps_per_s {rate!r} over {threads} thread(s) is {rate / threads!r}")
     opt = model.get("summary", {}).get("opt") if isinstance(model.get("summary"), dict) else None
-    if "substeps" in cost and isinstance(opt, dict) and "substeps" in opt and cost["substeps"] != opt["substeps"]:
+    if "substeps" in cost and isinstance(opt, dict) and "substeps" in opt \
+            and not same_value(cost["substeps"], opt["substeps"]):
         problems.append(f"model: model.json physics_cost.substeps {str(cost['substeps'])[:20]}, its "
                         f"summary.opt.substeps {str(opt['substeps'])[:20]}")
     return problems

@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 
 from sacscale.evidence.shared_facts import opt
+from sacscale.evidence.result import same_value
 from sacscale.pipeline.planning import preset_description
 from sacscale.scratch import scratch_folder
 
@@ -91,8 +92,8 @@ def reference_presets(root: Path, env: dict, code_root: Path = CODE_ROOT) -> tup
 def preset_findings(root: Path, plan: dict, env: dict, code_root: Path = CODE_ROOT) -> tuple[list[str], list[str]]:
     """(problems, what was not compared)."""
     problems = []
-    if isinstance(env.get("plan"), dict) and env["plan"] != plan:
-        keys = sorted(k for k in set(env["plan"]) | set(plan) if env["plan"].get(k) != plan.get(k))
+    if isinstance(env.get("plan"), dict) and not same_value(env["plan"], plan):
+        keys = sorted(k for k in set(env["plan"]) | set(plan) if not same_value(env["plan"].get(k), plan.get(k)))
         problems.append(f"set: environment.json plan is not plan.json (they differ in {', '.join(keys[:6])}): "
                         "verify-env stores the plan it checked")
     name, description = plan.get("preset"), plan.get("description")

@@ -16,6 +16,7 @@ was judged carry no sync comparison and no sync_tolerance."""
 
 from __future__ import annotations
 
+from sacscale.evidence.result import same_value
 from sacscale.parallel.probe_settings import MUTATIONS, SYNC_REL_TOL, TOLERANCE_REASON, TOLERANCES, reference_batch
 from sacscale.train.probe_settings import CRITERION, TrainerProbeSettings, recorded_trainer_settings
 
@@ -76,7 +77,7 @@ def _comparison_setting_problems(where: str, c: dict, record: dict, learner: boo
     if judged is not (expected is not None):
         return [f"{where}: judged {judged!r} with a tolerance of {tolerance!r}, the code's {table} gives "
                 f"{expected!r} ({'not ' if expected is None else ''}judged)"]
-    if tolerance != expected:
+    if not same_value(tolerance, expected):
         return [f"{where}: tolerance {tolerance!r}, the code's {table} gives {expected!r}"]
     return []
 
@@ -89,9 +90,9 @@ def _tolerance_problems(record: dict, learner: bool) -> list[str]:
     table = code_table(record) if learner else None
     if isinstance(table, str):
         problems.append(table)
-    elif table is not None and record.get("tolerance") != table[0]:
+    elif table is not None and not same_value(record.get("tolerance"), table[0]):
         problems.append(f"tolerance {record.get('tolerance')!r}, the code's {table[1]} gives {table[0]!r}")
-    if not (learner and made_before_sync_judged(record)) and record.get("sync_tolerance") != SYNC_REL_TOL:
+    if not (learner and made_before_sync_judged(record)) and not same_value(record.get("sync_tolerance"), SYNC_REL_TOL):
         name = table[1] if isinstance(table, tuple) else "table"
         problems.append(f"sync_tolerance {record.get('sync_tolerance')!r}, the code's {name} gives {SYNC_REL_TOL!r}")
     if learner and not _elementwise(record) and record.get("tolerance_reason") != TOLERANCE_REASON:
@@ -125,7 +126,7 @@ def _batch_problems(record: dict) -> list[str]:
     batch, ranks, given = record.get("batch_per_rank"), record.get("world_size"), record.get("reference_batch")
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in (batch, ranks, given)):
         return []
-    if given != reference_batch(batch, ranks):
+    if not same_value(given, reference_batch(batch, ranks)):
         return [f"reference_batch {given}, but world_size {ranks} x batch_per_rank {batch} gives "
                 f"{reference_batch(batch, ranks)}"]
     return []
@@ -141,7 +142,7 @@ def _trainer_constant_problems(trainer: dict) -> list[str]:
     code = recorded_trainer_settings(TrainerProbeSettings(devices))
     problems = [f"{key} {repr(trainer[key])[:30]}, but the trainer probe's settings give {code[key]!r} "
                 f"({TRAINER_SETTINGS})"
-                for key in TRAINER_CONSTANTS if key in trainer and trainer[key] != code[key]]
+                for key in TRAINER_CONSTANTS if key in trainer and not same_value(trainer[key], code[key])]
     if "criterion" in trainer and trainer["criterion"] != CRITERION:
         problems.append(f"criterion {str(trainer['criterion'])[:40]!r}: not the code's "
                         "(sacscale.train.probe_settings.CRITERION)")

@@ -14,6 +14,7 @@ are fewer."""
 
 from __future__ import annotations
 
+from sacscale.evidence.result import same_value
 from sacscale.parallel.probe_settings import ProbeSettings, recorded_settings
 from sacscale.train.config import TrainConfig, TrainingError
 
@@ -40,7 +41,7 @@ def _asked(probe: dict) -> dict | str:
 def _differ(where: str, record: dict, asked: dict, sources: dict) -> list[str]:
     """`where`key value, but <source> gives value: each setting the record states otherwise."""
     return [f"{where}{key} {record[key]!r}, but {sources.get(key, COMMAND)} gives {value!r}"
-            for key, value in asked.items() if key in record and record[key] != value]
+            for key, value in asked.items() if key in record and not same_value(record[key], value)]
 
 
 def _sources(probe: dict, trainer_iterations: int | None = None) -> dict[str, str]:

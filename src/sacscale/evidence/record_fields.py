@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sacscale.evidence.model_record import MODEL_FILE
+from sacscale.evidence.result import same_value
 from sacscale.train.config import TrainConfig, compiles_losses
 
 # what the pipeline adds for a run of the reference trainer (workflow/rules/common.smk run_env_args)
@@ -21,7 +22,7 @@ def model_problems(root: Path, model: dict, env: dict) -> list[str]:
     path = root / "model" / MODEL_FILE
     problems = []
     size = path.lstat().st_size if path.is_file() else None
-    if "bytes" in model and size is not None and model["bytes"] != size:
+    if "bytes" in model and size is not None and not same_value(model["bytes"], size):
         problems.append(f"model: model.json bytes {str(model['bytes'])[:20]}, model/{path.name} is {size:,} bytes")
     versions = env.get("versions") if isinstance(env.get("versions"), dict) else {}
     recorded = versions.get("mujoco")
@@ -52,7 +53,7 @@ def meta_problems(name: str, meta: dict, args, reference: bool) -> list[str]:
                         f"final_learner_state_sha256_by_rank gives {not meta['ranks_identical']}")
     by_rank = meta.get("nonfinite_rows_by_rank")
     if isinstance(by_rank, list) and all(isinstance(n, int) for n in by_rank) and "nonfinite_rows" in meta \
-            and meta["nonfinite_rows"] != sum(by_rank):
+            and not same_value(meta["nonfinite_rows"], sum(by_rank)):
         problems.append(f"{name}: train_meta.json nonfinite_rows {str(meta['nonfinite_rows'])[:20]}, but "
                         f"nonfinite_rows_by_rank sums to {sum(by_rank)}")
     compiled = None if reference or "losses_compiled" not in meta else _losses_compiled(args)

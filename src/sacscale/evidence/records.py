@@ -30,7 +30,7 @@ from sacscale.evidence.shared_facts import opt as _opt
 from sacscale.evidence.record_fields import env_set_problems, meta_problems, model_problems
 from sacscale.evidence.pool_record import pool_record_problems
 from sacscale.evidence.preset_record import preset_findings
-from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification, get_field, load_json
+from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification, get_field, load_json, same_value
 from sacscale.evidence.train_meta_record import train_meta_problems
 from sacscale.evidence.wrapper_record import wrapper_problems
 from sacscale.pipeline.runplan import PlanError, check_override, check_reference_override
@@ -66,7 +66,7 @@ def _agree(result: Verification, run: str, facts: dict[str, list[tuple[str, obje
             continue
         first_src, first = recorded[0]
         for src, val in recorded[1:]:
-            if val != first:
+            if not same_value(val, first):
                 result.records.append(f"{run}: {quantity}: {first_src} says {first!r}, {src} says {val!r}")
 
 
@@ -214,7 +214,7 @@ def _check_counts_and_times(r: RunRecords, result: Verification) -> None:
         result.records.append(f"{r.name}: env steps: train_meta.json says rank 0 took {steps!r} "
                               f"({ranks!r} rank(s)), the events {total!r} in all")
     planned, ran = r.config.get("timeout_s"), r.run.get("timeout_s")
-    if planned is not None and ran is not None and planned != ran:
+    if planned is not None and ran is not None and not same_value(planned, ran):
         result.records.append(f"{r.name}: timeout: plan.json says {planned!r} s, run.json {ran!r} s")
     for iso, epoch in (("started_at", "start_time"), ("ended_at", "end_time")):
         when, at = _epoch(r.run.get(iso)), r.run.get(epoch)

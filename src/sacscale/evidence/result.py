@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -133,6 +134,33 @@ def _number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
+def _kind(value) -> str:
+    """A value's JSON kind: a flag (bool) is not a count (int), nor a count a measure (float),
+    though Python finds True == 1 == 1.0; a tuple the code builds is a JSON list."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":  # numpy's flag is no Integral
+        return "bool"
+    if isinstance(value, numbers.Integral):
+        return "int"
+    if isinstance(value, numbers.Real):
+        return "float"
+    if isinstance(value, (list, tuple)):
+        return "list"
+    return "dict" if isinstance(value, dict) else type(value).__name__
+
+
+def same_value(a, b) -> bool:
+    """A recorded value is the one derived for it: equal, and of the same JSON kind at every
+    level (json.dumps writes a float as a float, 180.0, so a record holding 180 where the code
+    writes a float, or 1 for true, was not written by it)."""
+    if _kind(a) != _kind(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+    return a == b
+
+
 def deep_differences(stored, recomputed, path: str = "") -> tuple[list[str], list[str]]:
     """(problems, notes) between a stored and a recomputed JSON value: every field, numbers
     equal up to float noise; a field only the recomputation has is a note (older set)."""
@@ -162,9 +190,9 @@ def deep_differences(stored, recomputed, path: str = "") -> tuple[list[str], lis
     elif _number(stored) and _number(recomputed):
         a, b = float(stored), float(recomputed)
         same = (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=REL_TOL, abs_tol=1e-12)
-        if not same:
+        if not same or _kind(stored) != _kind(recomputed):
             problems.append(f"{where}: stored {stored!r}, recomputed {recomputed!r}")
-    elif stored != recomputed:
+    elif not same_value(stored, recomputed):
         problems.append(f"{where}: stored {_short(stored)}, recomputed {_short(recomputed)}")
     return problems, notes
 

@@ -13,12 +13,13 @@ CPUs near each GPU, not the CPUs a run may use."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
 from sacscale.cpus import parse_cpu_list
 from sacscale.evidence.manifest import sha256_file
-from sacscale.evidence.result import EvidenceStructureError, load_json
+from sacscale.evidence.result import EvidenceStructureError, load_json, same_value
 
 ABSENT = object()  # a field the record does not hold (an older set's, or a trainer's that writes none)
 
@@ -93,7 +94,7 @@ def cpu_problems(env: dict) -> list[str]:
         problems.append(f"set: CPUs: environment.json cpu.available {str(cpu['available'])[:40]!r} names CPUs its "
                         f"cpu.layout (lscpu) does not list ({len(outside)} of them, e.g. {min(outside)})")
     count, logical = opt(cpu, "available_count"), opt(cpu, "logical_cpus")
-    if count is not ABSENT and count != len(available):
+    if count is not ABSENT and not same_value(count, len(available)):
         problems.append(f"set: CPUs: environment.json cpu.available_count says {count!r}, cpu.available lists "
                         f"{len(available)}")
     if isinstance(logical, int) and not len(available) <= logical <= len(layout):
@@ -108,11 +109,25 @@ def _gpu_names(env: dict, *keys) -> list[str]:
         if isinstance(gpus, list) else []
 
 
+# how CUDA (torch.cuda.get_device_properties(i).name) names a MIG instance: its GPU's name,
+# " MIG " and the instance's profile, as NVIDIA's MIG guide names profiles: an optional
+# compute-instance share (`1c.`), the GPU-instance share and its memory (`3g.40gb`), an
+# optional media-extension suffix; e.g. "NVIDIA H100 80GB HBM3 MIG 1g.10gb"
+MIG_INSTANCE = re.compile(r"(?P<gpu>.+) MIG (?:[1-7]c\.)?[1-7]g\.[0-9]{1,3}gb(?:\+me(?:\.all)?|-me|\+gfx)?")
+
+
+def _gpu_of(torch_name: str) -> str:
+    """The GPU a name torch reads is, or is a MIG instance of; a name holding " MIG " in any
+    other form is left whole, so that it is one nvidia-smi does not list."""
+    mig = MIG_INSTANCE.fullmatch(torch_name)
+    return mig["gpu"] if mig else torch_name
+
+
 def gpu_problems(env: dict) -> list[str]:
     """environment.json reads the machine's GPUs twice: torch (those CUDA_VISIBLE_DEVICES
     leaves it, in its own order) and nvidia-smi (all of them). Each GPU torch names is one
-    nvidia-smi names (a MIG instance by its GPU's name)."""
-    torch_names = Counter(name.split(" MIG ")[0] for name in _gpu_names(env, "torch", "gpus"))
+    nvidia-smi names, or a MIG instance of one, named as CUDA names it (MIG_INSTANCE)."""
+    torch_names = Counter(_gpu_of(name) for name in _gpu_names(env, "torch", "gpus"))
     smi_names = Counter(_gpu_names(env, "nvidia", "gpus"))
     if not torch_names or not smi_names:
         return []
@@ -120,8 +135,10 @@ def gpu_problems(env: dict) -> list[str]:
     if not unlisted:
         return []
     listed = ", ".join(f"{n} x {name}" for name, n in sorted(smi_names.items()))
+    mig = " (a MIG instance is named '<GPU> MIG <profile>', e.g. '<GPU> MIG 1g.10gb')" \
+        if any(" MIG " in name for name in unlisted) else ""
     return [f"set: GPUs: environment.json torch.gpus names {', '.join(sorted(unlisted))!r} beyond what "
-            f"nvidia.gpus lists on the same machine (nvidia-smi: {listed})"]
+            f"nvidia.gpus lists on the same machine (nvidia-smi: {listed}){mig}"]
 
 
 def pool_problems(run_name: str, env: dict, meta: dict) -> list[str]:

@@ -10,7 +10,7 @@
   run.json `log_dir_while_running` is the command's `--log-dir` too;
 - `devices[]` and `world_size`: the command's `--devices` as the trainer reads it;
 - `start_time`/`end_time`: a start not after the end (binding keeps both inside run.json's
-  window);
+  window; run_end bounds how late the end and run.json's may be);
 - `nonfinite_rows_by_rank[]`, `nonfinite_targets`: the last `Faults/nonfinite_rows` and
   `Faults/nonfinite_targets` each rank's events hold (the trainer logs them at the last
   iteration, from the counters it records); `nonfinite_target_sources.*` count targets, so
@@ -30,6 +30,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from sacscale.analysis.events import EventFileError, read_run
+from sacscale.evidence.result import same_value
+from sacscale.evidence.run_end import end_problems
 from sacscale.train.config import TrainConfig, TrainingError, syncs_gradients
 from sacscale.trainers.reference_options import build_parser as reference_parser
 
@@ -78,7 +80,7 @@ def config_problems(name: str, meta: dict, run: dict, args, reference: bool, str
     problems = []
     for key in sorted(set(config) | set(given)):
         if key in config and key in given:
-            if config[key] != given[key]:
+            if not same_value(config[key], given[key]):
                 problems.append(f"{name}: train_meta.json config.{key} {_shown(config[key])}, but the run's command "
                                 f"(parsed with the trainer's parser and defaults) gives {_shown(given[key])}")
         elif strict and key in given and not (reference and key in REFERENCE_OPTION_VARIABLES):
@@ -99,10 +101,10 @@ def device_problems(name: str, meta: dict, args, reference: bool) -> list[str]:
     except (TrainingError, ValueError) as exc:
         return [f"{name}: run.json command's --devices {_shown(args.devices)} does not parse ({exc})"]
     problems = []
-    if "devices" in meta and meta["devices"] != devices:
+    if "devices" in meta and not same_value(meta["devices"], devices):
         problems.append(f"{name}: train_meta.json devices {_shown(meta['devices'])}, but the run's command "
                         f"(--devices {args.devices}) gives {_shown(devices)}")
-    if "world_size" in meta and meta["world_size"] != len(devices):
+    if "world_size" in meta and not same_value(meta["world_size"], len(devices)):
         problems.append(f"{name}: train_meta.json world_size {_shown(meta['world_size'])}, but the run's command "
                         f"(--devices {args.devices}) gives {len(devices)} rank(s)")
     return problems
@@ -125,21 +127,33 @@ def _as_logged(count: int) -> float:
     return struct.unpack("f", struct.pack("f", float(count)))[0]
 
 
-def _last_faults(run_dir: Path) -> dict[str, list[float]] | None:
-    """{tag: [each rank's last value]} of the fault counters, or None where the events
-    cannot be read (the metrics check names why) or hold none (an older trainer's)."""
+def _read_events(run_dir: Path) -> dict | None:
+    """{rank: {tag: [Scalar]}} of the run's events, or None where they cannot be read (the
+    metrics check names why) or a rank's are missing (named by the metrics check too)."""
     try:
         by_rank = read_run(run_dir)
     except EventFileError:
         return None
-    if list(by_rank) != list(range(len(by_rank))):
-        return None  # a rank's events missing: named by the metrics check
+    return by_rank if list(by_rank) == list(range(len(by_rank))) else None
+
+
+def _last_event(by_rank: dict | None) -> float | None:
+    """The latest wall time of any rank's events."""
+    times = [s.wall_time for series in (by_rank or {}).values() for values in series.values() for s in values]
+    return max(times, default=None)
+
+
+def _last_faults(by_rank: dict | None) -> dict[str, list[float]] | None:
+    """{tag: [each rank's last value]} of the fault counters, or None where the events
+    were not read or hold none (an older trainer's)."""
+    if by_rank is None:
+        return None
     last = {tag: [series[tag][-1].value if series.get(tag) else None for series in by_rank.values()]
             for tag in FAULT_TAGS}
     return None if all(v is None for values in last.values() for v in values) else last
 
 
-def nonfinite_problems(name: str, meta: dict, run_dir: Path) -> list[str]:
+def nonfinite_problems(name: str, meta: dict, by_rank_events: dict | None) -> list[str]:
     """nonfinite_rows_by_rank[] and nonfinite_targets against the events; the target
     sources against nonfinite_targets."""
     problems = []
@@ -152,7 +166,7 @@ def nonfinite_problems(name: str, meta: dict, run_dir: Path) -> list[str]:
     by_rank = meta.get("nonfinite_rows_by_rank")
     if not (isinstance(by_rank, list) or "nonfinite_targets" in meta):
         return problems
-    last = _last_faults(run_dir)
+    last = _last_faults(by_rank_events)
     if last is None:
         return problems
     rows, logged_targets = last[FAULT_TAGS[0]], last[FAULT_TAGS[1]]
@@ -232,6 +246,8 @@ def train_meta_problems(run_dir: Path, name: str, meta: dict, run: dict, args, r
         return []
     problems = config_problems(name, meta, run, args, reference, strict)
     problems += device_problems(name, meta, args, reference) + window_problems(name, meta)
+    events = None if reference else _read_events(run_dir)  # the reference's are in its own layout
+    problems += end_problems(name, run, meta, _last_event(events), reference)
     if not reference:  # the reference trainer records no counters or state hashes
-        problems += nonfinite_problems(name, meta, run_dir) + state_hash_problems(name, meta, run, run_dir)
+        problems += nonfinite_problems(name, meta, events) + state_hash_problems(name, meta, run, run_dir)
     return problems

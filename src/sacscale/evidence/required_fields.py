@@ -38,10 +38,10 @@ REQUIRED: dict[str, tuple[str, ...]] = {
           # the pipeline always passes --state-dir: null where nothing was moved
           "learning_state"),
     # sacscale train (sacscale.train.record)
-    META: ("config", "world_size", "devices", "losses_compiled", "collector_pools.pools",
+    META: ("config", "world_size", "devices", "collector_pools.pools",
            "collector_pools.learner_cpus", "collector_pools.how", "collector_pools.learner_affinity", "torch",
            "python", "start_time", "status", "end_time", "rank0_env_steps", "final_learner_state_sha256_by_rank",
-           "ranks_identical", "nonfinite_rows", "nonfinite_targets", "nonfinite_rows_by_rank"),
+           "ranks_identical"),
     # sacscale evaluate (sacscale.eval.evaluate)
     EVAL: ("checkpoint", "checkpoint_sha256", "iteration", "env_steps",
            *_under("protocol", "commands", "envs_per_command", "num_envs", "seconds", "control_dt", "steps",
@@ -58,12 +58,16 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 # no counters, pools or state hashes
 REFERENCE_META = ("config", "world_size", "devices", "start_time", "status", "end_time")
 
-# written by this code only for runs that started after it began to: sets of this evidence
-# format made before lack them (h200x1_shared and h200x1_shared_short: their runs started
-# before either), so each is required of a run that started since
+# written by this code only for runs that started after it began to (the time of the commit
+# that began writing each): sets of this evidence format made before lack them (h200x1_shared,
+# h200x1_shared_short; h200x1_learning_lowent made current by the tests), so each is required
+# of a run that started since
 SINCE: dict[str, dict[str, str]] = {
     RUN: {"events_compressed": "2026-12-04T03:18:46+00:00"},  # the wrapper compresses the events
-    META: {"nonfinite_target_sources": "2026-12-04T19:26:58+00:00"},  # the learner counts them by source
+    META: {"nonfinite_target_sources": "2026-12-04T19:26:58+00:00",  # the learner counts them by source
+           # the replay drops non-finite rows and counts them; the trainer records which losses compiled
+           "nonfinite_rows": "2026-12-03T16:06:59+00:00", "nonfinite_targets": "2026-12-03T16:06:59+00:00",
+           "nonfinite_rows_by_rank": "2026-12-03T19:15:26+00:00", "losses_compiled": "2026-12-03T19:15:26+00:00"},
 }
 
 # written by this code, not required: why

@@ -1,8 +1,8 @@
 """environment.json against the stored diff and the CPUs: the diff it describes (file, size,
 hash; the page shows them) is source.diff as the set holds it, and a clean tree's is empty;
 its available CPUs and counts agree with its own lscpu layout, and every CPU a run pinned is
-one that layout lists. Each edit below, with the manifest and the page made again, passed
-verify before these were compared."""
+one that layout lists and one of the available CPUs. Each edit below, with the manifest and
+the page made again, passed verify before these were compared."""
 
 import json
 import shutil
@@ -87,3 +87,13 @@ def test_pinned_cpus_the_hosts_layout_lacks_are_named(work):
     assert "shared_r1_n2_shared: CPU pools: train_meta.json pins CPU(s) 8, 9, 10, 11, 12, 13, 14, 15, which " \
            "environment.json's cpu.layout (lscpu, 8 CPUs) does not list" in records
     assert not any(p.startswith(f"{RUN}: CPU pools") for p in records)  # it pins 1-7
+
+
+def test_pinned_cpus_beyond_the_available_ones_are_named(work):
+    # the layout still lists all 16; the process is said to have had 2 of them
+    edit_environment(work, lambda env: env["cpu"].update(available="0-1", available_count=2, logical_cpus=2))
+    records = record_problems(work)
+    assert (f"{RUN}: CPU pools: train_meta.json pins CPU(s) 2, 3, 4, 5, 6, 7, which environment.json's "
+            "cpu.available ('0-1', 2 CPUs) does not hold: the CPUs the pipeline's process could use there") in records
+    assert any(p.startswith("shared_r1_n2_shared: CPU pools: train_meta.json pins CPU(s) 2, 3, 4, 5, 6, 7, 8, 9, "
+                            "which environment.json's cpu.available") for p in records), records

@@ -11,6 +11,7 @@ the policy, MuJoCo and a GL backend).
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from PIL import Image
@@ -27,6 +28,22 @@ CHOICE = ("run", "score", "tracking_lin", "tracking_yaw", "fall_rate", "env_step
 
 def _evaluations(root: Path, runs: list[str]) -> dict[str, dict]:
     return {run: load_json(root, f"eval/{run}.json") for run in runs if (root / "eval" / f"{run}.json").is_file()}
+
+
+def best_runs(root: Path, reports: Path | None) -> dict[str, str]:
+    """{run: what names it the best} for the run the report shows on video (best_run.json's
+    choice) and the best of the set's evaluations; a record or evaluation that cannot be
+    read gives none here (best_video_problems names it)."""
+    named = {}
+    with contextlib.suppress(EvidenceStructureError, ValueError, KeyError, TypeError):
+        fresh = best_run(_evaluations(root, planned_runs(root)))["run"]
+        named[fresh] = "the best of the set's evaluations (sacscale.eval.best)"
+    if reports is not None and (reports / RECORD).is_file():
+        with contextlib.suppress(EvidenceStructureError, ValueError):
+            stored = loads_record(read_text(reports / RECORD, RECORD.as_posix()))
+            if isinstance(stored, dict) and isinstance(stored.get("run"), str):
+                named.setdefault(stored["run"], f"the run the report shows as best ({RECORD.as_posix()})")
+    return named
 
 
 def best_video_problems(root: Path, reports: Path, rel: str) -> list[str]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from sacscale.evidence.env_steps import env_step_problems
 from sacscale.evidence.manifest import sha256_file
 from sacscale.evidence.model_record import MODEL_FILE, cost_problems, name_problems, summary_findings
 from sacscale.evidence.shared_facts import ABSENT as _ABSENT
@@ -263,6 +264,7 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
             _agree(result, r.name, _facts(r, iterations, env, plan.get("run_set", _ABSENT)), strict)
             _check_where_and_what(root, r, env_host, model_hash, result)
             result.records += pool_problems(r.name, env, r.meta)
+            result.records += env_step_problems(r.name, r.args.num_envs, iterations, r.meta, r.metrics)
             result.records += meta_problems(r.name, r.meta, r.args, r.reference)
             result.records += env_set_problems(r.name, r.run, r.config, r.reference)
             result.records += wrapper_problems(r.name, r.run)

@@ -22,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 
 from sacscale.atomic import write_json
+from sacscale.evidence.best_video import best_runs
 from sacscale.evidence.manifest import MANIFEST_JSON, MANIFEST_NAME, VERIFY_JSON, sha256_file
 from sacscale.reading import TooLarge, loads_record, read_limited
 from sacscale.report.page_format import PAGE_FORMAT
@@ -170,8 +171,18 @@ def check_scope(root: Path) -> tuple[list[str], list[str]]:
                             f"{POLICY.as_posix()} may be")
         elif (root / entry["path"]).exists():
             problems.append(f"{SCOPE_FILE}: {entry['path']} is listed as left out, but it is in the set")
+    problems += _best_left_out(root, scope)
     return problems, [f"size: {size:,} bytes in results/{root.name} and reports/{root.name} "
                       f"(budget {budget:,}; format {scope['format']})"]
+
+
+def _best_left_out(root: Path, scope: dict) -> list[str]:
+    """The best run's policy is the one the report's video and its "best" claim rest on: the
+    pipeline (`manifest --scope --keep-best`) always keeps it, so a set may not leave it out."""
+    runs = {Path(e["path"]).parts[1]: e["path"] for e in scope.get("left_out", []) if len(Path(e["path"]).parts) == 4}
+    best = best_runs(root, reports_of(root))
+    return [f"{SCOPE_FILE}: {runs[run]} is listed as left out, but {run} is {why}: the set keeps the best "
+            "run's policy (manifest --scope --keep-best)" for run, why in best.items() if run in runs]
 
 
 def started_since(root: Path, when: str) -> tuple[str, str] | None:

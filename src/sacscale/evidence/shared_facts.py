@@ -3,7 +3,8 @@ check (sacscale.evidence.records): the code's commit and dirty flag (run.json `c
 torch and Python versions (train_meta.json; correctness.json for torch; environment.json's
 own `versions` and `torch`), the stored diff (environment.json `project.diff` against
 source.diff), and the CPUs (environment.json `cpu`: its available CPUs and counts against
-its own lscpu layout; each run's pinned CPUs, in train_meta.json, against that layout), the
+its own lscpu layout; each run's pinned CPUs, in train_meta.json, against that layout and
+its available CPUs), the
 GPUs (torch's against nvidia-smi's) and the interpreter (run.json `python`).
 
 Each pair is written by the same pipeline from the same source (git, torch.__version__,
@@ -142,19 +143,28 @@ def gpu_problems(env: dict) -> list[str]:
 
 
 def pool_problems(run_name: str, env: dict, meta: dict) -> list[str]:
-    """The CPUs a run pinned (train_meta.json collector_pools) exist in the layout
-    environment.json recorded on the run's host (the host is compared elsewhere)."""
-    layout = _layout_cpus(opt(env, "cpu", "layout"))
+    """The CPUs a run pinned (train_meta.json collector_pools, tied to the run's command by
+    sacscale.evidence.pool_record) exist in the layout environment.json recorded on the run's
+    host (the host is compared elsewhere) and are among the CPUs the pipeline's process could
+    use there (cpu.available): a run cannot pin a CPU its process may not use."""
     pools = opt(meta, "collector_pools")
-    if layout is None or not isinstance(pools, dict):
+    if not isinstance(pools, dict):
         return []
     groups = [g for key in ("pools", "learner_affinity") for g in (pools.get(key) or []) if isinstance(g, list)]
     pinned = {c for g in groups for c in g if isinstance(c, int)}
-    outside = sorted(pinned - layout)
-    if not outside:
-        return []
-    return [f"{run_name}: CPU pools: train_meta.json pins CPU(s) {', '.join(map(str, outside[:8]))}, which "
-            f"environment.json's cpu.layout (lscpu, {len(layout)} CPUs) does not list"]
+    problems = []
+    layout = _layout_cpus(opt(env, "cpu", "layout"))
+    outside = sorted(pinned - layout) if layout is not None else []
+    if outside:
+        problems.append(f"{run_name}: CPU pools: train_meta.json pins CPU(s) {', '.join(map(str, outside[:8]))}, "
+                        f"which environment.json's cpu.layout (lscpu, {len(layout)} CPUs) does not list")
+    available = _cpus(opt(env, "cpu", "available"))
+    unavailable = sorted(pinned - available - set(outside)) if available is not None else []
+    if unavailable:
+        problems.append(f"{run_name}: CPU pools: train_meta.json pins CPU(s) {', '.join(map(str, unavailable[:8]))}, "
+                        f"which environment.json's cpu.available ({str(env['cpu']['available'])[:40]!r}, "
+                        f"{len(available)} CPUs) does not hold: the CPUs the pipeline's process could use there")
+    return problems
 
 
 def _original(root: Path) -> tuple:

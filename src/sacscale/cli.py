@@ -23,6 +23,7 @@ from sacscale.commands import BadInput
 from sacscale.eval.gl_backend import GLBackendError, check_mujoco_gl
 from sacscale.stopping import Interrupted, raised_as_interrupted
 from sacscale.usage import UsageParser
+from sacscale.usage import printable as _printable
 
 # command name -> (module under sacscale.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -363,11 +364,6 @@ def _gl_problem() -> str | None:
     except GLBackendError as exc:
         return str(exc)
     return None
-
-
-def _printable(text: str) -> str:
-    """Control characters (a file name's escape sequences) shown escaped, not sent to the terminal."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,9 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 from sacscale.atomic import others_can_swap
@@ -130,11 +133,34 @@ def run_set_inputs(results: Path, output_dir: str | None) -> dict:
     except RecordError as exc:
         raise Refused(str(exc)) from None
     if inputs["video"] and out.resolve() != reports.resolve():
-        # the report shows its video from its own directory: a copy goes with it
-        (out / "figures").mkdir(parents=True, exist_ok=True)
-        inputs["video"], inputs["video_record"] = (str(shutil.copy2(inputs[k], out / "figures" / Path(inputs[k]).name))
-                                                   for k in ("video", "video_record"))
+        # the report shows its video from its own directory: a copy goes with it, made
+        # only once every record has been read (a refused record leaves no copy behind)
+        inputs["prepare"] = partial(_copy_video, [inputs["video"], inputs["video_record"]], out / "figures")
     return dict(inputs, output_md=out / "report.md", output_html=out / "report.html", figures_dir=out / "figures")
+
+
+def _copy_video(files: list[str], figures: Path, others: dict) -> dict:
+    """build's arguments with the video copied into the report's own figures folder."""
+    figures.mkdir(parents=True, exist_ok=True)
+    video, _ = (shutil.copy2(f, figures / Path(f).name) for f in files)
+    return dict(others, video=(Path(video), others["video"][1]))
+
+
+@contextmanager
+def _undone_on_failure(*folders: Path) -> Iterator[None]:
+    """A report that fails part way leaves none of the files it made: the files new in
+    `folders` are removed, and each folder it made is removed where it is left empty."""
+    before = {folder: set(folder.iterdir()) if folder.is_dir() else None for folder in folders}
+    try:
+        yield
+    except BaseException:
+        for folder, held in reversed(before.items()):
+            for path in (set(folder.iterdir()) if folder.is_dir() else set()) - (held or set()):
+                if path.is_file() or path.is_symlink():
+                    path.unlink(missing_ok=True)
+            if held is None and folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+        raise
 
 
 def _refuse_outputs_on_inputs(args: argparse.Namespace) -> None:
@@ -197,6 +223,15 @@ def named_inputs(args: argparse.Namespace) -> dict:
     )
 
 
+def _folders_written(inputs: dict) -> list[Path]:
+    """The folders the report writes in or makes, each before the ones inside it."""
+    figures = Path(inputs["figures_dir"]).absolute()
+    made = [f for f in figures.parents if not f.exists()]  # made on the way to the figures folder
+    folders = {Path(inputs["output_md"]).absolute().parent, Path(inputs["output_html"]).absolute().parent,
+               figures, *made}
+    return sorted(folders, key=lambda folder: len(folder.parts))
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         if args.run_set:
@@ -216,7 +251,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"sacscale report: error: {exc}", file=sys.stderr)
         return 2
     try:
-        write_report(**inputs)
+        with _undone_on_failure(*_folders_written(inputs)):
+            write_report(**inputs)
     except OSError:
         raise  # a full disk, a read-only output: one line naming the file, exit 2 (sacscale.cli)
     except RecordError as exc:  # bad input: one line naming the file

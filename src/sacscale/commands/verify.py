@@ -20,6 +20,7 @@ from sacscale.commands._inputs import refuse_output_inside, same_file
 from sacscale.evidence.manifest import ManifestError
 from sacscale.evidence.report_check import reports_dir
 from sacscale.evidence.verify import verify
+from sacscale.usage import printable
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -88,5 +89,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _named(given: str, canonical: str) -> str:
-    """The set as the user named it, and its canonical path when that differs."""
-    return given if given == canonical else f"{given} (that is, {canonical})"
+    """The set as the user named it, and its canonical path when that differs; a newline or
+    escape sequence in a folder's name is shown escaped (it could forge verify's lines)."""
+    return printable(given if given == canonical else f"{given} (that is, {canonical})")

@@ -452,11 +452,15 @@ def read_inputs(
     )
 
 
-def write_report(summary_path, metrics_paths, output_md, output_html, figures_dir, **inputs) -> Document:
+def write_report(summary_path, metrics_paths, output_md, output_html, figures_dir, prepare=None,
+                 **inputs) -> Document:
     """The report from its input files (read_inputs' arguments): report.md, report.html,
-    numbers.json and the figures."""
+    numbers.json and the figures. `prepare(others)`, when given, is called once every input
+    has been read and before anything is written, and returns build's other arguments."""
     report_dir = Path(output_md).parent
     summary, metrics, others = read_inputs(summary_path, metrics_paths, report_dir, **inputs)
+    if prepare is not None:
+        others = prepare(others)
     doc = build(summary, metrics, Path(figures_dir), report_dir, **others)
     atomic_write_text(output_md, to_markdown(doc))
     # the numbers the tables show, before formatting, for verification to compare one by one

@@ -52,3 +52,27 @@ def remake_manifest(root: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "sacscale.cli", "manifest", str(root), "--json",
                            str(root / "manifest.json")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def edit_record(root: Path, rel: str, edit) -> None:
+    """The JSON record at root/rel changed in place by `edit(record)`."""
+    record = json.loads((root / rel).read_text())
+    edit(record)
+    (root / rel).write_text(json.dumps(record, indent=1))
+
+
+def records_after_edit(tmp_path: Path, rel: str, edit, name: str) -> list[str]:
+    """verify's record problems for a copy of the committed set `name` whose record rel was
+    changed by `edit` and its manifest made again (the page is not written again)."""
+    from sacscale.evidence.verify import verify
+
+    root = copy_committed_set(tmp_path, name)
+    edit_record(root, rel, edit)
+    remake_manifest(root)
+    return verify(root).records
+
+
+def assert_named(records: list[str], *says: str) -> None:
+    """Each of `says` begins one of the problems."""
+    for text in says:
+        assert any(p.startswith(text) for p in records), (text, records)

@@ -7,7 +7,7 @@ its protocol and its ratios from its rms errors. Each edited alone, hashed again
 import json
 
 import pytest
-from set_copies import REPO, copy_committed_set, remake_manifest
+from set_copies import copy_committed_set, edit_record as _edit, remake_manifest, REPO
 
 from sacscale.evidence.eval_protocol import protocol_problems
 from sacscale.evidence.eval_run import run_findings
@@ -17,11 +17,6 @@ from sacscale.evidence.verify import verify
 SET = "h200x1_shared_short"
 EVAL = "eval/shared_r1_n1_pool7.json"
 
-
-def _edit(root, rel, edit):
-    record = json.loads((root / rel).read_text())
-    edit(record)
-    (root / rel).write_text(json.dumps(record, indent=1))
 
 
 def _protocol(**fields):

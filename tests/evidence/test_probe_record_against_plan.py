@@ -2,23 +2,16 @@
 pipeline's probe rule passed to `sacscale probe correctness`): a record rewritten to say it
 probed 8 ranks over NCCL, hashed again, passed and the page said so."""
 
-import json
 
 import pytest
-from set_copies import copy_committed_set, remake_manifest
+from set_copies import records_after_edit
 
-from sacscale.evidence.verify import verify
 
 SET = "h200x1_shared_short"  # plan.json probe: devices "0,0", iterations 5, trainer_iterations 14
 
 
 def _verify_after(tmp_path, edit):
-    root = copy_committed_set(tmp_path, SET)
-    record = json.loads((root / "correctness.json").read_text())
-    edit(record)
-    (root / "correctness.json").write_text(json.dumps(record, indent=1))
-    remake_manifest(root)
-    return verify(root).records
+    return records_after_edit(tmp_path, "correctness.json", edit, SET)
 
 
 EIGHT = [f"cuda:{i}" for i in range(8)]

@@ -9,25 +9,15 @@ import json
 import subprocess
 import sys
 
-from set_copies import REPO, copy_committed_set, remake_manifest
+from set_copies import assert_named as _assert_named, records_after_edit, REPO
 
-from sacscale.evidence.verify import verify
 
 SET = "h200x1_shared_short"  # 2 ranks on one GPU; plan.json probe timeout_s 1800
 
 
 def _verify_after(tmp_path, edit):
-    root = copy_committed_set(tmp_path, SET)
-    record = json.loads((root / "correctness.json").read_text())
-    edit(record)
-    (root / "correctness.json").write_text(json.dumps(record, indent=1))
-    remake_manifest(root)
-    return verify(root).records
+    return records_after_edit(tmp_path, "correctness.json", edit, SET)
 
-
-def _assert_named(records, *says):
-    for text in says:
-        assert any(p.startswith(text) for p in records), (text, records)
 
 
 def _comparison(record, name, path="comparisons"):

@@ -7,26 +7,16 @@ bfloat16 with float32 judgments, or to say its losses were compiled, passed."""
 import json
 
 import pytest
-from set_copies import REPO, copy_committed_set, remake_manifest
+from set_copies import assert_named as _assert_named, records_after_edit, REPO
 
 from sacscale.evidence.probe_code_settings import code_settings_problems
-from sacscale.evidence.verify import verify
 
 SET = "h200x1_shared_short"  # plan.json probe: devices "0,0", iterations 5, compile_loss true
 
 
 def _verify_after(tmp_path, edit, name=SET):
-    root = copy_committed_set(tmp_path, name)
-    record = json.loads((root / "correctness.json").read_text())
-    edit(record)
-    (root / "correctness.json").write_text(json.dumps(record, indent=1))
-    remake_manifest(root)
-    return verify(root).records
+    return records_after_edit(tmp_path, "correctness.json", edit, name)
 
-
-def _assert_named(records, *says):
-    for text in says:
-        assert any(p.startswith(text) for p in records), (text, records)
 
 
 def test_every_committed_probe_record_states_the_codes_settings():

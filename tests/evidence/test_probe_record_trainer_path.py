@@ -2,23 +2,16 @@
 probe that compared nothing, a trainer path whose own verdict its numbers and checks do
 not give, and a top-level pass over a failed trainer path passed."""
 
-import json
 
 import pytest
-from set_copies import copy_committed_set, remake_manifest
+from set_copies import records_after_edit
 
-from sacscale.evidence.verify import verify
 
 SET = "h200x1_shared_short"
 
 
 def _verify_after(tmp_path, edit):
-    root = copy_committed_set(tmp_path, SET)
-    record = json.loads((root / "correctness.json").read_text())
-    edit(record)
-    (root / "correctness.json").write_text(json.dumps(record, indent=1))
-    remake_manifest(root)
-    return verify(root).records
+    return records_after_edit(tmp_path, "correctness.json", edit, SET)
 
 
 def _far_over(record):

@@ -2,10 +2,9 @@
 and MuJoCo version, train_meta.json's summaries of its by-rank fields and of the run's
 command, and run.json's env_set from the plan. Each edited alone, hashed again, passed."""
 
-import json
 
 import pytest
-from set_copies import copy_committed_set, made_current, remake_manifest
+from set_copies import copy_committed_set, edit_record as _edit, made_current, remake_manifest
 
 from sacscale.evidence.verify import verify
 
@@ -13,11 +12,6 @@ SET = "h200x1_shared_short"
 RUN = "shared_r1_n2_shared"
 META = f"runs/{RUN}/train_meta.json"
 
-
-def _edit(root, rel, edit):
-    record = json.loads((root / rel).read_text())
-    edit(record)
-    (root / rel).write_text(json.dumps(record, indent=1))
 
 
 def _mujoco(record):

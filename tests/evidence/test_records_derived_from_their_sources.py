@@ -8,7 +8,7 @@ import json
 import sys
 
 import pytest
-from set_copies import REPO, copy_committed_set, remake_manifest
+from set_copies import copy_committed_set, edit_record as _edit, remake_manifest, REPO
 
 from sacscale.evidence import preset_record
 from sacscale.evidence.preset_record import preset_findings, reference_presets
@@ -20,11 +20,6 @@ EVAL = "eval/shared_r1_n1_pool7.json"
 ROUGH = "g1_walk_rough.mjb"
 TWO_GPUS = "Two H200 GPUs over NVLink, one rank on each: the two-GPU claim tested end to end"
 
-
-def _edit(root, rel, edit):
-    record = json.loads((root / rel).read_text())
-    edit(record)
-    (root / rel).write_text(json.dumps(record, indent=1))
 
 
 def _rename_model(record):

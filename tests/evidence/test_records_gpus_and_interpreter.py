@@ -3,24 +3,17 @@ the interpreter the pipeline's `sacscale` runs under, which also ran each run's 
 (run.json `python`): a copy of a set with one side rewritten, its manifest made again,
 passed."""
 
-import json
 
 import pytest
-from set_copies import copy_committed_set, remake_manifest
+from set_copies import records_after_edit
 
-from sacscale.evidence.verify import verify
 
 SET = "h200x1_shared_recheck"
 RUN = "shared_r1_n2_shared"
 
 
 def _verify_after(tmp_path, rel, edit):
-    root = copy_committed_set(tmp_path, SET)
-    record = json.loads((root / rel).read_text())
-    edit(record)
-    (root / rel).write_text(json.dumps(record, indent=1))
-    remake_manifest(root)
-    return verify(root).records
+    return records_after_edit(tmp_path, rel, edit, SET)
 
 
 def test_a_gpu_torch_names_that_nvidia_smi_does_not_list_is_named(tmp_path):

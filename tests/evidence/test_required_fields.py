@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from set_copies import copy_committed_set, made_current, remake_manifest
+from set_copies import copy_committed_set, edit_record as _edit, made_current, remake_manifest
 
 from sacscale.evidence.required_fields import EVAL, META, NOT_REQUIRED, REFERENCE_META, REQUIRED, RUN, SINCE
 from sacscale.evidence.verify import verify
@@ -20,11 +20,6 @@ SET = "h200x1_shared_short"
 RUN_NAME = "shared_r1_n2_shared"
 WHY = "absent, but this code writes it (a set made by this code, evidence format 2)"
 
-
-def _edit(root, rel, edit):
-    record = json.loads((root / rel).read_text())
-    edit(record)
-    (root / rel).write_text(json.dumps(record, indent=1))
 
 
 def _delete(*keys, **values):

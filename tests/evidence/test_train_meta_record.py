@@ -3,11 +3,10 @@ run's command (the trainer's own parser and defaults), its devices and world siz
 `--devices`, its fault counters from the ranks' events, its state hashes from the world
 size, the gradient sync and a kept checkpoint. Each edited alone, hashed again, named."""
 
-import json
 
 import pytest
 import torch
-from set_copies import copy_committed_set, remake_manifest
+from set_copies import copy_committed_set, edit_record as _edit, remake_manifest
 
 from sacscale.evidence.verify import verify
 from sacscale.train.record import state_digest
@@ -17,11 +16,6 @@ TWO = "shared_r1_n2_shared"  # 2 ranks sharing a GPU, gradients synced (grad_syn
 ONE = "shared_r1_n1_pool7"  # 1 rank; keeps its policy-only checkpoints/final.pt
 HASH = "ab" * 32
 
-
-def _edit(root, rel, edit):
-    record = json.loads((root / rel).read_text())
-    edit(record)
-    (root / rel).write_text(json.dumps(record, indent=1))
 
 
 def _meta(run):

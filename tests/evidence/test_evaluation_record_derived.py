@@ -18,7 +18,6 @@ SET = "h200x1_shared_short"
 EVAL = "eval/shared_r1_n1_pool7.json"
 
 
-
 def _protocol(**fields):
     return lambda r: r["protocol"].update(fields)
 

@@ -2,7 +2,6 @@
 pipeline's probe rule passed to `sacscale probe correctness`): a record rewritten to say it
 probed 8 ranks over NCCL, hashed again, passed and the page said so."""
 
-
 import pytest
 from set_copies import records_after_edit
 

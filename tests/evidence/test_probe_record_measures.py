@@ -19,7 +19,6 @@ def _verify_after(tmp_path, edit):
     return records_after_edit(tmp_path, "correctness.json", edit, SET)
 
 
-
 def _comparison(record, name, path="comparisons"):
     return next(c for c in record[path] if c["tensor"] == name)
 

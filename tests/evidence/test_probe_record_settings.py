@@ -18,7 +18,6 @@ def _verify_after(tmp_path, edit, name=SET):
     return records_after_edit(tmp_path, "correctness.json", edit, name)
 
 
-
 def test_every_committed_probe_record_states_the_codes_settings():
     records = sorted((REPO / "results").glob("*/correctness.json"))
     assert len(records) >= 10

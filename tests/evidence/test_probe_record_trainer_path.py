@@ -2,7 +2,6 @@
 probe that compared nothing, a trainer path whose own verdict its numbers and checks do
 not give, and a top-level pass over a failed trainer path passed."""
 
-
 import pytest
 from set_copies import records_after_edit
 

@@ -2,7 +2,6 @@
 and MuJoCo version, train_meta.json's summaries of its by-rank fields and of the run's
 command, and run.json's env_set from the plan. Each edited alone, hashed again, passed."""
 
-
 import pytest
 from set_copies import copy_committed_set, edit_record as _edit, made_current, remake_manifest
 
@@ -11,7 +10,6 @@ from sacscale.evidence.verify import verify
 SET = "h200x1_shared_short"
 RUN = "shared_r1_n2_shared"
 META = f"runs/{RUN}/train_meta.json"
-
 
 
 def _mujoco(record):

@@ -21,7 +21,6 @@ ROUGH = "g1_walk_rough.mjb"
 TWO_GPUS = "Two H200 GPUs over NVLink, one rank on each: the two-GPU claim tested end to end"
 
 
-
 def _rename_model(record):
     record["file"] = ROUGH
     record["source"]["mjb"] = ROUGH

@@ -3,7 +3,6 @@ the interpreter the pipeline's `sacscale` runs under, which also ran each run's 
 (run.json `python`): a copy of a set with one side rewritten, its manifest made again,
 passed."""
 
-
 import pytest
 from set_copies import records_after_edit
 

@@ -21,7 +21,6 @@ RUN_NAME = "shared_r1_n2_shared"
 WHY = "absent, but this code writes it (a set made by this code, evidence format 2)"
 
 
-
 def _delete(*keys, **values):
     def edit(record):
         for key in keys:

@@ -3,7 +3,6 @@ run's command (the trainer's own parser and defaults), its devices and world siz
 `--devices`, its fault counters from the ranks' events, its state hashes from the world
 size, the gradient sync and a kept checkpoint. Each edited alone, hashed again, named."""
 
-
 import pytest
 import torch
 from set_copies import copy_committed_set, edit_record as _edit, remake_manifest
@@ -15,7 +14,6 @@ SET = "h200x1_shared_recheck"  # made by this code: every field is there
 TWO = "shared_r1_n2_shared"  # 2 ranks sharing a GPU, gradients synced (grad_sync auto)
 ONE = "shared_r1_n1_pool7"  # 1 rank; keeps its policy-only checkpoints/final.pt
 HASH = "ab" * 32
-
 
 
 def _meta(run):

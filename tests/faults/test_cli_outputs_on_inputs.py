@@ -7,17 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from sacscale.cli import main
+from one_line_cli import run
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "results" / "h200x1_shared_short"
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    err = capsys.readouterr().err.strip()
-    assert "Traceback" not in err and "\n" not in err, err
-    return code, err
 
 
 @pytest.fixture

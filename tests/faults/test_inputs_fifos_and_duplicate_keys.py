@@ -8,14 +8,7 @@ import os
 
 import pytest
 
-from sacscale.cli import main
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    err = capsys.readouterr().err.strip()
-    assert "Traceback" not in err and "\n" not in err, err
-    return code, err
+from one_line_cli import run
 
 
 @pytest.fixture

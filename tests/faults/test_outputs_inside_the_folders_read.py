@@ -9,17 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from sacscale.cli import main
+from one_line_cli import run
 
 REPO = Path(__file__).resolve().parents[2]
 RUN = "shared_r1_n1_pool7"
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    err = capsys.readouterr().err.strip()
-    assert "Traceback" not in err and "\n" not in err, err
-    return code, err
 
 
 @pytest.fixture

@@ -20,10 +20,11 @@ from sacscale.evidence.manifest import sha256_file
 from sacscale.evidence.model_record import MODEL_FILE, cost_problems, name_problems, summary_findings
 from sacscale.evidence.shared_facts import ABSENT as _ABSENT
 from sacscale.evidence.shared_facts import (
-    cpu_problems,
+    cpu_findings,
     diff_findings,
     gpu_problems,
-    pool_problems,
+    gpu_use_problems,
+    pool_findings,
     run_facts,
     set_facts,
 )
@@ -31,6 +32,7 @@ from sacscale.evidence.shared_facts import opt as _opt
 from sacscale.evidence.record_fields import env_set_problems, meta_problems, model_problems
 from sacscale.evidence.pool_record import pool_record_problems
 from sacscale.evidence.preset_record import preset_findings
+from sacscale.evidence import scope
 from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification, get_field, load_json, same_value
 from sacscale.evidence.train_meta_record import train_meta_problems
 from sacscale.evidence.wrapper_record import wrapper_problems
@@ -252,7 +254,9 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
     model_hash = _model_hash(root, plan, result)
     env = _optional_json(root, "environment.json")
     env_host = _where(env) if env else _ABSENT
-    _check_environment(root, env, result, strict)
+    made_here = strict and scope.format_of(root) >= scope.FORMAT  # as required_fields decides it
+    _check_environment(root, env, result, strict, made_here)
+    result.records += _probe_gpu_use(root, plan, env)
     problems, not_compared = preset_findings(root, plan, env)
     result.records += problems
     result.covered += not_compared
@@ -263,7 +267,9 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
             r = _read_run(root, entry, configs)
             _agree(result, r.name, _facts(r, iterations, env, plan.get("run_set", _ABSENT)), strict)
             _check_where_and_what(root, r, env_host, model_hash, result)
-            result.records += pool_problems(r.name, env, r.meta)
+            problems, notes = pool_findings(r.name, env, r.meta, made_here)
+            result.records += problems + (_gpu_use(r, env) if env else [])
+            result.notes += notes
             result.records += env_step_problems(r.name, r.args.num_envs, iterations, r.meta, r.metrics)
             result.records += meta_problems(r.name, r.meta, r.args, r.reference)
             result.records += env_set_problems(r.name, r.run, r.config, r.reference)
@@ -271,6 +277,26 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
             result.records += pool_record_problems(r.name, r.meta, r.args, r.reference)
             result.records += train_meta_problems(root / "runs" / r.name, r.name, r.meta, r.run, r.args, r.reference,
                                                   strict)
+
+
+def _probe_gpu_use(root: Path, plan: dict, env: dict) -> list[str]:
+    """The CUDA devices the correctness probe used (it runs in the pipeline's environment)."""
+    if not env:
+        return []
+    probe = _optional_json(root, "correctness.json")
+    uses = [("plan.json probe.devices", _opt(plan, "probe", "devices")),
+            ("correctness.json devices", probe.get("devices"))]
+    return gpu_use_problems("correctness probe", uses, env)
+
+
+def _gpu_use(r: RunRecords, env: dict) -> list[str]:
+    """The CUDA devices the run's records state, against the GPUs environment.json lists."""
+    exported = r.run.get("env_set") if isinstance(r.run.get("env_set"), dict) else {}
+    # the run's own CUDA_VISIBLE_DEVICES (run.json env_set, compared with the plan's elsewhere)
+    visible = exported.get("CUDA_VISIBLE_DEVICES", r.config.get("cuda_visible_devices"))
+    uses = [("plan.json devices", r.config.get("devices")), ("run.json command --devices", r.args.devices),
+            ("train_meta.json devices", r.meta.get("devices"))]
+    return gpu_use_problems(r.name, uses, env, visible)
 
 
 def _check_model_record(root: Path, model: dict, plan: dict, env: dict, result: Verification) -> None:
@@ -282,16 +308,17 @@ def _check_model_record(root: Path, model: dict, plan: dict, env: dict, result: 
     result.covered += not_derived
 
 
-def _check_environment(root: Path, env: dict, result: Verification, strict: bool) -> None:
-    """environment.json against itself, the correctness probe's record and the stored diff."""
+def _check_environment(root: Path, env: dict, result: Verification, strict: bool, made_here: bool) -> None:
+    """environment.json against itself, the correctness probe's record and the stored diff
+    (`made_here`: a set made by this code, whose records hold every field it writes)."""
     if not env:
         return
     probe = _optional_json(root, "correctness.json") if (root / "correctness.json").is_file() else None
     _agree(result, "set", set_facts(env, probe), strict)
-    result.records += cpu_problems(env) + gpu_problems(env)
-    problems, notes = diff_findings(root, env)
-    result.records += problems
-    result.notes += notes
+    result.records += gpu_problems(env)
+    for problems, notes in (cpu_findings(env, made_here), diff_findings(root, env)):
+        result.records += problems
+        result.notes += notes
 
 
 def _check_set_name(root: Path, plan: dict, result: Verification) -> None:

@@ -4,8 +4,9 @@ torch and Python versions (train_meta.json; correctness.json for torch; environm
 own `versions` and `torch`), the stored diff (environment.json `project.diff` against
 source.diff), and the CPUs (environment.json `cpu`: its available CPUs and counts against
 its own lscpu layout; each run's pinned CPUs, in train_meta.json, against that layout and
-its available CPUs), the
-GPUs (torch's against nvidia-smi's) and the interpreter (run.json `python`).
+its available CPUs; each CPU list one that parses), the GPUs (torch's against nvidia-smi's;
+every CUDA device the probe and the runs used, in plan.json, their commands and
+train_meta.json, against torch's list) and the interpreter (run.json `python`).
 
 Each pair is written by the same pipeline from the same source (git, torch.__version__,
 the interpreter, the kernel), so a disagreement is a record edited or copied from elsewhere.
@@ -73,35 +74,58 @@ def _layout_cpus(layout) -> set[int] | None:
     return ids or None
 
 
-def _cpus(spec) -> set[int] | None:
+def _cpu_list(value, where: str) -> tuple[set[int] | None, str | None]:
+    """(the CPUs a recorded CPU list names, or None; why it is none: `where` is not one)."""
+    if value is ABSENT:
+        return None, f"{where}: absent"
     try:
-        return set(parse_cpu_list(spec)) if isinstance(spec, (str, list)) else None
-    except (TypeError, ValueError):
-        return None
+        if isinstance(value, (str, list)):
+            return set(parse_cpu_list(value)), None
+        reason = f"a {type(value).__name__}"
+    except (TypeError, ValueError) as exc:
+        reason = str(exc)
+    return None, f"{where}: {_shown(value)} is not a CPU list ({reason})"
 
 
-def cpu_problems(env: dict) -> list[str]:
-    """environment.json's CPUs against its own lscpu layout: the CPUs available to the
-    process exist there, are as many as it says, and no more than the online CPUs, which
-    are no more than the layout lists."""
+def _shown(value) -> str:
+    return repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+
+
+def _unknown_each(problems: list[str], strict: bool) -> tuple[list[str], list[str]]:
+    """CPU lists that cannot be read: in a set made by this code (`strict`), which writes
+    each one, problems; in an older set, notes. Never a silent skip: the checks they feed
+    (every pinned CPU is available, the page's count) would be off without a word."""
+    return (problems, []) if strict else ([], [f"{line} (an older set: not checked)" for line in problems])
+
+
+def cpu_findings(env: dict, strict: bool) -> tuple[list[str], list[str]]:
+    """(problems, notes): environment.json's CPUs against its own lscpu layout: the CPUs
+    available to the process exist there, are as many as cpu.available_count says (the
+    page shows both), and no more than the online CPUs, which are no more than the layout
+    lists. No lscpu (a machine without it records none): only the count and the online
+    CPUs are compared."""
     cpu = opt(env, "cpu")
+    if cpu is ABSENT:
+        return [], []  # an environment record without its CPUs: nothing the page shows of them
+    available, problem = _cpu_list(opt(cpu, "available"), "environment.json: cpu.available")
+    if problem:
+        return _unknown_each([f"{problem}: the CPUs the runs could use, which their pinned CPUs and "
+                              "cpu.available_count are checked against, are not known"], strict)
     layout = _layout_cpus(opt(cpu, "layout"))
-    available = _cpus(opt(cpu, "available"))
-    if layout is None or available is None:
-        return []
     problems = []
-    outside = available - layout
+    outside = available - layout if layout is not None else set()
     if outside:
         problems.append(f"set: CPUs: environment.json cpu.available {str(cpu['available'])[:40]!r} names CPUs its "
                         f"cpu.layout (lscpu) does not list ({len(outside)} of them, e.g. {min(outside)})")
     count, logical = opt(cpu, "available_count"), opt(cpu, "logical_cpus")
-    if count is not ABSENT and not same_value(count, len(available)):
-        problems.append(f"set: CPUs: environment.json cpu.available_count says {count!r}, cpu.available lists "
-                        f"{len(available)}")
-    if isinstance(logical, int) and not len(available) <= logical <= len(layout):
+    if (count is not ABSENT or strict) and not same_value(count, len(available)):
+        problems.append(f"set: CPUs: environment.json cpu.available_count says "
+                        f"{'nothing' if count is ABSENT else repr(count)}, cpu.available lists {len(available)}")
+    most = len(layout) if layout is not None else None
+    if isinstance(logical, int) and not len(available) <= logical <= (most if most is not None else logical):
         problems.append(f"set: CPUs: environment.json cpu.logical_cpus says {logical!r}, its cpu.layout (lscpu) "
-                        f"lists {len(layout)} and {len(available)} are available")
-    return problems
+                        f"lists {most} and {len(available)} are available")
+    return problems, []
 
 
 def _gpu_names(env: dict, *keys) -> list[str]:
@@ -127,44 +151,138 @@ def _gpu_of(torch_name: str) -> str:
 def gpu_problems(env: dict) -> list[str]:
     """environment.json reads the machine's GPUs twice: torch (those CUDA_VISIBLE_DEVICES
     leaves it, in its own order) and nvidia-smi (all of them). Each GPU torch names is one
-    nvidia-smi names, or a MIG instance of one, named as CUDA names it (MIG_INSTANCE)."""
+    nvidia-smi names, or a MIG instance of one, named as CUDA names it (MIG_INSTANCE); torch's
+    count is the number of GPUs it names."""
     torch_names = Counter(_gpu_of(name) for name in _gpu_names(env, "torch", "gpus"))
     smi_names = Counter(_gpu_names(env, "nvidia", "gpus"))
     if not torch_names or not smi_names:
-        return []
+        return _count_problem(env)
     unlisted = torch_names - smi_names
     if not unlisted:
-        return []
+        return _count_problem(env)
     listed = ", ".join(f"{n} x {name}" for name, n in sorted(smi_names.items()))
     mig = " (a MIG instance is named '<GPU> MIG <profile>', e.g. '<GPU> MIG 1g.10gb')" \
         if any(" MIG " in name for name in unlisted) else ""
     return [f"set: GPUs: environment.json torch.gpus names {', '.join(sorted(unlisted))!r} beyond what "
-            f"nvidia.gpus lists on the same machine (nvidia-smi: {listed}){mig}"]
+            f"nvidia.gpus lists on the same machine (nvidia-smi: {listed}){mig}", *_count_problem(env)]
 
 
-def pool_problems(run_name: str, env: dict, meta: dict) -> list[str]:
-    """The CPUs a run pinned (train_meta.json collector_pools, tied to the run's command by
-    sacscale.evidence.pool_record) exist in the layout environment.json recorded on the run's
-    host (the host is compared elsewhere) and are among the CPUs the pipeline's process could
-    use there (cpu.available): a run cannot pin a CPU its process may not use."""
+def _count_problem(env: dict) -> list[str]:
+    """torch.cuda_devices and torch.gpus are one count (sacscale.pipeline.environment)."""
+    count, gpus = opt(env, "torch", "cuda_devices"), opt(env, "torch", "gpus")
+    if isinstance(gpus, list) and count is not ABSENT and not same_value(count, len(gpus)):
+        return [f"set: GPUs: environment.json torch.cuda_devices says {_shown(count)}, torch.gpus lists {len(gpus)}"]
+    return []
+
+
+def cuda_indices(devices) -> list[int]:
+    """The CUDA device indices a devices value names: '0,0' (the plan's, a command's) or
+    ['cuda:0', 'cuda:0'] (train_meta.json's); 'cpu' ranks name none. An entry of another
+    form is named where the sources are compared (records, train_meta_record)."""
+    entries = devices.split(",") if isinstance(devices, str) else devices if isinstance(devices, list) else []
+    texts = [str(e).strip().removeprefix("cuda:") for e in entries]
+    return [int(t) for t in texts if t.isascii() and t.isdigit()]
+
+
+def _machine_gpus(env: dict) -> int | None:
+    """How many GPUs the machine has: nvidia-smi lists them all whatever CUDA_VISIBLE_DEVICES
+    says; without its list, torch's, if the pipeline set no CUDA_VISIBLE_DEVICES; else unknown."""
+    smi = opt(env, "nvidia", "gpus")
+    if isinstance(smi, list) and smi:
+        return len(smi)
+    torch = opt(env, "torch", "gpus")
+    pipeline_visible = opt(env, "env", "CUDA_VISIBLE_DEVICES")
+    return len(torch) if isinstance(torch, list) and pipeline_visible is ABSENT else None
+
+
+def _beyond_own_visible(user: str, used: dict[int, str], visible: str, env: dict) -> list[str]:
+    """A run under its own CUDA_VISIBLE_DEVICES (the run configuration's; it replaces the
+    pipeline's): its index i is the i-th entry of that list, which must have one; an entry
+    that is an index numbers the machine's GPUs. A GPU-/MIG- UUID entry is not counted:
+    environment.json records no UUIDs to find it among."""
+    entries = [e.strip() for e in str(visible).split(",")] if str(visible).strip() else []  # '': none visible
+    machine = _machine_gpus(env)
+    for index, source in sorted(used.items()):
+        if index >= len(entries):
+            return [f"{user}: GPUs: CUDA device {index} ({source}), but its CUDA_VISIBLE_DEVICES {_shown(visible)} "
+                    f"makes {len(entries)} visible"]
+        entry = entries[index]
+        if machine is not None and entry.isascii() and entry.isdigit() and int(entry) >= machine:
+            return [f"{user}: GPUs: CUDA device {index} ({source}) is GPU {entry} of its CUDA_VISIBLE_DEVICES "
+                    f"{_shown(visible)}, but environment.json lists {machine} GPU(s) on the machine"]
+    return []
+
+
+def gpu_use_problems(user: str, uses: list[tuple[str, object]], env: dict, visible=None) -> list[str]:
+    """Every CUDA device `user` (a run, or the correctness probe) used, as its records state
+    them (`uses`: [(source, devices)]), is one environment.json lists: an index below the
+    number of GPUs torch saw in the pipeline's process (the run inherits that process's
+    environment, CUDA_VISIBLE_DEVICES included, so its indices are torch's). A run whose
+    configuration sets its own CUDA_VISIBLE_DEVICES (`visible`) is judged against that list
+    instead (_beyond_own_visible). Runs on CPU use none, and need no GPU."""
+    used: dict[int, str] = {}
+    for source, devices in uses:
+        for index in cuda_indices(devices):
+            used.setdefault(index, f"{source} {_shown(devices)}")
+    if not used:
+        return []
+    if visible is not None:
+        return _beyond_own_visible(user, used, visible, env)
+    gpus = opt(env, "torch", "gpus")
+    if not isinstance(gpus, list):
+        return [f"{user}: GPUs: CUDA devices used ({next(iter(used.values()))}), but environment.json torch.gpus is "
+                f"{'absent' if gpus is ABSENT else _shown(gpus)}, not the list of GPUs torch saw"]
+    index = max(used)
+    if index < len(gpus):
+        return []
+    listed = f"lists {len(gpus)} GPU(s)" if gpus else "lists no GPU"
+    return [f"{user}: GPUs: CUDA device {index} ({used[index]}), but environment.json torch.gpus {listed} "
+            "(those torch saw in the pipeline's process, whose environment the runs and the probe inherit)"]
+
+
+# train_meta.json collector_pools' pinned CPU lists: one per rank (None: that rank not pinned)
+PER_RANK_LISTS = ("pools", "learner_affinity")
+
+
+def _named_cpus(pools: dict) -> tuple[set[int], list[str]]:
+    """(the CPUs collector_pools pins, a line for each of its lists that is not a CPU list);
+    a field it lacks is named by sacscale.evidence.required_fields."""
+    cpus, bad = set(), []
+    lists = [(f"collector_pools.{key}[{rank}]", value) for key in PER_RANK_LISTS
+             if isinstance(pools.get(key), list) for rank, value in enumerate(pools[key]) if value is not None]
+    bad += [f"collector_pools.{key}: {_shown(pools[key])} is not a list (one CPU list per rank)"
+            for key in PER_RANK_LISTS if key in pools and not isinstance(pools[key], list)]
+    for where, value in lists:
+        named, problem = _cpu_list(value, where)
+        cpus |= named or set()
+        bad += [problem] if problem else []
+    return cpus, bad
+
+
+def pool_findings(run_name: str, env: dict, meta: dict, strict: bool) -> tuple[list[str], list[str]]:
+    """(problems, notes): the CPUs a run pinned for its collectors and learners (train_meta.json
+    collector_pools, tied to the run's command by sacscale.evidence.pool_record) exist in the
+    layout environment.json recorded on the run's host (the host is compared elsewhere) and
+    are among the CPUs the pipeline's process could use there (cpu.available): a run cannot
+    pin a CPU its process may not use. A list that is not one is named (cpu_findings names
+    cpu.available), never passed over."""
     pools = opt(meta, "collector_pools")
     if not isinstance(pools, dict):
-        return []
-    groups = [g for key in ("pools", "learner_affinity") for g in (pools.get(key) or []) if isinstance(g, list)]
-    pinned = {c for g in groups for c in g if isinstance(c, int)}
-    problems = []
+        return [], []
+    pinned, bad = _named_cpus(pools)
+    problems, notes = _unknown_each([f"{run_name}: train_meta.json {line}" for line in bad], strict)
     layout = _layout_cpus(opt(env, "cpu", "layout"))
     outside = sorted(pinned - layout) if layout is not None else []
     if outside:
         problems.append(f"{run_name}: CPU pools: train_meta.json pins CPU(s) {', '.join(map(str, outside[:8]))}, "
                         f"which environment.json's cpu.layout (lscpu, {len(layout)} CPUs) does not list")
-    available = _cpus(opt(env, "cpu", "available"))
+    available, _ = _cpu_list(opt(env, "cpu", "available"), "cpu.available")
     unavailable = sorted(pinned - available - set(outside)) if available is not None else []
     if unavailable:
         problems.append(f"{run_name}: CPU pools: train_meta.json pins CPU(s) {', '.join(map(str, unavailable[:8]))}, "
                         f"which environment.json's cpu.available ({str(env['cpu']['available'])[:40]!r}, "
                         f"{len(available)} CPUs) does not hold: the CPUs the pipeline's process could use there")
-    return problems
+    return problems, notes
 
 
 def _original(root: Path) -> tuple:

@@ -84,6 +84,22 @@ def open_regular(path: str | os.PathLike, within: str | os.PathLike | None = Non
     return fd
 
 
+def folder_kinds(path: str | os.PathLike, within: str | os.PathLike | None = None) -> dict[str, str]:
+    """{name: "dir", "file", "link" or "other"} of each entry of the folder `path`, as the
+    entry itself is (a link not followed). The folder is reached as open_regular reaches a
+    file: with `within`, the folders from there on (`path` itself too) are opened without
+    following a link, so the folder listed is the one a later open_regular(.., within) of
+    its files reads from, never one a link swapped in meanwhile leads to."""
+    path, within = Path(path), Path(path if within is None else within)
+    fd = _walk_folders(within, path.relative_to(within).parts)
+    try:
+        with os.scandir(fd) as entries:
+            return {e.name: "link" if e.is_symlink() else "dir" if e.is_dir(follow_symlinks=False)
+                    else "file" if e.is_file(follow_symlinks=False) else "other" for e in entries}
+    finally:
+        os.close(fd)
+
+
 def open_record(path: str | os.PathLike, within: str | os.PathLike | None = None):
     """`path` opened for reading in binary as open_regular opens it (for an image reader)."""
     return os.fdopen(open_regular(path, within), "rb")

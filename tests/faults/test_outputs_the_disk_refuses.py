@@ -69,13 +69,16 @@ def checkpoint(tmp_path_factory):
     return make_checkpoint(tmp_path_factory.mktemp("ckpt") / "final.pt")
 
 
-@pytest.mark.parametrize("kind, says", [("full", "no space left on the device (disk full)"),
-                                        ("ro", "read-only file system")])
-def test_a_report_names_its_figure_and_leaves_no_partial_one(tmp_path, kind, says):
+@pytest.mark.parametrize("kind, says", [("full", "cannot record its holder (No space left on device)"),
+                                        ("ro", "cannot open it (Read-only file system)")])
+def test_a_report_names_its_folder_and_leaves_no_partial_file(tmp_path, kind, says):
+    # the report's first write is the lock beside its folder (the report itself is staged)
     out = on_disk(tmp_path, kind, ["report", "--run-set", str(SET), "--output-dir", "DISK/rep"])
     assert out["rc"] == 2, out
-    assert out["err"].startswith(f"sacscale report: error: {tmp_path / 'disk'}/rep") and out["err"].endswith(says)
-    assert out["left"] == [], out  # no .throughput_by_repeat.png.tmp.png
+    disk = tmp_path / "disk"
+    assert out["err"].startswith(f"sacscale report: {disk}/rep: cannot lock the folder to write the report (lock "
+                                 f"file {disk}/.rep.lock: {says}"), out
+    assert out["left"] == [], out  # no .throughput_by_repeat.png.tmp.png, no lock file
 
 
 def test_prepare_model_on_a_full_disk_names_the_model_and_leaves_none(tmp_path):

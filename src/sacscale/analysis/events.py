@@ -8,6 +8,9 @@ itself (checking both CRCs, with TensorBoard's masked CRC32C) and turns every
 irregularity into an `EventFileError` that names the file.
 
 Layout written by `sacscale train --log-dir RUN_DIR`: `RUN_DIR/tb/rank{r}/events.out.tfevents.*`.
+A run's folders are listed and its files opened from the folder above the run's (`within`),
+none through a link: the folders listed are the ones read, even where another user swaps a
+link in for the run's folder between a check of the set and the read.
 An event file may be stored gzip-compressed at rest (`events.out.tfevents.*.gz`, see
 `compress_event_files`): its records are read from the decompressing stream, never from
 a decompressed copy in a temporary folder (which another user's TMPDIR could redirect).
@@ -15,6 +18,7 @@ a decompressed copy in a temporary folder (which another user's TMPDIR could red
 
 from __future__ import annotations
 
+import fnmatch
 import gzip
 import io
 import os
@@ -25,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
-from sacscale.atomic import atomic_write_bytes
-from sacscale.reading import TooLarge, open_regular
+from sacscale.atomic import atomic_write_bytes, refuse_foreign_links
+from sacscale.reading import TooLarge, folder_kinds, open_regular
 
 EVENT_GLOB = "events.out.tfevents.*"
 GZ_SUFFIX = ".gz"
@@ -128,10 +132,11 @@ def _refuse_non_utf8(path: Path) -> None:
                              "the folder") from None
 
 
-def _open_event_file(path: Path) -> tuple[BinaryIO, int]:
-    """The file opened as records are (not through a link, not a FIFO), and its size."""
+def _open_event_file(path: Path, within: Path | None) -> tuple[BinaryIO, int]:
+    """The file opened as records are (not through a link, not a FIFO; with `within`, no
+    folder from there on through a link either), and its size."""
     try:
-        stream = os.fdopen(open_regular(path), "rb")
+        stream = os.fdopen(open_regular(path, within), "rb")
     except FileNotFoundError:
         raise EventFileError(f"{path}: event file is missing") from None
     except TooLarge as exc:  # NotRegularFile: a link or FIFO in the file's place
@@ -141,12 +146,12 @@ def _open_event_file(path: Path) -> tuple[BinaryIO, int]:
     return stream, os.fstat(stream.fileno()).st_size
 
 
-def read_event_file(path: str | Path) -> dict[str, list[Scalar]]:
+def read_event_file(path: str | Path, within: Path | None = None) -> dict[str, list[Scalar]]:
     """Every scalar in one event file (plain or .gz), by tag, in file order. Raises
     EventFileError."""
     path = Path(path)
     _refuse_non_utf8(path)
-    stream, size = _open_event_file(path)
+    stream, size = _open_event_file(path, within)
     with stream:
         if size == 0:
             raise EventFileError(f"{path}: event file is empty (0 bytes)")
@@ -196,11 +201,25 @@ def _add_scalars(event, series: dict[str, list[Scalar]]) -> None:
             series.setdefault(value.tag, []).append(Scalar(int(event.step), float(event.wall_time), scalar))
 
 
-def event_files(directory: str | Path) -> list[Path]:
+def _kinds(directory: Path, within: Path | None, missing: str) -> dict[str, str]:
+    """folder_kinds of `directory`; EventFileError (`missing`) where it is not a folder."""
+    try:
+        return folder_kinds(directory, within)
+    except (FileNotFoundError, NotADirectoryError):
+        raise EventFileError(f"{directory}: {missing}") from None
+    except TooLarge as exc:  # NotRegularFile: a folder on the way is a link
+        raise EventFileError(f"{directory}: {exc}") from None
+    except OSError as exc:
+        raise EventFileError(f"{directory}: cannot list it ({exc.strerror})") from None
+
+
+def event_files(directory: str | Path, within: Path | None = None) -> list[Path]:
+    """The event files in `directory` (listed from `within`, see the module's note); a link
+    at an event file's name is listed, and refused when it is read."""
     directory = Path(directory)
-    if not directory.is_dir():
-        raise EventFileError(f"{directory}: event directory is missing")
-    files = sorted(p for p in directory.glob(EVENT_GLOB) if p.is_file())
+    kinds = _kinds(directory, within, "event directory is missing")
+    files = sorted(directory / name for name, kind in kinds.items()
+                   if fnmatch.fnmatchcase(name, EVENT_GLOB) and kind in ("file", "link"))
     if not files:
         raise EventFileError(f"{directory}: no event file ({EVENT_GLOB}) in this directory")
     names = {p.name for p in files}
@@ -232,13 +251,13 @@ def compress_event_files(directory: str | Path) -> list[Path]:
     return sorted(out)
 
 
-def read_event_dir(directory: str | Path) -> dict[str, list[Scalar]]:
+def read_event_dir(directory: str | Path, within: Path | None = None) -> dict[str, list[Scalar]]:
     """All scalars of every event file in a directory, by tag, ordered by (step, wall time).
 
     A resumed run adds one event file per sitting, which starts at the step after its
     checkpoint; what an interrupted sitting logged from that step on is superseded, as
     TensorBoard's purge_step hides it. Files are taken in the order of their first event."""
-    parts = [read_event_file(path) for path in event_files(directory)]
+    parts = [read_event_file(path, within) for path in event_files(directory, within)]
     first = lambda part: min((v.wall_time for vs in part.values() for v in vs), default=0.0)  # noqa: E731
     merged: dict[str, list[Scalar]] = {}
     for part in sorted(parts, key=first):
@@ -256,16 +275,30 @@ def read_event_dir(directory: str | Path) -> dict[str, list[Scalar]]:
 _RANK_DIR = re.compile(r"^rank(\d+)$")
 
 
-def rank_dirs(run_dir: str | Path) -> dict[int, Path]:
-    """`{rank: RUN_DIR/tb/rank{rank}}` for every rank directory present."""
+def run_within(run_dir: str | Path) -> tuple[Path, Path]:
+    """(the run's folder, the folder its events are read from: the one above it). A run's
+    folder named through a link of ours or root's is read where the link leads; through
+    another user's link it is refused (EventFileError naming the link)."""
+    run_dir = Path(run_dir)
+    if run_dir.is_symlink():
+        try:
+            refuse_foreign_links(run_dir, reading=True)
+        except OSError as exc:
+            raise EventFileError(f"{exc.filename}: {exc.strerror}") from None
+        run_dir = run_dir.resolve()
+    return run_dir, run_dir.parent
+
+
+def rank_dirs(run_dir: str | Path, within: Path | None = None) -> dict[int, Path]:
+    """`{rank: RUN_DIR/tb/rank{rank}}` for every rank directory present (a link at a rank's
+    name is listed, and refused when it is read)."""
     tb = Path(run_dir) / "tb"
-    if not tb.is_dir():
-        raise EventFileError(f"{tb}: the run has no TensorBoard directory")
+    kinds = _kinds(tb, within, "the run has no TensorBoard directory")
     found = {}
-    for child in tb.iterdir():
-        match = _RANK_DIR.match(child.name)
-        if match and child.is_dir():
-            found[int(match.group(1))] = child
+    for name, kind in kinds.items():
+        match = _RANK_DIR.match(name)
+        if match and kind in ("dir", "link"):
+            found[int(match.group(1))] = tb / name
     if 0 not in found:
         raise EventFileError(f"{tb / 'rank0'}: rank 0's event directory is missing")
     return dict(sorted(found.items()))
@@ -273,4 +306,5 @@ def rank_dirs(run_dir: str | Path) -> dict[int, Path]:
 
 def read_run(run_dir: str | Path) -> dict[int, dict[str, list[Scalar]]]:
     """`{rank: {tag: [Scalar, ...]}}` for a run directory."""
-    return {rank: read_event_dir(path) for rank, path in rank_dirs(run_dir).items()}
+    run_dir, within = run_within(run_dir)
+    return {rank: read_event_dir(path, within) for rank, path in rank_dirs(run_dir, within).items()}

@@ -46,7 +46,7 @@ import re
 from pathlib import Path
 
 from sacscale.analysis import reference
-from sacscale.analysis.events import EventFileError, Scalar, event_files, rank_dirs, read_event_dir
+from sacscale.analysis.events import EventFileError, Scalar, event_files, rank_dirs, read_event_dir, run_within
 from sacscale.task.walk_rules import tracking_maxima
 from sacscale.reading import TooLarge, loads_record, read_limited
 from sacscale.shapes import NUMBER, Maybe, record_problem
@@ -265,17 +265,18 @@ def run_events(run_dir: Path) -> tuple[dict[int, Path], dict[int, dict[str, list
     if reference.is_reference_run(run_dir):
         root = reference.reference_log_root(run_dir)
         return {0: reference.event_dir(root)}, {0: reference.read_events(root)}
-    dirs = rank_dirs(run_dir)
     sittings = 1 + len((_read_json(run_dir / "train_meta.json", META_SHAPE) or {}).get("sittings", []))
+    run_dir, within = run_within(run_dir)
+    dirs = rank_dirs(run_dir, within)
     for rank, path in dirs.items():
-        files = event_files(path)
+        files = event_files(path, within)
         if len(files) > sittings:
             # more writers than the run's sittings (`--resume` adds one each): two runs in
             # one --log-dir, whose steps and wall times interleave; any rate from them is wrong
             raise EventFileError(f"{path}: {len(files)} event files for rank {rank} "
                                  f"({', '.join(f.name for f in files)}) but the run had {sittings} sitting(s) "
                                  "(train_meta.json): one run per directory is expected")
-    return dirs, {rank: read_event_dir(path) for rank, path in dirs.items()}
+    return dirs, {rank: read_event_dir(path, within) for rank, path in dirs.items()}
 
 
 def time_to_quality(per_rank: dict[int, dict[str, list[Scalar]]], start_time: float) -> dict:

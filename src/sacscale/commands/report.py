@@ -10,23 +10,24 @@ built into `--output-dir`.
 from __future__ import annotations
 
 import argparse
-import shutil
+import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
 
 from sacscale.atomic import others_can_swap
+from sacscale.commands._report_output import Refused, staged_report
 from sacscale.commands._inputs import (
     refuse_one_file,
     refuse_output_in_run_sets,
     refuse_output_inside,
     refuse_output_on_input,
 )
+from sacscale.evidence import scope
 from sacscale.evidence.runset import _tracked as tracked_files
-from sacscale.reading import open_record
+from sacscale.reading import open_regular, read_limited
 from sacscale.report.build import RecordError, write_report
+from sacscale.report.figure_names import FIGURES
+from sacscale.report.numbers import NUMBERS_NAME
 from sacscale.report.set_inputs import set_inputs
 
 # what `--run-set` needs from results/S/: the set has been through its verification
@@ -64,10 +65,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--video-record", help="its record of the choice (sacscale render-best --record)")
     parser.add_argument("--deviations", help="the Markdown file of deviations from the reference system; the report "
                         "links it (relative to the report's directory)")
-
-
-class Refused(Exception):
-    """A request this command will not carry out; its message is the one line to print."""
 
 
 def _attempts(path: str | None) -> list[str]:
@@ -132,35 +129,36 @@ def run_set_inputs(results: Path, output_dir: str | None) -> dict:
         inputs = set_inputs(results, reports)
     except RecordError as exc:
         raise Refused(str(exc)) from None
-    if inputs["video"] and out.resolve() != reports.resolve():
-        # the report shows its video from its own directory: a copy goes with it, made
-        # only once every record has been read (a refused record leaves no copy behind)
-        inputs["prepare"] = partial(_copy_video, [inputs["video"], inputs["video_record"]], out / "figures")
-    return dict(inputs, output_md=out / "report.md", output_html=out / "report.html", figures_dir=out / "figures")
+    copies = {}
+    if inputs["video"]:
+        # judged as the set's other inputs are: read without following a link, a video by
+        # its content, within the set's byte budget; where the report goes elsewhere, what
+        # was read is what is copied (into the staged report, with the record it was read with)
+        limit = _budget(results)
+        video = _video_bytes(inputs["video"], "", limit)
+        if out.resolve() != reports.resolve():
+            record = _record_bytes(inputs["video_record"], limit)
+            copies = {"video": (Path("figures") / Path(inputs["video"]).name, video),
+                      "video_record": (Path("figures") / Path(inputs["video_record"]).name, record)}
+    return dict(inputs, output_md=out / "report.md", output_html=out / "report.html", figures_dir=out / "figures",
+                copies=copies)
 
 
-def _copy_video(files: list[str], figures: Path, others: dict) -> dict:
-    """build's arguments with the video copied into the report's own figures folder."""
-    figures.mkdir(parents=True, exist_ok=True)
-    video, _ = (shutil.copy2(f, figures / Path(f).name) for f in files)
-    return dict(others, video=(Path(video), others["video"][1]))
-
-
-@contextmanager
-def _undone_on_failure(*folders: Path) -> Iterator[None]:
-    """A report that fails part way leaves none of the files it made: the files new in
-    `folders` are removed, and each folder it made is removed where it is left empty."""
-    before = {folder: set(folder.iterdir()) if folder.is_dir() else None for folder in folders}
+def _budget(results: Path) -> int:
+    """The set's byte budget (evidence.json's), the project's whole budget for an older set
+    or one whose evidence.json verify names as bad."""
     try:
-        yield
-    except BaseException:
-        for folder, held in reversed(before.items()):
-            for path in (set(folder.iterdir()) if folder.is_dir() else set()) - (held or set()):
-                if path.is_file() or path.is_symlink():
-                    path.unlink(missing_ok=True)
-            if held is None and folder.is_dir() and not any(folder.iterdir()):
-                folder.rmdir()
-        raise
+        held = scope.read_scope(results)
+    except scope.ScopeError:
+        return scope.BUDGET_BYTES
+    return scope.budget_of(held) if held else scope.BUDGET_BYTES
+
+
+def _record_bytes(path: str, limit: int) -> bytes:
+    try:
+        return read_limited(path, limit)
+    except (OSError, ValueError) as exc:
+        raise Refused(f"{path}: cannot read it ({exc})") from None
 
 
 def _refuse_outputs_on_inputs(args: argparse.Namespace) -> None:
@@ -183,19 +181,27 @@ _VIDEO_MAGIC = {".webp": lambda head: head[:4] == b"RIFF" and head[8:12] == b"WE
                 ".gif": lambda head: head[:6] in (b"GIF87a", b"GIF89a")}
 
 
-def _refuse_not_a_video(path: str) -> None:
-    """--video is the best run's WebP (an older set's GIF, as set_inputs.video_files
-    reads): another file (`--video /etc/passwd`) was ignored, exit 0."""
+def _video_bytes(path: str, option: str, limit: int) -> bytes:
+    """The best run's video: its WebP (an older set's GIF, as set_inputs.video_files reads),
+    read without following a link (a link, FIFO or folder at its name is refused) and at
+    most `limit` bytes (the set's budget: a sparse file of 300 MB was copied whole). Another
+    file (`--video /etc/passwd`) was ignored, exit 0; each is refused in one line naming it
+    (`option` before its path)."""
     suffix = Path(path).suffix.lower()
     if suffix not in _VIDEO_MAGIC:
-        raise Refused(f"--video {path}: not a WebP or GIF file (the best run's video is best_run.webp)")
+        raise Refused(f"{option}{path}: not a WebP or GIF file (the best run's video is best_run.webp)")
     try:
-        with open_record(path) as stream:
-            head = stream.read(12)
+        with os.fdopen(open_regular(path), "rb") as stream:
+            size = os.fstat(stream.fileno()).st_size
+            data = stream.read(limit + 1) if size <= limit else b""
     except (OSError, ValueError) as exc:
-        raise Refused(f"--video {path}: cannot read it ({exc})") from None
-    if not _VIDEO_MAGIC[suffix](head):
-        raise Refused(f"--video {path}: named {suffix} but not a {suffix[1:].upper()} file by its content")
+        raise Refused(f"{option}{path}: cannot read it ({exc})") from None
+    if size > limit or len(data) > limit:
+        raise Refused(f"{option}{path}: {max(size, len(data)):,} bytes, more than the set's whole budget of "
+                      f"{limit:,}: not the best run's video (render-best keeps it far smaller)")
+    if not _VIDEO_MAGIC[suffix](data[:12]):
+        raise Refused(f"{option}{path}: named {suffix} but not a {suffix[1:].upper()} file by its content")
+    return data
 
 
 def named_inputs(args: argparse.Namespace) -> dict:
@@ -205,7 +211,7 @@ def named_inputs(args: argparse.Namespace) -> dict:
     refuse_one_file(("--output-md", args.output_md), ("--output-html", args.output_html))
     _refuse_outputs_on_inputs(args)
     if args.video:
-        _refuse_not_a_video(args.video)
+        _video_bytes(args.video, "--video ", scope.BUDGET_BYTES)
     folders = Path(args.output_md).parent, Path(args.output_html).parent, Path(args.figures_dir)
     refuse_links(*folders)
     refuse_shared(*folders)
@@ -213,23 +219,40 @@ def named_inputs(args: argparse.Namespace) -> dict:
     if not Path(args.figures_dir).resolve().is_relative_to(folder):  # checked before any figure is drawn
         raise Refused(f"--figures-dir {args.figures_dir}: not inside the report's folder {folder} (the report "
                       "shows its figures by a path relative to itself)")
+    if Path(args.output_html).parent.resolve() != folder:  # the report is written, and moved in, as one folder
+        raise Refused(f"--output-html {args.output_html}: not beside --output-md in {folder} (the page shows its "
+                      "figures by a path relative to itself)")
     return dict(
         summary_path=args.summary, metrics_paths=args.metrics, output_md=args.output_md,
         output_html=args.output_html, figures_dir=args.figures_dir,
         environment=args.environment, model=args.model, probe=args.correctness,
         verification=args.verification, manifest=args.manifest_json, deviations=args.deviations,
         run_dirs=args.run_dirs, attempts=_attempts(args.attempts_dir), evaluations=args.evaluations,
-        video=args.video, video_record=args.video_record,
+        video=args.video, video_record=args.video_record, copies={},
     )
 
 
-def _folders_written(inputs: dict) -> list[Path]:
-    """The folders the report writes in or makes, each before the ones inside it."""
-    figures = Path(inputs["figures_dir"]).absolute()
-    made = [f for f in figures.parents if not f.exists()]  # made on the way to the figures folder
-    folders = {Path(inputs["output_md"]).absolute().parent, Path(inputs["output_html"]).absolute().parent,
-               figures, *made}
-    return sorted(folders, key=lambda folder: len(folder.parts))
+def _written(inputs: dict, figures: Path) -> list[Path]:
+    """The files the report is known to write, relative to its folder."""
+    pages = [Path(inputs["output_md"]).name, NUMBERS_NAME, Path(inputs["output_html"]).name]
+    return [Path(p) for p in pages] + [figures / name for name in FIGURES.values()] + \
+        [rel for rel, _ in inputs["copies"].values()]
+
+
+def _staged(inputs: dict, folder: Path, figures: Path, staging: Path) -> dict:
+    """write_report's arguments writing into `staging` as into `folder`: the video the page
+    shows from the report's folder (not copied) by the same path relative to the page, the
+    copies written there first."""
+    staged = dict(inputs, output_md=staging / Path(inputs["output_md"]).name,
+                  output_html=staging / Path(inputs["output_html"]).name, figures_dir=staging / figures)
+    copies = staged.pop("copies")
+    if inputs["video"] and Path(inputs["video"]).resolve().is_relative_to(folder.resolve()):
+        staged["video"] = str(staging / Path(inputs["video"]).resolve().relative_to(folder.resolve()))
+    for name, (rel, data) in copies.items():
+        (staging / rel).parent.mkdir(parents=True, exist_ok=True)
+        (staging / rel).write_bytes(data)  # a private folder of ours, just made
+        staged[name] = str(staging / rel)
+    return staged
 
 
 def run(args: argparse.Namespace) -> int:
@@ -250,9 +273,14 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symbolic link loop (Path.resolve)
         print(f"sacscale report: error: {exc}", file=sys.stderr)
         return 2
+    folder = Path(inputs["output_md"]).absolute().parent
+    figures = Path(inputs["figures_dir"]).resolve().relative_to(folder.resolve())
     try:
-        with _undone_on_failure(*_folders_written(inputs)):
-            write_report(**inputs)
+        with staged_report(folder, _written(inputs, figures)) as staging:
+            write_report(**_staged(inputs, folder, figures, staging))
+    except Refused as exc:
+        print(f"sacscale report: {exc}", file=sys.stderr)
+        return 2
     except OSError:
         raise  # a full disk, a read-only output: one line naming the file, exit 2 (sacscale.cli)
     except RecordError as exc:  # bad input: one line naming the file

@@ -28,7 +28,8 @@ def _not_through_foreign_link(path: Path) -> None:
     try:
         refuse_foreign_links(path, reading=True)
     except OSError as exc:
-        raise RecordError(f"{path}: {exc.filename}: {exc.strerror}") from None
+        where = path if exc.filename == str(path) else f"{path}: {exc.filename}"
+        raise RecordError(f"{where}: {exc.strerror}") from None
 
 
 def _existing(path: Path) -> str | None:
@@ -43,8 +44,11 @@ def _attempts(folder: Path) -> list[str]:
 
 def video_files(reports: Path) -> tuple[Path, Path] | None:
     """The best run's video and its record in `reports`, where both are: a set made from now
-    on has a WebP, an older set a GIF."""
+    on has a WebP, an older set a GIF. Never found through another user's symbolic link (root
+    copied the file it led to, root's own, into its report of that user's set)."""
     webp = reports / "figures" / "best_run.webp"
+    for path in (webp, webp.with_suffix(".gif"), reports / "figures" / "best_run.json"):
+        _not_through_foreign_link(path)
     video = webp if webp.is_file() else webp.with_suffix(".gif")
     record = reports / "figures" / "best_run.json"
     return (video, record) if video.is_file() and record.is_file() else None

@@ -1,0 +1,142 @@
+"""Where `sacscale report` writes: the whole report, or nothing.
+
+The report (its pages, numbers.json, its figures and, in a folder other than the set's own,
+the copy of the best run's video) is written into a private staging folder beside the
+report's folder (the same file system) and moved in only once complete: file by file, the
+figures first and the pages last, each file it replaces set aside in the staging folder and
+put back should a later move fail. A report that fails part way leaves the folder as it was
+and removes its own staging folder only.
+
+While it is written, the report's folder is locked (sacscale.locks.lock_beside: a lock file
+beside the folder, on its own file system, whoever writes there). A second report into the
+same folder is refused at once, naming the folder, rather than waited for: a report takes
+seconds to minutes, and the second one would then silently replace the first one's report,
+which is what two reports into one folder at once gets wrong; the user decides which to
+run again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+from sacscale.locks import HeldBeside, LockError, lock_beside
+from sacscale.scratch import make_scratch_folder
+
+# what the report replaces in place, set aside inside the staging folder until the end
+_SET_ASIDE = ".replaced"
+PAGES = (".md", ".html")
+
+
+class Refused(Exception):
+    """A request this command will not carry out; its message is the one line to print."""
+
+
+def refuse_folders_in_the_way(folder: Path, files: list[Path]) -> None:
+    """Refused, naming it, where a folder stands at the name of a file the report writes in
+    `folder` (`files` relative to it), or something other than a folder where a folder of
+    the report goes: found before anything is written, not after the other files were."""
+    for rel in files:
+        path = folder
+        for index, part in enumerate(rel.parts):
+            path = path / part
+            try:
+                mode = os.lstat(path).st_mode
+            except FileNotFoundError:
+                break
+            last = index == len(rel.parts) - 1
+            if last and stat.S_ISDIR(mode):
+                raise Refused(f"{path}: a folder where the report writes a file; nothing was written (remove the "
+                              "folder, or write the report elsewhere)")
+            if not last and not stat.S_ISDIR(mode):
+                raise Refused(f"{path}: not a folder, where the report writes {rel.name}; nothing was written "
+                              "(remove it, or write the report elsewhere)")
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(lock_beside(folder))
+        except HeldBeside as exc:
+            raise Refused(f"{folder}: another report is being written into this folder ({exc.holder} holds "
+                          f"{exc.lock}); nothing was written: run this one once it has finished, or write it "
+                          "elsewhere") from None
+        except LockError as exc:
+            raise Refused(f"{folder}: cannot lock the folder to write the report ({exc})") from None
+        yield
+
+
+@contextlib.contextmanager
+def staged_report(folder: Path, files: list[Path]) -> Iterator[Path]:
+    """A private folder to write the report into, as it will lie in `folder`; on leaving the
+    block its files replace those of the same names in `folder`. `files` (relative to
+    `folder`) are the ones the report is known to write, checked before anything is. On an
+    error, `folder` is left as it was (the folders made on the way to it removed again)."""
+    folder = Path(folder).absolute()
+    made = [p for p in folder.parents if not p.exists()]  # for the lock and the staging folder
+    try:
+        with _locked(folder):
+            refuse_folders_in_the_way(folder, files)
+            staging = make_scratch_folder(f".{folder.name}.report-", beside=folder.parent)
+            try:
+                yield staging
+                _move_into_place(staging, folder)
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+    except BaseException:
+        for parent in made:  # nearest first; one holding something else now is kept
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+        raise
+
+
+def _staged_files(staging: Path) -> list[Path]:
+    """The report's files in `staging`, relative to it: the figures first, the pages last."""
+    files = [p.relative_to(staging) for p in staging.rglob("*") if p.is_file() and not p.is_symlink()]
+    return sorted(files, key=lambda rel: (len(rel.parts) == 1, rel.suffix in PAGES, rel.as_posix()))
+
+
+def _move_into_place(staging: Path, folder: Path) -> None:
+    """Each staged file renamed over its own in `folder`, what it replaces set aside; on a
+    failure every step taken is undone in reverse order and the error raised."""
+    files = _staged_files(staging)
+    refuse_folders_in_the_way(folder, files)
+    done: list[tuple[Path, Path | None, bool]] = []  # (target, what it replaced set aside, moved in)
+    made: list[Path] = []
+    try:
+        for rel in files:
+            target = folder / rel
+            for part in reversed([target.parent, *target.parent.parents]):
+                if part.is_relative_to(folder) and not part.exists():
+                    part.mkdir()
+                    made.append(part)
+            aside = None
+            if os.path.lexists(target):
+                aside = staging / _SET_ASIDE / rel
+                aside.parent.mkdir(parents=True, exist_ok=True)
+                os.rename(target, aside)
+            done.append((target, aside, False))
+            os.rename(staging / rel, target)
+            done[-1] = (target, aside, True)
+    except BaseException:
+        _undo(done, made)
+        raise
+
+
+def _undo(done: list[tuple[Path, Path | None, bool]], made: list[Path]) -> None:
+    for target, aside, moved in reversed(done):
+        with contextlib.suppress(OSError):
+            if moved:
+                target.unlink()
+            if aside is not None:
+                os.rename(aside, target)
+    for folder in reversed(made):
+        with contextlib.suppress(OSError):
+            folder.rmdir()

@@ -17,7 +17,8 @@ def record_run(cwd, run_dir="run", work_dir="wk", attic="at", state_dir=None):
     marker = cwd / "ran"
     state = () if state_dir is None else ("--state-dir", state_dir)
     return sacscale("record-run", "--run-dir", run_dir, "--work-dir", work_dir, "--attic", attic, *state,
-                    "--timeout", "30", "--", sys.executable, "-c", f"open({str(marker)!r}, 'w'); raise SystemExit(3)", cwd=cwd)
+                    "--timeout", "30", "--", sys.executable, "-c", f"open({str(marker)!r}, 'w'); raise SystemExit(3)",
+                    cwd=cwd)
 
 
 def assert_untouched(cwd, before):

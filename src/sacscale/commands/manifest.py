@@ -30,7 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --scope: keep the policy of the best-evaluated run of these evaluations (named "
                              "<run>.json; the run render-best shows) as well; every other policy moves as with "
                              "--keep-policies")
-    parser.add_argument("--left-out-dir", help="with --keep-policies or --keep-best: where the other policies go (outside the set)")
+    parser.add_argument("--left-out-dir",
+                        help="with --keep-policies or --keep-best: where the other policies go (outside the set)")
 
 
 def run(args: argparse.Namespace) -> int:

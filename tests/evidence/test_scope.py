@@ -174,3 +174,25 @@ def test_a_misspelt_run_to_keep_is_refused_before_any_policy_moves(work, tmp_pat
     assert proc.returncode == 2 and "inside the set" in proc.stderr
     assert (work / "runs" / R1 / "checkpoints" / "final.pt").is_file()
     assert (work / "runs" / R2 / "checkpoints" / "final.pt").is_file() and not (tmp_path / "left_out").exists()
+
+
+@pytest.mark.parametrize(("given", "says"), [(["--keep-best"], "--keep-best needs --left-out-dir"),
+                                             (["--keep-policies", R1], "--keep-policies needs --left-out-dir"),
+                                             (["--keep-policies", R1, "--keep-best"],
+                                              "--keep-policies and --keep-best need --left-out-dir")])
+def test_a_policy_to_keep_without_a_left_out_folder_names_the_option_given(work, sacscale_main, given, says):
+    """`--keep-best` alone was answered `--keep-policies needs --left-out-dir`, exit 1."""
+    evals = [str(work / "eval" / f"{r}.json") for r in (R1, R2)]
+    args = [a for option in given for a in ([option, *evals] if option == "--keep-best" else [option])]
+    proc = sacscale_main("manifest", str(work), "--scope", *args)
+    assert proc.returncode == 2 and proc.stderr.strip() == f"sacscale manifest: error: {says} (where the other " \
+        "policies go)", proc.stderr
+    assert not (work / "evidence.json").exists()  # nothing written
+
+
+def test_the_best_run_of_another_sets_evaluations_is_named_so(work, tmp_path, sacscale_main):
+    other = REPO / "results" / "h200x1_shared_short" / "eval" / "shared_r1_n1_pool7.json"
+    proc = sacscale_main("manifest", str(work), "--scope", "--keep-best", other, "--left-out-dir", tmp_path / "out")
+    assert proc.returncode == 2 and "--keep-best: the best-evaluated run shared_r1_n1_pool7 is no run under " \
+        f"{work}/runs (evaluations of another set?)" in proc.stderr, proc.stderr
+    assert (work / "runs" / R2 / "checkpoints" / "final.pt").is_file() and not (tmp_path / "out").exists()

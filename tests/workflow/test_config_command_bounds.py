@@ -1,6 +1,7 @@
 """Config values that the schema lets through but the commands taking them refuse: planning
 holds evaluation.seconds, video.fps and the video's frames to the bounds of `sacscale evaluate` and
-`sacscale render-best` (sacscale.eval.limits), so the set is refused before any run trains."""
+`sacscale render-best` (sacscale.eval.limits), so the set is refused before any run trains; and a
+video asked for without the evaluations it is chosen by, once planned away without a word."""
 
 from pathlib import Path
 
@@ -67,3 +68,15 @@ def test_the_commands_messages_name_their_flags():
     assert seconds_problem(2, 1) is None
     assert video_length_problem(0.2, 10) is None  # two frames: the shortest video
     assert video_length_problem(0.1, 10).startswith("--seconds 0.1 at --fps 10: 1 frame, a still picture")
+
+
+def test_a_video_without_the_evaluations_it_is_chosen_by_is_refused():
+    with pytest.raises(PlanError) as info:
+        plan({"video": {"enabled": True}, "evaluation": {"enabled": False}})
+    assert str(info.value) == ("video.enabled: true needs evaluation.enabled, which is false: the video shows the "
+                               "best-evaluated run's policy; enable the evaluation or set video.enabled to false")
+
+
+@pytest.mark.parametrize("video", [False, None])
+def test_no_video_or_the_default_one_plans_without_evaluations(video):
+    plan({"video": {"enabled": video}, "evaluation": {"enabled": False}})

@@ -23,3 +23,14 @@ def test_a_runs_own_lock_folder_is_refused(where):
     says = r"\.env( \(preset cpu\))?: SACSCALE_LOCK_DIR is the machine's lock folder, not a run's"
     with pytest.raises(PlanError, match=says):
         resolve(config, PRESETS, CPU_BOX)
+
+
+def test_a_runs_own_training_lock_folder_is_refused():
+    """SACSCALE_MACHINE_LOCK_DIR in a run's env planned and did nothing: the training lock
+    is taken by record-run, in snakemake's environment, before the trainer starts."""
+    config = {"preset": "cpu", "run_defaults": {"env": {"SACSCALE_MACHINE_LOCK_DIR": "/tmp/otherlk"}}}
+    with pytest.raises(PlanError) as info:
+        resolve(config, PRESETS, CPU_BOX)
+    assert str(info.value) == ("run_configs.n1_cpu.env (preset cpu): SACSCALE_MACHINE_LOCK_DIR is the folder of the "
+                               "machine's training lock, which the run wrapper takes before the trainer starts (a "
+                               "run's own setting has no effect): set it where snakemake runs")

@@ -1,7 +1,9 @@
 """`sacscale record-run` checks its folders before anything is moved or started: an attic
 inside (or equal to) the work or run folder, or one that cannot be made, had a failed
 attempt and its log deleted, and the last line said they were "kept in None"; a work or run
-folder that is, or holds, the current directory (`.`, `/`) was stopped only by the kernel.
+folder that is, or holds, the current directory (`.`, `/`) was stopped only by the kernel;
+a learning-state folder inside the run folder trained the whole run, then failed the rename
+onto the run folder its move had made, the run left in two places.
 Each is refused in one line naming the option, exit status 2, with nothing moved or run."""
 
 import sys
@@ -11,10 +13,12 @@ import pytest
 from cli_runs import one_line, sacscale
 
 
-def record_run(cwd, run_dir="run", work_dir="wk", attic="at"):
+def record_run(cwd, run_dir="run", work_dir="wk", attic="at", state_dir=None):
     marker = cwd / "ran"
-    return sacscale("record-run", "--run-dir", run_dir, "--work-dir", work_dir, "--attic", attic, "--timeout", "30",
-                    "--", sys.executable, "-c", f"open({str(marker)!r}, 'w'); raise SystemExit(3)", cwd=cwd)
+    state = () if state_dir is None else ("--state-dir", state_dir)
+    return sacscale("record-run", "--run-dir", run_dir, "--work-dir", work_dir, "--attic", attic, *state,
+                    "--timeout", "30", "--", sys.executable, "-c", f"open({str(marker)!r}, 'w'); raise SystemExit(3)",
+                    cwd=cwd)
 
 
 def assert_untouched(cwd, before):
@@ -63,3 +67,19 @@ def test_the_attic_is_made_at_the_start_and_keeps_the_failed_attempt(tmp_path):
     assert done.returncode == 3, done.stderr
     (kept,) = (tmp_path / "logs" / "attempts").iterdir()
     assert (kept / "train.log").exists() and "kept in None" not in done.stderr
+
+
+@pytest.mark.parametrize(("state_dir", "other"), [("run/state", "--run-dir run"), ("wk/state", "--work-dir wk"),
+                                                  ("at/state", "--attic at"), ("run", "--run-dir run"),
+                                                  (".", "--work-dir wk"), ("sub/../run/x", "--run-dir run")])
+def test_a_state_folder_overlapping_another_folder_is_refused(tmp_path, state_dir, other):
+    (tmp_path / "sub").mkdir()
+    done = record_run(tmp_path, state_dir=state_dir)
+    one_line(done, f"--state-dir {state_dir}: is, holds or lies inside {other}; the learning state is moved there")
+    assert_untouched(tmp_path, ["sub"])
+
+
+def test_a_state_folder_beside_the_others_is_accepted(tmp_path):
+    done = record_run(tmp_path, state_dir="state")
+    assert done.returncode == 3, done.stderr
+    assert (tmp_path / "ran").exists()

@@ -30,7 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --scope: keep the policy of the best-evaluated run of these evaluations (named "
                              "<run>.json; the run render-best shows) as well; every other policy moves as with "
                              "--keep-policies")
-    parser.add_argument("--left-out-dir", help="with --keep-policies: where the other policies go (outside the set)")
+    parser.add_argument("--left-out-dir",
+                        help="with --keep-policies or --keep-best: where the other policies go (outside the set)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,6 +43,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.scope and (args.keep_policies is not None or args.keep_best or args.left_out_dir):
         # options that do not go together: a usage error (exit 2), not a manifest that failed
         raise BadInput("--keep-policies, --keep-best and --left-out-dir need --scope")
+    keeping = [option for option, given in (("--keep-policies", args.keep_policies is not None),
+                                            ("--keep-best", args.keep_best)) if given]
+    if keeping and not args.left_out_dir:  # named as given, before any evaluation is read
+        raise BadInput(f"{' and '.join(keeping)} need{'s' if len(keeping) == 1 else ''} --left-out-dir "
+                       "(where the other policies go)")
     try:
         if args.scope:
             _write_scope(args)
@@ -56,19 +62,23 @@ def run(args: argparse.Namespace) -> int:
 def _write_scope(args: argparse.Namespace) -> None:
     root = Path(args.root)
     left_out = []
-    if args.keep_best:
-        args.keep_policies = [*(args.keep_policies or []), _best_run(args.keep_best)]
-    if args.keep_policies is not None:
-        if not args.left_out_dir:
-            raise ManifestError("--keep-policies needs --left-out-dir (where the other policies go)")
+    if args.keep_policies is not None or args.keep_best:  # with --left-out-dir (run)
         dest = Path(args.left_out_dir).resolve()
         if dest == root.resolve() or root.resolve() in dest.parents:
             raise BadInput(f"--left-out-dir {args.left_out_dir}: inside the set; it must be outside")
         runs = {p.name for p in (root / "runs").iterdir() if p.is_dir()} if (root / "runs").is_dir() else set()
-        unknown = sorted(set(args.keep_policies) - runs)
-        if unknown:  # a misspelt run would have every policy moved out, the one meant to stay too
+        # a misspelt run would have every policy moved out, the one meant to stay too
+        unknown = sorted(set(args.keep_policies or []) - runs)
+        if unknown:
             raise BadInput(f"--keep-policies {' '.join(unknown)}: no run of that name under {root}/runs")
-        left_out = scope.leave_out_policies(root, set(args.keep_policies), dest)
+        keep = set(args.keep_policies or [])
+        if args.keep_best:
+            best = _best_run(args.keep_best)
+            if best not in runs:
+                raise BadInput(f"--keep-best: the best-evaluated run {best} is no run under {root}/runs "
+                               "(evaluations of another set?)")
+            keep.add(best)
+        left_out = scope.leave_out_policies(root, keep, dest)
     try:
         kept = scope.write_scope(root, left_out)
     except scope.ScopeError as exc:

@@ -27,10 +27,17 @@ _EXCEPTION_LINE = re.compile(r"[A-Za-z_.]*(Error|Exception)(:|$)")
 LIBRARY_ENV = {"TORCH_LOGS": "torch", "MUJOCO_GL": "mujoco"}
 
 
-# variables that have the dynamic loader put a library's code into every process of the
-# run (trainer, ranks, collectors): code the run's record names by its path alone.
-# LD_LIBRARY_PATH only says where the libraries the trainer asks for are found (CUDA's).
-FOREIGN_CODE_ENV = frozenset({"LD_PRELOAD", "LD_AUDIT"})
+# variables that put code of their own into the run: the dynamic loader's libraries in
+# every process (trainer, ranks, collectors), the callable Python imports and calls at a
+# breakpoint() (in the trainer or a library); code the run's record names by its value
+# alone. Each with what its value is, and the value that turns it off where it has one.
+# Where the libraries and modules the trainer asks for are found (LD_LIBRARY_PATH,
+# PYTHONPATH) is judged by code_paths_env.
+FOREIGN_CODE_ENV = {
+    "LD_AUDIT": ("the dynamic loader would load {} into every process of the run", "path", None),
+    "LD_PRELOAD": ("the dynamic loader would load {} into every process of the run", "path", None),
+    "PYTHONBREAKPOINT": ("Python would import and call {} at a breakpoint() anywhere in the run", "name", "0"),
+}
 
 
 def _start_problem(env: dict[str, str], imports: tuple[str, ...] = ()) -> str | None:
@@ -74,11 +81,10 @@ def check_interpreter_env(env: dict[str, str], where: str, command: str = "sacsc
     if env.get("PYTHONINSPECT"):
         raise PlanError(f"{where}: PYTHONINSPECT: Python would open its interactive prompt when the trainer "
                         "ends (the run then waits for input, or fails on its end); leave it out")
-    foreign = sorted(k for k in FOREIGN_CODE_ENV if env.get(k))
-    if foreign:
-        raise PlanError(f"{where}: {foreign[0]}: the dynamic loader would load {env[foreign[0]][:80]!r} into every "
-                        "process of the run, code that is not the trainer's and that its record names by path "
-                        "alone; leave it out")
+    for name, (does, value_is, off) in FOREIGN_CODE_ENV.items():
+        if env.get(name) and env[name] != off:
+            raise PlanError(f"{where}: {name}: {does.format(repr(env[name][:80]))}, code that is not the trainer's "
+                            f"and that its record names by {value_is} alone; leave it out")
     python = {k: v for k, v in env.items() if k.startswith("PYTHON")}
     if python and (problem := _start_problem(python)):
         raise PlanError(f"{where}: Python does not start with {', '.join(sorted(python))} as given "

@@ -63,6 +63,7 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
     model = _model(preset, config, check_host)
     schedule = _schedule(preset, config, name)
     _check_command_bounds(config)
+    _check_video_has_evaluations(config)
     runs = _runs(prefix, order, repeats, seed, schedule)
 
     return Plan(
@@ -278,6 +279,16 @@ def _check_command_bounds(config: dict) -> None:
         problem = video_size_problem(*(video[key] for key in size), tuple(f"video.{key}" for key in size))
         if problem:
             raise PlanError(problem)
+
+
+def _check_video_has_evaluations(config: dict) -> None:
+    """The video shows the best-evaluated run's policy: asked for without the evaluations
+    it is chosen by, it was planned away without a word."""
+    video, evaluation = config.get("video") or {}, config.get("evaluation") or {}
+    if isinstance(video, dict) and isinstance(evaluation, dict) and video.get("enabled") is True \
+            and evaluation.get("enabled") is False:
+        raise PlanError("video.enabled: true needs evaluation.enabled, which is false: the video shows the "
+                        "best-evaluated run's policy; enable the evaluation or set video.enabled to false")
 
 
 def _probe(preset: dict, config: dict) -> dict:

@@ -14,7 +14,9 @@ from sacscale.pipeline.overrides import (
     check_trainer_values,
     override_fields,
 )
+from sacscale.pipeline.code_paths_env import check_code_paths
 from sacscale.pipeline.interpreter_env import check_interpreter_env
+from sacscale.pipeline.machine_lock import VARIABLE as MACHINE_LOCK_VARIABLE
 from sacscale.pipeline.plan_model import Host, RunConfig
 from sacscale.pipeline.plan_values import (
     DEVICES,
@@ -219,6 +221,16 @@ def _check_visible_devices(value, ranks: list[str], kind: str, key: str) -> None
                         "(indices count inside cuda_visible_devices)")
 
 
+# lock folders, read where snakemake runs: one run's own lock folder would make its locks
+# blind to the others'; the training lock is taken by the run wrapper before the trainer
+# starts, so a run's own setting of its folder does nothing
+LOCK_FOLDER_ENV = {
+    "SACSCALE_LOCK_DIR": "the machine's lock folder, not a run's",
+    MACHINE_LOCK_VARIABLE: "the folder of the machine's training lock, which the run wrapper takes before the "
+                           "trainer starts (a run's own setting has no effect)",
+}
+
+
 # variables that turn torch.compile into a no-op while the run records --compile
 COMPILE_OFF_ENV = frozenset({"TORCHDYNAMO_DISABLE", "TORCH_COMPILE_DISABLE"})
 
@@ -238,9 +250,9 @@ def _check_sizes(merged: dict, where) -> None:
     for key in merged["env"]:
         if not ENV_NAME.fullmatch(str(key)):
             raise PlanError(f"{where('env')}: {shown(key)} is not an environment variable name")
-    if "SACSCALE_LOCK_DIR" in merged["env"]:  # one run's own lock folder: its locks would not see the others'
-        raise PlanError(f"{where('env')}: SACSCALE_LOCK_DIR is the machine's lock folder, not a run's: set it "
-                        "where snakemake runs")
+    for name, why in LOCK_FOLDER_ENV.items():
+        if name in merged["env"]:
+            raise PlanError(f"{where('env')}: {name} is {why}: set it where snakemake runs")
     owned = sorted(set(merged["env"]) & LAUNCHER_ENV)
     if owned:  # RANK/WORLD_SIZE: the trainer would wait for ranks of an external launcher that never come
         raise PlanError(f"{where('env')}: {owned[0]} is set by the trainer's launcher (devices and ranks come "
@@ -254,6 +266,7 @@ def _check_sizes(merged: dict, where) -> None:
         if not (value.isascii() and value.isdigit() and 0 < int(value) <= MAX_CPU_ID + 1):
             raise PlanError(f"{where('env')}: {name} must be a whole number of threads in [1, {MAX_CPU_ID + 1}], "
                             f"got {shown(value)}")
+    check_code_paths(merged["env"], where("env"))  # before an interpreter is started with them
     check_interpreter_env(merged["env"], where("env"))
     check_temporary_folders(merged["env"], where("env"))
 

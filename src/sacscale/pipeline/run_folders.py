@@ -1,7 +1,10 @@
 """The folders `sacscale record-run` is given, checked before anything is moved or started:
 a failed attempt is moved from the work folder into the attic, a stale run folder too, so an
 attic inside either could not take it (the attempt and its log were deleted instead), and a
-work or run folder holding the current directory would have that directory moved away."""
+work or run folder holding the current directory would have that directory moved away. The
+learning state's folder is moved into once the run has trained, before the work folder is
+renamed: inside the run folder it made that folder and the rename failed (the whole run lost
+to a path), and any overlap with the other three mixes a resume's state into the evidence."""
 
 from __future__ import annotations
 
@@ -13,20 +16,32 @@ def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))  # links and `..` resolved: two names of one folder compare equal
 
 
-def folders_problem(run_dir: Path, work_dir: Path, attic: Path) -> str | None:
-    """What is wrong with the three folders, in one line naming the option; None if nothing."""
+def _overlap(one: Path, other: Path) -> bool:
+    return _real(one).is_relative_to(_real(other)) or _real(other).is_relative_to(_real(one))
+
+
+def folders_problem(run_dir: Path, work_dir: Path, attic: Path, state_dir: Path | None = None) -> str | None:
+    """What is wrong with the folders, in one line naming the option; None if nothing."""
     here = Path(os.getcwd())
     folders = (("--work-dir", work_dir), ("--run-dir", run_dir))
     for option, folder in folders:
         if here.is_relative_to(_real(folder)):  # `/` holds every current directory
             return f"{option} {folder}: is or holds the current directory {here}, which would be moved away"
-    if _real(work_dir).is_relative_to(_real(run_dir)) or _real(run_dir).is_relative_to(_real(work_dir)):
+    if _overlap(work_dir, run_dir):
         return (f"--work-dir {work_dir} and --run-dir {run_dir}: one is or holds the other; the work folder is "
                 "renamed to the run folder once complete")
     for option, folder in folders:
         if _real(attic).is_relative_to(_real(folder)):
             return (f"--attic {attic}: is or lies inside {option} {folder}, which is itself moved to the attic; "
                     "give a folder outside it")
+    return None if state_dir is None else _state_dir_problem(state_dir, (*folders, ("--attic", attic)))
+
+
+def _state_dir_problem(state_dir: Path, folders: tuple[tuple[str, Path], ...]) -> str | None:
+    for option, folder in folders:
+        if _overlap(state_dir, folder):
+            return (f"--state-dir {state_dir}: is, holds or lies inside {option} {folder}; the learning state is "
+                    "moved there after the run trains, so give a folder apart from the run's folders")
     return None
 
 

@@ -309,7 +309,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
 def _prepare(held: contextlib.ExitStack, args: argparse.Namespace, name: str, run_set: str | None) -> int | None:
     """Check the folders, take the locks, make the attic: whatever is refused here is
     refused before anything is moved or started. None when ready, else the exit status."""
-    problem = folders_problem(args.run_dir, args.work_dir, args.attic)  # before a lock file is written
+    problem = folders_problem(args.run_dir, args.work_dir, args.attic, args.state_dir)  # before a lock file is written
     if problem is None:
         refused = _hold_locks(held, args, name, run_set)
         if refused is not None:

@@ -10,7 +10,7 @@ import sys
 import pytest
 from set_copies import copy_committed_set, edit_record as _edit, remake_manifest, REPO
 
-from sacscale.evidence import preset_record
+from sacscale.evidence import code_history
 from sacscale.evidence.preset_record import preset_findings, reference_presets
 from sacscale.evidence.verify import verify
 
@@ -117,7 +117,7 @@ def test_without_mujoco_the_summary_is_said_not_derived(tmp_path, monkeypatch):
 
 
 def _shallow_clone(code_root) -> bool:
-    return preset_record._git(["rev-parse", "--is-shallow-repository"], code_root) == "true\n"
+    return code_history.is_shallow(code_root)
 
 
 @pytest.mark.skipif(_shallow_clone(REPO), reason="a shallow clone lacks the set's commit")
@@ -148,7 +148,7 @@ def test_without_the_sets_commit_the_checkouts_presets_are_the_reference(tmp_pat
 def test_in_a_shallow_clone_a_missing_commit_is_not_compared(monkeypatch):
     """Today's presets would misjudge a set planned with older words: a shallow clone says so."""
     answers = {"show": None, "rev-parse": "true\n"}
-    monkeypatch.setattr(preset_record, "_git", lambda args, cwd: answers[args[0]])
+    monkeypatch.setattr(code_history, "git_output", lambda args, cwd: answers[args[0]])
     root = REPO / "results" / SET
     plan = json.loads((root / "plan.json").read_text())
     env = json.loads((root / "environment.json").read_text())

@@ -10,7 +10,7 @@ import sys
 import pytest
 from set_copies import copy_committed_set, edit_record as _edit, remake_manifest, REPO
 
-from sacscale.evidence import preset_record
+from sacscale.evidence import code_history
 from sacscale.evidence.preset_record import preset_findings, reference_presets
 from sacscale.evidence.verify import verify
 
@@ -116,19 +116,8 @@ def test_without_mujoco_the_summary_is_said_not_derived(tmp_path, monkeypatch):
                             "here") for c in result.covered), result.covered
 
 
-def test_another_mujoco_version_is_said_not_derived():
-    from sacscale.evidence.model_record import summary_findings
-
-    root = REPO / "results" / SET
-    model = json.loads((root / "model.json").read_text())
-    problems, not_derived = summary_findings(root, {**model, "mujoco_version": "3.2.0"})
-    assert problems == [] and not_derived == [
-        "model.json summary: not derived from model/g1_walk_flat.mjb: MuJoCo 4.0.0 is installed here, the model was "
-        "saved by 3.2.0 (a .mjb loads only into its own version)"]
-
-
 def _shallow_clone(code_root) -> bool:
-    return preset_record._git(["rev-parse", "--is-shallow-repository"], code_root) == "true\n"
+    return code_history.is_shallow(code_root)
 
 
 @pytest.mark.skipif(_shallow_clone(REPO), reason="a shallow clone lacks the set's commit")
@@ -159,7 +148,7 @@ def test_without_the_sets_commit_the_checkouts_presets_are_the_reference(tmp_pat
 def test_in_a_shallow_clone_a_missing_commit_is_not_compared(monkeypatch):
     """Today's presets would misjudge a set planned with older words: a shallow clone says so."""
     answers = {"show": None, "rev-parse": "true\n"}
-    monkeypatch.setattr(preset_record, "_git", lambda args, cwd: answers[args[0]])
+    monkeypatch.setattr(code_history, "git_output", lambda args, cwd: answers[args[0]])
     root = REPO / "results" / SET
     plan = json.loads((root / "plan.json").read_text())
     env = json.loads((root / "environment.json").read_text())

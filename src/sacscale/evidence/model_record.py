@@ -5,15 +5,18 @@ the hashed .mjb loaded with MuJoCo (the function prepare-model wrote it with), a
 parts of `physics_cost` that follow from the others. The cost's rates and contact count
 are a measurement that no other record holds (docs/evidence.md).
 
-The summary is derived only with the MuJoCo version that saved the model (a .mjb loads
-only into the version that wrote it); where MuJoCo is missing or another version, verify
-says so where its verdict is read, and the rest is still checked."""
+The recorded MuJoCo version is checked against the one the .mjb's header names (and, for
+files whose header names none, the version it loads into here). The summary is derived
+whenever the installed MuJoCo loads the file (a .mjb loads only into the version that
+wrote it); where MuJoCo is missing or the file is of another version, verify says so where
+its verdict is read, and the rest is still checked."""
 
 from __future__ import annotations
 
 import math
 from pathlib import PurePosixPath
 
+from sacscale.evidence.mjb_header import saved_by
 from sacscale.evidence.result import deep_differences, same_value
 
 MODEL_FILE = "g1_walk_flat.mjb"  # what prepare-model saves (sacscale.commands.prepare_model)
@@ -61,34 +64,54 @@ def cost_problems(model: dict) -> list[str]:
     return problems
 
 
-def _summary_of(path, recorded_version) -> tuple[dict | None, str | None, str | None]:
-    """(model_summary of the .mjb, why it cannot be derived here, why the file is not the
-    task's model): one of the three is set."""
+def _version_problems(recorded, named: str | None) -> list[str]:
+    """The version model.json records against the one the .mjb's header names."""
+    if named is None or recorded is None or str(recorded) == named:
+        return []
+    return [f"model: model.json mujoco_version {str(recorded)[:20]!r}, but model/{MODEL_FILE}'s header says "
+            f"MuJoCo {named} saved it"]
+
+
+def _summary_of(path, named: str | None, recorded) -> tuple[dict | None, str | None, str | None, str | None]:
+    """(model_summary of the .mjb, the MuJoCo version it loaded into, why it cannot be
+    derived here, why the file is not the task's model): the first two, or one of the others."""
     try:
         import mujoco
 
         from sacscale.task import g1_model
     except ImportError as exc:
-        return None, f"MuJoCo cannot be imported here ({exc})", None
-    if recorded_version is not None and mujoco.__version__ != recorded_version:
-        return None, (f"MuJoCo {mujoco.__version__} is installed here, the model was saved by "
-                      f"{str(recorded_version)[:20]} (a .mjb loads only into its own version)"), None
+        return None, None, f"MuJoCo cannot be imported here ({exc})", None
+    installed = mujoco.__version__
+    if named is not None and named != installed:
+        return None, None, (f"its header says MuJoCo {named} saved it, MuJoCo {installed} is installed here "
+                            "(a .mjb loads only into its own version)"), None
     try:
-        return g1_model.model_summary(g1_model.load_model(path)), None, None
+        return g1_model.model_summary(g1_model.load_model(path)), installed, None, None
     except (ValueError, KeyError, IndexError) as exc:  # MuJoCo's load error; a model without the task's parts
-        return None, None, f"{type(exc).__name__}: {str(exc)[:120]}"
+        if named is None and recorded is not None and str(recorded) != installed:
+            return None, None, (f"MuJoCo {installed} is installed here, the model was saved by "
+                                f"{str(recorded)[:20]} (model.json; the file's header names no version, and it "
+                                "does not load here)"), None
+        return None, None, None, f"{type(exc).__name__}: {str(exc)[:120]}"
 
 
 def summary_findings(root, model: dict) -> tuple[list[str], list[str]]:
-    """(problems, what was not derived): model.json summary against the hashed .mjb."""
+    """(problems, what was not derived): model.json summary against the hashed .mjb, and the
+    version it records against the one the file names or loads into."""
     path = root / "model" / MODEL_FILE
     stored = model.get("summary")
     if not isinstance(stored, dict) or not path.is_file():
         return [], []
-    derived, not_here, unloadable = _summary_of(path, model.get("mujoco_version", stored.get("mujoco_version")))
+    recorded, named = model.get("mujoco_version", stored.get("mujoco_version")), saved_by(path)
+    problems = _version_problems(recorded, named)
+    derived, loaded_into, not_here, unloadable = _summary_of(path, named, recorded)
     if not_here:
-        return [], [f"model.json summary: not derived from model/{MODEL_FILE}: {not_here}"]
+        return problems, [f"model.json summary: not derived from model/{MODEL_FILE}: {not_here}"]
     if unloadable:
-        return [f"model: model/{MODEL_FILE} does not load as the task's model ({unloadable})"], []
-    problems, _ = deep_differences(stored, derived, "summary")
-    return [f"model: model.json {p.replace('recomputed', f'model/{MODEL_FILE} gives')}" for p in problems], []
+        return problems + [f"model: model/{MODEL_FILE} does not load as the task's model ({unloadable})"], []
+    if named is None and recorded is not None and str(recorded) != loaded_into:
+        problems.append(f"model: model.json mujoco_version {str(recorded)[:20]!r}, but model/{MODEL_FILE} loads "
+                        f"into MuJoCo {loaded_into} here (a .mjb loads only into the version that saved it)")
+    differences, _ = deep_differences(stored, derived, "summary")
+    return problems + [f"model: model.json {p.replace('recomputed', f'model/{MODEL_FILE} gives')}"
+                       for p in differences], []

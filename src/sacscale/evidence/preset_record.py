@@ -4,39 +4,27 @@ environment.json's `plan` is plan.json itself (verify-env stores the plan it che
 
 Presets are reworded between sets, so the description is compared with presets.yaml as
 the set's recorded commit holds it (environment.json project.commit, read from this
-code's git history), with the set's stored diff applied where its tree was dirty and the
-diff changes presets.yaml. Where that commit cannot be read (no git, or a checkout
-without it), the checkout's own presets.yaml is the reference, and the message says so;
-in a shallow clone, whose history stops short of most commits, it is not compared."""
+code's git history by sacscale.evidence.code_history), with the set's stored diff
+applied where its tree was dirty and the diff changes presets.yaml. Where that commit
+cannot be read (no git, or a checkout without it), the checkout's own presets.yaml is the
+reference, and the message says so; in a shallow clone, whose history stops short of most
+commits, it is not compared."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from pathlib import Path
 
 import yaml
 
+from sacscale.evidence import code_history
+from sacscale.evidence.code_history import CODE_ROOT
 from sacscale.evidence.shared_facts import opt
 from sacscale.evidence.result import same_value
 from sacscale.pipeline.planning import preset_description
 from sacscale.scratch import scratch_folder
 
 PRESETS = "workflow/presets.yaml"
-CODE_ROOT = Path(__file__).resolve().parents[3]  # the checkout this code runs from (src/sacscale/evidence/..)
-GIT_TIMEOUT_S = 30
-
-
-def _git(args: list[str], cwd: Path) -> str | None:
-    """git's output, or None where git is missing, fails or takes too long."""
-    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(cwd.parent)}  # outside a repository: no other repository
-    try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT_S,
-                              env=env, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout if done.returncode == 0 else None
 
 
 def _with_diff(text: str, diff: Path) -> str | None:
@@ -45,7 +33,7 @@ def _with_diff(text: str, diff: Path) -> str | None:
         with scratch_folder("sacscale-presets-") as folder:
             (folder / "workflow").mkdir()
             (folder / PRESETS).write_text(text, encoding="utf-8")
-            if _git(["apply", f"--include={PRESETS}", str(diff.resolve())], folder) is None:
+            if code_history.git_output(["apply", f"--include={PRESETS}", str(diff.resolve())], folder) is None:
                 return None
             return (folder / PRESETS).read_text(encoding="utf-8")
     except OSError:
@@ -69,7 +57,7 @@ def reference_presets(root: Path, env: dict, code_root: Path = CODE_ROOT) -> tup
     commit = opt(env, "project", "commit")
     text = None
     if isinstance(commit, str) and re.fullmatch(r"[0-9a-f]{40}", commit):
-        text = _git(["show", f"{commit}:{PRESETS}"], code_root)
+        text = code_history.git_output(["show", f"{commit}:{PRESETS}"], code_root)
     if text is not None:
         where = f"{PRESETS} at the set's commit {commit[:12]}"
         diff = _diff_changes_presets(root, env)
@@ -78,7 +66,7 @@ def reference_presets(root: Path, env: dict, code_root: Path = CODE_ROOT) -> tup
         changed = _with_diff(text, diff)
         return (changed, f"{where} with its stored diff {diff.name}") if changed is not None else \
             (text, f"{where} (its stored diff {diff.name} changes it, but does not apply)")
-    if isinstance(commit, str) and _git(["rev-parse", "--is-shallow-repository"], code_root) == "true\n":
+    if isinstance(commit, str) and code_history.is_shallow(code_root):
         return None, (f"the set's commit {commit[:12]} is not in this shallow clone's history "
                       "(fetch it with --unshallow)")
     current = code_root / PRESETS

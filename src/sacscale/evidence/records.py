@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from sacscale.evidence.code_history import commit_notes
 from sacscale.evidence.env_steps import env_step_problems
 from sacscale.evidence.manifest import sha256_file
 from sacscale.evidence.model_record import MODEL_FILE, cost_problems, name_problems, summary_findings
@@ -262,9 +263,11 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
     result.covered += not_compared
     if (root / "model.json").is_file():
         _check_model_record(root, load_json(root, "model.json"), plan, env, result)
+    commits = {_opt(env, "project", "commit"): "environment.json project.commit"}
     for entry in planned:
         if entry["name"] in present:
             r = _read_run(root, entry, configs)
+            commits.setdefault(_opt(r.run, "code", "commit"), f"{r.name}: run.json code.commit")
             _agree(result, r.name, _facts(r, iterations, env, plan.get("run_set", _ABSENT)), strict)
             _check_where_and_what(root, r, env_host, model_hash, result)
             problems, notes = pool_findings(r.name, env, r.meta, made_here)
@@ -277,6 +280,7 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
             result.records += pool_record_problems(r.name, r.meta, r.args, r.reference)
             result.records += train_meta_problems(root / "runs" / r.name, r.name, r.meta, r.run, r.args, r.reference,
                                                   strict)
+    result.notes += commit_notes(commits)  # the page tells its reader to check the commit out
 
 
 def _probe_gpu_use(root: Path, plan: dict, env: dict) -> list[str]:

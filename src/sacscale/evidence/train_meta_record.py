@@ -10,7 +10,8 @@
   run.json `log_dir_while_running` is the command's `--log-dir` too;
 - `devices[]` and `world_size`: the command's `--devices` as the trainer reads it;
 - `start_time`/`end_time`: a start not after the end (binding keeps both inside run.json's
-  window; run_end bounds how late the end and run.json's may be);
+  window; run_end bounds how late the end and run.json's may be, run_start how early
+  run.json's start may be);
 - `nonfinite_rows_by_rank[]`, `nonfinite_targets`: the last `Faults/nonfinite_rows` and
   `Faults/nonfinite_targets` each rank's events hold (the trainer logs them at the last
   iteration, from the counters it records); `nonfinite_target_sources.*` count targets, so
@@ -30,8 +31,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 from sacscale.analysis.events import EventFileError, read_run
+from sacscale.evidence.binding import first_record_time, run_event_files
 from sacscale.evidence.result import same_value
 from sacscale.evidence.run_end import end_problems
+from sacscale.evidence.run_start import start_problems
 from sacscale.train.config import TrainConfig, TrainingError, syncs_gradients
 from sacscale.trainers.reference_options import build_parser as reference_parser
 
@@ -143,6 +146,12 @@ def _last_event(by_rank: dict | None) -> float | None:
     return max(times, default=None)
 
 
+def _first_event(run_dir: Path) -> float | None:
+    """The earliest first record of the run's event files (whichever trainer wrote them)."""
+    times = [first_record_time(path) for path in run_event_files(run_dir)]
+    return min((t for t in times if t is not None), default=None)
+
+
 def _last_faults(by_rank: dict | None) -> dict[str, list[float]] | None:
     """{tag: [each rank's last value]} of the fault counters, or None where the events
     were not read or hold none (an older trainer's)."""
@@ -247,6 +256,7 @@ def train_meta_problems(run_dir: Path, name: str, meta: dict, run: dict, args, r
     problems = config_problems(name, meta, run, args, reference, strict)
     problems += device_problems(name, meta, args, reference) + window_problems(name, meta)
     events = None if reference else _read_events(run_dir)  # the reference's are in its own layout
+    problems += start_problems(name, run, meta, _first_event(run_dir))
     problems += end_problems(name, run, meta, _last_event(events), reference)
     if not reference:  # the reference trainer records no counters or state hashes
         problems += nonfinite_problems(name, meta, events) + state_hash_problems(name, meta, run, run_dir)

@@ -1,0 +1,45 @@
+"""This code's git history, as verify reads it: the checkout the code runs from, asked with
+git (nothing else reads git here). preset_record takes presets.yaml at the set's commit
+from it; and where verify runs from a git checkout, the set's recorded commit (the page
+tells its reader to check it out to rebuild the code) is looked up there. A commit the
+checkout lacks is said in a note, not failed: a set made from commits not yet pushed, or
+verified from another clone, is legitimate."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+CODE_ROOT = Path(__file__).resolve().parents[3]  # the checkout this code runs from (src/sacscale/evidence/..)
+GIT_TIMEOUT_S = 30
+
+
+def git_output(args: list[str], cwd: Path) -> str | None:
+    """git's output, or None where git is missing, fails or takes too long."""
+    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(cwd.parent)}  # outside a repository: no other repository
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT_S,
+                              env=env, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def is_shallow(code_root: Path) -> bool:
+    """A shallow clone, whose history stops short of most commits."""
+    return git_output(["rev-parse", "--is-shallow-repository"], code_root) == "true\n"
+
+
+def commit_notes(commits: dict[str, str], code_root: Path = CODE_ROOT) -> list[str]:
+    """A note for each recorded commit (commit: the field that records it) that the git
+    checkout this code runs from lacks; none outside a git checkout."""
+    wanted = {c: field for c, field in commits.items() if isinstance(c, str) and re.fullmatch(r"[0-9a-f]{40}", c)}
+    if not wanted or git_output(["rev-parse", "--git-dir"], code_root) is None:
+        return []
+    missing = [c for c in wanted if git_output(["cat-file", "-e", f"{c}^{{commit}}"], code_root) is None]
+    if missing and is_shallow(code_root):
+        return [f"{wanted[c]} {c}: not in this shallow clone's history (fetch it with --unshallow to check it out)"
+                for c in missing]
+    return [f"{wanted[c]} {c}: not in this checkout's repository (unpushed, or not this project's)" for c in missing]

@@ -83,3 +83,22 @@ def test_a_state_folder_beside_the_others_is_accepted(tmp_path):
     done = record_run(tmp_path, state_dir="state")
     assert done.returncode == 3, done.stderr
     assert (tmp_path / "ran").exists()
+
+
+@pytest.mark.parametrize("state_dir", ["a-file/state", "a-file", "/proc/no-state-here"])
+def test_a_state_folder_that_cannot_be_made_is_refused_before_the_run(tmp_path, state_dir):
+    """Before: the run trained to its end, then failed setting its learning state aside
+    (`Not a directory`), the whole training lost to a path the wrapper could check first."""
+    (tmp_path / "a-file").write_text("in the way")
+    done = record_run(tmp_path, state_dir=state_dir)
+    one_line(done, f"sacscale record-run: --state-dir {state_dir}: cannot be made (")
+    assert done.stderr.strip().endswith("; a completed run's learning state is moved there after it trains "
+                                        "(nothing was moved or started)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "at"]  # the attic, made first
+    assert not (tmp_path / "ran").exists()
+
+
+def test_the_state_folder_is_made_before_the_run(tmp_path):
+    done = record_run(tmp_path, state_dir="logs/state")
+    assert done.returncode == 3, done.stderr
+    assert (tmp_path / "logs" / "state").is_dir() and not any((tmp_path / "logs" / "state").iterdir())

@@ -4,7 +4,9 @@ attic inside either could not take it (the attempt and its log were deleted inst
 work or run folder holding the current directory would have that directory moved away. The
 learning state's folder is moved into once the run has trained, before the work folder is
 renamed: inside the run folder it made that folder and the rename failed (the whole run lost
-to a path), and any overlap with the other three mixes a resume's state into the evidence."""
+to a path), and any overlap with the other three mixes a resume's state into the evidence.
+The attic and the learning state's folder are made before the run, so that one that cannot
+be made (a file in its path, a folder this user may not write) is refused then."""
 
 from __future__ import annotations
 
@@ -48,10 +50,21 @@ def _state_dir_problem(state_dir: Path, folders: tuple[tuple[str, Path], ...]) -
 def make_attic(attic: Path) -> str | None:
     """Make the attic now, so that one that cannot be made (a file in the way, no permission)
     is refused before the run rather than found after it; the problem in one line, else None."""
+    return _made(attic, "--attic", "failed attempts are kept there")
+
+
+def make_state_dir(state_dir: Path) -> str | None:
+    """Make the learning state's folder now, as the attic is: it is first written once the
+    run has trained, so one that cannot be made lost the whole run. An empty one left by a
+    run that fails is harmless: each run's state goes into a folder of its own inside it."""
+    return _made(state_dir, "--state-dir", "a completed run's learning state is moved there after it trains")
+
+
+def _made(folder: Path, option: str, what: str) -> str | None:
     try:
-        attic.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        return f"--attic {attic}: cannot be made ({exc.strerror or exc}); failed attempts are kept there"
-    if not os.access(attic, os.W_OK | os.X_OK):
-        return f"--attic {attic}: not writable by this user; failed attempts are kept there"
+        return f"{option} {folder}: cannot be made ({exc.strerror or exc}); {what}"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"{option} {folder}: not writable by this user; {what}"
     return None

@@ -52,7 +52,7 @@ from sacscale.hashes import sha256_file
 from sacscale.locks import HeldBeside, lock_beside, lock_file_beside
 from sacscale.pipeline.environment import host_info, project_state
 from sacscale.pipeline.machine_lock import LockError, LockSettingError, training_machine
-from sacscale.pipeline.run_folders import folders_problem, make_attic
+from sacscale.pipeline.run_folders import folders_problem, make_attic, make_state_dir
 from sacscale.pipeline.run_output import ProgressEcho
 from sacscale.processes import GroupChild, start_group
 from sacscale.reading import RecordJSONError, loads_record
@@ -307,14 +307,17 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
 
 
 def _prepare(held: contextlib.ExitStack, args: argparse.Namespace, name: str, run_set: str | None) -> int | None:
-    """Check the folders, take the locks, make the attic: whatever is refused here is
-    refused before anything is moved or started. None when ready, else the exit status."""
+    """Check the folders, take the locks, make the attic and the learning state's folder:
+    whatever is refused here is refused before anything is moved or started. None when
+    ready, else the exit status."""
     problem = folders_problem(args.run_dir, args.work_dir, args.attic, args.state_dir)  # before a lock file is written
     if problem is None:
         refused = _hold_locks(held, args, name, run_set)
         if refused is not None:
             return refused
         problem = make_attic(args.attic)  # under the locks: a run refused by them makes nothing
+        if problem is None and args.state_dir is not None:
+            problem = make_state_dir(args.state_dir)
     return None if problem is None else _refuse(f"{problem} (nothing was moved or started)")
 
 

@@ -2,9 +2,10 @@
 kernels and bytecode in caches) in a folder another user owns or may write. Before:
 `env: {PYTHONPATH: /home/eve/evil}` (or PYTHONUSERBASE, TORCHINDUCTOR_CACHE_DIR, ...)
 planned, and the runs would import Python or load Inductor's kernels out of eve's folders,
-where LD_PRELOAD was refused and a TMPDIR there was judged. Now each variable of one table
-is judged at planning time, before any interpreter starts with it; PYTHONBREAKPOINT naming
-a callable is refused as LD_PRELOAD is."""
+where LD_PRELOAD was refused and a TMPDIR there was judged. Now each path is judged at
+planning time, before any interpreter starts with it (these variables with a reason of
+their own in the message; any other variable's path: test_config_run_env_any_path.py);
+PYTHONBREAKPOINT naming a callable is refused as LD_PRELOAD is."""
 
 import os
 import shutil

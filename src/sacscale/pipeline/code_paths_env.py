@@ -1,24 +1,31 @@
-"""A run configuration's environment variables whose values are paths the run's processes
-take code from: modules, shared libraries, and the caches of compiled kernels and bytecode
-they load again. A path in a folder another user owns or may write lets that user put
-their code into the run, as LD_PRELOAD would (refused outright by interpreter_env; a
-temporary folder is judged by temporary_env). Each is judged at planning time, before an
-interpreter is started with them (a `sitecustomize.py` on PYTHONPATH runs at every start),
-as sacscale.atomic judges a folder that others could swap entries in: the path and every
-folder above it. One not made yet is judged by the folder it would be made in, where any
-user who may make entries there could make it first."""
+"""The paths a run configuration's environment names: where its processes take code from
+(modules, shared libraries, the compilers torch.compile and Triton start, the caches of
+compiled kernels and bytecode they load again) and whatever else they read or write. A path
+in a folder another user owns or may write lets that user put their code into the run, as
+LD_PRELOAD would (refused outright by interpreter_env; a temporary folder is judged by
+temporary_env). Every value that names a path is judged, whatever its variable: a list of
+known variables left the one beside them (CXX, HOME, NCCL_NET_PLUGIN) to another user. Each
+is judged at planning time, before an interpreter is started with them (a
+`sitecustomize.py` on PYTHONPATH runs at every start), as sacscale.atomic judges a folder
+that others could swap entries in: the path and every folder above it. One not made yet is
+judged by the folder it would be made in, where any user who may make entries there could
+make it first."""
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
 from sacscale.atomic import refuse_foreign_links, swappable_by_others
+from sacscale.pipeline.interpreter_env import FOREIGN_CODE_ENV
 from sacscale.pipeline.plan_values import PlanError, shown
+from sacscale.pipeline.temporary_env import TEMPORARY_FOLDER_ENV
 
-# variable -> what the run's processes take from the path it names. Not PYTHONSTARTUP: a
-# trainer's interpreter is never interactive (PYTHONINSPECT is refused), so never runs it.
+# variable -> what the run's processes take from the path it names, where the message
+# needs a reason of its own; any other variable's path gets READS_WHAT_IT_NAMES. Not
+# PYTHONSTARTUP: a trainer's interpreter is never interactive (PYTHONINSPECT is refused).
 CODE_PATH_ENV = {
     "PATH": "the trainer's command and the tools it starts are looked up in it",
     "LD_LIBRARY_PATH": "the dynamic loader loads shared libraries from it",
@@ -29,9 +36,43 @@ CODE_PATH_ENV = {
     "TRITON_CACHE_DIR": "Triton loads compiled GPU kernels from it",
     "CUDA_CACHE_PATH": "CUDA loads compiled GPU code from it",
     "XDG_CACHE_HOME": "libraries keep their caches there, compiled kernels among them",
+    "CC": "torch.compile and Triton start it as their C compiler",
+    "CXX": "torch.compile starts it as its C++ compiler",
+    "HOME": "libraries keep their default caches under it, compiled kernels among them",
 }
-# those that hold several paths, separated by ':'
-PATH_LIST_ENV = frozenset({"PATH", "LD_LIBRARY_PATH", "PYTHONPATH"})
+READS_WHAT_IT_NAMES = "the run reads or runs what it names"
+# judged by a rule of their own: refused whatever they name, or judged as temporary folders
+JUDGED_ELSEWHERE = frozenset({*FOREIGN_CODE_ENV, *TEMPORARY_FOLDER_ENV})
+_SHORT_OPTION = re.compile(r"-[A-Za-z](?=[/~])")  # a compiler's -I/path, -L/path, -B/path
+
+
+def named_paths(value: str, home: str | None = None) -> list[str]:
+    """The absolute paths `value` names: itself, or each entry of a ':'-separated list
+    (`file:///x` gives /x), each word of a command with arguments (`ccache /x/g++`), the
+    path after an option's `=` or `-I`; a `~` path expanded with `home` (the run's own HOME,
+    where its env sets one). A value naming no path (`0`, `INFO`, `0,1`) gives none."""
+    found = []
+    for entry in value.split(":"):
+        whole = _as_path(entry, home)
+        if whole is not None and os.path.lexists(whole):  # a path with blanks in it, there already
+            found.append(whole)
+            continue
+        for word in entry.split():
+            word = _SHORT_OPTION.sub("", word.rpartition("=")[2], count=1)
+            path = _as_path(word, home)
+            if path is not None:
+                found.append(path)
+    return found
+
+
+def _as_path(text: str, home: str | None) -> str | None:
+    if text.startswith("/"):
+        return "/" + text.lstrip("/")  # `///x`, as a file URL leaves it, is /x
+    if text == "~" or text.startswith("~/"):
+        return (home or os.path.expanduser("~")) + text[1:]
+    if text.startswith("~") and (expanded := os.path.expanduser(text)) != text:  # ~user/...
+        return expanded
+    return None  # a relative path, a word, a number: not judged
 
 
 def code_path_problem(path: str) -> str | None:
@@ -60,13 +101,13 @@ def code_path_problem(path: str) -> str | None:
 
 
 def check_code_paths(env: dict, where: str) -> None:
-    """PlanError naming the first variable of CODE_PATH_ENV in a run's `env` whose path
-    another user could put code at."""
-    for name, what in CODE_PATH_ENV.items():
-        value = str(env.get(name) or "")
-        paths = value.split(":") if name in PATH_LIST_ENV else [value]
-        for path in filter(None, paths):  # empty: the variable or entry is passed over
+    """PlanError naming the first variable of a run's `env` (in name order) that names a
+    path another user could put code or files at."""
+    home = env.get("HOME") or None
+    for name in sorted(set(env) - JUDGED_ELSEWHERE):
+        for path in named_paths(str(env[name]), home):
             problem = code_path_problem(path)
             if problem:
+                what = CODE_PATH_ENV.get(name, READS_WHAT_IT_NAMES)
                 raise PlanError(f"{where}: {name}: {shown(path)} {problem}; {what}, so that user's code would run "
                                 "in the run: name a folder of your own")

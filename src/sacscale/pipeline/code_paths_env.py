@@ -20,7 +20,7 @@ from pathlib import Path
 
 from sacscale.atomic import refuse_foreign_links, swappable_by_others
 from sacscale.pipeline.interpreter_env import FOREIGN_CODE_ENV
-from sacscale.pipeline.plan_values import PlanError, shown
+from sacscale.pipeline.plan_values import PlanError, shown_path
 from sacscale.pipeline.temporary_env import TEMPORARY_FOLDER_ENV
 
 # variable -> what the run's processes take from the path it names, where the message
@@ -109,5 +109,5 @@ def check_code_paths(env: dict, where: str) -> None:
             problem = code_path_problem(path)
             if problem:
                 what = CODE_PATH_ENV.get(name, READS_WHAT_IT_NAMES)
-                raise PlanError(f"{where}: {name}: {shown(path)} {problem}; {what}, so that user's code would run "
+                raise PlanError(f"{where}: {name}: {shown_path(path)} {problem}; {what}, so that user's code would run "
                                 "in the run: name a folder of your own")

@@ -52,6 +52,16 @@ def shown(value) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+PATH_MAX = 4096  # Linux's longest path: a longer value is no folder, and is cut in the message
+
+
+def shown_path(path) -> str:
+    """A path quoted in a message: whole (the folder it names is what the reader must find),
+    but cut as any value where it is longer than a path can be."""
+    text = str(path)
+    return repr(text) if len(text) <= PATH_MAX else shown(text)
+
+
 def _digits(value: int) -> str:
     """A large integer for a message: its first digits and how many there are (repr fails
     past 4300 digits)."""

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sacscale.pipeline.plan_values import PlanError, shown
+from sacscale.pipeline.plan_values import PlanError, shown_path
 from sacscale.scratch import UnsafeTemporaryFolder, checked_temporary_folder
 
 # what Python's tempfile (and so torch) reads for its folder, in its order
 TEMPORARY_FOLDER_ENV = ("TMPDIR", "TEMP", "TMP")
-PATH_MAX = 4096  # Linux's longest path: a longer value is no folder, and is cut in the message
 
 
 def temporary_folder_problem(path: str, name: str = "TMPDIR") -> str | None:
@@ -39,5 +38,4 @@ def check_temporary_folders(env: dict, where: str) -> None:
         value = str(env.get(name) or "")  # empty: tempfile passes over it
         problem = temporary_folder_problem(value, name) if value else None
         if problem:
-            quoted = repr(value) if len(value) <= PATH_MAX else shown(value)  # a path is named whole
-            raise PlanError(f"{where}: {name} {quoted}: {problem}")
+            raise PlanError(f"{where}: {name} {shown_path(value)}: {problem}")

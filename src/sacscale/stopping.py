@@ -11,7 +11,9 @@ cut the cleanup short (SIGKILL still ends the process).
 
 The other commands have no such points: `raised_as_interrupted` (sacscale.cli) makes
 SIGTERM and SIGHUP raise wherever they land, as Ctrl-C already does there, so that their
-`finally` blocks remove what they had half written.
+`finally` blocks remove what they had half written. Where such a stop must not land (the
+start of a child that is ours to end: a stop inside subprocess.Popen after its fork leaves
+the child running, unowned), `stops_held` raises it as its block ends instead.
 """
 
 from __future__ import annotations
@@ -87,22 +89,65 @@ def raised_as_interrupted() -> Iterator[None]:
     `finally` blocks that remove half-written temporary files and stop encoders run; the
     default action ended the process without them. Later ones are ignored, so they cannot
     cut that cleanup short. A signal ignored when the command started (`nohup`) stays
-    ignored. Off the main thread (a test calling the CLI from a thread) nothing changes."""
+    ignored. Ctrl-C still raises KeyboardInterrupt, through a handler of ours so that
+    `stops_held` holds it too. Off the main thread (a test calling the CLI from a thread)
+    nothing changes."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {signum: signal.getsignal(signum) for signum in ENDING_SIGNALS}
+    previous = {signum: signal.getsignal(signum) for signum in (*ENDING_SIGNALS, signal.SIGINT)}
 
     def handler(signum, frame):
         for ending in ENDING_SIGNALS:
             signal.signal(ending, signal.SIG_IGN)
-        raise Interrupted(signum)
+        _raise_or_hold(Interrupted(signum))
+
+    def interrupt(signum, frame):  # Python's own Ctrl-C, held where stops are held
+        _raise_or_hold(KeyboardInterrupt())
 
     for signum, before in previous.items():
-        if before is not signal.SIG_IGN:
+        if signum in ENDING_SIGNALS and before is not signal.SIG_IGN:
             signal.signal(signum, handler)
+        elif signum == signal.SIGINT and before is signal.default_int_handler:
+            signal.signal(signum, interrupt)
     try:
         yield
     finally:
         for signum, before in previous.items():
             signal.signal(signum, before if before is not None else signal.SIG_DFL)
+
+
+# inside `stops_held`, the stop that raised_as_interrupted's handlers raise is kept here and
+# raised as the block ends
+_holding = False
+_held: BaseException | None = None
+
+
+def _raise_or_hold(stop: BaseException) -> None:
+    global _held
+    if not _holding:
+        raise stop
+    if _held is None:
+        _held = stop
+
+
+@contextmanager
+def stops_held() -> Iterator[None]:
+    """A block that the stop raised by `raised_as_interrupted` (Interrupted, Ctrl-C's
+    KeyboardInterrupt) cannot land inside: one that arrives meanwhile is raised as the block
+    ends. For the start of a child that we must end before removing what it writes: a stop
+    landing inside subprocess.Popen after its fork left the child running with no object to
+    end it by. Where the handlers only record (the trainers'), nothing changes."""
+    global _holding, _held
+    if _holding:
+        yield
+        return
+    _held = None  # one a Ctrl-C cut short at the end of an earlier block is no news now
+    _holding = True
+    try:
+        yield
+    finally:
+        _holding = False
+        held, _held = _held, None
+        if held is not None:
+            raise held

@@ -135,8 +135,8 @@ def check_video_args(output: str | Path, width: int, height: int, fps: float) ->
 
 
 def _drop_quietly(writer: GuardedWriter) -> None:
-    """End a writer whose video is dropped: its own failure (an encoder already gone, as a
-    stop signal to the process group ends ffmpeg too) is no news beside the first."""
+    """End a writer whose video is dropped: its own failure (an encoder already gone) is no
+    news beside the first."""
     try:
         writer.drop()
     except Exception:  # noqa: BLE001 - the error or stop that got us here is the one reported

@@ -16,6 +16,8 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from sacscale.eval.gl_backend import RenderError
+from sacscale.processes import end_children_naming
+from sacscale.stopping import stops_held
 
 VIDEO_FORMATS = (".webp", ".mp4", ".gif")
 # animated WebP (Pillow): quality tried in turn until the file fits its byte budget; 50 gave
@@ -99,22 +101,38 @@ def overlay_lines(cmd, t: float, achieved, fell: bool) -> list[str]:
 
 
 class _Mp4Writer:
-    """H.264 through imageio-ffmpeg's bundled ffmpeg, frames streamed."""
+    """H.264 through imageio-ffmpeg's bundled ffmpeg, frames streamed.
+
+    ffmpeg (in a process group of its own: our stop signals do not reach it) creates the
+    file only once it has its first frame or the end of its input, so the file may be
+    removed only once ffmpeg is gone. Hence a stop (sacscale.stopping) is held while a frame
+    is handed over: the first starts ffmpeg, and a stop landing inside Popen after its fork
+    left an ffmpeg nobody ended, which wrote the file after render removed it; one landing
+    inside imageio's generator SIGKILLs ffmpeg without waiting. And whatever ends close or
+    drop, no ffmpeg writing this file is left running after them."""
 
     def __init__(self, path: Path, fps: float):
         import imageio.v2 as iio  # imageio and its ffmpeg: only when an .mp4 is written
 
-        self._w = iio.get_writer(str(path), format="FFMPEG", mode="I", fps=fps, codec="libx264",
+        self._path = str(path)
+        self._w = iio.get_writer(self._path, format="FFMPEG", mode="I", fps=fps, codec="libx264",
                                  pixelformat="yuv420p", quality=7, macro_block_size=2, ffmpeg_log_level="error")
 
     def append(self, frame: np.ndarray) -> None:
-        self._w.append_data(frame)
+        with stops_held():
+            self._w.append_data(frame)
 
     def close(self) -> None:
-        self._w.close()
+        try:
+            self._w.close()  # waits for ffmpeg; a stop meanwhile kills it without waiting
+        finally:
+            end_children_naming(self._path)
 
     def drop(self) -> None:
-        self._w.close()  # ffmpeg ends once its input does (the frames it holds: a pipe's worth)
+        try:
+            self._w.close()  # ffmpeg ends once its input does (the frames it holds: a pipe's worth)
+        finally:
+            end_children_naming(self._path)
 
 
 class _GifWriter:

@@ -122,7 +122,10 @@ def remove_leftover_staging(folder: Path) -> None:
         for entry in entries:
             if not named.fullmatch(entry.name):
                 continue
-            st = entry.stat(follow_symlinks=False)
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:  # gone since the listing
+                continue
             if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
                 shutil.rmtree(entry.path, ignore_errors=True)  # never follows a link inside
                 removed += [entry.name] if not os.path.lexists(entry.path) else []

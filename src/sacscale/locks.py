@@ -359,9 +359,10 @@ _BESIDE = "use a folder on a local disk"
 
 
 def lock_file_beside(folder: Path) -> Path:
-    """The lock file of `folder`: `.<name>.lock` in the same parent (a leading dot of the
-    folder's own name dropped: `.NAME.partial` has `.NAME.partial.lock`)."""
-    return folder.parent / f".{folder.name.lstrip('.')}.lock"
+    """The lock file of `folder`: `.<name>.lock` in the same parent, the folder's whole name
+    kept (`.NAME.partial` has `..NAME.partial.lock`): folders `x` and `.x` are two folders,
+    with a lock each (one name for both refused a report into one while one ran into the other)."""
+    return folder.parent / f".{folder.name}.lock"
 
 
 def _open_parent(lock: Path) -> int:

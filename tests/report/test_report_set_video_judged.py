@@ -47,7 +47,7 @@ def test_a_video_through_our_own_link_is_not_copied(video, tmp_path):
     root, webp = video
     webp.rename(tmp_path / "elsewhere.webp")
     webp.symlink_to(tmp_path / "elsewhere.webp")
-    refused(root, tmp_path / "out", f"{webp}: cannot read it (the file is a symbolic link")
+    refused(root, tmp_path / "out", f"{webp}: a symbolic link, where the set keeps the best run's video or its record")
 
 
 def test_a_sparse_video_past_the_sets_budget_is_refused(video, tmp_path):

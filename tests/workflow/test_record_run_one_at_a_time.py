@@ -115,7 +115,7 @@ def test_a_link_at_the_lock_files_name_is_refused_and_its_target_untouched(tmp_p
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert "a symbolic link is refused" in proc.stderr and str(lock_file_beside(work)) in proc.stderr
     assert target.read_text() == "not ours to lock"
-    assert sorted(p.name for p in runs.iterdir()) == [".p_r1_n1.partial.lock"] and not (tmp_path / "logs").exists()
+    assert sorted(p.name for p in runs.iterdir()) == ["..p_r1_n1.partial.lock"] and not (tmp_path / "logs").exists()
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="needs root to make a link of another user's")
@@ -133,7 +133,7 @@ def test_another_users_link_on_the_way_is_not_followed(tmp_path):
 def test_the_lock_is_one_holder_at_a_time_and_its_file_goes_with_it(tmp_path):
     folder = tmp_path / ".x.partial"
     with lock_beside(folder) as lock:
-        assert lock == tmp_path / ".x.partial.lock" and (lock.stat().st_mode & 0o777) == 0o600
+        assert lock == tmp_path / "..x.partial.lock" and (lock.stat().st_mode & 0o777) == 0o600
         assert lock.read_text() == f"pid {os.getpid()}\n"
         with pytest.raises(HeldBeside) as refused, lock_beside(folder):
             pass

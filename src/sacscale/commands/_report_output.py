@@ -19,17 +19,23 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import stat
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 from sacscale.locks import HeldBeside, LockError, lock_beside
+from sacscale.reading import open_regular
+from sacscale.report.build import TITLE_OPENING
+from sacscale.report.text import unmarkdown
 from sacscale.scratch import make_scratch_folder
 
 # what the report replaces in place, set aside inside the staging folder until the end
 _SET_ASIDE = ".replaced"
 PAGES = (".md", ".html")
+_TITLE_BYTES = 4096  # a title line is a set's name long; a page is not read whole for it
 
 
 class Refused(Exception):
@@ -71,18 +77,83 @@ def _locked(folder: Path) -> Iterator[None]:
         yield
 
 
+def set_of_report(folder: Path) -> str | None:
+    """The run set whose report `folder` holds, as its report.md's title names it (`# sacscale
+    run set NAME`; an older report's NAME in backticks); None where report.md is none of ours."""
+    try:
+        with os.fdopen(open_regular(folder / "report.md"), "rb") as page:
+            first = page.readline(_TITLE_BYTES).decode("utf-8", errors="replace").rstrip("\n")
+    except (OSError, ValueError):  # none there, or not a file (NotRegularFile): no report of a set
+        return None
+    opening = f"# {TITLE_OPENING}"
+    return unmarkdown(first[len(opening):]).strip("`") if first.startswith(opening) else None
+
+
+def refuse_other_sets_reports(folder: Path, run_set: str) -> None:
+    """Refused where `folder` holds the report of another run set (it would replace it: a
+    report of A into reports/B left B's page titled A, and B failing verification), or the
+    report folders of other run sets (`reports/<set>/`, each named after its set: the report
+    would lie among them, in the folder of every set's report)."""
+    theirs = set_of_report(folder)
+    if theirs is not None and theirs != run_set:
+        raise Refused(f"{folder}: holds the report of another run set, {theirs[:80]} (its report.md's title), which "
+                      f"this report of {run_set[:80]} would replace; nothing was written: write it into a folder of "
+                      "its own")
+    try:
+        with os.scandir(folder) as entries:
+            sets = sorted(e.name for e in entries if e.name != run_set and e.is_dir(follow_symlinks=False)
+                          and set_of_report(Path(e.path)) == e.name)
+    except OSError:  # not made yet, or not to be listed: nothing in it to lie among
+        return
+    if sets:
+        raise Refused(f"{folder}: holds the report folders of other run sets ({', '.join(sets[:3])}"
+                      f"{', ...' if len(sets) > 3 else ''}); a report goes into a folder of its own, not among "
+                      "them: nothing was written")
+
+
+def remove_leftover_staging(folder: Path) -> None:
+    """Staging folders of `folder` that reports killed before they could remove them (SIGKILL)
+    left beside it: under the folder's lock no other report stages for it, so each is a
+    leftover. This user's own real folders are removed (a link, or another user's, is left
+    alone), and said in one line."""
+    named = re.compile(re.escape(_staging_prefix(folder)) + r"[a-z0-9_]{8}")  # tempfile.mkdtemp's names
+    removed = []
+    with os.scandir(folder.parent) as entries:
+        for entry in entries:
+            if not named.fullmatch(entry.name):
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:  # gone since the listing
+                continue
+            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
+                shutil.rmtree(entry.path, ignore_errors=True)  # never follows a link inside
+                removed += [entry.name] if not os.path.lexists(entry.path) else []
+    if removed:
+        print(f"sacscale report: removed {len(removed)} staging folder(s) left in {folder.parent} by earlier reports "
+              f"into {folder.name} that were stopped before they could remove them: {', '.join(sorted(removed))}",
+              file=sys.stderr)
+
+
+def _staging_prefix(folder: Path) -> str:
+    return f".{folder.name}.report-"
+
+
 @contextlib.contextmanager
-def staged_report(folder: Path, files: list[Path]) -> Iterator[Path]:
-    """A private folder to write the report into, as it will lie in `folder`; on leaving the
-    block its files replace those of the same names in `folder`. `files` (relative to
-    `folder`) are the ones the report is known to write, checked before anything is. On an
-    error, `folder` is left as it was (the folders made on the way to it removed again)."""
+def staged_report(folder: Path, files: list[Path], run_set: str) -> Iterator[Path]:
+    """A private folder to write the report of `run_set` into, as it will lie in `folder`; on
+    leaving the block its files replace those of the same names in `folder`. `files`
+    (relative to `folder`) are the ones the report is known to write, checked before
+    anything is. On an error, `folder` is left as it was (the folders made on the way to it
+    removed again)."""
     folder = Path(folder).absolute()
     made = [p for p in folder.parents if not p.exists()]  # for the lock and the staging folder
     try:
         with _locked(folder):
             refuse_folders_in_the_way(folder, files)
-            staging = make_scratch_folder(f".{folder.name}.report-", beside=folder.parent)
+            refuse_other_sets_reports(folder, run_set)
+            remove_leftover_staging(folder)
+            staging = make_scratch_folder(_staging_prefix(folder), beside=folder.parent)
             try:
                 yield staging
                 _move_into_place(staging, folder)

@@ -78,7 +78,10 @@ def _write_scope(args: argparse.Namespace) -> None:
                 raise BadInput(f"--keep-best: the best-evaluated run {best} is no run under {root}/runs "
                                "(evaluations of another set?)")
             keep.add(best)
-        left_out = scope.leave_out_policies(root, keep, dest)
+        try:
+            left_out = scope.leave_out_policies(root, keep, dest)
+        except scope.LeftOutTaken as exc:  # the user's choice of folder: a usage error, nothing moved
+            raise BadInput(f"--left-out-dir {args.left_out_dir}: {exc}") from None
     try:
         kept = scope.write_scope(root, left_out)
     except scope.ScopeError as exc:

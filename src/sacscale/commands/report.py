@@ -25,7 +25,7 @@ from sacscale.commands._inputs import (
 from sacscale.evidence import scope
 from sacscale.evidence.runset import _tracked as tracked_files
 from sacscale.reading import open_regular, read_limited
-from sacscale.report.build import RecordError, write_report
+from sacscale.report.build import RecordError, run_set_of_inputs, write_report
 from sacscale.report.figure_names import FIGURES
 from sacscale.report.numbers import NUMBERS_NAME
 from sacscale.report.set_inputs import set_inputs
@@ -118,6 +118,9 @@ def run_set_inputs(results: Path, output_dir: str | None) -> dict:
     out = Path(output_dir) if output_dir else reports
     refuse_links(out, out / "figures")
     refuse_shared(out, out / "figures")
+    if out.resolve() == reports.parent.resolve():
+        raise Refused(f"--output-dir {output_dir}: the folder of every run set's report (reports/); this set's "
+                      f"report goes to reports/{name}/ or a folder of its own")
     if out.resolve().is_relative_to(results.resolve()):  # its files would be extra to the evidence verify reads
         raise Refused(f"--output-dir {output_dir}: inside the run set {results}, whose evidence the report is made "
                       f"from; the report goes to reports/{name}/ or a folder of its own")
@@ -255,6 +258,13 @@ def _staged(inputs: dict, folder: Path, figures: Path, staging: Path) -> dict:
     return staged
 
 
+def _shown(path) -> str:
+    """A path as printed: a relative one that starts with `~` (a folder of that name, made
+    by an unexpanded `--output-dir '~'`) with `./` before it, not read as the home folder."""
+    text = str(path)
+    return f"./{text}" if text.startswith("~") else text
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         if args.run_set:
@@ -276,7 +286,8 @@ def run(args: argparse.Namespace) -> int:
     folder = Path(inputs["output_md"]).absolute().parent
     figures = Path(inputs["figures_dir"]).resolve().relative_to(folder.resolve())
     try:
-        with staged_report(folder, _written(inputs, figures)) as staging:
+        run_set = run_set_of_inputs(inputs["summary_path"], inputs["environment"])
+        with staged_report(folder, _written(inputs, figures), run_set) as staging:
             write_report(**_staged(inputs, folder, figures, staging))
     except Refused as exc:
         print(f"sacscale report: {exc}", file=sys.stderr)
@@ -289,5 +300,5 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, KeyError) as exc:
         print(f"sacscale report: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
-    print(f"wrote {inputs['output_md']} and {inputs['output_html']}")
+    print(f"wrote {_shown(inputs['output_md'])} and {_shown(inputs['output_html'])}")
     return 0

@@ -17,6 +17,7 @@ whether verify compares the report's whole page (sacscale.report.page_format).
 
 from __future__ import annotations
 
+import os
 import shutil
 from datetime import datetime
 from pathlib import Path
@@ -250,25 +251,49 @@ def _json_object(path: Path) -> dict:
 # --- making a set of the current format ---------------------------------------------------------
 
 
+class LeftOutTaken(ValueError):
+    """A file already where a policy would be moved (--left-out-dir); nothing was moved."""
+
+
 def leave_out_policies(root: Path, keep: set[str], dest: Path) -> list[dict]:
     """Move the policy of every run not in `keep` (runs no claim rests on: throughput runs)
     out of the set into dest/<run>/final.pt; the entries for evidence.json, with each
-    file's hash, so that the run's evaluation stays bound to it."""
-    entries = []
+    file's hash, so that the run's evaluation stays bound to it. Every destination is
+    judged before any policy moves (LeftOutTaken: nothing moved)."""
+    planned = []
     for run_dir in sorted(p for p in (root / "runs").glob("*") if p.is_dir() and not p.name.startswith(".")):
         policy = run_dir / POLICY
         if run_dir.name in keep or not policy.is_file() or policy.is_symlink():
             continue
         rel = (Path("runs") / run_dir.name / POLICY).as_posix()
-        target = dest / run_dir.name / POLICY.name
-        digest, size = sha256_file(policy), policy.stat().st_size
+        planned.append((run_dir.name, rel, policy, dest / run_dir.name / POLICY.name, sha256_file(policy)))
+    recorded = left_out_hashes(root)
+    for run, rel, _, target, digest in planned:
+        _refuse_taken(target, run, {digest, recorded.get(rel)})
+    entries = []
+    for run, rel, policy, target, digest in planned:
+        size = policy.stat().st_size
         target.parent.mkdir(parents=True, exist_ok=True)
         _move(policy, target)
-        evaluated = (root / "eval" / f"{run_dir.name}.json").is_file()
+        evaluated = (root / "eval" / f"{run}.json").is_file()
         entries.append({"path": rel, "sha256": digest, "bytes": size, "moved_to": _shown_path(target),
                         "why": "the policy of a run no claim rests on (a throughput run)"
-                               + (f"; eval/{run_dir.name}.json records its hash" if evaluated else "")})
+                               + (f"; eval/{run}.json records its hash" if evaluated else "")})
     return entries
+
+
+def _refuse_taken(target: Path, run: str, replaceable: set[str | None]) -> None:
+    """LeftOutTaken where `target` holds something other than this policy (the same bytes)
+    or this set's earlier left-out policy of the run (the hash its evidence.json records,
+    of a run made again): sets' runs share names (every CPU set has cpu_r1_n2_cpu), so in
+    a folder two sets share it is another set's policy, whose hash that set records."""
+    if not os.path.lexists(target):
+        return
+    if target.is_file() and not target.is_symlink() and sha256_file(target) in replaceable:
+        return
+    raise LeftOutTaken(f"{target}: already there, and not this set's policy of {run} (another set's left-out "
+                       "policy, in a folder two sets share?); nothing was moved: give each set a --left-out-dir "
+                       "of its own (the pipeline's is logs/<set>/left_out)")
 
 
 def _shown_path(path: Path) -> str:

@@ -21,7 +21,7 @@ older RUN_DIR without run.json is moved to the attic too.
 
 A work directory found at the start is taken for a killed attempt's and moved to the
 attic, so the run holds locks of its own for its whole length, taken before anything is
-moved: one beside RUN_DIR and one beside WORK_DIR (`.NAME.lock`, `.NAME.partial.lock`;
+moved: one beside RUN_DIR and one beside WORK_DIR (`.NAME.lock`, `..NAME.partial.lock`;
 sacscale.locks.lock_beside), removed at the end. A second record-run given either folder
 while the first runs is refused at once in one line naming the first's pid, exit status
 2, and touches nothing; a lock file a killed run left is held by no one: the next takes it.

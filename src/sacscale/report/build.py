@@ -348,8 +348,7 @@ def build(
     that format wrote it (sacscale.report.page_format)."""
     plan = (environment or {}).get("plan") or summary.get("meta", {})
     metrics = tables.in_execution_order(summary, metrics)
-    run_set = plan.get("run_set") or summary.get("meta", {}).get("run_set") or "?"
-    doc = Document(title=f"sacscale run set {plain(run_set)}")
+    doc = Document(title=f"{TITLE_OPENING}{plain(run_set_name(summary, environment))}")
 
     if draw:
         has, learning, note = draw_figures(summary, metrics, figures_dir, run_dirs)
@@ -426,6 +425,21 @@ def video_section(path: Path, record: dict, report_dir: Path) -> list:
 
 
 VIDEO_TITLE = "The best run's policy on video"
+
+
+# a report's title, before its set's name: report.md's first line is `# ` and the title
+TITLE_OPENING = "sacscale run set "
+
+
+def run_set_name(summary: dict, environment: dict | None) -> str:
+    """The run set a report of these records is of, as its title names it."""
+    plan = (environment or {}).get("plan") or summary.get("meta", {})
+    return plan.get("run_set") or summary.get("meta", {}).get("run_set") or "?"
+
+
+def run_set_of_inputs(summary_path, environment=None) -> str:
+    """run_set_name of the report's input files, read as read_inputs reads them (RecordError)."""
+    return run_set_name(_record(summary_path, SUMMARY_SHAPE), _load(environment, ENVIRONMENT_SHAPE))
 
 
 def _two(value) -> str:

@@ -5,10 +5,12 @@ them, and verify composes the page again from the same files."""
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from sacscale.atomic import refuse_foreign_links
-from sacscale.reading import loads_record, read_limited
+from sacscale.reading import NotRegularFile, loads_record, open_regular, read_limited
 from sacscale.report.build import RecordError
 
 
@@ -42,16 +44,45 @@ def _attempts(folder: Path) -> list[str]:
     return sorted(e.name for e in folder.iterdir()) if folder.is_dir() else []
 
 
+_KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISDIR, "a folder"),
+          (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))
+
+
+def _mode(path: Path) -> int:
+    try:
+        return os.lstat(path).st_mode
+    except OSError:  # gone since: named as not a regular file
+        return 0
+
+
+def _regular(path: Path) -> bool:
+    """Whether a regular file is at `path` (False where nothing is); RecordError naming it
+    for anything else there (a FIFO left the video out of the report without a word)."""
+    _not_through_foreign_link(path)
+    try:
+        os.close(open_regular(path))
+    except FileNotFoundError:
+        return False
+    except NotRegularFile:
+        kind = next((name for test, name in _KINDS if test(_mode(path))), "not a regular file")
+        raise RecordError(f"{path}: {kind}, where the set keeps the best run's video or its record (render-best "
+                          "writes files; the report would leave the video out)") from None
+    except OSError as exc:
+        raise RecordError(f"{path}: cannot open it ({exc.strerror})") from None
+    return True
+
+
 def video_files(reports: Path) -> tuple[Path, Path] | None:
     """The best run's video and its record in `reports`, where both are: a set made from now
     on has a WebP, an older set a GIF. Never found through another user's symbolic link (root
-    copied the file it led to, root's own, into its report of that user's set)."""
+    copied the file it led to, root's own, into its report of that user's set), and anything
+    but a regular file at their names is refused."""
     webp = reports / "figures" / "best_run.webp"
-    for path in (webp, webp.with_suffix(".gif"), reports / "figures" / "best_run.json"):
-        _not_through_foreign_link(path)
-    video = webp if webp.is_file() else webp.with_suffix(".gif")
     record = reports / "figures" / "best_run.json"
-    return (video, record) if video.is_file() and record.is_file() else None
+    found = [path for path in (webp, webp.with_suffix(".gif"), record) if _regular(path)]
+    video = webp if webp in found else webp.with_suffix(".gif")
+    return (video, record) if video in found and record in found else None
 
 
 def set_inputs(results: Path, reports: Path) -> dict:

@@ -1,0 +1,58 @@
+"""A report killed by SIGKILL leaves its staging folder (`.<name>.report-XXXXXXXX`) beside
+the report's folder, and no later report removed it: they piled up in reports/. Under the
+folder's lock no other report stages for it, so the next report removes every such folder
+of this user's own and says so in one line; a link, another user's folder and another
+report folder's staging are left alone."""
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli_runs import sacscale
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evidence"))
+from set_copies import copy_committed_set  # noqa: E402
+
+SET = "h200x1_shared_short"
+
+
+def left_behind(parent: Path, name: str) -> Path:
+    """A staging folder as a killed report leaves it: figures drawn, 0700."""
+    folder = parent / name
+    (folder / "figures").mkdir(parents=True)
+    (folder / "figures" / "scaling_bars.png").write_bytes(b"half a report")
+    folder.chmod(0o700)
+    return folder
+
+
+def test_a_killed_reports_staging_folder_is_removed_by_the_next(tmp_path):
+    root = copy_committed_set(tmp_path, SET)
+    out = tmp_path / "out" / "rep"
+    out.mkdir(parents=True)
+    left_behind(out.parent, ".rep.report-igf1d0cw")
+    left_behind(out.parent, ".rep.report-a_b9z0qq")
+    kept = [left_behind(out.parent, name) for name in (".rep2.report-igf1d0cw", ".rep.report-short")]
+    target = left_behind(tmp_path, "elsewhere")
+    (out.parent / ".rep.report-linkabcd").symlink_to(target)
+    done = sacscale("report", "--run-set", root, "--output-dir", out)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        f"sacscale report: removed 2 staging folder(s) left in {out.parent} by earlier reports into rep that were "
+        "stopped before they could remove them: .rep.report-a_b9z0qq, .rep.report-igf1d0cw"], done.stderr
+    assert sorted(p.name for p in out.parent.iterdir()) == sorted(
+        ["rep", ".rep.report-linkabcd", *(p.name for p in kept)])
+    assert (target / "figures" / "scaling_bars.png").is_file()
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to give a folder to another user")
+def test_another_users_folder_of_that_name_is_left_alone(tmp_path):
+    root = copy_committed_set(tmp_path, SET)
+    out = tmp_path / "out" / "rep"
+    out.mkdir(parents=True)
+    theirs = left_behind(out.parent, ".rep.report-theirs00")
+    os.chown(theirs, 1001, 1001)
+    done = sacscale("report", "--run-set", root, "--output-dir", out)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert (theirs / "figures" / "scaling_bars.png").is_file()

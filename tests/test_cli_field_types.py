@@ -59,6 +59,7 @@ def _report_on_edited_copy(tmp_path, rel, edit):
     ("summary.json", lambda r: {**r, "configs": {k: {**v, "runs": "x"} for k, v in r["configs"].items()}},
      "\"configs['n1_pool7'].runs\" is str, not a list"),
     ("environment.json", lambda r: {k: "x" for k in r}, "is str"),
+    ("environment.json", lambda r: {**r, "plan": [1, 2]}, "'plan' is list"),
     ("correctness.json", lambda r: {**r, "pass": "no"}, "'pass' is str"),
 ])
 def test_a_record_field_of_another_type_is_named_and_no_page_is_written(tmp_path, rel, edit, says):

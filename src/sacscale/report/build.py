@@ -80,7 +80,7 @@ EVALUATION_SHAPE = {"overall": _TRACKED, "protocol": Maybe(dict),
 # a verdict read as true: `"pass": "no"` showed PASS
 PROBE_SHAPE = {"pass": bool, "world_size": Maybe(int), "comparisons": Maybe(list)}
 _GPUS = Maybe([{"name": str, "memory_mib": Maybe(NUMBER)}])
-ENVIRONMENT_SHAPE = {key: Maybe(dict) for key in ("versions", "python", "env", "learner")} | {
+ENVIRONMENT_SHAPE = {key: Maybe(dict) for key in ("versions", "python", "env", "learner", "plan")} | {
     "torch": Maybe({"gpus": _GPUS}), "nvidia": Maybe({"gpus": Maybe([dict]), "topo": Maybe(str)}),
     "project": Maybe({"diff": Maybe({"untracked_not_stored": Maybe(list)})}), "cpu": Maybe({"layout": Maybe(str)})}
 VIDEO_SHAPE = {"run": str, "rule": str, "score": NUMBER, "fall_rate": NUMBER}

@@ -1,6 +1,8 @@
-"""The parser every command line of the project is read with."""
+"""The parser every command line of the project is read with, and how a command prints a
+line that holds outside text (a file or folder name, a record's value)."""
 
 import argparse
+import sys
 
 
 class UsageParser(argparse.ArgumentParser):
@@ -8,10 +10,18 @@ class UsageParser(argparse.ArgumentParser):
     prints its usage lines above it); `--help` shows the usage."""
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {printable(message)}\n")  # the message may quote the value given
 
 
 def printable(text: str) -> str:
     """Control characters (a file name's escape sequences, a newline) shown escaped, not sent
     to the terminal, where they could forge or hide lines."""
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def say(line: str, file=None) -> None:
+    """Print one line of a command's outcome (a problem, a note, what it wrote) with its
+    control characters escaped: a newline or carriage return in a name or a record's text
+    would otherwise write lines of its own (sacscale.cli escapes only terminal escapes,
+    since a progress bar needs its carriage returns)."""
+    print(printable(line), file=file or sys.stdout)

@@ -9,8 +9,10 @@ from pathlib import Path
 
 from sacscale.commands._inputs import BadInput, json_value, read_json, refuse_one_file, refuse_output_on_input
 from sacscale.analysis.aggregate import METRICS_SHAPE, runs_table, summarize
+from sacscale.analysis.metrics import RUN_NAME
 from sacscale.atomic import atomic_write_text, refuse_special, write_json
 from sacscale.shapes import shape_problem
+from sacscale.usage import say
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,6 +50,24 @@ def _metrics(path: str) -> dict:
     return data
 
 
+def _refuse_two_plans(metrics: list[dict], paths: list[str]) -> None:
+    """The runs of one plan: a plan names its runs `{prefix}_r{k}_{config}` with one prefix,
+    so runs of two prefixes are two sets' (or presets'), whose ratio would compare machines
+    or settings, not configurations. The metrics record no set of their own; a name of
+    another pattern (not the pipeline's) is not compared."""
+    first: tuple[str, str, str] | None = None
+    for record, path in zip(metrics, paths):
+        match = RUN_NAME.match(record["run"])
+        if match is None:
+            continue
+        if first is None:
+            first = (match["prefix"], record["run"], path)
+        elif match["prefix"] != first[0]:
+            raise BadInput(f"metrics file {path}: run {record['run']!r} is of another plan than {first[1]!r} "
+                           f"({first[2]}): run-name prefixes {match['prefix']!r} and {first[0]!r}; a summary "
+                           "compares the runs of one set: give one set's metrics")
+
+
 def run(args: argparse.Namespace) -> int:
     metrics, given = [], {}
     for path in args.metrics:
@@ -55,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
         first = given.setdefault(metrics[-1]["run"], path)
         if first is not path:  # one run counted twice would double its weight in every statistic
             raise BadInput(f"metrics file {path}: run {metrics[-1]['run']!r} is given twice (also {first})")
+    _refuse_two_plans(metrics, args.metrics)
     refuse_output_on_input([("--csv", args.csv), ("--json", args.json)], [("metrics file", args.metrics)])
     refuse_one_file(("--csv", args.csv), ("--json", args.json))
     order = [c for c in args.order.split(",") if c] or list(dict.fromkeys(m["config"] for m in metrics))
@@ -62,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     for item in args.pair:
         base, sep, other = item.partition(":")
         if not sep or not base or not other:
-            print(f"sacscale aggregate: error: --pair {item!r}: expected BASE:COMPARED", file=sys.stderr)
+            say(f"sacscale aggregate: error: --pair {item!r}: expected BASE:COMPARED", file=sys.stderr)
             return 2
         pairs.append((base, other))
     meta = json_value(args.meta, "--meta")
@@ -85,14 +106,14 @@ def run(args: argparse.Namespace) -> int:
 def _print_summary(summary: dict) -> None:
     for name, stats in summary["configs"].items():
         if stats["mean"] is None:  # no run of it recorded a rate
-            print(f"{name}: no steady rate recorded (n={stats['n']})")
+            say(f"{name}: no steady rate recorded (n={stats['n']})")
             continue
-        print(f"{name}: mean {stats['mean']:,.1f} env steps/s (std {stats['std']:,.1f}, n={stats['n']})")
+        say(f"{name}: mean {stats['mean']:,.1f} env steps/s (std {stats['std']:,.1f}, n={stats['n']})")
     for c in summary["comparisons"]:
         if c["ratio_of_means"] is not None:
             ci = c.get("ratio_ci95")
-            print(f"{c['compared']} / {c['baseline']}: {c['ratio_of_means']:.3f}x"
-                  + (f" (95% CI {ci[0]:.3f} .. {ci[1]:.3f}, paired bootstrap over {c['ci_repeats']} repeats)"
+            say(f"{c['compared']} / {c['baseline']}: {c['ratio_of_means']:.3f}x"
+                + (f" (95% CI {ci[0]:.3f} .. {ci[1]:.3f}, paired bootstrap over {c['ci_repeats']} repeats)"
                      if ci else ""))
     for run in summary.get("short_windows", []):
-        print(f"warning: {run}: measurement window below {summary['short_window_s']:g} s")
+        say(f"warning: {run}: measurement window below {summary['short_window_s']:g} s")

@@ -11,6 +11,7 @@ from sacscale.analysis.events import EventFileError
 from sacscale.analysis.metrics import MetricError, analyze_run
 from sacscale.atomic import write_json
 from sacscale.commands._inputs import refuse_output_inside
+from sacscale.usage import say
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,19 +22,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if not Path(args.run_dir).is_dir():  # exit 1 like any run it cannot analyse (tests/analysis)
         what = "missing" if not os.path.lexists(args.run_dir) else "not a directory"
-        print(f"sacscale analyze-run: error: {args.run_dir}: not a run directory ({what})", file=sys.stderr)
+        say(f"sacscale analyze-run: error: {args.run_dir}: not a run directory ({what})", file=sys.stderr)
         return 1
     refuse_output_inside("--output", args.output, args.run_dir)
     try:
         result = analyze_run(args.run_dir)
     except (EventFileError, MetricError) as exc:
-        print(f"sacscale analyze-run: error: {exc}", file=sys.stderr)
+        say(f"sacscale analyze-run: error: {exc}", file=sys.stderr)
         return 1
     write_json(args.output, result)
     ranks = ", ".join(
         f"rank {r['rank']} {r['steady_env_steps_per_s']:,.1f}" for r in result["ranks"] if "steady_env_steps_per_s" in r
     )
-    print(
+    say(
         f"{result['run']}: steady {result['steady_env_steps_per_s']:,.1f} env steps/s over the last "
         f"{result['window']['window_events']} of {result['window']['events']} events"
         + (f" ({ranks})" if ranks else "")

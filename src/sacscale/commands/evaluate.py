@@ -20,6 +20,7 @@ from sacscale.commands._inputs import (
 from sacscale.eval import protocol
 from sacscale.eval.limits import SETTLE_S
 from sacscale.eval.evaluate import CheckpointError, evaluate, plot_tracking
+from sacscale.usage import say
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -78,9 +79,9 @@ def run(args: argparse.Namespace) -> int:
 
     o, b, r = result["overall"], result["baseline_stand_still"]["overall"], result["ratio_to_stand_still"]
     p = result["protocol"]
-    print(f"{result['checkpoint']} (iteration {result['iteration']}, {result['env_steps']} env steps): "
-          f"{len(p['commands'])} commands x {p['envs_per_command']} envs, {p['seconds']:g} s, "
-          f"scored after {p['settle_s']:g} s")
+    say(f"{result['checkpoint']} (iteration {result['iteration']}, {result['env_steps']} env steps): "
+        f"{len(p['commands'])} commands x {p['envs_per_command']} envs, {p['seconds']:g} s, "
+        f"scored after {p['settle_s']:g} s")
     print(f"{'':>14} {'lin_vel_xy m/s':>15} {'yaw_rate rad/s':>15}")
     for label, e in (("policy rms", o), ("stand-still", b)):
         print(f"{label:>14} {_fmt(e['rms_error']['lin_vel_xy']):>15} {_fmt(e['rms_error']['yaw_rate']):>15}")
@@ -89,11 +90,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"{'tracking':>14} {_fmt(t['lin_vel_xy']):>15} {_fmt(t['yaw_rate']):>15}   (the task's kernels, 1 = perfect; "
           f"actions {p['actions'].split(':')[0]})")
     print(f"policy std (before tanh, mean over samples and actions): {_fmt(result['action_std_mean'])}")
-    print(f"falls: {o['fall_rate']:.3f} per episode ({o['episodes']} episodes); "
-          f"wall {result['timing']['wall_s']:.1f} s; wrote {args.output}" + (f", {args.figure}" if args.figure else ""))
+    say(f"falls: {o['fall_rate']:.3f} per episode ({o['episodes']} episodes); "
+        f"wall {result['timing']['wall_s']:.1f} s; wrote {args.output}" + (f", {args.figure}" if args.figure else ""))
     if p["checkpoint_model_sha256"] and p["checkpoint_model_sha256"] != p["model_sha256"]:
-        print(f"sacscale evaluate: warning: the model ({p['model_sha256'][:12]}) is not the one the checkpoint "
-              f"was trained on ({p['checkpoint_model_sha256'][:12]})", file=sys.stderr)
+        say(f"sacscale evaluate: warning: the model ({p['model_sha256'][:12]}) is not the one the checkpoint "
+            f"was trained on ({p['checkpoint_model_sha256'][:12]})", file=sys.stderr)
     return 0
 
 

@@ -15,6 +15,7 @@ from sacscale.commands._inputs import BadInput, read_evaluations, refuse_one_fil
 from sacscale.eval.best import best_run
 from sacscale.evidence import scope
 from sacscale.evidence.manifest import ManifestError, write
+from sacscale.usage import say
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
             _write_scope(args)
         info = write(args.root, args.output, args.json)
     except ManifestError as exc:
-        print(f"sacscale manifest: error: {exc}", file=sys.stderr)
+        say(f"sacscale manifest: error: {exc}", file=sys.stderr)
         return 1
     print(f"{info['files']} files, {info['bytes']:,} bytes listed")
     return 0
@@ -87,7 +88,7 @@ def _write_scope(args: argparse.Namespace) -> None:
     except scope.ScopeError as exc:
         raise ManifestError(str(exc)) from None
     for entry in kept["left_out"]:
-        print(f"left out by design: {entry['path']} (sha256 {entry['sha256'][:12]}...): {entry['why']}")
+        say(f"left out by design: {entry['path']} (sha256 {entry['sha256'][:12]}...): {entry['why']}")
 
 
 def _best_run(paths: list[str]) -> str:

@@ -17,6 +17,7 @@ from sacscale.commands._inputs import model_problem
 from sacscale.eval.limits import video_length_problem, video_size_problem
 from sacscale.eval import gl_backend, render
 from sacscale.task.walk_rules import TaskConfig
+from sacscale.usage import say
 
 
 MAX_SECONDS = 3600  # an hour of video: far past any report's, still a frame count
@@ -49,7 +50,7 @@ def add_video_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _say(args: argparse.Namespace, kind: str, msg: str) -> None:
     """One line on stderr in the name of the command that was run (render-best runs this one)."""
-    print(f"{getattr(args, 'program', 'sacscale render')}: {kind}: {msg}", file=sys.stderr)
+    say(f"{getattr(args, 'program', 'sacscale render')}: {kind}: {msg}", file=sys.stderr)
 
 
 def _error(args: argparse.Namespace, msg: str) -> int:
@@ -105,13 +106,13 @@ def run(args: argparse.Namespace) -> int:
         return 1
 
     t = result["timing"]
-    print(f"{result['checkpoint']} (iteration {result['iteration']}, {result['env_steps']} env steps): "
-          f"{result['frames']} frames {result['width']}x{result['height']} at {result['fps']:g} fps "
-          f"({result['seconds']:g} s, {result['control_steps']} control steps, falls {result['falls']}), "
-          f"MUJOCO_GL={backend}")
-    print(f"wrote {result['output']} ({result['bytes'] / 1e6:.2f} MB); wall {t['wall_s']:.1f} s: "
-          f"models {t['model_s']:.1f} s, physics+policy {t['sim_s']:.1f} s, rendering {t['render_s']:.1f} s, "
-          f"encoding {t['encode_s']:.1f} s")
+    say(f"{result['checkpoint']} (iteration {result['iteration']}, {result['env_steps']} env steps): "
+        f"{result['frames']} frames {result['width']}x{result['height']} at {result['fps']:g} fps "
+        f"({result['seconds']:g} s, {result['control_steps']} control steps, falls {result['falls']}), "
+        f"MUJOCO_GL={backend}")
+    say(f"wrote {result['output']} ({result['bytes'] / 1e6:.2f} MB); wall {t['wall_s']:.1f} s: "
+        f"models {t['model_s']:.1f} s, physics+policy {t['sim_s']:.1f} s, rendering {t['render_s']:.1f} s, "
+        f"encoding {t['encode_s']:.1f} s")
     if result["render_model_differs_in"]:
         _say(args, "warning", f"the render model's physics differs from the task model's in "
                               f"{', '.join(result['render_model_differs_in'])} (the motion shown is the task model's)")

@@ -20,6 +20,7 @@ from sacscale.commands._inputs import (
     same_file,
 )
 from sacscale.eval.best import best_run
+from sacscale.usage import say
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,10 +56,10 @@ def run(args: argparse.Namespace) -> int:
     except BadInput:
         raise  # names the file: one line, exit 2 (sacscale.cli)
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        print(f"sacscale render-best: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        say(f"sacscale render-best: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     args.checkpoint = str(Path(args.runs_dir) / choice["run"])
-    print(f"best run: {choice['run']} (score {choice['score']:.3f}: {choice['rule']})")
+    say(f"best run: {choice['run']} (score {choice['score']:.3f}: {choice['rule']})")
     code = render_command.run(args)
     if code == 0:
         write_json(args.record, choice | {"video": Path(args.output).name, "seconds": args.seconds,

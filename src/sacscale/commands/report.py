@@ -29,6 +29,7 @@ from sacscale.report.build import RecordError, run_set_of_inputs, write_report
 from sacscale.report.figure_names import FIGURES
 from sacscale.report.numbers import NUMBERS_NAME
 from sacscale.report.set_inputs import set_inputs
+from sacscale.usage import say
 
 # what `--run-set` needs from results/S/: the set has been through its verification
 FINISHED = ("plan.json", "summary.json", "environment.json", "verify.json", "manifest.json")
@@ -278,10 +279,10 @@ def run(args: argparse.Namespace) -> int:
         else:
             inputs = named_inputs(args)
     except Refused as exc:
-        print(f"sacscale report: {exc}", file=sys.stderr)
+        say(f"sacscale report: {exc}", file=sys.stderr)
         return 2
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symbolic link loop (Path.resolve)
-        print(f"sacscale report: error: {exc}", file=sys.stderr)
+        say(f"sacscale report: error: {exc}", file=sys.stderr)
         return 2
     folder = Path(inputs["output_md"]).absolute().parent
     figures = Path(inputs["figures_dir"]).resolve().relative_to(folder.resolve())
@@ -290,15 +291,15 @@ def run(args: argparse.Namespace) -> int:
         with staged_report(folder, _written(inputs, figures), run_set) as staging:
             write_report(**_staged(inputs, folder, figures, staging))
     except Refused as exc:
-        print(f"sacscale report: {exc}", file=sys.stderr)
+        say(f"sacscale report: {exc}", file=sys.stderr)
         return 2
     except OSError:
         raise  # a full disk, a read-only output: one line naming the file, exit 2 (sacscale.cli)
     except RecordError as exc:  # bad input: one line naming the file
-        print(f"sacscale report: error: {exc}", file=sys.stderr)
+        say(f"sacscale report: error: {exc}", file=sys.stderr)
         return 2
     except (ValueError, KeyError) as exc:
-        print(f"sacscale report: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        say(f"sacscale report: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
-    print(f"wrote {_shown(inputs['output_md'])} and {_shown(inputs['output_html'])}")
+    say(f"wrote {_shown(inputs['output_md'])} and {_shown(inputs['output_html'])}")
     return 0

@@ -20,7 +20,7 @@ from sacscale.commands._inputs import refuse_output_inside, same_file
 from sacscale.evidence.manifest import ManifestError
 from sacscale.evidence.report_check import reports_dir
 from sacscale.evidence.verify import verify
-from sacscale.usage import printable
+from sacscale.usage import printable, say
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,17 +62,18 @@ def run(args: argparse.Namespace) -> int:
         result = verify(args.root, args.manifest, recompute=not args.no_metrics, report_pending=args.report_pending,
                         redraw_figures=args.redraw_figures)
     except ManifestError as exc:
-        print(f"sacscale verify: error: {exc}", file=sys.stderr)
+        say(f"sacscale verify: error: {exc}", file=sys.stderr)
         return 1
     if args.output:
         write_json(args.output, result.as_dict())
     if args.notes:
         for line in result.notes:
-            print(f"note: {line}")
+            say(f"note: {line}")
+    # each line below may quote the set's own text (a left-out file's reason, a record's value): one line each
     for line in result.covered:
-        print(line)
+        say(line)
     if result.report_check:  # how the report's numbers were checked: its numbers file, or its tables only
-        print(result.report_check)
+        say(result.report_check)
     extra = f", recomputed {' and '.join(result.checked)}" if result.checked else ""
     # the notes are of several kinds (fields an older set lacks, what was not compared and why)
     notes = f"; {len(result.notes)} note(s) (--notes lists them)" if result.notes else ""
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     problems = result.problems()
     print(f"sacscale verify: {len(problems)} problem(s) under {_named(args.root, result.root)}:", file=sys.stderr)
     for line in problems:
-        print(f"  {line}", file=sys.stderr)
+        say(f"  {line}", file=sys.stderr)
     return 1
 
 

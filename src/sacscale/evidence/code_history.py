@@ -3,7 +3,8 @@ git (nothing else reads git here). preset_record takes presets.yaml at the set's
 from it; and where verify runs from a git checkout, the set's recorded commit (the page
 tells its reader to check it out to rebuild the code) is looked up there. A commit the
 checkout lacks is said in a note, not failed: a set made from commits not yet pushed, or
-verified from another clone, is legitimate."""
+verified from another clone, is legitimate. A commit it holds is read for its committer
+time (sacscale.evidence.recorded_commit compares it with the runs' start)."""
 
 from __future__ import annotations
 
@@ -32,10 +33,28 @@ def is_shallow(code_root: Path) -> bool:
     return git_output(["rev-parse", "--is-shallow-repository"], code_root) == "true\n"
 
 
+# a commit id as git writes one (`git rev-parse HEAD`, all the pipeline records); only such
+# a value is passed to git, so no recorded text reaches its command line as an option
+COMMIT_ID = re.compile(r"[0-9a-f]{40}")
+
+
+def is_commit_id(value) -> bool:
+    return isinstance(value, str) and COMMIT_ID.fullmatch(value) is not None
+
+
+def commit_time(commit: str, code_root: Path = CODE_ROOT) -> int | None:
+    """The commit's committer time (Unix seconds), or None where this code's git checkout
+    does not hold it (or it is no commit id, or there is no checkout)."""
+    if not is_commit_id(commit):
+        return None
+    out = git_output(["show", "-s", "--format=%ct", f"{commit}^{{commit}}"], code_root)
+    return int(out) if out is not None and out.strip().isdigit() else None
+
+
 def commit_notes(commits: dict[str, str], code_root: Path = CODE_ROOT) -> list[str]:
     """A note for each recorded commit (commit: the field that records it) that the git
     checkout this code runs from lacks; none outside a git checkout."""
-    wanted = {c: field for c, field in commits.items() if isinstance(c, str) and re.fullmatch(r"[0-9a-f]{40}", c)}
+    wanted = {c: field for c, field in commits.items() if is_commit_id(c)}
     if not wanted or git_output(["rev-parse", "--git-dir"], code_root) is None:
         return []
     missing = [c for c in wanted if git_output(["cat-file", "-e", f"{c}^{{commit}}"], code_root) is None]

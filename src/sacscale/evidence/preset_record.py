@@ -12,7 +12,6 @@ commits, it is not compared."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import yaml
@@ -56,7 +55,7 @@ def reference_presets(root: Path, env: dict, code_root: Path = CODE_ROOT) -> tup
     """(presets.yaml's text the set was planned with, where it was read), or (None, why not)."""
     commit = opt(env, "project", "commit")
     text = None
-    if isinstance(commit, str) and re.fullmatch(r"[0-9a-f]{40}", commit):
+    if code_history.is_commit_id(commit):
         text = code_history.git_output(["show", f"{commit}:{PRESETS}"], code_root)
     if text is not None:
         where = f"{PRESETS} at the set's commit {commit[:12]}"

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from sacscale.evidence.code_history import commit_notes
 from sacscale.evidence.env_steps import env_step_problems
 from sacscale.evidence.manifest import sha256_file
 from sacscale.evidence.model_record import MODEL_FILE, cost_problems, name_problems, summary_findings
@@ -33,6 +32,7 @@ from sacscale.evidence.shared_facts import opt as _opt
 from sacscale.evidence.record_fields import env_set_problems, meta_problems, model_problems
 from sacscale.evidence.pool_record import pool_record_problems
 from sacscale.evidence.preset_record import preset_findings
+from sacscale.evidence.recorded_commit import commit_findings, earliest_start
 from sacscale.evidence import scope
 from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification, get_field, load_json, same_value
 from sacscale.evidence.train_meta_record import train_meta_problems
@@ -263,11 +263,13 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
     result.covered += not_compared
     if (root / "model.json").is_file():
         _check_model_record(root, load_json(root, "model.json"), plan, env, result)
-    commits = {_opt(env, "project", "commit"): "environment.json project.commit"}
+    commits = [("environment.json project.commit", _opt(env, "project", "commit"))]
+    starts = []
     for entry in planned:
         if entry["name"] in present:
             r = _read_run(root, entry, configs)
-            commits.setdefault(_opt(r.run, "code", "commit"), f"{r.name}: run.json code.commit")
+            commits.append((f"{r.name}: run.json code.commit", _opt(r.run, "code", "commit")))
+            starts.append(r.run.get("start_time"))
             _agree(result, r.name, _facts(r, iterations, env, plan.get("run_set", _ABSENT)), strict)
             _check_where_and_what(root, r, env_host, model_hash, result)
             problems, notes = pool_findings(r.name, env, r.meta, made_here)
@@ -280,7 +282,10 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
             result.records += pool_record_problems(r.name, r.meta, r.args, r.reference)
             result.records += train_meta_problems(root / "runs" / r.name, r.name, r.meta, r.run, r.args, r.reference,
                                                   strict)
-    result.notes += commit_notes(commits)  # the page tells its reader to check the commit out
+    # the page tells its reader to check the commit out
+    problems, notes = commit_findings(commits, earliest_start(_opt(env, "recorded_at"), starts), made_here)
+    result.records += problems
+    result.notes += notes
 
 
 def _probe_gpu_use(root: Path, plan: dict, env: dict) -> list[str]:

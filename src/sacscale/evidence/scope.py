@@ -74,6 +74,13 @@ def read_scope(root: Path) -> dict | None:
             isinstance(e, dict) and isinstance(e.get("path"), str) and isinstance(e.get("sha256"), str)
             for e in left):
         raise ScopeError(f"{SCOPE_FILE}: left_out must be a list of {{path, sha256, why}}")
+    for i, entry in enumerate(left):
+        for key in ("path", "sha256", "why"):
+            value = entry.get(key, "")
+            if not isinstance(value, str) or not value.isprintable():
+                # verify prints them, one line each: a line break would write lines of its own
+                raise ScopeError(f"{SCOPE_FILE}: left_out[{i}].{key} {str(value)[:40]!r} is not one line of "
+                                 "printable text")
     page = data.get(PAGE_KEY, 1)
     if isinstance(page, bool) or not isinstance(page, int) or page < 1:
         raise ScopeError(f"{SCOPE_FILE}: {PAGE_KEY} {str(page)[:40]!r} is not a page format (a whole number from 1)")

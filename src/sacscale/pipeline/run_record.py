@@ -141,7 +141,8 @@ def _code_state() -> dict:
     """The commit (and dirty flag) of the code that ran: verify checks it against the
     environment record of the run set."""
     state = project_state(Path(sacscale.__file__).resolve().parent)
-    return {k: state.get(k) for k in ("commit", "dirty", "error") if k in state}
+    # commit and dirty always (null outside a checkout): verify requires both of a set made here
+    return {k: state.get(k) for k in ("commit", "dirty", "error") if k != "error" or k in state}
 
 
 def _set_aside_or_remove(work: Path, attic: Path, why: str) -> Path | None:

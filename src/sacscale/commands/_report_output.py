@@ -31,6 +31,7 @@ from sacscale.reading import open_regular
 from sacscale.report.build import TITLE_OPENING
 from sacscale.report.text import unmarkdown
 from sacscale.scratch import make_scratch_folder
+from sacscale.usage import say
 
 # what the report replaces in place, set aside inside the staging folder until the end
 _SET_ASIDE = ".replaced"
@@ -130,9 +131,9 @@ def remove_leftover_staging(folder: Path) -> None:
                 shutil.rmtree(entry.path, ignore_errors=True)  # never follows a link inside
                 removed += [entry.name] if not os.path.lexists(entry.path) else []
     if removed:
-        print(f"sacscale report: removed {len(removed)} staging folder(s) left in {folder.parent} by earlier reports "
-              f"into {folder.name} that were stopped before they could remove them: {', '.join(sorted(removed))}",
-              file=sys.stderr)
+        say(f"sacscale report: removed {len(removed)} staging folder(s) left in {folder.parent} by earlier reports "
+            f"into {folder.name} that were stopped before they could remove them: {', '.join(sorted(removed))}",
+            file=sys.stderr)
 
 
 def _staging_prefix(folder: Path) -> str:

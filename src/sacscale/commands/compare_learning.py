@@ -14,6 +14,7 @@ from sacscale.atomic import write_json
 from sacscale.commands import BadInput
 from sacscale.commands._inputs import png_path, refuse_one_file, refuse_output_inside, same_file
 from sacscale.pipeline.config_check import ConfigError, check_string
+from sacscale.usage import say
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -84,35 +85,35 @@ def run(args: argparse.Namespace) -> int:
     refuse_one_file(("--output", args.output), ("--figure", args.figure))  # the figure replaced the JSON
     runs = _labelled_runs(args)
     if not 0 < args.tail_fraction <= 1:  # also NaN
-        print(f"sacscale compare-learning: error: --tail-fraction {args.tail_fraction!r}: must be in (0, 1]",
-              file=sys.stderr)
+        say(f"sacscale compare-learning: error: --tail-fraction {args.tail_fraction!r}: must be in (0, 1]",
+            file=sys.stderr)
         return 2
     _refuse_missing(runs)
     try:
         result = compare_learning(runs, args.tail_fraction)
     except EventFileError as exc:
-        print(f"sacscale compare-learning: error: {exc}", file=sys.stderr)
+        say(f"sacscale compare-learning: error: {exc}", file=sys.stderr)
         return 1
     if args.at_env_steps:
         problem = ("--half-width must be positive" if not args.half_width > 0
                    else _point_past_every_run(result, args.at_env_steps, args.half_width))
         if problem:
-            print(f"sacscale compare-learning: error: {problem}", file=sys.stderr)
+            say(f"sacscale compare-learning: error: {problem}", file=sys.stderr)
             return 2
     for label, r in result["runs"].items():
         print(f"{label:>16}: {r['env_steps']:>10,.0f} env steps | return {r['first_return']:7.2f} -> "
-              f"{r['tail_mean_return']:7.2f} | length {r['first_length']:6.1f} -> {r['tail_mean_length']:6.1f} | "
-              f"lin-vel tracking {r['first_tracking_lin_vel']:.4f} -> {r['tail_mean_tracking_lin_vel']:.4f} "
-              f"(last {args.tail_fraction:.0%} of log points) | normalised tracking lin "
-              f"{r['normalised_tracking_lin_vel']:.2f} yaw {r['normalised_tracking_ang_vel']:.2f} "
-              f"(last {result['quality_fraction']:.0%}; "
-              f"standing still: {r['stand_still_normalised_tracking_lin_vel']:.2f} / "
-              f"{r['stand_still_normalised_tracking_ang_vel']:.2f})")
+            f"{r['tail_mean_return']:7.2f} | length {r['first_length']:6.1f} -> {r['tail_mean_length']:6.1f} | "
+            f"lin-vel tracking {r['first_tracking_lin_vel']:.4f} -> {r['tail_mean_tracking_lin_vel']:.4f} "
+            f"(last {args.tail_fraction:.0%} of log points) | normalised tracking lin "
+            f"{r['normalised_tracking_lin_vel']:.2f} yaw {r['normalised_tracking_ang_vel']:.2f} "
+            f"(last {result['quality_fraction']:.0%}; "
+            f"standing still: {r['stand_still_normalised_tracking_lin_vel']:.2f} / "
+            f"{r['stand_still_normalised_tracking_ang_vel']:.2f})")
     if args.at_env_steps:
         result["at_env_steps"] = at_env_steps(result, args.at_env_steps, args.half_width)
         labels = list(result["runs"])
         print(f"at equal env steps (means over the log points within +-{args.half_width:,.0f}; tracking / its "
-              f"maximum): episode length | lin | yaw, for {' / '.join(labels)}")
+            f"maximum): episode length | lin | yaw, for {' / '.join(labels)}")
         for row in result["at_env_steps"]:
             cells = [" / ".join(f"{row['runs'][label][name]:.{0 if name == 'length' else 2}f}" for label in labels)
                      for name in ("length", "tracking_lin_vel", "tracking_ang_vel")]

@@ -12,6 +12,7 @@ from sacscale.checks import seed_arg
 from sacscale.cpus import validate_cpu_ids
 from sacscale.sim.bench import run_env_bench
 from sacscale.task.g1_model import load_model
+from sacscale.usage import say
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         if args.steps < 1 or args.warmup < 0:
             raise ValueError("--steps must be positive and --warmup >= 0")
     except ValueError as e:
-        print(f"env-bench: {e}", file=sys.stderr)
+        say(f"env-bench: {e}", file=sys.stderr)
         return 2
     model = load_model(args.model)
 

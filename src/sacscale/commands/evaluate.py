@@ -59,19 +59,19 @@ def run(args: argparse.Namespace) -> int:
         refuse_output_inside("--figure", args.figure, run_folder)
     usable = len(os.sched_getaffinity(0))
     if not 1 <= args.threads <= usable:  # more threads than CPUs only take turns
-        print(f"sacscale evaluate: error: --threads {args.threads}: must be 1..{usable}, the CPUs this process "
-              "may use", file=sys.stderr)
+        say(f"sacscale evaluate: error: --threads {args.threads}: must be 1..{usable}, the CPUs this process "
+            "may use", file=sys.stderr)
         return 2
     problem = model_problem(args.model)  # a file that is not the task's model: named, before evaluating
     if problem:
-        print(f"sacscale evaluate: error: {problem}", file=sys.stderr)
+        say(f"sacscale evaluate: error: {problem}", file=sys.stderr)
         return 2
     try:
         result = evaluate(args.checkpoint, args.model, envs_per_command=args.envs_per_command,
                           seconds=args.seconds, settle_s=args.settle_s, threads=args.threads, seed=args.seed,
                           noise_scale=args.noise_scale)
     except (CheckpointError, ValueError) as exc:
-        print(f"sacscale evaluate: error: {exc}", file=sys.stderr)
+        say(f"sacscale evaluate: error: {exc}", file=sys.stderr)
         return 2
     write_json(args.output, result)
     if args.figure:

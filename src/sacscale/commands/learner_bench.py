@@ -12,6 +12,7 @@ from sacscale.checks import InputError, check_learner_values
 from sacscale.learn.bench import MODES, bench_learner
 from sacscale.learn.config import SACConfig
 from sacscale.train.options import json_setting
+from sacscale.usage import say
 
 
 def _json_object(text: str) -> dict:
@@ -72,21 +73,21 @@ def _device_problem(text: str) -> str | None:
 def run(args: argparse.Namespace) -> int:
     for name, (low, high) in _BOUNDS.items():
         if not low <= getattr(args, name) <= high:
-            print(f"sacscale learner-bench: error: --{name.replace('_', '-')} {getattr(args, name)}: must be "
-                  f"{low}..{high}", file=sys.stderr)
+            say(f"sacscale learner-bench: error: --{name.replace('_', '-')} {getattr(args, name)}: must be "
+                f"{low}..{high}", file=sys.stderr)
             return 2
     problem = _problem(args)
     if problem:
-        print(f"sacscale learner-bench: error: {problem}", file=sys.stderr)
+        say(f"sacscale learner-bench: error: {problem}", file=sys.stderr)
         return 2
     try:
         cfg = SACConfig(**args.extra)
     except (TypeError, ValueError) as exc:  # an unknown or invalid setting
-        print(f"sacscale learner-bench: error: --extra: {exc}", file=sys.stderr)
+        say(f"sacscale learner-bench: error: --extra: {exc}", file=sys.stderr)
         return 2
     problem = _device_problem(args.device)
     if problem:
-        print(f"sacscale learner-bench: error: {problem}", file=sys.stderr)
+        say(f"sacscale learner-bench: error: {problem}", file=sys.stderr)
         return 2
     results = []
     for mode in args.modes:

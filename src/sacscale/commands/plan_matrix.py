@@ -18,6 +18,7 @@ from sacscale.commands._inputs import BadInput, read_text
 from sacscale.parallel import topology
 from sacscale.parallel.matrix import plan_matrix
 from sacscale.parallel.topology import TopologyError, load_topology
+from sacscale.usage import say
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,17 +66,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         topo, allowed, source = _topology(args)
     except (TopologyError, OSError) as exc:
-        print(f"sacscale plan-matrix: error: {exc}", file=sys.stderr)
+        say(f"sacscale plan-matrix: error: {exc}", file=sys.stderr)
         return 1
     try:
         matrix = plan_matrix(topo, smt=args.smt, pool_cores=args.pool_cores, allowed=allowed)
     except TopologyError as exc:
-        print(f"sacscale plan-matrix: error: {exc} ({source})", file=sys.stderr)
+        say(f"sacscale plan-matrix: error: {exc} ({source})", file=sys.stderr)
         return 1
     matrix["source"] = source
     if args.output:
         write_json(args.output, matrix)
     else:
         print(json.dumps(matrix, indent=2, sort_keys=True))
-    print(f"sacscale plan-matrix: {', '.join(matrix['order'])}: {matrix['reason']}", file=sys.stderr)
+    say(f"sacscale plan-matrix: {', '.join(matrix['order'])}: {matrix['reason']}", file=sys.stderr)
     return 0

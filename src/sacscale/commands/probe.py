@@ -18,6 +18,7 @@ from sacscale.parallel.probe_settings import AMP_DTYPES, MUTATIONS, ProbeSetting
 from sacscale.train.config import TrainConfig, TrainingError
 from sacscale.train.preflight import check_devices
 from sacscale.train.probe import TrainerProbeSettings, fewest_iterations, run_trainer_probe
+from sacscale.usage import say
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -90,12 +91,12 @@ def run(args: argparse.Namespace) -> int:
         print("sacscale probe: error: --iterations must be positive, --trainer-iterations >= 0", file=sys.stderr)
         return 2
     if not 1 <= args.timeout_s <= 86400:  # also NaN: the ranks' wait could not be bounded
-        print(f"sacscale probe: error: --timeout-s {args.timeout_s!r}: must be 1..86400 seconds", file=sys.stderr)
+        say(f"sacscale probe: error: --timeout-s {args.timeout_s!r}: must be 1..86400 seconds", file=sys.stderr)
         return 2
     try:
         devices = TrainConfig(devices=_auto_devices() if args.devices == "auto" else args.devices).device_list()
     except TrainingError as exc:  # a malformed --devices: a usage error
-        print(f"sacscale probe: error: {exc}", file=sys.stderr)
+        say(f"sacscale probe: error: {exc}", file=sys.stderr)
         return 2
     try:
         check_devices(devices)
@@ -103,16 +104,16 @@ def run(args: argparse.Namespace) -> int:
                                        model=args.model, mutation=args.mutation, timeout_s=args.timeout_s)
         fewest = fewest_iterations(trainer)
         if trainer.iterations < fewest:  # it would report a broken sync where nothing was synced
-            print(f"sacscale probe: error: --trainer-iterations {trainer.iterations}: the learner first updates in "
-                  f"iteration {fewest} (once its replay holds its learning start's rows); give at least {fewest}",
-                  file=sys.stderr)
+            say(f"sacscale probe: error: --trainer-iterations {trainer.iterations}: the learner first updates in "
+                f"iteration {fewest} (once its replay holds its learning start's rows); give at least {fewest}",
+                file=sys.stderr)
             return 2
         if args.kind == "trainer":
             result = run_trainer_probe(trainer, args.output)
         else:
             result = _run_correctness(args, devices, trainer)
     except (TrainingError, RuntimeError, ValueError) as exc:
-        print(f"sacscale probe: error: {exc}", file=sys.stderr)
+        say(f"sacscale probe: error: {exc}", file=sys.stderr)
         return 1
     _print(result, args.output)
     return 0 if json.loads(Path(args.output).read_text(encoding="utf-8"))["pass"] else 1

@@ -22,6 +22,7 @@ from sacscale.atomic import write_json
 from sacscale.commands._inputs import repository_hint
 from sacscale.commands.train_reference import DEFAULT_PYTHON
 from sacscale.trainers import unilab
+from sacscale.usage import say
 
 REQUIREMENTS = "envs/reference-requirements.txt"
 
@@ -63,28 +64,28 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.time()
     # a missing input named by an option (or its repository-relative default): a usage error
     if python.exists() and not python.is_file():  # running a folder was named "permission denied"
-        print(f"sacscale reference-env: error: --python {python}: not a plain file (a folder, a device?); give "
-              "the interpreter, e.g. .venv-ref/bin/python", file=sys.stderr)
+        say(f"sacscale reference-env: error: --python {python}: not a plain file (a folder, a device?); give "
+            "the interpreter, e.g. .venv-ref/bin/python", file=sys.stderr)
         return 2
     if not python.exists() and not args.create:
-        print(f"sacscale reference-env: error: --python {python}: no such interpreter; create the environment with "
-              f"--create, or python3 -m venv .venv-ref && .venv-ref/bin/pip install torch -r {REQUIREMENTS}"
-              + (repository_hint(DEFAULT_PYTHON) if args.python == DEFAULT_PYTHON else ""), file=sys.stderr)
+        say(f"sacscale reference-env: error: --python {python}: no such interpreter; create the environment with "
+            f"--create, or python3 -m venv .venv-ref && .venv-ref/bin/pip install torch -r {REQUIREMENTS}"
+            + (repository_hint(DEFAULT_PYTHON) if args.python == DEFAULT_PYTHON else ""), file=sys.stderr)
         return 2
     if not python.exists() and python.parent.name != "bin":
-        print(f"sacscale reference-env: error: --python {python}: to create it, give DIR/bin/python (a virtual "
-              f"environment's layout)", file=sys.stderr)
+        say(f"sacscale reference-env: error: --python {python}: to create it, give DIR/bin/python (a virtual "
+            f"environment's layout)", file=sys.stderr)
         return 2
     if not python.exists() and not Path(args.requirements).is_file():
-        print(f"sacscale reference-env: error: --requirements {args.requirements}: no such file"
-              + (repository_hint(REQUIREMENTS) if args.requirements == REQUIREMENTS else ""), file=sys.stderr)
+        say(f"sacscale reference-env: error: --requirements {args.requirements}: no such file"
+            + (repository_hint(REQUIREMENTS) if args.requirements == REQUIREMENTS else ""), file=sys.stderr)
         return 2
     try:
         if not python.exists():
             created = create(python, args.requirements)
         info = unilab.package_info(str(python))
     except (ValueError, RuntimeError, unilab.UnilabError) as exc:
-        print(f"sacscale reference-env: error: {exc}", file=sys.stderr)
+        say(f"sacscale reference-env: error: {exc}", file=sys.stderr)
         return 1
     record = {"python": args.python, "created": bool(created), "create_commands": created,
               "create_seconds": round(time.time() - t0, 1) if created else None,

@@ -11,6 +11,7 @@ from sacscale.atomic import write_json
 from sacscale.checks import seed_arg
 from sacscale.sim import solver_study as ss
 from sacscale.task.g1_model import load_model
+from sacscale.usage import say
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -115,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         if len(set(names)) != len(names):
             raise ValueError(f"a setting is given twice: {names}")
     except ValueError as e:
-        print(f"solver-study: {e}", file=sys.stderr)
+        say(f"solver-study: {e}", file=sys.stderr)
         return 2
     model = load_model(args.model)
 

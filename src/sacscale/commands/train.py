@@ -15,6 +15,7 @@ from sacscale.train.config import TrainConfig, TrainingError, compiles_losses, s
 from sacscale.train.job import run_training
 from sacscale.train.preflight import launcher_env
 from sacscale.train.options import add_arguments, build_parser, option_names  # noqa: F401  (the CLI's interface)
+from sacscale.usage import say
 
 
 def check_options(cfg: TrainConfig) -> None:
@@ -51,21 +52,21 @@ def run(args: argparse.Namespace) -> int:
     try:
         check_options(cfg)
     except TrainingError as exc:
-        print(f"sacscale train: error: {exc}", file=sys.stderr)
+        say(f"sacscale train: error: {exc}", file=sys.stderr)
         return 2
     try:
         run_training(cfg)
     except (TrainingError, RuntimeError, ValueError) as exc:
-        print(f"sacscale train: error: {exc}", file=sys.stderr)
+        say(f"sacscale train: error: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:  # e.g. the disk filled up during the run (event files, checkpoints)
         full = " (disk full)" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else ""
         where = f" {exc.filename}" if exc.filename else ""
-        print(f"sacscale train: error: writing under --log-dir {cfg.log_dir} failed{full}:{where} "
-              f"{exc.strerror or exc}", file=sys.stderr)
+        say(f"sacscale train: error: writing under --log-dir {cfg.log_dir} failed{full}:{where} "
+            f"{exc.strerror or exc}", file=sys.stderr)
         return 1
     except Interrupted as exc:
-        print(f"sacscale train: {exc}; stopped (event files so far are kept)", file=sys.stderr)
+        say(f"sacscale train: {exc}; stopped (event files so far are kept)", file=sys.stderr)
         return 128 + exc.signum
     except KeyboardInterrupt:
         print("sacscale train: interrupted by SIGINT; stopped (event files so far are kept)", file=sys.stderr)

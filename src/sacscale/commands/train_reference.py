@@ -29,6 +29,7 @@ from sacscale.processes import start_group
 from sacscale.scratch import make_scratch_folder
 from sacscale.trainers import unilab
 from sacscale.trainers.reference_options import DEFAULT_PYTHON, add_arguments  # noqa: F401 (the CLI's entry points)
+from sacscale.usage import say
 
 REFERENCE_LOG = "reference.log"
 
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
                              "-r envs/reference-requirements.txt"
                              + (repository_hint(DEFAULT_PYTHON) if args.reference_python == DEFAULT_PYTHON else ""))
     except (ValueError, InputError) as exc:
-        print(f"sacscale train-reference: error: {exc}", file=sys.stderr)
+        say(f"sacscale train-reference: error: {exc}", file=sys.stderr)
         return 2
     try:
         package = unilab.package_info(python)  # versions and where its scene XMLs are
@@ -83,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         overrides = unilab.hydra_overrides(spec)
         resolved = unilab.compose_config(python, overrides)  # unknown keys fail here, before anything runs
     except (ValueError, InputError, unilab.UnilabError) as exc:  # PoolError is a ValueError
-        print(f"sacscale train-reference: error: {exc}", file=sys.stderr)
+        say(f"sacscale train-reference: error: {exc}", file=sys.stderr)
         return 1
     argv, env_changes = unilab.command(spec, python)
     out.mkdir(parents=True, exist_ok=True)
@@ -101,11 +102,11 @@ def run(args: argparse.Namespace) -> int:
         try:
             meta["events_compressed"] = [p.name for p in unilab.compress_events(out / unilab.LOG_ROOT_NAME)]
         except EventFileError as exc:  # no events: the run wrapper names that; keep what is there
-            print(f"sacscale train-reference: the events were not compressed: {exc}", file=sys.stderr)
+            say(f"sacscale train-reference: the events were not compressed: {exc}", file=sys.stderr)
     write_json(out / "train_meta.json", meta)
     if status != "completed":
-        print(f"sacscale train-reference: the reference trainer {status} (exit code {code}); see {out / REFERENCE_LOG}",
-              file=sys.stderr)
+        say(f"sacscale train-reference: the reference trainer {status} (exit code {code}); see {out / REFERENCE_LOG}",
+            file=sys.stderr)
         return 1 if code >= 0 else 128 - code
     return 0
 

@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
               f"{extra}{notes}")
         return 0
     problems = result.problems()
-    print(f"sacscale verify: {len(problems)} problem(s) under {_named(args.root, result.root)}:", file=sys.stderr)
+    say(f"sacscale verify: {len(problems)} problem(s) under {_named(args.root, result.root)}:", file=sys.stderr)
     for line in problems:
         say(f"  {line}", file=sys.stderr)
     return 1

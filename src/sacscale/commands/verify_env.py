@@ -29,6 +29,7 @@ from sacscale.commands._inputs import BadInput, read_json, refuse_one_file, refu
 from sacscale.eval.gl_backend import render_status
 from sacscale.pipeline.environment import (COMMAND_MODULES, HOOKS, LEARNER_CLASS, LEARNER_MODULE, check_plan,
                                            collect, plan_problem, write_source_diff)
+from sacscale.usage import say
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -90,6 +91,6 @@ def run(args: argparse.Namespace) -> int:
     if problems:
         print("sacscale verify-env: this machine cannot run the plan:", file=sys.stderr)
         for p in problems:
-            print(f"  {p}", file=sys.stderr)
+            say(f"  {p}", file=sys.stderr)
         return 1
     return 0

@@ -47,3 +47,13 @@ def test_a_set_without_a_video_still_has_its_report(figures, tmp_path):
     done = sacscale("report", "--run-set", root, "--output-dir", tmp_path / "out")
     assert done.returncode == 0, done.stderr
     assert "best_run" not in (tmp_path / "out" / "report.md").read_text()
+
+
+@pytest.mark.parametrize(("removed", "kept"), [("best_run.json", "best_run.webp"), ("best_run.webp", "best_run.json")])
+def test_a_video_without_its_record_or_a_record_without_its_video_is_named(figures, tmp_path, removed, kept):
+    root, folder = figures
+    (folder / removed).unlink()
+    out = tmp_path / "out"
+    done = sacscale("report", "--run-set", root, "--output-dir", out)
+    one_line(done, f"sacscale report: {folder / kept}: here without {removed}, which render-best writes beside it")
+    assert not out.exists()

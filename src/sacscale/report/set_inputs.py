@@ -82,7 +82,12 @@ def video_files(reports: Path) -> tuple[Path, Path] | None:
     record = reports / "figures" / "best_run.json"
     found = [path for path in (webp, webp.with_suffix(".gif"), record) if _regular(path)]
     video = webp if webp in found else webp.with_suffix(".gif")
-    return (video, record) if video in found and record in found else None
+    if (video in found) != (record in found):  # render-best writes both: one alone was removed or never copied
+        have, lack = (video, record) if video in found else (record, webp)
+        raise RecordError(f"{have}: here without {lack.name}, which render-best writes beside it (the caption "
+                          "names the run and its scores from the record): restore both, or remove both for a "
+                          "report without the video")
+    return (video, record) if video in found else None
 
 
 def set_inputs(results: Path, reports: Path) -> dict:

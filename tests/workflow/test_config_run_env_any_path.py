@@ -80,7 +80,7 @@ def test_values_naming_no_path_are_not_judged(tmp_path):
     mine = tmp_path / "my folder"  # blanks in a path that is there: judged whole
     mine.mkdir(mode=0o700)
     env = {"NCCL_DEBUG": "INFO", "NCCL_P2P_DISABLE": "0", "NCCL_SOCKET_IFNAME": "^lo,docker0", "X": "0,1",
-           "CUDA_DEVICE_ORDER": "PCI_BUS_ID", "REL": "relative/path", "NOBODY": "~nosuchuser22/x",
+           "CUDA_DEVICE_ORDER": "PCI_BUS_ID", "COMPILER": "g++", "NOBODY": "~nosuchuser22/x",
            "MINE": str(mine), "MY_CC": f"ccache {shutil.which('sh')}", "EMPTY": ""}
     check_code_paths(env, WHERE)
     assert named_paths(env["NCCL_SOCKET_IFNAME"]) == named_paths("0,1") == named_paths("") == []

@@ -9,7 +9,9 @@ is judged at planning time, before an interpreter is started with them (a
 `sitecustomize.py` on PYTHONPATH runs at every start), as sacscale.atomic judges a folder
 that others could swap entries in: the path and every folder above it. One not made yet is
 judged by the folder it would be made in, where any user who may make entries there could
-make it first."""
+make it first. A relative path (one with a `/`: `./x`, `../x`, `a/b`) is judged where the run
+starts it: the trainer starts in Snakemake's working folder, where planning runs; a bare word
+(`g++`) is a command looked up on PATH, which is judged itself."""
 
 from __future__ import annotations
 
@@ -43,36 +45,41 @@ CODE_PATH_ENV = {
 READS_WHAT_IT_NAMES = "the run reads or runs what it names"
 # judged by a rule of their own: refused whatever they name, or judged as temporary folders
 JUDGED_ELSEWHERE = frozenset({*FOREIGN_CODE_ENV, *TEMPORARY_FOLDER_ENV})
-_SHORT_OPTION = re.compile(r"-[A-Za-z](?=[/~])")  # a compiler's -I/path, -L/path, -B/path
+_SHORT_OPTION = re.compile(r"-[A-Za-z](?=[/~]|\.\.?/)")  # a compiler's -I/path, -L../lib, -B./bin
 
 
-def named_paths(value: str, home: str | None = None) -> list[str]:
+def named_paths(value: str, home: str | None = None, start: str | None = None) -> list[str]:
     """The absolute paths `value` names: itself, or each entry of a ':'-separated list
     (`file:///x` gives /x), each word of a command with arguments (`ccache /x/g++`), the
     path after an option's `=` or `-I`; a `~` path expanded with `home` (the run's own HOME,
-    where its env sets one). A value naming no path (`0`, `INFO`, `0,1`) gives none."""
+    where its env sets one); a relative one with a `/` joined to `start` (default: this
+    process's working folder, where the run starts). A value naming no path (`0`, `INFO`,
+    `0,1`, a bare word) gives none."""
+    start = start or os.getcwd()
     found = []
     for entry in value.split(":"):
-        whole = _as_path(entry, home)
+        whole = _as_path(entry, home, start)
         if whole is not None and os.path.lexists(whole):  # a path with blanks in it, there already
             found.append(whole)
             continue
         for word in entry.split():
             word = _SHORT_OPTION.sub("", word.rpartition("=")[2], count=1)
-            path = _as_path(word, home)
+            path = _as_path(word, home, start)
             if path is not None:
                 found.append(path)
     return found
 
 
-def _as_path(text: str, home: str | None) -> str | None:
+def _as_path(text: str, home: str | None, start: str) -> str | None:
     if text.startswith("/"):
         return "/" + text.lstrip("/")  # `///x`, as a file URL leaves it, is /x
     if text == "~" or text.startswith("~/"):
-        return (home or os.path.expanduser("~")) + text[1:]
+        return _as_path((home or os.path.expanduser("~")) + text[1:], None, start)  # a relative HOME too
     if text.startswith("~") and (expanded := os.path.expanduser(text)) != text:  # ~user/...
         return expanded
-    return None  # a relative path, a word, a number: not judged
+    if "/" in text:  # `../x` from the run's folder: kept unnormalised, so the message shows both
+        return os.path.join(start, text)
+    return None  # a word, a number: not a path
 
 
 def code_path_problem(path: str) -> str | None:

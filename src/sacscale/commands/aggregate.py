@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -57,15 +58,24 @@ def _refuse_two_plans(metrics: list[dict], paths: list[str]) -> None:
     another pattern (not the pipeline's) is not compared."""
     first: tuple[str, str, str] | None = None
     for record, path in zip(metrics, paths):
-        match = RUN_NAME.match(record["run"])
-        if match is None:
+        prefix = _plan_prefix(record["run"], record["config"])
+        if prefix is None:
             continue
         if first is None:
-            first = (match["prefix"], record["run"], path)
-        elif match["prefix"] != first[0]:
+            first = (prefix, record["run"], path)
+        elif prefix != first[0]:
             raise BadInput(f"metrics file {path}: run {record['run']!r} is of another plan than {first[1]!r} "
-                           f"({first[2]}): run-name prefixes {match['prefix']!r} and {first[0]!r}; a summary "
+                           f"({first[2]}): run-name prefixes {prefix!r} and {first[0]!r}; a summary "
                            "compares the runs of one set: give one set's metrics")
+
+
+def _plan_prefix(run: str, config: str) -> str | None:
+    """The prefix of `{prefix}_r{k}_{config}`, cut at the run's own configuration: a prefix
+    and a configuration name may both hold `_r<digits>_` (`a_r1_b_r2_c` is prefix a of
+    config b_r2_c, or prefix a_r1_b of config c), which the name alone cannot tell apart.
+    A record whose name does not end in its configuration is parsed by the name alone."""
+    match = re.fullmatch(r"(?P<prefix>.+)_r\d+_" + re.escape(config), run) or RUN_NAME.match(run)
+    return match["prefix"] if match else None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -46,6 +46,9 @@ def test_the_committed_choices_are_the_ones_their_evaluations_give(tmp_path):
                                                  "frames"),
     (lambda r: r.update(width=1920, height=1080), "says 1920x1080, its video best_run.webp is 320x240"),
     (lambda r: r.update(video="../../../etc/passwd"), "is not the video the stage writes"),
+    (lambda r: r.update(commands="3.0,0,0:4;0,0,2.0:4;0,0,0:4"),
+     "best_run.json: says commands '3.0,0,0:4;0,0,2.0:4;0,0,0:4', the pipeline's render rule renders render-best's "
+     "default '0.5,0,0:4;0,0,0.6:4;0,0,0:4': does not match the evidence"),
 ])
 def test_a_caption_that_is_not_its_video_is_named(tmp_path, edit, says):
     root = copy_committed_set(tmp_path, SET)

@@ -68,6 +68,31 @@ def test_a_recorded_diff_the_set_lacks_is_named(work):
                and p.endswith("the set has none") for p in record_problems(work))
 
 
+def _relabel_clean(env):
+    """A dirty set said to be clean, its diff gone (the working directory's git state kept)."""
+    del env["project"]["diff"]
+    env["project"].update(dirty=False, changed_files=[], changed_count=0)
+
+
+def _runs_clean(root):
+    for run in (root / "runs").iterdir():
+        record = json.loads((run / "run.json").read_text())
+        record["code"]["dirty"] = False
+        (run / "run.json").write_text(json.dumps(record, indent=1))
+
+
+def test_a_dirty_set_relabelled_clean_without_its_diff_is_named(work):
+    (work / "source.diff").unlink()
+    _runs_clean(work)
+    edit_environment(work, _relabel_clean)
+    records = record_problems(work)
+    assert "set: stored diff: environment.json records commit '881e5c75bedf' but no project.diff, which the " \
+           "pipeline's verify-env always writes (empty for a clean tree): whether the code differed from the " \
+           "commit rests on nothing" in records, records
+    assert "set: code dirty: environment.json project.dirty says False, workdir.git.dirty says True (962 changed " \
+           "files) of the same checkout and commit" in records, records
+
+
 def test_available_cpus_the_records_own_layout_lacks_are_named(work):
     edit_environment(work, lambda env: env["cpu"].update(logical_cpus=64, available="0-63"))
     records = record_problems(work)

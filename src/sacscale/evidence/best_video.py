@@ -17,6 +17,7 @@ from pathlib import Path
 from PIL import Image
 
 from sacscale.eval.best import best_run
+from sacscale.eval.render import DEFAULT_COMMANDS
 from sacscale.evidence.result import EvidenceStructureError, load_json, read_text, same_value
 from sacscale.reading import loads_record, open_record
 from sacscale.report.set_inputs import planned_runs
@@ -80,7 +81,8 @@ def _frames(video: Path) -> tuple[int, tuple[int, int], list]:
 
 def video_problems(reports: Path, stored: dict) -> list[str]:
     """What the caption says of the video (its length, frame rate and size, from the record)
-    against the video file: frames = seconds x fps, each 1000/fps ms where the file says."""
+    against the video file: frames = seconds x fps, each 1000/fps ms where the file says; its
+    commands, against those the pipeline renders."""
     name = stored.get("video")
     if name not in VIDEO_NAMES:
         return [f"video {str(name)[:40]!r} is not the video the stage writes ({', '.join(VIDEO_NAMES)})"]
@@ -91,7 +93,10 @@ def video_problems(reports: Path, stored: dict) -> list[str]:
         count, size, durations = _frames(reports / "figures" / name)
     except (OSError, ValueError, Image.DecompressionBombError) as exc:
         return [f"its video {name} cannot be read ({exc})"]
-    problems = []
+    # the pipeline's render rule passes no --commands: render-best renders its default ones
+    problems = [] if stored.get("commands") == DEFAULT_COMMANDS else \
+        [f"says commands {str(stored.get('commands'))[:80]!r}, the pipeline's render rule renders render-best's "
+         f"default {DEFAULT_COMMANDS!r}"]
     if count != round(seconds * fps):
         problems.append(f"says {seconds:g} s at {fps:g} fps, its video {name} has {count} frames")
     if size != (stored.get("width"), stored.get("height")):

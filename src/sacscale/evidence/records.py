@@ -22,6 +22,7 @@ from sacscale.evidence.shared_facts import ABSENT as _ABSENT
 from sacscale.evidence.shared_facts import (
     cpu_findings,
     diff_findings,
+    dirty_problems,
     gpu_problems,
     gpu_use_problems,
     pool_findings,
@@ -324,8 +325,8 @@ def _check_environment(root: Path, env: dict, result: Verification, strict: bool
         return
     probe = _optional_json(root, "correctness.json") if (root / "correctness.json").is_file() else None
     _agree(result, "set", set_facts(env, probe), strict)
-    result.records += gpu_problems(env)
-    for problems, notes in (cpu_findings(env, made_here), diff_findings(root, env)):
+    result.records += gpu_problems(env) + dirty_problems(env)
+    for problems, notes in (cpu_findings(env, made_here), diff_findings(root, env, made_here)):
         result.records += problems
         result.notes += notes
 

@@ -294,11 +294,33 @@ def _original(root: Path) -> tuple:
     return (original.get("bytes"), original.get("sha256")) if isinstance(original, dict) else (None, None)
 
 
-def diff_findings(root: Path, env: dict) -> tuple[list[str], list[str]]:
+def dirty_problems(env: dict) -> list[str]:
+    """environment.json reads the checkout's git state twice (sacscale.pipeline.environment
+    git_state): for the code (`project`) and for the working directory (`workdir.git`); of
+    one checkout at one commit, both say whether it differs from the commit."""
+    project, workdir = opt(env, "project"), opt(env, "workdir", "git")
+    if not isinstance(project, dict) or not isinstance(workdir, dict) \
+            or (project.get("path"), project.get("commit")) != (workdir.get("path"), workdir.get("commit")):
+        return []
+    if isinstance(project.get("dirty"), bool) and isinstance(workdir.get("dirty"), bool) \
+            and project["dirty"] != workdir["dirty"]:
+        return [f"set: code dirty: environment.json project.dirty says {project['dirty']}, workdir.git.dirty says "
+                f"{workdir['dirty']} ({workdir.get('changed_count')!r} changed files) of the same checkout and commit"]
+    return []
+
+
+def diff_findings(root: Path, env: dict, strict: bool = False) -> tuple[list[str], list[str]]:
     """(problems, notes): the stored diff environment.json describes (file, bytes, sha256;
-    shown on the page) is source.diff as the set holds it, and a clean tree stored an empty one."""
+    shown on the page) is source.diff as the set holds it, and a clean tree stored an empty one.
+    In a set made by this code (`strict`) a recorded commit comes with its diff: the pipeline's
+    verify-env always stores one (--diff-output), empty for a clean tree."""
     diff = opt(env, "project", "diff")
     if not isinstance(diff, dict) or not isinstance(diff.get("file"), str):
+        commit = opt(env, "project", "commit")
+        if strict and isinstance(commit, str):
+            return [f"set: stored diff: environment.json records commit {commit[:12]!r} but no project.diff, which "
+                    "the pipeline's verify-env always writes (empty for a clean tree): whether the code differed "
+                    "from the commit rests on nothing"], []
         return [], []
     name, recorded = diff["file"], (diff.get("bytes"), diff.get("sha256"))
     path = root / name

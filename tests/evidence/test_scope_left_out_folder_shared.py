@@ -63,3 +63,49 @@ def test_the_same_policy_already_there_is_replaced_by_itself(work, tmp_path):
     assert done.returncode == 0, done.stderr
     assert not policy(work, R1).exists() and not policy(work, R2).exists()
     assert (dest / R1 / "final.pt").is_file() and (dest / R2 / "final.pt").is_file()
+
+
+def test_another_sets_policy_arriving_after_the_check_is_not_replaced(work, tmp_path, monkeypatch):
+    """Two manifests into one folder at once: the other set's policy lands between the check
+    and the move. Before: `shutil.move` replaced it (exit 0, the other set's policy gone while
+    its evidence.json records it there). Now the move makes its name exclusively: refused as
+    the check refuses, nothing moved, the other set's file kept."""
+    from sacscale.evidence import scope
+
+    dest = tmp_path / "lo"
+    checked = scope._refuse_taken
+
+    def the_other_manifest_comes_between(target, run, replaceable):
+        checked(target, run, replaceable)
+        if run == R2 and not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(b"OTHER-SETS-POLICY")
+
+    monkeypatch.setattr(scope, "_refuse_taken", the_other_manifest_comes_between)
+    before = {run: policy(work, run).read_bytes() for run in (R1, R2)}
+    with pytest.raises(scope.LeftOutTaken) as refused:
+        scope.leave_out_policies(work, set(), dest)
+    assert str(refused.value) == (
+        f"{dest}/{R2}/final.pt: already there, and not this set's policy of {R2} (another set's left-out policy, in "
+        "a folder two sets share?); nothing was moved: give each set a --left-out-dir of its own (the pipeline's is "
+        "logs/<set>/left_out)")
+    assert (dest / R2 / "final.pt").read_bytes() == b"OTHER-SETS-POLICY"
+    assert {run: policy(work, run).read_bytes() for run in (R1, R2)} == before
+    assert not (dest / R1 / "final.pt").exists()
+
+
+def test_across_file_systems_the_copy_is_made_exclusively(work, tmp_path, monkeypatch):
+    """Where a hard link cannot be made (logs/ on another disk) the policy is copied into a
+    file made new; the set loses it only once it is there."""
+    from sacscale.evidence import scope
+
+    def no_hard_links(src, dst):
+        raise OSError(18, "Invalid cross-device link")
+
+    monkeypatch.setattr(scope.os, "link", no_hard_links)
+    dest = tmp_path / "lo"
+    before = {run: policy(work, run).read_bytes() for run in (R1, R2)}
+    entries = scope.leave_out_policies(work, set(), dest)
+    assert [e["path"] for e in entries] == [f"runs/{R1}/checkpoints/final.pt", f"runs/{R2}/checkpoints/final.pt"]
+    assert {run: (dest / run / "final.pt").read_bytes() for run in (R1, R2)} == before
+    assert not policy(work, R1).exists() and not policy(work, R2).exists()

@@ -78,3 +78,18 @@ def test_the_same_sets_report_and_a_folder_like_home_are_written(two_sets, tmp_p
     done = sacscale("report", "--run-set", root, "--output-dir", home)
     assert done.returncode == 0, done.stderr
     assert (home / "report.md").read_text().startswith(f"# sacscale run set {SET}\n")
+
+
+@pytest.mark.parametrize("inside", ["sub", "figures", "figures/new/deeper"])
+def test_a_folder_inside_another_sets_report_folder_is_refused(two_sets, inside):
+    """Before: accepted (exit 0), the report's pages, figures and video left inside the other
+    set's report folder, which then failed its verification only by size."""
+    root, other = two_sets
+    before = files_of(other)
+    folder = other / inside
+    one_line(sacscale("report", "--run-set", root, "--output-dir", folder),
+             f"sacscale report: {folder}: lies inside {other}, which holds the report of another run set, {OTHER} "
+             "(its report.md's title); nothing was written: write it into a folder of its own, outside that set's "
+             "report")
+    assert files_of(other) == before
+    assert sorted(p.relative_to(other).as_posix() for p in other.rglob("*") if p.is_dir()) == ["figures"]

@@ -1,10 +1,12 @@
 """A report killed by SIGKILL leaves its staging folder (`.<name>.report-XXXXXXXX`) beside
 the report's folder, and no later report removed it: they piled up in reports/. Under the
 folder's lock no other report stages for it, so the next report removes every such folder
-of this user's own and says so in one line; a link, another user's folder and another
-report folder's staging are left alone."""
+of this user's own that holds the staging marker of a report no longer running, and says so
+in one line; a link, another user's folder, another report folder's staging, and a folder
+without the marker (the user's own of a like name, a finished report) are left alone."""
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -15,14 +17,23 @@ from cli_runs import sacscale
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evidence"))
 from set_copies import copy_committed_set  # noqa: E402
 
+from sacscale.commands._report_output import STAGING_MARKER  # noqa: E402
+
 SET = "h200x1_shared_short"
 
 
-def left_behind(parent: Path, name: str) -> Path:
-    """A staging folder as a killed report leaves it: figures drawn, 0700."""
+def _dead_pid() -> int:
+    finished = subprocess.Popen([sys.executable, "-c", "pass"])
+    finished.wait()
+    return finished.pid
+
+
+def left_behind(parent: Path, name: str, pid: int | None = None) -> Path:
+    """A staging folder as a killed report leaves it: its marker, figures drawn, 0700."""
     folder = parent / name
     (folder / "figures").mkdir(parents=True)
     (folder / "figures" / "scaling_bars.png").write_bytes(b"half a report")
+    (folder / STAGING_MARKER).write_text(f"{_dead_pid() if pid is None else pid}\n")
     folder.chmod(0o700)
     return folder
 
@@ -56,3 +67,31 @@ def test_another_users_folder_of_that_name_is_left_alone(tmp_path):
     done = sacscale("report", "--run-set", root, "--output-dir", out)
     assert done.returncode == 0 and done.stderr == "", done.stderr
     assert (theirs / "figures" / "scaling_bars.png").is_file()
+
+
+def test_a_folder_of_the_users_own_without_the_marker_is_kept(tmp_path):
+    """Before: any folder of this user's named like a staging folder was removed (a notes
+    folder, a finished report written into `.x.report-abcdefgh`). Now only one holding the
+    marker of a report no longer running is; one whose report still runs is kept too."""
+    root = copy_committed_set(tmp_path, SET)
+    out = tmp_path / "out" / "results"
+    out.mkdir(parents=True)
+    notes = out.parent / ".results.report-20261205"
+    notes.mkdir()
+    (notes / "notes.txt").write_text("notes")
+    running = left_behind(out.parent, ".results.report-running", pid=os.getpid())
+    done = sacscale("report", "--run-set", root, "--output-dir", out)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert (notes / "notes.txt").read_text() == "notes"
+    assert (running / "figures" / "scaling_bars.png").is_file()
+    assert not (out / STAGING_MARKER).exists()
+
+
+def test_a_finished_report_in_a_folder_named_like_staging_is_kept(tmp_path):
+    root = copy_committed_set(tmp_path, SET)
+    named = tmp_path / "sw" / ".x.report-abcdefgh"
+    named.mkdir(parents=True)
+    assert sacscale("report", "--run-set", root, "--output-dir", named).returncode == 0
+    done = sacscale("report", "--run-set", root, "--output-dir", tmp_path / "sw" / "x")
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert (named / "report.md").is_file() and not (named / STAGING_MARKER).exists()

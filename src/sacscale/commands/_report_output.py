@@ -35,6 +35,9 @@ from sacscale.usage import say
 
 # what the report replaces in place, set aside inside the staging folder until the end
 _SET_ASIDE = ".replaced"
+# in every staging folder from its making, holding the writer's pid: the sweep removes only
+# folders that hold it (a folder of the user's own of a like name is never taken for one)
+STAGING_MARKER = ".sacscale-report-staging"
 PAGES = (".md", ".html")
 _TITLE_BYTES = 4096  # a title line is a set's name long; a page is not read whole for it
 
@@ -100,6 +103,7 @@ def refuse_other_sets_reports(folder: Path, run_set: str) -> None:
         raise Refused(f"{folder}: holds the report of another run set, {theirs[:80]} (its report.md's title), which "
                       f"this report of {run_set[:80]} would replace; nothing was written: write it into a folder of "
                       "its own")
+    _refuse_inside_other_sets_report(folder, run_set)
     try:
         with os.scandir(folder) as entries:
             sets = sorted(e.name for e in entries if e.name != run_set and e.is_dir(follow_symlinks=False)
@@ -112,11 +116,26 @@ def refuse_other_sets_reports(folder: Path, run_set: str) -> None:
                       "them: nothing was written")
 
 
+def _refuse_inside_other_sets_report(folder: Path, run_set: str) -> None:
+    """Refused where a folder above `folder` (as the kernel reaches it: links and `..`
+    resolved), up to /, holds the report of another run set: the report's pages, figures and
+    video would lie inside that set's report folder, counted in its size and named by none
+    of its pages."""
+    for above in Path(os.path.realpath(folder)).parents:
+        theirs = set_of_report(above)
+        if theirs is not None and theirs != run_set:
+            raise Refused(f"{folder}: lies inside {above}, which holds the report of another run set, {theirs[:80]} "
+                          "(its report.md's title); nothing was written: write it into a folder of its own, "
+                          "outside that set's report")
+
+
 def remove_leftover_staging(folder: Path) -> None:
     """Staging folders of `folder` that reports killed before they could remove them (SIGKILL)
     left beside it: under the folder's lock no other report stages for it, so each is a
-    leftover. This user's own real folders are removed (a link, or another user's, is left
-    alone), and said in one line."""
+    leftover. This user's own real folders holding the staging marker, written by a process
+    no longer alive, are removed (a link, another user's folder, or one without the marker,
+    such as a folder of the user's own or a finished report, is left alone), and said in
+    one line."""
     named = re.compile(re.escape(_staging_prefix(folder)) + r"[a-z0-9_]{8}")  # tempfile.mkdtemp's names
     removed = []
     with os.scandir(folder.parent) as entries:
@@ -127,13 +146,32 @@ def remove_leftover_staging(folder: Path) -> None:
                 st = entry.stat(follow_symlinks=False)
             except OSError:  # gone since the listing
                 continue
-            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
+            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and _abandoned(Path(entry.path)):
                 shutil.rmtree(entry.path, ignore_errors=True)  # never follows a link inside
                 removed += [entry.name] if not os.path.lexists(entry.path) else []
     if removed:
         say(f"sacscale report: removed {len(removed)} staging folder(s) left in {folder.parent} by earlier reports "
             f"into {folder.name} that were stopped before they could remove them: {', '.join(sorted(removed))}",
             file=sys.stderr)
+
+
+def _abandoned(staging: Path) -> bool:
+    """Whether `staging` holds the marker of a report's staging folder, and the report that
+    wrote it is no longer running."""
+    try:
+        with os.fdopen(open_regular(staging / STAGING_MARKER), "rb") as marker:
+            pid = int(marker.read(32).decode("ascii", errors="replace").strip() or "0")
+    except (OSError, ValueError):  # no marker (or not a plain file): not a staging folder of ours
+        return False
+    if pid <= 0:  # no process of ours: a marker cut short
+        return True
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether it runs
+    except (ProcessLookupError, OverflowError):
+        return True
+    except OSError:  # another user's process: alive
+        return False
+    return False
 
 
 def _staging_prefix(folder: Path) -> str:
@@ -156,6 +194,7 @@ def staged_report(folder: Path, files: list[Path], run_set: str) -> Iterator[Pat
             remove_leftover_staging(folder)
             staging = make_scratch_folder(_staging_prefix(folder), beside=folder.parent)
             try:
+                (staging / STAGING_MARKER).write_text(f"{os.getpid()}\n", encoding="ascii")
                 yield staging
                 _move_into_place(staging, folder)
             finally:
@@ -171,7 +210,8 @@ def staged_report(folder: Path, files: list[Path], run_set: str) -> Iterator[Pat
 
 def _staged_files(staging: Path) -> list[Path]:
     """The report's files in `staging`, relative to it: the figures first, the pages last."""
-    files = [p.relative_to(staging) for p in staging.rglob("*") if p.is_file() and not p.is_symlink()]
+    files = [p.relative_to(staging) for p in staging.rglob("*") if p.is_file() and not p.is_symlink()
+             and p != staging / STAGING_MARKER]
     return sorted(files, key=lambda rel: (len(rel.parts) == 1, rel.suffix in PAGES, rel.as_posix()))
 
 

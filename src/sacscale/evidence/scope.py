@@ -18,6 +18,7 @@ whether verify compares the report's whole page (sacscale.report.page_format).
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 from datetime import datetime
 from pathlib import Path
@@ -266,7 +267,8 @@ def leave_out_policies(root: Path, keep: set[str], dest: Path) -> list[dict]:
     """Move the policy of every run not in `keep` (runs no claim rests on: throughput runs)
     out of the set into dest/<run>/final.pt; the entries for evidence.json, with each
     file's hash, so that the run's evaluation stays bound to it. Every destination is
-    judged before any policy moves (LeftOutTaken: nothing moved)."""
+    judged before any policy moves, and each is placed before any leaves the set
+    (LeftOutTaken: nothing moved)."""
     planned = []
     for run_dir in sorted(p for p in (root / "runs").glob("*") if p.is_dir() and not p.name.startswith(".")):
         policy = run_dir / POLICY
@@ -277,11 +279,20 @@ def leave_out_policies(root: Path, keep: set[str], dest: Path) -> list[dict]:
     recorded = left_out_hashes(root)
     for run, rel, _, target, digest in planned:
         _refuse_taken(target, run, {digest, recorded.get(rel)})
+    placed = []
+    try:
+        for run, rel, policy, target, digest in planned:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if _place(policy, target, run, {digest, recorded.get(rel)}):
+                placed.append(target)
+    except LeftOutTaken:  # another set's file came after the check: the ones placed here are taken back
+        for target in placed:
+            target.unlink(missing_ok=True)
+        raise
     entries = []
     for run, rel, policy, target, digest in planned:
         size = policy.stat().st_size
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _move(policy, target)
+        policy.unlink()  # every policy is in its place: only now does the set lose them
         evaluated = (root / "eval" / f"{run}.json").is_file()
         entries.append({"path": rel, "sha256": digest, "bytes": size, "moved_to": _shown_path(target),
                         "why": "the policy of a run no claim rests on (a throughput run)"
@@ -312,9 +323,41 @@ def _shown_path(path: Path) -> str:
         return str(path)
 
 
-def _move(src: Path, dst: Path) -> None:
-    """Across file systems too (logs/ may be elsewhere): copy, then remove the original."""
-    shutil.move(src, dst)
+def _place(src: Path, dst: Path, run: str, replaceable: set[str | None]) -> bool:
+    """`src` also at `dst`, never over a file that is not this set's: the new name is made
+    exclusively (a hard link, or across file systems a copy into a file made with O_EXCL),
+    so a file another manifest put there after `_refuse_taken`'s check (two sets into one
+    folder at once) fails it, and is judged again (LeftOutTaken) rather than replaced. One
+    that is this set's own is replaced by a rename. True where `dst` is a new file."""
+    try:
+        _new_file(src, dst)
+        return True
+    except FileExistsError:
+        _refuse_taken(dst, run, replaceable)
+    spare = dst.with_name(f".{dst.name}.{os.getpid()}.{secrets.token_hex(4)}.moving")
+    _new_file(src, spare)
+    os.replace(spare, dst)
+    return False
+
+
+def _new_file(src: Path, dst: Path) -> None:
+    """`dst` made new (FileExistsError where there is anything at it) with `src`'s bytes."""
+    try:
+        os.link(src, dst)
+        return
+    except FileExistsError:
+        raise
+    except OSError:  # another file system (logs/ may be elsewhere), or one without hard links
+        pass
+    fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        with open(src, "rb") as source, os.fdopen(fd, "wb") as copy:
+            shutil.copyfileobj(source, copy)
+            copy.flush()
+            os.fsync(copy.fileno())
+    except BaseException:
+        dst.unlink(missing_ok=True)
+        raise
 
 
 def write_scope(root: Path, left_out: list[dict], budget: int = BUDGET_BYTES) -> dict:

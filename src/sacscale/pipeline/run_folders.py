@@ -6,12 +6,17 @@ learning state's folder is moved into once the run has trained, before the work 
 renamed: inside the run folder it made that folder and the rename failed (the whole run lost
 to a path), and any overlap with the other three mixes a resume's state into the evidence.
 The attic and the learning state's folder are made before the run, so that one that cannot
-be made (a file in its path, a folder this user may not write) is refused then."""
+be made (a file in its path, a folder this user may not write) is refused then. None of the
+four is taken where another user could swap it (theirs, one open to others, or reached through
+a link of theirs): the attempt's files would be made in their folder, or where their link
+leads, as the user running record-run (root, often)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+from sacscale.atomic import others_can_swap, refuse_foreign_links
 
 
 def _real(path: Path) -> Path:
@@ -36,7 +41,30 @@ def folders_problem(run_dir: Path, work_dir: Path, attic: Path, state_dir: Path 
         if _real(attic).is_relative_to(_real(folder)):
             return (f"--attic {attic}: is or lies inside {option} {folder}, which is itself moved to the attic; "
                     "give a folder outside it")
-    return None if state_dir is None else _state_dir_problem(state_dir, (*folders, ("--attic", attic)))
+    given = (*folders, ("--attic", attic))
+    problem = None if state_dir is None else _state_dir_problem(state_dir, given)
+    for option, folder in given + ((("--state-dir", state_dir),) if state_dir is not None else ()):
+        problem = problem or _others_problem(option, folder)
+    return problem
+
+
+def _others_problem(option: str, folder: Path) -> str | None:
+    """Why another user could swap `folder` or what is made in it: a link of theirs on the way
+    to it (its own name too: the folder is written into, not replaced), or it, or the folder
+    it would be made in, or one above, is theirs or open to them; None if no one else can."""
+    try:
+        refuse_foreign_links(folder, reading=True)
+    except OSError as exc:
+        link = exc.strerror.split(";")[0]  # another user's symbolic link (uid N)
+        return (f"{option} {folder}: reached through {link}, {exc.filename}; record-run never writes through "
+                "one: give a folder of your own")
+    absolute = Path(folder).absolute()
+    existing = next(f for f in (absolute, *absolute.parents) if f.exists())
+    problem = others_can_swap(existing)
+    if problem is None:
+        return None
+    made = "" if existing == absolute else f" (where {folder} would be made)"
+    return f"{option} {existing}{made}: {problem}, who could swap what is written there; give a folder of your own"
 
 
 def _state_dir_problem(state_dir: Path, folders: tuple[tuple[str, Path], ...]) -> str | None:

@@ -99,3 +99,20 @@ def test_every_committed_sets_run_env_still_plans(plan):
     configs = json.loads(Path(plan).read_text())["run_configs"]
     for config in configs.values() if isinstance(configs, dict) else configs:
         check_code_paths({k: str(v) for k, v in (config.get("env") or {}).items()}, plan)
+
+
+@AS_ROOT
+def test_dot_dot_after_ones_own_link_into_another_users_folder_is_refused(tmp_path):
+    """`..` is taken by the kernel after the link (into the link target's parent), not as
+    text: `lk/../evil/g++` with `lk` one's own link into another user's folder is theirs."""
+    eve = tmp_path / "eve"
+    (eve / "sub").mkdir(parents=True, mode=0o755)
+    (eve / "evil").mkdir(mode=0o755)
+    for folder in (eve, eve / "sub", eve / "evil"):
+        os.chown(folder, 1001, 1001)
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o755)
+    (mine / "lk").symlink_to(eve / "sub")
+    says = refused({"CXX": f"{mine}/lk/../evil/g++"})
+    assert says.startswith(f"{WHERE}: CXX: '{mine}/lk/../evil/g++' leads to {eve / 'evil' / 'g++'}, which "), says
+    assert "belongs to uid 1001, another user" in says and says.endswith(TAIL), says

@@ -84,8 +84,17 @@ def _as_path(text: str, home: str | None, start: str) -> str | None:
 
 def code_path_problem(path: str) -> str | None:
     """Why another user could put what the run loads from `path` there, as a phrase after
-    the path; None when no one else can."""
-    absolute = Path(os.path.abspath(path))
+    the path; None when no one else can. Judged as written and where the kernel takes it:
+    `..` after a link leaves the link's target, not the folder the text names."""
+    problem = _problem_at(Path(os.path.abspath(path)))
+    resolved = Path(os.path.realpath(path))
+    if problem is None and resolved != Path(os.path.abspath(path)):
+        problem = _problem_at(resolved)
+        return f"leads to {resolved}, which {problem.removeprefix('is ')}" if problem else None
+    return problem
+
+
+def _problem_at(absolute: Path) -> str | None:
     try:
         refuse_foreign_links(absolute, reading=True)
     except OSError as exc:

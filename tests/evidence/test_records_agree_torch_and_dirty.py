@@ -5,26 +5,13 @@ Each edit below, with the manifest and the page made again, passed verify when o
 code's commit was compared: the page then showed what environment.json was edited to say."""
 
 import json
-import shutil
 
-import pytest
-from set_copies import copy_committed_set, made_current
+from set_copies import made_current
 
 from sacscale.evidence.verify import verify
 
 SET = "h200x1_shared_short"
 RUN = "shared_r1_n1_pool7"
-
-
-@pytest.fixture(scope="module")
-def current(tmp_path_factory):
-    return made_current(copy_committed_set(tmp_path_factory.mktemp("current"), SET))
-
-
-@pytest.fixture
-def work(current, tmp_path):
-    shutil.copytree(current.parent.parent, tmp_path / "repo")
-    return tmp_path / "repo" / "results" / SET
 
 
 def edit_environment(root, edit) -> None:

@@ -5,10 +5,8 @@ en dash in `0–1` passed a set whose runs pinned 16 CPUs). Each edit below, wit
 and the page made again, passed verify before."""
 
 import json
-import shutil
 
-import pytest
-from set_copies import copy_committed_set, made_current
+from set_copies import made_current
 
 from sacscale.evidence.shared_facts import cpu_findings, pool_findings
 from sacscale.evidence.verify import verify
@@ -16,17 +14,6 @@ from sacscale.evidence.verify import verify
 SET = "h200x1_shared_short"
 RUN = "shared_r1_n1_pool7"
 LAYOUT = "CPU CORE SOCKET NODE\n  0 0 0 0\n  1 1 0 0\n"
-
-
-@pytest.fixture(scope="module")
-def current(tmp_path_factory):
-    return made_current(copy_committed_set(tmp_path_factory.mktemp("current"), SET))
-
-
-@pytest.fixture
-def work(current, tmp_path):
-    shutil.copytree(current.parent.parent, tmp_path / "repo")
-    return tmp_path / "repo" / "results" / SET
 
 
 def record_problems_after(root, rel, edit) -> list[str]:

@@ -167,6 +167,8 @@ def deep_differences(stored, recomputed, path: str = "") -> tuple[list[str], lis
     problems: list[str] = []
     notes: list[str] = []
     where = path or "(top level)"
+    if stored is None and isinstance(recomputed, float) and not math.isfinite(recomputed):
+        return problems, notes  # records hold no NaN or inf: their writer stores null (sacscale.atomic)
     if isinstance(stored, dict) and isinstance(recomputed, dict):
         for key in recomputed:
             sub = f"{path}.{key}" if path else str(key)

@@ -135,14 +135,14 @@ def test_without_the_sets_commit_the_checkouts_presets_are_the_reference(tmp_pat
     root = REPO / "results" / SET
     plan = json.loads((root / "plan.json").read_text())
     env = json.loads((root / "environment.json").read_text())
-    problems, _ = preset_findings(root, plan, env, code_root=tmp_path)
+    problems, _, _ = preset_findings(root, plan, env, code_root=tmp_path)
     assert problems == [f"plan.json: description {plan['description'][:77] + '...'!r} is not preset h200x1_shared's "
                         "description in this checkout's workflow/presets.yaml (the set's commit 881e5c75bedf cannot "
                         "be read from its git history): 'Other words'"]
     (tmp_path / "workflow" / "presets.yaml").unlink()
     assert preset_findings(root, plan, env, code_root=tmp_path) == (
         [], [f"plan.json description: not compared with the preset's: no workflow/presets.yaml beside this code "
-             f"({tmp_path})"])
+             f"({tmp_path})"], [])
 
 
 def test_in_a_shallow_clone_a_missing_commit_is_not_compared(monkeypatch):
@@ -154,7 +154,7 @@ def test_in_a_shallow_clone_a_missing_commit_is_not_compared(monkeypatch):
     env = json.loads((root / "environment.json").read_text())
     assert preset_findings(root, plan, env) == (
         [], ["plan.json description: not compared with the preset's: the set's commit 881e5c75bedf is not in this "
-             "shallow clone's history (fetch it with --unshallow)"])
+             "shallow clone's history (fetch it with --unshallow)"], [])
 
 
 def test_a_run_configs_trainer_is_the_one_its_runs_command_ran(tmp_path):

@@ -17,15 +17,27 @@ CODE_ROOT = Path(__file__).resolve().parents[3]  # the checkout this code runs f
 GIT_TIMEOUT_S = 30
 
 
-def git_output(args: list[str], cwd: Path) -> str | None:
-    """git's output, or None where git is missing, fails or takes too long."""
-    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(cwd.parent)}  # outside a repository: no other repository
+# no hook, no file-system monitor: git reads the repository and writes no more than a
+# scratch index; nothing of the checkout's configuration runs a program of its own
+SAFE_CONFIG = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"]
+
+
+def git_run(args: list[str], cwd: Path, extra_env: dict[str, str] | None = None) -> tuple[int, str, str] | None:
+    """(git's exit status, stdout, stderr), or None where git is missing or takes too long."""
+    # outside a repository: no other repository
+    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(cwd.parent), **(extra_env or {})}
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT_S,
-                              env=env, check=False)
+        done = subprocess.run(["git", *SAFE_CONFIG, *args], cwd=cwd, capture_output=True, text=True, errors="replace",
+                              timeout=GIT_TIMEOUT_S, env=env, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return done.stdout if done.returncode == 0 else None
+    return done.returncode, done.stdout, done.stderr
+
+
+def git_output(args: list[str], cwd: Path) -> str | None:
+    """git's output, or None where git is missing, fails or takes too long."""
+    done = git_run(args, cwd)
+    return done[1] if done is not None and done[0] == 0 else None
 
 
 def is_shallow(code_root: Path) -> bool:

@@ -7,7 +7,8 @@ the set's recorded commit holds it (environment.json project.commit, read from t
 code's git history by sacscale.evidence.code_history), with the set's stored diff
 applied where its tree was dirty and the diff changes presets.yaml. Where that commit
 cannot be read (no git, or a checkout without it), the checkout's own presets.yaml is the
-reference, and the message says so; in a shallow clone, whose history stops short of most
+reference, and a note says so (a set planned with other words would pass or fail on
+today's); in a shallow clone, whose history stops short of most
 commits, it is not compared."""
 
 from __future__ import annotations
@@ -73,11 +74,16 @@ def reference_presets(root: Path, env: dict, code_root: Path = CODE_ROOT) -> tup
         return None, f"no {PRESETS} beside this code ({code_root})"
     why = (f"the set's commit {commit[:12]} cannot be read from its git history" if isinstance(commit, str)
            else "environment.json records no commit")
-    return current.read_text(encoding="utf-8"), f"this checkout's {PRESETS} ({why})"
+    return current.read_text(encoding="utf-8"), f"{FALLBACK}{PRESETS} ({why})"
 
 
-def preset_findings(root: Path, plan: dict, env: dict, code_root: Path = CODE_ROOT) -> tuple[list[str], list[str]]:
-    """(problems, what was not compared)."""
+FALLBACK = "this checkout's "  # how reference_presets names the checkout's own presets.yaml
+
+
+def preset_findings(root: Path, plan: dict, env: dict,
+                    code_root: Path = CODE_ROOT) -> tuple[list[str], list[str], list[str]]:
+    """(problems, what was not compared, notes): a note where the reference is not the
+    set's own commit's presets.yaml but this checkout's."""
     problems = []
     if isinstance(env.get("plan"), dict) and not same_value(env["plan"], plan):
         keys = sorted(k for k in set(env["plan"]) | set(plan) if not same_value(env["plan"].get(k), plan.get(k)))
@@ -85,21 +91,23 @@ def preset_findings(root: Path, plan: dict, env: dict, code_root: Path = CODE_RO
                         "verify-env stores the plan it checked")
     name, description = plan.get("preset"), plan.get("description")
     if not isinstance(name, str) or not isinstance(description, str):
-        return problems, []
+        return problems, [], []
     text, where = reference_presets(root, env, code_root)
     if text is None:
-        return problems, [f"plan.json description: not compared with the preset's: {where}"]
+        return problems, [f"plan.json description: not compared with the preset's: {where}"], []
+    notes = [f"plan.json description: compared with {where}, not with presets.yaml as the set's commit holds it"] \
+        if where.startswith(FALLBACK) else []
     try:
         presets = (yaml.safe_load(text) or {}).get("presets") or {}
     except (yaml.YAMLError, AttributeError):
-        return problems, [f"plan.json description: not compared with the preset's: {where} does not parse"]
+        return problems, [f"plan.json description: not compared with the preset's: {where} does not parse"], notes
     if not isinstance(presets.get(name), dict):
-        return problems + [f"plan.json: preset {name[:40]!r} is not a preset of {where}"], []
+        return problems + [f"plan.json: preset {name[:40]!r} is not a preset of {where}"], [], notes
     expected = preset_description(presets[name])
     if description != expected:
         problems.append(f"plan.json: description {_cut(description)!r} is not preset {name}'s description in "
                         f"{where}: {_cut(expected)!r}")
-    return problems, []
+    return problems, [], notes
 
 
 def _cut(text: str) -> str:

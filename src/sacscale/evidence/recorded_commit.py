@@ -6,6 +6,7 @@
   where git found no HEAD). Anything else (`HEAD`, a branch, upper-case hex, any text) is
   a problem in a set made by this code, a note in an older one: the page's rebuild line
   would check out whatever the reader's git makes of it.
+- its presence: in a set made by this code, null is a problem (null_commit_problems).
 - its time, where the git checkout verify runs from holds it (code_history): the code
   that ran existed before the runs began, so a commit committed after the earliest run
   start (or environment.json's `recorded_at`, taken before the runs) is a problem.
@@ -85,6 +86,21 @@ def _late_problems(recorded: list[tuple[str, object]], began: tuple[float, str] 
                             f"{began[1]}): the code that ran cannot be a commit made after it "
                             f"(clocks may differ by {COMMIT_SKEW_S / 3600:g} h)")
     return problems
+
+
+def null_commit_problems(recorded: list[tuple[str, object]], strict: bool) -> list[str]:
+    """In a set made by this code (`strict`), a commit recorded as null: verify-env records
+    `git rev-parse HEAD` of the checkout the pipeline runs from (the workflow is that
+    checkout's), null only in a repository without a single commit, whose code no commit
+    rebuilds. A null would switch off every check of the commit (its time, the stored diff
+    against it, the presets at it). An absent one is named with the other shared facts;
+    an older set's null stays as it was recorded."""
+    nulls = [field for field, value in recorded if value is None]
+    if not strict or not nulls:
+        return []
+    more = f" (and {len(nulls) - 1} more)" if len(nulls) > 1 else ""
+    return [f"{nulls[0]}{more}: null, but the pipeline records the commit its checkout ran (git rev-parse HEAD): "
+            "with none, no check of the commit runs and the page names no code to rebuild"]
 
 
 def commit_findings(recorded: list[tuple[str, object]], began: tuple[float, str] | None, made_here: bool,

@@ -33,7 +33,8 @@ from sacscale.evidence.shared_facts import opt as _opt
 from sacscale.evidence.record_fields import env_set_problems, meta_problems, model_problems
 from sacscale.evidence.pool_record import pool_record_problems
 from sacscale.evidence.preset_record import preset_findings
-from sacscale.evidence.recorded_commit import commit_findings, earliest_start
+from sacscale.evidence.recorded_commit import commit_findings, earliest_start, null_commit_problems
+from sacscale.evidence.stored_diff import diff_apply_findings
 from sacscale.evidence import scope
 from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification, get_field, load_json, same_value
 from sacscale.evidence.train_meta_record import train_meta_problems
@@ -259,9 +260,10 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
     made_here = strict and scope.format_of(root) >= scope.FORMAT  # as required_fields decides it
     _check_environment(root, env, result, strict, made_here)
     result.records += _probe_gpu_use(root, plan, env)
-    problems, not_compared = preset_findings(root, plan, env)
+    problems, not_compared, notes = preset_findings(root, plan, env)
     result.records += problems
     result.covered += not_compared
+    result.notes += notes
     if (root / "model.json").is_file():
         _check_model_record(root, load_json(root, "model.json"), plan, env, result)
     commits = [("environment.json project.commit", _opt(env, "project", "commit"))]
@@ -285,7 +287,7 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
                                                   strict)
     # the page tells its reader to check the commit out
     problems, notes = commit_findings(commits, earliest_start(_opt(env, "recorded_at"), starts), made_here)
-    result.records += problems
+    result.records += problems + null_commit_problems(commits, strict)
     result.notes += notes
 
 
@@ -326,7 +328,8 @@ def _check_environment(root: Path, env: dict, result: Verification, strict: bool
     probe = _optional_json(root, "correctness.json") if (root / "correctness.json").is_file() else None
     _agree(result, "set", set_facts(env, probe), strict)
     result.records += gpu_problems(env) + dirty_problems(env)
-    for problems, notes in (cpu_findings(env, made_here), diff_findings(root, env, made_here)):
+    for problems, notes in (cpu_findings(env, made_here), diff_findings(root, env, made_here),
+                            diff_apply_findings(root, env)):
         result.records += problems
         result.notes += notes
 

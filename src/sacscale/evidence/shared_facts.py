@@ -294,14 +294,39 @@ def _original(root: Path) -> tuple:
     return (original.get("bytes"), original.get("sha256")) if isinstance(original, dict) else (None, None)
 
 
+def _checkout_problems(project: dict, workdir: dict) -> list[str]:
+    """The pipeline runs from the checkout it imports its code from (the workflow is that
+    checkout's; sacscale.pipeline.environment project_state), so `project` and `workdir.git`
+    name one checkout at one commit. A path or commit that differs is an edit: the dirty
+    flags are compared only within one checkout, so an edited path would switch that off.
+    The exception: `project.repository` false, code imported from an installed copy outside
+    any checkout (an older set's record, or a copy that differs from the checkout,
+    `installed_copy_of`); its path is the copy's and it has no commit (named where a set
+    made by this code lacks one)."""
+    if project.get("repository") is False or workdir.get("repository") is not True:
+        return []
+    return [f"set: code checkout: environment.json project.{key} {_brief(project.get(key))} is not "
+            f"workdir.git.{key} {_brief(workdir.get(key))}: the pipeline runs from the checkout it imports its "
+            "code from, so both name one checkout"
+            for key in ("path", "commit") if not same_value(project.get(key), workdir.get(key))]
+
+
+def _brief(value) -> str:
+    """A path or commit as a message shows it: a commit id by its first 12 digits."""
+    return repr(value[:12]) if isinstance(value, str) and re.fullmatch(r"[0-9a-f]{40}", value) else _shown(value)
+
+
 def dirty_problems(env: dict) -> list[str]:
     """environment.json reads the checkout's git state twice (sacscale.pipeline.environment
-    git_state): for the code (`project`) and for the working directory (`workdir.git`); of
-    one checkout at one commit, both say whether it differs from the commit."""
+    git_state): for the code (`project`) and for the working directory (`workdir.git`); one
+    checkout at one commit (_checkout_problems), both say whether it differs from the commit.
+    Called for sets made by the pipeline (with a plan.json) only."""
     project, workdir = opt(env, "project"), opt(env, "workdir", "git")
-    if not isinstance(project, dict) or not isinstance(workdir, dict) \
-            or (project.get("path"), project.get("commit")) != (workdir.get("path"), workdir.get("commit")):
+    if not isinstance(project, dict) or not isinstance(workdir, dict):
         return []
+    problems = _checkout_problems(project, workdir)
+    if problems or (project.get("path"), project.get("commit")) != (workdir.get("path"), workdir.get("commit")):
+        return problems
     if isinstance(project.get("dirty"), bool) and isinstance(workdir.get("dirty"), bool) \
             and project["dirty"] != workdir["dirty"]:
         return [f"set: code dirty: environment.json project.dirty says {project['dirty']}, workdir.git.dirty says "

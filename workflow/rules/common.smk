@@ -279,7 +279,7 @@ def model_file():
 def train_args(wildcards):
     """Everything after `--` for the run wrapper, shell-quoted."""
     run = PLAN.run(wildcards.run)
-    cmd = runplan.train_command(PLAN, run, f"{RESULTS}/runs/.{run.name}.partial", model_file())
+    cmd = runplan.train_command(PLAN, run, runplan.work_folder(PLAN.run_set, run.name), model_file())
     return shlex.join(cmd)
 
 

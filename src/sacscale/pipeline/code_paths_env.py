@@ -10,8 +10,10 @@ is judged at planning time, before an interpreter is started with them (a
 that others could swap entries in: the path and every folder above it. One not made yet is
 judged by the folder it would be made in, where any user who may make entries there could
 make it first. A relative path (one with a `/`: `./x`, `../x`, `a/b`) is judged where the run
-starts it: the trainer starts in Snakemake's working folder, where planning runs; a bare word
-(`g++`) is a command looked up on PATH, which is judged itself."""
+starts it: the trainer starts in Snakemake's working folder, where planning runs, and the
+reference trainer in its run's work folder (run_config gives both); a bare word (`g++`) is a
+command looked up on PATH, which is judged itself, unless an option names a file by it
+(`-include x.h`, `@opts`)."""
 
 from __future__ import annotations
 
@@ -45,16 +47,33 @@ CODE_PATH_ENV = {
 READS_WHAT_IT_NAMES = "the run reads or runs what it names"
 # judged by a rule of their own: refused whatever they name, or judged as temporary folders
 JUDGED_ELSEWHERE = frozenset({*FOREIGN_CODE_ENV, *TEMPORARY_FOLDER_ENV})
-_SHORT_OPTION = re.compile(r"-[A-Za-z](?=[/~]|\.\.?/)")  # a compiler's -I/path, -L../lib, -B./bin
+_SHORT_OPTION = re.compile(r"-[A-Za-z](?=[/~]|\.\.?/)")  # an option's letter before a path: -X/x, -B./bin
+
+# gcc's (and the linker's) options naming a path in their next word (`-isystem /x`) or after
+# `=` (`--sysroot=/x`): a bare word there (`-include x.h`) is a file in the start folder
+PATH_OPTIONS = frozenset({
+    "-B", "-I", "-L", "-T", "-include", "-imacros", "-isystem", "-idirafter", "-iquote", "-iprefix",
+    "-iwithprefix", "-iwithprefixbefore", "-isysroot", "--sysroot", "-specs", "--specs",
+    "-rpath", "--rpath", "-rpath-link", "--rpath-link", "-plugin", "--plugin", "-dynamic-linker", "--dynamic-linker",
+})
+# ... and those gcc also takes joined (`-I/x`, `-isystem/x`), longest first; not -B or -T,
+# whose joined forms are also the linker's flags (-Bstatic, -Ttext=0)
+JOINED_PATH_OPTIONS = ("-iwithprefixbefore", "-iwithprefix", "-idirafter", "-isysroot", "-isystem", "-iprefix",
+                       "-imacros", "-include", "-iquote", "-I", "-L")
+# words gcc hands on to the tool it starts: a comma list (`-Wl,-rpath,/x`) or the next word
+# (`-Xlinker /x`); `-wrapper`'s next word is the list of the program it starts everything under
+PASSED_ON_LISTS = ("-Wl,", "-Wa,", "-Wp,")
+PASSED_ON_WORD = frozenset({"-Xlinker", "-Xassembler", "-Xpreprocessor"})
+LIST_IN_NEXT_WORD = frozenset({"-wrapper"})
 
 
 def named_paths(value: str, home: str | None = None, start: str | None = None) -> list[str]:
     """The absolute paths `value` names: itself, or each entry of a ':'-separated list
-    (`file:///x` gives /x), each word of a command with arguments (`ccache /x/g++`), the
-    path after an option's `=` or `-I`; a `~` path expanded with `home` (the run's own HOME,
-    where its env sets one); a relative one with a `/` joined to `start` (default: this
-    process's working folder, where the run starts). A value naming no path (`0`, `INFO`,
-    `0,1`, a bare word) gives none."""
+    (`file:///x` gives /x), each word of a command with arguments (`ccache /x/g++`), a
+    compiler option's path (`-I/x`, `-isystem /x`, `--sysroot=x`, `@opts`, the items of
+    `-Wl,-rpath,/x`); a `~` path expanded with `home` (the run's own HOME, where its env sets
+    one); a relative one joined to `start` (default: this process's working folder, where the
+    run starts). A value naming no path (`0`, `INFO`, `0,1`, `-O2`, a bare word) gives none."""
     start = start or os.getcwd()
     found = []
     for entry in value.split(":"):
@@ -62,22 +81,64 @@ def named_paths(value: str, home: str | None = None, start: str | None = None) -
         if whole is not None and os.path.lexists(whole):  # a path with blanks in it, there already
             found.append(whole)
             continue
-        for word in entry.split():
-            word = _SHORT_OPTION.sub("", word.rpartition("=")[2], count=1)
-            path = _as_path(word, home, start)
+        for text, named in _path_texts(_handed_on(entry.split())):
+            path = _as_path(text, home, start, bare=named)
             if path is not None:
                 found.append(path)
     return found
 
 
-def _as_path(text: str, home: str | None, start: str) -> str | None:
+def _handed_on(words: list[str]):
+    """The words, with those gcc hands on to another tool in their place (`-Wl,a,b` as `a b`,
+    `-Xlinker a` as `a`): the linker reads options from them as gcc does from its own."""
+    words = iter(words)
+    for word in words:
+        listed = next((p for p in PASSED_ON_LISTS if word.startswith(p)), None)
+        if listed:
+            yield from word.removeprefix(listed).split(",")
+        elif word in PASSED_ON_WORD:
+            yield next(words, "")
+        elif word in LIST_IN_NEXT_WORD:
+            yield from next(words, "").split(",")
+        else:
+            yield word
+
+
+def _path_texts(words):
+    """(text, named) for each text of the words that may be a path: named where an option or
+    `@` says it is one (a bare `opts` too), else a path only where it looks like one."""
+    takes_next = False
+    for word in words:
+        if takes_next and not word.startswith("-"):
+            yield word, True
+        else:
+            yield _in_word(word)
+        takes_next = word in PATH_OPTIONS
+
+
+def _in_word(word: str) -> tuple[str, bool]:
+    if word.startswith("@"):  # gcc and the linker read more options from that file
+        return word[1:], True
+    if "=" in word:  # the path after the last `=`: a bare one where the option takes a path
+        return word.rpartition("=")[2], word.partition("=")[0] in PATH_OPTIONS
+    if not word.startswith("-"):
+        return word, False
+    joined = next((o for o in JOINED_PATH_OPTIONS if word.startswith(o) and word != o), None)
+    if joined:
+        return word.removeprefix(joined), True
+    return _SHORT_OPTION.sub("", word, count=1), False
+
+
+def _as_path(text: str, home: str | None, start: str, bare: bool = False) -> str | None:
+    """The absolute path `text` names; a bare word (`g++`, `INFO`) only where `bare` says an
+    option names a file by it."""
     if text.startswith("/"):
         return "/" + text.lstrip("/")  # `///x`, as a file URL leaves it, is /x
     if text == "~" or text.startswith("~/"):
         return _as_path((home or os.path.expanduser("~")) + text[1:], None, start)  # a relative HOME too
     if text.startswith("~") and (expanded := os.path.expanduser(text)) != text:  # ~user/...
         return expanded
-    if "/" in text:  # `../x` from the run's folder: kept unnormalised, so the message shows both
+    if "/" in text or (bare and text):  # `../x` from the run's folder: kept unnormalised, so the message shows both
         return os.path.join(start, text)
     return None  # a word, a number: not a path
 
@@ -116,12 +177,14 @@ def _problem_at(absolute: Path) -> str | None:
     return None
 
 
-def check_code_paths(env: dict, where: str) -> None:
+def check_code_paths(env: dict, where: str, starts: tuple[str, ...] = ()) -> None:
     """PlanError naming the first variable of a run's `env` (in name order) that names a
-    path another user could put code or files at."""
+    path another user could put code or files at; a relative path is judged from each of
+    `starts`, the folders the run's processes start in (default: this one)."""
     home = env.get("HOME") or None
     for name in sorted(set(env) - JUDGED_ELSEWHERE):
-        for path in named_paths(str(env[name]), home):
+        value = str(env[name])
+        for path in dict.fromkeys(p for start in starts or (None,) for p in named_paths(value, home, start)):
             problem = code_path_problem(path)
             if problem:
                 what = CODE_PATH_ENV.get(name, READS_WHAT_IT_NAMES)

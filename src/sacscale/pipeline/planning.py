@@ -27,6 +27,7 @@ from sacscale.pipeline.plan_values import (
     shown,
 )
 from sacscale.pipeline.preset_choice import NAMED, asked_once, choose_preset
+from sacscale.pipeline.run_commands import work_folder
 from sacscale.pipeline.run_config import resolve_run_config
 
 MAX_ORDER = 64  # run configurations a repeat
@@ -56,7 +57,9 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
     entries, defaults = _run_entries(preset, config, name)
     order = _order(preset, config, name, entries)
     cpu_host = host if check_host else None
-    run_configs = {n: resolve_run_config(n, entries[n][0], defaults, entries[n][1], cpu_host) for n in order}
+    run_configs = {n: resolve_run_config(n, entries[n][0], defaults, entries[n][1], cpu_host,
+                                         [work_folder(run_set, _run_name(prefix, k, n)) for k in range(1, repeats + 1)])
+                   for n in order}
     _check_log_points(run_configs, iterations)
     pairs = _pairs(preset, config, name, order, run_configs)
     probe = _probe(preset, config)
@@ -338,11 +341,15 @@ def _schedule(preset: dict, config: dict, name: str) -> str:
     return schedule
 
 
+def _run_name(prefix: str, repeat: int, config: str) -> str:
+    return f"{prefix}_r{repeat}_{config}"
+
+
 def _runs(prefix: str, order: list[str], repeats: int, seed: int, schedule: str) -> list[Run]:
     """The runs in execution order; both configurations of repeat k run with the same seed
     (paired repeats)."""
     runs = []
     for k in range(1, repeats + 1):
         for c in repeat_order(order, k, schedule):
-            runs.append(Run(name=f"{prefix}_r{k}_{c}", config=c, repeat=k, seed=seed + k - 1, index=len(runs)))
+            runs.append(Run(name=_run_name(prefix, k, c), config=c, repeat=k, seed=seed + k - 1, index=len(runs)))
     return runs

@@ -4,6 +4,7 @@ into a `RunConfig`."""
 
 from __future__ import annotations
 
+import os
 import re
 
 from sacscale.cpus import first_overlap, format_cpu_list
@@ -37,9 +38,11 @@ from sacscale.pipeline.plan_values import (
 from sacscale.pipeline.temporary_env import check_temporary_folders
 
 
-def resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host: Host | None) -> RunConfig:
+def resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host: Host | None,
+                       work_folders: list[str] | None = None) -> RunConfig:
     """The checked run configuration `name` (from `origin`: "config" or a preset's name).
-    `host`: the machine whose CPUs the pools must name; None skips that check."""
+    `host`: the machine whose CPUs the pools must name; None skips that check.
+    `work_folders`: the folders its runs train into (relative to this one)."""
     def where(field: str = "") -> str:
         return config_key(origin, f"run_configs.{name}" + (f".{field}" if field else ""))
 
@@ -50,7 +53,7 @@ def resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host
     devices, ranks, kind = _devices(merged, where)
     pools = _cpu_pools(merged.get("cpu_pools", "auto"), devices, len(ranks), host, where)
     _check_visible_devices(merged.get("cuda_visible_devices"), ranks, kind, where("cuda_visible_devices"))
-    _check_sizes(merged, where)
+    _check_sizes(merged, where, _start_folders(merged, work_folders or []))
     trainer = merged.get("trainer") or "sacscale"
     if trainer == "sacscale":
         check_batch_fits_replay(merged, where)  # ours; the reference sizes its own replay
@@ -239,7 +242,18 @@ COMPILE_OFF_ENV = frozenset({"TORCHDYNAMO_DISABLE", "TORCH_COMPILE_DISABLE"})
 THREAD_COUNT_ENV = frozenset({"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"})
 
 
-def _check_sizes(merged: dict, where) -> None:
+def _start_folders(merged: dict, work_folders: list[str]) -> tuple[str, ...]:
+    """The folders the run's processes start in, where its env's relative paths are taken:
+    the trainer's command starts in this one (Snakemake's working folder, where planning
+    runs), and the reference trainer's own interpreter in its run's work folder (as
+    train-reference starts it, for Hydra's job log), each repeat's own."""
+    here = os.getcwd()
+    if (merged.get("trainer") or "sacscale") != "unilab":
+        return (here,)
+    return (here, *(os.path.join(here, folder) for folder in work_folders))
+
+
+def _check_sizes(merged: dict, where, starts: tuple[str, ...]) -> None:
     """Sizes within their bounds, and environment variable names the shell takes."""
     positive_int(merged.get("num_envs"), where("num_envs"), maximum=MAX_NUM_ENVS)
     positive_int(merged.get("log_every"), where("log_every"))
@@ -266,7 +280,7 @@ def _check_sizes(merged: dict, where) -> None:
         if not (value.isascii() and value.isdigit() and 0 < int(value) <= MAX_CPU_ID + 1):
             raise PlanError(f"{where('env')}: {name} must be a whole number of threads in [1, {MAX_CPU_ID + 1}], "
                             f"got {shown(value)}")
-    check_code_paths(merged["env"], where("env"))  # before an interpreter is started with them
+    check_code_paths(merged["env"], where("env"), starts)  # before an interpreter is started with them
     check_interpreter_env(merged["env"], where("env"))
     check_temporary_folders(merged["env"], where("env"))
 

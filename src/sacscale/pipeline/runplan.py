@@ -65,6 +65,7 @@ from sacscale.pipeline.run_commands import (
     resolved_run,
     run_environment,
     train_command,
+    work_folder,
 )
 
 __all__ = [
@@ -72,5 +73,5 @@ __all__ = [
     "SCHEDULES", "TRAINERS", "Host", "Plan", "PlanError", "Run", "RunConfig", "check_config", "check_override",
     "check_reference_override", "check_state_folder", "check_trainer_values", "config_error_line",
     "config_error_message", "describe_run", "reference_command", "repeat_order", "resolve", "resolved_run",
-    "run_environment", "train_command", "visible_cuda_devices",
+    "run_environment", "train_command", "visible_cuda_devices", "work_folder",
 ]

@@ -1,0 +1,79 @@
+"""The paths a compiler's options name in a run env are judged like any other. Before: only
+a word that was a path itself, or the text after an option's `=` or letter, was read, so
+`env: {CXX: "g++ @/home/eve/opts"}` planned, and gcc read its options from eve's file (a
+`-wrapper` or `-B` there ran eve's script as root); `-Wl,-rpath,/x` (a linker's comma list)
+and `-wrapper /x,...` named no path, and a bare word after an option taking a file
+(`-include x.h`, `--sysroot=sys`, `@opts`) was taken for a command. Now an option taking a
+path in its next word, joined or after `=`, an `@file`, and the items of what gcc hands on to
+the linker, assembler or preprocessor (`-Wl,`, `-Xlinker`) are each read as a path."""
+
+import os
+
+import pytest
+
+from sacscale.pipeline.code_paths_env import check_code_paths, named_paths
+from sacscale.pipeline.runplan import Host, PlanError, resolve
+from tests.workflow.test_config_run_env_any_path import PRESETS, TAIL, WHERE
+
+CPU_BOX = Host(cuda_devices=0, cpus=frozenset(range(2)))
+AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="another user's folder is made by root (chown)")
+CXX_WHY = "torch.compile starts it as its C++ compiler"
+OPEN_WHY = "is inside {}, which is writable by other users without the sticky bit (mode 0777)"
+
+
+def refused(env) -> str:
+    with pytest.raises(PlanError) as info:
+        resolve({"preset": "cpu", "run_defaults": {"env": env}}, PRESETS, CPU_BOX)
+    return str(info.value)
+
+
+@pytest.fixture
+def open_folder(tmp_path):
+    path = tmp_path / "open"
+    path.mkdir()
+    path.chmod(0o777)
+    return path
+
+
+@AS_ROOT
+def test_an_options_file_in_another_users_folder_is_refused(tmp_path):
+    eve = tmp_path / "eve"
+    eve.mkdir(mode=0o755)
+    os.chown(eve, 1001, 1001)
+    assert refused({"CXX": f"g++ @{eve}/opts"}) == (
+        f"{WHERE}: CXX: '{eve}/opts' is inside {eve}, which belongs to uid 1001, another user; {CXX_WHY}, {TAIL}")
+
+
+# the separate-word absolute forms (`-isystem /x`) were judged before as words of their own:
+# kept here so that reading options never loses them
+@pytest.mark.parametrize("form", [
+    "g++ @{}", "g++ -Wl,-rpath,{}", "g++ -Wl,--rpath,{}", "g++ -Wl,-rpath={}", "g++ -Wl,@{}", "g++ -Wa,-I,{}",
+    "g++ -wrapper {},-q", "g++ -Xlinker {}", "g++ -Xlinker -rpath={}", "g++ -iprefix {}", "g++ -isystem {}",
+    "g++ -idirafter {}", "g++ -include {}", "g++ -imacros {}", "g++ -iquote {}", "g++ --sysroot {}",
+    "g++ --sysroot={}", "g++ -specs={}", "g++ -fplugin={}", "g++ -B {}", "g++ -B{}", "g++ -isystem{}",
+])
+def test_a_path_a_compiler_option_names_is_judged(open_folder, form):
+    path = open_folder / "x"
+    assert refused({"CXX": form.format(path)}) == (
+        f"{WHERE}: CXX: '{path}' {OPEN_WHY.format(open_folder)}; {CXX_WHY}, {TAIL}")
+
+
+@pytest.mark.parametrize("form", [
+    "g++ @x", "g++ -include x", "g++ -isystem x", "g++ -iquote x", "g++ -isystemx", "g++ -Ix", "g++ -Lx",
+    "g++ --sysroot x", "g++ --sysroot=x", "g++ -specs=x", "g++ -B x", "g++ -Wl,-rpath,x", "g++ -Wl,-rpath=x",
+    "g++ -Xlinker -rpath -Xlinker x", "g++ -Wl,@x",
+])
+def test_a_bare_file_an_option_names_is_judged_in_the_start_folder(open_folder, monkeypatch, form):
+    monkeypatch.chdir(open_folder)  # where the trainer starts, and gcc takes `x` from
+    assert refused({"CXX": form}) == (
+        f"{WHERE}: CXX: '{open_folder}/x' {OPEN_WHY.format(open_folder)}; {CXX_WHY}, {TAIL}")
+
+
+def test_options_naming_no_path_name_none(tmp_path):
+    for value in ("-O2", "-march=native -g -DNDEBUG", "g++ -O3 -lm", "-Wl,-O1,--as-needed,-Bstatic",
+                  "-fplugin=annobin", "-Xlinker -Bsymbolic", "0", "INFO", "-wrapper gdb,--args"):
+        assert named_paths(value, start="/s") == [], value
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o700)
+    check_code_paths({"CXX": f"g++ @{mine}/opts -Wl,-rpath,{mine} -isystem {mine} --sysroot={mine}",
+                      "CXXFLAGS": "-O2 -march=native"}, WHERE)

@@ -20,6 +20,7 @@ from pathlib import Path
 from sacscale import __version__
 from sacscale.atomic import others_can_swap
 from sacscale.commands import BadInput
+from sacscale.commands._finished_sets import finished_set_problem
 from sacscale.eval.gl_backend import GLBackendError, check_mujoco_gl
 from sacscale.stopping import Interrupted, raised_as_interrupted
 from sacscale.usage import UsageParser
@@ -156,6 +157,7 @@ def _main(argv: list[str]) -> int:
     _refuse_folder_names(cmd_parser, args)
     _refuse_system_outputs(cmd_parser, args)
     _refuse_committed_outputs(cmd_parser, args)
+    _refuse_finished_set_outputs(name, cmd_parser, args)
     if name not in _OWN_FOLDER_CHECK:
         _refuse_shared_outputs(cmd_parser, args)
     if name in _MUJOCO_IN_CHILDREN and (gl_problem := _gl_problem()):
@@ -275,6 +277,15 @@ def _refuse_committed_outputs(parser: argparse.ArgumentParser, args: argparse.Na
             parser.error(f"argument {option}: {value} is inside {run_set.parent.name}/"
                          f"{run_set.name}, a committed run set (git tracks it), whose evidence is not rewritten "
                          "or added to; write outside it")
+
+
+def _refuse_finished_set_outputs(name: str, parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """An output inside a finished run set's evidence (its manifest made) is refused, whatever
+    the command (sacscale.commands._finished_sets)."""
+    for option, value, folder in _given_outputs(parser, args):
+        problem = finished_set_problem(name, option, value, folder)
+        if problem:
+            parser.error(f"argument {option}: {problem}")
 
 
 # output options that name a folder the command fills (the others name a file)

@@ -171,7 +171,8 @@ def test_a_misspelt_run_to_keep_is_refused_before_any_policy_moves(work, tmp_pat
     proc = sacscale_main(*cmd, "--keep-best", tmp_path / "missing.json")
     assert proc.returncode == 2 and "--keep-best: evaluation" in proc.stderr and "BadInput" not in proc.stderr
     proc = sacscale_main("manifest", str(work), "--scope", "--keep-policies", "--left-out-dir", work / "runs")
-    assert proc.returncode == 2 and "inside the set" in proc.stderr
+    # the set is finished (its manifest made): the rule for every command's output refuses it first
+    assert proc.returncode == 2 and f"is inside results/{SET}, a finished run set" in proc.stderr, proc.stderr
     assert (work / "runs" / R1 / "checkpoints" / "final.pt").is_file()
     assert (work / "runs" / R2 / "checkpoints" / "final.pt").is_file() and not (tmp_path / "left_out").exists()
 

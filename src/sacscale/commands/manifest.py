@@ -79,6 +79,7 @@ def _write_scope(args: argparse.Namespace) -> None:
                 raise BadInput(f"--keep-best: the best-evaluated run {best} is no run under {root}/runs "
                                "(evaluations of another set?)")
             keep.add(best)
+        _refuse_moving_the_best(root, keep, best if args.keep_best else None)
         try:
             left_out = scope.leave_out_policies(root, keep, dest)
         except scope.LeftOutTaken as exc:  # the user's choice of folder: a usage error, nothing moved
@@ -89,6 +90,23 @@ def _write_scope(args: argparse.Namespace) -> None:
         raise ManifestError(str(exc)) from None
     for entry in kept["left_out"]:
         say(f"left out by design: {entry['path']} (sha256 {entry['sha256'][:12]}...): {entry['why']}")
+
+
+def _refuse_moving_the_best(root: Path, keep: set[str], chosen: str | None) -> None:
+    """BadInput, before any policy moves, where the set's best run (verify's judgement) would
+    lose its policy: evaluations given to --keep-best other than the set's own chose another
+    run, and verify named the moved policy only afterwards."""
+    moved = scope.best_policy_to_move(root, keep)
+    if moved is None:
+        return
+    run, why = moved
+    policy = (Path("runs") / run / scope.POLICY).as_posix()
+    if chosen is not None:
+        raise BadInput(f"--keep-best: {policy} would move out of the set, but {run} is {why}, while the "
+                       f"evaluations given chose {chosen}: give the set's own evaluations (eval/*.json); "
+                       "nothing was moved")
+    raise BadInput(f"--keep-policies: {policy} would move out of the set, but {run} is {why}, whose policy "
+                   "the set keeps: name it too (or give --keep-best); nothing was moved")
 
 
 def _best_run(paths: list[str]) -> str:

@@ -119,8 +119,10 @@ def run_set_inputs(results: Path, output_dir: str | None) -> dict:
     out = Path(output_dir) if output_dir else reports
     refuse_links(out, out / "figures")
     refuse_shared(out, out / "figures")
-    if out.resolve() == reports.parent.resolve():
-        raise Refused(f"--output-dir {output_dir}: the folder of every run set's report (reports/); this set's "
+    # the folders of every set's report and evidence: the report would lie among the sets
+    held = {reports.parent.resolve(): "report (reports/)", results.resolve().parent: "evidence (results/)"}
+    if out.resolve() in held:
+        raise Refused(f"--output-dir {output_dir}: the folder of every run set's {held[out.resolve()]}; this set's "
                       f"report goes to reports/{name}/ or a folder of its own")
     if out.resolve().is_relative_to(results.resolve()):  # its files would be extra to the evidence verify reads
         raise Refused(f"--output-dir {output_dir}: inside the run set {results}, whose evidence the report is made "

@@ -194,6 +194,16 @@ def _best_left_out(root: Path, scope: dict) -> list[str]:
             "run's policy (manifest --scope --keep-best)" for run, why in best.items() if run in runs]
 
 
+def best_policy_to_move(root: Path, keep: set[str]) -> tuple[str, str] | None:
+    """(run, what names it the best) of a best run (as verify judges it: _best_left_out) whose
+    policy is in the set but not among the `keep` runs: leaving it out would fail the set's
+    verification, so it is found before any policy moves."""
+    for run, why in best_runs(root, reports_of(root)).items():
+        if run not in keep and (root / "runs" / run / POLICY).is_file():
+            return run, why
+    return None
+
+
 def started_since(root: Path, when: str) -> tuple[str, str] | None:
     """(run, started_at) of a run of the set that started after `when`, if any."""
     since = datetime.fromisoformat(when)

@@ -14,8 +14,8 @@ from sacscale.evidence.verify import verify
 def _planned(root, **evaluation) -> None:
     """plan.json's evaluation (and environment.json's copy of the plan) changed to `evaluation`:
     the set's evaluations, all alike and all consistent, now ran another size than planned."""
-    for rel, plan_of in (("plan.json", lambda r: r), ("environment.json", lambda r: r["plan"])):
-        edit_record(root, rel, lambda r: plan_of(r)["evaluation"].update(evaluation))
+    edit_record(root, "plan.json", lambda plan: plan["evaluation"].update(evaluation))
+    edit_record(root, "environment.json", lambda env: env["plan"]["evaluation"].update(evaluation))
     remake_manifest(root)
 
 
@@ -61,10 +61,15 @@ def test_an_older_plan_is_held_to_the_default_of_its_device(tmp_path):
                 "rule then passed 2.0 for its device") in records, records
 
 
+def _without_devices(plan: dict) -> None:
+    for rc in plan["run_configs"].values():
+        rc.pop("device_kind")
+
+
 def test_an_older_plan_without_devices_is_noted_not_compared(tmp_path):
     root = copy_committed_set(tmp_path, "h200x1_shared_short")
-    edit_record(root, "plan.json", lambda p: [rc.pop("device_kind") for rc in p["run_configs"].values()])
-    edit_record(root, "environment.json", lambda env: [rc.pop("device_kind") for rc in env["plan"]["run_configs"].values()])
+    edit_record(root, "plan.json", _without_devices)
+    edit_record(root, "environment.json", lambda env: _without_devices(env["plan"]))
     remake_manifest(root)
     result = verify(root)
     assert not any("plan.json records no evaluation" in p for p in result.records), result.records

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from sacscale.evidence.eval_protocol import unrecorded_evaluation
 from sacscale.report.build import write_report
 from sacscale.report.page_format import PAGE_FORMAT
 from sacscale.report.set_inputs import set_inputs
@@ -35,8 +36,10 @@ def edit_text(path: Path, old: str, new: str) -> None:
 
 def made_current(root: Path) -> Path:
     """The copy `root` as a set made by this code: its evidence.json records this code's
-    page format, its manifest is made again, and its report is written again by this
-    report stage (in the pipeline's order: manifest, then report). Returns root."""
+    page format, its plan (plan.json and environment.json's copy) records the evaluation's
+    size as planning now does, its manifest is made again, and its report is written again by
+    this report stage (in the pipeline's order: manifest, then report). Returns root."""
+    record_evaluation_size(root)
     scope_file = root / "evidence.json"
     scope = json.loads(scope_file.read_text())
     scope_file.write_text(json.dumps({**scope, "report_page": PAGE_FORMAT}))
@@ -45,6 +48,18 @@ def made_current(root: Path) -> Path:
     write_report(output_md=reports / "report.md", output_html=reports / "report.html", figures_dir=reports / "figures",
                  **set_inputs(root, reports))
     return root
+
+
+def record_evaluation_size(root: Path) -> None:
+    """plan.json and environment.json's plan with `evaluation`, the size the set's
+    evaluations ran with (the default of its time, by its device)."""
+    plan = json.loads((root / "plan.json").read_text())
+    if "evaluation" in plan:
+        return
+    evaluation = unrecorded_evaluation(plan)
+    assert evaluation is not None, "the plan's run configurations name no device"
+    (root / "plan.json").write_text(json.dumps({**plan, "evaluation": evaluation}, indent=1))
+    edit_record(root, "environment.json", lambda env: env["plan"].update(evaluation=evaluation))
 
 
 def remake_manifest(root: Path) -> None:

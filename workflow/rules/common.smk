@@ -193,13 +193,11 @@ def reference_input(wildcards):
 
 
 def eval_args():
-    """sacscale evaluate's protocol flags: the config's, else by where the runs train
-    (GPU: the full 8 envs x 20 s; CPU: 1 env x 2 s, the tiny policies a CPU set learns)."""
-    cfg = config.get("evaluation", {})
-    on_gpu = any(rc.device_kind == "cuda" for rc in PLAN.run_configs.values())
-    envs = cfg.get("envs_per_command") or (8 if on_gpu else 1)
-    seconds = cfg.get("seconds") or (20 if on_gpu else 2)
-    return f"--envs-per-command {envs} --seconds {seconds}"
+    """sacscale evaluate's protocol flags: the plan's evaluation (planning resolved the
+    config's or the default by where the runs train: sacscale.pipeline.evaluation_size)."""
+    from sacscale.pipeline.evaluation_size import evaluate_flags
+
+    return evaluate_flags(PLAN.evaluation)
 
 
 def figure_paths():

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sacscale.analysis.events import EVENT_FILE_LIMIT
-from sacscale.evidence.eval_protocol import protocol_problems, shared_problems
+from sacscale.evidence.eval_protocol import planned_size_problems, protocol_problems, shared_problems
 from sacscale.evidence.eval_record import evaluation_problems
 from sacscale.evidence.eval_run import run_findings
 from sacscale.evidence.eval_stand_still import stand_still_problems
@@ -312,10 +312,11 @@ def check_evaluation_model(rel: str, ev: dict, model_sha: str | None, out: Findi
 
 
 def check_evaluations(root: Path, runs: list[str], model_sha: str | None, iterations: int | None,
-                      left_out: dict[str, str], out: Findings, by_name: bool = True) -> None:
+                      left_out: dict[str, str], out: Findings, by_name: bool = True, plan: dict | None = None) -> None:
     """Every eval/*.json evaluates the policy of a run of the set. `by_name` (sets made by
     the pipeline): eval/<run>.json must be run <run>'s; hand-made sets may hold several
-    evaluations of one run under other names, each still bound by its checkpoint path."""
+    evaluations of one run under other names, each still bound by its checkpoint path.
+    `plan`: the set's plan.json, whose evaluation size every evaluation ran with."""
     eval_dir = root / "eval"
     if not eval_dir.is_dir():
         return
@@ -341,6 +342,10 @@ def check_evaluations(root: Path, runs: list[str], model_sha: str | None, iterat
             out.absent(text)
     if by_name:  # the pipeline evaluates every run of a set alike
         out.problems += shared_problems(read)
+    if by_name and isinstance(plan, dict) and read:
+        problems, notes = planned_size_problems(read, plan)
+        out.problems += problems
+        out.notes += notes
 
 
 def _evaluated_run(ev: dict) -> str | None:

@@ -110,3 +110,53 @@ def shared_problems(evaluations: dict[str, dict]) -> list[str]:
             problems.append(f"eval: protocol.{key} {values}: the pipeline evaluates every run of a set with the same "
                             f"--{key.replace('_', '-')} (workflow/rules/common.smk eval_args)")
     return problems
+
+
+# What workflow/rules/common.smk gave sacscale evaluate before plan.json recorded the
+# evaluation's size, by where the runs trained: GPU 8 envs x 20 s, CPU 1 env x 2 s (every
+# committed set without the key evaluated with these).
+_UNRECORDED_DEFAULTS = {"cuda": {"envs_per_command": 8, "seconds": 20.0},
+                        "cpu": {"envs_per_command": 1, "seconds": 2.0}}
+
+
+def _plan_device(plan: dict) -> str | None:
+    """'cuda' where a run configuration of the plan trains on GPUs, 'cpu' where all say CPU,
+    None where the run configurations do not say."""
+    configs = plan.get("run_configs")
+    kinds = [rc.get("device_kind") if isinstance(rc, dict) else None
+             for rc in (configs.values() if isinstance(configs, dict) else ())]
+    if not kinds or not all(kind in _UNRECORDED_DEFAULTS for kind in kinds):
+        return None
+    return "cuda" if "cuda" in kinds else "cpu"
+
+
+def unrecorded_evaluation(plan: dict) -> dict | None:
+    """The evaluation size a plan without `evaluation` was evaluated with, where its run
+    configurations say the device; None otherwise."""
+    device = _plan_device(plan)
+    return dict(_UNRECORDED_DEFAULTS[device]) if device else None
+
+
+def planned_size_problems(evaluations: dict[str, dict], plan: dict) -> tuple[list[str], list[str]]:
+    """(problems, notes): every evaluation's seconds and envs per command are plan.json's
+    `evaluation` (what the evaluate rule passes), or for a plan that does not record it,
+    the default of its time by the plan's device."""
+    planned = plan.get("evaluation")
+    source = "plan.json evaluation.{key} is {want}"
+    if planned is None:
+        planned = unrecorded_evaluation(plan)
+        if planned is None:
+            return [], ["plan.json: no evaluation and no run configuration's device_kind, so the evaluations' "
+                        "seconds and envs_per_command are compared only with each other"]
+        source = "plan.json records no evaluation, and the evaluate rule then passed {want} for its device"
+    if not isinstance(planned, dict) or not all(_number(planned.get(key)) for key in SHARED):
+        return [f"plan.json: evaluation {_short(planned)}: not the envs_per_command and seconds numbers planning "
+                "records"], []
+    problems = []
+    for rel, ev in evaluations.items():
+        protocol = ev.get("protocol") if isinstance(ev.get("protocol"), dict) else {}
+        for key in SHARED:
+            if key in protocol and not same_value(protocol[key], planned[key]):
+                problems.append(f"{rel}: protocol.{key} {_short(protocol[key])}, but "
+                                + source.format(key=key, want=_short(planned[key])))
+    return problems, []

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from sacscale.evidence.eval_protocol import unrecorded_evaluation
 from sacscale.reading import loads_record, read_limited
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,7 +65,10 @@ def comparable(plan: dict) -> dict:
 
 
 def plan_differences(stored: dict, current: dict) -> list[str]:
-    """Top-level plan keys whose values differ (missing on one side included)."""
+    """Top-level plan keys whose values differ (missing on one side included). A plan stored
+    before plan.json recorded the evaluation's size has the one its device then gave."""
+    if isinstance(stored, dict) and "evaluation" not in stored and unrecorded_evaluation(stored) is not None:
+        stored = {**stored, "evaluation": unrecorded_evaluation(stored)}
     a, b = comparable(stored), comparable(current)
     return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
 

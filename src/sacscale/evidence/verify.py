@@ -217,7 +217,7 @@ def check_bindings(root: Path, plan: dict | None, result: Verification) -> None:
         model_sha = model.get("sha256") if isinstance(model.get("sha256"), str) else None
     iterations = plan.get("iterations") if isinstance(plan, dict) and isinstance(plan.get("iterations"), int) else None
     binding.check_evaluations(root, runs, model_sha, iterations, scope.left_out_hashes(root), out,
-                               by_name=plan is not None)
+                               by_name=plan is not None, plan=plan)
     result.records.extend(out.problems)
     result.notes.extend(out.notes)
     if out.notes:  # said where the verdict is read, not only among the notes

@@ -7,10 +7,11 @@ import os
 import stat
 
 from sacscale.checks import MAX_SEED
-from sacscale.eval.limits import fps_problem, seconds_problem, video_length_problem, video_size_problem
+from sacscale.eval.limits import fps_problem, video_length_problem, video_size_problem
 from sacscale.parallel.matrix import preset_from_matrix
 from sacscale.parallel.topology import TopologyError
 from sacscale.pipeline.config_check import ConfigError, check_values
+from sacscale.pipeline.evaluation_size import resolve_evaluation
 from sacscale.pipeline.plan_model import SCHEDULES, Host, Plan, Run, repeat_order
 from sacscale.pipeline.plan_values import (
     DEVICES,
@@ -65,6 +66,7 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
     probe = _probe(preset, config)
     model = _model(preset, config, check_host)
     schedule = _schedule(preset, config, name)
+    evaluation = resolve_evaluation(config, run_configs)
     _check_command_bounds(config)
     _check_video_has_evaluations(config)
     runs = _runs(prefix, order, repeats, seed, schedule)
@@ -88,6 +90,7 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
         matrix=planned,
         model=model,
         description=preset_description(preset),
+        evaluation=evaluation,
     )
 
 
@@ -259,15 +262,9 @@ def _number(value) -> bool:
 
 
 def _check_command_bounds(config: dict) -> None:
-    """The evaluation and video values held to the bounds of the commands that take them
-    (sacscale evaluate, sacscale render-best), which would otherwise refuse them only after
-    every run has trained."""
-    evaluation = config.get("evaluation") or {}
-    if isinstance(evaluation, dict) and _number(evaluation.get("seconds")):
-        problem = seconds_problem(evaluation["seconds"], name="evaluation.seconds",
-                                  settle_name="sacscale evaluate --settle-s")
-        if problem:
-            raise PlanError(problem)
+    """The video's values held to the bounds of the command that takes them (sacscale
+    render-best), which would otherwise refuse them only after every run has trained (the
+    evaluation's: sacscale.pipeline.evaluation_size)."""
     video = config.get("video") or {}
     if isinstance(video, dict) and _number(video.get("fps")):
         problem = fps_problem(video["fps"], name="video.fps")

@@ -5,7 +5,11 @@ a word that was a path itself, or the text after an option's `=` or letter, was 
 and `-wrapper /x,...` named no path, and a bare word after an option taking a file
 (`-include x.h`, `--sysroot=sys`, `@opts`) was taken for a command. Now an option taking a
 path in its next word, joined or after `=`, an `@file`, and the items of what gcc hands on to
-the linker, assembler or preprocessor (`-Wl,`, `-Xlinker`) are each read as a path."""
+the linker, assembler or preprocessor (`-Wl,`, `-Xlinker`) are each read as a path. Then
+only listed options were read joined: `g++ -MD -MF/home/eve/dep` (a dependency file, -MJ too)
+and `-Bevl/` (a relative folder) were read as files named `-MF/home/eve/dep` and `-Bevl/` in
+the start folder, and g++ wrote through eve's link as root. Now any option word is read from
+its first `/` and after its first one or two letters."""
 
 import os
 
@@ -77,3 +81,55 @@ def test_options_naming_no_path_name_none(tmp_path):
     mine.mkdir(mode=0o700)
     check_code_paths({"CXX": f"g++ @{mine}/opts -Wl,-rpath,{mine} -isystem {mine} --sysroot={mine}",
                       "CXXFLAGS": "-O2 -march=native"}, WHERE)
+
+
+# any option word may have a path joined to it, not only the options listed: gcc's dependency
+# files (-MF, -MJ) and its output (-o) are written there, as root through another user's link
+@pytest.mark.parametrize("form", ["g++ -MD -MF{}", "g++ -MJ{}", "g++ -o{}", "g++ -MD -MF {}", "g++ -Wp,-MD,{}"])
+def test_a_path_joined_to_any_option_is_judged(open_folder, form):
+    path = open_folder / "dep"
+    assert refused({"CXX": form.format(path)}) == (
+        f"{WHERE}: CXX: '{path}' {OPEN_WHY.format(open_folder)}; {CXX_WHY}, {TAIL}")
+
+
+@AS_ROOT
+@pytest.mark.parametrize("option", ["-MF", "-MJ", "-o"])
+def test_a_dependency_file_through_another_users_link_is_refused(tmp_path, option):
+    eve = tmp_path / "home" / "eve25"
+    eve.mkdir(parents=True, mode=0o755)
+    os.chown(eve, 1001, 1001)
+    (eve / "dep").symlink_to(tmp_path / "secret")
+    os.lchown(eve / "dep", 1001, 1001)
+    assert refused({"CXX": f"g++ -MD {option}{eve}/dep"}) == (
+        f"{WHERE}: CXX: '{eve}/dep' is reached through {eve}/dep, another user's symbolic link (uid 1001); "
+        f"{CXX_WHY}, {TAIL}")
+
+
+@AS_ROOT
+@pytest.mark.parametrize("form", ["g++ -Bevl/", "g++ -MFevl/dep", "g++ -MF evl"])
+def test_a_relative_path_joined_to_an_option_through_a_link_into_another_users_folder_is_refused(
+        tmp_path, monkeypatch, form):
+    eve = tmp_path / "eve"
+    eve.mkdir(mode=0o755)
+    os.chown(eve, 1001, 1001)
+    start = tmp_path / "start"
+    start.mkdir(mode=0o755)
+    (start / "evl").symlink_to(eve)  # one's own link, into eve's folder
+    monkeypatch.chdir(start)  # where the trainer starts, and gcc takes `evl/` from
+    says = refused({"CXX": form})
+    assert says.startswith(f"{WHERE}: CXX: '{start}/evl"), says
+    assert "belongs to uid 1001, another user" in says and says.endswith(TAIL), says
+
+
+def test_option_words_naming_nothing_outside_the_start_folder_pass(tmp_path, monkeypatch):
+    """A macro's value is a string, not a path (`-DFOO=a/b` is judged as any value with a
+    `/` is, from the start folder, never as `/b`); the other words name no path at all."""
+    for value in ("-std=c++17", "-DNAME=1", "-UNAME", "-MD -MMD -MP", "-fplugin=annobin -O2", "-x c++ -j 4"):
+        assert named_paths(value, start="/s") == [], value
+    assert named_paths("-DFOO=a/b", start="/s") == ["/s/a/b"]
+    assert named_paths("-DFOO=a/home", start="/s") == ["/s/a/home"]
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o700)
+    monkeypatch.chdir(mine)
+    check_code_paths({"CXX": "g++ -O2 -march=native -Wl,-O1,--as-needed,-Bstatic -DFOO=a/b -MD -MFdep/x.d -Bbin/",
+                      "CXXFLAGS": "-fplugin=annobin -std=c++17 -DNAME=1", "NCCL_DEBUG": "INFO", "N": "4"}, WHERE)

@@ -18,7 +18,6 @@ command looked up on PATH, which is judged itself, unless an option names a file
 from __future__ import annotations
 
 import os
-import re
 import stat
 from pathlib import Path
 
@@ -47,7 +46,6 @@ CODE_PATH_ENV = {
 READS_WHAT_IT_NAMES = "the run reads or runs what it names"
 # judged by a rule of their own: refused whatever they name, or judged as temporary folders
 JUDGED_ELSEWHERE = frozenset({*FOREIGN_CODE_ENV, *TEMPORARY_FOLDER_ENV})
-_SHORT_OPTION = re.compile(r"-[A-Za-z](?=[/~]|\.\.?/)")  # an option's letter before a path: -X/x, -B./bin
 
 # gcc's (and the linker's) options naming a path in their next word (`-isystem /x`) or after
 # `=` (`--sysroot=/x`): a bare word there (`-include x.h`) is a file in the start folder
@@ -55,11 +53,15 @@ PATH_OPTIONS = frozenset({
     "-B", "-I", "-L", "-T", "-include", "-imacros", "-isystem", "-idirafter", "-iquote", "-iprefix",
     "-iwithprefix", "-iwithprefixbefore", "-isysroot", "--sysroot", "-specs", "--specs",
     "-rpath", "--rpath", "-rpath-link", "--rpath-link", "-plugin", "--plugin", "-dynamic-linker", "--dynamic-linker",
+    "-o", "-MF", "-MJ",  # files gcc writes: its output, its dependency and compilation-database files
 })
 # ... and those gcc also takes joined (`-I/x`, `-isystem/x`), longest first; not -B or -T,
 # whose joined forms are also the linker's flags (-Bstatic, -Ttext=0)
 JOINED_PATH_OPTIONS = ("-iwithprefixbefore", "-iwithprefix", "-idirafter", "-isysroot", "-isystem", "-iprefix",
                        "-imacros", "-include", "-iquote", "-I", "-L")
+# a macro's value is a string the code is compiled with (`-DFOO=a/b`), not a path gcc opens:
+# read only as any value after `=` is, never from a `/` inside it
+MACRO_OPTIONS = ("-D", "-U")
 # words gcc hands on to the tool it starts: a comma list (`-Wl,-rpath,/x`) or the next word
 # (`-Xlinker /x`); `-wrapper`'s next word is the list of the program it starts everything under
 PASSED_ON_LISTS = ("-Wl,", "-Wa,", "-Wp,")
@@ -85,7 +87,7 @@ def named_paths(value: str, home: str | None = None, start: str | None = None) -
             path = _as_path(text, home, start, bare=named)
             if path is not None:
                 found.append(path)
-    return found
+    return list(dict.fromkeys(found))
 
 
 def _handed_on(words: list[str]):
@@ -111,22 +113,39 @@ def _path_texts(words):
     for word in words:
         if takes_next and not word.startswith("-"):
             yield word, True
-        else:
-            yield _in_word(word)
+        yield from _in_word(word)
         takes_next = word in PATH_OPTIONS
 
 
-def _in_word(word: str) -> tuple[str, bool]:
+def _in_word(word: str):
     if word.startswith("@"):  # gcc and the linker read more options from that file
-        return word[1:], True
+        yield word[1:], True
+        return
     if "=" in word:  # the path after the last `=`: a bare one where the option takes a path
-        return word.rpartition("=")[2], word.partition("=")[0] in PATH_OPTIONS
-    if not word.startswith("-"):
-        return word, False
+        yield word.rpartition("=")[2], word.partition("=")[0] in PATH_OPTIONS
+    elif not word.startswith("-"):
+        yield word, False
+    if word.startswith("-") and not word.startswith(MACRO_OPTIONS):
+        yield from _joined_to_option(word)
+
+
+def _joined_to_option(word: str):
+    """The texts of an option word where a path may start: after a listed option (`-I`), from
+    its first `/` (`-MF/x`, `-o/x`), and after its first one or two letters (`-Bdir/`,
+    `-MFdep/x`, `-X~/x`). Any option gcc or a tool it starts takes a path joined to (-MF, -MJ,
+    -B, -T, ...) is read so, not only those listed; a text read here that names nothing there
+    is judged by the folder it would be made in, the start folder for a relative one. A joined
+    relative path with a `/` (`-MFbuild/tmp/x.d`) is read from its first `/` too (`/tmp/x.d`):
+    written as the option's next word, it is read as relative only."""
     joined = next((o for o in JOINED_PATH_OPTIONS if word.startswith(o) and word != o), None)
     if joined:
-        return word.removeprefix(joined), True
-    return _SHORT_OPTION.sub("", word, count=1), False
+        yield word.removeprefix(joined), True
+    if "/" in word:
+        yield word[word.index("/"):], False
+    for letters in (1, 2):
+        rest = word[1 + letters:]
+        if rest[:1] not in ("", "-", "/") and ("/" in rest or rest.startswith("~")):
+            yield rest, False
 
 
 def _as_path(text: str, home: str | None, start: str, bare: bool = False) -> str | None:

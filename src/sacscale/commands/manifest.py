@@ -3,7 +3,9 @@
 With --scope (a set of the current evidence format, held to its size budget): first the
 policies of runs no claim rests on move out of the set (--keep-policies names the runs
 whose policies stay: learning runs, the report's best run), and evidence.json records
-each one left out with its hash; then everything in the set is hashed, evidence.json too."""
+each one left out with its hash; then everything in the set is hashed, evidence.json too.
+The whole step holds the set's lock (sacscale.commands._set_lock): a second manifest or a
+verify writing into the set meanwhile is refused."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import sys
 from pathlib import Path
 
 from sacscale.commands._inputs import BadInput, read_evaluations, refuse_one_file, refuse_output_inside
+from sacscale.commands._set_lock import holding_the_set
 from sacscale.eval.best import best_run
 from sacscale.evidence import scope
 from sacscale.evidence.manifest import ManifestError, write
@@ -50,9 +53,10 @@ def run(args: argparse.Namespace) -> int:
         raise BadInput(f"{' and '.join(keeping)} need{'s' if len(keeping) == 1 else ''} --left-out-dir "
                        "(where the other policies go)")
     try:
-        if args.scope:
-            _write_scope(args)
-        info = write(args.root, args.output, args.json)
+        with holding_the_set(args.root, "nothing was moved or written"):  # the whole step, or none of it
+            if args.scope:
+                _write_scope(args)
+            info = write(args.root, args.output, args.json)
     except ManifestError as exc:
         say(f"sacscale manifest: error: {exc}", file=sys.stderr)
         return 1

@@ -5,11 +5,14 @@ summary and the numbers the report's tables show (see sacscale.evidence.verify).
 Exits 1 naming each problem; 0 when everything matches. Fields an older set never
 recorded are listed as notes and do not fail it. Every spelling of a set (a relative
 path, `..`, a link to it) is checked as its canonical path, which the output names. The
-output also says what is hashed and what is left out of the manifest by design."""
+output also says what is hashed and what is left out of the manifest by design. Writing its
+result into the set (--output ROOT/verify.json), it holds the set's lock, as manifest does
+(sacscale.commands._set_lock)."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -17,6 +20,7 @@ from pathlib import Path
 from sacscale.atomic import write_json
 from sacscale.commands import BadInput
 from sacscale.commands._inputs import refuse_output_inside, same_file
+from sacscale.commands._set_lock import holding_the_set
 from sacscale.evidence.manifest import ManifestError
 from sacscale.evidence.report_check import reports_dir
 from sacscale.evidence.verify import verify
@@ -58,14 +62,17 @@ def run(args: argparse.Namespace) -> int:
     reports = reports_dir(Path(os.path.realpath(args.root)))
     if reports is not None:
         refuse_output_inside("--output", args.output, reports)
-    try:
-        result = verify(args.root, args.manifest, recompute=not args.no_metrics, report_pending=args.report_pending,
-                        redraw_figures=args.redraw_figures)
-    except ManifestError as exc:
-        say(f"sacscale verify: error: {exc}", file=sys.stderr)
-        return 1
-    if args.output:
-        write_json(args.output, result.as_dict())
+    # a verdict recorded in the set is of the set at rest: no manifest rewrites it meanwhile
+    into_the_set = args.output and same_file(Path(args.output).parent, args.root)
+    with holding_the_set(args.root, "nothing was written") if into_the_set else contextlib.nullcontext():
+        try:
+            result = verify(args.root, args.manifest, recompute=not args.no_metrics,
+                            report_pending=args.report_pending, redraw_figures=args.redraw_figures)
+        except ManifestError as exc:
+            say(f"sacscale verify: error: {exc}", file=sys.stderr)
+            return 1
+        if args.output:
+            write_json(args.output, result.as_dict())
     if args.notes:
         for line in result.notes:
             say(f"note: {line}")

@@ -3,8 +3,13 @@ results/S/summary.json`, `analyze-run --output results/S/metrics/...` and `compa
 --output/--figure` into a set whose manifest is made replaced or added to its evidence,
 exit 0 (verify then failed). Now every command refuses an output in results/S/ or reports/S/
 of a finished set in one line naming the option, the path and why, exit 2, nothing written;
-the pipeline's own writes before the manifest, and verify's verify.json after it, go on."""
+the pipeline's own writes before the manifest, and the manifest made again after it, go on.
+A manifest counts only as its user's own plain file, and a set is found as its path is
+written (a `results` link to another disk) as well as resolved."""
 
+import os
+
+import shutil
 import sys
 from pathlib import Path
 
@@ -76,14 +81,79 @@ def test_before_the_manifest_the_pipeline_writes_the_sets_files(finished):
     assert done.returncode == 0, done.stderr
 
 
-def test_verify_still_writes_the_sets_verify_json(finished):
-    """The pipeline's verification comes after the manifest; its verify.json is the set's own."""
-    done = sacscale("verify", finished, "--output", finished / "verify.json")
-    assert done.returncode == 0, done.stderr
-
-
 def test_the_manifest_made_again_is_written(finished):
     done = sacscale("manifest", finished, "--output", finished / "MANIFEST.sha256", "--json",
                     finished / "manifest.json")
     assert done.returncode == 0, done.stderr
 
+
+
+def _aggregate_into(finished, output, tmp_path):
+    return sacscale("aggregate", *sorted((finished / "metrics").glob("*.json")), "--csv", tmp_path / "s.csv",
+                    "--json", output)
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="giving a file to another user needs root")
+def test_another_users_manifest_does_not_make_a_finished_set_of_ones_own_folder(finished, tmp_path):
+    """Another user's MANIFEST.sha256 at results/agg/ (where /tmp lets them make it) does not
+    refuse this user's outputs in their own reports/agg/."""
+    theirs = tmp_path / "results" / "agg"
+    theirs.mkdir(parents=True)
+    (theirs / "MANIFEST.sha256").touch()
+    os.chown(theirs / "MANIFEST.sha256", 1001, 1001)
+    os.chown(theirs, 1001, 1001)
+    mine = tmp_path / "reports" / "agg"
+    mine.mkdir(parents=True)
+    done = _aggregate_into(finished, mine / "s.json", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (mine / "s.json").is_file()
+
+
+def test_a_manifest_that_is_a_link_does_not_make_a_finished_set(finished, tmp_path):
+    made = tmp_path / "results" / "agg"
+    made.mkdir(parents=True)
+    (made / "MANIFEST.sha256").symlink_to(finished / "MANIFEST.sha256")
+    done = _aggregate_into(finished, made / "s.json", tmp_path)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="giving a set to another user needs root")
+@pytest.mark.parametrize("name", ["summary.json", "verify.json"])
+def test_another_users_finished_set_is_refused_as_their_folder(finished, tmp_path, name):
+    """Their manifest does not finish the set for this user; the rule on other users' folders
+    refuses the write, the names the pipeline writes after the manifest too."""
+    for path in (finished, finished / "MANIFEST.sha256"):
+        os.chown(path, 1001, 1001)
+    before = (finished / name).read_bytes()
+    output = finished / name
+    if name == "verify.json":
+        done = sacscale("verify", finished, "--report-pending", "--output", output)
+    else:
+        done = _aggregate_into(finished, output, tmp_path)
+    one_line(done, f"argument {'--output' if name == 'verify.json' else '--json'}: {finished}: belongs to uid 1001, "
+                   f"another user, who could replace what is written there; write {output} into a folder of your own")
+    assert (finished / name).read_bytes() == before
+
+
+@pytest.fixture
+def behind_a_link(tmp_path):
+    """The set kept on another disk: repo/results a link to ../store, reports/ beside it."""
+    repo = copy_committed_set(tmp_path, SET).parent.parent
+    shutil.move(repo / "results", repo / "store")
+    (repo / "results").symlink_to("store")
+    return repo / "results" / SET
+
+
+@pytest.mark.parametrize("name", ["summary.json", f"eval/{RUN}.json"])
+def test_a_set_behind_a_results_link_is_still_finished(behind_a_link, tmp_path, name):
+    before = (behind_a_link / name).read_bytes()
+    output = behind_a_link / name
+    done = _aggregate_into(behind_a_link, output, tmp_path)
+    one_line(done, _says("--json", output, behind_a_link))
+    assert (behind_a_link / name).read_bytes() == before
+
+
+def test_a_set_behind_a_results_link_makes_its_manifest_again(behind_a_link):
+    done = sacscale("manifest", behind_a_link, "--output", behind_a_link / "MANIFEST.sha256", "--json",
+                    behind_a_link / "manifest.json")
+    assert done.returncode == 0, done.stderr

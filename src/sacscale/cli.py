@@ -283,7 +283,7 @@ def _refuse_finished_set_outputs(name: str, parser: argparse.ArgumentParser, arg
     """An output inside a finished run set's evidence (its manifest made) is refused, whatever
     the command (sacscale.commands._finished_sets)."""
     for option, value, folder in _given_outputs(parser, args):
-        problem = finished_set_problem(name, option, value, folder)
+        problem = finished_set_problem(name, args, option, value, folder)
         if problem:
             parser.error(f"argument {option}: {problem}")
 

@@ -5,23 +5,28 @@ on its files under results/<set>/ and reports/<set>/ are evidence, and a command
 there replaced a record verify reads (`aggregate --json results/S/summary.json`) or was one
 file too many. Before the manifest the pipeline writes the set's files itself (metrics,
 summary, ...), and Snakemake may run a rule again: those writes are not judged here. After
-it, the pipeline still writes a few files, each by one command at one name (`_AFTER_MANIFEST`).
+it, the pipeline still writes a few files, each by one command at one name (`_AFTER_MANIFEST`),
+and only into the set that command was given (`_own_sets`): `manifest B --output
+results/A/MANIFEST.sha256` replaced another set's manifest with B's.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+import stat
 from pathlib import Path
 
 # where run sets live: results/<set> (its evidence) and reports/<set> (its report)
 _SET_FOLDERS = ("results", "reports")
 MANIFEST = "MANIFEST.sha256"
+VERIFICATION = "verify.json"
 
 # (command, option, folder, name inside the set's folder): what the pipeline writes once the
 # manifest is made (verify.json, the report, the best run's video), or the manifest itself made
 # again; '.' is the set's folder itself (`report --run-set S --output-dir reports/S`)
 _AFTER_MANIFEST = {
-    ("verify", "--output", "results", "verify.json"),
+    ("verify", "--output", "results", VERIFICATION),
     ("manifest", "--output", "results", MANIFEST),
     ("manifest", "--json", "results", "manifest.json"),
     ("report", "--output-dir", "reports", "."),
@@ -33,31 +38,110 @@ _AFTER_MANIFEST = {
 }
 
 
-def _where(value: str | os.PathLike, names_folder: bool) -> Path:
-    """Where an output goes, as the kernel reaches it: a folder it fills resolved whole; a file's
-    folder resolved, not its name (an output that is a link is replaced, not written through)."""
+def _spellings(value: str | os.PathLike, names_folder: bool) -> list[Path]:
+    """Where an output goes: as written (absolute, links kept: a set behind a `results` link to
+    another disk is still results/<set>) and as the kernel reaches it (a folder it fills
+    resolved whole; a file's folder resolved, not its name: an output that is a link is
+    replaced, not written through)."""
     path = Path(value)
-    if names_folder:
-        return path.resolve()
-    return path.parent.resolve() / path.name
+    resolved = path.resolve() if names_folder else path.parent.resolve() / path.name
+    return list(dict.fromkeys([Path(os.path.abspath(path)), resolved]))
 
 
-def finished_set_problem(command: str, option: str, value: str | os.PathLike, names_folder: bool) -> str | None:
+def _set_folder(where: Path) -> Path | None:
+    """results/<set> or reports/<set> that holds `where` (or is it)."""
+    return next((f for f in (where, *where.parents) if f.parent.name in _SET_FOLDERS), None)
+
+
+def _own_manifest(manifest: Path) -> bool:
+    """A set is finished by its own user's manifest: a plain file of this user's. Another
+    user's file (or a link) at that name does not make this user's folder a finished set;
+    their sets are refused as their folders are (the rule on other users' folders)."""
+    try:
+        st = os.lstat(manifest)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid()
+
+
+def _sets_holding(path: str | os.PathLike) -> set[Path]:
+    """The results/<set> folder(s) that hold `path`, each resolved (one set, however spelled)."""
+    found = set()
+    for where in _spellings(path, names_folder=True):
+        folder = _set_folder(where)
+        if folder is not None:
+            found.add((folder.parent.parent / "results" / folder.name).resolve())
+    return found
+
+
+def _one_set(*paths) -> set[Path]:
+    """The one set every given path lies in, or none where they lie in different sets."""
+    sets = [_sets_holding(p) for p in paths if p]
+    common = set.intersection(*sets) if sets else set()
+    return common if len(common) == 1 else set()
+
+
+def _own_sets(command: str, args: argparse.Namespace) -> set[Path]:
+    """The set (results/<set>, resolved) a command was given, as the pipeline's rules give it:
+    manifest's and verify's folder, report's --run-set or the set its records come from,
+    render-best's set of runs and evaluations."""
+    if command in ("manifest", "verify"):
+        return {Path(args.root).resolve()}
+    if command == "report" and args.run_set:
+        return {Path(args.run_set).resolve()}
+    if command == "report":
+        return _one_set(args.summary, args.verification, args.manifest_json)
+    if command == "render-best":
+        return _one_set(args.runs_dir, *args.evaluations)
+    return set()
+
+
+def _verification_problem(args: argparse.Namespace, value, results: Path) -> str | None:
+    """A set's own verify.json is the pipeline's verification, made before the report (the
+    report shows its verdict): written by any other verification (without --report-pending,
+    or once the report is there) it records a report check that the set then fails on."""
+    again = (f"`sacscale verify {args.root}` alone re-checks it without writing, or write the verification "
+             "elsewhere (--output /tmp/verify.json)")
+    if not args.report_pending:
+        return (f"{value} is {results.name}'s own {VERIFICATION}, which only the pipeline's verification writes "
+                f"(with --report-pending, before the set's report); {again}")
+    spelled = (Path(os.path.abspath(args.root)), results, results.resolve())
+    reports = {f.parent.parent / "reports" / results.name / "report.md" for f in spelled}
+    written = next((r for r in sorted(reports) if r.is_file()), None)
+    if written is not None:
+        return (f"{value} is {results.name}'s own {VERIFICATION}, from which its report {written} was made: "
+                f"written again the set no longer verifies; {again}")
+    return None
+
+
+def finished_set_problem(command: str, args: argparse.Namespace, option: str, value: str | os.PathLike,
+                         names_folder: bool) -> str | None:
     """Why `command`'s output `option` `value` may not be written: it lies in results/<set>/ or
     reports/<set>/ of a set whose manifest is made, at a name the pipeline does not write
-    there itself. None where it may."""
+    there itself, or into a set the command was not given. None where it may."""
     try:
-        where = _where(value, names_folder)
+        spellings = _spellings(value, names_folder)
     except (OSError, RuntimeError):  # a link loop: the command names it
         return None
-    set_folder = next((f for f in (where, *where.parents) if f.parent.name in _SET_FOLDERS), None)
-    if set_folder is None:
-        return None
-    manifest = set_folder.parent.parent / "results" / set_folder.name / MANIFEST
-    if not manifest.is_file():
-        return None  # a set being made: the pipeline writes its files
-    inside = f"{set_folder.parent.name}/{set_folder.name}"
-    if (command, option, set_folder.parent.name, where.relative_to(set_folder).as_posix()) in _AFTER_MANIFEST:
-        return None
-    return (f"{value} is inside {inside}, a finished run set (it has results/{set_folder.name}/{MANIFEST}), "
-            "whose evidence is not rewritten or added to; write it elsewhere")
+    for where in spellings:
+        set_folder = _set_folder(where)
+        if set_folder is None:
+            continue
+        results = set_folder.parent.parent / "results" / set_folder.name
+        if not _own_manifest(results / MANIFEST):
+            continue  # a set being made: the pipeline writes its files
+        inside = f"{set_folder.parent.name}/{set_folder.name}"
+        finished = f"{value} is inside {inside}, a finished run set (it has results/{set_folder.name}/{MANIFEST})"
+        name = where.relative_to(set_folder).as_posix()
+        if (command, option, set_folder.parent.name, name) not in _AFTER_MANIFEST:
+            return f"{finished}, whose evidence is not rewritten or added to; write it elsewhere"
+        own = _own_sets(command, args)
+        if results.resolve() not in own:
+            given = ", ".join(str(s) for s in sorted(own)) or "its inputs name no one set"
+            return (f"{finished}, not the set this command was given ({given}): another set's {name} is not "
+                    "written; write it elsewhere")
+        if command == "verify" and name == VERIFICATION:
+            problem = _verification_problem(args, value, results)
+            if problem:
+                return problem
+    return None

@@ -25,9 +25,9 @@ def policy(work, run):
     return work / "runs" / run / "checkpoints" / "final.pt"
 
 
-def leave_out_both(work, dest):
-    """Every policy out (no run kept): R1's would move first."""
-    return sacscale("manifest", work, "--scope", "--keep-policies", "--left-out-dir", dest)
+def leave_out_r2(work, dest):
+    """R2's policy out; R1's, the set's best-evaluated run, is one the set keeps (manifest refuses to move it)."""
+    return sacscale("manifest", work, "--scope", "--keep-policies", R1, "--left-out-dir", dest)
 
 
 def test_another_sets_policy_in_the_folder_is_refused_and_nothing_moves(work, tmp_path):
@@ -35,7 +35,7 @@ def test_another_sets_policy_in_the_folder_is_refused_and_nothing_moves(work, tm
     (dest / R2).mkdir(parents=True)
     (dest / R2 / "final.pt").write_bytes(b"OTHER-SETS-POLICY")
     before = {run: policy(work, run).read_bytes() for run in (R1, R2)}
-    one_line(leave_out_both(work, dest),
+    one_line(leave_out_r2(work, dest),
              f"sacscale manifest: error: --left-out-dir {dest}: {dest}/{R2}/final.pt: already there, and not this "
              f"set's policy of {R2} (another set's left-out policy, in a folder two sets share?); nothing was moved: "
              "give each set a --left-out-dir of its own (the pipeline's is logs/<set>/left_out)")
@@ -50,7 +50,7 @@ def test_a_link_at_the_policys_name_is_refused(work, tmp_path):
     elsewhere = tmp_path / "elsewhere.pt"
     elsewhere.write_bytes(policy(work, R2).read_bytes())  # the same bytes, but where a link leads
     (dest / R2 / "final.pt").symlink_to(elsewhere)
-    one_line(leave_out_both(work, dest), f"{dest}/{R2}/final.pt: already there, and not this set's policy of {R2}")
+    one_line(leave_out_r2(work, dest), f"{dest}/{R2}/final.pt: already there, and not this set's policy of {R2}")
     assert policy(work, R2).is_file() and (dest / R2 / "final.pt").is_symlink()
 
 
@@ -59,10 +59,10 @@ def test_the_same_policy_already_there_is_replaced_by_itself(work, tmp_path):
     dest = tmp_path / "lo"
     (dest / R2).mkdir(parents=True)
     shutil.copy2(policy(work, R2), dest / R2 / "final.pt")
-    done = leave_out_both(work, dest)
+    done = leave_out_r2(work, dest)
     assert done.returncode == 0, done.stderr
-    assert not policy(work, R1).exists() and not policy(work, R2).exists()
-    assert (dest / R1 / "final.pt").is_file() and (dest / R2 / "final.pt").is_file()
+    assert policy(work, R1).is_file() and not policy(work, R2).exists()
+    assert not (dest / R1).exists() and (dest / R2 / "final.pt").is_file()
 
 
 def test_another_sets_policy_arriving_after_the_check_is_not_replaced(work, tmp_path, monkeypatch):

@@ -30,6 +30,7 @@ from sacscale.report.numbers import FORMAT, NUMBERS_NAME, report_numbers
 from sacscale.evidence.report_html import presentation_problems, rendered_markdown_problems
 from sacscale.evidence.report_environment import environment_problems, expected_environment
 from sacscale.evidence.best_video import best_video_problems
+from sacscale.evidence.report_files import report_folder_findings
 from sacscale.evidence.report_page import whole_page_problems
 from sacscale.evidence.report_tables import other_tables_problems, regenerated
 from sacscale.evidence.scope import PAGE_KEY, SCOPE_FILE, report_page_of
@@ -365,6 +366,9 @@ def check_report(root: Path, summary: dict, metrics: list[dict], result: Verific
     result.derived += best_video_problems(root, reports, rel)
     check_report_html(reports, rel, fresh, required, result, made, environment)
     check_whole_page(root, reports, rel, result)
+    problems, notes = report_folder_findings(reports, rel, current)
+    result.derived += problems
+    result.notes += notes
 
 
 def check_whole_page(root: Path, reports: Path, rel: str, result: Verification) -> None:

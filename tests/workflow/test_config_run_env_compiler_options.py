@@ -133,3 +133,13 @@ def test_option_words_naming_nothing_outside_the_start_folder_pass(tmp_path, mon
     monkeypatch.chdir(mine)
     check_code_paths({"CXX": "g++ -O2 -march=native -Wl,-O1,--as-needed,-Bstatic -DFOO=a/b -MD -MFdep/x.d -Bbin/",
                       "CXXFLAGS": "-fplugin=annobin -std=c++17 -DNAME=1", "NCCL_DEBUG": "INFO", "N": "4"}, WHERE)
+
+
+# a value a shell splits (a wrapper script, a build tool) reads its quotes away: judged both ways
+@pytest.mark.parametrize("form", ["g++ '-B{}/'", "\"{}/g++\"", "g++ @'{}/opts'", "g++ -I\"{}/inc\""])
+def test_a_quoted_path_is_judged_as_a_shell_reads_it(open_folder, form):
+    assert refused({"CXX": form.format(open_folder)}).startswith(f"{WHERE}: CXX: '{open_folder}/")
+
+
+def test_an_unclosed_quote_is_read_at_blanks_only(tmp_path):
+    assert named_paths("g++ '-O2", start="/s") == []

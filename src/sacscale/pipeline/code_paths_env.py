@@ -18,6 +18,7 @@ command looked up on PATH, which is judged itself, unless an option names a file
 from __future__ import annotations
 
 import os
+import shlex
 import stat
 from pathlib import Path
 
@@ -83,11 +84,23 @@ def named_paths(value: str, home: str | None = None, start: str | None = None) -
         if whole is not None and os.path.lexists(whole):  # a path with blanks in it, there already
             found.append(whole)
             continue
-        for text, named in _path_texts(_handed_on(entry.split())):
-            path = _as_path(text, home, start, bare=named)
-            if path is not None:
-                found.append(path)
+        for words in _readings(entry):
+            for text, named in _path_texts(_handed_on(words)):
+                path = _as_path(text, home, start, bare=named)
+                if path is not None:
+                    found.append(path)
     return list(dict.fromkeys(found))
+
+
+def _readings(entry: str) -> list[list[str]]:
+    """The words of `entry` split at blanks, and as a shell splits them where that differs
+    (`g++ '-B/x/'`, `"/x/g++"`): a tool that starts the value through a shell reads the latter."""
+    readings = [entry.split()]
+    try:
+        quoted = shlex.split(entry)
+    except ValueError:  # an unclosed quote: no shell reading
+        return readings
+    return readings + ([quoted] if quoted != readings[0] else [])
 
 
 def _handed_on(words: list[str]):

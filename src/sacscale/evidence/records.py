@@ -23,6 +23,7 @@ from sacscale.evidence.shared_facts import (
     cpu_findings,
     diff_findings,
     dirty_problems,
+    git_record_findings,
     gpu_problems,
     gpu_use_problems,
     pool_findings,
@@ -328,7 +329,8 @@ def _check_environment(root: Path, env: dict, result: Verification, strict: bool
     probe = _optional_json(root, "correctness.json") if (root / "correctness.json").is_file() else None
     _agree(result, "set", set_facts(env, probe), strict)
     result.records += gpu_problems(env) + dirty_problems(env)
-    for problems, notes in (cpu_findings(env, made_here), diff_findings(root, env, made_here),
+    for problems, notes in (git_record_findings(env, made_here), cpu_findings(env, made_here),
+                            diff_findings(root, env, made_here),
                             diff_apply_findings(root, env)):
         result.records += problems
         result.notes += notes

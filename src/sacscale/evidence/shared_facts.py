@@ -334,6 +334,74 @@ def dirty_problems(env: dict) -> list[str]:
     return []
 
 
+# where environment.json holds git_state's record of the code and of the working directory
+GIT_RECORDS = (("project",), ("workdir", "git"))
+
+
+def _record_at(env: dict, keys: tuple) -> tuple[str, object]:
+    """(the field as a message names it, its value): the first level that is not a dict
+    where one is due, e.g. `workdir` null rather than `workdir.git` absent."""
+    value = env
+    for depth, key in enumerate(keys):
+        if not isinstance(value, dict):
+            return ".".join(keys[:depth]), value
+        value = value.get(key, ABSENT)
+    return ".".join(keys), value
+
+
+def _outside_checkout_problems(field: str, record: dict) -> list[str]:
+    """git_state records neither a commit nor a dirty flag for code outside any git checkout
+    (`repository` false) or where git is not installed (null): none names such code. One
+    beside it would put a commit on the page, and the dirty flags of one checkout are
+    compared only where the code is in that checkout (_checkout_problems)."""
+    if "repository" not in record or not (record["repository"] is False or record["repository"] is None):
+        return []
+    held = [key for key in ("commit", "dirty") if record.get(key) is not None]
+    if not held:
+        return []
+    stated = " and ".join(f"{key} {_brief(record[key])}" for key in held)
+    said = "false (no git checkout)" if record["repository"] is False else "null (no git)"
+    return [f"set: code checkout: environment.json {field}.repository is {said}, yet {field} records {stated}: the "
+            "pipeline records neither without a checkout, so they name no code that ran"]
+
+
+def _unrecorded_problems(field: str, record) -> list[str]:
+    """What git_state always writes, absent or of another kind: the record itself, its
+    `repository` (true, false, or null without git) and, for a checkout, its dirty flag
+    (true or false: git status), which the code's is compared with (dirty_problems)."""
+    if not isinstance(record, dict):
+        return [f"set: code dirty: environment.json {field} is {'absent' if record is ABSENT else _shown(record)}, "
+                "not the git state the pipeline records (repository, commit, dirty): the code's dirty flag is "
+                "compared with it"]
+    repository = record.get("repository", ABSENT)
+    if not (repository is None or isinstance(repository, bool)):
+        return [f"set: code dirty: environment.json {field}.repository is "
+                f"{'absent' if repository is ABSENT else _shown(repository)}, not true, false or null (no git): "
+                "whether the code is a checkout's, and so has a commit and a dirty flag, is not known"]
+    dirty = record.get("dirty", ABSENT)
+    if repository is True and not isinstance(dirty, bool):
+        return [f"set: code dirty: environment.json {field}.dirty is "
+                f"{'absent' if dirty is ABSENT else 'null' if dirty is None else _shown(dirty)}, not true or false: "
+                "the pipeline records whether the checkout differs from its commit (git status), which the page "
+                "shows as clean or not"]
+    return []
+
+
+def git_record_findings(env: dict, strict: bool) -> tuple[list[str], list[str]]:
+    """(problems, notes): environment.json's two git records as git_state writes them. A
+    commit or dirty flag beside `repository` false is a problem in any set (git_state has
+    always written neither there); a record, `repository` or checkout's dirty flag absent or
+    of another kind is a problem in a set made by this code (`strict`), which writes each,
+    a note in an older one. Without them the dirty flags go uncompared (dirty_problems)."""
+    problems, unrecorded = [], []
+    for keys in GIT_RECORDS:
+        field, record = _record_at(env, keys)
+        unrecorded += _unrecorded_problems(field, record)
+        problems += _outside_checkout_problems(field, record) if isinstance(record, dict) else []
+    more_problems, notes = _unknown_each(unrecorded, strict)
+    return problems + more_problems, notes
+
+
 def diff_findings(root: Path, env: dict, strict: bool = False) -> tuple[list[str], list[str]]:
     """(problems, notes): the stored diff environment.json describes (file, bytes, sha256;
     shown on the page) is source.diff as the set holds it, and a clean tree stored an empty one.

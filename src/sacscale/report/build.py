@@ -17,6 +17,7 @@ from sacscale.report import plots, tables
 from sacscale.report.numbers import NUMBERS_NAME, report_numbers
 from sacscale.report.run_checks import run_checks_line
 from sacscale.report.tables import reproduces_seed
+from sacscale.report.code_line import commit_line
 from sacscale.report.document import (
     Bullets, Code, Document, Heading, Image, Paragraph, Table, to_html, to_markdown,
 )
@@ -123,23 +124,7 @@ def environment_section(env: dict | None) -> list:
     if not env:
         return [Paragraph("No environment record was given.")]
     t, v = env.get("torch", {}), env.get("versions", {})
-    project = env.get("project", {})
-    if project.get("commit"):
-        state = {True: " (uncommitted changes)", False: " (clean)"}.get(project.get("dirty"), "")
-        commit = code(project["commit"]) + state
-        diff = project.get("diff") or {}
-        if project.get("dirty") and diff.get("file"):
-            rebuild = f"git checkout {str(project['commit'])[:12]} && git apply --binary {diff['file']}"
-            commit += (f" plus the stored diff ({code(diff['file'])}, {plain(_fmt_int(diff.get('bytes', 0)))} "
-                       f"bytes, sha256 {code(str(diff.get('sha256', ''))[:12] + '…')}; "
-                       f"rebuild the code: {code(rebuild)})")
-            if diff.get("untracked_not_stored"):
-                commit += (f"; {len(diff['untracked_not_stored'])} large untracked file(s) listed in the record "
-                           "by size and SHA-256, not stored")
-        elif project.get("dirty"):
-            commit += "; no diff was stored (a set made before diffs were recorded)"
-    else:
-        commit = f"unknown ({plain(project.get('error') or 'not a git checkout')})"
+    commit = commit_line(env.get("project") or {})
     gpus = t.get("gpus") or []
     drivers = sorted({g.get("driver") for g in env.get("nvidia", {}).get("gpus", []) if g.get("driver")})
     learner = env.get("learner", {})

@@ -92,10 +92,10 @@ def test_corrupted_event_file_fails_recomputation(root):
 
 
 def test_cli_exit_status_and_json(root, tmp_path, sacscale_main):
-    cmd = ["verify", str(root), "--output", str(root / "verify.json")]
+    cmd = ["verify", str(root), "--output", str(tmp_path / "verify.json")]
     ok = sacscale_main(*cmd)
     assert ok.returncode == 0, ok.stderr
-    assert json.loads((root / "verify.json").read_text())["ok"] is True
+    assert json.loads((tmp_path / "verify.json").read_text())["ok"] is True
     (root / "runs" / "p_r1_n1" / "train.log").write_text("edited\n")
     bad = sacscale_main(*cmd)
     assert bad.returncode == 1

@@ -302,7 +302,8 @@ def _checkout_problems(project: dict, workdir: dict) -> list[str]:
     The exception: `project.repository` false, code imported from an installed copy outside
     any checkout (an older set's record, or a copy that differs from the checkout,
     `installed_copy_of`); its path is the copy's and it has no commit (named where a set
-    made by this code lacks one)."""
+    made by this code lacks one). A pair of records not both in a checkout is judged by
+    checkout_pair_findings, which names every pair one process does not write."""
     if project.get("repository") is False or workdir.get("repository") is not True:
         return []
     return [f"set: code checkout: environment.json project.{key} {_brief(project.get(key))} is not "
@@ -387,19 +388,61 @@ def _unrecorded_problems(field: str, record) -> list[str]:
     return []
 
 
+_REPOSITORY = {True: "true (a git checkout)", False: "false (no git checkout)", None: "null (no git)"}
+_ONE_PROCESS = ("the pipeline runs from the checkout it imports its code from, so both are in one checkout, both "
+                "outside any, both without git, or the code is an installed copy outside any checkout whose "
+                "installed_copy_of names the working directory's checkout")
+
+
+def checkout_pair_findings(env: dict, strict: bool) -> tuple[list[str], list[str]]:
+    """(problems, notes): `project` and `workdir.git` as one pipeline process records them
+    (sacscale.pipeline.environment collect, project_state). The only pairs it writes: both
+    in one checkout (repository true; path and commit: _checkout_problems); both outside any
+    (false) or both without git (null: git is found for the process or not); the code an
+    installed copy outside any checkout (false) beside the working directory's checkout, with
+    `installed_copy_of` naming it (a copy that is the same code is recorded as that
+    checkout). Any other pair is an edit, and would switch off the comparison of the dirty
+    flags (dirty_problems). An older set's code outside any checkout beside a checkout
+    without `installed_copy_of` (written since) is a note there, not a problem."""
+    project, workdir = opt(env, "project"), opt(env, "workdir", "git")
+    if not isinstance(project, dict) or not isinstance(workdir, dict):
+        return [], []  # named by _unrecorded_problems
+    ours, theirs = project.get("repository", ABSENT), workdir.get("repository", ABSENT)
+    if not all(value is None or isinstance(value, bool) for value in (ours, theirs)):
+        return [], []  # absent or of another kind: named by _unrecorded_problems
+    copy_of = project.get("installed_copy_of", ABSENT)
+    if (ours, theirs) == (False, True):
+        if copy_of is ABSENT:
+            return _unknown_each([f"set: code checkout: environment.json project.repository is false (no git "
+                                  "checkout) without installed_copy_of, workdir.git.repository is true (a git "
+                                  f"checkout): {_ONE_PROCESS}"], strict)
+        if same_value(copy_of, workdir.get("path")):
+            return [], []
+    elif ours is theirs and copy_of is ABSENT:
+        return [], []
+    if copy_of is not ABSENT:
+        return [f"set: code checkout: environment.json project.installed_copy_of {_brief(copy_of)} beside "
+                f"project.repository {_REPOSITORY[ours]}, workdir.git.path {_brief(workdir.get('path'))} with "
+                f"workdir.git.repository {_REPOSITORY[theirs]}: {_ONE_PROCESS}"], []
+    return [f"set: code checkout: environment.json project.repository is {_REPOSITORY[ours]}, workdir.git.repository "
+            f"is {_REPOSITORY[theirs]}: {_ONE_PROCESS}"], []
+
+
 def git_record_findings(env: dict, strict: bool) -> tuple[list[str], list[str]]:
     """(problems, notes): environment.json's two git records as git_state writes them. A
     commit or dirty flag beside `repository` false is a problem in any set (git_state has
     always written neither there); a record, `repository` or checkout's dirty flag absent or
     of another kind is a problem in a set made by this code (`strict`), which writes each,
-    a note in an older one. Without them the dirty flags go uncompared (dirty_problems)."""
+    a note in an older one. Without them the dirty flags go uncompared (dirty_problems); so
+    they would be beside a pair of records one process does not write (checkout_pair_findings)."""
     problems, unrecorded = [], []
     for keys in GIT_RECORDS:
         field, record = _record_at(env, keys)
         unrecorded += _unrecorded_problems(field, record)
         problems += _outside_checkout_problems(field, record) if isinstance(record, dict) else []
     more_problems, notes = _unknown_each(unrecorded, strict)
-    return problems + more_problems, notes
+    pair_problems, pair_notes = checkout_pair_findings(env, strict)
+    return problems + more_problems + pair_problems, notes + pair_notes
 
 
 def diff_findings(root: Path, env: dict, strict: bool = False) -> tuple[list[str], list[str]]:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from sacscale.analysis.events import EventFileError
 from sacscale.atomic import write_json
-from sacscale.checks import InputError, check_log_dir
+from sacscale.checks import InputError, check_log_dir, wait_problem
 from sacscale.commands._inputs import repository_hint
 from sacscale.parallel.pools import resolve_pools
 from sacscale.processes import start_group
@@ -63,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
         devices = [int(d) for d in items]
         if not devices:
             raise ValueError("--devices: no CUDA device index given")
+        if problem := wait_problem(args.timeout_s, "--timeout-s"):
+            raise ValueError(problem)
         if not Path(python).exists():
             raise ValueError(f"--reference-python {python}: no such interpreter; create the environment with "
                              "python3 -m venv .venv-ref && .venv-ref/bin/pip install torch "

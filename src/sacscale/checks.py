@@ -21,6 +21,11 @@ from sacscale.task.walk_rules import ACTION_DIM, ACTOR_OBS_DIM, CRITIC_OBS_DIM
 
 # Seeds feed numpy, torch and MuJoCo, offset per rank (+1000 r) and per stream (+7919).
 MAX_SEED = 2**31 - 100_000
+# The longest wait any of a run's options may ask for (a peer rank, a collector step, the
+# run's own wall clock): 30 days, far past any run planned here (hours on the GPU presets),
+# yet a number every consumer takes: torch's process group turns its wait into a timedelta,
+# which overflows past about 8.6e13 s, in each rank after the run has started.
+MAX_WAIT_S = 30 * 86400
 
 
 class InputError(RuntimeError):
@@ -37,6 +42,13 @@ def seed_arg(text: str) -> int:
     if not 0 <= value <= MAX_SEED:
         raise argparse.ArgumentTypeError(f"{text[:40]!r}: a seed is a whole number in [0, {MAX_SEED}]")
     return value
+
+
+def wait_problem(seconds: float, flag: str) -> str | None:
+    """Why `seconds` is no wait `flag` may ask for (NaN included), or None."""
+    if not 0 < seconds <= MAX_WAIT_S:
+        return f"{flag} must be a number of seconds in (0, {MAX_WAIT_S}] (30 days), got {seconds!r}"
+    return None
 
 
 def finite_float(text: str) -> float:

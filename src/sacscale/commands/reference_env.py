@@ -21,6 +21,7 @@ from pathlib import Path
 from sacscale.atomic import write_json
 from sacscale.commands._inputs import repository_hint
 from sacscale.commands.train_reference import DEFAULT_PYTHON
+from sacscale.pipeline.code_paths_env import interpreter_problem
 from sacscale.trainers import unilab
 from sacscale.usage import say
 
@@ -63,6 +64,9 @@ def run(args: argparse.Namespace) -> int:
     created: list[list[str]] = []
     t0 = time.time()
     # a missing input named by an option (or its repository-relative default): a usage error
+    if problem := interpreter_problem(args.python):  # before anything starts it, --create's pip too
+        say(f"sacscale reference-env: error: --python {problem}", file=sys.stderr)
+        return 2
     if python.exists() and not python.is_file():  # running a folder was named "permission denied"
         say(f"sacscale reference-env: error: --python {python}: not a plain file (a folder, a device?); give "
             "the interpreter, e.g. .venv-ref/bin/python", file=sys.stderr)

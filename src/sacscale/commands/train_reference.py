@@ -22,9 +22,10 @@ from pathlib import Path
 
 from sacscale.analysis.events import EventFileError
 from sacscale.atomic import write_json
-from sacscale.checks import InputError, check_log_dir
+from sacscale.checks import InputError, check_log_dir, wait_problem
 from sacscale.commands._inputs import repository_hint
 from sacscale.parallel.pools import resolve_pools
+from sacscale.pipeline.code_paths_env import interpreter_problem
 from sacscale.processes import start_group
 from sacscale.scratch import make_scratch_folder
 from sacscale.trainers import unilab
@@ -63,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
         devices = [int(d) for d in items]
         if not devices:
             raise ValueError("--devices: no CUDA device index given")
+        if problem := interpreter_problem(args.reference_python):  # before anything starts it
+            raise ValueError(f"--reference-python {problem}")
+        if problem := wait_problem(args.timeout_s, "--timeout-s"):
+            raise ValueError(problem)
         if not Path(python).exists():
             raise ValueError(f"--reference-python {python}: no such interpreter; create the environment with "
                              "python3 -m venv .venv-ref && .venv-ref/bin/pip install torch "

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import stat
 from pathlib import Path
 
@@ -206,6 +207,21 @@ def _problem_at(absolute: Path) -> str | None:
                 f"(mode {stat.S_IMODE(st.st_mode):04o}): another could make it first")
     if not stat.S_ISDIR(st.st_mode) and st.st_uid not in (os.getuid(), 0):
         return f"belongs to uid {st.st_uid}, another user"
+    return None
+
+
+def interpreter_problem(python: str, start: str | None = None) -> str | None:
+    """Why another user could put their program at the interpreter `python` names, as the
+    path and a phrase after it (for a key or option to lead); None when no one else can. Taken as the commands starting
+    it take it, from `start` (default: this folder), and a bare name (`python3`) also as
+    the file PATH finds for it, which a caller might start instead."""
+    paths = [os.path.join(start or os.getcwd(), python)]
+    found = shutil.which(python) if os.sep not in python else None
+    for path in paths + ([found] if found else []):
+        problem = code_path_problem(path)
+        if problem:
+            return (f"{shown_path(path)} {problem}; it is started as this user, so that user's program would "
+                    "run as this user: name an interpreter of your own")
     return None
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from sacscale.checks import MAX_WAIT_S
 from sacscale.cpus import MAX_CPU_ID, CpuRangeError, parse_cpu_list
 from sacscale.train.config import MAX_ITERATIONS
 
@@ -23,7 +24,7 @@ CPU_LIST = re.compile(r"[0-9]{1,5}(-[0-9]{1,5})?(,[0-9]{1,5}(-[0-9]{1,5})?){0,10
 MAX_REPEATS = 1000
 MAX_NUM_ENVS = 1 << 20
 MAX_BATCH = 1 << 24
-MAX_TIMEOUT_S = 30 * 86400
+MAX_TIMEOUT_S = MAX_WAIT_S  # a run's wall clock: the bound of its trainer's own waits too
 MIN_TIMEOUT_S = 1.0  # below it nothing starts (1e-320 is a number, not a limit)
 # The trainer probe's learner first updates in its tenth iteration (at the probe's sizes,
 # sacscale.train.probe.fewest_iterations; a test holds the two equal): fewer compare nothing.

@@ -10,6 +10,7 @@ from sacscale.checks import MAX_SEED
 from sacscale.eval.limits import fps_problem, video_length_problem, video_size_problem
 from sacscale.parallel.matrix import preset_from_matrix
 from sacscale.parallel.topology import TopologyError
+from sacscale.pipeline.code_paths_env import interpreter_problem
 from sacscale.pipeline.config_check import ConfigError, check_values
 from sacscale.pipeline.evaluation_size import resolve_evaluation
 from sacscale.pipeline.plan_model import SCHEDULES, Host, Plan, Run, repeat_order
@@ -30,6 +31,7 @@ from sacscale.pipeline.plan_values import (
 from sacscale.pipeline.preset_choice import NAMED, asked_once, choose_preset
 from sacscale.pipeline.run_commands import work_folder
 from sacscale.pipeline.run_config import resolve_run_config
+from sacscale.trainers.reference_options import DEFAULT_PYTHON
 
 MAX_ORDER = 64  # run configurations a repeat
 
@@ -62,6 +64,7 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
                                          [work_folder(run_set, _run_name(prefix, k, n)) for k in range(1, repeats + 1)])
                    for n in order}
     _check_log_points(run_configs, iterations)
+    _check_reference_python(config, run_configs)
     pairs = _pairs(preset, config, name, order, run_configs)
     probe = _probe(preset, config)
     model = _model(preset, config, check_host)
@@ -223,6 +226,19 @@ def _order(preset: dict, config: dict, name: str, entries: dict) -> list[str]:
 
 # the analysis reads the last half of a run's log points and needs two there
 MIN_LOG_POINTS = 3
+
+
+def _check_reference_python(config: dict, run_configs: dict) -> None:
+    """The reference environment's interpreter, started from this folder (by reference-env
+    and train-reference) where a run trains with the reference: judged as a run's code
+    paths are, before anything starts it."""
+    if not any(rc.trainer == "unilab" for rc in run_configs.values()):
+        return
+    reference = config.get("reference") or {}
+    python = reference.get("python") if isinstance(reference, dict) else None
+    problem = interpreter_problem(str(python or DEFAULT_PYTHON))
+    if problem:
+        raise PlanError(f"reference.python: {problem}")
 
 
 def _check_log_points(run_configs: dict, iterations: int) -> None:

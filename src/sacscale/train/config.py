@@ -4,11 +4,10 @@ made from it."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from sacscale.checks import check_learner_values, check_seed
+from sacscale.checks import check_learner_values, check_seed, wait_problem
 from sacscale.parallel.topology import shares_cuda_device
 from sacscale.task.walk_rules import PIPELINES, TILT_OBS
 
@@ -108,8 +107,8 @@ class TrainConfig:
             raise TrainingError("--env-pipeline halves needs --num-envs >= 2 (or use serial)")
 
     def _check_limits(self) -> None:
-        if not (self.timeout_s > 0 and math.isfinite(self.timeout_s)):
-            raise TrainingError(f"--timeout-s must be a positive number of seconds, got {self.timeout_s}")
+        if problem := wait_problem(self.timeout_s, "--timeout-s"):  # before a rank builds its timedelta from it
+            raise TrainingError(problem)
         if self.sim_threads < 0:
             raise TrainingError(f"--sim-threads must be >= 0 (0: the pool's size), got {self.sim_threads}")
         if not self.min_free_mb >= 0:

@@ -31,3 +31,10 @@ def test_the_audit_zip_is_a_note_not_a_problem(work):
     result = verify(work)
     assert result.ok, result.problems()
     assert any(n.startswith(f"reports/{work.name}/audit.zip: Snakemake's audit copy") for n in result.notes)
+
+
+def test_a_second_video_beside_the_one_render_best_wrote_is_named(work):
+    report_file(work, "figures/best_run.gif").write_bytes(report_file(work, "figures/best_run.webp").read_bytes())
+    assert _report_lines(work) == [] and (
+        f"derived: reports/{work.name}/figures: best_run.webp, best_run.gif: two videos, but render-best writes one "
+        "(the one figures/best_run.json names), so nothing checks the other") in verify(work).problems()

@@ -25,6 +25,8 @@ from sacscale.report.set_inputs import planned_runs
 RECORD = Path("figures") / "best_run.json"
 VIDEO_NAMES = ("best_run.webp", "best_run.gif")
 CHOICE = ("run", "score", "tracking_lin", "tracking_yaw", "fall_rate", "env_steps", "scores", "rule")
+# what render-best adds to the choice: the video and what its caption says of it
+VIDEO_FIELDS = ("video", "seconds", "commands", "width", "height", "fps")
 
 
 def _evaluations(root: Path, runs: list[str]) -> dict[str, dict]:
@@ -67,7 +69,19 @@ def best_video_problems(root: Path, reports: Path, rel: str) -> list[str]:
                 "evidence"]
     problems = [f"{where}: {key} {str(stored.get(key))[:80]}, the set's evaluations give {str(fresh[key])[:80]}: "
                 "does not match the evidence" for key in CHOICE if not same_value(stored.get(key), fresh[key])]
+    problems += unwritten_keys(where, stored, (*CHOICE, *VIDEO_FIELDS), "render-best")
     return problems + [f"{where}: {p}: does not match the evidence" for p in video_problems(reports, stored)]
+
+
+def unwritten_keys(where: str, stored: dict, written: tuple[str, ...], writer: str) -> list[str]:
+    """Keys of a record that its writer does not write: text a browser shows beside the
+    fields verify compares, which nothing checks."""
+    extra = sorted(str(key) for key in stored if key not in written)
+    if not extra:
+        return []
+    shown = ", ".join(repr(key[:40]) for key in extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+    return [f"{where}: {shown}: not a field {writer} writes ({', '.join(written)}), so nothing checks what it says: "
+            "does not match the evidence"]
 
 
 def _frames(video: Path) -> tuple[int, tuple[int, int], list]:

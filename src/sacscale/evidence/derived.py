@@ -23,12 +23,12 @@ def recompute_summary(plan: dict, metrics: list[dict], ci_method: str | None = N
     return summarize(metrics, list(plan["order"]), pairs, meta=meta, ci_method=ci_method or DEFAULT_CI_METHOD)
 
 
-def check_summary(root: Path, plan: dict, metrics: list[dict], result: Verification) -> tuple[dict, bool] | None:
-    """(recomputed summary, whether the stored one is of the current format) or None."""
+def check_summary(root: Path, plan: dict, metrics: list[dict], result: Verification, current: bool) -> dict | None:
+    """The recomputed summary, or None; `current`: a set made by this code
+    (sacscale.evidence.set_made), whose summary must hold every field."""
     if not (root / "summary.json").is_file():
         return None
     stored = load_json(root, "summary.json")
-    current = "schedule" in plan
     method = interval_method(root, stored)  # aggregate's, or an older set's own
     result.derived.extend(method.problems)
     result.notes.extend(method.notes)
@@ -40,7 +40,7 @@ def check_summary(root: Path, plan: dict, metrics: list[dict], result: Verificat
         _check_csv(root, runs_table(metrics), result, current)
     elif current:
         result.derived.append("summary.csv: missing (summary.json is there)")
-    return recomputed, current
+    return recomputed
 
 
 def _check_csv(root: Path, table, result: Verification, strict: bool = False) -> None:

@@ -211,6 +211,15 @@ def _epoch(stamp) -> float | None:
         return None
 
 
+def _without_offset(stamp) -> bool:
+    """An ISO time Python reads, without its UTC offset: the pipeline records each time with
+    one, and a time without cannot be compared with the set's other times."""
+    try:
+        return isinstance(stamp, str) and datetime.fromisoformat(stamp).utcoffset() is None
+    except ValueError:
+        return False
+
+
 def _check_counts_and_times(r: RunRecords, result: Verification) -> None:
     """Fields recorded twice in other words: rank 0's env steps (train_meta.json) times the
     ranks are the events' total; run.json's timeout is the plan's; its ISO times are its
@@ -224,6 +233,10 @@ def _check_counts_and_times(r: RunRecords, result: Verification) -> None:
     if planned is not None and ran is not None and not same_value(planned, ran):
         result.records.append(f"{r.name}: timeout: plan.json says {planned!r} s, run.json {ran!r} s")
     for iso, epoch in (("started_at", "start_time"), ("ended_at", "end_time")):
+        if _without_offset(r.run.get(iso)):
+            result.records.append(f"runs/{r.name}/run.json: {iso} {str(r.run[iso])[:40]!r}: not a time with its UTC "
+                                  "offset, as the pipeline records")
+            continue
         when, at = _epoch(r.run.get(iso)), r.run.get(epoch)
         if iso in r.run and epoch in r.run and (when is None or not isinstance(at, (int, float))
                                                 or abs(when - at) > 1):

@@ -29,7 +29,7 @@ from sacscale.report.figure_names import FIGURES, drawn_as
 from sacscale.report.numbers import FORMAT, NUMBERS_NAME, report_numbers
 from sacscale.evidence.report_html import presentation_problems, rendered_markdown_problems
 from sacscale.evidence.report_environment import environment_problems, expected_environment
-from sacscale.evidence.best_video import best_video_problems
+from sacscale.evidence.best_video import best_video_problems, unwritten_keys
 from sacscale.evidence.report_files import report_folder_findings
 from sacscale.evidence.report_page import whole_page_problems
 from sacscale.evidence.report_tables import other_tables_problems, regenerated
@@ -160,8 +160,9 @@ def numbers_differences(rel: str, stored, fresh: dict) -> list[str]:
     """Every number of a stored numbers.json against the recomputed one, by kind."""
     if not isinstance(stored, dict) or stored.get("format") != FORMAT or not isinstance(stored.get("tables"), dict):
         return [f"{rel}: not a numbers file of format {FORMAT}"]
-    problems = [f"{rel}: table {name}: stored, but not derived from the evidence"
-                for name in stored["tables"] if name not in fresh["tables"]]
+    problems = unwritten_keys(rel, stored, ("format", "tables"), "the report stage")
+    problems += [f"{rel}: table {name}: stored, but not derived from the evidence"
+                 for name in stored["tables"] if name not in fresh["tables"]]
     for name, table in fresh["tables"].items():
         if name not in stored["tables"]:
             problems.append(f"{rel}: table {name}: missing (the evidence gives it)")
@@ -366,7 +367,7 @@ def check_report(root: Path, summary: dict, metrics: list[dict], result: Verific
     result.derived += best_video_problems(root, reports, rel)
     check_report_html(reports, rel, fresh, required, result, made, environment)
     check_whole_page(root, reports, rel, result)
-    problems, notes = report_folder_findings(reports, rel, current)
+    problems, notes = report_folder_findings(reports, rel)
     result.derived += problems
     result.notes += notes
 

@@ -87,9 +87,10 @@ def _present(record: dict, path: str) -> bool:
 
 def _started(run: dict) -> datetime | None:
     try:
-        return datetime.fromisoformat(run["started_at"])
+        started = datetime.fromisoformat(run["started_at"])
     except (KeyError, TypeError, ValueError):
         return None  # required above: named there
+    return started if started.utcoffset() is not None else None  # without its offset: named by the records
 
 
 def _required(kind: str, run: dict, reference: bool) -> list[str]:

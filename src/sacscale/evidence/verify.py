@@ -58,6 +58,7 @@ from sacscale.evidence.records import check_records
 from sacscale.evidence.required_fields import absent_field_problems
 from sacscale.evidence.report_check import check_report, check_report_present, reports_dir
 from sacscale.evidence.result import EvidenceStructureError, Verification, deep_differences, load_json, split_notes
+from sacscale.evidence.set_made import made_by_this_code
 from sacscale.report.page_format import PAGE_FORMATS_WRITTEN
 
 __all__ = ["EvidenceStructureError", "Verification", "check_report", "recompute_summary", "verify"]
@@ -131,14 +132,15 @@ def check_files(root: Path, manifest: Path, result: Verification) -> None:
 
 # --- 3. the runs' metrics ------------------------------------------------------------------------
 
-def current_format(root: Path) -> bool:
-    """A set made by this pipeline version (its plan.json records the schedule): every field
-    the current code derives must be there; a missing one is a problem, not a note."""
+def current_format(root: Path) -> tuple[bool, list[str]]:
+    """(whether the set was made by this pipeline version, problems): every field the current
+    code derives must then be there; a missing one is a problem, not a note
+    (sacscale.evidence.set_made decides it for every check)."""
     try:
         plan = load_json(root, "plan.json")
     except EvidenceStructureError:
-        return False
-    return "schedule" in plan
+        return False, []
+    return made_by_this_code(root, plan)
 
 
 def check_metrics(root: Path, result: Verification, runs_dir: str = "runs", metrics_dir: str = "metrics",
@@ -269,7 +271,8 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
     check_folders(root, result)
     if not recompute:
         return result
-    strict = current_format(root) if (root / "plan.json").is_file() else False
+    strict, mixed = current_format(root) if (root / "plan.json").is_file() else (False, [])
+    result.records += mixed
     good = check_metrics(root, result, strict=strict) if (root / "runs").is_dir() else {}
     if not (root / "plan.json").is_file():
         check_bindings(root, None, result)
@@ -282,16 +285,16 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
         result.records += check_probe_record(root)
         check_bindings(root, plan, result)
         names = [r["name"] for r in plan["runs"] if r["name"] in good]
-        recomputed = check_summary(root, plan, [good[n] for n in names], result)
+        recomputed = check_summary(root, plan, [good[n] for n in names], result, strict)
         if recomputed is None:
             result.report_check = "report: none (no summary.json: the set is not finished)"
         else:
             result.checked.append("summary.json")
             if check_report_present(root, result, report_pending):
                 metrics = [good[n] for n in names]
-                check_report(root, recomputed[0], metrics, result, current=recomputed[1])
+                check_report(root, recomputed, metrics, result, current=strict)
                 if redraw_figures:
-                    check_figures(root, recomputed[0], metrics, names, result)
+                    check_figures(root, recomputed, metrics, names, result)
     except EvidenceStructureError as exc:
         result.structure.append(str(exc))
     except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:

@@ -1,9 +1,12 @@
-"""environment.json's `project` and `workdir.git` are both written by one pipeline process,
-which runs from the checkout it imports its code from: both in one checkout, both outside
-any (or both without git), or the code an installed copy whose `installed_copy_of` names the
-working directory's checkout. A dirty set relabelled clean passed, its page saying
-"(clean)", with `workdir.git` made a record of no checkout (`repository` false or null)
-beside `project` in a checkout with its commit: the dirty flags were then not compared."""
+"""environment.json's `project` and `workdir.git` are both written by one pipeline process:
+both in one checkout, both outside any (or both without git), the code in a checkout run
+from a workflow folder outside any (a copy of the workflow elsewhere, as the pipeline tests
+run it), or the code an installed copy whose `installed_copy_of` names the working
+directory's checkout. A dirty set relabelled clean passed, its page saying "(clean)", with
+`workdir.git` made a record without git (`repository` null) beside `project` in a checkout
+with its commit: the dirty flags were then not compared. (With `repository` false the pair
+is one a process writes; the relabel is then the documented limit of a flag no file outside
+the records states: docs/record-fields.md, project.dirty.)"""
 
 import hashlib
 import json
@@ -15,9 +18,9 @@ from sacscale.evidence.shared_facts import checkout_pair_findings
 from sacscale.evidence.verify import verify
 
 RUNS = ("shared_r1_n1_pool7", "shared_r1_n2_shared", "shared_r2_n1_pool7", "shared_r2_n2_shared")
-ONE_PROCESS = ("the pipeline runs from the checkout it imports its code from, so both are in one checkout, both "
-               "outside any, both without git, or the code is an installed copy outside any checkout whose "
-               "installed_copy_of names the working directory's checkout")
+ONE_PROCESS = ("one pipeline process records both: both in one checkout, both outside any, both without git, the "
+               "code in a checkout run from a folder outside any, or the code an installed copy outside any "
+               "checkout whose installed_copy_of names the working directory's checkout")
 CHECKOUT = {"path": "/work/main", "repository": True, "commit": "1" * 40, "dirty": False}
 OUTSIDE = {"path": "/tmp/site/sacscale", "repository": False, "error": "not a git repository"}
 NO_GIT = {"path": "/work/main", "repository": None, "error": "git is not installed"}
@@ -46,7 +49,6 @@ def _relabelled_clean(work, workdir_git) -> list[str]:
 
 
 @pytest.mark.parametrize("workdir_git, said", [
-    ({"path": "/work/main", "repository": False}, "false (no git checkout)"),
     ({"path": "/work/main", "repository": None}, "null (no git)"),
 ])
 def test_a_checkout_beside_a_working_directory_of_none_is_named(work, workdir_git, said):
@@ -58,6 +60,7 @@ def test_a_checkout_beside_a_working_directory_of_none_is_named(work, workdir_gi
 
 @pytest.mark.parametrize("project, workdir", [
     (CHECKOUT, CHECKOUT),
+    (CHECKOUT, OUTSIDE | {"path": "/tmp/wf"}),  # a workflow folder copied outside the checkout
     (OUTSIDE, OUTSIDE | {"path": "/tmp/elsewhere"}),
     (NO_GIT, NO_GIT),
     (OUTSIDE | {"installed_copy_of": "/work/main", "installed_copy_differs": ["cli.py"]}, CHECKOUT),
@@ -71,8 +74,7 @@ def test_the_pairs_one_process_writes_pass(project, workdir):
                         "workdir.git.repository is true (a git checkout)"),
     (OUTSIDE, NO_GIT, "project.repository is false (no git checkout), workdir.git.repository is null (no git)"),
     (NO_GIT, CHECKOUT, "project.repository is null (no git), workdir.git.repository is true (a git checkout)"),
-    (CHECKOUT, OUTSIDE, "project.repository is true (a git checkout), workdir.git.repository is false "
-                        "(no git checkout)"),
+    (CHECKOUT, NO_GIT, "project.repository is true (a git checkout), workdir.git.repository is null (no git)"),
     (OUTSIDE | {"installed_copy_of": "/elsewhere"}, CHECKOUT,
      "project.installed_copy_of '/elsewhere' beside project.repository false (no git checkout), workdir.git.path "
      "'/work/main' with workdir.git.repository true (a git checkout)"),

@@ -389,16 +389,17 @@ def _unrecorded_problems(field: str, record) -> list[str]:
 
 
 _REPOSITORY = {True: "true (a git checkout)", False: "false (no git checkout)", None: "null (no git)"}
-_ONE_PROCESS = ("the pipeline runs from the checkout it imports its code from, so both are in one checkout, both "
-                "outside any, both without git, or the code is an installed copy outside any checkout whose "
-                "installed_copy_of names the working directory's checkout")
+_ONE_PROCESS = ("one pipeline process records both: both in one checkout, both outside any, both without git, the "
+                "code in a checkout run from a folder outside any, or the code an installed copy outside any "
+                "checkout whose installed_copy_of names the working directory's checkout")
 
 
 def checkout_pair_findings(env: dict, strict: bool) -> tuple[list[str], list[str]]:
     """(problems, notes): `project` and `workdir.git` as one pipeline process records them
     (sacscale.pipeline.environment collect, project_state). The only pairs it writes: both
     in one checkout (repository true; path and commit: _checkout_problems); both outside any
-    (false) or both without git (null: git is found for the process or not); the code an
+    (false) or both without git (null: git is found for the process or not); the code in a
+    checkout, the working directory outside any (a workflow folder copied elsewhere); the code an
     installed copy outside any checkout (false) beside the working directory's checkout, with
     `installed_copy_of` naming it (a copy that is the same code is recorded as that
     checkout). Any other pair is an edit, and would switch off the comparison of the dirty
@@ -418,8 +419,8 @@ def checkout_pair_findings(env: dict, strict: bool) -> tuple[list[str], list[str
                                   f"checkout): {_ONE_PROCESS}"], strict)
         if same_value(copy_of, workdir.get("path")):
             return [], []
-    elif ours is theirs and copy_of is ABSENT:
-        return [], []
+    elif (ours is theirs or (ours, theirs) == (True, False)) and copy_of is ABSENT:
+        return [], []  # (True, False): a workflow started outside any checkout, its code from one
     if copy_of is not ABSENT:
         return [f"set: code checkout: environment.json project.installed_copy_of {_brief(copy_of)} beside "
                 f"project.repository {_REPOSITORY[ours]}, workdir.git.path {_brief(workdir.get('path'))} with "

@@ -26,6 +26,7 @@ from sacscale.evidence.shared_facts import (
     git_record_findings,
     gpu_problems,
     gpu_use_problems,
+    in_checkout,
     pool_findings,
     run_facts,
     set_facts,
@@ -301,7 +302,7 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
                                                   strict)
     # the page tells its reader to check the commit out
     problems, notes = commit_findings(commits, earliest_start(_opt(env, "recorded_at"), starts), made_here)
-    result.records += problems + null_commit_problems(commits, strict)
+    result.records += problems + null_commit_problems(commits, strict and in_checkout(env))
     result.notes += notes
 
 

@@ -37,12 +37,27 @@ def opt(data, *keys):
     return data
 
 
+def in_checkout(env: dict) -> bool:
+    """The code was imported from a git checkout (project.repository true): only then does the
+    pipeline record its commit and dirty flag (an installed copy, a source archive: neither)."""
+    return opt(env, "project", "repository") is True
+
+
+def _code_state(env: dict, key: str):
+    """project's commit or dirty flag; null where the code is outside any checkout and the
+    pipeline records neither (run.json then says null)."""
+    value = opt(env, "project", key)
+    if value is ABSENT and opt(env, "project", "repository") in (False, None):
+        return None
+    return value
+
+
 def run_facts(env: dict, run: dict, meta: dict, reference: bool) -> dict[str, list[tuple[str, object]]]:
     """{quantity: [(source, value), ...]} that one run's records share with environment.json.
     The reference trainer runs in its own interpreter and records neither version."""
     facts = {
-        "code commit": [("environment.json", opt(env, "project", "commit")), ("run.json", opt(run, "code", "commit"))],
-        "code dirty": [("environment.json", opt(env, "project", "dirty")), ("run.json", opt(run, "code", "dirty"))],
+        "code commit": [("environment.json", _code_state(env, "commit")), ("run.json", opt(run, "code", "commit"))],
+        "code dirty": [("environment.json", _code_state(env, "dirty")), ("run.json", opt(run, "code", "dirty"))],
         # both rules run `sacscale` of the same environment (envs/sacscale.yaml): the interpreter
         # verify-env described is the one that ran the run's wrapper
         "Python interpreter": [("environment.json", opt(env, "python", "executable")),

@@ -80,3 +80,25 @@ def test_another_users_program_is_not_started(tmp_path, capsys, command, option)
         f"sacscale {command}: error: {option} '{python}' is inside {eve}, which belongs to uid 1001, another "
         f"user; {TAIL}")
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("line", ["#!{}", "#!{} -u", "#!/usr/bin/env {}"])
+def test_a_script_of_ones_own_starting_a_program_others_may_replace_is_refused(tmp_path, capsys, monkeypatch,
+                                                                                line):
+    """The kernel starts the program a script's `#!` line names: one's own script that names
+    a program in a folder others may write starts their program."""
+    open_folder = tmp_path / "open"
+    open_folder.mkdir()
+    open_folder.chmod(0o777)
+    marker = tmp_path / "started"
+    theirs = planted(open_folder / "bin", marker)
+    monkeypatch.setenv("PATH", f"{theirs.parent}:{os.environ['PATH']}")
+    mine = tmp_path / "mine" / "python"
+    mine.parent.mkdir()
+    mine.write_text(line.format(theirs if "env" not in line else theirs.name) + "\n")
+    mine.chmod(0o755)
+    assert main(["reference-env", "--python", str(mine), "--output", str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"sacscale reference-env: error: --python '{theirs}' (the program '{mine}' starts by its "
+                          f"#! line) is inside {open_folder}, which is writable by other users"), err
+    assert not marker.exists()

@@ -217,12 +217,35 @@ def interpreter_problem(python: str, start: str | None = None) -> str | None:
     the file PATH finds for it, which a caller might start instead."""
     paths = [os.path.join(start or os.getcwd(), python)]
     found = shutil.which(python) if os.sep not in python else None
-    for path in paths + ([found] if found else []):
-        problem = code_path_problem(path)
-        if problem:
-            return (f"{shown_path(path)} {problem}; it is started as this user, so that user's program would "
-                    "run as this user: name an interpreter of your own")
+    for first in paths + ([found] if found else []):
+        for path in _with_interpreters(first):
+            problem = code_path_problem(path)
+            if problem:
+                via = f" (the program {shown_path(first)} starts by its #! line)" if path != first else ""
+                return (f"{shown_path(path)}{via} {problem}; it is started as this user, so that user's program "
+                        "would run as this user: name an interpreter of your own")
     return None
+
+
+def _with_interpreters(path: str, depth: int = 4):
+    """`path`, then the interpreter its `#!` line names, and so on (the kernel starts that
+    program with the script): a script of one's own can start another user's program.
+    `#!/usr/bin/env NAME` names the NAME that PATH finds."""
+    for _ in range(depth):
+        yield path
+        try:
+            with open(path, "rb") as fh:
+                line = fh.read(256).split(b"\n", 1)[0]
+        except OSError:
+            return
+        words = line[2:].decode("utf-8", "replace").split() if line.startswith(b"#!") else []
+        if not words:
+            return
+        if os.path.basename(words[0]) == "env" and len(words) > 1:
+            yield words[0]
+            path = shutil.which(words[1]) or words[1]
+        else:
+            path = words[0]
 
 
 def check_code_paths(env: dict, where: str, starts: tuple[str, ...] = ()) -> None:

@@ -137,7 +137,7 @@ def compose_config(python: str, overrides: list[str], timeout_s: float = 300.0) 
         tail = [ln.strip() for ln in done.stderr.strip().splitlines() if ln.strip()][-2:]
         reason = " ".join(ln.split("Exception: ", 1)[-1] for ln in tail) or f"exit code {done.returncode}"
         raise UnilabError(f"the reference's configuration refuses the overrides: {reason}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return _last_json_line(python, done.stdout, "its resolved configuration")
 
 
 def package_info(python: str) -> dict:
@@ -145,10 +145,32 @@ def package_info(python: str) -> dict:
     script = ("import json, importlib.metadata as m, unilab.assets as a; "
               "print(json.dumps({'packages': {d.metadata['Name']: d.version for d in m.distributions()}, "
               "'assets_root': str(a.ASSETS_ROOT_PATH)}))")
-    done = subprocess.run([python, "-c", script], capture_output=True, text=True, timeout=300, env=isolated_environ())
+    try:
+        done = subprocess.run([python, "-c", script], capture_output=True, text=True, timeout=300,
+                              env=isolated_environ())
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UnilabError(f"{python}: cannot run it ({exc})") from exc
     if done.returncode != 0:
         raise UnilabError(f"{python} cannot import the reference: {done.stderr.strip()[-300:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    info = _last_json_line(python, done.stdout, "its packages' versions")
+    if not isinstance(info.get("packages"), dict) or "assets_root" not in info:
+        raise UnilabError(f"{python}: printed {str(info)[:80]!r}, not its packages and assets folder")
+    return info
+
+
+def _last_json_line(python: str, stdout: str, what: str) -> dict:
+    """The JSON object a script run by `python` printed last; one line naming the interpreter
+    where it printed none (not a Python, or one that prints other things)."""
+    lines = stdout.strip().splitlines()
+    try:
+        value = json.loads(lines[-1])
+    except (IndexError, ValueError):
+        shown = repr(lines[-1][:80]) if lines else "nothing"
+        raise UnilabError(f"{python}: printed {shown} where a Python prints {what} as JSON: is it the reference "
+                          "environment's Python?") from None
+    if not isinstance(value, dict):
+        raise UnilabError(f"{python}: printed {str(value)[:80]!r} where a Python prints {what} as a JSON object")
+    return value
 
 
 def make_scene(assets_root: str | Path, meshes: str | Path, out_dir: str | Path) -> Path:

@@ -16,3 +16,14 @@ def test_a_start_without_its_offset_is_named(work):
     assert (f"record: runs/{RUN}/run.json: started_at '2026-12-03T22:38:02.198': not a time with its UTC offset, "
             "as the pipeline records") in problems
     assert not [p for p in problems if p.startswith("structure:")], problems
+
+
+def test_the_environments_time_without_its_offset_is_named(work):
+    """environment.json's recorded_at bounds the runs' starts (a commit made after it is named):
+    without its offset it was read as no time, and passed."""
+    edit_record(work, "environment.json", lambda env: env.update(recorded_at=env["recorded_at"][:19]))
+    remake_manifest(work)
+    lines = [p for p in verify(work).problems() if "recorded_at" in p]
+    assert len(lines) == 1 and lines[0].startswith("record: environment.json: recorded_at '")
+    assert lines[0].endswith("': not a time with its UTC offset, as the pipeline records (the runs' times are "
+                             "bounded by it)")

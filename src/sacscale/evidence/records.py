@@ -343,6 +343,9 @@ def _check_environment(root: Path, env: dict, result: Verification, strict: bool
     probe = _optional_json(root, "correctness.json") if (root / "correctness.json").is_file() else None
     _agree(result, "set", set_facts(env, probe), strict)
     result.records += gpu_problems(env) + dirty_problems(env)
+    if _without_offset(env.get("recorded_at")):
+        result.records.append(f"environment.json: recorded_at {str(env['recorded_at'])[:40]!r}: not a time with its "
+                              "UTC offset, as the pipeline records (the runs' times are bounded by it)")
     for problems, notes in (git_record_findings(env, made_here), cpu_findings(env, made_here),
                             diff_findings(root, env, made_here),
                             diff_apply_findings(root, env)):

@@ -102,3 +102,39 @@ def test_a_script_of_ones_own_starting_a_program_others_may_replace_is_refused(t
     assert err.startswith(f"sacscale reference-env: error: --python '{theirs}' (the program '{mine}' starts by its "
                           f"#! line) is inside {open_folder}, which is writable by other users"), err
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("line", ["#!/usr/bin/env -S {} -u", "#!/usr/bin/env -S{}", "#!/usr/bin/env -i A=1 {}",
+                                  "#!/usr/bin/env -u HOME {}"])
+def test_env_options_before_the_program_are_read(tmp_path, capsys, line):
+    """`env -S /x/python` starts /x/python: the option was read as the program's name."""
+    open_folder = tmp_path / "open"
+    open_folder.mkdir()
+    open_folder.chmod(0o777)
+    marker = tmp_path / "started"
+    theirs = planted(open_folder / "bin", marker)
+    mine = tmp_path / "mine" / "python"
+    mine.parent.mkdir()
+    mine.write_text(line.format(theirs) + "\n")
+    mine.chmod(0o755)
+    assert main(["reference-env", "--python", str(mine), "--output", str(tmp_path / "r.json")]) == 2
+    assert f"--python '{theirs}' (the program '{mine}' starts by its #! line)" in capsys.readouterr().err
+    assert not marker.exists()
+
+
+def test_a_chain_of_scripts_as_long_as_the_kernel_follows_is_judged_to_its_end(tmp_path, capsys):
+    open_folder = tmp_path / "open"
+    open_folder.mkdir()
+    open_folder.chmod(0o777)
+    marker = tmp_path / "started"
+    program = planted(open_folder / "bin", marker)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    for level in range(5, 1, -1):  # s2 -> s3 -> s4 -> s5 -> their program
+        script = mine / f"s{level}"
+        script.write_text(f"#!{program}\n")
+        script.chmod(0o755)
+        program = script
+    assert main(["reference-env", "--python", str(program), "--output", str(tmp_path / "r.json")]) == 2
+    assert f"is inside {open_folder}, which is writable by other users" in capsys.readouterr().err
+    assert not marker.exists()

@@ -227,10 +227,11 @@ def interpreter_problem(python: str, start: str | None = None) -> str | None:
     return None
 
 
-def _with_interpreters(path: str, depth: int = 4):
+def _with_interpreters(path: str, depth: int = 8):
     """`path`, then the interpreter its `#!` line names, and so on (the kernel starts that
-    program with the script): a script of one's own can start another user's program.
-    `#!/usr/bin/env NAME` names the NAME that PATH finds."""
+    program with the script, through at most 5 scripts; 8 levels judged are more than it
+    follows): a script of one's own can start another user's program. `#!/usr/bin/env
+    [-S] [OPTIONS] [NAME=VALUE] NAME` names the NAME that PATH finds."""
     for _ in range(depth):
         yield path
         try:
@@ -241,11 +242,30 @@ def _with_interpreters(path: str, depth: int = 4):
         words = line[2:].decode("utf-8", "replace").split() if line.startswith(b"#!") else []
         if not words:
             return
-        if os.path.basename(words[0]) == "env" and len(words) > 1:
+        if os.path.basename(words[0]) == "env":
             yield words[0]
-            path = shutil.which(words[1]) or words[1]
+            program = _env_program(words[1:])
+            if program is None:
+                return
+            path = shutil.which(program) or program if os.sep not in program else program
         else:
             path = words[0]
+
+
+def _env_program(words: list[str]) -> str | None:
+    """The program `env` starts with these arguments: its options (`-S` splits its string
+    into more words, `-S/x` included) and NAME=VALUE settings skipped."""
+    words = [w for word in words for w in ([word[2:]] if word.startswith("-S") and len(word) > 2 else [word])]
+    options_with_value = {"-u", "--unset", "-C", "--chdir"}
+    rest = iter(words)
+    for word in rest:
+        if word in options_with_value:
+            next(rest, None)
+        elif word.startswith("-") or ("=" in word and not word.startswith("/")):
+            continue
+        else:
+            return word
+    return None
 
 
 def check_code_paths(env: dict, where: str, starts: tuple[str, ...] = ()) -> None:

@@ -214,57 +214,28 @@ def interpreter_problem(python: str, start: str | None = None) -> str | None:
     """Why another user could put their program at the interpreter `python` names, as the
     path and a phrase after it (for a key or option to lead); None when no one else can. Taken as the commands starting
     it take it, from `start` (default: this folder), and a bare name (`python3`) also as
-    the file PATH finds for it, which a caller might start instead."""
+    the file PATH finds for it, which a caller might start instead. A script (`#!`) is
+    refused whoever owns it: what its line starts (env's options, its own PATH, a file it
+    passes on) is the kernel's and the shell's reading, not one this check can repeat."""
     paths = [os.path.join(start or os.getcwd(), python)]
     found = shutil.which(python) if os.sep not in python else None
-    for first in paths + ([found] if found else []):
-        for path in _with_interpreters(first):
-            problem = code_path_problem(path)
-            if problem:
-                via = f" (the program {shown_path(first)} starts by its #! line)" if path != first else ""
-                return (f"{shown_path(path)}{via} {problem}; it is started as this user, so that user's program "
-                        "would run as this user: name an interpreter of your own")
+    for path in paths + ([found] if found else []):
+        problem = code_path_problem(path) or _script_problem(path)
+        if problem:
+            return (f"{shown_path(path)} {problem}; it is started as this user, so that user's program "
+                    "would run as this user: name an interpreter of your own")
     return None
 
 
-def _with_interpreters(path: str, depth: int = 8):
-    """`path`, then the interpreter its `#!` line names, and so on (the kernel starts that
-    program with the script, through at most 5 scripts; 8 levels judged are more than it
-    follows): a script of one's own can start another user's program. `#!/usr/bin/env
-    [-S] [OPTIONS] [NAME=VALUE] NAME` names the NAME that PATH finds."""
-    for _ in range(depth):
-        yield path
-        try:
-            with open(path, "rb") as fh:
-                line = fh.read(256).split(b"\n", 1)[0]
-        except OSError:
-            return
-        words = line[2:].decode("utf-8", "replace").split() if line.startswith(b"#!") else []
-        if not words:
-            return
-        if os.path.basename(words[0]) == "env":
-            yield words[0]
-            program = _env_program(words[1:])
-            if program is None:
-                return
-            path = shutil.which(program) or program if os.sep not in program else program
-        else:
-            path = words[0]
-
-
-def _env_program(words: list[str]) -> str | None:
-    """The program `env` starts with these arguments: its options (`-S` splits its string
-    into more words, `-S/x` included) and NAME=VALUE settings skipped."""
-    words = [w for word in words for w in ([word[2:]] if word.startswith("-S") and len(word) > 2 else [word])]
-    options_with_value = {"-u", "--unset", "-C", "--chdir"}
-    rest = iter(words)
-    for word in rest:
-        if word in options_with_value:
-            next(rest, None)
-        elif word.startswith("-") or ("=" in word and not word.startswith("/")):
-            continue
-        else:
-            return word
+def _script_problem(path: str) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(2)
+    except OSError:
+        return None  # not there yet (--create makes it) or unreadable: the command names it
+    if head == b"#!":
+        return ("is a script (a #! line), not a Python interpreter: the program its line starts is not judged "
+                "(give the interpreter itself, e.g. <venv>/bin/python)")
     return None
 
 

@@ -16,19 +16,11 @@ import os
 import pytest
 
 from sacscale.pipeline.code_paths_env import check_code_paths, named_paths
-from sacscale.pipeline.runplan import Host, PlanError, resolve
-from tests.workflow.test_config_run_env_any_path import PRESETS, TAIL, WHERE
+from tests.workflow.test_config_run_env_any_path import TAIL, WHERE, refused
 
-CPU_BOX = Host(cuda_devices=0, cpus=frozenset(range(2)))
 AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="another user's folder is made by root (chown)")
 CXX_WHY = "torch.compile starts it as its C++ compiler"
 OPEN_WHY = "is inside {}, which is writable by other users without the sticky bit (mode 0777)"
-
-
-def refused(env) -> str:
-    with pytest.raises(PlanError) as info:
-        resolve({"preset": "cpu", "run_defaults": {"env": env}}, PRESETS, CPU_BOX)
-    return str(info.value)
 
 
 @pytest.fixture

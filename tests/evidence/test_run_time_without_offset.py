@@ -24,6 +24,6 @@ def test_the_environments_time_without_its_offset_is_named(work):
     edit_record(work, "environment.json", lambda env: env.update(recorded_at=env["recorded_at"][:19]))
     remake_manifest(work)
     lines = [p for p in verify(work).problems() if "recorded_at" in p]
-    assert len(lines) == 1 and lines[0].startswith("record: environment.json: recorded_at '")
+    assert len(lines) == 1 and lines[0].startswith("record: environment.json recorded_at '")
     assert lines[0].endswith("': not a time with its UTC offset, as the pipeline records (the runs' times are "
                              "bounded by it)")

@@ -45,7 +45,7 @@ def _form_findings(recorded: list[tuple[str, object]], made_here: bool) -> tuple
     return (lines, []) if made_here else ([], [f"{line} (an older set)" for line in lines])
 
 
-def _epoch(value) -> float | None:
+def epoch_seconds(value) -> float | None:
     """A recorded time as Unix seconds: a number (run.json start_time) or ISO text with its
     zone (environment.json recorded_at); None where it is neither."""
     if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
@@ -59,14 +59,14 @@ def _epoch(value) -> float | None:
     return None
 
 
-def _utc(epoch: float) -> str:
+def utc_text(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="seconds")
 
 
 def earliest_start(env_recorded_at, run_starts: list) -> tuple[float, str] | None:
     """(the earliest time the set's records give for its runs' start, where it is from)."""
-    times = [(t, "environment.json recorded_at") for t in [_epoch(env_recorded_at)] if t is not None]
-    times += [(t, "run.json start_time") for t in map(_epoch, run_starts) if t is not None]
+    times = [(t, "environment.json recorded_at") for t in [epoch_seconds(env_recorded_at)] if t is not None]
+    times += [(t, "run.json start_time") for t in map(epoch_seconds, run_starts) if t is not None]
     return min(times) if times else None
 
 
@@ -81,8 +81,8 @@ def _late_problems(recorded: list[tuple[str, object]], began: tuple[float, str] 
         seen.add(commit)
         committed = commit_time(commit, code_root)
         if committed is not None and committed - began[0] > COMMIT_SKEW_S:
-            problems.append(f"{field} {commit[:12]}: committed {_utc(committed)}, "
-                            f"{(committed - began[0]) / 3600:.1f} h after the runs began ({_utc(began[0])}, "
+            problems.append(f"{field} {commit[:12]}: committed {utc_text(committed)}, "
+                            f"{(committed - began[0]) / 3600:.1f} h after the runs began ({utc_text(began[0])}, "
                             f"{began[1]}): the code that ran cannot be a commit made after it "
                             f"(clocks may differ by {COMMIT_SKEW_S / 3600:g} h)")
     return problems

@@ -36,6 +36,7 @@ from sacscale.evidence.record_fields import env_set_problems, meta_problems, mod
 from sacscale.evidence.pool_record import pool_record_problems
 from sacscale.evidence.preset_record import preset_findings
 from sacscale.evidence.recorded_commit import commit_findings, earliest_start, null_commit_problems
+from sacscale.evidence.recorded_time import recorded_at_findings
 from sacscale.evidence.stored_diff import diff_apply_findings
 from sacscale.evidence import scope
 from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification, get_field, load_json, same_value
@@ -304,6 +305,9 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
     problems, notes = commit_findings(commits, earliest_start(_opt(env, "recorded_at"), starts), made_here)
     result.records += problems + null_commit_problems(commits, strict and in_checkout(env))
     result.notes += notes
+    problems, notes = recorded_at_findings(env, starts, made_here)
+    result.records += problems
+    result.notes += notes
 
 
 def _probe_gpu_use(root: Path, plan: dict, env: dict) -> list[str]:
@@ -343,9 +347,6 @@ def _check_environment(root: Path, env: dict, result: Verification, strict: bool
     probe = _optional_json(root, "correctness.json") if (root / "correctness.json").is_file() else None
     _agree(result, "set", set_facts(env, probe), strict)
     result.records += gpu_problems(env) + dirty_problems(env)
-    if _without_offset(env.get("recorded_at")):
-        result.records.append(f"environment.json: recorded_at {str(env['recorded_at'])[:40]!r}: not a time with its "
-                              "UTC offset, as the pipeline records (the runs' times are bounded by it)")
     for problems, notes in (git_record_findings(env, made_here), cpu_findings(env, made_here),
                             diff_findings(root, env, made_here),
                             diff_apply_findings(root, env)):

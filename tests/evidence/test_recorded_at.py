@@ -1,0 +1,41 @@
+"""environment.json's recorded_at is taken before the runs and bounds their starts where a
+commit's time is judged. A value that was no time at all, a deleted key, or a time after the
+runs (year 9999) was read as no time and passed; each is named in a set made by this code."""
+
+import pytest
+from set_copies import edit_record, remake_manifest
+
+from sacscale.evidence.verify import verify
+
+
+def _recorded_at_lines(work, change) -> list[str]:
+    edit_record(work, "environment.json", change)
+    remake_manifest(work)
+    return [p for p in verify(work).problems() if "recorded_at" in p]
+
+
+@pytest.mark.parametrize("value", ["yesterday afternoon", 1.0e9, None])
+def test_a_recorded_at_that_is_no_time_is_named(work, value):
+    lines = _recorded_at_lines(work, lambda env: env.update(recorded_at=value))
+    assert f"record: environment.json recorded_at {value!r}: not a time (ISO text with its UTC offset, as the " \
+           "pipeline records)" in lines
+
+
+def test_a_deleted_recorded_at_is_named(work):
+    lines = _recorded_at_lines(work, lambda env: env.pop("recorded_at"))
+    assert lines == ["record: environment.json recorded_at: missing; the pipeline records when it recorded the "
+                     "environment"]
+
+
+def test_a_recorded_at_after_the_runs_is_named(work):
+    lines = _recorded_at_lines(work, lambda env: env.update(recorded_at="9999-12-31T23:59:59+00:00"))
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("record: environment.json recorded_at 9999-12-31T23:59:59+00:00: ")
+    assert lines[0].endswith(" h after the first run began (2026-12-03T22:38:02+00:00, run.json start_time); the "
+                             "environment is recorded before the runs (clocks may differ by 1 h)")
+
+
+def test_a_recorded_at_within_the_clock_allowance_passes(work):
+    """Half an hour after the first run starts: within what two machines' clocks may differ by."""
+    lines = _recorded_at_lines(work, lambda env: env.update(recorded_at="2026-12-03T23:08:00+00:00"))
+    assert lines == []

@@ -230,6 +230,25 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:300]
 
 
+# a replay row: its seven fields' float32 columns and its one-byte valid flag (learn.replay)
+REPLAY_ROW_BYTES = 4 * (2 * ACTOR_OBS_DIM + 2 * CRITIC_OBS_DIM + ACTION_DIM + 2) + 1
+
+
+def machine_memory_bytes() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def replay_memory_problem(rows: int, cpu_ranks: int) -> str | None:
+    """The replays of the ranks that train on the CPU against this machine's whole memory:
+    one that cannot fit failed in torch's allocator after the job had started, naming no
+    option. None where they fit (or no rank trains on the CPU)."""
+    need, have = cpu_ranks * rows * REPLAY_ROW_BYTES, machine_memory_bytes()
+    if need <= have:
+        return None
+    return (f"the replay of {cpu_ranks} rank(s) on the CPU needs {need / 2**30:,.1f} GiB ({rows:,} rows of "
+            f"{REPLAY_ROW_BYTES} bytes a rank), more than this machine's {have / 2**30:,.1f} GiB of memory")
+
+
 def shm_bytes_per_rank(num_envs: int, actor_numel: int) -> int:
     spec = shm.SlotSpec(num_envs, ACTOR_OBS_DIM, CRITIC_OBS_DIM, ACTION_DIM)
     return shm.TransitionSlots.NUM_SLOTS * spec.bytes_per_slot + 8 + 4 * actor_numel

@@ -259,3 +259,15 @@ def test_too_little_shared_memory_is_named_before_anything_starts(tmp_path, caps
     assert code == 1
     assert "sacscale train: error: --num-envs 2048: the shared-memory blocks of 1 rank(s) need" in err, err
     assert "/dev/shm has 1.0 MB free" in err
+
+
+def test_a_replay_larger_than_the_machines_memory_is_named_before_the_run(tmp_path, capsys):
+    """A replay no machine can hold failed in torch's allocator once the job had started,
+    naming no option; now the options are named before anything is written (exit 1: it
+    depends on this machine, like the shared-memory check)."""
+    code, err, _ = run_cli(tmp_path, capsys, "--num-envs", "1048576", "--replay-per-env", "1000000")
+    assert code == 1
+    assert err.startswith("sacscale train: error: --num-envs 1048576 x --replay-per-env 1000000: the replay of 1 "
+                          "rank(s) on the CPU needs 1,676,757.8 GiB (1,048,576,000,000 rows of 1717 bytes a rank), "
+                          "more than this machine's "), err
+    assert err.count("\n") == 1

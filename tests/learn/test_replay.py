@@ -70,3 +70,15 @@ def test_rejects_bad_shapes():
         buf.add(**bad)
     with pytest.raises(ValueError):
         buf.add_packed(torch.zeros(3, 7))
+
+
+def test_the_memory_check_counts_a_replay_row_as_the_buffer_stores_it():
+    """checks.REPLAY_ROW_BYTES (the trainer's and the plan's memory check, which import no
+    torch) is the buffer's float32 row and its valid flag."""
+    from sacscale.checks import REPLAY_ROW_BYTES
+    from sacscale.learn.config import SACConfig
+
+    cfg = SACConfig()
+    buffer = ReplayBuffer(3, cfg.actor_obs_dim, cfg.critic_obs_dim, cfg.action_dim, "cpu")
+    per_row = buffer.storage.element_size() * buffer.storage.shape[1] + buffer.valid.element_size()
+    assert REPLAY_ROW_BYTES == per_row

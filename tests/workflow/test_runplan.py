@@ -128,6 +128,11 @@ def test_train_command_and_environment():
          "run_configs.n1_cpu.batch_size: 100000 is larger than the replay"),
         ({"run_configs": {"n1_cpu": {"overrides": {"replay-per-env": 9}}}},
          "run_configs.n1_cpu.overrides.replay-per-env: 9 rows per env hold less than the learning start"),
+        # the replay cannot fit in any machine's memory: it failed in torch's allocator at the run
+        ({"run_configs": {"n1_cpu": {"num_envs": 1048576, "overrides": {"replay-per-env": 1000000}}}},
+         "run_configs.n1_cpu.num_envs: 1048576 envs x 1000000 replay rows per env (overrides.replay-per-env): the "
+         "replay of 1 rank(s) on the CPU needs 1,676,757.8 GiB (1,048,576,000,000 rows of 1717 bytes a rank), more "
+         "than this machine's "),
     ],
 )
 def test_semantic_errors_name_the_key(config, key):

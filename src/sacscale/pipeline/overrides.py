@@ -14,7 +14,7 @@ import argparse
 import math
 import re
 
-from sacscale.checks import InputError, check_sizes
+from sacscale.checks import InputError, check_sizes, replay_memory_problem
 from sacscale.pipeline.plan_values import PlanError, shown
 from sacscale.train import TrainConfig, TrainingError, sac_config
 from sacscale.train.options import build_parser, option_names
@@ -157,10 +157,27 @@ def _override_key(message: str, overrides: dict, where) -> str:
     return where("overrides")
 
 
+def _overrides(merged: dict) -> dict:
+    return {str(k).replace("-", "_"): v for k, v in merged.get("overrides", {}).items()}
+
+
+def check_replay_memory(merged: dict, cpu_ranks: int, where) -> None:
+    """What the trainer would refuse at start on the CPU, found at planning time: the ranks'
+    replays must fit in this machine's memory (a CPU set's runs train where it is planned)."""
+    per_env = _overrides(merged).get("replay_per_env", TrainConfig.replay_per_env)
+    num_envs = merged.get("num_envs")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (per_env, num_envs)):
+        return  # the type errors are named elsewhere (or by the trainer)
+    problem = replay_memory_problem(per_env * num_envs, cpu_ranks)
+    if problem:
+        raise PlanError(f"{where('num_envs')}: {num_envs} envs x {per_env} replay rows per env "
+                        f"(overrides.replay-per-env): {problem}")
+
+
 def check_batch_fits_replay(merged: dict, where) -> None:
     """What the trainer would refuse at start (sacscale.checks.check_sizes), found at
     planning time: the batch, and the default learning start, must fit in the replay."""
-    overrides = {str(k).replace("-", "_"): v for k, v in merged.get("overrides", {}).items()}
+    overrides = _overrides(merged)
     per_env = overrides.get("replay_per_env", TrainConfig.replay_per_env)
     batch = merged.get("batch_size") or overrides.get("batch_size", TrainConfig.batch_size)
     num_envs = merged.get("num_envs")

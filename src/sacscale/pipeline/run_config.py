@@ -10,6 +10,7 @@ import re
 from sacscale.cpus import first_overlap, format_cpu_list
 from sacscale.pipeline.overrides import (
     check_batch_fits_replay,
+    check_replay_memory,
     check_override,
     check_reference_override,
     check_trainer_values,
@@ -57,6 +58,8 @@ def resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host
     trainer = merged.get("trainer") or "sacscale"
     if trainer == "sacscale":
         check_batch_fits_replay(merged, where)  # ours; the reference sizes its own replay
+        if host is not None and kind == "cpu":
+            check_replay_memory(merged, len(ranks), where)
     timeout = seconds(merged.get("timeout_s", 3600), where("timeout_s"), 3600)
     if trainer not in TRAINERS:
         raise PlanError(f"{where('trainer')}: {trainer!r} is not one of {', '.join(TRAINERS)}")

@@ -59,6 +59,9 @@ def check_job(cfg: TrainConfig) -> JobPlan:
     checks.check_sizes(cfg, sac)
     devices = cfg.device_list()
     check_devices(devices)
+    memory = checks.replay_memory_problem(sac.replay_capacity(cfg.num_envs), devices.count("cpu"))
+    if memory:
+        raise TrainingError(f"--num-envs {cfg.num_envs} x --replay-per-env {sac.replay_per_env}: {memory}")
     external, world_size = launcher_env()
     world_size = world_size if external else len(devices)
     try:

@@ -70,3 +70,43 @@ def test_verify_output_into_a_sticky_folder_is_written(tmp_path):
     done = sacscale("verify", RESULTS, "--output", shared / "verify.json")
     assert done.returncode == 0, done.stderr
     assert (shared / "verify.json").is_file()
+
+
+def _a_set(folder, mode):
+    _folder(folder, 0o700)
+    (folder / "a.json").write_text("{}\n")
+    folder.chmod(mode)
+    return folder
+
+
+def test_manifests_default_outputs_into_a_set_open_to_all_are_refused(tmp_path):
+    """MANIFEST.sha256 and manifest.json go into the set unless named: a set another user can
+    swap files in was written into, while the same folder named with --json was refused."""
+    shared = _a_set(tmp_path / "set", 0o777)
+    done = sacscale("manifest", shared)
+    one_line(done, f"sacscale manifest: error: {shared}: is writable by other users without the sticky bit (mode "
+                   "0777), who could replace the MANIFEST.sha256 and manifest.json written there; give --output and "
+                   "--json in a folder of your own")
+    assert sorted(p.name for p in shared.iterdir()) == ["a.json"]
+    done = sacscale("manifest", shared, "--output", tmp_path / "M.sha256")
+    one_line(done, "could replace the manifest.json written there")
+    done = sacscale("manifest", shared, "--output", tmp_path / "M.sha256", "--json", tmp_path / "m.json")
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in shared.iterdir()) == ["a.json"]
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="giving a folder to another user needs root")
+def test_manifests_default_outputs_into_another_users_set_are_refused(tmp_path):
+    theirs = _a_set(tmp_path / "theirs", 0o755)
+    os.chown(theirs, 1001, 1001)
+    done = sacscale("manifest", theirs)
+    one_line(done, f"sacscale manifest: error: {theirs}: belongs to uid 1001, another user, who could replace the "
+                   "MANIFEST.sha256 and manifest.json written there")
+    assert sorted(p.name for p in theirs.iterdir()) == ["a.json"]
+
+
+def test_manifests_default_outputs_into_a_set_of_ones_own_are_written(tmp_path):
+    own = _a_set(tmp_path / "own", 0o755)
+    done = sacscale("manifest", own)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in own.iterdir()) == ["MANIFEST.sha256", "a.json", "manifest.json"]

@@ -13,6 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from sacscale.atomic import others_can_swap
 from sacscale.commands._inputs import BadInput, read_evaluations, refuse_one_file, refuse_output_inside
 from sacscale.commands._set_lock import holding_the_set
 from sacscale.eval.best import best_run
@@ -41,6 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     refuse_output_inside("--output", args.output, args.root, allowed=("MANIFEST.sha256",))
     refuse_output_inside("--json", args.json, args.root, allowed=("manifest.json",))
+    _refuse_a_set_others_can_swap_in(args)
     manifest = args.output or Path(args.root) / "MANIFEST.sha256"
     record = args.json or Path(args.root) / "manifest.json"
     refuse_one_file(("--output", manifest), ("--json", record))  # the record replaced the manifest, exit 0
@@ -62,6 +64,17 @@ def run(args: argparse.Namespace) -> int:
         return 1
     print(f"{info['files']} files, {info['bytes']:,} bytes listed")
     return 0
+
+
+def _refuse_a_set_others_can_swap_in(args: argparse.Namespace) -> None:
+    """The default outputs go into the set: held to the rule a named output is (sacscale.cli),
+    as another user could replace them there between their writing and their reading."""
+    defaults = [name for name, given in (("MANIFEST.sha256", args.output), ("manifest.json", args.json))
+                if not given]
+    problem = others_can_swap(args.root) if defaults and Path(args.root).is_dir() else None
+    if problem:
+        raise BadInput(f"{args.root}: {problem}, who could replace the {' and '.join(defaults)} written there; "
+                       "give --output and --json in a folder of your own")
 
 
 def _write_scope(args: argparse.Namespace) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from sacscale.evidence.code_record import git_error_problems
 from sacscale.evidence.env_steps import env_step_problems
 from sacscale.evidence.manifest import sha256_file
 from sacscale.evidence.model_record import MODEL_FILE, cost_problems, name_problems, summary_findings
@@ -283,12 +284,14 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
     if (root / "model.json").is_file():
         _check_model_record(root, load_json(root, "model.json"), plan, env, result)
     commits = [("environment.json project.commit", _opt(env, "project", "commit"))]
+    code_records = [("environment.json project", _opt(env, "project"))]
     starts = []
     for entry in planned:
         if entry["name"] in present:
             r = _read_run(root, entry, configs)
             commits.append((f"{r.name}: run.json code.commit", _opt(r.run, "code", "commit")))
             starts.append(r.run.get("start_time"))
+            code_records.append((f"runs/{r.name}/run.json code", r.run.get("code")))
             _agree(result, r.name, _facts(r, iterations, env, plan.get("run_set", _ABSENT)), strict)
             _check_where_and_what(root, r, env_host, model_hash, result)
             problems, notes = pool_findings(r.name, env, r.meta, made_here)
@@ -305,6 +308,7 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
     problems, notes = commit_findings(commits, earliest_start(_opt(env, "recorded_at"), starts), made_here)
     result.records += problems + null_commit_problems(commits, strict and in_checkout(env))
     result.notes += notes
+    result.records += git_error_problems(code_records)
     problems, notes = recorded_at_findings(env, starts, made_here)
     result.records += problems
     result.notes += notes

@@ -34,6 +34,7 @@ from sacscale.evidence.report_files import report_folder_findings
 from sacscale.evidence.report_page import whole_page_problems
 from sacscale.evidence.report_tables import other_tables_problems, regenerated
 from sacscale.evidence.scope import PAGE_KEY, SCOPE_FILE, report_page_of
+from sacscale.evidence.set_made import numbers_expected
 from sacscale.report.page_format import PAGE_FORMAT, PAGE_FORMATS_WRITTEN
 from sacscale.report.shown import ShownTable, long_paragraph, shown_numbers, shown_page, shows
 from sacscale.report.text import BLANK_LETTERS
@@ -158,7 +159,8 @@ def in_stored_words(stored, fresh: dict) -> dict:
 
 def numbers_differences(rel: str, stored, fresh: dict) -> list[str]:
     """Every number of a stored numbers.json against the recomputed one, by kind."""
-    if not isinstance(stored, dict) or stored.get("format") != FORMAT or not isinstance(stored.get("tables"), dict):
+    if (not isinstance(stored, dict) or type(stored.get("format")) is not int or stored["format"] != FORMAT
+            or not isinstance(stored.get("tables"), dict)):  # the writer's integer: not true, not 1.0
         return [f"{rel}: not a numbers file of format {FORMAT}"]
     problems = unwritten_keys(rel, stored, ("format", "tables"), "the report stage")
     problems += [f"{rel}: table {name}: stored, but not derived from the evidence"
@@ -316,7 +318,8 @@ def tables_problems(rel: str, text: str, numbers: dict, required: set[str], html
     return problems, notes, f"{count} numbers in {len(seen)} tables"
 
 
-def check_report(root: Path, summary: dict, metrics: list[dict], result: Verification, current: bool = True) -> None:
+def check_report(root: Path, summary: dict, metrics: list[dict], result: Verification, current: bool = True,
+                 plan: dict | None = None) -> None:
     """The report's numbers (numbers.json, where the report stage wrote one, and report.md's
     tables) against the quantities recomputed from the evidence; result.report_check says
     which way."""
@@ -342,6 +345,10 @@ def check_report(root: Path, summary: dict, metrics: list[dict], result: Verific
         result.checked.append(f"{rel}/{NUMBERS_NAME}")
     else:
         required = set(ALWAYS + (CURRENT if current else ()))
+        if marks := numbers_expected(root, plan):
+            result.derived.append(f"{rel}: no {NUMBERS_NAME}, which the report stage writes with every page; "
+                                  f"{' and '.join(marks)} {'say' if len(marks) > 1 else 'says'} the set was made after "
+                                  "it began to")
         result.report_check = (f"report: no {NUMBERS_NAME} (a set made before the report wrote one): report.md's "
                                f"tables parsed and checked cell by cell against the quantities recomputed from the "
                                f"evidence")

@@ -47,3 +47,11 @@ def made_by_this_code(root: Path, plan) -> tuple[bool, list[str]]:
     say = "says" if len(marks) == 1 else "say"
     return True, [f"plan.json: no schedule, which the pipeline writes into every plan since {SCHEDULE_SINCE}; yet "
                   f"{', '.join(marks)} {say} the set was made by this code"]
+
+
+def numbers_expected(root: Path, plan) -> list[str]:
+    """The marks of a set made after the report stage began writing numbers.json (the page
+    format in evidence.json, the plan's evaluation size, both newer): such a set's report
+    has one, and a missing one was removed."""
+    marks = [f"{scope.SCOPE_FILE} {scope.PAGE_KEY}"] if scope.report_page_of(root)[0] is not None else []
+    return marks + (["plan.json evaluation"] if isinstance(plan, dict) and "evaluation" in plan else [])

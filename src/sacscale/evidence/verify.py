@@ -292,7 +292,7 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
             result.checked.append("summary.json")
             if check_report_present(root, result, report_pending):
                 metrics = [good[n] for n in names]
-                check_report(root, recomputed, metrics, result, current=strict)
+                check_report(root, recomputed, metrics, result, current=strict, plan=plan)
                 if redraw_figures:
                     check_figures(root, recomputed, metrics, names, result)
     except EvidenceStructureError as exc:

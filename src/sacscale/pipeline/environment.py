@@ -77,11 +77,14 @@ def write_source_diff(project: dict, path: Path) -> dict:
         note = ("git diff HEAD --binary plus untracked files as new files, outside " + ", ".join(NOT_SOURCE)
                 + f"; untracked files over {STORE_LIMIT_BYTES // 1024} KiB are listed, not stored")
     atomic_write_bytes(path, data)
+    commit = project.get("commit")
     info = {"file": path.name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
             "untracked_files": untracked, "how": note,
-            "apply": f"git checkout {project.get('commit')} && git apply --binary {path.name}"}
+            # no commit, no rebuild command (it said `git checkout None`)
+            "apply": f"git checkout {commit} && git apply --binary {path.name}" if commit else None}
     if listed:
         info["untracked_not_stored"] = listed
+    if listed and commit:
         info["apply"] += " (the files under untracked_not_stored are not in it: bring them by their SHA-256)"
     return info
 

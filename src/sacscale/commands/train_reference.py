@@ -26,6 +26,7 @@ from sacscale.checks import InputError, check_log_dir, wait_problem
 from sacscale.commands._inputs import repository_hint
 from sacscale.parallel.pools import resolve_pools
 from sacscale.pipeline.code_paths_env import interpreter_problem
+from sacscale.pipeline.overrides import REFERENCE_OWNED, check_reference_override
 from sacscale.processes import start_group
 from sacscale.scratch import make_scratch_folder
 from sacscale.trainers import unilab
@@ -44,6 +45,19 @@ def _asset_package_meshes() -> Path:
     except ImportError as exc:
         raise ValueError(f"the G1's visual meshes: the asset package {g1_model.ASSET_PACKAGE} is not installed "
                          "here; give a folder of its STL files with --meshes (or $SACSCALE_REFERENCE_MESHES)") from exc
+
+
+def _check_overrides(items: list[str]) -> None:
+    """Each --override a KEY=VALUE of the reference's Hydra keys, the ones this command sets
+    refused (the pipeline's rule for a unilab run's overrides)."""
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"--override {item!r}: not KEY=VALUE (a Hydra override, e.g. algo.gamma=0.97)")
+        if key.lstrip("+~") in REFERENCE_OWNED:
+            raise ValueError(f"--override {item!r}: {key.lstrip('+~')} is set by this command from its own options "
+                             "(--num-envs, --iterations, --seed, --devices, ...): give the option instead")
+        check_reference_override(key, value, f"--override {item!r}")
 
 
 def _pools(text: str, ranks: int):
@@ -73,6 +87,11 @@ def run(args: argparse.Namespace) -> int:
                              "python3 -m venv .venv-ref && .venv-ref/bin/pip install torch "
                              "-r envs/reference-requirements.txt"
                              + (repository_hint(DEFAULT_PYTHON) if args.reference_python == DEFAULT_PYTHON else ""))
+        # the options' values before the reference is asked anything (it names only itself)
+        pools = _pools(args.collector_cpu_ids, len(devices))
+        _check_overrides(args.override)
+        if args.meshes and not Path(args.meshes).is_dir():
+            raise ValueError(f"--meshes {args.meshes}: not a folder (the asset package's G1 STL files)")
     except (ValueError, InputError) as exc:
         say(f"sacscale train-reference: error: {exc}", file=sys.stderr)
         return 2
@@ -84,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         scene = unilab.make_scene(package["assets_root"], meshes, scratch)
         spec = unilab.UnilabRun(devices=devices, num_envs=args.num_envs, iterations=args.iterations, seed=args.seed,
                                 log_root=str((out / unilab.LOG_ROOT_NAME).resolve()),
-                                cpu_pools=_pools(args.collector_cpu_ids, len(devices)), scene_file=str(scene),
+                                cpu_pools=pools, scene_file=str(scene),
                                 extra=list(args.override))
         overrides = unilab.hydra_overrides(spec)
         resolved = unilab.compose_config(python, overrides)  # unknown keys fail here, before anything runs

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from cli_runs import one_line, sacscale
+
 from sacscale.cli import main
 
 SET = Path(__file__).resolve().parents[1] / "results" / "h200x1_shared_short"
@@ -23,3 +25,12 @@ def test_an_output_that_is_a_stream_of_the_system_is_refused(capsys, tmp_path, o
     assert exited.value.code == 2 and f"argument --output: {output} is a device or a stream of the system" in err, err
     if output.endswith("out.json"):
         assert os.path.islink(output)
+
+
+@pytest.mark.parametrize("root", ["/", "/proc", "/sys/kernel", "/dev/.."])
+def test_manifest_of_the_file_systems_root_or_a_kernel_folder_is_refused(root):
+    """`manifest /` walked the whole machine until a process's /proc entry vanished, and said
+    only `/proc/23375: no such file or directory`."""
+    done = sacscale("manifest", root)
+    one_line(done, f"sacscale manifest: error: {root}: the file system's root or a kernel folder, not a run set's "
+                   "folder; give the set's folder (results/<run set>)")

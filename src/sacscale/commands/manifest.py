@@ -42,6 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     refuse_output_inside("--output", args.output, args.root, allowed=("MANIFEST.sha256",))
     refuse_output_inside("--json", args.json, args.root, allowed=("manifest.json",))
+    _refuse_a_system_root(args.root)
     _refuse_a_set_others_can_swap_in(args)
     manifest = args.output or Path(args.root) / "MANIFEST.sha256"
     record = args.json or Path(args.root) / "manifest.json"
@@ -64,6 +65,19 @@ def run(args: argparse.Namespace) -> int:
         return 1
     print(f"{info['files']} files, {info['bytes']:,} bytes listed")
     return 0
+
+
+# the file system's root and the kernel's folders: no evidence, and their entries come and go
+_SYSTEM_ROOTS = (Path("/"), Path("/dev"), Path("/proc"), Path("/sys"))
+
+
+def _refuse_a_system_root(root: str) -> None:
+    """ROOT the file system's root or inside a kernel folder was walked whole until an entry
+    vanished (`/proc/23375: no such file or directory`), naming neither."""
+    where = Path(root).resolve()
+    if where == Path("/") or any(where.is_relative_to(system) for system in _SYSTEM_ROOTS[1:]):
+        raise BadInput(f"{root}: the file system's root or a kernel folder, not a run set's folder; give the set's "
+                       "folder (results/<run set>)")
 
 
 def _refuse_a_set_others_can_swap_in(args: argparse.Namespace) -> None:

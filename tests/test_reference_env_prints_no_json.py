@@ -15,6 +15,8 @@ def test_an_interpreter_that_prints_no_record_is_named(tmp_path, capsys, program
     python = tmp_path / "venv" / "bin" / "python"
     python.parent.mkdir(parents=True)
     shutil.copy(shutil.which(program), python)
+    # a venv's settings: without them the search for its standard library would pass /tmp
+    (tmp_path / "venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
     assert main(["reference-env", "--python", str(python), "--output", str(tmp_path / "r.json")]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"sacscale reference-env: error: {python}: printed {shown}"), err

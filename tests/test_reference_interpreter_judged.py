@@ -10,7 +10,7 @@ import pytest
 from sacscale.cli import main
 
 AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="another user's folder is made by root (chown)")
-TAIL = "it is started as this user, so that user's program would run as this user: name an interpreter of your own"
+TAIL = "it is started as this user, so another user's code could run as this user: name an interpreter of your own"
 
 
 def planted(folder, marker):
@@ -103,6 +103,40 @@ def test_a_script_is_refused_whatever_its_line_starts(tmp_path, capsys, monkeypa
     mine.chmod(0o755)
     assert main(["reference-env", "--python", str(mine), "--output", str(tmp_path / "r.json")]) == 2
     assert capsys.readouterr().err.strip() == (
-        f"sacscale reference-env: error: --python '{mine}' is a script (a #! line), not a Python interpreter: the "
-        f"program its line starts is not judged (give the interpreter itself, e.g. <venv>/bin/python); {TAIL}")
+        f"sacscale reference-env: error: --python '{mine}' {SCRIPT}")
+    assert not marker.exists()
+
+
+# a script of one's own names no other user: the refusal says why a script is not taken
+SCRIPT = ("is a script (a #! line), not a Python interpreter, and the program its line starts is not judged: give the "
+          "interpreter itself (e.g. <venv>/bin/python)")
+
+
+def test_ones_own_script_is_refused_naming_no_other_user(tmp_path, capsys):
+    mine = tmp_path / "s"
+    mine.write_text("#!/usr/bin/python3\n")
+    mine.chmod(0o755)
+    log_dir = tmp_path / "run"
+    assert main(["train-reference", "--reference-python", str(mine), "--log-dir", str(log_dir)]) == 2
+    assert capsys.readouterr().err.strip() == f"sacscale train-reference: error: --reference-python '{mine}' {SCRIPT}"
+    assert not log_dir.exists()
+
+
+@AS_ROOT
+def test_a_link_into_another_users_folder_says_where_it_leads(tmp_path, capsys):
+    """A venv made with links (bin/python -> python3 -> their python): the given path is one's
+    own; the refusal names where it leads, inside their folder."""
+    eve = tmp_path / "eve"
+    marker = tmp_path / "pwned"
+    theirs = planted(eve / "py" / "bin", marker)
+    for path in (eve, eve / "py", eve / "py" / "bin", theirs):
+        os.chown(path, 1001, 1001)
+    python = tmp_path / "mine" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    (python.parent / "python3").symlink_to(theirs)
+    python.symlink_to("python3")
+    assert main(commands(python, tmp_path)["reference-env"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sacscale reference-env: error: --python '{python}' leads to {theirs}, inside {eve}, which belongs to uid "
+        f"1001, another user; {TAIL}")
     assert not marker.exists()

@@ -11,7 +11,7 @@ from sacscale.pipeline.runplan import Host, PlanError, resolve
 from tests.workflow.test_config_run_env_any_path import AS_ROOT, PRESETS
 
 H200 = Host(cuda_devices=1, cpus=frozenset(range(16)))
-TAIL = "it is started as this user, so that user's program would run as this user: name an interpreter of your own"
+TAIL = "it is started as this user, so another user's code could run as this user: name an interpreter of your own"
 
 
 def plan(trainer: str, python: str | None):

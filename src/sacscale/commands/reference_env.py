@@ -21,7 +21,7 @@ from pathlib import Path
 from sacscale.atomic import write_json
 from sacscale.commands._inputs import repository_hint
 from sacscale.commands.train_reference import DEFAULT_PYTHON
-from sacscale.pipeline.code_paths_env import interpreter_problem
+from sacscale.pipeline.interpreter_check import interpreter_problem
 from sacscale.trainers import unilab
 from sacscale.usage import say
 

@@ -25,7 +25,7 @@ from sacscale.atomic import write_json
 from sacscale.checks import InputError, check_log_dir, wait_problem
 from sacscale.commands._inputs import repository_hint
 from sacscale.parallel.pools import resolve_pools
-from sacscale.pipeline.code_paths_env import interpreter_problem
+from sacscale.pipeline.interpreter_check import interpreter_problem
 from sacscale.pipeline.overrides import REFERENCE_OWNED, check_reference_override
 from sacscale.processes import start_group
 from sacscale.scratch import make_scratch_folder

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import stat
 from pathlib import Path
 
@@ -184,7 +183,9 @@ def code_path_problem(path: str) -> str | None:
     resolved = Path(os.path.realpath(path))
     if problem is None and resolved != Path(os.path.abspath(path)):
         problem = _problem_at(resolved)
-        return f"leads to {resolved}, which {problem.removeprefix('is ')}" if problem else None
+        if problem and problem.startswith("is inside "):
+            return f"leads to {resolved}, {problem.removeprefix('is ')}"
+        return f"leads to {resolved}, which {problem}" if problem else None
     return problem
 
 
@@ -201,7 +202,9 @@ def _problem_at(absolute: Path) -> str | None:
         return f"cannot be looked at ({exc.strerror})"
     if found:
         folder, why = found
-        return why if folder is None and there == absolute else f"is inside {folder or there}, which {why}"
+        if folder is None and there == absolute:
+            return why
+        return f"{_where(absolute, Path(folder or there))}, which {why}"
     if there != absolute and stat.S_IMODE(st.st_mode) & 0o002:
         return (f"is not there yet, and {there} lets every user make entries in it "
                 f"(mode {stat.S_IMODE(st.st_mode):04o}): another could make it first")
@@ -210,33 +213,16 @@ def _problem_at(absolute: Path) -> str | None:
     return None
 
 
-def interpreter_problem(python: str, start: str | None = None) -> str | None:
-    """Why another user could put their program at the interpreter `python` names, as the
-    path and a phrase after it (for a key or option to lead); None when no one else can. Taken as the commands starting
-    it take it, from `start` (default: this folder), and a bare name (`python3`) also as
-    the file PATH finds for it, which a caller might start instead. A script (`#!`) is
-    refused whoever owns it: what its line starts (env's options, its own PATH, a file it
-    passes on) is the kernel's and the shell's reading, not one this check can repeat."""
-    paths = [os.path.join(start or os.getcwd(), python)]
-    found = shutil.which(python) if os.sep not in python else None
-    for path in paths + ([found] if found else []):
-        problem = code_path_problem(path) or _script_problem(path)
-        if problem:
-            return (f"{shown_path(path)} {problem}; it is started as this user, so that user's program "
-                    "would run as this user: name an interpreter of your own")
-    return None
-
-
-def _script_problem(path: str) -> str | None:
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(2)
-    except OSError:
-        return None  # not there yet (--create makes it) or unreadable: the command names it
-    if head == b"#!":
-        return ("is a script (a #! line), not a Python interpreter: the program its line starts is not judged "
-                "(give the interpreter itself, e.g. <venv>/bin/python)")
-    return None
+def _where(absolute: Path, folder: Path) -> str:
+    """Where `absolute` is, with respect to `folder` (another user's, or one others may
+    change): inside it as written, or reached there through links (one's own or root's,
+    which the kernel follows): then the message names where the path leads."""
+    if folder in (absolute, *absolute.parents):
+        return f"is inside {folder}"
+    target = Path(os.path.realpath(absolute))
+    if folder in (target, *target.parents):
+        return f"leads to {target}, inside {folder}"
+    return f"is reached through {folder}"
 
 
 def check_code_paths(env: dict, where: str, starts: tuple[str, ...] = ()) -> None:

@@ -10,7 +10,7 @@ from sacscale.checks import MAX_SEED
 from sacscale.eval.limits import fps_problem, video_length_problem, video_size_problem
 from sacscale.parallel.matrix import preset_from_matrix
 from sacscale.parallel.topology import TopologyError
-from sacscale.pipeline.code_paths_env import interpreter_problem
+from sacscale.pipeline.interpreter_check import interpreter_problem
 from sacscale.pipeline.config_check import ConfigError, check_values
 from sacscale.pipeline.evaluation_size import resolve_evaluation
 from sacscale.pipeline.plan_model import SCHEDULES, Host, Plan, Run, repeat_order

@@ -287,6 +287,20 @@ def _has_acl(name: str) -> bool:
         return False
 
 
+_KINDS = ((stat.S_ISREG, "a plain file"), (stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
+
+
+def file_kind(path: str | Path) -> str | None:
+    """What stands at `path`, links followed ("a folder", "a character device", ...), for a
+    message that says what a name is instead of calling it missing; None where nothing is."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "no plain file")
+
+
 def refuse_special(path: Path) -> None:
     """An output that is a device, FIFO or socket is not replaced: the rename would put a
     plain file where /dev/null (or /dev/full) was, which breaks the machine when run as root."""

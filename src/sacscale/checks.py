@@ -15,7 +15,7 @@ import zipfile
 from dataclasses import fields
 from pathlib import Path
 
-from sacscale.atomic import refuse_foreign_links
+from sacscale.atomic import file_kind, refuse_foreign_links
 from sacscale.collect import shm
 from sacscale.task.walk_rules import ACTION_DIM, ACTOR_OBS_DIM, CRITIC_OBS_DIM
 
@@ -200,7 +200,7 @@ def check_model(path: str | None) -> None:
         return
     p = Path(path)
     if not p.is_file():
-        raise InputError(f"--model {path}: no such file")
+        raise InputError(f"--model {path}: {not_a_model_file(p)}")
     if p.stat().st_size == 0:
         raise InputError(f"--model {path}: empty file")
     # MuJoCo and the task: only where a model is checked (the pipeline's value checks need neither)
@@ -224,6 +224,12 @@ def check_model(path: str | None) -> None:
     except Exception as exc:  # noqa: BLE001 - any failure means the file is not the task's model
         raise InputError(f"--model {path}: loads, but is not the G1 walking task's model: "
                          f"{type(exc).__name__}: {_one_line(exc)}") from exc
+
+
+def not_a_model_file(path: str | Path) -> str:
+    """What stands at `path` instead of a model file: a folder or a device was called missing."""
+    kind = file_kind(path)
+    return "no such file" if kind is None else f"not a plain file ({kind}), not a model file"
 
 
 def _one_line(exc: BaseException) -> str:

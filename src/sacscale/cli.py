@@ -53,6 +53,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+# The parser's description: a constant, since `python -OO` drops the docstring.
+SUMMARY = "The one entry point: `sacscale <command> ...`."
+
 EPILOG = ("Exit status: 0 done; 2 a usage error (an unknown option, a bad option value); any other: it "
           "failed, the message names the cause. `sacscale COMMAND --help` lists a command's options. "
           "The pipeline is Snakemake's: run "
@@ -61,7 +64,7 @@ EPILOG = ("Exit status: 0 done; 2 a usage error (an unknown option, a bad option
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = UsageParser(prog="sacscale", description=__doc__.splitlines()[0], epilog=EPILOG,
+    parser = UsageParser(prog="sacscale", description=SUMMARY, epilog=EPILOG,
                                      allow_abbrev=False)
     parser.add_argument("--version", action="version", version=f"sacscale {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -14,6 +14,7 @@ import json
 import os
 from pathlib import Path
 
+from sacscale.atomic import file_kind
 from sacscale.commands import BadInput
 from sacscale.pipeline.config_check import ConfigError, read_text as _read_text
 from sacscale.reading import RecordJSONError, refuse_lone_surrogates
@@ -236,3 +237,40 @@ def refuse_output_in_run_sets(outputs: list[tuple[str, str | os.PathLike | None]
                 raise BadInput(f"{option} {output}: inside the run set {folder} (it holds {marker}), whose "
                                "evidence this command reads; a file added there fails its verification: "
                                "write it outside the set")
+
+
+def refuse_unwritable_outputs(outputs: list[tuple[str, str | os.PathLike, bool]]) -> None:
+    """BadInput, before any work, when an output, (option, path, whether it is a folder the
+    command fills) each, could not be written where it is named: another output made at or
+    inside a file output, a folder where a file goes (or the reverse), a file on the way, a
+    folder this user may not write in. `prepare-model --json FOLDER` built and saved the
+    model, then refused the summary, the model and its folder left behind."""
+    for option, path, folder in outputs:
+        for other, inner, _ in outputs:
+            if not folder and other != option and Path(os.path.realpath(inner)).is_relative_to(os.path.realpath(path)):
+                raise BadInput(f"{option} {path}: {other} {inner} is there or inside it, so this cannot be "
+                               "a file; give each output a name of its own")
+    for option, path, folder in outputs:
+        problem = _output_problem(Path(path), folder)
+        if problem:
+            raise BadInput(f"{option} {path}: {problem}")
+
+
+def _output_problem(path: Path, folder: bool) -> str | None:
+    kind = file_kind(path)
+    if kind is not None and kind != ("a folder" if folder else "a plain file"):
+        return f"is {kind}, not {'a folder' if folder else 'a file'}"
+    holder = path if folder and kind else path.parent
+    existing = next(f for f in (holder, *holder.parents) if file_kind(f) is not None)
+    if file_kind(existing) != "a folder":
+        return f"{existing} on its way is {file_kind(existing)}, not a folder"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{existing}: {'read-only file system' if _read_only(existing) else 'permission denied'}"
+    return None
+
+
+def _read_only(folder: Path) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False

@@ -9,6 +9,8 @@ from tqdm import tqdm
 
 from sacscale.atomic import write_json
 from sacscale.checks import seed_arg
+from sacscale.commands import BadInput
+from sacscale.commands._inputs import model_problem
 from sacscale.cpus import validate_cpu_ids
 from sacscale.sim.bench import run_env_bench
 from sacscale.task.g1_model import load_model
@@ -53,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         say(f"env-bench: {e}", file=sys.stderr)
         return 2
+    problem = model_problem(args.model)  # a file that is not the task's model: named, before the measurement
+    if problem:
+        raise BadInput(problem)
     model = load_model(args.model)
 
     total = 3 * len(threads) * args.steps  # physics, serial full, halves full, per thread count

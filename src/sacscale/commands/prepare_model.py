@@ -14,7 +14,7 @@ import numpy as np
 
 from sacscale.atomic import atomic_write_bytes, write_json
 from sacscale.checks import InputError, check_model, int_in
-from sacscale.commands._inputs import BadInput, refuse_one_file
+from sacscale.commands._inputs import BadInput, refuse_one_file, refuse_unwritable_outputs
 from sacscale.sim.bench import physics_throughput
 from sacscale.task import g1_model as g1
 
@@ -92,7 +92,13 @@ def _save_model(model, path: Path) -> str:
 
 def run(args: argparse.Namespace) -> int:
     out_dir = Path(args.output_dir)
-    refuse_one_file((f"--output-dir's {MODEL_FILE}", out_dir / MODEL_FILE), ("--json", args.json))
+    mjb = out_dir / MODEL_FILE
+    json_path = Path(args.json) if args.json else out_dir / "model.json"
+    json_option = "--json" if args.json else "--output-dir's model.json"
+    refuse_one_file((f"--output-dir's {MODEL_FILE}", mjb), (json_option, json_path))
+    # every output judged before the build: a refused summary left the built model behind
+    refuse_unwritable_outputs([("--output-dir", out_dir, True), (f"--output-dir's {MODEL_FILE}", mjb, False),
+                               (json_option, json_path, False)])
     if args.from_mjb:
         source_file = Path(args.from_mjb)
         _check_source(source_file)
@@ -101,7 +107,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         model = g1.build_g1_model()
         source = asset_source(g1)
-    mjb = out_dir / MODEL_FILE
     sha = _save_model(model, mjb)
     if args.expect_sha256 and sha != args.expect_sha256:
         mjb.unlink()  # not the pinned model: nothing downstream may take it for one
@@ -129,7 +134,6 @@ def run(args: argparse.Namespace) -> int:
         },
         "mujoco_version": mujoco.__version__,
     }
-    json_path = Path(args.json) if args.json else out_dir / "model.json"
     write_json(json_path, summary)  # atomic: a full disk leaves no partial record
     s = summary["summary"]
     print(

@@ -13,6 +13,7 @@ import torch
 
 from sacscale.checks import seed_arg
 from sacscale.atomic import write_json
+from sacscale.commands._inputs import model_problem
 from sacscale.parallel.probe import run_probe
 from sacscale.parallel.probe_settings import AMP_DTYPES, MUTATIONS, ProbeSettings
 from sacscale.train.config import TrainConfig, TrainingError
@@ -97,6 +98,10 @@ def run(args: argparse.Namespace) -> int:
         devices = TrainConfig(devices=_auto_devices() if args.devices == "auto" else args.devices).device_list()
     except TrainingError as exc:  # a malformed --devices: a usage error
         say(f"sacscale probe: error: {exc}", file=sys.stderr)
+        return 2
+    problem = model_problem(args.model) if args.model is not None else None
+    if problem:  # a file that is not the task's model: named here, not by each collector's traceback
+        say(f"sacscale probe: error: {problem}", file=sys.stderr)
         return 2
     try:
         check_devices(devices)

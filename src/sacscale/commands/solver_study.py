@@ -9,6 +9,8 @@ from tqdm import tqdm
 
 from sacscale.atomic import write_json
 from sacscale.checks import seed_arg
+from sacscale.commands import BadInput
+from sacscale.commands._inputs import model_problem
 from sacscale.sim import solver_study as ss
 from sacscale.task.g1_model import load_model
 from sacscale.usage import say
@@ -118,6 +120,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         say(f"solver-study: {e}", file=sys.stderr)
         return 2
+    problem = model_problem(args.model)  # a file that is not the task's model: named, before the measurement
+    if problem:
+        raise BadInput(problem)
     model = load_model(args.model)
 
     total = ss.study_steps(len(settings), args.steps, args.repeats)

@@ -291,7 +291,8 @@ def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, en
         # every episode starts at step 0, so none times out inside the window; the
         # observation does not contain the counter, so reset()'s observation stands
         env.timeout_counter[:] = 0
-        assert np.array_equal(env.commands, commands)
+        if not np.array_equal(env.commands, commands):  # explicit: `python -O` drops asserts
+            raise RuntimeError("the environment's reset did not assign the command grid")
         noise = torch.Generator().manual_seed(seed + 1) if noise_scale > 0 else None
         roll = rollout(env, actor, obs, steps, settle_steps, noise=noise, noise_scale=noise_scale)
     finally:
@@ -351,11 +352,16 @@ def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, en
 
 
 def _check_grid(grid: np.ndarray, cfg: TaskConfig) -> None:
-    """The grid must be commands the task can sample (inside its ranges, outside its dead zone)."""
+    """The grid must be commands the task can sample (inside its ranges, outside its dead zone).
+    Explicit checks, not asserts: `python -O` drops those."""
     for dim, (lo, hi) in enumerate((cfg.cmd_vx, cfg.cmd_vy, cfg.cmd_wz)):
-        assert ((grid[:, dim] >= lo) & (grid[:, dim] <= hi)).all(), f"grid leaves the training range {dim}"
+        if not ((grid[:, dim] >= lo) & (grid[:, dim] <= hi)).all():
+            raise ValueError(f"the evaluation's command grid leaves the task's training range of command "
+                             f"{dim} ({lo}..{hi})")
     norm = np.hypot(grid[:, 0], grid[:, 1])
-    assert ((norm == 0) | (norm > cfg.cmd_dead_zone)).all(), "grid point inside the dead zone"
+    if not ((norm == 0) | (norm > cfg.cmd_dead_zone)).all():
+        raise ValueError(f"the evaluation's command grid has a point inside the task's dead zone "
+                         f"({cfg.cmd_dead_zone})")
 
 
 # ---------------------------------------------------------------------------- figure

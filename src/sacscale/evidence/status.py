@@ -290,13 +290,17 @@ def write(path: Path, root: Path) -> bool:
     return new != text
 
 
+# The parser's description: a constant, since `python -OO` drops the docstring.
+SUMMARY = "Where the claim stands: a Markdown summary generated from the committed run sets."
+
+
 def default_root() -> Path:
     """The checkout this module runs from (src/sacscale/evidence/ -> the repository)."""
     return Path(__file__).resolve().parents[3]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = UsageParser(prog="python -m sacscale.evidence.status", description=__doc__.splitlines()[0],
+    parser = UsageParser(prog="python -m sacscale.evidence.status", description=SUMMARY,
                                      allow_abbrev=False)
     parser.add_argument("--root", type=Path, default=None,
                         help="repository root holding results/, workflow/presets.yaml and pyproject.toml "

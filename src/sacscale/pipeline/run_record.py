@@ -222,7 +222,8 @@ class Supervisor:
         """Copy the trainer's output, until its end, into the log, onto stdout, and to the
         progress echo."""
         output = self.trainer.popen.stdout
-        assert output is not None
+        if output is None:  # an explicit check: `python -O` drops asserts
+            raise RuntimeError("the trainer was started without a pipe for its output")
         for chunk in iter(lambda: output.read1(65536), b""):
             if self.log_error is None:
                 try:
@@ -237,6 +238,10 @@ class Supervisor:
                 pass
             if self.progress is not None:
                 self.progress.feed(chunk)
+
+
+# The parser's description: a constant, since `python -OO` drops the docstring.
+SUMMARY = "Record one training command as one evidence directory, all or nothing."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -262,7 +267,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = UsageParser(prog="run_training.py", description=__doc__.splitlines()[0], allow_abbrev=False)
+    parser = UsageParser(prog="run_training.py", description=SUMMARY, allow_abbrev=False)
     add_arguments(parser)
     return run(parser.parse_args(argv), parser)
 

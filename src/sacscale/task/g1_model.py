@@ -256,7 +256,9 @@ def _set_foot(spec: mujoco.MjSpec, side: str) -> None:
     """One foot's contacts: the four sole spheres renamed and tuned, the sole capsules, the site."""
     foot = spec.body(f"{side}_ankle_roll_link")
     spheres = [g for g in foot.geoms if g.type == mujoco.mjtGeom.mjGEOM_SPHERE]
-    assert len(spheres) == 4, "Menagerie's g1.xml changed: expected 4 sole spheres per foot"
+    if len(spheres) != 4:  # an explicit check: `python -O` drops asserts
+        raise ValueError(f"Menagerie's g1.xml changed: expected 4 sole spheres per foot, "
+                         f"{side}_ankle_roll_link has {len(spheres)}")
     for i, g in enumerate(spheres):  # heel left, heel right, toe left, toe right
         g.name = f"{side}_foot_contact_{i}_geom"
         g.contype, g.conaffinity, g.condim, g.group = 1, 1, 3, 3

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from sacscale.checks import check_learner_values, check_seed, wait_problem
+from sacscale.checks import check_learner_values, check_seed, not_a_model_file, wait_problem
 from sacscale.parallel.topology import shares_cuda_device
 from sacscale.task.walk_rules import PIPELINES, TILT_OBS
 
@@ -81,7 +81,7 @@ class TrainConfig:
         self._check_choices()
         self._check_limits()
         if self.model is not None and not Path(self.model).is_file():
-            raise TrainingError(f"--model {self.model}: no such file")
+            raise TrainingError(f"--model {self.model}: {not_a_model_file(self.model)}")
         check_seed(self.seed)
         self._check_shared_device()
 

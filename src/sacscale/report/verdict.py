@@ -207,10 +207,20 @@ def efficiency_glance(comps: list[dict]) -> str:
                      for c in comps if c.get("weak_scaling_efficiency") is not None)
 
 
-def probe_glance(probe: dict | None) -> str:
+def probe_glance(probe: dict | None, summary: dict | None = None) -> str:
+    """The probe in a few words; a pass of fewer ranks than the set's widest configuration
+    trains says so, as the Verdict line does: a one-rank probe tested no gradient sync."""
     if not probe:
         return "no correctness probe result was given"
-    return "the correctness probe passed" if probe.get("pass") else "the correctness probe FAILED"
+    if not probe.get("pass"):
+        return "the correctness probe FAILED"
+    size = probe.get("world_size")
+    sizes = [c.get("world_size") for c in (summary or {}).get("configs", {}).values() if isinstance(c, dict)]
+    widest = max((w for w in sizes if isinstance(w, int)), default=1)
+    if isinstance(size, int) and 0 < size < widest:
+        ranks = "one rank" if size == 1 else f"{size} ranks"
+        return f"the correctness probe passed for {ranks} only (the runs train up to {widest} ranks)"
+    return "the correctness probe passed"
 
 
 def at_a_glance(summary: dict, metrics: list[dict], probe: dict | None) -> str:
@@ -220,25 +230,25 @@ def at_a_glance(summary: dict, metrics: list[dict], probe: dict | None) -> str:
     kind = set_kind(summary)
     if kind == "cpu":
         return (f"**At a glance:** a CPU smoke set. The pipeline ran ({len(metrics)} runs) and "
-                f"{probe_glance(probe)}; the throughput of CPU ranks is not meaningful and says nothing about "
+                f"{probe_glance(probe, summary)}; the throughput of CPU ranks is not meaningful and says nothing about "
                 "scaling on GPUs.")
     if kind == "same-gpus" and not comps:
         configs = ", ".join(code(c) for c in summary["configs"])
         return (f"**At a glance:** {configs} {hardware_words(summary)}, with no second configuration "
                 f"to compare: a measurement of learning and throughput, neither a comparison nor GPU scaling; "
-                f"{probe_glance(probe)}.")
+                f"{probe_glance(probe, summary)}.")
     if kind == "shared-gpu":
         return ("**At a glance:** two ranks sharing one GPU against one rank (gradients summed by gloo between "
                 "graph segments): CPU-side weak scaling and the two-rank code path, not the NCCL link between two "
                 "GPUs, so it cannot test the two-GPU claim" + (f": {ratios}" if ratios else "")
                 + (f"; per-rank efficiency {efficiency_glance(comps)}" if efficiency_glance(comps) else "")
-                + f"; {probe_glance(probe)}.")
+                + f"; {probe_glance(probe, summary)}.")
     if kind == "same-gpus":
         return (f"**At a glance:** compares configurations {hardware_words(summary)} (CPU pools, "
                 f"settings or trainers), not GPU counts, so it cannot test the multi-GPU claim"
-                + (f": {ratios}" if ratios else "") + f"; {probe_glance(probe)}.")
+                + (f": {ratios}" if ratios else "") + f"; {probe_glance(probe, summary)}.")
     return ("**At a glance:** the claim, more env steps/s on more GPUs: " + (ratios or "no ratio measured")
-            + f"; {probe_glance(probe)}.")
+            + f"; {probe_glance(probe, summary)}.")
 
 
 def verdict_section(summary: dict, metrics: list[dict], plan: dict, probe: dict | None,

@@ -14,6 +14,7 @@ replace the first one's outputs; the user decides which to run again.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,6 +47,7 @@ def holding_outputs(*outputs: tuple[str, str | os.PathLike | None]) -> Iterator[
                                    f"holds {exc.lock}); nothing was written: run this one once it has finished, or "
                                    "write it elsewhere") from None
                 except LockError as exc:
+                    _refuse_unwritable(name.parent, path)
                     raise BadInput(f"{option} {path}: cannot lock it to write it ({exc}); nothing was "
                                    "written") from None
             yield
@@ -53,3 +55,16 @@ def holding_outputs(*outputs: tuple[str, str | os.PathLike | None]) -> Iterator[
         for folder in sorted(made, key=lambda p: len(p.parts), reverse=True):
             with contextlib.suppress(OSError):
                 folder.rmdir()  # only an empty one: a folder an output was written into stays
+
+
+def _refuse_unwritable(folder: Path, path: str | os.PathLike) -> None:
+    """A folder no file can be written in (a read-only disk, one not ours to write): named
+    as the write itself would name it (`PATH: read-only file system`), not as its lock."""
+    try:
+        read_only = os.statvfs(folder).f_flag & os.ST_RDONLY
+    except OSError:
+        return
+    if read_only:
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+    if not os.access(folder, os.W_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))

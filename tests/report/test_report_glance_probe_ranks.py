@@ -36,3 +36,9 @@ def test_a_probe_as_wide_as_the_runs_just_passed(sizes, probe):
 
 def test_a_failed_probe_is_said_whatever_its_width():
     assert "the correctness probe FAILED" in at_a_glance(_summary(1, 2), [{}] * 2, {"pass": False, "world_size": 1})
+
+
+def test_the_earlier_page_formats_keep_their_words():
+    """A set that recorded page format 2 keeps its page compared as that format wrote it."""
+    line = at_a_glance(_summary(1, 2), [{}] * 2, {"pass": True, "world_size": 1}, page_format=2)
+    assert "and the correctness probe passed; the throughput" in line

@@ -95,15 +95,9 @@ def lock_dir(variable: str = LOCK_DIR_VARIABLE) -> Path:
 def _open_private_dir(path: Path, variable: str = LOCK_DIR_VARIABLE) -> int:
     """A descriptor of `path` (created with mode 0700 when missing). Refused unless it is a
     directory, not a link, owned by this user and writable by no one else; the checks are
-    made on the opened descriptor, so the folder cannot be swapped between check and use."""
-    try:
-        os.mkdir(path, 0o700)  # only the last component: a missing parent is the user's to make
-        os.chmod(path, 0o700)  # under umask 0777 mkdir gives 0000, which its owner cannot use
-    except FileExistsError:
-        pass
-    except OSError as exc:
-        raise LockError(f"lock folder {path}: cannot create it ({exc.strerror}); set {variable} to a "
-                        "folder of your own") from None
+    made on the opened descriptor, so the folder cannot be swapped between check and use.
+    A folder this call made is removed again when refused: a refusal leaves nothing behind."""
+    made = _make_private_dir(path, variable)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
@@ -119,20 +113,49 @@ def _open_private_dir(path: Path, variable: str = LOCK_DIR_VARIABLE) -> int:
         problem = _unsafe_parent(path)
     if problem:
         os.close(fd)
-        raise LockError(f"lock folder {path} {problem}; another user could plant, hold or swap its files: "
-                        f"remove it, or set {variable} to a folder of your own (mode 0700)")
+        if made:  # still empty: ours, just made (rmdir removes nothing else)
+            with contextlib.suppress(OSError):
+                os.rmdir(path)
+        raise _refused(path, problem, variable)
     return fd
 
 
-def _unsafe_parent(path: Path) -> str | None:
+def _make_private_dir(path: Path, variable: str) -> bool:
+    """Make the lock folder where missing, 0700; whether this call made it. A folder above it
+    that lets another user swap it is judged first: refused, nothing is made there."""
+    if not os.path.lexists(path):
+        problem = _unsafe_parent(path, made=False)
+        if problem:
+            raise _refused(path, problem, variable)
+    try:
+        os.mkdir(path, 0o700)  # only the last component: a missing parent is the user's to make
+        os.chmod(path, 0o700)  # under umask 0777 mkdir gives 0000, which its owner cannot use
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        raise LockError(f"lock folder {path}: cannot create it ({exc.strerror}); set {variable} to a "
+                        "folder of your own") from None
+    return True
+
+
+def _refused(path: Path, problem: str, variable: str) -> LockError:
+    return LockError(f"lock folder {path} {problem}; another user could plant, hold or swap its files: "
+                     f"remove it, or set {variable} to a folder of your own (mode 0700)")
+
+
+def _unsafe_parent(path: Path, made: bool = True) -> str | None:
     """Why a folder above the lock folder lets another user swap it: that folder, or any
     above it up to /, is theirs or lets them rename entries (sacscale.atomic.others_can_swap:
     open to other users, or to a group with other members, without the sticky bit). The
     lock folder could then be moved away while in use and one of theirs put at its name,
     which Inductor's cache (a path read again and again) would then follow. The parent is
     reached as the kernel reaches it (`path/..`), links on the way judged where they stand
-    and where they lead."""
-    found = swappable_by_others(os.path.join(path, ".."))
+    and where they lead; of a folder not `made` yet, its parent as named (one missing is no
+    problem here: making the folder names it)."""
+    try:
+        found = swappable_by_others(os.path.join(path, "..") if made else path.parent)
+    except FileNotFoundError:
+        return None
     if found is None:
         return None
     where, problem = found

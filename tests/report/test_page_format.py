@@ -26,6 +26,10 @@ PINNED = {
         "h200x1_shared_short": "3ede2561949766140664c2b09bf50392bef59619f946f398a43da552b0be0f7c",
         "h200x1_shared_learning_2x": "6a50f5a5deef5d311ebbbc70d25d0c117b1ea6ee535fc2f68168ef5b3f5c20f6",
     },
+    3: {  # the pinned sets probed as many ranks as their runs train: their pages as format 2's
+        "h200x1_shared_short": "3ede2561949766140664c2b09bf50392bef59619f946f398a43da552b0be0f7c",
+        "h200x1_shared_learning_2x": "6a50f5a5deef5d311ebbbc70d25d0c117b1ea6ee535fc2f68168ef5b3f5c20f6",
+    },
 }
 
 

@@ -8,6 +8,7 @@ import re
 import sys
 from pathlib import Path
 
+from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._inputs import BadInput, json_value, read_json, refuse_one_file, refuse_output_on_input
 from sacscale.analysis.aggregate import METRICS_SHAPE, runs_table, summarize
 from sacscale.analysis.metrics import RUN_NAME
@@ -107,8 +108,9 @@ def run(args: argparse.Namespace) -> int:
                        f"files: {', '.join(args.metrics)}") from None
     for output in (args.csv, args.json):  # both refused before either is written
         refuse_special(Path(output))
-    atomic_write_text(args.csv, table.to_csv(index=False))
-    write_json(args.json, summary)
+    with holding_outputs(("--csv", args.csv), ("--json", args.json)):  # the table and its statistics: one run's
+        atomic_write_text(args.csv, table.to_csv(index=False))
+        write_json(args.json, summary)
     _print_summary(summary)
     return 0
 

@@ -12,6 +12,7 @@ from sacscale.analysis.events import EventFileError
 from sacscale.analysis.learning import at_env_steps, compare_learning, single_run_groups
 from sacscale.atomic import write_json
 from sacscale.commands import BadInput
+from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._inputs import png_path, refuse_one_file, refuse_output_inside, same_file
 from sacscale.pipeline.config_check import ConfigError, check_string
 from sacscale.usage import say
@@ -118,13 +119,14 @@ def run(args: argparse.Namespace) -> int:
             cells = [" / ".join(f"{row['runs'][label][name]:.{0 if name == 'length' else 2}f}" for label in labels)
                      for name in ("length", "tracking_lin_vel", "tracking_ang_vel")]
             print(f"{row['env_steps']:>14,.0f} | " + " | ".join(cells))
-    if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        write_json(args.output, result)  # whole or not at all
-    if args.figure:
-        # the report's figure, one group per run; matplotlib is imported only when a figure is asked for
-        from sacscale.report.plots import learning_curves
+    with holding_outputs(("--output", args.output), ("--figure", args.figure)):  # the curves and their plot
+        if args.output:
+            Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+            write_json(args.output, result)  # whole or not at all
+        if args.figure:
+            # the report's figure, one group per run; matplotlib is imported only when a figure is asked for
+            from sacscale.report.plots import learning_curves
 
-        groups = single_run_groups({label: r["curves"] for label, r in result["runs"].items()})
-        learning_curves(groups, Path(args.figure), baselines=result["stand_still"])
+            groups = single_run_groups({label: r["curves"] for label, r in result["runs"].items()})
+            learning_curves(groups, Path(args.figure), baselines=result["stand_still"])
     return 0

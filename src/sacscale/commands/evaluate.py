@@ -10,6 +10,7 @@ from pathlib import Path
 
 from sacscale.checks import finite_float, seed_arg
 from sacscale.atomic import write_json
+from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._inputs import (
     model_problem,
     png_path,
@@ -66,16 +67,17 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         say(f"sacscale evaluate: error: {problem}", file=sys.stderr)
         return 2
-    try:
-        result = evaluate(args.checkpoint, args.model, envs_per_command=args.envs_per_command,
-                          seconds=args.seconds, settle_s=args.settle_s, threads=args.threads, seed=args.seed,
-                          noise_scale=args.noise_scale)
-    except (CheckpointError, ValueError) as exc:
-        say(f"sacscale evaluate: error: {exc}", file=sys.stderr)
-        return 2
-    write_json(args.output, result)
-    if args.figure:
-        plot_tracking(result, args.figure)
+    with holding_outputs(("--output", args.output), ("--figure", args.figure)):  # the record and its figure: one run's
+        try:
+            result = evaluate(args.checkpoint, args.model, envs_per_command=args.envs_per_command,
+                              seconds=args.seconds, settle_s=args.settle_s, threads=args.threads, seed=args.seed,
+                              noise_scale=args.noise_scale)
+        except (CheckpointError, ValueError) as exc:
+            say(f"sacscale evaluate: error: {exc}", file=sys.stderr)
+            return 2
+        write_json(args.output, result)
+        if args.figure:
+            plot_tracking(result, args.figure)
 
     o, b, r = result["overall"], result["baseline_stand_still"]["overall"], result["ratio_to_stand_still"]
     p = result["protocol"]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from sacscale.atomic import write_json
 from sacscale.commands import render as render_command
+from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._inputs import (
     BadInput,
     read_evaluations,
@@ -60,9 +61,10 @@ def run(args: argparse.Namespace) -> int:
         return 1
     args.checkpoint = str(Path(args.runs_dir) / choice["run"])
     say(f"best run: {choice['run']} (score {choice['score']:.3f}: {choice['rule']})")
-    code = render_command.run(args)
-    if code == 0:
-        write_json(args.record, choice | {"video": Path(args.output).name, "seconds": args.seconds,
-                                          "commands": args.commands, "width": args.width, "height": args.height,
-                                          "fps": args.fps})
+    with holding_outputs(("--output", args.output), ("--record", args.record)):  # the video and its choice's record
+        code = render_command.run(args)
+        if code == 0:
+            write_json(args.record, choice | {"video": Path(args.output).name, "seconds": args.seconds,
+                                              "commands": args.commands, "width": args.width, "height": args.height,
+                                              "fps": args.fps})
     return code

@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 from sacscale.atomic import write_json
+from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._inputs import BadInput, read_json, refuse_one_file, refuse_output_on_input
 from sacscale.eval.gl_backend import render_status
 from sacscale.pipeline.environment import (COMMAND_MODULES, HOOKS, LEARNER_CLASS, LEARNER_MODULE, check_plan,
@@ -60,29 +61,30 @@ def run(args: argparse.Namespace) -> int:
     refuse_one_file(("--output", args.output), ("--diff-output", args.diff_output))
     refuse_output_on_input([("--output", args.output), ("--diff-output", args.diff_output)], [("--plan", args.plan)])
     plan = _plan(args.plan) if args.plan else None  # before anything is collected or written
-    env = collect()
-    if args.diff_output:
-        env["project"]["diff"] = write_source_diff(env["project"], Path(args.diff_output))
-    problems: list[str] = []
-    if plan is not None:
-        env["plan"] = plan
-        problems += check_plan(plan, env)
-    if args.require_graph_hooks and not env["learner"]["graph_hooks"]:
-        why = env["learner"]["error"] or f"{LEARNER_CLASS} has no {HOOKS}"
-        problems.append(f"learner: {LEARNER_MODULE} (from {env['learner']['file']}) lacks graph hooks: {why}")
-    for name in [c for c in args.require_commands.split(",") if c]:
-        if not env["commands"].get(name, False):
-            problems.append(f"commands: `sacscale {name}` is not available (sacscale.commands."
-                            f"{COMMAND_MODULES.get(name, name)} cannot be found)")
-    if args.require_render:
-        ok, why = render_status()
-        env["render"] = {"ok": ok, "backend" if ok else "error": why}
-        if not ok:
-            problems.append(f"video: the report's video (config video.enabled) cannot be made here: {why}; "
-                            "or run without it: video: {enabled: false}")
-    env["problems"] = problems
-    env["ok"] = not problems
-    write_json(args.output, env)
+    with holding_outputs(("--output", args.output), ("--diff-output", args.diff_output)):  # a record and its patch
+        env = collect()
+        if args.diff_output:
+            env["project"]["diff"] = write_source_diff(env["project"], Path(args.diff_output))
+        problems: list[str] = []
+        if plan is not None:
+            env["plan"] = plan
+            problems += check_plan(plan, env)
+        if args.require_graph_hooks and not env["learner"]["graph_hooks"]:
+            why = env["learner"]["error"] or f"{LEARNER_CLASS} has no {HOOKS}"
+            problems.append(f"learner: {LEARNER_MODULE} (from {env['learner']['file']}) lacks graph hooks: {why}")
+        for name in [c for c in args.require_commands.split(",") if c]:
+            if not env["commands"].get(name, False):
+                problems.append(f"commands: `sacscale {name}` is not available (sacscale.commands."
+                                f"{COMMAND_MODULES.get(name, name)} cannot be found)")
+        if args.require_render:
+            ok, why = render_status()
+            env["render"] = {"ok": ok, "backend" if ok else "error": why}
+            if not ok:
+                problems.append(f"video: the report's video (config video.enabled) cannot be made here: {why}; "
+                                "or run without it: video: {enabled: false}")
+        env["problems"] = problems
+        env["ok"] = not problems
+        write_json(args.output, env)
     gpus = ", ".join(g["name"] for g in env["torch"]["gpus"]) or "none"
     print(f"torch {env['versions']['torch']}, CUDA devices: {env['torch']['cuda_devices']} ({gpus}); "
           f"CPUs available: {env['cpu']['available']}; learner graph hooks: {env['learner']['graph_hooks']}")

@@ -64,6 +64,7 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
                                          [work_folder(run_set, _run_name(prefix, k, n)) for k in range(1, repeats + 1)])
                    for n in order}
     _check_log_points(run_configs, iterations)
+    _check_left_out(entries, order, defaults, iterations, prefix, run_set, repeats)
     _check_reference_python(config, run_configs)
     pairs = _pairs(preset, config, name, order, run_configs)
     probe = _probe(preset, config)
@@ -222,6 +223,28 @@ def _order(preset: dict, config: dict, name: str, entries: dict) -> list[str]:
                             "on a case-insensitive disk); rename one")
         seen.add(entry)
     return order
+
+
+def left_out_of_order(config: dict, order: list[str]) -> list[str]:
+    """The run configurations the user's config gives (new, or fields over a preset's) that
+    `order` does not name: checked, but neither run nor compared. The preset's own are not
+    counted: a preset keeps controls outside its default order on purpose, for a user to name
+    in `order` (workflow/presets.yaml: n2_shared_nosync, n2_pool_lpin, ...)."""
+    return [n for n in (config.get("run_configs") or {}) if n not in order]
+
+
+def _check_left_out(entries: dict, order: list[str], defaults: dict, iterations: int, prefix: str, run_set,
+                    repeats: int) -> None:
+    """The user's run configurations left out of `order`, judged as the ordered ones are: one
+    that could never run (the reference on a CPU) is named now, not found when a user later
+    orders it. The machine's CPUs are not judged (host None): a configuration that does not
+    run here may be meant for another machine. The preset's controls are left to be judged
+    when ordered (see left_out_of_order)."""
+    left_out = {n: entries[n] for n in entries if n not in order and entries[n][1] == "config"}
+    judged = {n: resolve_run_config(n, entry, defaults, origin, None,
+                                    [work_folder(run_set, _run_name(prefix, k, n)) for k in range(1, repeats + 1)])
+              for n, (entry, origin) in left_out.items()}
+    _check_log_points(judged, iterations)
 
 
 # the analysis reads the last half of a run's log points and needs two there

@@ -342,7 +342,7 @@ def build(
         has = plots.figures_with_data(metrics, learning)
     seed_shaped = reproduces_seed(summary)
 
-    doc.add(Paragraph(at_a_glance(summary, metrics, probe)))
+    doc.add(Paragraph(at_a_glance(summary, metrics, probe, page_format)))
     doc.add(*verdict_section(summary, metrics, plan, probe, evaluations, run_checks_line(run_dirs)))
     if seed_shaped:
         doc.add(Heading("Against the seed", 3), tables.seed_table(summary), SEED_TABLE)

@@ -11,8 +11,10 @@ Format 1 wrote the metric definitions as raw Markdown (`'Reward/<term>'` reached
 a tag, and a browser hid the word); format 2 writes them as text. This code still writes
 format 1 where asked, so the sets that recorded it keep their whole page compared. Format 2
 also says of a passing probe of one rank that no gradient sync between ranks was tested (so
-does format 1 as composed here: the one set that recorded it probed two ranks).
+does format 1 as composed here: the one set that recorded it probed two ranks). Format 3
+says in the page's first line too that a probe of fewer ranks than the set's runs train
+passed for those ranks only (formats 1 and 2 said "the correctness probe passed").
 """
 
-PAGE_FORMAT = 2
-PAGE_FORMATS_WRITTEN = (1, 2)  # the formats build() composes (its page_format)
+PAGE_FORMAT = 3
+PAGE_FORMATS_WRITTEN = (1, 2, 3)  # the formats build() composes (its page_format)

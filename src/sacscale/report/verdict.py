@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from sacscale.report import tables
 from sacscale.report.document import Bullets, Heading, Paragraph
+from sacscale.report.page_format import PAGE_FORMAT
 from sacscale.report.tables import reproduces_seed
 from sacscale.report.text import code, plain
 
@@ -207,38 +208,50 @@ def efficiency_glance(comps: list[dict]) -> str:
                      for c in comps if c.get("weak_scaling_efficiency") is not None)
 
 
-def probe_glance(probe: dict | None) -> str:
+def probe_glance(probe: dict | None, summary: dict | None = None) -> str:
+    """The probe in a few words; a pass of fewer ranks than the set's widest configuration
+    trains says so, as the Verdict line does: a one-rank probe tested no gradient sync
+    (from page format 3; `summary` None: as the earlier formats wrote it)."""
     if not probe:
         return "no correctness probe result was given"
-    return "the correctness probe passed" if probe.get("pass") else "the correctness probe FAILED"
+    if not probe.get("pass"):
+        return "the correctness probe FAILED"
+    size = probe.get("world_size")
+    sizes = [c.get("world_size") for c in (summary or {}).get("configs", {}).values() if isinstance(c, dict)]
+    widest = max((w for w in sizes if isinstance(w, int)), default=1)
+    if isinstance(size, int) and 0 < size < widest:
+        ranks = "one rank" if size == 1 else f"{size} ranks"
+        return f"the correctness probe passed for {ranks} only (the runs train up to {widest} ranks)"
+    return "the correctness probe passed"
 
 
-def at_a_glance(summary: dict, metrics: list[dict], probe: dict | None) -> str:
+def at_a_glance(summary: dict, metrics: list[dict], probe: dict | None, page_format: int = PAGE_FORMAT) -> str:
     """The report's first line: what this set can show and what it cannot."""
+    probe_words = probe_glance(probe, summary if page_format >= 3 else None)
     comps = [c for c in summary.get("comparisons", []) if c.get("ratio_of_means") is not None]
     ratios = "; ".join(glance_ratio(c) for c in comps)
     kind = set_kind(summary)
     if kind == "cpu":
         return (f"**At a glance:** a CPU smoke set. The pipeline ran ({len(metrics)} runs) and "
-                f"{probe_glance(probe)}; the throughput of CPU ranks is not meaningful and says nothing about "
+                f"{probe_words}; the throughput of CPU ranks is not meaningful and says nothing about "
                 "scaling on GPUs.")
     if kind == "same-gpus" and not comps:
         configs = ", ".join(code(c) for c in summary["configs"])
         return (f"**At a glance:** {configs} {hardware_words(summary)}, with no second configuration "
                 f"to compare: a measurement of learning and throughput, neither a comparison nor GPU scaling; "
-                f"{probe_glance(probe)}.")
+                f"{probe_words}.")
     if kind == "shared-gpu":
         return ("**At a glance:** two ranks sharing one GPU against one rank (gradients summed by gloo between "
                 "graph segments): CPU-side weak scaling and the two-rank code path, not the NCCL link between two "
                 "GPUs, so it cannot test the two-GPU claim" + (f": {ratios}" if ratios else "")
                 + (f"; per-rank efficiency {efficiency_glance(comps)}" if efficiency_glance(comps) else "")
-                + f"; {probe_glance(probe)}.")
+                + f"; {probe_words}.")
     if kind == "same-gpus":
         return (f"**At a glance:** compares configurations {hardware_words(summary)} (CPU pools, "
                 f"settings or trainers), not GPU counts, so it cannot test the multi-GPU claim"
-                + (f": {ratios}" if ratios else "") + f"; {probe_glance(probe)}.")
+                + (f": {ratios}" if ratios else "") + f"; {probe_words}.")
     return ("**At a glance:** the claim, more env steps/s on more GPUs: " + (ratios or "no ratio measured")
-            + f"; {probe_glance(probe)}.")
+            + f"; {probe_words}.")
 
 
 def verdict_section(summary: dict, metrics: list[dict], plan: dict, probe: dict | None,

@@ -1,0 +1,85 @@
+"""Outputs written together, one command at a time. Two `evaluate --output e.json --figure
+e.png` at once both exited 0 and could leave one's record beside the other's figure. Now a
+command holds the lock of each of its outputs (`.<name>.lock` beside it) while it works and
+writes them, and a second one given any of them is refused at once with one line naming the
+output and the holder (exit 2), nothing written; the first finishes and removes its locks.
+The first is stopped at a named function (evidence/paused_sacscale.py) while the second
+runs: no timing decides the order."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from cli_runs import REPO, SET, one_line, sacscale
+
+PAUSED = REPO / "tests" / "evidence" / "paused_sacscale.py"
+RESULTS = REPO / "results" / SET
+CHECKPOINT = RESULTS / "runs" / "shared_r1_n1_pool7" / "checkpoints" / "final.pt"
+MODEL = RESULTS / "model" / "g1_walk_flat.mjb"
+METRICS = sorted((RESULTS / "metrics").glob("*.json"))
+FAST = ["--envs-per-command", "1", "--seconds", "1.5", "--settle-s", "0.5", "--threads", "1"]
+
+
+def started_paused(tmp_path: Path, at: str, *argv) -> subprocess.Popen:
+    """The command run by paused_sacscale.py, returned once it has stopped at `at`."""
+    env = dict(os.environ, PAUSE_AT=at, PAUSE_MARKER=str(tmp_path / "paused"), PAUSE_GO=str(tmp_path / "go"))
+    first = subprocess.Popen([sys.executable, str(PAUSED), *map(str, argv)], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120  # the start of a Python process on a loaded machine
+    while not (tmp_path / "paused").exists():
+        assert first.poll() is None, first.communicate()
+        assert time.monotonic() < deadline, "the first command never reached its pause"
+        time.sleep(0.05)
+    return first
+
+
+def finished(tmp_path: Path, first: subprocess.Popen) -> subprocess.CompletedProcess:
+    (tmp_path / "go").touch()
+    out, err = first.communicate(timeout=300)
+    return subprocess.CompletedProcess(first.args, first.returncode, out, err)
+
+
+def refusal(option: str, path: Path, pid: int) -> str:
+    return (f"error: {option} {path}: another sacscale command is writing this output (pid {pid} holds "
+            f"{path.parent}/.{path.name}.lock); nothing was written: run this one once it has finished, or write "
+            "it elsewhere")
+
+
+def test_a_second_evaluate_into_the_same_pair_is_refused(tmp_path):
+    out = tmp_path / "out"
+    record, figure = out / "e.json", out / "e.png"
+    argv = ["evaluate", CHECKPOINT, "--model", MODEL, "--output", record, "--figure", figure]
+    first = started_paused(tmp_path, "sacscale.commands.evaluate:evaluate", *argv, *FAST)
+    second = sacscale(*argv, "--envs-per-command", "2", "--seconds", "1.5", "--threads", "1")
+    one_line(second, refusal("--output", record, first.pid))  # e.json sorts first
+    assert sorted(p.name for p in out.iterdir()) == [".e.json.lock", ".e.png.lock"]
+    done = finished(tmp_path, first)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(record.read_text())["protocol"]["envs_per_command"] == 1
+    assert sorted(p.name for p in out.iterdir()) == ["e.json", "e.png"]  # the locks gone with the first
+
+
+def test_a_second_aggregate_sharing_one_output_is_refused(tmp_path):
+    """Either output shared is refused: the other's table would stand beside this statistics."""
+    csv, summary = tmp_path / "s.csv", tmp_path / "s.json"
+    first = started_paused(tmp_path, "sacscale.commands.aggregate:atomic_write_text", "aggregate", *METRICS,
+                           "--csv", csv, "--json", summary)
+    second = sacscale("aggregate", METRICS[0], "--csv", tmp_path / "other.csv", "--json", summary)
+    one_line(second, refusal("--json", summary, first.pid))
+    assert not (tmp_path / "other.csv").exists()
+    done = finished(tmp_path, first)
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(summary.read_text())["configs"]) > 1
+    assert not list(tmp_path.glob(".*.lock"))
+
+
+def test_the_folders_made_for_the_locks_are_removed_on_refusal(tmp_path):
+    """An evaluation that fails before writing leaves no folder made for its outputs' locks."""
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint")
+    done = sacscale("evaluate", bad, "--model", MODEL, "--output", tmp_path / "new" / "deep" / "e.json", *FAST)
+    assert done.returncode == 2, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.pt"]

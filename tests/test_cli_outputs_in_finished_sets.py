@@ -157,3 +157,32 @@ def test_a_set_behind_a_results_link_makes_its_manifest_again(behind_a_link):
     done = sacscale("manifest", behind_a_link, "--output", behind_a_link / "MANIFEST.sha256", "--json",
                     behind_a_link / "manifest.json")
     assert done.returncode == 0, done.stderr
+
+
+# a small CPU run: what the pipeline's train step gives, but for its size
+TRAIN = ["train", "--devices", "cpu", "--num-envs", "4", "--batch-size", "64", "--iterations", "2"]
+
+
+def test_train_log_dir_into_a_finished_set_is_refused(finished):
+    """It trained into runs/new, exit 0, and the set then failed verify (`runs: not in plan.json`)."""
+    log_dir = finished / "runs" / "new"
+    done = sacscale(*TRAIN, "--log-dir", log_dir, "--model", finished / "model" / "g1_walk_flat.mjb")
+    one_line(done, _says("--log-dir", log_dir, finished))
+    assert not log_dir.exists()
+
+
+def test_train_resume_of_a_finished_sets_run_is_refused(finished):
+    """--resume continues the run in its own folder: a finished set's run is not trained on."""
+    run = finished / "runs" / RUN
+    before = sorted(p.relative_to(run) for p in run.rglob("*"))
+    done = sacscale("train", "--resume", run, "--iterations", "3")
+    one_line(done, _says("--resume", run, finished))
+    assert sorted(p.relative_to(run) for p in run.rglob("*")) == before
+
+
+def test_train_into_a_set_being_made_is_judged_by_the_trainer_alone(finished):
+    """As the pipeline's train step (record-run's work folder in results/S/runs/) before the
+    manifest: the set's folder is not refused; the trainer's own check of a value is reached."""
+    (finished / "MANIFEST.sha256").unlink()
+    done = sacscale(*TRAIN, "--log-dir", finished / "runs" / ".new.partial", "--checkpoint-every", "-1")
+    one_line(done, "sacscale train: error: --checkpoint-every must be >= 0")

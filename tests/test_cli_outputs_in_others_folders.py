@@ -110,3 +110,39 @@ def test_manifests_default_outputs_into_a_set_of_ones_own_are_written(tmp_path):
     done = sacscale("manifest", own)
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in own.iterdir()) == ["MANIFEST.sha256", "a.json", "manifest.json"]
+
+
+TRAIN = ["train", "--devices", "cpu", "--num-envs", "4", "--batch-size", "64", "--iterations", "2"]
+
+
+@pytest.mark.parametrize("option", ["--log-dir", "--resume"])
+def test_train_run_folder_in_a_folder_open_to_all_is_refused(tmp_path, option):
+    """The trainer's run folder was made there (its checkpoints, events, train_meta.json)."""
+    shared = _folder(tmp_path / "open", 0o777)
+    run = shared / "t6"
+    done = sacscale(*TRAIN, option, run)
+    one_line(done, f"sacscale train: error: argument {option}: {shared} (where {run} would be made): is writable by "
+                   f"other users without the sticky bit (mode 0777), who could replace what is written there; "
+                   f"write {run} into a folder of your own")
+    assert list(shared.iterdir()) == []
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="giving a folder to another user needs root")
+def test_train_log_dir_in_another_users_folder_is_refused(tmp_path):
+    theirs = _folder(tmp_path / "theirs", 0o755)
+    os.chown(theirs, 1001, 1001)
+    run = theirs / "t6"
+    done = sacscale(*TRAIN, "--log-dir", run)
+    one_line(done, f"sacscale train: error: argument --log-dir: {theirs} (where {run} would be made): belongs to "
+                   f"uid 1001, another user, who could replace what is written there; write {run} into a folder "
+                   "of your own")
+    assert list(theirs.iterdir()) == []
+
+
+def test_train_resume_leaves_the_default_log_dir_unjudged(tmp_path):
+    """With --resume the run goes on in its own folder: the default --log-dir (runs/train, in
+    the current folder) is not written, so a current folder open to all is no reason to refuse."""
+    shared = _folder(tmp_path / "open", 0o777)
+    done = sacscale("train", "--resume", tmp_path / "none", cwd=shared)
+    assert done.returncode == 1 and "argument --log-dir" not in done.stderr, done.stderr
+    assert "no checkpoint there" in done.stderr, done.stderr

@@ -193,9 +193,10 @@ def _refuse_empty_values(parser: argparse.ArgumentParser, args: argparse.Namespa
 
 
 # the options by which a command writes (a file, or a folder it fills); report's --manifest-json
-# and --video-record, verify's --manifest are read
+# and --video-record, verify's --manifest are read; a trainer's --log-dir is its run's folder,
+# and train --resume continues the run in its own folder, writing there
 _OUTPUTS = {"output", "diff_output", "out", "csv", "json", "figure", "record", "output_dir", "output_md",
-            "output_html", "figures_dir", "left_out_dir"}
+            "output_html", "figures_dir", "left_out_dir", "log_dir", "resume"}
 
 
 def _tracked_under(path: Path) -> int:
@@ -217,6 +218,8 @@ def _given_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace):
     """(option, value, whether it names a folder) of each output option given a value."""
     for action in parser._actions:
         value = getattr(args, action.dest, None)
+        if action.dest == "log_dir" and getattr(args, "resume", None) and value == action.default:
+            continue  # train --resume writes in the run's own folder, not the default --log-dir
         if action.dest in _OUTPUTS and action.option_strings and isinstance(value, (str, Path)) and value:
             yield action.option_strings[0], value, action.dest in _OUTPUT_FOLDERS
 
@@ -231,6 +234,8 @@ def _refuse_folder_names(parser: argparse.ArgumentParser, args: argparse.Namespa
                          "this option is a file: give its name")
 
 
+# a trainer's run folder: where it writes while it runs, or continues a run
+_RUN_FOLDERS = ("--log-dir", "--resume")
 # the kernel's and the devices' folders: an output there is no file (`/dev/stdout` is a link
 # the writer would replace with a file, for every process of the machine)
 _SYSTEM_FOLDERS = (Path("/dev"), Path("/proc"), Path("/sys"))
@@ -240,6 +245,8 @@ def _refuse_system_outputs(parser: argparse.ArgumentParser, args: argparse.Names
     """An output named in /dev, /proc or /sys, or leading there through links (a stream, a
     device), is refused: the outputs are written whole beside their name and renamed onto it."""
     for option, value, _ in _given_outputs(parser, args):
+        if option in _RUN_FOLDERS:
+            continue  # a trainer checks its run folder there itself (`nothing can be made in /proc`)
         try:
             spellings = _link_hops(Path(os.path.abspath(value)))
         except (OSError, RuntimeError):  # a link loop: the command names it
@@ -292,7 +299,7 @@ def _refuse_finished_set_outputs(name: str, parser: argparse.ArgumentParser, arg
 
 
 # output options that name a folder the command fills (the others name a file)
-_OUTPUT_FOLDERS = {"output_dir", "figures_dir", "left_out_dir"}
+_OUTPUT_FOLDERS = {"output_dir", "figures_dir", "left_out_dir", "log_dir", "resume"}
 # commands that refuse such a folder themselves, in their own words (report: its figures folder too)
 _OWN_FOLDER_CHECK = {"report"}
 

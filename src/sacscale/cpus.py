@@ -59,6 +59,19 @@ def _parse_cpu_text(spec: str, max_id: int) -> list[int]:
     return sorted(cpus)
 
 
+def named_twice(spec: str, max_id: int = MAX_CPU_ID) -> list[int]:
+    """The CPUs a CPU list names more than once ("0-1,1": [1]). The list parses to each CPU
+    once, so an option's text that repeats one is a slip (another CPU meant?), not a setting."""
+    seen: set[int] = set()
+    twice: set[int] = set()
+    for part in spec.split(","):
+        lo, hi = _cpu_range(part.strip(), spec, max_id)
+        ids = set(range(lo, hi + 1))
+        twice |= seen & ids
+        seen |= ids
+    return sorted(twice)
+
+
 def whole_number(text: str) -> int:
     """A number as the kernel, lscpu and nvidia-smi write one: ASCII digits only. int() also
     reads `1_0` as 10, `+1`, ` 1` and digits of other scripts (`\u0661` as 1), which name a

@@ -90,6 +90,16 @@ def run_cli(tmp_path, capsys, *args):
         (["--seed", "-1"], "--seed must be an integer in [0, "),
         (["--seed", str(2**40)], "--seed must be an integer in [0, "),
         (["--model", "/etc/passwd"], "--model /etc/passwd: not a loadable MuJoCo model (MJCF)"),
+        # a folder is no model file (it was called "no such file"); a negative period checkpointed
+        # every iteration (0 is documented: only at the end); a CPU named twice is a slip
+        (["--model", "/etc"], "--model /etc: is a folder, not a model file (.mjb or MJCF)"),
+        (["--checkpoint-every", "-1"], "--checkpoint-every must be >= 0 (0: only at the end), got -1"),
+        (["--devices", "cpu", "--learner-cpu-ids", f"{CPUS[0]},{CPUS[0]}"],
+         f"--learner-cpu-ids, rank 0 ('{CPUS[0]},{CPUS[0]}'): CPU(s) {CPUS[0]} named twice in one list; "
+         "name each CPU once"),
+        (["--devices", "cpu", "--collector-cpu-ids", f"{CPUS[0]}-{CPUS[-1]},{CPUS[-1]}"],
+         f"--collector-cpu-ids, rank 0 ('{CPUS[0]}-{CPUS[-1]},{CPUS[-1]}'): CPU(s) {CPUS[-1]} named twice in one "
+         "list; name each CPU once"),
     ],
 )
 def test_bad_flag_is_rejected_before_anything_starts(tmp_path, capsys, args, message):

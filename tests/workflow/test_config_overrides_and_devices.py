@@ -43,6 +43,7 @@ def test_two_override_keys_of_one_trainer_option_are_refused(overrides, says):
     ({"overrides": {"learner-cpu-ids": "0-99999"}}, r"rank 0: '0-99999': CPUs are numbered 0-8191"),
     ({"overrides": {"learner-cpu-ids": "7"}}, r"rank 0 names CPUs 7 that do not exist on this machine"),
     ({"overrides": {"learner-cpu-ids": "x"}}, r"rank 0: 'x' is not a CPU list"),
+    ({"overrides": {"learner-cpu-ids": "1,1"}}, r"rank 0: '1,1' names CPU\(s\) 1 twice; name each CPU once"),
     ({"devices": "cpu,cpu", "overrides": {"learner-cpu-ids": "0"}}, r"1 CPU list\(s\) for 2 rank\(s\)"),
     ({"devices": "cpu,cpu", "overrides": {"learner-cpu-ids": "0;0"}}, r"the learners of ranks 0 and 1 share CPUs 0"),
     ({"cpu_pools": "0", "overrides": {"learner-cpu-ids": "0"}}, r"rank 0's learner CPUs 0 are in a collector pool"),

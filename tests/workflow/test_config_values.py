@@ -46,6 +46,7 @@ def run_config(**fields):
     (run_config(cpu_pools="0-4000000000"), "run_configs.n1_cpu.cpu_pools: rank 0: '0-4000000000' is not a CPU list"),
     (run_config(cpu_pools="0-99999"), "run_configs.n1_cpu.cpu_pools: rank 0: '0-99999': CPUs are numbered 0-8191"),
     (run_config(cpu_pools="5-1"), "ranges low-high"),
+    (run_config(cpu_pools="0-1,1"), "run_configs.n1_cpu.cpu_pools: rank 0: '0-1,1' names CPU(s) 1 twice; name each"),
     (run_config(num_envs=10**9), "run_configs.n1_cpu.num_envs: must be an integer >= 1 and <= 1048576"),
     ({"repeats": 10**12}, "repeats: must be an integer >= 1 and <= 1000"),
     ({"iterations": 10**12}, "iterations: must be an integer >= 1 and <= 1000000000"),

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from sacscale.cpus import first_overlap, parse_cpu_list, validate_cpu_ids
+from sacscale.cpus import first_overlap, format_cpu_list, named_twice, parse_cpu_list, validate_cpu_ids
 
 
 class PoolError(ValueError):
@@ -123,6 +123,10 @@ def _lists_per_rank(spec: str, world_size: int, flag: str, whose: str) -> list[l
             raise PoolError(f"{flag}, rank {rank} ({part!r}): {exc}") from exc
         if not cpus:
             raise PoolError(f"{flag}, rank {rank}: empty CPU list")
+        twice = named_twice(part)
+        if twice:
+            raise PoolError(f"{flag}, rank {rank} ({part!r}): CPU(s) {format_cpu_list(twice)} named twice in one "
+                            "list; name each CPU once")
         lists.append(cpus)
     overlap = first_overlap(lists)
     if overlap:

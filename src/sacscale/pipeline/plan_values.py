@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from sacscale.checks import MAX_WAIT_S
-from sacscale.cpus import MAX_CPU_ID, CpuRangeError, parse_cpu_list
+from sacscale.cpus import MAX_CPU_ID, CpuRangeError, format_cpu_list, named_twice, parse_cpu_list
 from sacscale.train.config import MAX_ITERATIONS
 
 # Names become directory names and shell words: matched in full (a `^...$` search lets a
@@ -92,11 +92,14 @@ def parse_pool(text, key: str) -> list[int]:
     if not isinstance(text, str) or not CPU_LIST.fullmatch(text):
         raise PlanError(f"{key}: {shown(text)} is not a CPU list such as '8-39' or '0,2-5'")
     try:
-        return parse_cpu_list(text, max_id=MAX_CPU_ID)
+        cpus, twice = parse_cpu_list(text, max_id=MAX_CPU_ID), named_twice(text)
     except CpuRangeError as exc:
         raise PlanError(f"{key}: {exc.part!r}: CPUs are numbered 0-{MAX_CPU_ID}, ranges low-high") from None
     except ValueError as exc:
         raise PlanError(f"{key}: {exc}") from None
+    if twice:  # the trainer refuses it (--collector-cpu-ids): refused here, before any run
+        raise PlanError(f"{key}: {shown(text)} names CPU(s) {format_cpu_list(twice)} twice; name each CPU once")
+    return cpus
 
 
 def merged_value(preset: dict, config: dict, key: str, preset_name: str):

@@ -80,6 +80,8 @@ class TrainConfig:
         self._check_sizes()
         self._check_choices()
         self._check_limits()
+        if self.model is not None and Path(self.model).is_dir():
+            raise TrainingError(f"--model {self.model}: is a folder, not a model file (.mjb or MJCF)")
         if self.model is not None and not Path(self.model).is_file():
             raise TrainingError(f"--model {self.model}: {not_a_model_file(self.model)}")
         check_seed(self.seed)
@@ -91,6 +93,8 @@ class TrainConfig:
                 raise TrainingError(f"--{name.replace('_', '-')} must be positive, got {getattr(self, name)}")
         if self.iterations > MAX_ITERATIONS:  # a typo of digits trained on, unbounded
             raise TrainingError(f"--iterations must be at most {MAX_ITERATIONS:,}, got {self.iterations:.3g}")
+        if self.checkpoint_every < 0:  # `it % -1 == 0`: a checkpoint every iteration
+            raise TrainingError(f"--checkpoint-every must be >= 0 (0: only at the end), got {self.checkpoint_every}")
         if self.num_actor_updates < 0 or self.num_actor_updates > self.num_critic_updates:
             raise TrainingError("--num-actor-updates must be in [0, --num-critic-updates]")
 

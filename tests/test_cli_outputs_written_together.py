@@ -7,39 +7,16 @@ The first is stopped at a named function (evidence/paused_sacscale.py) while the
 runs: no timing decides the order."""
 
 import json
-import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 from cli_runs import REPO, SET, one_line, sacscale
+from paused_runs import finished, started_paused
 
-PAUSED = REPO / "tests" / "evidence" / "paused_sacscale.py"
 RESULTS = REPO / "results" / SET
 CHECKPOINT = RESULTS / "runs" / "shared_r1_n1_pool7" / "checkpoints" / "final.pt"
 MODEL = RESULTS / "model" / "g1_walk_flat.mjb"
 METRICS = sorted((RESULTS / "metrics").glob("*.json"))
 FAST = ["--envs-per-command", "1", "--seconds", "1.5", "--settle-s", "0.5", "--threads", "1"]
-
-
-def started_paused(tmp_path: Path, at: str, *argv) -> subprocess.Popen:
-    """The command run by paused_sacscale.py, returned once it has stopped at `at`."""
-    env = dict(os.environ, PAUSE_AT=at, PAUSE_MARKER=str(tmp_path / "paused"), PAUSE_GO=str(tmp_path / "go"))
-    first = subprocess.Popen([sys.executable, str(PAUSED), *map(str, argv)], env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120  # the start of a Python process on a loaded machine
-    while not (tmp_path / "paused").exists():
-        assert first.poll() is None, first.communicate()
-        assert time.monotonic() < deadline, "the first command never reached its pause"
-        time.sleep(0.05)
-    return first
-
-
-def finished(tmp_path: Path, first: subprocess.Popen) -> subprocess.CompletedProcess:
-    (tmp_path / "go").touch()
-    out, err = first.communicate(timeout=300)
-    return subprocess.CompletedProcess(first.args, first.returncode, out, err)
 
 
 def refusal(option: str, path: Path, pid: int) -> str:

@@ -8,21 +8,18 @@ second runs: no timing decides the order."""
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from cli_runs import one_line, sacscale
+from paused_runs import finished, started_paused
 from sacscale.report.build import write_report
 from sacscale.report.set_inputs import set_inputs
 from set_copies import edit_record
 
-PAUSED = Path(__file__).resolve().parent / "paused_sacscale.py"
 PUT_BACK = "shared_r1_n2_shared"  # a run whose policy the set leaves out
 POLICY = Path("runs") / PUT_BACK / "checkpoints" / "final.pt"
 
@@ -42,25 +39,6 @@ def policy_put_back(work):
 def scoped(root: Path, left_out: Path) -> list:
     return ["manifest", root, "--scope", "--keep-best", *sorted((root / "eval").glob("*.json")),
             "--left-out-dir", left_out]
-
-
-def started_paused(tmp_path: Path, at: str, *argv) -> subprocess.Popen:
-    """The command run by paused_sacscale.py, returned once it has stopped at `at`."""
-    env = dict(os.environ, PAUSE_AT=at, PAUSE_MARKER=str(tmp_path / "paused"), PAUSE_GO=str(tmp_path / "go"))
-    first = subprocess.Popen([sys.executable, str(PAUSED), *map(str, argv)], env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120  # the start of a Python process on a loaded machine
-    while not (tmp_path / "paused").exists():
-        assert first.poll() is None, first.communicate()
-        assert time.monotonic() < deadline, "the first command never reached its pause"
-        time.sleep(0.05)
-    return first
-
-
-def finished(tmp_path: Path, first: subprocess.Popen) -> subprocess.CompletedProcess:
-    (tmp_path / "go").touch()
-    out, err = first.communicate(timeout=300)
-    return subprocess.CompletedProcess(first.args, first.returncode, out, err)
 
 
 def refusal(root: Path, pid: int, undone: str) -> str:

@@ -1,0 +1,29 @@
+"""A sacscale command started paused at a named point (tests/evidence/paused_sacscale.py) and
+let go, for tests of two commands at once that must not depend on timing."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PAUSED = Path(__file__).resolve().parent / "evidence" / "paused_sacscale.py"
+
+
+def started_paused(tmp_path: Path, at: str, *argv) -> subprocess.Popen:
+    """The command run by paused_sacscale.py, returned once it has stopped at `at`."""
+    env = dict(os.environ, PAUSE_AT=at, PAUSE_MARKER=str(tmp_path / "paused"), PAUSE_GO=str(tmp_path / "go"))
+    first = subprocess.Popen([sys.executable, str(PAUSED), *map(str, argv)], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120  # the start of a Python process on a loaded machine
+    while not (tmp_path / "paused").exists():
+        assert first.poll() is None, first.communicate()
+        assert time.monotonic() < deadline, "the first command never reached its pause"
+        time.sleep(0.05)
+    return first
+
+
+def finished(tmp_path: Path, first: subprocess.Popen) -> subprocess.CompletedProcess:
+    (tmp_path / "go").touch()
+    out, err = first.communicate(timeout=300)
+    return subprocess.CompletedProcess(first.args, first.returncode, out, err)

@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from sacscale.atomic import refuse_foreign_links, swappable_by_others
+from sacscale.finished_sets import described, finished_set_holding
 
 POLL_S = 0.2
 # The default lock folder's parent: the system's temporary folder as every process of the
@@ -88,8 +89,20 @@ def lock_dir(variable: str = LOCK_DIR_VARIABLE) -> Path:
         if bad is not None:  # a newline splits every message and record that names the folder
             raise LockSettingError(f"{variable}={configured!r} holds a control or invisible character "
                                    f"({bad!r}); give a folder whose name is plain text")
+        _refuse_a_finished_set(Path(configured), variable)
         return Path(configured)
     return DEFAULT_BASE / f"sacscale-{os.getuid()}"
+
+
+def _refuse_a_finished_set(folder: Path, variable: str) -> None:
+    """A lock folder inside a finished run set (as named, or through a link) put its lock file,
+    kept after the command, into the set's evidence, which then failed verification as one
+    file too many: refused before anything is made, as every output there is."""
+    holder = finished_set_holding(folder)
+    if holder is not None:
+        raise LockSettingError(f"{variable}={str(folder)!r}: lock folder {folder} is inside {described(holder)}, "
+                               "whose evidence is not added to (a lock file there fails its verification); set "
+                               f"{variable} to a folder outside it")
 
 
 def _open_private_dir(path: Path, variable: str = LOCK_DIR_VARIABLE) -> int:

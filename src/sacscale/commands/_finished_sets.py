@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import stat
 from pathlib import Path
 
-# where run sets live: results/<set> (its evidence) and reports/<set> (its report)
-_SET_FOLDERS = ("results", "reports")
-MANIFEST = "MANIFEST.sha256"
+from sacscale.finished_sets import MANIFEST, described, own_manifest, set_folder, spellings
+
 VERIFICATION = "verify.json"
 
 # (command, option, folder, name inside the set's folder): what the pipeline writes once the
@@ -38,37 +36,11 @@ _AFTER_MANIFEST = {
 }
 
 
-def _spellings(value: str | os.PathLike, names_folder: bool) -> list[Path]:
-    """Where an output goes: as written (absolute, links kept: a set behind a `results` link to
-    another disk is still results/<set>) and as the kernel reaches it (a folder it fills
-    resolved whole; a file's folder resolved, not its name: an output that is a link is
-    replaced, not written through)."""
-    path = Path(value)
-    resolved = path.resolve() if names_folder else path.parent.resolve() / path.name
-    return list(dict.fromkeys([Path(os.path.abspath(path)), resolved]))
-
-
-def _set_folder(where: Path) -> Path | None:
-    """results/<set> or reports/<set> that holds `where` (or is it)."""
-    return next((f for f in (where, *where.parents) if f.parent.name in _SET_FOLDERS), None)
-
-
-def _own_manifest(manifest: Path) -> bool:
-    """A set is finished by its own user's manifest: a plain file of this user's. Another
-    user's file (or a link) at that name does not make this user's folder a finished set;
-    their sets are refused as their folders are (the rule on other users' folders)."""
-    try:
-        st = os.lstat(manifest)
-    except OSError:
-        return False
-    return stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid()
-
-
 def _sets_holding(path: str | os.PathLike) -> set[Path]:
     """The results/<set> folder(s) that hold `path`, each resolved (one set, however spelled)."""
     found = set()
-    for where in _spellings(path, names_folder=True):
-        folder = _set_folder(where)
+    for where in spellings(path, names_folder=True):
+        folder = set_folder(where)
         if folder is not None:
             found.add((folder.parent.parent / "results" / folder.name).resolve())
     return found
@@ -120,20 +92,19 @@ def finished_set_problem(command: str, args: argparse.Namespace, option: str, va
     reports/<set>/ of a set whose manifest is made, at a name the pipeline does not write
     there itself, or into a set the command was not given. None where it may."""
     try:
-        spellings = _spellings(value, names_folder)
+        written = spellings(value, names_folder)
     except (OSError, RuntimeError):  # a link loop: the command names it
         return None
-    for where in spellings:
-        set_folder = _set_folder(where)
-        if set_folder is None:
+    for where in written:
+        holder = set_folder(where)
+        if holder is None:
             continue
-        results = set_folder.parent.parent / "results" / set_folder.name
-        if not _own_manifest(results / MANIFEST):
+        results = holder.parent.parent / "results" / holder.name
+        if not own_manifest(results / MANIFEST):
             continue  # a set being made: the pipeline writes its files
-        inside = f"{set_folder.parent.name}/{set_folder.name}"
-        finished = f"{value} is inside {inside}, a finished run set (it has results/{set_folder.name}/{MANIFEST})"
-        name = where.relative_to(set_folder).as_posix()
-        if (command, option, set_folder.parent.name, name) not in _AFTER_MANIFEST:
+        finished = f"{value} is inside {described(holder)}"
+        name = where.relative_to(holder).as_posix()
+        if (command, option, holder.parent.name, name) not in _AFTER_MANIFEST:
             return f"{finished}, whose evidence is not rewritten or added to; write it elsewhere"
         own = _own_sets(command, args)
         if results.resolve() not in own:

@@ -1,0 +1,64 @@
+"""Whether a path lies in a finished run set: results/<set>/ or reports/<set>/ of a set
+whose manifest is made (results/<set>/MANIFEST.sha256). From then on the set's files are
+evidence, and a file added there fails its verification (`extra: ... not in the manifest`).
+
+Low in the layers, so that both the commands' output options (sacscale.commands._finished_sets)
+and the lock folder settings (sacscale.locks) are judged by the one rule. A committed set is
+a finished one: its manifest is committed with it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+# where run sets live: results/<set> (its evidence) and reports/<set> (its report)
+SET_FOLDERS = ("results", "reports")
+MANIFEST = "MANIFEST.sha256"
+
+
+def spellings(value: str | os.PathLike, names_folder: bool) -> list[Path]:
+    """Where an output goes: as written (absolute, links kept: a set behind a `results` link to
+    another disk is still results/<set>) and as the kernel reaches it (a folder it fills
+    resolved whole; a file's folder resolved, not its name: an output that is a link is
+    replaced, not written through). A link loop raises OSError or RuntimeError."""
+    path = Path(value)
+    resolved = path.resolve() if names_folder else path.parent.resolve() / path.name
+    return list(dict.fromkeys([Path(os.path.abspath(path)), resolved]))
+
+
+def set_folder(where: Path) -> Path | None:
+    """results/<set> or reports/<set> that holds `where` (or is it)."""
+    return next((f for f in (where, *where.parents) if f.parent.name in SET_FOLDERS), None)
+
+
+def own_manifest(manifest: Path) -> bool:
+    """A set is finished by its own user's manifest: a plain file of this user's. Another
+    user's file (or a link) at that name does not make this user's folder a finished set;
+    their sets are refused as their folders are (the rule on other users' folders)."""
+    try:
+        st = os.lstat(manifest)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid()
+
+
+def finished_set_holding(folder: str | os.PathLike) -> Path | None:
+    """The finished set's folder (results/<set> or reports/<set>, as first found) that holds
+    `folder` as written or as the kernel reaches it; None where none does (a link loop
+    included: whoever opens the folder names that)."""
+    try:
+        found = spellings(folder, names_folder=True)
+    except (OSError, RuntimeError):
+        return None
+    for where in found:
+        holder = set_folder(where)
+        if holder is not None and own_manifest(holder.parent.parent / "results" / holder.name / MANIFEST):
+            return holder
+    return None
+
+
+def described(holder: Path) -> str:
+    """`results/S, a finished run set (it has results/S/MANIFEST.sha256)`, for a refusal."""
+    return (f"{holder.parent.name}/{holder.name}, a finished run set (it has results/{holder.name}/{MANIFEST})")

@@ -10,11 +10,13 @@ verify writing into the set meanwhile is refused."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from sacscale.atomic import others_can_swap
 from sacscale.commands._inputs import BadInput, read_evaluations, refuse_one_file, refuse_output_inside
+from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._set_lock import holding_the_set
 from sacscale.eval.best import best_run
 from sacscale.evidence import scope
@@ -56,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
         raise BadInput(f"{' and '.join(keeping)} need{'s' if len(keeping) == 1 else ''} --left-out-dir "
                        "(where the other policies go)")
     try:
-        with holding_the_set(args.root, "nothing was moved or written"):  # the whole step, or none of it
+        with holding_outputs(*_named_outside(args)), \
+                holding_the_set(args.root, "nothing was moved or written"):  # the whole step, or none of it
             if args.scope:
                 _write_scope(args)
             info = write(args.root, args.output, args.json)
@@ -65,6 +68,16 @@ def run(args: argparse.Namespace) -> int:
         return 1
     print(f"{info['files']} files, {info['bytes']:,} bytes listed")
     return 0
+
+
+def _named_outside(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """--output and --json where given outside the set: two manifests of different sets given
+    the same pair, each under its own set's lock, left one's manifest beside the other's
+    record. Those inside the set (its own MANIFEST.sha256, manifest.json) are under the set's
+    lock, and a lock file beside them would be listed in the manifest."""
+    root = Path(os.path.realpath(args.root))
+    return [(option, path) for option, path in (("--output", args.output), ("--json", args.json))
+            if path and not Path(os.path.realpath(Path(path).parent)).is_relative_to(root)]
 
 
 # the file system's root and the kernel's folders: no evidence, and their entries come and go

@@ -4,6 +4,7 @@ summary and a short physics cost measurement."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 from importlib import metadata
@@ -90,6 +91,15 @@ def _save_model(model, path: Path) -> str:
     return g1.sha256_file(path)
 
 
+def _remove_refused(mjb: Path, made: list[Path]) -> None:
+    """Not the pinned model: nothing downstream may take it for one, and the folders made for
+    it (deepest first, only empty ones: only ours) go with it, as a refusal leaves nothing."""
+    mjb.unlink()
+    for folder in made:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
 def run(args: argparse.Namespace) -> int:
     out_dir = Path(args.output_dir)
     mjb = out_dir / MODEL_FILE
@@ -107,10 +117,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         model = g1.build_g1_model()
         source = asset_source(g1)
+    made = [folder for folder in (out_dir, *out_dir.parents) if not folder.exists()]
     sha = _save_model(model, mjb)
     if args.expect_sha256 and sha != args.expect_sha256:
-        mjb.unlink()  # not the pinned model: nothing downstream may take it for one
-        raise SystemExit(f"sacscale prepare-model: {mjb} has SHA-256 {sha}, expected {args.expect_sha256}")
+        _remove_refused(mjb, made)
+        raise SystemExit(f"sacscale prepare-model: error: {mjb} has SHA-256 {sha}, expected {args.expect_sha256}")
     # the saved file must load back into the very same model
     reloaded = g1.load_model(mjb)
     if g1.model_bytes_sha256(reloaded) != sha:

@@ -224,15 +224,36 @@ def _open_lock_file(dir_fd: int, name: str, path: Path) -> int:
             fd = os.open(name, flags, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno == errno.EACCES:
-            raise LockError(f"lock file {path}: {_unusable(path, exc)}") from None
+            owner = _owner(path)
+            raise LockError(_planted(path, owner) if owner not in (None, os.getuid()) else
+                            f"lock file {path}: {_unusable(path, exc)}") from None
         # O_NOFOLLOW gives ELOOP for a link; another reason (an immutable file: EPERM) is said as it is
         link = "; a symbolic link is refused" if exc.errno == errno.ELOOP else ""
         raise LockError(f"lock file {path}: cannot open it ({exc.strerror}{link})") from None
     st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_nlink != 1:
+    if st.st_uid != os.getuid():
+        os.close(fd)
+        raise LockError(_planted(path, st.st_uid))
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
         os.close(fd)
         raise LockError(f"lock file {path}: not a plain file of this user's with a single name; remove it")
     return fd
+
+
+def _owner(path: Path) -> int | None:
+    try:
+        return os.lstat(path).st_uid
+    except OSError:
+        return None
+
+
+def _planted(path: Path, uid: int) -> str:
+    """Another user's file at our lock's name. Refused, neither used nor removed (root could
+    remove it): they could put it only in a folder they can write in (a shared one such as
+    /tmp), where they could as well plant or swap the output it guards; taking theirs away
+    would hide that, not make the place safe. The way out is a folder of the user's own."""
+    return (f"lock file {path}: belongs to uid {uid}, another user, who put it in a folder they can write in, "
+            "where they could plant the output as well; write it in a folder of your own")
 
 
 def describe_holder(raw: bytes) -> str:

@@ -11,6 +11,7 @@ from set_copies import edit_record, remake_manifest, report_file
 
 from sacscale.evidence.verify import verify
 from sacscale.report.build import write_report
+from sacscale.report.page_format import PAGE_FORMAT
 from sacscale.report.set_inputs import set_inputs
 
 
@@ -30,8 +31,8 @@ def _without_schedule(root):
 def test_a_set_without_its_schedule_is_named(work):
     _without_schedule(work)
     assert (f"record: plan.json: no schedule, which the pipeline writes into every plan since 2026-12-01; yet "
-            f"evidence.json format 2, evidence.json report_page 2, reports/{work.name}/numbers.json, plan.json "
-            "evaluation say the set was made by this code") in verify(work).problems()
+            f"evidence.json format 2, evidence.json report_page {PAGE_FORMAT}, reports/{work.name}/numbers.json, "
+            "plan.json evaluation say the set was made by this code") in verify(work).problems()
 
 
 def test_a_page_beside_the_report_stays_a_problem_without_the_schedule(work):

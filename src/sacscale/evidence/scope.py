@@ -40,6 +40,11 @@ BUDGET_BYTES = 4 * 1024 * 1024
 # PAGE_SINCE every set records one, so a set whose runs started later and records none had it removed
 PAGE_KEY = "report_page"
 PAGE_SINCE = "2026-12-05T01:55:00+00:00"
+# since when the report stage writes each later page format (the commit that made it write it):
+# a set whose runs started later records that format or a newer one, so one recording an older
+# format was lowered, its page written again without what the newer one says (format 2: the
+# metric names as text; format 3: a narrower probe in the first line)
+PAGE_FORMAT_SINCE = {2: "2026-12-05T05:36:00+00:00", 3: "2026-12-05T17:14:00+00:00"}
 POLICY = Path("checkpoints") / "final.pt"  # a run's policy: the one kind of file a set may leave out
 # Never in the manifest, by construction (manifest.EXCLUDED): written from it, or after it.
 BY_CONSTRUCTION = {
@@ -105,18 +110,30 @@ def format_of(root: Path) -> int:
 
 def report_page_of(root: Path) -> tuple[int | None, str | None]:
     """(the report page format the set records, or None for a set made before sets recorded
-    one; a problem): a set whose runs started after PAGE_SINCE without one had it removed."""
+    one; a problem): a set whose runs started after PAGE_SINCE without one had it removed,
+    one whose runs started after a format's PAGE_FORMAT_SINCE recording an older one lowered it."""
     try:
         scope = read_scope(root)
     except ScopeError:
         return None, None  # named by check_scope
     if scope is not None and PAGE_KEY in scope:
-        return scope[PAGE_KEY], None
+        return scope[PAGE_KEY], _lowered_page_problem(root, scope[PAGE_KEY])
     late = started_since(root, PAGE_SINCE)
     if late:
         return None, (f"{SCOPE_FILE}: records no {PAGE_KEY}, though run {late[0]} started at {late[1]}, after every "
                       f"set began to record the format of its report's page ({PAGE_SINCE}): removed?")
     return None, None
+
+
+def _lowered_page_problem(root: Path, page: int) -> str | None:
+    """The problem of a page format older than the newest one the report stage wrote when the
+    set's runs started (the newest such format named), or None."""
+    for newer, since in sorted(PAGE_FORMAT_SINCE.items(), reverse=True):
+        late = started_since(root, since) if page < newer else None
+        if late:
+            return (f"{SCOPE_FILE}: {PAGE_KEY} {page}, though run {late[0]} started at {late[1]}, after the report "
+                    f"stage began to write page format {newer} ({since}): lowered?")
+    return None
 
 
 def left_out_hashes(root: Path) -> dict[str, str]:

@@ -8,7 +8,15 @@ are: the settings file, `home`, the `lib` folders the search for the standard li
 and at the prefix it stops at the folders sys.path holds at start (the standard library, its
 zip, lib-dynload, site-packages and Debian's dist-packages), the venv's site-packages too.
 Each folder is judged, not every file in it (as PYTHONPATH's are); a venv's base
-site-packages are judged whether or not it includes them."""
+site-packages are judged whether or not it includes them. The path files (`*.pth`) in each
+judged site-packages or dist-packages folder are judged too, as site.py reads them at start:
+each is code run at start (its `import` lines are executed), so another user's is refused,
+as is one that is not a plain file, is larger than PATH_FILE_MAX_BYTES or one of more than
+PATH_FILES_MAX in its folder (not read: what it adds cannot be judged); each folder its
+other lines add to sys.path (a relative one is relative to the site-packages folder) is
+judged as the folders above are, since `sitecustomize` and any module may be imported from
+it. What an `import` line of one's own runs is not read: the modules it imports come from
+the folders judged here, and any other file it opens is its owner's own choice."""
 
 from __future__ import annotations
 
@@ -25,6 +33,9 @@ SETTINGS_MAX_BYTES = 64 * 1024  # a venv's settings are a few lines; a larger fi
 LIB_FOLDERS = ("lib", "lib64")  # Python's platlibdir: lib, lib64 on some distributions
 # the entries of a standard library folder that sys.path holds at start
 STDLIB_ENTRIES = ("lib-dynload", "site-packages", "dist-packages")
+PACKAGE_FOLDERS = ("site-packages", "dist-packages")  # the folders whose .pth files site.py reads
+PATH_FILE_MAX_BYTES = SETTINGS_MAX_BYTES  # a .pth file is a few lines; a larger one is not read
+PATH_FILES_MAX = 1000  # a site-packages folder holds a few .pth files; more are not read
 OWN = "name an interpreter of your own"
 OTHERS_TAIL = f"it is started as this user, so another user's code could run as this user: {OWN}"
 
@@ -73,12 +84,12 @@ def _load_problem(path: str) -> str | None:
         reads = f"reads its venv's settings from {shown_path(settings)}"
         if problem := _first_problem(reads, [settings]):  # another user's link is never followed to read it
             return problem
-        text, problem = _read_settings(settings)
+        text, problem = _read_small(settings, SETTINGS_MAX_BYTES, "a venv's settings are a few lines")
         if problem:
             return f"{reads}: it {problem}, so what the interpreter loads cannot be judged: {OWN}"
         packages = _stdlib_folders(os.path.dirname(settings), "site-packages")
-        if problem := _first_problem(f"imports at start from its venv's packages (beside {shown_path(settings)})",
-                                     packages):
+        if problem := _packages_problem(f"imports at start from its venv's packages (beside {shown_path(settings)})",
+                                        packages):
             return problem
         named = f"its venv's settings {shown_path(settings)} name"
         for home in _homes(text):
@@ -90,7 +101,7 @@ def _load_problem(path: str) -> str | None:
             homes.append((home, f"the Python {named} as home"))
     for start, whose in homes or [(os.path.dirname(os.path.realpath(path)), "its own Python")]:
         for how, folder in _prefix_search(start, whose):
-            if problem := _first_problem(how, [folder]):
+            if problem := _packages_problem(how, [folder]):
                 return problem
     return None
 
@@ -100,6 +111,57 @@ def _first_problem(how: str, paths) -> str | None:
         if problem := code_path_problem(path):
             return f"{how}: {shown_path(path)} {problem}; {OTHERS_TAIL}"
     return None
+
+
+def _packages_problem(how: str, folders) -> str | None:
+    """_first_problem of the folders, and of what the .pth files in each site-packages or
+    dist-packages folder among them load at start."""
+    for folder in folders:
+        if problem := _first_problem(how, [folder]):
+            return problem
+        if os.path.basename(folder) in PACKAGE_FOLDERS and (problem := _path_files_problem(folder)):
+            return problem
+    return None
+
+
+def _path_files_problem(folder: str) -> str | None:
+    """Why the .pth files site.py reads in `folder` at start would run another user's code or
+    add a folder another user could put code in, as a phrase naming the file and the folder;
+    None when none would. Named as site.py finds them: `*.pth`, not hidden, in any order."""
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".pth") and not n.startswith("."))
+    except OSError:
+        return None  # not there, not a folder or not readable: site.py reads no .pth files there either
+    runs = f"runs at start the path files (.pth) in {shown_path(folder)}"
+    if len(names) > PATH_FILES_MAX:
+        return (f"{runs}: it holds {len(names)} of them, more than {PATH_FILES_MAX}, so what the interpreter "
+                f"loads cannot be judged: {OWN}")
+    for name in names:
+        path_file = os.path.join(folder, name)
+        if problem := _first_problem(runs, [path_file]):  # another user's file or link: its lines run as code
+            return problem
+        text, problem = _read_small(path_file, PATH_FILE_MAX_BYTES, "a path file is a few lines")
+        if problem:
+            return f"{runs}: {shown_path(path_file)} {problem}, so what the interpreter loads cannot be judged: {OWN}"
+        if problem := _first_problem(f"adds to sys.path at start the folders {shown_path(path_file)} names",
+                                     _path_file_folders(folder, text)):
+            return problem
+    return None
+
+
+def _path_file_folders(folder: str, text: str | None) -> list[str]:
+    """The folders a .pth file's lines add to sys.path, read as site.py reads them: each line
+    but comments, blank ones and `import` lines (run, not added), stripped at its end, a
+    relative one joined to `folder`. Every reading of its line breaks and of a leading
+    byte-order mark is taken (Python versions differ): one that differs must not hide the
+    one that is taken. A line with a NUL names no folder (site.py finds none there)."""
+    found = []
+    for reading in (text or "", (text or "").removeprefix("\ufeff")):
+        for line in reading.replace("\r\n", "\n").replace("\r", "\n").split("\n") + reading.splitlines():
+            if line.startswith("#") or not line.strip() or line.startswith(("import ", "import\t")) or "\0" in line:
+                continue
+            found.append(os.path.abspath(os.path.join(folder, line.rstrip())))
+    return list(dict.fromkeys(found))
 
 
 def _prefix_search(start: str, whose: str):
@@ -156,12 +218,13 @@ def _homes(text: str | None) -> list[str]:
     return list(dict.fromkeys(homes))
 
 
-def _read_settings(settings: str) -> tuple[str | None, str | None]:
-    """(text, None) of a venv's settings file, or (None, why it is not read): a plain file
-    of at most SETTINGS_MAX_BYTES, opened without waiting (a fifo would block). Another
-    user's link on the way is refused by code_path_problem before this reads it."""
+def _read_small(path: str, max_bytes: int, why_small: str) -> tuple[str | None, str | None]:
+    """(text, None) of a small file Python reads at start (a venv's settings, a .pth file),
+    or (None, why it is not read): a plain file of at most `max_bytes`, opened without
+    waiting (a fifo would block). Another user's link on the way is refused by
+    code_path_problem before this reads it."""
     try:
-        fd = os.open(settings, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None, None  # a link to nothing: CPython reads no settings there either
     except OSError as exc:
@@ -170,10 +233,10 @@ def _read_settings(settings: str) -> tuple[str | None, str | None]:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None, "is not a plain file"
         data = b""
-        while len(data) <= SETTINGS_MAX_BYTES and (chunk := os.read(fd, SETTINGS_MAX_BYTES + 1 - len(data))):
+        while len(data) <= max_bytes and (chunk := os.read(fd, max_bytes + 1 - len(data))):
             data += chunk
     finally:
         os.close(fd)
-    if len(data) > SETTINGS_MAX_BYTES:
-        return None, f"is larger than {SETTINGS_MAX_BYTES} bytes (a venv's settings are a few lines)"
+    if len(data) > max_bytes:
+        return None, f"is larger than {max_bytes} bytes ({why_small})"
     return data.decode("utf-8", "surrogateescape"), None

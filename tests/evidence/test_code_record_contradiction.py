@@ -34,3 +34,11 @@ def test_a_record_outside_any_checkout_passes():
 
     assert git_error_problems([("run.json code", {"commit": None, "dirty": None, "error": ERROR}),
                                ("environment.json project", {"path": "/x", "repository": False, "error": ERROR})]) == []
+
+
+def test_the_working_folders_git_error_beside_its_commit_is_named(work):
+    """workdir.git is the same git record, of the folder the pipeline ran in."""
+    edit_record(work, "environment.json", lambda env: env["workdir"]["git"].update(error=ERROR))
+    remake_manifest(work)
+    lines = [p for p in verify(work).problems() if "git found no checkout" in p]
+    assert len(lines) == 1 and lines[0].startswith("record: environment.json workdir.git: error "), lines

@@ -1,5 +1,5 @@
-"""A code record that contradicts itself: environment.json `project` and each run.json
-`code` carry git's `error` only where git found no checkout (pipeline.environment.git_state),
+"""A code record that contradicts itself: environment.json `project` and `workdir.git`, and
+each run.json `code`, carry git's `error` only where git found no checkout (pipeline.environment.git_state),
 and then no commit and no dirty state. A record holding both was edited: a set made from
 code outside any checkout relabelled a checkout's commit, with the error left beside it."""
 

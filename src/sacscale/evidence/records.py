@@ -284,7 +284,8 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
     if (root / "model.json").is_file():
         _check_model_record(root, load_json(root, "model.json"), plan, env, result)
     commits = [("environment.json project.commit", _opt(env, "project", "commit"))]
-    code_records = [("environment.json project", _opt(env, "project"))]
+    code_records = [("environment.json project", _opt(env, "project")),
+                    ("environment.json workdir.git", _opt(env, "workdir", "git"))]
     starts = []
     for entry in planned:
         if entry["name"] in present:

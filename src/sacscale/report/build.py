@@ -343,7 +343,7 @@ def build(
     seed_shaped = reproduces_seed(summary)
 
     doc.add(Paragraph(at_a_glance(summary, metrics, probe, page_format)))
-    doc.add(*verdict_section(summary, metrics, plan, probe, evaluations, run_checks_line(run_dirs)))
+    doc.add(*verdict_section(summary, metrics, plan, probe, evaluations, run_checks_line(run_dirs), page_format))
     if seed_shaped:
         doc.add(Heading("Against the seed", 3), tables.seed_table(summary), SEED_TABLE)
     doc.add(Paragraph(f"Comparisons: {plain(summary.get('pairing', ''))}."))

@@ -13,7 +13,9 @@ format 1 where asked, so the sets that recorded it keep their whole page compare
 also says of a passing probe of one rank that no gradient sync between ranks was tested (so
 does format 1 as composed here: the one set that recorded it probed two ranks). Format 3
 says in the page's first line too that a probe of fewer ranks than the set's runs train
-passed for those ranks only (formats 1 and 2 said "the correctness probe passed").
+passed for those ranks only (formats 1 and 2 said "the correctness probe passed"), and of
+a CPU set that its ranks are CPU ranks (formats 1 and 2 took two CPU ranks for ranks
+sharing one GPU in the Verdict's claim line).
 """
 
 PAGE_FORMAT = 3

@@ -167,9 +167,11 @@ def hardware_words(summary: dict) -> str:
             "graph segments)")
 
 
-def scope_words(summary: dict, kind: str) -> str:
-    """Why the seed's claim is not tested by this set."""
-    return KIND_SCOPE["shared-gpu" if any_shares_a_gpu(summary) else kind]
+def scope_words(summary: dict, kind: str, page_format: int = PAGE_FORMAT) -> str:
+    """Why the seed's claim is not tested by this set. Formats 1 and 2 took CPU ranks
+    (devices 'cpu,cpu') for ranks sharing a GPU and said so of a CPU set."""
+    shared = any_shares_a_gpu(summary) and (kind != "cpu" or page_format < 3)
+    return KIND_SCOPE["shared-gpu" if shared else kind]
 
 
 def set_kind(summary: dict) -> str:
@@ -255,11 +257,13 @@ def at_a_glance(summary: dict, metrics: list[dict], probe: dict | None, page_for
 
 
 def verdict_section(summary: dict, metrics: list[dict], plan: dict, probe: dict | None,
-                    evaluations: dict[str, dict] | None, run_checks: str | None = None) -> list:
+                    evaluations: dict[str, dict] | None, run_checks: str | None = None,
+                    page_format: int = PAGE_FORMAT) -> list:
     comps = summary.get("comparisons", [])
     kind = set_kind(summary)
     claim = (f"Claim, from the seed: {CLAIM}. {SEED_SENTENCE}" if kind == "gpu-counts" else
-             f"Claim, from the seed, not tested by this set ({scope_words(summary, kind)}): {CLAIM}. {SEED_SENTENCE}")
+             f"Claim, from the seed, not tested by this set ({scope_words(summary, kind, page_format)}): {CLAIM}. "
+             f"{SEED_SENTENCE}")
     items = [claim,
              "Measured (steady env steps/s, ratio of means): "
              + (" ".join(ratio_line(c) for c in comps) if comps else "no comparison in this run set.")

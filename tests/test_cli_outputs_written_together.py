@@ -60,3 +60,25 @@ def test_the_folders_made_for_the_locks_are_removed_on_refusal(tmp_path):
     done = sacscale("evaluate", bad, "--model", MODEL, "--output", tmp_path / "new" / "deep" / "e.json", *FAST)
     assert done.returncode == 2, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.pt"]
+
+
+def test_a_second_verify_writing_the_same_result_file_is_refused(tmp_path):
+    """Two verify --output F at once: one's verdict replaced the other's unseen, both rc 0."""
+    result = tmp_path / "v.json"
+    first = started_paused(tmp_path, "sacscale.commands.verify:verify", "verify", RESULTS, "--no-metrics",
+                           "--output", result)
+    second = sacscale("verify", RESULTS, "--no-metrics", "--output", result)
+    one_line(second, refusal("--output", result, first.pid))
+    done = finished(tmp_path, first)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(result.read_text())["ok"] is True
+    assert not list(tmp_path.glob(".*.lock"))
+
+
+def test_verify_without_metrics_says_the_report_was_not_checked():
+    """`verify --no-metrics` ended "verified N files and 0 runs' metrics" on a set whose page was
+    forged, with nothing saying the page was not read."""
+    done = sacscale("verify", RESULTS, "--no-metrics")
+    assert done.returncode == 0, done.stderr
+    assert ("report: not checked (--no-metrics: the files hashed against the manifest only; nothing recomputed, the "
+            "report's numbers and words not read)") in done.stdout + done.stderr

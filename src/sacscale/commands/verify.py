@@ -12,7 +12,6 @@ result into the set (--output ROOT/verify.json), it holds the set's lock, as man
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ from pathlib import Path
 from sacscale.atomic import write_json
 from sacscale.commands import BadInput
 from sacscale.commands._inputs import refuse_output_inside, same_file
+from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._set_lock import holding_the_set
 from sacscale.evidence.manifest import ManifestError
 from sacscale.evidence.report_check import reports_dir
@@ -64,7 +64,10 @@ def run(args: argparse.Namespace) -> int:
         refuse_output_inside("--output", args.output, reports)
     # a verdict recorded in the set is of the set at rest: no manifest rewrites it meanwhile
     into_the_set = args.output and same_file(Path(args.output).parent, args.root)
-    with holding_the_set(args.root, "nothing was written") if into_the_set else contextlib.nullcontext():
+    # another command's verdict written to the same file meanwhile would be replaced unseen
+    holding = holding_the_set(args.root, "nothing was written") if into_the_set else holding_outputs(
+        ("--output", args.output))
+    with holding:
         try:
             result = verify(args.root, args.manifest, recompute=not args.no_metrics,
                             report_pending=args.report_pending, redraw_figures=args.redraw_figures)

@@ -270,6 +270,8 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
     check_coverage(root, result)
     check_folders(root, result)
     if not recompute:
+        result.report_check = ("report: not checked (--no-metrics: the files hashed against the manifest only; "
+                               "nothing recomputed, the report's numbers and words not read)")
         return result
     strict, mixed = current_format(root) if (root / "plan.json").is_file() else (False, [])
     result.records += mixed

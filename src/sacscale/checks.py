@@ -295,7 +295,11 @@ def _check_log_dir(path: str | Path, resume: bool = False) -> None:
         raise InputError(f"--log-dir {path}: exists and is not a directory")
     if resume:
         if not (p / "train_meta.json").is_file():
-            raise InputError(f"--resume {path}: not a run directory (no train_meta.json)")
+            lone_state = (p / "checkpoints" / "final.pt").is_file()
+            raise InputError(f"--resume {path}: not a run directory (no train_meta.json)" + (
+                ": a learning state alone (a pipeline run's, logs/<run set>/learning_state/<run>/?); copy the run's "
+                "folder (results/<run set>/runs/<run>/) to a folder of your own, copy these checkpoints/* into "
+                "the copy's checkpoints/ and resume the copy" if lone_state else ""))
         return
     if not p.exists():
         return

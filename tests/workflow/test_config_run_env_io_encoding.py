@@ -20,7 +20,8 @@ def plan(value):
 
 
 @pytest.mark.parametrize("value, says", [
-    ("utf-16", r"'utf-16' \(utf-16\) would write the run's output \(train\.log\) in it, not in UTF-8, which its logs are read as"),
+    ("utf-16", r"'utf-16' \(utf-16\) would write the run's output \(train\.log\) in it, not in UTF-8, which its "
+               r"logs are read as"),
     ("latin-1:replace", r"'latin-1' \(iso8859-1\) would write"),
     ("ascii", r"'ascii' \(ascii\) would write"),
     ("utf-8-sig", r"'utf-8-sig' \(utf-8-sig\) would write"),

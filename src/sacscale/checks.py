@@ -17,6 +17,7 @@ from pathlib import Path
 
 from sacscale.atomic import file_kind, refuse_foreign_links
 from sacscale.collect import shm
+from sacscale.locks import holder_beside, lock_file_beside
 from sacscale.task.walk_rules import ACTION_DIM, ACTOR_OBS_DIM, CRITIC_OBS_DIM
 
 # Seeds feed numpy, torch and MuJoCo, offset per rank (+1000 r) and per stream (+7919).
@@ -294,11 +295,19 @@ def _check_log_dir(path: str | Path, resume: bool = False) -> None:
         raise InputError(f"--log-dir {path}: exists and is not a directory")
     if resume:
         if not (p / "train_meta.json").is_file():
-            raise InputError(f"--resume {path}: not a run directory (no train_meta.json)")
+            lone_state = (p / "checkpoints" / "final.pt").is_file()
+            raise InputError(f"--resume {path}: not a run directory (no train_meta.json)" + (
+                ": a learning state alone (a pipeline run's, logs/<run set>/learning_state/<run>/?); copy the run's "
+                "folder (results/<run set>/runs/<run>/) to a folder of your own, copy these checkpoints/* into "
+                "the copy's checkpoints/ and resume the copy" if lone_state else ""))
         return
     if not p.exists():
         return
     used = sorted(e.name for e in p.iterdir() if not (e.is_file() and _CALLER_FILES.match(e.name)))
+    holder = holder_beside(Path(os.path.realpath(p))) if used else None
+    if holder:
+        raise InputError(f"--log-dir {path}: another sacscale command is training in it ({holder} holds "
+                         f"{lock_file_beside(Path(os.path.realpath(p)))}); choose a new directory")
     if used:
         shown = ", ".join(used[:5]) + (", ..." if len(used) > 5 else "")
         raise InputError(f"--log-dir {path} is not empty (it holds {shown}): a second run there would mix its "

@@ -474,3 +474,22 @@ def lock_beside(folder: Path) -> Iterator[Path]:
             os.close(fd)  # releases the lock, after the removal
     finally:
         os.close(dir_fd)
+
+
+def holder_beside(folder: Path) -> str | None:
+    """Who holds `folder`'s lock (lock_beside) now, or None: read without making or taking
+    it (a shared lock tried and let go at once), so a look never refuses the holder's rival."""
+    lock = lock_file_beside(folder)
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return _holder(fd)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)  # also lets go of a shared lock just taken
+    return None

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
+import os
 import sys
+from collections.abc import Iterator
 from dataclasses import fields
+from pathlib import Path
 
 from sacscale import checks
-from sacscale.locks import LockSettingError, lock_dir
+from sacscale.locks import HeldBeside, LockError, LockSettingError, lock_beside, lock_dir
 from sacscale.parallel.launch import Interrupted
 from sacscale.parallel.pools import PoolError, resolve_learner_cpus, resolve_pools
 from sacscale.train.config import TrainConfig, TrainingError, compiles_losses, sac_config
@@ -45,15 +49,49 @@ def _check_lock_dir(cfg: TrainConfig) -> None:
         lock_dir()
 
 
+class RunFolderHeld(TrainingError):
+    """The resumed run folder is another command's for now."""
+
+
+@contextlib.contextmanager
+def holding_resumed_folder(cfg: TrainConfig) -> Iterator[None]:
+    """A resumed run folder is this sitting's until it ends (its lock, `.<name>.lock` beside
+    it, is removed on the way out, a failure or a stop signal included): two resumes of one
+    folder would both train on from one checkpoint into one set of event files. A new run's
+    folder needs no lock: train_meta.json, made only if missing, claims it. Under a launcher
+    only rank 0 holds it (the other ranks share its folder)."""
+    folder = Path(os.path.realpath(cfg.resume)) if cfg.resume else None
+    another_rank = launcher_env()[0] and int(os.environ["RANK"]) != 0
+    if folder is None or not folder.is_dir() or another_rank:
+        yield  # not a folder: the resume's own checks name it, and nothing is made for a lock
+        return
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(lock_beside(folder))
+        except HeldBeside as exc:
+            raise RunFolderHeld(f"--resume {cfg.resume}: another sacscale command is training in this run folder "
+                                f"({exc.holder} holds {exc.lock}); nothing was started: resume it once that "
+                                "one has ended") from None
+        except LockError as exc:
+            raise RunFolderHeld(f"--resume {cfg.resume}: cannot hold the run folder for this sitting ({exc}); "
+                                "nothing was started") from None
+        yield
+
+
 def run(args: argparse.Namespace) -> int:
     """0: completed; 1: failed (the message names the cause); 2: a usage error (a bad option
-    value); 128+N: stopped by signal N."""
+    value, or a resumed run folder another command is training in); 128+N: stopped by signal N."""
     cfg = TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
     try:
         check_options(cfg)
+        with holding_resumed_folder(cfg):
+            return _train(cfg)
     except TrainingError as exc:
         say(f"sacscale train: error: {exc}", file=sys.stderr)
         return 2
+
+
+def _train(cfg: TrainConfig) -> int:
     try:
         run_training(cfg)
     except (TrainingError, RuntimeError, ValueError) as exc:

@@ -27,8 +27,10 @@ from sacscale.commands._inputs import repository_hint
 from sacscale.parallel.pools import resolve_pools
 from sacscale.pipeline.interpreter_check import interpreter_problem
 from sacscale.pipeline.overrides import REFERENCE_OWNED, check_reference_override
+from sacscale.pipeline.plan_values import MAX_NUM_ENVS, positive_int
 from sacscale.processes import start_group
 from sacscale.scratch import make_scratch_folder
+from sacscale.train.config import MAX_ITERATIONS
 from sacscale.trainers import unilab
 from sacscale.trainers.reference_options import DEFAULT_PYTHON, add_arguments  # noqa: F401 (the CLI's entry points)
 from sacscale.usage import say
@@ -65,6 +67,16 @@ def _pools(text: str, ranks: int):
     return resolve_pools(text, ranks).pools if text.strip() else None
 
 
+def _check_sizes(args: argparse.Namespace, devices: list[int]) -> None:
+    """The bounds planning holds a unilab run to: one rank a GPU (ranks sharing one are our
+    trainer's only), num_envs and iterations within the pipeline's limits."""
+    if len(set(devices)) != len(devices):
+        raise ValueError(f"--devices {args.devices}: repeats a GPU, which only our trainer (sacscale train) "
+                         "supports; name each GPU once")
+    positive_int(args.num_envs, "--num-envs", maximum=MAX_NUM_ENVS)
+    positive_int(args.iterations, "--iterations", maximum=MAX_ITERATIONS)
+
+
 def run(args: argparse.Namespace) -> int:
     out = Path(args.log_dir)
     # absolute: the trainer runs in the run directory; not resolved: a venv is known by its own path
@@ -78,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
         devices = [int(d) for d in items]
         if not devices:
             raise ValueError("--devices: no CUDA device index given")
+        _check_sizes(args, devices)
         if problem := interpreter_problem(args.reference_python):  # before anything starts it
             raise ValueError(f"--reference-python {problem}")
         if problem := wait_problem(args.timeout_s, "--timeout-s"):

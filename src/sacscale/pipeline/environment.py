@@ -22,7 +22,8 @@ import sacscale
 from sacscale.atomic import atomic_write_bytes
 from sacscale.cpus import available_cpus, format_cpu_list, parse_cpu_list
 from sacscale.hashes import sha256_file
-from sacscale.pipeline.plan_values import DEVICES
+from sacscale.pipeline.overrides import check_replay_memory
+from sacscale.pipeline.plan_values import DEVICES, PlanError
 from sacscale.shapes import Maybe, record_problem
 
 LEARNER_MODULE = "sacscale.learn.learner"
@@ -363,4 +364,21 @@ def check_plan(plan: dict, env: dict) -> list[str]:
                     f"run_configs.{name}.cpu_pools: rank {rank} names CPUs {format_cpu_list(absent)} that do not "
                     f"exist here (CPUs available to this process: {format_cpu_list(available)})"
                 )
+    return problems + _replay_memory_problems(plan)
+
+
+def _replay_memory_problems(plan: dict) -> list[str]:
+    """Our trainer's CPU ranks' replays against this machine's memory: planning judges them
+    on the machine that plans only (not with host_checks: false), so here, where the runs
+    run, they are judged again."""
+    problems = []
+    for name, rc in plan.get("run_configs", {}).items():
+        if (rc.get("trainer") or "sacscale") != "sacscale" or not rc["devices"].startswith("cpu") \
+                or not isinstance(rc.get("overrides", {}), dict):
+            continue
+        try:
+            check_replay_memory(rc, len(rc["devices"].split(",")),
+                                lambda field, name=name: f"run_configs.{name}.{field}")
+        except PlanError as exc:
+            problems.append(str(exc))
     return problems

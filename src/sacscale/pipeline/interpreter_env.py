@@ -9,6 +9,7 @@ reads and refuses then (an interpreter that imports it)."""
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import shutil
@@ -70,6 +71,28 @@ def _warnings_problem(value: str) -> str | None:
     return None
 
 
+def _io_encoding_problem(value: str) -> str | None:
+    """A PYTHONIOENCODING (`encoding[:errors]`) other than UTF-8: Python starts with any codec
+    it knows, then writes the run's output in it (utf-16: train.log unreadable as text, and a
+    library's helper process fails on it with a traceback); an ASCII-only one fails on the
+    first character beyond it. The logs are read, and the progress echoed, as UTF-8."""
+    encoding, _, errors = value.partition(":")
+    if encoding.strip():
+        try:
+            name = codecs.lookup(encoding.strip()).name
+        except LookupError:
+            return f"{encoding.strip()[:40]!r} is not an encoding Python knows"
+        if name != "utf-8":
+            return (f"{encoding.strip()[:40]!r} ({name}) would write the run's output (train.log) in it, "
+                    "not in UTF-8, which its logs are read as")
+    if errors.strip():
+        try:
+            codecs.lookup_error(errors.strip())
+        except LookupError:
+            return f"{errors.strip()[:40]!r} is not an error handler Python knows"
+    return None
+
+
 def check_interpreter_env(env: dict[str, str], where: str, command: str = "sacscale") -> None:
     """PlanError naming `where` when the run's `command` is not on the PATH `env` gives, or
     Python does not start with the PYTHON* variables of `env`."""
@@ -78,6 +101,8 @@ def check_interpreter_env(env: dict[str, str], where: str, command: str = "sacsc
                         "the run could not start; leave PATH out or add the folder that holds it")
     if "PYTHONWARNINGS" in env and (problem := _warnings_problem(env["PYTHONWARNINGS"])):
         raise PlanError(f"{where}: PYTHONWARNINGS: {problem}; leave it out, or use 'ignore' / 'default' actions")
+    if "PYTHONIOENCODING" in env and (problem := _io_encoding_problem(str(env["PYTHONIOENCODING"]))):
+        raise PlanError(f"{where}: PYTHONIOENCODING: {problem}; leave it out, or give utf-8")
     if env.get("PYTHONINSPECT"):
         raise PlanError(f"{where}: PYTHONINSPECT: Python would open its interactive prompt when the trainer "
                         "ends (the run then waits for input, or fails on its end); leave it out")

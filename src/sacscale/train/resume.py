@@ -3,6 +3,7 @@ change and what must not) and the learning state each rank loads."""
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -83,11 +84,23 @@ def _resumable_checkpoint(run_dir: Path) -> dict:
         raise TrainingError(f"--resume {run_dir}: its checkpoint (format version {version!r}) holds the "
                             "policy only, not the learning state; it cannot be resumed")
     if "policy_only_of" in ckpt or "learner_state" not in ckpt:
-        raise TrainingError(f"--resume {run_dir}: its checkpoint is a policy-only copy; a pipeline run's learning "
-                            "state is in logs/<run set>/learning_state/<run>/ (its run.json says where): resume "
-                            "from a directory that holds it")
+        state = _learning_state_home(run_dir)
+        raise TrainingError(f"--resume {run_dir}: its checkpoint is a policy-only copy (a pipeline run's: its learning "
+                            f"state was moved to {state}); to resume it, copy {run_dir} to a folder of your own, copy "
+                            f"{state}/checkpoints/* into the copy's checkpoints/ (replacing its final.pt) and resume "
+                            "the copy")
     _check_shape(checkpoint_path(run_dir), ckpt, FINAL_SHAPE)
     return ckpt
+
+
+def _learning_state_home(run_dir: Path) -> str:
+    """Where the pipeline moved a run's learning state, as its run.json says
+    (`learning_state.moved_to`, relative to the folder the pipeline ran in), else the rule."""
+    try:
+        moved_to = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["learning_state"]["moved_to"]
+    except (OSError, ValueError, KeyError, TypeError):
+        moved_to = None
+    return moved_to if isinstance(moved_to, str) and moved_to.isprintable() else "logs/<run set>/learning_state/<run>"
 
 
 def _merged_options(cfg: TrainConfig, saved_config: dict, defaults: TrainConfig) -> dict:

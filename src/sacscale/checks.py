@@ -200,8 +200,6 @@ def check_model(path: str | None) -> None:
         _check_assets()
         return
     p = Path(path)
-    if p.is_dir():
-        raise InputError(f"--model {path}: is a folder, not a model file (.mjb or MJCF)")
     if not p.is_file():
         raise InputError(f"--model {path}: {not_a_model_file(p)}")
     if p.stat().st_size == 0:

@@ -92,7 +92,7 @@ def run_cli(tmp_path, capsys, *args):
         (["--model", "/etc/passwd"], "--model /etc/passwd: not a loadable MuJoCo model (MJCF)"),
         # a folder is no model file (it was called "no such file"); a negative period checkpointed
         # every iteration (0 is documented: only at the end); a CPU named twice is a slip
-        (["--model", "/etc"], "--model /etc: is a folder, not a model file (.mjb or MJCF)"),
+        (["--model", "/etc"], "--model /etc: not a plain file (a folder), not a model file"),
         (["--checkpoint-every", "-1"], "--checkpoint-every must be >= 0 (0: only at the end), got -1"),
         (["--devices", "cpu", "--learner-cpu-ids", f"{CPUS[0]},{CPUS[0]}"],
          f"--learner-cpu-ids, rank 0 ('{CPUS[0]},{CPUS[0]}'): CPU(s) {CPUS[0]} named twice in one list; "

@@ -59,7 +59,11 @@ def holding_outputs(*outputs: tuple[str, str | os.PathLike | None]) -> Iterator[
 
 def _refuse_unwritable(folder: Path, path: str | os.PathLike) -> None:
     """A folder no file can be written in (a read-only disk, one not ours to write): named
-    as the write itself would name it (`PATH: read-only file system`), not as its lock."""
+    as the write itself would name it (`PATH: read-only file system`), not as its lock; so is
+    a plain file where a folder on the way must be."""
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(existing))
     try:
         read_only = os.statvfs(folder).f_flag & os.ST_RDONLY
     except OSError:

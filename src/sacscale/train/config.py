@@ -80,8 +80,6 @@ class TrainConfig:
         self._check_sizes()
         self._check_choices()
         self._check_limits()
-        if self.model is not None and Path(self.model).is_dir():
-            raise TrainingError(f"--model {self.model}: is a folder, not a model file (.mjb or MJCF)")
         if self.model is not None and not Path(self.model).is_file():
             raise TrainingError(f"--model {self.model}: {not_a_model_file(self.model)}")
         check_seed(self.seed)

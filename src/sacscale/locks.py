@@ -114,8 +114,8 @@ def _open_private_dir(path: Path, variable: str = LOCK_DIR_VARIABLE) -> int:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
-        raise LockError(f"lock folder {path}: {_unusable(path, exc)}; set {variable} to a folder of "
-                        "your own") from None
+        raise _setting_or_state(f"lock folder {path}: {_unusable(path, exc)}; set {variable} to a folder of "
+                                "your own", variable) from None
     st = os.fstat(fd)
     problem = None
     if st.st_uid != os.getuid():
@@ -146,14 +146,21 @@ def _make_private_dir(path: Path, variable: str) -> bool:
     except FileExistsError:
         return False
     except OSError as exc:
-        raise LockError(f"lock folder {path}: cannot create it ({exc.strerror}); set {variable} to a "
-                        "folder of your own") from None
+        raise _setting_or_state(f"lock folder {path}: cannot create it ({exc.strerror}); set {variable} to a "
+                                "folder of your own", variable) from None
     return True
 
 
 def _refused(path: Path, problem: str, variable: str) -> LockError:
-    return LockError(f"lock folder {path} {problem}; another user could plant, hold or swap its files: "
-                     f"remove it, or set {variable} to a folder of your own (mode 0700)")
+    return _setting_or_state(f"lock folder {path} {problem}; another user could plant, hold or swap its files: "
+                             f"remove it, or set {variable} to a folder of your own (mode 0700)", variable)
+
+
+def _setting_or_state(message: str, variable: str) -> LockError:
+    """A lock folder refused: where `variable` names it, the user's setting is refused (bad
+    input, as one inside a finished set is: LockSettingError); the default folder is the
+    machine's state (LockError)."""
+    return LockSettingError(message) if os.environ.get(variable) else LockError(message)
 
 
 def _unsafe_parent(path: Path, made: bool = True) -> str | None:

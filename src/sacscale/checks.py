@@ -15,7 +15,7 @@ import zipfile
 from dataclasses import fields
 from pathlib import Path
 
-from sacscale.atomic import file_kind, refuse_foreign_links
+from sacscale.atomic import file_kind, others_can_swap, refuse_foreign_links
 from sacscale.collect import shm
 from sacscale.locks import holder_beside, lock_file_beside
 from sacscale.task.walk_rules import ACTION_DIM, ACTOR_OBS_DIM, CRITIC_OBS_DIM
@@ -299,6 +299,7 @@ def _check_log_dir(path: str | Path, resume: bool = False) -> None:
                 "folder (results/<run set>/runs/<run>/) to a folder of your own, copy these checkpoints/* into "
                 "the copy's checkpoints/ and resume the copy" if lone_state else ""))
         return
+    _refuse_inside_a_held_folder(path)
     if not p.exists():
         return
     used = sorted(e.name for e in p.iterdir() if not (e.is_file() and _CALLER_FILES.match(e.name)))
@@ -313,6 +314,74 @@ def _check_log_dir(path: str | Path, resume: bool = False) -> None:
 
 
 check_log_dir = _check_log_dir
+
+
+def _refuse_inside_a_held_folder(path: str | Path) -> None:
+    """A new log directory inside a folder another command holds (its lock beside it: a
+    resumed run folder) is refused: a run written into it would mix with that run's files."""
+    real = Path(os.path.realpath(path))
+    for folder in real.parents:
+        holder = holder_beside(folder) if folder.parent != folder else None
+        if holder:
+            raise InputError(f"--log-dir {path}: inside {folder}, where another sacscale command is training "
+                             f"({holder} holds {lock_file_beside(folder)}); choose a directory outside it")
+
+
+# The parts of a run folder a resumed run reads and writes: its record, its checkpoints
+# (the learning state it loads, then writes again) and its event files.
+_RUN_PARTS = ("train_meta.json", "checkpoints", "tb")
+
+
+def check_resumed_parts(run_dir: str | Path) -> None:
+    """Each part of a resumed run folder (_RUN_PARTS, all that lies under them) is this
+    user's or root's, reached through no other user's link, and no folder of them lets
+    another user rename its entries (sacscale.atomic.others_can_swap): the folder and those
+    above it are judged as an output's, but a checkpoints/ of another user's (as a shared
+    copy unpacked or chowned leaves it) had the resume load her learning state and write
+    the new checkpoints where she could swap them."""
+    for part in _RUN_PARTS:
+        seen: set[tuple[int, int]] = set()
+        for path in _tree(Path(run_dir) / part, seen):
+            problem = _part_problem(path)
+            if problem:
+                raise InputError(f"--resume {run_dir}: {path} {problem}; resume a copy of the run in a folder "
+                                 "of your own")
+
+
+def _tree(top: Path, seen: set[tuple[int, int]]):
+    """`top` and everything under it, our own and root's links to folders followed once."""
+    if not os.path.lexists(top):
+        return
+    yield top
+    try:
+        st = top.stat()
+    except OSError:
+        return
+    if not top.is_dir() or (st.st_dev, st.st_ino) in seen:
+        return
+    seen.add((st.st_dev, st.st_ino))
+    for entry in sorted(top.iterdir()):
+        yield from _tree(entry, seen)
+
+
+def _part_problem(path: Path) -> str | None:
+    """Why another user could change what `path` holds (or where it leads), or None."""
+    try:
+        refuse_foreign_links(path, reading=True)
+    except OSError as exc:
+        where = "" if exc.filename == str(path) else f" reached through {exc.filename},"
+        return f"is{where} {exc.strerror}"
+    try:
+        st = path.stat()
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    if path.is_dir():
+        return others_can_swap(path)
+    if st.st_uid not in (os.getuid(), 0):
+        return f"belongs to uid {st.st_uid}, another user"
+    if st.st_mode & 0o002:
+        return f"is writable by other users (mode {st.st_mode & 0o7777:04o})"
+    return None
 
 
 def check_writable(log_dir: str | Path) -> None:

@@ -30,6 +30,10 @@ def check_options(cfg: TrainConfig) -> None:
     in run_training."""
     launcher_env()  # RANK, WORLD_SIZE...: bad values are a usage error, resumed or not
     if cfg.resume:
+        try:  # what the resume reads and writes inside the run folder is judged as the folder is
+            checks.check_resumed_parts(cfg.resume)
+        except checks.InputError as exc:
+            raise TrainingError(str(exc)) from exc
         return
     try:
         cfg.validate()

@@ -62,6 +62,17 @@ def _check_overrides(items: list[str]) -> None:
         check_reference_override(key, value, f"--override {item!r}")
 
 
+def _check_meshes(folder: str) -> None:
+    """The --meshes folder holds the STL files the reference's G1 scene is made of."""
+    if not Path(folder).is_dir():
+        raise ValueError(f"--meshes {folder}: not a folder (the asset package's G1 STL files)")
+    missing = unilab.missing_meshes(folder)
+    if missing:
+        raise ValueError(f"--meshes {folder}: lacks {len(missing)} of the {len(unilab.REFERENCE_G1_MESHES)} mesh "
+                         f"files the reference's G1 needs: {', '.join(missing[:3])}"
+                         + (", ..." if len(missing) > 3 else ""))
+
+
 def _pools(text: str, ranks: int):
     """One validated CPU list per rank (sacscale.parallel.pools rules), or None."""
     return resolve_pools(text, ranks).pools if text.strip() else None
@@ -84,8 +95,8 @@ def run(args: argparse.Namespace) -> int:
     # the options' own values: a bad one is a usage error (exit 2)
     try:
         check_log_dir(out)  # new or empty, as for ours (a caller's *.log may be there)
-        items = [d.strip() for d in args.devices.split(",") if d.strip()]
-        if not all(d.isdigit() for d in items):
+        items = [d.strip() for d in args.devices.split(",")]
+        if not all(d.isascii() and d.isdigit() for d in items):  # `0,,1` too: an empty item is no device
             raise ValueError(f"--devices {args.devices}: CUDA device indices, comma list (e.g. 0 or 0,1)")
         devices = [int(d) for d in items]
         if not devices:
@@ -103,8 +114,8 @@ def run(args: argparse.Namespace) -> int:
         # the options' values before the reference is asked anything (it names only itself)
         pools = _pools(args.collector_cpu_ids, len(devices))
         _check_overrides(args.override)
-        if args.meshes and not Path(args.meshes).is_dir():
-            raise ValueError(f"--meshes {args.meshes}: not a folder (the asset package's G1 STL files)")
+        if args.meshes:
+            _check_meshes(args.meshes)
     except (ValueError, InputError) as exc:
         say(f"sacscale train-reference: error: {exc}", file=sys.stderr)
         return 2

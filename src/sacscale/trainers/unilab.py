@@ -173,6 +173,23 @@ def _last_json_line(python: str, stdout: str, what: str) -> dict:
     return value
 
 
+# The mesh files the pinned reference's G1 (its robots/g1/g1.xml) names, as the scenes of its
+# recorded runs hold them: a --meshes folder is judged against them before the reference is
+# asked anything (make_scene checks the names its g1.xml gives again).
+_SIDED = ("ankle_pitch_link", "ankle_roll_link", "elbow_link", "hip_pitch_link", "hip_roll_link", "hip_yaw_link",
+          "knee_link", "rubber_hand", "shoulder_pitch_link", "shoulder_roll_link", "shoulder_yaw_link",
+          "wrist_pitch_link", "wrist_roll_link", "wrist_yaw_link")
+_MIDDLE = ("head_link", "logo_link", "pelvis", "pelvis_contour_link", "torso_link_rev_1_0", "waist_roll_link_rev_1_0",
+           "waist_yaw_link_rev_1_0")
+REFERENCE_G1_MESHES = tuple(sorted([f"{side}_{part}.STL" for side in ("left", "right") for part in _SIDED]
+                                   + [f"{part}.STL" for part in _MIDDLE]))
+
+
+def missing_meshes(meshes: str | Path) -> list[str]:
+    """The files of REFERENCE_G1_MESHES that are not plain files in the folder `meshes`."""
+    return [name for name in REFERENCE_G1_MESHES if not (Path(meshes) / name).is_file()]
+
+
 def make_scene(assets_root: str | Path, meshes: str | Path, out_dir: str | Path) -> Path:
     """A copy of the reference's G1 scene whose mesh files come from `meshes` (the asset
     package's G1 STL folder) instead of a run-time download. Returns the scene file."""

@@ -38,6 +38,10 @@ FOREIGN_CODE_ENV = {
     "LD_AUDIT": ("the dynamic loader would load {} into every process of the run", "path", None),
     "LD_PRELOAD": ("the dynamic loader would load {} into every process of the run", "path", None),
     "PYTHONBREAKPOINT": ("Python would import and call {} at a breakpoint() anywhere in the run", "name", "0"),
+    # Python searches the folders above this executable for a standard library (lib/python3.X/os.py)
+    # and a pyvenv.cfg, on Linux too: any of them, a shared /tmp among them, could give its code
+    "PYTHONEXECUTABLE": ("Python would take its standard library from the folders above {}, where it searches "
+                         "for one", "path", None),
 }
 
 

@@ -29,6 +29,7 @@ def check_options(cfg: TrainConfig) -> None:
     --resume the run's own options are checked after they are read from its checkpoint,
     in run_training."""
     launcher_env()  # RANK, WORLD_SIZE...: bad values are a usage error, resumed or not
+    _check_paths_are_text(cfg)
     if cfg.resume:
         try:  # what the resume reads and writes inside the run folder is judged as the folder is
             checks.check_resumed_parts(cfg.resume)
@@ -44,6 +45,21 @@ def check_options(cfg: TrainConfig) -> None:
         _check_lock_dir(cfg)
     except (PoolError, checks.InputError, LockSettingError) as exc:
         raise TrainingError(str(exc)) from exc
+
+
+def _check_paths_are_text(cfg: TrainConfig) -> None:
+    """A path whose name Python holds as undecodable bytes (a non-ASCII name under an ASCII
+    file-system encoding: a C/POSIX locale, not coerced, with UTF-8 mode off) fails the
+    run's first UTF-8 record of it (train_meta.json), after its folder is made: named here."""
+    for flag, value in (("--log-dir", cfg.log_dir), ("--model", cfg.model), ("--resume", cfg.resume)):
+        try:
+            str(value or "").encode("utf-8")
+        except UnicodeEncodeError:
+            name = os.fsencode(str(value)).decode("utf-8", "backslashreplace")
+            raise TrainingError(f"{flag} {name!r}: the file-system encoding is {sys.getfilesystemencoding()} here "
+                                "(a C/POSIX locale, not coerced, with UTF-8 mode off), so this non-ASCII "
+                                "name cannot be written into the run's UTF-8 records; set PYTHONUTF8=1 or a UTF-8 "
+                                "locale (e.g. LC_ALL=C.UTF-8)") from None
 
 
 def _check_lock_dir(cfg: TrainConfig) -> None:

@@ -13,13 +13,17 @@ make it first. A relative path (one with a `/`: `./x`, `../x`, `a/b`) is judged 
 starts it: the trainer starts in Snakemake's working folder, where planning runs, and the
 reference trainer in its run's work folder (run_config gives both); a bare word (`g++`) is a
 command looked up on PATH, which is judged itself, unless an option names a file by it
-(`-include x.h`, `@opts`)."""
+(`-include x.h`, `@opts`). Python's own path variables resolve a relative value from the
+folder it starts in too (PYTHONPATH, PYTHONHOME, PYTHONUSERBASE, PYTHONPYCACHEPREFIX,
+PYTHONSTARTUP; PYTHONEXECUTABLE, which also moves the search for its standard library, is
+refused by interpreter_env), all but PYTHONPLATLIBDIR, which is judged under the prefix."""
 
 from __future__ import annotations
 
 import os
 import shlex
 import stat
+import sys
 from pathlib import Path
 
 from sacscale.atomic import refuse_foreign_links, swappable_by_others
@@ -47,6 +51,12 @@ CODE_PATH_ENV = {
 READS_WHAT_IT_NAMES = "the run reads or runs what it names"
 # judged by a rule of their own: refused whatever they name, or judged as temporary folders
 JUDGED_ELSEWHERE = frozenset({*FOREIGN_CODE_ENV, *TEMPORARY_FOLDER_ENV})
+
+# PYTHONPLATLIBDIR names a folder under Python's prefix (<prefix>/<platlibdir>/python3.X holds
+# the standard library, lib-dynload and site-packages), never a path: Python joins it to its
+# prefix, not to the start folder, so `../` climbs out of the prefix and `/x` replaces it
+PREFIX_FOLDER_ENV = "PYTHONPLATLIBDIR"
+PREFIX_FOLDER_WHAT = "Python imports its standard library and site-packages from <prefix>/{}/python3.X"
 
 # gcc's (and the linker's) options naming a path in their next word (`-isystem /x`) or after
 # `=` (`--sysroot=/x`): a bare word there (`-include x.h`) is a file in the start folder
@@ -232,9 +242,31 @@ def check_code_paths(env: dict, where: str, starts: tuple[str, ...] = ()) -> Non
     home = env.get("HOME") or None
     for name in sorted(set(env) - JUDGED_ELSEWHERE):
         value = str(env[name])
-        for path in dict.fromkeys(p for start in starts or (None,) for p in named_paths(value, home, start)):
+        if name == PREFIX_FOLDER_ENV:
+            paths = _under_prefixes(value, env, where, starts)
+        else:
+            paths = dict.fromkeys(p for start in starts or (None,) for p in named_paths(value, home, start))
+        for path in paths:
             problem = code_path_problem(path)
             if problem:
-                what = CODE_PATH_ENV.get(name, READS_WHAT_IT_NAMES)
+                what = PREFIX_FOLDER_WHAT.format(value) if name == PREFIX_FOLDER_ENV else \
+                    CODE_PATH_ENV.get(name, READS_WHAT_IT_NAMES)
                 raise PlanError(f"{where}: {name}: {shown_path(path)} {problem}; {what}, so that user's code would run "
                                 "in the run: name a folder of your own")
+
+
+def _under_prefixes(value: str, env: dict, where: str, starts: tuple[str, ...]) -> list[str]:
+    """The folders PYTHONPLATLIBDIR `value` names under each prefix the run's Python may take
+    (this interpreter's, its base's, and PYTHONHOME's where the env gives one); PlanError where
+    it is not a plain folder name (`lib`, `lib64`). An empty value is no setting."""
+    if not value:
+        return []
+    if "/" in value or value in (".", ".."):
+        raise PlanError(f"{where}: {PREFIX_FOLDER_ENV}: {shown_path(value)} is not a plain folder name (like lib "
+                        "or lib64): Python joins it to its prefix, not to the folder the run starts in, so a path "
+                        "there leads out of the prefix to a standard library and site-packages that are not the "
+                        "interpreter's; give a folder name or leave it out")
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    for start in starts or (None,):
+        prefixes.update(named_paths(str(env.get("PYTHONHOME") or ""), None, start))
+    return [os.path.join(prefix, value) for prefix in sorted(prefixes)]

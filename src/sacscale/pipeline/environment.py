@@ -22,8 +22,8 @@ import sacscale
 from sacscale.atomic import atomic_write_bytes
 from sacscale.cpus import available_cpus, format_cpu_list, parse_cpu_list
 from sacscale.hashes import sha256_file
-from sacscale.pipeline.overrides import check_replay_memory
-from sacscale.pipeline.plan_values import DEVICES, PlanError
+from sacscale.pipeline.overrides import check_replay_memory, replay_rows_per_env
+from sacscale.pipeline.plan_values import DEVICES, PlanError, shown
 from sacscale.shapes import Maybe, record_problem
 
 LEARNER_MODULE = "sacscale.learn.learner"
@@ -376,9 +376,32 @@ def _replay_memory_problems(plan: dict) -> list[str]:
         if (rc.get("trainer") or "sacscale") != "sacscale" or not rc["devices"].startswith("cpu") \
                 or not isinstance(rc.get("overrides", {}), dict):
             continue
+        unread = _unread_replay_values(rc, f"run_configs.{name}")
+        if unread:
+            problems.append(unread)
+            continue
         try:
             check_replay_memory(rc, len(rc["devices"].split(",")),
                                 lambda field, name=name: f"run_configs.{name}.{field}")
         except PlanError as exc:
             problems.append(str(exc))
     return problems
+
+
+def _unread_replay_values(rc: dict, key: str) -> str | None:
+    """A hand-edited plan value the replay memory check cannot read (planning writes whole
+    numbers and one spelling of an override): named, not skipped, or the check passes unmade."""
+    overrides = rc.get("overrides", {})
+    spellings = [k for k in overrides if str(k).replace("-", "_") == "replay_per_env"]
+    if len(spellings) > 1:
+        return (f"{key}.overrides: {' and '.join(map(str, spellings))} both set the trainer's --replay-per-env "
+                "(planning gives it once): the replay memory check cannot tell which one the run takes")
+    num_envs = rc.get("num_envs")
+    if not isinstance(num_envs, int) or isinstance(num_envs, bool):
+        return (f"{key}.num_envs: {shown(num_envs)} is not a whole number, as planning writes it: the replay "
+                "memory check cannot read it")
+    for field, value in [(f"overrides.{k}", overrides[k]) for k in spellings]:
+        if replay_rows_per_env(value) is None:
+            return (f"{key}.{field}: {shown(value)} is not a whole number, as planning writes it: the replay "
+                    "memory check cannot read it")
+    return None

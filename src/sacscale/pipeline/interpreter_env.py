@@ -38,7 +38,27 @@ FOREIGN_CODE_ENV = {
     "LD_AUDIT": ("the dynamic loader would load {} into every process of the run", "path", None),
     "LD_PRELOAD": ("the dynamic loader would load {} into every process of the run", "path", None),
     "PYTHONBREAKPOINT": ("Python would import and call {} at a breakpoint() anywhere in the run", "name", "0"),
+    # Python searches the folders above this executable for a standard library (lib/python3.X/os.py)
+    # and a pyvenv.cfg, on Linux too: any of them, a shared /tmp among them, could give its code
+    "PYTHONEXECUTABLE": ("Python would take its standard library from the folders above {}, where it searches "
+                         "for one", "path", None),
 }
+
+
+# variables that choose Python's file-system encoding: under a C/POSIX locale that Python does
+# not coerce to C.UTF-8 (LC_ALL, or PYTHONCOERCECLOCALE=0) with UTF-8 mode off it is ASCII
+ENCODING_ENV = ("LC_ALL", "LC_CTYPE", "LANG", "PYTHONUTF8", "PYTHONCOERCECLOCALE")
+
+
+def _file_system_encoding(env: dict[str, str]) -> str | None:
+    """The file-system encoding of a Python started with `env` (None where it cannot tell)."""
+    try:
+        done = subprocess.run([sys.executable, "-c", "import sys; print(sys.getfilesystemencoding())"],
+                              env={**os.environ, **env}, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() or None
 
 
 def _start_problem(env: dict[str, str], imports: tuple[str, ...] = ()) -> str | None:
@@ -114,6 +134,14 @@ def check_interpreter_env(env: dict[str, str], where: str, command: str = "sacsc
     if python and (problem := _start_problem(python)):
         raise PlanError(f"{where}: Python does not start with {', '.join(sorted(python))} as given "
                         f"({problem[:160]}); fix or leave out the value")
+    encoding_set = {k: str(v) for k, v in env.items() if k in ENCODING_ENV}
+    # the run's own paths are relative ASCII, but its records also name the set folder, the
+    # checkout and the model, any of which may be named with non-ASCII letters
+    if encoding_set and (encoding := _file_system_encoding({**python, **encoding_set})) not in (None, "utf-8"):
+        raise PlanError(f"{where}: {', '.join(sorted(encoding_set))}: Python's file-system encoding would be "
+                        f"{encoding}, not UTF-8 (a C/POSIX locale, not coerced, with UTF-8 mode off), so a "
+                        "non-ASCII folder name (the set's, the checkout's) would fail the run's UTF-8 records "
+                        "after the model and the probe; leave them out, or set PYTHONUTF8=1 or a UTF-8 locale")
     library = {k: str(v) for k, v in env.items() if k in LIBRARY_ENV}
     imports = tuple(sorted({LIBRARY_ENV[k] for k in library}))
     if library and (problem := _start_problem({**python, **library}, imports)):

@@ -161,10 +161,19 @@ def _overrides(merged: dict) -> dict:
     return {str(k).replace("-", "_"): v for k, v in merged.get("overrides", {}).items()}
 
 
+def replay_rows_per_env(value) -> int | None:
+    """An override's --replay-per-env as the trainer's parser reads it (int() of its text:
+    `"1000"` is 1000), None where it reads no whole number."""
+    try:
+        return int(str(value))
+    except ValueError:
+        return None
+
+
 def check_replay_memory(merged: dict, cpu_ranks: int, where) -> None:
     """What the trainer would refuse at start on the CPU, found at planning time: the ranks'
     replays must fit in this machine's memory (a CPU set's runs train where it is planned)."""
-    per_env = _overrides(merged).get("replay_per_env", TrainConfig.replay_per_env)
+    per_env = replay_rows_per_env(_overrides(merged).get("replay_per_env", TrainConfig.replay_per_env))
     num_envs = merged.get("num_envs")
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in (per_env, num_envs)):
         return  # the type errors are named elsewhere (or by the trainer)

@@ -283,9 +283,10 @@ def _check_sizes(merged: dict, where, starts: tuple[str, ...]) -> None:
         if not (value.isascii() and value.isdigit() and 0 < int(value) <= MAX_CPU_ID + 1):
             raise PlanError(f"{where('env')}: {name} must be a whole number of threads in [1, {MAX_CPU_ID + 1}], "
                             f"got {shown(value)}")
-    check_code_paths(merged["env"], where("env"), starts)  # before an interpreter is started with them
-    check_interpreter_env(merged["env"], where("env"))
+    # every path a value names is judged before an interpreter is started with them
+    check_code_paths(merged["env"], where("env"), starts)
     check_temporary_folders(merged["env"], where("env"))
+    check_interpreter_env(merged["env"], where("env"))
 
 
 def _check_reference_run(merged: dict, kind: str, where) -> None:

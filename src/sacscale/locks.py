@@ -95,9 +95,8 @@ def lock_dir(variable: str = LOCK_DIR_VARIABLE) -> Path:
 
 
 def _refuse_a_finished_set(folder: Path, variable: str) -> None:
-    """A lock folder inside a finished run set (as named, or through a link) put its lock file,
-    kept after the command, into the set's evidence, which then failed verification as one
-    file too many: refused before anything is made, as every output there is."""
+    """A lock folder inside a finished run set (as named, or through a link): its lock file,
+    kept after the command, would fail the set's verification. Refused before anything is made."""
     holder = finished_set_holding(folder)
     if holder is not None:
         raise LockSettingError(f"{variable}={str(folder)!r}: lock folder {folder} is inside {described(holder)}, "
@@ -157,9 +156,8 @@ def _refused(path: Path, problem: str, variable: str) -> LockError:
 
 
 def _setting_or_state(message: str, variable: str) -> LockError:
-    """A lock folder refused: where `variable` names it, the user's setting is refused (bad
-    input, as one inside a finished set is: LockSettingError); the default folder is the
-    machine's state (LockError)."""
+    """A lock folder refused: the user's setting where `variable` names it (bad input:
+    LockSettingError), else the default folder, the machine's state (LockError)."""
     return LockSettingError(message) if os.environ.get(variable) else LockError(message)
 
 

@@ -6,7 +6,7 @@ refused (the folder above changed in between) is removed again."""
 
 import pytest
 
-from sacscale import locks
+from sacscale import lock_folder, locks
 
 MACHINE = "SACSCALE_MACHINE_LOCK_DIR"
 
@@ -44,7 +44,7 @@ def test_a_folder_made_then_refused_is_removed(tmp_path, monkeypatch):
     folder made is removed again."""
     monkeypatch.setenv("SACSCALE_LOCK_DIR", str(tmp_path / "locks"))
     judged = iter([None, (None, "is writable by other users without the sticky bit (mode 0777)")])
-    monkeypatch.setattr(locks, "swappable_by_others", lambda folder: next(judged))
+    monkeypatch.setattr(lock_folder, "swappable_by_others", lambda folder: next(judged))
     with pytest.raises(locks.LockError, match=f"^lock folder {tmp_path / 'locks'} is inside {tmp_path}, which is "
                                               "writable by other users"):
         locks.private_folder("torchinductor")

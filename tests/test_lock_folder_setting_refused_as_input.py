@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sacscale import locks
+from sacscale import lock_folder
 from sacscale.locks import LockError, LockSettingError, lock_dir, private_folder
 
 
@@ -38,7 +38,7 @@ def test_a_machine_lock_folder_others_can_write_is_refused_as_bad_input(tmp_path
 
 
 def test_the_default_lock_folder_refused_is_the_machines_state(tmp_path, monkeypatch):
-    monkeypatch.setattr(locks, "DEFAULT_BASE", tmp_path)
+    monkeypatch.setattr(lock_folder, "DEFAULT_BASE", tmp_path)
     monkeypatch.delenv("SACSCALE_LOCK_DIR", raising=False)
     default = lock_dir()
     default.mkdir()

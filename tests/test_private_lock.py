@@ -88,9 +88,9 @@ def test_a_killed_holder_leaves_no_lock(env):
 
 def test_default_folder_is_the_users_own_and_private(tmp_path, monkeypatch):
     monkeypatch.delenv("SACSCALE_LOCK_DIR", raising=False)
-    import sacscale.locks
+    import sacscale.lock_folder
 
-    monkeypatch.setattr(sacscale.locks, "DEFAULT_BASE", tmp_path)  # /tmp, whatever TMPDIR says
+    monkeypatch.setattr(sacscale.lock_folder, "DEFAULT_BASE", tmp_path)  # /tmp, whatever TMPDIR says
     assert lock_dir() == tmp_path / f"sacscale-{os.getuid()}"
     with exclusive("gpu-A") as waited:
         assert waited < 1.0

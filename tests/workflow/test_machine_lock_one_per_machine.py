@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from sacscale import locks
+from sacscale import lock_folder, locks
 from sacscale.pipeline import machine_lock
 from sacscale.pipeline.machine_lock import training_machine
 from test_machine_lock import HOLD, record_run
@@ -34,7 +34,7 @@ def test_a_run_in_a_shell_with_another_lock_folder_is_refused_naming_the_first(t
 
 
 def test_the_lock_is_in_the_users_folder_in_tmp_whatever_the_lock_folder_setting(tmp_path, monkeypatch):
-    monkeypatch.setattr(locks, "DEFAULT_BASE", tmp_path / "tmp")  # /tmp
+    monkeypatch.setattr(lock_folder, "DEFAULT_BASE", tmp_path / "tmp")  # /tmp
     (tmp_path / "tmp").mkdir()
     monkeypatch.delenv(machine_lock.VARIABLE)
     monkeypatch.setenv("SACSCALE_LOCK_DIR", str(tmp_path / "elsewhere"))
@@ -44,7 +44,7 @@ def test_the_lock_is_in_the_users_folder_in_tmp_whatever_the_lock_folder_setting
 
 
 def test_an_unusable_default_folder_names_the_machine_locks_setting(tmp_path, monkeypatch):
-    monkeypatch.setattr(locks, "DEFAULT_BASE", tmp_path)
+    monkeypatch.setattr(lock_folder, "DEFAULT_BASE", tmp_path)
     taken = tmp_path / f"sacscale-{os.getuid()}"
     taken.mkdir()
     taken.chmod(0o777)  # as if another user had made it open first

@@ -93,6 +93,7 @@ def run_cli(tmp_path, capsys, *args):
         # a folder is no model file (it was called "no such file"); a negative period checkpointed
         # every iteration (0 is documented: only at the end); a CPU named twice is a slip
         (["--model", "/etc"], "--model /etc: not a plain file (a folder), not a model file"),
+        (["--devices", "cpu,,cpu"], "--devices cpu,,cpu: an empty item; name each device once (e.g. cpu or 0,1)"),
         (["--checkpoint-every", "-1"], "--checkpoint-every must be >= 0 (0: only at the end), got -1"),
         (["--devices", "cpu", "--learner-cpu-ids", f"{CPUS[0]},{CPUS[0]}"],
          f"--learner-cpu-ids, rank 0 ('{CPUS[0]},{CPUS[0]}'): CPU(s) {CPUS[0]} named twice in one list; "

@@ -64,9 +64,11 @@ class TrainConfig:
     extra: dict = field(default_factory=dict)
 
     def device_list(self) -> list[str]:
-        items = [d.strip() for d in str(self.devices).split(",") if d.strip()]
-        if not items:
+        items = [d.strip() for d in str(self.devices).split(",")]
+        if items == [""]:
             raise TrainingError("--devices: empty device list")
+        if "" in items:  # `0,,1` was read as `0,1`: a slip that may have meant another device
+            raise TrainingError(f"--devices {self.devices}: an empty item; name each device once (e.g. cpu or 0,1)")
         if len(items) > MAX_RANKS:  # the plan's bound too: a typo of 100 ranks started 100 processes
             raise TrainingError(f"--devices: {len(items)} ranks, more than {MAX_RANKS}")
         out = [_device_name(d) for d in items]

@@ -93,3 +93,16 @@ def test_a_folder_inside_another_sets_report_folder_is_refused(two_sets, inside)
              "report")
     assert files_of(other) == before
     assert sorted(p.relative_to(other).as_posix() for p in other.rglob("*") if p.is_dir()) == ["figures"]
+
+
+def test_a_folder_whose_figures_hold_another_sets_report_is_refused(two_sets, tmp_path):
+    """A report of OTHER written into rq/figures/inner, then this set's report into rq: its
+    figures folder held another set's whole report. (The other order was refused.)"""
+    root, other = two_sets
+    folder = tmp_path / "rq"
+    shutil.copytree(other, folder / "figures" / "inner")
+    one_line(sacscale("report", "--run-set", root, "--output-dir", folder),
+             f"sacscale report: {folder}: holds the report of another run set below it, {OTHER} in "
+             f"{folder / 'figures' / 'inner'}; this report's pages and figures would hold that one: nothing was "
+             "written: write it into a folder of its own")
+    assert sorted(p.name for p in folder.iterdir()) == ["figures"]

@@ -114,6 +114,44 @@ def refuse_other_sets_reports(folder: Path, run_set: str) -> None:
         raise Refused(f"{folder}: holds the report folders of other run sets ({', '.join(sets[:3])}"
                       f"{', ...' if len(sets) > 3 else ''}); a report goes into a folder of its own, not among "
                       "them: nothing was written")
+    below = _other_sets_report_below(folder, run_set)
+    if below is not None:
+        raise Refused(f"{folder}: holds the report of another run set below it, {below[1][:80]} in {below[0]}; this "
+                      "report's pages and figures would hold that one: nothing was written: write it into a folder "
+                      "of its own")
+
+
+# how far below the report's figures folder another set's report is looked for, and how
+# many folders at most: a check, not a walk of the disk
+_BELOW_DEPTH, _BELOW_FOLDERS = 2, 2000
+
+
+def _other_sets_report_below(folder: Path, run_set: str) -> tuple[Path, str] | None:
+    """(the folder, its set) of another run set's report in or below the figures folder this
+    report writes (written there before it): the report would then hold it. A report kept
+    beside, under a name of the user's own (the home folder), is not the report's own."""
+    figures = folder / "figures"
+    theirs = set_of_report(figures)
+    if theirs is not None and theirs != run_set:
+        return figures, theirs
+    level, seen = [figures], 0
+    for _ in range(_BELOW_DEPTH):
+        children = []
+        for parent in level:
+            try:
+                with os.scandir(parent) as entries:
+                    children += [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
+            except OSError:
+                continue
+        for child in children[:_BELOW_FOLDERS - seen]:
+            theirs = set_of_report(child)
+            if theirs is not None and theirs != run_set:
+                return child, theirs
+        seen += len(children)
+        if seen >= _BELOW_FOLDERS:
+            return None
+        level = children
+    return None
 
 
 def _refuse_inside_other_sets_report(folder: Path, run_set: str) -> None:

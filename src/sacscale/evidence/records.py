@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from sacscale.evidence.checkpoint_config import checkpoint_config_findings
 from sacscale.evidence.code_record import git_error_problems
 from sacscale.evidence.env_steps import env_step_problems
 from sacscale.evidence.manifest import sha256_file
@@ -287,6 +288,7 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
     code_records = [("environment.json project", _opt(env, "project")),
                     ("environment.json workdir.git", _opt(env, "workdir", "git"))]
     starts = []
+    left_out = scope.left_out_hashes(root)
     for entry in planned:
         if entry["name"] in present:
             r = _read_run(root, entry, configs)
@@ -305,6 +307,9 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
             result.records += pool_record_problems(r.name, r.meta, r.args, r.reference)
             result.records += train_meta_problems(root / "runs" / r.name, r.name, r.meta, r.run, r.args, r.reference,
                                                   strict)
+            problems, notes = checkpoint_config_findings(root, r.name, r.meta_config, left_out, r.reference)
+            result.records += problems
+            result.notes += notes
     # the page tells its reader to check the commit out
     problems, notes = commit_findings(commits, earliest_start(_opt(env, "recorded_at"), starts), made_here)
     result.records += problems + null_commit_problems(commits, strict and in_checkout(env))

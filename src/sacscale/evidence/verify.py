@@ -192,7 +192,23 @@ def canonical_root(root: str | Path) -> Path:
     canonical = Path(os.path.realpath(path))
     if not canonical.is_dir():
         raise ManifestError(f"{root}: evidence root is not a directory ({canonical})")
+    _refuse_reports_apart(root, canonical)
     return canonical
+
+
+def _refuse_reports_apart(root: str | Path, canonical: Path) -> None:
+    """A set named through a link whose reports folder (reports/S beside results/S) is not
+    the one beside the link's target: a reader of the checkout the link lies in opens the
+    page beside the link, which verify, checking the target's, would never read."""
+    beside_given = reports_dir(Path(os.path.abspath(root)))
+    if beside_given is None:
+        return  # not named as results/S: no page lies beside the name
+    beside_target = reports_dir(canonical)
+    if beside_target is None or os.path.realpath(beside_given) != os.path.realpath(beside_target):
+        target = f"its target's {beside_target}" if beside_target else "its target, which lies in no results/ folder"
+        raise ManifestError(f"{root}: a link to {canonical}, whose report beside the link ({beside_given}) is not "
+                            f"{target}, the one verify would check; verify the set where it lies, or make "
+                            f"{beside_given} a link to that report")
 
 
 def check_required_fields(root: Path, strict: bool, result: Verification) -> None:

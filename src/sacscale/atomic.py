@@ -246,17 +246,38 @@ def _others_can_rename(st: os.stat_result, name: str) -> str | None:
         return None
     if mode & 0o002:
         return f"is writable by other users without the sticky bit (mode {mode:04o})"
-    if mode & 0o020:
-        others = _others_in_group(st.st_gid)
-        if others is None:
-            return (f"is writable by its group (gid {st.st_gid}, not known here) without the sticky bit "
-                    f"(mode {mode:04o})")
-        if others:
-            shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
-            return (f"is writable by its group {grp.getgrgid(st.st_gid).gr_name} (gid {st.st_gid}; other users in "
-                    f"it: {shown}) without the sticky bit (mode {mode:04o})")
-    if mode & 0o020 and _has_acl(name):
-        return f"has an access control list that can let other users write in it (mode {mode:04o})"
+    return _shared_by_group_or_acl(st, name, " without the sticky bit", "write in it")
+
+
+def others_can_write_file(st: os.stat_result, name: str) -> str | None:
+    """Why another user can change the file of stat `st` at `name` (one that a command reads
+    and trusts, such as a learning state), as a phrase after its name; None if no one else
+    can. The rule of `_others_can_rename` for a file's own bits: its owner is neither this
+    user nor root, it is writable by others (o+w), or by a group holding any user but this
+    one (or one the system does not know), or g+w with an access control list."""
+    mode = stat.S_IMODE(st.st_mode)
+    if st.st_uid not in (os.getuid(), 0):
+        return f"belongs to uid {st.st_uid}, another user"
+    if mode & 0o002:
+        return f"is writable by other users (mode {mode:04o})"
+    return _shared_by_group_or_acl(st, name, "", "write it")
+
+
+def _shared_by_group_or_acl(st: os.stat_result, name: str, unless: str, what: str) -> str | None:
+    """Why the group bits of `st` (g+w) let a user other than this one write: its group holds
+    one, or is unknown, or `name` has an access control list (whose mask the group bits are)."""
+    mode = stat.S_IMODE(st.st_mode)
+    if not mode & 0o020:
+        return None
+    others = _others_in_group(st.st_gid)
+    if others is None:
+        return f"is writable by its group (gid {st.st_gid}, not known here){unless} (mode {mode:04o})"
+    if others:
+        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        return (f"is writable by its group {grp.getgrgid(st.st_gid).gr_name} (gid {st.st_gid}; other users in "
+                f"it: {shown}){unless} (mode {mode:04o})")
+    if _has_acl(name):
+        return f"has an access control list that can let other users {what} (mode {mode:04o})"
     return None
 
 

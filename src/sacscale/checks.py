@@ -15,7 +15,7 @@ import zipfile
 from dataclasses import fields
 from pathlib import Path
 
-from sacscale.atomic import file_kind, others_can_swap, refuse_foreign_links
+from sacscale.atomic import file_kind, others_can_swap, others_can_write_file, refuse_foreign_links
 from sacscale.collect import shm
 from sacscale.locks import holder_beside, lock_file_beside
 from sacscale.task.walk_rules import ACTION_DIM, ACTOR_OBS_DIM, CRITIC_OBS_DIM
@@ -335,7 +335,8 @@ _RUN_PARTS = ("train_meta.json", "checkpoints", "tb")
 def check_resumed_parts(run_dir: str | Path) -> None:
     """Each part of a resumed run folder (_RUN_PARTS, all that lies under them) is this
     user's or root's, reached through no other user's link, and no folder of them lets
-    another user rename its entries (sacscale.atomic.others_can_swap): the folder and those
+    another user rename its entries (sacscale.atomic.others_can_swap) nor write its files
+    (others_can_write_file: a group holding another user too): the folder and those
     above it are judged as an output's, but a checkpoints/ of another user's (as a shared
     copy unpacked or chowned leaves it) had the resume load her learning state and write
     the new checkpoints where she could swap them."""
@@ -348,8 +349,12 @@ def check_resumed_parts(run_dir: str | Path) -> None:
                                  "of your own")
 
 
-def _tree(top: Path, seen: set[tuple[int, int]]):
-    """`top` and everything under it, our own and root's links to folders followed once."""
+def _tree(top: Path, seen: set[tuple[int, int]], part: bool = True):
+    """`top` and everything under it. A part that is a link of ours or root's (checkpoints/
+    kept elsewhere) is walked where it leads: the resume reads its files. A link further
+    down is judged itself (the folder or file it leads to) but not walked into: the resume
+    reads nothing below one, and a link to / or /usr had the check walk the whole system
+    and refuse the resume over a system file unrelated to the run."""
     if not os.path.lexists(top):
         return
     yield top
@@ -357,11 +362,11 @@ def _tree(top: Path, seen: set[tuple[int, int]]):
         st = top.stat()
     except OSError:
         return
-    if not top.is_dir() or (st.st_dev, st.st_ino) in seen:
+    if not top.is_dir() or (top.is_symlink() and not part) or (st.st_dev, st.st_ino) in seen:
         return
     seen.add((st.st_dev, st.st_ino))
     for entry in sorted(top.iterdir()):
-        yield from _tree(entry, seen)
+        yield from _tree(entry, seen, part=False)
 
 
 def _part_problem(path: Path) -> str | None:
@@ -377,11 +382,8 @@ def _part_problem(path: Path) -> str | None:
         return f"cannot be read ({exc.strerror})"
     if path.is_dir():
         return others_can_swap(path)
-    if st.st_uid not in (os.getuid(), 0):
-        return f"belongs to uid {st.st_uid}, another user"
-    if st.st_mode & 0o002:
-        return f"is writable by other users (mode {st.st_mode & 0o7777:04o})"
-    return None
+    # a file by the rule a folder gets: a group holding another user may write it too
+    return others_can_write_file(st, str(path))
 
 
 def check_writable(log_dir: str | Path) -> None:

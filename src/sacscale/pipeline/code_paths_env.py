@@ -13,7 +13,9 @@ make it first. A relative path (one with a `/`: `./x`, `../x`, `a/b`) is judged 
 starts it: the trainer starts in Snakemake's working folder, where planning runs, and the
 reference trainer in its run's work folder (run_config gives both); a bare word (`g++`) is a
 command looked up on PATH, which is judged itself, unless an option names a file by it
-(`-include x.h`, `@opts`). Python's own path variables resolve a relative value from the
+(`-include x.h`, `@opts`); in a variable whose value is only ever a path (PYTHONPATH,
+LD_LIBRARY_PATH, TORCHINDUCTOR_CACHE_DIR, ...: PATH_VALUE_ENV) a bare word is a folder in the
+start folder, and is judged as `./word`. Python's own path variables resolve a relative value from the
 folder it starts in too (PYTHONPATH, PYTHONHOME, PYTHONUSERBASE, PYTHONPYCACHEPREFIX,
 PYTHONSTARTUP; PYTHONEXECUTABLE, which also moves the search for its standard library, is
 refused by interpreter_env), all but PYTHONPLATLIBDIR, which is judged under the prefix."""
@@ -49,6 +51,14 @@ CODE_PATH_ENV = {
     "HOME": "libraries keep their default caches under it, compiled kernels among them",
 }
 READS_WHAT_IT_NAMES = "the run reads or runs what it names"
+# variables whose value (each entry of a ':' list) is only ever a path, never a command or a
+# word: Python, the loader, torch and the caches take a bare word (`evecode`) as a folder in
+# the start folder, so here a bare word is judged as one (`./evecode`)
+PATH_VALUE_ENV = frozenset({
+    *(set(CODE_PATH_ENV) - {"CC", "CXX"}), "PYTHONHOME", "PYTHONSTARTUP", "TORCH_HOME", "TORCH_EXTENSIONS_DIR",
+    "TRITON_HOME", "CUDA_HOME", "CUDA_PATH", "HF_HOME", "LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH",
+    "CPLUS_INCLUDE_PATH",
+})
 # judged by a rule of their own: refused whatever they name, or judged as temporary folders
 JUDGED_ELSEWHERE = frozenset({*FOREIGN_CODE_ENV, *TEMPORARY_FOLDER_ENV})
 
@@ -80,18 +90,20 @@ PASSED_ON_WORD = frozenset({"-Xlinker", "-Xassembler", "-Xpreprocessor"})
 LIST_IN_NEXT_WORD = frozenset({"-wrapper"})
 
 
-def named_paths(value: str, home: str | None = None, start: str | None = None) -> list[str]:
+def named_paths(value: str, home: str | None = None, start: str | None = None, only_paths: bool = False) -> list[str]:
     """The absolute paths `value` names: itself, or each entry of a ':'-separated list
     (`file:///x` gives /x), each word of a command with arguments (`ccache /x/g++`), a
     compiler option's path (`-I/x`, `-isystem /x`, `--sysroot=x`, `@opts`, the items of
     `-Wl,-rpath,/x`); a `~` path expanded with `home` (the run's own HOME, where its env sets
     one); a relative one joined to `start` (default: this process's working folder, where the
-    run starts). A value naming no path (`0`, `INFO`, `0,1`, `-O2`, a bare word) gives none."""
+    run starts). A value naming no path (`0`, `INFO`, `0,1`, `-O2`, a bare word) gives none,
+    unless `only_paths` (a variable of PATH_VALUE_ENV): then each entry is a path, a bare
+    word one in the start folder, judged there whether or not it exists yet."""
     start = start or os.getcwd()
     found = []
     for entry in value.split(":"):
-        whole = _as_path(entry, home, start)
-        if whole is not None and os.path.lexists(whole):  # a path with blanks in it, there already
+        whole = _as_path(entry, home, start, bare=only_paths)
+        if whole is not None and (only_paths or os.path.lexists(whole)):  # a path with blanks in it, there already
             found.append(whole)
             continue
         for words in _readings(entry):
@@ -245,7 +257,8 @@ def check_code_paths(env: dict, where: str, starts: tuple[str, ...] = ()) -> Non
         if name == PREFIX_FOLDER_ENV:
             paths = _under_prefixes(value, env, where, starts)
         else:
-            paths = dict.fromkeys(p for start in starts or (None,) for p in named_paths(value, home, start))
+            paths = dict.fromkeys(p for start in starts or (None,)
+                                  for p in named_paths(value, home, start, name in PATH_VALUE_ENV))
         for path in paths:
             problem = code_path_problem(path)
             if problem:
@@ -268,5 +281,5 @@ def _under_prefixes(value: str, env: dict, where: str, starts: tuple[str, ...]) 
                         "interpreter's; give a folder name or leave it out")
     prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     for start in starts or (None,):
-        prefixes.update(named_paths(str(env.get("PYTHONHOME") or ""), None, start))
+        prefixes.update(named_paths(str(env.get("PYTHONHOME") or ""), None, start, True))
     return [os.path.join(prefix, value) for prefix in sorted(prefixes)]

@@ -126,6 +126,10 @@ class RecordJSONError(json.JSONDecodeError):
         self.msg, self.doc, self.pos, self.lineno, self.colno = msg, "", 0, 1, 1
 
 
+class NestedTooDeep(RecordJSONError):
+    """A record nested past Python's recursion limit (`[[[...]]]`)."""
+
+
 _INT_DIGITS = 100  # a count of bytes or steps has 20 at most
 
 
@@ -177,7 +181,7 @@ def loads_record(text: str | bytes, finite: bool = False):
     try:
         value = json.loads(text, object_pairs_hook=_unique, parse_int=_bounded_int, **constants)
     except RecursionError:  # raised bare, it reached the command's last resort, which knows no file
-        raise RecordJSONError("JSON nested too deep") from None
+        raise NestedTooDeep("JSON nested too deep") from None
     if _SURROGATE_ESCAPE.search(text if isinstance(text, str) else text.decode("utf-8", "replace")):
         refuse_lone_surrogates(value)
     return value

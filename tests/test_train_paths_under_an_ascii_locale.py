@@ -12,8 +12,8 @@ import pytest
 
 ASCII_LOCALE = {"LC_ALL": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}
 CURE = ("the file-system encoding is ascii here (a C/POSIX locale, not coerced, with UTF-8 mode off), so "
-        "this non-ASCII name cannot be written into the run's UTF-8 records; set PYTHONUTF8=1 or a UTF-8 locale "
-        "(e.g. LC_ALL=C.UTF-8)")
+        "this non-ASCII name cannot be read or written as UTF-8 (the records, MuJoCo); set PYTHONUTF8=1 or a UTF-8 "
+        "locale (e.g. LC_ALL=C.UTF-8)")
 
 
 def train(*argv):

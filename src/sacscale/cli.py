@@ -25,6 +25,7 @@ from sacscale.eval.gl_backend import GLBackendError, check_mujoco_gl
 from sacscale.stopping import Interrupted, raised_as_interrupted
 from sacscale.usage import UsageParser
 from sacscale.usage import printable as _printable
+from sacscale.usage import unheld_name_problem
 
 # command name -> (module under sacscale.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -157,6 +158,7 @@ def _main(argv: list[str]) -> int:
     module.add_arguments(cmd_parser)
     args = cmd_parser.parse_args(argv[1:])
     _refuse_empty_values(cmd_parser, args)
+    _refuse_names_the_encoding_cannot_hold(cmd_parser, args)
     _refuse_folder_names(cmd_parser, args)
     _refuse_system_outputs(cmd_parser, args)
     _refuse_committed_outputs(cmd_parser, args)
@@ -190,6 +192,23 @@ def _refuse_empty_values(parser: argparse.ArgumentParser, args: argparse.Namespa
             name = "/".join(action.option_strings) or action.metavar or action.dest
             way_out = "give one, or leave the option out" if action.option_strings else "give one"
             parser.error(f"argument {name}: an empty value (an unset variable?); {way_out}")
+
+
+def _refuse_names_the_encoding_cannot_hold(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Under a file-system encoding other than UTF-8 a non-ASCII value given (a set's folder,
+    a file) is held as undecodable bytes, which a command reported later under a wrong cause
+    (a path "not UTF-8", MuJoCo's TypeError): named here, with the cure (exit 2, usage)."""
+    if sys.getfilesystemencoding().replace("-", "").lower() == "utf8":
+        return
+    for action in parser._actions:
+        if action.nargs == argparse.REMAINDER:
+            continue  # another program's command line (record-run -- CMD), whose words are its own
+        value = getattr(args, action.dest, None)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, (str, Path)):
+                label = action.option_strings[0] if action.option_strings else (action.metavar or action.dest)
+                if problem := unheld_name_problem(label, item):
+                    parser.error(problem)
 
 
 # the options by which a command writes (a file, or a folder it fills); report's --manifest-json

@@ -126,6 +126,10 @@ class RecordJSONError(json.JSONDecodeError):
         self.msg, self.doc, self.pos, self.lineno, self.colno = msg, "", 0, 1, 1
 
 
+class NestedTooDeep(RecordJSONError):
+    """A record nested past Python's recursion limit (`[[[...]]]`)."""
+
+
 _INT_DIGITS = 100  # a count of bytes or steps has 20 at most
 
 
@@ -169,12 +173,15 @@ def _no_constant(name: str):
 
 
 def loads_record(text: str | bytes, finite: bool = False):
-    """json.loads for the project's records: a key given twice, an integer too long to read
-    or a lone surrogate is refused with a JSONDecodeError (RecordJSONError), as malformed
-    JSON is; with `finite`, NaN and Infinity too (a value given on a command line, which a
-    record would otherwise carry as null)."""
+    """json.loads for the project's records: a key given twice, an integer too long to read,
+    a lone surrogate or nesting past Python's recursion limit is refused with a
+    JSONDecodeError (RecordJSONError), as malformed JSON is; with `finite`, NaN and Infinity
+    too (a value given on a command line, which a record would otherwise carry as null)."""
     constants = {"parse_constant": _no_constant} if finite else {}
-    value = json.loads(text, object_pairs_hook=_unique, parse_int=_bounded_int, **constants)
+    try:
+        value = json.loads(text, object_pairs_hook=_unique, parse_int=_bounded_int, **constants)
+    except RecursionError:  # raised bare, it reached the command's last resort, which knows no file
+        raise NestedTooDeep("JSON nested too deep") from None
     if _SURROGATE_ESCAPE.search(text if isinstance(text, str) else text.decode("utf-8", "replace")):
         refuse_lone_surrogates(value)
     return value

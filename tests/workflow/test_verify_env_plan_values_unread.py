@@ -40,6 +40,22 @@ def test_a_replay_override_that_is_no_whole_number_is_named(tmp_path, value):
     assert problems == [f"run_configs.n1_cpu.overrides.replay-per-env: {value!r} {UNREAD}"]
 
 
+@pytest.mark.parametrize("value", [[["replay-per-env", 10**12]], "--replay-per-env 1000000000000"])
+def test_overrides_that_are_no_object_are_named(tmp_path, value):
+    proc, problems = verify_edited_plan(tmp_path, lambda rc: rc.update(overrides=value))
+    assert proc.returncode == 1 and problems == [
+        f"run_configs.n1_cpu.overrides: {value!r} is not an object (option -> value), as planning writes it: "
+        "the replay memory check cannot read it"], proc.stderr
+
+
+@pytest.mark.parametrize("value", [0, -16])
+def test_num_envs_not_positive_is_named(tmp_path, value):
+    proc, problems = verify_edited_plan(tmp_path, lambda rc: rc.update(num_envs=value))
+    assert proc.returncode == 1 and problems == [
+        f"run_configs.n1_cpu.num_envs: {value} is not a positive number of envs: the replay memory check cannot "
+        "judge it"], proc.stderr
+
+
 def test_both_spellings_of_the_replay_override_are_named(tmp_path):
     proc, problems = verify_edited_plan(tmp_path, lambda rc: rc["overrides"].update(
         {"replay-per-env": 100_000_000_000, "replay_per_env": 64}))

@@ -19,7 +19,7 @@ from sacscale.train.config import TrainConfig, TrainingError, compiles_losses, s
 from sacscale.train.job import run_training
 from sacscale.train.preflight import launcher_env
 from sacscale.train.options import add_arguments, build_parser, option_names  # noqa: F401  (the CLI's interface)
-from sacscale.usage import say
+from sacscale.usage import say, unheld_name_problem
 
 
 def check_options(cfg: TrainConfig) -> None:
@@ -52,14 +52,8 @@ def _check_paths_are_text(cfg: TrainConfig) -> None:
     file-system encoding: a C/POSIX locale, not coerced, with UTF-8 mode off) fails the
     run's first UTF-8 record of it (train_meta.json), after its folder is made: named here."""
     for flag, value in (("--log-dir", cfg.log_dir), ("--model", cfg.model), ("--resume", cfg.resume)):
-        try:
-            str(value or "").encode("utf-8")
-        except UnicodeEncodeError:
-            name = os.fsencode(str(value)).decode("utf-8", "backslashreplace")
-            raise TrainingError(f"{flag} {name!r}: the file-system encoding is {sys.getfilesystemencoding()} here "
-                                "(a C/POSIX locale, not coerced, with UTF-8 mode off), so this non-ASCII "
-                                "name cannot be written into the run's UTF-8 records; set PYTHONUTF8=1 or a UTF-8 "
-                                "locale (e.g. LC_ALL=C.UTF-8)") from None
+        if problem := unheld_name_problem(flag, value or ""):
+            raise TrainingError(problem)
 
 
 def _check_lock_dir(cfg: TrainConfig) -> None:

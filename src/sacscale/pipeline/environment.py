@@ -373,8 +373,7 @@ def _replay_memory_problems(plan: dict) -> list[str]:
     run, they are judged again."""
     problems = []
     for name, rc in plan.get("run_configs", {}).items():
-        if (rc.get("trainer") or "sacscale") != "sacscale" or not rc["devices"].startswith("cpu") \
-                or not isinstance(rc.get("overrides", {}), dict):
+        if (rc.get("trainer") or "sacscale") != "sacscale" or not rc["devices"].startswith("cpu"):
             continue
         unread = _unread_replay_values(rc, f"run_configs.{name}")
         if unread:
@@ -392,6 +391,9 @@ def _unread_replay_values(rc: dict, key: str) -> str | None:
     """A hand-edited plan value the replay memory check cannot read (planning writes whole
     numbers and one spelling of an override): named, not skipped, or the check passes unmade."""
     overrides = rc.get("overrides", {})
+    if not isinstance(overrides, dict):  # a list or text: no replay value could be found in it
+        return (f"{key}.overrides: {shown(overrides)} is not an object (option -> value), as planning writes "
+                "it: the replay memory check cannot read it")
     spellings = [k for k in overrides if str(k).replace("-", "_") == "replay_per_env"]
     if len(spellings) > 1:
         return (f"{key}.overrides: {' and '.join(map(str, spellings))} both set the trainer's --replay-per-env "
@@ -400,6 +402,8 @@ def _unread_replay_values(rc: dict, key: str) -> str | None:
     if not isinstance(num_envs, int) or isinstance(num_envs, bool):
         return (f"{key}.num_envs: {shown(num_envs)} is not a whole number, as planning writes it: the replay "
                 "memory check cannot read it")
+    if num_envs < 1:
+        return f"{key}.num_envs: {num_envs} is not a positive number of envs: the replay memory check cannot judge it"
     for field, value in [(f"overrides.{k}", overrides[k]) for k in spellings]:
         if replay_rows_per_env(value) is None:
             return (f"{key}.{field}: {shown(value)} is not a whole number, as planning writes it: the replay "

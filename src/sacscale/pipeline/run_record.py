@@ -55,7 +55,7 @@ from sacscale.pipeline.machine_lock import LockError, LockSettingError, training
 from sacscale.pipeline.run_folders import folders_problem, make_attic, make_state_dir
 from sacscale.pipeline.run_output import ProgressEcho
 from sacscale.processes import GroupChild, start_group
-from sacscale.reading import RecordJSONError, loads_record
+from sacscale.reading import NestedTooDeep, RecordJSONError, loads_record
 from sacscale.trainers.unilab import rank0_event_files
 from sacscale.usage import UsageParser
 
@@ -296,7 +296,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
         return usage_error(f"--progress-every-s {args.progress_every_s}: must be a positive, finite number of seconds")
     try:  # read as records are: a key given twice, NaN or a lone surrogate went into run.json
         resolved = loads_record(args.resolved_json, finite=True)
-    except RecursionError:
+    except NestedTooDeep:
         return usage_error("--resolved-json: JSON nested too deep")
     except RecordJSONError as exc:
         return usage_error(f"--resolved-json: {exc.msg}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import MISSING, fields
 
-from sacscale.reading import loads_record
+from sacscale.reading import NestedTooDeep, loads_record
 from sacscale.task.walk_rules import PIPELINES, TILT_OBS
 from sacscale.train.config import ALLREDUCE_PLACEMENTS, TrainConfig
 
@@ -75,7 +75,7 @@ def json_setting(text: str):
     twice kept the last value without a word. Both are a bad value of the option (exit 2)."""
     try:
         value = loads_record(text)
-    except RecursionError:  # how deep that is depends on the Python build: the bound below is ours
+    except NestedTooDeep:  # how deep that is depends on the Python build: the bound below is ours
         raise argparse.ArgumentTypeError(f"JSON nested too deep (more than {EXTRA_DEPTH} levels)") from None
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"not valid JSON ({exc})") from None

@@ -16,6 +16,7 @@ import torch
 import torch.distributed as dist
 
 from sacscale.atomic import open_temporary, temporary_path
+from sacscale.reading import loads_record
 from sacscale.stopping import Interrupted
 from sacscale.train.checkpoint import checkpoint_path, read_checkpoint
 from sacscale.train.config import RanksApart, TrainConfig, TrainingError, compiles_losses
@@ -52,8 +53,20 @@ def write_meta(cfg: TrainConfig, world_size: int, pool_plan: dict) -> None:
     _claim(path, meta)
 
 
+def _resumed_meta(path: Path) -> dict:
+    """The resumed run's train_meta.json; one that cannot be read (malformed, nested too deep
+    for Python) is named with its file, not only with the reader's complaint."""
+    try:
+        meta = loads_record(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise TrainingError(f"{path}: not a train_meta.json this trainer wrote ({exc})") from None
+    if not isinstance(meta, dict):
+        raise TrainingError(f"{path}: not a train_meta.json this trainer wrote (a JSON {type(meta).__name__})")
+    return meta
+
+
 def _add_sitting(cfg: TrainConfig, path: Path, pool_plan: dict) -> None:
-    meta = json.loads(path.read_text(encoding="utf-8"))
+    meta = _resumed_meta(path)
     sitting = {"config": asdict(cfg), "collector_pools": pool_plan, "start_time": time.time(),
                "from_iteration": int(read_checkpoint(checkpoint_path(cfg.log_dir))["iteration"]),
                "torch": torch.__version__, "previous_status": meta.get("status")}

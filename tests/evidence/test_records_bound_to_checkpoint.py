@@ -40,3 +40,30 @@ def test_a_policy_left_out_by_design_is_a_note(tmp_path):
     assert result.records == []
     assert f"{LEFT_OUT}: runs/{LEFT_OUT}/checkpoints/final.pt is left out of the set by design (evidence.json " \
            "lists its hash): the settings it holds (train_config) are not compared with the records" in result.notes
+
+
+def _checkpoint_stripped(root, keys=None):
+    """The kept policy's train_config removed (keys None) or some of its keys removed."""
+    path = root / "runs" / KEPT / "checkpoints" / "final.pt"
+    ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    if keys is None:
+        del ckpt["train_config"]
+    else:
+        for key in keys:
+            del ckpt["train_config"][key]
+    torch.save(ckpt, path)
+    remake_manifest(root)
+
+
+def test_a_checkpoint_stripped_of_its_settings_is_named_in_a_set_made_by_this_code(work):
+    """A forger who cannot move the checkpoint's seed removes it: in a set made by this code
+    that is named, not a note."""
+    _checkpoint_stripped(work)
+    assert (f"{KEPT}: runs/{KEPT}/checkpoints/final.pt holds no train_config: the records' settings are not "
+            "compared with it, though the trainer writes it into every checkpoint") in verify(work).records
+
+
+def test_a_checkpoint_missing_some_settings_is_named_in_a_set_made_by_this_code(work):
+    _checkpoint_stripped(work, ["seed", "batch_size"])
+    assert (f"{KEPT}: runs/{KEPT}/checkpoints/final.pt's train_config lacks seed, batch_size, which the trainer "
+            "writes: the records' settings rest on nothing there") in verify(work).records

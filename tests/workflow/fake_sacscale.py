@@ -151,7 +151,7 @@ def train(args):
     # the run wrapper keeps a policy-only copy of it (torch.load)
     save_like_torch({"format": "sacscale-checkpoint", "fake": True, "run": log_dir.name, "iteration": iterations,
                      "env_steps": iterations * envs, "model_sha256": hashlib.sha256(model).hexdigest(),
-                     "optimizers": {}}, log_dir / "checkpoints" / "final.pt")
+                     "optimizers": {}, "train_config": config}, log_dir / "checkpoints" / "final.pt")
     (log_dir / "train_meta.json").write_text(json.dumps({
         "fake": True, "config": config, "world_size": ranks, "status": "completed",
         "rank0_env_steps": iterations * envs,  # rank 0's steps, as its checkpoint records them

@@ -42,8 +42,10 @@ def _checkpoint_config(path: Path) -> tuple[dict | None, str | None]:
 
 
 def checkpoint_config_findings(root: Path, name: str, meta_config: dict, left_out: dict[str, str],
-                               reference: bool) -> tuple[list[str], list[str]]:
-    """(problems, notes): train_meta.json config.* against checkpoints/final.pt train_config.*."""
+                               reference: bool, made_here: bool = False) -> tuple[list[str], list[str]]:
+    """(problems, notes): train_meta.json config.* against checkpoints/final.pt train_config.*.
+    In a set made by this code (`made_here`) the checkpoint holds every compared field, as
+    the trainer writes it: one stripped of them, the manifest made again, passed as a note."""
     rel = f"runs/{name}/{POLICY.as_posix()}"
     if reference or not meta_config:  # the reference trainer writes its own checkpoints
         return [], []
@@ -57,7 +59,12 @@ def checkpoint_config_findings(root: Path, name: str, meta_config: dict, left_ou
     if problem:
         return [f"{name}: {rel}: {problem}"], []
     if config is None:
-        return [], [f"{name}: {rel} holds no train_config: the records' settings are not compared with it"]
+        line = f"{name}: {rel} holds no train_config: the records' settings are not compared with it"
+        return ([f"{line}, though the trainer writes it into every checkpoint"], []) if made_here else ([], [line])
+    missing = [key for key in COMPARED if key in meta_config and key not in config] if made_here else []
+    if missing:
+        return [f"{name}: {rel}'s train_config lacks {', '.join(missing)}, which the trainer writes: the records' "
+                "settings rest on nothing there"], []
     return [f"{name}: train_meta.json config.{key} {_shown(meta_config[key])} (as the other records), but the "
             f"run's hashed {POLICY.as_posix()} holds train_config.{key} {_shown(config[key])}"
             for key in COMPARED if key in config and key in meta_config and config[key] != meta_config[key]], []

@@ -307,7 +307,8 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
             result.records += pool_record_problems(r.name, r.meta, r.args, r.reference)
             result.records += train_meta_problems(root / "runs" / r.name, r.name, r.meta, r.run, r.args, r.reference,
                                                   strict)
-            problems, notes = checkpoint_config_findings(root, r.name, r.meta_config, left_out, r.reference)
+            problems, notes = checkpoint_config_findings(root, r.name, r.meta_config, left_out, r.reference,
+                                                        made_here)
             result.records += problems
             result.notes += notes
     # the page tells its reader to check the commit out

@@ -38,3 +38,13 @@ def edited_metrics(tmp_path, edit):
     path = tmp_path / "m.json"
     path.write_text(json.dumps(edit(record)))
     return path
+
+
+def record_run_with_machine_lock(tmp_path: Path, env: dict) -> subprocess.CompletedProcess:
+    """`record-run --machine-lock` of a trivial command under `env` (the lock folder settings)."""
+    run_dir = tmp_path / "elsewhere" / "runs" / "q_r1_n1"
+    cmd = [sys.executable, "-m", "sacscale.cli", "record-run", "--run-dir", str(run_dir),
+           "--work-dir", str(run_dir.parent / ".q_r1_n1.partial"), "--attic", str(tmp_path / "logs"),
+           "--resolved-json", json.dumps({"run": "q_r1_n1", "run_set": "B", "seed": 1}), "--timeout", "60",
+           "--machine-lock", "--", sys.executable, "-c", "pass"]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env={**os.environ, **env})

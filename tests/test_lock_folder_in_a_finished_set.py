@@ -5,15 +5,12 @@ lock file kept (the machine lock's is kept by design), so the set failed verific
 refused there. Now the setting is refused in one line naming the variable, the folder and
 the set, before anything is made."""
 
-import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli_runs import record_run_with_machine_lock
 from sacscale.locks import LockSettingError, lock_dir, private_folder
 
 
@@ -34,15 +31,6 @@ def refusal(variable: str, folder: Path, inside: str = "results/S") -> str:
             f"verification); set {variable} to a folder outside it")
 
 
-def record_run(tmp_path: Path, env: dict) -> subprocess.CompletedProcess:
-    run_dir = tmp_path / "elsewhere" / "runs" / "q_r1_n1"
-    cmd = [sys.executable, "-m", "sacscale.cli", "record-run", "--run-dir", str(run_dir),
-           "--work-dir", str(run_dir.parent / ".q_r1_n1.partial"), "--attic", str(tmp_path / "logs"),
-           "--resolved-json", json.dumps({"run": "q_r1_n1", "run_set": "B", "seed": 1}), "--timeout", "60",
-           "--machine-lock", "--", sys.executable, "-c", "pass"]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env={**os.environ, **env})
-
-
 @pytest.mark.parametrize("through_a_link", [False, True])
 def test_the_machine_lock_folder_inside_a_finished_set_is_refused(tmp_path, through_a_link):
     root = finished_set(tmp_path)
@@ -52,7 +40,7 @@ def test_the_machine_lock_folder_inside_a_finished_set_is_refused(tmp_path, thro
         folder = tmp_path / "sl" / "lk"
     else:
         folder = root / "lk"
-    done = record_run(tmp_path, {"SACSCALE_MACHINE_LOCK_DIR": str(folder)})
+    done = record_run_with_machine_lock(tmp_path, {"SACSCALE_MACHINE_LOCK_DIR": str(folder)})
     assert done.returncode == 2, done.stderr
     assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.strip() == ("sacscale record-run: run q_r1_n1 not started: "

@@ -3,32 +3,19 @@ record-run refused it with exit 1, where the same variable naming a folder insid
 set was refused with exit 2; both refuse the user's setting before anything starts, which is
 bad input (exit 2). The default folder, which no setting names, stays the machine's state."""
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from cli_runs import record_run_with_machine_lock
 from sacscale import lock_folder
 from sacscale.locks import LockError, LockSettingError, lock_dir, private_folder
-
-
-def record_run(tmp_path: Path, env: dict) -> subprocess.CompletedProcess:
-    run_dir = tmp_path / "elsewhere" / "runs" / "q_r1_n1"
-    cmd = [sys.executable, "-m", "sacscale.cli", "record-run", "--run-dir", str(run_dir),
-           "--work-dir", str(run_dir.parent / ".q_r1_n1.partial"), "--attic", str(tmp_path / "logs"),
-           "--resolved-json", json.dumps({"run": "q_r1_n1", "run_set": "B", "seed": 1}), "--timeout", "60",
-           "--machine-lock", "--", sys.executable, "-c", "pass"]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env={**os.environ, **env})
 
 
 def test_a_machine_lock_folder_others_can_write_is_refused_as_bad_input(tmp_path):
     folder = tmp_path / "lk"
     folder.mkdir()
     folder.chmod(0o777)
-    done = record_run(tmp_path, {"SACSCALE_MACHINE_LOCK_DIR": str(folder)})
+    done = record_run_with_machine_lock(tmp_path, {"SACSCALE_MACHINE_LOCK_DIR": str(folder)})
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip() == (
         f"sacscale record-run: run q_r1_n1 not started: lock folder {folder} is writable by other users "

@@ -13,21 +13,15 @@ import pwd
 import pytest
 
 from cli_runs import one_line, sacscale
+from resume_parts import WAY_OUT, make_run_dir
 from sacscale.checks import InputError, check_resumed_parts
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (chgrp to another user's group)")
-WAY_OUT = "; resume a copy of the run in a folder of your own"
 
 
 @pytest.fixture()
 def run_dir(tmp_path):
-    run = tmp_path / "run"
-    for folder in ("checkpoints", "tb/rank0"):
-        (run / folder).mkdir(parents=True)
-    (run / "train_meta.json").write_text("{}")
-    (run / "checkpoints" / "final.pt").write_bytes(b"x")
-    (run / "checkpoints" / "rank0.pt").write_bytes(b"x")
-    return run
+    return make_run_dir(tmp_path)
 
 
 def _shared_group():

@@ -77,3 +77,25 @@ def test_ones_own_bare_word_plans_and_a_command_word_is_still_no_path(tmp_path, 
     assert plan(env).run_configs["n1_cpu"].env == env
     assert named_paths("mine", start="/a", only_paths=True) == ["/a/mine"]
     assert named_paths("g++", start="/a") == named_paths("INFO", start="/a") == []
+
+
+@pytest.mark.parametrize("name,value", [("PYTHONPATH", "/usr/lib::/usr/share"), ("LD_LIBRARY_PATH", ":/usr/lib"),
+                                        ("PATH", "/usr/bin:")])
+def test_an_empty_entry_of_a_path_list_is_the_start_folder_and_judged(tmp_path, monkeypatch, name, value):
+    """Python and the loader read an empty entry (`a::b`, `:a`, `a:`) as the folder they
+    start in: one others may write is refused as a named one would be."""
+    start = tmp_path / "start"
+    start.mkdir()
+    start.chmod(0o777)
+    monkeypatch.chdir(start)
+    assert refused({name: value}) == (
+        f"{WHERE}: {name}: '{start}' is writable by other users without the sticky bit (mode 0777); "
+        f"{CODE_PATH_ENV[name]}, {TAIL}")
+
+
+def test_an_empty_entry_in_ones_own_start_folder_plans_and_an_empty_value_names_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    env = {"PYTHONPATH": "/usr/lib::/usr/share"}
+    assert plan(env).run_configs["n1_cpu"].env == env
+    assert named_paths("/x::/y", start="/a", only_paths=True) == ["/x", "/a", "/y"]
+    assert named_paths("", start="/a", only_paths=True) == []

@@ -98,10 +98,15 @@ def named_paths(value: str, home: str | None = None, start: str | None = None, o
     one); a relative one joined to `start` (default: this process's working folder, where the
     run starts). A value naming no path (`0`, `INFO`, `0,1`, `-O2`, a bare word) gives none,
     unless `only_paths` (a variable of PATH_VALUE_ENV): then each entry is a path, a bare
-    word one in the start folder, judged there whether or not it exists yet."""
+    word one in the start folder, judged there whether or not it exists yet, and an empty
+    entry of a list (`a::b`) the start folder itself (a wholly empty value is no setting)."""
     start = start or os.getcwd()
     found = []
-    for entry in value.split(":"):
+    entries = value.split(":")
+    for entry in entries:
+        if only_paths and entry == "" and len(entries) > 1:  # `a::b`, `:a`: the loader and Python read the start folder
+            found.append(start)
+            continue
         whole = _as_path(entry, home, start, bare=only_paths)
         if whole is not None and (only_paths or os.path.lexists(whole)):  # a path with blanks in it, there already
             found.append(whole)

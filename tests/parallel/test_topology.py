@@ -340,7 +340,7 @@ def test_smt_siblings_count_only_with_the_option():
 def test_pool_cores_beyond_the_node_and_unplaceable_gpus_are_errors():
     with pytest.raises(TopologyError, match="--pool-cores 16: NUMA node 0 allows at most 15 cores per pool"):
         plan_matrix(machine("h200x1"), pool_cores=16)
-    with pytest.raises(TopologyError, match="--pool-cores 1.*2 simulation threads"):
+    with pytest.raises(TopologyError, match="--pool-cores 1: gives pools of 1 simulation thread"):
         plan_matrix(machine("h200x1"), pool_cores=1)
     cpus = parse_lscpu((FIXTURES / "seed_2x40_smt_2gpu.lscpu").read_text())
     with pytest.raises(TopologyError, match="GPU0: nvidia-smi topo -m gives no NUMA Affinity"):
@@ -384,3 +384,24 @@ def test_the_live_one_h200_output_plans_what_the_machine_planned():
     # recorded before the planner added the shared-GPU configurations: those come after
     assert {k: planned["configs"][k] for k in live["configs"]} == live["configs"]
     assert planned["order"][:len(live["order"])] == live["order"]
+
+
+def test_a_pool_cores_the_node_could_exceed_names_the_option_not_the_node():
+    """One core per pool gives one simulation thread where the node has 15 per pool to give:
+    the option is the shortage, not the node's core count."""
+    with pytest.raises(TopologyError) as info:
+        plan_matrix(machine("h200x1"), pool_cores=1)
+    assert str(info.value) == ("--pool-cores 1: gives pools of 1 simulation thread(s), and each rank needs at least 2 "
+                               "(one per physical core; SMT siblings excluded, --smt uses them); ask for more cores "
+                               "per pool or pass --smt")
+
+
+@pytest.mark.parametrize("value,problem", [("0", "0: a pool needs at least 1 core"),
+                                           ("-3", "-3: a pool needs at least 1 core"),
+                                           ("x", "'x' is not a whole number of cores")])
+def test_a_pool_cores_below_one_is_a_usage_error(capsys, value, problem):
+    with pytest.raises(SystemExit) as info:
+        main(["plan-matrix", "--lscpu", str(FIXTURES / "h200x1.lscpu"), "--nvidia-smi-topo",
+              str(FIXTURES / "h200x1.topo"), "--pool-cores", value])
+    assert info.value.code == 2
+    assert f"argument --pool-cores: {problem}" in capsys.readouterr().err

@@ -27,10 +27,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nvidia-smi-topo", metavar="FILE", help="recorded `nvidia-smi topo -m` (default: run it)")
     parser.add_argument("--smt", action="store_true",
                         help="pools use every SMT thread of their cores (default: one thread per physical core)")
-    parser.add_argument("--pool-cores", type=int, metavar="N",
+    parser.add_argument("--pool-cores", type=_cores_per_pool, metavar="N",
                         help="physical cores per pool (default: as many as the node with the fewest cores per GPU "
                              "allows)")
     parser.add_argument("--output", metavar="FILE", help="JSON file to write (atomically); default: standard output")
+
+
+def _cores_per_pool(text: str) -> int:
+    """A whole number of cores, 1 or more: a bad value is a usage error (exit 2), not a
+    topology the machine lacks."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of cores") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value}: a pool needs at least 1 core")
+    return value
 
 
 def _recorded(path: str, what: str, parse):

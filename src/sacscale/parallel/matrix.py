@@ -108,6 +108,10 @@ def plan_matrix(topo: Topology, *, smt: bool = False, pool_cores: int | None = N
     size, tightest = _pool_size(cores, gpus_by_node, pool_cores)
     blocks = _blocks(cores, gpus_by_node, size)
     threads = min(len(pool) for _, pool in blocks.values())
+    if threads < 2 and pool_cores is not None and _pool_size(cores, gpus_by_node, None)[0] > pool_cores:
+        raise TopologyError(f"--pool-cores {pool_cores}: gives pools of {threads} simulation thread(s), and each "
+                            f"rank needs at least 2 ({_counting(smt)}); ask for more cores per pool"
+                            f"{'' if smt else ' or pass --smt'}")
     if threads < 2:
         raise _too_few_cores(cores, gpus_by_node[tightest], tightest, smt, pool_cores)
     # smt: equal pools even where a core has fewer threads (a CPU outside the affinity mask)
@@ -178,9 +182,13 @@ def _blocks(cores: dict[int, list[list[int]]], gpus_by_node: dict[int, list[Gpu]
     return blocks
 
 
+def _counting(smt: bool) -> str:
+    return "SMT threads included" if smt else "one per physical core; SMT siblings excluded, --smt uses them"
+
+
 def _too_few_cores(cores: dict[int, list[list[int]]], gpus: list[Gpu], node: int, smt: bool,
                    pool_cores: int | None) -> TopologyError:
-    what = "SMT threads included" if smt else "one per physical core; SMT siblings excluded, --smt uses them"
+    what = _counting(smt)
     return TopologyError(
         f"too few cores: NUMA node {node} has {len(cores.get(node, []))} usable physical core(s) "
         f"for {len(gpus)} GPU(s) ({', '.join(g.label for g in gpus)})"

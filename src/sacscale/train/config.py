@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from sacscale.checks import check_learner_values, check_seed, not_a_model_file, wait_problem
+from sacscale.cpus import MAX_CPU_ID
 from sacscale.parallel.topology import shares_cuda_device
 from sacscale.task.walk_rules import PIPELINES, TILT_OBS
 
@@ -113,8 +114,9 @@ class TrainConfig:
     def _check_limits(self) -> None:
         if problem := wait_problem(self.timeout_s, "--timeout-s"):  # before a rank builds its timedelta from it
             raise TrainingError(problem)
-        if self.sim_threads < 0:
-            raise TrainingError(f"--sim-threads must be >= 0 (0: the pool's size), got {self.sim_threads}")
+        if not 0 <= self.sim_threads <= MAX_CPU_ID + 1:  # planning's bound: no machine has more CPUs to run them
+            raise TrainingError(f"--sim-threads must be in [0, {MAX_CPU_ID + 1}] (0: the pool's size), "
+                                f"got {self.sim_threads}")
         if not self.min_free_mb >= 0:
             raise TrainingError(f"--min-free-mb must be >= 0, got {self.min_free_mb}")
         if not isinstance(self.extra, dict):

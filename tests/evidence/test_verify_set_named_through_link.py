@@ -45,3 +45,13 @@ def test_a_link_whose_report_is_the_targets_too_is_checked_as_before(tmp_path):
     repo, target = _linked(tmp_path)
     (repo / "reports" / SET).symlink_to(target.parent.parent / "reports" / SET)
     assert canonical_root(repo / "results" / SET) == target
+
+
+def test_a_link_with_no_page_beside_it_is_checked_as_its_target(tmp_path):
+    """Nothing beside the link (the pipeline's own verify before the report exists, or a
+    checkout holding only results/): no page there to mislead a reader, so the set is checked
+    where it lies, with the report beside its target, if any."""
+    repo, target = _linked(tmp_path)
+    assert canonical_root(repo / "results" / SET) == target
+    shutil.rmtree(target.parent.parent / "reports" / SET)
+    assert canonical_root(repo / "results" / SET) == target

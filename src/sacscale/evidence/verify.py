@@ -201,8 +201,8 @@ def _refuse_reports_apart(root: str | Path, canonical: Path) -> None:
     the one beside the link's target: a reader of the checkout the link lies in opens the
     page beside the link, which verify, checking the target's, would never read."""
     beside_given = reports_dir(Path(os.path.abspath(root)))
-    if beside_given is None:
-        return  # not named as results/S: no page lies beside the name
+    if beside_given is None or not os.path.lexists(beside_given):
+        return  # not named as results/S, or nothing beside the name: no page there a reader could take for it
     beside_target = reports_dir(canonical)
     if beside_target is None or os.path.realpath(beside_given) != os.path.realpath(beside_target):
         target = f"its target's {beside_target}" if beside_target else "its target, which lies in no results/ folder"

@@ -59,7 +59,8 @@ def run_cli(tmp_path, capsys, *args):
         (["--model", "/no/such/model.mjb"], "--model /no/such/model.mjb: no such file"),
         (["--extra", '{"no_such_knob": 1}'], "--extra: unknown learner setting(s) ['no_such_knob']"),
         (["--extra", "[1, 2]"], "--extra must be a JSON object, got list"),
-        (["--extra", '{"critic_updates": 0}'], "learner settings: critic_updates must be >= 1"),
+        (["--extra", '{"critic_updates": 0}'], "--extra critic_updates: set by the trainer's own option "
+                                               "--num-critic-updates"),
         (["--devices", "cpu,cpu", "--collector-cpu-ids", f"{CPUS[0]};{CPUS[0]}"],
          f"--collector-cpu-ids: the pools of ranks 0 and 1 overlap on CPUs [{CPUS[0]}]"),
         (["--devices", "cpu,cpu", "--collector-cpu-ids", f"{CPUS[0]};4097"],

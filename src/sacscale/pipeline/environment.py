@@ -22,7 +22,7 @@ import sacscale
 from sacscale.atomic import atomic_write_bytes
 from sacscale.cpus import available_cpus, format_cpu_list, parse_cpu_list
 from sacscale.hashes import sha256_file
-from sacscale.pipeline.overrides import check_replay_memory, replay_rows_per_env
+from sacscale.pipeline.overrides import check_replay_memory, planned_extra_problem, replay_rows_per_env
 from sacscale.pipeline.plan_values import DEVICES, PlanError, shown
 from sacscale.shapes import Maybe, record_problem
 
@@ -375,7 +375,8 @@ def _replay_memory_problems(plan: dict) -> list[str]:
     for name, rc in plan.get("run_configs", {}).items():
         if (rc.get("trainer") or "sacscale") != "sacscale" or not rc["devices"].startswith("cpu"):
             continue
-        unread = _unread_replay_values(rc, f"run_configs.{name}")
+        unread = _unread_replay_values(rc, f"run_configs.{name}") or planned_extra_problem(
+            rc.get("overrides", {}), f"run_configs.{name}")
         if unread:
             problems.append(unread)
             continue

@@ -17,7 +17,8 @@ import re
 from sacscale.checks import InputError, check_sizes, replay_memory_problem
 from sacscale.pipeline.plan_values import PlanError, shown
 from sacscale.train import TrainConfig, TrainingError, sac_config
-from sacscale.train.options import build_parser, option_names
+from sacscale.train.config import OWN_OPTIONS, TASK_SIZES
+from sacscale.train.options import build_parser, json_setting, option_names
 
 # Trainer options the pipeline sets itself (and records in plan.json and run.json): an
 # override may not change them behind the record's back. -> where the value comes from.
@@ -141,10 +142,45 @@ def _check_extra(cfg, overrides: dict, where) -> None:
     (`{"batch_size": ...}` or `{"learning_starts": ...}` there passed the plan's own check,
     which reads the run configuration's batch_size)."""
     extra_key = where(f"overrides.{next(k for k in overrides if k.replace('-', '_') == 'extra')}")
+    for key in cfg.extra:
+        if problem := extra_setting_problem(key):
+            raise PlanError(f"{extra_key}: {problem}")
     try:
         check_sizes(cfg, sac_config(cfg))
     except (TrainingError, InputError, TypeError, ValueError) as exc:
         raise PlanError(f"{extra_key}: {exc}") from None
+
+
+def extra_setting_problem(key: str) -> str | None:
+    """Why a run configuration's `overrides.extra` may not give the learner setting `key`
+    (the trainer's sac_config refuses the same keys), naming where in the config it goes."""
+    if key in TASK_SIZES:
+        return f"{key} is the task's own size, which its model fixes; not a learner setting to give"
+    if key not in OWN_OPTIONS:
+        return None
+    flag = OWN_OPTIONS[key]
+    dest = option_names()[flag]
+    place = PIPELINE_OWNED.get(dest, f"overrides.{flag[2:]}")
+    return (f"{key} is set by the trainer's own option {flag} (which the run's records and checks read): "
+            f"give it as {place}, not in extra")
+
+
+def planned_extra_problem(overrides: dict, key: str) -> str | None:
+    """A planned run's `overrides.extra` (a hand-edited plan's too) that gives a setting the
+    trainer refuses there: a replay size in it passed the replay memory check, which reads
+    the run configuration's own options."""
+    for spelled in [k for k in overrides if str(k).replace("-", "_") == "extra"]:
+        where = f"{key}.overrides.{spelled}"
+        try:
+            settings = json_setting(str(overrides[spelled]))
+        except argparse.ArgumentTypeError as exc:
+            return f"{where}: {exc}, as the trainer reads --extra"
+        if not isinstance(settings, dict):
+            return f"{where}: {shown(overrides[spelled])} is not a JSON object of learner settings"
+        for name in settings:
+            if problem := extra_setting_problem(name):
+                return f"{where}: {problem}"
+    return None
 
 
 def _override_key(message: str, overrides: dict, where) -> str:

@@ -21,8 +21,9 @@ from sacscale.train.config import (
     TrainConfig,
     TrainingError,
     compiles_losses,
+    extra_key_problem,
     sac_config,
 )
 
 __all__ = ["ALLREDUCE_PLACEMENTS", "FIRST_UPDATE_DONE", "RanksApart", "TrainConfig", "TrainingError",
-           "compiles_losses", "sac_config"]
+           "compiles_losses", "extra_key_problem", "sac_config"]

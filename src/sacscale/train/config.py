@@ -20,6 +20,14 @@ MAX_ITERATIONS = 10**9  # a run of more would not end in any machine's life; the
 FIRST_UPDATE_DONE = "first learner update done"
 # Sizes that must be positive, named as their flags in the error.
 POSITIVE_SIZES = ("num_envs", "batch_size", "iterations", "log_every", "num_critic_updates", "replay_per_env")
+# Learner settings `--extra` may not give. The task's sizes come from its model: another
+# value built a learner of another shape, which failed in the collector with a traceback.
+TASK_SIZES = ("actor_obs_dim", "critic_obs_dim", "action_dim")
+# Settings with an option of their own, which the records (run.json, train_meta.json) and
+# planning's checks read: given in --extra too, the learner took another value behind them.
+OWN_OPTIONS = {"batch_size": "--batch-size", "replay_per_env": "--replay-per-env",
+               "critic_updates": "--num-critic-updates", "actor_update_at": "--num-actor-updates",
+               "obs_norm": "--obs-norm"}
 
 
 class TrainingError(RuntimeError):
@@ -162,6 +170,9 @@ def sac_config(cfg: TrainConfig):
     unknown = sorted(set(cfg.extra) - known)
     if unknown:
         raise TrainingError(f"--extra: unknown learner setting(s) {unknown}; known: {sorted(known)}")
+    for key in cfg.extra:
+        if problem := extra_key_problem(key):
+            raise TrainingError(problem)
     values = {
         "batch_size": cfg.batch_size,
         "critic_updates": cfg.num_critic_updates,
@@ -175,6 +186,16 @@ def sac_config(cfg: TrainConfig):
         return SACConfig(**values)
     except (TypeError, ValueError) as exc:
         raise TrainingError(f"learner settings: {exc}") from exc
+
+
+def extra_key_problem(key: str) -> str | None:
+    """Why `--extra` may not give the learner setting `key`, or None where it may."""
+    if key in TASK_SIZES:
+        return f"--extra {key}: the task's own size, which its model fixes; not a learner setting to give"
+    if key in OWN_OPTIONS:
+        return (f"--extra {key}: set by the trainer's own option {OWN_OPTIONS[key]} (which the run's records "
+                "and checks read); give it there, not in --extra")
+    return None
 
 
 def actor_update_slots(n_critic: int, n_actor: int) -> tuple[int, ...]:

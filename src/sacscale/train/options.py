@@ -54,7 +54,10 @@ HELP = {
     "timeout_s": "longest wait for a collector step or a peer rank before failing",
     "min_free_mb": "free disk space needed under LOG_DIR at start (checked before anything runs)",
     "replay_per_env": "replay capacity in rows per environment",
-    "extra": "JSON object of further learner settings (SACConfig fields), e.g. '{\"gamma\": 0.99}'",
+    "extra": "JSON object of further learner settings (SACConfig fields), e.g. '{\"gamma\": 0.99}'; not the "
+             "task's sizes (action_dim, actor_obs_dim, critic_obs_dim: the model fixes them) nor a setting with "
+             "its own option (batch_size, replay_per_env, critic_updates, actor_update_at, obs_norm: give "
+             "--batch-size, --replay-per-env, --num-critic-updates, --num-actor-updates, --obs-norm)",
 }
 
 

@@ -23,6 +23,8 @@ def run(capsys, *argv):
     (["probe", "correctness", "--devices", "cpu", "--timeout-s", "nan"], "--timeout-s nan: must be 1..86400 seconds"),
     (["learner-bench", "--device", "cpu", "--iters", "-1"], "--iters -1: must be 1..1000000"),
     (["learner-bench", "--device", "cpu", "--num-envs", "0"], "--num-envs 0: must be 1..1048576"),
+    (["learner-bench", "--device", "cpu", "--extra", '{"actor_obs_dim": 2}'],
+     "--extra actor_obs_dim: the task's own size, which its model fixes; the benchmark times the task's learner"),
     (["compare-learning", "--tail-fraction", "nan", "a=R"], "--tail-fraction nan: must be in (0, 1]"),
     (["compare-learning", "a=R1", "a=R2"], "label 'a' is given twice"),
 ])

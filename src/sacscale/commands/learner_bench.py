@@ -11,6 +11,7 @@ from sacscale.atomic import write_json
 from sacscale.checks import InputError, check_learner_values
 from sacscale.learn.bench import MODES, bench_learner
 from sacscale.learn.config import SACConfig
+from sacscale.train.config import TASK_SIZES
 from sacscale.train.options import json_setting
 from sacscale.usage import say
 
@@ -49,6 +50,9 @@ def _problem(args: argparse.Namespace) -> str | None:
     twice = next((m for i, m in enumerate(args.modes) if m in args.modes[:i]), None)
     if twice:
         return f"--modes: {twice!r} is given twice"
+    sized = [key for key in args.extra if key in TASK_SIZES]
+    if sized:  # timed as given, the figure was of another learner than the task's, with no word
+        return f"--extra {sized[0]}: the task's own size, which its model fixes; the benchmark times the task's learner"
     try:
         check_learner_values(args.extra, set(args.extra))
     except InputError as exc:

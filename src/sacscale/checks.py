@@ -130,6 +130,13 @@ _RANGES = {
     "replay_per_env": (lambda v: v >= 1, ">= 1"),
     "learning_starts": (lambda v: v is None or v >= 1, ">= 1 (or null)"),
     "graph_warmup_iters": (lambda v: v >= 1, ">= 1"),
+    # torch's names (torch.compile's modes without Inductor's own CUDA graphs, which the
+    # learner's capture refuses; torch.cuda.graph's modes): another failed only on a GPU
+    "compile_mode": (lambda v: v in ("default", "max-autotune-no-cudagraphs"),
+                     "'default' or 'max-autotune-no-cudagraphs' (torch's other modes turn on Inductor's own CUDA "
+                     "graphs, which conflict with the learner's whole-iteration capture)"),
+    "capture_error_mode": (lambda v: v in ("global", "thread_local", "relaxed"),
+                           "'global', 'thread_local' or 'relaxed'"),
 }
 
 # fields that TrainConfig sets, with the flag that sets them

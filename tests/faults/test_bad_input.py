@@ -12,6 +12,7 @@ their config key before any rule runs) is tested in tests/workflow/test_runplan.
 tests/workflow/test_workflow_config.py.
 """
 
+import json
 import os
 import shutil
 import time
@@ -284,3 +285,22 @@ def test_a_replay_larger_than_the_machines_memory_is_named_before_the_run(tmp_pa
                           "rank(s) on the CPU needs 1,676,757.8 GiB (1,048,576,000,000 rows of 1717 bytes a rank), "
                           "more than this machine's "), err
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("extra, says", [
+    ('{"compile_mode": "x"}', "--extra compile_mode must be 'default' or 'max-autotune-no-cudagraphs' (torch's other "
+                              "modes turn on Inductor's own CUDA graphs, which conflict with the learner's "
+                              "whole-iteration capture), got 'x'"),
+    ('{"capture_error_mode": "zz"}', "--extra capture_error_mode must be 'global', 'thread_local' or 'relaxed', "
+                                     "got 'zz'"),
+    ('{"log_std_max": -100}', "learner settings: need log_std_min < log_std_max, got -5.0 and -100"),
+])
+def test_learner_settings_used_only_on_a_gpu_or_out_of_order_are_named_on_any_machine(extra, says):
+    """A compile or capture mode torch does not know failed only on a GPU, after the run had
+    started; a log-std range upside down trained a policy of constant spread."""
+    from sacscale.checks import InputError
+    from sacscale.train.config import TrainConfig, TrainingError, sac_config
+
+    with pytest.raises((InputError, TrainingError)) as info:
+        sac_config(TrainConfig(devices="cpu", extra=json.loads(extra)))
+    assert str(info.value) == says

@@ -84,6 +84,8 @@ class SACConfig:
                 f"actor_update_at {self.actor_update_at} must index critic updates "
                 f"0..{self.critic_updates - 1}"
             )
+        if not self.log_std_min < self.log_std_max:
+            raise ValueError(f"need log_std_min < log_std_max, got {self.log_std_min} and {self.log_std_max}")
         if not self.v_min < self.v_max or self.num_atoms < 2:
             raise ValueError("need v_min < v_max and num_atoms >= 2")
         if self.amp_dtype != "auto" and self.amp_dtype not in _DTYPES:

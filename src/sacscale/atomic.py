@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from sacscale import posix_acl
+
 
 def temporary_path(path: str | Path) -> Path:
     """Where to write `path` before renaming it into place: beside it (the same file system,
@@ -235,17 +237,20 @@ def _others_can_rename(st: os.stat_result, name: str) -> str | None:
       that group holds any user but this one: a member, or a user whose primary group it
       is; a group the system cannot look up counts as holding others. So a user-private
       group (umask 002 setups: group alice, alice alone) shares nothing, a lab's does;
-    - without the sticky bit, `name` has an access control list (other users may be
-      given write by name, beyond the mode's three classes; the group bits are its mask).
+    - without the sticky bit, its access control list lets another user, or a group
+      holding one, write in it (`_shared_by_group_or_acl`);
+    - sticky bit or not, its default access control list gives such a user or group write
+      on every entry made in it (`_default_list_problem`): what we write there is theirs.
     With the sticky bit (as /tmp) only an entry's owner, the folder's owner (then we or
     root) and root may rename an entry: what we make there stays ours. Root is trusted."""
     mode = stat.S_IMODE(st.st_mode)
     if st.st_uid not in (os.getuid(), 0):
         return f"belongs to uid {st.st_uid}, another user"
-    if mode & stat.S_ISVTX:
-        return None
-    if mode & 0o002:
+    if mode & 0o002 and not mode & stat.S_ISVTX:
         return f"is writable by other users without the sticky bit (mode {mode:04o})"
+    inherited = _default_list_problem(st, name)
+    if inherited or mode & stat.S_ISVTX:
+        return inherited
     return _shared_by_group_or_acl(st, name, " without the sticky bit", "write in it")
 
 
@@ -254,7 +259,8 @@ def others_can_write_file(st: os.stat_result, name: str) -> str | None:
     and trusts, such as a learning state), as a phrase after its name; None if no one else
     can. The rule of `_others_can_rename` for a file's own bits: its owner is neither this
     user nor root, it is writable by others (o+w), or by a group holding any user but this
-    one (or one the system does not know), or g+w with an access control list."""
+    one (or one the system does not know), or its access control list lets such a user or
+    group write it."""
     mode = stat.S_IMODE(st.st_mode)
     if st.st_uid not in (os.getuid(), 0):
         return f"belongs to uid {st.st_uid}, another user"
@@ -264,21 +270,91 @@ def others_can_write_file(st: os.stat_result, name: str) -> str | None:
 
 
 def _shared_by_group_or_acl(st: os.stat_result, name: str, unless: str, what: str) -> str | None:
-    """Why the group bits of `st` (g+w) let a user other than this one write: its group holds
-    one, or is unknown, or `name` has an access control list (whose mask the group bits are)."""
+    """Why a user other than this one may write `name` (of stat `st`) through its group or
+    its access control list. Without a list, the group bits (g+w) are the owning group's,
+    judged by who is in it. With one, whatever the mode shows, the list decides: the group
+    bits are then its mask, and the owning group's own line and each named user's and
+    group's, capped by the mask, say who may write."""
     mode = stat.S_IMODE(st.st_mode)
-    if not mode & 0o020:
-        return None
-    others = _others_in_group(st.st_gid)
-    if others is None:
-        return f"is writable by its group (gid {st.st_gid}, not known here){unless} (mode {mode:04o})"
-    if others:
-        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
-        return (f"is writable by its group {grp.getgrgid(st.st_gid).gr_name} (gid {st.st_gid}; other users in "
-                f"it: {shown}){unless} (mode {mode:04o})")
-    if _has_acl(name):
-        return f"has an access control list that can let other users {what} (mode {mode:04o})"
+    try:
+        entries = posix_acl.read(name, posix_acl.ACCESS)
+    except posix_acl.UnreadableList as exc:
+        return f"has an access control list this program cannot read ({exc}; getfacl shows it)"
+    if entries is None:
+        return _group_problem(st.st_gid, unless, mode) if mode & 0o020 else None
+    writers = posix_acl.writers(entries)
+    if any(e.tag == posix_acl.GROUP_OBJ for e in writers):
+        problem = _group_problem(st.st_gid, unless, mode)
+        if problem:
+            return problem
+    named = _grantees([e for e in writers if e.tag in (posix_acl.USER, posix_acl.GROUP)], st.st_gid)
+    if named:
+        return f"has an access control list (getfacl shows it, setfacl -b removes it) that lets {named} {what}"
     return None
+
+
+def _default_list_problem(st: os.stat_result, name: str) -> str | None:
+    """Why the default access control list of the folder `name` (of stat `st`) hands another
+    user every entry made in it, or None. Entries made in such a folder inherit the list as
+    their access list (and a folder as its default too), with the creating call's mode in
+    place of the umask: a file made 0666 there keeps every write the list gives, while the
+    folder's own mode shows none of it. The owning group's line goes to the group new entries
+    get: the folder's with the set-group-ID bit, else this process's."""
+    if not stat.S_ISDIR(st.st_mode):
+        return None
+    try:
+        entries = posix_acl.read(name, posix_acl.DEFAULT)
+    except posix_acl.UnreadableList as exc:
+        return (f"has a default access control list this program cannot read ({exc}; getfacl shows it, "
+                "setfacl -k removes it)")
+    if entries is None:
+        return None
+    new_group = st.st_gid if st.st_mode & stat.S_ISGID else os.getegid()
+    named = _grantees(posix_acl.writers(entries), new_group)
+    if named:
+        return (f"has a default access control list (getfacl shows it, setfacl -k removes it) that lets {named} "
+                "write every entry made in it")
+    return None
+
+
+def _grantees(writers: list[posix_acl.Entry], owning_group: int) -> str:
+    """The users and groups of the lines `writers` other than this user, root and a group
+    holding this user alone, named for a message ("" when none)."""
+    named = (_grantee(entry, owning_group) for entry in writers)
+    return " and ".join(dict.fromkeys(n for n in named if n))
+
+
+def _grantee(entry: posix_acl.Entry, owning_group: int) -> str | None:
+    if entry.tag == posix_acl.OTHER:
+        return "every other user"
+    if entry.tag == posix_acl.USER:
+        if entry.id in (os.getuid(), 0):
+            return None
+        try:
+            return f"user {pwd.getpwuid(entry.id).pw_name} (uid {entry.id})"
+        except KeyError:
+            return f"uid {entry.id} (not known here)"
+    gid = owning_group if entry.tag == posix_acl.GROUP_OBJ else entry.id
+    others = _others_in_group(gid)
+    if others is None:
+        return f"group gid {gid} (not known here)"
+    return f"group {grp.getgrgid(gid).gr_name} (gid {gid}; other users in it: {_shown(others)})" if others else None
+
+
+def _group_problem(gid: int, unless: str, mode: int) -> str | None:
+    """Why the owning group `gid`, given write, lets a user other than this one write:
+    it holds one, or the system does not know it; None for a group of this user alone."""
+    others = _others_in_group(gid)
+    if others is None:
+        return f"is writable by its group (gid {gid}, not known here){unless} (mode {mode:04o})"
+    if others:
+        return (f"is writable by its group {grp.getgrgid(gid).gr_name} (gid {gid}; other users in "
+                f"it: {_shown(others)}){unless} (mode {mode:04o})")
+    return None
+
+
+def _shown(names: list[str]) -> str:
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
 def _others_in_group(gid: int) -> list[str] | None:
@@ -299,13 +375,6 @@ def _uid_of(name: str) -> int | None:
         return pwd.getpwnam(name).pw_uid
     except KeyError:
         return None
-
-
-def _has_acl(name: str) -> bool:
-    try:
-        return "system.posix_acl_access" in os.listxattr(name)
-    except OSError:  # a file system without extended attributes has no ACLs either
-        return False
 
 
 _KINDS = ((stat.S_ISREG, "a plain file"), (stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),

@@ -7,20 +7,30 @@ With --create and no interpreter at --python, `python3 -m venv` makes the enviro
 envs/reference-requirements.txt into it. The record names the interpreter, every package
 of that environment with its version, and the reference's asset folder; the pipeline
 keeps it as evidence beside the runs of `trainer: unilab`.
+
+Before pip starts, the requirements file and each local thing it names are judged
+(commands._requirements): pip runs a local project's build code as this user. One creation
+holds the environment folder's lock (`.<venv>.lock` beside it) until its record is written:
+a second --create into it is refused, as is a record of it taken while it is being made.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from sacscale.atomic import write_json
+from sacscale.commands import BadInput
 from sacscale.commands._inputs import repository_hint
+from sacscale.commands._output_lock import holding_outputs
+from sacscale.commands._requirements import requirements_problem
 from sacscale.commands.train_reference import DEFAULT_PYTHON
+from sacscale.locks import holder_beside, lock_file_beside
 from sacscale.pipeline.interpreter_check import interpreter_problem
 from sacscale.trainers import unilab
 from sacscale.usage import say
@@ -61,8 +71,11 @@ def create(python: Path, requirements: str) -> list[list[str]]:
 
 def run(args: argparse.Namespace) -> int:
     python = Path(args.python).absolute()
-    created: list[list[str]] = []
     t0 = time.time()
+    venv = Path(os.path.realpath(_venv(python).parent)) / _venv(python).name  # as holding_outputs names it
+    if python.exists() and (holder := holder_beside(venv)):  # half made: any other check would name a wrong cause
+        raise BadInput(f"--python {python}: another sacscale command is creating this environment ({holder} holds "
+                       f"{lock_file_beside(venv)}); nothing was read: run this one once it has finished")
     # a missing input named by an option (or its repository-relative default): a usage error
     if problem := interpreter_problem(args.python):  # before anything starts it, --create's pip too
         say(f"sacscale reference-env: error: --python {problem}", file=sys.stderr)
@@ -84,6 +97,23 @@ def run(args: argparse.Namespace) -> int:
         say(f"sacscale reference-env: error: --requirements {args.requirements}: no such file"
             + (repository_hint(REQUIREMENTS) if args.requirements == REQUIREMENTS else ""), file=sys.stderr)
         return 2
+    if not python.exists() and (problem := requirements_problem(args.requirements)):  # before pip reads it
+        say(f"sacscale reference-env: error: --requirements {args.requirements}: {problem}", file=sys.stderr)
+        return 2
+    if args.create and not python.exists():
+        with holding_outputs(("--python", _venv(python))):  # one creation at a time
+            return _recorded(args, python, t0)
+    return _recorded(args, python, t0)
+
+
+def _venv(python: Path) -> Path:
+    """The environment folder of the interpreter DIR/bin/python: the one --create makes."""
+    return python.parent.parent
+
+
+def _recorded(args: argparse.Namespace, python: Path, t0: float) -> int:
+    """Create the environment where it is still missing, then record it."""
+    created: list[list[str]] = []
     try:
         if not python.exists():
             created = create(python, args.requirements)

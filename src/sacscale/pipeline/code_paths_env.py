@@ -18,11 +18,15 @@ LD_LIBRARY_PATH, TORCHINDUCTOR_CACHE_DIR, ...: PATH_VALUE_ENV) a bare word is a 
 start folder, and is judged as `./word`. Python's own path variables resolve a relative value from the
 folder it starts in too (PYTHONPATH, PYTHONHOME, PYTHONUSERBASE, PYTHONPYCACHEPREFIX,
 PYTHONSTARTUP; PYTHONEXECUTABLE, which also moves the search for its standard library, is
-refused by interpreter_env), all but PYTHONPLATLIBDIR, which is judged under the prefix."""
+refused by interpreter_env), all but PYTHONPLATLIBDIR, which is judged under the prefix. The
+dynamic loader's tokens ($ORIGIN, $LIB, $PLATFORM) in LD_LIBRARY_PATH, or in a run path handed
+to the linker (`-Wl,-rpath,$ORIGIN`), are refused: the loader replaces them by values of each
+program it loads (`$ORIGIN`: the program's own folder), so no one path can be judged."""
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import stat
 import sys
@@ -49,6 +53,19 @@ CODE_PATH_ENV = {
     "CC": "torch.compile and Triton start it as their C compiler",
     "CXX": "torch.compile starts it as its C++ compiler",
     "HOME": "libraries keep their default caches under it, compiled kernels among them",
+    "PYTORCH_KERNEL_CACHE_PATH": "torch loads compiled CUDA kernels from it",
+    "TRITON_PTXAS_PATH": "Triton runs it as its PTX assembler",
+    "TRITON_CUOBJDUMP_PATH": "Triton runs it to read its compiled kernels",
+    "TRITON_NVDISASM_PATH": "Triton runs it to read its compiled kernels",
+    "TRITON_LIBDEVICE_PATH": "Triton links its GPU kernels with the device library it names",
+    "TRITON_LIBCUDA_PATH": "Triton builds and loads its kernel launchers with the CUDA driver library from it",
+    "TRITON_LIBHIP_PATH": "Triton loads the HIP runtime library it names",
+    "TRITON_CUDART_PATH": "Triton compiles its kernel launchers with the CUDA headers from it",
+    "TRITON_CUDACRT_PATH": "Triton compiles its kernel launchers with the CUDA headers from it",
+    "TRITON_OVERRIDE_DIR": "Triton loads kernels from it in place of those it compiles",
+    "TORCHINDUCTOR_CUTLASS_DIR": "torch.compile compiles its CUTLASS kernels with the sources from it",
+    "ROCM_PATH": "torch takes the ROCm compilers and libraries from it",
+    "ROCM_HOME": "torch takes the ROCm compilers and libraries from it",
 }
 READS_WHAT_IT_NAMES = "the run reads or runs what it names"
 # variables whose value (each entry of a ':' list) is only ever a path, never a command or a
@@ -57,7 +74,8 @@ READS_WHAT_IT_NAMES = "the run reads or runs what it names"
 PATH_VALUE_ENV = frozenset({
     *(set(CODE_PATH_ENV) - {"CC", "CXX"}), "PYTHONHOME", "PYTHONSTARTUP", "TORCH_HOME", "TORCH_EXTENSIONS_DIR",
     "TRITON_HOME", "CUDA_HOME", "CUDA_PATH", "HF_HOME", "LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH",
-    "CPLUS_INCLUDE_PATH",
+    "CPLUS_INCLUDE_PATH", "TRITON_DUMP_DIR", "TORCH_COMPILE_DEBUG_DIR", "CUDNN_HOME", "CUDNN_PATH",
+    "CUDA_INC_PATH", "TORCHELASTIC_ERROR_FILE", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME",
 })
 # judged by a rule of their own: refused whatever they name, or judged as temporary folders
 JUDGED_ELSEWHERE = frozenset({*FOREIGN_CODE_ENV, *TEMPORARY_FOLDER_ENV})
@@ -88,6 +106,18 @@ MACRO_OPTIONS = ("-D", "-U")
 PASSED_ON_LISTS = ("-Wl,", "-Wa,", "-Wp,")
 PASSED_ON_WORD = frozenset({"-Xlinker", "-Xassembler", "-Xpreprocessor"})
 LIST_IN_NEXT_WORD = frozenset({"-wrapper"})
+
+# the dynamic loader's tokens and what it puts in their place, in LD_LIBRARY_PATH and in a
+# library's run path (`-Wl,-rpath,$ORIGIN/x`): a value of each program it loads, not of the
+# folder the run starts in, so the folder such a path names differs from program to program
+LOADER_TOKENS = {
+    "ORIGIN": "each program's folder",
+    "LIB": "a library folder name of its own choosing (lib, lib64, lib/x86_64-linux-gnu)",
+    "PLATFORM": "the processor's platform name (x86_64, haswell)",
+}
+LOADER_TOKEN = re.compile(r"\$(?:\{(%s)\}|(%s)(?![A-Za-z0-9_]))" % (("|".join(LOADER_TOKENS),) * 2))
+LOADER_PATH_ENV = frozenset({"LD_LIBRARY_PATH"})  # LD_PRELOAD, LD_AUDIT: refused whatever they name
+RUN_PATH_OPTIONS = ("-rpath", "--rpath", "-R")  # the linker's: the path is its next word, or after `=`
 
 
 def named_paths(value: str, home: str | None = None, start: str | None = None, only_paths: bool = False) -> list[str]:
@@ -259,6 +289,10 @@ def check_code_paths(env: dict, where: str, starts: tuple[str, ...] = ()) -> Non
     home = env.get("HOME") or None
     for name in sorted(set(env) - JUDGED_ELSEWHERE):
         value = str(env[name])
+        if found := loader_token(name, value):
+            token, text = found
+            raise PlanError(f"{where}: {name}: {token} in {shown_path(text)}: the loader replaces it with "
+                            f"{LOADER_TOKENS[token.strip('${}')]}, which planning cannot judge; name the folder itself")
         if name == PREFIX_FOLDER_ENV:
             paths = _under_prefixes(value, env, where, starts)
         else:
@@ -271,6 +305,34 @@ def check_code_paths(env: dict, where: str, starts: tuple[str, ...] = ()) -> Non
                     CODE_PATH_ENV.get(name, READS_WHAT_IT_NAMES)
                 raise PlanError(f"{where}: {name}: {shown_path(path)} {problem}; {what}, so that user's code would run "
                                 "in the run: name a folder of your own")
+
+
+def loader_token(name: str, value: str) -> tuple[str, str] | None:
+    """(the loader's token as written, the text holding it) where `value` gives the loader a
+    path with one: any entry of LD_LIBRARY_PATH, or a run path a compiler option hands the
+    linker (`-Wl,-rpath,$ORIGIN`, `-Xlinker -rpath -Xlinker $ORIGIN`, `-Wl,-R,$LIB`), in any
+    variable, since torch.compile and Triton build libraries with the flags they are given."""
+    if name in LOADER_PATH_ENV:
+        texts = [value]
+    else:
+        texts = [word for words in _readings(value) for word in _run_paths(_handed_on(words))]
+    for text in texts:
+        if match := LOADER_TOKEN.search(text):
+            return match.group(0), text
+    return None
+
+
+def _run_paths(words):
+    """The texts of `words` the linker takes as a run path: the word after a run-path option,
+    or the text after one (`-rpath=x`, `-Rx`)."""
+    after_option = False
+    for word in words:
+        if after_option:
+            yield word
+        after_option = word in RUN_PATH_OPTIONS
+        joined = next((o for o in RUN_PATH_OPTIONS if word.startswith(o) and word != o), None)
+        if joined:
+            yield word.removeprefix(joined).removeprefix("=")
 
 
 def _under_prefixes(value: str, env: dict, where: str, starts: tuple[str, ...]) -> list[str]:

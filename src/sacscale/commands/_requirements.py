@@ -1,0 +1,200 @@
+"""What `reference-env --create --requirements FILE` hands pip, judged before pip starts.
+
+pip installs as this user whatever the requirements file names, and builds a local project
+by running its code (setup.py, a build backend): a file another user owns or may change, or
+a local thing it names that is hers, had her code run as this user (as root, root's). So
+the file is judged as other code inputs are (sacscale.atomic: its owner, who may write it,
+the folders above it, links on the way), and so is each local thing it names, read as pip
+reads the file (`\\` continues a line, `#` starts a comment, `${VAR}` is the environment's):
+nested `-r`/`-c` files (relative to the file naming them), `-e PATH`, `-f`/`--find-links`
+folders, `file:` URLs (also `git+file:`, `name @ file:...`, index URLs), and path
+requirements (`./pkg`, `/x/pkg`, `pkg.whl`; relative to the working folder, and to the
+file's folder where one is there). A folder is judged with everything under it, since pip
+builds from all of it; a remote requirement (a name, an https URL) is the index's.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from sacscale.atomic import others_can_write_file
+from sacscale.pipeline.code_paths_env import code_path_problem
+from sacscale.pipeline.plan_values import shown_path
+
+FILE_MAX_BYTES = 1024 * 1024  # a requirements file is a few lines; a larger one is not read
+TREE_MAX_ENTRIES = 100_000  # a project pip builds; a folder of more entries is not judged
+NESTED_FILE_OPTIONS = ("-r", "--requirement", "-c", "--constraint")
+PROJECT_OPTIONS = ("-e", "--editable", "-f", "--find-links", "-i", "--index-url", "--extra-index-url")
+ARCHIVES = (".whl", ".tar.gz", ".tgz", ".tar.bz2", ".tbz", ".tar.xz", ".txz", ".tar", ".zip")
+_VARIABLE = re.compile(r"\$\{([A-Z0-9_]+)\}")  # the only form pip expands
+_COMMENT = re.compile(r"(^|\s+)#.*$")
+_FILE_URL = re.compile(r"(?:[A-Za-z]+\+)?file:\S*")  # file:///x, git+file:///x
+_EXTRAS = re.compile(r"\[[^\]]*\]$")  # ./pkg[extra]: the path is ./pkg
+
+
+def requirements_problem(path: str) -> str | None:
+    """Why pip installing from the requirements file `path` could run another user's code,
+    as one line naming the file (and the line) and the problem; None when it could not."""
+    return _file_problem(Path(os.path.abspath(path)), set())
+
+
+def _file_problem(path: Path, seen: set[Path]) -> str | None:
+    if problem := _judged_file(path):
+        return f"{shown_path(path)} {problem}; pip installs what it names as this user, so that user's code " \
+               "could run as this user: name a requirements file of your own"
+    if path.resolve() in seen:
+        return None  # a file named twice (or naming itself) is read once
+    seen.add(path.resolve())
+    try:
+        lines = list(_lines(path))
+    except OSError as exc:
+        return f"{shown_path(path)} cannot be read ({exc.strerror})"
+    for number, line in lines:
+        for nested, target in _named(line, path.parent):
+            if nested:
+                found = _file_problem(target, seen)
+            else:
+                found = _thing_problem(target)
+                found = found and (f"{shown_path(target)} {found}; pip would install it as this user, running its "
+                                   "build code, so that user's code could run as this user: name one of your own")
+            if found:
+                return f"{shown_path(path)} line {number}: {found}"
+    return None
+
+
+def _judged_file(path: Path) -> str | None:
+    """Why another user could change the file at `path` (or it is no file pip reads), or None."""
+    if problem := code_path_problem(str(path)):  # links, the folders above, its owner
+        return problem
+    try:
+        st = path.stat()
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a plain file"
+    if st.st_size > FILE_MAX_BYTES:
+        return f"is larger than {FILE_MAX_BYTES} bytes, so it is not read (what it names cannot be judged)"
+    return others_can_write_file(st, str(path))
+
+
+def _thing_problem(path: Path) -> str | None:
+    """Why another user could change a local thing pip installs from (a project folder, an
+    archive, a folder of archives), or None; one not there is judged where it would be made."""
+    if problem := code_path_problem(str(path)):
+        return problem
+    if not path.is_dir():
+        return others_can_write_file(path.stat(), str(path)) if path.exists() else None
+    for count, entry in enumerate(_tree(path), start=1):
+        if count > TREE_MAX_ENTRIES:
+            return f"holds more than {TREE_MAX_ENTRIES} entries, more than are judged here"
+        if problem := others_can_write_file(os.lstat(entry), entry):
+            return f"holds {shown_path(entry)}, which {problem}"
+    return None
+
+
+def _tree(top: Path) -> Iterator[str]:
+    """Every entry under `top` (links as themselves, not followed)."""
+    for folder, folders, files in os.walk(top):
+        for name in sorted(folders) + sorted(files):
+            yield os.path.join(folder, name)
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(first line number, text) of each logical line, as pip joins and strips them: a line
+    ending in `\\` continues on the next, unless it holds a comment (then it ends there)."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    pending, start = "", 0
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not pending:
+            start = number
+        if raw.endswith("\\") and not _COMMENT.search(raw):
+            pending += raw[:-1]
+            continue
+        line = _expanded(pending + _COMMENT.sub("", raw)).strip()
+        pending = ""
+        if line:
+            yield start, line
+    if pending.strip():
+        yield start, _expanded(pending).strip()
+
+
+def _expanded(line: str) -> str:
+    return _VARIABLE.sub(lambda m: os.environ.get(m.group(1), m.group(0)), line)
+
+
+def _named(line: str, here: Path) -> Iterator[tuple[bool, Path]]:
+    """(is a requirements file, path) for each local thing `line` names."""
+    try:
+        words = shlex.split(line)
+    except ValueError:  # an unclosed quote: pip splits at blanks
+        words = line.split()
+    words = [part for word in words for part in _option_parts(word)]
+    for index, word in enumerate(words):
+        value = words[index + 1] if index + 1 < len(words) else ""
+        if word in NESTED_FILE_OPTIONS:
+            if local := _local(value, here, nested=True):
+                yield True, local
+        elif word in PROJECT_OPTIONS:
+            for local in _locals(value, here):
+                yield False, local
+        elif index == 0 and not word.startswith("-"):  # the requirement itself
+            yield from ((False, local) for local in _requirement_paths(words, here))
+
+
+def _option_parts(word: str) -> list[str]:
+    """`--requirement=x` and `-rx` as the option and its value, as pip's parser reads them."""
+    if word.startswith("--") and "=" in word:
+        return list(word.split("=", 1))
+    short = next((o for o in (*NESTED_FILE_OPTIONS, *PROJECT_OPTIONS) if len(o) == 2 and word.startswith(o)), None)
+    return [short, word[2:]] if short and word != short else [word]
+
+
+def _requirement_paths(words: list[str], here: Path) -> list[Path]:
+    """The local paths a requirement names: a `file:` URL anywhere (`name @ file:///x`,
+    `git+file:///x`), or the requirement itself where pip takes it as a path."""
+    urls = [m.group(0) for w in words if (m := _FILE_URL.search(w))]
+    if urls:
+        return [local for url in urls for local in _locals(url, here)]
+    first = _EXTRAS.sub("", words[0].split(";")[0])
+    if os.sep in first or first.startswith(".") or first.endswith(ARCHIVES):
+        return _locals(first, here)
+    return []
+
+
+def _locals(value: str, here: Path) -> list[Path]:
+    """The local paths `value` (a path, or a `file:`/`VCS+file:` URL) may name: a relative
+    one from the working folder and, where one is there, from the file's folder."""
+    local = _local(value, here)
+    if local is None:
+        return []
+    if os.path.isabs(_path_text(value) or ""):
+        return [local]
+    return [Path(os.path.abspath(_path_text(value)))] + ([local] if local.exists() else [])
+
+
+def _local(value: str, here: Path, nested: bool = False) -> Path | None:
+    """The path `value` names, a relative one from `here` (pip reads a nested file so;
+    None for a remote URL)."""
+    text = _path_text(value)
+    if not text:
+        return None
+    return Path(os.path.abspath(os.path.join(here, text) if nested or not os.path.isabs(text) else text))
+
+
+def _path_text(value: str) -> str | None:
+    """The path in `value`: itself, or a `file:` URL's (`git+file:///x@v1#egg=y` gives /x)."""
+    if "://" in value or value.startswith("file:") or "+file:" in value:
+        scheme, _, rest = value.partition(":")
+        if not scheme.endswith("file"):
+            return None  # https://, git+https://: the network's
+        path = unquote(urlsplit("file:" + rest).path)
+        if scheme != "file" and "@" in os.path.basename(path):  # a VCS revision after the path
+            path = path.rsplit("@", 1)[0]
+        return path or None
+    return value or None

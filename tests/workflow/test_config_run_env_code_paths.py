@@ -107,3 +107,12 @@ def test_a_breakpoint_hook_is_refused_and_the_one_that_turns_it_off_plans():
         "breakpoint() anywhere in the run, code that is not the trainer's and that its record names by name alone; "
         "leave it out")
     plan({"PYTHONBREAKPOINT": "0"})
+
+
+@pytest.mark.parametrize("name, does", [("TRITON_CACHE_MANAGER", "as its kernel cache"),
+                                        ("TRITON_REMOTE_CACHE_BACKEND", "as its remote kernel cache")])
+def test_a_triton_cache_class_named_by_module_is_refused(name, does):
+    """Triton imports the MODULE:CLASS these name, code put into the run by name alone."""
+    assert refused({name: "evemod:Cache"}) == (
+        f"run_configs.n1_cpu.env (preset cpu): {name}: Triton would import 'evemod:Cache' and run it {does}, code "
+        "that is not the trainer's and that its record names by name alone; leave it out")

@@ -38,6 +38,9 @@ FOREIGN_CODE_ENV = {
     "LD_AUDIT": ("the dynamic loader would load {} into every process of the run", "path", None),
     "LD_PRELOAD": ("the dynamic loader would load {} into every process of the run", "path", None),
     "PYTHONBREAKPOINT": ("Python would import and call {} at a breakpoint() anywhere in the run", "name", "0"),
+    # MODULE:CLASS that Triton imports to keep (or fetch) compiled kernels
+    "TRITON_CACHE_MANAGER": ("Triton would import {} and run it as its kernel cache", "name", None),
+    "TRITON_REMOTE_CACHE_BACKEND": ("Triton would import {} and run it as its remote kernel cache", "name", None),
     # Python searches the folders above this executable for a standard library (lib/python3.X/os.py)
     # and a pyvenv.cfg, on Linux too: any of them, a shared /tmp among them, could give its code
     "PYTHONEXECUTABLE": ("Python would take its standard library from the folders above {}, where it searches "

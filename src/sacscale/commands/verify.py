@@ -23,7 +23,7 @@ from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._set_lock import holding_the_set
 from sacscale.evidence.manifest import ManifestError
 from sacscale.evidence.report_check import reports_dir
-from sacscale.evidence.verify import verify
+from sacscale.evidence.verify import Verification, verify
 from sacscale.usage import printable, say
 
 
@@ -74,6 +74,10 @@ def run(args: argparse.Namespace) -> int:
         except ManifestError as exc:
             say(f"sacscale verify: error: {exc}", file=sys.stderr)
             return 1
+        except Exception as exc:  # a fault of verify itself: the CLI names it; the output still says it failed
+            if args.output:
+                write_json(args.output, _stopped(args.root, exc).as_dict())
+            raise
         if args.output:
             write_json(args.output, result.as_dict())
     if args.notes:
@@ -97,6 +101,14 @@ def run(args: argparse.Namespace) -> int:
     for line in problems:
         say(f"  {line}", file=sys.stderr)
     return 1
+
+
+def _stopped(root: str, exc: Exception) -> Verification:
+    """The result of a verification an unexpected error stopped: failed, the error its one
+    problem (what the checks before it found is not kept)."""
+    text = " ".join(str(exc).split())[:300]
+    return Verification(root=os.path.realpath(root), structure=[
+        f"verify stopped: {type(exc).__name__}: {text} (unexpected; SACSCALE_TRACEBACK=1 shows where)"])
 
 
 def _named(given: str, canonical: str) -> str:

@@ -14,10 +14,15 @@ from pathlib import Path
 
 from sacscale.evidence.scope import POLICY
 
-# what the run was: its seed, its learner and collector settings, its length and devices
-# (paths, logging and time limits are where and how it ran, compared elsewhere or not at all)
+# what the run was: its seed, its learner and collector settings, its CPU pools, its
+# compilation, its length and devices (log paths, logging and time limits are where and how it
+# ran, compared elsewhere or not at all). `model` is the path as the trainer got it: the
+# checkpoint and train_meta.json are written by one trainer process from one TrainConfig where
+# the run ran, so they hold the same string on any machine, and where the set lies now does not
+# enter (the file itself is bound by its hash, records._model_hash)
 COMPARED = ("seed", "batch_size", "num_envs", "devices", "iterations", "num_critic_updates", "num_actor_updates",
-            "replay_per_env", "tilt_obs", "obs_norm", "env_pipeline", "grad_sync", "allreduce", "sim_threads")
+            "replay_per_env", "tilt_obs", "obs_norm", "env_pipeline", "grad_sync", "allreduce", "sim_threads",
+            "collector_cpu_ids", "learner_cpu_ids", "compile", "cuda_graph", "checkpoint_replay", "model")
 
 
 def _shown(value) -> str:
@@ -29,7 +34,7 @@ def _checkpoint_config(path: Path) -> tuple[dict | None, str | None]:
     """(the checkpoint's train_config, a problem reading it)."""
     # torch: loaded only here, for sets that keep a policy (weights only, size-checked first)
     from sacscale.train.checkpoint import read_checkpoint
-    from sacscale.train.config import TrainingError
+    from sacscale.train.config import TrainingError, saved_option_problem
 
     try:
         ckpt = read_checkpoint(path)
@@ -38,6 +43,11 @@ def _checkpoint_config(path: Path) -> tuple[dict | None, str | None]:
     config = ckpt.get("train_config")
     if not isinstance(config, dict):
         return None, None  # a checkpoint format without it: nothing to compare
+    # a value the trainer never writes (a tensor, an object where a number goes) is named, and
+    # never compared: a tensor's comparison raised, and the whole verification stopped with it
+    kinds = [problem for key in COMPARED if key in config and (problem := saved_option_problem(key, config[key]))]
+    if kinds:
+        return None, f"{'; '.join(kinds)}: a type the trainer never writes there"
     return config, None
 
 

@@ -35,6 +35,7 @@ from sacscale.evidence.shared_facts import (
 )
 from sacscale.evidence.shared_facts import opt as _opt
 from sacscale.evidence.record_fields import env_set_problems, meta_problems, model_problems
+from sacscale.evidence.planned_runs import planned_seed, run_name_problems, seed_problems
 from sacscale.evidence.pool_record import pool_record_problems
 from sacscale.evidence.preset_record import preset_findings
 from sacscale.evidence.recorded_commit import commit_findings, earliest_start, null_commit_problems
@@ -180,6 +181,14 @@ def _facts(r: RunRecords, iterations: int, env: dict, run_set=_ABSENT) -> dict[s
     }
 
 
+def _recorded_seeds(r: RunRecords) -> list[tuple[str, object]]:
+    """The run's seed in each record that holds it (for planned_runs.seed_problems)."""
+    return [("plan.json runs[].seed", r.entry.get("seed")), ("run.json seed", r.run.get("seed", _ABSENT)),
+            ("run.json resolved_config.seed", r.resolved.get("seed", _ABSENT)),
+            ("run.json command --seed", r.args.seed),
+            ("train_meta.json config.seed", r.meta_config.get("seed", _ABSENT))]
+
+
 def _check_where_and_what(root: Path, r: RunRecords, env_host, model_hash: str | None, result: Verification) -> None:
     """The run's host, model file, overrides and status."""
     # the environment describes the runs only if it was recorded where they ran (sets
@@ -272,6 +281,7 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
     iterations = get_field(plan, "plan.json", "iterations", kind=int)
     present = _present_runs(root, planned, result)
     _check_set_name(root, plan, result)
+    result.records += run_name_problems(plan)
     model_hash = _model_hash(root, plan, result)
     env = _optional_json(root, "environment.json")
     env_host = _where(env) if env else _ABSENT
@@ -296,6 +306,7 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
             starts.append(r.run.get("start_time"))
             code_records.append((f"runs/{r.name}/run.json code", r.run.get("code")))
             _agree(result, r.name, _facts(r, iterations, env, plan.get("run_set", _ABSENT)), strict)
+            result.records += seed_problems(r.name, planned_seed(plan, r.entry), _recorded_seeds(r))
             _check_where_and_what(root, r, env_host, model_hash, result)
             problems, notes = pool_findings(r.name, env, r.meta, made_here)
             result.records += problems + (_gpu_use(r, env) if env else [])

@@ -10,6 +10,7 @@ from pathlib import Path
 from sacscale.checks import check_learner_values, check_seed, not_a_model_file, wait_problem
 from sacscale.cpus import MAX_CPU_ID
 from sacscale.parallel.topology import shares_cuda_device
+from sacscale.shapes import NUMBER, Maybe, shape_problem
 from sacscale.task.walk_rules import PIPELINES, TILT_OBS
 
 ALLREDUCE_PLACEMENTS = ("in-graph", "between-graphs")
@@ -206,3 +207,17 @@ def actor_update_slots(n_critic: int, n_actor: int) -> tuple[int, ...]:
 def syncs_gradients(cfg: TrainConfig, world_size: int) -> bool:
     """The gradient all-reduce hooks are on: asked for, or `auto` with more than one rank."""
     return cfg.grad_sync == "on" or (cfg.grad_sync == "auto" and world_size > 1)
+
+
+# the JSON value each annotation of TrainConfig is saved as (a checkpoint's train_config)
+_SAVED_SHAPES = {"int": int, "float": NUMBER, "bool": bool, "str": str, "str | None": Maybe(str), "dict": dict}
+
+
+def saved_option_problem(key: str, value) -> str | None:
+    """Why `value` is not what the trainer saves for option `key` in a checkpoint's
+    train_config (its TrainConfig field, as JSON), e.g. "'train_config.seed' is Tensor";
+    None when it is, or when `key` is no option."""
+    kinds = {f.name: str(f.type) for f in fields(TrainConfig)}
+    if key not in kinds:
+        return None
+    return shape_problem(value, _SAVED_SHAPES.get(kinds[key], object), f"train_config.{key}")

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from sacscale.checks import InputError
 from sacscale.hashes import sha256_file
-from sacscale.shapes import NUMBER, Maybe, record_problem, shape_problem
+from sacscale.shapes import NUMBER, Maybe, record_problem
 from sacscale.train.checkpoint import CHECKPOINT_FORMAT, checkpoint_path, rank_state_path, read_checkpoint
-from sacscale.train.config import TrainConfig, TrainingError, sac_config
+from sacscale.train.config import TrainConfig, TrainingError, sac_config, saved_option_problem
 
 RESUME_SEED_STRIDE = 7919  # a resumed sitting's env seeds: seed + 1000 rank + 7919 x iteration
 # Flags a resumed run may change: where and how long it runs, not what it learns.
@@ -26,7 +26,6 @@ RESUME_MAY_CHANGE = ("iterations", "log_every", "checkpoint_every", "checkpoint_
 FINAL_SHAPE = {"iteration": int, "world_size": int, "total_env_steps": NUMBER, "train_config": dict,
                "learner_state": dict, "optimizers": dict, "model_sha256": Maybe(str)}
 RANK_SHAPE = {"iteration": int, "env_steps": int, "learner": dict, "curriculum": Maybe([NUMBER])}
-_FIELD_SHAPES = {"int": int, "float": NUMBER, "bool": bool, "str": str, "str | None": Maybe(str), "dict": dict}
 MAX_RANKS = 64
 
 
@@ -35,9 +34,8 @@ def _check_shape(path: Path, ckpt: dict, shape: dict) -> None:
     final.pt, when a saved option is not of its TrainConfig type)."""
     problem = record_problem(ckpt, shape)
     if problem is None and "train_config" in shape:
-        types = {f.name: _FIELD_SHAPES.get(str(f.type), object) for f in fields(TrainConfig)}
-        problem = next((f"its {p}" for key, value in ckpt["train_config"].items() if key in types
-                        and (p := shape_problem(value, types[key], f"train_config.{key}"))), None)
+        problem = next((f"its {p}" for key, value in ckpt["train_config"].items()
+                        if (p := saved_option_problem(key, value))), None)
     if problem is None and "world_size" in shape and not 1 <= ckpt["world_size"] <= MAX_RANKS:
         problem = f"its world_size {ckpt['world_size']} is not 1..{MAX_RANKS}"
     if problem is None and not ckpt["iteration"] >= 0:

@@ -195,7 +195,7 @@ def _check_assets() -> None:
     try:
         asset_dir()
     except (ImportError, OSError) as exc:
-        raise InputError(f"no --model given, and the task's model cannot be built here: {_one_line(exc)}; "
+        raise InputError(f"no --model given, and the task's model cannot be built here: {_one_line(exc, 1000)}; "
                          f"or pass --model with a compiled model (.mjb, as `sacscale prepare-model` writes)") from exc
 
 
@@ -240,8 +240,8 @@ def not_a_model_file(path: str | Path) -> str:
     return "no such file" if kind is None else f"not a plain file ({kind}), not a model file"
 
 
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())[:300]
+def _one_line(exc: BaseException, limit: int = 300) -> str:
+    return " ".join(str(exc).split())[:limit]
 
 
 # a replay row: its seven fields' float32 columns and its one-byte valid flag (learn.replay)

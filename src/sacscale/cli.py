@@ -23,9 +23,9 @@ from sacscale.commands import BadInput
 from sacscale.commands._finished_sets import finished_set_problem
 from sacscale.eval.gl_backend import GLBackendError, check_mujoco_gl
 from sacscale.stopping import Interrupted, raised_as_interrupted
+from sacscale.held_names import encoding_holds_any_name, unheld_name_problem, unheld_path_problem
 from sacscale.usage import UsageParser
 from sacscale.usage import printable as _printable
-from sacscale.usage import unheld_name_problem
 
 # command name -> (module under sacscale.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -195,10 +195,11 @@ def _refuse_empty_values(parser: argparse.ArgumentParser, args: argparse.Namespa
 
 
 def _refuse_names_the_encoding_cannot_hold(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Under a file-system encoding other than UTF-8 a non-ASCII value given (a set's folder,
-    a file) is held as undecodable bytes, which a command reported later under a wrong cause
-    (a path "not UTF-8", MuJoCo's TypeError): named here, with the cure (exit 2, usage)."""
-    if sys.getfilesystemencoding().replace("-", "").lower() == "utf8":
+    """Under a file-system encoding other than UTF-8 a non-ASCII name a command opens (a set's
+    folder, a file) is held as undecodable bytes, which it reported later under a wrong cause
+    (a path "not UTF-8", MuJoCo's TypeError): named here, with the cure (exit 2, usage). A
+    path is judged as it will be opened: joined to the working folder, its links followed."""
+    if encoding_holds_any_name():
         return
     for action in parser._actions:
         if action.nargs == argparse.REMAINDER:
@@ -207,8 +208,16 @@ def _refuse_names_the_encoding_cannot_hold(parser: argparse.ArgumentParser, args
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, (str, Path)):
                 label = action.option_strings[0] if action.option_strings else (action.metavar or action.dest)
-                if problem := unheld_name_problem(label, item):
+                judged = unheld_path_problem if _names_a_path(action, item) else unheld_name_problem
+                if problem := judged(label, item):
                     parser.error(problem)
+
+
+def _names_a_path(action: argparse.Action, value) -> bool:
+    """Whether an option's value is a path (not a word such as `--device cuda`): typed as one,
+    an output, spelled with a folder in it, or the name of something here."""
+    return (action.type is Path or action.dest in _OUTPUTS or isinstance(value, Path) or os.sep in value
+            or os.path.lexists(value))
 
 
 # the options by which a command writes (a file, or a folder it fills); report's --manifest-json

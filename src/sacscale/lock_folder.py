@@ -15,6 +15,7 @@ from pathlib import Path
 
 from sacscale.atomic import swappable_by_others
 from sacscale.finished_sets import described, finished_set_holding
+from sacscale.held_names import encoding_holds_any_name, unheld_path_problem
 
 # The default lock folder's parent: the system's temporary folder as every process of the
 # machine names it. Not TMPDIR: a shell under a batch system or tmux has its own TMPDIR,
@@ -46,6 +47,8 @@ def lock_dir(variable: str = LOCK_DIR_VARIABLE) -> Path:
         if not os.path.isabs(configured):
             raise LockSettingError(f"{variable}={configured!r} is a relative path (a different lock folder "
                                    "in each working directory); give an absolute one")
+        if not encoding_holds_any_name() and (problem := unheld_path_problem(variable, configured)):
+            raise LockSettingError(problem)  # not a "control character": a plain letter the encoding lacks
         bad = next((c for c in configured if not c.isprintable()), None)
         if bad is not None:  # a newline splits every message and record that names the folder
             raise LockSettingError(f"{variable}={configured!r} holds a control or invisible character "

@@ -2,7 +2,6 @@
 line that holds outside text (a file or folder name, a record's value)."""
 
 import argparse
-import os
 import sys
 
 
@@ -26,18 +25,3 @@ def say(line: str, file=None) -> None:
     would otherwise write lines of its own (sacscale.cli escapes only terminal escapes,
     since a progress bar needs its carriage returns)."""
     print(printable(line), file=file or sys.stdout)
-
-
-def unheld_name_problem(label: str, value) -> str | None:
-    """A name Python holds as undecodable bytes (a non-ASCII name under an ASCII file-system
-    encoding: a C/POSIX locale, not coerced, with UTF-8 mode off) fails later, as a wrong
-    cause: the first UTF-8 record of it, or MuJoCo refusing it. Named here with the cure."""
-    try:
-        str(value).encode("utf-8")
-    except UnicodeEncodeError:
-        name = os.fsencode(str(value)).decode("utf-8", "backslashreplace")
-        return (f"{label} {name!r}: the file-system encoding is {sys.getfilesystemencoding()} here "
-                "(a C/POSIX locale, not coerced, with UTF-8 mode off), so this non-ASCII name cannot be "
-                "read or written as UTF-8 (the records, MuJoCo); set PYTHONUTF8=1 or a UTF-8 locale "
-                "(e.g. LC_ALL=C.UTF-8)")
-    return None

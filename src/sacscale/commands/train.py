@@ -19,7 +19,8 @@ from sacscale.train.config import TrainConfig, TrainingError, compiles_losses, s
 from sacscale.train.job import run_training
 from sacscale.train.preflight import launcher_env
 from sacscale.train.options import add_arguments, build_parser, option_names  # noqa: F401  (the CLI's interface)
-from sacscale.usage import say, unheld_name_problem
+from sacscale.held_names import unheld_path_problem
+from sacscale.usage import say
 
 
 def check_options(cfg: TrainConfig) -> None:
@@ -52,7 +53,7 @@ def _check_paths_are_text(cfg: TrainConfig) -> None:
     file-system encoding: a C/POSIX locale, not coerced, with UTF-8 mode off) fails the
     run's first UTF-8 record of it (train_meta.json), after its folder is made: named here."""
     for flag, value in (("--log-dir", cfg.log_dir), ("--model", cfg.model), ("--resume", cfg.resume)):
-        if problem := unheld_name_problem(flag, value or ""):
+        if value and (problem := unheld_path_problem(flag, value)):
             raise TrainingError(problem)
 
 

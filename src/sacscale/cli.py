@@ -24,7 +24,7 @@ from sacscale.commands._finished_sets import finished_set_problem
 from sacscale.eval.gl_backend import GLBackendError, check_mujoco_gl
 from sacscale.stopping import Interrupted, raised_as_interrupted
 from sacscale.held_names import encoding_holds_any_name, unheld_name_problem, unheld_path_problem
-from sacscale.usage import UsageParser
+from sacscale.usage import UsageParser, escape_what_the_encoding_cannot_hold
 from sacscale.usage import printable as _printable
 
 # command name -> (module under sacscale.commands, one-line help)
@@ -87,7 +87,14 @@ class _Inert:
     def write(self, text: str) -> int:
         shown = _CONTROLS.sub(lambda m: repr(m.group())[1:-1], text)
         # a name that is not UTF-8 holds surrogates (`\udcff`), which a UTF-8 stream refuses
-        self._stream.write(shown.encode("utf-8", "backslashreplace").decode("utf-8"))
+        # and a character the stream's encoding cannot hold (`…` under an ASCII locale) would
+        # raise, failing a command after its work: both written as escapes
+        encoding = getattr(self._stream, "encoding", None) or "utf-8"
+        try:
+            shown = shown.encode(encoding, "backslashreplace").decode(encoding)
+        except LookupError:  # a stream whose encoding Python does not know: as UTF-8
+            shown = shown.encode("utf-8", "backslashreplace").decode("utf-8")
+        self._stream.write(shown)
         return len(text)
 
     def __getattr__(self, name):  # flush, fileno, isatty, buffer (raw bytes: a trainer's output teed as it is)
@@ -104,12 +111,30 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.write("sacscale: error: standard output is closed; give the command somewhere to write "
                              "(a file, /dev/null)\n")
         return 2
+    escape_what_the_encoding_cannot_hold()
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _Inert(sys.stdout), _Inert(sys.stderr)
     try:
+        if problem := _working_folder_problem(argv):
+            print(problem, file=sys.stderr)
+            return 2
         return _guarded(argv)
     finally:
         sys.stdout, sys.stderr = streams
+
+
+def _working_folder_problem(argv: list[str]) -> str | None:
+    """A command run in a folder that was removed: every relative path (and `.absolute()`)
+    fails on it, as a traceback or an `error: no such file or directory` naming nothing; so
+    judged before any option is. `--help` and `--version` name no file and still answer."""
+    if not argv or argv[0] not in COMMANDS:
+        return None
+    try:
+        os.getcwd()
+    except OSError:
+        return (f"sacscale {argv[0]}: error: the working folder was removed (or cannot be read): "
+                f"cd to a folder that exists")
+    return None
 
 
 # commands that supervise children (the trainer, its ranks) and stop them on SIGTERM in

@@ -2,6 +2,8 @@
 line that holds outside text (a file or folder name, a record's value)."""
 
 import argparse
+import contextlib
+import io
 import sys
 
 
@@ -25,3 +27,13 @@ def say(line: str, file=None) -> None:
     would otherwise write lines of its own (sacscale.cli escapes only terminal escapes,
     since a progress bar needs its carriage returns)."""
     print(printable(line), file=file or sys.stdout)
+
+
+def escape_what_the_encoding_cannot_hold() -> None:
+    """Make stdout and stderr write a character their encoding cannot hold (`…` under an
+    ASCII locale) as an escape (`\\u2026`): printed after a command's work, it raised
+    UnicodeEncodeError and failed the command with its outputs written. Called once where a
+    process starts (the CLI, a spawned rank or collector)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError, io.UnsupportedOperation):
+            stream.reconfigure(errors="backslashreplace")

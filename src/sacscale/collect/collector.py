@@ -30,6 +30,7 @@ from sacscale.collect.shm import STAT_INDEX, Flag, Signal, SlotSpec, TransitionS
 from sacscale.processes import SpawnedChild, describe_exit, die_with_parent, is_stopped
 from sacscale.task.terms import REWARD_TERMS
 from sacscale.task.walk_rules import ACTION_DIM, ACTOR_OBS_DIM, CRITIC_OBS_DIM, TaskConfig
+from sacscale.usage import escape_what_the_encoding_cannot_hold
 
 POLL_S = 0.2  # how often a blocked wait re-checks that its peer is alive
 
@@ -87,6 +88,7 @@ def collector_main(cfg: CollectorConfig, filled, free, stop, slots=None, weights
     SIGINT and SIGHUP: a Ctrl-C or a hang-up reaches the whole process group, and the
     learner stops its collector itself (stop flag, then SIGTERM, then SIGKILL) on the way out."""
     die_with_parent(signal.SIGKILL)
+    escape_what_the_encoding_cannot_hold()  # a spawned process starts with Python's stream settings
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:

@@ -32,6 +32,7 @@ from sacscale.collect.shm import unlink_prefix
 from sacscale.parallel.topology import backend_for, shares_cuda_device  # noqa: F401
 from sacscale.processes import SpawnedChild, describe_exit, die_with_parent, end_all
 from sacscale.stopping import Interrupted
+from sacscale.usage import escape_what_the_encoding_cannot_hold
 
 KILL_GRACE_S = 10.0
 
@@ -111,6 +112,7 @@ def rank_entry(fn: Callable, rank: int, world_size: int, backend: str, timeout_s
                master_port: int, args: tuple, report=None) -> None:
     """Body of a spawned rank process: process group, the work, clean exit codes. On
     failure the reason is also sent through `report` (a one-way pipe to the supervisor)."""
+    escape_what_the_encoding_cannot_hold()  # a spawned process starts with Python's stream settings
     stopping.install()  # SIGTERM/SIGINT/SIGHUP: the rank's loop stops at its next check
     die_with_parent(signal.SIGTERM)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(master_port),

@@ -192,7 +192,8 @@ def test_the_g1_files_can_come_from_a_folder_copy(tmp_path, monkeypatch):
     monkeypatch.delenv("SACSCALE_G1_ASSETS", raising=False)
     package_folder = g1_model.asset_dir()
     monkeypatch.setenv("SACSCALE_G1_ASSETS", str(tmp_path))
-    (tmp_path / "g1.xml").write_text("<mujoco/>")
+    for name in ("g1.xml", "g1_mjx.xml"):  # both read by the build: a copy without one is refused
+        (tmp_path / name).write_text("<mujoco/>")
     assert g1_model.asset_dir() == tmp_path and package_folder != tmp_path
     # neither the package nor a folder: one error naming both
     monkeypatch.delenv("SACSCALE_G1_ASSETS")

@@ -69,7 +69,7 @@ def test_another_users_file_or_link_on_the_way_is_refused(tmp_path):
     (mine / "eve.zip").write_bytes(b"PK")
     os.chown(mine / "eve.zip", 1001, 1001)
     assert f"PYTHONPATH: '{mine / 'eve.zip'}' belongs to uid 1001, another user; Python imports modules from it" \
-        in refused({"PYTHONPATH": f"{mine}:{mine / 'eve.zip'}"})
+        in refused({"PYTHONPATH": f"{mine / 'eve.zip'}:{mine}"})
     (mine / "link").symlink_to(mine)
     os.lchown(mine / "link", 1001, 1001)
     assert f"TRITON_CACHE_DIR: '{mine / 'link' / 'c'}' is reached through {mine / 'link'}, another user's symbolic " \

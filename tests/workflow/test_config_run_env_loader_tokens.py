@@ -88,3 +88,14 @@ def test_a_bare_word_in_a_torch_or_triton_path_variable_is_judged_as_a_path(tmp_
     assert refused({name: "evecode"}) == (
         f"{WHERE}: {name}: '{evecode}' belongs to uid 1001, another user; {what}, so that user's code would run in "
         "the run: name a folder of your own")
+
+
+@pytest.mark.parametrize("value", ["$ORIGIN/../../../../../../home/eve/lib", "/opt/x:${ORIGIN}/lib", "/opt/$LIB"])
+def test_a_token_in_ld_run_path_is_refused(tmp_path, monkeypatch, value):
+    """ld writes LD_RUN_PATH, tokens and all, into the libraries it links (torch.compile and
+    Triton link theirs): before, it was judged as a folder named `$ORIGIN` in the start folder."""
+    deep = tmp_path / "a" / "b" / "c" / "d" / "e" / "f" / "repo"
+    deep.mkdir(parents=True)
+    monkeypatch.chdir(deep)
+    token = next(t for t in ("${ORIGIN}", "$ORIGIN", "$LIB") if t in value)
+    assert refused({"LD_RUN_PATH": value}).startswith(f"{WHERE}: LD_RUN_PATH: {token} in {value!r}: the loader ")

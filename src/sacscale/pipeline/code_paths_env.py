@@ -7,9 +7,12 @@ temporary_env). Every value that names a path is judged, whatever its variable: 
 known variables left the one beside them (CXX, HOME, NCCL_NET_PLUGIN) to another user. Each
 is judged at planning time, before an interpreter is started with them (a
 `sitecustomize.py` on PYTHONPATH runs at every start), as sacscale.atomic judges a folder
-that others could swap entries in: the path and every folder above it. One not made yet is
-judged by the folder it would be made in, where any user who may make entries there could
-make it first. A relative path (one with a `/`: `./x`, `../x`, `a/b`) is judged where the run
+that others could swap entries in: the path and every folder above it; a file by its own
+mode and access list too. One not made yet is judged by the folder it would be made in, where
+any user who may make entries there could make it first. A folder the run takes code from
+(CODE_FOLDER_ENV: PYTHONPATH, LD_LIBRARY_PATH, PATH, the caches) must take no new entries from
+others, sticky bit or not, and each entry directly in it is judged (code_folder_problem). A
+relative path (one with a `/`: `./x`, `../x`, `a/b`) is judged where the run
 starts it: the trainer starts in Snakemake's working folder, where planning runs, and the
 reference trainer in its run's work folder (run_config gives both); a bare word (`g++`) is a
 command looked up on PATH, which is judged itself, unless an option names a file by it
@@ -19,9 +22,10 @@ start folder, and is judged as `./word`. Python's own path variables resolve a r
 folder it starts in too (PYTHONPATH, PYTHONHOME, PYTHONUSERBASE, PYTHONPYCACHEPREFIX,
 PYTHONSTARTUP; PYTHONEXECUTABLE, which also moves the search for its standard library, is
 refused by interpreter_env), all but PYTHONPLATLIBDIR, which is judged under the prefix. The
-dynamic loader's tokens ($ORIGIN, $LIB, $PLATFORM) in LD_LIBRARY_PATH, or in a run path handed
-to the linker (`-Wl,-rpath,$ORIGIN`), are refused: the loader replaces them by values of each
-program it loads (`$ORIGIN`: the program's own folder), so no one path can be judged."""
+dynamic loader's tokens ($ORIGIN, $LIB, $PLATFORM) in LD_LIBRARY_PATH (split at ';' as well as
+':', as glibc splits it), LD_RUN_PATH, or a run path handed to the linker (`-Wl,-rpath,$ORIGIN`),
+are refused: the loader replaces them by values of each program it loads (`$ORIGIN`: the
+program's own folder), so no one path can be judged."""
 
 from __future__ import annotations
 
@@ -32,7 +36,7 @@ import stat
 import sys
 from pathlib import Path
 
-from sacscale.atomic import refuse_foreign_links, swappable_by_others
+from sacscale.atomic import others_can_write_file, refuse_foreign_links, swappable_by_others
 from sacscale.pipeline.interpreter_env import FOREIGN_CODE_ENV
 from sacscale.pipeline.plan_values import PlanError, shown_path
 from sacscale.pipeline.temporary_env import TEMPORARY_FOLDER_ENV
@@ -77,6 +81,9 @@ PATH_VALUE_ENV = frozenset({
     "CPLUS_INCLUDE_PATH", "TRITON_DUMP_DIR", "TORCH_COMPILE_DEBUG_DIR", "CUDNN_HOME", "CUDNN_PATH",
     "CUDA_INC_PATH", "TORCHELASTIC_ERROR_FILE", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME",
 })
+# the variables whose value is a folder the run takes code from (not the words of a command,
+# CC and CXX, where a folder is only read out of an option): code_folder_problem judges them
+CODE_FOLDER_ENV = frozenset(CODE_PATH_ENV) - {"CC", "CXX"}
 # judged by a rule of their own: refused whatever they name, or judged as temporary folders
 JUDGED_ELSEWHERE = frozenset({*FOREIGN_CODE_ENV, *TEMPORARY_FOLDER_ENV})
 
@@ -116,7 +123,14 @@ LOADER_TOKENS = {
     "PLATFORM": "the processor's platform name (x86_64, haswell)",
 }
 LOADER_TOKEN = re.compile(r"\$(?:\{(%s)\}|(%s)(?![A-Za-z0-9_]))" % (("|".join(LOADER_TOKENS),) * 2))
-LOADER_PATH_ENV = frozenset({"LD_LIBRARY_PATH"})  # LD_PRELOAD, LD_AUDIT: refused whatever they name
+# LD_PRELOAD, LD_AUDIT: refused whatever they name. LD_RUN_PATH: the linker writes it, tokens
+# and all, as the run path of each library it links without -rpath (torch.compile and Triton
+# link theirs), where the loader replaces them in turn
+LOADER_PATH_ENV = frozenset({"LD_LIBRARY_PATH", "LD_RUN_PATH"})
+# glibc's loader splits LD_LIBRARY_PATH at ';' as well as ':' (elf/dl-load.c, _dl_init_paths
+# hands fillin_rpath the separators ":;"; an empty entry is the start folder there too), but a
+# run path (DT_RUNPATH, so LD_RUN_PATH) at ':' alone (decompose_rpath)
+SEMICOLON_LIST_ENV = frozenset({"LD_LIBRARY_PATH"})
 RUN_PATH_OPTIONS = ("-rpath", "--rpath", "-R")  # the linker's: the path is its next word, or after `=`
 
 
@@ -265,8 +279,67 @@ def _problem_at(absolute: Path) -> str | None:
     if there != absolute and stat.S_IMODE(st.st_mode) & 0o002:
         return (f"is not there yet, and {there} lets every user make entries in it "
                 f"(mode {stat.S_IMODE(st.st_mode):04o}): another could make it first")
+    if there == absolute and stat.S_ISREG(st.st_mode):  # its owner, and whoever else its mode or list lets write it
+        return others_can_write_file(st, str(there))
     if not stat.S_ISDIR(st.st_mode) and st.st_uid not in (os.getuid(), 0):
         return f"belongs to uid {st.st_uid}, another user"
+    return None
+
+
+def code_folder_problem(path: str) -> str | None:
+    """Why another user could put code into the folder `path` (one a CODE_FOLDER_ENV variable
+    names, code_path_problem having passed it and the folders above it) beside what the run
+    loads from it, or change what is there, as a phrase after the path; None when no one else
+    can, or `path` is no folder. The folder may take no new entries from others, sticky bit or
+    not: the sticky bit keeps our entries ours, but Python imports a `sitecustomize.py` another
+    user adds, the loader a library, PATH a command. Each entry directly in it is judged by its
+    own owner, mode and access list (a link: where it leads, as code_path_problem judges a
+    path), not the tree below: the run takes its top-level modules, packages, libraries,
+    commands and cache folders from there, and a whole tree (/usr/lib) is more than planning
+    should walk; a folder entry others cannot add to keeps the next level as its owner made it."""
+    folder = os.path.realpath(path)
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None  # not there: judged by the folder it would be made in
+    if not stat.S_ISDIR(st.st_mode):
+        return None
+    problem = _folder_takes_entries(st, folder) or _entries_problem(folder)
+    if problem and folder != os.path.abspath(path):
+        return f"leads to {folder}, which {problem}"
+    return problem
+
+
+def _folder_takes_entries(st: os.stat_result, folder: str) -> str | None:
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & 0o002:
+        return (f"lets every user make entries in it (mode {mode:04o}), whatever the sticky bit: another could add "
+                "a module, library or command beside those the run takes from it")
+    return others_can_write_file(st, folder)  # its owner, group and access list
+
+
+def _entries_problem(folder: str) -> str | None:
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as exc:
+        return f"cannot be listed ({exc.strerror}), so what the run takes from it cannot be judged"
+    for entry in entries:
+        if problem := _entry_problem(folder, entry):
+            return f"holds {shown_path(entry.name)}, which {problem}"
+    return None
+
+
+def _entry_problem(folder: str, entry: os.DirEntry) -> str | None:
+    try:
+        if entry.is_symlink():
+            if os.path.dirname(os.path.realpath(entry.path)) == folder:
+                return None  # leads to an entry of this folder, judged as one (or to none, which no one else may add)
+            return code_path_problem(entry.path)
+        st = entry.stat(follow_symlinks=False)
+    except OSError as exc:
+        return f"cannot be looked at ({exc.strerror})"
+    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+        return others_can_write_file(st, entry.path)
     return None
 
 
@@ -296,10 +369,11 @@ def check_code_paths(env: dict, where: str, starts: tuple[str, ...] = ()) -> Non
         if name == PREFIX_FOLDER_ENV:
             paths = _under_prefixes(value, env, where, starts)
         else:
+            listed = value.replace(";", ":") if name in SEMICOLON_LIST_ENV else value
             paths = dict.fromkeys(p for start in starts or (None,)
-                                  for p in named_paths(value, home, start, name in PATH_VALUE_ENV))
+                                  for p in named_paths(listed, home, start, name in PATH_VALUE_ENV))
         for path in paths:
-            problem = code_path_problem(path)
+            problem = code_path_problem(path) or (code_folder_problem(path) if name in CODE_FOLDER_ENV else None)
             if problem:
                 what = PREFIX_FOLDER_WHAT.format(value) if name == PREFIX_FOLDER_ENV else \
                     CODE_PATH_ENV.get(name, READS_WHAT_IT_NAMES)
@@ -309,7 +383,7 @@ def check_code_paths(env: dict, where: str, starts: tuple[str, ...] = ()) -> Non
 
 def loader_token(name: str, value: str) -> tuple[str, str] | None:
     """(the loader's token as written, the text holding it) where `value` gives the loader a
-    path with one: any entry of LD_LIBRARY_PATH, or a run path a compiler option hands the
+    path with one: any entry of LD_LIBRARY_PATH or LD_RUN_PATH, or a run path a compiler option hands the
     linker (`-Wl,-rpath,$ORIGIN`, `-Xlinker -rpath -Xlinker $ORIGIN`, `-Wl,-R,$LIB`), in any
     variable, since torch.compile and Triton build libraries with the flags they are given."""
     if name in LOADER_PATH_ENV:

@@ -32,7 +32,10 @@ def test_a_variable_that_stops_the_trainer_at_its_start_or_end_is_refused_at_pla
 
 
 @pytest.mark.parametrize("extra, says", [
-    ('{"batch_size": 99999999999999999999}', r"--batch-size 99999999999999999999 is larger than the replay"),
+    ('{"batch_size": 99999999999999999999}', r"batch_size is set by the trainer's own option --batch-size .*: give "
+                                             r"it as the run configuration's batch_size, not in extra"),
+    ('{"learning_starts": 1000000, "target_entropy": -1}',
+     r"learning starts at 1000000 rows \(--extra learning_starts\) but the replay"),
     ('{"learning_starts": 1000000}', r"learning starts at 1000000 rows \(--extra learning_starts\) but the replay"),
 ])
 def test_extra_sizes_the_trainer_refuses_at_its_start_are_refused_at_planning(extra, says):

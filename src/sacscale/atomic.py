@@ -208,28 +208,31 @@ def others_can_swap(folder: str | Path) -> str | None:
     return problem if where is None else f"is inside {where}, which {problem}"
 
 
-def swappable_by_others(folder: str | Path) -> tuple[str | None, str] | None:
+def swappable_by_others(folder: str | Path, every_default: bool = False) -> tuple[str | None, str] | None:
     """(None, why) when another user can rename entries in `folder`, (an ancestor, why)
     when they can in a folder the kernel passes on the way to it (they could move `folder`
     away and put one of theirs at its name), else None. Each folder is judged by
-    `_others_can_rename`; the folders where our own or root's links lead are judged too."""
+    `_others_can_rename`; the folders where our own or root's links lead are judged too.
+    A default access control list shapes only the entries made directly in its folder, so
+    it is judged on `folder` alone, where the caller makes its entries (the output's folder,
+    or the nearest existing one, whose list the folders made under it inherit); a folder
+    above gives nothing through it. With `every_default`, every folder's is judged."""
     absolute = os.path.join(os.getcwd(), folder)
     own = os.stat(absolute)
     anchor = Path(absolute).anchor
     walked = [(anchor, os.lstat(anchor)), *_walked(absolute, True, [_LINKS_FOLLOWED])]
     for name, st in walked:
-        problem = _folder_problem(name) if stat.S_ISDIR(st.st_mode) else None
+        if not stat.S_ISDIR(st.st_mode):
+            continue
+        here = os.stat(name)
+        is_own = (here.st_dev, here.st_ino) == (own.st_dev, own.st_ino)
+        problem = _others_can_rename(here, name, made_in=is_own or every_default)
         if problem:
-            here = os.stat(name)
-            return (None if (here.st_dev, here.st_ino) == (own.st_dev, own.st_ino) else name), problem
+            return (None if is_own else name), problem
     return None
 
 
-def _folder_problem(name: str) -> str | None:
-    return _others_can_rename(os.stat(name), name)
-
-
-def _others_can_rename(st: os.stat_result, name: str) -> str | None:
+def _others_can_rename(st: os.stat_result, name: str, made_in: bool = True) -> str | None:
     """Why another user can rename entries in the folder of stat `st` (so put their own
     file, folder or link at the name of ours), or None. The rule:
     - the folder is theirs: its owner is neither this user nor root (an owner can chmod it);
@@ -239,8 +242,9 @@ def _others_can_rename(st: os.stat_result, name: str) -> str | None:
       group (umask 002 setups: group alice, alice alone) shares nothing, a lab's does;
     - without the sticky bit, its access control list lets another user, or a group
       holding one, write in it (`_shared_by_group_or_acl`);
-    - sticky bit or not, its default access control list gives such a user or group write
-      on every entry made in it (`_default_list_problem`): what we write there is theirs.
+    - where entries are `made_in` it, sticky bit or not, its default access control list
+      gives such a user or group write on every entry made in it (`_default_list_problem`):
+      what we write there is theirs.
     With the sticky bit (as /tmp) only an entry's owner, the folder's owner (then we or
     root) and root may rename an entry: what we make there stays ours. Root is trusted."""
     mode = stat.S_IMODE(st.st_mode)
@@ -248,7 +252,7 @@ def _others_can_rename(st: os.stat_result, name: str) -> str | None:
         return f"belongs to uid {st.st_uid}, another user"
     if mode & 0o002 and not mode & stat.S_ISVTX:
         return f"is writable by other users without the sticky bit (mode {mode:04o})"
-    inherited = _default_list_problem(st, name)
+    inherited = _default_list_problem(st, name) if made_in else None
     if inherited or mode & stat.S_ISVTX:
         return inherited
     return _shared_by_group_or_acl(st, name, " without the sticky bit", "write in it")

@@ -8,8 +8,9 @@ the folders above it, links on the way), and so is each local thing it names, re
 reads the file (`\\` continues a line, `#` starts a comment, `${VAR}` is the environment's):
 nested `-r`/`-c` files (relative to the file naming them), `-e PATH`, `-f`/`--find-links`
 folders, `file:` URLs (also `git+file:`, `name @ file:...`, index URLs), and path
-requirements (`./pkg`, `/x/pkg`, `pkg.whl`; relative to the working folder, and to the
-file's folder where one is there). A folder is judged with everything under it, since pip
+requirements (`./pkg`, `/x/pkg`, an archive by pip's suffixes in any case, `PKG.TAR.GZ`, and
+any other requirement that names a file or folder there; relative to the working folder, and
+to the file's folder where one is there). A folder is judged with everything under it, since pip
 builds from all of it; a remote requirement (a name, an https URL) is the index's.
 """
 
@@ -31,7 +32,10 @@ FILE_MAX_BYTES = 1024 * 1024  # a requirements file is a few lines; a larger one
 TREE_MAX_ENTRIES = 100_000  # a project pip builds; a folder of more entries is not judged
 NESTED_FILE_OPTIONS = ("-r", "--requirement", "-c", "--constraint")
 PROJECT_OPTIONS = ("-e", "--editable", "-f", "--find-links", "-i", "--index-url", "--extra-index-url")
-ARCHIVES = (".whl", ".tar.gz", ".tgz", ".tar.bz2", ".tbz", ".tar.xz", ".txz", ".tar", ".zip")
+# pip's own list (pip._internal.utils.filetypes.ARCHIVE_EXTENSIONS, pip 26.3), which its
+# is_archive_file compares lowercased: EVIL-1.0.TAR.GZ is an archive to it too
+ARCHIVES = (".zip", ".whl", ".tar.bz2", ".tbz", ".tar.gz", ".tgz", ".tar", ".tar.xz", ".txz", ".tlz", ".tar.lz",
+            ".tar.lzma")
 _VARIABLE = re.compile(r"\$\{([A-Z0-9_]+)\}")  # the only form pip expands
 _COMMENT = re.compile(r"(^|\s+)#.*$")
 _FILE_URL = re.compile(r"(?:[A-Za-z]+\+)?file:\S*")  # file:///x, git+file:///x
@@ -162,9 +166,11 @@ def _requirement_paths(words: list[str], here: Path) -> list[Path]:
     if urls:
         return [local for url in urls for local in _locals(url, here)]
     first = _EXTRAS.sub("", words[0].split(";")[0])
-    if os.sep in first or first.startswith(".") or first.endswith(ARCHIVES):
+    if os.sep in first or first.startswith(".") or first.lower().endswith(ARCHIVES):
         return _locals(first, here)
-    return []
+    # any other token that names something there is judged too, whatever its name: a rule
+    # that guesses which names pip takes as paths is one pip's next version may widen
+    return [local for local in _locals(first, here) if os.path.lexists(local)]
 
 
 def _locals(value: str, here: Path) -> list[Path]:

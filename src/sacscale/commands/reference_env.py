@@ -11,7 +11,8 @@ keeps it as evidence beside the runs of `trainer: unilab`.
 Before pip starts, the requirements file and each local thing it names are judged
 (commands._requirements): pip runs a local project's build code as this user. One creation
 holds the environment folder's lock (`.<venv>.lock` beside it) until its record is written:
-a second --create into it is refused, as is a record of it taken while it is being made.
+a second --create into it is refused, as is a record of it (or train-reference's start)
+taken while it is being made. A creation that fails takes back what it made.
 """
 
 from __future__ import annotations
@@ -19,9 +20,12 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import os
+import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from sacscale.atomic import write_json
@@ -29,8 +33,7 @@ from sacscale.commands import BadInput
 from sacscale.commands._inputs import repository_hint
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._requirements import requirements_problem
-from sacscale.commands.train_reference import DEFAULT_PYTHON
-from sacscale.locks import holder_beside, lock_file_beside
+from sacscale.commands.train_reference import DEFAULT_PYTHON, environment_being_made
 from sacscale.pipeline.interpreter_check import interpreter_problem
 from sacscale.trainers import unilab
 from sacscale.usage import say
@@ -72,10 +75,9 @@ def create(python: Path, requirements: str) -> list[list[str]]:
 def run(args: argparse.Namespace) -> int:
     python = Path(args.python).absolute()
     t0 = time.time()
-    venv = Path(os.path.realpath(_venv(python).parent)) / _venv(python).name  # as holding_outputs names it
-    if python.exists() and (holder := holder_beside(venv)):  # half made: any other check would name a wrong cause
-        raise BadInput(f"--python {python}: another sacscale command is creating this environment ({holder} holds "
-                       f"{lock_file_beside(venv)}); nothing was read: run this one once it has finished")
+    # half made: any other check would name a wrong cause
+    if python.exists() and (being_made := environment_being_made(python)):
+        raise BadInput(f"--python {python}: {being_made}; nothing was read: run this one once it has finished")
     # a missing input named by an option (or its repository-relative default): a usage error
     if problem := interpreter_problem(args.python):  # before anything starts it, --create's pip too
         say(f"sacscale reference-env: error: --python {problem}", file=sys.stderr)
@@ -106,6 +108,29 @@ def run(args: argparse.Namespace) -> int:
     return _recorded(args, python, t0)
 
 
+@contextmanager
+def _undone_on_failure(python: Path, taken_back: list[Path]) -> Iterator[None]:
+    """What a creation made is taken back when it fails (pip, or the reference not importable
+    from the result) or is stopped: a half-made environment left there has its interpreter,
+    so a later run would take it as made. A venv cannot be made elsewhere and renamed into
+    place (its scripts name its folder), so it is made in place and removed: the folder
+    where this command made it, else (a folder that was there) the interpreter alone, so
+    that a later --create makes it again. What was removed is added to `taken_back`."""
+    venv = _venv(python)
+    made_here = not os.path.lexists(venv)
+    try:
+        yield
+    except BaseException:
+        made = venv if made_here else python
+        if os.path.lexists(made):
+            if made_here:
+                shutil.rmtree(made, ignore_errors=True)
+            else:
+                python.unlink(missing_ok=True)
+            taken_back.append(made)
+        raise
+
+
 def _venv(python: Path) -> Path:
     """The environment folder of the interpreter DIR/bin/python: the one --create makes."""
     return python.parent.parent
@@ -114,12 +139,16 @@ def _venv(python: Path) -> Path:
 def _recorded(args: argparse.Namespace, python: Path, t0: float) -> int:
     """Create the environment where it is still missing, then record it."""
     created: list[list[str]] = []
+    making = not python.exists()
+    taken_back: list[Path] = []
     try:
-        if not python.exists():
-            created = create(python, args.requirements)
-        info = unilab.package_info(str(python))
+        with _undone_on_failure(python, taken_back) if making else nullcontext():
+            if making:
+                created = create(python, args.requirements)
+            info = unilab.package_info(str(python))
     except (ValueError, RuntimeError, unilab.UnilabError) as exc:
-        say(f"sacscale reference-env: error: {exc}", file=sys.stderr)
+        undone = " (the unfinished environment was taken back: a later --create makes it again)" if taken_back else ""
+        say(f"sacscale reference-env: error: {exc}{undone}", file=sys.stderr)
         return 1
     record = {"python": args.python, "created": bool(created), "create_commands": created,
               "create_seconds": round(time.time() - t0, 1) if created else None,

@@ -13,6 +13,7 @@ RUN/ref_logs/        its log root: G1WalkFlat/<timestamp>_mujoco/events.out.tfev
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import signal
 import subprocess
@@ -24,6 +25,7 @@ from sacscale.analysis.events import EventFileError
 from sacscale.atomic import write_json
 from sacscale.checks import InputError, check_log_dir, wait_problem
 from sacscale.commands._inputs import repository_hint
+from sacscale.locks import holder_beside, lock_file_beside
 from sacscale.parallel.pools import resolve_pools
 from sacscale.pipeline.interpreter_check import interpreter_problem
 from sacscale.pipeline.overrides import REFERENCE_OWNED, check_reference_override
@@ -88,12 +90,27 @@ def _check_sizes(args: argparse.Namespace, devices: list[int]) -> None:
     positive_int(args.iterations, "--iterations", maximum=MAX_ITERATIONS)
 
 
+def environment_being_made(python: Path) -> str | None:
+    """Why the interpreter DIR/bin/python must not be started or read yet: `reference-env
+    --create` holds DIR's lock (`.<DIR>.lock` beside it) while it makes the environment, so
+    the interpreter may be there without its packages; None when no one holds it."""
+    venv = python.parent.parent
+    venv = Path(os.path.realpath(venv.parent)) / venv.name  # as reference-env's lock names it
+    holder = holder_beside(venv)
+    if holder is None:
+        return None
+    return f"another sacscale command is creating this environment ({holder} holds {lock_file_beside(venv)})"
+
+
 def run(args: argparse.Namespace) -> int:
     out = Path(args.log_dir)
     # absolute: the trainer runs in the run directory; not resolved: a venv is known by its own path
     python = str(Path(args.reference_python).absolute())
     # the options' own values: a bad one is a usage error (exit 2)
     try:
+        if being_made := environment_being_made(Path(python)):  # half made: any other check names a wrong cause
+            raise ValueError(f"--reference-python {python}: {being_made}; nothing was started: run this one once it "
+                             "has finished")
         check_log_dir(out)  # new or empty, as for ours (a caller's *.log may be there)
         items = [d.strip() for d in args.devices.split(",")]
         if not all(d.isascii() and d.isdigit() for d in items):  # `0,,1` too: an empty item is no device

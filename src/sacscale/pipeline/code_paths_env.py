@@ -267,7 +267,9 @@ def _problem_at(absolute: Path) -> str | None:
         return f"is reached through {exc.filename}, {exc.strerror.split(';')[0]}"
     try:
         there = next(f for f in (absolute, *absolute.parents) if os.path.exists(f))  # "/" is there
-        found = swappable_by_others(there)
+        # a run's code and caches: every folder's default list is judged, as before (kept strict;
+        # outputs judge only the folder they make entries in)
+        found = swappable_by_others(there, every_default=True)
         st = os.stat(there)
     except OSError as exc:
         return f"cannot be looked at ({exc.strerror})"

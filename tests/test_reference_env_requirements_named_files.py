@@ -1,0 +1,78 @@
+"""`reference-env --create --requirements FILE` where a line names another user's file or
+folder by a bare name. Before: a path requirement was recognised by a case-sensitive and
+shorter list of archive suffixes than pip's, so `EVIL-1.0.TAR.GZ` (or `x.tar.lzma`, `x.tlz`)
+in the working folder, hers, was built and installed by pip as root. Now pip's suffixes
+count in any case, and any requirement that names a file or folder there (from the working
+folder or the file's folder) is judged, whatever its name."""
+
+import os
+
+import pytest
+
+from sacscale.cli import main
+from sacscale.commands import reference_env
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="another user's file is made by root (chown)")
+THING_TAIL = ("pip would install it as this user, running its build code, so that user's code could run as this "
+              "user: name one of your own")
+
+
+@pytest.fixture
+def pip_calls(monkeypatch):
+    calls = []
+
+    def fake_create(python, requirements):
+        calls.append(requirements)
+        raise RuntimeError("pip stood in for")
+    monkeypatch.setattr(reference_env, "create", fake_create)
+    return calls
+
+
+def created(tmp_path, requirements) -> int:
+    return main(["reference-env", "--create", "--python", str(tmp_path / "venv" / "bin" / "python"),
+                 "--requirements", str(requirements), "--output", str(tmp_path / "r.json")])
+
+
+def refused_line(req, thing):
+    return (f"sacscale reference-env: error: --requirements {req}: '{req}' line 1: '{thing}' belongs to uid 1001, "
+            f"another user; {THING_TAIL}")
+
+
+@pytest.mark.parametrize("name", ["EVIL-1.0.TAR.GZ", "evil-1.0.tar.lzma", "evil-1.0.tlz", "evil-1.0.tar.lz",
+                                  "Evil-1.0-py3-none-any.WHL", "evil-1.0", "evilpkg/"])
+def test_another_users_file_in_the_working_folder_named_bare_is_refused(tmp_path, capsys, pip_calls, monkeypatch,
+                                                                        name):
+    work = tmp_path / "wk"
+    work.mkdir()
+    thing = work / name.rstrip("/")
+    thing.mkdir() if name.endswith("/") else thing.write_bytes(b"an sdist")
+    os.chown(thing, 1001, 1001)
+    req = tmp_path / "req.txt"
+    req.write_text(name.rstrip("/") + "\n")
+    monkeypatch.chdir(work)
+    assert created(tmp_path, req) == 2
+    assert capsys.readouterr().err.strip() == refused_line(req, thing)
+    assert pip_calls == []
+
+
+def test_another_users_file_beside_the_requirements_file_named_bare_is_refused(tmp_path, capsys, pip_calls,
+                                                                              monkeypatch):
+    (tmp_path / "reqs").mkdir()
+    (tmp_path / "wk").mkdir()
+    thing = tmp_path / "reqs" / "evilpkg"
+    thing.mkdir()
+    os.chown(thing, 1001, 1001)
+    req = tmp_path / "reqs" / "req.txt"
+    req.write_text("evilpkg\n")
+    monkeypatch.chdir(tmp_path / "wk")
+    assert created(tmp_path, req) == 2
+    assert capsys.readouterr().err.strip() == refused_line(req, thing)
+
+
+def test_a_bare_name_that_is_ones_own_folder_or_nothing_there_goes_to_pip(tmp_path, capsys, pip_calls, monkeypatch):
+    (tmp_path / "numpy").mkdir()
+    req = tmp_path / "req.txt"
+    req.write_text("numpy\ntorch==2.9.1\n")
+    monkeypatch.chdir(tmp_path)
+    assert created(tmp_path, req) == 1
+    assert pip_calls == [str(req)]

@@ -24,6 +24,7 @@ from sacscale.commands._set_lock import holding_the_set
 from sacscale.evidence.manifest import ManifestError
 from sacscale.evidence.report_check import reports_dir
 from sacscale.evidence.verify import Verification, verify
+from sacscale.scratch import UnsafeTemporaryFolder
 from sacscale.usage import printable, say
 
 
@@ -68,16 +69,9 @@ def run(args: argparse.Namespace) -> int:
     holding = holding_the_set(args.root, "nothing was written") if into_the_set else holding_outputs(
         ("--output", args.output))
     with holding:
-        try:
-            result = verify(args.root, args.manifest, recompute=not args.no_metrics,
-                            report_pending=args.report_pending, redraw_figures=args.redraw_figures)
-        except ManifestError as exc:
-            say(f"sacscale verify: error: {exc}", file=sys.stderr)
+        result = _verified(args)
+        if result is None:
             return 1
-        except Exception as exc:  # a fault of verify itself: the CLI names it; the output still says it failed
-            if args.output:
-                write_json(args.output, _stopped(args.root, exc).as_dict())
-            raise
         if args.output:
             write_json(args.output, result.as_dict())
     if args.notes:
@@ -101,6 +95,22 @@ def run(args: argparse.Namespace) -> int:
     for line in problems:
         say(f"  {line}", file=sys.stderr)
     return 1
+
+
+def _verified(args: argparse.Namespace) -> Verification | None:
+    """The verification of the set; None where its manifest cannot be read (named here)."""
+    try:
+        return verify(args.root, args.manifest, recompute=not args.no_metrics,
+                      report_pending=args.report_pending, redraw_figures=args.redraw_figures)
+    except ManifestError as exc:
+        say(f"sacscale verify: error: {exc}", file=sys.stderr)
+        return None
+    except UnsafeTemporaryFolder:  # this machine's setting refused, as bad input: no verdict to record
+        raise
+    except Exception as exc:  # a fault of verify itself: the CLI names it; the output still says it failed
+        if args.output:
+            write_json(args.output, _stopped(args.root, exc).as_dict())
+        raise
 
 
 def _stopped(root: str, exc: Exception) -> Verification:

@@ -1,5 +1,5 @@
-"""The records' CPU pools, compilation, replay checkpointing and model path are bound to the
-kept policy's train_config too: the set's pool (the variable it measures) moved in every
+"""The records' CPU pools, compilation, replay checkpointing, model path and learner settings
+(`extra`) are bound to the kept policy's train_config too: the set's pool (the variable it measures) moved in every
 record against the hashed checkpoint no longer passes."""
 
 import pytest
@@ -27,6 +27,7 @@ def _checkpoint_saying(root, key, value):
     ("cuda_graph", "True", False),
     ("checkpoint_replay", "False", True),
     ("model", repr(MODEL), "/elsewhere/model/g1_walk_flat.mjb"),
+    ("extra", "{}", {"gamma": 0.9}),  # the learner's own settings
 ])
 def test_a_setting_the_checkpoint_contradicts_is_named(work, key, recorded, value):
     _checkpoint_saying(work, key, value)

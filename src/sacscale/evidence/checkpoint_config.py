@@ -12,17 +12,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sacscale.evidence.result import same_value
 from sacscale.evidence.scope import POLICY
 
-# what the run was: its seed, its learner and collector settings, its CPU pools, its
-# compilation, its length and devices (log paths, logging and time limits are where and how it
-# ran, compared elsewhere or not at all). `model` is the path as the trainer got it: the
-# checkpoint and train_meta.json are written by one trainer process from one TrainConfig where
-# the run ran, so they hold the same string on any machine, and where the set lies now does not
-# enter (the file itself is bound by its hash, records._model_hash)
+# what the run was: its seed, its learner and collector settings (`extra`: the learner's own,
+# gamma, learning rates, sizes), its CPU pools, its compilation, its length and devices (log
+# paths, logging and time limits are where and how it ran, compared elsewhere or not at all).
+# `model` is the path as the trainer got it: the checkpoint and train_meta.json are written by
+# one trainer process from one TrainConfig where the run ran, so they hold the same string on
+# any machine, and where the set lies now does not enter (the file itself is bound by its
+# hash, records._model_hash)
 COMPARED = ("seed", "batch_size", "num_envs", "devices", "iterations", "num_critic_updates", "num_actor_updates",
             "replay_per_env", "tilt_obs", "obs_norm", "env_pipeline", "grad_sync", "allreduce", "sim_threads",
-            "collector_cpu_ids", "learner_cpu_ids", "compile", "cuda_graph", "checkpoint_replay", "model")
+            "collector_cpu_ids", "learner_cpu_ids", "compile", "cuda_graph", "checkpoint_replay", "model", "extra")
 
 
 def _shown(value) -> str:
@@ -75,6 +77,9 @@ def checkpoint_config_findings(root: Path, name: str, meta_config: dict, left_ou
     if missing:
         return [f"{name}: {rel}'s train_config lacks {', '.join(missing)}, which the trainer writes: the records' "
                 "settings rest on nothing there"], []
+    # compared as JSON values, kinds included (an `extra` of {"gamma": 1} is not {"gamma": 1.0},
+    # whatever the spacing or key order of the text it was given as)
     return [f"{name}: train_meta.json config.{key} {_shown(meta_config[key])} (as the other records), but the "
             f"run's hashed {POLICY.as_posix()} holds train_config.{key} {_shown(config[key])}"
-            for key in COMPARED if key in config and key in meta_config and config[key] != meta_config[key]], []
+            for key in COMPARED if key in config and key in meta_config
+            and not same_value(config[key], meta_config[key])], []

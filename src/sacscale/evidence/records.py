@@ -35,7 +35,14 @@ from sacscale.evidence.shared_facts import (
 )
 from sacscale.evidence.shared_facts import opt as _opt
 from sacscale.evidence.record_fields import env_set_problems, meta_problems, model_problems
-from sacscale.evidence.planned_runs import planned_seed, run_name_problems, seed_problems
+from sacscale.evidence.planned_runs import (
+    plan_value_problems,
+    planned_seed,
+    position_facts,
+    run_name_problems,
+    run_order_problems,
+    seed_problems,
+)
 from sacscale.evidence.pool_record import pool_record_problems
 from sacscale.evidence.preset_record import preset_findings
 from sacscale.evidence.recorded_commit import commit_findings, earliest_start, null_commit_problems
@@ -281,11 +288,11 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
     iterations = get_field(plan, "plan.json", "iterations", kind=int)
     present = _present_runs(root, planned, result)
     _check_set_name(root, plan, result)
-    result.records += run_name_problems(plan)
+    made_here = strict and scope.format_of(root) >= scope.FORMAT  # as required_fields decides it
+    result.records += plan_value_problems(plan, made_here) + run_name_problems(plan) + run_order_problems(plan)
     model_hash = _model_hash(root, plan, result)
     env = _optional_json(root, "environment.json")
     env_host = _where(env) if env else _ABSENT
-    made_here = strict and scope.format_of(root) >= scope.FORMAT  # as required_fields decides it
     _check_environment(root, env, result, strict, made_here)
     result.records += _probe_gpu_use(root, plan, env)
     problems, not_compared, notes = preset_findings(root, plan, env)
@@ -305,7 +312,9 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
             commits.append((f"{r.name}: run.json code.commit", _opt(r.run, "code", "commit")))
             starts.append(r.run.get("start_time"))
             code_records.append((f"runs/{r.name}/run.json code", r.run.get("code")))
-            _agree(result, r.name, _facts(r, iterations, env, plan.get("run_set", _ABSENT)), strict)
+            facts = _facts(r, iterations, env, plan.get("run_set", _ABSENT))
+            facts.update(position_facts(plan, r.entry, r.resolved))
+            _agree(result, r.name, facts, strict)
             result.records += seed_problems(r.name, planned_seed(plan, r.entry), _recorded_seeds(r))
             _check_where_and_what(root, r, env_host, model_hash, result)
             problems, notes = pool_findings(r.name, env, r.meta, made_here)

@@ -114,22 +114,71 @@ _TYPES = {
     "tuple[float, float]": (lambda v: _number_tuple(v, 2), "a list of 2 numbers"),
 }
 
-# ranges where a wrong value would run silently (or fail late); (check, what it must be)
+# Bounds of the sizes a learner could mean. A hidden layer of 16,384 units is 21x the
+# reference's widest (768): a pair of them holds 2.7e8 weights (1 GiB in float32, 3 GiB with
+# AdamW's moments) and each activation 512 MiB at batch 8192; past it torch's allocator failed,
+# naming no setting. 16 layers: 5x the reference's depth.
+MAX_HIDDEN, MAX_LAYERS = 16_384, 16
+# C51 atoms: the critic's output and each projection tensor is (batch x atoms); 4,096 is 40x
+# the reference's 101 (C51's papers use 51) and 128 MiB a tensor at batch 8192.
+MAX_ATOMS = 4_096
+# One rank's batch and replay rows per env: about a million, as learner-bench bounds its own.
+MAX_ROWS = 1 << 20
+# Updates one iteration makes (each captured in the iteration's CUDA graph): 128x the reference's 8.
+MAX_CRITIC_UPDATES = 1_024
+# The return support's bound: 500x the reference's +-20, inside float16's range (65,504) for
+# amp_dtype float16; a support of +-1e308 overflowed (v_max - v_min) to inf in the run.
+MAX_RETURN = 1e4
+# SAC's customary log-std limits: exp() of either stays far inside float16.
+LOG_STD_BOUNDS = (-20.0, 2.0)
+# A tanh-squashed policy's entropy is at most that of the uniform law on [-1, 1]^d, d ln 2 (20.1 nats for
+# the task's 29 actions): a target above it drives alpha up without end. Below, -1000 nats.
+MAX_TARGET_ENTROPY = ACTION_DIM * math.log(2)
+
+
+def _sizes_ok(v) -> bool:
+    return 1 <= len(v) <= MAX_LAYERS and all(1 <= h <= MAX_HIDDEN for h in v)
+
+
+# Ranges where a wrong value would run silently (or fail late, naming no setting); (check, what
+# it must be). Every numeric field of SACConfig has one (tests/faults/test_learner_value_ranges.py).
 _RANGES = {
+    "actor_obs_dim": (lambda v: v == ACTOR_OBS_DIM, f"the task's {ACTOR_OBS_DIM}"),
+    "critic_obs_dim": (lambda v: v == CRITIC_OBS_DIM, f"the task's {CRITIC_OBS_DIM}"),
+    "action_dim": (lambda v: v == ACTION_DIM, f"the task's {ACTION_DIM}"),
+    "actor_hidden": (_sizes_ok, f"a list of 1 to {MAX_LAYERS} sizes in [1, {MAX_HIDDEN}]"),
+    "critic_hidden": (_sizes_ok, f"a list of 1 to {MAX_LAYERS} sizes in [1, {MAX_HIDDEN}]"),
+    "log_std_min": (lambda v: LOG_STD_BOUNDS[0] <= v <= LOG_STD_BOUNDS[1], f"in {list(LOG_STD_BOUNDS)}"),
+    "log_std_max": (lambda v: LOG_STD_BOUNDS[0] <= v <= LOG_STD_BOUNDS[1], f"in {list(LOG_STD_BOUNDS)}"),
+    # the actor's mean is clamp(-m, m): with m <= 0 torch makes it m for every input
+    "mean_clip": (lambda v: 0 < v <= 100, "in (0, 100]"),
+    "num_atoms": (lambda v: 2 <= v <= MAX_ATOMS, f"in [2, {MAX_ATOMS}]"),
+    "v_min": (lambda v: -MAX_RETURN <= v <= MAX_RETURN, f"in [{-MAX_RETURN:g}, {MAX_RETURN:g}]"),
+    "v_max": (lambda v: -MAX_RETURN <= v <= MAX_RETURN, f"in [{-MAX_RETURN:g}, {MAX_RETURN:g}]"),
     "gamma": (lambda v: 0 <= v <= 1, "in [0, 1]"),
     "tau": (lambda v: 0 < v <= 1, "in (0, 1]"),
-    "lr": (lambda v: v > 0, "> 0"),
-    "alpha_init": (lambda v: v > 0, "> 0"),
-    "weight_decay": (lambda v: v >= 0, ">= 0"),
-    "alpha_weight_decay": (lambda v: v >= 0, ">= 0"),
+    # alpha scales the entropy bonus against rewards of order 1: past 100 it is all the loss
+    "alpha_init": (lambda v: 0 < v <= 100, "in (0, 100]"),
+    "target_entropy": (lambda v: -1000 <= v <= MAX_TARGET_ENTROPY,
+                       f"in [-1000, {MAX_TARGET_ENTROPY:.1f}] (a tanh-squashed policy's entropy is at most "
+                       f"{ACTION_DIM} ln 2)"),
+    # AdamW moves each weight by about lr a step: 1 is already the size of the weights themselves
+    "lr": (lambda v: 0 < v <= 1, "in (0, 1]"),
     "betas": (lambda v: all(0 <= b < 1 for b in v), "two numbers in [0, 1)"),
-    "actor_hidden": (lambda v: len(v) >= 1 and all(h >= 1 for h in v), "a non-empty list of positive sizes"),
-    "critic_hidden": (lambda v: len(v) >= 1 and all(h >= 1 for h in v), "a non-empty list of positive sizes"),
-    "num_atoms": (lambda v: v >= 2, ">= 2"),
-    "batch_size": (lambda v: v >= 1, ">= 1"),
-    "replay_per_env": (lambda v: v >= 1, ">= 1"),
+    "weight_decay": (lambda v: 0 <= v <= 100, "in [0, 100]"),
+    "alpha_weight_decay": (lambda v: 0 <= v <= 100, "in [0, 100]"),
+    "critic_updates": (lambda v: 1 <= v <= MAX_CRITIC_UPDATES, f"in [1, {MAX_CRITIC_UPDATES}]"),
+    "actor_update_at": (lambda v: all(0 <= k < MAX_CRITIC_UPDATES for k in v),
+                        f"critic update indices in [0, {MAX_CRITIC_UPDATES - 1}]"),
+    "batch_size": (lambda v: 1 <= v <= MAX_ROWS, f"in [1, {MAX_ROWS}]"),
+    # added to each input's std: past 100 it flattens every observation of the task to about 0
+    "obs_norm_eps": (lambda v: 0 < v <= 100, "in (0, 100]"),
+    "replay_per_env": (lambda v: 1 <= v <= MAX_ROWS, f"in [1, {MAX_ROWS}]"),
+    # bounded above by the replay it must fit (check_sizes; learner-bench's own check)
     "learning_starts": (lambda v: v is None or v >= 1, ">= 1 (or null)"),
-    "graph_warmup_iters": (lambda v: v >= 1, ">= 1"),
+    "amp_dtype": (lambda v: v in ("auto", "float32", "bfloat16", "float16"),
+                  "'auto', 'float32', 'bfloat16' or 'float16'"),
+    "graph_warmup_iters": (lambda v: 1 <= v <= 1000, "in [1, 1000]"),
     # torch's names (torch.compile's modes without Inductor's own CUDA graphs, which the
     # learner's capture refuses; torch.cuda.graph's modes): another failed only on a GPU
     "compile_mode": (lambda v: v in ("default", "max-autotune-no-cudagraphs"),

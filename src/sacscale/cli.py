@@ -279,12 +279,16 @@ def _given_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace):
 
 def _refuse_folder_names(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """A file output named as a folder (`--output /tmp/x/vout/`, `--json out/.`) is refused:
-    `verify S --output /tmp/x/vout/` wrote a file named vout."""
+    `verify S --output /tmp/x/vout/` wrote a file named vout; so is one that is a folder
+    (not a link, which the write replaces), which the write refused only after the work
+    (a whole `learner-bench`)."""
     for option, value, folder in _given_outputs(parser, args):
         if not folder and isinstance(value, str) and (value.endswith(("/", os.sep))
                                                       or os.path.basename(value) in (".", "..")):
             parser.error(f"argument {option}: {value} names a folder (a trailing / or . or ..); "
                          "this option is a file: give its name")
+        if not folder and os.path.isdir(value) and not os.path.islink(value):
+            parser.error(f"{option} {value}: is a folder, not a file; this option is a file: give its name")
 
 
 # a trainer's run folder: where it writes while it runs, or continues a run

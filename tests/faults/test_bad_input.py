@@ -83,7 +83,7 @@ def run_cli(tmp_path, capsys, *args):
          "learning starts at 1000 rows (--extra learning_starts) but the replay holds 128"),
         (["--extra", '{"gamma": "x"}'], "--extra gamma must be a finite number, got 'x'"),
         (["--extra", '{"lr": "fast"}'], "--extra lr must be a finite number, got 'fast'"),
-        (["--extra", '{"lr": -1}'], "--extra lr must be > 0, got -1"),
+        (["--extra", '{"lr": -1}'], "--extra lr must be in (0, 1], got -1"),
         (["--extra", '{"gamma": 1.5}'], "--extra gamma must be in [0, 1], got 1.5"),
         (["--extra", '{"num_atoms": 11.5}'], "--extra num_atoms must be an integer, got 11.5"),
         (["--extra", '{"actor_hidden": "fast"}'], "--extra actor_hidden must be a list of integers, got 'fast'"),
@@ -293,7 +293,7 @@ def test_a_replay_larger_than_the_machines_memory_is_named_before_the_run(tmp_pa
                               "whole-iteration capture), got 'x'"),
     ('{"capture_error_mode": "zz"}', "--extra capture_error_mode must be 'global', 'thread_local' or 'relaxed', "
                                      "got 'zz'"),
-    ('{"log_std_max": -100}', "learner settings: need log_std_min < log_std_max, got -5.0 and -100"),
+    ('{"log_std_max": -10}', "learner settings: need log_std_min < log_std_max, got -5.0 and -10"),
 ])
 def test_learner_settings_used_only_on_a_gpu_or_out_of_order_are_named_on_any_machine(extra, says):
     """A compile or capture mode torch does not know failed only on a GPU, after the run had

@@ -8,6 +8,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from cli_runs import one_line, sacscale
+from paused_runs import finished, started_paused
 
 from sacscale.cli import main
 from sacscale.cpus import parse_cpu_list
@@ -405,3 +407,22 @@ def test_a_pool_cores_below_one_is_a_usage_error(capsys, value, problem):
               str(FIXTURES / "h200x1.topo"), "--pool-cores", value])
     assert info.value.code == 2
     assert f"argument --pool-cores: {problem}" in capsys.readouterr().err
+
+
+def test_plan_matrix_output_is_under_the_cli_output_rules(tmp_path, capsys):
+    """A folder as --output was refused only when written; two at once into one file both
+    exited 0, the last one's plan left. Now the folder is refused before anything is read,
+    and a second writer at once (evidence/paused_sacscale.py holds the first) is refused."""
+    recorded = ["--lscpu", str(FIXTURES / "h200x1.lscpu"), "--nvidia-smi-topo", str(FIXTURES / "h200x1.topo")]
+    with pytest.raises(SystemExit) as refused:
+        main(["plan-matrix", *recorded, "--output", str(tmp_path)])
+    assert refused.value.code == 2
+    assert f"error: --output {tmp_path}: is a folder, not a file" in capsys.readouterr().err
+    out = tmp_path / "m.json"
+    first = started_paused(tmp_path, "sacscale.commands.plan_matrix:plan_matrix", "plan-matrix", *recorded,
+                           "--output", out)
+    second = sacscale("plan-matrix", *recorded, "--smt", "--output", out)
+    one_line(second, f"--output {out}: another sacscale command is writing this output (pid {first.pid} holds ")
+    done = finished(tmp_path, first)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text())["order"] and not list(tmp_path.glob(".*.lock"))

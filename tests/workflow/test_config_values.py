@@ -53,6 +53,13 @@ def run_config(**fields):
     ({"seed": 2**31 - 100_000, "repeats": 2}, "seed: must be an integer >= 0 and <= 2147383647"),
     (run_config(overrides={"extra": '{"gamma": 2}'}),
      "run_configs.n1_cpu.overrides.extra: --extra gamma must be in [0, 1], got 2"),
+    # a negative mean_clip trained a state-independent policy; a +-1e308 support overflowed in the run
+    (run_config(overrides={"extra": '{"mean_clip": -1}'}),
+     "run_configs.n1_cpu.overrides.extra: --extra mean_clip must be in (0, 100], got -1"),
+    (run_config(overrides={"extra": '{"v_min": -1e308, "v_max": 1e308}'}),
+     "run_configs.n1_cpu.overrides.extra: --extra v_min must be in [-10000, 10000], got -1e+308"),
+    (run_config(overrides={"num_critic_updates": 5000}),
+     "run_configs.n1_cpu.overrides.num_critic_updates: --num-critic-updates must be at most 1,024, got 5000"),
     (run_config(overrides={"extra": '{"gamma": 0.9'}), "run_configs.n1_cpu.overrides.extra: argument --extra"),
     (run_config(overrides={"extra": "[1, 2]"}), "run_configs.n1_cpu.overrides.extra: --extra must be a JSON object"),
     (run_config(overrides={"extra": '{"no_such": 1}'}), "run_configs.n1_cpu.overrides.extra: --extra: unknown"),

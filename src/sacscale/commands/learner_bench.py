@@ -9,9 +9,10 @@ import torch
 
 from sacscale.atomic import write_json
 from sacscale.checks import InputError, check_learner_values
+from sacscale.commands._output_lock import holding_outputs
 from sacscale.learn.bench import MODES, bench_learner
 from sacscale.learn.config import SACConfig
-from sacscale.train.config import TASK_SIZES
+from sacscale.train.config import TASK_SIZES, extra_key_problem
 from sacscale.train.options import json_setting
 from sacscale.usage import say
 
@@ -40,6 +41,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, help="write the results as JSON here")
 
 
+# settings with an option of their own here: given in --extra too, --batch replaced it unseen,
+# and a replay size there failed in the learner as unexpected
+OWN_OPTIONS = {"batch_size": "--batch", "replay_per_env": "--num-envs, at 512 rows per env"}
+
 # sizes a learner-bench can mean: a batch and replay up to about a million rows per env
 _BOUNDS = {"batch": (1, 1 << 20), "iters": (1, 1_000_000), "warmup": (0, 1_000_000), "num_envs": (1, 1 << 20)}
 
@@ -53,11 +58,26 @@ def _problem(args: argparse.Namespace) -> str | None:
     sized = [key for key in args.extra if key in TASK_SIZES]
     if sized:  # timed as given, the figure was of another learner than the task's, with no word
         return f"--extra {sized[0]}: the task's own size, which its model fixes; the benchmark times the task's learner"
+    for key in args.extra:
+        if problem := extra_key_problem(key, OWN_OPTIONS, "learner-bench's own option", "the benchmark's results"):
+            return problem
     try:
         check_learner_values(args.extra, set(args.extra))
     except InputError as exc:
         return str(exc)
     return None
+
+
+def _replay_problem(args: argparse.Namespace, cfg: SACConfig) -> str | None:
+    """A learning start the replay cannot hold (as the trainer checks it at its start): the
+    learner refused it after the options were read, as unexpected."""
+    capacity = cfg.replay_capacity(args.num_envs)
+    starts = cfg.replace(batch_size=args.batch).learning_starts_rows(args.num_envs)
+    if starts <= capacity:
+        return None
+    why = "--extra learning_starts" if cfg.learning_starts is not None else "max(--batch, 10 x --num-envs)"
+    return (f"learning starts at {starts} rows ({why}) but the replay holds {capacity} rows "
+            f"({cfg.replay_per_env} per env x --num-envs {args.num_envs})")
 
 
 def _device_problem(text: str) -> str | None:
@@ -89,17 +109,18 @@ def run(args: argparse.Namespace) -> int:
     except (TypeError, ValueError) as exc:  # an unknown or invalid setting
         say(f"sacscale learner-bench: error: --extra: {exc}", file=sys.stderr)
         return 2
-    problem = _device_problem(args.device)
+    problem = _replay_problem(args, cfg) or _device_problem(args.device)
     if problem:
         say(f"sacscale learner-bench: error: {problem}", file=sys.stderr)
         return 2
-    results = []
-    for mode in args.modes:
-        r = bench_learner(mode, batch=args.batch, iters=args.iters, num_envs=args.num_envs,
-                          device=args.device, cfg=cfg, warmup=args.warmup)
-        results.append(r)
-        print(f"{mode:>14}: {r['ms_per_iter']:8.3f} ms/iter  first iteration {r['time_to_first_iter_s']:7.2f} s  "
-              f"(compiled={r['compiled']}, graphed={r['graphed']}, finite={r['metrics_finite']})", flush=True)
-    if args.out:
-        write_json(args.out, results)  # atomic: never written through a link, never half a file
+    with holding_outputs(("--out", args.out)):  # another command writing it meanwhile: refused at once
+        results = []
+        for mode in args.modes:
+            r = bench_learner(mode, batch=args.batch, iters=args.iters, num_envs=args.num_envs,
+                              device=args.device, cfg=cfg, warmup=args.warmup)
+            results.append(r)
+            print(f"{mode:>14}: {r['ms_per_iter']:8.3f} ms/iter  first iteration {r['time_to_first_iter_s']:7.2f} s  "
+                  f"(compiled={r['compiled']}, graphed={r['graphed']}, finite={r['metrics_finite']})", flush=True)
+        if args.out:
+            write_json(args.out, results)  # atomic: never written through a link, never half a file
     return 0 if all(r["metrics_finite"] for r in results) else 1

@@ -15,6 +15,7 @@ import sys
 
 from sacscale.atomic import write_json
 from sacscale.commands._inputs import BadInput, read_text
+from sacscale.commands._output_lock import holding_outputs
 from sacscale.parallel import topology
 from sacscale.parallel.matrix import plan_matrix
 from sacscale.parallel.topology import TopologyError, load_topology
@@ -75,20 +76,21 @@ def _topology(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        topo, allowed, source = _topology(args)
-    except (TopologyError, OSError) as exc:
-        say(f"sacscale plan-matrix: error: {exc}", file=sys.stderr)
-        return 1
-    try:
-        matrix = plan_matrix(topo, smt=args.smt, pool_cores=args.pool_cores, allowed=allowed)
-    except TopologyError as exc:
-        say(f"sacscale plan-matrix: error: {exc} ({source})", file=sys.stderr)
-        return 1
-    matrix["source"] = source
-    if args.output:
-        write_json(args.output, matrix)
-    else:
-        print(json.dumps(matrix, indent=2, sort_keys=True))
+    with holding_outputs(("--output", args.output)):  # another command writing it meanwhile: refused at once
+        try:
+            topo, allowed, source = _topology(args)
+        except (TopologyError, OSError) as exc:
+            say(f"sacscale plan-matrix: error: {exc}", file=sys.stderr)
+            return 1
+        try:
+            matrix = plan_matrix(topo, smt=args.smt, pool_cores=args.pool_cores, allowed=allowed)
+        except TopologyError as exc:
+            say(f"sacscale plan-matrix: error: {exc} ({source})", file=sys.stderr)
+            return 1
+        matrix["source"] = source
+        if args.output:
+            write_json(args.output, matrix)
+        else:
+            print(json.dumps(matrix, indent=2, sort_keys=True))
     say(f"sacscale plan-matrix: {', '.join(matrix['order'])}: {matrix['reason']}", file=sys.stderr)
     return 0

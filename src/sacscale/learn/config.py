@@ -88,6 +88,11 @@ class SACConfig:
             raise ValueError(f"need log_std_min < log_std_max, got {self.log_std_min} and {self.log_std_max}")
         if not self.v_min < self.v_max or self.num_atoms < 2:
             raise ValueError("need v_min < v_max and num_atoms >= 2")
+        for name in ("weight_decay", "alpha_weight_decay"):
+            # AdamW scales each weight by 1 - lr x weight_decay a step: at 1 or more it zeroes or flips them
+            if not self.lr * getattr(self, name) < 1:
+                raise ValueError(f"need lr x {name} < 1 (AdamW scales each weight by 1 - lr x {name} a step), "
+                                 f"got {self.lr} x {getattr(self, name)}")
         if self.amp_dtype != "auto" and self.amp_dtype not in _DTYPES:
             raise ValueError(f"amp_dtype must be 'auto' or one of {sorted(_DTYPES)}")
         if self.compile_mode in ("reduce-overhead", "max-autotune"):

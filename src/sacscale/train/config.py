@@ -7,7 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from sacscale.checks import check_learner_values, check_seed, not_a_model_file, wait_problem
+from sacscale.checks import (
+    MAX_CRITIC_UPDATES,
+    MAX_ROWS,
+    check_learner_values,
+    check_seed,
+    not_a_model_file,
+    wait_problem,
+)
 from sacscale.cpus import MAX_CPU_ID
 from sacscale.parallel.topology import shares_cuda_device
 from sacscale.shapes import NUMBER, Maybe, shape_problem
@@ -21,6 +28,7 @@ MAX_ITERATIONS = 10**9  # a run of more would not end in any machine's life; the
 FIRST_UPDATE_DONE = "first learner update done"
 # Sizes that must be positive, named as their flags in the error.
 POSITIVE_SIZES = ("num_envs", "batch_size", "iterations", "log_every", "num_critic_updates", "replay_per_env")
+LEARNER_SIZE_BOUNDS = {"batch_size": MAX_ROWS, "replay_per_env": MAX_ROWS, "num_critic_updates": MAX_CRITIC_UPDATES}
 # Learner settings `--extra` may not give. The task's sizes come from its model: another
 # value built a learner of another shape, which failed in the collector with a traceback.
 TASK_SIZES = ("actor_obs_dim", "critic_obs_dim", "action_dim")
@@ -101,6 +109,9 @@ class TrainConfig:
         for name in POSITIVE_SIZES:
             if getattr(self, name) <= 0:
                 raise TrainingError(f"--{name.replace('_', '-')} must be positive, got {getattr(self, name)}")
+        for name, most in LEARNER_SIZE_BOUNDS.items():  # the learner's bounds (checks._RANGES), planning's too
+            if getattr(self, name) > most:
+                raise TrainingError(f"--{name.replace('_', '-')} must be at most {most:,}, got {getattr(self, name)}")
         if self.iterations > MAX_ITERATIONS:  # a typo of digits trained on, unbounded
             raise TrainingError(f"--iterations must be at most {MAX_ITERATIONS:,}, got {self.iterations:.3g}")
         if self.checkpoint_every < 0:  # `it % -1 == 0`: a checkpoint every iteration
@@ -189,13 +200,15 @@ def sac_config(cfg: TrainConfig):
         raise TrainingError(f"learner settings: {exc}") from exc
 
 
-def extra_key_problem(key: str) -> str | None:
-    """Why `--extra` may not give the learner setting `key`, or None where it may."""
+def extra_key_problem(key: str, own_options: dict[str, str] | None = None, owner: str = "the trainer's own option",
+                      read_by: str = "the run's records and checks") -> str | None:
+    """Why `--extra` may not give the learner setting `key`, or None where it may. Another
+    command with an --extra of learner settings passes its own options (learner-bench's --batch)."""
+    own = OWN_OPTIONS if own_options is None else own_options
     if key in TASK_SIZES:
         return f"--extra {key}: the task's own size, which its model fixes; not a learner setting to give"
-    if key in OWN_OPTIONS:
-        return (f"--extra {key}: set by the trainer's own option {OWN_OPTIONS[key]} (which the run's records "
-                "and checks read); give it there, not in --extra")
+    if key in own:
+        return f"--extra {key}: set by {owner} {own[key]} (which {read_by} read); give it there, not in --extra"
     return None
 
 

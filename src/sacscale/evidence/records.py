@@ -5,7 +5,9 @@ again (sacscale.evidence.shared_facts): code commit and dirty flag, torch and Py
 versions, the stored diff and the CPUs; and the fields derived from what they describe:
 model.json (model_record), plan.json's description (preset_record), train_meta.json's
 collector pools (pool_record), its options, devices, fault counters and state hashes
-(train_meta_record) and run.json's status and command line (wrapper_record)."""
+(train_meta_record) and run.json's status and command line (wrapper_record); in a set made by
+this code, each run's command and resolved configuration as the planner's code rebuilds them
+from plan.json (planned_commands)."""
 
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ from sacscale.evidence.shared_facts import (
 )
 from sacscale.evidence.shared_facts import opt as _opt
 from sacscale.evidence.record_fields import env_set_problems, meta_problems, model_problems
+from sacscale.evidence.planned_commands import PlanNotRebuilt, plan_model, plan_shape_problems, planned_run_problems
 from sacscale.evidence.planned_runs import (
     plan_value_problems,
     planned_seed,
@@ -306,6 +309,7 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
                     ("environment.json workdir.git", _opt(env, "workdir", "git"))]
     starts = []
     left_out = scope.left_out_hashes(root)
+    rebuilt = _rebuilt_plan(plan, result) if made_here else None
     for entry in planned:
         if entry["name"] in present:
             r = _read_run(root, entry, configs)
@@ -316,6 +320,7 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
             facts.update(position_facts(plan, r.entry, r.resolved))
             _agree(result, r.name, facts, strict)
             result.records += seed_problems(r.name, planned_seed(plan, r.entry), _recorded_seeds(r))
+            result.records += planned_run_problems(rebuilt, r.name, r.run) if rebuilt is not None else []
             _check_where_and_what(root, r, env_host, model_hash, result)
             problems, notes = pool_findings(r.name, env, r.meta, made_here)
             result.records += problems + (_gpu_use(r, env) if env else [])
@@ -339,6 +344,19 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
     problems, notes = recorded_at_findings(env, starts, made_here)
     result.records += problems
     result.notes += notes
+
+
+def _rebuilt_plan(plan: dict, result: Verification):
+    """plan.json in the planner's model, to rebuild each run's command and resolved
+    configuration with the planner's code: for a set made by this code only (an older set's
+    runs were planned by older code), or None where it cannot be read into the model."""
+    try:
+        rebuilt = plan_model(plan)
+    except PlanNotRebuilt as exc:
+        result.records.append(f"{exc}: the runs' commands cannot be rebuilt from it")
+        return None
+    result.records += plan_shape_problems(rebuilt)
+    return rebuilt
 
 
 def _probe_gpu_use(root: Path, plan: dict, env: dict) -> list[str]:

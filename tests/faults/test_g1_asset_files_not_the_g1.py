@@ -8,7 +8,12 @@ task needs of it, exit 2, nothing made."""
 import pytest
 
 from sacscale.cli import main
-from tests.faults.test_g1_asset_files_unreadable import SETTING, copy, prepare_model  # noqa: F401  (fixture)
+from tests.faults.test_g1_asset_files_unreadable import SETTING, copy_of_the_g1_folder, prepare_model
+
+
+@pytest.fixture
+def copy(tmp_path, monkeypatch):
+    return copy_of_the_g1_folder(tmp_path, monkeypatch)
 
 
 def refused(copy, tmp_path, capsys, what: str) -> None:

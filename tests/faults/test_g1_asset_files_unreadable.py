@@ -17,6 +17,10 @@ FILES = ("g1.xml", "g1_mjx.xml")  # what the build reads (its meshes under asset
 
 @pytest.fixture
 def copy(tmp_path, monkeypatch):
+    return copy_of_the_g1_folder(tmp_path, monkeypatch)
+
+
+def copy_of_the_g1_folder(tmp_path, monkeypatch):
     """A copy of the G1 folder: its XML files, its meshes through a link; named by the setting."""
     monkeypatch.delenv(SETTING, raising=False)
     installed = g1_model.asset_dir()

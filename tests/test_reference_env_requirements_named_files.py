@@ -76,3 +76,35 @@ def test_a_bare_name_that_is_ones_own_folder_or_nothing_there_goes_to_pip(tmp_pa
     monkeypatch.chdir(tmp_path)
     assert created(tmp_path, req) == 1
     assert pip_calls == [str(req)]
+
+
+@pytest.mark.parametrize("kind", ["a FIFO", "a folder"])
+def test_requirements_that_are_there_but_no_file_are_named_as_what_they_are(tmp_path, capsys, kind):
+    """Before: a FIFO or a folder given as --requirements was `no such file` (a wrong cause);
+    the FIFO is only looked at, never opened (that would wait for a writer)."""
+    req = tmp_path / "req"
+    os.mkfifo(req) if kind == "a FIFO" else req.mkdir()
+    python = tmp_path / "venv" / "bin" / "python"
+    code = main(["reference-env", "--create", "--python", str(python), "--requirements", str(req),
+                 "--output", str(tmp_path / "r.json")])
+    assert code == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sacscale reference-env: error: --requirements {req}: is {kind}, not a file of requirements pip can read: "
+        "name a requirements file")
+    assert not (tmp_path / "venv").exists()
+
+
+def test_a_nested_fifo_of_this_users_is_named_as_a_fifo(tmp_path, capsys):
+    """Before: a FIFO named by `-r` was given another user's reason (`pip installs what it
+    names as this user, so that user's code could run as this user`)."""
+    fifo = tmp_path / "reqf"
+    os.mkfifo(fifo)
+    req = tmp_path / "req.txt"
+    req.write_text(f"numpy\n-r {fifo}\n")
+    python = tmp_path / "venv" / "bin" / "python"
+    code = main(["reference-env", "--create", "--python", str(python), "--requirements", str(req),
+                 "--output", str(tmp_path / "r.json")])
+    assert code == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sacscale reference-env: error: --requirements {req}: '{req}' line 2: '{fifo}': is a FIFO, not a file of "
+        "requirements pip can read: name a requirements file")

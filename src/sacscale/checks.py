@@ -17,7 +17,7 @@ from pathlib import Path
 
 from sacscale.atomic import file_kind, others_can_swap, others_can_write_file, refuse_foreign_links
 from sacscale.collect import shm
-from sacscale.locks import holder_beside, lock_file_beside
+from sacscale.locks import UntrustedLock, holder_beside, lock_file_beside
 from sacscale.task.walk_rules import ACTION_DIM, ACTOR_OBS_DIM, CRITIC_OBS_DIM
 
 # Seeds feed numpy, torch and MuJoCo, offset per rank (+1000 r) and per stream (+7919).
@@ -359,7 +359,7 @@ def _check_log_dir(path: str | Path, resume: bool = False) -> None:
     if not p.exists():
         return
     used = sorted(e.name for e in p.iterdir() if not (e.is_file() and _CALLER_FILES.match(e.name)))
-    holder = holder_beside(Path(os.path.realpath(p))) if used else None
+    holder = _holder_of(Path(os.path.realpath(p)), path) if used else None
     if holder:
         raise InputError(f"--log-dir {path}: another sacscale command is training in it ({holder} holds "
                          f"{lock_file_beside(Path(os.path.realpath(p)))}); choose a new directory")
@@ -372,12 +372,21 @@ def _check_log_dir(path: str | Path, resume: bool = False) -> None:
 check_log_dir = _check_log_dir
 
 
+def _holder_of(folder: Path, path: str | Path) -> str | None:
+    """Who holds `folder`'s lock (holder_beside); a held lock file another user owns or may
+    write is refused as what it is, its text unshown: no holder's word."""
+    try:
+        return holder_beside(folder)
+    except UntrustedLock as exc:
+        raise InputError(f"--log-dir {path}: {exc}") from None
+
+
 def _refuse_inside_a_held_folder(path: str | Path) -> None:
     """A new log directory inside a folder another command holds (its lock beside it: a
     resumed run folder) is refused: a run written into it would mix with that run's files."""
     real = Path(os.path.realpath(path))
     for folder in real.parents:
-        holder = holder_beside(folder) if folder.parent != folder else None
+        holder = _holder_of(folder, path) if folder.parent != folder else None
         if holder:
             raise InputError(f"--log-dir {path}: inside {folder}, where another sacscale command is training "
                              f"({holder} holds {lock_file_beside(folder)}); choose a directory outside it")

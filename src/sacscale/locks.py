@@ -14,6 +14,8 @@ flock, the file opened through its folder's descriptor, never through a link, a 
 file of this user's), without waiting, and removes the file while still holding it: a
 folder of evidence keeps no file of ours. A holder killed before it could remove the file
 left one that nobody holds (the kernel drops a flock with its process): the next takes it.
+A held one that another user owns or may write (sacscale.atomic.others_can_write_file) is no
+holder's word: `holder_beside` and `lock_beside` raise UntrustedLock, showing nothing it holds.
 
 Not the `filelock` package (4.3.2, read for this): it opens the lock file by path (with
 O_NOFOLLOW, but not through a folder descriptor checked first, and it takes no descriptor
@@ -36,7 +38,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from sacscale.atomic import refuse_foreign_links
+from sacscale.atomic import others_can_write_file, refuse_foreign_links
 from sacscale.lock_folder import (  # noqa: F401 (the lock folder's names, used through this module too)
     DEFAULT_BASE,
     LOCK_DIR_VARIABLE,
@@ -64,6 +66,11 @@ class HeldBeside(LockHeld):
     def __init__(self, lock: Path, holder: str):
         super().__init__(f"{lock} is held by {holder}")
         self.lock, self.holder = lock, holder
+
+
+class UntrustedLock(LockError):
+    """A folder's lock file (`lock_beside`) is held, but another user owns it or may write
+    it: what it says of its holder is anyone's word, and no lock this user's sacscale takes."""
 
 
 def _open_lock_file(dir_fd: int, name: str, path: Path) -> int:
@@ -295,7 +302,7 @@ def _take_named(dir_fd: int, name: str, path: Path) -> tuple[int | None, str]:
         fd = _open_lock_file(dir_fd, name, path)
         try:
             if not _try_lock(fd, path, _BESIDE):
-                holder = _holder(fd)
+                holder = _trusted_holder(fd, path)
                 os.close(fd)
                 return None, holder
         except BaseException:
@@ -332,7 +339,8 @@ def lock_beside(folder: Path) -> Iterator[Path]:
 
 def holder_beside(folder: Path) -> str | None:
     """Who holds `folder`'s lock (lock_beside) now, or None: read without making or taking
-    it (a shared lock tried and let go at once), so a look never refuses the holder's rival."""
+    it (a shared lock tried and let go at once), so a look never refuses the holder's rival.
+    A held file another user owns or may write raises UntrustedLock: its text is not shown."""
     lock = lock_file_beside(folder)
     try:
         fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -341,9 +349,23 @@ def holder_beside(folder: Path) -> str | None:
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
-        return _holder(fd)
+        return _trusted_holder(fd, lock)
     except OSError:
         return None
     finally:
         os.close(fd)  # also lets go of a shared lock just taken
     return None
+
+
+def _trusted_holder(fd: int, lock: Path) -> str:
+    """The holder a held lock file names, where only this user (or root) could have written
+    it; UntrustedLock naming the file as another user's otherwise, as the output locks do."""
+    st = os.fstat(fd)
+    problem = others_can_write_file(st, f"/proc/self/fd/{fd}")  # the opened file's own access list
+    if problem is None:
+        return _holder(fd)
+    if st.st_uid not in (os.getuid(), 0):
+        problem += ", who put it in a folder they can write in"
+    raise UntrustedLock(f"lock file {lock}: {problem}; it is held, but not as a lock of this user's sacscale, and "
+                        f"what it says of its holder is not shown (another user could have written it); keep "
+                        f"{lock.name[1:-len('.lock')]} in a folder of your own")

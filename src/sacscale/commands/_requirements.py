@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from sacscale.atomic import others_can_write_file
+from sacscale.atomic import file_kind, others_can_write_file
 from sacscale.pipeline.code_paths_env import code_path_problem
 from sacscale.pipeline.plan_values import shown_path
 
@@ -48,10 +48,24 @@ def requirements_problem(path: str) -> str | None:
     return _file_problem(Path(os.path.abspath(path)), set())
 
 
+def kind_problem(path: str | Path) -> str | None:
+    """Why `path` is no requirements file pip can read, as a phrase after its name: nothing
+    there, or a folder, FIFO, device or socket named as what it is (only looked at: opening
+    a FIFO would wait for a writer); None for a plain file."""
+    kind = file_kind(path)
+    if kind is None:
+        return "no such file"
+    if kind != "a plain file":
+        return f"is {kind}, not a file of requirements pip can read: name a requirements file"
+    return None
+
+
 def _file_problem(path: Path, seen: set[Path]) -> str | None:
     if problem := _judged_file(path):
         return f"{shown_path(path)} {problem}; pip installs what it names as this user, so that user's code " \
                "could run as this user: name a requirements file of your own"
+    if problem := kind_problem(path):
+        return f"{shown_path(path)}: {problem}"
     if path.resolve() in seen:
         return None  # a file named twice (or naming itself) is read once
     seen.add(path.resolve())
@@ -73,15 +87,15 @@ def _file_problem(path: Path, seen: set[Path]) -> str | None:
 
 
 def _judged_file(path: Path) -> str | None:
-    """Why another user could change the file at `path` (or it is no file pip reads), or None."""
+    """Why another user could change the file at `path`, or None (also where it is no plain file)."""
     if problem := code_path_problem(str(path)):  # links, the folders above, its owner
         return problem
     try:
         st = path.stat()
-    except OSError as exc:
-        return f"cannot be read ({exc.strerror})"
+    except OSError:
+        return None  # kind_problem names what is (not) there
     if not stat.S_ISREG(st.st_mode):
-        return "is not a plain file"
+        return None
     if st.st_size > FILE_MAX_BYTES:
         return f"is larger than {FILE_MAX_BYTES} bytes, so it is not read (what it names cannot be judged)"
     return others_can_write_file(st, str(path))

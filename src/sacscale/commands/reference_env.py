@@ -32,8 +32,9 @@ from sacscale.atomic import write_json
 from sacscale.commands import BadInput
 from sacscale.commands._inputs import repository_hint
 from sacscale.commands._output_lock import holding_outputs
-from sacscale.commands._requirements import requirements_problem
-from sacscale.commands.train_reference import DEFAULT_PYTHON, environment_being_made
+from sacscale.commands._requirements import kind_problem, requirements_problem
+from sacscale.commands.train_reference import DEFAULT_PYTHON, environment_being_made, environment_folder
+from sacscale.locks import UntrustedLock
 from sacscale.pipeline.interpreter_check import interpreter_problem
 from sacscale.trainers import unilab
 from sacscale.usage import say
@@ -60,7 +61,7 @@ def create(python: Path, requirements: str) -> list[list[str]]:
     in bin/python (a venv's layout)."""
     if python.parent.name != "bin":
         raise ValueError(f"--python {python}: to create it, give DIR/bin/python (a virtual environment's layout)")
-    venv = python.parent.parent
+    venv = _venv(python)
     steps = [[sys.executable, "-m", "venv", str(venv)],
              [str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"],
              [str(python), "-m", "pip", "install", "--quiet", _torch_pin(), "-r", requirements]]
@@ -76,7 +77,11 @@ def run(args: argparse.Namespace) -> int:
     python = Path(args.python).absolute()
     t0 = time.time()
     # half made: any other check would name a wrong cause
-    if python.exists() and (being_made := environment_being_made(python)):
+    try:
+        being_made = python.exists() and environment_being_made(python)
+    except UntrustedLock as exc:
+        raise BadInput(f"--python {python}: {exc}; nothing was read") from None
+    if being_made:
         raise BadInput(f"--python {python}: {being_made}; nothing was read: run this one once it has finished")
     # a missing input named by an option (or its repository-relative default): a usage error
     if problem := interpreter_problem(args.python):  # before anything starts it, --create's pip too
@@ -95,9 +100,10 @@ def run(args: argparse.Namespace) -> int:
         say(f"sacscale reference-env: error: --python {python}: to create it, give DIR/bin/python (a virtual "
             f"environment's layout)", file=sys.stderr)
         return 2
-    if not python.exists() and not Path(args.requirements).is_file():
-        say(f"sacscale reference-env: error: --requirements {args.requirements}: no such file"
-            + (repository_hint(REQUIREMENTS) if args.requirements == REQUIREMENTS else ""), file=sys.stderr)
+    if not python.exists() and (problem := kind_problem(args.requirements)):
+        missing = problem == "no such file" and args.requirements == REQUIREMENTS
+        say(f"sacscale reference-env: error: --requirements {args.requirements}: {problem}"
+            + (repository_hint(REQUIREMENTS) if missing else ""), file=sys.stderr)
         return 2
     if not python.exists() and (problem := requirements_problem(args.requirements)):  # before pip reads it
         say(f"sacscale reference-env: error: --requirements {args.requirements}: {problem}", file=sys.stderr)
@@ -132,8 +138,9 @@ def _undone_on_failure(python: Path, taken_back: list[Path]) -> Iterator[None]:
 
 
 def _venv(python: Path) -> Path:
-    """The environment folder of the interpreter DIR/bin/python: the one --create makes."""
-    return python.parent.parent
+    """The environment folder of the interpreter DIR/bin/python: the one --create makes, locks
+    and takes back, named as the kernel reaches it (environment_folder)."""
+    return environment_folder(python)
 
 
 def _recorded(args: argparse.Namespace, python: Path, t0: float) -> int:

@@ -25,7 +25,7 @@ from sacscale.analysis.events import EventFileError
 from sacscale.atomic import write_json
 from sacscale.checks import InputError, check_log_dir, wait_problem
 from sacscale.commands._inputs import repository_hint
-from sacscale.locks import holder_beside, lock_file_beside
+from sacscale.locks import UntrustedLock, holder_beside, lock_file_beside
 from sacscale.parallel.pools import resolve_pools
 from sacscale.pipeline.interpreter_check import interpreter_problem
 from sacscale.pipeline.overrides import REFERENCE_OWNED, check_reference_override
@@ -90,12 +90,19 @@ def _check_sizes(args: argparse.Namespace, devices: list[int]) -> None:
     positive_int(args.iterations, "--iterations", maximum=MAX_ITERATIONS)
 
 
+def environment_folder(python: Path) -> Path:
+    """The environment folder DIR of the interpreter DIR/bin/python as the kernel reaches it
+    (links and `..` taken in order: `rv/bin/../bin/python` is rv's), so that every spelling
+    of one environment names one creation lock."""
+    return Path(os.path.realpath(python.parent.parent))
+
+
 def environment_being_made(python: Path) -> str | None:
     """Why the interpreter DIR/bin/python must not be started or read yet: `reference-env
     --create` holds DIR's lock (`.<DIR>.lock` beside it) while it makes the environment, so
-    the interpreter may be there without its packages; None when no one holds it."""
-    venv = python.parent.parent
-    venv = Path(os.path.realpath(venv.parent)) / venv.name  # as reference-env's lock names it
+    the interpreter may be there without its packages; None when no one holds it.
+    UntrustedLock where the held lock file is another user's (or one they may write)."""
+    venv = environment_folder(python)  # as reference-env's lock names it
     holder = holder_beside(venv)
     if holder is None:
         return None
@@ -108,7 +115,11 @@ def run(args: argparse.Namespace) -> int:
     python = str(Path(args.reference_python).absolute())
     # the options' own values: a bad one is a usage error (exit 2)
     try:
-        if being_made := environment_being_made(Path(python)):  # half made: any other check names a wrong cause
+        try:
+            being_made = environment_being_made(Path(python))
+        except UntrustedLock as exc:
+            raise ValueError(f"--reference-python {python}: {exc}; nothing was started") from None
+        if being_made:  # half made: any other check names a wrong cause
             raise ValueError(f"--reference-python {python}: {being_made}; nothing was started: run this one once it "
                              "has finished")
         check_log_dir(out)  # new or empty, as for ours (a caller's *.log may be there)

@@ -22,7 +22,7 @@ OWN = "set by learner-bench's own option {} (which the benchmark's results read)
     ('{"batch_size": 2048}', "--extra batch_size: " + OWN.format("--batch")),
     ('{"learning_starts": 100000}', "learning starts at 100000 rows (--extra learning_starts) but the replay holds "
                                     "4096 rows (512 per env x --num-envs 8)"),
-    ('{"mean_clip": -1}', "--extra mean_clip must be in (0, 100], got -1"),
+    ('{"mean_clip": -1}', "--extra mean_clip must be in [0.1, 100], got -1"),
 ])
 def test_settings_of_its_own_options_and_a_replay_too_small_are_named(tmp_path, extra, says):
     done = sacscale(*BENCH, "--extra", extra, "--out", tmp_path / "o.json")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from sacscale.atomic import file_kind, others_can_swap, others_can_write_file, refuse_foreign_links
 from sacscale.collect import shm
+from sacscale.learner_limits import network_size_problem
 from sacscale.locks import UntrustedLock, holder_beside, lock_file_beside
 from sacscale.task.walk_rules import ACTION_DIM, ACTOR_OBS_DIM, CRITIC_OBS_DIM
 
@@ -150,20 +151,25 @@ _RANGES = {
     "critic_hidden": (_sizes_ok, f"a list of 1 to {MAX_LAYERS} sizes in [1, {MAX_HIDDEN}]"),
     "log_std_min": (lambda v: LOG_STD_BOUNDS[0] <= v <= LOG_STD_BOUNDS[1], f"in {list(LOG_STD_BOUNDS)}"),
     "log_std_max": (lambda v: LOG_STD_BOUNDS[0] <= v <= LOG_STD_BOUNDS[1], f"in {list(LOG_STD_BOUNDS)}"),
-    # the actor's mean is clamp(-m, m): with m <= 0 torch makes it m for every input
-    "mean_clip": (lambda v: 0 < v <= 100, "in (0, 100]"),
+    # the actor's mean is clamp(-m, m), its action tanh of it: below 0.1 the policy's mean action stays
+    # within a tenth of each joint's range whatever the state (1e-300: 0 for every input)
+    "mean_clip": (lambda v: 0.1 <= v <= 100, "in [0.1, 100]"),
     "num_atoms": (lambda v: 2 <= v <= MAX_ATOMS, f"in [2, {MAX_ATOMS}]"),
     "v_min": (lambda v: -MAX_RETURN <= v <= MAX_RETURN, f"in [{-MAX_RETURN:g}, {MAX_RETURN:g}]"),
     "v_max": (lambda v: -MAX_RETURN <= v <= MAX_RETURN, f"in [{-MAX_RETURN:g}, {MAX_RETURN:g}]"),
     "gamma": (lambda v: 0 <= v <= 1, "in [0, 1]"),
-    "tau": (lambda v: 0 < v <= 1, "in (0, 1]"),
-    # alpha scales the entropy bonus against rewards of order 1: past 100 it is all the loss
-    "alpha_init": (lambda v: 0 < v <= 100, "in (0, 100]"),
+    # the targets move tau of the way an update: below 1e-4 (a half-life of 7,000 updates) they keep
+    # their first weights through a run (at 1e-8 float32 does not move them at all)
+    "tau": (lambda v: 1e-4 <= v <= 1, "in [0.0001, 1]"),
+    # alpha scales the entropy bonus against rewards of order 1: past 100 it is all the loss; below 1e-6
+    # there is none (1e-300 is 0 in float32) until log alpha climbs back at about lr an update
+    "alpha_init": (lambda v: 1e-6 <= v <= 100, "in [1e-06, 100]"),
     "target_entropy": (lambda v: -1000 <= v <= MAX_TARGET_ENTROPY,
                        f"in [-1000, {MAX_TARGET_ENTROPY:.1f}] (a tanh-squashed policy's entropy is at most "
                        f"{ACTION_DIM} ln 2)"),
-    # AdamW moves each weight by about lr a step: 1 is already the size of the weights themselves
-    "lr": (lambda v: 0 < v <= 1, "in (0, 1]"),
+    # AdamW moves each weight by about lr a step: 1 is already the size of the weights themselves;
+    # below 1e-6 a step is near float32's resolution of a weight of order 1 (1.2e-7): nothing learns
+    "lr": (lambda v: 1e-6 <= v <= 1, "in [1e-06, 1]"),
     "betas": (lambda v: all(0 <= b < 1 for b in v), "two numbers in [0, 1)"),
     "weight_decay": (lambda v: 0 <= v <= 100, "in [0, 100]"),
     "alpha_weight_decay": (lambda v: 0 <= v <= 100, "in [0, 100]"),
@@ -171,8 +177,9 @@ _RANGES = {
     "actor_update_at": (lambda v: all(0 <= k < MAX_CRITIC_UPDATES for k in v),
                         f"critic update indices in [0, {MAX_CRITIC_UPDATES - 1}]"),
     "batch_size": (lambda v: 1 <= v <= MAX_ROWS, f"in [1, {MAX_ROWS}]"),
-    # added to each input's std: past 100 it flattens every observation of the task to about 0
-    "obs_norm_eps": (lambda v: 0 < v <= 100, "in (0, 100]"),
+    # added to each input's std: past 100 it flattens every observation of the task to about 0; below 1e-8
+    # an input that never varies has its rounding noise scaled by 1e8 or more (1e-300 is 0 in float32: NaN)
+    "obs_norm_eps": (lambda v: 1e-8 <= v <= 100, "in [1e-08, 100]"),
     "replay_per_env": (lambda v: 1 <= v <= MAX_ROWS, f"in [1, {MAX_ROWS}]"),
     # bounded above by the replay it must fit (check_sizes; learner-bench's own check)
     "learning_starts": (lambda v: v is None or v >= 1, ">= 1 (or null)"),
@@ -213,6 +220,9 @@ def check_learner_values(values: dict, from_extra: set[str]) -> None:
             ok, what = _RANGES[f.name]
             if not ok(value):
                 raise InputError(f"{where} must be {what}, got {value!r}")
+    given = {f.name: values.get(f.name, f.default) for f in fields(SACConfig)}
+    if problem := network_size_problem(given, lambda name: f"--extra {name}" if name in from_extra else name):
+        raise InputError(problem)
 
 
 def check_sizes(cfg, sac) -> None:

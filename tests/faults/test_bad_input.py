@@ -83,7 +83,7 @@ def run_cli(tmp_path, capsys, *args):
          "learning starts at 1000 rows (--extra learning_starts) but the replay holds 128"),
         (["--extra", '{"gamma": "x"}'], "--extra gamma must be a finite number, got 'x'"),
         (["--extra", '{"lr": "fast"}'], "--extra lr must be a finite number, got 'fast'"),
-        (["--extra", '{"lr": -1}'], "--extra lr must be in (0, 1], got -1"),
+        (["--extra", '{"lr": -1}'], "--extra lr must be in [1e-06, 1], got -1"),
         (["--extra", '{"gamma": 1.5}'], "--extra gamma must be in [0, 1], got 1.5"),
         (["--extra", '{"num_atoms": 11.5}'], "--extra num_atoms must be an integer, got 11.5"),
         (["--extra", '{"actor_hidden": "fast"}'], "--extra actor_hidden must be a list of integers, got 'fast'"),

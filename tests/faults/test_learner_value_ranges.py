@@ -27,17 +27,17 @@ def test_every_numeric_learner_setting_has_a_range():
 
 
 @pytest.mark.parametrize("extra, message", [
-    ({"mean_clip": -1}, "--extra mean_clip must be in (0, 100], got -1"),
-    ({"mean_clip": 0}, "--extra mean_clip must be in (0, 100], got 0"),
-    ({"obs_norm_eps": -1e-9}, "--extra obs_norm_eps must be in (0, 100], got -1e-09"),
+    ({"mean_clip": -1}, "--extra mean_clip must be in [0.1, 100], got -1"),
+    ({"mean_clip": 0}, "--extra mean_clip must be in [0.1, 100], got 0"),
+    ({"obs_norm_eps": -1e-9}, "--extra obs_norm_eps must be in [1e-08, 100], got -1e-09"),
     ({"v_min": -1e308, "v_max": 1e308}, "--extra v_min must be in [-10000, 10000], got -1e+308"),
     ({"actor_hidden": [10**12]}, "--extra actor_hidden must be a list of 1 to 16 sizes in [1, 16384], got "
                                  "[1000000000000]"),
     ({"critic_hidden": [64] * 17}, "--extra critic_hidden must be a list of 1 to 16 sizes in [1, 16384], got "
                                    f"{[64] * 17}"),
     ({"num_atoms": 10**11}, "--extra num_atoms must be in [2, 4096], got 100000000000"),
-    ({"lr": 1e30}, "--extra lr must be in (0, 1], got 1e+30"),
-    ({"alpha_init": 1e9}, "--extra alpha_init must be in (0, 100], got 1000000000.0"),
+    ({"lr": 1e30}, "--extra lr must be in [1e-06, 1], got 1e+30"),
+    ({"alpha_init": 1e9}, "--extra alpha_init must be in [1e-06, 100], got 1000000000.0"),
     ({"log_std_max": 50}, "--extra log_std_max must be in [-20.0, 2.0], got 50"),
     ({"target_entropy": 30}, "--extra target_entropy must be in [-1000, 20.1] (a tanh-squashed policy's entropy "
                              "is at most 29 ln 2), got 30"),
@@ -45,7 +45,16 @@ def test_every_numeric_learner_setting_has_a_range():
     ({"graph_warmup_iters": 10**9}, "--extra graph_warmup_iters must be in [1, 1000], got 1000000000"),
     ({"amp_dtype": "float64"}, "--extra amp_dtype must be 'auto', 'float32', 'bfloat16' or 'float16', got "
                                "'float64'"),
+    # in range before, yet 0 (or 0 / 0) in float32: the mean 0 for every input, targets that never move,
+    # no learning, no entropy bonus, a normaliser dividing by 0
+    ({"mean_clip": 1e-300}, "--extra mean_clip must be in [0.1, 100], got 1e-300"),
+    ({"tau": 1e-300}, "--extra tau must be in [0.0001, 1], got 1e-300"),
+    ({"lr": 1e-300}, "--extra lr must be in [1e-06, 1], got 1e-300"),
+    ({"alpha_init": 1e-300}, "--extra alpha_init must be in [1e-06, 100], got 1e-300"),
+    ({"obs_norm_eps": 1e-300}, "--extra obs_norm_eps must be in [1e-08, 100], got 1e-300"),
     # the fields that bound each other
+    ({"v_min": 0, "v_max": 1e-300}, "learner settings: need v_max - v_min >= 1 (the return support must hold a "
+                                    "step's reward, of order 1), got 0 and 1e-300"),
     ({"lr": 0.5, "weight_decay": 3}, "learner settings: need lr x weight_decay < 1 (AdamW scales each weight by "
                                      "1 - lr x weight_decay a step), got 0.5 x 3"),
     ({"log_std_min": 0, "log_std_max": 0}, "learner settings: need log_std_min < log_std_max, got 0 and 0"),

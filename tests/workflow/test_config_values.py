@@ -55,7 +55,7 @@ def run_config(**fields):
      "run_configs.n1_cpu.overrides.extra: --extra gamma must be in [0, 1], got 2"),
     # a negative mean_clip trained a state-independent policy; a +-1e308 support overflowed in the run
     (run_config(overrides={"extra": '{"mean_clip": -1}'}),
-     "run_configs.n1_cpu.overrides.extra: --extra mean_clip must be in (0, 100], got -1"),
+     "run_configs.n1_cpu.overrides.extra: --extra mean_clip must be in [0.1, 100], got -1"),
     (run_config(overrides={"extra": '{"v_min": -1e308, "v_max": 1e308}'}),
      "run_configs.n1_cpu.overrides.extra: --extra v_min must be in [-10000, 10000], got -1e+308"),
     (run_config(overrides={"num_critic_updates": 5000}),

@@ -196,7 +196,7 @@ BAD_FILES = [
     ("repeats: 1000000000000\n",
      "Error validating config file: repeats: 1000000000000 is greater than the maximum"),
     ("run_configs: {n1_cpu: {overrides: {extra: '{\"tau\": 0}'}}}\n",
-     "config error: run_configs.n1_cpu.overrides.extra: --extra tau must be in (0, 1], got 0"),
+     "config error: run_configs.n1_cpu.overrides.extra: --extra tau must be in [0.0001, 1], got 0"),
 ]
 
 

@@ -14,6 +14,14 @@ from dataclasses import dataclass
 import torch
 
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+# The C51 support's narrowest width: the task's rewards are of order 1 a step. At v_max - v_min
+# of 1e-300 the atoms' spacing is 0 in float32 and the projection divides 0 by 0.
+MIN_RETURN_SPAN = 1.0
+
+
+def _as_float(value):
+    """An int (not a bool) as the float it is; anything else as given, for the checks to name."""
+    return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
 @dataclass
@@ -88,6 +96,9 @@ class SACConfig:
             raise ValueError(f"need log_std_min < log_std_max, got {self.log_std_min} and {self.log_std_max}")
         if not self.v_min < self.v_max or self.num_atoms < 2:
             raise ValueError("need v_min < v_max and num_atoms >= 2")
+        if self.v_max - self.v_min < MIN_RETURN_SPAN:
+            raise ValueError(f"need v_max - v_min >= {MIN_RETURN_SPAN:g} (the return support must hold a step's "
+                             f"reward, of order 1), got {self.v_min} and {self.v_max}")
         for name in ("weight_decay", "alpha_weight_decay"):
             # AdamW scales each weight by 1 - lr x weight_decay a step: at 1 or more it zeroes or flips them
             if not self.lr * getattr(self, name) < 1:
@@ -101,6 +112,15 @@ class SACConfig:
                 "which conflict with the learner's whole-iteration capture; use 'default' "
                 "or 'max-autotune-no-cudagraphs'"
             )
+        self._floats_as_floats()  # last: the messages above show the values as given
+
+    def _floats_as_floats(self) -> None:
+        """A whole number given for a float setting (JSON's `0`) is that float: torch's AdamW
+        refused betas of an int and a float (`betas must be either both floats or both Tensors`)."""
+        for f in dataclasses.fields(self):
+            if f.type == "float":
+                setattr(self, f.name, _as_float(getattr(self, f.name)))
+        self.betas = tuple(_as_float(b) for b in self.betas)
 
     # --- derived sizes ---
     @property

@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 from sacscale import __version__
-from sacscale.atomic import others_can_swap
+from sacscale.atomic import others_can_swap, refuse_special
 from sacscale.commands import BadInput
 from sacscale.commands._finished_sets import finished_set_problem
 from sacscale.eval.gl_backend import GLBackendError, check_mujoco_gl
@@ -126,7 +126,10 @@ def main(argv: list[str] | None = None) -> int:
 def _working_folder_problem(argv: list[str]) -> str | None:
     """A command run in a folder that was removed: every relative path (and `.absolute()`)
     fails on it, as a traceback or an `error: no such file or directory` naming nothing; so
-    judged before any option is. `--help` and `--version` name no file and still answer."""
+    judged before any option is. `--help` and `--version` name no file and still answer.
+    Refused even where every path given is absolute: the commands read the working folder
+    itself (its git state for environment.json, the run folders and lock files the planner
+    and record-run resolve against it), which a check of the options cannot see."""
     if not argv or argv[0] not in COMMANDS:
         return None
     try:
@@ -186,10 +189,12 @@ def _main(argv: list[str]) -> int:
     _refuse_names_the_encoding_cannot_hold(cmd_parser, args)
     _refuse_folder_names(cmd_parser, args)
     _refuse_system_outputs(cmd_parser, args)
+    _refuse_special_outputs(cmd_parser, args)
     _refuse_committed_outputs(cmd_parser, args)
     _refuse_finished_set_outputs(name, cmd_parser, args)
     if name not in _OWN_FOLDER_CHECK:
         _refuse_shared_outputs(cmd_parser, args)
+    _outputs_made_absolute(cmd_parser, args)
     if name in _MUJOCO_IN_CHILDREN and (gl_problem := _gl_problem()):
         print(f"sacscale {name}: error: {_printable(gl_problem)}", file=sys.stderr)
         return 2
@@ -281,7 +286,8 @@ def _refuse_folder_names(parser: argparse.ArgumentParser, args: argparse.Namespa
     """A file output named as a folder (`--output /tmp/x/vout/`, `--json out/.`) is refused:
     `verify S --output /tmp/x/vout/` wrote a file named vout; so is one that is a folder
     (not a link, which the write replaces), which the write refused only after the work
-    (a whole `learner-bench`)."""
+    (a whole `learner-bench`), and so is a link leading to a folder, which the write would
+    replace."""
     for option, value, folder in _given_outputs(parser, args):
         if not folder and isinstance(value, str) and (value.endswith(("/", os.sep))
                                                       or os.path.basename(value) in (".", "..")):
@@ -289,10 +295,43 @@ def _refuse_folder_names(parser: argparse.ArgumentParser, args: argparse.Namespa
                          "this option is a file: give its name")
         if not folder and os.path.isdir(value) and not os.path.islink(value):
             parser.error(f"{option} {value}: is a folder, not a file; this option is a file: give its name")
+        if not folder and (target := _link_to_a_folder(value)):
+            parser.error(f"argument {option}: {value} leads to a folder (a link to {target}); this option is a "
+                         "file: give its name")
+
+
+def _refuse_special_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A file output that is a device, FIFO or socket is refused now: the write refuses it
+    too, but only after the work."""
+    for option, value, folder in _given_outputs(parser, args):
+        try:
+            None if folder else refuse_special(Path(value))
+        except OSError as exc:
+            parser.error(f"argument {option}: {value}: {exc.strerror}")
+
+
+def _link_to_a_folder(value) -> str | None:
+    """What a link at `value` says, where it leads to a folder or names one (a trailing /)."""
+    if not os.path.islink(value):
+        return None
+    target = os.readlink(value)
+    names_a_folder = target.endswith(("/", os.sep)) or os.path.basename(target) in (".", "..")
+    return target if names_a_folder or os.path.isdir(value) else None
 
 
 # a trainer's run folder: where it writes while it runs, or continues a run
 _RUN_FOLDERS = ("--log-dir", "--resume")
+def _outputs_made_absolute(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Each relative file output joined to the working folder now, after the checks (which
+    name it as given): a write at the end of a long command then names its file even where
+    the working folder was removed meanwhile (a run folder is no file output)."""
+    for action in parser._actions:
+        value = getattr(args, action.dest, None)
+        if (action.dest in _OUTPUTS and action.dest not in _OUTPUT_FOLDERS and action.option_strings
+                and isinstance(value, (str, Path)) and value and not os.path.isabs(value)):
+            setattr(args, action.dest, type(value)(os.path.abspath(value)))
+
+
 # the kernel's and the devices' folders: an output there is no file (`/dev/stdout` is a link
 # the writer would replace with a file, for every process of the machine)
 _SYSTEM_FOLDERS = (Path("/dev"), Path("/proc"), Path("/sys"))
@@ -408,6 +447,8 @@ def _error_line(name: str, exc: Exception) -> int:
     elif isinstance(exc, OSError):
         reason = _OS_REASONS.get(exc.errno, exc.strerror or str(exc))
         where = " -> ".join(_output_name(str(f)) for f in (exc.filename, exc.filename2) if f)
+        if exc.errno == errno.ENOENT and (gone := _folder_gone(exc.filename)):
+            reason += f" ({gone} was removed while the command ran)"
         message, code = f"{where}: {reason}" if where else reason, 2
     elif isinstance(exc, UnicodeDecodeError):
         message, code = f"input is not UTF-8 text (byte {exc.start})", 2
@@ -420,6 +461,17 @@ def _error_line(name: str, exc: Exception) -> int:
         message, code = f"{type(exc).__name__}: {text[:300]} (unexpected; SACSCALE_TRACEBACK=1 shows where)", 1
     print(f"sacscale {name}: error: {_printable(message)}", file=sys.stderr)
     return code
+
+
+def _folder_gone(filename) -> str | None:
+    """Which folder was removed while the command ran (the start checked the working folder):
+    the working folder, or the file's own."""
+    try:
+        os.getcwd()
+    except OSError:
+        return "the working folder"
+    folder = os.path.dirname(os.fsdecode(filename)) if filename else ""
+    return f"its folder {folder}" if folder and not os.path.lexists(folder) else None
 
 
 # sacscale.atomic's temporary name for an output: .<stem>.tmp<pid>.<thread><suffix>

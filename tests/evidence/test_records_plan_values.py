@@ -87,3 +87,23 @@ def test_a_runs_recorded_index_other_than_the_plans_is_named(work):
     edit_record(work, f"runs/{LEFT_OUT}/run.json", lambda run: run["resolved_config"].update(index=0))
     remake_manifest(work)
     assert f"{LEFT_OUT}: run index: plan.json says 3, run.json resolved_config says 0" in verify(work).records
+
+
+@pytest.mark.parametrize("repeats, says", [(10 ** 12, "more than the planner allows (1000)"),
+                                           (1001, "more than the planner allows (1000)"),
+                                           (0, "fewer than the planner allows (1)")])
+def test_a_plan_repeats_past_the_planners_bound_is_named_before_the_order_is_built(work, repeats, says):
+    """runs[] is compared with repeats x order positions: a repeats of 10**12 is named, not
+    expanded (which took the machine's memory), and no count of runs is made of it."""
+    _plan_edited(work, lambda plan: plan.update(repeats=repeats))
+    remake_manifest(work)
+    records = verify(work).records
+    assert f"plan.json: repeats {repeats}: {says}" in records
+    assert not [r for r in records if r.startswith("plan.json: runs lists")]
+
+
+def test_a_plan_order_longer_than_the_planner_allows_is_named(work):
+    _plan_edited(work, lambda plan: plan.update(order=[f"c{i}" for i in range(65)]))
+    remake_manifest(work)
+    assert ("plan.json: order: 65 run configurations, but the planner allows 1 to 64 a repeat"
+            in verify(work).records)

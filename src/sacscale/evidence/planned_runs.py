@@ -9,15 +9,19 @@ configurations run back to back in the plan's schedule, so each position has its
 repeat and configuration, and two runs' repeats swapped in all their records do not pass.
 
 A plan value these rules are made from, of a type the planner never writes (a seed 1.0 or
-true, a prefix 5), is named, never a reason to skip a rule."""
+true, a prefix 5), is named, never a reason to skip a rule; so is a size past the planner's
+bounds (repeats, the configurations a repeat), before anything is built of it: the planned
+order is repeats x order positions, compared with runs[] one by one, never held whole."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 from sacscale.evidence.result import same_value
 from sacscale.evidence.shared_facts import ABSENT
 from sacscale.pipeline.plan_model import SCHEDULES, repeat_order
+from sacscale.pipeline.plan_values import MAX_ORDER, MAX_REPEATS
 
 SEED_RULE = "the plan's seed + the run's repeat - 1: both configurations of a repeat run with one seed"
 
@@ -57,7 +61,28 @@ def plan_value_problems(plan: dict, made_here: bool) -> list[str]:
         elif not fits(plan[key]):
             out.append(f"plan.json: {key} {_as_json(plan[key])}: not {kind}, as the planner writes it (the runs' "
                        "names, seeds and order are derived from it)")
+    return out + _size_problems(plan)
+
+
+def _size_problems(plan: dict) -> list[str]:
+    """plan.json repeats and order (of the planner's types) past the planner's bounds."""
+    repeats, order = plan.get("repeats"), plan.get("order")
+    out = []
+    if _whole(repeats) and not 1 <= repeats <= MAX_REPEATS:
+        side = "more" if repeats > MAX_REPEATS else "fewer"
+        out.append(f"plan.json: repeats {_as_json(repeats)}: {side} than the planner allows "
+                   f"({MAX_REPEATS if side == 'more' else 1})")
+    if _strings(order) and not 1 <= len(order) <= MAX_ORDER:
+        out.append(f"plan.json: order: {len(order)} run configurations, but the planner allows 1 to {MAX_ORDER} "
+                   "a repeat")
     return out
+
+
+def _sizes_planned(plan: dict) -> bool:
+    """The plan's repeats, order and schedule are of the planner's types and within its bounds."""
+    repeats, order = plan.get("repeats"), plan.get("order")
+    return (_whole(repeats) and _strings(order) and plan.get("schedule", "alternating") in SCHEDULES
+            and not _size_problems(plan))
 
 
 def planned_seed(plan: dict, entry: dict) -> int | None:
@@ -93,25 +118,25 @@ def run_name_problems(plan: dict) -> list[str]:
     return out
 
 
-def _planned_positions(plan: dict) -> list[tuple[int, str]] | None:
-    """(repeat, configuration) of each position of the planner's execution order, or None
-    where the plan's repeats, order or schedule is not the planner's (named above); a plan
-    without a schedule is an older set's, which ran the alternating one."""
-    repeats, order, schedule = plan.get("repeats"), plan.get("order"), plan.get("schedule", "alternating")
-    if not (_whole(repeats) and _strings(order) and schedule in SCHEDULES):
-        return None
-    return [(k, c) for k in range(1, repeats + 1) for c in repeat_order(order, k, schedule)]
+def _planned_positions(plan: dict) -> Iterator[tuple[int, str]]:
+    """(repeat, configuration) of each position of the planner's execution order, one at a
+    time; a plan without a schedule is an older set's, which ran the alternating one."""
+    order, schedule = plan["order"], plan.get("schedule", "alternating")
+    return ((k, c) for k in range(1, plan["repeats"] + 1) for c in repeat_order(order, k, schedule))
 
 
 def run_order_problems(plan: dict) -> list[str]:
-    """plan.json runs[] against the planner's execution order: each position's repeat and
-    configuration, its index, and `execution_order` the runs' names in that order."""
+    """plan.json runs[] against the planner's execution order (where the plan's repeats,
+    order and schedule are the planner's; plan_value_problems names them otherwise): each
+    position's repeat and configuration, its index, and `execution_order` the runs' names in
+    that order."""
     runs = [e for e in plan.get("runs") or [] if isinstance(e, dict)]
-    positions = _planned_positions(plan)
     out = []
-    if positions is not None:
-        if len(runs) != len(positions):
-            out.append(f"plan.json: runs lists {len(runs)} runs, the plan's repeats and order give {len(positions)}")
+    if _sizes_planned(plan):
+        planned = plan["repeats"] * len(plan["order"])
+        if len(runs) != planned:
+            out.append(f"plan.json: runs lists {len(runs)} runs, the plan's repeats and order give {planned}")
+        positions = _planned_positions(plan)
         schedule = plan.get("schedule", "alternating")
         for i, (entry, (k, c)) in enumerate(zip(runs, positions)):
             if not (same_value(entry.get("repeat"), k) and entry.get("config") == c):

@@ -22,6 +22,7 @@ CPU_LIST = re.compile(r"[0-9]{1,5}(-[0-9]{1,5})?(,[0-9]{1,5}(-[0-9]{1,5})?){0,10
 # Upper bounds, checked before anything is expanded: a CPU list becomes a list of every
 # CPU, repeats x order becomes the run list.
 MAX_REPEATS = 1000
+MAX_ORDER = 64  # run configurations a repeat
 MAX_NUM_ENVS = 1 << 20
 MAX_BATCH = 1 << 24
 MAX_TIMEOUT_S = MAX_WAIT_S  # a run's wall clock: the bound of its trainer's own waits too

@@ -17,6 +17,7 @@ from sacscale.pipeline.plan_model import SCHEDULES, Host, Plan, Run, repeat_orde
 from sacscale.pipeline.plan_values import (
     DEVICES,
     MAX_ITERATIONS,
+    MAX_ORDER,
     MAX_REPEATS,
     NAME,
     PROBE_FEWEST_ITERATIONS,
@@ -32,8 +33,6 @@ from sacscale.pipeline.preset_choice import NAMED, asked_once, choose_preset
 from sacscale.pipeline.run_commands import work_folder
 from sacscale.pipeline.run_config import resolve_run_config
 from sacscale.trainers.reference_options import DEFAULT_PYTHON
-
-MAX_ORDER = 64  # run configurations a repeat
 
 
 def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_host: bool = True,

@@ -52,7 +52,7 @@ def test_a_compiler_in_another_users_folder_is_refused(tmp_path):
         f"compiled kernels among them, {TAIL}")
 
 
-@pytest.mark.parametrize("name", ["NCCL_NET_PLUGIN", "TRITON_HOME", "TORCH_EXTENSIONS_DIR", "GCONV_PATH", "BASH_ENV",
+@pytest.mark.parametrize("name", ["NCCL_NET_PLUGIN", "TRITON_DUMP_DIR", "XDG_CONFIG_HOME", "GCONV_PATH", "BASH_ENV",
                                   "ANY_VARIABLE"])
 def test_any_variable_naming_a_path_others_may_change_is_refused(open_folder, name):
     assert refused({name: str(open_folder / "lib.so")}) == (

@@ -10,8 +10,9 @@ is judged at planning time, before an interpreter is started with them (a
 that others could swap entries in: the path and every folder above it; a file by its own
 mode and access list too. One not made yet is judged by the folder it would be made in, where
 any user who may make entries there could make it first. A folder the run takes code from
-(CODE_FOLDER_ENV: PYTHONPATH, LD_LIBRARY_PATH, PATH, the caches) must take no new entries from
-others, sticky bit or not, and each entry directly in it is judged (code_folder_problem). A
+(CODE_FOLDER_ENV: PYTHONPATH, LD_LIBRARY_PATH, PATH, the caches, CUDA_HOME, CPATH, ...) must
+take no new entries from others, sticky bit or not, and what the run loads from it is judged
+to the depth it loads it (code_folders.code_folder_problem). A
 relative path (one with a `/`: `./x`, `../x`, `a/b`) is judged where the run
 starts it: the trainer starts in Snakemake's working folder, where planning runs, and the
 reference trainer in its run's work folder (run_config gives both); a bare word (`g++`) is a
@@ -32,11 +33,10 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import stat
 import sys
-from pathlib import Path
 
-from sacscale.atomic import others_can_write_file, refuse_foreign_links, swappable_by_others
+from sacscale.pipeline.code_folders import CACHE_ROOT, COMMANDS, LIBRARIES, WHOLE_TREE, code_folder_problem
+from sacscale.pipeline.code_folders import code_path_problem as code_path_problem
 from sacscale.pipeline.interpreter_env import FOREIGN_CODE_ENV
 from sacscale.pipeline.plan_values import PlanError, shown_path
 from sacscale.pipeline.temporary_env import TEMPORARY_FOLDER_ENV
@@ -70,6 +70,22 @@ CODE_PATH_ENV = {
     "TORCHINDUCTOR_CUTLASS_DIR": "torch.compile compiles its CUTLASS kernels with the sources from it",
     "ROCM_PATH": "torch takes the ROCm compilers and libraries from it",
     "ROCM_HOME": "torch takes the ROCm compilers and libraries from it",
+    "LD_RUN_PATH": ("the linker writes it as the run path of the libraries torch.compile and Triton link, and the "
+                    "loader loads their libraries from it"),
+    "LIBRARY_PATH": "gcc links what torch.compile and Triton build with the libraries from it",
+    "CPATH": "gcc compiles what torch.compile and Triton build with the headers from it",
+    "C_INCLUDE_PATH": "gcc compiles what torch.compile and Triton build with the headers from it",
+    "CPLUS_INCLUDE_PATH": "gcc compiles what torch.compile builds with the headers from it",
+    "TRITON_HOME": "Triton loads compiled GPU kernels from its .triton/cache",
+    "TORCH_EXTENSIONS_DIR": "torch builds and loads its C++ extensions there",
+    "TORCH_HOME": "torch loads hub code and checkpoints from it",
+    "CUDA_HOME": "torch and Triton take the CUDA compiler, headers and libraries from it",
+    "CUDA_PATH": "torch and Triton take the CUDA compiler, headers and libraries from it",
+    "CUDA_INC_PATH": "CUDA headers are taken from it",
+    "CUDNN_HOME": "torch builds its C++ extensions with the cuDNN headers and libraries from it",
+    "CUDNN_PATH": "torch builds its C++ extensions with the cuDNN headers and libraries from it",
+    "HF_HOME": "Hugging Face libraries import downloaded code (remote-code modules) from it",
+    "PYTHONHOME": "Python imports its standard library from it",
 }
 READS_WHAT_IT_NAMES = "the run reads or runs what it names"
 # variables whose value (each entry of a ':' list) is only ever a path, never a command or a
@@ -82,8 +98,24 @@ PATH_VALUE_ENV = frozenset({
     "CUDA_INC_PATH", "TORCHELASTIC_ERROR_FILE", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME",
 })
 # the variables whose value is a folder the run takes code from (not the words of a command,
-# CC and CXX, where a folder is only read out of an option): code_folder_problem judges them
+# CC and CXX, where a folder is only read out of an option): code_folder_problem judges them.
+# Every variable of CODE_PATH_ENV (a file-naming one, TRITON_PTXAS_PATH, where it names a
+# folder). Not PYTHONSTARTUP (never run: the trainer is not interactive), TRITON_DUMP_DIR and
+# TORCH_COMPILE_DEBUG_DIR (dumps written, never loaded), TORCHELASTIC_ERROR_FILE (a file
+# written), XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_STATE_HOME (settings and data, no code): the
+# path rule alone judges those
 CODE_FOLDER_ENV = frozenset(CODE_PATH_ENV) - {"CC", "CXX"}
+# how deep the run takes code from each (code_folders.Reach); any other: every entry below.
+# HOME, XDG_CACHE_HOME and PYTHONHOME only root the folders the run loads from (CODE_BELOW):
+# their own entries are judged, and those folders as whole trees
+CODE_FOLDER_REACH = {"PATH": COMMANDS, "LD_LIBRARY_PATH": LIBRARIES, "LD_RUN_PATH": LIBRARIES,
+                     "LIBRARY_PATH": LIBRARIES, "HOME": CACHE_ROOT, "XDG_CACHE_HOME": CACHE_ROOT,
+                     "PYTHONHOME": CACHE_ROOT}
+CODE_BELOW = {
+    "HOME": (".triton", ".nv", ".cache/torch", ".cache/torch_extensions", ".cache/triton", ".local/lib"),
+    "XDG_CACHE_HOME": ("torch", "torch_extensions", "triton"),
+    "PYTHONHOME": (f"lib/python{sys.version_info.major}.{sys.version_info.minor}",),
+}
 # judged by a rule of their own: refused whatever they name, or judged as temporary folders
 JUDGED_ELSEWHERE = frozenset({*FOREIGN_CODE_ENV, *TEMPORARY_FOLDER_ENV})
 
@@ -246,117 +278,6 @@ def _as_path(text: str, home: str | None, start: str, bare: bool = False) -> str
     return None  # a word, a number: not a path
 
 
-def code_path_problem(path: str) -> str | None:
-    """Why another user could put what the run loads from `path` there, as a phrase after
-    the path; None when no one else can. Judged as written and where the kernel takes it:
-    `..` after a link leaves the link's target, not the folder the text names."""
-    problem = _problem_at(Path(os.path.abspath(path)))
-    resolved = Path(os.path.realpath(path))
-    if problem is None and resolved != Path(os.path.abspath(path)):
-        problem = _problem_at(resolved)
-        if problem and problem.startswith("is inside "):
-            return f"leads to {resolved}, {problem.removeprefix('is ')}"
-        return f"leads to {resolved}, which {problem}" if problem else None
-    return problem
-
-
-def _problem_at(absolute: Path) -> str | None:
-    try:
-        refuse_foreign_links(absolute, reading=True)
-    except OSError as exc:
-        return f"is reached through {exc.filename}, {exc.strerror.split(';')[0]}"
-    try:
-        there = next(f for f in (absolute, *absolute.parents) if os.path.exists(f))  # "/" is there
-        # a run's code and caches: every folder's default list is judged, as before (kept strict;
-        # outputs judge only the folder they make entries in)
-        found = swappable_by_others(there, every_default=True)
-        st = os.stat(there)
-    except OSError as exc:
-        return f"cannot be looked at ({exc.strerror})"
-    if found:
-        folder, why = found
-        if folder is None and there == absolute:
-            return why
-        return f"{_where(absolute, Path(folder or there))}, which {why}"
-    if there != absolute and stat.S_IMODE(st.st_mode) & 0o002:
-        return (f"is not there yet, and {there} lets every user make entries in it "
-                f"(mode {stat.S_IMODE(st.st_mode):04o}): another could make it first")
-    if there == absolute and stat.S_ISREG(st.st_mode):  # its owner, and whoever else its mode or list lets write it
-        return others_can_write_file(st, str(there))
-    if not stat.S_ISDIR(st.st_mode) and st.st_uid not in (os.getuid(), 0):
-        return f"belongs to uid {st.st_uid}, another user"
-    return None
-
-
-def code_folder_problem(path: str) -> str | None:
-    """Why another user could put code into the folder `path` (one a CODE_FOLDER_ENV variable
-    names, code_path_problem having passed it and the folders above it) beside what the run
-    loads from it, or change what is there, as a phrase after the path; None when no one else
-    can, or `path` is no folder. The folder may take no new entries from others, sticky bit or
-    not: the sticky bit keeps our entries ours, but Python imports a `sitecustomize.py` another
-    user adds, the loader a library, PATH a command. Each entry directly in it is judged by its
-    own owner, mode and access list (a link: where it leads, as code_path_problem judges a
-    path), not the tree below: the run takes its top-level modules, packages, libraries,
-    commands and cache folders from there, and a whole tree (/usr/lib) is more than planning
-    should walk; a folder entry others cannot add to keeps the next level as its owner made it."""
-    folder = os.path.realpath(path)
-    try:
-        st = os.stat(folder)
-    except OSError:
-        return None  # not there: judged by the folder it would be made in
-    if not stat.S_ISDIR(st.st_mode):
-        return None
-    problem = _folder_takes_entries(st, folder) or _entries_problem(folder)
-    if problem and folder != os.path.abspath(path):
-        return f"leads to {folder}, which {problem}"
-    return problem
-
-
-def _folder_takes_entries(st: os.stat_result, folder: str) -> str | None:
-    mode = stat.S_IMODE(st.st_mode)
-    if mode & 0o002:
-        return (f"lets every user make entries in it (mode {mode:04o}), whatever the sticky bit: another could add "
-                "a module, library or command beside those the run takes from it")
-    return others_can_write_file(st, folder)  # its owner, group and access list
-
-
-def _entries_problem(folder: str) -> str | None:
-    try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except OSError as exc:
-        return f"cannot be listed ({exc.strerror}), so what the run takes from it cannot be judged"
-    for entry in entries:
-        if problem := _entry_problem(folder, entry):
-            return f"holds {shown_path(entry.name)}, which {problem}"
-    return None
-
-
-def _entry_problem(folder: str, entry: os.DirEntry) -> str | None:
-    try:
-        if entry.is_symlink():
-            if os.path.dirname(os.path.realpath(entry.path)) == folder:
-                return None  # leads to an entry of this folder, judged as one (or to none, which no one else may add)
-            return code_path_problem(entry.path)
-        st = entry.stat(follow_symlinks=False)
-    except OSError as exc:
-        return f"cannot be looked at ({exc.strerror})"
-    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
-        return others_can_write_file(st, entry.path)
-    return None
-
-
-def _where(absolute: Path, folder: Path) -> str:
-    """Where `absolute` is, with respect to `folder` (another user's, or one others may
-    change): inside it as written, or reached there through links (one's own or root's,
-    which the kernel follows): then the message names where the path leads."""
-    if folder in (absolute, *absolute.parents):
-        return f"is inside {folder}"
-    target = Path(os.path.realpath(absolute))
-    if folder in (target, *target.parents):
-        return f"leads to {target}, inside {folder}"
-    return f"is reached through {folder}"
-
-
 def check_code_paths(env: dict, where: str, starts: tuple[str, ...] = ()) -> None:
     """PlanError naming the first variable of a run's `env` (in name order) that names a
     path another user could put code or files at; a relative path is judged from each of
@@ -375,12 +296,29 @@ def check_code_paths(env: dict, where: str, starts: tuple[str, ...] = ()) -> Non
             paths = dict.fromkeys(p for start in starts or (None,)
                                   for p in named_paths(listed, home, start, name in PATH_VALUE_ENV))
         for path in paths:
-            problem = code_path_problem(path) or (code_folder_problem(path) if name in CODE_FOLDER_ENV else None)
+            path, problem = _first_problem(name, path)
             if problem:
                 what = PREFIX_FOLDER_WHAT.format(value) if name == PREFIX_FOLDER_ENV else \
                     CODE_PATH_ENV.get(name, READS_WHAT_IT_NAMES)
                 raise PlanError(f"{where}: {name}: {shown_path(path)} {problem}; {what}, so that user's code would run "
                                 "in the run: name a folder of your own")
+
+
+def _first_problem(name: str, path: str) -> tuple[str, str | None]:
+    """(the path judged, why another user could put code there) for a path `name` gives: the
+    path itself, then, for a code folder, what the run loads from it, and the folders below
+    it the run loads from (CODE_BELOW) where there."""
+    if problem := code_path_problem(path):
+        return path, problem
+    if name not in CODE_FOLDER_ENV:
+        return path, None
+    if problem := code_folder_problem(path, CODE_FOLDER_REACH.get(name, WHOLE_TREE)):
+        return path, problem
+    for below in CODE_BELOW.get(name, ()):
+        inner = os.path.join(path, below)
+        if os.path.isdir(inner) and (problem := code_path_problem(inner) or code_folder_problem(inner)):
+            return inner, problem
+    return path, None
 
 
 def loader_token(name: str, value: str) -> tuple[str, str] | None:

@@ -41,3 +41,24 @@ def test_the_evidence_layer_raises_its_own_error():
 
     with pytest.raises(ManifestError, match="not a regular file"):
         evidence_sha256("/dev/null")
+
+
+
+class _Stopped(BaseException):
+    """As the stop handler raises it (not an Exception: nothing may catch it on the way)."""
+
+
+class _StopsWhenClaimed(dict):
+    def __setitem__(self, key, value):
+        raise _Stopped
+
+
+def test_a_stop_while_the_temporary_file_is_made_leaves_no_file(tmp_path, monkeypatch):
+    """A stop signal after the temporary file was made but before its name was handed back
+    left the file: no caller could remove it (a render stopped under load left one)."""
+    import sacscale.atomic as atomic
+
+    monkeypatch.setattr(atomic, "_CLAIMED", _StopsWhenClaimed())
+    with pytest.raises(_Stopped):
+        atomic.temporary_path(tmp_path / "walk.webp")
+    assert list(tmp_path.iterdir()) == []

@@ -28,7 +28,12 @@ def temporary_path(path: str | Path) -> Path:
     refuse_foreign_links(path)
     remove_stale_temporaries(path)
     tmp = path.with_name(f".{path.stem}.tmp{os.getpid()}.{threading.get_ident()}{path.suffix}")
-    os.close(_claim(tmp))
+    try:
+        os.close(_claim(tmp))
+    except BaseException:  # a stop signal raised here, after the file was made: the caller never gets its name
+        _CLAIMED.pop(str(tmp), None)
+        tmp.unlink(missing_ok=True)
+        raise
     return tmp
 
 

@@ -151,7 +151,8 @@ def test_an_output_that_cannot_be_written_is_one_line_and_leaves_nothing(files, 
 
         monkeypatch.setattr("sacscale.atomic.os.fsync", full)
     code, err, _ = run(capsys, "aggregate", str(files / "m.json"), "--csv", str(out), "--json", str(files / "s.json"))
-    reason = {"folder": "is a directory", "under-a-file": "a directory is needed", "disk-full": "disk full"}[where]
+    reason = {"folder": "is a folder, not a file", "under-a-file": "a directory is needed",
+              "disk-full": "disk full"}[where]
     assert code == 2 and reason in err and len(err.splitlines()) == 1, err
     assert not [p for p in files.rglob("*") if ".tmp" in p.name]
 

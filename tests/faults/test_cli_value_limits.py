@@ -98,7 +98,11 @@ def test_the_cli_names_such_an_output(capsys, tmp_path):
     path = _special(tmp_path, "fifo")
     metrics = tmp_path / "m.json"
     metrics.write_text('{"run": "r1_a", "config": "a", "steady_env_steps_per_s": 1000}')
-    code, err = run(capsys, "aggregate", metrics, "--csv", tmp_path / "s.csv", "--json", path)
-    assert code == 2 and err.startswith(f"sacscale aggregate: error: {path}: not a plain file (a FIFO)"), err
+    with pytest.raises(SystemExit) as info:  # refused as a usage error, before anything is read or written
+        main(["aggregate", str(metrics), "--csv", str(tmp_path / "s.csv"), "--json", str(path)])
+    err = capsys.readouterr().err.strip()
+    assert info.value.code == 2 and err.endswith(
+        f"sacscale aggregate: error: argument --json: {path}: not a plain file (a FIFO): an output replaces a file, "
+        "never a device, FIFO or socket"), err
     assert stat.S_ISFIFO(os.lstat(path).st_mode)
     assert not (tmp_path / "s.csv").exists()  # both outputs checked before either is written

@@ -1,6 +1,9 @@
 """Fault 7: a trainer that diverges (NaN/inf parameters or losses).
 
-Trigger: a natural one, an absurd learning rate (--extra '{"lr": 1e30}'); no test hook.
+Trigger: an absurd learning rate (--extra '{"lr": 1e30, "weight_decay": 0}'), which the learner settings' ranges
+refuse before a run starts: a sitecustomize.py the test puts on PYTHONPATH widens that one range in
+every process of the job (ranks and collectors start their own interpreters), so the trainer's
+own detection is what stops the run. Nothing else is patched.
 Guarantee: detected outside the graph within a bounded number of iterations (every
 iteration: a finiteness flag per learner state tensor; an update that fails on
 non-finite state is reported as divergence; every --log-every: the losses), the run
@@ -10,6 +13,7 @@ files (all finite, up to the iteration before) and train_meta.json (status faile
 
 import json
 import math
+import os
 import re
 
 import pytest
@@ -17,6 +21,16 @@ from faultkit import Job, record, train_cmd
 
 LEARNING_STARTS_AT = 8  # 64 rows / 8 envs: the first iteration with a learner update
 BOUND_ITERATIONS = 2    # detected at most this many iterations after the first bad update
+
+
+def _lr_range_widened(tmp_path) -> dict:
+    """The job's environment with a sitecustomize.py that lets any positive learning rate through."""
+    hook = tmp_path / "widen_lr"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(
+        "import sacscale.checks as checks\n"
+        "checks._RANGES['lr'] = (lambda v: v > 0, '> 0')\n")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")]))}
 
 
 @pytest.mark.parametrize(
@@ -34,9 +48,9 @@ def test_divergence_stops_the_run_and_keeps_its_events(tmp_path, g1_mjb, jobs, d
     from sacscale.analysis.events import read_run
 
     log_dir = tmp_path / "run"
-    cmd = train_cmd(log_dir, g1_mjb, devices=devices, iterations=40, extra={"lr": 1e30},
+    cmd = train_cmd(log_dir, g1_mjb, devices=devices, iterations=40, extra={"lr": 1e30, "weight_decay": 0},
                     num_critic_updates=critic_updates, num_actor_updates=actor_updates)
-    job = Job(cmd, tmp_path)
+    job = Job(cmd, tmp_path, env=_lr_range_widened(tmp_path))
     jobs.append(job)
     code = job.wait(120)
     message = job.message()

@@ -7,30 +7,14 @@ word is judged as `./evecode`, there already or not (then by the start folder); 
 command's variable (CC, a variable of any other name) a bare word is still no path."""
 
 import os
-from pathlib import Path
 
 import pytest
-import yaml
+from run_env_plans import WHERE, plan, refused
 
 from sacscale.pipeline.code_paths_env import CODE_PATH_ENV, named_paths
-from sacscale.pipeline.runplan import Host, PlanError, resolve
 
-REPO = Path(__file__).resolve().parents[2]
-PRESETS = yaml.safe_load((REPO / "workflow" / "presets.yaml").read_text())
-CPU_BOX = Host(cuda_devices=0, cpus=frozenset(range(2)))
-WHERE = "run_configs.n1_cpu.env"
 TAIL = "so that user's code would run in the run: name a folder of your own"
 AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="another user's folder is made by root (chown)")
-
-
-def plan(config_env):
-    return resolve({"preset": "cpu", "run_configs": {"n1_cpu": {"env": config_env}}}, PRESETS, CPU_BOX)
-
-
-def refused(config_env) -> str:
-    with pytest.raises(PlanError) as info:
-        plan(config_env)
-    return str(info.value)
 
 
 @AS_ROOT

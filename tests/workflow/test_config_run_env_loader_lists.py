@@ -5,27 +5,11 @@ searched eve's folder. Now each entry between either separator is judged; a run 
 (LD_RUN_PATH) the loader splits at ':' alone."""
 
 import os
-from pathlib import Path
 
 import pytest
-import yaml
-
-from sacscale.pipeline.runplan import Host, PlanError, resolve
-
-REPO = Path(__file__).resolve().parents[2]
-PRESETS = yaml.safe_load((REPO / "workflow" / "presets.yaml").read_text())
-CPU_BOX = Host(cuda_devices=0, cpus=frozenset(range(2)))
-WHERE = "run_configs.n1_cpu.env"
+from run_env_plans import WHERE, plan, refused
 
 
-def plan(config_env):
-    return resolve({"preset": "cpu", "run_configs": {"n1_cpu": {"env": config_env}}}, PRESETS, CPU_BOX)
-
-
-def refused(config_env) -> str:
-    with pytest.raises(PlanError) as info:
-        plan(config_env)
-    return str(info.value)
 
 
 def test_a_folder_after_a_semicolon_in_ld_library_path_is_judged(tmp_path):

@@ -8,31 +8,15 @@ is refused, naming the variable and the token; and the path-only variables torch
 read (TRITON_PTXAS_PATH, PYTORCH_KERNEL_CACHE_PATH, ...) take a bare word as a path."""
 
 import os
-from pathlib import Path
 
 import pytest
-import yaml
+from run_env_plans import WHERE, plan, refused
 
 from sacscale.pipeline.code_paths_env import CODE_PATH_ENV, PATH_VALUE_ENV
-from sacscale.pipeline.runplan import Host, PlanError, resolve
 
-REPO = Path(__file__).resolve().parents[2]
-PRESETS = yaml.safe_load((REPO / "workflow" / "presets.yaml").read_text())
-CPU_BOX = Host(cuda_devices=0, cpus=frozenset(range(2)))
-WHERE = "run_configs.n1_cpu.env"
 TAIL = "which planning cannot judge; name the folder itself"
 ORIGIN = f"the loader replaces it with each program's folder, {TAIL}"
 AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="another user's folder is made by root (chown)")
-
-
-def plan(config_env):
-    return resolve({"preset": "cpu", "run_configs": {"n1_cpu": {"env": config_env}}}, PRESETS, CPU_BOX)
-
-
-def refused(config_env) -> str:
-    with pytest.raises(PlanError) as info:
-        plan(config_env)
-    return str(info.value)
 
 
 def test_origin_in_ld_library_path_is_refused_from_a_deep_checkout(tmp_path, monkeypatch):

@@ -248,7 +248,7 @@ def _others_can_rename(st: os.stat_result, name: str, made_in: bool = True) -> s
     - without the sticky bit, its access control list lets another user, or a group
       holding one, write in it (`_shared_by_group_or_acl`);
     - where entries are `made_in` it, sticky bit or not, its default access control list
-      gives such a user or group write on every entry made in it (`_default_list_problem`):
+      gives such a user or group write on every entry made in it (`default_list_problem`):
       what we write there is theirs.
     With the sticky bit (as /tmp) only an entry's owner, the folder's owner (then we or
     root) and root may rename an entry: what we make there stays ours. Root is trusted."""
@@ -257,7 +257,7 @@ def _others_can_rename(st: os.stat_result, name: str, made_in: bool = True) -> s
         return f"belongs to uid {st.st_uid}, another user"
     if mode & 0o002 and not mode & stat.S_ISVTX:
         return f"is writable by other users without the sticky bit (mode {mode:04o})"
-    inherited = _default_list_problem(st, name) if made_in else None
+    inherited = default_list_problem(st, name) if made_in else None
     if inherited or mode & stat.S_ISVTX:
         return inherited
     return _shared_by_group_or_acl(st, name, " without the sticky bit", "write in it")
@@ -302,7 +302,7 @@ def _shared_by_group_or_acl(st: os.stat_result, name: str, unless: str, what: st
     return None
 
 
-def _default_list_problem(st: os.stat_result, name: str) -> str | None:
+def default_list_problem(st: os.stat_result, name: str) -> str | None:
     """Why the default access control list of the folder `name` (of stat `st`) hands another
     user every entry made in it, or None. Entries made in such a folder inherit the list as
     their access list (and a folder as its default too), with the creating call's mode in

@@ -118,8 +118,12 @@ def test_a_folder_too_large_to_walk_is_refused_by_name(tmp_path, monkeypatch):
 
 def test_the_loader_and_path_folders_are_judged_where_they_load_from(tmp_path):
     lib = folder(tmp_path, "lib")
-    open_file(folder(lib, "python3/dist-packages"), "x.py")  # never loaded through LD_LIBRARY_PATH or PATH
-    plan({"LD_LIBRARY_PATH": str(lib), "PATH": f"{lib}:{os.path.dirname(shutil.which('sacscale'))}:/usr/bin:/bin"})
+    open_file(folder(lib, "python3/dist-packages"), "x.py")  # never run through PATH
+    plan({"PATH": f"{lib}:{os.path.dirname(shutil.which('sacscale'))}:/usr/bin:/bin"})
+    # the loader's subfolders differ by processor and glibc: a library folder is judged whole
+    assert refused({"LD_LIBRARY_PATH": str(lib)}).startswith(
+        f"{WHERE}: LD_LIBRARY_PATH: '{lib}' holds 'python3/dist-packages/x.py', which is writable by other users")
+    shutil.rmtree(lib / "python3")
     open_file(folder(lib, "glibc-hwcaps/x86-64-v3"), "libx.so")
     assert refused({"LD_LIBRARY_PATH": str(lib)}).startswith(
         f"{WHERE}: LD_LIBRARY_PATH: '{lib}' holds 'glibc-hwcaps/x86-64-v3/libx.so', which is writable by other users")

@@ -4,9 +4,11 @@ others could swap entries in; a file by its own mode and access list too), and a
 run takes code from (code_folder_problem): it may take no new entries from others, sticky bit
 or not, and what the run may load from it is judged to the depth it loads it (Reach): every
 entry below a folder Python imports packages from, the headers and libraries a compiler
-takes, the caches of compiled kernels; only the entries directly in PATH (a command's name
-holds no `/`) and in the loader's folders (and their glibc-hwcaps subfolders, where the
-loader looks too). A link, as an entry or as the folder itself, is judged where it leads,
+takes, the loader's folders with the subfolders it searches, the caches of compiled kernels;
+only the entries directly in PATH (a command's name holds no `/`). Each folder the walk looks
+into is judged by its default access list too: what the run makes there (Python's
+`__pycache__/`, a cache's entries) inherits it, so another user it gives write could swap what
+the run loads next. A link, as an entry or as the folder itself, is judged where it leads,
 the folder it leads to as a code folder. The walk is bounded (MAX_JUDGED_ENTRIES): a folder
 holding more is refused as too large to judge, never passed unseen."""
 
@@ -14,10 +16,11 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from sacscale.atomic import others_can_write_file, refuse_foreign_links, swappable_by_others
+from sacscale.atomic import default_list_problem, others_can_write_file, refuse_foreign_links, swappable_by_others
 from sacscale.pipeline.plan_values import shown_path
 
 # the most entries judged below one folder a variable names (links followed out of it
@@ -42,8 +45,18 @@ class Reach:
 
 WHOLE_TREE = Reach()
 COMMANDS = Reach(deep=False)
-LIBRARIES = Reach(deep=False, deep_names=frozenset({"glibc-hwcaps"}))
+# the loader searches a library folder's glibc-hwcaps/<level>/ and, before glibc 2.37, the
+# legacy hardware-capability subfolders: tls/, the platform's (x86_64/, haswell/) and each
+# capability's (avx512_1/), nested in combination (tls/haswell/x86_64/avx512_1/). Their names
+# and depth differ by processor and glibc (`ld.so --help` lists this machine's), so no list or
+# depth here would hold everywhere: every folder below is judged (/usr/lib/x86_64-linux-gnu
+# is about 3,600 entries in all)
+LIBRARIES = WHOLE_TREE
 CACHE_ROOT = Reach(deep=False, links_as_code=False)
+# a Python prefix's library folder (<prefix>/lib, <prefix>/lib64): the zipped standard
+# library directly in it (python3XY.zip), the standard library and site-packages below
+# python3.X; not the other programs' folders beside them
+PYTHON_LIB = Reach(deep=False, deep_names=frozenset({f"python{sys.version_info.major}.{sys.version_info.minor}"}))
 
 
 def code_path_problem(path: str) -> str | None:
@@ -159,9 +172,18 @@ class _Walk:
         problem = others_can_write_file(st, entry.path)
         walk_it = stat.S_ISDIR(st.st_mode) and entry.path not in self.judged  # not reached through a link already
         if problem is None and walk_it and self.reach.descends(entry.name, depth):
-            self.judged.add(entry.path)
-            stack.append((entry.path, name + "/", depth + 1))
+            return self._walked_into(st, entry.path, name, depth, stack)
         return problem
+
+    def _walked_into(self, st: os.stat_result, folder: str, name: str, depth: int, stack: list) -> str | None:
+        """Why the run could load another user's code from `folder`, a folder it loads from:
+        a default access list giving write (what the run makes in it, as `__pycache__/`,
+        inherits it); else None, and the folder goes onto the `stack` to be walked."""
+        if problem := default_list_problem(st, folder):
+            return problem
+        self.judged.add(folder)
+        stack.append((folder, name + "/", depth + 1))
+        return None
 
     def _link_problem(self, entry: os.DirEntry, name: str, depth: int, stack: list) -> str | None:
         """A link judged where it leads: a file in a folder judged already by its own bits; else
@@ -183,9 +205,8 @@ class _Walk:
         st = os.stat(target)
         if problem := _folder_takes_entries(st, target):
             return f"leads to {target}, which {problem}"
-        if self.reach.descends(entry.name, depth):
-            self.judged.add(target)
-            stack.append((target, name + "/", depth + 1))
+        if self.reach.descends(entry.name, depth) and (problem := self._walked_into(st, target, name, depth, stack)):
+            return f"leads to {target}, which {problem}"
         return None
 
 

@@ -12,7 +12,9 @@ mode and access list too. One not made yet is judged by the folder it would be m
 any user who may make entries there could make it first. A folder the run takes code from
 (CODE_FOLDER_ENV: PYTHONPATH, LD_LIBRARY_PATH, PATH, the caches, CUDA_HOME, CPATH, ...) must
 take no new entries from others, sticky bit or not, and what the run loads from it is judged
-to the depth it loads it (code_folders.code_folder_problem). A
+to the depth it loads it (code_folders.code_folder_problem); PYTHONHOME where Python reads its
+standard library with the run's PYTHONPLATLIBDIR, and PYTHONPLATLIBDIR's folders under each
+prefix as code folders too. A
 relative path (one with a `/`: `./x`, `../x`, `a/b`) is judged where the run
 starts it: the trainer starts in Snakemake's working folder, where planning runs, and the
 reference trainer in its run's work folder (run_config gives both); a bare word (`g++`) is a
@@ -35,7 +37,8 @@ import re
 import shlex
 import sys
 
-from sacscale.pipeline.code_folders import CACHE_ROOT, COMMANDS, LIBRARIES, WHOLE_TREE, code_folder_problem
+from sacscale.pipeline.code_folders import (CACHE_ROOT, COMMANDS, LIBRARIES, PYTHON_LIB, WHOLE_TREE, Reach,
+                                            code_folder_problem)
 from sacscale.pipeline.code_folders import code_path_problem as code_path_problem
 from sacscale.pipeline.interpreter_env import FOREIGN_CODE_ENV
 from sacscale.pipeline.plan_values import PlanError, shown_path
@@ -97,33 +100,38 @@ PATH_VALUE_ENV = frozenset({
     "CPLUS_INCLUDE_PATH", "TRITON_DUMP_DIR", "TORCH_COMPILE_DEBUG_DIR", "CUDNN_HOME", "CUDNN_PATH",
     "CUDA_INC_PATH", "TORCHELASTIC_ERROR_FILE", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME",
 })
+# PYTHONPLATLIBDIR names a folder under Python's prefix (<prefix>/<platlibdir>/python3.X holds
+# the standard library, lib-dynload and site-packages), never a path: Python joins it to its
+# prefix, not to the start folder, so `../` climbs out of the prefix and `/x` replaces it.
+# Judged, not refused: lib64 is the ordinary value where a distribution builds Python so; the
+# folders it selects under each prefix are code folders, as PYTHONHOME's are
+PREFIX_FOLDER_ENV = "PYTHONPLATLIBDIR"
+PREFIX_FOLDER_WHAT = "Python imports its standard library and site-packages from <prefix>/{}/python3.X"
+
 # the variables whose value is a folder the run takes code from (not the words of a command,
 # CC and CXX, where a folder is only read out of an option): code_folder_problem judges them.
 # Every variable of CODE_PATH_ENV (a file-naming one, TRITON_PTXAS_PATH, where it names a
-# folder). Not PYTHONSTARTUP (never run: the trainer is not interactive), TRITON_DUMP_DIR and
-# TORCH_COMPILE_DEBUG_DIR (dumps written, never loaded), TORCHELASTIC_ERROR_FILE (a file
-# written), XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_STATE_HOME (settings and data, no code): the
-# path rule alone judges those
-CODE_FOLDER_ENV = frozenset(CODE_PATH_ENV) - {"CC", "CXX"}
+# folder), and PYTHONPLATLIBDIR's folders. Not PYTHONSTARTUP (never run: the trainer is not
+# interactive), TRITON_DUMP_DIR and TORCH_COMPILE_DEBUG_DIR (dumps written, never loaded),
+# TORCHELASTIC_ERROR_FILE (a file written), XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_STATE_HOME
+# (settings and data, no code): the path rule alone judges those. Python's other variables
+# move no code it reads: PYTHONNOUSERSITE and PYTHONSAFEPATH only take folders off sys.path,
+# PYTHONCASEOK acts on case-insensitive systems only, PYTHONEXECUTABLE, PYTHONINSPECT and
+# PYTHONBREAKPOINT are refused by interpreter_env; PYTHONPATH, PYTHONUSERBASE and
+# PYTHONPYCACHEPREFIX are whole trees here
+CODE_FOLDER_ENV = frozenset(CODE_PATH_ENV) - {"CC", "CXX"} | {PREFIX_FOLDER_ENV}
 # how deep the run takes code from each (code_folders.Reach); any other: every entry below.
-# HOME, XDG_CACHE_HOME and PYTHONHOME only root the folders the run loads from (CODE_BELOW):
-# their own entries are judged, and those folders as whole trees
+# HOME, XDG_CACHE_HOME and PYTHONHOME only root the folders the run loads from (_code_below):
+# their own entries are judged, and those folders as deep as the run loads from them
 CODE_FOLDER_REACH = {"PATH": COMMANDS, "LD_LIBRARY_PATH": LIBRARIES, "LD_RUN_PATH": LIBRARIES,
                      "LIBRARY_PATH": LIBRARIES, "HOME": CACHE_ROOT, "XDG_CACHE_HOME": CACHE_ROOT,
-                     "PYTHONHOME": CACHE_ROOT}
+                     "PYTHONHOME": CACHE_ROOT, PREFIX_FOLDER_ENV: PYTHON_LIB}
 CODE_BELOW = {
     "HOME": (".triton", ".nv", ".cache/torch", ".cache/torch_extensions", ".cache/triton", ".local/lib"),
     "XDG_CACHE_HOME": ("torch", "torch_extensions", "triton"),
-    "PYTHONHOME": (f"lib/python{sys.version_info.major}.{sys.version_info.minor}",),
 }
 # judged by a rule of their own: refused whatever they name, or judged as temporary folders
 JUDGED_ELSEWHERE = frozenset({*FOREIGN_CODE_ENV, *TEMPORARY_FOLDER_ENV})
-
-# PYTHONPLATLIBDIR names a folder under Python's prefix (<prefix>/<platlibdir>/python3.X holds
-# the standard library, lib-dynload and site-packages), never a path: Python joins it to its
-# prefix, not to the start folder, so `../` climbs out of the prefix and `/x` replaces it
-PREFIX_FOLDER_ENV = "PYTHONPLATLIBDIR"
-PREFIX_FOLDER_WHAT = "Python imports its standard library and site-packages from <prefix>/{}/python3.X"
 
 # gcc's (and the linker's) options naming a path in their next word (`-isystem /x`) or after
 # `=` (`--sysroot=/x`): a bare word there (`-include x.h`) is a file in the start folder
@@ -283,6 +291,7 @@ def check_code_paths(env: dict, where: str, starts: tuple[str, ...] = ()) -> Non
     path another user could put code or files at; a relative path is judged from each of
     `starts`, the folders the run's processes start in (default: this one)."""
     home = env.get("HOME") or None
+    platlibdir = _platlibdir(env, where)  # a bad value named before PYTHONHOME is judged with it
     for name in sorted(set(env) - JUDGED_ELSEWHERE):
         value = str(env[name])
         if found := loader_token(name, value):
@@ -296,7 +305,7 @@ def check_code_paths(env: dict, where: str, starts: tuple[str, ...] = ()) -> Non
             paths = dict.fromkeys(p for start in starts or (None,)
                                   for p in named_paths(listed, home, start, name in PATH_VALUE_ENV))
         for path in paths:
-            path, problem = _first_problem(name, path)
+            path, problem = _first_problem(name, path, _code_below(name, platlibdir))
             if problem:
                 what = PREFIX_FOLDER_WHAT.format(value) if name == PREFIX_FOLDER_ENV else \
                     CODE_PATH_ENV.get(name, READS_WHAT_IT_NAMES)
@@ -304,21 +313,32 @@ def check_code_paths(env: dict, where: str, starts: tuple[str, ...] = ()) -> Non
                                 "in the run: name a folder of your own")
 
 
-def _first_problem(name: str, path: str) -> tuple[str, str | None]:
+def _first_problem(name: str, path: str, below: tuple = ()) -> tuple[str, str | None]:
     """(the path judged, why another user could put code there) for a path `name` gives: the
-    path itself, then, for a code folder, what the run loads from it, and the folders below
-    it the run loads from (CODE_BELOW) where there."""
+    path itself, then, for a code folder, what the run loads from it, and the entries `below`
+    it the run loads from ((subpath, Reach) pairs: a folder as deep as its reach, a file by its
+    own bits, one not there yet by the folder the run would make it in)."""
     if problem := code_path_problem(path):
         return path, problem
     if name not in CODE_FOLDER_ENV:
         return path, None
     if problem := code_folder_problem(path, CODE_FOLDER_REACH.get(name, WHOLE_TREE)):
         return path, problem
-    for below in CODE_BELOW.get(name, ()):
-        inner = os.path.join(path, below)
-        if os.path.isdir(inner) and (problem := code_path_problem(inner) or code_folder_problem(inner)):
+    for subpath, reach in below:
+        inner = os.path.join(path, subpath)
+        if problem := code_path_problem(inner) or code_folder_problem(inner, reach):
             return inner, problem
     return path, None
+
+
+def _code_below(name: str, platlibdir: str) -> tuple[tuple[str, Reach], ...]:
+    """The folders below the one `name` gives that the run loads code from, each with how deep:
+    the caches under HOME and XDG_CACHE_HOME; under PYTHONHOME, <home>/<platlibdir> where Python
+    takes its standard library (and its zip) with the run's PYTHONPLATLIBDIR, and <home>/lib,
+    where site adds site-packages whatever the platlibdir."""
+    if name == "PYTHONHOME":
+        return tuple((libdir, PYTHON_LIB) for libdir in dict.fromkeys(("lib", platlibdir)))
+    return tuple((subpath, WHOLE_TREE) for subpath in CODE_BELOW.get(name, ()))
 
 
 def loader_token(name: str, value: str) -> tuple[str, str] | None:
@@ -355,12 +375,21 @@ def _under_prefixes(value: str, env: dict, where: str, starts: tuple[str, ...]) 
     it is not a plain folder name (`lib`, `lib64`). An empty value is no setting."""
     if not value:
         return []
+    _platlibdir({PREFIX_FOLDER_ENV: value}, where)
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    for start in starts or (None,):
+        prefixes.update(named_paths(str(env.get("PYTHONHOME") or ""), None, start, True))
+    return [os.path.join(prefix, value) for prefix in sorted(prefixes)]
+
+
+def _platlibdir(env: dict, where: str) -> str:
+    """The folder name Python started with `env` takes its libraries from under its prefix:
+    PYTHONPLATLIBDIR where set, else this interpreter's; PlanError where it is not a plain
+    folder name."""
+    value = str(env.get(PREFIX_FOLDER_ENV) or "")
     if "/" in value or value in (".", ".."):
         raise PlanError(f"{where}: {PREFIX_FOLDER_ENV}: {shown_path(value)} is not a plain folder name (like lib "
                         "or lib64): Python joins it to its prefix, not to the folder the run starts in, so a path "
                         "there leads out of the prefix to a standard library and site-packages that are not the "
                         "interpreter's; give a folder name or leave it out")
-    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    for start in starts or (None,):
-        prefixes.update(named_paths(str(env.get("PYTHONHOME") or ""), None, start, True))
-    return [os.path.join(prefix, value) for prefix in sorted(prefixes)]
+    return value or sys.platlibdir

@@ -269,10 +269,9 @@ def check_model(path: str | None) -> None:
     p = Path(path)
     if not p.is_file():
         raise InputError(f"--model {path}: {not_a_model_file(p)}")
-    if p.stat().st_size == 0:
-        raise InputError(f"--model {path}: empty file")
-    if problem := unheld_path_problem("--model", path):  # MuJoCo's bindings take only text names
-        raise InputError(problem)
+    problem = unheld_path_problem("--model", path)  # MuJoCo's bindings take only text names
+    if problem or p.stat().st_size == 0:
+        raise InputError(problem or f"--model {path}: empty file")
     # MuJoCo and the task: only where a model is checked (the pipeline's value checks need neither)
     import mujoco
 

@@ -123,7 +123,9 @@ def test_a_report_input_that_is_no_record_is_named_and_no_page_is_written(tmp_pa
 @pytest.mark.parametrize("name, says", [
     (b"a\nb", "'a\\nb': file names with line breaks"),  # the message was split over two lines
     ("x\u2028y".encode(), "'x\\u2028y': file names with line breaks"),  # splitlines() breaks there too
-    (b"a\xff", "'a\\udcff': a file name that is not UTF-8"),  # UnicodeEncodeError, exit 1 as unexpected
+    # was UnicodeEncodeError, exit 1 as unexpected; then named as surrogates (`\udcff`), without the cure
+    (b"a\xff", "the file 'a\\xff' is not valid UTF-8 (undecodable bytes in the name): the records are UTF-8; "
+                "rename it"),
 ])
 def test_a_set_file_whose_name_no_manifest_line_can_carry_is_named_on_one_line(tmp_path, name, says):
     import os

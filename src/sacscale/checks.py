@@ -17,6 +17,7 @@ from pathlib import Path
 
 from sacscale.atomic import file_kind, others_can_swap, others_can_write_file, refuse_foreign_links
 from sacscale.collect import shm
+from sacscale.held_names import unheld_path_problem
 from sacscale.learner_limits import network_size_problem
 from sacscale.locks import UntrustedLock, holder_beside, lock_file_beside
 from sacscale.task.walk_rules import ACTION_DIM, ACTOR_OBS_DIM, CRITIC_OBS_DIM
@@ -268,8 +269,9 @@ def check_model(path: str | None) -> None:
     p = Path(path)
     if not p.is_file():
         raise InputError(f"--model {path}: {not_a_model_file(p)}")
-    if p.stat().st_size == 0:
-        raise InputError(f"--model {path}: empty file")
+    problem = unheld_path_problem("--model", path)  # MuJoCo's bindings take only text names
+    if problem or p.stat().st_size == 0:
+        raise InputError(problem or f"--model {path}: empty file")
     # MuJoCo and the task: only where a model is checked (the pipeline's value checks need neither)
     import mujoco
 

@@ -2,8 +2,9 @@
 with UTF-8 mode off, the encoding is ASCII: a non-ASCII name is held as undecodable bytes
 (lone surrogates), which a command reported later under a wrong cause (a path "not UTF-8",
 MuJoCo's TypeError). Judged here as the command will open the name: as given, joined to
-the working folder, and where its links lead. Under a UTF-8 encoding the only such names
-are bytes that are not UTF-8: their own cause, the locale being no part of it."""
+the working folder, and where its links lead. A name whose bytes are not UTF-8 is its own
+cause under any encoding, the locale being no part of it: no locale holds it as text, so
+the cure is to rename it."""
 
 import os
 import sys
@@ -26,12 +27,20 @@ def _unheld(text: str) -> bool:
     return False
 
 
-def _shown(text: str) -> str:
-    """The name as its bytes, the ones ASCII cannot hold escaped (`'/tmp/d\\xe9'`); under a
-    UTF-8 encoding the undecodable bytes as the shell writes them (`'/tmp/\\xff'`)."""
-    if encoding_holds_any_name():  # an undecodable byte is held as the lone surrogate U+DC00 + byte
-        return "'" + "".join(_escaped(c) for c in text) + "'"
-    return repr(os.fsencode(text).decode("utf-8", "backslashreplace"))
+def shown_name(text: str) -> str:
+    """The name as its bytes, as the shell writes them: what is not UTF-8 as `\\xff`, the rest
+    as text (`'/tmp/\\xff\\xfe'`, `'/tmp/dé'`), under any encoding (an undecodable byte is
+    held as the lone surrogate U+DC00 + byte)."""
+    return "'" + "".join(_escaped(c) for c in os.fsencode(text).decode("utf-8", "surrogateescape")) + "'"
+
+
+def _not_utf8(text: str) -> bool:
+    """The name's bytes are not UTF-8: no locale holds it as text, so the cure is to rename it."""
+    try:
+        os.fsencode(text).decode("utf-8")
+    except (UnicodeDecodeError, UnicodeEncodeError):
+        return True
+    return False
 
 
 def _escaped(char: str) -> str:
@@ -44,9 +53,9 @@ def unheld_name_problem(label: str, value) -> str | None:
     """`value` itself (an option's text, a setting) holds a name the encoding cannot hold."""
     if not _unheld(str(value)):
         return None
-    if encoding_holds_any_name():
-        return f"{label} {_shown(str(value))} is {NOT_UTF8}"
-    return f"{label} {_shown(str(value))}: {CURE.format(encoding=sys.getfilesystemencoding())}"
+    if encoding_holds_any_name() or _not_utf8(str(value)):
+        return f"{label} {shown_name(str(value))} is {NOT_UTF8}"
+    return f"{label} {shown_name(str(value))}: {CURE.format(encoding=sys.getfilesystemencoding())}"
 
 
 def unheld_path_problem(label: str, value) -> str | None:
@@ -69,7 +78,21 @@ def unheld_path_problem(label: str, value) -> str | None:
         absolute = resolved
     else:
         return None
-    if encoding_holds_any_name():
-        return f"{label} {_shown(given)} is {_shown(absolute)} ({how}), {NOT_UTF8}"
-    return (f"{label} {_shown(given)} is {_shown(absolute)} ({how}): "
+    if encoding_holds_any_name() or _not_utf8(absolute):
+        return f"{label} {shown_name(given)} is {shown_name(absolute)} ({how}), {NOT_UTF8}"
+    return (f"{label} {shown_name(given)} is {shown_name(absolute)} ({how}): "
             f"{CURE.format(encoding=sys.getfilesystemencoding())}")
+
+
+class NameNotText(OSError):
+    """A name MuJoCo (or a UTF-8 record) would be handed that cannot be held as text: its
+    pybind11 bindings take only encodable text, and refused it with a TypeError that named
+    no cause. An OSError: the CLI prints it as one line, exit 2, as any unusable input."""
+
+
+def name_as_text(label: str, value) -> str:
+    """`value` as the text MuJoCo is given; NameNotText naming `label` and the cure where it
+    cannot be held as text."""
+    if problem := unheld_name_problem(label, value):
+        raise NameNotText(problem)
+    return str(value)

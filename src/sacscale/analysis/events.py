@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 from sacscale.atomic import atomic_write_bytes, refuse_foreign_links
+from sacscale.held_names import shown_name
 from sacscale.reading import TooLarge, folder_kinds, open_regular
 
 EVENT_GLOB = "events.out.tfevents.*"
@@ -127,9 +128,8 @@ def _refuse_non_utf8(path: Path) -> None:
     try:
         str(path).encode("utf-8")
     except UnicodeEncodeError:  # a byte such as 0xff in a folder's name
-        shown = str(path).encode("utf-8", "backslashreplace").decode("utf-8")
-        raise EventFileError(f"{shown}: a path that is not UTF-8, which the event reader cannot open; rename "
-                             "the folder") from None
+        raise EventFileError(f"{shown_name(str(path))}: a path that is not UTF-8, which the event reader cannot "
+                             "open; rename the folder") from None
 
 
 def _open_event_file(path: Path, within: Path | None) -> tuple[BinaryIO, int]:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from sacscale.atomic import file_kind
 from sacscale.commands import BadInput
+from sacscale.held_names import unheld_path_problem
 from sacscale.pipeline.config_check import ConfigError, read_text as _read_text
 from sacscale.reading import RecordJSONError, refuse_lone_surrogates
 from sacscale.shapes import shape_problem
@@ -108,6 +109,15 @@ def read_evaluations(paths: list[str]) -> dict[str, dict]:
 def json_value(text: str, what: str, kind: type | None = dict):
     """A JSON value given on the command line (e.g. --meta)."""
     return _strict_json(text, what, kind)
+
+
+def refuse_names_not_text(*named: tuple[str, str | os.PathLike | None]) -> None:
+    """Each (option, path) given whose name cannot be held as text (bytes that are not UTF-8),
+    named with the cure before any work: MuJoCo, the event reader and the records take only
+    text names, and failed on it later under another cause."""
+    for option, value in named:
+        if value is not None and (problem := unheld_path_problem(option, value)):
+            raise BadInput(problem)
 
 
 def model_problem(path: str | None) -> str | None:

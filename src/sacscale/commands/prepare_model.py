@@ -15,7 +15,7 @@ import numpy as np
 
 from sacscale.atomic import atomic_write_bytes, write_json
 from sacscale.checks import InputError, check_model, int_in
-from sacscale.commands._inputs import BadInput, refuse_one_file, refuse_unwritable_outputs
+from sacscale.commands._inputs import BadInput, refuse_names_not_text, refuse_one_file, refuse_unwritable_outputs
 from sacscale.sim.bench import physics_throughput
 from sacscale.task import g1_model as g1
 
@@ -101,6 +101,9 @@ def _remove_refused(mjb: Path, made: list[Path]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # the saved model is loaded back from the folder by MuJoCo, which takes only text names:
+    # a folder whose name is not UTF-8 was made and left holding the model, then refused
+    refuse_names_not_text(("--output-dir", args.output_dir))
     out_dir = Path(args.output_dir)
     mjb = out_dir / MODEL_FILE
     json_path = Path(args.json) if args.json else out_dir / "model.json"

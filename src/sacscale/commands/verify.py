@@ -18,7 +18,7 @@ from pathlib import Path
 
 from sacscale.atomic import write_json
 from sacscale.commands import BadInput
-from sacscale.commands._inputs import refuse_output_inside, same_file
+from sacscale.commands._inputs import refuse_names_not_text, refuse_output_inside, same_file
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._set_lock import holding_the_set
 from sacscale.evidence.manifest import ManifestError
@@ -53,6 +53,10 @@ def _refuse_partial_record(output: str | None, root: str, option: str) -> None:
 def run(args: argparse.Namespace) -> int:
     if not args.root.strip():  # `verify "$SET"` with SET unset would otherwise check the working directory
         raise BadInput("ROOT is empty (an unset variable?): name the set's folder, results/<set>")
+    # a set under a name that is not UTF-8 cannot be verified in place: MuJoCo cannot open its
+    # model and the event reader its runs' events there (nor the records name it), so it is
+    # refused whole, with the cure, rather than checked in part
+    refuse_names_not_text(("root", args.root))
     if args.redraw_figures and args.no_metrics:  # the figures are drawn from the recomputed metrics
         raise BadInput("--redraw-figures draws the figures from the metrics it recomputes, which --no-metrics "
                        "leaves out: give one of them")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from sacscale import hashes
 from sacscale.atomic import atomic_write_text, write_json
+from sacscale.held_names import unheld_name_problem
 from sacscale.reading import TooLarge, read_limited
 
 MANIFEST_NAME = "MANIFEST.sha256"
@@ -73,16 +74,15 @@ def irregular_files(root: str | Path) -> list[str]:
 _LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 
 
-def _name_problem(rel: str) -> str | None:
-    """Why a file's name cannot be a manifest line's (None when it can): a line break or a
-    backslash (sha256sum escapes those), or bytes that are not UTF-8 (the manifest is)."""
+def _name_problem(root: Path, rel: str) -> str | None:
+    """Why a file's name cannot be a manifest line's (None when it can), the file named: a
+    line break or a backslash (sha256sum escapes those), or bytes that are not UTF-8 (the
+    manifest is), shown as the shell writes them, with the cure."""
     if "\\" in rel or not _LINE_BREAKS.isdisjoint(rel):
-        return "file names with line breaks or backslashes are not supported (sha256sum would escape them)"
-    try:
-        rel.encode("utf-8")
-    except UnicodeEncodeError:
-        return "a file name that is not UTF-8 is not supported (the manifest is UTF-8 text)"
-    return None
+        return (f"{root}/{rel!r}: file names with line breaks or backslashes are not supported (sha256sum would "
+                "escape them)")
+    problem = unheld_name_problem("the file", rel)
+    return problem and f"{root}: {problem}"
 
 
 def evidence_files(root: str | Path, excluded: frozenset[str] = EXCLUDED) -> list[str]:
@@ -109,9 +109,9 @@ def evidence_files(root: str | Path, excluded: frozenset[str] = EXCLUDED) -> lis
             rel = path.relative_to(root).as_posix()
             if rel in excluded:
                 continue
-            problem = _name_problem(rel)
+            problem = _name_problem(root, rel)
             if problem:
-                raise ManifestError(f"{root}/{rel!r}: {problem}")
+                raise ManifestError(problem)
             out.append(rel)
     return sorted(out)
 

@@ -18,6 +18,7 @@ from pathlib import PurePosixPath
 
 from sacscale.evidence.mjb_header import saved_by
 from sacscale.evidence.result import deep_differences, same_value
+from sacscale.held_names import unheld_name_problem
 
 MODEL_FILE = "g1_walk_flat.mjb"  # what prepare-model saves (sacscale.commands.prepare_model)
 
@@ -102,6 +103,8 @@ def summary_findings(root, model: dict) -> tuple[list[str], list[str]]:
     stored = model.get("summary")
     if not isinstance(stored, dict) or not path.is_file():
         return [], []
+    if problem := unheld_name_problem(f"model/{MODEL_FILE}: its path", path):  # MuJoCo takes only text names
+        return [f"model: {problem}"], []
     recorded, named = model.get("mujoco_version", stored.get("mujoco_version")), saved_by(path)
     problems = _version_problems(recorded, named)
     derived, loaded_into, not_here, unloadable = _summary_of(path, named, recorded)

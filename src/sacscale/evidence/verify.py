@@ -43,6 +43,7 @@ run and figure:
 from __future__ import annotations
 
 import os
+import traceback
 from pathlib import Path
 
 from sacscale.analysis.events import EventFileError
@@ -273,6 +274,25 @@ def check_folders(root: Path, result: Verification) -> None:
                          if (root / name).exists() and not (root / name).is_dir()]
 
 
+# code that reads no record: an error raised there is not the set's JSON (MuJoCo's loader)
+_READS_NO_JSON = (f"{os.sep}sacscale{os.sep}task{os.sep}",)
+
+
+def _unexpected(exc: Exception) -> str:
+    """An error the checks did not expect: a JSON field of an unexpected shape deep inside a
+    record, where verify's own record-reading code raised it; else named where it was raised
+    (MuJoCo's bindings, a drawing library), not blamed on the JSON. Either way it ends the
+    cross-checks, which the line says."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    last = frames[-1] if frames else None
+    text = " ".join(str(exc).split())[:300]
+    in_sacscale = last is not None and f"{os.sep}sacscale{os.sep}" in last.filename
+    if last is None or (in_sacscale and not any(part in last.filename for part in _READS_NO_JSON)):
+        return f"unexpected structure in the set's JSON ({type(exc).__name__}: {exc})"
+    return (f"verify stopped: an unexpected error in {Path(last.filename).stem}.{last.name} "
+            f"({type(exc).__name__}: {text}); the checks after it were not done")
+
+
 def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool = True,
            report_pending: bool = False, redraw_figures: bool = False) -> Verification:
     root = canonical_root(root)
@@ -316,8 +336,7 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
     except EvidenceStructureError as exc:
         result.structure.append(str(exc))
     except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
-        # a JSON field of an unexpected shape deep inside a record
-        result.structure.append(f"unexpected structure in the set's JSON ({type(exc).__name__}: {exc})")
+        result.structure.append(_unexpected(exc))
     if not report_pending:  # the pipeline's own verification is the one that writes verify.json
         result.derived += verify_json_problems(root, result, scope.report_page_of(root)[0] in PAGE_FORMATS_WRITTEN)
     return result

@@ -25,7 +25,7 @@ import numpy as np
 
 from sacscale.atomic import atomic_write_bytes
 from sacscale.hashes import sha256_file
-from sacscale.held_names import encoding_holds_any_name, unheld_path_problem
+from sacscale.held_names import name_as_text, unheld_path_problem
 from sacscale.task.g1_asset_content import g1_problem, is_mjx_collider, mjx_problem
 from sacscale.task.walk_rules import CONTROL_DT
 
@@ -169,7 +169,7 @@ def asset_dir() -> Path:
     package. ImportError naming both where neither is there."""
     override = os.environ.get(ASSETS_ENV)
     if override:
-        if not encoding_holds_any_name() and (problem := unheld_path_problem(f"${ASSETS_ENV}", override)):
+        if problem := unheld_path_problem(f"${ASSETS_ENV}", override):
             raise FileNotFoundError(problem)  # found, but MuJoCo would refuse the name (a TypeError)
         folder = Path(override)
         for name in ASSET_FILES:
@@ -196,7 +196,7 @@ def read_asset_spec(folder: Path, name: str) -> mujoco.MjSpec:
     $SACSCALE_G1_ASSETS may hold anything, and MuJoCo's parse error names neither the
     file nor the setting."""
     try:
-        return mujoco.MjSpec.from_file(str(folder / name))
+        return mujoco.MjSpec.from_file(mujoco_path(folder / name))
     except ValueError as exc:
         raise UnreadableAssetFile(f"{_where(folder)}: {name} is not a MuJoCo model MuJoCo can read "
                                   f"({' '.join(str(exc).split())})") from None
@@ -399,11 +399,18 @@ def model_bytes_sha256(model: mujoco.MjModel) -> str:
     return hashlib.sha256(buf.tobytes()).hexdigest()
 
 
+def mujoco_path(path: str | os.PathLike) -> str:
+    """The path every file MuJoCo reads here is handed as: its bindings take only text, and a
+    name whose bytes are not UTF-8 failed there as a TypeError, which callers reported as
+    something else (a set's JSON, an unexpected error): NameNotText, naming it, instead."""
+    return name_as_text("the model file", path)
+
+
 def load_model(path: str | os.PathLike | None) -> mujoco.MjModel:
     """Load a saved .mjb (or an MJCF .xml); None builds the model from the asset package."""
     if path is None:
         return build_g1_model()
-    path = str(path)
+    path = mujoco_path(path)
     if path.endswith(".mjb"):
         return mujoco.MjModel.from_binary_path(path)
     return mujoco.MjModel.from_xml_path(path)

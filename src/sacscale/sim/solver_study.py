@@ -39,6 +39,7 @@ derived field after `Batch.step`, that is the solve of the last of its 3 substep
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import platform
 import time
@@ -89,6 +90,8 @@ class SolverSetting:
 
 
 REFERENCE = SolverSetting("default")
+# MuJoCo holds the iteration counts in a C int: past it, setting the option failed in its bindings
+_MAX_SOLVER_COUNT = 2**31 - 1
 
 
 def default_sweep() -> list[SolverSetting]:
@@ -109,13 +112,17 @@ def default_sweep() -> list[SolverSetting]:
 
 
 def parse_setting(spec: str) -> SolverSetting:
-    """ "iterations=5,ls_iterations=8" -> SolverSetting; unknown keys raise ValueError."""
+    """ "iterations=5,ls_iterations=8" -> SolverSetting; unknown keys, a key given twice (the
+    later one replaced the earlier unseen) and values that are not finite numbers (tolerance=inf
+    made a solver of no iterations, recorded as null) raise ValueError."""
     kwargs: dict = {}
     for part in spec.split(","):
         key, sep, value = part.strip().partition("=")
         key = key.strip()
         if not sep or not value.strip():
             raise ValueError(f"bad solver setting {part!r} in {spec!r}: expected key=value")
+        if key in kwargs:
+            raise ValueError(f"solver setting {key} is given twice in {spec!r}")
         try:
             if key in ("iterations", "ls_iterations"):
                 kwargs[key] = int(value)
@@ -130,9 +137,13 @@ def parse_setting(spec: str) -> SolverSetting:
             if "unknown" in str(e):
                 raise
             raise ValueError(f"bad value {value!r} for {key} in {spec!r}") from None
+        if not math.isfinite(kwargs[key]):
+            raise ValueError(f"bad value {value!r} for {key} in {spec!r}: not a finite number")
     setting = SolverSetting(spec.strip(), **kwargs)
-    if setting.iterations < 1 or setting.ls_iterations < 1 or not setting.tolerance >= 0:
-        raise ValueError(f"{spec!r}: iterations and ls_iterations must be >= 1, tolerance >= 0")
+    counts_ok = all(1 <= n <= _MAX_SOLVER_COUNT for n in (setting.iterations, setting.ls_iterations))
+    if not counts_ok or not setting.tolerance >= 0:
+        raise ValueError(f"{spec!r}: iterations and ls_iterations must be in [1, {_MAX_SOLVER_COUNT}] "
+                         "(MuJoCo's int), tolerance >= 0")
     return setting
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from sacscale.atomic import file_kind, others_can_swap, others_can_write_file, refuse_foreign_links
 from sacscale.collect import shm
 from sacscale.held_names import unheld_path_problem
-from sacscale.learner_limits import network_size_problem
+from sacscale.learner_limits import learner_size_problem
 from sacscale.locks import UntrustedLock, holder_beside, lock_file_beside
 from sacscale.task.walk_rules import ACTION_DIM, ACTOR_OBS_DIM, CRITIC_OBS_DIM
 
@@ -201,16 +201,17 @@ _FROM_FLAGS = {"batch_size": "--batch-size", "critic_updates": "--num-critic-upd
                "actor_update_at": "--num-actor-updates", "replay_per_env": "--replay-per-env"}
 
 
-def check_learner_values(values: dict, from_extra: set[str]) -> None:
-    """Type and range of every SACConfig value in `values`; `from_extra` are the keys
-    given by --extra (named as such in the message)."""
+def check_learner_values(values: dict, from_extra: set[str], flags: dict[str, str] = _FROM_FLAGS) -> None:
+    """Type and range of every SACConfig value in `values`, and the learner's size as a whole;
+    `from_extra` are the keys given by --extra, `flags` the command's options for the others."""
     from sacscale.learn.config import SACConfig  # imports torch: the pipeline's value checks need none
 
+    named = lambda name: f"--extra {name}" if name in from_extra else flags.get(name, name)  # noqa: E731
     for f in fields(SACConfig):
         if f.name not in values:
             continue
         value = values[f.name]
-        where = f"--extra {f.name}" if f.name in from_extra else _FROM_FLAGS.get(f.name, f.name)
+        where = named(f.name)
         annotation = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
         if annotation not in _TYPES:  # a new field: add its type above
             raise InputError(f"{where}: no type check for SACConfig annotation {annotation!r}")
@@ -222,7 +223,7 @@ def check_learner_values(values: dict, from_extra: set[str]) -> None:
             if not ok(value):
                 raise InputError(f"{where} must be {what}, got {value!r}")
     given = {f.name: values.get(f.name, f.default) for f in fields(SACConfig)}
-    if problem := network_size_problem(given, lambda name: f"--extra {name}" if name in from_extra else name):
+    if problem := learner_size_problem(given, named):
         raise InputError(problem)
 
 
@@ -272,8 +273,7 @@ def check_model(path: str | None) -> None:
     problem = unheld_path_problem("--model", path)  # MuJoCo's bindings take only text names
     if problem or p.stat().st_size == 0:
         raise InputError(problem or f"--model {path}: empty file")
-    # MuJoCo and the task: only where a model is checked (the pipeline's value checks need neither)
-    import mujoco
+    import mujoco  # here only: the pipeline's value checks need neither MuJoCo nor the task
 
     from sacscale.task.g1_model import load_model
     from sacscale.task.g1_walk_flat import G1WalkFlat

@@ -1,7 +1,8 @@
 """Bounds on the learner's networks as a whole: each hidden size is bounded alone in
-sacscale.checks, but 16 layers of the widest size made one critic of 4.3e9 weights, which
-failed in torch's allocator (or drove the machine into the OOM killer) naming no setting.
-The counts are computed from the settings, without torch, so planning can check them."""
+sacscale.checks, but 16 layers of the widest size made one critic of 4.3e9 weights, and one
+16,384-wide layer at a batch of 262,144 rows a 16 GiB activation, each failing in torch's
+allocator (or driving the machine into the OOM killer) naming no setting. The counts are
+computed from the settings, without torch, so planning can check them."""
 
 from __future__ import annotations
 
@@ -33,6 +34,47 @@ def critic_params(obs_dim: int, action_dim: int, hidden, num_atoms: int) -> int:
     """Both Q networks of the twin C51 critic: (observation, action) in, num_atoms logits out."""
     one = trunk_params(obs_dim + action_dim, hidden) + hidden[-1] * num_atoms + num_atoms
     return 2 * one
+
+
+# Values one update's forward pass may hold for its backward (`activation_values`). The
+# learner keeps about three float32 tensors of each layer's width per batch row (the Linear's
+# output, the LayerNorm's, the SiLU's), 24 GiB at this bound, beside at most 10 GiB of both
+# networks' state (MAX_NETWORK_PARAMS): within an 80 GB GPU with room for the backward's
+# gradients. 62x the reference's learner at its batch of 8192 (3.4e7 values).
+MAX_ACTIVATION_VALUES = 1 << 31
+
+# SACConfig's own network sizes (sacscale.learn.config imports torch; the planner checks a batch
+# against the reference networks without it; a test keeps the two equal)
+REFERENCE_NETWORKS = {"actor_obs_dim": 98, "critic_obs_dim": 101, "action_dim": 29, "actor_hidden": (512, 256, 128),
+                      "critic_hidden": (768, 384, 192), "num_atoms": 101}
+
+
+def activation_values(settings: dict) -> int:
+    """Values the actor update's forward pass keeps for its backward, the larger of the two
+    updates (the critic update runs only the critics with gradients): per batch row, each
+    layer's input and output through the actor (observation, hidden widths, mean and log-std
+    heads) and through both Q networks of the twin critic, which the actor's loss runs on its
+    action ((observation, action), hidden widths, the C51 atoms)."""
+    s = settings
+    actor = s["actor_obs_dim"] + sum(s["actor_hidden"]) + 2 * s["action_dim"]
+    critic = 2 * (s["critic_obs_dim"] + s["action_dim"] + sum(s["critic_hidden"]) + s["num_atoms"])
+    return s["batch_size"] * (actor + critic)
+
+
+def learner_size_problem(settings: dict, named) -> str | None:
+    """Why the learner `settings` describe is larger than one may be: its networks
+    (`network_size_problem`), then the activations of a batch through them; None where it fits."""
+    if problem := network_size_problem(settings, named):
+        return problem
+    count = activation_values(settings)
+    if count <= MAX_ACTIVATION_VALUES:
+        return None
+    s = settings
+    return (f"{named('batch_size')} {s['batch_size']} with {named('actor_hidden')} {list(s['actor_hidden'])}, "
+            f"{named('critic_hidden')} {list(s['critic_hidden'])} and {named('num_atoms')} {s['num_atoms']}: "
+            f"an update's activations would hold {count:,} values (batch rows x every layer's width through the "
+            f"actor and both critics), more than the {MAX_ACTIVATION_VALUES:,} a learner may hold (kept in float32 "
+            "for the backward pass, they must fit a GPU beside the networks); give a smaller batch or narrower layers")
 
 
 def network_size_problem(settings: dict, named) -> str | None:

@@ -9,6 +9,7 @@ import pytest
 from mujoco.batch import Batch
 
 from sacscale.commands import solver_study as cmd
+from sacscale.sim import solver_settings
 from sacscale.sim import solver_study as ss
 from sacscale.task import g1_model as g1
 
@@ -17,7 +18,8 @@ N, STEPS, CKPTS = 4, 6, (3, 6)
 
 @pytest.fixture(scope="module")
 def study(g1_model, tmp_path_factory):
-    settings = [ss.REFERENCE, ss.SolverSetting("default again"), ss.SolverSetting("iterations=1", iterations=1)]
+    Setting = solver_settings.SolverSetting
+    settings = [solver_settings.REFERENCE, Setting("default again"), Setting("iterations=1", iterations=1)]
     # an unstable simulation makes MuJoCo append to MUJOCO_LOG.TXT in the working directory
     cwd = os.getcwd()
     os.chdir(tmp_path_factory.mktemp("mujoco_log"))
@@ -71,7 +73,7 @@ def test_cost_fields_positive_and_finite(study):
 
 def test_expanded_option_equals_a_model_with_that_option(g1_model):
     """Batch.expand('opt.iterations') really sets the solver's iterations, per simulation."""
-    setting = ss.SolverSetting("loose", iterations=2, ls_iterations=3, tolerance=1e-3)
+    setting = solver_settings.SolverSetting("loose", iterations=2, ls_iterations=3, tolerance=1e-3)
     qpos0, qvel0 = ss.initial_states(g1_model, 3, seed=1)
     controls = ss.control_sequence(g1_model, "random", 3, 4, seed=1)
     via_expand = ss.rollout(g1_model, setting, qpos0, qvel0, controls, 1, [4])["checkpoints"][4]["qpos"]
@@ -90,13 +92,13 @@ def test_expanded_option_equals_a_model_with_that_option(g1_model):
 
 
 def test_parse_setting():
-    s = ss.parse_setting("iterations=5, ls_iterations=8")
+    s = solver_settings.parse_setting("iterations=5, ls_iterations=8")
     assert (s.iterations, s.ls_iterations, s.tolerance) == (5, 8, 1e-8)
-    assert ss.parse_setting("tolerance=1e-4").tolerance == 1e-4
+    assert solver_settings.parse_setting("tolerance=1e-4").tolerance == 1e-4
     for bad in ("iterations", "iteration=5", "iterations=five", "iterations=0"):
         with pytest.raises(ValueError):
-            ss.parse_setting(bad)
-    assert ss.default_sweep()[0] == ss.REFERENCE
+            solver_settings.parse_setting(bad)
+    assert solver_settings.default_sweep()[0] == solver_settings.REFERENCE
 
 
 def test_cli_json_schema(tmp_path, capsys):

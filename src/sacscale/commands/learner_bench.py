@@ -14,6 +14,7 @@ from sacscale.learn.bench import MODES, bench_learner
 from sacscale.learn.config import SACConfig
 from sacscale.train.config import TASK_SIZES, extra_key_problem
 from sacscale.train.options import json_setting
+from sacscale.train.out_of_memory import is_out_of_memory
 from sacscale.usage import say
 
 
@@ -62,7 +63,8 @@ def _problem(args: argparse.Namespace) -> str | None:
         if problem := extra_key_problem(key, OWN_OPTIONS, "learner-bench's own option", "the benchmark's results"):
             return problem
     try:
-        check_learner_values(args.extra, set(args.extra))
+        # with the batch this bench runs: the learner's size as a whole is the batch's too
+        check_learner_values({**args.extra, "batch_size": args.batch}, set(args.extra), flags={"batch_size": "--batch"})
     except InputError as exc:
         return str(exc)
     return None
@@ -116,8 +118,17 @@ def run(args: argparse.Namespace) -> int:
     with holding_outputs(("--out", args.out)):  # another command writing it meanwhile: refused at once
         results = []
         for mode in args.modes:
-            r = bench_learner(mode, batch=args.batch, iters=args.iters, num_envs=args.num_envs,
-                              device=args.device, cfg=cfg, warmup=args.warmup)
+            try:
+                r = bench_learner(mode, batch=args.batch, iters=args.iters, num_envs=args.num_envs,
+                                  device=args.device, cfg=cfg, warmup=args.warmup)
+            except (RuntimeError, MemoryError) as exc:
+                if not is_out_of_memory(exc):
+                    raise
+                say(f"sacscale learner-bench: error: out of memory on --device {args.device}: the learner needs "
+                    f"more than it holds at --batch {args.batch} with actor_hidden {list(cfg.actor_hidden)}, "
+                    f"critic_hidden {list(cfg.critic_hidden)} and --num-envs {args.num_envs}; give smaller ones",
+                    file=sys.stderr)
+                return 2
             results.append(r)
             print(f"{mode:>14}: {r['ms_per_iter']:8.3f} ms/iter  first iteration {r['time_to_first_iter_s']:7.2f} s  "
                   f"(compiled={r['compiled']}, graphed={r['graphed']}, finite={r['metrics_finite']})", flush=True)

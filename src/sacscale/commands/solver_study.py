@@ -11,6 +11,7 @@ from sacscale.atomic import write_json
 from sacscale.checks import seed_arg
 from sacscale.commands import BadInput
 from sacscale.commands._inputs import model_problem
+from sacscale.sim import solver_settings
 from sacscale.sim import solver_study as ss
 from sacscale.task.g1_model import load_model
 from sacscale.usage import say
@@ -33,7 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "tolerance, init_perturbation); repeatable; replaces the default sweep. MuJoCo's defaults always run first, "
         "as the reference",
     )
-    parser.add_argument("--checkpoints", default="10,50,100", help="control steps at which trajectories are compared")
+    parser.add_argument("--checkpoints", default=None,
+                        help="control steps at which trajectories are compared, each within --steps (default: those "
+                        "of 10,50,100 within --steps, or the last step if none is)")
     parser.add_argument("--model", default=None, help="compiled model (.mjb); default: build from the asset package")
     parser.add_argument("--seed", type=seed_arg, default=0,
                         help="random seed of the initial states and random actions (default 0)")
@@ -103,17 +106,31 @@ def print_tables(result: dict, file=None) -> None:
             p(f"{r['setting']['name']:<{w}}  {jr:>22}  {pe:>22}  {fd:>16}  {idn:>16}  {ft:>13.2f}")
 
 
+def _checkpoints(text: str | None, steps: int) -> list[int]:
+    """--checkpoints as control-step counts. Given, each must be a step of the rollout: one
+    past it was moved to the last step unseen, and the record named a step not asked for."""
+    if text is None:
+        return list(ss.DEFAULT_CHECKPOINTS)  # those within --steps are kept (ss.checkpoints_for)
+    words = [c.strip() for c in str(text).split(",") if c.strip()]
+    if not words or not all(w.isascii() and w.isdigit() and int(w) >= 1 for w in words):
+        raise ValueError(f"--checkpoints {text!r}: positive control-step counts, e.g. 10,50,100")
+    counts = [int(w) for w in words]
+    if len(set(counts)) != len(counts):
+        raise ValueError(f"--checkpoints {text!r}: a step is given twice")
+    if max(counts) > steps:
+        raise ValueError(f"--checkpoints {text!r}: step {max(counts)} is past the rollout (--steps {steps})")
+    return counts
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         if min(args.num_envs, args.steps, args.threads, args.repeats, args.stand_window) < 1:
             raise ValueError("--num-envs, --steps, --threads, --repeats and --stand-window must be >= 1")
-        checkpoints = [int(c) for c in str(args.checkpoints).split(",") if c.strip()]
-        if not checkpoints or min(checkpoints) < 1:
-            raise ValueError("--checkpoints: positive control-step counts, e.g. 10,50,100")
+        checkpoints = _checkpoints(args.checkpoints, args.steps)
         if args.setting:
-            settings = [ss.REFERENCE] + [ss.parse_setting(spec) for spec in args.setting]
+            settings = [solver_settings.REFERENCE] + [solver_settings.parse_setting(spec) for spec in args.setting]
         else:
-            settings = ss.default_sweep()
+            settings = solver_settings.default_sweep()
         names = [s.name for s in settings]
         if len(set(names)) != len(names):
             raise ValueError(f"a setting is given twice: {names}")

@@ -17,6 +17,7 @@ from sacscale.parallel.launch import Interrupted
 from sacscale.parallel.pools import PoolError, resolve_learner_cpus, resolve_pools
 from sacscale.train.config import TrainConfig, TrainingError, compiles_losses, sac_config
 from sacscale.train.job import run_training
+from sacscale.train.out_of_memory import is_out_of_memory, out_of_memory_line
 from sacscale.train.preflight import launcher_env
 from sacscale.train.options import add_arguments, build_parser, option_names  # noqa: F401  (the CLI's interface)
 from sacscale.held_names import unheld_path_problem
@@ -95,7 +96,8 @@ def holding_resumed_folder(cfg: TrainConfig) -> Iterator[None]:
 
 def run(args: argparse.Namespace) -> int:
     """0: completed; 1: failed (the message names the cause); 2: a usage error (a bad option
-    value, or a resumed run folder another command is training in); 128+N: stopped by signal N."""
+    value, a resumed run folder another command is training in, or settings too large for the
+    memory at hand); 128+N: stopped by signal N."""
     cfg = TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
     try:
         check_options(cfg)
@@ -109,7 +111,10 @@ def run(args: argparse.Namespace) -> int:
 def _train(cfg: TrainConfig) -> int:
     try:
         run_training(cfg)
-    except (TrainingError, RuntimeError, ValueError) as exc:
+    except (TrainingError, RuntimeError, ValueError, MemoryError) as exc:
+        if is_out_of_memory(exc):  # settings this machine cannot hold: the allocator's words name none
+            say(f"sacscale train: error: {out_of_memory_line(cfg)}", file=sys.stderr)
+            return 2
         say(f"sacscale train: error: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:  # e.g. the disk filled up during the run (event files, checkpoints)

@@ -54,10 +54,14 @@ def _asset_package_meshes() -> Path:
 def _check_overrides(items: list[str]) -> None:
     """Each --override a KEY=VALUE of the reference's Hydra keys, the ones this command sets
     refused (the pipeline's rule for a unilab run's overrides)."""
+    seen = set()
     for item in items:
         key, sep, value = item.partition("=")
         if not sep:
             raise ValueError(f"--override {item!r}: not KEY=VALUE (a Hydra override, e.g. algo.gamma=0.97)")
+        if key.lstrip("+~") in seen:  # Hydra took the later one without a word
+            raise ValueError(f"--override {item!r}: {key.lstrip('+~')} is given twice")
+        seen.add(key.lstrip("+~"))
         if key.lstrip("+~") in REFERENCE_OWNED:
             raise ValueError(f"--override {item!r}: {key.lstrip('+~')} is set by this command from its own options "
                              "(--num-envs, --iterations, --seed, --devices, ...): give the option instead")

@@ -16,6 +16,7 @@ import re
 
 from sacscale.checks import InputError, check_sizes, replay_memory_problem
 from sacscale.pipeline.plan_values import PlanError, shown
+from sacscale.learner_limits import REFERENCE_NETWORKS, learner_size_problem
 from sacscale.train import TrainConfig, TrainingError, sac_config
 from sacscale.train.config import OWN_OPTIONS, TASK_SIZES
 from sacscale.train.options import build_parser, json_setting, option_names
@@ -82,6 +83,16 @@ def check_reference_override(key: str, value, where: str) -> None:
         raise PlanError(f"{where}: set by the pipeline from the run configuration; not an override")
     if isinstance(value, (dict, list)):
         raise PlanError(f"{where}: give a single value (Hydra's own syntax in a string for lists)")
+    if _not_finite(value):  # Hydra reads inf, nan and 1e400 as floats: a gamma of inf trained as given
+        raise PlanError(f"{where}: {shown(value)} is not a finite number")
+
+
+def _not_finite(value) -> bool:
+    """Whether an override's value is a number, as Hydra reads one, that is not finite."""
+    try:
+        return not math.isfinite(float(str(value).strip()))
+    except ValueError:
+        return False
 
 
 def check_trainer_values(merged: dict, where) -> None:
@@ -235,3 +246,6 @@ def check_batch_fits_replay(merged: dict, where) -> None:
     if 10 * num_envs > capacity and "extra" not in overrides:
         raise PlanError(f"{where('overrides.replay-per-env')}: {per_env} rows per env hold less than the "
                         f"learning start (10 x num_envs = {10 * num_envs} rows)")
+    if "extra" not in overrides:  # with one, check_trainer_values judges the batch with its networks
+        if problem := learner_size_problem({**REFERENCE_NETWORKS, "batch_size": batch}, lambda name: name):
+            raise PlanError(f"{where('batch_size')}: {problem}")

@@ -289,6 +289,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
         key, sep, value = item.partition("=")
         if not sep or not key:
             return usage_error(f"--env {item!r}: expected KEY=VALUE")
+        if key in env:  # the later value replaced the earlier one without a word
+            return usage_error(f"--env {item!r}: {key} is given twice")
         env[key] = value
     if args.progress_every < 0:
         return usage_error(f"--progress-every {args.progress_every}: a number of iterations, at least 0")

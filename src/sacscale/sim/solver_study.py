@@ -38,18 +38,17 @@ derived field after `Batch.step`, that is the solve of the last of its 3 substep
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import platform
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 
 import mujoco
 import numpy as np
 from mujoco.batch import Batch, SimulationError
 
 from sacscale.sim.bench import cpu_model
+from sacscale.sim.solver_settings import SolverSetting, default_sweep
 from sacscale.task import g1_model as g1
 from sacscale.task.walk_rules import TaskConfig
 
@@ -57,7 +56,6 @@ Progress = Callable[[int], None]  # called with the number of control steps just
 
 SCENARIOS = ("stand", "random")
 DEFAULT_CHECKPOINTS = (10, 50, 100)
-OPTION_FIELDS = ("iterations", "ls_iterations", "tolerance")
 
 _UNSTABLE_WARNINGS = np.array(
     [int(mujoco.mjtWarning.mjWARN_BADQPOS), int(mujoco.mjtWarning.mjWARN_BADQVEL),
@@ -69,71 +67,6 @@ _UNSTABLE_WARNINGS = np.array(
 _INIT_XY = 0.5  # m
 _INIT_JOINT = 0.02  # rad
 _INIT_BASE_VEL = 0.1  # m/s and rad/s
-
-
-@dataclass(frozen=True)
-class SolverSetting:
-    """One point of the sweep. The defaults are MuJoCo's, the task's own settings."""
-
-    name: str
-    iterations: int = 100
-    ls_iterations: int = 50
-    tolerance: float = 1e-8
-    init_perturbation: float = 0.0  # rad added to every initial joint angle (a yardstick)
-
-    def options(self) -> dict:
-        return {k: getattr(self, k) for k in OPTION_FIELDS}
-
-    def as_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-
-REFERENCE = SolverSetting("default")
-
-
-def default_sweep() -> list[SolverSetting]:
-    """One factor at a time around the default, MJX's 5/8 pair, and the chaos yardstick."""
-    return [
-        REFERENCE,
-        SolverSetting("iterations=50", iterations=50),
-        SolverSetting("iterations=20", iterations=20),
-        SolverSetting("iterations=10", iterations=10),
-        SolverSetting("iterations=5", iterations=5),
-        SolverSetting("ls_iterations=20", ls_iterations=20),
-        SolverSetting("ls_iterations=8", ls_iterations=8),
-        SolverSetting("tolerance=1e-6", tolerance=1e-6),
-        SolverSetting("tolerance=1e-4", tolerance=1e-4),
-        SolverSetting("iterations=5,ls_iterations=8", iterations=5, ls_iterations=8),
-        SolverSetting("default, joints+1e-9 rad", init_perturbation=1e-9),
-    ]
-
-
-def parse_setting(spec: str) -> SolverSetting:
-    """ "iterations=5,ls_iterations=8" -> SolverSetting; unknown keys raise ValueError."""
-    kwargs: dict = {}
-    for part in spec.split(","):
-        key, sep, value = part.strip().partition("=")
-        key = key.strip()
-        if not sep or not value.strip():
-            raise ValueError(f"bad solver setting {part!r} in {spec!r}: expected key=value")
-        try:
-            if key in ("iterations", "ls_iterations"):
-                kwargs[key] = int(value)
-            elif key in ("tolerance", "init_perturbation"):
-                kwargs[key] = float(value)
-            else:
-                raise ValueError(
-                    f"unknown solver setting {key!r} in {spec!r}: "
-                    "use iterations, ls_iterations, tolerance, init_perturbation"
-                )
-        except ValueError as e:
-            if "unknown" in str(e):
-                raise
-            raise ValueError(f"bad value {value!r} for {key} in {spec!r}") from None
-    setting = SolverSetting(spec.strip(), **kwargs)
-    if setting.iterations < 1 or setting.ls_iterations < 1 or not setting.tolerance >= 0:
-        raise ValueError(f"{spec!r}: iterations and ls_iterations must be >= 1, tolerance >= 0")
-    return setting
 
 
 # ---------------------------------------------------------------------- inputs

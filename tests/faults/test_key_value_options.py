@@ -1,0 +1,62 @@
+"""key=value options: solver-study's --setting took `tolerance=1e400` and `init_perturbation=inf`
+(recorded as null; a solver of 0 iterations reported as a 3.6x speed-up) and a key given twice
+(the later one taken unseen); its --checkpoints moved a step past the rollout to the last one
+and answered `nan` in Python's words. Each is now one line naming the option, exit 2, before
+any model is read; the other key=value options (train-reference's --override, record-run's
+--env) refuse a key given twice, and a non-finite override, the same way."""
+
+import sys
+
+import pytest
+
+from sacscale.cli import main
+
+STUDY = ["solver-study", "--num-envs", "2", "--steps", "4", "--no-progress", "--model", "/nonexistent.mjb"]
+
+
+@pytest.mark.parametrize("setting, says", [
+    ("tolerance=1e400", "bad value '1e400' for tolerance in 'tolerance=1e400': not a finite number"),
+    ("init_perturbation=inf", "bad value 'inf' for init_perturbation in 'init_perturbation=inf': not a finite number"),
+    ("tolerance=nan", "bad value 'nan' for tolerance in 'tolerance=nan': not a finite number"),
+    ("init_perturbation=-inf", "bad value '-inf' for init_perturbation in 'init_perturbation=-inf': not a finite "
+                               "number"),
+    ("iterations=5,iterations=6", "solver setting iterations is given twice in 'iterations=5,iterations=6'"),
+    ("iterations=3000000000", "'iterations=3000000000': iterations and ls_iterations must be in [1, 2147483647] "
+                              "(MuJoCo's int), tolerance >= 0"),
+])
+def test_solver_study_refuses_the_setting(capsys, setting, says):
+    assert main([*STUDY, "--setting", setting]) == 2
+    assert capsys.readouterr().err.strip() == f"solver-study: {says}"
+
+
+@pytest.mark.parametrize("checkpoints, says", [
+    ("9", "--checkpoints '9': step 9 is past the rollout (--steps 4)"),
+    ("2,2", "--checkpoints '2,2': a step is given twice"),
+    ("nan", "--checkpoints 'nan': positive control-step counts, e.g. 10,50,100"),
+    ("0", "--checkpoints '0': positive control-step counts, e.g. 10,50,100"),
+])
+def test_solver_study_refuses_the_checkpoints(capsys, checkpoints, says):
+    assert main([*STUDY, "--checkpoints", checkpoints]) == 2
+    assert capsys.readouterr().err.strip() == f"solver-study: {says}"
+
+
+@pytest.mark.parametrize("overrides, says", [
+    (["algo.gamma=0.9", "algo.gamma=0.8"], "--override 'algo.gamma=0.8': algo.gamma is given twice"),
+    (["algo.gamma=0.9", "+algo.gamma=0.8"], "--override '+algo.gamma=0.8': algo.gamma is given twice"),
+    (["algo.gamma=1e400"], "--override 'algo.gamma=1e400': '1e400' is not a finite number"),
+    (["algo.tau=nan"], "--override 'algo.tau=nan': 'nan' is not a finite number"),
+])
+def test_train_reference_refuses_the_override(tmp_path, capsys, overrides, says):
+    words = [w for o in overrides for w in ("--override", o)]
+    argv = ["train-reference", "--reference-python", sys.executable, "--log-dir", str(tmp_path / "run"), *words]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == f"sacscale train-reference: error: {says}"
+    assert not (tmp_path / "run").exists()
+
+
+def test_record_run_refuses_an_env_key_twice(tmp_path, capsys):
+    code = main(["record-run", "--run-dir", str(tmp_path / "r"), "--work-dir", str(tmp_path / "w"), "--attic",
+                 str(tmp_path / "a"), "--timeout", "10", "--env", "A=1", "--env", "A=2", "--", "true"])
+    assert code == 2
+    assert capsys.readouterr().err.strip() == "sacscale record-run: error: --env 'A=2': A is given twice"
+    assert not (tmp_path / "r").exists() and not (tmp_path / "w").exists()

@@ -228,9 +228,10 @@ def _refuse_names_the_encoding_cannot_hold(parser: argparse.ArgumentParser, args
     """Under a file-system encoding other than UTF-8 a non-ASCII name a command opens (a set's
     folder, a file) is held as undecodable bytes, which it reported later under a wrong cause
     (a path "not UTF-8", MuJoCo's TypeError): named here, with the cure (exit 2, usage). A
-    path is judged as it will be opened: joined to the working folder, its links followed."""
-    if encoding_holds_any_name():
-        return
+    path is judged as it will be opened: joined to the working folder, its links followed.
+    Under a UTF-8 encoding every value's own text is judged (bytes not UTF-8): a label or
+    name went into the records as a lone surrogate, which strict JSON readers refuse."""
+    utf8 = encoding_holds_any_name()
     for action in parser._actions:
         if action.nargs == argparse.REMAINDER:
             continue  # another program's command line (record-run -- CMD), whose words are its own
@@ -238,7 +239,7 @@ def _refuse_names_the_encoding_cannot_hold(parser: argparse.ArgumentParser, args
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, (str, Path)):
                 label = action.option_strings[0] if action.option_strings else (action.metavar or action.dest)
-                judged = unheld_path_problem if _names_a_path(action, item) else unheld_name_problem
+                judged = unheld_path_problem if not utf8 and _names_a_path(action, item) else unheld_name_problem
                 if problem := judged(label, item):
                     parser.error(problem)
 

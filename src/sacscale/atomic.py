@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import errno
 import grp
+import hashlib
 import json
 import math
 import os
 import pwd
+import re
 import stat
 import threading
 from collections.abc import Iterator
@@ -27,7 +29,10 @@ def temporary_path(path: str | Path) -> Path:
     path = Path(path)
     refuse_foreign_links(path)
     remove_stale_temporaries(path)
-    tmp = path.with_name(f".{path.stem}.tmp{os.getpid()}.{threading.get_ident()}{path.suffix}")
+    prefix, suffix = _temporary_parts(path)
+    tmp = path.with_name(f"{prefix}{os.getpid()}.{threading.get_ident()}{suffix}")
+    if prefix != f".{path.stem}.tmp":
+        _OUTPUT_OF[str(tmp)] = str(path)
     try:
         os.close(_claim(tmp))
     except BaseException:  # a stop signal raised here, after the file was made: the caller never gets its name
@@ -35,6 +40,58 @@ def temporary_path(path: str | Path) -> Path:
         tmp.unlink(missing_ok=True)
         raise
     return tmp
+
+
+# the longest `<pid>.<thread id>` (pid_max is at most 2^22; a thread id is 64 bits)
+_LONGEST_IDS = len(f"{2 ** 22}.{2 ** 64}")
+# a longer suffix names no format a writer picks by it: a long name's temporary drops it
+_LONGEST_KEPT_SUFFIX = 16
+# each shortened temporary path made here, to the output it is for: a failed write's
+# message names the output the user gave
+_OUTPUT_OF: dict[str, str] = {}
+
+
+def _temporary_parts(path: Path) -> tuple[str, str]:
+    """(what precedes the `<pid>.<thread id>`, what follows it) in the temporary names of
+    `path`: `.<stem>.tmp` and path's suffix, which depend on path alone (a later writer
+    finds a dead one's). Where that would make a name longer than the folder allows (a
+    legal output name near the limit), the stem is cut to fit and a digest of the whole
+    name keeps it apart from other long names: `.<stem cut>.<digest>.tmp`."""
+    prefix, suffix = f".{path.stem}.tmp", path.suffix
+    room = _name_max(path.parent) - _LONGEST_IDS
+    if _size(prefix + suffix) <= room:
+        return prefix, suffix
+    suffix = suffix if _size(suffix) <= _LONGEST_KEPT_SUFFIX else ""
+    digest = hashlib.sha256(os.fsencode(path.name)).hexdigest()[:16]
+    stem, room = path.stem, room - _size(suffix) - len(f"..{digest}.tmp")
+    while _size(stem) > room:
+        stem = stem[:-1]
+    return f".{stem}.{digest}.tmp", suffix
+
+
+def _size(name: str) -> int:
+    return len(os.fsencode(name))
+
+
+def _name_max(folder: Path) -> int:
+    """The longest file name, in bytes, the file system of `folder` takes (255 where unknown)."""
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
+
+
+# a temporary name of a write by another process: .<stem>.tmp<pid>.<thread><suffix>
+_TEMPORARY = re.compile(r"\.(?P<stem>.+)\.tmp\d+\.\d+(?P<suffix>(\.[^./]*)?)")
+
+
+def output_name(path: str) -> str:
+    """The output a temporary file was written for (the name the user gave), else the path."""
+    if path in _OUTPUT_OF:
+        return _OUTPUT_OF[path]
+    head, sep, name = path.rpartition("/")
+    match = _TEMPORARY.fullmatch(name)
+    return f"{head}{sep}{match['stem']}{match['suffix']}" if match else path
 
 
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -119,9 +176,9 @@ def remove_stale_temporaries(path: Path) -> None:
     """The temporary files of `path` that a writer killed by SIGKILL left (no cleanup could
     run): this user's, of a process that no longer exists. Another user's, or a live
     process's, are left alone."""
-    prefix = f".{path.stem}.tmp"
+    prefix, suffix = _temporary_parts(path)
     try:
-        entries = [e for e in os.scandir(path.parent) if e.name.startswith(prefix) and e.name.endswith(path.suffix)]
+        entries = [e for e in os.scandir(path.parent) if e.name.startswith(prefix) and e.name.endswith(suffix)]
     except OSError:
         return
     for entry in entries:

@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 from sacscale import __version__
-from sacscale.atomic import others_can_swap, refuse_special
+from sacscale.atomic import file_kind, others_can_swap, output_name, refuse_special
 from sacscale.commands import BadInput
 from sacscale.commands._finished_sets import finished_set_problem
 from sacscale.eval.gl_backend import GLBackendError, check_mujoco_gl
@@ -228,9 +228,10 @@ def _refuse_names_the_encoding_cannot_hold(parser: argparse.ArgumentParser, args
     """Under a file-system encoding other than UTF-8 a non-ASCII name a command opens (a set's
     folder, a file) is held as undecodable bytes, which it reported later under a wrong cause
     (a path "not UTF-8", MuJoCo's TypeError): named here, with the cure (exit 2, usage). A
-    path is judged as it will be opened: joined to the working folder, its links followed."""
-    if encoding_holds_any_name():
-        return
+    path is judged as it will be opened: joined to the working folder, its links followed.
+    Under a UTF-8 encoding every value's own text is judged (bytes not UTF-8): a label or
+    name went into the records as a lone surrogate, which strict JSON readers refuse."""
+    utf8 = encoding_holds_any_name()
     for action in parser._actions:
         if action.nargs == argparse.REMAINDER:
             continue  # another program's command line (record-run -- CMD), whose words are its own
@@ -238,7 +239,7 @@ def _refuse_names_the_encoding_cannot_hold(parser: argparse.ArgumentParser, args
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, (str, Path)):
                 label = action.option_strings[0] if action.option_strings else (action.metavar or action.dest)
-                judged = unheld_path_problem if _names_a_path(action, item) else unheld_name_problem
+                judged = unheld_path_problem if not utf8 and _names_a_path(action, item) else unheld_name_problem
                 if problem := judged(label, item):
                     parser.error(problem)
 
@@ -302,12 +303,17 @@ def _refuse_folder_names(parser: argparse.ArgumentParser, args: argparse.Namespa
 
 def _refuse_special_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """A file output that is a device, FIFO or socket is refused now: the write refuses it
-    too, but only after the work."""
+    too, but only after the work. So is a link leading to one (as a link to a folder is):
+    the write would replace the user's link with a file, the FIFO never written."""
     for option, value, folder in _given_outputs(parser, args):
         try:
             None if folder else refuse_special(Path(value))
         except OSError as exc:
             parser.error(f"argument {option}: {value}: {exc.strerror}")
+        if not folder and os.path.islink(value) and (kind := file_kind(value)) not in (None, "a plain file",
+                                                                                        "a folder"):
+            parser.error(f"argument {option}: {value} leads to {kind} (a link to {os.readlink(value)}): an output "
+                         "replaces a file, never a device, FIFO or socket")
 
 
 def _link_to_a_folder(value) -> str | None:
@@ -446,7 +452,7 @@ def _error_line(name: str, exc: Exception) -> int:
         message, code = str(exc), 2
     elif isinstance(exc, OSError):
         reason = _OS_REASONS.get(exc.errno, exc.strerror or str(exc))
-        where = " -> ".join(_output_name(str(f)) for f in (exc.filename, exc.filename2) if f)
+        where = " -> ".join(output_name(str(f)) for f in (exc.filename, exc.filename2) if f)
         if exc.errno == errno.ENOENT and (gone := _folder_gone(exc.filename)):
             reason += f" ({gone} was removed while the command ran)"
         message, code = f"{where}: {reason}" if where else reason, 2
@@ -472,17 +478,6 @@ def _folder_gone(filename) -> str | None:
         return "the working folder"
     folder = os.path.dirname(os.fsdecode(filename)) if filename else ""
     return f"its folder {folder}" if folder and not os.path.lexists(folder) else None
-
-
-# sacscale.atomic's temporary name for an output: .<stem>.tmp<pid>.<thread><suffix>
-_TEMPORARY = re.compile(r"\.(?P<stem>.+)\.tmp\d+\.\d+(?P<suffix>(\.[^./]*)?)")
-
-
-def _output_name(path: str) -> str:
-    """The output a temporary file was written for (the name the user gave), else the path."""
-    head, sep, name = path.rpartition("/")
-    match = _TEMPORARY.fullmatch(name)
-    return f"{head}{sep}{match['stem']}{match['suffix']}" if match else path
 
 
 def _gl_problem() -> str | None:

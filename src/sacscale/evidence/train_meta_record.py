@@ -19,7 +19,8 @@
 - `final_learner_state_sha256_by_rank[]`: one hash a rank; all alike in a run that synced
   gradients (the trainer fails one whose ranks end apart); rank 0's is the hash of the
   learner state in `checkpoints/final.pt` where the set keeps it (a set made by the
-  pipeline moves it out, run.json `learning_state` names where: then nothing derives it).
+  pipeline moves it out, run.json `learning_state` names where: then nothing derives it);
+- `config.log_every`: the iterations at which the events hold scalars (log_cadence).
 
 Each is compared only where both sides are recorded; a current set (strict) must record
 every option its trainer has."""
@@ -32,6 +33,7 @@ from pathlib import Path
 
 from sacscale.analysis.events import EventFileError, read_run
 from sacscale.evidence.binding import first_record_time, run_event_files
+from sacscale.evidence.log_cadence import cadence_problems
 from sacscale.evidence.result import same_value
 from sacscale.evidence.run_end import end_problems
 from sacscale.evidence.run_start import start_problems
@@ -260,4 +262,5 @@ def train_meta_problems(run_dir: Path, name: str, meta: dict, run: dict, args, r
     problems += end_problems(name, run, meta, _last_event(events), reference)
     if not reference:  # the reference trainer records no counters or state hashes
         problems += nonfinite_problems(name, meta, events) + state_hash_problems(name, meta, run, run_dir)
+        problems += cadence_problems(name, meta, events)
     return problems

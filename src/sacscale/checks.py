@@ -367,7 +367,7 @@ def _check_log_dir(path: str | Path, resume: bool = False) -> None:
                 "folder (results/<run set>/runs/<run>/) to a folder of your own, copy these checkpoints/* into "
                 "the copy's checkpoints/ and resume the copy" if lone_state else ""))
         return
-    _refuse_inside_a_held_folder(path)
+    refuse_inside_a_held_folder(path)
     if not p.exists():
         return
     used = sorted(e.name for e in p.iterdir() if not (e.is_file() and _CALLER_FILES.match(e.name)))
@@ -393,7 +393,7 @@ def _holder_of(folder: Path, path: str | Path) -> str | None:
         raise InputError(f"--log-dir {path}: {exc}") from None
 
 
-def _refuse_inside_a_held_folder(path: str | Path) -> None:
+def refuse_inside_a_held_folder(path: str | Path) -> None:
     """A new log directory inside a folder another command holds (its lock beside it: a
     resumed run folder) is refused: a run written into it would mix with that run's files."""
     real = Path(os.path.realpath(path))

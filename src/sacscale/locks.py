@@ -67,6 +67,12 @@ class HeldBeside(LockHeld):
         super().__init__(f"{lock} is held by {holder}")
         self.lock, self.holder = lock, holder
 
+    @property
+    def pid(self) -> int | None:
+        """The holder's process id, where it has recorded one."""
+        words = self.holder.split()
+        return int(words[1]) if words[:1] == ["pid"] else None
+
 
 class UntrustedLock(LockError):
     """A folder's lock file (`lock_beside`) is held, but another user owns it or may write

@@ -2,7 +2,7 @@
 `.<name>.lock` beside it). Before: only the held folder itself was refused as a log
 directory, so `--log-dir RUN/sub` (or through a link to RUN) wrote a whole run inside the
 folder being resumed. Now every folder above the log directory is looked at, and one
-held refuses it before anything is made (exit 1, as the held folder itself is)."""
+held refuses it before anything is made (exit 2, as the held folder itself is)."""
 
 import subprocess
 import sys
@@ -36,7 +36,7 @@ def test_a_log_dir_inside_a_held_run_folder_is_refused(held_run, tmp_path, throu
         (tmp_path / "alias").symlink_to(run)
     log_dir = (tmp_path / "alias" if through_a_link else run) / "sub" / "deeper"
     done = sacscale("train", *ARGS, "--log-dir", log_dir)
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 2, done.stderr
     assert done.stderr.strip() == (f"sacscale train: error: --log-dir {log_dir}: inside {run}, where another "
                                    f"sacscale command is training (pid {pid} holds {tmp_path}/.run.lock); choose a "
                                    "directory outside it")

@@ -21,6 +21,7 @@ from sacscale.train.out_of_memory import is_out_of_memory, out_of_memory_line
 from sacscale.train.preflight import launcher_env
 from sacscale.train.options import add_arguments, build_parser, option_names  # noqa: F401  (the CLI's interface)
 from sacscale.held_names import unheld_path_problem
+from sacscale.processes import is_ancestor
 from sacscale.usage import say
 
 
@@ -66,42 +67,52 @@ def _check_lock_dir(cfg: TrainConfig) -> None:
 
 
 class RunFolderHeld(TrainingError):
-    """The resumed run folder is another command's for now."""
+    """The run folder is another command's for now."""
 
 
 @contextlib.contextmanager
-def holding_resumed_folder(cfg: TrainConfig) -> Iterator[None]:
-    """A resumed run folder is this sitting's until it ends (its lock, `.<name>.lock` beside
-    it, is removed on the way out, a failure or a stop signal included): two resumes of one
-    folder would both train on from one checkpoint into one set of event files. A new run's
-    folder needs no lock: train_meta.json, made only if missing, claims it. Under a launcher
-    only rank 0 holds it (the other ranks share its folder)."""
-    folder = Path(os.path.realpath(cfg.resume)) if cfg.resume else None
+def holding_run_folder(cfg: TrainConfig) -> Iterator[None]:
+    """The run folder, --resume's or a new run's --log-dir, is this run's until it ends (its
+    lock, `.<name>.lock` beside it, is removed on the way out, a failure or a stop signal
+    included): two runs in one folder, resumed or new, would write one train_meta.json, one
+    checkpoints/ and one tb/rank0/. Under a launcher only rank 0 holds it (the other ranks
+    share its folder); a lock held by a process this one descends from is already this
+    run's (record-run holds the folder it records the run in while it runs the trainer)."""
+    flag, given = ("--resume", cfg.resume) if cfg.resume else ("--log-dir", cfg.log_dir)
+    folder = Path(os.path.realpath(given))
     another_rank = launcher_env()[0] and int(os.environ["RANK"]) != 0
-    if folder is None or not folder.is_dir() or another_rank:
-        yield  # not a folder: the resume's own checks name it, and nothing is made for a lock
+    if another_rank or (cfg.resume and not folder.is_dir()):
+        yield  # a resume of no folder: its own checks name it, and nothing is made for a lock
         return
+    if not cfg.resume:
+        try:  # a run folder being resumed above it: refused before a folder or lock is made there
+            checks.refuse_inside_a_held_folder(given)
+        except checks.InputError as exc:
+            raise RunFolderHeld(str(exc)) from None
     with contextlib.ExitStack() as held:
         try:
             held.enter_context(lock_beside(folder))
         except HeldBeside as exc:
-            raise RunFolderHeld(f"--resume {cfg.resume}: another sacscale command is training in this run folder "
-                                f"({exc.holder} holds {exc.lock}); nothing was started: resume it once that "
-                                "one has ended") from None
+            if exc.pid is None or not is_ancestor(exc.pid):
+                raise RunFolderHeld(f"{flag} {given}: another sacscale command is training in this run folder "
+                                    f"({exc.holder} holds {exc.lock}); nothing was started: {_WAY_OUT[flag]}") from None
         except LockError as exc:
-            raise RunFolderHeld(f"--resume {cfg.resume}: cannot hold the run folder for this sitting ({exc}); "
+            raise RunFolderHeld(f"{flag} {given}: cannot hold the run folder for this sitting ({exc}); "
                                 "nothing was started") from None
         yield
 
 
+_WAY_OUT = {"--resume": "resume it once that one has ended", "--log-dir": "choose a new directory"}
+
+
 def run(args: argparse.Namespace) -> int:
     """0: completed; 1: failed (the message names the cause); 2: a usage error (a bad option
-    value, a resumed run folder another command is training in, or settings too large for the
-    memory at hand); 128+N: stopped by signal N."""
+    value, a run folder another command is training in, or settings too large for the memory
+    at hand); 128+N: stopped by signal N."""
     cfg = TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
     try:
         check_options(cfg)
-        with holding_resumed_folder(cfg):
+        with holding_run_folder(cfg):
             return _train(cfg)
     except TrainingError as exc:
         say(f"sacscale train: error: {exc}", file=sys.stderr)

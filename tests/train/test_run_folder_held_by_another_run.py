@@ -1,0 +1,109 @@
+"""A run folder is one run's while it trains, new or resumed. Before: only a resume held its
+folder's lock (`.<name>.lock` beside it), so `train --resume D` while a NEW run still trained
+in D trained on from its checkpoint into D too: two event files in tb/rank0/, both writing
+checkpoints/ and train_meta.json. Now a new run holds its --log-dir's lock for its whole
+life: a resume of it, a second new run there, and a new run into a folder being resumed
+are each refused at once in one line naming the folder and its holder (exit 2), nothing
+written. A lock held by a process the trainer descends from (record-run, which holds the
+folder it records the run in) is the run's own. A held lock another user could have
+written is refused with exit 2 for --log-dir as for --resume. The first run is stopped at a
+named function (evidence/paused_sacscale.py) while the others run: no timing decides."""
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from cli_runs import one_line, sacscale
+from paused_runs import finished, started_paused
+
+SMALL = '{"learning_starts": 16, "actor_hidden": [16], "critic_hidden": [16], "num_atoms": 11}'
+ARGS = ["--devices", "cpu", "--num-envs", "4", "--batch-size", "16", "--log-every", "1", "--replay-per-env", "16",
+        "--num-critic-updates", "1", "--num-actor-updates", "1", "--extra", SMALL, "--no-compile",
+        "--sim-threads", "1", "--timeout-s", "120"]
+MID_TRAINING = "sacscale.train.rank:save_checkpoint"  # train_meta.json and an event file already there
+
+
+def files_in(folder):
+    return sorted((str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*"))
+
+
+def held_by(flag, given, pid, lock, way_out):
+    return (f"sacscale train: error: {flag} {given}: another sacscale command is training in this run folder "
+            f"(pid {pid} holds {lock}); nothing was started: {way_out}")
+
+
+def test_a_folder_a_new_run_trains_in_is_refused_to_a_resume_and_to_another_new_run(tmp_path):
+    run, lock = tmp_path / "run", tmp_path / ".run.lock"
+    first = started_paused(tmp_path, MID_TRAINING, "train", *ARGS, "--iterations", "2", "--checkpoint-every", "1",
+                           "--log-dir", run)
+    before = files_in(run)
+    assert (run / "train_meta.json").is_file() and len(list((run / "tb" / "rank0").iterdir())) == 1
+    one_line(sacscale("train", "--resume", run, "--iterations", "4"),
+             held_by("--resume", run, first.pid, lock, "resume it once that one has ended"))
+    one_line(sacscale("train", *ARGS, "--iterations", "2", "--log-dir", run),
+             held_by("--log-dir", run, first.pid, lock, "choose a new directory"))
+    (tmp_path / "alias").symlink_to(run)
+    one_line(sacscale("train", "--resume", tmp_path / "alias", "--iterations", "4"), f"(pid {first.pid} holds {lock})")
+    assert files_in(run) == before  # nothing written by the refused ones
+    done = finished(tmp_path, first)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((run / "train_meta.json").read_text())["status"] == "completed"
+    assert len(list((run / "tb" / "rank0").iterdir())) == 1
+    assert not lock.exists()
+
+
+def test_a_new_run_into_a_folder_being_resumed_is_refused(tmp_path):
+    run, lock = tmp_path / "run", tmp_path / ".run.lock"
+    assert sacscale("train", *ARGS, "--iterations", "2", "--log-dir", run).returncode == 0
+    first = started_paused(tmp_path, "sacscale.commands.train:run_training", "train", "--resume", run,
+                           "--iterations", "3")
+    before = files_in(run)
+    one_line(sacscale("train", *ARGS, "--iterations", "2", "--log-dir", run),
+             held_by("--log-dir", run, first.pid, lock, "choose a new directory"))
+    assert files_in(run) == before
+    assert finished(tmp_path, first).returncode == 0
+
+
+HOLD_AND_RUN = ("import subprocess, sys; from pathlib import Path; from sacscale.locks import lock_beside\n"
+                "with lock_beside(Path(sys.argv[1])):\n    sys.exit(subprocess.run(sys.argv[2:]).returncode)")
+
+
+def test_a_lock_held_by_the_process_that_started_the_trainer_is_its_own(tmp_path):
+    run = tmp_path / "run"  # as record-run holds the work folder while its trainer runs there
+    done = subprocess.run([sys.executable, "-c", HOLD_AND_RUN, run, sys.executable, "-m", "sacscale.cli", "train",
+                           *ARGS, "--iterations", "1", "--log-dir", run], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert (run / "train_meta.json").is_file() and not (tmp_path / ".run.lock").exists()
+
+
+@pytest.fixture()
+def untrusted_lock(tmp_path):
+    """A held lock beside `run` that other users may write: no holder's word."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "train_meta.json").write_text("{}")
+    lock = tmp_path / ".run.lock"
+    lock.write_text("pid 1\n")
+    lock.chmod(0o666)
+    fd = os.open(lock, os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    yield run, lock
+    os.close(fd)
+
+
+UNTRUSTED = ": is writable by other users (mode 0666); it is held, but not as a lock of this user's sacscale"
+
+
+def test_an_untrusted_lock_refuses_a_log_dir_inside_the_folder_with_exit_2_as_a_resume(untrusted_lock):
+    run, lock = untrusted_lock
+    one_line(sacscale("train", "--resume", run, "--iterations", "4"),
+             f"--resume {run}: cannot hold the run folder for this sitting (lock file {lock}{UNTRUSTED}")
+    one_line(sacscale("train", *ARGS, "--iterations", "2", "--log-dir", run / "sub"),
+             f"sacscale train: error: --log-dir {run}/sub: lock file {lock}{UNTRUSTED}")
+    one_line(sacscale("train", *ARGS, "--iterations", "2", "--log-dir", run),
+             f"--log-dir {run}: cannot hold the run folder for this sitting (lock file {lock}{UNTRUSTED}")
+    assert sorted(p.name for p in run.iterdir()) == ["train_meta.json"]  # nothing made there

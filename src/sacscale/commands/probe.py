@@ -15,8 +15,8 @@ from sacscale.checks import seed_arg
 from sacscale.atomic import write_json
 from sacscale.commands._inputs import model_problem
 from sacscale.parallel.probe import run_probe
-from sacscale.parallel.probe_settings import AMP_DTYPES, MUTATIONS, ProbeSettings
-from sacscale.train.config import TrainConfig, TrainingError
+from sacscale.parallel.probe_settings import AMP_DTYPES, MUTATIONS, ProbeSettings, size_problem
+from sacscale.train.config import MAX_ITERATIONS, TrainConfig, TrainingError
 from sacscale.train.preflight import check_devices
 from sacscale.train.probe import TrainerProbeSettings, fewest_iterations, run_trainer_probe
 from sacscale.usage import say
@@ -70,9 +70,7 @@ def _print(result: dict, output: str) -> None:
 def _run_correctness(args: argparse.Namespace, devices: list[str], trainer: TrainerProbeSettings) -> dict:
     """The learner probe; with --trainer-iterations also the trainer's path, whose result
     goes into the learner probe's file (`trainer_path`) and must pass too."""
-    result = run_probe(ProbeSettings(devices, args.iterations, args.compile_loss, args.batch_size,
-                                     seed=args.seed, amp_dtype=args.amp_dtype, mutation=args.mutation),
-                       args.output, args.timeout_s)
+    result = run_probe(_learner_settings(args, devices), args.output, args.timeout_s)
     if not args.trainer_iterations:
         return result
     _print(result, args.output)
@@ -87,9 +85,26 @@ def _run_correctness(args: argparse.Namespace, devices: list[str], trainer: Trai
     return {**result["trainer_path"], "pass": result["pass"]}
 
 
-def run(args: argparse.Namespace) -> int:
+def _learner_settings(args: argparse.Namespace, devices: list[str]) -> ProbeSettings:
+    return ProbeSettings(devices, args.iterations, args.compile_loss, args.batch_size, seed=args.seed,
+                         amp_dtype=args.amp_dtype, mutation=args.mutation)
+
+
+def _counts_problem(args: argparse.Namespace) -> str | None:
+    """Counts out of range; iterations are bounded as train's are (a typo of digits ran on)."""
     if args.iterations < 1 or args.trainer_iterations < 0:
-        print("sacscale probe: error: --iterations must be positive, --trainer-iterations >= 0", file=sys.stderr)
+        return "--iterations must be positive, --trainer-iterations >= 0"
+    for flag, value in (("--iterations", args.iterations), ("--trainer-iterations", args.trainer_iterations)):
+        if value > MAX_ITERATIONS:
+            return f"{flag} must be at most {MAX_ITERATIONS:,}, got {value}"
+    if args.batch_size < 0:
+        return f"--batch-size must be positive (or 0: 64 on CPU, 8192 on CUDA), got {args.batch_size}"
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    if problem := _counts_problem(args):
+        say(f"sacscale probe: error: {problem}", file=sys.stderr)
         return 2
     if not 1 <= args.timeout_s <= 86400:  # also NaN: the ranks' wait could not be bounded
         say(f"sacscale probe: error: --timeout-s {args.timeout_s!r}: must be 1..86400 seconds", file=sys.stderr)
@@ -98,6 +113,9 @@ def run(args: argparse.Namespace) -> int:
         devices = TrainConfig(devices=_auto_devices() if args.devices == "auto" else args.devices).device_list()
     except TrainingError as exc:  # a malformed --devices: a usage error
         say(f"sacscale probe: error: {exc}", file=sys.stderr)
+        return 2
+    if args.kind == "correctness" and (problem := size_problem(_learner_settings(args, devices).resolved())):
+        say(f"sacscale probe: error: {problem}", file=sys.stderr)  # before any rank grows into it
         return 2
     problem = model_problem(args.model) if args.model is not None else None
     if problem:  # a file that is not the task's model: named here, not by each collector's traceback

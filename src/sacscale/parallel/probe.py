@@ -44,6 +44,7 @@ from sacscale.parallel.probe_settings import (
     ProbeSettings,
     hooks_in_graph,
     recorded_settings,
+    size_problem,
 )
 from sacscale.parallel.probe_tensors import compared_tensors, floored, relative
 
@@ -310,6 +311,8 @@ def write_result(output: str, result: dict) -> None:
 def run_probe(s: ProbeSettings, output: str, timeout_s: float = 600.0) -> dict:
     """Run the probe (spawning one process per rank when there are several)."""
     s = s.resolved()
+    if problem := size_problem(s):  # before any rank starts: a learner too large ends in the OOM killer
+        raise ValueError(problem)
     world_size = len(s.devices)
     backend = launch.backend_for(s.devices)
     if world_size == 1:

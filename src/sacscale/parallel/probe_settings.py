@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from sacscale.learner_limits import REFERENCE_NETWORKS, learner_size_problem
 from sacscale.parallel.topology import backend_for, shares_cuda_device
 
 # Tolerances, relative: a gradient's error against the largest gradient entry of its
@@ -105,6 +106,27 @@ def compiles_losses(s: ProbeSettings) -> bool:
 def reference_batch(batch_per_rank: int, world_size: int) -> int:
     """The single-process reference learns from the ranks' batches together."""
     return batch_per_rank * world_size
+
+
+def size_problem(s: ProbeSettings) -> str | None:
+    """Why a probe of `s` (resolved) would hold more than a learner may (the bound `train`
+    judges its batch by, sacscale.learner_limits), before any rank starts: each rank learns
+    from its own batch, but the single-process reference on rank 0 learns from every rank's
+    rows at once, so the reference's batch (batch x ranks) is the one judged; the networks
+    are the trained ones, or the probe's own smaller `learner` sizes (tests)."""
+    world = len(s.devices)
+    sizes = {**REFERENCE_NETWORKS, **{k: v for k, v in s.learner.items() if k in REFERENCE_NETWORKS}}
+    sizes["batch_size"] = reference_batch(s.batch_size, world)
+
+    def named(name: str) -> str:
+        if name != "batch_size":
+            return name if name not in s.learner else f"the probe's learner {name}"
+        if world == 1:
+            return "--batch-size"
+        return (f"--batch-size {s.batch_size} x {world} ranks of --devices (the single-process reference "
+                "learns from all their rows at once) =")
+
+    return learner_size_problem(sizes, named)
 
 
 def recorded_settings(s: ProbeSettings) -> dict:

@@ -9,6 +9,7 @@ import stat
 from sacscale.checks import MAX_SEED
 from sacscale.eval.limits import fps_problem, video_length_problem, video_size_problem
 from sacscale.parallel.matrix import preset_from_matrix
+from sacscale.parallel.probe_settings import ProbeSettings, size_problem
 from sacscale.parallel.topology import TopologyError
 from sacscale.pipeline.interpreter_check import interpreter_problem
 from sacscale.pipeline.config_check import ConfigError, check_values
@@ -346,6 +347,9 @@ def _probe(preset: dict, config: dict) -> dict:
                         f"in iteration {PROBE_FEWEST_ITERATIONS}, so fewer compare no gradients; give 0 (no trainer "
                         f"probe) or at least {PROBE_FEWEST_ITERATIONS}")
     seconds(probe["timeout_s"], "probe.timeout_s", 1800)
+    # its default batch (no option here) over its ranks, by the bound `sacscale probe` judges
+    if problem := size_problem(ProbeSettings(str(probe["devices"]).split(",")).resolved()):
+        raise PlanError(f"probe.devices: {probe['devices']}: {problem}")
     return probe
 
 

@@ -1,6 +1,7 @@
 """key=value options: solver-study's --setting took `tolerance=1e400` and `init_perturbation=inf`
 (recorded as null; a solver of 0 iterations reported as a 3.6x speed-up) and a key given twice
-(the later one taken unseen); its --checkpoints moved a step past the rollout to the last one
+(the later one taken unseen), and finite values past what the study means (init_perturbation
+1e300 rad, which MuJoCo reset as unstable); its --checkpoints moved a step past the rollout to the last one
 and answered `nan` in Python's words. Each is now one line naming the option, exit 2, before
 any model is read; the other key=value options (train-reference's --override, record-run's
 --env) refuse a key given twice, and a non-finite override, the same way."""
@@ -10,6 +11,7 @@ import sys
 import pytest
 
 from sacscale.cli import main
+from sacscale.sim import solver_settings
 
 STUDY = ["solver-study", "--num-envs", "2", "--steps", "4", "--no-progress", "--model", "/nonexistent.mjb"]
 
@@ -23,10 +25,22 @@ STUDY = ["solver-study", "--num-envs", "2", "--steps", "4", "--no-progress", "--
     ("iterations=5,iterations=6", "solver setting iterations is given twice in 'iterations=5,iterations=6'"),
     ("iterations=3000000000", "'iterations=3000000000': iterations and ls_iterations must be in [1, 2147483647] "
                               "(MuJoCo's int), tolerance >= 0"),
+    # finite but past what the study means: 1e300 rad made MuJoCo reset every simulation
+    ("init_perturbation=1e300", "'init_perturbation=1e300': init_perturbation 1e+300 rad is past +-0.1 rad: it is "
+                                "a yardstick of tiny joint offsets (the sweep's is 1e-9)"),
+    ("init_perturbation=-0.2", "'init_perturbation=-0.2': init_perturbation -0.2 rad is past +-0.1 rad: it is a "
+                               "yardstick of tiny joint offsets (the sweep's is 1e-9)"),
+    ("tolerance=2", "'tolerance=2': tolerance 2 is past 1, a solver precision of none; for a solver that stops "
+                    "early give iterations=1"),
 ])
 def test_solver_study_refuses_the_setting(capsys, setting, says):
     assert main([*STUDY, "--setting", setting]) == 2
     assert capsys.readouterr().err.strip() == f"solver-study: {says}"
+
+
+@pytest.mark.parametrize("spec", ["init_perturbation=0.1", "init_perturbation=-1e-9", "tolerance=1", "tolerance=0"])
+def test_solver_study_takes_the_settings_within_the_bounds(spec):
+    assert solver_settings.parse_setting(spec).name == spec
 
 
 @pytest.mark.parametrize("checkpoints, says", [

@@ -108,7 +108,8 @@ def print_tables(result: dict, file=None) -> None:
             fd = "/".join(f"{d[c]['fall_differs_frac']:.2f}" for c in ck)
             idn = "/".join(f"{d[c]['identical_frac']:.2f}" for c in ck)
             ft = r["fall_timing"][sc]["fall_step_mean_abs_diff"]
-            some = "" if d[ck[0]]["envs_compared"] == result["num_envs"] else f"  ({d[ck[0]]['envs_compared']} stable envs)"
+            compared = d[ck[0]]["envs_compared"]
+            some = "" if compared == result["num_envs"] else f"  ({compared} stable envs)"
             p(f"{r['setting']['name']:<{w}}  {jr:>22}  {pe:>22}  {fd:>16}  {idn:>16}  {ft:>13.2f}{some}")
 
 

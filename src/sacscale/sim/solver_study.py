@@ -310,7 +310,9 @@ def deviation(ref: dict, other: dict, keep: np.ndarray | None = None) -> dict | 
     }
 
 
-def fall_timing(ref_first_fall: np.ndarray, other_first_fall: np.ndarray, keep: np.ndarray | None = None) -> dict | None:
+def fall_timing(
+    ref_first_fall: np.ndarray, other_first_fall: np.ndarray, keep: np.ndarray | None = None
+) -> dict | None:
     """When the envs first fell, against the reference, over the whole rollout (-1: never),
     over the envs in `keep` (default all); None when keep holds none."""
     if keep is not None:

@@ -1,15 +1,21 @@
 """key=value options: solver-study's --setting took `tolerance=1e400` and `init_perturbation=inf`
 (recorded as null; a solver of 0 iterations reported as a 3.6x speed-up) and a key given twice
-(the later one taken unseen); its --checkpoints moved a step past the rollout to the last one
+(the later one taken unseen), and finite values past what the study means (init_perturbation
+1e300 rad, which MuJoCo reset as unstable); its --checkpoints moved a step past the rollout to the last one
 and answered `nan` in Python's words. Each is now one line naming the option, exit 2, before
 any model is read; the other key=value options (train-reference's --override, record-run's
---env) refuse a key given twice, and a non-finite override, the same way."""
+--env) refuse a key given twice, and a non-finite override, the same way; an override's
+interpolation (`${oc.decode:inf}`), Hydra cast (`float(inf)`) or quoted number ('1e400')
+passed the finite check and is now refused as well."""
 
 import sys
 
 import pytest
 
 from sacscale.cli import main
+from sacscale.pipeline.overrides import check_reference_override
+from sacscale.pipeline.plan_values import PlanError
+from sacscale.sim import solver_settings
 
 STUDY = ["solver-study", "--num-envs", "2", "--steps", "4", "--no-progress", "--model", "/nonexistent.mjb"]
 
@@ -23,10 +29,22 @@ STUDY = ["solver-study", "--num-envs", "2", "--steps", "4", "--no-progress", "--
     ("iterations=5,iterations=6", "solver setting iterations is given twice in 'iterations=5,iterations=6'"),
     ("iterations=3000000000", "'iterations=3000000000': iterations and ls_iterations must be in [1, 2147483647] "
                               "(MuJoCo's int), tolerance >= 0"),
+    # finite but past what the study means: 1e300 rad made MuJoCo reset every simulation
+    ("init_perturbation=1e300", "'init_perturbation=1e300': init_perturbation 1e+300 rad is past +-0.1 rad: it is "
+                                "a yardstick of tiny joint offsets (the sweep's is 1e-9)"),
+    ("init_perturbation=-0.2", "'init_perturbation=-0.2': init_perturbation -0.2 rad is past +-0.1 rad: it is a "
+                               "yardstick of tiny joint offsets (the sweep's is 1e-9)"),
+    ("tolerance=2", "'tolerance=2': tolerance 2 is past 1, a solver precision of none; for a solver that stops "
+                    "early give iterations=1"),
 ])
 def test_solver_study_refuses_the_setting(capsys, setting, says):
     assert main([*STUDY, "--setting", setting]) == 2
     assert capsys.readouterr().err.strip() == f"solver-study: {says}"
+
+
+@pytest.mark.parametrize("spec", ["init_perturbation=0.1", "init_perturbation=-1e-9", "tolerance=1", "tolerance=0"])
+def test_solver_study_takes_the_settings_within_the_bounds(spec):
+    assert solver_settings.parse_setting(spec).name == spec
 
 
 @pytest.mark.parametrize("checkpoints, says", [
@@ -45,6 +63,15 @@ def test_solver_study_refuses_the_checkpoints(capsys, checkpoints, says):
     (["algo.gamma=0.9", "+algo.gamma=0.8"], "--override '+algo.gamma=0.8': algo.gamma is given twice"),
     (["algo.gamma=1e400"], "--override 'algo.gamma=1e400': '1e400' is not a finite number"),
     (["algo.tau=nan"], "--override 'algo.tau=nan': 'nan' is not a finite number"),
+    # the reference's config language makes any value of an interpolation, a cast or a quoted word
+    (["algo.gamma=${oc.decode:inf}"], "--override 'algo.gamma=${oc.decode:inf}': '${oc.decode:inf}' is an "
+                                      "interpolation (${...}): the reference's config resolves it when it runs, "
+                                      "into any value, past this check; give the value itself"),
+    (["algo.gamma=0.9${x}"], "--override 'algo.gamma=0.9${x}': '0.9${x}' is an interpolation (${...}): the "
+                             "reference's config resolves it when it runs, into any value, past this check; give "
+                             "the value itself"),
+    (["algo.gamma=float(inf)"], "--override 'algo.gamma=float(inf)': 'float(inf)' is not a finite number"),
+    (["algo.gamma='1e400'"], "--override \"algo.gamma='1e400'\": \"'1e400'\" is not a finite number"),
 ])
 def test_train_reference_refuses_the_override(tmp_path, capsys, overrides, says):
     words = [w for o in overrides for w in ("--override", o)]
@@ -52,6 +79,17 @@ def test_train_reference_refuses_the_override(tmp_path, capsys, overrides, says)
     assert main(argv) == 2
     assert capsys.readouterr().err.strip() == f"sacscale train-reference: error: {says}"
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("value", ["0.97", "float(0.97)", "'abc'", "[1,2]"])
+def test_a_plain_reference_override_passes(value):
+    check_reference_override("algo.gamma", value, "here")
+
+
+def test_a_run_configs_interpolated_override_is_refused_at_planning():
+    with pytest.raises(PlanError) as exc:
+        check_reference_override("algo.gamma", "${oc.env:GAMMA}", "run_configs.u1.overrides.algo.gamma")
+    assert str(exc.value).startswith("run_configs.u1.overrides.algo.gamma: '${oc.env:GAMMA}' is an interpolation")
 
 
 def test_record_run_refuses_an_env_key_twice(tmp_path, capsys):

@@ -134,3 +134,25 @@ def test_learner_bench_out_of_memory_is_one_line(capsys, monkeypatch):
     assert code == 2 and capsys.readouterr().err.strip() == (
         "sacscale learner-bench: error: out of memory on --device cpu: the learner needs more than it holds at "
         "--batch 8 with actor_hidden [16], critic_hidden [16] and --num-envs 8; give smaller ones")
+
+
+def test_a_resume_out_of_memory_names_the_runs_own_settings(tmp_path, capsys, monkeypatch):
+    """A resume takes its settings from its checkpoint; the line named the parser's defaults
+    (--batch-size 8192, --num-envs 2048, --replay-per-env 512) that the command line held."""
+    run = tmp_path / "run"
+    assert main([*TRAIN, "--num-envs", "3", "--log-dir", str(run)]) == 0
+    capsys.readouterr()
+
+    def out_of_memory(*args, **kwargs):
+        raise RuntimeError(CPU_ALLOCATOR)
+
+    monkeypatch.setattr("sacscale.train.job.run_rank", out_of_memory)
+    code = main(["train", "--iterations", "2", "--resume", str(run)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.endswith(
+        "sacscale train: error: out of memory on cpu: the run needs more than this machine or device holds at "
+        "--batch-size 8 with actor_hidden [16], critic_hidden [16], --num-envs 3 and --replay-per-env 16; the run "
+        f"{run} was made with them, so resume it on a machine that holds them (train_meta.json in --resume records "
+        "the failure)"), err
+    meta = json.loads((run / "train_meta.json").read_text())
+    assert meta["status"] == "failed" and meta["error"] == f"RuntimeError: {CPU_ALLOCATOR}"

@@ -73,6 +73,8 @@ def print_tables(result: dict, file=None) -> None:
         unstable = r["free_running"]["stand"]["unstable_envs"] + fr["unstable_envs"]
 
         def speed(c):
+            if c["cpu_speedup_vs_reference"] is None:
+                return "unstable"
             if result["repeats"] > 1:
                 return f"{c['cpu_speedup_vs_reference']:.3f} ({c['cpu_speedup_min']:.2f}-{c['cpu_speedup_max']:.2f})"
             return f"{c['cpu_speedup_vs_reference']:.3f}"
@@ -81,7 +83,7 @@ def print_tables(result: dict, file=None) -> None:
             f"{r['setting']['name']:<{w}}  {cs['env_steps_per_cpu_s']:>11.0f} {speed(cs):>13} "
             f"{cs['mean_solver_iterations']:>5.2f}"
             f"   {cr['env_steps_per_cpu_s']:>12.0f} {speed(cr):>13} {cr['mean_solver_iterations']:>5.2f}"
-            f"   {fr['cpu_speedup_vs_reference']:>10.3f} {unstable:>8d}"
+            f"   {_fmt_speedup(fr['cpu_speedup_vs_reference']):>10} {unstable:>8d}"
         )
     ck = [str(c) for c in result["checkpoints"]]
     for sc in result["scenarios"]:
@@ -98,12 +100,44 @@ def print_tables(result: dict, file=None) -> None:
         )
         for r in rows:
             d = r["deviation"][sc]
+            if d[ck[0]] is None:
+                p(f"{r['setting']['name']:<{w}}  every env went unstable: no deviation to give")
+                continue
             jr = "/".join(_fmt_err(d[c]["joint_rms_rad"], "") for c in ck)
             pe = "/".join(_fmt_err(d[c]["pelvis_err_mean_m"], "") for c in ck)
             fd = "/".join(f"{d[c]['fall_differs_frac']:.2f}" for c in ck)
             idn = "/".join(f"{d[c]['identical_frac']:.2f}" for c in ck)
             ft = r["fall_timing"][sc]["fall_step_mean_abs_diff"]
-            p(f"{r['setting']['name']:<{w}}  {jr:>22}  {pe:>22}  {fd:>16}  {idn:>16}  {ft:>13.2f}")
+            compared = d[ck[0]]["envs_compared"]
+            some = "" if compared == result["num_envs"] else f"  ({compared} stable envs)"
+            p(f"{r['setting']['name']:<{w}}  {jr:>22}  {pe:>22}  {fd:>16}  {idn:>16}  {ft:>13.2f}{some}")
+
+
+def _fmt_speedup(x: float | None) -> str:
+    return "unstable" if x is None else f"{x:.3f}"
+
+
+def unstable_lines(result: dict) -> list[str]:
+    """One line for each setting whose simulations MuJoCo found unstable and reset (its own
+    warning goes nowhere: the study silences MuJoCo's log file)."""
+    n, steps, rounds = result["num_envs"], result["steps"], result["repeats"]
+    lines = []
+    for r in result["results"]:
+        if not r["unstable"]:
+            continue
+        scs = result["scenarios"]
+        free = sum(r["free_running"][sc]["unstable_envs"] for sc in scs)
+        replayed = sum(r["cost"][sc]["unstable_sim_steps"] for sc in scs)
+        none_stable = any(r["deviation"][sc][str(result["checkpoints"][0])] is None for sc in scs)
+        speedups = "its speed-ups are" if replayed else "its free-running speed-up is"
+        deviations = ("no deviation where no env stayed stable" if none_stable
+                      else "deviations over the envs that stayed stable only")
+        lines.append(
+            f"solver-study: setting {r['setting']['name']!r} went unstable (NaN, Inf or huge values; MuJoCo reset "
+            f"the state) in {free} of {n * len(scs)} free-running simulations and {replayed} of "
+            f"{n * steps * rounds * len(scs)} replayed steps: {speedups} left out (null), {deviations}"
+        )
+    return lines
 
 
 def _checkpoints(text: str | None, steps: int) -> list[int]:
@@ -151,6 +185,8 @@ def run(args: argparse.Namespace) -> int:
     result["model_path"] = args.model
     result["command"] = "sacscale solver-study " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["solver-study"] else None
     print_tables(result)
+    for line in unstable_lines(result):
+        say(line, file=sys.stderr)
     if args.output:
         write_json(args.output, result)  # atomic: never written through a link, never half a file
     return 0

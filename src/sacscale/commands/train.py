@@ -16,8 +16,8 @@ from sacscale.locks import HeldBeside, LockError, LockSettingError, lock_beside,
 from sacscale.parallel.launch import Interrupted
 from sacscale.parallel.pools import PoolError, resolve_learner_cpus, resolve_pools
 from sacscale.train.config import TrainConfig, TrainingError, compiles_losses, sac_config
-from sacscale.train.job import run_training
-from sacscale.train.out_of_memory import is_out_of_memory, out_of_memory_line
+from sacscale.train.job import OutOfMemory, run_training
+from sacscale.train.out_of_memory import is_out_of_memory
 from sacscale.train.preflight import launcher_env
 from sacscale.train.options import add_arguments, build_parser, option_names  # noqa: F401  (the CLI's interface)
 from sacscale.held_names import unheld_path_problem
@@ -122,9 +122,12 @@ def run(args: argparse.Namespace) -> int:
 def _train(cfg: TrainConfig) -> int:
     try:
         run_training(cfg)
+    except OutOfMemory as exc:  # named with the settings the run trained with, a resume's included
+        say(f"sacscale train: error: {exc}", file=sys.stderr)
+        return 2
     except (TrainingError, RuntimeError, ValueError, MemoryError) as exc:
-        if is_out_of_memory(exc):  # settings this machine cannot hold: the allocator's words name none
-            say(f"sacscale train: error: {out_of_memory_line(cfg)}", file=sys.stderr)
+        if is_out_of_memory(exc):  # before a resume's settings were read: this command's would mislead
+            say(f"sacscale train: error: out of memory reading --resume {cfg.resume}: {exc}", file=sys.stderr)
             return 2
         say(f"sacscale train: error: {exc}", file=sys.stderr)
         return 1

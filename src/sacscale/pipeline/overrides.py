@@ -83,14 +83,26 @@ def check_reference_override(key: str, value, where: str) -> None:
         raise PlanError(f"{where}: set by the pipeline from the run configuration; not an override")
     if isinstance(value, (dict, list)):
         raise PlanError(f"{where}: give a single value (Hydra's own syntax in a string for lists)")
+    if "${" in str(value):  # no committed set or reference command uses one
+        raise PlanError(f"{where}: {shown(value)} is an interpolation (${{...}}): the reference's config resolves "
+                        "it when it runs, into any value, past this check; give the value itself")
     if _not_finite(value):  # Hydra reads inf, nan and 1e400 as floats: a gamma of inf trained as given
         raise PlanError(f"{where}: {shown(value)} is not a finite number")
 
 
+# Hydra's casts (float(inf)) and quotes ('inf', which a float setting takes as inf) around a number
+_HYDRA_CAST = re.compile(r"(?:int|float|str|bool)\((.*)\)", re.DOTALL)
+_QUOTED = re.compile(r"'(.*)'|\"(.*)\"", re.DOTALL)
+
+
 def _not_finite(value) -> bool:
-    """Whether an override's value is a number, as Hydra reads one, that is not finite."""
+    """Whether an override's value is a number, as Hydra reads one (through its casts and
+    quotes), that is not finite."""
+    text = str(value).strip()
+    while (found := _HYDRA_CAST.fullmatch(text) or _QUOTED.fullmatch(text)) is not None:
+        text = next(g for g in found.groups() if g is not None).strip()
     try:
-        return not math.isfinite(float(str(value).strip()))
+        return not math.isfinite(float(text))
     except ValueError:
         return False
 

@@ -30,6 +30,12 @@ class SolverSetting:
 REFERENCE = SolverSetting("default")
 # MuJoCo holds the iteration counts in a C int: past it, setting the option failed in its bindings
 _MAX_SOLVER_COUNT = 2**31 - 1
+# init_perturbation is a yardstick of TINY joint offsets (the sweep's own is 1e-9 rad): past
+# 0.1 rad (about 6 degrees, five times the initial states' own spread) it is another starting
+# pose, and 1e300 rad is no angle at all (MuJoCo found the state unstable and reset it)
+_MAX_PERTURBATION = 0.1
+# tolerance is the solver's relative precision: 1 or more asks for none (MuJoCo's default is 1e-8)
+_MAX_TOLERANCE = 1.0
 
 
 def default_sweep() -> list[SolverSetting]:
@@ -51,8 +57,9 @@ def default_sweep() -> list[SolverSetting]:
 
 def parse_setting(spec: str) -> SolverSetting:
     """ "iterations=5,ls_iterations=8" -> SolverSetting; unknown keys, a key given twice (the
-    later one replaced the earlier unseen) and values that are not finite numbers (tolerance=inf
-    made a solver of no iterations, recorded as null) raise ValueError."""
+    later one replaced the earlier unseen), values that are not finite numbers (tolerance=inf
+    made a solver of no iterations, recorded as null) and values past what the study means
+    (see the bounds above) raise ValueError."""
     kwargs: dict = {}
     for part in spec.split(","):
         key, sep, value = part.strip().partition("=")
@@ -82,4 +89,10 @@ def parse_setting(spec: str) -> SolverSetting:
     if not counts_ok or not setting.tolerance >= 0:
         raise ValueError(f"{spec!r}: iterations and ls_iterations must be in [1, {_MAX_SOLVER_COUNT}] "
                          "(MuJoCo's int), tolerance >= 0")
+    if setting.tolerance > _MAX_TOLERANCE:
+        raise ValueError(f"{spec!r}: tolerance {setting.tolerance:g} is past {_MAX_TOLERANCE:g}, a solver "
+                         "precision of none; for a solver that stops early give iterations=1")
+    if abs(setting.init_perturbation) > _MAX_PERTURBATION:
+        raise ValueError(f"{spec!r}: init_perturbation {setting.init_perturbation:g} rad is past "
+                         f"+-{_MAX_PERTURBATION:g} rad: it is a yardstick of tiny joint offsets (the sweep's is 1e-9)")
     return setting

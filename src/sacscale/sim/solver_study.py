@@ -41,7 +41,8 @@ from __future__ import annotations
 import os
 import platform
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
 import mujoco
 import numpy as np
@@ -166,6 +167,20 @@ class _SettingBatch:
         return (self._warnings() > self._warn0).any(axis=1)
 
 
+@contextmanager
+def _mujoco_log_silenced() -> Iterator[None]:
+    """MuJoCo writes its instability warnings to MUJOCO_LOG.TXT in the working folder and to
+    the console, once per simulation; the study counts them itself and names the setting."""
+    saved = mujoco.MjLogConfig.get()
+    quiet = mujoco.MjLogConfig.get()
+    quiet.logto_file = quiet.logto_console = False
+    quiet.set()
+    try:
+        yield
+    finally:
+        saved.set()
+
+
 def _rate(num_envs: int, steps: int, wall: float, cpu: float) -> dict:
     return {
         "env_steps_per_s": num_envs * steps / wall if wall > 0 else float("nan"),
@@ -222,11 +237,13 @@ def rollout(
             at[i + 1] = {"qpos": sb.qpos.copy(), "qvel": sb.qvel.copy(), "fell": fell.copy()}
         if progress:
             progress(1)
+    unstable = sb.unstable() | failed
     out = {
         "rate": _rate(n, steps, wall, cpu),
         "mean_solver_iterations": niter_sum / steps,
         "mean_contacts": ncon_sum / steps,
-        "unstable_envs": int((sb.unstable() | failed).sum()),
+        "unstable_envs": int(unstable.sum()),
+        "unstable": unstable,
         "checkpoints": at,
         "first_fall": first_fall,
     }
@@ -248,11 +265,15 @@ def replay_cost(
     sb = _SettingBatch(model, setting, n, num_threads)
     wall = cpu = 0.0
     niter_sum = ncon_sum = 0.0
+    unstable_steps = 0  # simulation steps that MuJoCo found unstable and reset: their cost is a reset's
     for i in range(steps):
         j = i % nrec
         sb.set_state(states["qpos"][j], states["qvel"][j], states["qacc_warmstart"][j])
         sb.ctrl[:] = states["ctrl"][j]
-        w, c, _ = sb.step()
+        w, c, bad = sb.step()
+        unstable = sb.unstable()
+        unstable[bad] = True
+        unstable_steps += int(unstable.sum())
         wall, cpu = wall + w, cpu + c
         niter_sum += float(sb.solver_iterations().mean())
         ncon_sum += float(sb.ncon.mean())
@@ -261,15 +282,23 @@ def replay_cost(
     out = _rate(n, steps, wall, cpu)
     out["mean_solver_iterations"] = niter_sum / steps
     out["mean_contacts"] = ncon_sum / steps
+    out["unstable_sim_steps"] = unstable_steps
     return out
 
 
-def deviation(ref: dict, other: dict) -> dict:
-    """Trajectory deviation at one checkpoint: other's state against the reference's."""
+def deviation(ref: dict, other: dict, keep: np.ndarray | None = None) -> dict | None:
+    """Trajectory deviation at one checkpoint: other's state against the reference's, over
+    the envs in `keep` (default all); None when keep holds none."""
+    keep = np.ones(len(ref["qpos"]), dtype=bool) if keep is None else keep
+    if not keep.any():
+        return None
+    ref = {k: ref[k][keep] for k in ("qpos", "qvel", "fell")}
+    other = {k: other[k][keep] for k in ("qpos", "qvel", "fell")}
     dq = other["qpos"][:, 7:] - ref["qpos"][:, 7:]
     dp = np.linalg.norm(other["qpos"][:, 0:3] - ref["qpos"][:, 0:3], axis=1)
     same = (other["qpos"] == ref["qpos"]).all(axis=1) & (other["qvel"] == ref["qvel"]).all(axis=1)
     return {
+        "envs_compared": int(keep.sum()),
         "joint_rms_rad": float(np.sqrt(np.mean(dq * dq))),
         "joint_max_rad": float(np.abs(dq).max()),
         "pelvis_err_mean_m": float(dp.mean()),
@@ -281,8 +310,15 @@ def deviation(ref: dict, other: dict) -> dict:
     }
 
 
-def fall_timing(ref_first_fall: np.ndarray, other_first_fall: np.ndarray) -> dict:
-    """When the envs first fell, against the reference, over the whole rollout (-1: never)."""
+def fall_timing(
+    ref_first_fall: np.ndarray, other_first_fall: np.ndarray, keep: np.ndarray | None = None
+) -> dict | None:
+    """When the envs first fell, against the reference, over the whole rollout (-1: never),
+    over the envs in `keep` (default all); None when keep holds none."""
+    if keep is not None:
+        if not keep.any():
+            return None
+        ref_first_fall, other_first_fall = ref_first_fall[keep], other_first_fall[keep]
     ref_fell, other_fell = ref_first_fall > 0, other_first_fall > 0
     both = ref_fell & other_fell
     diff = np.abs(other_first_fall[both] - ref_first_fall[both])
@@ -304,20 +340,77 @@ def study_steps(num_settings: int, steps: int, repeats: int = 1) -> int:
 
 
 def _mean_cost(rounds: list[dict], ref_rounds: list[dict]) -> dict:
-    """Rates averaged over the cost rounds; speed-ups against the reference of the same round."""
+    """Rates averaged over the cost rounds; speed-ups against the reference of the same round,
+    None where either went unstable (a reset's cost is no solver's)."""
     cpu_ratio = [r["env_steps_per_cpu_s"] / q["env_steps_per_cpu_s"] for r, q in zip(rounds, ref_rounds)]
     wall_ratio = [r["env_steps_per_s"] / q["env_steps_per_s"] for r, q in zip(rounds, ref_rounds)]
+    unstable = sum(r["unstable_sim_steps"] for r in rounds)
+    stable = unstable == 0 and not any(q["unstable_sim_steps"] for q in ref_rounds)
     return {
         "env_steps_per_s": float(np.mean([r["env_steps_per_s"] for r in rounds])),
         "env_steps_per_cpu_s": float(np.mean([r["env_steps_per_cpu_s"] for r in rounds])),
-        "cpu_speedup_vs_reference": float(np.mean(cpu_ratio)),
-        "cpu_speedup_min": float(np.min(cpu_ratio)),
-        "cpu_speedup_max": float(np.max(cpu_ratio)),
-        "wall_speedup_vs_reference": float(np.mean(wall_ratio)),
+        "cpu_speedup_vs_reference": float(np.mean(cpu_ratio)) if stable else None,
+        "cpu_speedup_min": float(np.min(cpu_ratio)) if stable else None,
+        "cpu_speedup_max": float(np.max(cpu_ratio)) if stable else None,
+        "wall_speedup_vs_reference": float(np.mean(wall_ratio)) if stable else None,
         "mean_solver_iterations": rounds[0]["mean_solver_iterations"],
         "mean_contacts": rounds[0]["mean_contacts"],
+        "unstable_sim_steps": unstable,
         "rounds": rounds,
     }
+
+
+def _measure(model, settings, qpos0, qvel0, controls, num_threads, ckpts, window, steps, repeats, progress):
+    """The free-running rollouts of every setting, and `repeats` rounds of its cost on the
+    reference's states: (rollouts[k][scenario], rounds[round][k][scenario])."""
+    # Free-running rollouts (the first setting's states are recorded for the replays).
+    rollouts: list[dict] = []
+    ref_states: dict[str, dict] = {}
+    for k, s in enumerate(settings):
+        per = {}
+        for sc in SCENARIOS:
+            r = rollout(
+                model, s, qpos0, qvel0, controls[sc], num_threads, ckpts,
+                record_states=window[sc] if k == 0 else 0, progress=progress,
+            )
+            if k == 0:
+                ref_states[sc] = r.pop("states")
+            per[sc] = r
+        rollouts.append(per)
+
+    # Cost on identical states: every setting steps from the reference's states.
+    rounds: list[list[dict]] = [[{} for _ in settings] for _ in range(repeats)]
+    for r in range(repeats):
+        order = range(len(settings)) if r % 2 == 0 else reversed(range(len(settings)))
+        for k in order:
+            for sc in SCENARIOS:
+                rounds[r][k][sc] = replay_cost(model, settings[k], ref_states[sc], steps, num_threads, progress)
+    return rollouts, rounds
+
+
+def _row(setting: SolverSetting, k: int, rollouts: list[dict], rounds: list[list[dict]], ckpts: list[int]) -> dict:
+    """Setting k's record. An unstable simulation (MuJoCo reset it) measures a reset, not the
+    solver: such a rollout gives no speed-up, and its deviations cover only the envs that
+    stayed stable in both it and the reference (None when none did); `unstable` says so."""
+    row = {"setting": setting.as_dict(), "cost": {}, "free_running": {}, "deviation": {}, "fall_timing": {}}
+    for sc in SCENARIOS:
+        ref, fr = rollouts[0][sc], rollouts[k][sc]
+        row["cost"][sc] = _mean_cost([rd[k][sc] for rd in rounds], [rd[0][sc] for rd in rounds])
+        stable = fr["unstable_envs"] == 0 and ref["unstable_envs"] == 0
+        row["free_running"][sc] = {
+            **fr["rate"],
+            "cpu_speedup_vs_reference": fr["rate"]["env_steps_per_cpu_s"] / ref["rate"]["env_steps_per_cpu_s"]
+            if stable else None,
+            "mean_solver_iterations": fr["mean_solver_iterations"],
+            "mean_contacts": fr["mean_contacts"],
+            "unstable_envs": fr["unstable_envs"],
+        }
+        keep = ~(ref["unstable"] | fr["unstable"])
+        row["deviation"][sc] = {str(c): deviation(ref["checkpoints"][c], fr["checkpoints"][c], keep) for c in ckpts}
+        row["fall_timing"][sc] = fall_timing(ref["first_fall"], fr["first_fall"], keep)
+    row["unstable"] = any(row["free_running"][sc]["unstable_envs"] or row["cost"][sc]["unstable_sim_steps"]
+                          for sc in SCENARIOS)
+    return row
 
 
 def run_solver_study(
@@ -354,49 +447,10 @@ def run_solver_study(
     window = {"stand": min(stand_window, steps), "random": steps}
     load_before = os.getloadavg()
 
-    # Free-running rollouts (the first setting's states are recorded for the replays).
-    rollouts: list[dict] = []
-    ref_states: dict[str, dict] = {}
-    for k, s in enumerate(settings):
-        per = {}
-        for sc in SCENARIOS:
-            r = rollout(
-                model, s, qpos0, qvel0, controls[sc], num_threads, ckpts,
-                record_states=window[sc] if k == 0 else 0, progress=progress,
-            )
-            if k == 0:
-                ref_states[sc] = r.pop("states")
-            per[sc] = r
-        rollouts.append(per)
-
-    # Cost on identical states: every setting steps from the reference's states.
-    rounds: list[list[dict]] = [[{} for _ in settings] for _ in range(repeats)]
-    for r in range(repeats):
-        order = range(len(settings)) if r % 2 == 0 else reversed(range(len(settings)))
-        for k in order:
-            for sc in SCENARIOS:
-                rounds[r][k][sc] = replay_cost(model, settings[k], ref_states[sc], steps, num_threads, progress)
-
-    rows = []
-    for k, (s, per) in enumerate(zip(settings, rollouts)):
-        row = {"setting": s.as_dict(), "cost": {}, "free_running": {}, "deviation": {}, "fall_timing": {}}
-        for sc in SCENARIOS:
-            row["cost"][sc] = _mean_cost([rounds[r][k][sc] for r in range(repeats)],
-                                         [rounds[r][0][sc] for r in range(repeats)])
-            fr = per[sc]
-            row["free_running"][sc] = {
-                **fr["rate"],
-                "cpu_speedup_vs_reference": fr["rate"]["env_steps_per_cpu_s"]
-                / rollouts[0][sc]["rate"]["env_steps_per_cpu_s"],
-                "mean_solver_iterations": fr["mean_solver_iterations"],
-                "mean_contacts": fr["mean_contacts"],
-                "unstable_envs": fr["unstable_envs"],
-            }
-            row["deviation"][sc] = {
-                str(c): deviation(rollouts[0][sc]["checkpoints"][c], fr["checkpoints"][c]) for c in ckpts
-            }
-            row["fall_timing"][sc] = fall_timing(rollouts[0][sc]["first_fall"], fr["first_fall"])
-        rows.append(row)
+    with _mujoco_log_silenced():
+        rollouts, rounds = _measure(model, settings, qpos0, qvel0, controls, num_threads, ckpts, window, steps,
+                                    repeats, progress)
+    rows = [_row(s, k, rollouts, rounds, ckpts) for k, s in enumerate(settings)]
 
     return {
         "num_envs": num_envs,

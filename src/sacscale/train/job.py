@@ -14,6 +14,7 @@ from sacscale.collect.shm import clean_stale, unlink_prefix
 from sacscale.parallel import launch
 from sacscale.parallel.launch import Interrupted
 from sacscale.train.config import TrainConfig, TrainingError, compiles_losses
+from sacscale.train.out_of_memory import is_out_of_memory, out_of_memory_line
 from sacscale.train.preflight import JobPlan, check_job
 from sacscale.train.rank import run_rank
 from sacscale.train.record import mark_failed, write_meta
@@ -23,10 +24,24 @@ from sacscale.train.resume import resume_config
 CLEANUP_GRACE_S = 20.0
 
 
+class OutOfMemory(TrainingError):
+    """The run ran out of memory: one line naming the settings it ran with (a resume's are
+    its checkpoint's, known only here, not the command line's defaults)."""
+
+
 def run_training(cfg: TrainConfig) -> None:
     """Validate everything that can be checked before starting, then train."""
     if cfg.resume:
         cfg = resume_config(cfg)
+    try:
+        _run_job(cfg)
+    except (TrainingError, RuntimeError, ValueError, MemoryError) as exc:
+        if is_out_of_memory(exc):  # settings this machine cannot hold: the allocator's words name none
+            raise OutOfMemory(out_of_memory_line(cfg)) from exc
+        raise
+
+
+def _run_job(cfg: TrainConfig) -> None:
     job = check_job(cfg)
     clean_stale()  # blocks of runs SIGKILLed mid-creation (their creators provably gone)
     backend = launch.backend_for(job.devices)

@@ -21,11 +21,17 @@ def is_out_of_memory(exc: BaseException) -> bool:
 
 
 def out_of_memory_line(cfg) -> str:
-    """The line for a run of TrainConfig `cfg` that ran out of memory: the settings that size
-    the learner (batch, widths) and the simulation and replay (envs)."""
+    """The line for a run of TrainConfig `cfg` (a resume's: as resolved from its checkpoint)
+    that ran out of memory: the settings that size the learner (batch, widths) and the
+    simulation and replay (envs)."""
     extra = cfg.extra if isinstance(cfg.extra, dict) else {}
     widths = ", ".join(f"{name} {list(extra.get(name, REFERENCE_NETWORKS[name]))}"
                        for name in ("actor_hidden", "critic_hidden"))
+    if cfg.resume:  # a resume cannot change them: they are the run's, from its checkpoint
+        cure = f"the run {cfg.resume} was made with them, so resume it on a machine that holds them"
+        folder = "--resume"
+    else:
+        cure, folder = "give smaller ones", "--log-dir"
     return (f"out of memory on {cfg.devices}: the run needs more than this machine or device holds at "
             f"--batch-size {cfg.batch_size} with {widths}, --num-envs {cfg.num_envs} and --replay-per-env "
-            f"{cfg.replay_per_env}; give smaller ones (train_meta.json in --log-dir records the failure)")
+            f"{cfg.replay_per_env}; {cure} (train_meta.json in {folder} records the failure)")

@@ -288,7 +288,8 @@ def _unexpected(exc: Exception) -> str:
     text = " ".join(str(exc).split())[:300]
     in_sacscale = last is not None and f"{os.sep}sacscale{os.sep}" in last.filename
     if last is None or (in_sacscale and not any(part in last.filename for part in _READS_NO_JSON)):
-        return f"unexpected structure in the set's JSON ({type(exc).__name__}: {exc})"
+        return (f"unexpected structure in the set's JSON ({type(exc).__name__}: {text}); "
+                "the checks after it were not done")
     return (f"verify stopped: an unexpected error in {Path(last.filename).stem}.{last.name} "
             f"({type(exc).__name__}: {text}); the checks after it were not done")
 

@@ -92,7 +92,7 @@ def test_a_resumed_sittings_interval_edited_is_named(resumed):
 
 def test_a_sittings_start_before_the_earlier_sittings_file_is_named(resumed):
     meta = _meta(resumed)
-    meta["sittings"][0]["start_time"] = meta["start_time"]
+    meta["sittings"][0]["start_time"] = meta["start_time"] - 100
     problems = sitting_problems("r", meta, {}, read_run_files(resumed))
     assert len(problems) == 1 and "(sitting 1 of 2, from iteration 0) events created at " in problems[0]
     assert ", after the next sitting's start_time " in problems[0]

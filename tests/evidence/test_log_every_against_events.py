@@ -4,11 +4,12 @@ plan.json, environment.json's plan, each run.json (command, line, resolved_confi
 train_meta.json passed, though the events still log every 10 iterations."""
 
 import re
+from pathlib import Path
 
 from set_copies import copy_committed_set, remake_manifest
 
 from sacscale.analysis.events import Scalar
-from sacscale.evidence.log_cadence import LOGGED_EVERY_INTERVAL, cadence_problems
+from sacscale.evidence.log_cadence import LOGGED_EVERY_INTERVAL, sitting_problems
 from sacscale.evidence.verify import verify
 
 SET = "h200x1_shared_short"
@@ -32,8 +33,13 @@ def test_a_log_every_edited_everywhere_is_named_by_the_events(tmp_path):
             "another run's events, or log_every edited") in records, records
 
 
-def _events(steps: list[int]) -> dict:
-    return {0: {LOGGED_EVERY_INTERVAL: [Scalar(step, 1.0, 1.0) for step in steps]}}
+def _events(*steps_by_file: list[int]) -> dict:
+    return {0: [(Path(f"events.out.tfevents.{i}"), {LOGGED_EVERY_INTERVAL: [Scalar(s, 1.0, 1.0) for s in steps]})
+                for i, steps in enumerate(steps_by_file)]}
+
+
+def cadence_problems(name: str, meta: dict, events: dict) -> list[str]:
+    return sitting_problems(name, meta, {}, events)
 
 
 def test_the_last_iteration_and_a_run_stopped_early_follow_the_interval():
@@ -48,7 +54,9 @@ def test_the_last_iteration_and_a_run_stopped_early_follow_the_interval():
 
 def test_a_resumed_run_is_judged_from_its_last_sitting_under_its_interval():
     """A resume may change log_every: the first sitting logged every 10, the second every 4."""
-    meta = {"config": {"log_every": 4, "iterations": 30}, "sittings": [{"from_iteration": 20}]}
-    assert cadence_problems("r", meta, _events([10, 20, 24, 28, 30])) == []
-    assert cadence_problems("r", meta, _events([10, 20, 30]))[0].startswith(
-        "r: tb/rank0 events log Perf/rank_env_steps only at iteration 30 (at 30), but the run's log_every is 4")
+    meta = {"config": {"log_every": 4, "iterations": 30},
+            "sittings": [{"from_iteration": 20, "config": {"log_every": 4, "iterations": 30}}]}
+    assert cadence_problems("r", meta, _events([10, 20], [24, 28, 30])) == []
+    assert cadence_problems("r", meta, _events([10, 20], [30]))[0].endswith(
+        "events log Perf/rank_env_steps at 30, but a sitting from iteration 20 with log_every 4 (train_meta.json "
+        "sittings[0].config) logs at 24, 28, 30")

@@ -257,7 +257,11 @@ def read_event_dir(directory: str | Path, within: Path | None = None) -> dict[st
     A resumed run adds one event file per sitting, which starts at the step after its
     checkpoint; what an interrupted sitting logged from that step on is superseded, as
     TensorBoard's purge_step hides it. Files are taken in the order of their first event."""
-    parts = [read_event_file(path, within) for path in event_files(directory, within)]
+    return merge_event_parts([read_event_file(path, within) for path in event_files(directory, within)])
+
+
+def merge_event_parts(parts: list[dict[str, list[Scalar]]]) -> dict[str, list[Scalar]]:
+    """One directory's event files' scalars as read_event_dir merges them."""
     first = lambda part: min((v.wall_time for vs in part.values() for v in vs), default=0.0)  # noqa: E731
     merged: dict[str, list[Scalar]] = {}
     for part in sorted(parts, key=first):
@@ -306,5 +310,12 @@ def rank_dirs(run_dir: str | Path, within: Path | None = None) -> dict[int, Path
 
 def read_run(run_dir: str | Path) -> dict[int, dict[str, list[Scalar]]]:
     """`{rank: {tag: [Scalar, ...]}}` for a run directory."""
+    return {rank: merge_event_parts([part for _, part in files]) for rank, files in read_run_files(run_dir).items()}
+
+
+def read_run_files(run_dir: str | Path) -> dict[int, list[tuple[Path, dict[str, list[Scalar]]]]]:
+    """`{rank: [(event file, {tag: [Scalar, ...]}), ...]}` for a run directory: each file
+    on its own (a resumed run's sittings each write one)."""
     run_dir, within = run_within(run_dir)
-    return {rank: read_event_dir(path, within) for rank, path in rank_dirs(run_dir, within).items()}
+    return {rank: [(path, read_event_file(path, within)) for path in event_files(folder, within)]
+            for rank, folder in rank_dirs(run_dir, within).items()}

@@ -74,7 +74,7 @@ def probe_plan_problems(probe: dict, record: dict) -> list[str]:
     problems += _duration_problems(probe, record)
     planned = probe.get("trainer_iterations") or 0
     trainer = record.get("trainer_path")
-    if planned and not isinstance(trainer, dict):
+    if planned and trainer is None:
         problems.append(f"no trainer_path, but plan.json's probe asks for {planned} trainer iterations")
     elif trainer is not None and not planned:
         problems.append("a trainer_path, but plan.json's probe asks for no trainer iterations")

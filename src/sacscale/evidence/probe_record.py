@@ -96,9 +96,16 @@ def _all_passed(comparisons: list) -> bool:
     return bool(comparisons) and all(c.get("pass") is True for c in comparisons)
 
 
+def _json_type(value) -> str:
+    names = {list: "list", str: "string", bool: "boolean", int: "number", float: "number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
 def trainer_problems(trainer) -> list[str]:
     """The trainer path's record against its own numbers (sacscale.evidence.probe_trainer_path)."""
-    if not isinstance(trainer, dict) or not isinstance(trainer.get("pass"), bool):
+    if not isinstance(trainer, dict):
+        return [f"a JSON {_json_type(trainer)}, where the trainer path's record (an object) goes"]
+    if not isinstance(trainer.get("pass"), bool):
         return ["not a trainer-path record (no true or false pass)"]
     comparisons = _comparisons(trainer)
     if comparisons is None:
@@ -121,6 +128,8 @@ def probe_problems(record) -> list[str]:
     passes = _all_passed(comparisons) and all(a is True for a in agreed)
     trainer = record.get("trainer_path")
     if trainer is not None:
+        if not isinstance(trainer, dict):
+            return problems  # its shape is named on its own (check_probe_record); no verdict to hold `pass` to
         problems += [f"trainer_path: {p}" for p in trainer_problems(trainer)]
     if record["pass"] is not (passes and (trainer is None or trainer.get("pass") is True)):
         problems.append(f"pass {record['pass']!r}, but its comparisons and agreement flags give {passes}"
@@ -140,7 +149,10 @@ def check_probe_record(root: Path) -> list[str]:
         plan = load_json(root, "plan.json") if (root / "plan.json").is_file() else {}
     except EvidenceStructureError as exc:
         return [str(exc)]
-    problems = [f"{NAME}: {p}: its verdicts are not the ones its numbers give" for p in probe_problems(record)]
+    trainer = record.get("trainer_path") if isinstance(record, dict) else None
+    problems = [] if trainer is None or isinstance(trainer, dict) else \
+        [f"{NAME}: trainer_path: {p}" for p in trainer_problems(trainer)]
+    problems += [f"{NAME}: {p}: its verdicts are not the ones its numbers give" for p in probe_problems(record)]
     problems += [f"{NAME}: {p}" for p in code_settings_problems(record) + measure_problems(record)]
     probe = plan.get("probe") if isinstance(plan, dict) else None
     if isinstance(probe, dict) and isinstance(record, dict):

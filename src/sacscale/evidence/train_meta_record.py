@@ -20,7 +20,8 @@
   gradients (the trainer fails one whose ranks end apart); rank 0's is the hash of the
   learner state in `checkpoints/final.pt` where the set keeps it (a set made by the
   pipeline moves it out, run.json `learning_state` names where: then nothing derives it);
-- `config.log_every`: the iterations at which the events hold scalars (log_cadence).
+- `config.log_every`, `sittings[]` (count, `from_iteration`, `start_time`,
+  `config.log_every`): each rank's event files, one a sitting (log_cadence).
 
 Each is compared only where both sides are recorded; a current set (strict) must record
 every option its trainer has."""
@@ -31,9 +32,9 @@ import struct
 from dataclasses import asdict
 from pathlib import Path
 
-from sacscale.analysis.events import EventFileError, read_run
+from sacscale.analysis.events import EventFileError, merge_event_parts, read_run_files
 from sacscale.evidence.binding import first_record_time, run_event_files
-from sacscale.evidence.log_cadence import cadence_problems
+from sacscale.evidence.log_cadence import sitting_problems
 from sacscale.evidence.result import same_value
 from sacscale.evidence.run_end import end_problems
 from sacscale.evidence.run_start import start_problems
@@ -132,11 +133,11 @@ def _as_logged(count: int) -> float:
     return struct.unpack("f", struct.pack("f", float(count)))[0]
 
 
-def _read_events(run_dir: Path) -> dict | None:
-    """{rank: {tag: [Scalar]}} of the run's events, or None where they cannot be read (the
-    metrics check names why) or a rank's are missing (named by the metrics check too)."""
+def _read_event_files(run_dir: Path) -> dict | None:
+    """{rank: [(event file, {tag: [Scalar]})]} of the run, or None where they cannot be read
+    (the metrics check names why) or a rank's are missing (named by the metrics check too)."""
     try:
-        by_rank = read_run(run_dir)
+        by_rank = read_run_files(run_dir)
     except EventFileError:
         return None
     return by_rank if list(by_rank) == list(range(len(by_rank))) else None
@@ -257,10 +258,11 @@ def train_meta_problems(run_dir: Path, name: str, meta: dict, run: dict, args, r
         return []
     problems = config_problems(name, meta, run, args, reference, strict)
     problems += device_problems(name, meta, args, reference) + window_problems(name, meta)
-    events = None if reference else _read_events(run_dir)  # the reference's are in its own layout
+    files = None if reference else _read_event_files(run_dir)  # the reference's are in its own layout
+    events = None if files is None else {r: merge_event_parts([part for _, part in f]) for r, f in files.items()}
     problems += start_problems(name, run, meta, _first_event(run_dir))
     problems += end_problems(name, run, meta, _last_event(events), reference)
     if not reference:  # the reference trainer records no counters or state hashes
         problems += nonfinite_problems(name, meta, events) + state_hash_problems(name, meta, run, run_dir)
-        problems += cadence_problems(name, meta, events)
+        problems += sitting_problems(name, meta, run, files)
     return problems

@@ -197,6 +197,26 @@ def canonical_root(root: str | Path) -> Path:
     return canonical
 
 
+def _as_given(given: str | Path, path: Path) -> str:
+    """`path` spelled as the user spelled the root: relative where they gave a relative one."""
+    return str(path) if Path(given).is_absolute() else os.path.relpath(path)
+
+
+def refuse_not_a_set(given: str | Path, root: Path) -> None:
+    """A folder with neither a manifest nor a plan is not a run set: a set's report folder or
+    a folder inside a set is named as what it is, with the set to verify instead (building
+    a manifest there, the cure for a set without one, would be the wrong one)."""
+    if (root / MANIFEST_NAME).is_file() or (root / "plan.json").is_file():
+        return
+    if root.parent.name == "reports" and (root.parent.parent / "results" / root.name).is_dir():
+        target = root.parent.parent / "results" / root.name
+        raise ManifestError(f"{given} is a report folder; verify the set: sacscale verify {_as_given(given, target)}")
+    for above in root.parents:
+        if (above / MANIFEST_NAME).is_file() or (above / "plan.json").is_file():
+            raise ManifestError(f"{given} is a folder inside the run set {_as_given(given, above)}; verify the set: "
+                                f"sacscale verify {_as_given(given, above)}")
+
+
 def _refuse_reports_apart(root: str | Path, canonical: Path) -> None:
     """A set named through a link whose reports folder (reports/S beside results/S) is not
     the one beside the link's target: a reader of the checkout the link lies in opens the
@@ -288,14 +308,17 @@ def _unexpected(exc: Exception) -> str:
     text = " ".join(str(exc).split())[:300]
     in_sacscale = last is not None and f"{os.sep}sacscale{os.sep}" in last.filename
     if last is None or (in_sacscale and not any(part in last.filename for part in _READS_NO_JSON)):
-        return f"unexpected structure in the set's JSON ({type(exc).__name__}: {exc})"
+        return (f"unexpected structure in the set's JSON ({type(exc).__name__}: {text}); "
+                "the checks after it were not done")
     return (f"verify stopped: an unexpected error in {Path(last.filename).stem}.{last.name} "
             f"({type(exc).__name__}: {text}); the checks after it were not done")
 
 
 def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool = True,
            report_pending: bool = False, redraw_figures: bool = False) -> Verification:
-    root = canonical_root(root)
+    given, root = root, canonical_root(root)
+    if manifest is None:
+        refuse_not_a_set(given, root)
     manifest = Path(manifest) if manifest else root / MANIFEST_NAME
     result = Verification(root=str(root))
     check_tree(root, result)

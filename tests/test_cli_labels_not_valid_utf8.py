@@ -8,7 +8,8 @@ import os
 import subprocess
 import sys
 
-NOT_UTF8 = "not valid UTF-8 (undecodable bytes in the name): the records are UTF-8; rename it"
+# a label is text, not a name: given again in UTF-8, not renamed
+NOT_UTF8 = "not valid UTF-8 (undecodable bytes in the text): the records are UTF-8; give it in UTF-8"
 
 
 def _sacscale(*argv: bytes | str, cwd) -> tuple[int, list[str]]:

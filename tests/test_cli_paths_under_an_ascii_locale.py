@@ -25,7 +25,7 @@ def sacscale(*argv, utf8=False):
 
 
 def shown(path) -> str:
-    return repr(str(path)).replace("é", "\\xe9")  # stderr shows what ASCII cannot hold escaped
+    return repr(str(path)).replace("é", "\\xc3\\xa9")  # a name shown as its bytes, as the shell writes them
 
 
 @pytest.fixture

@@ -31,6 +31,6 @@ def test_a_non_ascii_path_is_named_with_the_locale_before_anything_is_made(tmp_p
     done = train(*argv)
     lines = done.stderr.decode("ascii", "backslashreplace").strip().splitlines()
     named = folder / "t2" if option == "--log-dir" else folder / "m.mjb"
-    shown = repr(str(named)).replace("é", "\\xe9")  # stderr shows what ASCII cannot hold escaped
+    shown = repr(str(named)).replace("é", "\\xc3\\xa9")  # a name shown as its bytes, as the shell writes them
     assert done.returncode == 2 and lines == [f"sacscale train: error: {option} {shown}: {CURE}"], done.stderr
     assert not log_dir.exists()

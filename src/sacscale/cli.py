@@ -23,7 +23,8 @@ from sacscale.commands import BadInput
 from sacscale.commands._finished_sets import finished_set_problem
 from sacscale.eval.gl_backend import GLBackendError, check_mujoco_gl
 from sacscale.stopping import Interrupted, raised_as_interrupted
-from sacscale.held_names import encoding_holds_any_name, unheld_name_problem, unheld_path_problem
+from sacscale.commands._value_kinds import parsed_value_problem, unheld_value
+from sacscale.held_names import encoding_holds_any_name, shown_name
 from sacscale.usage import UsageParser, escape_what_the_encoding_cannot_hold
 from sacscale.usage import printable as _printable
 
@@ -85,7 +86,9 @@ class _Inert:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        shown = _CONTROLS.sub(lambda m: repr(m.group())[1:-1], text)
+        # an undecodable byte (a lone surrogate, `\udcff`) as the shell writes it: `\xff`
+        shown = _CONTROLS.sub(lambda m: shown_name(m.group())[1:-1] if m.group() > "\x9f" else repr(m.group())[1:-1],
+                              text)
         # a name that is not UTF-8 holds surrogates (`\udcff`), which a UTF-8 stream refuses
         # and a character the stream's encoding cannot hold (`…` under an ASCII locale) would
         # raise, failing a command after its work: both written as escapes
@@ -101,7 +104,7 @@ class _Inert:
         return getattr(self._stream, name)
 
 
-_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\udc80-\udcff]")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -184,9 +187,11 @@ def _main(argv: list[str]) -> int:
     # No abbreviated options: a recorded command line must mean exactly what it says.
     cmd_parser = UsageParser(prog=f"sacscale {name}", description=COMMANDS[name][1], allow_abbrev=False)
     module.add_arguments(cmd_parser)
+    if problem := parsed_value_problem(cmd_parser, argv[1:]):  # before argparse shows `\xff` as `\udcff`
+        cmd_parser.error(problem)
     args = cmd_parser.parse_args(argv[1:])
     _refuse_empty_values(cmd_parser, args)
-    _refuse_names_the_encoding_cannot_hold(cmd_parser, args)
+    _refuse_names_the_encoding_cannot_hold(name, cmd_parser, args)
     _refuse_folder_names(cmd_parser, args)
     _refuse_system_outputs(cmd_parser, args)
     _refuse_special_outputs(cmd_parser, args)
@@ -224,7 +229,8 @@ def _refuse_empty_values(parser: argparse.ArgumentParser, args: argparse.Namespa
             parser.error(f"argument {name}: an empty value (an unset variable?); {way_out}")
 
 
-def _refuse_names_the_encoding_cannot_hold(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+def _refuse_names_the_encoding_cannot_hold(command: str, parser: argparse.ArgumentParser,
+                                           args: argparse.Namespace) -> None:
     """Under a file-system encoding other than UTF-8 a non-ASCII name a command opens (a set's
     folder, a file) is held as undecodable bytes, which it reported later under a wrong cause
     (a path "not UTF-8", MuJoCo's TypeError): named here, with the cure (exit 2, usage). A
@@ -239,8 +245,7 @@ def _refuse_names_the_encoding_cannot_hold(parser: argparse.ArgumentParser, args
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, (str, Path)):
                 label = action.option_strings[0] if action.option_strings else (action.metavar or action.dest)
-                judged = unheld_path_problem if not utf8 and _names_a_path(action, item) else unheld_name_problem
-                if problem := judged(label, item):
+                if problem := unheld_value(command, action, label, item, _names_a_path(action, item), utf8):
                     parser.error(problem)
 
 

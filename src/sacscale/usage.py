@@ -17,8 +17,15 @@ class UsageParser(argparse.ArgumentParser):
 
 def printable(text: str) -> str:
     """Control characters (a file name's escape sequences, a newline) shown escaped, not sent
-    to the terminal, where they could forge or hide lines."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    to the terminal, where they could forge or hide lines. An undecodable byte of a name (a
+    lone surrogate, `\\udcff`) is shown as the shell writes it, `\\xff`."""
+    return "".join(c if c.isprintable() else _escaped(c) for c in text)
+
+
+def _escaped(char: str) -> str:
+    if 0xDC80 <= ord(char) <= 0xDCFF:
+        return f"\\x{ord(char) - 0xDC00:02x}"
+    return repr(char)[1:-1]
 
 
 def say(line: str, file=None) -> None:

@@ -85,7 +85,7 @@ def test_a_log_dir_inside_a_folder_locked_by_another_users_file(tmp_path, capsys
     shared.chmod(0o1777)
     (shared / "run").mkdir()
     log_dir = shared / "run" / "new"
-    lock = shared / ".run.lock"
+    lock = shared / ".run.trainer-lock"
     with held(lock):
         code = main(["train", "--devices", "cpu", "--num-envs", "4", "--batch-size", "4", "--iterations", "2",
                      "--log-dir", str(log_dir)])

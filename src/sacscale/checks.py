@@ -400,9 +400,8 @@ def refuse_inside_a_held_folder(path: str | Path) -> None:
     for folder in real.parents:
         holder = _holder_of(folder, path) if folder.parent != folder else None
         if holder:
-            raise InputError(f"--log-dir {path}: inside {folder}, where another sacscale train is training "
-                             f"({holder} holds {lock_file_beside(folder, TRAINER_LOCK)}); choose a directory "
-                             "outside it")
+            raise InputError(f"--log-dir {path}: inside {folder}, where another sacscale train is training ("
+                             f"{holder} holds {lock_file_beside(folder, TRAINER_LOCK)}); choose a directory outside it")
 
 
 # The parts of a run folder a resumed run reads and writes: its record, its checkpoints

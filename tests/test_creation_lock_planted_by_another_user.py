@@ -85,11 +85,11 @@ def test_a_log_dir_inside_a_folder_locked_by_another_users_file(tmp_path, capsys
     shared.chmod(0o1777)
     (shared / "run").mkdir()
     log_dir = shared / "run" / "new"
-    lock = shared / ".run.lock"
+    lock = shared / ".run.trainer-lock"
     with held(lock):
         code = main(["train", "--devices", "cpu", "--num-envs", "4", "--batch-size", "4", "--iterations", "2",
                      "--log-dir", str(log_dir)])
-    assert code == 1  # as train's other --log-dir refusals
+    assert code == 2  # as train's other refusals of a held run folder
     err = capsys.readouterr().err.strip()
     assert err == (f"sacscale train: error: --log-dir {log_dir}: lock file {lock}: belongs to uid 1001, another user, "
                    f"who put it in a folder they can write in; {UNTRUSTED}; keep run in a folder of your own")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import grp
-import hashlib
 import json
 import math
 import os
@@ -17,6 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from sacscale import posix_acl
+from sacscale.long_names import cut_with_digest
+from sacscale.long_names import name_max as _name_max
+from sacscale.long_names import size as _size
 
 
 def temporary_path(path: str | Path) -> Path:
@@ -62,23 +64,7 @@ def _temporary_parts(path: Path) -> tuple[str, str]:
     if _size(prefix + suffix) <= room:
         return prefix, suffix
     suffix = suffix if _size(suffix) <= _LONGEST_KEPT_SUFFIX else ""
-    digest = hashlib.sha256(os.fsencode(path.name)).hexdigest()[:16]
-    stem, room = path.stem, room - _size(suffix) - len(f"..{digest}.tmp")
-    while _size(stem) > room:
-        stem = stem[:-1]
-    return f".{stem}.{digest}.tmp", suffix
-
-
-def _size(name: str) -> int:
-    return len(os.fsencode(name))
-
-
-def _name_max(folder: Path) -> int:
-    """The longest file name, in bytes, the file system of `folder` takes (255 where unknown)."""
-    try:
-        return os.pathconf(folder, "PC_NAME_MAX")
-    except (OSError, ValueError):
-        return 255
+    return f".{cut_with_digest(path.stem, path.name, room - _size(suffix) - len('..tmp'))}.tmp", suffix
 
 
 # a temporary name of a write by another process: .<stem>.tmp<pid>.<thread><suffix>

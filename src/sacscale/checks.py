@@ -19,7 +19,7 @@ from sacscale.atomic import file_kind, others_can_swap, others_can_write_file, r
 from sacscale.collect import shm
 from sacscale.held_names import unheld_path_problem
 from sacscale.learner_limits import learner_size_problem
-from sacscale.locks import UntrustedLock, holder_beside, lock_file_beside
+from sacscale.locks import TRAINER_LOCK, UntrustedLock, holder_beside, lock_file_beside
 from sacscale.task.walk_rules import ACTION_DIM, ACTOR_OBS_DIM, CRITIC_OBS_DIM
 
 # Seeds feed numpy, torch and MuJoCo, offset per rank (+1000 r) and per stream (+7919).
@@ -373,8 +373,8 @@ def _check_log_dir(path: str | Path, resume: bool = False) -> None:
     used = sorted(e.name for e in p.iterdir() if not (e.is_file() and _CALLER_FILES.match(e.name)))
     holder = _holder_of(Path(os.path.realpath(p)), path) if used else None
     if holder:
-        raise InputError(f"--log-dir {path}: another sacscale command is training in it ({holder} holds "
-                         f"{lock_file_beside(Path(os.path.realpath(p)))}); choose a new directory")
+        raise InputError(f"--log-dir {path}: another sacscale train is training in it ({holder} holds "
+                         f"{lock_file_beside(Path(os.path.realpath(p)), TRAINER_LOCK)}); choose a new directory")
     if used:
         shown = ", ".join(used[:5]) + (", ..." if len(used) > 5 else "")
         raise InputError(f"--log-dir {path} is not empty (it holds {shown}): a second run there would mix its "
@@ -385,23 +385,23 @@ check_log_dir = _check_log_dir
 
 
 def _holder_of(folder: Path, path: str | Path) -> str | None:
-    """Who holds `folder`'s lock (holder_beside); a held lock file another user owns or may
-    write is refused as what it is, its text unshown: no holder's word."""
+    """Who holds `folder`'s trainer lock (holder_beside); a held lock file another user owns or
+    may write is refused as what it is, its text unshown: no holder's word."""
     try:
-        return holder_beside(folder)
+        return holder_beside(folder, TRAINER_LOCK)
     except UntrustedLock as exc:
         raise InputError(f"--log-dir {path}: {exc}") from None
 
 
 def refuse_inside_a_held_folder(path: str | Path) -> None:
-    """A new log directory inside a folder another command holds (its lock beside it: a
-    resumed run folder) is refused: a run written into it would mix with that run's files."""
+    """A new log directory inside a folder a trainer holds (its trainer lock beside it: a run
+    folder being trained in) is refused: a run written into it would mix with that run's files."""
     real = Path(os.path.realpath(path))
     for folder in real.parents:
         holder = _holder_of(folder, path) if folder.parent != folder else None
         if holder:
-            raise InputError(f"--log-dir {path}: inside {folder}, where another sacscale command is training "
-                             f"({holder} holds {lock_file_beside(folder)}); choose a directory outside it")
+            raise InputError(f"--log-dir {path}: inside {folder}, where another sacscale train is training ("
+                             f"{holder} holds {lock_file_beside(folder, TRAINER_LOCK)}); choose a directory outside it")
 
 
 # The parts of a run folder a resumed run reads and writes: its record, its checkpoints

@@ -457,7 +457,8 @@ def _error_line(name: str, exc: Exception) -> int:
         message, code = str(exc), 2
     elif isinstance(exc, OSError):
         reason = _OS_REASONS.get(exc.errno, exc.strerror or str(exc))
-        where = " -> ".join(output_name(str(f)) for f in (exc.filename, exc.filename2) if f)
+        # a write's temporary and its output are one name to the user: said once
+        where = " -> ".join(dict.fromkeys(output_name(str(f)) for f in (exc.filename, exc.filename2) if f))
         if exc.errno == errno.ENOENT and (gone := _folder_gone(exc.filename)):
             reason += f" ({gone} was removed while the command ran)"
         message, code = f"{where}: {reason}" if where else reason, 2

@@ -16,6 +16,10 @@ folder of evidence keeps no file of ours. A holder killed before it could remove
 left one that nobody holds (the kernel drops a flock with its process): the next takes it.
 A held one that another user owns or may write (sacscale.atomic.others_can_write_file) is no
 holder's word: `holder_beside` and `lock_beside` raise UntrustedLock, showing nothing it holds.
+A folder may have more than one such lock, each its own file (`.<name><ending>`): a trainer's
+run folder lock (`.<name>.trainer-lock`) is not record-run's (`.<name>.lock`). A name too long
+for the file system with its lock's dot and ending is cut, with a digest of it
+(sacscale.long_names), so every name the file system allows has a lock.
 
 Not the `filelock` package (4.3.2, read for this): it opens the lock file by path (with
 O_NOFOLLOW, but not through a folder descriptor checked first, and it takes no descriptor
@@ -39,6 +43,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from sacscale.atomic import others_can_write_file, refuse_foreign_links
+from sacscale.long_names import name_that_fits
 from sacscale.lock_folder import (  # noqa: F401 (the lock folder's names, used through this module too)
     DEFAULT_BASE,
     LOCK_DIR_VARIABLE,
@@ -61,17 +66,14 @@ class LockHeld(LockError):
 
 class HeldBeside(LockHeld):
     """Another process holds the lock of a folder (`lock_beside`): `holder` names it (`pid N`,
-    or `another process` before it has recorded itself), `lock` is the lock file."""
+    or `another process` before it has recorded itself), `lock` is the lock file. The pid is
+    for the user to read, never to judge whose the lock is: it is the holder's number in the
+    holder's PID namespace (another container, or another host on a shared file system), so
+    the same number here may be any process; only the kernel's flock says who holds it."""
 
     def __init__(self, lock: Path, holder: str):
         super().__init__(f"{lock} is held by {holder}")
         self.lock, self.holder = lock, holder
-
-    @property
-    def pid(self) -> int | None:
-        """The holder's process id, where it has recorded one."""
-        words = self.holder.split()
-        return int(words[1]) if words[:1] == ["pid"] else None
 
 
 class UntrustedLock(LockError):
@@ -282,11 +284,17 @@ def _holder_of(dir_fd: int, name: str, path: Path) -> str:
 _BESIDE = "use a folder on a local disk"
 
 
-def lock_file_beside(folder: Path) -> Path:
-    """The lock file of `folder`: `.<name>.lock` in the same parent, the folder's whole name
+LOCK = ".lock"
+# a trainer's lock of its run folder: no `.<name>.lock` of any folder ends so
+TRAINER_LOCK = ".trainer-lock"
+
+
+def lock_file_beside(folder: Path, ending: str = LOCK) -> Path:
+    """The lock file of `folder`: `.<name><ending>` in the same parent, the folder's whole name
     kept (`.NAME.partial` has `..NAME.partial.lock`): folders `x` and `.x` are two folders,
-    with a lock each (one name for both refused a report into one while one ran into the other)."""
-    return folder.parent / f".{folder.name}.lock"
+    with a lock each (one name for both refused a report into one while one ran into the other).
+    A name too long for that is cut with a digest of it (long_names.name_that_fits)."""
+    return folder.parent / name_that_fits(folder.parent, ".", folder.name, ending)
 
 
 def _open_parent(lock: Path) -> int:
@@ -300,7 +308,7 @@ def _open_parent(lock: Path) -> int:
         raise LockError(f"lock file {lock}: {exc.strerror or exc} ({exc.filename or lock.parent})") from None
 
 
-def _take_named(dir_fd: int, name: str, path: Path) -> tuple[int | None, str]:
+def _take_named(dir_fd: int, name: str, path: Path, guarded: str) -> tuple[int | None, str]:
     """As _lock_named, without waiting: (the locked descriptor, "") or, when another process
     holds it, (None, the holder as read from the very file it holds: opening it by name
     again could make a new one after the holder removed it)."""
@@ -308,7 +316,7 @@ def _take_named(dir_fd: int, name: str, path: Path) -> tuple[int | None, str]:
         fd = _open_lock_file(dir_fd, name, path)
         try:
             if not _try_lock(fd, path, _BESIDE):
-                holder = _trusted_holder(fd, path)
+                holder = _trusted_holder(fd, path, guarded)
                 os.close(fd)
                 return None, holder
         except BaseException:
@@ -319,22 +327,30 @@ def _take_named(dir_fd: int, name: str, path: Path) -> tuple[int | None, str]:
         os.close(fd)
 
 
+# (device, inode) of each lock file lock_beside holds in this process: a look at a lock it
+# holds itself (holder_beside) finds no other holder
+_HELD_HERE: set[tuple[int, int]] = set()
+
+
 @contextlib.contextmanager
-def lock_beside(folder: Path) -> Iterator[Path]:
-    """Hold `folder`'s lock file (lock_file_beside) exclusively; yields its path. Not waited
-    for: another holder raises HeldBeside at once; an unsafe file (a link, another user's,
-    one with two names) or folder raises LockError. On release the file is removed while
+def lock_beside(folder: Path, ending: str = LOCK) -> Iterator[Path]:
+    """Hold `folder`'s lock file (lock_file_beside with `ending`) exclusively; yields its path.
+    Not waited for: another holder raises HeldBeside at once; an unsafe file (a link, another
+    user's, one with two names) or folder raises LockError. On release the file is removed while
     still held; a process that locked it meanwhile finds its name gone and makes a new one."""
-    lock = lock_file_beside(folder)
+    lock = lock_file_beside(folder, ending)
     dir_fd = _open_parent(lock)
     try:
-        fd, holder = _take_named(dir_fd, lock.name, lock)
+        fd, holder = _take_named(dir_fd, lock.name, lock, folder.name)
         if fd is None:
             raise HeldBeside(lock, holder)
+        st = os.fstat(fd)
+        _HELD_HERE.add((st.st_dev, st.st_ino))
         try:
             _record_holder(fd, lock, f"pid {os.getpid()}\n", _BESIDE)
             yield lock
         finally:
+            _HELD_HERE.discard((st.st_dev, st.st_ino))
             if _names_it(dir_fd, lock.name, fd):
                 with contextlib.suppress(OSError):
                     os.unlink(lock.name, dir_fd=dir_fd)
@@ -343,19 +359,23 @@ def lock_beside(folder: Path) -> Iterator[Path]:
         os.close(dir_fd)
 
 
-def holder_beside(folder: Path) -> str | None:
-    """Who holds `folder`'s lock (lock_beside) now, or None: read without making or taking
-    it (a shared lock tried and let go at once), so a look never refuses the holder's rival.
-    A held file another user owns or may write raises UntrustedLock: its text is not shown."""
-    lock = lock_file_beside(folder)
+def holder_beside(folder: Path, ending: str = LOCK) -> str | None:
+    """Who holds `folder`'s lock (lock_beside with `ending`) now, or None: read without making
+    or taking it (a shared lock tried and let go at once), so a look never refuses the holder's
+    rival; None too where this process holds it. A held file another user owns or may write
+    raises UntrustedLock: its text is not shown."""
+    lock = lock_file_beside(folder, ending)
     try:
         fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
     try:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) in _HELD_HERE:
+            return None
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
-        return _trusted_holder(fd, lock)
+        return _trusted_holder(fd, lock, folder.name)
     except OSError:
         return None
     finally:
@@ -363,7 +383,7 @@ def holder_beside(folder: Path) -> str | None:
     return None
 
 
-def _trusted_holder(fd: int, lock: Path) -> str:
+def _trusted_holder(fd: int, lock: Path, guarded: str) -> str:
     """The holder a held lock file names, where only this user (or root) could have written
     it; UntrustedLock naming the file as another user's otherwise, as the output locks do."""
     st = os.fstat(fd)
@@ -374,4 +394,4 @@ def _trusted_holder(fd: int, lock: Path) -> str:
         problem += ", who put it in a folder they can write in"
     raise UntrustedLock(f"lock file {lock}: {problem}; it is held, but not as a lock of this user's sacscale, and "
                         f"what it says of its holder is not shown (another user could have written it); keep "
-                        f"{lock.name[1:-len('.lock')]} in a folder of your own")
+                        f"{guarded} in a folder of your own")

@@ -62,27 +62,6 @@ def is_stopped(pid: int) -> bool:
     return stat[stat.rindex(")") + 2 :][:1] in ("T", "t")
 
 
-def is_ancestor(pid: int) -> bool:
-    """Whether `pid` is this process's parent, or a parent of one, up to init. Linux (/proc)."""
-    here = os.getppid()
-    seen: set[int] = set()
-    while here > 1 and here not in seen:
-        if here == pid:
-            return True
-        seen.add(here)
-        here = _parent_of(here)
-    return False
-
-
-def _parent_of(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:  # its name may be any bytes
-            stat = fh.read()
-    except OSError:
-        return 0
-    return int(stat[stat.rindex(")") + 2 :].split()[1])
-
-
 def end_children_naming(arg: str) -> list[int]:
     """SIGKILL and reap every child of this process whose command line has `arg` as one of
     its arguments (an encoder given the file it writes); their ids. Once this returns, none

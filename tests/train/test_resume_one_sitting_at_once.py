@@ -1,7 +1,7 @@
 """A resumed run folder is one sitting's at a time. Two `train --resume D` at once both
 trained on from one checkpoint into D (both exit 0, the same iterations logged twice in two
 event files, train_meta.json with two sittings from one start). Now a resume holds D's lock
-(`.D.lock` beside it) for its whole sitting: a second resume, by any spelling of D, is
+(`.D.trainer-lock` beside it) for its whole sitting: a second resume, by any spelling of D, is
 refused at once with one line naming the holder (exit 2), and so is a new run given D as
 --log-dir; the lock is removed when the sitting ends, also when it fails. The first resume
 is stopped at a named function (evidence/paused_sacscale.py) while the others run: no
@@ -29,7 +29,7 @@ def run_dir(tmp_path):
 
 
 def held_by(pid: int, run) -> str:
-    return f"another sacscale command is training in this run folder (pid {pid} holds {run.parent}/.run.lock)"
+    return f"another sacscale train is training in this run folder (pid {pid} holds {run.parent}/.run.trainer-lock)"
 
 
 def test_a_second_resume_of_one_run_folder_is_refused_while_the_first_trains(run_dir, tmp_path):
@@ -48,12 +48,12 @@ def test_a_second_resume_of_one_run_folder_is_refused_while_the_first_trains(run
     meta = json.loads((run_dir / "train_meta.json").read_text())
     assert meta["status"] == "completed" and [s["from_iteration"] for s in meta["sittings"]] == [2]
     assert len(list((run_dir / "tb" / "rank0").iterdir())) == 2  # the first sitting's and this one's
-    assert not (tmp_path / ".run.lock").exists()
+    assert not (tmp_path / ".run.trainer-lock").exists()
 
 
 def test_a_failed_resume_leaves_the_folder_free(run_dir, tmp_path):
     refused = sacscale("train", "--resume", run_dir, "--iterations", "1")
     assert refused.returncode == 1 and "give --iterations larger than that" in refused.stderr, refused.stderr
-    assert not (tmp_path / ".run.lock").exists()
+    assert not (tmp_path / ".run.trainer-lock").exists()
     again = sacscale("train", "--resume", run_dir, "--iterations", "3")
     assert again.returncode == 0, again.stderr

@@ -64,4 +64,4 @@ def test_a_checkpoint_others_can_write_is_refused(run_dir):
     (run_dir / "checkpoints" / "rank0.pt").chmod(0o666)
     one_line(resumed(run_dir), f"--resume {run_dir}: {run_dir}/checkpoints/rank0.pt is writable by other users "
                                f"(mode 0666){WAY_OUT}")
-    assert not (run_dir.parent / ".run.lock").exists()  # refused before the folder was held
+    assert not (run_dir.parent / ".run.trainer-lock").exists()  # refused before the folder was held

@@ -4,21 +4,32 @@ in D trained on from its checkpoint into D too: two event files in tb/rank0/, bo
 checkpoints/ and train_meta.json. Now a new run holds its --log-dir's lock for its whole
 life: a resume of it, a second new run there, and a new run into a folder being resumed
 are each refused at once in one line naming the folder and its holder (exit 2), nothing
-written. A lock held by a process the trainer descends from (record-run, which holds the
-folder it records the run in) is the run's own. A held lock another user could have
-written is refused with exit 2 for --log-dir as for --resume. The first run is stopped at a
-named function (evidence/paused_sacscale.py) while the others run: no timing decides."""
+written. A held lock another user could have written is refused with exit 2 for --log-dir
+as for --resume. The first run is stopped at a named function (evidence/paused_sacscale.py)
+while the others run: no timing decides.
+
+The trainer's lock is its own file, `.<name>.trainer-lock`, not record-run's `.<name>.lock`.
+Before: they were one file, and a trainer took a held one for its own when the pid written
+in it was one of its ancestors (record-run's): a pid of another PID namespace (a second
+container, a host sharing the file system) with that number let a resume train beside the
+run, and every trainer under one record-run passed. Now no pid decides: record-run's
+trainer takes its own lock freely, and any second trainer of the folder, in any namespace,
+is refused by the kernel's lock. A folder name of 250-255 bytes gets a lock whose name is
+cut to fit, with a digest of the name (before: `File name too long`)."""
 
 import fcntl
 import json
 import os
+import shlex
 import subprocess
 import sys
+import time
 
 import pytest
 
 from cli_runs import one_line, sacscale
-from paused_runs import finished, started_paused
+from paused_runs import PAUSED, finished, started_paused
+from sacscale.locks import lock_beside
 
 SMALL = '{"learning_starts": 16, "actor_hidden": [16], "critic_hidden": [16], "num_atoms": 11}'
 ARGS = ["--devices", "cpu", "--num-envs", "4", "--batch-size", "16", "--log-every", "1", "--replay-per-env", "16",
@@ -32,12 +43,12 @@ def files_in(folder):
 
 
 def held_by(flag, given, pid, lock, way_out):
-    return (f"sacscale train: error: {flag} {given}: another sacscale command is training in this run folder "
+    return (f"sacscale train: error: {flag} {given}: another sacscale train is training in this run folder "
             f"(pid {pid} holds {lock}); nothing was started: {way_out}")
 
 
 def test_a_folder_a_new_run_trains_in_is_refused_to_a_resume_and_to_another_new_run(tmp_path):
-    run, lock = tmp_path / "run", tmp_path / ".run.lock"
+    run, lock = tmp_path / "run", tmp_path / ".run.trainer-lock"
     first = started_paused(tmp_path, MID_TRAINING, "train", *ARGS, "--iterations", "2", "--checkpoint-every", "1",
                            "--log-dir", run)
     before = files_in(run)
@@ -57,7 +68,7 @@ def test_a_folder_a_new_run_trains_in_is_refused_to_a_resume_and_to_another_new_
 
 
 def test_a_new_run_into_a_folder_being_resumed_is_refused(tmp_path):
-    run, lock = tmp_path / "run", tmp_path / ".run.lock"
+    run, lock = tmp_path / "run", tmp_path / ".run.trainer-lock"
     assert sacscale("train", *ARGS, "--iterations", "2", "--log-dir", run).returncode == 0
     first = started_paused(tmp_path, "sacscale.commands.train:run_training", "train", "--resume", run,
                            "--iterations", "3")
@@ -72,12 +83,78 @@ HOLD_AND_RUN = ("import subprocess, sys; from pathlib import Path; from sacscale
                 "with lock_beside(Path(sys.argv[1])):\n    sys.exit(subprocess.run(sys.argv[2:]).returncode)")
 
 
-def test_a_lock_held_by_the_process_that_started_the_trainer_is_its_own(tmp_path):
+def test_record_runs_lock_of_the_folder_is_not_the_trainers(tmp_path):
     run = tmp_path / "run"  # as record-run holds the work folder while its trainer runs there
     done = subprocess.run([sys.executable, "-c", HOLD_AND_RUN, run, sys.executable, "-m", "sacscale.cli", "train",
                            *ARGS, "--iterations", "1", "--log-dir", run], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert (run / "train_meta.json").is_file() and not (tmp_path / ".run.lock").exists()
+    assert (run / "train_meta.json").is_file() and not (tmp_path / ".run.trainer-lock").exists()
+
+
+def test_a_second_trainer_under_the_holder_of_record_runs_lock_is_refused(tmp_path):
+    """Both trainers descend from the process holding `.run.lock` (as two trainers a command
+    wrapped by record-run starts): the second is refused, as any other second trainer."""
+    run, lock = tmp_path / "run", tmp_path / ".run.trainer-lock"
+    with lock_beside(run):
+        first = started_paused(tmp_path, MID_TRAINING, "train", *ARGS, "--iterations", "2", "--checkpoint-every",
+                               "1", "--log-dir", run)
+        before = files_in(run)
+        one_line(sacscale("train", "--resume", run, "--iterations", "4"),
+                 held_by("--resume", run, first.pid, lock, "resume it once that one has ended"))
+        assert files_in(run) == before
+        assert finished(tmp_path, first).returncode == 0
+
+
+def in_a_pid_namespace(argv, depth):
+    """argv run `depth` shells deep in a new PID namespace (its shell is pid 1 there), each
+    shell waiting for the next so that pids 1..depth are its parents."""
+    line = shlex.join(argv)
+    for _ in range(depth):
+        line = f"sh -c {shlex.quote(line + '; exit $?')}"
+    return ["unshare", "-pf", "--kill-child", "--mount-proc", *shlex.split(line)]
+
+
+def _namespaces_work():
+    return os.geteuid() == 0 and subprocess.run(["unshare", "-pf", "--mount-proc", "true"],
+                                                capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _namespaces_work(), reason="needs root and unshare -p (PID namespaces)")
+def test_a_resume_in_another_pid_namespace_is_refused_whatever_pid_the_lock_names(tmp_path):
+    """The first trainer is pid 2 of its namespace (the lock says `pid 2`); the resume runs
+    in a second namespace where pid 2 is its grandparent: a pid-based rule took that for
+    its own holder and trained beside the first."""
+    run, lock = tmp_path / "run", tmp_path / ".run.trainer-lock"
+    env = dict(os.environ, PAUSE_AT=MID_TRAINING, PAUSE_MARKER=str(tmp_path / "paused"), PAUSE_GO=str(tmp_path / "go"))
+    first = subprocess.Popen(in_a_pid_namespace([sys.executable, str(PAUSED), "train", *ARGS, "--iterations", "2",
+                                                 "--checkpoint-every", "1", "--log-dir", str(run)], 1),
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "paused").exists():
+            assert first.poll() is None, first.communicate()
+            assert time.monotonic() < deadline, "the first trainer never reached its pause"
+            time.sleep(0.05)
+        (says,) = [held.read_text() for held in tmp_path.glob(".run.*lock")]  # the first's, by any name
+        assert says.split() == ["pid", "2"]
+        before = files_in(run)
+        resume = [sys.executable, "-m", "sacscale.cli", "train", "--resume", str(run), "--iterations", "4"]
+        done = subprocess.run(in_a_pid_namespace(resume, 2), capture_output=True, text=True, timeout=120)
+        one_line(done, held_by("--resume", run, 2, lock, "resume it once that one has ended"))
+        assert files_in(run) == before
+        assert finished(tmp_path, first).returncode == 0
+    finally:
+        first.kill()
+        first.wait()
+
+
+@pytest.mark.parametrize("name", ["r" * 250, "r" * 255, "é" * 127])
+def test_a_run_folder_of_a_long_legal_name_is_held_and_trained_in(tmp_path, name):
+    run = tmp_path / name
+    done = sacscale("train", *ARGS, "--iterations", "1", "--log-dir", run)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((run / "train_meta.json").read_text())["status"] == "completed"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # its lock removed
 
 
 @pytest.fixture()
@@ -86,7 +163,7 @@ def untrusted_lock(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     (run / "train_meta.json").write_text("{}")
-    lock = tmp_path / ".run.lock"
+    lock = tmp_path / ".run.trainer-lock"
     lock.write_text("pid 1\n")
     lock.chmod(0o666)
     fd = os.open(lock, os.O_RDWR)

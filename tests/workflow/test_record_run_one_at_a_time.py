@@ -141,3 +141,34 @@ def test_the_lock_is_one_holder_at_a_time_and_its_file_goes_with_it(tmp_path):
     assert list(tmp_path.iterdir()) == []
     with lock_beside(folder):  # taken again once released
         pass
+
+
+SMALL_TRAIN = ["--devices", "cpu", "--num-envs", "4", "--batch-size", "16", "--replay-per-env", "16",
+               "--num-critic-updates", "1", "--num-actor-updates", "1", "--no-compile", "--sim-threads", "1",
+               "--extra", '{"learning_starts": 16, "actor_hidden": [16], "critic_hidden": [16], "num_atoms": 11}']
+
+
+def test_a_plain_train_in_the_work_folder_is_named_as_a_trainer_not_a_record_run(tmp_path):
+    """A `sacscale train` of its own holds its folder's trainer lock, not record-run's: the
+    record-run is refused naming a trainer (before: 'another record-run', with the trainer's pid)."""
+    from paused_runs import finished, started_paused
+
+    runs = tmp_path / "results" / "S" / "runs"
+    run_dir, work = runs / "p_r1_n1", runs / ".p_r1_n1.partial"
+    train = started_paused(tmp_path, "sacscale.train.rank:save_checkpoint", "train", *SMALL_TRAIN, "--iterations",
+                           "2", "--checkpoint-every", "1", "--log-dir", work)
+    try:
+        before = sorted(p.name for p in work.iterdir())
+        cmd, go = record_run_cmd(tmp_path, run_dir, work, "second")
+        go.write_text("go")
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=WAIT_S)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+        assert proc.stderr.strip() == (
+            f"sacscale record-run: the run {run_dir}: a sacscale train is training in its work folder {work} "
+            f"(pid {train.pid} holds {runs / '..p_r1_n1.partial.trainer-lock'}); not a stale attempt to set aside: "
+            "wait for it to end (nothing was moved or started)")
+        assert sorted(p.name for p in work.iterdir()) == before and not (tmp_path / "logs" / "attempts").exists()
+        assert finished(tmp_path, train).returncode == 0
+    finally:
+        train.kill()
+        train.wait()

@@ -12,7 +12,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from sacscale import checks
-from sacscale.locks import HeldBeside, LockError, LockSettingError, lock_beside, lock_dir
+from sacscale.locks import TRAINER_LOCK, HeldBeside, LockError, LockSettingError, lock_beside, lock_dir
 from sacscale.parallel.launch import Interrupted
 from sacscale.parallel.pools import PoolError, resolve_learner_cpus, resolve_pools
 from sacscale.train.config import TrainConfig, TrainingError, compiles_losses, sac_config
@@ -21,7 +21,6 @@ from sacscale.train.out_of_memory import is_out_of_memory
 from sacscale.train.preflight import launcher_env
 from sacscale.train.options import add_arguments, build_parser, option_names  # noqa: F401  (the CLI's interface)
 from sacscale.held_names import unheld_path_problem
-from sacscale.processes import is_ancestor
 from sacscale.usage import say
 
 
@@ -73,11 +72,13 @@ class RunFolderHeld(TrainingError):
 @contextlib.contextmanager
 def holding_run_folder(cfg: TrainConfig) -> Iterator[None]:
     """The run folder, --resume's or a new run's --log-dir, is this run's until it ends (its
-    lock, `.<name>.lock` beside it, is removed on the way out, a failure or a stop signal
-    included): two runs in one folder, resumed or new, would write one train_meta.json, one
-    checkpoints/ and one tb/rank0/. Under a launcher only rank 0 holds it (the other ranks
-    share its folder); a lock held by a process this one descends from is already this
-    run's (record-run holds the folder it records the run in while it runs the trainer)."""
+    trainer's lock, `.<name>.trainer-lock` beside it, is removed on the way out, a failure or
+    a stop signal included): two runs in one folder, resumed or new, would write one
+    train_meta.json, one checkpoints/ and one tb/rank0/. Under a launcher only rank 0 holds
+    it (the other ranks share its folder). It is not record-run's lock of the folder
+    (`.<name>.lock`): the trainer record-run starts takes its own freely, and any second
+    trainer of the folder, under that record-run or not, is refused by the kernel's lock.
+    No pid a lock file names decides anything: it may be another PID namespace's."""
     flag, given = ("--resume", cfg.resume) if cfg.resume else ("--log-dir", cfg.log_dir)
     folder = Path(os.path.realpath(given))
     another_rank = launcher_env()[0] and int(os.environ["RANK"]) != 0
@@ -91,11 +92,10 @@ def holding_run_folder(cfg: TrainConfig) -> Iterator[None]:
             raise RunFolderHeld(str(exc)) from None
     with contextlib.ExitStack() as held:
         try:
-            held.enter_context(lock_beside(folder))
+            held.enter_context(lock_beside(folder, TRAINER_LOCK))
         except HeldBeside as exc:
-            if exc.pid is None or not is_ancestor(exc.pid):
-                raise RunFolderHeld(f"{flag} {given}: another sacscale command is training in this run folder "
-                                    f"({exc.holder} holds {exc.lock}); nothing was started: {_WAY_OUT[flag]}") from None
+            raise RunFolderHeld(f"{flag} {given}: another sacscale train is training in this run folder "
+                                f"({exc.holder} holds {exc.lock}); nothing was started: {_WAY_OUT[flag]}") from None
         except LockError as exc:
             raise RunFolderHeld(f"{flag} {given}: cannot hold the run folder for this sitting ({exc}); "
                                 "nothing was started") from None

@@ -22,7 +22,9 @@ older RUN_DIR without run.json is moved to the attic too.
 A work directory found at the start is taken for a killed attempt's and moved to the
 attic, so the run holds locks of its own for its whole length, taken before anything is
 moved: one beside RUN_DIR and one beside WORK_DIR (`.NAME.lock`, `..NAME.partial.lock`;
-sacscale.locks.lock_beside), removed at the end. A second record-run given either folder
+sacscale.locks.lock_beside), removed at the end; they are not the trainer's own lock of its
+run folder (`..NAME.partial.trainer-lock`), which a plain `train` there holds and which
+refuses this run naming that trainer. A second record-run given either folder
 while the first runs is refused at once in one line naming the first's pid, exit status
 2, and touches nothing; a lock file a killed run left is held by no one: the next takes it.
 Before the locks the folders are checked (sacscale.pipeline.run_folders) and, under them,
@@ -49,7 +51,7 @@ import sacscale
 from sacscale.analysis.events import EventFileError, compress_event_files
 from sacscale.atomic import write_json
 from sacscale.hashes import sha256_file
-from sacscale.locks import HeldBeside, lock_beside, lock_file_beside
+from sacscale.locks import TRAINER_LOCK, HeldBeside, UntrustedLock, holder_beside, lock_beside, lock_file_beside
 from sacscale.pipeline.environment import host_info, project_state
 from sacscale.pipeline.machine_lock import LockError, LockSettingError, training_machine
 from sacscale.pipeline.run_folders import folders_problem, make_attic, make_state_dir
@@ -354,7 +356,21 @@ def _hold_locks(held: contextlib.ExitStack, args: argparse.Namespace, name: str,
                            "or started)")
         except LockError as exc:
             return _refuse(f"the run {args.run_dir} not started: {exc}")
-    return None
+    return _refuse_a_trainer_there(args)
+
+
+def _refuse_a_trainer_there(args: argparse.Namespace) -> int | None:
+    """A `sacscale train` of its own (not under a record-run) training in the work folder holds
+    that folder's trainer lock, not record-run's: its live folder is no attempt to set aside."""
+    try:
+        holder = holder_beside(Path(os.path.realpath(args.work_dir)), TRAINER_LOCK)
+    except UntrustedLock as exc:
+        return _refuse(f"the run {args.run_dir} not started: {exc}")
+    if holder is None:
+        return None
+    return _refuse(f"the run {args.run_dir}: a sacscale train is training in its work folder {args.work_dir} "
+                   f"({holder} holds {lock_file_beside(Path(os.path.realpath(args.work_dir)), TRAINER_LOCK)}); "
+                   "not a stale attempt to set aside: wait for it to end (nothing was moved or started)")
 
 
 def _refuse(message: str) -> int:

@@ -1,0 +1,50 @@
+"""Names made beside a file or folder the user named (a temporary file, a lock file), kept
+within the longest name the file system takes: a legal name near that limit is cut, and a
+digest of the whole name keeps it apart from other long names of the same start."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+
+def size(name: str) -> int:
+    """The name's length in bytes, as the file system counts it."""
+    return len(os.fsencode(name))
+
+
+def name_max(folder: Path) -> int:
+    """The longest file name, in bytes, the file system of `folder` takes (255 where unknown)."""
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
+
+
+def cut_with_digest(stem: str, whole: str, room: int) -> str:
+    """`<stem cut>.<digest>` in at most `room` bytes: as much of `stem` as fits, then a
+    digest of `whole`, the name it stands for."""
+    digest = hashlib.sha256(os.fsencode(whole)).hexdigest()[:16]
+    room -= len(digest) + 1
+    while size(stem) > room:
+        stem = stem[:-1]
+    return f"{stem}.{digest}"
+
+
+def name_that_fits(folder: Path, before: str, name: str, after: str) -> str:
+    """`<before><name><after>` where `folder`'s file system takes a name that long (judged by
+    the nearest existing folder, as `folder` may be made later); else `name` is cut to fit
+    with its digest (cut_with_digest). It depends on its arguments alone, so every process
+    finds one file for one name."""
+    whole = f"{before}{name}{after}"
+    limit = name_max(_nearest_existing(folder))
+    if size(whole) <= limit:
+        return whole
+    return f"{before}{cut_with_digest(name, name, limit - size(before) - size(after))}{after}"
+
+
+def _nearest_existing(folder: Path) -> Path:
+    while not folder.is_dir() and folder.parent != folder:
+        folder = folder.parent
+    return folder

@@ -21,7 +21,7 @@ from sacscale import __version__
 from sacscale.atomic import file_kind, others_can_swap, output_name, refuse_special
 from sacscale.commands import BadInput
 from sacscale.commands._finished_sets import finished_set_problem
-from sacscale.eval.gl_backend import GLBackendError, check_mujoco_gl
+from sacscale.eval.gl_backend import GLBackendError, mujoco_gl_problem
 from sacscale.stopping import Interrupted, raised_as_interrupted
 from sacscale.commands._value_kinds import parsed_value_problem, unheld_value
 from sacscale.held_names import encoding_holds_any_name, shown_name
@@ -200,7 +200,7 @@ def _main(argv: list[str]) -> int:
     if name not in _OWN_FOLDER_CHECK:
         _refuse_shared_outputs(cmd_parser, args)
     _outputs_made_absolute(cmd_parser, args)
-    if name in _MUJOCO_IN_CHILDREN and (gl_problem := _gl_problem()):
+    if name in _MUJOCO_IN_CHILDREN and (gl_problem := mujoco_gl_problem()):
         print(f"sacscale {name}: error: {_printable(gl_problem)}", file=sys.stderr)
         return 2
     try:
@@ -450,7 +450,7 @@ def _error_line(name: str, exc: Exception) -> int:
     the traceback, for a bug report)."""
     if os.environ.get("SACSCALE_TRACEBACK"):
         raise exc
-    gl_problem = _gl_problem() if isinstance(exc, (ImportError, AttributeError, RuntimeError)) else None
+    gl_problem = mujoco_gl_problem() if isinstance(exc, (ImportError, AttributeError, RuntimeError)) else None
     if gl_problem:  # MuJoCo's import failed on MUJOCO_GL: its value, or its backend's missing library
         message, code = gl_problem, 2
     elif isinstance(exc, (BadInput, GLBackendError)):
@@ -484,17 +484,6 @@ def _folder_gone(filename) -> str | None:
         return "the working folder"
     folder = os.path.dirname(os.fsdecode(filename)) if filename else ""
     return f"its folder {folder}" if folder and not os.path.lexists(folder) else None
-
-
-def _gl_problem() -> str | None:
-    """What is wrong with MUJOCO_GL, if it is set and `import mujoco` would fail on it."""
-    if not os.environ.get("MUJOCO_GL"):
-        return None
-    try:
-        check_mujoco_gl()
-    except GLBackendError as exc:
-        return str(exc)
-    return None
 
 
 if __name__ == "__main__":

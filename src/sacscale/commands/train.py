@@ -69,6 +69,10 @@ class RunFolderHeld(TrainingError):
     """The run folder is another command's for now."""
 
 
+class RunFolderUnmade(TrainingError):
+    """Nothing can be made where the run folder goes: the file system refuses it (exit 1)."""
+
+
 @contextlib.contextmanager
 def holding_run_folder(cfg: TrainConfig) -> Iterator[None]:
     """The run folder, --resume's or a new run's --log-dir, is this run's until it ends (its
@@ -90,6 +94,10 @@ def holding_run_folder(cfg: TrainConfig) -> Iterator[None]:
             checks.refuse_inside_a_held_folder(given)
         except checks.InputError as exc:
             raise RunFolderHeld(str(exc)) from None
+        try:  # a folder where nothing can be made (/proc): the file system's refusal, before a lock is tried
+            checks.check_writable(given)
+        except checks.InputError as exc:
+            raise RunFolderUnmade(str(exc)) from None
     with contextlib.ExitStack() as held:
         try:
             held.enter_context(lock_beside(folder, TRAINER_LOCK))
@@ -114,6 +122,9 @@ def run(args: argparse.Namespace) -> int:
         check_options(cfg)
         with holding_run_folder(cfg):
             return _train(cfg)
+    except RunFolderUnmade as exc:
+        say(f"sacscale train: error: {exc}", file=sys.stderr)
+        return 1
     except TrainingError as exc:
         say(f"sacscale train: error: {exc}", file=sys.stderr)
         return 2

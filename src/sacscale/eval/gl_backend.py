@@ -107,6 +107,17 @@ def check_mujoco_gl() -> None:
                              f"({GL_PACKAGES[other]}), or unset MUJOCO_GL")
 
 
+def mujoco_gl_problem() -> str | None:
+    """What is wrong with MUJOCO_GL, if it is set and `import mujoco` would fail on it."""
+    if not os.environ.get("MUJOCO_GL"):
+        return None
+    try:
+        check_mujoco_gl()
+    except GLBackendError as exc:
+        return str(exc)
+    return None
+
+
 def configure_gl_backend() -> str:
     """Export MUJOCO_GL and PYOPENGL_PLATFORM (where unset) for the chosen backend; returns it.
 

@@ -286,14 +286,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
         return usage_error("no command given after --")
     if not (0 < args.timeout < float("inf")):  # NaN too: a watch that could never fire
         return usage_error(f"--timeout {args.timeout}: must be a positive, finite number of seconds")
-    env = {}
-    for item in args.env:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            return usage_error(f"--env {item!r}: expected KEY=VALUE")
-        if key in env:  # the later value replaced the earlier one without a word
-            return usage_error(f"--env {item!r}: {key} is given twice")
-        env[key] = value
+    env, problem = _env_pairs(args.env)
+    if problem:
+        return usage_error(problem)
     if args.progress_every < 0:
         return usage_error(f"--progress-every {args.progress_every}: a number of iterations, at least 0")
     if not 0 < args.progress_every_s < float("inf"):  # NaN too: a progress line never, or at every chunk
@@ -314,6 +309,19 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
         if refused is not None:
             return refused
         return _run_once(args, cmd, env, resolved, name)
+
+
+def _env_pairs(items: list[str]) -> tuple[dict[str, str], str | None]:
+    """--env KEY=VALUE items as a mapping, or the problem of the first that is not one."""
+    env: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            return env, f"--env {item!r}: expected KEY=VALUE"
+        if key in env:  # the later value replaced the earlier one without a word
+            return env, f"--env {item!r}: {key} is given twice"
+        env[key] = value
+    return env, None
 
 
 def _prepare(held: contextlib.ExitStack, args: argparse.Namespace, name: str, run_set: str | None) -> int | None:

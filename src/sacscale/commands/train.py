@@ -12,7 +12,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from sacscale import checks
-from sacscale.locks import TRAINER_LOCK, HeldBeside, LockError, LockSettingError, lock_beside, lock_dir
+from sacscale.locks import TRAINER_LOCK, HeldBeside, LockError, LockSettingError, UntrustedLock, lock_beside, lock_dir
 from sacscale.parallel.launch import Interrupted
 from sacscale.parallel.pools import PoolError, resolve_learner_cpus, resolve_pools
 from sacscale.train.config import TrainConfig, TrainingError, compiles_losses, sac_config
@@ -104,10 +104,18 @@ def holding_run_folder(cfg: TrainConfig) -> Iterator[None]:
         except HeldBeside as exc:
             raise RunFolderHeld(f"{flag} {given}: another sacscale train is training in this run folder "
                                 f"({exc.holder} holds {exc.lock}); nothing was started: {_WAY_OUT[flag]}") from None
-        except LockError as exc:
+        except UntrustedLock as exc:
             raise RunFolderHeld(f"{flag} {given}: cannot hold the run folder for this sitting ({exc}); "
                                 "nothing was started") from None
+        except LockError as exc:  # the file system refused the lock file: exit 1, as for the folder itself
+            raise RunFolderUnmade(f"{flag} {given}: cannot hold the run folder for this sitting{_disk_full(exc)} "
+                                  f"({exc}); nothing was started") from None
         yield
+
+
+def _disk_full(exc: BaseException) -> str:
+    cause = exc.__cause__ or exc.__context__
+    return " (disk full)" if isinstance(cause, OSError) and cause.errno in (errno.ENOSPC, errno.EDQUOT) else ""
 
 
 _WAY_OUT = {"--resume": "resume it once that one has ended", "--log-dir": "choose a new directory"}

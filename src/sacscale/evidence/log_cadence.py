@@ -36,6 +36,8 @@ class EventFile:
     path: Path
     created: float | None
     steps: list[int]
+    earliest: tuple[str, int, float] | None  # (tag, step, wall time) of its earliest scalar
+    latest: tuple[str, int, float] | None
 
 
 def _int(value) -> bool:
@@ -80,11 +82,20 @@ def _logged_steps(series: dict[str, list[Scalar]]) -> list[int]:
     return sorted({s.step for s in series.get(LOGGED_EVERY_INTERVAL, [])})
 
 
+def _extremes(series: dict[str, list[Scalar]]) -> tuple[tuple | None, tuple | None]:
+    scalars = [(s.wall_time, tag, s.step) for tag, values in series.items() for s in values]
+    if not scalars:
+        return None, None
+    (first, first_tag, first_step), (last, last_tag, last_step) = min(scalars), max(scalars)
+    return (first_tag, first_step, first), (last_tag, last_step, last)
+
+
 def event_file_steps(by_rank_files: dict[int, list[tuple[Path, dict[str, list[Scalar]]]]]) -> dict[int, list]:
     """{rank: [EventFile, ...]} in the order the files were created (their first record)."""
     out = {}
     for rank, files in by_rank_files.items():
-        found = [EventFile(path, first_record_time(path), _logged_steps(series)) for path, series in files]
+        found = [EventFile(path, first_record_time(path), _logged_steps(series), *_extremes(series))
+                 for path, series in files]
         out[rank] = sorted(found, key=lambda f: (f.created if f.created is not None else float("inf"), f.path.name))
     return out
 
@@ -118,6 +129,28 @@ def _time_problem(file: EventFile, sitting: Sitting, after: Sitting | None) -> s
     return None
 
 
+def _scalar_time_problem(file: EventFile, sitting: Sitting, after: Sitting | None, end) -> str | None:
+    """Every scalar lies in its sitting's window (its start_time to the next sitting's start or
+    the trainer's end_time): the file's name and first record alone can be rewritten."""
+    start, end_field = sitting.start_time, "the next sitting's start_time" if after else "train_meta.json's end_time"
+    end = after.start_time if after else end
+    if file.earliest is None:
+        return None
+    if _time(start) and file.earliest[2] < start - CLOCK_SLACK_S:
+        tag, step, when = file.earliest
+        return (f"log {tag} at step {step} at {when:.3f}, {start - when:.1f} s before its sitting's start_time "
+                f"{start:.3f}: another run's events")
+    if _time(end) and file.latest[2] > end + CLOCK_SLACK_S:
+        tag, step, when = file.latest
+        return (f"log {tag} at step {step} at {when:.3f}, {when - end:.1f} s after {end_field} "
+                f"{end:.3f}: another run's events")
+    return None
+
+
+def _time(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _steps_problem(file: EventFile, sitting: Sitting, after: Sitting | None) -> str | None:
     steps, start = file.steps, sitting.from_iteration
     every = sitting.every if sitting.every is not None else (steps[0] - start if steps else None)
@@ -143,7 +176,7 @@ def _steps_problem(file: EventFile, sitting: Sitting, after: Sitting | None) -> 
     return None
 
 
-def _rank_problems(name: str, rank: int, files: list[EventFile], sittings: list[Sitting]) -> list[str]:
+def _rank_problems(name: str, rank: int, files: list[EventFile], sittings: list[Sitting], end) -> list[str]:
     if len(files) != len(sittings):
         resumes = f"{len(sittings) - 1} resume(s) in its sittings" if len(sittings) > 1 else "never resumed"
         return [f"{name}: tb/rank{rank} holds {len(files)} event file(s), but train_meta.json records "
@@ -157,7 +190,9 @@ def _rank_problems(name: str, rank: int, files: list[EventFile], sittings: list[
         timing, steps = _time_problem(file, sitting, after), _steps_problem(file, sitting, after)
         if steps and len(sittings) == 1:
             steps += ": another run's events, or log_every edited"
-        problems += [f"{name}: {which} events {p}" for p in (timing, steps) if p]
+        # a file created outside its sitting is named already; its scalars would repeat it
+        scalars = None if timing else _scalar_time_problem(file, sitting, after, end)
+        problems += [f"{name}: {which} events {p}" for p in (timing, steps, scalars) if p]
     return problems
 
 
@@ -172,7 +207,7 @@ def sitting_problems(name: str, meta: dict, run: dict, by_rank_files: dict | Non
     if problems or not by_rank_files:
         return problems
     for rank, files in event_file_steps(by_rank_files).items():
-        found = _rank_problems(name, rank, files, sittings)
+        found = _rank_problems(name, rank, files, sittings, meta.get("end_time"))
         if found:
             return found  # one rank shows it; the others would repeat it
     return []

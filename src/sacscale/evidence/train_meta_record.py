@@ -35,6 +35,7 @@ from pathlib import Path
 from sacscale.analysis.events import EventFileError, merge_event_parts, read_run_files
 from sacscale.evidence.binding import first_record_time, run_event_files
 from sacscale.evidence.log_cadence import sitting_problems
+from sacscale.evidence.rank_events import copied_rank_problems, rank_count_problems
 from sacscale.evidence.result import same_value
 from sacscale.evidence.run_end import end_problems
 from sacscale.evidence.run_start import start_problems
@@ -264,5 +265,6 @@ def train_meta_problems(run_dir: Path, name: str, meta: dict, run: dict, args, r
     problems += end_problems(name, run, meta, _last_event(events), reference)
     if not reference:  # the reference trainer records no counters or state hashes
         problems += nonfinite_problems(name, meta, events) + state_hash_problems(name, meta, run, run_dir)
+        problems += rank_count_problems(name, meta, run_dir) + copied_rank_problems(name, events)
         problems += sitting_problems(name, meta, run, files)
     return problems

@@ -1,0 +1,51 @@
+"""A run's rank folders against its world size: the trainer starts `world_size` ranks and
+each writes its own `tb/rank{r}` events, from its own collector (its own seed and
+environments), so a run holds exactly that many rank folders, and no two ranks log the
+same values at every step (every committed multi-rank run's ranks differ in most tags)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sacscale.analysis.events import EventFileError, rank_dirs
+
+
+def _folders(run_dir: Path) -> list[str] | None:
+    try:
+        return [f"tb/{folder.name}" for folder in rank_dirs(run_dir).values()]
+    except EventFileError:
+        return None  # the metrics check names why
+
+
+def rank_count_problems(name: str, meta: dict, run_dir: Path) -> list[str]:
+    """The rank folders present and train_meta.json's per-rank lists against world_size."""
+    world_size = meta.get("world_size")
+    if not (isinstance(world_size, int) and not isinstance(world_size, bool)):
+        return []
+    problems = []
+    folders = _folders(run_dir)
+    if folders is not None and len(folders) != world_size:
+        problems.append(f"{name}: the run holds {len(folders)} rank folder(s) ({', '.join(folders)}), but "
+                        f"train_meta.json world_size is {world_size}: each rank writes its own events")
+    rows = meta.get("nonfinite_rows_by_rank")
+    if isinstance(rows, list) and len(rows) != world_size:
+        problems.append(f"{name}: train_meta.json nonfinite_rows_by_rank holds {len(rows)} count(s), "
+                        f"world_size is {world_size}: one a rank")
+    return problems
+
+
+def _values(series: dict) -> dict:
+    return {tag: [(s.step, s.value) for s in values] for tag, values in series.items()}
+
+
+def copied_rank_problems(name: str, by_rank_events: dict | None) -> list[str]:
+    """Two ranks whose events hold the same values at every step of every tag."""
+    seen: dict[str, int] = {}
+    problems = []
+    for rank, series in (by_rank_events or {}).items():
+        key = repr(sorted(_values(series).items()))
+        if series and key in seen:
+            problems.append(f"{name}: tb/rank{rank}'s events log the same values at every step as "
+                            f"tb/rank{seen[key]}'s, but each rank collects its own data: a rank's events copied")
+        seen.setdefault(key, rank)
+    return problems

@@ -17,6 +17,8 @@ from sacscale.pipeline.overrides import check_reference_override
 from sacscale.pipeline.plan_values import PlanError
 from sacscale.sim import solver_settings
 
+COUNTS = ("iterations must be in [1, 1000] and ls_iterations in [1, 100] (10x and 2x MuJoCo's 100 and 50: a step "
+          "past them runs for minutes inside MuJoCo, where a stop cannot reach it)")
 STUDY = ["solver-study", "--num-envs", "2", "--steps", "4", "--no-progress", "--model", "/nonexistent.mjb"]
 
 
@@ -27,8 +29,15 @@ STUDY = ["solver-study", "--num-envs", "2", "--steps", "4", "--no-progress", "--
     ("init_perturbation=-inf", "bad value '-inf' for init_perturbation in 'init_perturbation=-inf': not a finite "
                                "number"),
     ("iterations=5,iterations=6", "solver setting iterations is given twice in 'iterations=5,iterations=6'"),
-    ("iterations=3000000000", "'iterations=3000000000': iterations and ls_iterations must be in [1, 2147483647] "
-                              "(MuJoCo's int), tolerance >= 0"),
+    ("iterations=3000000000", f"'iterations=3000000000': {COUNTS}"),
+    # with tolerance 0 every iteration runs inside MuJoCo's C code, where a stop signal is not acted on:
+    # 2**31-1 of each ran for hours, deaf to SIGTERM
+    ("iterations=2147483647,ls_iterations=2147483647,tolerance=0",
+     f"'iterations=2147483647,ls_iterations=2147483647,tolerance=0': {COUNTS}"),
+    ("iterations=1001", f"'iterations=1001': {COUNTS}"),
+    ("ls_iterations=101", f"'ls_iterations=101': {COUNTS}"),
+    ("iterations=0", f"'iterations=0': {COUNTS}"),
+    ("tolerance=-1", "'tolerance=-1': tolerance must be >= 0"),
     # finite but past what the study means: 1e300 rad made MuJoCo reset every simulation
     ("init_perturbation=1e300", "'init_perturbation=1e300': init_perturbation 1e+300 rad is past +-0.1 rad: it is "
                                 "a yardstick of tiny joint offsets (the sweep's is 1e-9)"),
@@ -42,7 +51,8 @@ def test_solver_study_refuses_the_setting(capsys, setting, says):
     assert capsys.readouterr().err.strip() == f"solver-study: {says}"
 
 
-@pytest.mark.parametrize("spec", ["init_perturbation=0.1", "init_perturbation=-1e-9", "tolerance=1", "tolerance=0"])
+@pytest.mark.parametrize("spec", ["init_perturbation=0.1", "init_perturbation=-1e-9", "tolerance=1", "tolerance=0",
+                                  "iterations=1000,ls_iterations=100,tolerance=0", "iterations=1,ls_iterations=1"])
 def test_solver_study_takes_the_settings_within_the_bounds(spec):
     assert solver_settings.parse_setting(spec).name == spec
 
@@ -81,9 +91,28 @@ def test_train_reference_refuses_the_override(tmp_path, capsys, overrides, says)
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize("value", ["0.97", "float(0.97)", "'abc'", "[1,2]"])
+@pytest.mark.parametrize("value", ["0.97", "float(0.97)", "'abc'", "[1,2]", "[256, 256]", "{a: 1, b: [2, 3]}",
+                                   "choice(0.9, 0.99)", "'a,b:c'", "[a, b]", "interval(0, 1)", "-1e-3"])
 def test_a_plain_reference_override_passes(value):
     check_reference_override("algo.gamma", value, "here")
+
+
+# Hydra's lists, dicts, functions and sweeps hold numbers inside: an inf there reached the run
+@pytest.mark.parametrize("value", ["[inf]", "{a: nan}", "float([1, inf])", "choice(inf, 0.9)", "[1, [2, nan]]",
+                                   "{a: {b: '1e400'}}", "range(0, inf)", "choice(x=inf)", "0.9,inf", "[1e999]"])
+def test_a_non_finite_number_inside_a_reference_override_is_refused(value):
+    with pytest.raises(PlanError) as exc:
+        check_reference_override("algo.gamma", value, "run_configs.u1.overrides.algo.gamma")
+    assert str(exc.value) == f"run_configs.u1.overrides.algo.gamma: {value!r} is not a finite number"
+
+
+def test_train_reference_refuses_an_inf_in_a_list_override(tmp_path, capsys):
+    argv = ["train-reference", "--reference-python", sys.executable, "--log-dir", str(tmp_path / "run"),
+            "--override", "algo.hidden=[256, inf]"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == ("sacscale train-reference: error: --override 'algo.hidden=[256, inf]': "
+                                               "'[256, inf]' is not a finite number")
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_run_configs_interpolated_override_is_refused_at_planning():

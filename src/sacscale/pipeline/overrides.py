@@ -93,18 +93,47 @@ def check_reference_override(key: str, value, where: str) -> None:
 # Hydra's casts (float(inf)) and quotes ('inf', which a float setting takes as inf) around a number
 _HYDRA_CAST = re.compile(r"(?:int|float|str|bool)\((.*)\)", re.DOTALL)
 _QUOTED = re.compile(r"'(.*)'|\"(.*)\"", re.DOTALL)
+# Hydra's list [a, b], dict {k: v} and functions (float([1, inf]), choice(inf, 0.9), range(...))
+# hold numbers inside: each item is judged on its own, split at the commas (and a dict item's
+# colon) outside brackets and quotes
+_CONTAINER = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*\s*\((.*)\)|\[(.*)\]|\{(.*)\})", re.DOTALL)
+_OPENING, _CLOSING = "([{", ")]}"
 
 
 def _not_finite(value) -> bool:
-    """Whether an override's value is a number, as Hydra reads one (through its casts and
-    quotes), that is not finite."""
+    """Whether an override's value holds a number, as Hydra reads one (through its casts,
+    quotes, lists, dicts, functions and sweeps), that is not finite."""
     text = str(value).strip()
     while (found := _HYDRA_CAST.fullmatch(text) or _QUOTED.fullmatch(text)) is not None:
         text = next(g for g in found.groups() if g is not None).strip()
+    if (found := _CONTAINER.fullmatch(text)) is not None:
+        inner = next(g for g in found.groups() if g is not None)
+        return any(_not_finite(item) for item in _items(inner))
+    if len(items := _items(text)) > 1:  # a sweep (0.9,inf) or a dict item's key: value
+        return any(_not_finite(item) for item in items)
     try:
         return not math.isfinite(float(text))
     except ValueError:
         return False
+
+
+def _items(text: str) -> list[str]:
+    """The items of a Hydra list, dict or call: split at the commas, colons and `=` (a dict's
+    key: value, a call's name=value) that lie outside brackets and quotes."""
+    items, depth, quote, start = [], 0, None, 0
+    for i, char in enumerate(text):
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in _OPENING:
+            depth += 1
+        elif char in _CLOSING:
+            depth -= 1
+        elif char in ",:=" and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    return [*items, text[start:]]
 
 
 def check_trainer_values(merged: dict, where) -> None:

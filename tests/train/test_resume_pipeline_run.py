@@ -8,7 +8,7 @@ import json
 import shutil
 
 from cli_runs import sacscale
-from sacscale.pipeline.run_record import move_learning_state
+from sacscale.pipeline.completed_run import move_learning_state
 from test_resume_one_sitting_at_once import ARGS
 
 

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from sacscale.locks import HeldBeside, LockError, lock_beside, lock_file_beside
+from sacscale.locks import TRAINER_LOCK, HeldBeside, LockError, lock_beside, lock_file_beside
 
 # A stand-in trainer: says it started (a file beside its work folder, not evidence), waits
 # for the test's go file, then writes rank 0's event file under --log-dir.
@@ -172,3 +172,37 @@ def test_a_plain_train_in_the_work_folder_is_named_as_a_trainer_not_a_record_run
     finally:
         train.kill()
         train.wait()
+
+
+# A stand-in for record-run's own trainer refused by a trainer lock another train took
+# meanwhile: says it started, waits for the go file, exits 2 as the refusal does.
+REFUSED_TRAIN = """
+import sys, time, pathlib
+args = sys.argv[1:]
+go = pathlib.Path(args[args.index("--go") + 1])
+go.with_suffix(".started").write_text("started")
+while not go.exists():
+    time.sleep(0.05)
+sys.exit(2)
+"""
+
+
+def test_a_work_folder_a_plain_train_took_meanwhile_is_left_to_it(tmp_path):
+    """A plain `train --log-dir WORK` that starts between record-run's look at the trainer
+    lock and its own trainer's start holds the folder; record-run's trainer is refused, and
+    record-run then set that live folder aside to its attic. It is left where it is, with
+    nothing written into it."""
+    runs = tmp_path / "runs"
+    run_dir, work = runs / "p_r1_n1", runs / ".p_r1_n1.partial"
+    cmd, go = record_run_cmd(tmp_path, run_dir, work, "taken")
+    cmd[cmd.index(TRAIN)] = REFUSED_TRAIN
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wait_for(go.with_suffix(".started"), proc)
+    with lock_beside(work.resolve(), TRAINER_LOCK):  # the plain train, in this process
+        (work / "its_own_file").write_text("live")
+        go.write_text("go")
+        _, err = proc.communicate(timeout=WAIT_S)
+        assert proc.returncode == 2, err
+        assert "took it meanwhile" in err and "nothing moved" in err, err
+        assert (work / "its_own_file").read_text() == "live" and not (work / "run.json").exists()
+        assert not (tmp_path / "logs" / "attempts").exists() or not any((tmp_path / "logs" / "attempts").iterdir())

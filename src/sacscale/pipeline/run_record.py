@@ -48,10 +48,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import sacscale
-from sacscale.analysis.events import EventFileError, compress_event_files
+from sacscale.analysis.events import EventFileError
 from sacscale.atomic import write_json
-from sacscale.hashes import sha256_file
 from sacscale.locks import TRAINER_LOCK, HeldBeside, UntrustedLock, holder_beside, lock_beside, lock_file_beside
+from sacscale.pipeline.completed_run import compress_rank_events, move_learning_state, stamp
 from sacscale.pipeline.environment import host_info, project_state
 from sacscale.pipeline.machine_lock import LockError, LockSettingError, training_machine
 from sacscale.pipeline.run_folders import folders_problem, make_attic, make_state_dir
@@ -83,10 +83,6 @@ def _now() -> tuple[float, str]:
     return t, datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds")
 
 
-def _stamp() -> str:
-    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
-
-
 def _move_aside(path: Path, attic: Path, why: str) -> Path | None:
     if not path.exists():
         return None
@@ -94,49 +90,10 @@ def _move_aside(path: Path, attic: Path, why: str) -> Path | None:
         path.rmdir()  # Snakemake creates the output's parent directory before the job
         return None
     attic.mkdir(parents=True, exist_ok=True)
-    target = attic / f"{path.name.lstrip('.').removesuffix('.partial')}.{why}-{_stamp()}"
+    target = attic / f"{path.name.lstrip('.').removesuffix('.partial')}.{why}-{stamp()}"
     os.replace(path, target)
     _say(f"moved {path} to {target}")
     return target
-
-
-def move_learning_state(work: Path, target: Path) -> dict | None:
-    """Move what only a resume needs out of a completed run directory into `target`: our
-    checkpoints/ (final.pt, rank*.pt: networks, optimiser moments, replay), replaced by a
-    policy-only final.pt, and the reference trainer's own model_*.pt files. Returns what
-    went where (SHA-256 of every moved file), or None when there was nothing to move."""
-    from sacscale.train.checkpoint import write_policy_only  # imports torch, which the run wrapper never needs
-
-    moved: dict[str, str] = {}
-    if target.exists():  # an earlier attempt's, superseded by this run: kept beside it
-        os.replace(target, target.with_name(f"{target.name}.superseded-{_stamp()}"))
-    checkpoints = work / "checkpoints"
-    if (checkpoints / "final.pt").is_file():
-        target.mkdir(parents=True)
-        os.replace(checkpoints, target / "checkpoints")
-        for f in sorted((target / "checkpoints").iterdir()):
-            moved[f"checkpoints/{f.name}"] = sha256_file(f)
-        checkpoints.mkdir()
-        write_policy_only(target / "checkpoints" / "final.pt", checkpoints / "final.pt")
-    for f in sorted(work.glob("ref_logs/*/*/model_*.pt")):
-        rel = f.relative_to(work)
-        (target / rel.parent).mkdir(parents=True, exist_ok=True)
-        os.replace(f, target / rel)
-        moved[rel.as_posix()] = sha256_file(target / rel)
-    if not moved:
-        return None
-    return {"moved_to": str(target), "sha256_by_file": moved,
-            "kept": "checkpoints/final.pt without its learning state" if "checkpoints/final.pt" in moved else None}
-
-
-def compress_rank_events(work: Path) -> list[str]:
-    """Store a completed run's event files (tb/rank*/) gzip-compressed, as the reference
-    trainer's are: about a quarter of the bytes, read back by the same strict reader. The
-    stored files' paths, relative to the run."""
-    stored = []
-    for rank_dir in sorted(p for p in (work / "tb").glob("rank*") if p.is_dir()):
-        stored += [f.relative_to(work).as_posix() for f in compress_event_files(rank_dir)]
-    return stored
 
 
 def _code_state() -> dict:
@@ -381,6 +338,17 @@ def _refuse_a_trainer_there(args: argparse.Namespace) -> int | None:
                    "not a stale attempt to set aside: wait for it to end (nothing was moved or started)")
 
 
+def _another_trainer_in(work: Path) -> str | None:
+    """Who holds the work folder's trainer lock once this attempt's command has ended: a
+    `sacscale train` of its own that took the folder between the check before the start and
+    this record-run's trainer (refused, then, by that lock). Its live folder is not this
+    attempt's to record or set aside."""
+    try:
+        return holder_beside(Path(os.path.realpath(work)), TRAINER_LOCK)
+    except UntrustedLock as exc:
+        return f"a lock file of another user's ({exc})"
+
+
 def _refuse(message: str) -> int:
     print(f"sacscale record-run: {message}", file=sys.stderr)
     return 2
@@ -395,9 +363,12 @@ def _run_once(args: argparse.Namespace, cmd: list[str], env: dict[str, str], res
         return 0
     if status == "not started":
         return code
-    where = f"are kept in {kept}" if kept else "were removed: the attic could not take them"
+    where = f"Its log and run.json are kept in {kept}" if kept else \
+        "Its log and run.json were removed: the attic could not take them"
+    if kept == args.work_dir:  # another train's live folder: nothing of this attempt's was written beside its log
+        where = f"Its log is in {kept}, left to the train that holds it"
     why = f", but {cause}" if cause and code == 0 else ""
-    _say(f"run {name} {status} (exit status {code}{why}); nothing was marked done. Its log and run.json {where}")
+    _say(f"run {name} {status} (exit status {code}{why}); nothing was marked done. {where}")
     return code if code and code > 0 else 1
 
 
@@ -479,6 +450,10 @@ def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], reso
             status = record["status"] = "failed"
             cause = f"its learning state could not be set aside ({exc})"
             _say(f"cannot set the learning state of {work} aside: {exc}")
+    if status != "completed" and (holder := _another_trainer_in(work)):
+        _say(f"{work}: a sacscale train outside this record-run took it meanwhile ({holder}); left to it as "
+             "it is: no run.json written there, nothing moved")
+        return code, status, work, f"another sacscale train took its work folder ({holder})"
     try:
         write_json(work / "run.json", record)
     except OSError as exc:

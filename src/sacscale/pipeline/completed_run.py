@@ -1,0 +1,55 @@
+"""What a completed run's folder gives up before it is renamed into place: the learning
+state only a resume needs, set aside, and the ranks' event files, stored compressed."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sacscale.analysis.events import compress_event_files
+from sacscale.hashes import sha256_file
+
+
+def stamp() -> str:
+    """Now, as the suffix of a folder set aside (`.superseded-STAMP`, `.failed-STAMP`)."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+
+
+def move_learning_state(work: Path, target: Path) -> dict | None:
+    """Move what only a resume needs out of a completed run directory into `target`: our
+    checkpoints/ (final.pt, rank*.pt: networks, optimiser moments, replay), replaced by a
+    policy-only final.pt, and the reference trainer's own model_*.pt files. Returns what
+    went where (SHA-256 of every moved file), or None when there was nothing to move."""
+    from sacscale.train.checkpoint import write_policy_only  # imports torch, which the run wrapper never needs
+
+    moved: dict[str, str] = {}
+    if target.exists():  # an earlier attempt's, superseded by this run: kept beside it
+        os.replace(target, target.with_name(f"{target.name}.superseded-{stamp()}"))
+    checkpoints = work / "checkpoints"
+    if (checkpoints / "final.pt").is_file():
+        target.mkdir(parents=True)
+        os.replace(checkpoints, target / "checkpoints")
+        for f in sorted((target / "checkpoints").iterdir()):
+            moved[f"checkpoints/{f.name}"] = sha256_file(f)
+        checkpoints.mkdir()
+        write_policy_only(target / "checkpoints" / "final.pt", checkpoints / "final.pt")
+    for f in sorted(work.glob("ref_logs/*/*/model_*.pt")):
+        rel = f.relative_to(work)
+        (target / rel.parent).mkdir(parents=True, exist_ok=True)
+        os.replace(f, target / rel)
+        moved[rel.as_posix()] = sha256_file(target / rel)
+    if not moved:
+        return None
+    return {"moved_to": str(target), "sha256_by_file": moved,
+            "kept": "checkpoints/final.pt without its learning state" if "checkpoints/final.pt" in moved else None}
+
+
+def compress_rank_events(work: Path) -> list[str]:
+    """Store a completed run's event files (tb/rank*/) gzip-compressed, as the reference
+    trainer's are: about a quarter of the bytes, read back by the same strict reader. The
+    stored files' paths, relative to the run."""
+    stored = []
+    for rank_dir in sorted(p for p in (work / "tb").glob("rank*") if p.is_dir()):
+        stored += [f.relative_to(work).as_posix() for f in compress_event_files(rank_dir)]
+    return stored

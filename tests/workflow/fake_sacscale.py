@@ -139,6 +139,7 @@ def train(args):
     bar.close()
     for w in writers:
         w.close()
+    time.sleep(max(0.0, wall - time.time()))  # its events' times lie within its window, as a real run's do
     # what the real trainer records, from the real trainer's parser (verify cross-checks it)
     from sacscale.train.config import TrainConfig
     from sacscale.train.options import build_parser
@@ -191,6 +192,7 @@ def train_reference(args):
         writer.add_scalar("reward/tracking_lin_vel", 0.7 * 2.0, step, walltime=wall)
         writer.add_scalar("reward/tracking_ang_vel", 0.3 * 1.5, step, walltime=wall)
     writer.close()
+    time.sleep(max(0.0, wall - time.time()))  # its events' times lie within its window, as a real run's do
     (log_dir / unilab.TRAINER_RECORD).write_text(json.dumps({"trainer": "unilab", "fake": True, "argv": [],
                                                               "overrides": config["override"]}))
     (log_dir / "run_config.json").write_text(json.dumps({"fake": True}))

@@ -388,7 +388,7 @@ def _holder_of(folder: Path, path: str | Path) -> str | None:
     """Who holds `folder`'s trainer lock (holder_beside); a held lock file another user owns or
     may write is refused as what it is, its text unshown: no holder's word."""
     try:
-        return holder_beside(folder, TRAINER_LOCK)
+        return holder_beside(folder, TRAINER_LOCK, others_only=True)
     except UntrustedLock as exc:
         raise InputError(f"--log-dir {path}: {exc}") from None
 

@@ -359,11 +359,12 @@ def lock_beside(folder: Path, ending: str = LOCK) -> Iterator[Path]:
         os.close(dir_fd)
 
 
-def holder_beside(folder: Path, ending: str = LOCK) -> str | None:
+def holder_beside(folder: Path, ending: str = LOCK, others_only: bool = False) -> str | None:
     """Who holds `folder`'s lock (lock_beside with `ending`) now, or None: read without making
     or taking it (a shared lock tried and let go at once), so a look never refuses the holder's
-    rival; None too where this process holds it. A held file another user owns or may write
-    raises UntrustedLock: its text is not shown."""
+    rival; with `others_only`, None too where this process holds it (a trainer looking at its
+    own folder). A held file another user owns or may write raises UntrustedLock: its text is
+    not shown."""
     lock = lock_file_beside(folder, ending)
     try:
         fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -371,7 +372,7 @@ def holder_beside(folder: Path, ending: str = LOCK) -> str | None:
         return None
     try:
         st = os.fstat(fd)
-        if (st.st_dev, st.st_ino) in _HELD_HERE:
+        if others_only and (st.st_dev, st.st_ino) in _HELD_HERE:
             return None
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -114,7 +114,8 @@ def holding_run_folder(cfg: TrainConfig) -> Iterator[None]:
 
 
 def _disk_full(exc: BaseException) -> str:
-    cause = exc.__cause__ or exc.__context__
+    """" (disk full)" where `exc`, or the OSError it was raised from, is a full disk or quota."""
+    cause = exc if isinstance(exc, OSError) else exc.__cause__ or exc.__context__
     return " (disk full)" if isinstance(cause, OSError) and cause.errno in (errno.ENOSPC, errno.EDQUOT) else ""
 
 
@@ -151,7 +152,7 @@ def _train(cfg: TrainConfig) -> int:
         say(f"sacscale train: error: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:  # e.g. the disk filled up during the run (event files, checkpoints)
-        full = " (disk full)" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else ""
+        full = _disk_full(exc)
         where = f" {exc.filename}" if exc.filename else ""
         say(f"sacscale train: error: writing under --log-dir {cfg.log_dir} failed{full}:{where} "
             f"{exc.strerror or exc}", file=sys.stderr)

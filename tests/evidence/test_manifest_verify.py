@@ -103,6 +103,6 @@ def test_cli_exit_status_and_json(root, tmp_path, sacscale_main):
 
 
 def test_missing_manifest_is_named(tmp_path, sacscale_main):
-    (tmp_path / "S").mkdir()
+    (tmp_path / "S" / "runs").mkdir(parents=True)  # a set being made, before its manifest
     proc = sacscale_main("verify", tmp_path / "S")
     assert proc.returncode == 1 and "MANIFEST.sha256: manifest is missing" in proc.stderr

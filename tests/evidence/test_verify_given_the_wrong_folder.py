@@ -25,3 +25,34 @@ def test_a_run_folder_inside_a_set_is_named_with_its_set(tmp_path, capsys, monke
     assert capsys.readouterr().err.strip() == (
         f"sacscale verify: error: {run} is a folder inside the run set results/{SET}; verify the set: "
         f"sacscale verify results/{SET}")
+
+
+def test_a_folder_inside_a_report_folder_is_named_with_its_set(tmp_path, capsys, monkeypatch):
+    root = copy_committed_set(tmp_path, SET)
+    monkeypatch.chdir(root.parent.parent)
+    assert main(["verify", f"reports/{SET}/figures"]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"sacscale verify: error: reports/{SET}/figures is a folder inside the report folder reports/{SET}; "
+        f"verify the set: sacscale verify results/{SET}")
+
+
+def test_the_folder_of_sets_and_the_checkout_name_one_set_to_verify(tmp_path, capsys, monkeypatch):
+    root = copy_committed_set(tmp_path, SET)
+    monkeypatch.chdir(root.parent.parent)
+    for given, held in (("results", "1 run sets"), (".", "1 run sets"), ("reports", "the reports of 1 run sets")):
+        assert main(["verify", given]) == 1
+        assert capsys.readouterr().err.strip() == (
+            f"sacscale verify: error: {given} is not a run set but holds {held}; verify one at a time, e.g.: "
+            f"sacscale verify results/{SET}")
+
+
+def test_a_folder_with_nothing_of_a_set_is_refused_before_its_tree_is_walked(tmp_path, capsys, monkeypatch):
+    (tmp_path / "home" / "deep").mkdir(parents=True)
+    (tmp_path / "home" / "deep" / "a.txt").write_text("not evidence\n")
+    walked = []
+    monkeypatch.setattr("sacscale.evidence.verify.irregular_files", lambda root: walked.append(root) or [])
+    assert main(["verify", str(tmp_path / "home")]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"sacscale verify: error: {tmp_path / 'home'} is not a run set (it holds no MANIFEST.sha256, plan.json "
+        "or runs/); a set is a folder such as results/<set>")
+    assert walked == []

@@ -203,18 +203,57 @@ def _as_given(given: str | Path, path: Path) -> str:
 
 
 def refuse_not_a_set(given: str | Path, root: Path) -> None:
-    """A folder with neither a manifest nor a plan is not a run set: a set's report folder or
-    a folder inside a set is named as what it is, with the set to verify instead (building
-    a manifest there, the cure for a set without one, would be the wrong one)."""
-    if (root / MANIFEST_NAME).is_file() or (root / "plan.json").is_file():
+    """A folder with neither a manifest nor a plan is not a run set: a set's report folder, a
+    folder inside a set or its report, and a folder of sets are named as what they are, with
+    a set to verify instead (building a manifest there, the cure for a set without one,
+    would be the wrong one)."""
+    if _is_set(root):
         return
-    if root.parent.name == "reports" and (root.parent.parent / "results" / root.name).is_dir():
-        target = root.parent.parent / "results" / root.name
-        raise ManifestError(f"{given} is a report folder; verify the set: sacscale verify {_as_given(given, target)}")
+    report = next((folder for folder in (root, *root.parents) if _set_of_report(folder) is not None), None)
+    if report is not None:
+        what = "a report folder" if report == root else f"a folder inside the report folder {_as_given(given, report)}"
+        raise ManifestError(f"{given} is {what}; verify the set: sacscale verify "
+                            f"{_as_given(given, _set_of_report(report))}")
     for above in root.parents:
-        if (above / MANIFEST_NAME).is_file() or (above / "plan.json").is_file():
+        if _is_set(above):
             raise ManifestError(f"{given} is a folder inside the run set {_as_given(given, above)}; verify the set: "
                                 f"sacscale verify {_as_given(given, above)}")
+    _refuse_a_folder_of_sets(given, root)
+    if not os.path.isdir(root / "runs"):  # nor a set being made: nothing there would be checked
+        raise ManifestError(f"{given} is not a run set (it holds no {MANIFEST_NAME}, plan.json or runs/); "
+                            "a set is a folder such as results/<set>")
+
+
+def _refuse_a_folder_of_sets(given: str | Path, root: Path) -> None:
+    """results/, reports/ or the checkout itself, named for one set: one to verify is named."""
+    reports = root.name == "reports"
+    for folder in [root.parent / "results"] if reports else [root, root / "results"]:
+        if sets := _sets_in(folder):
+            held = f"the reports of {len(sets)} run sets" if reports else f"{len(sets)} run sets"
+            raise ManifestError(f"{given} is not a run set but holds {held}; verify one at a time, e.g.: "
+                                f"sacscale verify {_as_given(given, sets[0])}")
+
+
+def _sets_in(folder: Path) -> list[Path]:
+    """The run sets directly in `folder` (none where it cannot be read, or is a link)."""
+    try:
+        return sorted(child for child in folder.iterdir() if not child.is_symlink() and _is_set(child)) \
+            if folder.is_dir() and not folder.is_symlink() else []
+    except OSError:
+        return []
+
+
+def _is_set(folder: Path) -> bool:
+    # os.path.isfile: False for a folder this user may not read, where Path.is_file raises
+    return os.path.isfile(folder / MANIFEST_NAME) or os.path.isfile(folder / "plan.json")
+
+
+def _set_of_report(folder: Path) -> Path | None:
+    """The run set whose report folder `folder` is (reports/S beside results/S), if any."""
+    if folder.parent.name != "reports":
+        return None
+    beside = folder.parent.parent / "results" / folder.name
+    return beside if os.path.isdir(beside) else None
 
 
 def _refuse_reports_apart(root: str | Path, canonical: Path) -> None:

@@ -53,6 +53,13 @@ def test_untouched_evidence_verifies(root):
     assert result.runs_checked == 2 and result.files_checked > 0
 
 
+def test_the_hashed_line_names_the_manifest_verify_read(root, tmp_path):
+    assert verify(root).covered[0].endswith(f"under {root} (against MANIFEST.sha256)")
+    elsewhere = tmp_path / "copy.sha256"
+    shutil.copy(root / "MANIFEST.sha256", elsewhere)
+    assert verify(root, elsewhere).covered[0].endswith(f"under {root} (against {elsewhere})")
+
+
 def test_tamper_delete_add_are_each_named(root):
     log = root / "runs" / "p_r1_n1" / "train.log"
     data = bytearray(log.read_bytes())

@@ -41,7 +41,8 @@ def test_every_line_naming_the_sets_folder_is_one_line(tmp_path):
     done = _verify(root)
     assert done.returncode == 0, done.stderr
     assert not [line for line in done.stdout.splitlines() if line.startswith(FORGED)], done.stdout
-    assert f"under {tmp_path}/odd\\n{FORGED}\\r/repo/results/{SET} (MANIFEST.sha256)" in done.stdout, done.stdout
+    hashed = f"under {tmp_path}/odd\\n{FORGED}\\r/repo/results/{SET} (against MANIFEST.sha256)"
+    assert hashed in done.stdout, done.stdout
     assert "\r" not in done.stdout
 
 

@@ -252,9 +252,11 @@ def size_line(root: Path) -> str | None:
     return f"size: {size:,} bytes with the report (budget {budget:,})"
 
 
-def describe(root: Path, files: int, bytes_hashed: int) -> list[str]:
-    """What verify checked and what it did not, by design: one line each."""
-    lines = [f"hashed: {files} files, {bytes_hashed:,} bytes under {root} (MANIFEST.sha256)"]
+def describe(root: Path, files: int, bytes_hashed: int, manifest: Path) -> list[str]:
+    """What verify checked and what it did not, by design: one line each. `manifest` is
+    named as verify read it: by its name in the set, or by its path where it lies elsewhere."""
+    against = manifest.name if manifest.parent == root else manifest
+    lines = [f"hashed: {files} files, {bytes_hashed:,} bytes under {root} (against {against})"]
     for name, why in BY_CONSTRUCTION.items():
         lines.append(f"left out by design: {name} ({why})")
     reports = reports_of(root)

@@ -303,9 +303,9 @@ def check_bindings(root: Path, plan: dict | None, result: Verification) -> None:
                               f"evaluations that this older set's records lack (--notes lists them)")
 
 
-def check_coverage(root: Path, result: Verification) -> None:
+def check_coverage(root: Path, manifest: Path, result: Verification) -> None:
     """What the manifest covers and what it leaves out by design; the size budget."""
-    result.covered.extend(scope.describe(root, result.files_checked, result.bytes_hashed))
+    result.covered.extend(scope.describe(root, result.files_checked, result.bytes_hashed, manifest))
     problems, lines = scope.check_scope(root)
     result.scope.extend(problems)
     result.covered.extend(lines)
@@ -365,7 +365,7 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
         return result  # nothing is opened in a tree that holds links or special files
     check_files(root, manifest, result)
     result.derived += manifest_json_problems(root, manifest)
-    check_coverage(root, result)
+    check_coverage(root, manifest, result)
     check_folders(root, result)
     if not recompute:
         result.report_check = ("report: not checked (--no-metrics: the files hashed against the manifest only; "

@@ -51,6 +51,13 @@ def test_values_that_are_not_names_are_typed_again_not_renamed(tmp_path, locale)
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize("locale", LOCALES)
+def test_each_value_of_an_option_of_several_is_judged(tmp_path, locale):
+    assert sacscale("learner-bench", "--modes", "eager", b"gr\xffaph", "--out", tmp_path / "b.json",
+                    locale=locale) == (2, [f"sacscale learner-bench: error: --modes 'gr\\xffaph' is {VALUE}"])
+    assert os.listdir(tmp_path) == []
+
+
 def test_a_non_ascii_name_under_an_ascii_locale_is_shown_as_its_bytes(tmp_path):
     rc, lines = sacscale("verify", tmp_path / "sp ace é" / "x", locale="C")
     assert rc == 2 and lines[0].startswith(f"sacscale verify: error: root '{tmp_path}/sp ace \\xc3\\xa9/x': "), lines

@@ -3,6 +3,7 @@
 is no concern of the rule at all."""
 
 import argparse
+import itertools
 from pathlib import Path
 
 from sacscale.held_names import unheld_name_problem, unheld_path_problem, unheld_text_problem
@@ -32,7 +33,8 @@ def not_a_name(action: argparse.Action) -> bool:
 def value_tokens(parser: argparse.ArgumentParser, argv: list[str]):
     """(action, value) for each option value on the command line that argparse converts or
     matches against choices: judged before parsing, which would show `\\xff` as `'\\udcff'`
-    in its own "invalid int value" line."""
+    in its own "invalid int value" line. An option of several values (`--modes a b`) has
+    each of the words after it up to the next option."""
     options = parser._option_string_actions
     for index, token in enumerate(argv):
         name, equals, given = token.partition("=")
@@ -40,8 +42,11 @@ def value_tokens(parser: argparse.ArgumentParser, argv: list[str]):
             return
         if equals and name in options:
             yield options[name], given
-        elif token in options and index + 1 < len(argv) and options[token].nargs is None:
+        elif token in options and options[token].nargs is None and index + 1 < len(argv):
             yield options[token], argv[index + 1]
+        elif token in options and options[token].nargs in ("+", "*"):
+            for word in itertools.takewhile(lambda word: not word.startswith("-"), argv[index + 1:]):
+                yield options[token], word
 
 
 def parsed_value_problem(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:

@@ -70,7 +70,11 @@ def _print(result: dict, output: str) -> None:
 def _run_correctness(args: argparse.Namespace, devices: list[str], trainer: TrainerProbeSettings) -> dict:
     """The learner probe; with --trainer-iterations also the trainer's path, whose result
     goes into the learner probe's file (`trainer_path`) and must pass too."""
-    result = run_probe(_learner_settings(args, devices), args.output, args.timeout_s)
+    settings = _learner_settings(args, devices)
+    # what runs, before the ranks start: a long probe (many iterations) otherwise says nothing until it ends
+    say(f"probe learner: {len(devices)} rank(s) on {','.join(devices)}, {settings.iterations:,} iteration(s) "
+        f"compared with a single-process reference ...", file=sys.stderr)
+    result = run_probe(settings, args.output, args.timeout_s)
     if not args.trainer_iterations:
         return result
     _print(result, args.output)

@@ -273,8 +273,7 @@ def check_model(path: str | None) -> None:
     problem = unheld_path_problem("--model", path)  # MuJoCo's bindings take only text names
     if problem or p.stat().st_size == 0:
         raise InputError(problem or f"--model {path}: empty file")
-    import mujoco  # here only: the pipeline's value checks need neither MuJoCo nor the task
-
+    from sacscale.mujoco_lib import mujoco  # here only: the pipeline's value checks need neither MuJoCo nor the task
     from sacscale.task.g1_model import load_model
     from sacscale.task.g1_walk_flat import G1WalkFlat
 

@@ -10,12 +10,12 @@ import re
 from importlib import metadata
 from pathlib import Path
 
-import mujoco
 import numpy as np
 
 from sacscale.atomic import atomic_write_bytes, write_json
 from sacscale.checks import InputError, check_model, int_in
 from sacscale.commands._inputs import BadInput, refuse_names_not_text, refuse_one_file, refuse_unwritable_outputs
+from sacscale.mujoco_lib import mujoco
 from sacscale.sim.bench import physics_throughput
 from sacscale.task import g1_model as g1
 

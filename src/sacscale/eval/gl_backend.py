@@ -151,7 +151,7 @@ def _classic_gl_module():
 
 def open_renderer(model, width: int, height: int):
     """mujoco.Renderer on the configured headless backend; RenderError if none can be made."""
-    import mujoco  # only once the GL backend is chosen (sacscale.eval.gl_backend)
+    from sacscale.mujoco_lib import mujoco  # only once the GL backend is chosen (sacscale.eval.gl_backend)
 
     backend = configure_gl_backend()
     glc = _classic_gl_module()
@@ -201,7 +201,7 @@ def render_status() -> tuple[bool, str]:
 
 def gl_status() -> tuple[bool, str]:
     """(True, backend) if a tiny scene renders, else (False, why)."""
-    import mujoco  # only once the GL backend is chosen (sacscale.eval.gl_backend)
+    from sacscale.mujoco_lib import mujoco  # only once the GL backend is chosen (sacscale.eval.gl_backend)
 
     model = mujoco.MjModel.from_xml_string(
         '<mujoco><worldbody><light pos="0 0 3"/><geom type="sphere" size="0.3" rgba="1 0 0 1"/>'

@@ -161,10 +161,10 @@ def render_policy(checkpoint: str | Path, output: str | Path, *, model_path: str
 
     configure_gl_backend()  # before this function imports mujoco (no-op if done already)
     # these import MuJoCo (directly or through the task): only once the GL backend is chosen
-    import mujoco
     import torch
 
     from sacscale.eval.evaluate import build_actor, heading_frame_velocity, load_checkpoint, resolve_checkpoint
+    from sacscale.mujoco_lib import mujoco
     from sacscale.task import g1_model as g1
     from sacscale.task.g1_walk_flat import G1WalkFlat
 

@@ -22,7 +22,7 @@ def build_render_model(task_model, width: int, height: int, software: bool = Fal
     material and a visible group (its physics is untouched), textures, a light.
     """
     # these import MuJoCo: only once the GL backend is chosen (sacscale.eval.gl_backend)
-    import mujoco
+    from sacscale.mujoco_lib import mujoco
     from sacscale.task import g1_model as g1
 
     spec = g1.build_spec(exclude_rest_contacts=False, keep_visual=True)
@@ -90,7 +90,7 @@ _OPT_FIELDS = ("timestep", "integrator", "solver", "cone", "iterations", "ls_ite
 def compare_models(render_model, task_model) -> list[str]:
     """Raise ValueError if the render model's joints or kinematic tree differ from the task
     model's; return the names of the dynamics/contact fields that differ (empty: none)."""
-    import mujoco  # only once the GL backend is chosen (sacscale.eval.gl_backend)
+    from sacscale.mujoco_lib import mujoco  # only once the GL backend is chosen (sacscale.eval.gl_backend)
 
     r, t = render_model, task_model
     if (r.nq, r.nv, r.nu, r.njnt, r.nbody) != (t.nq, t.nv, t.nu, t.njnt, t.nbody):

@@ -38,7 +38,7 @@ class FollowCamera:
     """Free camera: fixed azimuth and elevation, look-at point pursuing the pelvis."""
 
     def __init__(self, heading_rad: float, fps: float):
-        import mujoco  # only once the GL backend is chosen (sacscale.eval.gl_backend)
+        from sacscale.mujoco_lib import mujoco  # only once the GL backend is chosen (sacscale.eval.gl_backend)
 
         self.cam = mujoco.MjvCamera()
         self.cam.type = mujoco.mjtCamera.mjCAMERA_FREE

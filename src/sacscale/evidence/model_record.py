@@ -77,8 +77,7 @@ def _summary_of(path, named: str | None, recorded) -> tuple[dict | None, str | N
     """(model_summary of the .mjb, the MuJoCo version it loaded into, why it cannot be
     derived here, why the file is not the task's model): the first two, or one of the others."""
     try:
-        import mujoco
-
+        from sacscale.mujoco_lib import mujoco
         from sacscale.task import g1_model
     except ImportError as exc:
         return None, None, f"MuJoCo cannot be imported here ({exc})", None

@@ -26,11 +26,11 @@ import platform
 import time
 from collections.abc import Callable, Iterable
 
-import mujoco
 import numpy as np
 from mujoco.batch import Batch
 
 from sacscale.cpus import format_cpu_list, pinned_thread, validate_cpu_ids
+from sacscale.mujoco_lib import mujoco
 from sacscale.task import g1_model as g1
 from sacscale.task.g1_walk_flat import G1WalkFlat
 from sacscale.task.halves import EnvHalves, rounds

@@ -41,13 +41,12 @@ from __future__ import annotations
 import os
 import platform
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 
-import mujoco
 import numpy as np
 from mujoco.batch import Batch, SimulationError
 
+from sacscale.mujoco_lib import mujoco, mujoco_log_silenced
 from sacscale.sim.bench import cpu_model
 from sacscale.sim.solver_settings import SolverSetting, default_sweep
 from sacscale.task import g1_model as g1
@@ -165,20 +164,6 @@ class _SettingBatch:
     def unstable(self) -> np.ndarray:
         """(N,) bool: MuJoCo's instability check fired (it then resets the sim to qpos0)."""
         return (self._warnings() > self._warn0).any(axis=1)
-
-
-@contextmanager
-def _mujoco_log_silenced() -> Iterator[None]:
-    """MuJoCo writes its instability warnings to MUJOCO_LOG.TXT in the working folder and to
-    the console, once per simulation; the study counts them itself and names the setting."""
-    saved = mujoco.MjLogConfig.get()
-    quiet = mujoco.MjLogConfig.get()
-    quiet.logto_file = quiet.logto_console = False
-    quiet.set()
-    try:
-        yield
-    finally:
-        saved.set()
 
 
 def _rate(num_envs: int, steps: int, wall: float, cpu: float) -> dict:
@@ -447,7 +432,7 @@ def run_solver_study(
     window = {"stand": min(stand_window, steps), "random": steps}
     load_before = os.getloadavg()
 
-    with _mujoco_log_silenced():
+    with mujoco_log_silenced():
         rollouts, rounds = _measure(model, settings, qpos0, qvel0, controls, num_threads, ckpts, window, steps,
                                     repeats, progress)
     rows = [_row(s, k, rollouts, rounds, ckpts) for k, s in enumerate(settings)]

@@ -5,7 +5,7 @@ colliders built another model without a word. Judged on the parsed files, before
 
 from __future__ import annotations
 
-import mujoco
+from sacscale.mujoco_lib import mujoco
 
 ROOT_BODY = "pelvis"  # carries the free joint; its height is the standing pose's first number
 FEET = ("left_ankle_roll_link", "right_ankle_roll_link")

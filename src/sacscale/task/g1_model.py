@@ -20,12 +20,12 @@ import itertools
 import os
 from pathlib import Path
 
-import mujoco
 import numpy as np
 
 from sacscale.atomic import atomic_write_bytes
 from sacscale.hashes import sha256_file
 from sacscale.held_names import name_as_text, unheld_path_problem
+from sacscale.mujoco_lib import mujoco
 from sacscale.task.g1_asset_content import g1_problem, is_mjx_collider, mjx_problem
 from sacscale.task.walk_rules import CONTROL_DT
 

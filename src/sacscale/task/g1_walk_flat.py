@@ -29,11 +29,11 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-import mujoco
 import numpy as np
 from mujoco.batch import Batch, SimulationError
 
 from sacscale.cpus import pinned_thread
+from sacscale.mujoco_lib import mujoco
 from sacscale.task import g1_model as g1
 from sacscale.task.terms import REWARD_TERMS
 from sacscale.task.walk_rules import (ACTION_DIM, ACTOR_OBS_DIM, CRITIC_OBS_DIM, TILT_OBS, PenaltyCurriculum,

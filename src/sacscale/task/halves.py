@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-import mujoco
 import numpy as np
 
+from sacscale.mujoco_lib import mujoco
 from sacscale.task.g1_walk_flat import G1WalkFlat, StepOutput
 from sacscale.task.walk_rules import PIPELINES, PenaltyCurriculum, TaskConfig
 

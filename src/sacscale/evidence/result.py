@@ -13,6 +13,7 @@ from sacscale.reading import TooLarge, loads_record, read_limited
 
 REL_TOL = 1e-9
 OLDER = "not recorded by this older set"
+AGAIN = "verify again when nothing writes the set"
 
 
 class EvidenceStructureError(ValueError):
@@ -27,6 +28,8 @@ class Verification:
     runs_checked: int = 0
     refused: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
+    # files whose identity changed between verify's first read and its last (read_identity)
+    changed_while_read: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     extra: list[str] = field(default_factory=list)
     metrics: list[str] = field(default_factory=list)
@@ -41,12 +44,13 @@ class Verification:
 
     @property
     def ok(self) -> bool:
-        return not (self.refused or self.changed or self.missing or self.extra or self.metrics
-                    or self.records or self.derived or self.structure or self.scope)
+        return not (self.refused or self.changed or self.changed_while_read or self.missing or self.extra
+                    or self.metrics or self.records or self.derived or self.structure or self.scope)
 
     def problems(self) -> list[str]:
         return (
             [f"refused: {p}" for p in self.refused]
+            + [f"changed while verify read it: {p} ({AGAIN})" for p in self.changed_while_read]
             + [f"changed: {p}" for p in self.changed]
             + [f"missing: {p}" for p in self.missing]
             + [f"extra: {p} (not in the manifest)" for p in self.extra]
@@ -65,7 +69,7 @@ class Verification:
             "runs_checked": self.runs_checked,
             "checked": self.checked,
             "refused": self.refused,
-            "changed": self.changed,
+            "changed": self.changed + [f"{p} (changed while verify read it; {AGAIN})" for p in self.changed_while_read],
             "missing": self.missing,
             "extra": self.extra,
             "metrics": self.metrics,

@@ -21,6 +21,9 @@ In this order, and the first step opens no file:
    page composed again from the evidence (sacscale.evidence.report_page). The report embeds
    this verification's own verdict, so it cannot be in the manifest it checks. The probe's
    record is checked against its own numbers (sacscale.evidence.probe_record).
+7. the reads: every file of the set and of reports/S has the identity (inode, size, mtime,
+   ctime) it had before step 2; one swapped or written meanwhile fails the verdict, since a
+   later check may have read other bytes than the ones hashed (sacscale.evidence.read_identity).
 
 A field that newer code derives but an older set never stored is not a failure: it is
 listed under `notes` as "not recorded by this older set". In a set made by this code every
@@ -31,6 +34,7 @@ Problems are reported one per line, each naming the file (relative to the root) 
 run and figure:
   refused: runs/x/tb/rank1 (symbolic link)
   changed: runs/x/train.log (sha256 abc... in the manifest, def... now)
+  changed while verify read it: runs/x/tb/rank0/F (verify again when nothing writes the set)
   missing: metrics/x.json
   extra: runs/x/notes.txt (not in the manifest)
   metric: x: steady_env_steps_per_s: stored 123.0, recomputed 456.0
@@ -55,6 +59,7 @@ from sacscale.evidence.manifest import (
     MANIFEST_NAME, ManifestError, evidence_files, irregular_files, parse_manifest, sha256_file,
 )
 from sacscale.evidence.probe_record import check_probe_record
+from sacscale.evidence.read_identity import changed_between, identities
 from sacscale.evidence.records import check_records
 from sacscale.evidence.required_fields import absent_field_problems
 from sacscale.evidence.report_check import check_report, check_report_present, reports_dir
@@ -363,6 +368,16 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
     check_tree(root, result)
     if result.refused:
         return result  # nothing is opened in a tree that holds links or special files
+    before = identities(root, reports_dir(root), manifest)
+    _check_contents(root, manifest, result, recompute, report_pending, redraw_figures)
+    # every check has read what it reads: a file swapped or written meanwhile voids them all
+    result.changed_while_read += changed_between(before, identities(root, reports_dir(root), manifest))
+    return result
+
+
+def _check_contents(root: Path, manifest: Path, result: Verification, recompute: bool, report_pending: bool,
+                    redraw_figures: bool) -> None:
+    """Steps 2 to 6 (the module's docstring), into `result`."""
     check_files(root, manifest, result)
     result.derived += manifest_json_problems(root, manifest)
     check_coverage(root, manifest, result)
@@ -370,14 +385,14 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
     if not recompute:
         result.report_check = ("report: not checked (--no-metrics: the files hashed against the manifest only; "
                                "nothing recomputed, the report's numbers and words not read)")
-        return result
+        return
     strict, mixed = current_format(root) if (root / "plan.json").is_file() else (False, [])
     result.records += mixed
     good = check_metrics(root, result, strict=strict) if (root / "runs").is_dir() else {}
     if not (root / "plan.json").is_file():
         check_bindings(root, None, result)
         result.report_check = "report: none (a set not made by the pipeline: no plan.json, no report)"
-        return result  # not made by the pipeline: no plan to cross-check against
+        return  # not made by the pipeline: no plan to cross-check against
     try:
         plan = load_json(root, "plan.json")
         check_required_fields(root, strict, result)
@@ -401,4 +416,3 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
         result.structure.append(_unexpected(exc))
     if not report_pending:  # the pipeline's own verification is the one that writes verify.json
         result.derived += verify_json_problems(root, result, scope.report_page_of(root)[0] in PAGE_FORMATS_WRITTEN)
-    return result

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from tqdm import tqdm
@@ -12,7 +13,7 @@ from sacscale.checks import seed_arg
 from sacscale.commands import BadInput
 from sacscale.commands._inputs import model_problem
 from sacscale.cpus import validate_cpu_ids
-from sacscale.sim.bench import run_env_bench
+from sacscale.sim.bench import MAX_ENVS, MAX_THREADS, envs_per_cpu_problem, run_env_bench
 from sacscale.task.g1_model import load_model
 from sacscale.usage import say
 
@@ -32,8 +33,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-MAX_ENVS = 1 << 20  # as a run configuration's num_envs (sacscale.pipeline.plan_values)
-MAX_THREADS = 8192
 MAX_STEPS = 10**9
 
 
@@ -45,6 +44,10 @@ def run(args: argparse.Namespace) -> int:
         cpus = validate_cpu_ids(args.cpu_ids) if args.cpu_ids else None
         if args.num_envs > MAX_ENVS:  # MuJoCo's batch takes a C int; memory runs out long before
             raise ValueError(f"--num-envs must be at most {MAX_ENVS}, got {args.num_envs}")
+        ncpu = len(cpus) if cpus is not None else len(os.sched_getaffinity(0))
+        too_long = envs_per_cpu_problem(args.num_envs, min(threads), ncpu)
+        if too_long:
+            raise ValueError(too_long)
         if args.steps > MAX_STEPS:
             raise ValueError(f"--steps must be at most {MAX_STEPS}, got {args.steps}")
         if args.num_envs < 2:

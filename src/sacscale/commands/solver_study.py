@@ -13,6 +13,7 @@ from sacscale.commands import BadInput
 from sacscale.commands._inputs import model_problem
 from sacscale.sim import solver_settings
 from sacscale.sim import solver_study as ss
+from sacscale.sim.bench import MAX_ENVS, MAX_THREADS
 from sacscale.task.g1_model import load_model
 from sacscale.usage import say
 
@@ -160,6 +161,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         if min(args.num_envs, args.steps, args.threads, args.repeats, args.stand_window) < 1:
             raise ValueError("--num-envs, --steps, --threads, --repeats and --stand-window must be >= 1")
+        if args.num_envs > MAX_ENVS:  # MuJoCo's batch takes a C int; memory runs out long before
+            raise ValueError(f"--num-envs must be at most {MAX_ENVS}, got {args.num_envs}")
+        if args.threads > MAX_THREADS:
+            raise ValueError(f"--threads must be at most {MAX_THREADS} (a thread per CPU; the kernel's most), "
+                             f"got {args.threads}")
         checkpoints = _checkpoints(args.checkpoints, args.steps)
         if args.setting:
             settings = [solver_settings.REFERENCE] + [solver_settings.parse_setting(spec) for spec in args.setting]

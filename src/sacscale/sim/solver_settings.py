@@ -26,6 +26,11 @@ class SolverSetting:
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
 
+    def envs_per_call(self, cpus_at_work: int) -> int:
+        """Envs one MuJoCo call steps, so that a call lasts about a second at most (above)."""
+        work = self.iterations * (10 + self.ls_iterations)
+        return max(1, _SLICE_WORK // work) * max(1, cpus_at_work)
+
 
 REFERENCE = SolverSetting("default")
 # The counts a study means: up to 10x MuJoCo's iterations (100) and 2x its ls_iterations (50).
@@ -35,6 +40,13 @@ REFERENCE = SolverSetting("default")
 # 10000 took 60 s per env), so a stop ends the command within one step.
 _MAX_ITERATIONS = 1000
 _MAX_LS_ITERATIONS = 100
+# The study steps its envs in slices, so that a stop is acted on between MuJoCo calls (one
+# call of 3000 envs at the bounds ran for minutes). A slice holds about _SLICE_WORK units of
+# iterations x (10 + ls_iterations) per CPU: with tolerance 0 (every iteration run) a unit
+# cost about 0.5 us of CPU here (an env step of 1000/100 took 40-64 ms, 100/50 2.5 ms, 1000/1
+# 6 ms), so a slice at the bounds (18 envs a CPU) is about 1 s, and MuJoCo's defaults step
+# 333 envs a CPU in one call (the study's default 256 envs: one call, as before).
+_SLICE_WORK = 2_000_000
 # init_perturbation is a yardstick of TINY joint offsets (the sweep's own is 1e-9 rad): past
 # 0.1 rad (about 6 degrees, five times the initial states' own spread) it is another starting
 # pose, and 1e300 rad is no angle at all (MuJoCo found the state unstable and reset it)
@@ -60,6 +72,16 @@ def default_sweep() -> list[SolverSetting]:
     ]
 
 
+def _ascii_number(key: str, value: str, spec: str) -> None:
+    """int() and float() also read full-width and other scripts' digits and '1_0'; the
+    setting is recorded as typed, so its label would not be the spelling the docs give."""
+    if key in ("iterations", "ls_iterations"):
+        if not (value.isascii() and value.isdigit()):
+            raise ValueError(f"bad value {value!r} for {key} in {spec!r}: a whole number in ASCII digits (0-9)")
+    elif key in ("tolerance", "init_perturbation") and (not value.isascii() or "_" in value):
+        raise ValueError(f"bad value {value!r} for {key} in {spec!r}: a number in ASCII (0-9, e.g. 1e-6)")
+
+
 def parse_setting(spec: str) -> SolverSetting:
     """ "iterations=5,ls_iterations=8" -> SolverSetting; unknown keys, a key given twice (the
     later one replaced the earlier unseen), values that are not finite numbers (tolerance=inf
@@ -73,6 +95,7 @@ def parse_setting(spec: str) -> SolverSetting:
             raise ValueError(f"bad solver setting {part!r} in {spec!r}: expected key=value")
         if key in kwargs:
             raise ValueError(f"solver setting {key} is given twice in {spec!r}")
+        _ascii_number(key, value.strip(), spec)
         try:
             if key in ("iterations", "ls_iterations"):
                 kwargs[key] = int(value)

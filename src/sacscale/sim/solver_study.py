@@ -112,6 +112,7 @@ class _SettingBatch:
     def __init__(self, model: mujoco.MjModel, setting: SolverSetting, num_envs: int, num_threads: int):
         self.model = model
         self.batch = Batch(model, num_envs, num_threads)
+        self._slices = _slices(num_envs, setting.envs_per_call(min(num_threads, len(os.sched_getaffinity(0)))))
         for field, value in setting.options().items():
             per_sim = self.batch.expand(f"opt.{field}")
             per_sim[:] = value
@@ -142,14 +143,17 @@ class _SettingBatch:
         self._warn0 = self._warnings()
 
     def step(self) -> tuple[float, float, np.ndarray]:
-        """One control step; (wall s, CPU s, ids of simulations that raised)."""
+        """One control step, slice by slice (a stop is acted on between them); (wall s, CPU s,
+        ids of simulations that raised). Each simulation steps alone, so the slices give the
+        same states, bit for bit, as one call over all."""
         t0, c0 = time.perf_counter(), time.process_time()
-        failed = np.zeros(0, dtype=np.int64)
-        try:
-            self.batch.step(nstep=g1.N_SUBSTEPS)
-        except SimulationError as e:
-            failed = np.asarray(e.ids)
-        return time.perf_counter() - t0, time.process_time() - c0, failed
+        failed = [np.zeros(0, dtype=np.int64)]
+        for ids in self._slices:
+            try:
+                self.batch.step(ids, nstep=g1.N_SUBSTEPS)
+            except SimulationError as e:
+                failed.append(np.asarray(e.ids, dtype=np.int64))
+        return time.perf_counter() - t0, time.process_time() - c0, np.concatenate(failed)
 
     def solver_iterations(self) -> np.ndarray:
         """(N,) iterations of the last substep's solve, summed over constraint islands."""
@@ -164,6 +168,13 @@ class _SettingBatch:
     def unstable(self) -> np.ndarray:
         """(N,) bool: MuJoCo's instability check fired (it then resets the sim to qpos0)."""
         return (self._warnings() > self._warn0).any(axis=1)
+
+
+def _slices(num_envs: int, per_call: int) -> list[np.ndarray | None]:
+    """The ids of each MuJoCo call of a step; [None] (all, one call) when one call holds them."""
+    if per_call >= num_envs:
+        return [None]
+    return [np.arange(a, min(a + per_call, num_envs), dtype=np.int32) for a in range(0, num_envs, per_call)]
 
 
 def _rate(num_envs: int, steps: int, wall: float, cpu: float) -> dict:

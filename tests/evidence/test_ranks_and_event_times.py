@@ -79,3 +79,31 @@ def test_another_runs_events_under_a_rewritten_first_record_are_named(tmp_path):
 def test_the_committed_runs_events_lie_in_their_windows(tmp_path):
     records = verify(copy_committed_set(tmp_path, SET)).records
     assert not [p for p in records if "rank folder" in p or "sitting's" in p or "copied" in p], records
+
+
+def test_a_rank_folder_moved_to_another_index_is_named(tmp_path):
+    def forge(root):
+        (root / TWO_RANKS / "tb" / "rank1").rename(root / TWO_RANKS / "tb" / "rank2")
+
+    records = _records_after(tmp_path, forge)
+    assert "shared_r1_n2_shared: tb holds rank2 but not rank1; world_size 2 gives rank0..rank1" in records, records
+
+
+def _named_rank_folder(tmp_path, run: str, folder: str) -> list[str]:
+    """verify's metrics problems once `folder` is added to `run`'s tb/ as a copy of rank 0's."""
+    root = copy_committed_set(tmp_path, SET)
+    shutil.copytree(root / run / "tb" / "rank0", root / run / "tb" / folder)
+    remake_manifest(root)
+    return verify(root).metrics
+
+
+def test_a_rank_index_with_a_leading_zero_is_named(tmp_path):
+    found = _named_rank_folder(tmp_path, TWO_RANKS, "rank01")
+    assert len(found) == 1 and found[0].startswith("shared_r1_n2_shared: cannot recompute: '") and found[0].endswith(
+        f"{TWO_RANKS}/tb/rank01': not a rank folder the trainer writes (it names them rank0, rank1, ...: "
+        "ASCII digits, no leading zero)"), found
+
+
+def test_a_rank_index_in_other_digits_is_named(tmp_path):
+    found = _named_rank_folder(tmp_path, "runs/shared_r1_n1_pool7", "rank\u0660")
+    assert len(found) == 1 and "runs/shared_r1_n1_pool7/tb/rank\u0660': not a rank folder" in found[0], found

@@ -50,6 +50,11 @@ class Scalar:
     value: float
 
 
+class RankFolderNameError(EventFileError):
+    """A `tb/rank*` folder not named as the trainer names one: the run's layout, not its
+    events, is wrong (analyze-run exits 2, as for any input it refuses)."""
+
+
 class _RecordError(Exception):
     """A record that is cut short or fails a checksum (the caller names the file)."""
 
@@ -301,7 +306,11 @@ def merge_event_parts(parts: list[dict[str, list[Scalar]]]) -> dict[str, list[Sc
     return merged
 
 
-_RANK_DIR = re.compile(r"^rank(\d+)$")
+# The trainer names each rank's folder `rank{r}`: ASCII digits, no leading zero. Any other
+# spelling of a number (`rank01`, `rank\u0661`) would be read as a rank the trainer never
+# wrote, and two spellings of one number would shadow each other, one of them unread.
+_RANK_DIR = re.compile(r"rank(0|[1-9][0-9]*)", re.ASCII)
+_RANK_PREFIX = "rank"
 
 
 def run_within(run_dir: str | Path) -> tuple[Path, Path]:
@@ -324,10 +333,14 @@ def rank_dirs(run_dir: str | Path, within: Path | None = None) -> dict[int, Path
     tb = Path(run_dir) / "tb"
     kinds = _kinds(tb, within, "the run has no TensorBoard directory")
     found = {}
-    for name, kind in kinds.items():
-        match = _RANK_DIR.match(name)
-        if match and kind in ("dir", "link"):
-            found[int(match.group(1))] = tb / name
+    for name, kind in sorted(kinds.items()):
+        if not name.startswith(_RANK_PREFIX) or kind not in ("dir", "link"):
+            continue
+        match = _RANK_DIR.fullmatch(name)
+        if not match:
+            raise RankFolderNameError(f"{shown_name(str(tb / name))}: not a rank folder the trainer writes (it names "
+                                 "them rank0, rank1, ...: ASCII digits, no leading zero)")
+        found[int(match.group(1))] = tb / name
     if 0 not in found:
         raise EventFileError(f"{tb / 'rank0'}: rank 0's event directory is missing")
     return dict(sorted(found.items()))

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from sacscale.analysis.events import EventFileError
+from sacscale.analysis.events import EventFileError, RankFolderNameError
 from sacscale.analysis.metrics import MetricError, analyze_run
 from sacscale.atomic import write_json
 from sacscale.commands._inputs import refuse_output_inside
@@ -27,6 +27,9 @@ def run(args: argparse.Namespace) -> int:
     refuse_output_inside("--output", args.output, args.run_dir)
     try:
         result = analyze_run(args.run_dir)
+    except RankFolderNameError as exc:  # the run's folders are laid out wrong: refused input
+        say(f"sacscale analyze-run: error: {exc}", file=sys.stderr)
+        return 2
     except (EventFileError, MetricError) as exc:
         say(f"sacscale analyze-run: error: {exc}", file=sys.stderr)
         return 1

@@ -18,15 +18,22 @@ def _folders(run_dir: Path) -> list[str] | None:
 
 
 def rank_count_problems(name: str, meta: dict, run_dir: Path) -> list[str]:
-    """The rank folders present and train_meta.json's per-rank lists against world_size."""
+    """The rank folders present (exactly rank0..rank{world_size-1}) and train_meta.json's
+    per-rank lists against world_size."""
     world_size = meta.get("world_size")
     if not (isinstance(world_size, int) and not isinstance(world_size, bool)):
         return []
     problems = []
     folders = _folders(run_dir)
+    expected = [f"tb/rank{rank}" for rank in range(world_size)]
     if folders is not None and len(folders) != world_size:
         problems.append(f"{name}: the run holds {len(folders)} rank folder(s) ({', '.join(folders)}), but "
                         f"train_meta.json world_size is {world_size}: each rank writes its own events")
+    elif folders is not None and folders != expected:  # the right count, other indices (rank1 moved to rank2)
+        extra = [folder.removeprefix("tb/") for folder in folders if folder not in expected]
+        missing = [folder.removeprefix("tb/") for folder in expected if folder not in folders]
+        problems.append(f"{name}: tb holds {', '.join(extra)} but not {', '.join(missing)}; world_size "
+                        f"{world_size} gives rank0..rank{world_size - 1}")
     rows = meta.get("nonfinite_rows_by_rank")
     if isinstance(rows, list) and len(rows) != world_size:
         problems.append(f"{name}: train_meta.json nonfinite_rows_by_rank holds {len(rows)} count(s), "

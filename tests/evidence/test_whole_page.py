@@ -222,7 +222,8 @@ def test_a_timed_out_attempt_in_the_stages_words_is_taken_as_listed(work):
 
 def test_every_name_the_run_wrapper_gives_an_attempt_is_one_the_page_check_takes(tmp_path):
     from sacscale.evidence.report_page import page_attempts
-    from sacscale.pipeline.run_record import SET_ASIDE_AS, _move_aside
+    from sacscale.pipeline.run_folder_names import SET_ASIDE_AS
+    from sacscale.pipeline.run_record import _move_aside
     from sacscale.report.build import ATTEMPTS_INTRO
 
     names = []

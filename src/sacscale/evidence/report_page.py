@@ -17,7 +17,7 @@ import os
 import re
 from pathlib import Path
 
-from sacscale.pipeline.run_record import SET_ASIDE_AS, STAMP_PATTERN
+from sacscale.pipeline.run_folder_names import SET_ASIDE_AS, STAMP_PATTERN
 from sacscale.report.build import ATTEMPTS_INTRO, DEVIATIONS_TITLE, RecordError, build, read_inputs
 from sacscale.report.document import to_html, to_markdown
 from sacscale.report.set_inputs import set_inputs

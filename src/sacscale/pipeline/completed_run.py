@@ -4,16 +4,11 @@ state only a resume needs, set aside, and the ranks' event files, stored compres
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
 from pathlib import Path
 
 from sacscale.analysis.events import compress_event_files
 from sacscale.hashes import sha256_file
-
-
-def stamp() -> str:
-    """Now, as the suffix of a folder set aside (`.superseded-STAMP`, `.failed-STAMP`)."""
-    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+from sacscale.pipeline.run_folder_names import stamp
 
 
 def move_learning_state(work: Path, target: Path) -> dict | None:

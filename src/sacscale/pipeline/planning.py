@@ -33,6 +33,7 @@ from sacscale.pipeline.plan_values import (
 from sacscale.pipeline.preset_choice import NAMED, asked_once, choose_preset
 from sacscale.pipeline.run_commands import work_folder
 from sacscale.pipeline.run_config import resolve_run_config
+from sacscale.pipeline.run_folder_names import record_run_form
 from sacscale.trainers.reference_options import DEFAULT_PYTHON
 
 
@@ -145,6 +146,10 @@ def _names(preset: dict, config: dict, name: str, check_host: bool) -> tuple[str
     if not isinstance(run_set, str) or not NAME.fullmatch(run_set):
         raise PlanError(f"run_set: {shown(run_set)} is not a valid name (letters, digits, '_', '.', '-'; "
                         "at most 64)")
+    for key, value in ((config_key(origin, "prefix"), prefix), ("run_set", run_set)):
+        own = record_run_form(value)
+        if own:  # the run set's folders and run names are made of it
+            raise PlanError(f"{key}: {value!r}: {own}; a name holding it would pass for one of them: choose another")
     if check_host:
         _check_run_set_folders(run_set)
     return prefix, run_set

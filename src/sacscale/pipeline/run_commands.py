@@ -7,12 +7,13 @@ from dataclasses import asdict
 
 from sacscale.pipeline.overrides import option_words
 from sacscale.pipeline.plan_model import Plan, Run
+from sacscale.pipeline.run_folder_names import WORK_SUFFIX
 
 
 def work_folder(run_set: str, run_name: str) -> str:
     """The folder a run trains into (record-run's --work-dir, the trainer's --log-dir),
     renamed to the run's folder once complete; the reference trainer starts in it."""
-    return f"results/{run_set}/runs/.{run_name}.partial"
+    return f"results/{run_set}/runs/.{run_name}{WORK_SUFFIX}"
 
 
 def train_command(plan: Plan, run: Run, log_dir: str, model: str | None) -> list[str]:

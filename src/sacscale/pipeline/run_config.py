@@ -36,6 +36,7 @@ from sacscale.pipeline.plan_values import (
     seconds,
     shown,
 )
+from sacscale.pipeline.run_folder_names import record_run_form
 from sacscale.pipeline.temporary_env import check_temporary_folders
 
 
@@ -93,6 +94,9 @@ def resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host
 def _check_name_and_fields(name, entry: dict, where) -> None:
     if not isinstance(name, str) or not NAME.fullmatch(name):
         raise PlanError(f"{where()}: configuration names may hold letters, digits, '_', '.', '-' only")
+    own = record_run_form(name)
+    if own:  # its runs, `<prefix>_r<k>_<name>`, would read as record-run's own folders
+        raise PlanError(f"{where()}: {own}; a run named so would pass for one of them: rename the configuration")
     unknown = sorted(set(entry) - set(RUN_FIELDS))
     if unknown:
         raise PlanError(f"{where(unknown[0])}: unknown field (known: {', '.join(RUN_FIELDS)})")

@@ -51,9 +51,10 @@ import sacscale
 from sacscale.analysis.events import EventFileError
 from sacscale.atomic import write_json
 from sacscale.locks import TRAINER_LOCK, HeldBeside, UntrustedLock, holder_beside, lock_beside, lock_file_beside
-from sacscale.pipeline.completed_run import compress_rank_events, move_learning_state, stamp
+from sacscale.pipeline.completed_run import compress_rank_events, move_learning_state
 from sacscale.pipeline.environment import host_info, project_state
 from sacscale.pipeline.machine_lock import LockError, LockSettingError, training_machine
+from sacscale.pipeline.run_folder_names import WORK_SUFFIX, stamp
 from sacscale.pipeline.run_folders import folders_problem, make_attic, make_state_dir
 from sacscale.pipeline.run_output import ProgressEcho
 from sacscale.processes import GroupChild, start_group
@@ -63,9 +64,6 @@ from sacscale.usage import UsageParser
 
 GRACE_S = 30.0
 PREFIX = "run_training"
-# why an attempt was set aside: the word in its name in the attic, `<run>.<why>-<stamp>`
-SET_ASIDE_AS = ("failed", "interrupted", "timed_out", "superseded")
-STAMP_PATTERN = r"\d{8}T\d{6}\.\d{6}Z"  # what _stamp writes
 
 
 def _say(message: str) -> None:
@@ -90,7 +88,7 @@ def _move_aside(path: Path, attic: Path, why: str) -> Path | None:
         path.rmdir()  # Snakemake creates the output's parent directory before the job
         return None
     attic.mkdir(parents=True, exist_ok=True)
-    target = attic / f"{path.name.lstrip('.').removesuffix('.partial')}.{why}-{stamp()}"
+    target = attic / f"{path.name.lstrip('.').removesuffix(WORK_SUFFIX)}.{why}-{stamp()}"
     os.replace(path, target)
     _say(f"moved {path} to {target}")
     return target

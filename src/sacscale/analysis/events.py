@@ -22,6 +22,7 @@ import fnmatch
 import gzip
 import hashlib
 import io
+import math
 import os
 import re
 import struct
@@ -212,7 +213,7 @@ def _read_records(stream: BinaryIO, path: Path) -> dict[str, list[Scalar]]:
             except Exception as exc:  # protobuf DecodeError and friends
                 raise EventFileError(f"{path}: record {records} is not a valid event ({exc})") from exc
             records += 1
-            _add_scalars(event, series)
+            _add_scalars(event, series, path)
     except _RecordError as exc:
         raise EventFileError(
             f"{path}: event file is truncated or corrupted after {records} good record(s) ({exc})"
@@ -222,13 +223,17 @@ def _read_records(stream: BinaryIO, path: Path) -> dict[str, list[Scalar]]:
     return series
 
 
-def _add_scalars(event, series: dict[str, list[Scalar]]) -> None:
+def _add_scalars(event, series: dict[str, list[Scalar]], path: Path) -> None:
     if not event.HasField("summary"):
         return
+    wall_time = float(event.wall_time)
     for value in event.summary.value:
         scalar = _scalar_value(value)
-        if scalar is not None:
-            series.setdefault(value.tag, []).append(Scalar(int(event.step), float(event.wall_time), scalar))
+        if scalar is None:
+            continue
+        if not math.isfinite(wall_time):  # no window, rate or order can hold a NaN or infinite time
+            raise EventFileError(f"{path}: step {event.step} {value.tag}: wall time {wall_time}")
+        series.setdefault(value.tag, []).append(Scalar(int(event.step), wall_time, scalar))
 
 
 def _kinds(directory: Path, within: Path | None, missing: str) -> dict[str, str]:

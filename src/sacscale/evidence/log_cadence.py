@@ -9,6 +9,7 @@ every record (10 -> 5) while the hashed events still log every 10 iterations is 
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,6 +87,10 @@ def _extremes(series: dict[str, list[Scalar]]) -> tuple[tuple | None, tuple | No
     scalars = [(s.wall_time, tag, s.step) for tag, values in series.items() for s in values]
     if not scalars:
         return None, None
+    untimed = next((s for s in scalars if not math.isfinite(s[0])), None)
+    if untimed is not None:  # NaN compares false with every bound: named as both ends
+        named = (untimed[1], untimed[2], untimed[0])
+        return named, named
     (first, first_tag, first_step), (last, last_tag, last_step) = min(scalars), max(scalars)
     return (first_tag, first_step, first), (last_tag, last_step, last)
 
@@ -136,6 +141,9 @@ def _scalar_time_problem(file: EventFile, sitting: Sitting, after: Sitting | Non
     end = after.start_time if after else end
     if file.earliest is None:
         return None
+    if not math.isfinite(file.earliest[2]):
+        tag, step, when = file.earliest
+        return f"log {tag} at step {step} at wall time {when}, which no sitting's window holds"
     if _time(start) and file.earliest[2] < start - CLOCK_SLACK_S:
         tag, step, when = file.earliest
         return (f"log {tag} at step {step} at {when:.3f}, {start - when:.1f} s before its sitting's start_time "

@@ -55,6 +55,7 @@ from sacscale.analysis.metrics import MetricError, analyze_run
 from sacscale.evidence import binding, scope
 from sacscale.evidence.after_manifest import manifest_json_problems, verify_json_problems
 from sacscale.evidence.derived import check_summary, recompute_summary
+from sacscale.evidence.logged_rate import logged_rate_problems
 from sacscale.evidence.manifest import (
     MANIFEST_NAME, ManifestError, evidence_files, irregular_files, parse_manifest, sha256_file,
 )
@@ -180,8 +181,12 @@ def check_metrics(root: Path, result: Verification, runs_dir: str = "runs", metr
                                     f"({type(exc).__name__}: {exc})")
             continue
         problems, notes = deep_differences(stored, recomputed)
-        result.metrics.extend(f"{name}: {p}" for p in problems)
-        split_notes(result, [f"metrics/{name}.json: {n}" for n in notes], strict, result.metrics)
+        problems, notes = [f"{name}: {p}" for p in problems], [f"metrics/{name}.json: {n}" for n in notes]
+        if not problems:  # the stored rate is the events' rate: held to the trainer's own
+            held, unheld = logged_rate_problems(f"{runs_dir}/{name}", run_dir, recomputed)
+            problems, notes = held, notes + unheld
+        result.metrics.extend(problems)
+        split_notes(result, notes, strict, result.metrics)
         if not problems and not (strict and notes):
             good[name] = stored
     return good

@@ -439,6 +439,10 @@ def read_inputs(
     RecordError names a file the report cannot read."""
     summary = _record(summary_path, SUMMARY_SHAPE)
     metrics = [_record(p, METRICS_SHAPE) for p in metrics_paths]
+    for path, record in zip(metrics_paths, metrics):
+        if record.get("steady_env_steps_per_s") is None:  # the summary leaves it out: the plots' rows would not match
+            raise RecordError(f"{path}: steady_env_steps_per_s is null: the run has no steady rate to report "
+                              "(analyze-run gives one for every run it can read)")
     return summary, metrics, dict(
         environment=_load(environment, ENVIRONMENT_SHAPE), model=_load(model), probe=_load(probe, PROBE_SHAPE),
         verification=_load(verification), manifest=_load(manifest),

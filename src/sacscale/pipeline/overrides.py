@@ -15,6 +15,7 @@ import math
 import re
 
 from sacscale.checks import InputError, check_sizes, replay_memory_problem
+from sacscale.pipeline.hydra_values import HydraValueError, holds_non_finite
 from sacscale.pipeline.plan_values import PlanError, shown
 from sacscale.learner_limits import REFERENCE_NETWORKS, learner_size_problem
 from sacscale.train import TrainConfig, TrainingError, sac_config
@@ -86,54 +87,12 @@ def check_reference_override(key: str, value, where: str) -> None:
     if "${" in str(value):  # no committed set or reference command uses one
         raise PlanError(f"{where}: {shown(value)} is an interpolation (${{...}}): the reference's config resolves "
                         "it when it runs, into any value, past this check; give the value itself")
-    if _not_finite(value):  # Hydra reads inf, nan and 1e400 as floats: a gamma of inf trained as given
-        raise PlanError(f"{where}: {shown(value)} is not a finite number")
-
-
-# Hydra's casts (float(inf)) and quotes ('inf', which a float setting takes as inf) around a number
-_HYDRA_CAST = re.compile(r"(?:int|float|str|bool)\((.*)\)", re.DOTALL)
-_QUOTED = re.compile(r"'(.*)'|\"(.*)\"", re.DOTALL)
-# Hydra's list [a, b], dict {k: v} and functions (float([1, inf]), choice(inf, 0.9), range(...))
-# hold numbers inside: each item is judged on its own, split at the commas (and a dict item's
-# colon) outside brackets and quotes
-_CONTAINER = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*\s*\((.*)\)|\[(.*)\]|\{(.*)\})", re.DOTALL)
-_OPENING, _CLOSING = "([{", ")]}"
-
-
-def _not_finite(value) -> bool:
-    """Whether an override's value holds a number, as Hydra reads one (through its casts,
-    quotes, lists, dicts, functions and sweeps), that is not finite."""
-    text = str(value).strip()
-    while (found := _HYDRA_CAST.fullmatch(text) or _QUOTED.fullmatch(text)) is not None:
-        text = next(g for g in found.groups() if g is not None).strip()
-    if (found := _CONTAINER.fullmatch(text)) is not None:
-        inner = next(g for g in found.groups() if g is not None)
-        return any(_not_finite(item) for item in _items(inner))
-    if len(items := _items(text)) > 1:  # a sweep (0.9,inf) or a dict item's key: value
-        return any(_not_finite(item) for item in items)
     try:
-        return not math.isfinite(float(text))
-    except ValueError:
-        return False
-
-
-def _items(text: str) -> list[str]:
-    """The items of a Hydra list, dict or call: split at the commas, colons and `=` (a dict's
-    key: value, a call's name=value) that lie outside brackets and quotes."""
-    items, depth, quote, start = [], 0, None, 0
-    for i, char in enumerate(text):
-        if quote:
-            quote = None if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char in _OPENING:
-            depth += 1
-        elif char in _CLOSING:
-            depth -= 1
-        elif char in ",:=" and depth == 0:
-            items.append(text[start:i])
-            start = i + 1
-    return [*items, text[start:]]
+        not_finite = holds_non_finite(str(value).strip())
+    except HydraValueError as exc:  # Hydra refuses it too, when the run starts
+        raise PlanError(f"{where}: {shown(value)} is not a value Hydra's override grammar reads: {exc}") from None
+    if not_finite:  # Hydra reads inf, nan and 1e400 as floats: a gamma of inf trained as given
+        raise PlanError(f"{where}: {shown(value)} is not a finite number")
 
 
 def check_trainer_values(merged: dict, where) -> None:

@@ -18,6 +18,10 @@ STUDY = ["solver-study", "--num-envs", "2", "--steps", "4", "--no-progress", "--
                                        "e.g. 1e-6)"),
     (["--threads", "100000"], "--threads must be at most 8192 (a thread per CPU; the kernel's most), got 100000"),
     (["--num-envs", "2000000"], "--num-envs must be at most 1048576, got 2000000"),
+    (["--num-envs", "1048576", "--steps", "100"], "--num-envs 1048576 x --steps 100 = 104,857,600 env steps a "
+     "rollout, past 4,194,304 (its controls and replayed states are held in memory whole): give fewer envs or steps"),
+    (["--steps", "1000000000"], "--num-envs 2 x --steps 1000000000 = 2,000,000,000 env steps a rollout, past "
+     "4,194,304 (its controls and replayed states are held in memory whole): give fewer envs or steps"),
 ])
 def test_solver_study_refuses(capsys, extra, says):
     assert main([*STUDY, *extra]) == 2

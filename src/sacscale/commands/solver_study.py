@@ -163,6 +163,10 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("--num-envs, --steps, --threads, --repeats and --stand-window must be >= 1")
         if args.num_envs > MAX_ENVS:  # MuJoCo's batch takes a C int; memory runs out long before
             raise ValueError(f"--num-envs must be at most {MAX_ENVS}, got {args.num_envs}")
+        if args.num_envs * args.steps > ss.MAX_ROLLOUT_ENV_STEPS:
+            raise ValueError(f"--num-envs {args.num_envs} x --steps {args.steps} = {args.num_envs * args.steps:,} "
+                             f"env steps a rollout, past {ss.MAX_ROLLOUT_ENV_STEPS:,} (its controls and replayed "
+                             "states are held in memory whole): give fewer envs or steps")
         if args.threads > MAX_THREADS:
             raise ValueError(f"--threads must be at most {MAX_THREADS} (a thread per CPU; the kernel's most), "
                              f"got {args.threads}")

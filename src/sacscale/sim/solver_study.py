@@ -55,6 +55,10 @@ from sacscale.task.walk_rules import TaskConfig
 Progress = Callable[[int], None]  # called with the number of control steps just done
 
 SCENARIOS = ("stand", "random")
+# env steps of one rollout (envs x control steps): the random scenario's targets are drawn
+# whole before the first step (nu x 8 bytes an env step, 232 for the G1: about 1 GB here) and
+# the states replayed are kept alike, so past this the study's memory, not its time, decides
+MAX_ROLLOUT_ENV_STEPS = 2**22
 DEFAULT_CHECKPOINTS = (10, 50, 100)
 
 _UNSTABLE_WARNINGS = np.array(

@@ -6,8 +6,10 @@ files between runs and regenerating everything derived with the project's own co
   carries the creation time; both must fall inside the run's wall-clock window
   (`run.json` `start_time`..`end_time`, and the trainer's own window in
   `train_meta.json` inside it), the host must be the run's (`run.json` `host`), no two runs
-  may share an event file (by name, by process, or by content), and the run's record must
-  name the run whose directory holds it.
+  may share an event file (by name, by process, or by content), no rank of one run may
+  agree with a rank of another on most measured values (sacscale.evidence.copied_events:
+  a copy with its wall times moved or a value changed), and the run's record must name the
+  run whose directory holds it.
 - evaluations: `eval/<run>.json` must evaluate that run's policy (its path, and its hash
   against the set's copy of the policy or the hash recorded when the policy was left out
   by design) on the set's model (the hash the evaluation records, and the one the policy
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sacscale.analysis.events import EVENT_FILE_LIMIT
+from sacscale.evidence.copied_events import copied_run_problems, run_values
 from sacscale.evidence.eval_protocol import planned_size_problems, protocol_problems, shared_problems
 from sacscale.evidence.eval_record import evaluation_problems
 from sacscale.evidence.eval_run import run_findings
@@ -168,6 +171,7 @@ def check_events(root: Path, runs: list[str], out: Findings, order: list | None 
     seen_process: dict[tuple[str, int], str] = {}
     seen_digest: dict[str, str] = {}
     windows: dict[str, tuple[float, float]] = {}
+    measured: dict = {}
     for name in runs:
         run_dir = root / "runs" / name
         files = run_event_files(run_dir)
@@ -207,6 +211,9 @@ def check_events(root: Path, runs: list[str], out: Findings, order: list | None 
         for process in processes:
             _once(seen_process, process, name, f"events of process {process[1]} on {process[0]!r} are also in run",
                   out)
+        if files:
+            measured[name] = run_values(run_dir)
+    out.problems.extend(copied_run_problems(measured))
     check_windows_apart(windows, out)
     if isinstance(order, list):
         check_windows_in_order(windows, order, out)

@@ -40,19 +40,3 @@ def rank_count_problems(name: str, meta: dict, run_dir: Path) -> list[str]:
                         f"world_size is {world_size}: one a rank")
     return problems
 
-
-def _values(series: dict) -> dict:
-    return {tag: [(s.step, s.value) for s in values] for tag, values in series.items()}
-
-
-def copied_rank_problems(name: str, by_rank_events: dict | None) -> list[str]:
-    """Two ranks whose events hold the same values at every step of every tag."""
-    seen: dict[str, int] = {}
-    problems = []
-    for rank, series in (by_rank_events or {}).items():
-        key = repr(sorted(_values(series).items()))
-        if series and key in seen:
-            problems.append(f"{name}: tb/rank{rank}'s events log the same values at every step as "
-                            f"tb/rank{seen[key]}'s, but each rank collects its own data: a rank's events copied")
-        seen.setdefault(key, rank)
-    return problems

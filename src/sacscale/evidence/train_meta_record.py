@@ -34,8 +34,9 @@ from pathlib import Path
 
 from sacscale.analysis.events import EventFileError, merge_event_parts, read_run_files
 from sacscale.evidence.binding import first_record_time, run_event_files
+from sacscale.evidence.copied_events import copied_rank_problems
 from sacscale.evidence.log_cadence import sitting_problems
-from sacscale.evidence.rank_events import copied_rank_problems, rank_count_problems
+from sacscale.evidence.rank_events import rank_count_problems
 from sacscale.evidence.result import same_value
 from sacscale.evidence.run_end import end_problems
 from sacscale.evidence.run_start import start_problems

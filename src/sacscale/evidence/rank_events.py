@@ -1,7 +1,7 @@
 """A run's rank folders against its world size: the trainer starts `world_size` ranks and
 each writes its own `tb/rank{r}` events, from its own collector (its own seed and
-environments), so a run holds exactly that many rank folders, and no two ranks log the
-same values at every step (every committed multi-rank run's ranks differ in most tags)."""
+environments), so a run holds exactly the rank folders rank0..rank{world_size-1}; that no
+two ranks log alike is sacscale.evidence.copied_events'."""
 
 from __future__ import annotations
 

@@ -199,7 +199,8 @@ def _steps_problem(file: EventFile, sitting: Sitting, after: Sitting | None, alo
                     f"log_every {every} ({sitting.source}) logs at {_shown(expected)}: "
                     f"{_difference(steps, expected)}")
         return (f"log {LOGGED_EVERY_INTERVAL} {_seen_interval(steps)} (at {_shown(steps)}), but the run's "
-                f"log_every is {every} ({sitting.source}): {_difference(steps, expected)}{_why(steps, expected, alone)}")
+                f"log_every is {every} ({sitting.source}): {_difference(steps, expected)}"
+                f"{_why(steps, expected, alone)}")
     reach = (after.from_iteration // every) * every if after else 0
     if reach > start and (not steps or steps[-1] < reach):
         return (f"end at iteration {steps[-1] if steps else start}, but the next sitting resumed from iteration "

@@ -30,7 +30,7 @@ def test_a_log_every_edited_everywhere_is_named_by_the_events(tmp_path):
     records = verify(root).records
     assert ("shared_r1_n1_pool7: tb/rank0 events log Perf/rank_env_steps every 10 iterations (at 10, 20, 30, 40, "
             "...), but the run's log_every is 5 (train_meta.json config, the command's --log-every and the plan's): "
-            "another run's events, or log_every edited") in records, records
+            "steps 5, 15, 25, 35, ... are missing: another run's events, or log_every edited") in records, records
 
 
 def _events(*steps_by_file: list[int]) -> dict:
@@ -48,8 +48,8 @@ def test_the_last_iteration_and_a_run_stopped_early_follow_the_interval():
     assert cadence_problems("r", meta, _events([10, 20])) == []  # stopped (or timed out) at iteration 2x
     assert cadence_problems("r", meta, _events([10, 30, 35])) == [
         "r: tb/rank0 events log Perf/rank_env_steps every 20 iterations (at 10, 30, 35), but the run's log_every is "
-        "10 (train_meta.json config, the command's --log-every and the plan's): another run's events, or log_every "
-        "edited"]
+        "10 (train_meta.json config, the command's --log-every and the plan's): step 20 is missing: logged step(s) "
+        "deleted"]
 
 
 def test_a_resumed_run_is_judged_from_its_last_sitting_under_its_interval():
@@ -59,4 +59,4 @@ def test_a_resumed_run_is_judged_from_its_last_sitting_under_its_interval():
     assert cadence_problems("r", meta, _events([10, 20], [24, 28, 30])) == []
     assert cadence_problems("r", meta, _events([10, 20], [30]))[0].endswith(
         "events log Perf/rank_env_steps at 30, but a sitting from iteration 20 with log_every 4 (train_meta.json "
-        "sittings[0].config) logs at 24, 28, 30")
+        "sittings[0].config) logs at 24, 28, 30: steps 24, 28 are missing")

@@ -63,7 +63,7 @@ def test_a_real_resumed_run_agrees_with_its_sittings(resumed):
 
 
 def test_sittings_removed_from_a_resumed_run_are_named_by_its_event_files(resumed):
-    meta = {**_meta(resumed), "sittings": []}
+    meta = {key: value for key, value in _meta(resumed).items() if key != "sittings"}
     assert sitting_problems("r", meta, {}, read_run_files(resumed)) == [
         "r: tb/rank0 holds 2 event file(s), but train_meta.json records 1 sitting(s) (never resumed); each sitting "
         "writes one a rank"]
@@ -76,9 +76,10 @@ def test_a_moved_from_iteration_is_named_by_both_sittings_events(resumed):
     first, second = (p.name for p, _ in files[0])
     assert sitting_problems("r", meta, {}, files) == [
         f"r: tb/rank0/{first} (sitting 1 of 2, from iteration 0) events log Perf/rank_env_steps at 2, 4, 6, 7: not "
-        "every multiple of one interval (the trainer logs at each multiple of log_every)",
+        "every multiple of one interval (the trainer logs at each multiple of log_every; step 7 off the interval)",
         f"r: tb/rank0/{second} (sitting 2 of 2, from iteration 10) events log Perf/rank_env_steps at 9, 12, 14, but "
-        "a sitting from iteration 10 with log_every 3 (train_meta.json sittings[0].config) logs at 12, 14"]
+        "a sitting from iteration 10 with log_every 3 (train_meta.json sittings[0].config) logs at 12, 14: step 9 off "
+            "the interval"]
 
 
 def test_a_resumed_sittings_interval_edited_is_named(resumed):
@@ -87,7 +88,8 @@ def test_a_resumed_sittings_interval_edited_is_named(resumed):
     second = read_run_files(resumed)[0][1][0].name
     assert sitting_problems("r", meta, {}, read_run_files(resumed)) == [
         f"r: tb/rank0/{second} (sitting 2 of 2, from iteration 7) events log Perf/rank_env_steps at 9, 12, 14, but "
-        "a sitting from iteration 7 with log_every 2 (train_meta.json sittings[0].config) logs at 8, 10, 12, 14"]
+        "a sitting from iteration 7 with log_every 2 (train_meta.json sittings[0].config) logs at 8, 10, 12, 14: "
+            "steps 8, 10 are missing; step 9 off the interval"]
 
 
 def test_a_sittings_start_before_the_earlier_sittings_file_is_named(resumed):
@@ -109,10 +111,12 @@ def test_the_first_sittings_unrecorded_interval_must_be_regular():
     assert sitting_problems("r", meta, {}, _files([10, 20], [24, 28, 30])) == []
     assert sitting_problems("r", meta, {}, _files([10, 20, 30], [24, 28, 30])) == []  # logged past its checkpoint
     assert sitting_problems("r", meta, {}, _files([10, 20], [28, 30]))[0].endswith(
-        "but a sitting from iteration 20 with log_every 4 (train_meta.json sittings[0].config) logs at 24, 28, 30")
+        "but a sitting from iteration 20 with log_every 4 (train_meta.json sittings[0].config) logs at 24, 28, 30: "
+        "step 24 is missing")
     assert sitting_problems("r", meta, {}, _files([10], [24, 28, 30])) == [
         "r: tb/rank0/events.out.tfevents.0 (sitting 1 of 2, from iteration 0) events end at iteration 10, but the next "
         "sitting resumed from iteration 20 (logging every 10, this sitting logged 20 before that checkpoint)"]
     assert sitting_problems("r", meta, {}, _files([10, 20, 25], [24, 28, 30])) == [
         "r: tb/rank0/events.out.tfevents.0 (sitting 1 of 2, from iteration 0) events log Perf/rank_env_steps at 10, "
-        "20, 25: not every multiple of one interval (the trainer logs at each multiple of log_every)"]
+        "20, 25: not every multiple of one interval (the trainer logs at each multiple of log_every; step 25 off the "
+        "interval)"]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from sacscale.analysis.events import Scalar
 from sacscale.evidence.binding import first_record_time
+from sacscale.evidence.logged_tags import tag_problems
 
 # a scalar every interval's log writes, on every rank
 LOGGED_EVERY_INTERVAL = "Perf/rank_env_steps"
@@ -39,6 +40,7 @@ class EventFile:
     steps: list[int]
     earliest: tuple[str, int, float] | None  # (tag, step, wall time) of its earliest scalar
     latest: tuple[str, int, float] | None
+    tag_problems: list[str]  # its tags against the trainer's rule (sacscale.evidence.logged_tags)
 
 
 def _int(value) -> bool:
@@ -59,6 +61,10 @@ def recorded_sittings(meta: dict) -> tuple[list[Sitting], list[str]]:
     entries = meta.get("sittings", [])
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         return [], [f"train_meta.json sittings {str(entries)[:60]}: not a list of the trainer's sitting records"]
+    if "sittings" in meta and not entries:
+        # the trainer adds the key with the first resume's record (sacscale.train.record)
+        return [], ["train_meta.json sittings []: the trainer writes sittings only on a resume, one record a "
+                    "resumed sitting, and never an empty list"]
     config = _config(meta)
     first = Sitting(meta.get("start_time"), 0, None, None, "")
     if not entries:
@@ -99,7 +105,8 @@ def event_file_steps(by_rank_files: dict[int, list[tuple[Path, dict[str, list[Sc
     """{rank: [EventFile, ...]} in the order the files were created (their first record)."""
     out = {}
     for rank, files in by_rank_files.items():
-        found = [EventFile(path, first_record_time(path), _logged_steps(series), *_extremes(series))
+        found = [EventFile(path, first_record_time(path), _logged_steps(series), *_extremes(series),
+                           tag_problems(series))
                  for path, series in files]
         out[rank] = sorted(found, key=lambda f: (f.created if f.created is not None else float("inf"), f.path.name))
     return out
@@ -111,6 +118,18 @@ def _expected_steps(every: int, start: int, last_logged: int, iterations) -> lis
     if _int(iterations) and start < iterations <= last_logged and iterations not in steps:
         steps.append(iterations)
     return sorted(steps)
+
+
+def _difference(steps: list[int], expected: list[int]) -> str:
+    """The logged steps the interval calls for that are missing, and those off it."""
+    missing, extra = sorted(set(expected) - set(steps)), sorted(set(steps) - set(expected))
+    parts = []
+    if missing:
+        parts.append(f"step{'s' if len(missing) > 1 else ''} {_shown(missing)} "
+                     f"{'are' if len(missing) > 1 else 'is'} missing")
+    if extra:
+        parts.append(f"step{'s' if len(extra) > 1 else ''} {_shown(extra)} off the interval")
+    return "; ".join(parts) or "its steps are out of order"
 
 
 def _seen_interval(steps: list[int]) -> str:
@@ -159,7 +178,17 @@ def _time(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _steps_problem(file: EventFile, sitting: Sitting, after: Sitting | None) -> str | None:
+def _why(steps: list[int], expected: list[int], alone: bool) -> str:
+    """What a run of one sitting whose logged steps differ from its interval's shows."""
+    if not alone:
+        return ""
+    missing = set(expected) - set(steps)
+    if set(steps) < set(expected) and len(missing) < len(steps):  # a sparser interval misses half or more
+        return ": logged step(s) deleted"
+    return ": another run's events, or log_every edited"
+
+
+def _steps_problem(file: EventFile, sitting: Sitting, after: Sitting | None, alone: bool) -> str | None:
     steps, start = file.steps, sitting.from_iteration
     every = sitting.every if sitting.every is not None else (steps[0] - start if steps else None)
     if not (_int(every) and every > 0):
@@ -171,12 +200,15 @@ def _steps_problem(file: EventFile, sitting: Sitting, after: Sitting | None) -> 
     if steps != expected:
         if sitting.every is None:
             return (f"log {LOGGED_EVERY_INTERVAL} at {_shown(steps)}: not every multiple of one interval "
-                    f"(the trainer logs at each multiple of log_every)")
+                    f"(the trainer logs at each multiple of log_every; {_difference(steps, expected)})"
+                    f"{_why(steps, expected, alone)}")
         if after or start:
             return (f"log {LOGGED_EVERY_INTERVAL} at {_shown(steps)}, but a sitting from iteration {start} with "
-                    f"log_every {every} ({sitting.source}) logs at {_shown(expected)}")
+                    f"log_every {every} ({sitting.source}) logs at {_shown(expected)}: "
+                    f"{_difference(steps, expected)}")
         return (f"log {LOGGED_EVERY_INTERVAL} {_seen_interval(steps)} (at {_shown(steps)}), but the run's "
-                f"log_every is {every} ({sitting.source})")
+                f"log_every is {every} ({sitting.source}): {_difference(steps, expected)}"
+                f"{_why(steps, expected, alone)}")
     reach = (after.from_iteration // every) * every if after else 0
     if reach > start and (not steps or steps[-1] < reach):
         return (f"end at iteration {steps[-1] if steps else start}, but the next sitting resumed from iteration "
@@ -195,12 +227,11 @@ def _rank_problems(name: str, rank: int, files: list[EventFile], sittings: list[
         which = f"tb/rank{rank}"
         if len(sittings) > 1:
             which += f"/{file.path.name} (sitting {k + 1} of {len(sittings)}, from iteration {sitting.from_iteration})"
-        timing, steps = _time_problem(file, sitting, after), _steps_problem(file, sitting, after)
-        if steps and len(sittings) == 1:
-            steps += ": another run's events, or log_every edited"
+        timing, steps = _time_problem(file, sitting, after), _steps_problem(file, sitting, after, len(sittings) == 1)
         # a file created outside its sitting is named already; its scalars would repeat it
         scalars = None if timing else _scalar_time_problem(file, sitting, after, end)
         problems += [f"{name}: {which} events {p}" for p in (timing, steps, scalars) if p]
+        problems += [f"{name}: {which} {p}" for p in file.tag_problems]
     return problems
 
 

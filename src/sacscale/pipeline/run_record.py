@@ -25,9 +25,10 @@ moved: one beside RUN_DIR and one beside WORK_DIR (`.NAME.lock`, `..NAME.partial
 sacscale.locks.lock_beside), removed at the end; they are not the trainer's own lock of its
 run folder (`..NAME.partial.trainer-lock`), which a plain `train` there holds and which
 refuses this run naming that trainer (as does one at RUN_DIR's name, which would otherwise
-be set aside mid-run; one made there while this run trains leaves the completed run in
-WORK_DIR, named, exit status 1). A second record-run given either folder
-while the first runs is refused at once in one line naming the first's pid, exit status
+be set aside mid-run). A plain train looks at this run's locks in turn and is refused, but
+in the work folder this run names to its command; a RUN_DIR another command makes while
+this run trains leaves the completed run in WORK_DIR, named, exit status 1. A second
+record-run given either folder while the first runs is refused at once in one line naming the first's pid, exit status
 2, and touches nothing; a lock file a killed run left is held by no one: the next takes it.
 --env is judged as planning judges a run configuration's env (run_config.check_run_env).
 Before the locks the folders are checked (sacscale.pipeline.run_folders) and, under them,
@@ -53,8 +54,9 @@ from pathlib import Path
 import sacscale
 from sacscale.analysis.events import EventFileError
 from sacscale.atomic import write_json
-from sacscale.locks import TRAINER_LOCK, HeldBeside, UntrustedLock, holder_beside, lock_beside, lock_file_beside
-from sacscale.pipeline.completed_run import compress_rank_events, move_learning_state, stamp
+from sacscale.locks import (RECORDED_IN_VARIABLE, TRAINER_LOCK, HeldBeside, UntrustedLock, holder_beside, lock_beside,
+                             lock_file_beside)
+from sacscale.pipeline.completed_run import compress_rank_events, move_learning_state, not_in_place, stamp
 from sacscale.pipeline.environment import host_info, project_state
 from sacscale.pipeline.machine_lock import LockError, LockSettingError, training_machine
 from sacscale.pipeline.run_folders import folders_problem, make_attic, make_state_dir
@@ -155,7 +157,8 @@ class Supervisor:
         threading.Thread(target=self._stop, args=(f"received {self.interrupted}",), daemon=True).start()
 
     def run(self) -> int:
-        child_env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1"}
+        child_env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1",
+                     RECORDED_IN_VARIABLE: os.path.realpath(self.log_path.parent)}
         try:
             log = open(self.log_path, "wb", buffering=0)  # unbuffered: no late flush can fail at close
         except OSError as exc:
@@ -362,19 +365,6 @@ def _another_trainer_in(work: Path) -> str | None:
         return f"a lock file of another user's ({exc})"
 
 
-def _not_in_place(name: str, work: Path, run_dir: Path, exc: OSError) -> str:
-    """Why a completed run stays in its work folder: most often another command (a plain
-    `sacscale train --log-dir RUN_DIR`) made the run folder while this one trained."""
-    left = (f"the completed run is left in {work} (its run.json says completed); nothing was marked done: "
-            f"move it to {run_dir} yourself once that folder is dealt with")
-    if not os.path.lexists(run_dir):
-        return f"run {name} completed, but cannot be moved to {run_dir} ({exc.strerror or exc}); {left}"
-    holder = _another_trainer_in(run_dir)
-    by = f"a sacscale train outside this record-run, {holder} holding its trainer lock" if holder else \
-        "another command, a sacscale train given it as --log-dir perhaps"
-    return f"run {name} completed, but {run_dir} was made meanwhile by {by}; not replaced: {left}"
-
-
 def _refuse(message: str) -> int:
     print(f"sacscale record-run: {message}", file=sys.stderr)
     return 2
@@ -490,7 +480,7 @@ def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], reso
         try:
             os.replace(work, run_dir)
         except OSError as exc:
-            _say(_not_in_place(resolved.get("run", run_dir.name), work, run_dir, exc))
+            _say(not_in_place(resolved.get("run", run_dir.name), work, run_dir, exc))
             # 1, not 2 (a usage error's): the input was right and the run completed; only its
             # move into place failed, so the rule wanting the run folder fails as for a failed run
             return 1, "not in place", work, None

@@ -287,6 +287,9 @@ _BESIDE = "use a folder on a local disk"
 LOCK = ".lock"
 # a trainer's lock of its run folder: no `.<name>.lock` of any folder ends so
 TRAINER_LOCK = ".trainer-lock"
+# set by record-run for the command it starts: the work folder (real path) whose lock it
+# holds, so that its own trainer there is not refused by it as another's would be
+RECORDED_IN_VARIABLE = "SACSCALE_RECORD_RUN_WORK_DIR"
 
 
 def lock_file_beside(folder: Path, ending: str = LOCK) -> Path:

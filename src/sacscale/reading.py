@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import re
 import stat
@@ -172,6 +173,20 @@ def _no_constant(name: str):
     raise RecordJSONError(f"holds {name}, which JSON does not define (the project writes none)")
 
 
+def _first_infinite(value) -> str | None:
+    """Where in `value` (`key.key[index]`) an infinite number is, or None. Not recursive: the
+    parser took nesting to Python's recursion limit."""
+    todo = [("", value)]
+    while todo:
+        where, item = todo.pop()
+        if isinstance(item, float) and math.isinf(item):
+            return where or "the value"
+        inner = item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else ()
+        todo += reversed([(f"{where}[{k}]" if isinstance(k, int) else f"{where}.{k}" if where else str(k), v)
+                          for k, v in inner])
+    return None
+
+
 def loads_record(text: str | bytes, finite: bool = False):
     """json.loads for the project's records: a key given twice, an integer too long to read,
     a lone surrogate or nesting past Python's recursion limit is refused with a
@@ -182,6 +197,9 @@ def loads_record(text: str | bytes, finite: bool = False):
         value = json.loads(text, object_pairs_hook=_unique, parse_int=_bounded_int, **constants)
     except RecursionError:  # raised bare, it reached the command's last resort, which knows no file
         raise NestedTooDeep("JSON nested too deep") from None
+    if finite and (where := _first_infinite(value)) is not None:  # 1e400: read as infinity, written as null
+        raise RecordJSONError(f"{where}: a number too large for a float (JSON readers take it as infinity, "
+                              "and it would be recorded as null)")
     if _SURROGATE_ESCAPE.search(text if isinstance(text, str) else text.decode("utf-8", "replace")):
         refuse_lone_surrogates(value)
     return value

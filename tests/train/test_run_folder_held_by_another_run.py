@@ -29,7 +29,7 @@ import pytest
 
 from cli_runs import one_line, sacscale
 from paused_runs import PAUSED, finished, started_paused
-from sacscale.locks import lock_beside
+from sacscale.locks import RECORDED_IN_VARIABLE, lock_beside
 
 SMALL = '{"learning_starts": 16, "actor_hidden": [16], "critic_hidden": [16], "num_atoms": 11}'
 ARGS = ["--devices", "cpu", "--num-envs", "4", "--batch-size", "16", "--log-every", "1", "--replay-per-env", "16",
@@ -79,8 +79,12 @@ def test_a_new_run_into_a_folder_being_resumed_is_refused(tmp_path):
     assert finished(tmp_path, first).returncode == 0
 
 
-HOLD_AND_RUN = ("import subprocess, sys; from pathlib import Path; from sacscale.locks import lock_beside\n"
-                "with lock_beside(Path(sys.argv[1])):\n    sys.exit(subprocess.run(sys.argv[2:]).returncode)")
+# as record-run holds the work folder's lock and names that folder to the command it starts
+HOLD_AND_RUN = ("import os, subprocess, sys; from pathlib import Path\n"
+                "from sacscale.locks import RECORDED_IN_VARIABLE, lock_beside\n"
+                "with lock_beside(Path(sys.argv[1])):\n"
+                "    env = dict(os.environ, **{RECORDED_IN_VARIABLE: os.path.realpath(sys.argv[1])})\n"
+                "    sys.exit(subprocess.run(sys.argv[2:], env=env).returncode)")
 
 
 def test_record_runs_lock_of_the_folder_is_not_the_trainers(tmp_path):
@@ -91,10 +95,11 @@ def test_record_runs_lock_of_the_folder_is_not_the_trainers(tmp_path):
     assert (run / "train_meta.json").is_file() and not (tmp_path / ".run.trainer-lock").exists()
 
 
-def test_a_second_trainer_under_the_holder_of_record_runs_lock_is_refused(tmp_path):
+def test_a_second_trainer_under_the_holder_of_record_runs_lock_is_refused(tmp_path, monkeypatch):
     """Both trainers descend from the process holding `.run.lock` (as two trainers a command
     wrapped by record-run starts): the second is refused, as any other second trainer."""
     run, lock = tmp_path / "run", tmp_path / ".run.trainer-lock"
+    monkeypatch.setenv(RECORDED_IN_VARIABLE, os.path.realpath(run))  # as record-run names its work folder
     with lock_beside(run):
         first = started_paused(tmp_path, MID_TRAINING, "train", *ARGS, "--iterations", "2", "--checkpoint-every",
                                "1", "--log-dir", run)

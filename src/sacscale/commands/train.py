@@ -12,7 +12,18 @@ from dataclasses import fields
 from pathlib import Path
 
 from sacscale import checks
-from sacscale.locks import TRAINER_LOCK, HeldBeside, LockError, LockSettingError, UntrustedLock, lock_beside, lock_dir
+from sacscale.locks import (
+    RECORDED_IN_VARIABLE,
+    TRAINER_LOCK,
+    HeldBeside,
+    LockError,
+    LockSettingError,
+    UntrustedLock,
+    holder_beside,
+    lock_beside,
+    lock_dir,
+    lock_file_beside,
+)
 from sacscale.parallel.launch import Interrupted
 from sacscale.parallel.pools import PoolError, resolve_learner_cpus, resolve_pools
 from sacscale.train.config import TrainConfig, TrainingError, compiles_losses, sac_config
@@ -81,7 +92,9 @@ def holding_run_folder(cfg: TrainConfig) -> Iterator[None]:
     train_meta.json, one checkpoints/ and one tb/rank0/. Under a launcher only rank 0 holds
     it (the other ranks share its folder). It is not record-run's lock of the folder
     (`.<name>.lock`): the trainer record-run starts takes its own freely, and any second
-    trainer of the folder, under that record-run or not, is refused by the kernel's lock.
+    trainer of the folder, under that record-run or not, is refused by the kernel's lock;
+    a folder whose record-run lock is held is refused, but for the work folder record-run
+    names to the trainer it starts (_refuse_a_record_run_there).
     No pid a lock file names decides anything: it may be another PID namespace's."""
     flag, given = ("--resume", cfg.resume) if cfg.resume else ("--log-dir", cfg.log_dir)
     folder = Path(os.path.realpath(given))
@@ -110,7 +123,26 @@ def holding_run_folder(cfg: TrainConfig) -> Iterator[None]:
         except LockError as exc:  # the file system refused the lock file: exit 1, as for the folder itself
             raise RunFolderUnmade(f"{flag} {given}: cannot hold the run folder for this sitting{_disk_full(exc)} "
                                   f"({exc}); nothing was started") from None
+        _refuse_a_record_run_there(flag, given, folder)
         yield
+
+
+def _refuse_a_record_run_there(flag: str, given, folder: Path) -> None:
+    """A record-run holds its lock (`.<name>.lock`) beside its run folder and its work folder:
+    a train there would be set aside as a stale attempt, or would take the run folder's name
+    from the run it records. Looked at under this trainer's own lock, which record-run looks
+    at under its own: of two starting together, one sees the other. Not the record-run that
+    started this train, in the work folder it names."""
+    if os.environ.get(RECORDED_IN_VARIABLE) == str(folder):
+        return
+    try:
+        holder = holder_beside(folder)
+    except UntrustedLock as exc:
+        raise RunFolderHeld(f"{flag} {given}: cannot hold the run folder for this sitting ({exc}); "
+                            "nothing was started") from None
+    if holder is not None:
+        raise RunFolderHeld(f"{flag} {given}: a sacscale record-run is recording a run in this folder ({holder} "
+                            f"holds {lock_file_beside(folder)}); nothing was started: {_WAY_OUT[flag]}")
 
 
 def _disk_full(exc: BaseException) -> str:

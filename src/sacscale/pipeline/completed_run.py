@@ -1,5 +1,6 @@
 """What a completed run's folder gives up before it is renamed into place: the learning
-state only a resume needs, set aside, and the ranks' event files, stored compressed."""
+state only a resume needs, set aside, and the ranks' event files, stored compressed; and
+why, where the rename fails, it stays where it is."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 from sacscale.analysis.events import compress_event_files
 from sacscale.hashes import sha256_file
+from sacscale.locks import TRAINER_LOCK, UntrustedLock, holder_beside
 from sacscale.pipeline.run_folder_names import stamp
 
 
@@ -48,3 +50,19 @@ def compress_rank_events(work: Path) -> list[str]:
     for rank_dir in sorted(p for p in (work / "tb").glob("rank*") if p.is_dir()):
         stored += [f.relative_to(work).as_posix() for f in compress_event_files(rank_dir)]
     return stored
+
+
+def not_in_place(name: str, work: Path, run_dir: Path, exc: OSError) -> str:
+    """Why a completed run stays in its work folder: most often another command (a plain
+    `sacscale train --log-dir RUN_DIR`) made the run folder while this one trained."""
+    left = (f"the completed run is left in {work} (its run.json says completed); nothing was marked done: "
+            f"move it to {run_dir} yourself once that folder is dealt with")
+    if not os.path.lexists(run_dir):
+        return f"run {name} completed, but cannot be moved to {run_dir} ({exc.strerror or exc}); {left}"
+    try:
+        holder = holder_beside(Path(os.path.realpath(run_dir)), TRAINER_LOCK)
+    except UntrustedLock:
+        holder = "a process behind another user's lock file"
+    by = f"a sacscale train outside this record-run, {holder} holding its trainer lock" if holder else \
+        "another command, a sacscale train given it as --log-dir perhaps"
+    return f"run {name} completed, but {run_dir} was made meanwhile by {by}; not replaced: {left}"

@@ -287,10 +287,17 @@ def _check_sizes(merged: dict, where, starts: tuple[str, ...]) -> None:
         if not (value.isascii() and value.isdigit() and 0 < int(value) <= MAX_CPU_ID + 1):
             raise PlanError(f"{where('env')}: {name} must be a whole number of threads in [1, {MAX_CPU_ID + 1}], "
                             f"got {shown(value)}")
+    check_run_env(merged["env"], where("env"), starts)
+
+
+def check_run_env(env: dict, where: str, starts: tuple[str, ...] = (), command: str = "sacscale") -> None:
+    """PlanError naming `where` for a run environment that would put another user's code into
+    the run (LD_PRELOAD, a folder on PYTHONPATH others may write, ...) or stop its `command`
+    from starting; the run configurations' env here, record-run's --env as given by hand."""
     # every path a value names is judged before an interpreter is started with them
-    check_code_paths(merged["env"], where("env"), starts)
-    check_temporary_folders(merged["env"], where("env"))
-    check_interpreter_env(merged["env"], where("env"))
+    check_code_paths(env, where, starts)
+    check_temporary_folders(env, where)
+    check_interpreter_env(env, where, command)
 
 
 def _check_reference_run(merged: dict, kind: str, where) -> None:

@@ -24,9 +24,13 @@ attic, so the run holds locks of its own for its whole length, taken before anyt
 moved: one beside RUN_DIR and one beside WORK_DIR (`.NAME.lock`, `..NAME.partial.lock`;
 sacscale.locks.lock_beside), removed at the end; they are not the trainer's own lock of its
 run folder (`..NAME.partial.trainer-lock`), which a plain `train` there holds and which
-refuses this run naming that trainer. A second record-run given either folder
-while the first runs is refused at once in one line naming the first's pid, exit status
+refuses this run naming that trainer (as does one at RUN_DIR's name, which would otherwise
+be set aside mid-run). A plain train looks at this run's locks in turn and is refused, but
+in the work folder this run names to its command; a RUN_DIR another command makes while
+this run trains leaves the completed run in WORK_DIR, named, exit status 1. A second
+record-run given either folder while the first runs is refused at once in one line naming the first's pid, exit status
 2, and touches nothing; a lock file a killed run left is held by no one: the next takes it.
+--env is judged as planning judges a run configuration's env (run_config.check_run_env).
 Before the locks the folders are checked (sacscale.pipeline.run_folders) and, under them,
 the attic is made: an attic that cannot take an attempt is refused before the run.
 """
@@ -50,12 +54,15 @@ from pathlib import Path
 import sacscale
 from sacscale.analysis.events import EventFileError
 from sacscale.atomic import write_json
-from sacscale.locks import TRAINER_LOCK, HeldBeside, UntrustedLock, holder_beside, lock_beside, lock_file_beside
-from sacscale.pipeline.completed_run import compress_rank_events, move_learning_state
+from sacscale.locks import (RECORDED_IN_VARIABLE, TRAINER_LOCK, HeldBeside, UntrustedLock, holder_beside, lock_beside,
+                             lock_file_beside)
+from sacscale.pipeline.completed_run import compress_rank_events, move_learning_state, not_in_place
 from sacscale.pipeline.environment import host_info, project_state
 from sacscale.pipeline.machine_lock import LockError, LockSettingError, training_machine
 from sacscale.pipeline.run_folder_names import WORK_SUFFIX, stamp
 from sacscale.pipeline.run_folders import folders_problem, make_attic, make_state_dir
+from sacscale.pipeline.plan_values import PlanError
+from sacscale.pipeline.run_config import check_run_env
 from sacscale.pipeline.run_output import ProgressEcho
 from sacscale.processes import GroupChild, start_group
 from sacscale.reading import NestedTooDeep, RecordJSONError, loads_record
@@ -148,7 +155,8 @@ class Supervisor:
         threading.Thread(target=self._stop, args=(f"received {self.interrupted}",), daemon=True).start()
 
     def run(self) -> int:
-        child_env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1"}
+        child_env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1",
+                     RECORDED_IN_VARIABLE: os.path.realpath(self.log_path.parent)}
         try:
             log = open(self.log_path, "wb", buffering=0)  # unbuffered: no late flush can fail at close
         except OSError as exc:
@@ -244,6 +252,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
     env, problem = _env_pairs(args.env)
     if problem:
         return usage_error(problem)
+    try:  # by hand as by the pipeline: planning judges a run configuration's env so
+        check_run_env(env, "--env", command=cmd[0])
+    except PlanError as exc:
+        return usage_error(str(exc))
     if args.progress_every < 0:
         return usage_error(f"--progress-every {args.progress_every}: a number of iterations, at least 0")
     if not 0 < args.progress_every_s < float("inf"):  # NaN too: a progress line never, or at every chunk
@@ -323,17 +335,21 @@ def _hold_locks(held: contextlib.ExitStack, args: argparse.Namespace, name: str,
 
 
 def _refuse_a_trainer_there(args: argparse.Namespace) -> int | None:
-    """A `sacscale train` of its own (not under a record-run) training in the work folder holds
-    that folder's trainer lock, not record-run's: its live folder is no attempt to set aside."""
-    try:
-        holder = holder_beside(Path(os.path.realpath(args.work_dir)), TRAINER_LOCK)
-    except UntrustedLock as exc:
-        return _refuse(f"the run {args.run_dir} not started: {exc}")
-    if holder is None:
-        return None
-    return _refuse(f"the run {args.run_dir}: a sacscale train is training in its work folder {args.work_dir} "
-                   f"({holder} holds {lock_file_beside(Path(os.path.realpath(args.work_dir)), TRAINER_LOCK)}); "
-                   "not a stale attempt to set aside: wait for it to end (nothing was moved or started)")
+    """A `sacscale train` of its own (not under a record-run) training in the work folder or at
+    the run folder's name holds that folder's trainer lock, not record-run's: its live folder is
+    no attempt to set aside, nor an earlier run to supersede (its trainer would die mid-run)."""
+    for folder, which, what in ((args.work_dir, "work folder", "a stale attempt"),
+                                (args.run_dir, "run folder", "an earlier run")):
+        real = Path(os.path.realpath(folder))
+        try:
+            holder = holder_beside(real, TRAINER_LOCK)
+        except UntrustedLock as exc:
+            return _refuse(f"the run {args.run_dir} not started: {exc}")
+        if holder is not None:
+            return _refuse(f"the run {args.run_dir}: a sacscale train is training in its {which} {folder} "
+                           f"({holder} holds {lock_file_beside(real, TRAINER_LOCK)}); not {what} to set aside: "
+                           "wait for it to end (nothing was moved or started)")
+    return None
 
 
 def _another_trainer_in(work: Path) -> str | None:
@@ -359,7 +375,7 @@ def _run_once(args: argparse.Namespace, cmd: list[str], env: dict[str, str], res
     code, status, kept, cause = _attempt(args, cmd, env, resolved)
     if status == "completed":
         return 0
-    if status == "not started":
+    if status in ("not started", "not in place"):
         return code
     where = f"Its log and run.json are kept in {kept}" if kept else \
         "Its log and run.json were removed: the attic could not take them"
@@ -459,7 +475,13 @@ def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], reso
         cause = cause or f"its run.json could not be written ({exc.strerror or exc})"
         _say(f"cannot write {work / 'run.json'}: {exc.strerror or exc}")
     if status == "completed":
-        os.replace(work, run_dir)
+        try:
+            os.replace(work, run_dir)
+        except OSError as exc:
+            _say(not_in_place(resolved.get("run", run_dir.name), work, run_dir, exc))
+            # 1, not 2 (a usage error's): the input was right and the run completed; only its
+            # move into place failed, so the rule wanting the run folder fails as for a failed run
+            return 1, "not in place", work, None
         _say(f"{run_dir} completed in {t1 - t0:.1f} s")
         return 0, status, run_dir, None
     return code, status, _set_aside_or_remove(work, args.attic, status), cause

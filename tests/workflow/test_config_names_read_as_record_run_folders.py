@@ -15,6 +15,9 @@ from sacscale.locks import LOCK, TRAINER_LOCK
 from sacscale.pipeline.run_folder_names import SET_ASIDE_AS, WORK_SUFFIX, record_run_form, stamp
 from sacscale.pipeline.runplan import Host, PlanError, resolve
 
+# a fixed stamp in stamp()'s form: test ids must be the same in every pytest-xdist worker
+STAMP = "20260101T000000.000000Z"
+
 PRESETS = yaml.safe_load((Path(__file__).resolve().parents[2] / "workflow" / "presets.yaml").read_text())
 CPU_BOX = Host(cuda_devices=0, cpus=frozenset(range(2)))
 STAMPED = "n1_cpu.failed-20260101T000000.000000Z"
@@ -44,10 +47,11 @@ def test_a_configuration_named_as_a_work_folder_is_refused():
         "(.<run>.partial); a run named so would pass for one of them: rename the configuration")
 
 
-@pytest.mark.parametrize("name", [f"n1.{why}-{stamp()}" for why in SET_ASIDE_AS]
+@pytest.mark.parametrize("name", [f"n1.{why}-{STAMP}" for why in SET_ASIDE_AS]
                          + [f"n1{WORK_SUFFIX}", f"n1{LOCK}", f"n1{TRAINER_LOCK}", f"n1{WORK_SUFFIX}.x",
-                            f"n1.superseded-{stamp()}_x"])
+                            f"n1.superseded-{STAMP}_x"])
 def test_every_form_record_run_names_its_folders_with_is_refused(name):
+    assert len(STAMP) == len(stamp())
     assert record_run_form(name) is not None
     with pytest.raises(PlanError, match=rf"\Arun_configs\.{name}: '[^']+' is record-run's own suffix for "):
         plan(name)

@@ -175,28 +175,7 @@ def check_events(root: Path, runs: list[str], out: Findings, order: list | None 
     for name in runs:
         run_dir = root / "runs" / name
         files = run_event_files(run_dir)
-        run = _load(run_dir / "run.json")
-        if run is None:
-            out.absent(f"{name}: run.json: not recorded by this older set, so its events are not bound to a "
-                       f"run record")
-            run = {}
-        else:
-            check_run_identity(name, run, out)
-        window = _window(run)
-        if run and window is None:
-            out.absent(f"{name}: run.json start_time/end_time: not recorded by this older set, so its events "
-                       f"are not bound to its wall-clock window")
-        host = (run.get("host") or {}).get("name") if isinstance(run.get("host"), dict) else None
-        if run and host is None:
-            out.absent(f"{name}: run.json host: not recorded by this older set, so its events are not bound "
-                       f"to its host")
-        meta = _load(run_dir / "train_meta.json")
-        if window is not None and meta is not None:
-            check_trainer_window(name, window, meta, out)
-            windows[name] = window
-        elif window is not None:
-            out.absent(f"{name}: train_meta.json: not recorded by this older set, so the trainer's window is not "
-                       f"bound to the run's")
+        window, host = _run_window_and_host(name, run_dir, out, windows)
         processes = set()
         for path in files:
             rel = path.relative_to(root).as_posix()
@@ -217,6 +196,34 @@ def check_events(root: Path, runs: list[str], out: Findings, order: list | None 
     check_windows_apart(windows, out)
     if isinstance(order, list):
         check_windows_in_order(windows, order, out)
+
+
+def _run_window_and_host(name: str, run_dir: Path, out: Findings,
+                         windows: dict[str, tuple[float, float]]) -> tuple[tuple[float, float] | None, str | None]:
+    """The run's wall-clock window and host from its run.json, bound to its identity and to
+    the trainer's own window (then kept in `windows`); what an older set does not record is noted."""
+    run = _load(run_dir / "run.json")
+    if run is None:
+        out.absent(f"{name}: run.json: not recorded by this older set, so its events are not bound to a "
+                   f"run record")
+        return None, None
+    check_run_identity(name, run, out)
+    window = _window(run)
+    if window is None:
+        out.absent(f"{name}: run.json start_time/end_time: not recorded by this older set, so its events "
+                   f"are not bound to its wall-clock window")
+    host = (run.get("host") or {}).get("name") if isinstance(run.get("host"), dict) else None
+    if host is None:
+        out.absent(f"{name}: run.json host: not recorded by this older set, so its events are not bound "
+                   f"to its host")
+    meta = _load(run_dir / "train_meta.json")
+    if window is not None and meta is not None:
+        check_trainer_window(name, window, meta, out)
+        windows[name] = window
+    elif window is not None:
+        out.absent(f"{name}: train_meta.json: not recorded by this older set, so the trainer's window is not "
+                   f"bound to the run's")
+    return window, host
 
 
 def check_windows_in_order(windows: dict[str, tuple[float, float]], order: list, out: Findings) -> None:

@@ -62,10 +62,10 @@ from sacscale.pipeline.machine_lock import LockError, LockSettingError, training
 from sacscale.pipeline.run_folder_names import WORK_SUFFIX, stamp
 from sacscale.pipeline.run_folders import folders_problem, make_attic, make_state_dir
 from sacscale.pipeline.plan_values import PlanError
+from sacscale.pipeline.record_run_values import env_pairs, resolved_json
 from sacscale.pipeline.run_config import check_run_env
 from sacscale.pipeline.run_output import ProgressEcho
 from sacscale.processes import GroupChild, start_group
-from sacscale.reading import NestedTooDeep, RecordJSONError, loads_record
 from sacscale.trainers.unilab import rank0_event_files
 from sacscale.usage import UsageParser
 
@@ -249,7 +249,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
         return usage_error("no command given after --")
     if not (0 < args.timeout < float("inf")):  # NaN too: a watch that could never fire
         return usage_error(f"--timeout {args.timeout}: must be a positive, finite number of seconds")
-    env, problem = _env_pairs(args.env)
+    env, problem = env_pairs(args.env)
     if problem:
         return usage_error(problem)
     try:  # by hand as by the pipeline: planning judges a run configuration's env so
@@ -260,35 +260,15 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
         return usage_error(f"--progress-every {args.progress_every}: a number of iterations, at least 0")
     if not 0 < args.progress_every_s < float("inf"):  # NaN too: a progress line never, or at every chunk
         return usage_error(f"--progress-every-s {args.progress_every_s}: must be a positive, finite number of seconds")
-    try:  # read as records are: a key given twice, NaN or a lone surrogate went into run.json
-        resolved = loads_record(args.resolved_json, finite=True)
-    except NestedTooDeep:
-        return usage_error("--resolved-json: JSON nested too deep")
-    except RecordJSONError as exc:
-        return usage_error(f"--resolved-json: {exc.msg}")
-    except ValueError as exc:
-        return usage_error(f"--resolved-json: not JSON ({exc})")
-    if not isinstance(resolved, dict):
-        return usage_error("--resolved-json: not a JSON object")
+    resolved, problem = resolved_json(args.resolved_json)
+    if problem:
+        return usage_error(problem)
     name = str(resolved.get("run", args.run_dir.name))
     with contextlib.ExitStack() as held:
         refused = _prepare(held, args, name, resolved.get("run_set"))
         if refused is not None:
             return refused
         return _run_once(args, cmd, env, resolved, name)
-
-
-def _env_pairs(items: list[str]) -> tuple[dict[str, str], str | None]:
-    """--env KEY=VALUE items as a mapping, or the problem of the first that is not one."""
-    env: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            return env, f"--env {item!r}: expected KEY=VALUE"
-        if key in env:  # the later value replaced the earlier one without a word
-            return env, f"--env {item!r}: {key} is given twice"
-        env[key] = value
-    return env, None
 
 
 def _prepare(held: contextlib.ExitStack, args: argparse.Namespace, name: str, run_set: str | None) -> int | None:
@@ -398,6 +378,26 @@ def run_status(timed_out: bool, interrupted_by, exit_status, log_error, wrote_ev
     return "completed" if wrote_events else "failed"
 
 
+def _made_ready(work: Path, args: argparse.Namespace, record: dict) -> str | None:
+    """A completed run's event files compressed and its learning state set aside, before its
+    rename; where either fails, the record says failed and the cause is returned."""
+    try:
+        record["events_compressed"] = compress_rank_events(work)
+    except (OSError, EventFileError) as exc:
+        record["status"] = "failed"
+        _say(f"cannot compress the event files of {work}: {exc}")
+        return f"its event files could not be compressed ({exc})"
+    if args.state_dir is None:
+        return None
+    try:
+        record["learning_state"] = move_learning_state(work, args.state_dir / args.run_dir.name)
+    except (OSError, ValueError) as exc:
+        record["status"] = "failed"
+        _say(f"cannot set the learning state of {work} aside: {exc}")
+        return f"its learning state could not be set aside ({exc})"
+    return None
+
+
 def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], resolved: dict):
     """Run the command once into the work directory; rename it to the run directory when
     complete, else set it aside. Returns (exit status, status, where the attempt was kept,
@@ -450,20 +450,8 @@ def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], reso
     }
     if supervisor.log_error:
         record["error"] = supervisor.log_error
-    if status == "completed":
-        try:
-            record["events_compressed"] = compress_rank_events(work)
-        except (OSError, EventFileError) as exc:
-            status = record["status"] = "failed"
-            cause = f"its event files could not be compressed ({exc})"
-            _say(f"cannot compress the event files of {work}: {exc}")
-    if status == "completed" and args.state_dir is not None:
-        try:
-            record["learning_state"] = move_learning_state(work, args.state_dir / run_dir.name)
-        except (OSError, ValueError) as exc:
-            status = record["status"] = "failed"
-            cause = f"its learning state could not be set aside ({exc})"
-            _say(f"cannot set the learning state of {work} aside: {exc}")
+    if status == "completed" and (failure := _made_ready(work, args, record)):
+        status, cause = record["status"], failure
     if status != "completed" and (holder := _another_trainer_in(work)):
         _say(f"{work}: a sacscale train outside this record-run took it meanwhile ({holder}); left to it as "
              "it is: no run.json written there, nothing moved")

@@ -56,3 +56,21 @@ def test_a_folder_with_nothing_of_a_set_is_refused_before_its_tree_is_walked(tmp
         f"sacscale verify: error: {tmp_path / 'home'} is not a run set (it holds no MANIFEST.sha256, plan.json "
         "or runs/); a set is a folder such as results/<set>")
     assert walked == []
+
+
+def test_a_manifest_given_does_not_make_any_folder_a_set(tmp_path, capsys, monkeypatch):
+    root = copy_committed_set(tmp_path, SET)
+    monkeypatch.chdir(root.parent.parent)
+    manifest = f"results/{SET}/MANIFEST.sha256"
+    assert main(["verify", "results", "--manifest", manifest]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"sacscale verify: error: results is not a run set but holds 1 run sets; verify one at a time, e.g.: "
+        f"sacscale verify results/{SET}")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("not evidence\n")
+    listed = len((root / "MANIFEST.sha256").read_text().splitlines())
+    assert main(["verify", str(tmp_path / "other"), "--manifest", manifest]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"sacscale verify: error: {tmp_path / 'other'} holds none of the {listed} files {manifest} lists: not the "
+        "set it hashes; verify that set, or give this one's manifest")
+    assert main(["verify", f"results/{SET}", "--manifest", manifest]) == 0

@@ -194,7 +194,8 @@ def train_reference(args):
     t0 = time.time()
     for it in range(1, iterations + 1):
         step, wall = it * envs * ranks, t0 + 0.2 * it
-        writer.add_scalar("Perf/total_fps", measured(5.0 * envs * ranks, config["seed"], log_dir.name, it), step, walltime=wall)
+        fps = measured(5.0 * envs * ranks, config["seed"], log_dir.name, it)
+        writer.add_scalar("Perf/total_fps", fps, step, walltime=wall)
         writer.add_scalar("Train/mean_episode_length", min(1000.0, 40.0 * it), step, walltime=wall)
         writer.add_scalar("Train/mean_reward", 0.05 * it, step, walltime=wall)
         # its backend step, 50 of the 200 ms per iteration (25%); its reward rates (before x ctrl_dt)

@@ -212,7 +212,7 @@ def _as_given(given: str | Path, path: Path) -> str:
     return str(path) if Path(given).is_absolute() else os.path.relpath(path)
 
 
-def refuse_not_a_set(given: str | Path, root: Path) -> None:
+def refuse_not_a_set(given: str | Path, root: Path, manifest: Path | None = None) -> None:
     """A folder with neither a manifest nor a plan is not a run set: a set's report folder, a
     folder inside a set or its report, and a folder of sets are named as what they are, with
     a set to verify instead (building a manifest there, the cure for a set without one,
@@ -229,9 +229,23 @@ def refuse_not_a_set(given: str | Path, root: Path) -> None:
             raise ManifestError(f"{given} is a folder inside the run set {_as_given(given, above)}; verify the set: "
                                 f"sacscale verify {_as_given(given, above)}")
     _refuse_a_folder_of_sets(given, root)
-    if not os.path.isdir(root / "runs"):  # nor a set being made: nothing there would be checked
+    if manifest is not None:
+        _refuse_a_manifest_of_nothing_here(given, root, manifest)
+    elif not os.path.isdir(root / "runs"):  # nor a set being made: nothing there would be checked
         raise ManifestError(f"{given} is not a run set (it holds no {MANIFEST_NAME}, plan.json or runs/); "
                             "a set is a folder such as results/<set>")
+
+
+def _refuse_a_manifest_of_nothing_here(given: str | Path, root: Path, manifest: Path) -> None:
+    """A manifest given for a folder that holds none of the files it lists hashes another
+    folder: named at once, not checked file by file (a walk of /usr, a thousand lines)."""
+    try:
+        listed = parse_manifest(manifest)
+    except ManifestError:
+        return  # named as what it is by the manifest check
+    if listed and not any(os.path.lexists(root / rel) for rel in listed):
+        raise ManifestError(f"{given} holds none of the {len(listed)} files {manifest} lists: not the set it "
+                            "hashes; verify that set, or give this one's manifest")
 
 
 def _refuse_a_folder_of_sets(given: str | Path, root: Path) -> None:
@@ -366,8 +380,7 @@ def _unexpected(exc: Exception) -> str:
 def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool = True,
            report_pending: bool = False, redraw_figures: bool = False) -> Verification:
     given, root = root, canonical_root(root)
-    if manifest is None:
-        refuse_not_a_set(given, root)
+    refuse_not_a_set(given, root, Path(manifest) if manifest else None)
     manifest = Path(manifest) if manifest else root / MANIFEST_NAME
     result = Verification(root=str(root))
     check_tree(root, result)

@@ -138,9 +138,9 @@ def move_into_place(tmp: Path, path: Path) -> None:
 
 
 @contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
-    """A temporary path to write; on leaving the block it replaces `path`, or on an error it
-    is removed and `path` is left as it was."""
+def staged_path(path: str | Path) -> Iterator[Path]:
+    """A temporary path for `path`, of outputs that appear together: the caller moves each into
+    place (move_into_place) once all are written; one not moved is removed on leaving."""
     path = Path(path)
     refuse_special(path)
     refuse_foreign_links(path)
@@ -148,14 +148,23 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     tmp = temporary_path(path)
     try:
         yield tmp
-        move_into_place(tmp, path)
-    except OSError as exc:
-        if exc.filename:
-            raise
-        raise OSError(exc.errno, exc.strerror, str(path)) from None  # a write's error names no file
     finally:
         _CLAIMED.pop(str(tmp), None)
         tmp.unlink(missing_ok=True)  # a link put there is removed, not followed
+
+
+@contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """A temporary path to write; on leaving the block it replaces `path`, or on an error it
+    is removed and `path` is left as it was."""
+    with staged_path(path) as tmp:
+        try:
+            yield tmp
+            move_into_place(tmp, path)
+        except OSError as exc:
+            if exc.filename:
+                raise
+            raise OSError(exc.errno, exc.strerror, str(path)) from None  # a write's error names no file
 
 
 def remove_stale_temporaries(path: Path) -> None:
@@ -448,22 +457,24 @@ def refuse_special(path: Path) -> None:
     plain file where /dev/null (or /dev/full) was, which breaks the machine when run as root."""
     try:
         mode = os.lstat(path).st_mode
-    except FileNotFoundError:
-        return
     except OSError:
-        return  # the write itself says what is wrong
-    for test, name in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):
+        return  # none there, or the write itself says what is wrong
+    for test, name in _KINDS[2:]:  # the devices, FIFOs and sockets
         if test(mode):
             raise OSError(errno.EINVAL, f"not a plain file ({name}): an output replaces a file, never a device, "
                                         "FIFO or socket", str(path))
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    with atomic_path(path) as tmp, open_temporary(tmp) as fh:
+def write_temporary(tmp: Path, data: bytes) -> None:  # a temporary_path's file
+    with open_temporary(tmp) as fh:
         fh.write(data)
         fh.flush()
         os.fsync(fh.fileno())
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    with atomic_path(path) as tmp:
+        write_temporary(tmp, data)
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
@@ -481,5 +492,9 @@ def _clean(obj):
     return obj
 
 
+def json_text(data) -> str:
+    return json.dumps(_clean(data), indent=2, allow_nan=False) + "\n"
+
+
 def write_json(path: str | Path, data) -> None:
-    atomic_write_text(path, json.dumps(_clean(data), indent=2, allow_nan=False) + "\n")
+    atomic_write_text(path, json_text(data))

@@ -12,11 +12,13 @@ from pathlib import Path
 
 import numpy as np
 
-from sacscale.atomic import atomic_write_bytes, write_json
+from sacscale.atomic import json_text, move_into_place, staged_path, write_temporary
 from sacscale.checks import InputError, check_model, int_in
 from sacscale.commands._inputs import BadInput, refuse_names_not_text, refuse_one_file, refuse_unwritable_outputs
+from sacscale.commands._output_lock import holding_outputs
 from sacscale.mujoco_lib import mujoco
-from sacscale.sim.bench import physics_throughput
+from sacscale.sim.bench import envs_per_cpu_problem, physics_throughput
+from sacscale.stopping import stops_held
 from sacscale.task import g1_model as g1
 
 MODEL_FILE = "g1_walk_flat.mjb"
@@ -76,31 +78,59 @@ def _check_source(path: Path) -> None:
         raise BadInput(str(exc).replace("--model", "--from-mjb", 1)) from None
 
 
-def _save_model(model, path: Path) -> str:
-    """The model's .mjb, written atomically from Python: MuJoCo's own file writer ignores a
-    write error, so on a full disk it left a truncated model.mjb in place (then a load error,
-    exit 1); here a full or read-only disk is an OSError naming the file, and nothing stays."""
-    data = np.zeros(mujoco.mj_sizeModel(model), dtype=np.uint8)
-    mujoco.mj_saveModel(model, None, data)
+def _write_staged(tmp: Path, data: bytes, path: Path) -> None:
+    """Written atomically from Python (MuJoCo's own file writer ignores a write error: on a full
+    disk it left a truncated model.mjb); a full or read-only disk is an OSError naming `path`."""
     try:
-        atomic_write_bytes(path, data.tobytes())
+        write_temporary(tmp, data)
     except OSError as exc:
         if exc.filename:
             raise
         raise OSError(exc.errno, exc.strerror, str(path)) from None  # a write's error names no file
-    return g1.sha256_file(path)
 
 
-def _remove_refused(mjb: Path, made: list[Path]) -> None:
-    """Not the pinned model: nothing downstream may take it for one, and the folders made for
-    it (deepest first, only empty ones: only ours) go with it, as a refusal leaves nothing."""
-    mjb.unlink()
+def _save_model(model, tmp: Path, path: Path) -> str:
+    """The model's .mjb bytes into `tmp`, the temporary file of `path`; their SHA-256."""
+    data = np.zeros(mujoco.mj_sizeModel(model), dtype=np.uint8)
+    mujoco.mj_saveModel(model, None, data)
+    _write_staged(tmp, data.tobytes(), path)
+    return g1.sha256_file(tmp)
+
+
+def _place_together(mjb_tmp: Path, mjb: Path, json_tmp: Path, json_path: Path) -> None:
+    """The record first, the model last, with no stop landing between: whoever finds the model
+    finds its record beside it. A model that cannot be placed takes its record with it."""
+    with stops_held():
+        move_into_place(json_tmp, json_path)
+        try:
+            move_into_place(mjb_tmp, mjb)
+        except BaseException:
+            json_path.unlink(missing_ok=True)
+            raise
+
+
+def _remove_made(made: list[Path]) -> None:
+    """The folders made for an output that was not written (deepest first, only empty ones:
+    only ours), as a refusal or a stop leaves nothing."""
     for folder in made:
         with contextlib.suppress(OSError):
             folder.rmdir()
 
 
+def _source_model(args: argparse.Namespace):
+    """The model to prepare and where it came from."""
+    if args.from_mjb:
+        source_file = Path(args.from_mjb)
+        _check_source(source_file)
+        return g1.load_model(source_file), {"mjb": source_file.name, "sha256": g1.sha256_file(source_file)}
+    return g1.build_g1_model(), asset_source(g1)
+
+
 def run(args: argparse.Namespace) -> int:
+    # one MuJoCo step of all the envs is deaf to a stop: env-bench's bound
+    too_long = envs_per_cpu_problem(args.num_envs, args.threads, len(os.sched_getaffinity(0)))
+    if too_long:
+        raise BadInput(too_long)
     # the saved model is loaded back from the folder by MuJoCo, which takes only text names:
     # a folder whose name is not UTF-8 was made and left holding the model, then refused
     refuse_names_not_text(("--output-dir", args.output_dir))
@@ -112,29 +142,48 @@ def run(args: argparse.Namespace) -> int:
     # every output judged before the build: a refused summary left the built model behind
     refuse_unwritable_outputs([("--output-dir", out_dir, True), (f"--output-dir's {MODEL_FILE}", mjb, False),
                                (json_option, json_path, False)])
-    if args.from_mjb:
-        source_file = Path(args.from_mjb)
-        _check_source(source_file)
-        model = g1.load_model(source_file)
-        source = {"mjb": source_file.name, "sha256": g1.sha256_file(source_file)}
-    else:
-        model = g1.build_g1_model()
-        source = asset_source(g1)
     made = [folder for folder in (out_dir, *out_dir.parents) if not folder.exists()]
-    sha = _save_model(model, mjb)
-    if args.expect_sha256 and sha != args.expect_sha256:
-        _remove_refused(mjb, made)
-        raise SystemExit(f"sacscale prepare-model: error: {mjb} has SHA-256 {sha}, expected {args.expect_sha256}")
-    # the saved file must load back into the very same model
-    reloaded = g1.load_model(mjb)
-    if g1.model_bytes_sha256(reloaded) != sha:
-        raise RuntimeError(f"{mjb} does not round-trip: reloaded model hashes differently")
+    placed = False
+    try:
+        # two at once into one folder left one's record beside the other's model
+        with holding_outputs(("--output-dir", os.path.abspath(out_dir)), (json_option, json_path)):
+            placed = _prepare(args, mjb, json_path)
+    finally:
+        if not placed:
+            _remove_made(made)
+    return 0
 
-    cost = physics_throughput(reloaded, args.num_envs, args.threads, args.steps)
-    summary = {
+
+def _prepare(args: argparse.Namespace, mjb: Path, json_path: Path) -> bool:
+    """Build, save, check and measure the model; the .mjb and its record are written to
+    temporary files and placed together at the end: a failure or a stop leaves neither."""
+    model, source = _source_model(args)
+    with staged_path(mjb) as mjb_tmp, staged_path(json_path) as json_tmp:
+        sha = _save_model(model, mjb_tmp, mjb)
+        if args.expect_sha256 and sha != args.expect_sha256:
+            raise SystemExit(f"sacscale prepare-model: error: {mjb} has SHA-256 {sha}, expected {args.expect_sha256}")
+        # the saved file must load back into the very same model
+        reloaded = g1.load_model(mjb_tmp)
+        if g1.model_bytes_sha256(reloaded) != sha:
+            raise RuntimeError(f"{mjb} does not round-trip: reloaded model hashes differently")
+        cost = physics_throughput(reloaded, args.num_envs, args.threads, args.steps)
+        summary = _summary(args, sha, mjb_tmp.stat().st_size, source, reloaded, cost)
+        _write_staged(json_tmp, json_text(summary).encode(), json_path)
+        _place_together(mjb_tmp, mjb, json_tmp, json_path)
+    s = summary["summary"]
+    print(
+        f"{mjb} sha256 {sha[:16]}… nq={s['nq']} nv={s['nv']} nu={s['nu']} colliding geoms={s['ngeom_colliding']}"
+        f" standing contacts={s['standing']['ncon']}; {cost['env_steps_per_s']:.0f} env steps/s"
+        f" ({args.num_envs} envs, {args.threads} thread(s))"
+    )
+    return True
+
+
+def _summary(args: argparse.Namespace, sha: str, size: int, source: dict, reloaded, cost: dict) -> dict:
+    return {
         "file": MODEL_FILE,
         "sha256": sha,
-        "bytes": mjb.stat().st_size,
+        "bytes": size,
         "source": source,
         "summary": g1.model_summary(reloaded),
         "physics_cost": {
@@ -148,11 +197,3 @@ def run(args: argparse.Namespace) -> int:
         },
         "mujoco_version": mujoco.__version__,
     }
-    write_json(json_path, summary)  # atomic: a full disk leaves no partial record
-    s = summary["summary"]
-    print(
-        f"{mjb} sha256 {sha[:16]}… nq={s['nq']} nv={s['nv']} nu={s['nu']} colliding geoms={s['ngeom_colliding']}"
-        f" standing contacts={s['standing']['ncon']}; {cost['env_steps_per_s']:.0f} env steps/s"
-        f" ({args.num_envs} envs, {args.threads} thread(s))"
-    )
-    return 0

@@ -7,7 +7,8 @@ the file is judged as other code inputs are (sacscale.atomic: its owner, who may
 the folders above it, links on the way), and so is each local thing it names, read as pip
 reads the file (`\\` continues a line, `#` starts a comment, `${VAR}` is the environment's):
 nested `-r`/`-c` files (relative to the file naming them), `-e PATH`, `-f`/`--find-links`
-folders, `file:` URLs (also `git+file:`, `name @ file:...`, index URLs), and path
+folders, `file:` URLs (also `git+file:`, `name @ file:...`, index URLs; the scheme in any
+case), the path of a direct reference (`name @ /x/pkg`, which pip refuses), and path
 requirements (`./pkg`, `/x/pkg`, an archive by pip's suffixes in any case, `PKG.TAR.GZ`, and
 any other requirement that names a file or folder there; relative to the working folder, and
 to the file's folder where one is there). A folder is judged with everything under it, since pip
@@ -38,7 +39,10 @@ ARCHIVES = (".zip", ".whl", ".tar.bz2", ".tbz", ".tar.gz", ".tgz", ".tar", ".tar
             ".tar.lzma")
 _VARIABLE = re.compile(r"\$\{([A-Z0-9_]+)\}")  # the only form pip expands
 _COMMENT = re.compile(r"(^|\s+)#.*$")
-_FILE_URL = re.compile(r"(?:[A-Za-z]+\+)?file:\S*")  # file:///x, git+file:///x
+# file:///x, git+file:///x; a URL's scheme in any case (FILE:///x), as urlsplit reads it
+_FILE_URL = re.compile(r"(?:[A-Za-z]+\+)?file:\S*", re.IGNORECASE)
+# PEP 508's `name[extras] @ reference`: the reference, a URL or (refused by pip, judged all the same) a path
+_DIRECT_REFERENCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*@\s*(\S+)")
 _EXTRAS = re.compile(r"\[[^\]]*\]$")  # ./pkg[extra]: the path is ./pkg
 
 
@@ -175,10 +179,13 @@ def _option_parts(word: str) -> list[str]:
 
 def _requirement_paths(words: list[str], here: Path) -> list[Path]:
     """The local paths a requirement names: a `file:` URL anywhere (`name @ file:///x`,
-    `git+file:///x`), or the requirement itself where pip takes it as a path."""
+    `git+file:///x`, in any case), the path of a direct reference (`name @ /x`), or the
+    requirement itself where pip takes it as a path."""
     urls = [m.group(0) for w in words if (m := _FILE_URL.search(w))]
     if urls:
         return [local for url in urls for local in _locals(url, here)]
+    if direct := _DIRECT_REFERENCE.match(" ".join(words)):  # `x[extra] @ /x/pkg`: a path as a file: URL's
+        return _locals(direct.group(1), here)
     first = _EXTRAS.sub("", words[0].split(";")[0])
     if os.sep in first or first.startswith(".") or first.lower().endswith(ARCHIVES):
         return _locals(first, here)
@@ -209,8 +216,9 @@ def _local(value: str, here: Path, nested: bool = False) -> Path | None:
 
 def _path_text(value: str) -> str | None:
     """The path in `value`: itself, or a `file:` URL's (`git+file:///x@v1#egg=y` gives /x)."""
-    if "://" in value or value.startswith("file:") or "+file:" in value:
+    if "://" in value or value.lower().startswith("file:") or "+file:" in value.lower():
         scheme, _, rest = value.partition(":")
+        scheme = scheme.lower()  # FILE:///x is a file: URL to urlsplit (and pip) too
         if not scheme.endswith("file"):
             return None  # https://, git+https://: the network's
         path = unquote(urlsplit("file:" + rest).path)

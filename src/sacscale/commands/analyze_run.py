@@ -11,7 +11,7 @@ from sacscale.analysis.events import EventFileError, RankFolderNameError
 from sacscale.analysis.metrics import MetricError, analyze_run
 from sacscale.atomic import write_json
 from sacscale.commands._inputs import refuse_output_inside
-from sacscale.locks import TRAINER_LOCK, UntrustedLock, holder_beside, lock_file_beside
+from sacscale.commands._live_run import live_trainer_problem
 from sacscale.usage import say
 
 
@@ -20,30 +20,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", required=True, help="JSON file to write (atomically)")
 
 
-def _live_trainer(run_dir: str) -> str | None:
-    """Why a run folder a trainer holds now (its trainer lock, beside it) is not analysed:
-    refused rather than looked at live, because the figures (the steady rate of the last half
-    of the events, the iterations, the exit status) are read as the run's own, and a run still
-    training has neither its last events nor its end; its progress is the trainer's to show."""
-    folder = Path(os.path.realpath(run_dir))
-    try:
-        holder = holder_beside(folder, TRAINER_LOCK)
-    except UntrustedLock as exc:
-        return str(exc)
-    if holder is None:
-        return None
-    return (f"a sacscale train is training in this run folder now ({holder} holds "
-            f"{lock_file_beside(folder, TRAINER_LOCK)}); its figures would be of a run not finished: "
-            "analyse it once its trainer has ended")
-
-
 def run(args: argparse.Namespace) -> int:
     if not Path(args.run_dir).is_dir():  # exit 1 like any run it cannot analyse (tests/analysis)
         what = "missing" if not os.path.lexists(args.run_dir) else "not a directory"
         say(f"sacscale analyze-run: error: {args.run_dir}: not a run directory ({what})", file=sys.stderr)
         return 1
     refuse_output_inside("--output", args.output, args.run_dir)
-    live = _live_trainer(args.run_dir)
+    live = live_trainer_problem(args.run_dir, "its figures", "analyse")
     if live:
         say(f"sacscale analyze-run: error: {args.run_dir}: {live}", file=sys.stderr)
         return 2

@@ -13,6 +13,7 @@ from sacscale.analysis.learning import at_env_steps, compare_learning, single_ru
 from sacscale.atomic import write_json
 from sacscale.commands import BadInput
 from sacscale.commands._output_lock import holding_outputs
+from sacscale.commands._live_run import live_trainer_problem
 from sacscale.commands._inputs import png_path, refuse_one_file, refuse_output_inside, same_file
 from sacscale.pipeline.config_check import ConfigError, check_string
 from sacscale.usage import say
@@ -75,11 +76,14 @@ def _labelled_runs(args: argparse.Namespace) -> dict[str, str]:
 
 
 def _refuse_missing(runs: dict[str, str]) -> None:
-    """BadInput naming a run directory that is not there (the event reader would name its tb/)."""
+    """BadInput naming a run directory that is not there (the event reader would name its tb/)
+    or one a trainer is training in now (its curves are not yet the run's)."""
     for label, path in runs.items():
         if not os.path.isdir(path):
             raise BadInput(f"{label}={path}: " + ("not a directory" if os.path.lexists(path)
                                                   else "no such run directory"))
+        if live := live_trainer_problem(path, "its curves", "compare"):
+            raise BadInput(f"{label}={path}: {live}")
 
 
 def run(args: argparse.Namespace) -> int:

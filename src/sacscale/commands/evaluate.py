@@ -11,6 +11,7 @@ from pathlib import Path
 from sacscale.checks import finite_float, seed_arg
 from sacscale.atomic import write_json
 from sacscale.commands._output_lock import holding_outputs
+from sacscale.commands._live_run import live_trainer_problem
 from sacscale.commands._inputs import (
     model_problem,
     png_path,
@@ -58,6 +59,10 @@ def run(args: argparse.Namespace) -> int:
     if run_folder is not None:  # `evaluate R --output R/run.json` replaced the run's record
         refuse_output_inside("--output", args.output, run_folder)
         refuse_output_inside("--figure", args.figure, run_folder)
+        live = live_trainer_problem(run_folder, "its checkpoint", "evaluate")
+        if live:  # its final.pt is the one of the last checkpoint, not the run's end
+            say(f"sacscale evaluate: error: {run_folder}: {live}", file=sys.stderr)
+            return 2
     usable = len(os.sched_getaffinity(0))
     if not 1 <= args.threads <= usable:  # more threads than CPUs only take turns
         say(f"sacscale evaluate: error: --threads {args.threads}: must be 1..{usable}, the CPUs this process "

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import io
 import math
+import os
 import stat
 import time
 from pathlib import Path
@@ -32,6 +33,7 @@ from sacscale.eval.pooling import actions_label, ratios
 from sacscale.eval.protocol import COMMAND_GRID
 from sacscale.learn.networks import Actor
 from sacscale.shapes import record_problem
+from sacscale.sim.bench import envs_per_cpu_problem
 from sacscale.task import g1_model as g1
 from sacscale.task.g1_walk_flat import G1WalkFlat
 from sacscale.task.walk_rules import TILT_OBS, TaskConfig, tracking_kernel
@@ -260,6 +262,9 @@ def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, en
     noise_scale 0 (the protocol): deterministic actions, tanh(mean); a diagnostic otherwise:
     actions sampled with the policy's std times noise_scale (1: as in training)."""
     t0 = time.perf_counter()
+    problem = batch_problem(envs_per_command, threads)
+    if problem:
+        raise ValueError(problem)
     path = resolve_checkpoint(checkpoint)
     ckpt = load_checkpoint(path)
     actor = build_actor(ckpt, path)
@@ -349,6 +354,14 @@ def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, en
         "sim_errors": roll["sim_errors"],
         "timing": {"wall_s": time.perf_counter() - t0},
     }
+
+
+def batch_problem(envs_per_command: int, threads: int) -> str | None:
+    """Why one control step of the evaluation is too long to be deaf to a stop, or None:
+    every command's envs step together, in one MuJoCo call on `threads` threads."""
+    num_envs = len(COMMAND_GRID) * envs_per_command
+    given = f"--envs-per-command {envs_per_command} ({len(COMMAND_GRID)} commands: {num_envs} envs stepped together)"
+    return envs_per_cpu_problem(num_envs, threads, len(os.sched_getaffinity(0)), given)
 
 
 def _check_grid(grid: np.ndarray, cfg: TaskConfig) -> None:

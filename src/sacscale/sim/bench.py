@@ -48,14 +48,16 @@ MAX_THREADS = MAX_CPU_ID + 1
 MAX_ENVS_PER_CPU_CALL = 2048
 
 
-def envs_per_cpu_problem(num_envs: int, threads: int, cpus: int) -> str | None:
+def envs_per_cpu_problem(num_envs: int, threads: int, cpus: int, given: str | None = None) -> str | None:
     """Why one Batch.step of num_envs on `threads` threads over `cpus` CPUs is too long to be
-    deaf to a stop, or None."""
+    deaf to a stop, or None. `given`: the setting that made num_envs, as the line names it
+    (default `--num-envs N`)."""
     at_work = max(1, min(threads, cpus))
     per_cpu = -(-num_envs // at_work)
     if per_cpu <= MAX_ENVS_PER_CPU_CALL:
         return None
-    return (f"--num-envs {num_envs} at {threads} thread(s) on {cpus} CPU(s): {per_cpu} envs a CPU in one MuJoCo "
+    given = given or f"--num-envs {num_envs}"
+    return (f"{given} at {threads} thread(s) on {cpus} CPU(s): {per_cpu} envs a CPU in one MuJoCo "
             f"step, past {MAX_ENVS_PER_CPU_CALL} (about 1.5 s; a stop is acted on only between steps): give fewer "
             "envs or more threads")
 

@@ -1,5 +1,5 @@
 """Event files rewritten record by record, each event's wall time changed by `retime(step, wall_time)`
-(tensorboard's own record writer, so the checksums hold)."""
+or a tag's values by `revalue(step, value)` (tensorboard's own record writer, so the checksums hold)."""
 
 import io
 import struct
@@ -14,8 +14,8 @@ def _payloads(data: bytes):
         at += 12 + length + 4
 
 
-def retimed(path: Path, retime) -> None:
-    """The event file at `path` with each event's wall time `retime(step, wall_time)`."""
+def _rewritten(path: Path, change) -> None:
+    """The event file at `path` with `change(event)` applied to each event that has a summary."""
     from tensorboard.compat.proto import event_pb2
     from tensorboard.summary.writer.record_writer import RecordWriter
 
@@ -24,9 +24,25 @@ def retimed(path: Path, retime) -> None:
     for payload in _payloads(path.read_bytes()):
         event = event_pb2.Event.FromString(payload)
         if event.HasField("summary"):
-            event.wall_time = retime(event.step, event.wall_time)
+            change(event)
         writer.write(event.SerializeToString())
     path.write_bytes(out.getvalue())
+
+
+def retimed(path: Path, retime) -> None:
+    """The event file at `path` with each event's wall time `retime(step, wall_time)`."""
+    def change(event):
+        event.wall_time = retime(event.step, event.wall_time)
+    _rewritten(path, change)
+
+
+def revalued(path: Path, tag: str, revalue) -> None:
+    """The event file at `path` with each simple value of `tag` `revalue(step, value)`."""
+    def change(event):
+        for value in event.summary.value:
+            if value.tag == tag:
+                value.simple_value = revalue(event.step, value.simple_value)
+    _rewritten(path, change)
 
 
 def event_file(run_dir: Path, rank: int = 0) -> Path:

@@ -27,7 +27,6 @@ def test_another_spelling_of_a_rank_folder_is_refused(run_dir, name):
 
 
 def test_the_trainers_names_are_read(run_dir):
-    (run_dir / "tb" / "notes").mkdir()  # not a rank* folder: none of the events
     assert rank_dirs(run_dir) == {0: run_dir / "tb" / "rank0", 1: run_dir / "tb" / "rank1"}
 
 

@@ -30,7 +30,7 @@ import zlib
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 from sacscale.atomic import atomic_write_bytes, refuse_foreign_links
 from sacscale.held_names import shown_name
@@ -236,6 +236,18 @@ def _add_scalars(event, series: dict[str, list[Scalar]], path: Path) -> None:
         series.setdefault(value.tag, []).append(Scalar(int(event.step), wall_time, scalar))
 
 
+def refuse_non_finite(path: Path, series: dict[str, list[Scalar]], checked: Callable[[str], bool]) -> None:
+    """EventFileError naming `path`, the step and the tag of the first non-finite value of a
+    tag that `checked` names (its trainer never logs that tag non-finite)."""
+    for tag, values in series.items():
+        if checked(tag):
+            bad = next((s for s in values if not math.isfinite(s.value)), None)
+            if bad is not None:
+                raise EventFileError(f"{path}: step {bad.step} {tag}: value {bad.value} (the trainer never "
+                                     "logs this tag non-finite: it leaves a NaN unwritten and stops on a "
+                                     "non-finite loss)")
+
+
 def _kinds(directory: Path, within: Path | None, missing: str) -> dict[str, str]:
     """folder_kinds of `directory`; EventFileError (`missing`) where it is not a folder."""
     try:
@@ -334,21 +346,36 @@ def run_within(run_dir: str | Path) -> tuple[Path, Path]:
 
 def rank_dirs(run_dir: str | Path, within: Path | None = None) -> dict[int, Path]:
     """`{rank: RUN_DIR/tb/rank{rank}}` for every rank directory present (a link at a rank's
-    name is listed, and refused when it is read)."""
+    name is listed, and refused when it is read). The trainer writes nothing else in `tb/`:
+    any other entry (a file, a hidden folder, a folder of another name) is refused, as
+    TensorBoard would show the events in it as one more run beside the ranks'."""
     tb = Path(run_dir) / "tb"
     kinds = _kinds(tb, within, "the run has no TensorBoard directory")
     found = {}
     for name, kind in sorted(kinds.items()):
-        if not name.startswith(_RANK_PREFIX) or kind not in ("dir", "link"):
-            continue
         match = _RANK_DIR.fullmatch(name)
-        if not match:
-            raise RankFolderNameError(f"{shown_name(str(tb / name))}: not a rank folder the trainer writes (it names "
-                                 "them rank0, rank1, ...: ASCII digits, no leading zero)")
+        if not match or kind not in ("dir", "link"):
+            raise RankFolderNameError(_not_a_rank_folder(tb / name, kind, match is not None))
         found[int(match.group(1))] = tb / name
     if 0 not in found:
         raise EventFileError(f"{tb / 'rank0'}: rank 0's event directory is missing")
     return dict(sorted(found.items()))
+
+
+_KIND_NAMES = {"file": "a file", "dir": "a folder", "other": "a special file (a FIFO, a socket, ...)"}
+
+
+def _not_a_rank_folder(path: Path, kind: str, rank_name: bool) -> str:
+    """Why `path`, an entry of a run's tb/, is not one the trainer writes."""
+    shown = shown_name(str(path))
+    if rank_name:
+        return (f"{shown}: {_KIND_NAMES[kind]} at a rank folder's name; the trainer writes a folder of event "
+                "files there")
+    if kind in ("dir", "link") and path.name.startswith(_RANK_PREFIX):
+        return (f"{shown}: not a rank folder the trainer writes (it names them rank0, rank1, ...: ASCII digits, "
+                "no leading zero)")
+    return (f"{shown}: {_KIND_NAMES.get(kind, 'a link')} the trainer does not write (it writes only rank "
+            "folders rank0, rank1, ... in tb/)")
 
 
 def read_run(run_dir: str | Path) -> dict[int, dict[str, list[Scalar]]]:

@@ -46,7 +46,8 @@ import re
 from pathlib import Path
 
 from sacscale.analysis import reference
-from sacscale.analysis.events import EventFileError, Scalar, event_files, rank_dirs, read_event_dir, run_within
+from sacscale.analysis.events import (EventFileError, Scalar, event_files, merge_event_parts, rank_dirs,
+                                     read_event_file, refuse_non_finite, run_within)
 from sacscale.task.walk_rules import tracking_maxima
 from sacscale.reading import TooLarge, loads_record, read_limited
 from sacscale.shapes import NUMBER, Maybe, record_problem
@@ -64,6 +65,16 @@ PHYSICS_MS_TAGS = ("Time/collector_physics_ms", "Ref/Perf/collector_env_step_bac
 TRAINER_ITERATION_S = "Ref/Perf/iteration_time"
 TRACKING_TERMS = ("tracking_lin_vel", "tracking_ang_vel")
 FINAL_SPAN = 0.1  # final tracking: the last 10% of the run's env steps
+# Tags read here that our trainer never logs non-finite: it drops a NaN scalar unwritten,
+# stops on a non-finite learner metric, and its rewards and returns are finite by
+# construction (a failed simulation's step earns nothing). An infinite value there was not
+# written by the trainer, and would pass for "not logged" (null, n/a) in the figures.
+FINITE_TAGS = frozenset({TOTAL_STEPS, TOTAL_FPS, RANK_STEPS, RANK_FPS, ITERATION, RETURN, LENGTH,
+                         *(f"Reward/{term}" for term in TRACKING_TERMS), "Curriculum/penalty_scale"})
+
+
+def _logged_finite(tag: str) -> bool:
+    return tag in FINITE_TAGS or tag.startswith(TIME_PREFIX)
 
 DEFINITIONS = {
     "steady_env_steps_per_s": (
@@ -276,7 +287,16 @@ def run_events(run_dir: Path) -> tuple[dict[int, Path], dict[int, dict[str, list
             raise EventFileError(f"{path}: {len(files)} event files for rank {rank} "
                                  f"({', '.join(f.name for f in files)}) but the run had {sittings} sitting(s) "
                                  "(train_meta.json): one run per directory is expected")
-    return dirs, {rank: read_event_dir(path, within) for rank, path in dirs.items()}
+    return dirs, {rank: merge_event_parts([_read_finite(f, within) for f in event_files(path, within)])
+                  for rank, path in dirs.items()}
+
+
+def _read_finite(path: Path, within: Path) -> dict[str, list[Scalar]]:
+    """One event file of ours, as read_event_dir reads it; EventFileError at a non-finite
+    value of a tag the trainer never logs non-finite (FINITE_TAGS)."""
+    series = read_event_file(path, within)
+    refuse_non_finite(path, series, _logged_finite)
+    return series
 
 
 def time_to_quality(per_rank: dict[int, dict[str, list[Scalar]]], start_time: float) -> dict:

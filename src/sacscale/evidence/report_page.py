@@ -17,6 +17,7 @@ import os
 import re
 from pathlib import Path
 
+from sacscale.analysis.events import EventFileError
 from sacscale.pipeline.run_folder_names import SET_ASIDE_AS, STAMP_PATTERN
 from sacscale.report.build import ATTEMPTS_INTRO, DEVIATIONS_TITLE, RecordError, build, read_inputs
 from sacscale.report.document import to_html, to_markdown
@@ -100,6 +101,9 @@ def whole_page_problems(root: Path, reports: Path, rel: str, pages: dict[str, st
     except (RecordError, OSError) as exc:  # a record missing or unreadable: named by the checks before
         return [f"{rel}: its page cannot be composed again from the evidence ({exc}): does not match the "
                 "evidence"], []
+    except EventFileError as exc:  # a run's events the learning curves read (its metrics check names them too)
+        return [f"{rel}: its page cannot be composed again from the evidence: a run's events cannot be read "
+                f"({exc}): does not match the evidence"], []
     notes = [] if attempts_here else [
         f"{rel}: the list of failed attempts is taken as the page gives it: logs/{root.name}/attempts holds none "
         "here (logs are not evidence)"]

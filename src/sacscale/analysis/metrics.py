@@ -270,13 +270,18 @@ def _series(events: list[Scalar] | None, t0: float) -> list[list[float]]:
     return [[round(s.wall_time - t0, 6), s.step, s.value] for s in (events or [])]
 
 
+def sitting_count(run_dir: Path) -> int:
+    """How many sittings train_meta.json records (`--resume` adds one each)."""
+    return 1 + len((_read_json(Path(run_dir) / "train_meta.json", META_SHAPE) or {}).get("sittings", []))
+
+
 def run_events(run_dir: Path) -> tuple[dict[int, Path], dict[int, dict[str, list[Scalar]]]]:
     """({rank: event dir}, {rank: {tag: events}}) of a run of ours, or of the reference
     trainer (`sacscale train-reference`: its events in our tags, as rank 0)."""
     if reference.is_reference_run(run_dir):
         root = reference.reference_log_root(run_dir)
         return {0: reference.event_dir(root)}, {0: reference.read_events(root)}
-    sittings = 1 + len((_read_json(run_dir / "train_meta.json", META_SHAPE) or {}).get("sittings", []))
+    sittings = sitting_count(run_dir)
     run_dir, within = run_within(run_dir)
     dirs = rank_dirs(run_dir, within)
     for rank, path in dirs.items():

@@ -7,8 +7,8 @@ files between runs and regenerating everything derived with the project's own co
   (`run.json` `start_time`..`end_time`, and the trainer's own window in
   `train_meta.json` inside it), the host must be the run's (`run.json` `host`), no two runs
   may share an event file (by name, by process, or by content), no rank of one run may
-  agree with a rank of another on most measured values (sacscale.evidence.copied_events:
-  a copy with its wall times moved or a value changed), and the run's record must name the
+  share most values of a measured tag with a rank of another (sacscale.evidence.copied_events:
+  a copy with its wall times moved, values changed or moved to other steps), and the run's record must name the
   run whose directory holds it.
 - evaluations: `eval/<run>.json` must evaluate that run's policy (its path, and its hash
   against the set's copy of the policy or the hash recorded when the policy was left out

@@ -65,7 +65,7 @@ def test_a_ranks_events_copied_with_one_value_changed_are_named(tmp_path):
 
     records = _records_after(tmp_path, forge)
     assert ("shared_r1_n2_shared: tb/rank0 and tb/rank1 share most measured values of a tag (Episode/return: "
-            "30 of 30, Perf/rank_fps: 30 of 30, Perf/total_fps: 30 of 30 and 9 more tags, whatever the step), but "
+            "29 of 29, Perf/rank_fps: 30 of 30, Perf/total_fps: 30 of 30 and 9 more tags, whatever the step), but "
             "each rank collects and times its own: a rank's events copied") in records, records
 
 
@@ -82,7 +82,7 @@ def test_another_runs_events_with_every_wall_time_moved_are_named(tmp_path):
 
     records = _records_after(tmp_path, forge)
     assert ("shared_r2_n1_pool7: runs/shared_r1_n1_pool7 tb/rank0 and runs/shared_r2_n1_pool7 tb/rank0 share "
-            "most measured values of a tag (Episode/return: 30 of 30, Perf/rank_fps: 30 of 30, Perf/total_fps: 30 "
+            "most measured values of a tag (Episode/return: 29 of 29, Perf/rank_fps: 30 of 30, Perf/total_fps: 30 "
             "of 30 and 9 more tags, whatever the step): another run's events") in records, records
     assert not any("the same event file content" in p for p in records), records  # the bytes differ
 
@@ -101,7 +101,7 @@ def test_another_runs_returns_alone_copied_are_named(tmp_path):
 
     records = _records_after(tmp_path, forge)
     assert ("shared_r2_n1_pool7: runs/shared_r1_n1_pool7 tb/rank0 and runs/shared_r2_n1_pool7 tb/rank0 share "
-            "most measured values of a tag (Episode/return: 30 of 30, whatever the step): another run's events"
+            "most measured values of a tag (Episode/return: 29 of 29, whatever the step): another run's events"
             ) in records, records
 
 
@@ -123,7 +123,7 @@ def test_a_ranks_values_copied_one_logged_step_late_are_named(tmp_path):
 
     records = _records_after(tmp_path, forge)
     assert ("shared_r1_n2_shared: tb/rank0 and tb/rank1 share most measured values of a tag (Episode/return: "
-            "29 of 30, Perf/rank_fps: 29 of 30, Time/collector_action_select_ms: 29 of 30 and 8 more tags, "
+            "28 of 29, Perf/rank_fps: 29 of 30, Time/collector_action_select_ms: 29 of 30 and 8 more tags, "
             "whatever the step), but each rank collects and times its own: a rank's events copied") in records, records
 
 
@@ -138,7 +138,7 @@ def test_a_ranks_values_copied_with_every_other_one_an_ulp_off_are_named(tmp_pat
 
     records = _records_after(tmp_path, forge)
     assert ("shared_r1_n2_shared: tb/rank0 and tb/rank1 share most measured values of a tag (Episode/return: "
-            "30 of 30, Perf/rank_fps: 30 of 30, Perf/total_fps: 30 of 30 and 9 more tags, whatever the step), but "
+            "29 of 29, Perf/rank_fps: 30 of 30, Perf/total_fps: 30 of 30 and 9 more tags, whatever the step), but "
             "each rank collects and times its own: a rank's events copied") in records, records
 
 
@@ -172,3 +172,22 @@ def test_a_cpu_preset_ranks_copied_rates_are_named():
     assert copied_rank_problems("cpu_r1_n2_cpu", {0: _cpu_rank(own, returns), 1: _cpu_rank(own, returns)}) == [
         "cpu_r1_n2_cpu: tb/rank0 and tb/rank1 share most measured values of a tag (Perf/rank_fps: 8 of 8, "
         "whatever the step), but each rank collects and times its own: a rank's events copied"]
+
+
+def _learning_rank(returns: list[float], first_update: int) -> dict:
+    steps = range(1, len(returns) + 1)
+    return {"Episode/return": [Scalar(s, 1.0, v) for s, v in zip(steps, returns)],
+            "Loss/critic": [Scalar(s, 1.0, 0.5 + s) for s in steps if s >= first_update]}
+
+
+def test_returns_before_the_learners_first_update_are_the_seeds_not_a_copy():
+    """Two runs of one seed collect the same episodes until their learners update: a short
+    run logging returns at every iteration shares them all up to there."""
+    shared = [0.5 + i / 10 for i in range(8)]  # iterations 1..8, no update yet
+    first = _learning_rank(shared + [3.1, 3.4, 3.2, 3.6], first_update=8)
+    second = _learning_rank(shared + [2.7, 2.9, 3.0, 3.3], first_update=8)
+    assert copied_rank_problems("r", {0: first, 1: second}) == []
+    late = [4.0, 4.1, 4.2, 4.3, 4.4, 4.5, 4.6]
+    assert copied_rank_problems("r", {0: _learning_rank(shared + late, 8), 1: _learning_rank(shared + late, 8)}) == [
+        "r: tb/rank0 and tb/rank1 share most measured values of a tag (Episode/return: 7 of 7, whatever the step), "
+        "but each rank collects and times its own: a rank's events copied"]

@@ -37,6 +37,10 @@ COPIED_SHARE = 0.5
 # one seed (the configurations of a repeat) collect the same episodes until the learner has
 # updated (both returns equal in the real trainer's CPU sets; 2 of 20 in a committed set).
 MIN_VALUES = 6
+# what the seed alone decides until the learner's first update, logged from then on under
+# the learner's own tags (Loss/*; older sets and stand-ins without them: every return kept)
+SEED_ALONE_TAGS = ("Episode/return",)
+LEARNER_PREFIX = "Loss/"
 
 Values = dict[str, list[float]]
 
@@ -47,11 +51,16 @@ def _measured(tag: str) -> bool:
 
 def measured_values(series: dict) -> Values:
     """Each measured tag's values, sorted (a step logged twice: its last value). Zeros are
-    left out: a phase a rank does not run is logged as 0 on every rank."""
+    left out: a phase a rank does not run is logged as 0 on every rank. Returns logged up to
+    the learner's first log point are left out too: until the learner has updated, two runs
+    of one seed (the configurations of a repeat) collect the same episodes."""
+    learning = [s.step for tag, scalars in series.items() if tag.startswith(LEARNER_PREFIX) for s in scalars]
+    first_update = min(learning, default=None)
     out = {}
     for tag, scalars in series.items():
         if _measured(tag):
-            by_step = {s.step: s.value for s in scalars}
+            by_step = {s.step: s.value for s in scalars
+                       if not (tag in SEED_ALONE_TAGS and first_update is not None and s.step <= first_update)}
             out[tag] = sorted(v for v in by_step.values() if math.isfinite(v) and v != 0)
     return out
 

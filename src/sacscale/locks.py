@@ -368,7 +368,12 @@ def holder_beside(folder: Path, ending: str = LOCK, others_only: bool = False) -
     rival; with `others_only`, None too where this process holds it (a trainer looking at its
     own folder). A held file another user owns or may write raises UntrustedLock: its text is
     not shown."""
-    lock = lock_file_beside(folder, ending)
+    return holder_of_lock_file(lock_file_beside(folder, ending), folder.name, others_only)
+
+
+def holder_of_lock_file(lock: Path, guarded: str, others_only: bool = False) -> str | None:
+    """holder_beside for a lock file found by its own path (a look through a folder's tree);
+    `guarded` names what it guards in an UntrustedLock's words."""
     try:
         fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
@@ -379,7 +384,7 @@ def holder_beside(folder: Path, ending: str = LOCK, others_only: bool = False) -
             return None
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
-        return _trusted_holder(fd, lock, folder.name)
+        return _trusted_holder(fd, lock, guarded)
     except OSError:
         return None
     finally:

@@ -13,18 +13,19 @@ from pathlib import Path
 
 from sacscale import checks
 from sacscale.locks import (
+    LOCK,
     RECORDED_IN_VARIABLE,
     TRAINER_LOCK,
     HeldBeside,
     LockError,
     LockSettingError,
     UntrustedLock,
-    holder_beside,
     lock_beside,
     lock_dir,
     lock_file_beside,
 )
 from sacscale.parallel.launch import Interrupted
+from sacscale.pipeline.held_locks import held_at_or_above
 from sacscale.parallel.pools import PoolError, resolve_learner_cpus, resolve_pools
 from sacscale.train.config import TrainConfig, TrainingError, compiles_losses, sac_config
 from sacscale.train.job import OutOfMemory, run_training
@@ -111,6 +112,7 @@ def holding_run_folder(cfg: TrainConfig) -> Iterator[None]:
             checks.check_writable(given)
         except checks.InputError as exc:
             raise RunFolderUnmade(str(exc)) from None
+    _refuse_a_record_run_there(flag, given, folder)  # before a lock (and its folder) is made; again under it
     with contextlib.ExitStack() as held:
         try:
             held.enter_context(lock_beside(folder, TRAINER_LOCK))
@@ -132,17 +134,20 @@ def _refuse_a_record_run_there(flag: str, given, folder: Path) -> None:
     a train there would be set aside as a stale attempt, or would take the run folder's name
     from the run it records. Looked at under this trainer's own lock, which record-run looks
     at under its own: of two starting together, one sees the other. Not the record-run that
-    started this train, in the work folder it names."""
-    if os.environ.get(RECORDED_IN_VARIABLE) == str(folder):
-        return
+    started this train, in the work folder it names. A folder above this one is looked at too
+    (record-run sets its run folder aside, or renames its work folder, with a train inside)."""
     try:
-        holder = holder_beside(folder)
+        held = held_at_or_above(folder, (LOCK,), skip=os.environ.get(RECORDED_IN_VARIABLE))
     except UntrustedLock as exc:
         raise RunFolderHeld(f"{flag} {given}: cannot hold the run folder for this sitting ({exc}); "
                             "nothing was started") from None
-    if holder is not None:
-        raise RunFolderHeld(f"{flag} {given}: a sacscale record-run is recording a run in this folder ({holder} "
-                            f"holds {lock_file_beside(folder)}); nothing was started: {_WAY_OUT[flag]}")
+    if held is None:
+        return
+    if held.lock == lock_file_beside(folder):
+        raise RunFolderHeld(f"{flag} {given}: a sacscale record-run is recording a run in this folder ({held.holder} "
+                            f"holds {held.lock}); nothing was started: {_WAY_OUT[flag]}")
+    raise RunFolderHeld(f"{flag} {given}: inside {held.beside}, where {held.doing} ({held.said()}); nothing "
+                        "was started: choose a directory outside it")
 
 
 def _disk_full(exc: BaseException) -> str:

@@ -32,7 +32,9 @@ record-run given either folder while the first runs is refused at once in one li
 2, and touches nothing; a lock file a killed run left is held by no one: the next takes it.
 --env is judged as planning judges a run configuration's env (run_config.check_run_env).
 Before the locks the folders are checked (sacscale.pipeline.run_folders) and, under them,
-the attic is made: an attic that cannot take an attempt is refused before the run.
+the attic is made: an attic that cannot take an attempt is refused before the run, as are a
+run or work folder with another command's live run deeper down and an attic in another live
+run's folder (sacscale.pipeline.record_run_guards).
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ from sacscale.pipeline.machine_lock import LockError, LockSettingError, training
 from sacscale.pipeline.run_folder_names import WORK_SUFFIX, stamp
 from sacscale.pipeline.run_folders import folders_problem, make_attic, make_state_dir
 from sacscale.pipeline.plan_values import PlanError
+from sacscale.pipeline.record_run_guards import attic_problem, live_run_inside, taken_meanwhile
 from sacscale.pipeline.record_run_values import env_pairs, resolved_json
 from sacscale.pipeline.run_config import check_run_env
 from sacscale.pipeline.run_output import ProgressEcho
@@ -280,6 +283,9 @@ def _prepare(held: contextlib.ExitStack, args: argparse.Namespace, name: str, ru
         refused = _hold_locks(held, args, name, run_set)
         if refused is not None:
             return refused
+        problem = attic_problem(args.attic)  # under the locks, as a train looks above under its own
+        if problem is not None:
+            return _refuse(problem)
         problem = make_attic(args.attic)  # under the locks: a run refused by them makes nothing
         if problem is None and args.state_dir is not None:
             problem = make_state_dir(args.state_dir)
@@ -329,6 +335,8 @@ def _refuse_a_trainer_there(args: argparse.Namespace) -> int | None:
             return _refuse(f"the run {args.run_dir}: a sacscale train is training in its {which} {folder} "
                            f"({holder} holds {lock_file_beside(real, TRAINER_LOCK)}); not {what} to set aside: "
                            "wait for it to end (nothing was moved or started)")
+        if problem := live_run_inside(args.run_dir, folder, which, what):  # a live run deeper down
+            return _refuse(problem)
     return None
 
 
@@ -456,6 +464,9 @@ def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], reso
         _say(f"{work}: a sacscale train outside this record-run took it meanwhile ({holder}); left to it as "
              "it is: no run.json written there, nothing moved")
         return code, status, work, f"another sacscale train took its work folder ({holder})"
+    if status != "completed" and (inside := taken_meanwhile(work)):  # not moved from under a live run
+        _say(f"{work}: {inside[0]}; left to it as it is: no run.json written there, nothing moved")
+        return code, status, work, inside[1]
     try:
         write_json(work / "run.json", record)
     except OSError as exc:

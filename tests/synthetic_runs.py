@@ -5,6 +5,7 @@ with torch's SummaryWriter at chosen steps and wall times, laid out like
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 
 
@@ -64,6 +65,11 @@ def write_run(
     return run_dir
 
 
+def _own(config: str, repeat: int) -> float:
+    """A small offset of its own for each configuration and repeat, in (0, 0.1)."""
+    return (zlib.crc32(f"{config}/{repeat}".encode()) % 997 + 1) / 10_000
+
+
 def simple_run(run_dir: Path, config: str, repeat: int, rate: float, ranks: int = 1, n: int = 10) -> Path:
     """A run whose steady rate is exactly `rate` env steps/s (one event per second)."""
     return write_run(
@@ -71,7 +77,8 @@ def simple_run(run_dir: Path, config: str, repeat: int, rate: float, ranks: int 
         linear_points(n, rate, 1.0),
         ranks=ranks,
         fps=[(i + 1, 1000.0 + i, rate) for i in range(n)],
-        returns=[(i + 1, 1000.0 + i, float(i)) for i in range(n)],
+        # each run's own returns, as a real run's are (verify names runs sharing most of them)
+        returns=[(i + 1, 1000.0 + i, float(i) + _own(config, repeat)) for i in range(n)],
         lengths=[(i + 1, 1000.0 + i, 10.0 * i) for i in range(n)],
         run_json={
             "status": "completed",

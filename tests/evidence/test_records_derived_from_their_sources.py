@@ -109,6 +109,7 @@ def test_without_mujoco_the_summary_is_said_not_derived(tmp_path, monkeypatch):
     _edit(root, "model.json", _another_model)
     remake_manifest(root)
     monkeypatch.setitem(sys.modules, "mujoco", None)
+    monkeypatch.setitem(sys.modules, "sacscale.mujoco_lib", None)  # imported by an earlier test perhaps
     monkeypatch.setitem(sys.modules, "sacscale.task.g1_model", None)
     result = verify(root, report_pending=True)
     assert not [p for p in result.records if p.startswith("model:")], result.records

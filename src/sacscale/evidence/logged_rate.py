@@ -81,6 +81,11 @@ def _part(tags: dict, steps_tag: str, window: dict) -> list[Scalar]:
                   key=lambda s: (s.step, s.wall_time))
 
 
+# the end of the line for a window whose logged rate is missing: a note of an older set (or one
+# made by hand) that logged none; of a set made by this code, a problem (split_notes)
+UNHELD = "its rate is not held to the trainer's logged rate"
+
+
 def _sittings_apart(label: str, window: dict, sitting: tuple[int, int, dict, list[dict]], steps_tag: str,
                     fps_tag: str, margin: Margin) -> list[str]:
     """One sitting's part of the window: its events' rate against the rate the ranks logged.
@@ -103,8 +108,7 @@ def _sittings_apart(label: str, window: dict, sitting: tuple[int, int, dict, lis
     own = trainer_rate(steps, tags.get(fps_tag) or [], {"first_step": first.step, "last_step": last.step,
                                                        "env_steps": env_steps})
     if own is None or not all(seconds):
-        return [f"{label}: no {fps_tag} at every log point of {span}: its rate is not held to the trainer's "
-                "logged rate"]
+        return [f"{label}: no {fps_tag} at every log point of {span}: {UNHELD}"]
     if last.wall_time <= first.wall_time:
         return [f"{label}: no wall time elapses over {span}, the trainer logged {own:,.1f} env steps/s "
                 f"({fps_tag}): the events' wall times are not the ones the trainer wrote"]
@@ -131,8 +135,7 @@ def _agreement(label: str, rate, window: dict | None, rank: int, by_sitting: dic
     own = trainer_rate(steps, sittings[0].get(fps_tag) or [], window)
     span = f"the window (steps {window['first_step']}..{window['last_step']})"
     if own is None:
-        return [f"{label}: no {fps_tag} at every log point of {span}: its rate is not held to the trainer's "
-                "logged rate"]
+        return [f"{label}: no {fps_tag} at every log point of {span}: {UNHELD}"]
     return _apart(label, rate, own, span, fps_tag, margin)
 
 
@@ -147,14 +150,20 @@ def _by_sitting(run_dir: Path) -> dict[int, list[dict[str, list[Scalar]]]]:
 
 def logged_rate_problems(label: str, run_dir: Path, metrics: dict) -> tuple[list[str], list[str]]:
     """(problems, notes): each steady rate of `metrics` (the run's, each rank's) against the
-    rate the trainer logged over the same window, within the trainer's own margin."""
+    rate the trainer logged over the same window, within the trainer's own margin; a window
+    without the logged rate at every log point is a note."""
+    found = _found(label, run_dir, metrics)
+    return [line for line in found if not line.endswith(UNHELD)], [line for line in found if line.endswith(UNHELD)]
+
+
+def _found(label: str, run_dir: Path, metrics: dict) -> list[str]:
     margin = MARGINS["unilab" if is_reference_run(run_dir) else "sacscale"]
     by_sitting = _by_sitting(run_dir)
     problems = _agreement(label, metrics.get("steady_env_steps_per_s"), metrics.get("window"), 0, by_sitting,
                           (TOTAL_STEPS, TOTAL_FPS), margin)
     if problems:
-        return problems, []  # rank 0's times are the run's: its rate would repeat it
+        return problems  # rank 0's times are the run's: its rate would repeat it
     for entry in metrics.get("ranks") or []:
         problems += _agreement(f"{label}: tb/rank{entry.get('rank')}", entry.get("steady_env_steps_per_s"),
                                entry.get("window"), entry.get("rank"), by_sitting, (RANK_STEPS, RANK_FPS), margin)
-    return problems, []
+    return problems

@@ -256,3 +256,17 @@ def sacscale_main(capsys, monkeypatch):
         return subprocess.CompletedProcess(["sacscale", *args], code, out, err)
 
     return run
+
+
+@pytest.fixture
+def pip_calls(monkeypatch):
+    """reference-env's `create` stood in for: no venv, no pip; what it was given is kept."""
+    from sacscale.commands import reference_env
+
+    calls = []
+
+    def fake_create(python, requirements):
+        calls.append(requirements)
+        raise RuntimeError("pip stood in for")
+    monkeypatch.setattr(reference_env, "create", fake_create)
+    return calls

@@ -8,32 +8,12 @@ import os
 
 import pytest
 
-from sacscale.cli import main
 from sacscale.commands import reference_env
+from tests.reference_env_requirements_stand_in import THING_TAIL, created
 
 AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="another user's file is made by root (chown)")
 FILE_TAIL = ("pip installs what it names as this user, so that user's code could run as this user: name a "
              "requirements file of your own")
-THING_TAIL = ("pip would install it as this user, running its build code, so that user's code could run as this "
-              "user: name one of your own")
-
-
-@pytest.fixture
-def pip_calls(monkeypatch):
-    """`create` stood in for: no venv, no pip; what it was given is kept."""
-    calls = []
-
-    def fake_create(python, requirements):
-        calls.append(requirements)
-        raise RuntimeError("pip stood in for")
-    monkeypatch.setattr(reference_env, "create", fake_create)
-    return calls
-
-
-def created(tmp_path, requirements) -> int:
-    python = tmp_path / "venv" / "bin" / "python"
-    return main(["reference-env", "--create", "--python", str(python), "--requirements", str(requirements),
-                 "--output", str(tmp_path / "r.json")])
 
 
 def project(folder, uid=None):

@@ -10,27 +10,9 @@ import os
 import pytest
 
 from sacscale.cli import main
-from sacscale.commands import reference_env
+from tests.reference_env_requirements_stand_in import THING_TAIL, created
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="another user's file is made by root (chown)")
-THING_TAIL = ("pip would install it as this user, running its build code, so that user's code could run as this "
-              "user: name one of your own")
-
-
-@pytest.fixture
-def pip_calls(monkeypatch):
-    calls = []
-
-    def fake_create(python, requirements):
-        calls.append(requirements)
-        raise RuntimeError("pip stood in for")
-    monkeypatch.setattr(reference_env, "create", fake_create)
-    return calls
-
-
-def created(tmp_path, requirements) -> int:
-    return main(["reference-env", "--create", "--python", str(tmp_path / "venv" / "bin" / "python"),
-                 "--requirements", str(requirements), "--output", str(tmp_path / "r.json")])
 
 
 def refused_line(req, thing):

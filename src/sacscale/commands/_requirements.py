@@ -12,7 +12,9 @@ case), the path of a direct reference (`name @ /x/pkg`, which pip refuses), and 
 requirements (`./pkg`, `/x/pkg`, an archive by pip's suffixes in any case, `PKG.TAR.GZ`, and
 any other requirement that names a file or folder there; relative to the working folder, and
 to the file's folder where one is there). A folder is judged with everything under it, since pip
-builds from all of it; a remote requirement (a name, an https URL) is the index's.
+builds from all of it; a remote requirement (a name, an https URL) is the index's. Options
+are read as pip's parser reads them (commands._pip_options): `--edit X` is `--editable X`,
+`--constr=F` is `--constraint F`; one pip does not know, or the start of several, is refused.
 """
 
 from __future__ import annotations
@@ -26,13 +28,13 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from sacscale.atomic import file_kind, others_can_write_file
+from sacscale.commands._pip_options import (LOCAL_THING, LONG_OPTIONS, NESTED_FILE, UnreadOption, break_line,
+                                            option_values)
 from sacscale.pipeline.code_paths_env import code_path_problem
 from sacscale.pipeline.plan_values import shown_path
 
 FILE_MAX_BYTES = 1024 * 1024  # a requirements file is a few lines; a larger one is not read
 TREE_MAX_ENTRIES = 100_000  # a project pip builds; a folder of more entries is not judged
-NESTED_FILE_OPTIONS = ("-r", "--requirement", "-c", "--constraint")
-PROJECT_OPTIONS = ("-e", "--editable", "-f", "--find-links", "-i", "--index-url", "--extra-index-url")
 # pip's own list (pip._internal.utils.filetypes.ARCHIVE_EXTENSIONS, pip 26.3), which its
 # is_archive_file compares lowercased: EVIL-1.0.TAR.GZ is an archive to it too
 ARCHIVES = (".zip", ".whl", ".tar.bz2", ".tbz", ".tar.gz", ".tgz", ".tar", ".tar.xz", ".txz", ".tlz", ".tar.lz",
@@ -78,7 +80,14 @@ def _file_problem(path: Path, seen: set[Path]) -> str | None:
     except OSError as exc:
         return f"{shown_path(path)} cannot be read ({exc.strerror})"
     for number, line in lines:
-        for nested, target in _named(line, path.parent):
+        if found := _line_problem(line, path.parent, seen):
+            return f"{shown_path(path)} line {number}: {found}"
+    return None
+
+
+def _line_problem(line: str, here: Path, seen: set[Path]) -> str | None:
+    try:
+        for nested, target in _named(line, here):
             if nested:
                 found = _file_problem(target, seen)
             else:
@@ -86,7 +95,9 @@ def _file_problem(path: Path, seen: set[Path]) -> str | None:
                 found = found and (f"{shown_path(target)} {found}; pip would install it as this user, running its "
                                    "build code, so that user's code could run as this user: name one of your own")
             if found:
-                return f"{shown_path(path)} line {number}: {found}"
+                return found
+    except UnreadOption as exc:
+        return str(exc)
     return None
 
 
@@ -151,30 +162,25 @@ def _expanded(line: str) -> str:
 
 
 def _named(line: str, here: Path) -> Iterator[tuple[bool, Path]]:
-    """(is a requirements file, path) for each local thing `line` names."""
-    try:
-        words = shlex.split(line)
-    except ValueError:  # an unclosed quote: pip splits at blanks
-        words = line.split()
-    words = [part for word in words for part in _option_parts(word)]
-    for index, word in enumerate(words):
-        value = words[index + 1] if index + 1 < len(words) else ""
-        if word in NESTED_FILE_OPTIONS:
+    """(is a requirements file, path) for each local thing `line` names: the requirement's,
+    then each option's as pip resolves it (`--edit X` is `--editable X`); raises
+    UnreadOption at an option pip would refuse."""
+    requirement, options = break_line(line)
+    if requirement:
+        yield from ((False, local) for local in _requirement_paths(_words(requirement), here))
+    for option, value in option_values(_words(options)):
+        if LONG_OPTIONS[option] == NESTED_FILE:
             if local := _local(value, here, nested=True):
                 yield True, local
-        elif word in PROJECT_OPTIONS:
-            for local in _locals(value, here):
-                yield False, local
-        elif index == 0 and not word.startswith("-"):  # the requirement itself
-            yield from ((False, local) for local in _requirement_paths(words, here))
+        elif LONG_OPTIONS[option] == LOCAL_THING:
+            yield from ((False, local) for local in _locals(value, here))
 
 
-def _option_parts(word: str) -> list[str]:
-    """`--requirement=x` and `-rx` as the option and its value, as pip's parser reads them."""
-    if word.startswith("--") and "=" in word:
-        return list(word.split("=", 1))
-    short = next((o for o in (*NESTED_FILE_OPTIONS, *PROJECT_OPTIONS) if len(o) == 2 and word.startswith(o)), None)
-    return [short, word[2:]] if short and word != short else [word]
+def _words(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:  # an unclosed quote: pip refuses the line; its words at blanks are judged
+        return text.split()
 
 
 def _requirement_paths(words: list[str], here: Path) -> list[Path]:

@@ -1,5 +1,6 @@
 """A run folder a trainer holds now (its trainer lock, beside it), refused by the commands
-that read a run as finished: analyze-run, evaluate, compare-learning."""
+that read a run as finished: analyze-run, evaluate, compare-learning, render (and so
+render-best), report (its learning curves) and manifest (the set's runs it hashes)."""
 
 from __future__ import annotations
 
@@ -25,3 +26,14 @@ def live_trainer_problem(run_dir: str, read: str, verb: str) -> str | None:
     return (f"a sacscale train is training in this run folder now ({holder} holds "
             f"{lock_file_beside(folder, TRAINER_LOCK)}); {read} would be of a run not finished: "
             f"{verb} it once its trainer has ended")
+
+
+def run_folder_of(checkpoint: str) -> str | None:
+    """The run folder a command given a checkpoint or a run reads: the one given, or the one
+    whose checkpoints/ holds the checkpoint given; None for a checkpoint elsewhere."""
+    path = Path(os.path.realpath(checkpoint))
+    if path.is_dir():
+        return checkpoint
+    if path.parent.name == "checkpoints":
+        return str(path.parent.parent)
+    return None

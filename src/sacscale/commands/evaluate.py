@@ -6,12 +6,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 from sacscale.checks import finite_float, seed_arg
 from sacscale.atomic import write_json
 from sacscale.commands._output_lock import holding_outputs
-from sacscale.commands._live_run import live_trainer_problem
+from sacscale.commands._live_run import live_trainer_problem, run_folder_of
 from sacscale.commands._inputs import (
     model_problem,
     png_path,
@@ -55,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     refuse_one_file(("--output", args.output), ("--figure", args.figure))  # before the evaluation's minutes
     refuse_output_on_input([("--output", args.output), ("--figure", args.figure)],
                            [("checkpoint", args.checkpoint), ("--model", args.model)])
-    run_folder = _run_folder(args.checkpoint)
+    run_folder = run_folder_of(args.checkpoint)
     if run_folder is not None:  # `evaluate R --output R/run.json` replaced the run's record
         refuse_output_inside("--output", args.output, run_folder)
         refuse_output_inside("--figure", args.figure, run_folder)
@@ -103,17 +102,6 @@ def run(args: argparse.Namespace) -> int:
         say(f"sacscale evaluate: warning: the model ({p['model_sha256'][:12]}) is not the one the checkpoint "
             f"was trained on ({p['checkpoint_model_sha256'][:12]})", file=sys.stderr)
     return 0
-
-
-def _run_folder(checkpoint: str) -> str | None:
-    """The run folder the evaluation reads: the one given, or the one whose checkpoints/
-    holds the checkpoint given; None for a checkpoint elsewhere."""
-    path = Path(os.path.realpath(checkpoint))
-    if path.is_dir():
-        return checkpoint
-    if path.parent.name == "checkpoints":
-        return str(path.parent.parent)
-    return None
 
 
 def _fmt(v) -> str:

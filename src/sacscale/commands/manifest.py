@@ -16,6 +16,7 @@ from pathlib import Path
 
 from sacscale.atomic import others_can_swap
 from sacscale.commands._inputs import BadInput, read_evaluations, refuse_one_file, refuse_output_inside
+from sacscale.commands._live_run import live_trainer_problem
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._set_lock import holding_the_set
 from sacscale.eval.best import best_run
@@ -57,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     if keeping and not args.left_out_dir:  # named as given, before any evaluation is read
         raise BadInput(f"{' and '.join(keeping)} need{'s' if len(keeping) == 1 else ''} --left-out-dir "
                        "(where the other policies go)")
+    _refuse_live_runs(Path(args.root))
     try:
         with holding_outputs(*_named_outside(args)), \
                 holding_the_set(args.root, "nothing was moved or written"):  # the whole step, or none of it
@@ -68,6 +70,15 @@ def run(args: argparse.Namespace) -> int:
         return 1
     print(f"{info['files']} files, {info['bytes']:,} bytes listed")
     return 0
+
+
+def _refuse_live_runs(root: Path) -> None:
+    """A run of the set a trainer is training in now: its files would change under the
+    hashes (and a policy left out would be an earlier sitting's)."""
+    runs = root / "runs"
+    for run in sorted(runs.iterdir()) if runs.is_dir() else []:
+        if run.is_dir() and (live := live_trainer_problem(str(run), "the hashes of its files", "list")):
+            raise BadInput(f"{run}: {live}")
 
 
 def _named_outside(args: argparse.Namespace) -> list[tuple[str, str]]:

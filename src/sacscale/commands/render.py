@@ -14,6 +14,7 @@ import argparse
 import sys
 
 from sacscale.commands._inputs import model_problem
+from sacscale.commands._live_run import live_trainer_problem, run_folder_of
 from sacscale.eval.limits import video_length_problem, video_size_problem
 from sacscale.eval import gl_backend, render
 from sacscale.task.walk_rules import TaskConfig
@@ -58,33 +59,43 @@ def _error(args: argparse.Namespace, msg: str) -> int:
     return 2
 
 
+def _checked_video_values(args: argparse.Namespace) -> list:
+    """The command segments, once every value of the video is one it can have (ValueError
+    naming the option otherwise)."""
+    segments = render.parse_commands(args.commands)
+    if args.seconds is not None and not (args.seconds > 0 and args.seconds < float("inf")):
+        raise ValueError(f"--seconds {args.seconds:g}: must be > 0")
+    render.check_video_args(args.output, args.width, args.height, args.fps)
+    if args.max_bytes is not None and args.max_bytes <= 0:
+        raise ValueError(f"--max-bytes {args.max_bytes}: must be > 0")
+    length = args.seconds if args.seconds is not None else sum(s.seconds for s in segments)
+    if length > MAX_SECONDS:  # a frame count past any video (1e308 s overflowed later)
+        raise ValueError(f"--seconds / --commands: {length:g} s of video, at most {MAX_SECONDS}")
+    seconds_from = "--seconds" if args.seconds is not None else "--commands"
+    problem = video_length_problem(length, args.fps, seconds_from)
+    if problem:  # one frame: the report's "best run's video" was a still of the start pose
+        raise ValueError(problem)
+    problem = video_size_problem(args.width, args.height, length, args.fps,
+                                 ("--width", "--height", seconds_from, "--fps"))
+    if problem:
+        raise ValueError(problem)
+    if not 0 <= args.seed < 2**32:
+        raise ValueError(f"--seed {args.seed}: must be 0..{2**32 - 1}")
+    return segments
+
+
 def run(args: argparse.Namespace) -> int:
-    # First, before anything imports MuJoCo: choose the GL backend (its libraries load, or one line).
+    run_folder = run_folder_of(args.checkpoint)
+    if run_folder and (live := live_trainer_problem(run_folder, "its checkpoint", "render")):
+        return _error(args, f"{run_folder}: {live}")  # its final.pt is an earlier sitting's, not the run's end
+    # Before anything imports MuJoCo: choose the GL backend (its libraries load, or one line).
     try:
         backend = gl_backend.configure_gl_backend()
     except gl_backend.GLBackendError as exc:
         return _error(args, str(exc))
 
     try:
-        segments = render.parse_commands(args.commands)
-        if args.seconds is not None and not (args.seconds > 0 and args.seconds < float("inf")):
-            raise ValueError(f"--seconds {args.seconds:g}: must be > 0")
-        render.check_video_args(args.output, args.width, args.height, args.fps)
-        if args.max_bytes is not None and args.max_bytes <= 0:
-            raise ValueError(f"--max-bytes {args.max_bytes}: must be > 0")
-        length = args.seconds if args.seconds is not None else sum(s.seconds for s in segments)
-        if length > MAX_SECONDS:  # a frame count past any video (1e308 s overflowed later)
-            raise ValueError(f"--seconds / --commands: {length:g} s of video, at most {MAX_SECONDS}")
-        seconds_from = "--seconds" if args.seconds is not None else "--commands"
-        problem = video_length_problem(length, args.fps, seconds_from)
-        if problem:  # one frame: the report's "best run's video" was a still of the start pose
-            raise ValueError(problem)
-        problem = video_size_problem(args.width, args.height, length, args.fps,
-                                     ("--width", "--height", seconds_from, "--fps"))
-        if problem:
-            raise ValueError(problem)
-        if not 0 <= args.seed < 2**32:
-            raise ValueError(f"--seed {args.seed}: must be 0..{2**32 - 1}")
+        segments = _checked_video_values(args)
     except ValueError as exc:
         return _error(args, str(exc))
     problem = model_problem(args.model)  # a file that is not the task's model: named, before rendering

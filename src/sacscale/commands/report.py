@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from sacscale.atomic import others_can_swap
+from sacscale.commands._live_run import live_trainer_problem
 from sacscale.commands._report_output import Refused, staged_report
 from sacscale.commands._inputs import (
     refuse_one_file,
@@ -268,6 +269,13 @@ def _shown(path) -> str:
     return f"./{text}" if text.startswith("~") else text
 
 
+def _refuse_live_runs(run_dirs: list | None) -> None:
+    """A run a trainer is training in now: its curves so far would pass for the run's."""
+    for run_dir in run_dirs or []:
+        if live := live_trainer_problem(str(run_dir), "its learning curves", "report on"):
+            raise Refused(f"{run_dir}: {live}")
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         if args.run_set:
@@ -280,6 +288,7 @@ def run(args: argparse.Namespace) -> int:
             raise Refused("--output-dir goes with --run-set")
         else:
             inputs = named_inputs(args)
+        _refuse_live_runs(inputs["run_dirs"])
     except Refused as exc:
         say(f"sacscale report: {exc}", file=sys.stderr)
         return 2

@@ -9,6 +9,15 @@ on release) from before its work until the last one is written. As for a report'
 a run set and a recorded run, a second command given any of them is refused at once, naming
 the holder, rather than waited for: its work takes seconds to minutes and would then
 replace the first one's outputs; the user decides which to run again.
+
+A folder an output goes into, or a folder output itself, may be, or lie inside, another
+command's live folder: a run folder a trainer holds (`.<name>.trainer-lock`), a record-run's
+run or work folder (`.<name>.lock`), another command's output folder. Written there, the
+file became part of that run's evidence (a recorded run carrying another run's evaluation),
+or took the name record-run was to give its completed run. Such an output is refused,
+naming the holder, before its lock or any folder for it is made
+(sacscale.pipeline.held_locks); the command record-run starts may write into the work
+folder record-run holds for it.
 """
 
 from __future__ import annotations
@@ -20,26 +29,38 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from sacscale.commands import BadInput
-from sacscale.locks import HeldBeside, LockError, lock_beside
+from sacscale.locks import RECORDED_IN_VARIABLE, HeldBeside, LockError, UntrustedLock, lock_beside
+from sacscale.pipeline.held_locks import held_at_or_above
 
 
-def _lock_name(path: str | os.PathLike) -> Path:
-    """The output as the kernel reaches its folder (a link or `..` on the way, one lock); the
-    file's own name kept: an output that is a link is replaced, not followed."""
+Output = tuple[str, str | os.PathLike | None]  # (the option, the path given; None: not given)
+
+
+def _lock_name(path: str | os.PathLike, folder: bool = False) -> Path:
+    """The output as the kernel reaches it: a file's folder resolved (a link or `..` on the
+    way, one lock), its own name kept (an output that is a link is replaced, not followed);
+    a folder written into resolved whole (a link at its name leads into the same folder)."""
+    if folder:
+        return Path(os.path.realpath(path))
     return Path(os.path.realpath(Path(path).parent)) / Path(path).name
 
 
 @contextlib.contextmanager
-def holding_outputs(*outputs: tuple[str, str | os.PathLike | None]) -> Iterator[None]:
-    """Hold the lock of each output, (option, path) each, not given (None) skipped; BadInput,
-    naming the option, the file and the holder, where another command holds one. Taken in
-    one order (by resolved name): of two commands that share outputs, one always goes on.
-    The folders made for the locks are removed again where nothing was written into them."""
-    given = sorted(((_lock_name(path), option, path) for option, path in outputs if path), key=lambda g: str(g[0]))
-    made = {p for name, _, _ in given for p in name.parents if not p.exists()}
+def holding_outputs(*outputs: Output, folders: tuple[Output, ...] = ()) -> Iterator[None]:
+    """Hold the lock of each output, (option, path) each, not given (None) skipped, and of each
+    folder the command writes into (`folders`); BadInput, naming the option, the file and the
+    holder, where another command holds one, or where it is, or lies inside, another command's
+    live folder. Taken in one order (by resolved name, a folder before what goes into it): of
+    two commands that share outputs, one always goes on. The folders made for the locks are
+    removed again where nothing was written into them."""
+    given = sorted([(_lock_name(path, is_folder), option, path, is_folder)
+                    for listed, is_folder in ((outputs, False), (folders, True))
+                    for option, path in listed if path], key=lambda g: str(g[0]))
+    made = {p for name, _, _, _ in given for p in name.parents if not p.exists()}
     try:
         with contextlib.ExitStack() as held:
-            for name, option, path in given:
+            for name, option, path, is_folder in given:
+                _refuse_a_live_folder(option, path, name.parent)  # before its lock's folder is made
                 try:
                     held.enter_context(lock_beside(name))
                 except HeldBeside as exc:
@@ -50,11 +71,28 @@ def holding_outputs(*outputs: tuple[str, str | os.PathLike | None]) -> Iterator[
                     _refuse_unwritable(name.parent, path)
                     raise BadInput(f"{option} {path}: cannot lock it to write it ({exc}); nothing was "
                                    "written") from None
+                if is_folder:  # the folder itself, its own lock (this command's now) aside
+                    _refuse_a_live_folder(option, path, name)
             yield
     finally:
         for folder in sorted(made, key=lambda p: len(p.parts), reverse=True):
             with contextlib.suppress(OSError):
                 folder.rmdir()  # only an empty one: a folder an output was written into stays
+
+
+def _refuse_a_live_folder(option: str, path: str | os.PathLike, folder: Path) -> None:
+    """BadInput where `folder` is, or lies inside, a folder whose lock another process holds
+    (a live train's run folder, a record-run's run or work folder, another command's output
+    folder), naming the holder; the work folder of the record-run that started this command
+    aside. Locks this process holds are not another's."""
+    try:
+        live = held_at_or_above(folder, skip=os.environ.get(RECORDED_IN_VARIABLE))
+    except UntrustedLock as exc:
+        raise BadInput(f"{option} {path}: {exc}; nothing was written") from None
+    if live is not None:
+        raise BadInput(f"{option} {path}: is or lies inside {live.beside}, where {live.doing} ({live.said()}), whose "
+                       "files an output there would join; nothing was written: write it elsewhere, or once that "
+                       "command has ended")
 
 
 def _refuse_unwritable(folder: Path, path: str | os.PathLike) -> None:

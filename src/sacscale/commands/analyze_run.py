@@ -12,6 +12,7 @@ from sacscale.analysis.metrics import MetricError, analyze_run
 from sacscale.atomic import write_json
 from sacscale.commands._inputs import refuse_output_inside
 from sacscale.commands._live_run import live_trainer_problem
+from sacscale.commands._output_lock import holding_outputs
 from sacscale.usage import say
 
 
@@ -30,15 +31,16 @@ def run(args: argparse.Namespace) -> int:
     if live:
         say(f"sacscale analyze-run: error: {args.run_dir}: {live}", file=sys.stderr)
         return 2
-    try:
-        result = analyze_run(args.run_dir)
-    except RankFolderNameError as exc:  # the run's folders are laid out wrong: refused input
-        say(f"sacscale analyze-run: error: {exc}", file=sys.stderr)
-        return 2
-    except (EventFileError, MetricError) as exc:
-        say(f"sacscale analyze-run: error: {exc}", file=sys.stderr)
-        return 1
-    write_json(args.output, result)
+    with holding_outputs(("--output", args.output)):  # nor written into another command's live folder
+        try:
+            result = analyze_run(args.run_dir)
+        except RankFolderNameError as exc:  # the run's folders are laid out wrong: refused input
+            say(f"sacscale analyze-run: error: {exc}", file=sys.stderr)
+            return 2
+        except (EventFileError, MetricError) as exc:
+            say(f"sacscale analyze-run: error: {exc}", file=sys.stderr)
+            return 1
+        write_json(args.output, result)
     ranks = ", ".join(
         f"rank {r['rank']} {r['steady_env_steps_per_s']:,.1f}" for r in result["ranks"] if "steady_env_steps_per_s" in r
     )

@@ -11,6 +11,7 @@ from tqdm import tqdm
 from sacscale.atomic import write_json
 from sacscale.checks import seed_arg
 from sacscale.commands import BadInput
+from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._inputs import model_problem
 from sacscale.cpus import validate_cpu_ids
 from sacscale.sim.bench import MAX_ENVS, MAX_THREADS, envs_per_cpu_problem, run_env_bench
@@ -63,32 +64,33 @@ def run(args: argparse.Namespace) -> int:
         raise BadInput(problem)
     model = load_model(args.model)
 
-    total = 3 * len(threads) * args.steps  # physics, serial full, halves full, per thread count
-    with tqdm(total=total, unit="step", disable=args.no_progress, desc="env-bench") as bar:
-        result = run_env_bench(
-            model, args.num_envs, threads, args.steps, cpus, warmup=args.warmup, seed=args.seed, progress=bar.update,
-            actions=args.actions,
-        )
-    result["model_path"] = args.model
+    with holding_outputs(("--output", args.output)):  # nor written into another command's live folder
+        total = 3 * len(threads) * args.steps  # physics, serial full, halves full, per thread count
+        with tqdm(total=total, unit="step", disable=args.no_progress, desc="env-bench") as bar:
+            result = run_env_bench(
+                model, args.num_envs, threads, args.steps, cpus, warmup=args.warmup, seed=args.seed,
+                progress=bar.update, actions=args.actions,
+            )
+        result["model_path"] = args.model
 
-    print(f"{args.num_envs} envs, {args.steps} steps, {result['processor']}, CPUs {result['cpu_ids'] or 'all'}, "
-          f"full step with {args.actions} actions")
-    # physics/s: standing states, fixed controls. serial/s: G1WalkFlat's full step, physics
-    # then task work; non-physics: its share outside Batch.step; its physics/s: the pool's
-    # rate on those states. halves/s: the same step as two alternating halves (the
-    # collector's way), and halves/phys: that over the serial run's physics rate.
-    print(
-        f"{'threads':>7} {'physics/s':>10} {'per cpu-s':>10} {'serial/s':>10} {'non-physics':>11}"
-        f" {'its physics/s':>13} {'halves/s':>10} {'halves/phys':>11}"
-    )
-    for r in result["results"]:
-        note = "  (more threads than CPUs)" if r["oversubscribed"] else ""
+        print(f"{args.num_envs} envs, {args.steps} steps, {result['processor']}, CPUs {result['cpu_ids'] or 'all'}, "
+              f"full step with {args.actions} actions")
+        # physics/s: standing states, fixed controls. serial/s: G1WalkFlat's full step, physics
+        # then task work; non-physics: its share outside Batch.step; its physics/s: the pool's
+        # rate on those states. halves/s: the same step as two alternating halves (the
+        # collector's way), and halves/phys: that over the serial run's physics rate.
         print(
-            f"{r['threads']:>7} {r['physics_env_steps_per_s']:>10.0f} {r['physics_env_steps_per_cpu_s']:>10.0f}"
-            f" {r['full_env_steps_per_s']:>10.0f} {100 * r['full_task_overhead_frac']:>10.1f}%"
-            f" {r['full_physics_env_steps_per_s']:>13.0f} {r['halves_env_steps_per_s']:>10.0f}"
-            f" {100 * r['halves_over_full_physics']:>10.1f}%{note}"
+            f"{'threads':>7} {'physics/s':>10} {'per cpu-s':>10} {'serial/s':>10} {'non-physics':>11}"
+            f" {'its physics/s':>13} {'halves/s':>10} {'halves/phys':>11}"
         )
-    if args.output:
-        write_json(args.output, result)  # atomic: never written through a link, never half a file
+        for r in result["results"]:
+            note = "  (more threads than CPUs)" if r["oversubscribed"] else ""
+            print(
+                f"{r['threads']:>7} {r['physics_env_steps_per_s']:>10.0f} {r['physics_env_steps_per_cpu_s']:>10.0f}"
+                f" {r['full_env_steps_per_s']:>10.0f} {100 * r['full_task_overhead_frac']:>10.1f}%"
+                f" {r['full_physics_env_steps_per_s']:>13.0f} {r['halves_env_steps_per_s']:>10.0f}"
+                f" {100 * r['halves_over_full_physics']:>10.1f}%{note}"
+            )
+        if args.output:
+            write_json(args.output, result)  # atomic: never written through a link, never half a file
     return 0

@@ -21,6 +21,7 @@ from sacscale.commands._inputs import (
 from sacscale.eval import protocol
 from sacscale.eval.limits import SETTLE_S
 from sacscale.eval.evaluate import CheckpointError, evaluate, plot_tracking
+from sacscale.sim.bench import threads_problem
 from sacscale.usage import say
 
 
@@ -62,10 +63,8 @@ def run(args: argparse.Namespace) -> int:
         if live:  # its final.pt is the one of the last checkpoint, not the run's end
             say(f"sacscale evaluate: error: {run_folder}: {live}", file=sys.stderr)
             return 2
-    usable = len(os.sched_getaffinity(0))
-    if not 1 <= args.threads <= usable:  # more threads than CPUs only take turns
-        say(f"sacscale evaluate: error: --threads {args.threads}: must be 1..{usable}, the CPUs this process "
-            "may use", file=sys.stderr)
+    if problem := threads_problem(args.threads, len(os.sched_getaffinity(0))):
+        say(f"sacscale evaluate: error: {problem}", file=sys.stderr)
         return 2
     problem = model_problem(args.model)  # a file that is not the task's model: named, before evaluating
     if problem:

@@ -17,7 +17,7 @@ from sacscale.checks import InputError, check_model, int_in
 from sacscale.commands._inputs import BadInput, refuse_names_not_text, refuse_one_file, refuse_unwritable_outputs
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.mujoco_lib import mujoco
-from sacscale.sim.bench import envs_per_cpu_problem, physics_throughput
+from sacscale.sim.bench import envs_per_cpu_problem, physics_throughput, threads_problem
 from sacscale.stopping import stops_held
 from sacscale.task import g1_model as g1
 
@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--num-envs", type=int_in(1, 1 << 20), default=64,
                         help="sims for the cost measurement (default 64)")
     parser.add_argument("--threads", type=int_in(1, 8192), default=1,
-                        help="threads for the cost measurement (default 1)")
+                        help="threads for the cost measurement, at most the CPUs this process may use (default 1)")
     parser.add_argument("--steps", type=int_in(1, 1_000_000), default=50,
                         help="timed env steps of the measurement (default 50)")
 
@@ -127,10 +127,12 @@ def _source_model(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    # one MuJoCo step of all the envs is deaf to a stop: env-bench's bound
-    too_long = envs_per_cpu_problem(args.num_envs, args.threads, len(os.sched_getaffinity(0)))
-    if too_long:
-        raise BadInput(too_long)
+    cpus = len(os.sched_getaffinity(0))
+    # the record's rate per thread: of threads at work, not of threads taking turns on fewer CPUs
+    # (evaluate's bound); one MuJoCo step of all the envs is deaf to a stop: env-bench's bound
+    too_many = threads_problem(args.threads, cpus) or envs_per_cpu_problem(args.num_envs, args.threads, cpus)
+    if too_many:
+        raise BadInput(too_many)
     # the saved model is loaded back from the folder by MuJoCo, which takes only text names:
     # a folder whose name is not UTF-8 was made and left holding the model, then refused
     refuse_names_not_text(("--output-dir", args.output_dir))
@@ -146,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
     placed = False
     try:
         # two at once into one folder left one's record beside the other's model
-        with holding_outputs(("--output-dir", os.path.abspath(out_dir)), (json_option, json_path)):
+        with holding_outputs((json_option, json_path), folders=(("--output-dir", args.output_dir),)):
             placed = _prepare(args, mjb, json_path)
     finally:
         if not placed:

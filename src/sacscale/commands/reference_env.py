@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         say(f"sacscale reference-env: error: --requirements {args.requirements}: {problem}", file=sys.stderr)
         return 2
     if args.create and not python.exists():
-        with holding_outputs(("--python", _venv(python))):  # one creation at a time
+        with holding_outputs(folders=(("--python", _venv(python)),)):  # one creation at a time
             return _recorded(args, python, t0)
     return _recorded(args, python, t0)
 

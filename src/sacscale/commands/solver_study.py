@@ -10,6 +10,7 @@ from tqdm import tqdm
 from sacscale.atomic import write_json
 from sacscale.checks import seed_arg
 from sacscale.commands import BadInput
+from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._inputs import model_problem
 from sacscale.sim import solver_settings
 from sacscale.sim import solver_study as ss
@@ -186,17 +187,19 @@ def run(args: argparse.Namespace) -> int:
         raise BadInput(problem)
     model = load_model(args.model)
 
-    total = ss.study_steps(len(settings), args.steps, args.repeats)
-    with tqdm(total=total, unit="step", disable=args.no_progress, desc="solver-study") as bar:
-        result = ss.run_solver_study(
-            model, settings, num_envs=args.num_envs, steps=args.steps, num_threads=args.threads, seed=args.seed,
-            checkpoints=checkpoints, stand_window=args.stand_window, repeats=args.repeats, progress=bar.update,
-        )
-    result["model_path"] = args.model
-    result["command"] = "sacscale solver-study " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["solver-study"] else None
-    print_tables(result)
-    for line in unstable_lines(result):
-        say(line, file=sys.stderr)
-    if args.output:
-        write_json(args.output, result)  # atomic: never written through a link, never half a file
+    with holding_outputs(("--output", args.output)):  # nor written into another command's live folder
+        total = ss.study_steps(len(settings), args.steps, args.repeats)
+        with tqdm(total=total, unit="step", disable=args.no_progress, desc="solver-study") as bar:
+            result = ss.run_solver_study(
+                model, settings, num_envs=args.num_envs, steps=args.steps, num_threads=args.threads, seed=args.seed,
+                checkpoints=checkpoints, stand_window=args.stand_window, repeats=args.repeats, progress=bar.update,
+            )
+        result["model_path"] = args.model
+        asked = sys.argv[1:2] == ["solver-study"]
+        result["command"] = "sacscale solver-study " + " ".join(sys.argv[2:]) if asked else None
+        print_tables(result)
+        for line in unstable_lines(result):
+            say(line, file=sys.stderr)
+        if args.output:
+            write_json(args.output, result)  # atomic: never written through a link, never half a file
     return 0

@@ -62,6 +62,14 @@ def envs_per_cpu_problem(num_envs: int, threads: int, cpus: int, given: str | No
             "envs or more threads")
 
 
+def threads_problem(threads: int, cpus: int) -> str | None:
+    """Why `--threads` is not a count of simulation threads for `cpus` usable CPUs, or None:
+    more threads than CPUs only take turns, and a rate per thread is then of no thread's work."""
+    if 1 <= threads <= cpus:
+        return None
+    return f"--threads {threads}: must be 1..{cpus}, the CPUs this process may use"
+
+
 def physics_throughput(
     model: mujoco.MjModel,
     num_envs: int,

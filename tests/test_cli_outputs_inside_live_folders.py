@@ -123,3 +123,47 @@ def test_more_measurement_threads_than_cpus_are_refused(tmp_path):
     one_line(sacscale("prepare-model", "--output-dir", tmp_path / "pm", "--threads", cpus + 1, "--steps", "1"),
              f"sacscale prepare-model: error: --threads {cpus + 1}: must be 1..{cpus}, the CPUs this process may use")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_probes_output_inside_a_live_trainers_run_folder_is_refused_before_its_ranks_start(tmp_path, hold):
+    run = tmp_path / "trun"
+    run.mkdir()
+    pid = hold(run, ".trainer-lock")
+    out = run / "correctness.json"
+    done = sacscale("probe", "correctness", "--devices", "cpu", "--iterations", "1", "--output", out)
+    one_line(done, refusal("--output", out, run, TRAINING, pid, tmp_path / ".trun.trainer-lock"))
+    assert list(run.iterdir()) == []
+
+
+def test_a_report_into_a_live_record_runs_folder_is_refused(tmp_path, hold):
+    work = tmp_path / "W"
+    work.mkdir()
+    pid = hold(work, ".lock")
+    out = work / "report"
+    done = sacscale("report", "--run-set", REPO / "results" / SET, "--output-dir", out)
+    said = refusal("--output-dir", out, work, RECORDING, pid, tmp_path / ".W.lock").removeprefix("error: ")
+    one_line(done, f"sacscale report: {said}")  # as the report's other refusals read, without "error:"
+    assert list(work.iterdir()) == []
+
+
+def test_policies_left_out_into_a_live_trainers_run_folder_are_refused_before_anything_moves(tmp_path, hold):
+    root, run = tmp_path / "S", tmp_path / "trun"
+    (root / "runs" / "a" / "checkpoints").mkdir(parents=True)
+    (root / "runs" / "a" / "checkpoints" / "final.pt").write_bytes(b"policy")
+    run.mkdir()
+    pid = hold(run, ".trainer-lock")
+    left_out = run / "left-out"
+    done = sacscale("manifest", root, "--scope", "--keep-policies", "a", "--left-out-dir", left_out)
+    one_line(done, refusal("--left-out-dir", left_out, run, TRAINING, pid, tmp_path / ".trun.trainer-lock"))
+    assert list(run.iterdir()) == [] and sorted(p.name for p in root.iterdir()) == ["runs"]
+
+
+def test_a_video_into_a_live_trainers_run_folder_is_refused(tmp_path, hold, gl_env):
+    run = tmp_path / "trun"
+    run.mkdir()
+    pid = hold(run, ".trainer-lock")
+    out = run / "walk.gif"
+    done = sacscale("render", REPO / "results" / SET / "runs" / "shared_r1_n1_pool7", "--output", out,
+                    "--seconds", "0.2")
+    one_line(done, refusal("--output", out, run, TRAINING, pid, tmp_path / ".trun.trainer-lock"))
+    assert list(run.iterdir()) == []

@@ -60,7 +60,7 @@ def holding_outputs(*outputs: Output, folders: tuple[Output, ...] = ()) -> Itera
     try:
         with contextlib.ExitStack() as held:
             for name, option, path, is_folder in given:
-                _refuse_a_live_folder(option, path, name.parent)  # before its lock's folder is made
+                refuse_a_live_folder(option, path, name.parent)  # before its lock's folder is made
                 try:
                     held.enter_context(lock_beside(name))
                 except HeldBeside as exc:
@@ -72,7 +72,7 @@ def holding_outputs(*outputs: Output, folders: tuple[Output, ...] = ()) -> Itera
                     raise BadInput(f"{option} {path}: cannot lock it to write it ({exc}); nothing was "
                                    "written") from None
                 if is_folder:  # the folder itself, its own lock (this command's now) aside
-                    _refuse_a_live_folder(option, path, name)
+                    refuse_a_live_folder(option, path, name)
             yield
     finally:
         for folder in sorted(made, key=lambda p: len(p.parts), reverse=True):
@@ -80,7 +80,7 @@ def holding_outputs(*outputs: Output, folders: tuple[Output, ...] = ()) -> Itera
                 folder.rmdir()  # only an empty one: a folder an output was written into stays
 
 
-def _refuse_a_live_folder(option: str, path: str | os.PathLike, folder: Path) -> None:
+def refuse_a_live_folder(option: str, path: str | os.PathLike, folder: Path) -> None:
     """BadInput where `folder` is, or lies inside, a folder whose lock another process holds
     (a live train's run folder, a record-run's run or work folder, another command's output
     folder), naming the holder; the work folder of the record-run that started this command

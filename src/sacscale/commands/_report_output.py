@@ -26,6 +26,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from sacscale.commands import BadInput
+from sacscale.commands._output_lock import refuse_a_live_folder
 from sacscale.locks import HeldBeside, LockError, lock_beside
 from sacscale.reading import open_regular
 from sacscale.report.build import TITLE_OPENING
@@ -78,6 +80,10 @@ def _locked(folder: Path) -> Iterator[None]:
                           "elsewhere") from None
         except LockError as exc:
             raise Refused(f"{folder}: cannot lock the folder to write the report ({exc})") from None
+        try:  # a report written into a live run or record-run folder would join its files
+            refuse_a_live_folder("--output-dir", folder, folder)
+        except BadInput as exc:
+            raise Refused(str(exc)) from None
         yield
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from sacscale.atomic import others_can_swap
 from sacscale.commands._inputs import BadInput, read_evaluations, refuse_one_file, refuse_output_inside
 from sacscale.commands._live_run import live_trainer_problem
-from sacscale.commands._output_lock import holding_outputs
+from sacscale.commands._output_lock import holding_outputs, refuse_a_live_folder
 from sacscale.commands._set_lock import holding_the_set
 from sacscale.eval.best import best_run
 from sacscale.evidence import scope
@@ -59,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
         raise BadInput(f"{' and '.join(keeping)} need{'s' if len(keeping) == 1 else ''} --left-out-dir "
                        "(where the other policies go)")
     _refuse_live_runs(Path(args.root))
+    if args.left_out_dir:  # the policies moved there would join another command's live folder
+        refuse_a_live_folder("--left-out-dir", args.left_out_dir, Path(os.path.realpath(args.left_out_dir)))
     try:
         with holding_outputs(*_named_outside(args)), \
                 holding_the_set(args.root, "nothing was moved or written"):  # the whole step, or none of it

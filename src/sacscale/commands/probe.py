@@ -14,6 +14,7 @@ import torch
 from sacscale.checks import seed_arg
 from sacscale.atomic import write_json
 from sacscale.commands._inputs import model_problem
+from sacscale.commands._output_lock import holding_outputs
 from sacscale.parallel.probe import run_probe
 from sacscale.parallel.probe_settings import AMP_DTYPES, MUTATIONS, ProbeSettings, size_problem
 from sacscale.train.config import MAX_ITERATIONS, TrainConfig, TrainingError
@@ -135,10 +136,11 @@ def run(args: argparse.Namespace) -> int:
                 f"iteration {fewest} (once its replay holds its learning start's rows); give at least {fewest}",
                 file=sys.stderr)
             return 2
-        if args.kind == "trainer":
-            result = run_trainer_probe(trainer, args.output)
-        else:
-            result = _run_correctness(args, devices, trainer)
+        with holding_outputs(("--output", args.output)):  # BadInput (exit 2) where another command holds it
+            if args.kind == "trainer":
+                result = run_trainer_probe(trainer, args.output)
+            else:
+                result = _run_correctness(args, devices, trainer)
     except (TrainingError, RuntimeError, ValueError) as exc:
         say(f"sacscale probe: error: {exc}", file=sys.stderr)
         return 1

@@ -14,7 +14,9 @@ import argparse
 import sys
 
 from sacscale.commands._inputs import model_problem
+from sacscale.commands import BadInput
 from sacscale.commands._live_run import live_trainer_problem, run_folder_of
+from sacscale.commands._output_lock import holding_outputs
 from sacscale.eval.limits import video_length_problem, video_size_problem
 from sacscale.eval import gl_backend, render
 from sacscale.task.walk_rules import TaskConfig
@@ -107,10 +109,11 @@ def run(args: argparse.Namespace) -> int:
     for warning in render.command_warnings(segments, TaskConfig()):
         _say(args, "warning", warning)
     try:
-        result = render.render_policy(args.checkpoint, args.output, model_path=args.model, segments=segments,
-                                      seconds=args.seconds, width=args.width, height=args.height, fps=args.fps,
-                                      seed=args.seed, max_bytes=args.max_bytes)
-    except (CheckpointError, ValueError, gl_backend.GLBackendError) as exc:
+        with holding_outputs(("--output", args.output)):  # not into another command's live folder, nor beside it
+            result = render.render_policy(args.checkpoint, args.output, model_path=args.model, segments=segments,
+                                          seconds=args.seconds, width=args.width, height=args.height, fps=args.fps,
+                                          seed=args.seed, max_bytes=args.max_bytes)
+    except (BadInput, CheckpointError, ValueError, gl_backend.GLBackendError) as exc:
         return _error(args, str(exc))
     except gl_backend.RenderError as exc:
         _say(args, "error", str(exc))

@@ -124,8 +124,8 @@ def test_a_resumed_sittings_squeezed_times_are_named(resumed, tmp_path):
     problems, notes = logged_rate_problems("r", run, analyze_run(run))
     assert len(problems) == 1 and not notes, problems
     assert re.fullmatch(
-        r"r: the events' times give [\d,.]+ env steps/s over the window's steps 9\.\.14 in sitting 2 of 2 \(the "
-        r"window spans a resume, whose restart no sitting's logged rate holds: each sitting is held to its own\), "
+        r"r: the events' times give [\d,.]+ env steps/s over the window \(steps 9\.\.14\) in sitting 2 of 2 \(the "
+        r"run was resumed, whose restart no sitting's logged rate holds: each sitting is held to its own\), "
         r"the trainer logged [\d,.]+ \(Perf/total_fps, its intervals' own times summed over the window\): more "
         r"than 2\.5% apart \(sacscale's margin, its committed runs agreeing within 1\.2%\), the events' wall "
         r"times are not the ones the trainer wrote", problems[0]), problems

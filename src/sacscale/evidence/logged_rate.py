@@ -11,7 +11,10 @@ the rate from the wall times.
 
 A resumed run's window can span a resume: the restart's time is then in the steady rate but in
 no interval the trainer timed (each sitting's clock starts anew, its first interval from its own
-start), so each sitting's part of the window is held to its own logged rate instead.
+start), so each sitting's part of the window is held to its own logged rate instead. Besides
+the window, each sitting's whole event span and each of its intervals are held (the page's
+event span and tail-mean rate rest on them); in a run of several ranks each to the range of
+the ranks' own times (Sitting).
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ class Margin:
     trainer: str
     tolerance: float
     widest: float  # the widest disagreement over the trainer's committed runs
+    # each interval held on its own too: not the reference trainer's, whose events put at a log
+    # point are not of the interval its logged rate timed (its committed runs' differ up to 2x)
+    intervals: bool = True
 
 
 # Each trainer's margin is about twice the widest disagreement (wall-time rate over the logged
@@ -40,7 +46,12 @@ class Margin:
 # point's all-reduce of env steps but writes its events after it, so the wait for the other
 # rank (up to 0.2 s, unequal at the window's two ends) is in the wall times only. The
 # reference trainer (unilab): 5 runs at 0.9714 to 0.9791, its own timing of its intervals.
-MARGINS = {"sacscale": Margin("sacscale", 0.025, 0.0121), "unilab": Margin("unilab", 0.06, 0.0286)}
+MARGINS = {"sacscale": Margin("sacscale", 0.025, 0.0121), "unilab": Margin("unilab", 0.06, 0.0286, False)}
+# Each interval on its own may also differ by this many seconds: the events' time of an interval
+# is the ranks' own between two writes, each a moment after its all-reduce (the learner's
+# metrics read, the scalars written), which varies by a few ms: up to 6.7 ms over the committed
+# runs' intervals, 7.8 ms in a 2-rank CPU run of 0.1 s intervals.
+SLACK_S = 0.05
 
 
 def trainer_seconds(steps: list[Scalar], fps: list[Scalar], first_step: int, last_step: int) -> float | None:
@@ -67,8 +78,9 @@ def trainer_rate(steps: list[Scalar], fps: list[Scalar], window: dict) -> float 
     return window["env_steps"] / seconds if seconds else None
 
 
-def _apart(label: str, rate: float, own: float, span: str, fps_tag: str, margin: Margin) -> list[str]:
-    if abs(rate / own - 1) <= margin.tolerance:
+def _apart(label: str, rate: float, own: float, span: str, fps_tag: str, margin: Margin,
+           slack_s: float = 0.0, seconds: float = 0.0) -> list[str]:
+    if abs(rate / own - 1) <= margin.tolerance or abs(seconds - seconds * rate / own) <= slack_s:
         return []
     return [f"{label}: the events' times give {rate:,.1f} env steps/s over {span}, the trainer logged "
             f"{own:,.1f} ({fps_tag}, its intervals' own times summed over the window): more than "
@@ -86,57 +98,90 @@ def _part(tags: dict, steps_tag: str, window: dict) -> list[Scalar]:
 UNHELD = "its rate is not held to the trainer's logged rate"
 
 
-def _sittings_apart(label: str, window: dict, sitting: tuple[int, int, dict, list[dict]], steps_tag: str,
-                    fps_tag: str, margin: Margin) -> list[str]:
-    """One sitting's part of the window: its events' rate against the rate the ranks logged.
-
-    A rank reads its interval's clock before the log point's all-reduce and writes its events
-    after it, so a rank that waited there for another has that wait in its wall times only;
-    where the ranks do not move in step (no learner update to sync them, as after a resume
-    until the replay refills), the wait can be most of a short part. The last rank to reach a
-    log point waits nothing, so the events' span lies between the shortest and the longest of
-    the ranks' own times for the same intervals: the rate is held to that range."""
-    k, count, tags, ranks = sitting
-    steps = _part(tags, steps_tag, window)
-    if len(steps) < 2:
-        return []  # no interval of this sitting inside the window
-    first, last = steps[0], steps[-1]
-    env_steps = last.value - first.value
-    span = (f"the window's steps {first.step}..{last.step} in sitting {k} of {count} (the window spans a resume, "
-            "whose restart no sitting's logged rate holds: each sitting is held to its own)")
-    seconds = [trainer_seconds(r.get(RANK_STEPS, []), r.get(RANK_FPS) or [], first.step, last.step) for r in ranks]
-    own = trainer_rate(steps, tags.get(fps_tag) or [], {"first_step": first.step, "last_step": last.step,
-                                                       "env_steps": env_steps})
-    if own is None or not all(seconds):
-        return [f"{label}: no {fps_tag} at every log point of {span}: {UNHELD}"]
-    if last.wall_time <= first.wall_time:
-        return [f"{label}: no wall time elapses over {span}, the trainer logged {own:,.1f} env steps/s "
-                f"({fps_tag}): the events' wall times are not the ones the trainer wrote"]
-    rate = env_steps / (last.wall_time - first.wall_time)
-    fastest, slowest = env_steps / min(seconds), env_steps / max(seconds)
-    nearest = min(max(rate, slowest), fastest)  # the rate of the range nearest the events'
-    return _apart(label, rate, nearest, span, fps_tag, margin)
+def _own_seconds(steps: list[Scalar], fps: list[Scalar]) -> dict[int, float | None]:
+    """{step: the trainer's own time for the interval ending at that log point (its env steps
+    over the rate logged there)}; None where that rate is missing or not a positive number."""
+    logged = {s.step: s.value for s in fps}
+    out: dict[int, float | None] = {}
+    for before, at in zip(steps, steps[1:]):
+        rate = logged.get(at.step)
+        out[at.step] = (at.value - before.value) / rate if rate is not None and math.isfinite(rate) and rate > 0 \
+            else None
+    return out
 
 
-def _agreement(label: str, rate, window: dict | None, rank: int, by_sitting: dict[int, list[dict]],
+def _summed(own: dict[int, float | None], first_step: int, last_step: int) -> float | None:
+    parts = [seconds for step, seconds in own.items() if first_step < step <= last_step]
+    return None if not parts or None in parts else sum(parts)
+
+
+@dataclass(frozen=True)
+class Sitting:
+    """One rank's series of one sitting, and every rank's own interval times in it: a rank
+    reads its interval's clock before the log point's all-reduce and writes its events after
+    it, so a rank that waited there for another has that wait in its wall times only. The
+    last rank to reach a log point waits nothing, so the events' time between any two log
+    points lies between the shortest and the longest of the ranks' own times for them: the
+    events are held to that range (one rank: its own time)."""
+    label: str
+    where: str  # "" for a run of one sitting, else " in sitting k of n (...)"
+    steps: list[Scalar]
+    fps_tag: str
+    ranks_own: list[dict[int, float | None]]
+    margin: Margin
+
+    def held(self, a: Scalar, b: Scalar, span: str, slack_s: float = 0.0) -> list[str]:
+        seconds = [_summed(own, a.step, b.step) for own in self.ranks_own]
+        if None in seconds:
+            return [f"{self.label}: no {self.fps_tag} at every log point of {span}{self.where}: {UNHELD}"]
+        env_steps = b.value - a.value
+        fastest, slowest = env_steps / min(seconds), env_steps / max(seconds)
+        if b.wall_time <= a.wall_time:
+            return [f"{self.label}: no wall time elapses over {span}{self.where}, the trainer logged "
+                    f"{slowest:,.1f} env steps/s ({self.fps_tag}): the events' wall times are not the ones the "
+                    "trainer wrote"]
+        rate = env_steps / (b.wall_time - a.wall_time)
+        nearest = min(max(rate, slowest), fastest)  # the rate of the range nearest the events'
+        return _apart(self.label, rate, nearest, span + self.where, self.fps_tag, self.margin, slack_s,
+                      b.wall_time - a.wall_time)
+
+    def problems(self, window: dict) -> list[str]:
+        """The window's part of this sitting, then each interval on its own (every value a figure
+        averages), then the sitting's whole event span (the page's event span): the first found."""
+        part = _part({"s": self.steps}, "s", window)
+        if len(part) >= 2:
+            found = self.held(part[0], part[-1], f"the window (steps {part[0].step}..{part[-1].step})")
+            if found:
+                return found
+        if len(self.steps) < 2:
+            return []
+        for a, b in zip(self.steps, self.steps[1:]) if self.margin.intervals else ():
+            found = self.held(a, b, f"the interval of steps {a.step}..{b.step}", SLACK_S)
+            if found:
+                return found
+        first, last = self.steps[0], self.steps[-1]
+        return self.held(first, last, f"the event span (steps {first.step}..{last.step})")
+
+
+def _agreement(label: str, window: dict | None, rank: int, by_sitting: dict[int, list[dict]],
                tags: tuple[str, str], margin: Margin) -> list[str]:
     steps_tag, fps_tag = tags
     sittings = by_sitting.get(rank, [])
-    steps = [s for tags_of in sittings for s in tags_of.get(steps_tag, [])]
-    if rate is None or window is None or not steps:
+    if window is None or not any(tags_of.get(steps_tag) for tags_of in sittings):
         return []  # no rate: the metrics check names why
-    if len(sittings) > 1:
-        problems = []
-        for k, tags_of in enumerate(sittings):
-            ranks = [files[k] for files in by_sitting.values() if len(files) > k]
-            problems += _sittings_apart(label, window, (k + 1, len(sittings), tags_of, ranks), steps_tag, fps_tag,
-                                        margin)
-        return problems
-    own = trainer_rate(steps, sittings[0].get(fps_tag) or [], window)
-    span = f"the window (steps {window['first_step']}..{window['last_step']})"
-    if own is None:
-        return [f"{label}: no {fps_tag} at every log point of {span}: {UNHELD}"]
-    return _apart(label, rate, own, span, fps_tag, margin)
+    problems = []
+    for k, tags_of in enumerate(sittings):
+        ranks = [files[k] for files in by_sitting.values() if len(files) > k]
+        where = "" if len(sittings) == 1 else (
+            f" in sitting {k + 1} of {len(sittings)} (the run was resumed, whose restart no sitting's logged rate "
+            "holds: each sitting is held to its own)")
+        steps = _part(tags_of, steps_tag, {"first_step": -math.inf, "last_step": math.inf})
+        own = [_own_seconds(steps, tags_of.get(fps_tag) or [])]
+        others = [r for r in ranks if r is not tags_of]
+        own += [_own_seconds(_part(r, RANK_STEPS, {"first_step": -math.inf, "last_step": math.inf}),
+                             r.get(RANK_FPS) or []) for r in others]
+        problems += Sitting(label, where, steps, fps_tag, own, margin).problems(window)
+    return problems
 
 
 def _by_sitting(run_dir: Path) -> dict[int, list[dict[str, list[Scalar]]]]:
@@ -159,11 +204,10 @@ def logged_rate_problems(label: str, run_dir: Path, metrics: dict) -> tuple[list
 def _found(label: str, run_dir: Path, metrics: dict) -> list[str]:
     margin = MARGINS["unilab" if is_reference_run(run_dir) else "sacscale"]
     by_sitting = _by_sitting(run_dir)
-    problems = _agreement(label, metrics.get("steady_env_steps_per_s"), metrics.get("window"), 0, by_sitting,
-                          (TOTAL_STEPS, TOTAL_FPS), margin)
+    problems = _agreement(label, metrics.get("window"), 0, by_sitting, (TOTAL_STEPS, TOTAL_FPS), margin)
     if problems:
         return problems  # rank 0's times are the run's: its rate would repeat it
     for entry in metrics.get("ranks") or []:
-        problems += _agreement(f"{label}: tb/rank{entry.get('rank')}", entry.get("steady_env_steps_per_s"),
-                               entry.get("window"), entry.get("rank"), by_sitting, (RANK_STEPS, RANK_FPS), margin)
+        problems += _agreement(f"{label}: tb/rank{entry.get('rank')}", entry.get("window"), entry.get("rank"),
+                               by_sitting, (RANK_STEPS, RANK_FPS), margin)
     return problems

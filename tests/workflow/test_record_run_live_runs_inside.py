@@ -87,10 +87,10 @@ def test_an_attic_in_another_live_runs_folder_is_refused(tmp_path, where):
         second = subprocess.run(cmd, capture_output=True, text=True, timeout=WAIT_S)
         assert second.returncode == 2 and second.stderr.count("\n") == 1, second.stderr
         assert second.stderr.strip() == (
-            f"sacscale record-run: --attic {attic}: is or lies inside a live folder of another command: another "
-            f"sacscale command (a record-run perhaps) is at work there (pid {first.pid} holds "
-            f"{lock.parent / f'.{lock.name}.lock'}); attempts moved there would land in that run's files: give an "
-            "attic of its own (nothing was moved or started)")
+            f"sacscale record-run: --attic {attic}: is or lies inside a live folder of another command, {lock}: "
+            f"another sacscale command (a record-run perhaps) is at work there (pid {first.pid} holds "
+            f"{lock.parent / f'.{lock.name}.lock'}); attempts moved there would land in that run's files: give a "
+            "folder outside it (nothing was moved or started)")
         assert (second_run / "old.txt").exists() and not second_work.exists()
         assert sorted(p.name for p in work.iterdir()) == ["train.log"] and not run_dir.exists()
         go.write_text("go")

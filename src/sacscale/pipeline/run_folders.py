@@ -1,7 +1,9 @@
 """The folders `sacscale record-run` is given, checked before anything is moved or started:
 a failed attempt is moved from the work folder into the attic, a stale run folder too, so an
 attic inside either could not take it (the attempt and its log were deleted instead), and a
-work or run folder holding the current directory would have that directory moved away. The
+work or run folder holding the current directory would have that directory moved away. A
+work or run folder given as a symbolic link is refused: record-run moves and renames those by
+their names, so the link, not its folder, was moved (and one folder had two locks). The
 learning state's folder is moved into once the run has trained, before the work folder is
 renamed: inside the run folder it made that folder and the rename failed (the whole run lost
 to a path), and any overlap with the other three mixes a resume's state into the evidence.
@@ -31,6 +33,8 @@ def folders_problem(run_dir: Path, work_dir: Path, attic: Path, state_dir: Path 
     """What is wrong with the folders, in one line naming the option; None if nothing."""
     here = Path(os.getcwd())
     folders = (("--work-dir", work_dir), ("--run-dir", run_dir))
+    if problem := _link_problem(folders):
+        return problem
     for option, folder in folders:
         if here.is_relative_to(_real(folder)):  # `/` holds every current directory
             return f"{option} {folder}: is or holds the current directory {here}, which would be moved away"
@@ -46,6 +50,16 @@ def folders_problem(run_dir: Path, work_dir: Path, attic: Path, state_dir: Path 
     for option, folder in given + ((("--state-dir", state_dir),) if state_dir is not None else ()):
         problem = problem or _others_problem(option, folder)
     return problem
+
+
+def _link_problem(folders: tuple[tuple[str, Path], ...]) -> str | None:
+    """A work or run folder given as a link: record-run moves and renames it by its name."""
+    for option, folder in folders:
+        if folder.is_symlink():
+            return (f"{option} {folder}: a symbolic link (not followed); record-run moves and renames this folder by "
+                    "its name, never through a link (the link would be moved, not the folder it points to): give "
+                    "the folder's own path")
+    return None
 
 
 def _others_problem(option: str, folder: Path) -> str | None:

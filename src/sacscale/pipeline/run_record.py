@@ -33,8 +33,9 @@ record-run given either folder while the first runs is refused at once in one li
 --env is judged as planning judges a run configuration's env (run_config.check_run_env).
 Before the locks the folders are checked (sacscale.pipeline.run_folders) and, under them,
 the attic is made: an attic that cannot take an attempt is refused before the run, as are a
-run or work folder with another command's live run deeper down and an attic in another live
-run's folder (sacscale.pipeline.record_run_guards).
+run or work folder with another command's live run deeper down and any of the four folders
+(run, work, attic, learning state) in another live run's folder, looked at before the locks
+and again under them (sacscale.pipeline.record_run_guards).
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ from sacscale.pipeline.machine_lock import LockError, LockSettingError, training
 from sacscale.pipeline.run_folder_names import WORK_SUFFIX, stamp
 from sacscale.pipeline.run_folders import folders_problem, make_attic, make_state_dir
 from sacscale.pipeline.plan_values import PlanError
-from sacscale.pipeline.record_run_guards import attic_problem, live_run_inside, taken_meanwhile
+from sacscale.pipeline.record_run_guards import live_folders_problem, live_run_inside, taken_meanwhile
 from sacscale.pipeline.record_run_values import env_pairs, resolved_json
 from sacscale.pipeline.run_config import check_run_env
 from sacscale.pipeline.run_output import ProgressEcho
@@ -278,15 +279,15 @@ def _prepare(held: contextlib.ExitStack, args: argparse.Namespace, name: str, ru
     """Check the folders, take the locks, make the attic and the learning state's folder:
     whatever is refused here is refused before anything is moved or started. None when
     ready, else the exit status."""
-    problem = folders_problem(args.run_dir, args.work_dir, args.attic, args.state_dir)  # before a lock file is written
+    folders = (args.run_dir, args.work_dir, args.attic, args.state_dir)
+    # before a lock file (and the folder it is made in) is written: none in another run's live folder
+    problem = folders_problem(*folders) or live_folders_problem(*folders)
     if problem is None:
         refused = _hold_locks(held, args, name, run_set)
         if refused is not None:
             return refused
-        problem = attic_problem(args.attic)  # under the locks, as a train looks above under its own
-        if problem is not None:
-            return _refuse(problem)
-        problem = make_attic(args.attic)  # under the locks: a run refused by them makes nothing
+        # again under the locks, as a train looks above under its own: of two starting together, one sees the other
+        problem = live_folders_problem(*folders) or make_attic(args.attic)  # a run refused makes nothing
         if problem is None and args.state_dir is not None:
             problem = make_state_dir(args.state_dir)
     return None if problem is None else _refuse(f"{problem} (nothing was moved or started)")

@@ -49,3 +49,13 @@ def event_file(run_dir: Path, rank: int = 0) -> Path:
     """The run's one event file of `rank`."""
     (found,) = sorted((run_dir / "tb" / f"rank{rank}").glob("events.out.tfevents.*"))
     return found
+
+
+def without_tags(path: Path, removed) -> None:
+    """The event file at `path` with every value of a tag `removed(tag)` names taken out (an
+    event left with no value is kept, as the trainer's own writer could not have written it)."""
+    def change(event):
+        kept = [value for value in event.summary.value if not removed(value.tag)]
+        del event.summary.value[:]
+        event.summary.value.extend(kept)
+    _rewritten(path, change)

@@ -36,8 +36,9 @@ def test_verify_writes_its_output_and_reads_its_manifest_at_names_not_utf8(tmp_p
 
 def test_a_missing_manifest_not_utf8_is_named_as_the_shell_writes_it(tmp_path):
     root = copy_committed_set(tmp_path / "set", "h200x1_shared_short")
-    assert sacscale("verify", root, "--manifest", os.fsencode(tmp_path) + b"/\xffM.sha256") == (1, [
-        f"sacscale verify: error: {tmp_path}/\\xffM.sha256: manifest is missing (build it first: snakemake manifest)"])
+    assert sacscale("verify", root, "--manifest", os.fsencode(tmp_path) + b"/\xffM.sha256") == (2, [
+        f"sacscale verify: error: --manifest {tmp_path}/\\xffM.sha256: no such file; name a set's MANIFEST.sha256 "
+        "(sacscale manifest writes one)"])
 
 
 @pytest.mark.parametrize("locale", LOCALES)

@@ -202,11 +202,29 @@ def test_compare_learning_output_is_json_written_whole(capsys, tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["c.json"]
 
 
+CURE = "name a set's MANIFEST.sha256 (sacscale manifest writes one)"
+
+
 @pytest.mark.parametrize("given, kind", [("/dev/zero", "character device"), ("/tmp", "a directory")])
 def test_verify_names_a_manifest_that_is_no_file(capsys, given, kind):
+    """The user's --manifest that is no manifest is bad input (exit 2), not damaged evidence."""
     code = main(["verify", str(REPO / "results" / SET), "--manifest", given])
     err = capsys.readouterr().err.strip()
-    assert code == 1 and err == f"sacscale verify: error: {given}: not a manifest file ({kind})", err
+    assert code == 2 and err == f"sacscale verify: error: --manifest {given}: not a manifest file ({kind}); {CURE}", err
+
+
+def test_verify_names_a_manifest_option_that_is_another_file_or_none(capsys, tmp_path):
+    """A text file given as --manifest (a run's train.log) exited 1, the status of damaged
+    evidence; a missing one was told to build it with snakemake."""
+    log = REPO / "results" / SET / "runs" / "shared_r1_n2_shared" / "train.log"
+    code = main(["verify", str(REPO / "results" / SET), "--manifest", str(log)])
+    err = capsys.readouterr().err.strip()
+    first = log.read_text().splitlines()[0]
+    assert code == 2 and err == (f"sacscale verify: error: --manifest {log}:1: not a sha256sum line: {first!r}; "
+                                 f"{CURE}"), err
+    code = main(["verify", str(REPO / "results" / SET), "--manifest", str(tmp_path / "m.sha256")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err == f"sacscale verify: error: --manifest {tmp_path / 'm.sha256'}: no such file; {CURE}"
 
 
 def test_an_output_that_is_a_link_loop_is_no_traceback(tmp_path):

@@ -21,7 +21,7 @@ from sacscale.commands import BadInput
 from sacscale.commands._inputs import refuse_names_not_text, refuse_output_inside, same_file
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._set_lock import holding_the_set
-from sacscale.evidence.manifest import ManifestError
+from sacscale.evidence.manifest import ManifestError, parse_manifest
 from sacscale.evidence.report_check import reports_dir
 from sacscale.evidence.verify import Verification, verify
 from sacscale.scratch import UnsafeTemporaryFolder
@@ -50,6 +50,30 @@ def _refuse_partial_record(output: str | None, root: str, option: str) -> None:
                        "write it elsewhere")
 
 
+def _refuse_no_manifest(given: str) -> None:
+    """A --manifest other than the set's own that is no manifest is the user's bad option
+    (exit 2); the set's own that is none is damaged evidence (exit 1, where verify reads it)."""
+    cure = "name a set's MANIFEST.sha256 (sacscale manifest writes one)"
+    if not os.path.lexists(given):
+        raise BadInput(f"--manifest {given}: no such file; {cure}")
+    try:
+        parse_manifest(given)
+    except ManifestError as exc:
+        raise BadInput(f"--manifest {exc}; {cure}") from None
+
+
+def _refuse_option_clashes(args: argparse.Namespace) -> None:
+    """The options that cannot go together, and a --manifest of the user's that is none."""
+    if args.redraw_figures and args.no_metrics:  # the figures are drawn from the recomputed metrics
+        raise BadInput("--redraw-figures draws the figures from the metrics it recomputes, which --no-metrics "
+                       "leaves out: give one of them")
+    own_manifest = not args.manifest or same_file(args.manifest, Path(args.root) / "MANIFEST.sha256")
+    if args.no_metrics or not own_manifest:  # the set's verify.json is the full check of its own manifest
+        _refuse_partial_record(args.output, args.root, "--no-metrics" if args.no_metrics else "--manifest")
+    if not own_manifest:
+        _refuse_no_manifest(args.manifest)
+
+
 def run(args: argparse.Namespace) -> int:
     if not args.root.strip():  # `verify "$SET"` with SET unset would otherwise check the working directory
         raise BadInput("ROOT is empty (an unset variable?): name the set's folder, results/<set>")
@@ -57,12 +81,7 @@ def run(args: argparse.Namespace) -> int:
     # model and the event reader its runs' events there (nor the records name it), so it is
     # refused whole, with the cure, rather than checked in part
     refuse_names_not_text(("root", args.root))
-    if args.redraw_figures and args.no_metrics:  # the figures are drawn from the recomputed metrics
-        raise BadInput("--redraw-figures draws the figures from the metrics it recomputes, which --no-metrics "
-                       "leaves out: give one of them")
-    own_manifest = not args.manifest or same_file(args.manifest, Path(args.root) / "MANIFEST.sha256")
-    if args.no_metrics or not own_manifest:  # the set's verify.json is the full check of its own manifest
-        _refuse_partial_record(args.output, args.root, "--no-metrics" if args.no_metrics else "--manifest")
+    _refuse_option_clashes(args)
     refuse_output_inside("--output", args.output, args.root, allowed=("verify.json",))
     reports = reports_dir(Path(os.path.realpath(args.root)))
     if reports is not None:

@@ -14,7 +14,7 @@
 A tag a file never logs is not held: older trainers logged fewer tags (no `Faults/*`, no
 `Episode/fall_rate`, fewer reward terms, no `Time/collector_physics*`), so the tags a file
 holds at all are the ones its trainer wrote (a tag removed from every step of a file is not
-seen here)."""
+seen here, but where the record requires it: sacscale.evidence.required_tags)."""
 
 from __future__ import annotations
 

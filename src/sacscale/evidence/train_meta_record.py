@@ -22,6 +22,8 @@
   pipeline moves it out, run.json `learning_state` names where: then nothing derives it);
 - `config.log_every`, `sittings[]` (count, `from_iteration`, `start_time`,
   `config.log_every`): each rank's event files, one a sitting (log_cadence).
+- `config.num_envs`, `config.trace`, `sittings[].config.trace`: each phase time within its
+  interval (phase_bounds), and the tags a sitting's events must hold (required_tags).
 
 Each is compared only where both sides are recorded; a current set (strict) must record
 every option its trainer has."""
@@ -36,7 +38,9 @@ from sacscale.analysis.events import EventFileError, merge_event_parts, read_run
 from sacscale.evidence.binding import first_record_time, run_event_files
 from sacscale.evidence.copied_events import copied_rank_problems
 from sacscale.evidence.log_cadence import sitting_problems
+from sacscale.evidence.phase_bounds import phase_time_problems
 from sacscale.evidence.rank_events import rank_count_problems
+from sacscale.evidence.required_tags import required_tag_problems
 from sacscale.evidence.result import same_value
 from sacscale.evidence.run_end import end_problems
 from sacscale.evidence.run_start import start_problems
@@ -267,5 +271,6 @@ def train_meta_problems(run_dir: Path, name: str, meta: dict, run: dict, args, r
     if not reference:  # the reference trainer records no counters or state hashes
         problems += nonfinite_problems(name, meta, events) + state_hash_problems(name, meta, run, run_dir)
         problems += rank_count_problems(name, meta, run_dir) + copied_rank_problems(name, events)
-        problems += sitting_problems(name, meta, run, files)
+        problems += sitting_problems(name, meta, run, files) + phase_time_problems(name, meta, files)
+        problems += required_tag_problems(name, meta, files, strict)
     return problems

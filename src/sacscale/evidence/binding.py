@@ -7,8 +7,9 @@ files between runs and regenerating everything derived with the project's own co
   (`run.json` `start_time`..`end_time`, and the trainer's own window in
   `train_meta.json` inside it), the host must be the run's (`run.json` `host`), no two runs
   may share an event file (by name, by process, or by content), no rank of one run may
-  share most values of a measured tag with a rank of another (sacscale.evidence.copied_events:
-  a copy with its wall times moved, values changed or moved to other steps), and the run's record must name the
+  share most values or step-to-step turns of a measured tag with a rank of another
+  (sacscale.evidence.copied_events: a copy with its wall times moved, values changed, scaled
+  or moved to other steps), and the run's record must name the
   run whose directory holds it.
 - evaluations: `eval/<run>.json` must evaluate that run's policy (its path, and its hash
   against the set's copy of the policy or the hash recorded when the policy was left out
@@ -191,7 +192,7 @@ def check_events(root: Path, runs: list[str], out: Findings, order: list | None 
             _once(seen_process, process, name, f"events of process {process[1]} on {process[0]!r} are also in run",
                   out)
         if files:
-            measured[name] = run_values(run_dir)
+            measured[name] = run_values(run_dir, (_load(run_dir / "train_meta.json") or {}).get("config"))
     out.problems.extend(copied_run_problems(measured))
     check_windows_apart(windows, out)
     if isinstance(order, list):

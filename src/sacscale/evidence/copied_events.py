@@ -1,72 +1,94 @@
 """Events copied from another rank or run, named by their content: each rank's collector
-and clock make its own measured values (phase times, rates, episode returns), so two rank
-series of a set, two ranks of one run or ranks of two runs, do not share most of the values
-of any measured tag. A copy still does: with a value changed, with every wall time moved to
-fit the other run's window, with values a few float32 ulps off, with one tag family only (the
-returns the page's learning figures rest on), or moved to other steps. Each measured tag is
-judged on its own, its values matched as multisets whatever their steps; counters (env steps,
-iterations, fault counts) and constants (the alive reward) agree legitimately and are left out."""
+and clock make its own measured values (phase times, rates, episode returns, lengths, fall
+rates and reward terms), so two rank series of a set, two ranks of one run or ranks of two
+runs, neither share most of the values of a measured tag nor rise and fall together from
+step to step. A copy does one or the other: with a value changed, with every wall time moved
+to fit the other run's window, with values a few float32 ulps off, with one tag family only
+(the returns the page's learning figures rest on), moved to other steps, scaled or offset
+(x(1 + 3e-6): no value equal, the same ups and downs), or of the steady window alone (every
+rate figure's input). Each measured tag is judged on its own, over the whole series and over
+its last half (analysis.metrics' window), and every tag pooled (a CPU set logs 5 values a
+tag). Counters (env steps, iterations, fault counts), constants (the alive reward) and the
+learner's outputs (equal on synced ranks) are left out, and so are the episode values the
+seed alone decides (until the learner's first update, from the recorded config)."""
 
 from __future__ import annotations
 
 import math
 from itertools import combinations
 from pathlib import Path
+from statistics import median
 
 from sacscale.analysis.events import EventFileError, read_run
+from sacscale.evidence.learner_start import seed_alone_until
 
-# The tags a rank measures: its phase times (Time/*), its rates over its own clock and the
-# returns of its own collector's episodes.
-MEASURED_PREFIXES = ("Time/",)
-MEASURED_TAGS = ("Perf/rank_fps", "Perf/total_fps", "Episode/return")
+# The tags a rank measures: its phase times (Time/*), its rates over its own clock, and what
+# its own collector's episodes give (returns, lengths, fall rates, reward terms).
+MEASURED_PREFIXES = ("Time/", "Episode/", "Reward/", "RewardRaw/")
+MEASURED_TAGS = ("Perf/rank_fps", "Perf/total_fps")
+# What the seed alone decides until the learner's first update (the configurations of a
+# repeat share a seed: the same episodes until then), left out up to that step.
+SEED_ALONE_PREFIXES = ("Episode/", "Reward/", "RewardRaw/")
 # Two values match within this share of the larger: event files hold float32, whose ulp is
 # 6e-8 to 1.2e-7 of a value, so a copy nudged by a few ulps (unseen on any page) still
 # matches, while two measurements differ far more (two returns of one seed that have
 # diverged: 2e-5 apart; rates and phase times: percents).
 MATCH_REL = 1e-6
 # A tag is copied when more than this share of the shorter series' values are found among
-# the other's. Measured over every pair of rank series (within and across runs) of the
-# committed sets (4,556 tag pairs, 20 to 367 values each): at most 11.7% (17 of 145
-# learner update times); of the stand-in trainer's CPU set, at most 16.7% (2 of 12); of the
-# real trainer's CPU sets (14 made by the end-to-end test), 0 of 12 rates. A copy matches
-# nearly all. Half is far from both.
+# the other's, or of its step-to-step turns follow the other's. Measured over every pair of
+# rank series of the committed sets: see docs/evidence.md (Events copied); a copy shares
+# nearly all.
 COPIED_SHARE = 0.5
-# A tag with fewer values than this in either series says too little to name a copy by. The
-# CPU preset's ranks log 8 to 12 values of each rate (24 iterations, a value every 2 or 3),
-# so a copy there is named. Its ranks log 2 returns each, left out, and rightly: two runs of
-# one seed (the configurations of a repeat) collect the same episodes until the learner has
-# updated (both returns equal in the real trainer's CPU sets; 2 of 20 in a committed set).
+# A tag with fewer values than this in either series says too little to name a copy by
+# alone; it still counts in the pool of every tag.
 MIN_VALUES = 6
-# what the seed alone decides until the learner's first update, logged from then on under
-# the learner's own tags (Loss/*; older sets and stand-ins without them: every return kept)
-SEED_ALONE_TAGS = ("Episode/return",)
-LEARNER_PREFIX = "Loss/"
+# A step's turn (the second difference of three consecutive logged values) follows the
+# other series' when it is their common multiple within this share of the series' typical
+# turn, plus float32 rounding: a scaled or offset copy's turns are the other's x the scale,
+# an independent measurement's are its own noise. Over every pair of rank series of the
+# committed sets at most 17% of a tag's turns follow at this share (two ranks of a synced run
+# run in step: their rates' turns agree to 1e-3, 37% of them, and to 5e-2, all of them).
+TURN_TOL = 1e-4
+# float32 rounding of a turn: four half-ulps of the largest of its three values
+ROUNDING = 4 * 2.0 ** -24
+# a series whose typical turn is under this many roundings does not fluctuate measurably
+MIN_FLUCTUATION = 100
+# Turns a tag needs to be judged by them (the pool, as its values, MIN_VALUES).
+MIN_TURNS = 6
 
-Values = dict[str, list[float]]
+Values = dict[str, dict[int, float]]
 
 
 def _measured(tag: str) -> bool:
     return tag.startswith(MEASURED_PREFIXES) or tag in MEASURED_TAGS
 
 
-def measured_values(series: dict) -> Values:
-    """Each measured tag's values, sorted (a step logged twice: its last value). Zeros are
-    left out: a phase a rank does not run is logged as 0 on every rank. Returns logged up to
-    the learner's first log point are left out too: until the learner has updated, two runs
-    of one seed (the configurations of a repeat) collect the same episodes."""
-    learning = [s.step for tag, scalars in series.items() if tag.startswith(LEARNER_PREFIX) for s in scalars]
-    first_update = min(learning, default=None)
+def measured_values(series: dict, seed_alone_to: int | None = None) -> Values:
+    """Each measured tag's values by step (a step logged twice: its last value), finite and
+    non-zero (a phase a rank does not run is logged as 0 on every rank). Episode values up
+    to `seed_alone_to` (sacscale.evidence.learner_start.seed_alone_until) are left out: until
+    the learner has updated, two runs of one seed collect the same episodes; None (the
+    config does not say) keeps them."""
     out = {}
     for tag, scalars in series.items():
-        if _measured(tag):
-            by_step = {s.step: s.value for s in scalars
-                       if not (tag in SEED_ALONE_TAGS and first_update is not None and s.step <= first_update)}
-            out[tag] = sorted(v for v in by_step.values() if math.isfinite(v) and v != 0)
+        if not _measured(tag):
+            continue
+        seeded = tag.startswith(SEED_ALONE_PREFIXES) and seed_alone_to is not None
+        out[tag] = {s.step: s.value for s in scalars if not (seeded and s.step <= seed_alone_to)}
+        out[tag] = {step: v for step, v in out[tag].items() if math.isfinite(v) and v != 0}
     return out
 
 
 def _close(x: float, y: float) -> bool:
     return abs(x - y) <= MATCH_REL * max(abs(x), abs(y))
+
+
+def _levels_out(values: list[float]) -> list[float]:
+    """The values sorted, those a series holds more than once left out: a repeated value is
+    a level (a fall rate of 1, a constant reward term) any run may show, not a measurement."""
+    ordered = sorted(values)
+    return [v for i, v in enumerate(ordered)
+            if not (i > 0 and ordered[i - 1] == v) and not (i + 1 < len(ordered) and ordered[i + 1] == v)]
 
 
 def matched(a: list[float], b: list[float]) -> int:
@@ -82,16 +104,72 @@ def matched(a: list[float], b: list[float]) -> int:
     return count
 
 
+def _turns(values: list[float]) -> list[tuple[float, float]]:
+    """(turn, its float32 rounding) at each inner value."""
+    return [(values[i - 1] - 2 * values[i] + values[i + 1], ROUNDING * max(map(abs, values[i - 1:i + 2])))
+            for i in range(1, len(values) - 1)]
+
+
+def followed_turns(a: dict[int, float], b: dict[int, float]) -> tuple[int, int]:
+    """(turns of b that are one common multiple of a's, turns judged) over the steps both
+    log: a turn both series make 0 (a level held) says nothing and is not judged, nor is a
+    series that does not fluctuate above its rounding."""
+    steps = sorted(a.keys() & b.keys())
+    pairs = [(x, y) for x, y in zip(_turns([a[s] for s in steps]), _turns([b[s] for s in steps])) if x[0] or y[0]]
+    ratios = [y[0] / x[0] for x, y in pairs if x[0] and y[0]]
+    if not ratios:
+        return 0, len(pairs)
+    scale, typical = median(ratios), median(abs(y[0]) for _, y in pairs)
+    if typical <= MIN_FLUCTUATION * median(y[1] for _, y in pairs):
+        return 0, 0
+    close = sum(abs(y[0] - scale * x[0]) <= TURN_TOL * typical + abs(scale) * x[1] + y[1] for x, y in pairs)
+    return close, len(pairs)
+
+
+def _window(values: dict[int, float]) -> dict[int, float]:
+    """The series' last half by step, as the steady window of sacscale.analysis.metrics."""
+    steps = sorted(values)
+    return {s: values[s] for s in steps[len(steps) // 2:]}
+
+
+def _share(count: int, size: int, least: int) -> bool:
+    return size >= least and count > COPIED_SHARE * size
+
+
+def _tag_copied(a: dict[int, float], b: dict[int, float]) -> tuple[str, int, int] | None:
+    """How a tag's two series show a copy (what, count, of how many), or None."""
+    ours, theirs = _levels_out(list(a.values())), _levels_out(list(b.values()))
+    size = min(len(ours), len(theirs))
+    if _share(count := matched(ours, theirs), size, MIN_VALUES):
+        return "", count, size
+    for where, (x, y) in (("", (a, b)), (" in the last half", (_window(a), _window(b)))):
+        count, size = followed_turns(x, y)
+        if min(len(x), len(y)) >= MIN_VALUES and _share(count, size, MIN_TURNS):
+            return f" (step-to-step turns{where})", count, size
+    return None
+
+
+def _pooled(a: Values, b: Values) -> tuple[str, int, int] | None:
+    """Every measured tag pooled, for series too short to judge alone: their values equal, or
+    their turns followed."""
+    tags = sorted(a.keys() & b.keys())
+    equal = [(matched(x := _levels_out(list(a[t].values())), y := _levels_out(list(b[t].values()))),
+              min(len(x), len(y))) for t in tags]
+    turns = [followed_turns(a[t], b[t]) for t in tags]
+    for what, counts in (("values", equal), ("step-to-step turns", turns)):
+        count, size = sum(c for c, _ in counts), sum(n for _, n in counts)
+        if _share(count, size, MIN_VALUES):
+            return f"every measured tag's {what}", count, size
+    return None
+
+
 def copied(a: Values, b: Values) -> list[tuple[str, int, int]]:
-    """(tag, values matched, values of the shorter series) of each measured tag two rank
-    series share most values of; [] when they share none."""
-    found = []
-    for tag in sorted(a.keys() & b.keys()):
-        size = min(len(a[tag]), len(b[tag]))
-        if size >= MIN_VALUES:
-            count = matched(a[tag], b[tag])
-            if count > COPIED_SHARE * size:
-                found.append((tag, count, size))
+    """(tag and how, values or turns matched, of how many) of each measured tag two rank
+    series share most values or turns of, else of every tag pooled; [] when none."""
+    found = [(tag + how, count, size) for tag in sorted(a.keys() & b.keys())
+             if (hit := _tag_copied(a[tag], b[tag])) is not None for how, count, size in [hit]]
+    if not found and (pooled := _pooled(a, b)) is not None:
+        found.append(pooled)
     return found
 
 
@@ -101,36 +179,41 @@ def _described(found: list[tuple[str, int, int]]) -> str:
     return ", ".join(shown) + more
 
 
-def copied_rank_problems(name: str, by_rank_events: dict | None) -> list[str]:
-    """Two ranks of one run that share most values of a measured tag."""
-    values = {rank: measured_values(series) for rank, series in (by_rank_events or {}).items()}
+def copied_rank_problems(name: str, by_rank_events: dict | None, config=None) -> list[str]:
+    """Two ranks of one run that share most values or turns of a measured tag; `config`:
+    train_meta.json's, which says when the learner first updates."""
+    until = seed_alone_until(config)
+    values = {rank: measured_values(series, until) for rank, series in (by_rank_events or {}).items()}
     problems = []
     for (first, a), (second, b) in combinations(values.items(), 2):
         found = copied(a, b)
         if found:
-            problems.append(f"{name}: tb/rank{first} and tb/rank{second} share most measured values of a tag "
-                            f"({_described(found)}, whatever the step), but each rank collects and times its own: "
-                            "a rank's events copied")
+            problems.append(f"{name}: tb/rank{first} and tb/rank{second} share most measured values of a tag, "
+                            f"whatever the step, or follow its step-to-step turns ({_described(found)}), but each "
+                            "rank collects and times its own: a rank's events copied")
     return problems
 
 
-def run_values(run_dir: Path) -> dict[int, Values]:
+def run_values(run_dir: Path, config=None) -> dict[int, Values]:
     """Each rank's measured values ({} where the run's events cannot be read: the metrics
-    check names why). The reads go through the parsed-file cache the other checks share."""
+    check names why); `config` as copied_rank_problems'. The reads go through the
+    parsed-file cache the other checks share."""
+    until = seed_alone_until(config)
     try:
-        return {rank: measured_values(series) for rank, series in read_run(run_dir).items()}
+        return {rank: measured_values(series, until) for rank, series in read_run(run_dir).items()}
     except (EventFileError, OSError):
         return {}
 
 
 def copied_run_problems(by_run: dict[str, dict[int, Values]]) -> list[str]:
-    """Ranks of two runs of a set that share most values of a measured tag, named under
-    the later run (in the order given)."""
+    """Ranks of two runs of a set that share most values or turns of a measured tag, named
+    under the later run (in the order given)."""
     series = [(run, rank, values) for run, ranks in by_run.items() for rank, values in ranks.items()]
     problems = []
     for (run_a, rank_a, a), (run_b, rank_b, b) in combinations(series, 2):
         found = [] if run_a == run_b else copied(a, b)
         if found:
             problems.append(f"{run_b}: runs/{run_a} tb/rank{rank_a} and runs/{run_b} tb/rank{rank_b} share most "
-                            f"measured values of a tag ({_described(found)}, whatever the step): another run's events")
+                            f"measured values of a tag, whatever the step, or follow its step-to-step turns "
+                            f"({_described(found)}): another run's events")
     return problems

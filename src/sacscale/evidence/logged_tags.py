@@ -7,7 +7,8 @@
   ended: none of them), so a step holds all of those the file logs or none;
 - the learner's tags are written from the first log point at which the learner is ready
   (its replay holds `learning_starts` rows; the replay only grows within a sitting), so from
-  their first step on, at every step;
+  their first step on, at every step; in a run of one sitting that first step is also held to
+  the one its recorded config gives (learner_start_problems);
 - every other tag is written at every log point (a NaN is left out, which the trainer's sums
   do not produce for them).
 
@@ -98,3 +99,24 @@ def tag_problems(series: dict[str, list[Scalar]]) -> list[str]:
     if logged:
         problems += _off_steps(series, set(logged)) + _gaps(series, logged)
     return problems
+
+
+def learner_start_problems(series: dict[str, list[Scalar]], first_log: int | None, why: str) -> list[str]:
+    """The learner's tags of a run's first sitting held to the log point at which its recorded
+    config makes the trainer write them first (`first_log`, sacscale.evidence.learner_start;
+    `why` says how): none before it, and from it on at every logged step, whichever of them the
+    file logs (one it never logs is not held here, as in tag_problems). A
+    forger who deletes them at early steps moves where the events show the learner starting,
+    and with it which episode values the copy check leaves to the seed."""
+    logged = sorted({s.step for s in series.get(STEP_TAG, [])})
+    if first_log is None or not logged:
+        return []
+    held = [tag for tag in LEARNER_TAGS if series.get(tag)]
+    early = sorted(tag for tag in held if any(s.step < first_log for s in series.get(tag, [])))
+    if early:
+        step = min(s.step for tag in early for s in series[tag] if s.step < first_log)
+        return [f"logs {_tags(early)} at step {step}, before the learner's first update ({why})"]
+    due = [step for step in logged if step >= first_log]
+    lines = [f"has no {_tags(missing)} at step {step}, where the learner had updated ({why})" for step in due
+             if (missing := [tag for tag in held if step not in {s.step for s in series.get(tag, [])}])]
+    return _elsewhere(lines, "gaps")

@@ -37,7 +37,9 @@ from pathlib import Path
 from sacscale.analysis.events import EventFileError, merge_event_parts, read_run_files
 from sacscale.evidence.binding import first_record_time, run_event_files
 from sacscale.evidence.copied_events import copied_rank_problems
+from sacscale.evidence.learner_start import first_learner_log, first_update_why
 from sacscale.evidence.log_cadence import sitting_problems
+from sacscale.evidence.logged_tags import learner_start_problems
 from sacscale.evidence.phase_bounds import phase_time_problems
 from sacscale.evidence.rank_events import rank_count_problems
 from sacscale.evidence.required_tags import required_tag_problems
@@ -257,6 +259,20 @@ def state_hash_problems(name: str, meta: dict, run: dict, run_dir: Path) -> list
     return problems
 
 
+def learner_log_problems(name: str, meta: dict, files: dict | None) -> list[str]:
+    """Each rank's learner tags against the first update its recorded config gives, in a run
+    of one sitting (a resume records only its own sitting's config; sets hold none)."""
+    config = meta.get("config")
+    if "sittings" in meta or not files or first_learner_log(config) is None:
+        return []
+    for rank, rank_files in sorted(files.items()):
+        if len(rank_files) == 1:  # more is the cadence check's to name
+            found = learner_start_problems(rank_files[0][1], first_learner_log(config), first_update_why(config))
+            if found:
+                return [f"{name}: tb/rank{rank} {p}" for p in found]  # one rank shows it
+    return []
+
+
 def train_meta_problems(run_dir: Path, name: str, meta: dict, run: dict, args, reference: bool,
                         strict: bool) -> list[str]:
     """Every derivation above of one run's train_meta.json (none for a run without one)."""
@@ -270,7 +286,7 @@ def train_meta_problems(run_dir: Path, name: str, meta: dict, run: dict, args, r
     problems += end_problems(name, run, meta, _last_event(events), reference)
     if not reference:  # the reference trainer records no counters or state hashes
         problems += nonfinite_problems(name, meta, events) + state_hash_problems(name, meta, run, run_dir)
-        problems += rank_count_problems(name, meta, run_dir) + copied_rank_problems(name, events)
-        problems += sitting_problems(name, meta, run, files) + phase_time_problems(name, meta, files)
-        problems += required_tag_problems(name, meta, files, strict)
+        problems += rank_count_problems(name, meta, run_dir) + copied_rank_problems(name, events, meta.get("config"))
+        problems += sitting_problems(name, meta, run, files) + learner_log_problems(name, meta, files)
+        problems += phase_time_problems(name, meta, files) + required_tag_problems(name, meta, files, strict)
     return problems

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import torch
 
+from sacscale.learn.learning_start import learning_starts_rows
+
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 # The C51 support's narrowest width: the task's rewards are of order 1 a step. At v_max - v_min
 # of 1e-300 the atoms' spacing is 0 in float32 and the projection divides 0 by 0.
@@ -135,9 +137,7 @@ class SACConfig:
         return self.replay_per_env * num_envs
 
     def learning_starts_rows(self, num_envs: int) -> int:
-        if self.learning_starts is not None:
-            return self.learning_starts
-        return max(self.batch_size, 10 * num_envs)
+        return learning_starts_rows(self.learning_starts, self.batch_size, num_envs)
 
     def autocast_dtype(self, device: torch.device | str) -> torch.dtype | None:
         """The autocast dtype on `device`, or None when autocast is off."""

@@ -5,20 +5,23 @@ by running its code (setup.py, a build backend): a file another user owns or may
 a local thing it names that is hers, had her code run as this user (as root, root's). So
 the file is judged as other code inputs are (sacscale.atomic: its owner, who may write it,
 the folders above it, links on the way), and so is each local thing it names, read as pip
-reads the file (`\\` continues a line, `#` starts a comment, `${VAR}` is the environment's):
+reads the file (decoded as pip decodes it, or refused; `\\` continues a line, `#` starts a
+comment, `${VAR}` is the environment's; a requirement taken as written, never split into words):
 nested `-r`/`-c` files (relative to the file naming them), `-e PATH`, `-f`/`--find-links`
 folders, `file:` URLs (also `git+file:`, `name @ file:...`, index URLs; the scheme in any
 case), the path of a direct reference (`name @ /x/pkg`, which pip refuses), and path
 requirements (`./pkg`, `/x/pkg`, an archive by pip's suffixes in any case, `PKG.TAR.GZ`, and
 any other requirement that names a file or folder there; relative to the working folder, and
 to the file's folder where one is there). A folder is judged with everything under it, since pip
-builds from all of it; a remote requirement (a name, an https URL) is the index's. Options
+builds from all of it (a link in it by its owner and where it leads: its own mode bits are
+no permission); a remote requirement (a name, an https URL) is the index's. Options
 are read as pip's parser reads them (commands._pip_options): `--edit X` is `--editable X`,
 `--constr=F` is `--constraint F`; one pip does not know, or the start of several, is refused.
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import shlex
@@ -35,23 +38,44 @@ from sacscale.pipeline.plan_values import shown_path
 
 FILE_MAX_BYTES = 1024 * 1024  # a requirements file is a few lines; a larger one is not read
 TREE_MAX_ENTRIES = 100_000  # a project pip builds; a folder of more entries is not judged
+# pip reads -r/-c files nested without end; past a few dozen no one meant it, and the chain is not judged
+NESTING_MAX = 32
 # pip's own list (pip._internal.utils.filetypes.ARCHIVE_EXTENSIONS, pip 26.3), which its
 # is_archive_file compares lowercased: EVIL-1.0.TAR.GZ is an archive to it too
 ARCHIVES = (".zip", ".whl", ".tar.bz2", ".tbz", ".tar.gz", ".tgz", ".tar", ".tar.xz", ".txz", ".tlz", ".tar.lz",
             ".tar.lzma")
-_VARIABLE = re.compile(r"\$\{([A-Z0-9_]+)\}")  # the only form pip expands
+_VARIABLE = re.compile(r"(\$\{([A-Z0-9_]+)\})")  # the only form pip expands
 _COMMENT = re.compile(r"(^|\s+)#.*$")
 # file:///x, git+file:///x; a URL's scheme in any case (FILE:///x), as urlsplit reads it
 _FILE_URL = re.compile(r"(?:[A-Za-z]+\+)?file:\S*", re.IGNORECASE)
 # PEP 508's `name[extras] @ reference`: the reference, a URL or (refused by pip, judged all the same) a path
 _DIRECT_REFERENCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*@\s*(\S+)")
-_EXTRAS = re.compile(r"\[[^\]]*\]$")  # ./pkg[extra]: the path is ./pkg
+_EXTRAS = re.compile(r"\[[^\]]+\]$")  # ./pkg[extra]: the path is ./pkg
+# how pip decodes a requirements file: a byte order mark (UTF-32's before UTF-16's, whose
+# marks start theirs), else a `coding:` comment on one of the first two lines, else UTF-8
+_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF32, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32-be"),
+         (codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF16, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16-be"),
+         (codecs.BOM_UTF16_LE, "utf-16-le"))
+_DECLARED = re.compile(rb"coding[:=]\s*([-\w.]+)")
+
+
+class _TooDeep(Exception):
+    """Nested requirements files deeper than NESTING_MAX, at the file given."""
+
+
+class _Undecodable(ValueError):
+    """A requirements file pip cannot decode, as a phrase after its name."""
 
 
 def requirements_problem(path: str) -> str | None:
     """Why pip installing from the requirements file `path` could run another user's code,
     as one line naming the file (and the line) and the problem; None when it could not."""
-    return _file_problem(Path(os.path.abspath(path)), set())
+    try:
+        return _file_problem(Path(os.path.abspath(path)), set(), 0)
+    except _TooDeep as deep:
+        return (f"{shown_path(os.path.abspath(path))} names requirements files (-r/-c) nested more than {NESTING_MAX} "
+                f"deep (the deepest reached: {shown_path(deep.args[0])}), more than are judged here: name "
+                "fewer levels of files")
 
 
 def kind_problem(path: str | Path) -> str | None:
@@ -66,7 +90,9 @@ def kind_problem(path: str | Path) -> str | None:
     return None
 
 
-def _file_problem(path: Path, seen: set[Path]) -> str | None:
+def _file_problem(path: Path, seen: set[Path], depth: int) -> str | None:
+    if depth > NESTING_MAX:
+        raise _TooDeep(path)
     if problem := _judged_file(path):
         return f"{shown_path(path)} {problem}; pip installs what it names as this user, so that user's code " \
                "could run as this user: name a requirements file of your own"
@@ -79,17 +105,19 @@ def _file_problem(path: Path, seen: set[Path]) -> str | None:
         lines = list(_lines(path))
     except OSError as exc:
         return f"{shown_path(path)} cannot be read ({exc.strerror})"
+    except _Undecodable as exc:
+        return f"{shown_path(path)} {exc}, so pip cannot read it: save it as UTF-8"
     for number, line in lines:
-        if found := _line_problem(line, path.parent, seen):
+        if found := _line_problem(line, path.parent, seen, depth):
             return f"{shown_path(path)} line {number}: {found}"
     return None
 
 
-def _line_problem(line: str, here: Path, seen: set[Path]) -> str | None:
+def _line_problem(line: str, here: Path, seen: set[Path], depth: int) -> str | None:
     try:
         for nested, target in _named(line, here):
             if nested:
-                found = _file_problem(target, seen)
+                found = _file_problem(target, seen, depth + 1)
             else:
                 found = _thing_problem(target)
                 found = found and (f"{shown_path(target)} {found}; pip would install it as this user, running its "
@@ -126,9 +154,25 @@ def _thing_problem(path: Path) -> str | None:
     for count, entry in enumerate(_tree(path), start=1):
         if count > TREE_MAX_ENTRIES:
             return f"holds more than {TREE_MAX_ENTRIES} entries, more than are judged here"
-        if problem := others_can_write_file(os.lstat(entry), entry):
+        if problem := _entry_problem(entry):
             return f"holds {shown_path(entry)}, which {problem}"
     return None
+
+
+def _entry_problem(entry: str) -> str | None:
+    """Why another user could change the entry `entry` of a project, or what pip reads through it."""
+    st = os.lstat(entry)
+    if not stat.S_ISLNK(st.st_mode):
+        return others_can_write_file(st, entry)
+    # a link's mode bits are no permission (always 0777): it is replaced, not written, so
+    # its owner and its folder (judged as an entry too) say who may change it; what pip
+    # reads through it is judged where it leads, and by the links on the way there
+    if st.st_uid not in (os.getuid(), 0):
+        return f"is a link that belongs to uid {st.st_uid}, another user"
+    target = os.path.realpath(entry)
+    if problem := code_path_problem(target):
+        return f"leads to {shown_path(target)}, which {problem}"
+    return code_path_problem(entry)
 
 
 def _tree(top: Path) -> Iterator[str]:
@@ -139,26 +183,52 @@ def _tree(top: Path) -> Iterator[str]:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(first line number, text) of each logical line, as pip joins and strips them: a line
-    ending in `\\` continues on the next, unless it holds a comment (then it ends there)."""
-    text = path.read_text(encoding="utf-8", errors="replace")
-    pending, start = "", 0
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not pending:
-            start = number
-        if raw.endswith("\\") and not _COMMENT.search(raw):
-            pending += raw[:-1]
+    """(first line number, text) of each logical line, as pip joins, strips and expands them:
+    a line ending in `\\` continues on the next unless it starts as a comment; comments go
+    after joining; `${VAR}` is the environment's where set and not empty."""
+    joined = _joined(enumerate(_decoded(path.read_bytes()).splitlines(), start=1))
+    for number, raw in joined:
+        if line := _COMMENT.sub("", raw).strip():
+            yield number, _expanded(line)
+
+
+def _joined(numbered: Iterator[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    pending: list[str] = []
+    start = 0
+    for number, raw in numbered:
+        starts_as_comment = _COMMENT.match(raw) is not None
+        if raw.endswith("\\") and not starts_as_comment:
+            start = start if pending else number
+            pending.append(raw.strip("\\"))
             continue
-        line = _expanded(pending + _COMMENT.sub("", raw)).strip()
-        pending = ""
-        if line:
-            yield start, line
-    if pending.strip():
-        yield start, _expanded(pending).strip()
+        raw = " " + raw if starts_as_comment else raw  # so that it is stripped as a comment once joined
+        yield (start, "".join([*pending, raw])) if pending else (number, raw)
+        pending = []
+    if pending:
+        yield start, "".join(pending)
+
+
+def _decoded(data: bytes) -> str:
+    """The text of a requirements file's bytes as pip decodes them; raises _Undecodable where
+    pip could not (pip would then guess the locale's encoding, or fail with a traceback)."""
+    skip, encoding = next(((len(bom), name) for bom, name in _BOMS if data.startswith(bom)), (0, None))
+    declared = (_DECLARED.search(line) for line in data.split(b"\n")[:2] if line.startswith(b"#"))
+    if encoding is None and (found := next((match for match in declared if match), None)):
+        encoding = found.group(1).decode("ascii")
+    try:
+        return data[skip:].decode(encoding or "utf-8")
+    except LookupError:
+        raise _Undecodable(f"declares the encoding {encoding!r}, which Python does not know") from None
+    except UnicodeDecodeError as exc:
+        raise _Undecodable(f"is not valid {exc.encoding} text (byte {data[skip + exc.start]:#04x} at offset "
+                           f"{skip + exc.start})") from None
 
 
 def _expanded(line: str) -> str:
-    return _VARIABLE.sub(lambda m: os.environ.get(m.group(1), m.group(0)), line)
+    for variable, name in _VARIABLE.findall(line):
+        if value := os.environ.get(name):
+            line = line.replace(variable, value)
+    return line
 
 
 def _named(line: str, here: Path) -> Iterator[tuple[bool, Path]]:
@@ -166,8 +236,8 @@ def _named(line: str, here: Path) -> Iterator[tuple[bool, Path]]:
     then each option's as pip resolves it (`--edit X` is `--editable X`); raises
     UnreadOption at an option pip would refuse."""
     requirement, options = break_line(line)
-    if requirement:
-        yield from ((False, local) for local in _requirement_paths(_words(requirement), here))
+    if requirement:  # pip splits the options part into words, never the requirement
+        yield from ((False, local) for local in _requirement_paths(requirement, here))
     for option, value in option_values(_words(options)):
         if LONG_OPTIONS[option] == NESTED_FILE:
             if local := _local(value, here, nested=True):
@@ -183,21 +253,29 @@ def _words(text: str) -> list[str]:
         return text.split()
 
 
-def _requirement_paths(words: list[str], here: Path) -> list[Path]:
-    """The local paths a requirement names: a `file:` URL anywhere (`name @ file:///x`,
-    `git+file:///x`, in any case), the path of a direct reference (`name @ /x`), or the
-    requirement itself where pip takes it as a path."""
-    urls = [m.group(0) for w in words if (m := _FILE_URL.search(w))]
-    if urls:
+def _requirement_paths(requirement: str, here: Path) -> list[Path]:
+    """The local paths a requirement (a line's text before its options, as written) names,
+    read as pip reads it: its markers cut at `; ` (a URL) or `;` (anything else: both
+    readings are judged), then a `file:` URL anywhere (`name @ file:///x`, `git+file:///x`,
+    in any case), the path of a direct reference (`name @ /x`), or the text itself where pip
+    takes it as a path (`./mine/p\\kg` is that folder, backslash and all)."""
+    names = {requirement.split(marker_start, 1)[0].strip() for marker_start in ("; ", ";")}
+    return [local for name in sorted(names) if name for local in _name_paths(name, here)]
+
+
+def _name_paths(name: str, here: Path) -> list[Path]:
+    if _FILE_URL.match(name):  # the whole text a URL, spaces and all
+        return _locals(name, here)
+    if urls := _FILE_URL.findall(name):
         return [local for url in urls for local in _locals(url, here)]
-    if direct := _DIRECT_REFERENCE.match(" ".join(words)):  # `x[extra] @ /x/pkg`: a path as a file: URL's
+    if direct := _DIRECT_REFERENCE.match(name):  # `x[extra] @ /x/pkg`: a path as a file: URL's
         return _locals(direct.group(1), here)
-    first = _EXTRAS.sub("", words[0].split(";")[0])
-    if os.sep in first or first.startswith(".") or first.lower().endswith(ARCHIVES):
-        return _locals(first, here)
-    # any other token that names something there is judged too, whatever its name: a rule
+    path = _EXTRAS.sub("", name)
+    if os.sep in path or path.startswith(".") or path.lower().endswith(ARCHIVES):
+        return _locals(path, here)
+    # any other text that names something there is judged too, whatever its name: a rule
     # that guesses which names pip takes as paths is one pip's next version may widen
-    return [local for local in _locals(first, here) if os.path.lexists(local)]
+    return [local for local in _locals(path, here) if os.path.lexists(local)]
 
 
 def _locals(value: str, here: Path) -> list[Path]:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sacscale import posix_acl
+from sacscale import lock_names, posix_acl
 from sacscale.long_names import cut_with_digest
 from sacscale.long_names import name_max as _name_max
 from sacscale.long_names import size as _size
@@ -169,8 +169,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 
 def remove_stale_temporaries(path: Path) -> None:
     """The temporary files of `path` that a writer killed by SIGKILL left (no cleanup could
-    run): this user's, of a process that no longer exists. Another user's, or a live
-    process's, are left alone."""
+    run): this user's, of a process that no longer exists; another user's or a live one's stay."""
     prefix, suffix = _temporary_parts(path)
     try:
         entries = [e for e in os.scandir(path.parent) if e.name.startswith(prefix) and e.name.endswith(suffix)]
@@ -453,8 +452,9 @@ def file_kind(path: str | Path) -> str | None:
 
 
 def refuse_special(path: Path) -> None:
-    """An output that is a device, FIFO or socket is not replaced: the rename would put a
-    plain file where /dev/null (or /dev/full) was, which breaks the machine when run as root."""
+    """An output that is a device, FIFO or socket (the rename would put a plain file where
+    /dev/null was, which breaks the machine when run as root), or a lock file, is not replaced."""
+    lock_names.refuse_lock_name(path)
     try:
         mode = os.lstat(path).st_mode
     except OSError:

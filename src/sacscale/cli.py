@@ -25,6 +25,7 @@ from sacscale.eval.gl_backend import GLBackendError, mujoco_gl_problem
 from sacscale.stopping import Interrupted, raised_as_interrupted
 from sacscale.commands._value_kinds import parsed_value_problem, unheld_value
 from sacscale.held_names import encoding_holds_any_name, shown_name
+from sacscale.lock_names import refuse_lock_name
 from sacscale.usage import UsageParser, escape_what_the_encoding_cannot_hold
 from sacscale.usage import printable as _printable
 
@@ -312,6 +313,7 @@ def _refuse_special_outputs(parser: argparse.ArgumentParser, args: argparse.Name
     the write would replace the user's link with a file, the FIFO never written."""
     for option, value, folder in _given_outputs(parser, args):
         try:
+            refuse_lock_name(value)  # a folder's too: one made at a lock's name blocks that lock
             None if folder else refuse_special(Path(value))
         except OSError as exc:
             parser.error(f"argument {option}: {value}: {exc.strerror}")
@@ -460,7 +462,7 @@ def _error_line(name: str, exc: Exception) -> int:
         # a write's temporary and its output are one name to the user: said once
         where = " -> ".join(dict.fromkeys(output_name(str(f)) for f in (exc.filename, exc.filename2) if f))
         if exc.errno == errno.ENOENT and (gone := _folder_gone(exc.filename)):
-            reason += f" ({gone} was removed while the command ran)"
+            reason += f" ({gone})"
         message, code = f"{where}: {reason}" if where else reason, 2
     elif isinstance(exc, UnicodeDecodeError):
         message, code = f"input is not UTF-8 text (byte {exc.start})", 2
@@ -476,14 +478,14 @@ def _error_line(name: str, exc: Exception) -> int:
 
 
 def _folder_gone(filename) -> str | None:
-    """Which folder was removed while the command ran (the start checked the working folder):
-    the working folder, or the file's own."""
+    """Which folder is missing: the working folder (removed while the command ran: the start
+    checked it), or the file's own, said as missing (a typo as often as a folder removed)."""
     try:
         os.getcwd()
     except OSError:
-        return "the working folder"
+        return "the working folder was removed while the command ran"
     folder = os.path.dirname(os.fsdecode(filename)) if filename else ""
-    return f"its folder {folder}" if folder and not os.path.lexists(folder) else None
+    return f"its folder {folder} does not exist" if folder and not os.path.lexists(folder) else None
 
 
 if __name__ == "__main__":

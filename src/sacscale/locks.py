@@ -43,6 +43,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from sacscale.atomic import others_can_write_file, refuse_foreign_links
+from sacscale.lock_names import LOCK, TRAINER_LOCK  # noqa: F401 (the lock endings, used through this module too)
 from sacscale.long_names import name_that_fits
 from sacscale.lock_folder import (  # noqa: F401 (the lock folder's names, used through this module too)
     DEFAULT_BASE,
@@ -284,9 +285,6 @@ def _holder_of(dir_fd: int, name: str, path: Path) -> str:
 _BESIDE = "use a folder on a local disk"
 
 
-LOCK = ".lock"
-# a trainer's lock of its run folder: no `.<name>.lock` of any folder ends so
-TRAINER_LOCK = ".trainer-lock"
 # set by record-run for the command it starts: the work folder (real path) whose lock it
 # holds, so that its own trainer there is not refused by it as another's would be
 RECORDED_IN_VARIABLE = "SACSCALE_RECORD_RUN_WORK_DIR"

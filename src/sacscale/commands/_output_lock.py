@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from sacscale.commands import BadInput
+from sacscale.lock_names import lock_name_problem
 from sacscale.locks import RECORDED_IN_VARIABLE, HeldBeside, LockError, UntrustedLock, lock_beside
 from sacscale.pipeline.held_locks import held_at_or_above
 
@@ -60,6 +61,7 @@ def holding_outputs(*outputs: Output, folders: tuple[Output, ...] = ()) -> Itera
     try:
         with contextlib.ExitStack() as held:
             for name, option, path, is_folder in given:
+                refuse_a_lock_name(option, path)
                 refuse_a_live_folder(option, path, name.parent)  # before its lock's folder is made
                 try:
                     held.enter_context(lock_beside(name))
@@ -78,6 +80,14 @@ def holding_outputs(*outputs: Output, folders: tuple[Output, ...] = ()) -> Itera
         for folder in sorted(made, key=lambda p: len(p.parts), reverse=True):
             with contextlib.suppress(OSError):
                 folder.rmdir()  # only an empty one: a folder an output was written into stays
+
+
+def refuse_a_lock_name(option: str, path: str | os.PathLike) -> None:
+    """BadInput where the output (a file or a folder) is named as a lock file of this project's:
+    written there, it replaced the lock another command held by that file, whose flock then
+    held an unlinked file, and a second train or record-run went on in the live folder."""
+    if problem := lock_name_problem(path):
+        raise BadInput(f"{option} {path}: {problem}; nothing was written")
 
 
 def refuse_a_live_folder(option: str, path: str | os.PathLike, folder: Path) -> None:

@@ -80,11 +80,20 @@ def _locked(folder: Path) -> Iterator[None]:
                           "elsewhere") from None
         except LockError as exc:
             raise Refused(f"{folder}: cannot lock the folder to write the report ({exc})") from None
-        try:  # a report written into a live run or record-run folder would join its files
-            refuse_a_live_folder("--output-dir", folder, folder)
+        refuse_live_folders(folder, [Path()])  # a report in a live run or record-run folder would join its files
+        yield
+
+
+def refuse_live_folders(folder: Path, files: list[Path]) -> None:
+    """Refused where `folder`, or a folder of it that `files` (relative to it) go into (its
+    figures/), is or lies inside a folder whose lock another command holds (another report's
+    output folder, a live run): moved there, the report's figures joined that one's files."""
+    for sub in sorted({rel.parent for rel in files} | {Path()}):
+        named = folder if sub == Path() else f"{folder} (its folder {folder / sub})"
+        try:
+            refuse_a_live_folder("--output-dir", named, folder / sub)
         except BadInput as exc:
             raise Refused(str(exc)) from None
-        yield
 
 
 def set_of_report(folder: Path) -> str | None:
@@ -234,6 +243,7 @@ def staged_report(folder: Path, files: list[Path], run_set: str) -> Iterator[Pat
     try:
         with _locked(folder):
             refuse_folders_in_the_way(folder, files)
+            refuse_live_folders(folder, files)
             refuse_other_sets_reports(folder, run_set)
             remove_leftover_staging(folder)
             staging = make_scratch_folder(_staging_prefix(folder), beside=folder.parent)
@@ -264,6 +274,7 @@ def _move_into_place(staging: Path, folder: Path) -> None:
     failure every step taken is undone in reverse order and the error raised."""
     files = _staged_files(staging)
     refuse_folders_in_the_way(folder, files)
+    refuse_live_folders(folder, files)  # every folder a file is moved into, as it stands now
     done: list[tuple[Path, Path | None, bool]] = []  # (target, what it replaced set aside, moved in)
     made: list[Path] = []
     try:

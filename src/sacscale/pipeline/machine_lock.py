@@ -32,9 +32,10 @@ from __future__ import annotations
 import contextlib
 import re
 
+from sacscale.lock_names import MACHINE_LOCK_NAME
 from sacscale.locks import LockError, LockHeld, LockSettingError, lock_dir, private_lock
 
-LOCK_NAME = "sacscale-training.lock"
+LOCK_NAME = MACHINE_LOCK_NAME
 # the one setting that moves the training lock's folder (not SACSCALE_LOCK_DIR)
 VARIABLE = "SACSCALE_MACHINE_LOCK_DIR"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")

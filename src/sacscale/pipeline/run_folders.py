@@ -3,7 +3,8 @@ a failed attempt is moved from the work folder into the attic, a stale run folde
 attic inside either could not take it (the attempt and its log were deleted instead), and a
 work or run folder holding the current directory would have that directory moved away. A
 work or run folder given as a symbolic link is refused: record-run moves and renames those by
-their names, so the link, not its folder, was moved (and one folder had two locks). The
+their names, so the link, not its folder, was moved (and one folder had two locks); so is one
+with a `..` after a name (`W/lnk/sub/..`), a link by another spelling. The
 learning state's folder is moved into once the run has trained, before the work folder is
 renamed: inside the run folder it made that folder and the rename failed (the whole run lost
 to a path), and any overlap with the other three mixes a resume's state into the evidence.
@@ -59,7 +60,19 @@ def _link_problem(folders: tuple[tuple[str, Path], ...]) -> str | None:
             return (f"{option} {folder}: a symbolic link (not followed); record-run moves and renames this folder by "
                     "its name, never through a link (the link would be moved, not the folder it points to): give "
                     "the folder's own path")
+        if _climbs_after_a_name(folder):
+            return (f"{option} {folder}: has a .. after a folder's name; record-run moves and renames this folder by "
+                    "its name, which a .. does not give (after a link it leads elsewhere than it reads, and a name "
+                    "ending in .. cannot be renamed): give the folder's own path")
     return None
+
+
+def _climbs_after_a_name(folder: Path) -> bool:
+    """Whether a `..` follows a name in `folder` (`a/lnk/sub/..`); leading ones (`../runs/R`)
+    climb from the current folder, a real path, and are kept."""
+    parts = [part for part in folder.parts if part != "/"]
+    named = next((index for index, part in enumerate(parts) if part != ".."), len(parts))
+    return ".." in parts[named:]
 
 
 def _others_problem(option: str, folder: Path) -> str | None:

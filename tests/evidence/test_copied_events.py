@@ -6,6 +6,7 @@ pooled over every measured tag at the same (tag, step), exact: one tag family co
 copied one logged step off, values nudged by a float32 ulp, and the CPU preset's short series."""
 
 import io
+import random
 import json
 
 from set_copies import copy_committed_set, remake_manifest
@@ -364,3 +365,53 @@ def test_an_exact_copy_of_five_values_a_tag_is_named_pooled():
     assert copied_rank_problems("r", {0: _series(own, 5), 1: _series(own, 5)}) == [
         f"r: {RANK_PREFIX} (every measured tag's values: 20 of 20), but each rank collects and times its own: "
         "a rank's events copied"]
+
+
+def _replace_with(root, source: str, target: str, tags, change) -> None:
+    """target's values of `tags` (prefixes) replaced by change(source's values in log order, i)."""
+    theirs: dict[str, list[float]] = {}
+    for event in _events(root / source):
+        for value in event.summary.value:
+            if value.tag.startswith(tags):
+                theirs.setdefault(value.tag, []).append(value.simple_value)
+    seen: dict[str, int] = {}
+    events = _events(root / target)
+    for event in events:
+        for value in event.summary.value:
+            if value.tag.startswith(tags):
+                i = seen[value.tag] = seen.get(value.tag, -1) + 1
+                value.simple_value = change(theirs[value.tag], i)
+    _write(root / target, events)
+
+
+FLUCTUATIONS = "(step-to-step turns correlated at 0.99"
+
+
+def test_another_runs_returns_and_lengths_noised_below_the_page_are_named(tmp_path):
+    """x(1 + 2e-5 u): no value within 1e-6 and no turn within 1e-4, nothing the page shows."""
+    noise = random.Random(5)
+    records = _records_after(tmp_path, lambda root: _replace_with(
+        root, R2_FILE, R1_FILE, ("Episode/return", "Episode/length"),
+        lambda theirs, i: theirs[i] * (1 + 2e-5 * noise.uniform(-1, 1))))
+    _named(records, RUN_COPIED, f"Episode/return {FLUCTUATIONS}", f"Episode/length {FLUCTUATIONS}")
+
+
+def test_a_ranks_values_noised_are_named(tmp_path):
+    noise = random.Random(7)
+    records = _records_after(tmp_path, lambda root: _replace_with(
+        root, RANK0, RANK1, ("Time/", "Episode/", "Reward/", "RewardRaw/"),
+        lambda theirs, i: theirs[i] * (1 + 3e-4 * noise.uniform(-1, 1))))
+    _named(records, RANKS_COPIED, f"Episode/return {FLUCTUATIONS}")
+
+
+def test_another_runs_returns_a_log_point_late_and_scaled_are_named(tmp_path):
+    records = _records_after(tmp_path, lambda root: _replace_with(
+        root, R2_FILE, R1_FILE, ("Episode/return", "Episode/length"),
+        lambda theirs, i: theirs[max(i - 1, 0)] * (1 + 3e-6)))
+    _named(records, RUN_COPIED, f"Episode/return {FLUCTUATIONS}", "1 log point apart")
+
+
+def test_another_runs_returns_rounded_to_the_pages_decimals_are_named(tmp_path):
+    records = _records_after(tmp_path, lambda root: _replace_with(
+        root, R2_FILE, R1_FILE, ("Episode/return",), lambda theirs, i: round(theirs[i], 2)))
+    _named(records, RUN_COPIED, f"Episode/return {FLUCTUATIONS}")

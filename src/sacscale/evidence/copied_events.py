@@ -6,11 +6,13 @@ step to step. A copy does one or the other: with a value changed, with every wal
 to fit the other run's window, with values a few float32 ulps off, with one tag family only
 (the returns the page's learning figures rest on), moved to other steps, scaled or offset
 (x(1 + 3e-6): no value equal, the same ups and downs), or of the steady window alone (every
-rate figure's input). Each measured tag is judged on its own, over the whole series and over
-its last half (analysis.metrics' window), and every tag pooled (a CPU set logs 5 values a
-tag). Counters (env steps, iterations, fault counts), constants (the alive reward) and the
-learner's outputs (equal on synced ranks) are left out, and so are the episode values the
-seed alone decides (until the learner's first update, from the recorded config)."""
+rate figure's input); returns and lengths noised, rounded or moved below what the page shows
+keep the other's fluctuations (sacscale.evidence.copied_fluctuations). Each measured tag is
+judged on its own, over the whole series and over its last half (analysis.metrics' window),
+and every tag pooled (a CPU set logs 5 values a tag). Counters (env steps, iterations, fault
+counts), constants (the alive reward) and the learner's outputs (equal on synced ranks) are
+left out, and so are the episode values the seed alone decides (until the learner's first
+update, from the recorded config)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from pathlib import Path
 from statistics import median
 
 from sacscale.analysis.events import EventFileError, read_run
+from sacscale.evidence.copied_fluctuations import fluctuations_copied
 from sacscale.evidence.learner_start import seed_alone_until
 
 # The tags a rank measures: its phase times (Time/*), its rates over its own clock, and what
@@ -149,6 +152,15 @@ def _tag_copied(a: dict[int, float], b: dict[int, float]) -> tuple[str, int, int
     return None
 
 
+def _fluctuations_copied(tag: str, a: dict[int, float], b: dict[int, float]) -> tuple[str, None, None] | None:
+    """A copy noised, rounded or moved below what the page shows, by its turns' correlation
+    (sacscale.evidence.copied_fluctuations), over the whole series and its last half."""
+    for where, (x, y) in (("", (a, b)), (" in the last half", (_window(a), _window(b)))):
+        if (how := fluctuations_copied(tag, x, y)) is not None:
+            return how[:-1] + where + ")", None, None
+    return None
+
+
 def _pooled(a: Values, b: Values) -> tuple[str, int, int] | None:
     """Every measured tag pooled, for series too short to judge alone: their values equal, or
     their turns followed."""
@@ -163,18 +175,19 @@ def _pooled(a: Values, b: Values) -> tuple[str, int, int] | None:
     return None
 
 
-def copied(a: Values, b: Values) -> list[tuple[str, int, int]]:
+def copied(a: Values, b: Values) -> list[tuple[str, int | None, int | None]]:
     """(tag and how, values or turns matched, of how many) of each measured tag two rank
     series share most values or turns of, else of every tag pooled; [] when none."""
     found = [(tag + how, count, size) for tag in sorted(a.keys() & b.keys())
-             if (hit := _tag_copied(a[tag], b[tag])) is not None for how, count, size in [hit]]
+             if (hit := _tag_copied(a[tag], b[tag]) or _fluctuations_copied(tag, a[tag], b[tag])) is not None
+             for how, count, size in [hit]]
     if not found and (pooled := _pooled(a, b)) is not None:
         found.append(pooled)
     return found
 
 
-def _described(found: list[tuple[str, int, int]]) -> str:
-    shown = [f"{tag}: {count} of {size}" for tag, count, size in found[:3]]
+def _described(found: list[tuple[str, int | None, int | None]]) -> str:
+    shown = [f"{tag}: {count} of {size}" if count is not None else tag for tag, count, size in found[:3]]
     more = f" and {len(found) - 3} more tags" if len(found) > 3 else ""
     return ", ".join(shown) + more
 

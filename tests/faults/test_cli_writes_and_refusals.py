@@ -227,6 +227,24 @@ def test_verify_names_a_manifest_option_that_is_another_file_or_none(capsys, tmp
     assert code == 2 and err == f"sacscale verify: error: --manifest {tmp_path / 'm.sha256'}: no such file; {CURE}"
 
 
+def test_verify_names_a_manifest_line_naming_a_path_too_long_to_open(capsys, tmp_path):
+    """A line naming a 100,000-character path ended in the OS's `File name too long` after
+    the whole joined path (one line of 100,090 characters), neither the manifest nor its line
+    named; so did a long line that is no sha256sum line, in full."""
+    manifest = tmp_path / "long.sha256"
+    manifest.write_text(f"{'a' * 64}  {'x' * 100_000}\n")
+    code = main(["verify", str(REPO / "results" / SET), "--manifest", str(manifest)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err == (f"sacscale verify: error: --manifest {manifest}:1: names {'x' * 160!r}... "
+                                 "(99,840 more characters) (100,000 bytes), longer than a path can be (255 bytes a "
+                                 f"part, 4096 in all): not a file of the set; {CURE}"), err
+    manifest.write_text(f"{'y' * 100_000}\n")
+    code = main(["verify", str(REPO / "results" / SET), "--manifest", str(manifest)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err == (f"sacscale verify: error: --manifest {manifest}:1: not a sha256sum line: "
+                                 f"{'y' * 160!r}... (99,840 more characters); {CURE}"), err
+
+
 def test_an_output_that_is_a_link_loop_is_no_traceback(tmp_path):
     """The check for committed outputs resolves the output's folder, never its name: a
     link loop there is the command's to replace (atomically, as any link)."""

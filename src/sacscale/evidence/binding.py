@@ -31,12 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sacscale.analysis.events import EVENT_FILE_LIMIT
-from sacscale.evidence.copied_events import copied_run_problems, run_values
 from sacscale.evidence.eval_protocol import planned_size_problems, protocol_problems, shared_problems
 from sacscale.evidence.eval_record import evaluation_problems
 from sacscale.evidence.eval_run import run_findings
 from sacscale.evidence.eval_stand_still import stand_still_problems
 from sacscale.evidence.manifest import sha256_file
+from sacscale.evidence.reference_copies import any_run_values, copied_any_run_problems
 from sacscale.evidence.result import same_value
 from sacscale.reading import loads_record, read_limited
 
@@ -192,8 +192,8 @@ def check_events(root: Path, runs: list[str], out: Findings, order: list | None 
             _once(seen_process, process, name, f"events of process {process[1]} on {process[0]!r} are also in run",
                   out)
         if files:
-            measured[name] = run_values(run_dir, (_load(run_dir / "train_meta.json") or {}).get("config"))
-    out.problems.extend(copied_run_problems(measured))
+            measured[name] = any_run_values(run_dir, (_load(run_dir / "train_meta.json") or {}).get("config"))
+    out.problems.extend(copied_any_run_problems(measured, root / "runs"))
     check_windows_apart(windows, out)
     if isinstance(order, list):
         check_windows_in_order(windows, order, out)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import median
 
 from sacscale.analysis.events import Scalar
 from sacscale.evidence.log_cadence import recorded_sittings
@@ -40,6 +41,8 @@ COLLECTOR = tuple(tag for tag in (f"Time/collector_{phase}" for phase in COLLECT
                   if tag not in (PHYSICS, PHYSICS_WAIT))
 ENV_STEP = COLLECTOR[0]
 TOLERANCE = 0.01  # float32 storage of the times and the rate; the measured phases leave far more
+# The learner's phases fill its iteration from below too (measured: docs/evidence.md)
+LEARNER_MEDIAN_FLOOR = 0.6
 LEAD_ITERATIONS = 2  # the collector's work on a slot began at most this many iterations early
 CANNOT = "the phase times are not the ones the trainer measured"
 
@@ -52,6 +55,7 @@ class Interval:
     why: str  # where that time comes from
     lead_ms: float  # the whole intervals holding the iterations before it the collector may have worked in
     values: dict[str, float]  # {Time/* tag: ms per iteration}
+    elapsed_ms: float = math.inf  # the sitting's time from its clock's start to the interval's end
 
 
 def _values_at(series: dict[str, list[Scalar]]) -> dict[int, dict[str, float]]:
@@ -77,7 +81,8 @@ def intervals(series: dict[str, list[Scalar]], num_envs: int, from_iteration: in
             continue
         ms = 1e3 * num_envs / rate
         why = f"num_envs {num_envs} over its {RANK_FPS} {rate:,.1f}"
-        out.append(Interval(step, iterations, ms, why, _lead_ms(earlier), phases.get(step, {})))
+        elapsed = sum(spent for _, spent in earlier) + ms * iterations
+        out.append(Interval(step, iterations, ms, why, _lead_ms(earlier), phases.get(step, {}), elapsed))
         earlier.append((iterations, ms * iterations))
     return out
 
@@ -145,19 +150,56 @@ def _negative(at: Interval) -> str | None:
     return f"logs {below[0]} {at.values[below[0]]!r} at step {at.step}: a time is not negative"
 
 
-def interval_problems(found: list[Interval]) -> list[str]:
+def _learner_share(at: Interval) -> float | None:
+    logged = [at.values[t] for t in LEARNER if t in at.values]
+    return sum(logged) / at.ms_per_iteration if logged else None
+
+
+def _saves(at: Interval, checkpoint_every: int) -> bool:
+    """Whether a checkpoint was saved in the interval (outside the learner's phases)."""
+    return checkpoint_every > 0 and at.step // checkpoint_every > (at.step - at.iterations) // checkpoint_every
+
+
+def _learner_median_short(found: list[Interval], checkpoint_every: int) -> str | None:
+    """The learner's phases fill its iteration but for the log point's work; an interval that
+    saves a checkpoint is left out (a save may take longer than many iterations)."""
+    shares = [share for at in found if not _saves(at, checkpoint_every) and (share := _learner_share(at)) is not None]
+    if not shares or median(shares) >= LEARNER_MEDIAN_FLOOR:
+        return None
+    return (f"logs the learner's phases ({_short(LEARNER)}) at a median {median(shares):.0%} of their intervals' "
+            f"time (over {len(shares)} intervals, by its {RANK_FPS}), but they fill the learner's iteration: "
+            f"a median of at least {LEARNER_MEDIAN_FLOOR:.0%} in every rank file measured (docs/evidence.md)")
+
+
+def _collector_overrun(found: list[Interval]) -> str | None:
+    """The collector's main thread (and the pool's physics) worked on the slots of the sitting's
+    intervals so far within the sitting's time so far: one thread, started after the clock."""
+    spent: dict[str, float] = {}
+    for at in found:
+        for what, tags in (("the collector's main-thread phases", COLLECTOR), (PHYSICS, (PHYSICS,))):
+            logged = [at.values[t] for t in tags if t in at.values]
+            spent[what] = spent.get(what, 0.0) + sum(logged) * at.iterations
+            if spent[what] > at.elapsed_ms * (1 + TOLERANCE):
+                return (f"logs {what} at {_ms(spent[what])} in all up to step {at.step}, but the sitting took "
+                        f"{_ms(at.elapsed_ms)} up to there by its logged rates: one thread cannot work longer "
+                        "than the time it had")
+    return None
+
+
+def interval_problems(found: list[Interval], checkpoint_every: int = 0) -> list[str]:
     """The file's first phase time that does not fit its interval (with how many more do)."""
     lines = [line for at in found for line in (_negative(at), _learner(at), _collector(at), _physics_wait(at))
              if line]
+    lines += [line for line in (_learner_median_short(found, checkpoint_every), _collector_overrun(found)) if line]
     if not lines:
         return []
     more = f" (and at {len(lines) - 1} more interval(s) or phase(s))" if len(lines) > 1 else ""
     return [f"{lines[0]}: {CANNOT}{more}"]
 
 
-def _num_envs(meta: dict) -> int | None:
+def _count(meta: dict, key: str) -> int | None:
     config = meta.get("config") if isinstance(meta.get("config"), dict) else {}
-    value = config.get("num_envs")
+    value = config.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
@@ -169,7 +211,7 @@ def phase_time_problems(name: str, meta: dict, files: dict | None) -> list[str]:
     """Each rank's phase times against its intervals (files: {rank: [(path, {tag: [Scalar]})]},
     one file a sitting); the first rank that shows a problem is named (the others would repeat
     a copied series)."""
-    num_envs = _num_envs(meta)
+    num_envs, checkpoint_every = _count(meta, "num_envs"), _count(meta, "checkpoint_every") or 0
     if not files or num_envs is None:
         return []  # no events, or no num_envs: named by the checks of those
     sittings, _ = recorded_sittings(meta)
@@ -178,7 +220,7 @@ def phase_time_problems(name: str, meta: dict, files: dict | None) -> list[str]:
         starts = [s.from_iteration for s in sittings] if len(sittings) == len(ordered) else [0] * len(ordered)
         for k, (series, start) in enumerate(zip(ordered, starts)):
             which = f"tb/rank{rank}" + (f" (sitting {k + 1} of {len(ordered)})" if len(ordered) > 1 else "")
-            found = interval_problems(intervals(series, num_envs, start))
+            found = interval_problems(intervals(series, num_envs, start), checkpoint_every)
             if found:
                 return [f"{name}: {which} {line}" for line in found]
     return []

@@ -77,9 +77,9 @@ def simple_run(run_dir: Path, config: str, repeat: int, rate: float, ranks: int 
         linear_points(n, rate, 1.0),
         ranks=ranks,
         fps=[(i + 1, 1000.0 + i, rate) for i in range(n)],
-        # each run's own returns, as a real run's are (verify names runs sharing most of them)
+        # each run's own returns and lengths, as a real run's are (verify names runs sharing most of them)
         returns=[(i + 1, 1000.0 + i, float(i) + _own(config, repeat)) for i in range(n)],
-        lengths=[(i + 1, 1000.0 + i, 10.0 * i) for i in range(n)],
+        lengths=[(i + 1, 1000.0 + i, 10.0 * (i + _own(config, repeat))) for i in range(n)],
         run_json={
             "status": "completed",
             "exit_status": 0,

@@ -14,6 +14,15 @@ import time
 from pathlib import Path
 
 
+# A traced rank's phase times, ms an iteration of 100 ms (its logged rate): the learner's
+# phases fill most of its iteration, the collector's thread and the pool's physics less of it,
+# the physics wait a part of the env step (what verify holds them to; sacscale.evidence.phase_bounds)
+TRACED_MS = {"Time/learner_wait_ms": 20.0, "Time/learner_h2d_ms": 5.0, "Time/learner_update_ms": 70.0,
+             "Time/collector_env_step_ms": 60.0, "Time/collector_action_select_ms": 10.0,
+             "Time/collector_replay_write_ms": 5.0, "Time/collector_weight_sync_ms": 5.0,
+             "Time/collector_physics_ms": 80.0, "Time/collector_physics_wait_ms": 40.0}
+
+
 def opt(args, name, default=None):
     return args[args.index(name) + 1] if name in args else default
 
@@ -146,8 +155,9 @@ def train(args):
             # the task's per-step weighted terms: 0.6 and 0.4 of their maxima (weight x 0.02)
             w.add_scalar("Reward/tracking_lin_vel", 0.6 * 2.0 * 0.02, it, walltime=wall)
             w.add_scalar("Reward/tracking_ang_vel", 0.4 * 1.5 * 0.02, it, walltime=wall)
-            if "--trace" in args:  # the pool's physics: 80 of the 100 ms per iteration
-                w.add_scalar("Time/collector_physics_ms", measured(80.0, seed, r, it, "physics"), it, walltime=wall)
+            if "--trace" in args:  # every phase time, as a traced real rank logs them
+                for tag, ms in TRACED_MS.items():
+                    w.add_scalar(tag, measured(ms, seed, r, it, tag), it, walltime=wall)
     bar.close()
     for w in writers:
         w.close()
@@ -197,8 +207,11 @@ def train_reference(args):
         step, wall = it * envs * ranks, t0 + 0.2 * it
         fps = measured(5.0 * envs * ranks, config["seed"], log_dir.name, it)
         writer.add_scalar("Perf/total_fps", fps, step, walltime=wall)
-        writer.add_scalar("Train/mean_episode_length", min(1000.0, 40.0 * it), step, walltime=wall)
-        writer.add_scalar("Train/mean_reward", 0.05 * it, step, walltime=wall)
+        # each run's own episodes, as a real run's are (verify names runs that share them)
+        writer.add_scalar("Train/mean_episode_length", measured(min(999.0, 40.0 * it), config["seed"], log_dir.name,
+                                                                it, "length"), step, walltime=wall)
+        writer.add_scalar("Train/mean_reward", measured(0.05 * it, config["seed"], log_dir.name, it, "reward"), step,
+                          walltime=wall)
         # its backend step, 50 of the 200 ms per iteration (25%); its reward rates (before x ctrl_dt)
         # at 0.7 and 0.3 of their maxima (weights 2.0 and 1.5)
         writer.add_scalar("Perf/collector_env_step_backend_ms", 50.0, step, walltime=wall)

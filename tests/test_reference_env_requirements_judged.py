@@ -9,21 +9,11 @@ import os
 import pytest
 
 from sacscale.commands import reference_env
-from tests.reference_env_requirements_stand_in import THING_TAIL, created
+from tests.reference_env_requirements_stand_in import THING_TAIL, created, project
 
 AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="another user's file is made by root (chown)")
 FILE_TAIL = ("pip installs what it names as this user, so that user's code could run as this user: name a "
              "requirements file of your own")
-
-
-def project(folder, uid=None):
-    """A local project whose setup.py would run at install."""
-    folder.mkdir(parents=True)
-    (folder / "setup.py").write_text("open('/tmp/should-not-run', 'w').close()\n")
-    if uid is not None:
-        for path in (folder, folder / "setup.py"):
-            os.chown(path, uid, uid)
-    return folder
 
 
 @AS_ROOT

@@ -11,21 +11,12 @@ import pytest
 
 from sacscale.commands import _pip_options
 from sacscale.commands._pip_options import LONG_OPTIONS, SHORT_OPTIONS, UnreadOption, break_line, option_values
-from tests.reference_env_requirements_stand_in import THING_TAIL, created
+from tests.reference_env_requirements_stand_in import THING_TAIL, created, evil_project
 
 AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="another user's file is made by root (chown)")
 FILE_TAIL = ("pip installs what it names as this user, so that user's code could run as this user: name a "
              "requirements file of your own")
 NOT_JUDGED = "pip would refuse the file, and what it names is not judged here"
-
-
-def evil_project(tmp_path):
-    project = tmp_path / "eve" / "pkg"
-    project.mkdir(parents=True)
-    (project / "setup.py").write_text("open('/tmp/should-not-run', 'w').close()\n")
-    for path in (project / "setup.py", project):
-        os.chown(path, 1001, 1001)
-    return project
 
 
 @AS_ROOT

@@ -16,20 +16,10 @@ import pytest
 from sacscale.commands import _requirements
 from sacscale.commands._pip_options import break_line
 from sacscale.pipeline.plan_values import shown_path
-from tests.reference_env_requirements_stand_in import THING_TAIL, created
+from tests.reference_env_requirements_stand_in import THING_TAIL, created, project
 
 AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="another user's file is made by root (chown)")
 ODD_NAMES = ["p\\kg", "'pkg'", '"pkg"', "p kg", "pk#g", "p;kg"]
-
-
-def project(folder, uid=None):
-    """A local project whose setup.py would run at install."""
-    folder.mkdir(parents=True)
-    (folder / "setup.py").write_text("open('/tmp/should-not-run', 'w').close()\n")
-    if uid is not None:
-        for path in (folder, folder / "setup.py"):
-            os.chown(path, uid, uid)
-    return folder
 
 
 def refused_with(capsys, req, says):

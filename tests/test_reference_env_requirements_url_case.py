@@ -9,18 +9,9 @@ import os
 
 import pytest
 
-from tests.reference_env_requirements_stand_in import THING_TAIL, created
+from tests.reference_env_requirements_stand_in import THING_TAIL, created, evil_project
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="another user's folder is made by root (chown)")
-
-
-def evil_project(tmp_path):
-    project = tmp_path / "eve" / "pkg"
-    project.mkdir(parents=True)
-    (project / "setup.py").write_text("open('/tmp/marker', 'w')\n")
-    for path in (project / "setup.py", project):
-        os.chown(path, 1001, 1001)
-    return project
 
 
 @pytest.mark.parametrize("line", ["FILE://{p}", "x @ FILE://{p}", "File:{p}", "x[extra] @ {p}", "x@{p}",

@@ -65,5 +65,6 @@ def test_envs_per_rank_the_events_did_not_count_are_named(tmp_path):
         for rank in (0, 1):
             assert (f"{run}: env steps: rank {rank}'s events count 614400 after 300 iterations, not 4096 an "
                     f"iteration ({said})") in records
-    # nothing else disagrees: the rewrite was consistent
-    assert all(" env steps: " in p for p in records), records
+    # nothing else disagrees but the phase times, which the rewrite left filling half of an
+    # iteration of twice the envs (sacscale.evidence.phase_bounds names that too)
+    assert all(" env steps: " in p or "logs the learner's phases" in p for p in records), records

@@ -51,6 +51,13 @@ os.environ["SACSCALE_MACHINE_LOCK_DIR"] = os.environ["SACSCALE_LOCK_DIR"]
 if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = _session_folder("sacscale-test-inductor-")
 
+# setuptools loaded before any test imports pip (the requirements tests read files with pip's
+# own parser): under Python < 3.12, importing pip turns setuptools' own distutils off for the
+# process, and setuptools imported afterwards (torch.compile's C++ build does) then fails its
+# check that distutils is its own; loaded first, it is not imported again.
+with contextlib.suppress(ImportError):
+    import setuptools  # noqa: F401
+
 # One OpenMP thread per process by default, the test process's subprocesses included
 # (the probe's spawned ranks, torchrun's, Snakemake's jobs): a thread per core in each of
 # them oversubscribes the 2 cores two xdist workers share, and small tensor ops then wait

@@ -42,6 +42,13 @@ def hold():
         holder.wait(timeout=30)
 
 
+def live_train_folder(tmp_path, hold):
+    """tmp_path/trun, a run folder another process holds as a live train's; (folder, its pid)."""
+    run = tmp_path / "trun"
+    run.mkdir()
+    return run, hold(run, ".trainer-lock")
+
+
 def refusal(option, path, folder, doing, pid, lock):
     return (f"error: {option} {path}: is or lies inside {folder}, where {doing} (pid {pid} holds {lock}), whose files "
             "an output there would join; nothing was written: write it elsewhere, or once that command has ended")
@@ -53,9 +60,7 @@ def _aggregate(tmp_path, csv):
 
 @pytest.mark.parametrize("inside", ["", "deeper/"])
 def test_an_output_inside_a_live_trainers_run_folder_is_refused(tmp_path, hold, inside):
-    run = tmp_path / "trun"
-    run.mkdir()
-    pid = hold(run, ".trainer-lock")
+    run, pid = live_train_folder(tmp_path, hold)
     csv = run / f"{inside}s.csv"
     one_line(_aggregate(tmp_path, csv), refusal("--csv", csv, run, TRAINING, pid, tmp_path / ".trun.trainer-lock"))
     assert list(run.iterdir()) == [] and not (tmp_path / "s.json").exists()
@@ -63,9 +68,7 @@ def test_an_output_inside_a_live_trainers_run_folder_is_refused(tmp_path, hold, 
 
 def test_a_command_that_wrote_its_output_unlocked_refuses_it_too(tmp_path, hold):
     """analyze-run (as env-bench and solver-study) wrote its one file without its lock."""
-    run = tmp_path / "trun"
-    run.mkdir()
-    pid = hold(run, ".trainer-lock")
+    run, pid = live_train_folder(tmp_path, hold)
     out = run / "m.json"
     one_line(sacscale("analyze-run", REPO / "results" / SET / "runs" / "shared_r1_n1_pool7", "--output", out),
              refusal("--output", out, run, TRAINING, pid, tmp_path / ".trun.trainer-lock"))
@@ -73,9 +76,7 @@ def test_a_command_that_wrote_its_output_unlocked_refuses_it_too(tmp_path, hold)
 
 
 def test_a_folder_output_that_is_a_live_trainers_run_folder_is_refused(tmp_path, hold):
-    run = tmp_path / "trun"
-    run.mkdir()
-    pid = hold(run, ".trainer-lock")
+    run, pid = live_train_folder(tmp_path, hold)
     one_line(sacscale("prepare-model", "--output-dir", run, "--steps", "1"),
              refusal("--output-dir", run, run, TRAINING, pid, tmp_path / ".trun.trainer-lock"))
     assert list(run.iterdir()) == []
@@ -126,9 +127,7 @@ def test_more_measurement_threads_than_cpus_are_refused(tmp_path):
 
 
 def test_a_probes_output_inside_a_live_trainers_run_folder_is_refused_before_its_ranks_start(tmp_path, hold):
-    run = tmp_path / "trun"
-    run.mkdir()
-    pid = hold(run, ".trainer-lock")
+    run, pid = live_train_folder(tmp_path, hold)
     out = run / "correctness.json"
     done = sacscale("probe", "correctness", "--devices", "cpu", "--iterations", "1", "--output", out)
     one_line(done, refusal("--output", out, run, TRAINING, pid, tmp_path / ".trun.trainer-lock"))
@@ -159,9 +158,7 @@ def test_policies_left_out_into_a_live_trainers_run_folder_are_refused_before_an
 
 
 def test_a_video_into_a_live_trainers_run_folder_is_refused(tmp_path, hold, gl_env):
-    run = tmp_path / "trun"
-    run.mkdir()
-    pid = hold(run, ".trainer-lock")
+    run, pid = live_train_folder(tmp_path, hold)
     out = run / "walk.gif"
     done = sacscale("render", REPO / "results" / SET / "runs" / "shared_r1_n1_pool7", "--output", out,
                     "--seconds", "0.2")

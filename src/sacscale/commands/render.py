@@ -11,6 +11,7 @@ library: one line naming the package to install, exit 2, no file written.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
 from sacscale.commands._inputs import model_problem
@@ -86,7 +87,8 @@ def _checked_video_values(args: argparse.Namespace) -> list:
     return segments
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, output_held: bool = False) -> int:
+    """Render; `output_held`: the caller (render-best) already holds --output's lock with its record's."""
     run_folder = run_folder_of(args.checkpoint)
     if run_folder and (live := live_trainer_problem(run_folder, "its checkpoint", "render")):
         return _error(args, f"{run_folder}: {live}")  # its final.pt is an earlier sitting's, not the run's end
@@ -109,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     for warning in render.command_warnings(segments, TaskConfig()):
         _say(args, "warning", warning)
     try:
-        with holding_outputs(("--output", args.output)):  # not into another command's live folder, nor beside it
+        with contextlib.nullcontext() if output_held else holding_outputs(("--output", args.output)):
             result = render.render_policy(args.checkpoint, args.output, model_path=args.model, segments=segments,
                                           seconds=args.seconds, width=args.width, height=args.height, fps=args.fps,
                                           seed=args.seed, max_bytes=args.max_bytes)

@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     args.checkpoint = str(Path(args.runs_dir) / choice["run"])
     say(f"best run: {choice['run']} (score {choice['score']:.3f}: {choice['rule']})")
     with holding_outputs(("--output", args.output), ("--record", args.record)):  # the video and its choice's record
-        code = render_command.run(args)
+        code = render_command.run(args, output_held=True)
         if code == 0:
             write_json(args.record, choice | {"video": Path(args.output).name, "seconds": args.seconds,
                                               "commands": args.commands, "width": args.width, "height": args.height,

@@ -8,15 +8,15 @@ import shutil  # noqa: E402
 
 import pytest  # noqa: E402
 
-from set_copies import copy_committed_set, made_current  # noqa: E402
+from set_copies import current_copy  # noqa: E402
 
 CURRENT_SET = "h200x1_shared_short"
 
 
 @pytest.fixture(scope="module")
 def current(tmp_path_factory):
-    """A current-format copy of the committed set, made once per test module."""
-    return made_current(copy_committed_set(tmp_path_factory.mktemp("current"), CURRENT_SET))
+    """A current-format copy of the committed set, one per test module."""
+    return current_copy(tmp_path_factory.mktemp("current"), CURRENT_SET)
 
 
 @pytest.fixture

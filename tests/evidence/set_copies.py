@@ -1,10 +1,12 @@
 """A committed run set copied into a temporary tree of the repository's layout (results/S
 and reports/S side by side), for tests that change a set and verify it."""
 
+import atexit
 import json
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from sacscale.evidence.eval_protocol import unrecorded_evaluation
@@ -48,6 +50,21 @@ def made_current(root: Path) -> Path:
     write_report(output_md=reports / "report.md", output_html=reports / "report.html", figures_dir=reports / "figures",
                  **set_inputs(root, reports))
     return root
+
+
+_CURRENT_SETS: dict[str, Path] = {}  # a set's made-current copy, made once per test process
+
+
+def current_copy(tmp_path: Path, name: str) -> Path:
+    """What `made_current(copy_committed_set(tmp_path, name))` gives, copied from one made
+    once per test process (its manifest and report take seconds to make again)."""
+    if name not in _CURRENT_SETS:
+        cache = Path(tempfile.mkdtemp(prefix="current-sets-"))
+        atexit.register(shutil.rmtree, cache, True)
+        _CURRENT_SETS[name] = made_current(copy_committed_set(cache, name)).parent.parent
+    for sub in ("results", "reports"):
+        shutil.copytree(_CURRENT_SETS[name] / sub / name, tmp_path / "repo" / sub / name, symlinks=True)
+    return tmp_path / "repo" / "results" / name
 
 
 def record_evaluation_size(root: Path) -> None:

@@ -6,7 +6,7 @@ checks after it were not done, as its other branch does."""
 import json
 
 import pytest
-from set_copies import copy_committed_set, made_current, remake_manifest
+from set_copies import current_copy, remake_manifest
 
 from sacscale.evidence.verify import _unexpected, verify
 
@@ -15,7 +15,7 @@ SET = "h200x1_shared_short"
 
 @pytest.mark.parametrize("value, shown", [([], "list"), ("yes", "string"), (3, "number")])
 def test_a_trainer_path_not_an_object_is_named(tmp_path, value, shown):
-    root = made_current(copy_committed_set(tmp_path, SET))
+    root = current_copy(tmp_path, SET)
     record = json.loads((root / "correctness.json").read_text())
     (root / "correctness.json").write_text(json.dumps({**record, "trainer_path": value}))
     remake_manifest(root)

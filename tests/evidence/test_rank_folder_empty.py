@@ -2,7 +2,7 @@
 (its learning curves read every run's events) let the reader's error out, labelled as the
 set's JSON structure, and the checks after it were skipped."""
 
-from set_copies import copy_committed_set, made_current
+from set_copies import current_copy
 
 from sacscale.evidence.verify import verify
 
@@ -11,7 +11,7 @@ RUN = "shared_r1_n1_pool7"
 
 
 def test_an_empty_rank_folder_is_named_and_the_other_checks_run(tmp_path):
-    root = made_current(copy_committed_set(tmp_path, SET))
+    root = current_copy(tmp_path, SET)
     (root / "runs" / RUN / "tb" / "rank1").mkdir()  # no file: nothing the manifest lists changes
     result = verify(root)
     empty = f"{root}/runs/{RUN}/tb/rank1: no event file (events.out.tfevents.*) in this directory"

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from set_copies import copy_committed_set, made_current
+from set_copies import copy_committed_set, current_copy
 
 REPO = Path(__file__).resolve().parents[2]
 TABLE = REPO / "docs" / "record-fields.md"
@@ -130,7 +130,7 @@ def stale_rows(tables: dict[str, list[str]], used: set) -> list[str]:
 
 @pytest.fixture(scope="module")
 def sets(tmp_path_factory) -> list[Path]:
-    made = made_current(copy_committed_set(tmp_path_factory.mktemp("made_current"), MADE_CURRENT))
+    made = current_copy(tmp_path_factory.mktemp("made_current"), MADE_CURRENT)
     return [REPO / "results" / CURRENT, made]
 
 

@@ -7,7 +7,7 @@ import os
 import subprocess
 
 import pytest
-from set_copies import REPO, copy_committed_set, edit_record, made_current, remake_manifest
+from set_copies import copy_committed_set, current_copy, edit_record, remake_manifest, REPO
 
 from sacscale.evidence import code_history
 from sacscale.evidence.recorded_commit import COMMIT_SKEW_S, commit_findings, earliest_start
@@ -33,7 +33,7 @@ def _set_commit(root, commit):
 
 @pytest.mark.parametrize("commit", ["HEAD", "DEADBEEF" * 5, "<b>x</b>", 12])
 def test_a_recorded_commit_that_is_no_commit_id_is_named(tmp_path, commit):
-    root = made_current(copy_committed_set(tmp_path, SET))
+    root = current_copy(tmp_path, SET)
     _set_commit(root, commit)
     records = verify(root, report_pending=True).records
     assert f"{ENV} {commit!r}: {FORM}" in records, records
@@ -93,7 +93,7 @@ def test_the_earliest_start_is_the_runs_where_earlier():
 
 @pytest.mark.skipif(not FULL_CHECKOUT, reason="verify runs from a full git checkout here")
 def test_verify_names_a_later_commit_of_this_project(tmp_path):
-    root = made_current(copy_committed_set(tmp_path, SET))
+    root = current_copy(tmp_path, SET)
     _set_commit(root, LATER)
     records = verify(root, report_pending=True).records
     assert f"{ENV} {LATER[:12]}: committed 2026-12-05T01:08:51+00:00, 26.5 h after the runs began " \

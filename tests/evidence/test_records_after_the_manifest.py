@@ -6,7 +6,7 @@ verify.json's verdict and counts with its own."""
 import json
 
 import pytest
-from set_copies import copy_committed_set, made_current
+from set_copies import copy_committed_set, current_copy
 
 from sacscale.evidence.verify import verify
 
@@ -54,7 +54,7 @@ def test_what_neither_writer_writes_is_named(tmp_path, name, values, says):
 
 
 def test_a_set_made_by_this_code_has_the_pipelines_whole_verification(tmp_path):
-    root = made_current(copy_committed_set(tmp_path, SET))
+    root = current_copy(tmp_path, SET)
     assert verify(root).ok
     _edit(root, "verify.json", report_check="report: every page hashed and signed")
     stored = json.loads((root / "verify.json").read_text())

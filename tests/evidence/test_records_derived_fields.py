@@ -3,7 +3,7 @@ and MuJoCo version, train_meta.json's summaries of its by-rank fields and of the
 command, and run.json's env_set from the plan. Each edited alone, hashed again, passed."""
 
 import pytest
-from set_copies import copy_committed_set, edit_record as _edit, made_current, remake_manifest
+from set_copies import copy_committed_set, current_copy, edit_record as _edit, remake_manifest
 
 from sacscale.evidence.verify import verify
 
@@ -35,7 +35,7 @@ def _mujoco(record):
     (f"runs/{RUN}/run.json", lambda r: r.update(env_set={}), f"{RUN}: run.json env_set {{}}, but plan.json's"),
 ])
 def test_a_field_its_neighbours_do_not_give_is_named(tmp_path, rel, edit, says):
-    root = made_current(copy_committed_set(tmp_path, SET))
+    root = current_copy(tmp_path, SET)
     _edit(root, rel, edit)
     remake_manifest(root)
     records = verify(root, report_pending=True).records

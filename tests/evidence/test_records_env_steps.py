@@ -5,7 +5,7 @@ manifest and the page made again, passed verify before these were compared."""
 
 import json
 
-from set_copies import copy_committed_set, made_current
+from set_copies import current_copy, made_current
 
 from sacscale.analysis.aggregate import runs_table
 from sacscale.analysis.metrics import analyze_run
@@ -49,7 +49,7 @@ def remake_metrics_and_summary(root) -> None:
 
 
 def test_envs_per_rank_the_events_did_not_count_are_named(tmp_path):
-    root = made_current(copy_committed_set(tmp_path, SET))
+    root = current_copy(tmp_path, SET)
     four_thousand_envs(root)
     remake_metrics_and_summary(root)
     made_current(root)

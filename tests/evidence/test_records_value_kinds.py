@@ -5,7 +5,7 @@ while the page, which reads the kind, counted the run otherwise."""
 import json
 
 import pytest
-from set_copies import copy_committed_set, made_current, remake_manifest
+from set_copies import current_copy, remake_manifest
 
 from sacscale.evidence.result import deep_differences, same_value
 from sacscale.evidence.verify import verify
@@ -51,7 +51,7 @@ def _edit_meta(root, edit):
      "defaults) gives 180.0"),
 ])
 def test_a_value_of_another_kind_is_named(tmp_path, edit, says):
-    root = made_current(copy_committed_set(tmp_path, SET))
+    root = current_copy(tmp_path, SET)
     _edit_meta(root, edit)
     remake_manifest(root)
     records = verify(root, report_pending=True).records

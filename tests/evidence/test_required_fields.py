@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from set_copies import copy_committed_set, edit_record as _edit, made_current, remake_manifest
+from set_copies import copy_committed_set, current_copy, edit_record as _edit, remake_manifest
 
 from sacscale.evidence.required_fields import EVAL, META, NOT_REQUIRED, REFERENCE_META, REQUIRED, RUN, SINCE
 from sacscale.evidence.verify import verify
@@ -35,7 +35,7 @@ def _delete(*keys, **values):
 
 @pytest.fixture
 def current(tmp_path):
-    return made_current(copy_committed_set(tmp_path, SET))
+    return current_copy(tmp_path, SET)
 
 
 def _forged(root, rel, edit):
@@ -110,7 +110,7 @@ def _listed(kind: str) -> set[str]:
 
 @pytest.fixture(scope="module")
 def current_sets(tmp_path_factory):
-    made = made_current(copy_committed_set(tmp_path_factory.mktemp("made_current"), SET))
+    made = current_copy(tmp_path_factory.mktemp("made_current"), SET)
     return [REPO / "results" / "h200x1_shared_recheck", made]
 
 

@@ -6,7 +6,7 @@ its last logged event. A copy with an end moved later, hashed again, passed."""
 import inspect
 import json
 
-from set_copies import copy_committed_set, made_current, remake_manifest
+from set_copies import current_copy, remake_manifest
 
 from sacscale.evidence import run_end
 from sacscale.evidence.verify import verify
@@ -27,7 +27,7 @@ def _later(root, rel, seconds):
 
 
 def _records_after(tmp_path, *moves):
-    root = made_current(copy_committed_set(tmp_path, SET))
+    root = current_copy(tmp_path, SET)
     ends = {rel: _later(root, rel, seconds)["end_time"] for rel, seconds in moves}
     remake_manifest(root)
     return verify(root, report_pending=True).records, ends

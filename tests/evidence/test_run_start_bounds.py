@@ -6,7 +6,7 @@ start moved earlier (no run before it to overlap), hashed again, passed."""
 import datetime
 import json
 
-from set_copies import copy_committed_set, made_current, remake_manifest
+from set_copies import current_copy, remake_manifest
 
 from sacscale.evidence import run_start
 from sacscale.evidence.verify import verify
@@ -28,7 +28,7 @@ def _earlier(root, rel, seconds):
 
 
 def _records_after(tmp_path, *moves):
-    root = made_current(copy_committed_set(tmp_path, SET))
+    root = current_copy(tmp_path, SET)
     starts = {rel: _earlier(root, rel, seconds) for rel, seconds in moves}
     remake_manifest(root)
     return verify(root, report_pending=True).records, starts, root

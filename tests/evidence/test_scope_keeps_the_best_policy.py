@@ -6,7 +6,7 @@ the page and verify.json made again, it passed verify before this was checked.""
 import json
 import shutil
 
-from set_copies import copy_committed_set, made_current
+from set_copies import current_copy, made_current
 
 from sacscale.evidence.manifest import sha256_file
 from sacscale.evidence.verify import verify
@@ -32,7 +32,7 @@ def leave_out(root, run, tmp_path) -> str:
 
 
 def test_the_best_runs_policy_left_out_is_named(tmp_path):
-    root = made_current(copy_committed_set(tmp_path, SET))
+    root = current_copy(tmp_path, SET)
     rel = leave_out(root, BEST, tmp_path)
     result = verify(root)
     assert [f"scope: evidence.json: {rel} is listed as left out, but {BEST} is the best of the set's evaluations "

@@ -10,7 +10,7 @@ import pytest
 
 from cli_runs import one_line, other_users_link, sacscale
 from sacscale.commands.report import FINISHED
-from sacscale.report.build import RecordError
+from sacscale.report.record_error import RecordError
 from sacscale.report.set_inputs import set_inputs
 
 

@@ -26,7 +26,8 @@ from sacscale.commands._inputs import (
 from sacscale.evidence import scope
 from sacscale.evidence.runset import _tracked as tracked_files
 from sacscale.reading import open_regular, read_limited
-from sacscale.report.build import RecordError, run_set_of_inputs, write_report
+from sacscale.report.build import run_set_of_inputs, write_report
+from sacscale.report.record_error import RecordError
 from sacscale.report.figure_names import FIGURES
 from sacscale.report.numbers import NUMBERS_NAME
 from sacscale.report.set_inputs import set_inputs

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import Counter
 
 from sacscale.analysis.events import Scalar
-from sacscale.train.logs import LEARNER_METRIC_TAGS
+from sacscale.train.log_tags import LEARNER_METRIC_TAGS
 
 STEP_TAG = "Perf/rank_env_steps"
 EPISODE_TAGS = ("Episode/return", "Episode/length", "Episode/fall_rate")

@@ -31,7 +31,7 @@ from statistics import median
 
 from sacscale.analysis.events import Scalar
 from sacscale.evidence.log_cadence import recorded_sittings
-from sacscale.train.logs import COLLECTOR_PHASES, LEARNER_PHASES
+from sacscale.train.log_tags import COLLECTOR_PHASES, LEARNER_PHASES
 
 RANK_STEPS, RANK_FPS = "Perf/rank_env_steps", "Perf/rank_fps"
 LEARNER = tuple(f"Time/{phase}" for phase in LEARNER_PHASES)

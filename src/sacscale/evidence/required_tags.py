@@ -21,7 +21,7 @@ from sacscale.analysis.events import Scalar
 from sacscale.evidence.log_cadence import recorded_sittings
 from sacscale.evidence.logged_tags import EPISODE_TAGS, STEP_TAG
 from sacscale.task.walk_rules import TaskConfig
-from sacscale.train.logs import COLLECTOR_PHASES, LEARNER_PHASES
+from sacscale.train.log_tags import COLLECTOR_PHASES, LEARNER_PHASES
 
 EPISODE_CHANCE = 1e-9
 EPISODE_LENGTH = TaskConfig().episode_length  # the trainer's task takes no other

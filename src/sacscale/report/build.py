@@ -24,6 +24,7 @@ from sacscale.report.document import (
 from sacscale.report.text import block_line, code, plain
 from sacscale.report.verdict import at_a_glance, verdict_section
 from sacscale.report.page_format import PAGE_FORMAT
+from sacscale.report.record_error import RecordError
 
 SEED_TABLE = Table(
     header=["configuration (3 runs each)", "1-GPU steps/s", "2-GPU steps/s", "ratio"],
@@ -53,10 +54,6 @@ LIMITATIONS = [
 # what verify reads of the page's words (sacscale.evidence.report_page)
 ATTEMPTS_INTRO = "Failed or stopped attempts (kept under logs/, not evidence; each was rerun): "
 DEVIATIONS_TITLE = "Deviations from the reference system"
-
-
-class RecordError(ValueError):
-    """An input record the report cannot read; the message names the file."""
 
 
 def _record(path, shape: dict | None = None):

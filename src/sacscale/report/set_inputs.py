@@ -11,7 +11,7 @@ from pathlib import Path
 
 from sacscale.atomic import refuse_foreign_links
 from sacscale.reading import NotRegularFile, loads_record, open_regular, read_limited
-from sacscale.report.build import RecordError
+from sacscale.report.record_error import RecordError
 
 
 def planned_runs(results: Path) -> list[str]:

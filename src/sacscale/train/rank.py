@@ -28,7 +28,8 @@ from sacscale.train.checkpoint import save_checkpoint
 from sacscale.train.config import (
     FIRST_UPDATE_DONE, TrainConfig, TrainingError, compiles_losses, sac_config, syncs_gradients,
 )
-from sacscale.train.logs import SUMMED_STATS, Interval, log_interval, progress_bar, say_above_bar
+from sacscale.train.log_tags import SUMMED_STATS
+from sacscale.train.logs import Interval, log_interval, progress_bar, say_above_bar
 from sacscale.train.record import check_ranks_agree, gather_state_digests, nonfinite_totals, write_meta_status
 from sacscale.train.resume import RESUME_SEED_STRIDE, load_resume_state
 

@@ -17,6 +17,9 @@ builds from all of it (a link in it by its owner and where it leads: its own mod
 no permission); a remote requirement (a name, an https URL) is the index's. Options
 are read as pip's parser reads them (commands._pip_options): `--edit X` is `--editable X`,
 `--constr=F` is `--constraint F`; one pip does not know, or the start of several, is refused.
+A line holding a NUL byte (a file of NUL-ended entries, /proc/self/environ; a `%00` in a
+`file:` URL) is refused before any path is made of it: pip would fail on it after making the
+environment.
 """
 
 from __future__ import annotations
@@ -57,6 +60,9 @@ _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF32, "utf-32"), (codecs.BOM_U
          (codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF16, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16-be"),
          (codecs.BOM_UTF16_LE, "utf-16-le"))
 _DECLARED = re.compile(rb"coding[:=]\s*([-\w.]+)")
+# a NUL byte: pip fails on such a line only after the environment is made; a path holding one
+# cannot even be looked at (the file system refuses it in a name)
+NUL_TAIL = "pip would fail on the line, after making the environment: is this a requirements file? Remove the byte"
 
 
 class _TooDeep(Exception):
@@ -114,8 +120,12 @@ def _file_problem(path: Path, seen: set[Path], depth: int) -> str | None:
 
 
 def _line_problem(line: str, here: Path, seen: set[Path], depth: int) -> str | None:
+    if "\0" in line:  # judged before any path is made of it
+        return f"holds a NUL byte (\\x00), which no requirement or path can hold; {NUL_TAIL}"
     try:
         for nested, target in _named(line, here):
+            if "\0" in str(target):  # a file: URL's %00
+                return f"names {shown_path(target)}, a path with a NUL byte (%00), which no path can hold; {NUL_TAIL}"
             if nested:
                 found = _file_problem(target, seen, depth + 1)
             else:

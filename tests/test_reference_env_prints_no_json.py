@@ -9,7 +9,7 @@ import pytest
 from sacscale.cli import main
 
 
-@pytest.mark.parametrize("program, shown", [("true", "nothing"), ("echo", '"-c import json')])
+@pytest.mark.parametrize("program, shown", [("true", "nothing"), ("echo", "'-I -c import json")])
 def test_an_interpreter_that_prints_no_record_is_named(tmp_path, capsys, program, shown):
     """A program, not a script (scripts are refused before they start), that prints no JSON."""
     python = tmp_path / "venv" / "bin" / "python"

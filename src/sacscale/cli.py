@@ -26,6 +26,7 @@ from sacscale.stopping import Interrupted, raised_as_interrupted
 from sacscale.commands._value_kinds import parsed_value_problem, unheld_value
 from sacscale.held_names import encoding_holds_any_name, shown_name
 from sacscale.lock_names import refuse_lock_name
+from sacscale.safe_path import working_folder_off_child_paths
 from sacscale.usage import UsageParser, escape_what_the_encoding_cannot_hold
 from sacscale.usage import printable as _printable
 
@@ -122,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         if problem := _working_folder_problem(argv):
             print(problem, file=sys.stderr)
             return 2
-        return _guarded(argv)
+        with working_folder_off_child_paths():  # before any child Python starts
+            return _guarded(argv)
     finally:
         sys.stdout, sys.stderr = streams
 

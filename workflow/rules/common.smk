@@ -39,7 +39,7 @@ def planned_matrix():
             return read_json(opts["matrix"], "recorded matrix")
         except ConfigError as exc:
             raise runplan.PlanError(f"planner.matrix: {exc}") from None
-    cmd = [sys.executable, "-m", "sacscale.cli", "plan-matrix"]
+    cmd = [sys.executable, "-P", "-m", "sacscale.cli", "plan-matrix"]  # -P: the working folder off its sys.path
     cmd += ["--smt"] if opts.get("smt") else []
     cmd += ["--pool-cores", str(opts["pool_cores"])] if opts.get("pool_cores") else []
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)

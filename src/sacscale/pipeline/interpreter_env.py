@@ -56,7 +56,7 @@ ENCODING_ENV = ("LC_ALL", "LC_CTYPE", "LANG", "PYTHONUTF8", "PYTHONCOERCECLOCALE
 def _file_system_encoding(env: dict[str, str]) -> str | None:
     """The file-system encoding of a Python started with `env` (None where it cannot tell)."""
     try:
-        done = subprocess.run([sys.executable, "-c", "import sys; print(sys.getfilesystemencoding())"],
+        done = subprocess.run([sys.executable, "-P", "-c", "import sys; print(sys.getfilesystemencoding())"],
                               env={**os.environ, **env}, capture_output=True, text=True,
                               stdin=subprocess.DEVNULL, timeout=120)
     except (OSError, subprocess.SubprocessError):
@@ -69,7 +69,8 @@ def _start_problem(env: dict[str, str], imports: tuple[str, ...] = ()) -> str | 
     if key not in _TRIED:
         code = "; ".join(f"import {name}" for name in imports) or "pass"
         try:
-            done = subprocess.run([sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True,
+            # -P: planning runs in Snakemake's working folder, whose modules are not the run's
+            done = subprocess.run([sys.executable, "-P", "-c", code], env={**os.environ, **env}, capture_output=True,
                                   stdin=subprocess.DEVNULL, timeout=120)
         except (OSError, subprocess.SubprocessError) as exc:
             _TRIED[key] = f"cannot start ({exc})"

@@ -111,6 +111,12 @@ def isolated_environ(changes: dict[str, str] | None = None) -> dict[str, str]:
     return env | (changes or {})
 
 
+# The reference interpreter's `-c` probes read nothing from the environment: isolated mode
+# keeps the working folder off their sys.path in any Python 3 (PYTHONSAFEPATH, which the CLI
+# sets for every child, is read from 3.11 on; an existing environment may be older)
+PROBE_FLAGS = ("-I",)
+
+
 COMPOSE_SCRIPT = """
 import json, pathlib, sys
 import unilab
@@ -128,7 +134,7 @@ def compose_config(python: str, overrides: list[str], timeout_s: float = 300.0) 
     (in its interpreter). An unknown key, e.g. after an upstream rename, is an error that
     names it."""
     try:
-        done = subprocess.run([python, "-c", COMPOSE_SCRIPT, json.dumps(overrides)], capture_output=True,
+        done = subprocess.run([python, *PROBE_FLAGS, "-c", COMPOSE_SCRIPT, json.dumps(overrides)], capture_output=True,
                               text=True, timeout=timeout_s, env=isolated_environ())
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise UnilabError(f"{python}: cannot run the reference's Hydra ({exc})") from exc
@@ -146,7 +152,7 @@ def package_info(python: str) -> dict:
               "print(json.dumps({'packages': {d.metadata['Name']: d.version for d in m.distributions()}, "
               "'assets_root': str(a.ASSETS_ROOT_PATH)}))")
     try:
-        done = subprocess.run([python, "-c", script], capture_output=True, text=True, timeout=300,
+        done = subprocess.run([python, *PROBE_FLAGS, "-c", script], capture_output=True, text=True, timeout=300,
                               env=isolated_environ())
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise UnilabError(f"{python}: cannot run it ({exc})") from exc

@@ -184,5 +184,6 @@ def test_train_into_a_set_being_made_is_judged_by_the_trainer_alone(finished):
     """As the pipeline's train step (record-run's work folder in results/S/runs/) before the
     manifest: the set's folder is not refused; the trainer's own check of a value is reached."""
     (finished / "MANIFEST.sha256").unlink()
+    (finished / "runs" / ".new.partial").mkdir()  # record-run makes its work folder before its trainer starts
     done = sacscale(*TRAIN, "--log-dir", finished / "runs" / ".new.partial", "--checkpoint-every", "-1")
     one_line(done, "sacscale train: error: --checkpoint-every must be >= 0")

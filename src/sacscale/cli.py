@@ -25,7 +25,7 @@ from sacscale.eval.gl_backend import GLBackendError, mujoco_gl_problem
 from sacscale.stopping import Interrupted, raised_as_interrupted
 from sacscale.commands._value_kinds import parsed_value_problem, unheld_value
 from sacscale.held_names import encoding_holds_any_name, shown_name
-from sacscale.lock_names import refuse_lock_name
+from sacscale.pipeline.folder_options import path_value_problem
 from sacscale.safe_path import working_folder_off_child_paths
 from sacscale.usage import UsageParser, escape_what_the_encoding_cannot_hold
 from sacscale.usage import printable as _printable
@@ -314,8 +314,9 @@ def _refuse_special_outputs(parser: argparse.ArgumentParser, args: argparse.Name
     too, but only after the work. So is a link leading to one (as a link to a folder is):
     the write would replace the user's link with a file, the FIFO never written."""
     for option, value, folder in _given_outputs(parser, args):
+        if problem := path_value_problem(str(value)):  # blank, too long, or a lock's name (of a folder made too)
+            parser.error(f"argument {option}: {problem}")
         try:
-            refuse_lock_name(value)  # a folder's too: one made at a lock's name blocks that lock
             None if folder else refuse_special(Path(value))
         except OSError as exc:
             parser.error(f"argument {option}: {value}: {exc.strerror}")

@@ -8,6 +8,9 @@ import hashlib
 import os
 from pathlib import Path
 
+# The longest path Linux opens: a part of NAME_BYTES, the whole of PATH_BYTES
+NAME_BYTES, PATH_BYTES = 255, 4096
+
 
 def size(name: str) -> int:
     """The name's length in bytes, as the file system counts it."""
@@ -48,3 +51,19 @@ def _nearest_existing(folder: Path) -> Path:
     while not folder.is_dir() and folder.parent != folder:
         folder = folder.parent
     return folder
+
+
+def shortened(text: str, keep: int = 160) -> str:
+    """A long name as an error shows it: its start, and how much more there is."""
+    return repr(text) if len(text) <= keep else f"{text[:keep]!r}... ({len(text) - keep:,} more characters)"
+
+
+def too_long_problem(path: str | os.PathLike) -> str | None:
+    """Why no file can be made at `path` (joined to the working folder), where a name on it or
+    the whole is longer than Linux opens (ENAMETOOLONG, which `stat` too raises); or None."""
+    whole = os.fsencode(os.path.abspath(path))
+    longest = max(len(part) for part in whole.split(b"/"))
+    if len(whole) < PATH_BYTES and longest <= NAME_BYTES:
+        return None
+    return (f"{shortened(os.fspath(path))} is longer than a path can be ({NAME_BYTES} bytes a name, {PATH_BYTES} in "
+            f"all; its longest name is {longest:,} bytes, the whole {len(whole):,}): give a shorter one")

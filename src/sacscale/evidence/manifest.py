@@ -18,14 +18,13 @@ from pathlib import Path
 from sacscale import hashes
 from sacscale.atomic import atomic_write_text, write_json
 from sacscale.held_names import unheld_name_problem
+from sacscale.long_names import NAME_BYTES, PATH_BYTES, shortened
 from sacscale.reading import TooLarge, read_limited
 
 MANIFEST_NAME = "MANIFEST.sha256"
 MANIFEST_JSON = "manifest.json"
 VERIFY_JSON = "verify.json"
 EXCLUDED = frozenset({MANIFEST_NAME, MANIFEST_JSON, VERIFY_JSON})
-# The longest path Linux opens: a part of NAME_BYTES, the whole of PATH_BYTES
-NAME_BYTES, PATH_BYTES = 255, 4096
 
 
 class ManifestError(ValueError):
@@ -133,11 +132,6 @@ def _too_long(rel: str) -> bool:
     return len(whole) > PATH_BYTES or any(len(part) > NAME_BYTES for part in whole.split(b"/"))
 
 
-def _shortened(text: str, keep: int = 160) -> str:
-    """A manifest line's text as an error shows it: its start, and how much more there is."""
-    return repr(text) if len(text) <= keep else f"{text[:keep]!r}... ({len(text) - keep:,} more characters)"
-
-
 def parse_manifest(path: str | Path) -> dict[str, str]:
     """`{relative path: sha256}` from a sha256sum-format file."""
     path = Path(path)
@@ -157,9 +151,9 @@ def parse_manifest(path: str | Path) -> dict[str, str]:
         if not sep:
             digest, sep, rel = line.partition(" *")  # binary-mode lines
         if not sep or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
-            raise ManifestError(f"{path}:{lineno}: not a sha256sum line: {_shortened(line)}")
+            raise ManifestError(f"{path}:{lineno}: not a sha256sum line: {shortened(line)}")
         if _too_long(rel):
-            raise ManifestError(f"{path}:{lineno}: names {_shortened(rel)} ({len(os.fsencode(rel)):,} bytes), longer "
+            raise ManifestError(f"{path}:{lineno}: names {shortened(rel)} ({len(os.fsencode(rel)):,} bytes), longer "
                                 f"than a path can be ({NAME_BYTES} bytes a part, {PATH_BYTES} in all): not a file of "
                                 "the set")
         if rel in out:

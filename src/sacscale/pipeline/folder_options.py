@@ -1,11 +1,15 @@
-"""record-run's folder options (`--run-dir`, `--work-dir`, `--attic`, `--state-dir`) as paths.
+"""record-run's folder options (`--run-dir`, `--work-dir`, `--attic`, `--state-dir`) as paths,
+and the checks of a path value every output option shares.
 
 Typed as plain `Path`, an empty value (`--attic "$ATTIC"` with the variable unset) was the
 current folder (`Path('') == Path('.')`): a failed attempt was moved into the working folder,
-and a refusal named `.`, which the user never typed. The other commands refuse an empty
-value (sacscale.cli); these are checked as argparse reads them, so the workflow's own entry
-point (run_training.py) refuses them too. So is a folder named as a lock file
-(sacscale.lock_names): made there, it would stand where another command's lock is taken.
+and a refusal named `.`, which the user never typed. A blank one (`--attic "$UNSET "`) made a
+folder named ` ` there, and the message moving an attempt into it read as a move to the root.
+The other commands refuse an empty value (sacscale.cli); these are checked as argparse reads
+them, so the workflow's own entry point (run_training.py) refuses them too. So is a path too
+long to open (refused later by a `stat`, naming no option and echoing thousands of
+characters), and a folder named, or made on the way, as a lock file or as record-run's work
+folder (sacscale.lock_names): made there, it would stand where another command's lock is taken.
 """
 
 from __future__ import annotations
@@ -14,15 +18,41 @@ import argparse
 from pathlib import Path
 
 from sacscale.lock_names import lock_name_problem
+from sacscale.long_names import too_long_problem
 
 
-def folder_path(value: str, way_out: str = "give one") -> Path:
-    """argparse's type for a required folder option: the path, or an error naming the problem."""
+def blank_value(value: str) -> str | None:
+    """What an empty or whitespace-only value is, said for the user; None for any other."""
     if value == "":
-        raise argparse.ArgumentTypeError(f"an empty value (an unset variable?); {way_out}")
-    if problem := lock_name_problem(value):
-        raise argparse.ArgumentTypeError(f"{value}: {problem}")
+        return "an empty value (an unset variable?)"
+    return f"a blank value {value!r} (whitespace only: an unset variable and a space?)" if value.isspace() else None
+
+
+def path_value_problem(value: str, work_folder: bool = False) -> str | None:
+    """Why an output's path (a file or a folder) is refused before anything is made: blank, too
+    long, or named (or making a folder on the way) as a lock file or a work folder of record-run's
+    (`work_folder`: record-run's own, which has that form); None where it may be written."""
+    if blank := blank_value(value):
+        return f"{blank}; give a name"
+    if problem := too_long_problem(value):
+        return problem
+    if problem := lock_name_problem(value, work_folder):
+        return f"{value}: {problem}"
+    return None
+
+
+def folder_path(value: str, way_out: str = "give one", work_folder: bool = False) -> Path:
+    """argparse's type for a required folder option: the path, or an error naming the problem."""
+    if blank := blank_value(value):
+        raise argparse.ArgumentTypeError(f"{blank}; {way_out}")
+    if problem := path_value_problem(value, work_folder):
+        raise argparse.ArgumentTypeError(problem)
     return Path(value)
+
+
+def work_folder_path(value: str) -> Path:
+    """folder_path for record-run's --work-dir, which the pipeline names `.<run>.partial`."""
+    return folder_path(value, work_folder=True)
 
 
 def optional_folder_path(value: str) -> Path:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+from sacscale.lock_names import WORK_SUFFIX
 from sacscale.locks import LOCK, TRAINER_LOCK
 
-WORK_SUFFIX = ".partial"
 # why an attempt was set aside: the word in its name in the attic, `<run>.<why>-<stamp>`
 SET_ASIDE_AS = ("failed", "interrupted", "timed_out", "superseded")
 STAMP_FORMAT = "%Y%m%dT%H%M%S.%fZ"

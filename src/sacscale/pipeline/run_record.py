@@ -61,7 +61,7 @@ from sacscale.locks import (RECORDED_IN_VARIABLE, TRAINER_LOCK, HeldBeside, Untr
                              lock_file_beside)
 from sacscale.pipeline.completed_run import compress_rank_events, move_learning_state, not_in_place
 from sacscale.pipeline.environment import host_info, project_state
-from sacscale.pipeline.folder_options import folder_path, optional_folder_path
+from sacscale.pipeline.folder_options import folder_path, optional_folder_path, work_folder_path
 from sacscale.pipeline.machine_lock import LockError, LockSettingError, training_machine
 from sacscale.pipeline.run_folder_names import WORK_SUFFIX, stamp
 from sacscale.pipeline.run_folders import folders_problem, make_attic, make_state_dir
@@ -217,7 +217,7 @@ SUMMARY = "Record one training command as one evidence directory, all or nothing
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run-dir", required=True, type=folder_path,
                         help="the run's directory: made from the work directory in one rename once complete")
-    parser.add_argument("--work-dir", required=True, type=folder_path,
+    parser.add_argument("--work-dir", required=True, type=work_folder_path,
                         help="where the command writes while it runs")
     parser.add_argument("--attic", required=True, type=folder_path, help="where failed or stale attempts are kept")
     parser.add_argument("--state-dir", type=optional_folder_path, default=None,

@@ -55,8 +55,6 @@ def scratch_folder(prefix: str) -> Iterator[Path]:
         yield Path(folder)
 
 
-def make_scratch_folder(prefix: str, beside: Path | None = None) -> Path:
-    """A new private folder (0700) in the checked temporary folder, or in `beside`, a folder
-    the caller has checked as it checks its outputs (there it is on the output's own file
-    system, so what is written in it can be renamed into place); the caller removes it."""
-    return Path(tempfile.mkdtemp(prefix=prefix, dir=temporary_folder() if beside is None else beside))
+def make_scratch_folder(prefix: str) -> Path:
+    """A new private folder (0700) in the checked temporary folder; the caller removes it."""
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=temporary_folder()))

@@ -95,3 +95,33 @@ def test_a_finished_report_in_a_folder_named_like_staging_is_kept(tmp_path):
     done = sacscale("report", "--run-set", root, "--output-dir", tmp_path / "sw" / "x")
     assert done.returncode == 0 and done.stderr == "", done.stderr
     assert (named / "report.md").is_file() and not (named / STAGING_MARKER).exists()
+
+
+HOLD = ("import sys; from pathlib import Path; from sacscale.locks import lock_beside\n"
+        "with lock_beside(Path(sys.argv[1])):\n    print('held', flush=True); sys.stdin.read()")
+
+
+def test_a_leftover_holding_another_commands_live_lock_is_kept(tmp_path):
+    """Before: a killed report's staging folder was removed whole, another command's held lock
+    file and output inside it too. Now one holding a live lock is kept; one removed takes the
+    lock file the killed report left beside it along."""
+    root = copy_committed_set(tmp_path, SET)
+    out = tmp_path / "out" / "rep"
+    out.mkdir(parents=True)
+    busy = left_behind(out.parent, ".rep.report-busy0000")
+    gone = left_behind(out.parent, ".rep.report-gone0000")
+    (out.parent / f".{gone.name}.lock").write_text("pid 1\n")  # as SIGKILL leaves it: not held
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(busy / "sub")], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        done = sacscale("report", "--run-set", root, "--output-dir", out)
+        assert (busy / ".sub.lock").is_file() and (busy / "figures" / "scaling_bars.png").is_file()
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        f"sacscale report: removed 1 staging folder(s) left in {out.parent} by earlier reports into rep that were "
+        "stopped before they could remove them: .rep.report-gone0000"], done.stderr
+    assert sorted(p.name for p in out.parent.iterdir()) == [".rep.report-busy0000", "rep"]

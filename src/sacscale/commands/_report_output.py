@@ -8,18 +8,23 @@ put back should a later move fail. A report that fails part way leaves the folde
 and removes its own staging folder only.
 
 While it is written, the report's folder is locked (sacscale.locks.lock_beside: a lock file
-beside the folder, on its own file system, whoever writes there). A second report into the
-same folder is refused at once, naming the folder, rather than waited for: a report takes
-seconds to minutes, and the second one would then silently replace the first one's report,
-which is what two reports into one folder at once gets wrong; the user decides which to
-run again.
+beside the folder, on its own file system, whoever writes there), and so is the staging
+folder, from before it is made: an output of another command there, which the report would
+have moved in as its own, is refused as in any live folder (sacscale.pipeline.held_locks).
+Only the files the report writes are moved in, and removed; another command's are left. A
+second report into the same folder is refused at once, naming the folder, rather than waited
+for: a report takes seconds to minutes, and the second one would then silently replace the
+first one's report, which is what two reports into one folder at once gets wrong; the user
+decides which to run again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
+import secrets
 import shutil
 import stat
 import sys
@@ -28,11 +33,11 @@ from pathlib import Path
 
 from sacscale.commands import BadInput
 from sacscale.commands._output_lock import refuse_a_live_folder
-from sacscale.locks import HeldBeside, LockError, lock_beside
+from sacscale.locks import HeldBeside, LockError, UntrustedLock, lock_beside
+from sacscale.pipeline.held_locks import REPORT_STAGING_LETTERS, held_under, report_staging_prefix
 from sacscale.reading import open_regular
 from sacscale.report.build import TITLE_OPENING
 from sacscale.report.text import unmarkdown
-from sacscale.scratch import make_scratch_folder
 from sacscale.usage import say
 
 # what the report replaces in place, set aside inside the staging folder until the end
@@ -186,10 +191,10 @@ def remove_leftover_staging(folder: Path) -> None:
     """Staging folders of `folder` that reports killed before they could remove them (SIGKILL)
     left beside it: under the folder's lock no other report stages for it, so each is a
     leftover. This user's own real folders holding the staging marker, written by a process
-    no longer alive, are removed (a link, another user's folder, or one without the marker,
-    such as a folder of the user's own or a finished report, is left alone), and said in
-    one line."""
-    named = re.compile(re.escape(_staging_prefix(folder)) + r"[a-z0-9_]{8}")  # tempfile.mkdtemp's names
+    no longer alive, are removed (a link, another user's folder, one without the marker, such
+    as a folder of the user's own or a finished report, or one holding another command's live
+    lock is left alone), and said in one line."""
+    named = re.compile(re.escape(report_staging_prefix(folder)) + f"[{REPORT_STAGING_LETTERS}]{{8}}")
     removed = []
     with os.scandir(folder.parent) as entries:
         for entry in entries:
@@ -199,13 +204,33 @@ def remove_leftover_staging(folder: Path) -> None:
                 st = entry.stat(follow_symlinks=False)
             except OSError:  # gone since the listing
                 continue
-            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and _abandoned(Path(entry.path)):
-                shutil.rmtree(entry.path, ignore_errors=True)  # never follows a link inside
-                removed += [entry.name] if not os.path.lexists(entry.path) else []
+            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and _removed_if_abandoned(Path(entry.path)):
+                removed.append(entry.name)
     if removed:
         say(f"sacscale report: removed {len(removed)} staging folder(s) left in {folder.parent} by earlier reports "
             f"into {folder.name} that were stopped before they could remove them: {', '.join(sorted(removed))}",
             file=sys.stderr)
+
+
+def _removed_if_abandoned(staging: Path) -> bool:
+    """`staging` removed, under its lock (its own lock file with it), where it is a leftover:
+    its report no longer running and no other command's live lock inside."""
+    try:
+        with lock_beside(staging):  # held by its report while that runs
+            if not _abandoned(staging) or _holds_a_live_lock(staging):
+                return False
+            shutil.rmtree(staging, ignore_errors=True)  # never follows a link inside
+    except LockError:
+        return False
+    return not os.path.lexists(staging)
+
+
+def _holds_a_live_lock(staging: Path) -> bool:
+    """Whether another command holds a lock inside `staging` (an output written there)."""
+    try:
+        return held_under(staging) is not None
+    except UntrustedLock:
+        return True
 
 
 def _abandoned(staging: Path) -> bool:
@@ -227,17 +252,13 @@ def _abandoned(staging: Path) -> bool:
     return False
 
 
-def _staging_prefix(folder: Path) -> str:
-    return f".{folder.name}.report-"
-
-
 @contextlib.contextmanager
 def staged_report(folder: Path, files: list[Path], run_set: str) -> Iterator[Path]:
     """A private folder to write the report of `run_set` into, as it will lie in `folder`; on
     leaving the block its files replace those of the same names in `folder`. `files`
     (relative to `folder`) are the ones the report is known to write, checked before
-    anything is. On an error, `folder` is left as it was (the folders made on the way to it
-    removed again)."""
+    anything is, and the only ones moved in. On an error, `folder` is left as it was (the
+    folders made on the way to it removed again)."""
     folder = Path(folder).absolute()
     made = [p for p in folder.parents if not p.exists()]  # for the lock and the staging folder
     try:
@@ -246,13 +267,10 @@ def staged_report(folder: Path, files: list[Path], run_set: str) -> Iterator[Pat
             refuse_live_folders(folder, files)
             refuse_other_sets_reports(folder, run_set)
             remove_leftover_staging(folder)
-            staging = make_scratch_folder(_staging_prefix(folder), beside=folder.parent)
-            try:
+            with _staging_folder(folder, files) as staging:
                 (staging / STAGING_MARKER).write_text(f"{os.getpid()}\n", encoding="ascii")
                 yield staging
-                _move_into_place(staging, folder)
-            finally:
-                shutil.rmtree(staging, ignore_errors=True)
+                _move_into_place(staging, folder, files)
     except BaseException:
         for parent in made:  # nearest first; one holding something else now is kept
             try:
@@ -262,17 +280,91 @@ def staged_report(folder: Path, files: list[Path], run_set: str) -> Iterator[Pat
         raise
 
 
-def _staged_files(staging: Path) -> list[Path]:
-    """The report's files in `staging`, relative to it: the figures first, the pages last."""
-    files = [p.relative_to(staging) for p in staging.rglob("*") if p.is_file() and not p.is_symlink()
-             and p != staging / STAGING_MARKER]
-    return sorted(files, key=lambda rel: (len(rel.parts) == 1, rel.suffix in PAGES, rel.as_posix()))
+# names tried for a staging folder before giving up: each is one of 37**8
+_STAGING_TRIES = 100
 
 
-def _move_into_place(staging: Path, folder: Path) -> None:
-    """Each staged file renamed over its own in `folder`, what it replaces set aside; on a
-    failure every step taken is undone in reverse order and the error raised."""
-    files = _staged_files(staging)
+@contextlib.contextmanager
+def _staging_folder(folder: Path, files: list[Path]) -> Iterator[Path]:
+    """A new private folder (0700) beside `folder`, its lock held from before it is made until
+    the report's own files are gone from it: every look for a live folder (another report's
+    or command's output, a record-run's folders) finds it live, and a command that locks it
+    (a report or record-run into it) is refused. On leaving, only the report's own files
+    (`files`, what it set aside, its marker) are removed: another command's are left."""
+    for _ in range(_STAGING_TRIES):
+        staging = folder.parent / (report_staging_prefix(folder) + "".join(
+            secrets.choice(REPORT_STAGING_LETTERS) for _ in range(8)))
+        with contextlib.ExitStack() as held:
+            try:
+                held.enter_context(lock_beside(staging))
+                os.mkdir(staging, 0o700)
+            except (HeldBeside, FileExistsError):  # another report's name: try another
+                continue
+            except LockError as exc:
+                raise Refused(f"{staging}: cannot lock the report's staging folder ({exc})") from None
+            try:
+                yield staging
+            finally:
+                _remove_own(staging, files)
+            return
+    raise FileExistsError(errno.EEXIST, f"no free name for the report's staging folder after {_STAGING_TRIES} tries",
+                          str(folder.parent))
+
+
+def _own_paths(staging: Path, files: list[Path]) -> list[Path]:
+    """What the report writes in `staging`: its files, those it set aside, its marker."""
+    return [staging / STAGING_MARKER, *(staging / rel for rel in files), *(staging / _SET_ASIDE / rel for rel in files)]
+
+
+def _remove_own(staging: Path, files: list[Path]) -> None:
+    """The report's own files and the folders on their way removed from `staging`, and
+    `staging` itself once empty; where another command wrote there meanwhile, that is left
+    and said in one line."""
+    own = _own_paths(staging, files)
+    for path in own:
+        with contextlib.suppress(OSError):  # gone, or a folder another command put at its name
+            path.unlink()
+    folders = {p for path in own for p in path.parents if p.is_relative_to(staging)}
+    for path in sorted(folders, key=lambda p: len(p.parts), reverse=True):
+        with contextlib.suppress(OSError):  # one holding something else is kept
+            path.rmdir()
+    if os.path.lexists(staging):
+        _say_left(staging)
+
+
+def _say_left(staging: Path) -> None:
+    left = _left_by_others(staging)
+    held = f"it holds {left[0]}{f' and {len(left) - 1} more' if len(left) > 1 else ''}, which" if left else "what"
+    say(f"sacscale report: {staging}: left in place: {held} another command wrote there while the report was made "
+        "(the report moved in only its own files); remove the folder once that command has ended", file=sys.stderr)
+
+
+def _left_by_others(staging: Path) -> list[Path]:
+    """The files (and empty folders) in `staging`, sorted: none of them the report's."""
+    left = []
+    for parent, folders, names in os.walk(staging):
+        left += [Path(parent) / name for name in names] + ([] if folders or names else [Path(parent)])
+    return sorted(p for p in left if p != staging)
+
+
+def _staged_files(staging: Path, files: list[Path]) -> list[Path]:
+    """The report's own files (`files`) found staged in `staging`, plain files only, the
+    figures first and the pages last; anything else there is another command's, not moved."""
+    staged = [rel for rel in files if stat.S_ISREG(_mode(staging / rel))]
+    return sorted(staged, key=lambda rel: (len(rel.parts) == 1, rel.suffix in PAGES, rel.as_posix()))
+
+
+def _mode(path: Path) -> int:
+    try:
+        return os.lstat(path).st_mode
+    except OSError:  # not written (a figure with nothing to show)
+        return 0
+
+
+def _move_into_place(staging: Path, folder: Path, own: list[Path]) -> None:
+    """Each of the report's staged files renamed over its own in `folder`, what it replaces
+    set aside; on a failure every step taken is undone in reverse order and the error raised."""
+    files = _staged_files(staging, own)
     refuse_folders_in_the_way(folder, files)
     refuse_live_folders(folder, files)  # every folder a file is moved into, as it stands now
     done: list[tuple[Path, Path | None, bool]] = []  # (target, what it replaced set aside, moved in)

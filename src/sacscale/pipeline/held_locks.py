@@ -5,11 +5,14 @@ live run deeper down (`run/inner`, its trainer's `.inner.trainer-lock` beside it
 pulled that run's folder from under its trainer. A folder about to be written into (a run
 folder, an attic) may lie inside another command's live folder, whose lock is beside a folder
 above it. Lock files are `.<name>.trainer-lock` (a trainer's) and `.<name>.lock` (record-run's,
-or another command's output or set lock: sacscale.locks); a look takes no lock."""
+or another command's output or set lock: sacscale.locks); a look takes no lock. A report
+writes into a staging folder beside its folder (`.<name>.report-XXXXXXXX`) and holds that
+folder's lock too, so a look finds it as any live folder."""
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +24,25 @@ WALK_LIMIT = 100_000
 
 _DOING = {TRAINER_LOCK: "a sacscale train is training",
           LOCK: "another sacscale command (a record-run perhaps) is at work"}
+
+# a report's staging folder: `.` and the report folder's name, this, and 8 of these letters
+# (tempfile's, as earlier reports named them)
+REPORT_STAGING = ".report-"
+REPORT_STAGING_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789_"
+_STAGING_NAME = re.compile(rf"\.(?P<report>.+){re.escape(REPORT_STAGING)}[{REPORT_STAGING_LETTERS}]{{8}}")
+
+
+def report_staging_prefix(folder: Path) -> str:
+    """The start of the name of each staging folder of the report into `folder`."""
+    return f".{folder.name}{REPORT_STAGING}"
+
+
+def _doing(parent: Path, name: str, ending: str) -> str:
+    """What the holder of the lock (of `ending`) of folder `name` in `parent` is doing."""
+    staged = _STAGING_NAME.fullmatch(name) if ending == LOCK else None
+    if staged:
+        return f"a sacscale report into {parent / staged['report']} is being written"
+    return _DOING[ending]
 
 
 @dataclass(frozen=True)
@@ -59,7 +81,8 @@ def held_under(folder: Path) -> HeldLock | None:
             elif (ending := _ending(entry.name)) and entry.is_file(follow_symlinks=False):
                 holder = holder_of_lock_file(Path(entry.path), entry.name, others_only=True)
                 if holder is not None:
-                    return HeldLock(Path(entry.path), holder, _DOING[ending])
+                    doing = _doing(Path(entry.path).parent, entry.name[1:-len(ending)], ending)
+                    return HeldLock(Path(entry.path), holder, doing)
     return None
 
 
@@ -75,5 +98,5 @@ def held_at_or_above(folder: Path, endings: tuple[str, ...] = (LOCK, TRAINER_LOC
         for ending in endings:
             holder = holder_beside(each, ending, others_only=True)
             if holder is not None:
-                return HeldLock(lock_file_beside(each, ending), holder, _DOING[ending], each)
+                return HeldLock(lock_file_beside(each, ending), holder, _doing(each.parent, each.name, ending), each)
     return None

@@ -24,7 +24,8 @@ MANIFEST_NAME = "MANIFEST.sha256"
 MANIFEST_JSON = "manifest.json"
 VERIFY_JSON = "verify.json"
 EXCLUDED = frozenset({MANIFEST_NAME, MANIFEST_JSON, VERIFY_JSON})
-# The longest path Linux opens: a part of NAME_BYTES, the whole of PATH_BYTES
+# The longest path Linux opens: a part of NAME_BYTES, the whole below PATH_BYTES (PATH_MAX
+# counts the closing NUL)
 NAME_BYTES, PATH_BYTES = 255, 4096
 
 
@@ -128,9 +129,22 @@ def format_manifest(entries: list[tuple[str, str, int]]) -> str:
     return "".join(f"{digest}  {rel}\n" for digest, rel, _ in entries)
 
 
-def _too_long(rel: str) -> bool:
-    whole = os.fsencode(rel)
-    return len(whole) > PATH_BYTES or any(len(part) > NAME_BYTES for part in whole.split(b"/"))
+def _too_long(path: str) -> bool:
+    whole = os.fsencode(path)
+    return len(whole) >= PATH_BYTES or any(len(part) > NAME_BYTES for part in whole.split(b"/"))
+
+
+def _too_long_problem(rel: str, root: str | Path | None) -> str | None:
+    """Why a manifest line's path cannot be opened (None where it can): too long itself, or
+    once joined to the set's folder, which is where verify opens it."""
+    bounds = f"longer than a path can be ({NAME_BYTES} bytes a part, {PATH_BYTES - 1} in all): not a file of the set"
+    size = f"{len(os.fsencode(rel)):,} bytes"
+    if _too_long(rel):
+        return f"names {_shortened(rel)} ({size}), {bounds}"
+    if root is None or not _too_long(joined := os.path.join(root, rel)):
+        return None
+    return (f"names {_shortened(rel)} ({size}; {len(os.fsencode(joined)):,} once joined to the set's folder "
+            f"{root}), {bounds}")
 
 
 def _shortened(text: str, keep: int = 160) -> str:
@@ -138,8 +152,15 @@ def _shortened(text: str, keep: int = 160) -> str:
     return repr(text) if len(text) <= keep else f"{text[:keep]!r}... ({len(text) - keep:,} more characters)"
 
 
-def parse_manifest(path: str | Path) -> dict[str, str]:
-    """`{relative path: sha256}` from a sha256sum-format file."""
+def shown_path(rel: str, keep: int = 160) -> str:
+    """A set's path as a line of verify's shows it: whole, or where a path of up to 4 KB
+    would fill a screen, its start and how much more there is."""
+    return rel if len(rel) <= keep else f"{rel[:keep]}... ({len(rel) - keep:,} more characters)"
+
+
+def parse_manifest(path: str | Path, root: str | Path | None = None) -> dict[str, str]:
+    """`{relative path: sha256}` from a sha256sum-format file; with `root`, the set's folder
+    its paths are opened under, a path too long once joined to it is refused as its line."""
     path = Path(path)
     if not path.is_file():
         if path.exists():  # a device, FIFO or folder given as --manifest: named as what it is
@@ -158,12 +179,10 @@ def parse_manifest(path: str | Path) -> dict[str, str]:
             digest, sep, rel = line.partition(" *")  # binary-mode lines
         if not sep or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
             raise ManifestError(f"{path}:{lineno}: not a sha256sum line: {_shortened(line)}")
-        if _too_long(rel):
-            raise ManifestError(f"{path}:{lineno}: names {_shortened(rel)} ({len(os.fsencode(rel)):,} bytes), longer "
-                                f"than a path can be ({NAME_BYTES} bytes a part, {PATH_BYTES} in all): not a file of "
-                                "the set")
+        if problem := _too_long_problem(rel, root):
+            raise ManifestError(f"{path}:{lineno}: {problem}")
         if rel in out:
-            raise ManifestError(f"{path}:{lineno}: {rel} is listed twice")
+            raise ManifestError(f"{path}:{lineno}: {shown_path(rel)} is listed twice")
         out[rel] = digest
     return out
 

@@ -18,6 +18,9 @@ from pathlib import Path
 import pytest
 
 from sacscale.cli import main
+from sacscale.evidence.manifest import MANIFEST_NAME as MANIFEST
+from sacscale.evidence.manifest import sha256_file
+from sacscale.evidence.verify import verify
 
 REPO = Path(__file__).resolve().parents[2]
 SET = "h200x1_shared_short"
@@ -237,12 +240,47 @@ def test_verify_names_a_manifest_line_naming_a_path_too_long_to_open(capsys, tmp
     err = capsys.readouterr().err.strip()
     assert code == 2 and err == (f"sacscale verify: error: --manifest {manifest}:1: names {'x' * 160!r}... "
                                  "(99,840 more characters) (100,000 bytes), longer than a path can be (255 bytes a "
-                                 f"part, 4096 in all): not a file of the set; {CURE}"), err
+                                 f"part, 4095 in all): not a file of the set; {CURE}"), err
     manifest.write_text(f"{'y' * 100_000}\n")
     code = main(["verify", str(REPO / "results" / SET), "--manifest", str(manifest)])
     err = capsys.readouterr().err.strip()
     assert code == 2 and err == (f"sacscale verify: error: --manifest {manifest}:1: not a sha256sum line: "
                                  f"{'y' * 160!r}... (99,840 more characters); {CURE}"), err
+
+
+def _line_past_the_bound_once_joined(root: Path) -> str:
+    """A path of parts of 250 bytes, under 4,095 bytes itself, 4,096 once joined to root."""
+    left, parts = 4096 - len(os.fsencode(f"{root}/")), []
+    while left > 251:
+        parts.append("a" * 250)
+        left -= 251
+    return "/".join([*parts, "b" * left])
+
+
+def test_verify_names_a_manifest_line_too_long_once_joined_to_the_set(capsys, tmp_path):
+    """A line under the path bounds alone but over them once joined to the set's folder
+    ended in `missing:` with the whole 4 KB path, then 80 derived problems, exit 1."""
+    root = (REPO / "results" / SET).resolve()
+    rel = _line_past_the_bound_once_joined(root)
+    manifest = tmp_path / "joined.sha256"
+    manifest.write_text(f"{'a' * 64}  {rel}\n")
+    code = main(["verify", str(REPO / "results" / SET), "--manifest", str(manifest)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err == (f"sacscale verify: error: --manifest {manifest}:1: names {rel[:160]!r}... "
+                                 f"({len(rel) - 160:,} more characters) ({len(rel):,} bytes; 4,096 once joined to "
+                                 f"the set's folder {root}), longer than a path can be (255 bytes a part, 4095 in "
+                                 f"all): not a file of the set; {CURE}"), err
+
+
+def test_a_missing_file_of_a_long_name_is_shown_shortened(tmp_path):
+    """A path of up to 4 KB that fits once joined is a file the set lacks: named, its start."""
+    root = tmp_path / "s"
+    (root / "runs").mkdir(parents=True)
+    (root / "plan.txt").write_text("x")
+    rel = "/".join(["c" * 250] * 4)
+    (root / MANIFEST).write_text(f"{sha256_file(root / 'plan.txt')}  plan.txt\n{'a' * 64}  {rel}\n")
+    missing = verify(root, recompute=False).missing
+    assert missing == [f"{rel[:160]}... ({len(rel) - 160:,} more characters)"], missing
 
 
 def test_an_output_that_is_a_link_loop_is_no_traceback(tmp_path):

@@ -50,14 +50,15 @@ def _refuse_partial_record(output: str | None, root: str, option: str) -> None:
                        "write it elsewhere")
 
 
-def _refuse_no_manifest(given: str) -> None:
-    """A --manifest other than the set's own that is no manifest is the user's bad option
-    (exit 2); the set's own that is none is damaged evidence (exit 1, where verify reads it)."""
+def _refuse_no_manifest(given: str, root: str) -> None:
+    """A --manifest other than the set's own that is no manifest, or names a path no file of
+    the set can have, is the user's bad option (exit 2); the set's own that is none is damaged
+    evidence (exit 1, where verify reads it)."""
     cure = "name a set's MANIFEST.sha256 (sacscale manifest writes one)"
     if not os.path.lexists(given):
         raise BadInput(f"--manifest {given}: no such file; {cure}")
     try:
-        parse_manifest(given)
+        parse_manifest(given, os.path.realpath(root))  # the set's folder as verify opens its files
     except ManifestError as exc:
         raise BadInput(f"--manifest {exc}; {cure}") from None
 
@@ -71,7 +72,7 @@ def _refuse_option_clashes(args: argparse.Namespace) -> None:
     if args.no_metrics or not own_manifest:  # the set's verify.json is the full check of its own manifest
         _refuse_partial_record(args.output, args.root, "--no-metrics" if args.no_metrics else "--manifest")
     if not own_manifest:
-        _refuse_no_manifest(args.manifest)
+        _refuse_no_manifest(args.manifest, args.root)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -20,7 +20,7 @@ def manifest_json_problems(root: Path, manifest: Path) -> list[str]:
         text = read_text(manifest, manifest.name)
     except EvidenceStructureError as exc:
         return [str(exc)]
-    listed = parse_manifest(manifest)
+    listed = parse_manifest(manifest, root)
     entries = [(digest, rel, (root / rel).stat().st_size) for rel, digest in listed.items() if (root / rel).is_file()]
     fresh = summary(entries, text)
     return [f"{MANIFEST_JSON}: {key} {str(stored.get(key))[:80]}, the manifest gives {str(fresh[key])[:80]}"

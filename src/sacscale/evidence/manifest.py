@@ -127,13 +127,33 @@ def format_manifest(entries: list[tuple[str, str, int]]) -> str:
     return "".join(f"{digest}  {rel}\n" for digest, rel, _ in entries)
 
 
-def _too_long(rel: str) -> bool:
-    whole = os.fsencode(rel)
-    return len(whole) > PATH_BYTES or any(len(part) > NAME_BYTES for part in whole.split(b"/"))
+def _too_long(path: str) -> bool:
+    whole = os.fsencode(path)
+    return len(whole) >= PATH_BYTES or any(len(part) > NAME_BYTES for part in whole.split(b"/"))
 
 
-def parse_manifest(path: str | Path) -> dict[str, str]:
-    """`{relative path: sha256}` from a sha256sum-format file."""
+def _too_long_problem(rel: str, root: str | Path | None) -> str | None:
+    """Why a manifest line's path cannot be opened (None where it can): too long itself, or
+    once joined to the set's folder, which is where verify opens it."""
+    bounds = f"longer than a path can be ({NAME_BYTES} bytes a part, {PATH_BYTES - 1} in all): not a file of the set"
+    size = f"{len(os.fsencode(rel)):,} bytes"
+    if _too_long(rel):
+        return f"names {shortened(rel)} ({size}), {bounds}"
+    if root is None or not _too_long(joined := os.path.join(root, rel)):
+        return None
+    return (f"names {shortened(rel)} ({size}; {len(os.fsencode(joined)):,} once joined to the set's folder "
+            f"{root}), {bounds}")
+
+
+def shown_path(rel: str, keep: int = 160) -> str:
+    """A set's path as a line of verify's shows it: whole, or where a path of up to 4 KB
+    would fill a screen, its start and how much more there is."""
+    return rel if len(rel) <= keep else f"{rel[:keep]}... ({len(rel) - keep:,} more characters)"
+
+
+def parse_manifest(path: str | Path, root: str | Path | None = None) -> dict[str, str]:
+    """`{relative path: sha256}` from a sha256sum-format file; with `root`, the set's folder
+    its paths are opened under, a path too long once joined to it is refused as its line."""
     path = Path(path)
     if not path.is_file():
         if path.exists():  # a device, FIFO or folder given as --manifest: named as what it is
@@ -152,12 +172,10 @@ def parse_manifest(path: str | Path) -> dict[str, str]:
             digest, sep, rel = line.partition(" *")  # binary-mode lines
         if not sep or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
             raise ManifestError(f"{path}:{lineno}: not a sha256sum line: {shortened(line)}")
-        if _too_long(rel):
-            raise ManifestError(f"{path}:{lineno}: names {shortened(rel)} ({len(os.fsencode(rel)):,} bytes), longer "
-                                f"than a path can be ({NAME_BYTES} bytes a part, {PATH_BYTES} in all): not a file of "
-                                "the set")
+        if problem := _too_long_problem(rel, root):
+            raise ManifestError(f"{path}:{lineno}: {problem}")
         if rel in out:
-            raise ManifestError(f"{path}:{lineno}: {rel} is listed twice")
+            raise ManifestError(f"{path}:{lineno}: {shown_path(rel)} is listed twice")
         out[rel] = digest
     return out
 

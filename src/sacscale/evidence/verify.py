@@ -57,7 +57,7 @@ from sacscale.evidence.after_manifest import manifest_json_problems, verify_json
 from sacscale.evidence.derived import check_summary, recompute_summary
 from sacscale.evidence.logged_rate import logged_rate_problems
 from sacscale.evidence.manifest import (
-    MANIFEST_NAME, ManifestError, evidence_files, irregular_files, parse_manifest, sha256_file,
+    MANIFEST_NAME, ManifestError, evidence_files, irregular_files, parse_manifest, sha256_file, shown_path,
 )
 from sacscale.evidence.probe_record import check_probe_record
 from sacscale.evidence.read_identity import changed_between, identities
@@ -114,13 +114,13 @@ def _sparse(path: Path, size: int) -> bool:
 
 
 def check_files(root: Path, manifest: Path, result: Verification) -> None:
-    listed = parse_manifest(manifest)
+    listed = parse_manifest(manifest, root)
     present = set(evidence_files(root))
     limit = _hash_limit(root)
     for rel, digest in sorted(listed.items()):
         path = root / rel
         if rel not in present:
-            result.missing.append(rel)
+            result.missing.append(shown_path(rel))
             continue
         size = path.stat().st_size
         if limit is not None and size > limit:
@@ -132,8 +132,8 @@ def check_files(root: Path, manifest: Path, result: Verification) -> None:
         now = sha256_file(path)
         result.bytes_hashed += path.stat().st_size
         if now != digest:
-            result.changed.append(f"{rel} (sha256 {digest[:12]}... in the manifest, {now[:12]}... now)")
-    result.extra.extend(sorted(present - set(listed)))
+            result.changed.append(f"{shown_path(rel)} (sha256 {digest[:12]}... in the manifest, {now[:12]}... now)")
+    result.extra.extend(shown_path(rel) for rel in sorted(present - set(listed)))
     result.files_checked = len(listed)
 
 
@@ -240,7 +240,7 @@ def _refuse_a_manifest_of_nothing_here(given: str | Path, root: Path, manifest: 
     """A manifest given for a folder that holds none of the files it lists hashes another
     folder: named at once, not checked file by file (a walk of /usr, a thousand lines)."""
     try:
-        listed = parse_manifest(manifest)
+        listed = parse_manifest(manifest, root)
     except ManifestError:
         return  # named as what it is by the manifest check
     if listed and not any(os.path.lexists(root / rel) for rel in listed):

@@ -17,7 +17,6 @@ alone decides (until the learner's first update, from the recorded config)."""
 from __future__ import annotations
 
 import math
-import struct
 from bisect import bisect_left
 from collections import Counter
 from itertools import combinations
@@ -99,12 +98,13 @@ def _close(x: float, y: float) -> bool:
     return abs(x - y) <= MATCH_REL * max(abs(x), abs(y))
 
 
-def _key(value: float) -> float:
-    """The value as float32, so that a level written in either precision is one key."""
-    return struct.unpack("f", struct.pack("f", value))[0] if abs(value) < 3e38 else value
+def _key(value: float) -> str:
+    """The value to 6 significant digits, so that a level written in either precision, or
+    nudged by an ulp, is one key."""
+    return f"{value:.6g}"
 
 
-def _levels(a: list[float], b: list[float]) -> set[float]:
+def _levels(a: list[float], b: list[float]) -> set[str]:
     """The values both series hold more than once: a level (a fall rate of 1, a constant
     reward term) any run may show, not a measurement. A value one series alone repeats is
     still judged: a copy written twice is a copy."""
@@ -112,7 +112,7 @@ def _levels(a: list[float], b: list[float]) -> set[float]:
     return {v for v, count in held_a.items() if count > 1 and held_b.get(v, 0) > 1}
 
 
-def _levels_out(values: list[float], levels: set[float]) -> list[float]:
+def _levels_out(values: list[float], levels: set[str]) -> list[float]:
     """The values sorted, the levels left out."""
     return sorted(v for v in values if _key(v) not in levels)
 
@@ -123,7 +123,7 @@ def _found(value: float, theirs: list[float]) -> bool:
     return at < len(theirs) and _close(value, theirs[at])
 
 
-def matched_run(a: dict[int, float], theirs: list[float], levels: set[float]) -> int:
+def matched_run(a: dict[int, float], theirs: list[float], levels: set[str]) -> int:
     """The most consecutive values of a (by step, a value held at consecutive steps counted
     once) each found among `theirs` (sorted, levels out)."""
     longest = run = 0

@@ -219,7 +219,7 @@ def test_another_runs_returns_copied_with_the_learner_tags_deleted_early_are_nam
 
 def test_another_runs_steady_window_copied_is_named(tmp_path):
     """Every event of the steady window but its first from another repeat (times moved): 14
-    of 30 values a tag, under half of the whole series, all of the last half's turns but one."""
+    of 28 returns, half the whole series, over the 40% that independent runs stay far under."""
     def forge(root):
         shift = _start(root, R1) - _start(root, R2)
         theirs = [e for e in _events(root / R2_FILE) if e.step >= 170 and e.summary.value]
@@ -229,7 +229,7 @@ def test_another_runs_steady_window_copied_is_named(tmp_path):
         _write(root / R1_FILE, ours + theirs)
 
     records = _records_after(tmp_path, forge)
-    _named(records, RUN_COPIED, "(step-to-step turns in the last half)")
+    _named(records, RUN_COPIED, "Episode/return: 14 of 28")
 
 
 def test_another_runs_episode_lengths_fall_rates_and_rewards_copied_are_named(tmp_path):

@@ -8,15 +8,17 @@ to fit the other run's window, with values a few float32 ulps off, with one tag 
 (x(1 + 3e-6): no value equal, the same ups and downs), or of the steady window alone (every
 rate figure's input); returns and lengths noised, rounded or moved below what the page shows
 keep the other's fluctuations (sacscale.evidence.copied_fluctuations). Each measured tag is
-judged on its own, over the whole series and over its last half (analysis.metrics' window),
-and every tag pooled (a CPU set logs 5 values a tag). Counters (env steps, iterations, fault
-counts), constants (the alive reward) and the learner's outputs (equal on synced ranks) are
-left out, and so are the episode values the seed alone decides (until the learner's first
-update, from the recorded config)."""
+judged on its own, over the whole series, over its last half (analysis.metrics' window) and
+by its longest run of the other's values, and every tag pooled (a CPU set logs 5 values a
+tag). Counters (env steps, iterations, fault counts), constants (the alive reward) and the
+learner's outputs (equal on synced ranks) are left out, and so are the episode values the seed
+alone decides (until the learner's first update, from the recorded config)."""
 
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
+from collections import Counter
 from itertools import combinations
 from pathlib import Path
 from statistics import median
@@ -42,6 +44,16 @@ MATCH_REL = 1e-6
 # rank series of the committed sets: see docs/evidence.md (Events copied); a copy shares
 # nearly all.
 COPIED_SHARE = 0.5
+# A tag's values are copied when more than this share match (a value both series repeat, a
+# level, left out): over the 423 pairs of rank series of the committed sets at most 20.6% do
+# (7 of 34 fall rates), half this share; a copy of every other value, or of each value written
+# twice, shares 50%.
+VALUE_SHARE = 0.4
+# ... or when this many consecutive values of one series are found among the other's (a run's
+# last values, the page's final return among them): over the same pairs at most 7 are (two
+# reference runs' lengths, two-decimal averages of which 19% match by chance; 3 in this
+# trainer's runs).
+MATCHED_RUN = 10
 # A tag with fewer values than this in either series says too little to name a copy by
 # alone; it still counts in the pool of every tag.
 MIN_VALUES = 6
@@ -86,12 +98,42 @@ def _close(x: float, y: float) -> bool:
     return abs(x - y) <= MATCH_REL * max(abs(x), abs(y))
 
 
-def _levels_out(values: list[float]) -> list[float]:
-    """The values sorted, those a series holds more than once left out: a repeated value is
-    a level (a fall rate of 1, a constant reward term) any run may show, not a measurement."""
-    ordered = sorted(values)
-    return [v for i, v in enumerate(ordered)
-            if not (i > 0 and ordered[i - 1] == v) and not (i + 1 < len(ordered) and ordered[i + 1] == v)]
+def _key(value: float) -> str:
+    """The value to 6 significant digits, so that a level written in either precision, or
+    nudged by an ulp, is one key."""
+    return f"{value:.6g}"
+
+
+def _levels(a: list[float], b: list[float]) -> set[str]:
+    """The values both series hold more than once: a level (a fall rate of 1, a constant
+    reward term) any run may show, not a measurement. A value one series alone repeats is
+    still judged: a copy written twice is a copy."""
+    held_a, held_b = Counter(map(_key, a)), Counter(map(_key, b))
+    return {v for v, count in held_a.items() if count > 1 and held_b.get(v, 0) > 1}
+
+
+def _levels_out(values: list[float], levels: set[str]) -> list[float]:
+    """The values sorted, the levels left out."""
+    return sorted(v for v in values if _key(v) not in levels)
+
+
+def _found(value: float, theirs: list[float]) -> bool:
+    """Whether `value` matches one of `theirs` (sorted)."""
+    at = bisect_left(theirs, value - abs(value) * MATCH_REL)
+    return at < len(theirs) and _close(value, theirs[at])
+
+
+def matched_run(a: dict[int, float], theirs: list[float], levels: set[str]) -> int:
+    """The most consecutive values of a (by step, a value held at consecutive steps counted
+    once) each found among `theirs` (sorted, levels out)."""
+    longest = run = 0
+    previous = None
+    for step in sorted(a):
+        value = a[step]
+        if value != previous:
+            run = run + 1 if _key(value) not in levels and _found(value, theirs) else 0
+            longest, previous = max(longest, run), value
+    return longest
 
 
 def matched(a: list[float], b: list[float]) -> int:
@@ -135,16 +177,28 @@ def _window(values: dict[int, float]) -> dict[int, float]:
     return {s: values[s] for s in steps[len(steps) // 2:]}
 
 
-def _share(count: int, size: int, least: int) -> bool:
-    return size >= least and count > COPIED_SHARE * size
+def _share(count: int, size: int, least: int, share: float = COPIED_SHARE) -> bool:
+    return size >= least and count > share * size
+
+
+def _values_copied(a: dict[int, float], b: dict[int, float]) -> tuple[str, int, int] | None:
+    """A tag's two series sharing more than VALUE_SHARE of their values, or a run of
+    MATCHED_RUN consecutive values one of them holds of the other's: (how, count, of how many)."""
+    levels = _levels(list(a.values()), list(b.values()))
+    ours, theirs = _levels_out(list(a.values()), levels), _levels_out(list(b.values()), levels)
+    size = min(len(ours), len(theirs))
+    if _share(count := matched(ours, theirs), size, MIN_VALUES, VALUE_SHARE):
+        return "", count, size
+    for series, other in ((a, theirs), (b, ours)):
+        if (run := matched_run(series, other, levels)) >= MATCHED_RUN:
+            return " (consecutive values)", run, len(series)
+    return None
 
 
 def _tag_copied(a: dict[int, float], b: dict[int, float]) -> tuple[str, int, int] | None:
     """How a tag's two series show a copy (what, count, of how many), or None."""
-    ours, theirs = _levels_out(list(a.values())), _levels_out(list(b.values()))
-    size = min(len(ours), len(theirs))
-    if _share(count := matched(ours, theirs), size, MIN_VALUES):
-        return "", count, size
+    if (found := _values_copied(a, b)) is not None:
+        return found
     for where, (x, y) in (("", (a, b)), (" in the last half", (_window(a), _window(b)))):
         count, size = followed_turns(x, y)
         if min(len(x), len(y)) >= MIN_VALUES and _share(count, size, MIN_TURNS):
@@ -153,24 +207,27 @@ def _tag_copied(a: dict[int, float], b: dict[int, float]) -> tuple[str, int, int
 
 
 def _fluctuations_copied(tag: str, a: dict[int, float], b: dict[int, float]) -> tuple[str, None, None] | None:
-    """A copy noised, rounded or moved below what the page shows, by its turns' correlation
-    (sacscale.evidence.copied_fluctuations), over the whole series and its last half."""
-    for where, (x, y) in (("", (a, b)), (" in the last half", (_window(a), _window(b)))):
-        if (how := fluctuations_copied(tag, x, y)) is not None:
-            return how[:-1] + where + ")", None, None
-    return None
+    """A copy noised, rounded, filtered or moved below what the page shows, by its turns'
+    correlation (sacscale.evidence.copied_fluctuations), over all turns and in windows."""
+    how = fluctuations_copied(tag, a, b)
+    return (how, None, None) if how is not None else None
+
+
+def _pooled_values(a: dict[int, float], b: dict[int, float]) -> tuple[int, int]:
+    levels = _levels(list(a.values()), list(b.values()))
+    ours, theirs = _levels_out(list(a.values()), levels), _levels_out(list(b.values()), levels)
+    return matched(ours, theirs), min(len(ours), len(theirs))
 
 
 def _pooled(a: Values, b: Values) -> tuple[str, int, int] | None:
     """Every measured tag pooled, for series too short to judge alone: their values equal, or
     their turns followed."""
     tags = sorted(a.keys() & b.keys())
-    equal = [(matched(x := _levels_out(list(a[t].values())), y := _levels_out(list(b[t].values()))),
-              min(len(x), len(y))) for t in tags]
+    equal = [_pooled_values(a[t], b[t]) for t in tags]
     turns = [followed_turns(a[t], b[t]) for t in tags]
     for what, counts in (("values", equal), ("step-to-step turns", turns)):
         count, size = sum(c for c, _ in counts), sum(n for _, n in counts)
-        if _share(count, size, MIN_VALUES):
+        if _share(count, size, MIN_VALUES, VALUE_SHARE if what == "values" else COPIED_SHARE):
             return f"every measured tag's {what}", count, size
     return None
 

@@ -30,10 +30,11 @@ from dataclasses import dataclass
 from statistics import median
 
 from sacscale.analysis.events import Scalar
-from sacscale.evidence.log_cadence import recorded_sittings
+from sacscale.evidence.log_cadence import CLOCK_SLACK_S, recorded_sittings
 from sacscale.train.log_tags import COLLECTOR_PHASES, LEARNER_PHASES
 
 RANK_STEPS, RANK_FPS = "Perf/rank_env_steps", "Perf/rank_fps"
+TOTAL_STEPS, TOTAL_FPS = "Perf/total_env_steps", "Perf/total_fps"
 LEARNER = tuple(f"Time/{phase}" for phase in LEARNER_PHASES)
 # the collector's main thread; the pool's physics and the part of it the thread waited for apart
 PHYSICS, PHYSICS_WAIT = "Time/collector_physics_ms", "Time/collector_physics_wait_ms"
@@ -207,6 +208,29 @@ def _first_step(series: dict[str, list[Scalar]]) -> float:
     return min((s.step for s in series.get(RANK_STEPS, [])), default=math.inf)
 
 
+def _first_interval(series: dict[str, list[Scalar]], from_iteration: int, started) -> str | None:
+    """The sitting's first interval, which no earlier event bounds (sacscale.evidence.logged_rate
+    holds each later one to its events' times) and on which every elapsed time here rests: its
+    clock starts after the sitting's start_time (train_meta.json), so its logged time is at most
+    the time from there to its log point's events."""
+    if not isinstance(started, (int, float)) or isinstance(started, bool):
+        return None  # an older set's record: its window is not recorded
+    for steps_tag, fps_tag in ((RANK_STEPS, RANK_FPS), (TOTAL_STEPS, TOTAL_FPS)):
+        counts = sorted(series.get(steps_tag, []), key=lambda s: (s.step, s.wall_time))
+        rate = {s.step: s.value for s in series.get(fps_tag, [])}.get(counts[0].step) if counts else None
+        if rate is None or not math.isfinite(rate) or rate <= 0 or counts[0].step <= from_iteration:
+            continue  # a missing rate is the required tags' to name
+        first = counts[0]
+        env_steps = first.value * (first.step - from_iteration) / first.step  # the counts grow alike each iteration
+        seconds, had = env_steps / rate, first.wall_time - started
+        if seconds > had + CLOCK_SLACK_S:
+            return (f"logs {fps_tag} {rate:,.1f} at step {first.step}, the sitting's first log point: "
+                    f"{env_steps:,.0f} env steps in {seconds:,.1f} s, but its events there were written {had:,.1f} s "
+                    f"after the sitting's start_time (train_meta.json), before which the interval's clock had not "
+                    f"started: the logged rate is not the one the trainer measured")
+    return None
+
+
 def phase_time_problems(name: str, meta: dict, files: dict | None) -> list[str]:
     """Each rank's phase times against its intervals (files: {rank: [(path, {tag: [Scalar]})]},
     one file a sitting); the first rank that shows a problem is named (the others would repeat
@@ -217,10 +241,12 @@ def phase_time_problems(name: str, meta: dict, files: dict | None) -> list[str]:
     sittings, _ = recorded_sittings(meta)
     for rank, parts in sorted(files.items()):
         ordered = sorted((series for _, series in parts), key=_first_step)
-        starts = [s.from_iteration for s in sittings] if len(sittings) == len(ordered) else [0] * len(ordered)
-        for k, (series, start) in enumerate(zip(ordered, starts)):
+        matched = len(sittings) == len(ordered)
+        starts = [(s.from_iteration, s.start_time) for s in sittings] if matched else [(0, None)] * len(ordered)
+        for k, (series, (start, started)) in enumerate(zip(ordered, starts)):
             which = f"tb/rank{rank}" + (f" (sitting {k + 1} of {len(ordered)})" if len(ordered) > 1 else "")
-            found = interval_problems(intervals(series, num_envs, start), checkpoint_every)
+            first = _first_interval(series, start, started)
+            found = [first] if first else interval_problems(intervals(series, num_envs, start), checkpoint_every)
             if found:
                 return [f"{name}: {which} {line}" for line in found]
     return []

@@ -154,7 +154,9 @@ def check_metrics(root: Path, result: Verification, runs_dir: str = "runs", metr
                   strict: bool = False) -> dict:
     """Recompute each run's metrics from its events and compare every field with
     metrics/{run}.json. Every run directory needs a metrics file and every metrics file a
-    run directory. Returns `{run: stored metrics}` of the runs that recompute."""
+    run directory. Returns `{run: metrics}` of the runs that recompute, the summary's inputs:
+    the stored metrics, or the ones from the events where those are doubted (a run named here
+    is named once: left out, it would change every figure of its configuration's summary)."""
     runs = {p.name: p for p in sorted((root / runs_dir).glob("*")) if p.is_dir() and not p.name.startswith(".")}
     stored_files = {p.stem: p for p in sorted((root / metrics_dir).glob("*.json"))}
     for name in sorted(set(stored_files) - set(runs)):
@@ -187,8 +189,7 @@ def check_metrics(root: Path, result: Verification, runs_dir: str = "runs", metr
             problems, notes = held, notes + unheld
         result.metrics.extend(problems)
         split_notes(result, notes, strict, result.metrics)
-        if not problems and not (strict and notes):
-            good[name] = stored
+        good[name] = stored if not problems and not (strict and notes) else recomputed
     return good
 
 

@@ -38,7 +38,10 @@ class Interval:
 def log_interval(writer, learner, interval: Interval, it: int, steps: int, counter, distributed: bool, rank: int,
                  bar, trace: bool) -> None:
     """Write the interval's scalars at step `it` and start the next interval."""
-    now = time.perf_counter()
+    # the events' wall time is the one read with the interval's clock, not each write's: the
+    # all-reduce, the learner's metrics and the writes after it can take a loaded machine's
+    # 0.25 s, which would lengthen this interval's wall time and shorten the next one's
+    now, wall = time.perf_counter(), time.time()
     dt = max(now - interval.t0, 1e-9)
     rank_fps = (steps - interval.steps0) / dt
     total_steps = _all_ranks_env_steps(counter, steps, distributed)
@@ -65,7 +68,7 @@ def log_interval(writer, learner, interval: Interval, it: int, steps: int, count
     scalars.update({tag: metrics[key] for key, tag in LEARNER_METRIC_TAGS if key in metrics})
     if trace:
         scalars.update(_phase_scalars(s, n))
-    _write_scalars(writer, scalars, it)
+    _write_scalars(writer, scalars, it, wall)
     if bar is not None:
         bar.set_postfix(fps=f"{total_fps:,.0f}", ret=f"{scalars.get('Episode/return', math.nan):.2f}", refresh=False)
     interval.reset(now, steps)
@@ -114,11 +117,11 @@ def _phase_scalars(sums: dict, n: int) -> dict:
     return out
 
 
-def _write_scalars(writer, scalars: dict, it: int) -> None:
+def _write_scalars(writer, scalars: dict, it: int, wall: float) -> None:
     for tag, value in scalars.items():
         if isinstance(value, float) and math.isnan(value):
             continue
-        writer.add_scalar(tag, value, it)
+        writer.add_scalar(tag, value, it, walltime=wall)
     writer.flush()
 
 

@@ -29,7 +29,7 @@ def test_a_second_evaluate_into_the_same_pair_is_refused(tmp_path):
     out = tmp_path / "out"
     record, figure = out / "e.json", out / "e.png"
     argv = ["evaluate", CHECKPOINT, "--model", MODEL, "--output", record, "--figure", figure]
-    first = started_paused(tmp_path, "sacscale.commands.evaluate:evaluate", *argv, *FAST)
+    first = started_paused(tmp_path, "sacscale.eval.evaluate:evaluate", *argv, *FAST)
     second = sacscale(*argv, "--envs-per-command", "2", "--seconds", "1.5", "--threads", "1")
     one_line(second, refusal("--output", record, first.pid))  # e.json sorts first
     assert sorted(p.name for p in out.iterdir()) == [".e.json.lock", ".e.png.lock"]
@@ -65,7 +65,7 @@ def test_the_folders_made_for_the_locks_are_removed_on_refusal(tmp_path):
 def test_a_second_verify_writing_the_same_result_file_is_refused(tmp_path):
     """Two verify --output F at once: one's verdict replaced the other's unseen, both rc 0."""
     result = tmp_path / "v.json"
-    first = started_paused(tmp_path, "sacscale.commands.verify:verify", "verify", RESULTS, "--no-metrics",
+    first = started_paused(tmp_path, "sacscale.evidence.verify:verify", "verify", RESULTS, "--no-metrics",
                            "--output", result)
     second = sacscale("verify", RESULTS, "--no-metrics", "--output", result)
     one_line(second, refusal("--output", result, first.pid))

@@ -39,7 +39,7 @@ def test_a_folder_as_out_is_refused_before_the_benchmark(tmp_path):
 
 def test_plan_matrix_into_the_file_a_benchmark_is_writing_is_refused(tmp_path):
     out = tmp_path / "same.json"
-    first = started_paused(tmp_path, "sacscale.commands.learner_bench:bench_learner", *BENCH, "--out", out)
+    first = started_paused(tmp_path, "sacscale.learn.bench:bench_learner", *BENCH, "--out", out)
     second = sacscale("plan-matrix", "--lscpu", TOPOLOGY / "h200x1.lscpu", "--nvidia-smi-topo",
                       TOPOLOGY / "h200x1.topo", "--output", out)
     one_line(second, f"error: --output {out}: another sacscale command is writing this output (pid {first.pid} "

@@ -8,7 +8,7 @@ import os
 
 from sacscale.cli import main
 from sacscale.eval.protocol import COMMAND_GRID
-from sacscale.sim.bench import MAX_ENVS_PER_CPU_CALL
+from sacscale.sim.step_limits import MAX_ENVS_PER_CPU_CALL
 
 
 def evaluated(capsys, tmp_path, envs_per_command, threads):

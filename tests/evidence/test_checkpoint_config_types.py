@@ -36,7 +36,7 @@ def test_a_value_of_another_type_is_named(work, key, value, kind):
 def test_an_unexpected_error_still_writes_the_output(work, tmp_path, monkeypatch, capsys):
     def fails(*args, **kwargs):
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-    monkeypatch.setattr("sacscale.commands.verify.verify", fails)
+    monkeypatch.setattr("sacscale.evidence.verify.verify", fails)
     monkeypatch.delenv("SACSCALE_TRACEBACK", raising=False)
     out = tmp_path / "v.json"
     assert main(["verify", str(work), "--output", str(out)]) == 1

@@ -89,7 +89,7 @@ def test_verify_into_the_set_is_refused_while_a_manifest_writes_it(policy_put_ba
 
 def test_a_manifest_is_refused_while_verify_writes_the_sets_verdict(work, tmp_path):
     without_report(work)
-    first = started_paused(tmp_path, "sacscale.commands.verify:verify", "verify", work, "--report-pending",
+    first = started_paused(tmp_path, "sacscale.evidence.verify:verify", "verify", work, "--report-pending",
                            "--output", work / "verify.json")  # the pipeline's verification
     second = sacscale("manifest", work)
     one_line(second, f"sacscale manifest: error: {refusal(work, first.pid, 'nothing was moved or written')}")

@@ -129,7 +129,7 @@ def test_learner_bench_out_of_memory_is_one_line(capsys, monkeypatch):
     def out_of_memory(*args, **kwargs):
         raise RuntimeError(CPU_ALLOCATOR)
 
-    monkeypatch.setattr("sacscale.commands.learner_bench.bench_learner", out_of_memory)
+    monkeypatch.setattr("sacscale.learn.bench.bench_learner", out_of_memory)
     code = main([*BENCH, "--batch", "8", "--extra", json.dumps(SMALL_NETS)])
     assert code == 2 and capsys.readouterr().err.strip() == (
         "sacscale learner-bench: error: out of memory on --device cpu: the learner needs more than it holds at "

@@ -17,7 +17,7 @@ import pytest
 from sacscale.cli import main
 from sacscale.sim import solver_settings
 from sacscale.sim import solver_study as ss
-from sacscale.sim.bench import envs_per_cpu_problem
+from sacscale.sim.step_limits import envs_per_cpu_problem
 from sacscale.sim.solver_settings import SolverSetting
 from sacscale.task.g1_model import load_model
 

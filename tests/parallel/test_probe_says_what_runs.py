@@ -11,7 +11,7 @@ def test_the_start_line_comes_before_the_ranks(tmp_path, capsys, monkeypatch):
                         "single-process reference ...\n")
         raise RuntimeError("stopped here by the test")
 
-    monkeypatch.setattr("sacscale.commands.probe.run_probe", stopped_at_the_ranks)
+    monkeypatch.setattr("sacscale.parallel.probe.run_probe", stopped_at_the_ranks)
     rc = main(["probe", "correctness", "--devices", "cpu,cpu", "--iterations", "1000000",
                "--output", str(tmp_path / "c.json")])
     assert rc == 1

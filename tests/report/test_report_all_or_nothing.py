@@ -73,7 +73,7 @@ def test_a_report_failing_part_way_removes_only_its_own_files(tmp_path, monkeypa
         (out / "figures" / "theirs.png").write_bytes(b"theirs")
         raise ValueError("part way")
 
-    monkeypatch.setattr("sacscale.commands.report.write_report", fails)
+    monkeypatch.setattr("sacscale.report.build.write_report", fails)
     assert main(["report", "--run-set", str(root), "--output-dir", str(out)]) == 1
     held(out, {**files, "figures/theirs.png": b"theirs"})
 

@@ -33,7 +33,7 @@ def held_by(pid: int, run) -> str:
 
 
 def test_a_second_resume_of_one_run_folder_is_refused_while_the_first_trains(run_dir, tmp_path):
-    first = started_paused(tmp_path, "sacscale.commands.train:run_training", "train", "--resume", run_dir,
+    first = started_paused(tmp_path, "sacscale.train.job:run_training", "train", "--resume", run_dir,
                            "--iterations", "3")
     second = sacscale("train", "--resume", run_dir, "--iterations", "4")
     one_line(second, f"error: --resume {run_dir}: {held_by(first.pid, run_dir)}; nothing was started: resume it "

@@ -70,7 +70,7 @@ def test_a_folder_a_new_run_trains_in_is_refused_to_a_resume_and_to_another_new_
 def test_a_new_run_into_a_folder_being_resumed_is_refused(tmp_path):
     run, lock = tmp_path / "run", tmp_path / ".run.trainer-lock"
     assert sacscale("train", *ARGS, "--iterations", "2", "--log-dir", run).returncode == 0
-    first = started_paused(tmp_path, "sacscale.commands.train:run_training", "train", "--resume", run,
+    first = started_paused(tmp_path, "sacscale.train.job:run_training", "train", "--resume", run,
                            "--iterations", "3")
     before = files_in(run)
     one_line(sacscale("train", *ARGS, "--iterations", "2", "--log-dir", run),

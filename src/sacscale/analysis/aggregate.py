@@ -29,8 +29,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from sacscale.shapes import NUMBER, Maybe
-
 FIGURE = "steady_env_steps_per_s"
 SHORT_WINDOW_S = 30.0
 CI_LEVEL = 0.95
@@ -60,43 +58,6 @@ CI_METHODS = {
 }
 # The method of a set whose summary records none: every set made before BCa was the default.
 RECORDED_BEFORE_BCA = PERCENTILE
-
-# every field of analyze-run's output that the summary, the table and the report read, of its
-# type: a repeat as a string, a world size of 1.5 or ranks as an object went into summary.json
-# as written, or ended in a TypeError naming no file
-SERIES = ("total_env_steps", "total_fps", "episode_return", "episode_length")
-_PHASES = Maybe({str: Maybe(NUMBER)})
-_REACHED = Maybe({"threshold": NUMBER, "env_steps": NUMBER, "seconds": NUMBER})
-METRICS_SHAPE = {
-    "run": str, "config": str, "repeat": Maybe(int), "devices": Maybe(str), "world_size": Maybe(int),
-    **{key: Maybe(NUMBER) for key in ("steady_env_steps_per_s", "tail_mean_total_fps", "total_env_steps",
-                                      "wall_time_s", "event_span_s", "final_episode_return", "final_episode_length")},
-    "iterations": Maybe(int), "exit_status": Maybe(int),
-    "window": Maybe({"seconds": Maybe(NUMBER), "window_events": Maybe(int)}),
-    "ranks": Maybe([{"rank": int, "phase_ms": _PHASES}]), "phase_ms": _PHASES,
-    "time_to_quality": Maybe({str: _REACHED}),
-    "series": Maybe({"columns": Maybe([str]), **{key: Maybe([[Maybe(NUMBER)]]) for key in SERIES}}),
-    "final_tracking": Maybe({str: Maybe(NUMBER)}),
-}
-
-_SUMMARY_STATS = {"n": Maybe(int), "mean": Maybe(NUMBER), "std": Maybe(NUMBER), "min": Maybe(NUMBER),
-                  "max": Maybe(NUMBER), "values": Maybe([NUMBER])}
-_REACHED_ACROSS_REPEATS = {"reached": Maybe(int), "of": Maybe(int), "threshold": Maybe(NUMBER),
-                           "env_steps": Maybe(_SUMMARY_STATS), "seconds": Maybe(_SUMMARY_STATS)}
-_CONFIG = {**_SUMMARY_STATS, "devices": Maybe(str), "world_size": Maybe(int),
-           "time_to_quality": Maybe({str: Maybe(_REACHED_ACROSS_REPEATS)}),
-           "runs": Maybe([str]), "repeats": Maybe([Maybe(int)]), "tail_mean_total_fps": Maybe(_SUMMARY_STATS)}
-_COMPARISON = {"baseline": str, "compared": str, "ratio_of_means": Maybe(NUMBER),
-               "ratio_std_propagated": Maybe(NUMBER), "ratio_range": Maybe([NUMBER]),
-               "per_repeat_ratios": Maybe({str: NUMBER}),
-               "per_repeat_ratio_stats": Maybe(_SUMMARY_STATS), "ratio_ci95": Maybe([NUMBER]), "ci_repeats": Maybe(int),
-               "ci_method": Maybe(str), "ci_fallback": Maybe(str), "rank_multiple": Maybe(NUMBER),
-               "weak_scaling_efficiency": Maybe(NUMBER)}
-# every field of summary.json that the report reads, of its type (a count as a string ended
-# the report in a TypeError naming no file)
-SUMMARY_SHAPE = {"configs": {str: _CONFIG}, "comparisons": Maybe([_COMPARISON]), "order": Maybe([str]),
-                 "pairing": Maybe(str), "meta": Maybe(dict), "short_windows": Maybe([str]),
-                 "phase_by_rank": Maybe([{"config": str, "rank": int, "phase_ms": {str: NUMBER}}])}
 
 
 ROW_COLUMNS = [

@@ -36,7 +36,7 @@ from sacscale.commands._output_lock import refuse_a_live_folder
 from sacscale.locks import HeldBeside, LockError, UntrustedLock, lock_beside
 from sacscale.pipeline.held_locks import REPORT_STAGING_LETTERS, held_under, report_staging_prefix
 from sacscale.reading import open_regular
-from sacscale.report.build import TITLE_OPENING
+from sacscale.report.names import TITLE_OPENING
 from sacscale.report.text import unmarkdown
 from sacscale.usage import say
 

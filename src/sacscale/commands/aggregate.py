@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._inputs import BadInput, json_value, read_json, refuse_one_file, refuse_output_on_input
-from sacscale.analysis.aggregate import METRICS_SHAPE, runs_table, summarize
+from sacscale.analysis.record_shapes import METRICS_SHAPE
 from sacscale.analysis.metrics import RUN_NAME
 from sacscale.atomic import atomic_write_text, refuse_special, write_json
 from sacscale.shapes import shape_problem
@@ -98,6 +98,9 @@ def run(args: argparse.Namespace) -> int:
             return 2
         pairs.append((base, other))
     meta = json_value(args.meta, "--meta")
+    # pandas and scipy load here, after the inputs' checks: a refusal answers without them
+    from sacscale.analysis.aggregate import runs_table, summarize
+
     try:
         summary = summarize(metrics, order, pairs or None, meta=meta)
         table = runs_table(metrics)

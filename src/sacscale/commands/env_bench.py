@@ -14,7 +14,8 @@ from sacscale.commands import BadInput
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._inputs import model_problem
 from sacscale.cpus import validate_cpu_ids
-from sacscale.sim.bench import MAX_ENVS, MAX_THREADS, envs_per_cpu_problem, run_env_bench
+from sacscale.sim.bench import run_env_bench
+from sacscale.sim.step_limits import MAX_ENVS, MAX_THREADS, envs_per_cpu_problem
 from sacscale.task.g1_model import load_model
 from sacscale.usage import say
 

@@ -20,8 +20,8 @@ from sacscale.commands._inputs import (
 )
 from sacscale.eval import protocol
 from sacscale.eval.limits import SETTLE_S
-from sacscale.eval.evaluate import CheckpointError, evaluate, plot_tracking
-from sacscale.sim.bench import threads_problem
+from sacscale.eval.evaluate_checks import CheckpointError, batch_problem, resolve_checkpoint
+from sacscale.sim.step_limits import threads_problem
 from sacscale.usage import say
 
 
@@ -70,6 +70,16 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         say(f"sacscale evaluate: error: {problem}", file=sys.stderr)
         return 2
+    try:  # evaluate's own first checks, made before torch and MuJoCo load (it makes them again)
+        if problem := batch_problem(args.envs_per_command, args.threads):
+            raise ValueError(problem)
+        resolve_checkpoint(args.checkpoint)
+    except (CheckpointError, ValueError) as exc:
+        say(f"sacscale evaluate: error: {exc}", file=sys.stderr)
+        return 2
+    # torch and MuJoCo load here, after the checks: a refusal answers without them
+    from sacscale.eval.evaluate import evaluate, plot_tracking
+
     with holding_outputs(("--output", args.output), ("--figure", args.figure)):  # the record and its figure: one run's
         try:
             result = evaluate(args.checkpoint, args.model, envs_per_command=args.envs_per_command,

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-
-import torch
+from typing import TYPE_CHECKING
 
 from sacscale.atomic import write_json
 from sacscale.checks import InputError, check_learner_values
 from sacscale.commands._output_lock import holding_outputs
-from sacscale.learn.bench import MODES, bench_learner
-from sacscale.learn.config import SACConfig
+from sacscale.learn.bench_modes import MODES
 from sacscale.train.config import TASK_SIZES, extra_key_problem
 from sacscale.train.options import json_setting
 from sacscale.train.out_of_memory import is_out_of_memory
 from sacscale.usage import say
+
+if TYPE_CHECKING:
+    from sacscale.learn.config import SACConfig
 
 
 def _json_object(text: str) -> dict:
@@ -85,6 +86,8 @@ def _replay_problem(args: argparse.Namespace, cfg: SACConfig) -> str | None:
 def _device_problem(text: str) -> str | None:
     """Why the learner cannot run on `--device text` here (a RuntimeError or AssertionError
     at the first tensor, exit 1, named no option), or None."""
+    import torch
+
     try:
         device = torch.device(text)
     except (RuntimeError, ValueError):
@@ -106,6 +109,10 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         say(f"sacscale learner-bench: error: {problem}", file=sys.stderr)
         return 2
+    # torch loads here, after the checks of the options' values: a refusal answers without it
+    from sacscale.learn.bench import bench_learner
+    from sacscale.learn.config import SACConfig
+
     try:
         cfg = SACConfig(**args.extra)
     except (TypeError, ValueError) as exc:  # an unknown or invalid setting

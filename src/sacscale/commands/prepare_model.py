@@ -17,7 +17,8 @@ from sacscale.checks import InputError, check_model, int_in
 from sacscale.commands._inputs import BadInput, refuse_names_not_text, refuse_one_file, refuse_unwritable_outputs
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.mujoco_lib import mujoco
-from sacscale.sim.bench import envs_per_cpu_problem, physics_throughput, threads_problem
+from sacscale.sim.bench import physics_throughput
+from sacscale.sim.step_limits import envs_per_cpu_problem, threads_problem
 from sacscale.stopping import stops_held
 from sacscale.task import g1_model as g1
 

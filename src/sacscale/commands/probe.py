@@ -9,17 +9,14 @@ import json
 import sys
 from pathlib import Path
 
-import torch
-
 from sacscale.checks import seed_arg
 from sacscale.atomic import write_json
 from sacscale.commands._inputs import model_problem
 from sacscale.commands._output_lock import holding_outputs
-from sacscale.parallel.probe import run_probe
 from sacscale.parallel.probe_settings import AMP_DTYPES, MUTATIONS, ProbeSettings, size_problem
 from sacscale.train.config import MAX_ITERATIONS, TrainConfig, TrainingError
 from sacscale.train.preflight import check_devices
-from sacscale.train.probe import TrainerProbeSettings, fewest_iterations, run_trainer_probe
+from sacscale.train.probe_settings import TrainerProbeSettings
 from sacscale.usage import say
 
 
@@ -51,6 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _auto_devices() -> str:
+    import torch  # here only: the checks before it answer without torch
+
     n = torch.cuda.device_count() if torch.cuda.is_available() else 0
     return "0,1" if n >= 2 else "0" if n == 1 else "cpu,cpu"
 
@@ -71,6 +70,9 @@ def _print(result: dict, output: str) -> None:
 def _run_correctness(args: argparse.Namespace, devices: list[str], trainer: TrainerProbeSettings) -> dict:
     """The learner probe; with --trainer-iterations also the trainer's path, whose result
     goes into the learner probe's file (`trainer_path`) and must pass too."""
+    from sacscale.parallel.probe import run_probe
+    from sacscale.train.probe import run_trainer_probe
+
     settings = _learner_settings(args, devices)
     # what runs, before the ranks start: a long probe (many iterations) otherwise says nothing until it ends
     say(f"probe learner: {len(devices)} rank(s) on {','.join(devices)}, {settings.iterations:,} iteration(s) "
@@ -126,6 +128,9 @@ def run(args: argparse.Namespace) -> int:
     if problem:  # a file that is not the task's model: named here, not by each collector's traceback
         say(f"sacscale probe: error: {problem}", file=sys.stderr)
         return 2
+    # torch and TensorBoard load here, after the checks of the options: a refusal answers without them
+    from sacscale.train.probe import fewest_iterations, run_trainer_probe
+
     try:
         check_devices(devices)
         trainer = TrainerProbeSettings(devices, iterations=args.trainer_iterations or 14, seed=args.seed,

@@ -26,10 +26,9 @@ from sacscale.commands._inputs import (
 from sacscale.evidence import scope
 from sacscale.evidence.runset import _tracked as tracked_files
 from sacscale.reading import open_regular, read_limited
-from sacscale.report.build import run_set_of_inputs, write_report
 from sacscale.report.record_error import RecordError
 from sacscale.report.figure_names import FIGURES
-from sacscale.report.numbers import NUMBERS_NAME
+from sacscale.report.names import NUMBERS_NAME
 from sacscale.report.set_inputs import set_inputs
 from sacscale.usage import say
 
@@ -298,6 +297,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     folder = Path(inputs["output_md"]).absolute().parent
     figures = Path(inputs["figures_dir"]).resolve().relative_to(folder.resolve())
+    # the tables and plots (pandas, scipy, matplotlib) load here, after the checks: a refusal answers without them
+    from sacscale.report.build import run_set_of_inputs, write_report
+
     try:
         run_set = run_set_of_inputs(inputs["summary_path"], inputs["environment"])
         with staged_report(folder, _written(inputs, figures), run_set) as staging:

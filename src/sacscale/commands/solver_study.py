@@ -14,7 +14,7 @@ from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._inputs import model_problem
 from sacscale.sim import solver_settings
 from sacscale.sim import solver_study as ss
-from sacscale.sim.bench import MAX_ENVS, MAX_THREADS
+from sacscale.sim.step_limits import MAX_ENVS, MAX_THREADS
 from sacscale.task.g1_model import load_model
 from sacscale.usage import say
 

@@ -24,15 +24,14 @@ from sacscale.locks import (
     lock_dir,
     lock_file_beside,
 )
-from sacscale.parallel.launch import Interrupted
 from sacscale.pipeline.held_locks import held_at_or_above
 from sacscale.parallel.pools import PoolError, resolve_learner_cpus, resolve_pools
 from sacscale.train.config import TrainConfig, TrainingError, compiles_losses, sac_config
-from sacscale.train.job import OutOfMemory, run_training
 from sacscale.train.out_of_memory import is_out_of_memory
 from sacscale.train.preflight import launcher_env
 from sacscale.train.options import add_arguments, build_parser, option_names  # noqa: F401  (the CLI's interface)
 from sacscale.held_names import unheld_path_problem
+from sacscale.stopping import Interrupted
 from sacscale.usage import say
 
 
@@ -177,6 +176,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _train(cfg: TrainConfig) -> int:
+    # torch and TensorBoard load here, after the option checks: a refusal answers without them
+    from sacscale.train.job import OutOfMemory, run_training
+
     try:
         run_training(cfg)
     except OutOfMemory as exc:  # named with the settings the run trained with, a resume's included

@@ -22,8 +22,8 @@ from sacscale.commands._inputs import refuse_names_not_text, refuse_output_insid
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._set_lock import holding_the_set
 from sacscale.evidence.manifest import ManifestError, parse_manifest
-from sacscale.evidence.report_check import reports_dir
-from sacscale.evidence.verify import Verification, verify
+from sacscale.evidence.result import Verification
+from sacscale.evidence.set_root import canonical_root, refuse_not_a_set, reports_dir
 from sacscale.scratch import UnsafeTemporaryFolder
 from sacscale.usage import printable, say
 
@@ -124,6 +124,11 @@ def run(args: argparse.Namespace) -> int:
 def _verified(args: argparse.Namespace) -> Verification | None:
     """The verification of the set; None where its manifest cannot be read (named here)."""
     try:
+        # a path that names no set is refused before the checks' libraries (pandas, scipy,
+        # matplotlib) load; verify judges the set again itself
+        refuse_not_a_set(args.root, canonical_root(args.root), Path(args.manifest) if args.manifest else None)
+        from sacscale.evidence.verify import verify
+
         return verify(args.root, args.manifest, recompute=not args.no_metrics,
                       report_pending=args.report_pending, redraw_figures=args.redraw_figures)
     except ManifestError as exc:

@@ -17,8 +17,6 @@ from __future__ import annotations
 import hashlib
 import io
 import math
-import os
-import stat
 import time
 from pathlib import Path
 
@@ -29,50 +27,22 @@ from sacscale.atomic import atomic_write_bytes
 from sacscale.checks import checkpoint_problem
 from sacscale.eval import limits
 from sacscale.eval import protocol
+from sacscale.eval.evaluate_checks import CheckpointError, batch_problem, resolve_checkpoint
 from sacscale.eval.pooling import actions_label, ratios
 from sacscale.eval.protocol import COMMAND_GRID
 from sacscale.learn.networks import Actor
 from sacscale.shapes import record_problem
-from sacscale.sim.bench import envs_per_cpu_problem
 from sacscale.task import g1_model as g1
 from sacscale.task.g1_walk_flat import G1WalkFlat
 from sacscale.task.walk_rules import TILT_OBS, TaskConfig, tracking_kernel
 
 CHECKPOINT_FORMAT = "sacscale-checkpoint"
 CHECKPOINT_VERSIONS = (1, 2)  # 2 adds the learning state; the policy entries are the same
-CHECKPOINT_IN_RUN = Path("checkpoints") / "final.pt"
 # what evaluate and render read of a checkpoint to build its policy
 POLICY_SHAPE = {"actor_kwargs": {"obs_dim": int, "action_dim": int}, "actor_flat": torch.Tensor, "task": dict}
 
-class CheckpointError(ValueError):
-    """The checkpoint is missing or is not one this evaluation can run."""
-
 
 # ---------------------------------------------------------------------------- checkpoint
-
-
-def resolve_checkpoint(path: str | Path) -> Path:
-    """A .pt file, or a run directory holding checkpoints/final.pt."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / CHECKPOINT_IN_RUN
-    if not path.is_file():
-        what = _not_a_file(path)
-        raise CheckpointError(f"{path}: {what}" if what else f"{path}: no such checkpoint file")
-    return path
-
-
-def _not_a_file(path: Path) -> str | None:
-    """What `path` is when it exists but is no plain file (a FIFO, a device...), else None."""
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return None
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device")):
-        if test(mode):
-            return f"not a plain file ({name}), not a checkpoint"
-    return None
 
 
 def load_checkpoint(path: Path) -> dict:
@@ -354,14 +324,6 @@ def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, en
         "sim_errors": roll["sim_errors"],
         "timing": {"wall_s": time.perf_counter() - t0},
     }
-
-
-def batch_problem(envs_per_command: int, threads: int) -> str | None:
-    """Why one control step of the evaluation is too long to be deaf to a stop, or None:
-    every command's envs step together, in one MuJoCo call on `threads` threads."""
-    num_envs = len(COMMAND_GRID) * envs_per_command
-    given = f"--envs-per-command {envs_per_command} ({len(COMMAND_GRID)} commands: {num_envs} envs stepped together)"
-    return envs_per_cpu_problem(num_envs, threads, len(os.sched_getaffinity(0)), given)
 
 
 def _check_grid(grid: np.ndarray, cfg: TaskConfig) -> None:

@@ -26,7 +26,8 @@ from sacscale.reading import loads_record
 from sacscale.evidence.after_manifest import PENDING_REPORT_CHECK
 from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification, read_text
 from sacscale.report.figure_names import FIGURES, drawn_as
-from sacscale.report.numbers import FORMAT, NUMBERS_NAME, report_numbers
+from sacscale.report.names import NUMBERS_NAME
+from sacscale.report.numbers import FORMAT, report_numbers
 from sacscale.evidence.report_html import presentation_problems, rendered_markdown_problems
 from sacscale.evidence.report_environment import environment_problems, expected_environment
 from sacscale.evidence.best_video import best_video_problems, unwritten_keys
@@ -36,6 +37,7 @@ from sacscale.evidence.report_page import whole_page_problems
 from sacscale.evidence.report_tables import other_tables_problems, regenerated
 from sacscale.evidence.scope import PAGE_KEY, SCOPE_FILE, report_page_of
 from sacscale.evidence.set_made import numbers_expected
+from sacscale.evidence.set_root import reports_dir
 from sacscale.report.page_format import PAGE_FORMAT, PAGE_FORMATS_WRITTEN
 from sacscale.report.shown import ShownTable, long_paragraph, shown_numbers, shown_page, shows
 from sacscale.report.text import BLANK_LETTERS
@@ -55,13 +57,6 @@ TOLERANCES = {
 ALWAYS = ("seed", "configurations", "ratios", "runs")
 # ... and every report of a set of the current plan format (schedule recorded)
 CURRENT = ("intervals", "windows")
-
-
-def reports_dir(root: Path) -> Path | None:
-    """reports/S/ for results/S/ (None when the root is not laid out so)."""
-    if root.parent.name != "results":
-        return None
-    return root.parent.parent / "reports" / root.name
 
 
 def report_expected(root: Path) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sacscale.evidence import scope
-from sacscale.report.numbers import NUMBERS_NAME
+from sacscale.report.names import NUMBERS_NAME
 
 # the pipeline has written the schedule into every plan since this day
 SCHEDULE_SINCE = "2026-12-01"

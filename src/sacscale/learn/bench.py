@@ -13,10 +13,9 @@ import time
 
 import torch
 
+from sacscale.learn.bench_modes import MODES
 from sacscale.learn.config import SACConfig
 from sacscale.learn.learner import FastSACLearner
-
-MODES = {"eager": (False, False), "compile": (True, False), "graph": (False, True), "compile+graph": (True, True)}
 
 
 def _sync(device: torch.device) -> None:

@@ -7,14 +7,15 @@ import os
 from pathlib import Path
 from urllib.parse import quote
 
-from sacscale.analysis.aggregate import METRICS_SHAPE, SUMMARY_SHAPE
+from sacscale.analysis.record_shapes import METRICS_SHAPE, SUMMARY_SHAPE
 from sacscale.analysis.learning import curves_by_config, tracking_baselines
 from sacscale.analysis.metrics import DEFINITIONS
 from sacscale.atomic import atomic_write_text
 from sacscale.reading import loads_record, read_limited
 from sacscale.shapes import NUMBER, Maybe, record_problem
 from sacscale.report import plots, tables
-from sacscale.report.numbers import NUMBERS_NAME, report_numbers
+from sacscale.report.names import NUMBERS_NAME, TITLE_OPENING
+from sacscale.report.numbers import report_numbers
 from sacscale.report.run_checks import run_checks_line
 from sacscale.report.tables import reproduces_seed
 from sacscale.report.code_line import commit_line
@@ -407,10 +408,6 @@ def video_section(path: Path, record: dict, report_dir: Path) -> list:
 
 
 VIDEO_TITLE = "The best run's policy on video"
-
-
-# a report's title, before its set's name: report.md's first line is `# ` and the title
-TITLE_OPENING = "sacscale run set "
 
 
 def run_set_name(summary: dict, environment: dict | None) -> str:

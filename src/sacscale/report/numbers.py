@@ -17,7 +17,6 @@ from sacscale.analysis.metrics import QUALITY_THRESHOLDS
 from sacscale.report import tables
 from sacscale.report.text import unmarkdown
 
-NUMBERS_NAME = "numbers.json"
 FORMAT = 1
 
 

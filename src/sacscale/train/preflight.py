@@ -10,8 +10,6 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
 from sacscale import checks
 from sacscale.parallel.pools import PoolError, PoolPlan, resolve_learner_cpus, resolve_pools
 from sacscale.train.config import TrainConfig, TrainingError, sac_config
@@ -86,6 +84,8 @@ def check_devices(devices: list[str]) -> None:
     cuda = [d for d in devices if d != "cpu"]
     if not cuda:
         return
+    import torch  # here only: the option checks before it (train's, probe's) answer without torch
+
     visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
     wanted = max(int(d.split(":")[1]) for d in cuda) + 1
     if visible < wanted:

@@ -8,7 +8,7 @@ import os
 import shutil
 
 import pytest
-from set_copies import copy_committed_set
+from set_copies import copy_committed_set, current_copy
 
 from sacscale.analysis.metrics import analyze_run
 from sacscale.cli import main
@@ -109,3 +109,20 @@ def test_a_set_nothing_writes_verifies(forged_set):
     shutil.copy(forged, events)  # the forgery at rest, hashed: the set is whole again
     manifest.write(root)
     assert verify(root).ok
+
+
+def test_the_report_being_written_beside_the_pipelines_own_verification_is_not_named(tmp_path, monkeypatch):
+    """The pipeline's own verification (the report pending) reads nothing of reports/S, while
+    the pipeline's render of the best run writes its video there: named as changed, that
+    failed every pipeline with the video on whenever the two overlapped."""
+    root = current_copy(tmp_path, "h200x1_shared_short")
+    video = root.parent.parent / "reports" / root.name / "figures" / "best_run.json"
+    original = verify_module.check_records
+
+    def rendering(*args, **kwargs):  # render-best writes its record meanwhile
+        video.write_text("{}")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(verify_module, "check_records", rendering)
+    assert verify(root, report_pending=True).changed_while_read == []
+    assert verify(root).changed_while_read == [f"reports/{root.name}/figures/best_run.json"]

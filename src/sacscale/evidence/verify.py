@@ -285,10 +285,13 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
     check_tree(root, result)
     if result.refused:
         return result  # nothing is opened in a tree that holds links or special files
-    before = identities(root, reports_dir(root), manifest)
+    # the report's folder only where its page is checked: the pipeline's own verification runs
+    # while its report (the video among it) is still being written
+    reports = None if report_pending else reports_dir(root)
+    before = identities(root, reports, manifest)
     _check_contents(root, manifest, result, recompute, report_pending, redraw_figures)
     # every check has read what it reads: a file swapped or written meanwhile voids them all
-    result.changed_while_read += changed_between(before, identities(root, reports_dir(root), manifest))
+    result.changed_while_read += changed_between(before, identities(root, reports, manifest))
     return result
 
 

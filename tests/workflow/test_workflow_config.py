@@ -238,3 +238,13 @@ def test_stage_targets_exist(workflow_dir):
     # one dry run for all four: a target that is no rule fails it, naming the target
     proc = snakemake(workflow_dir, "-n", "--cores", "1", "verify_env", "train", "metrics", "verify")
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_the_sets_verification_waits_for_the_best_runs_video(workflow_dir):
+    # render-best writes into the report's folder, whose record of the choice verify reads
+    (workflow_dir / "video.yaml").write_text("video: {enabled: true, seconds: 0.2, width: 64, height: 48, fps: 10}\n")
+    proc = snakemake(workflow_dir, "--dag", "--cores", "1", "--configfile", "video.yaml")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    jobs = dict(re.findall(r'^\s*(\d+)\[label = "(\w+)"', proc.stdout, re.MULTILINE))
+    node = {rule: number for number, rule in jobs.items()}
+    assert f"{node['render_best_run']} -> {node['verify_evidence']}" in proc.stdout

@@ -35,6 +35,9 @@ rule manifest:
 rule verify_evidence:
     input:
         manifest=results("MANIFEST.sha256"),
+        # after the best run's video (render-best writes into the report's folder, whose
+        # record of the choice verify reads): never beside it
+        video=video_outputs(),
     output:
         json=report(results("verify.json"), caption="../report/evidence_verify.rst", category="Evidence"),
     log:

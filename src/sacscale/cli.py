@@ -25,7 +25,9 @@ from sacscale.eval.gl_backend import GLBackendError, mujoco_gl_problem
 from sacscale.stopping import Interrupted, raised_as_interrupted
 from sacscale.commands._value_kinds import parsed_value_problem, unheld_value
 from sacscale.held_names import encoding_holds_any_name, shown_name
+from sacscale.long_names import shortened
 from sacscale.pipeline.folder_options import path_value_problem
+from sacscale.pipeline.made_room import output_room
 from sacscale.safe_path import working_folder_off_child_paths
 from sacscale.usage import UsageParser, escape_what_the_encoding_cannot_hold
 from sacscale.usage import printable as _printable
@@ -313,8 +315,9 @@ def _refuse_special_outputs(parser: argparse.ArgumentParser, args: argparse.Name
     """A file output that is a device, FIFO or socket is refused now: the write refuses it
     too, but only after the work. So is a link leading to one (as a link to a folder is):
     the write would replace the user's link with a file, the FIFO never written."""
-    for option, value, folder in _given_outputs(parser, args):
-        if problem := path_value_problem(str(value)):  # blank, too long, or a lock's name (of a folder made too)
+    for option, value, folder in _given_outputs(parser, args):  # blank, too long (for what is made from it
+        room, made = output_room(parser.prog.split()[-1], option, str(value), folder)  # too), a lock's name
+        if problem := path_value_problem(str(value), room=room, made=made):
             parser.error(f"argument {option}: {problem}")
         try:
             None if folder else refuse_special(Path(value))
@@ -464,6 +467,7 @@ def _error_line(name: str, exc: Exception) -> int:
         reason = _OS_REASONS.get(exc.errno, exc.strerror or str(exc))
         # a write's temporary and its output are one name to the user: said once
         where = " -> ".join(dict.fromkeys(output_name(str(f)) for f in (exc.filename, exc.filename2) if f))
+        where = shortened(where) if exc.errno == errno.ENAMETOOLONG else where
         if exc.errno == errno.ENOENT and (gone := _folder_gone(exc.filename)):
             reason += f" ({gone})"
         message, code = f"{where}: {reason}" if where else reason, 2

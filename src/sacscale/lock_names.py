@@ -58,10 +58,7 @@ def made_name_problem(path: str | os.PathLike, work_folder: bool = False) -> str
     """Why a part of `path` not there yet, which the write would make, may not be made: named
     as a lock file or as a work folder of record-run's; None where none is."""
     parts = Path(path).parts
-    for end in range(1, len(parts) + 1):
-        part = Path(*parts[:end])
-        if os.path.lexists(part):
-            continue  # not made: a folder already there is the user's to write into
+    for end, part in made_parts(path):
         if is_lock_name(part.name):
             return (f"{part} would be made on the way, and {part.name} is named as a sacscale lock file: a folder "
                     "there blocks that lock (every later command taking it fails); name another folder")
@@ -70,6 +67,16 @@ def made_name_problem(path: str | os.PathLike, work_folder: bool = False) -> str
                     f"(.<run>{WORK_SUFFIX}), which only record-run makes (its next run of that name takes one for "
                     "a killed attempt); name another folder")
     return None
+
+
+def made_parts(path: str | os.PathLike):
+    """(how many parts deep, the path so far) of each part of `path` the write would make:
+    a folder already there is not made, and is the user's to write into."""
+    parts = Path(path).parts
+    for end in range(1, len(parts) + 1):
+        part = Path(*parts[:end])
+        if not os.path.lexists(part):
+            yield end, part
 
 
 def refuse_lock_name(path: str | os.PathLike) -> None:

@@ -58,12 +58,37 @@ def shortened(text: str, keep: int = 160) -> str:
     return repr(text) if len(text) <= keep else f"{text[:keep]!r}... ({len(text) - keep:,} more characters)"
 
 
-def too_long_problem(path: str | os.PathLike) -> str | None:
+def too_long_problem(path: str | os.PathLike, room: int = 0, made: str = "") -> str | None:
     """Why no file can be made at `path` (joined to the working folder), where a name on it or
-    the whole is longer than Linux opens (ENAMETOOLONG, which `stat` too raises); or None."""
+    the whole is longer than Linux opens (ENAMETOOLONG, which `stat` too raises); or, where
+    the command makes a longer path from it (`made`, `room` bytes longer: a temporary file
+    beside it, the files of a folder it fills), why that one cannot be made; or None."""
     whole = os.fsencode(os.path.abspath(path))
     longest = max(len(part) for part in whole.split(b"/"))
-    if len(whole) < PATH_BYTES and longest <= NAME_BYTES:
+    if len(whole) >= PATH_BYTES or longest > NAME_BYTES:
+        return (f"{shortened(os.fspath(path))} is longer than a path can be ({NAME_BYTES} bytes a name, {PATH_BYTES} "
+                f"in all; its longest name is {longest:,} bytes, the whole {len(whole):,}): give a shorter one")
+    if len(whole) + room < PATH_BYTES:
         return None
-    return (f"{shortened(os.fspath(path))} is longer than a path can be ({NAME_BYTES} bytes a name, {PATH_BYTES} in "
-            f"all; its longest name is {longest:,} bytes, the whole {len(whole):,}): give a shorter one")
+    return (f"{shortened(os.fspath(path))} is {len(whole):,} bytes long, too long for {made}, which would be "
+            f"{len(whole) + room:,} (a path can be {PATH_BYTES - 1:,} at most): give a shorter one")
+
+
+# what a write's temporary file adds to its output's name (sacscale.atomic):
+# `.<stem>.tmp<pid>.<thread id><suffix>`, the longest pid 2^22, a thread id 64 bits
+TEMPORARY_EXTRA = len(".") + len(".tmp") + len(f"{2 ** 22}.{2 ** 64}")
+
+
+def temporary_room(name: str) -> int:
+    """How many bytes longer than `name` the temporary file written beside it is named: a
+    name near the limit has its temporary's cut to fit (atomic.temporary_path)."""
+    return max(0, min(TEMPORARY_EXTRA, NAME_BYTES - size(name)))
+
+
+def error_text(exc: OSError) -> str:
+    """An OSError as a line shows it, each path in it shortened (a path too long to open
+    is thousands of characters, once or twice)."""
+    names = [shortened(os.fsdecode(f) if isinstance(f, bytes) else str(f))
+             for f in (exc.filename, exc.filename2) if f is not None]
+    reason = exc.strerror or str(exc)
+    return f"{' -> '.join(names)}: {reason}" if names else reason

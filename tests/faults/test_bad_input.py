@@ -162,6 +162,13 @@ def test_negative_disk_requirement_is_rejected(tmp_path, capsys):
     assert code == 2 and "--min-free-mb must be >= 0" in err
 
 
+@pytest.mark.parametrize("value", ["inf", "1e309"])
+def test_infinite_disk_requirement_is_rejected(tmp_path, capsys, value):
+    """inf passed `>= 0` and failed later, after the imports, as `inf MB needed` (exit 1)."""
+    code, err, _ = run_cli(tmp_path, capsys, "--min-free-mb", value)
+    assert code == 2 and "--min-free-mb must be >= 0 and finite" in err, err
+
+
 # ---------------------------------------------------------------------------------------
 # a bad model file, a reused log directory, too little shared memory
 

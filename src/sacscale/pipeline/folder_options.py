@@ -8,16 +8,19 @@ folder named ` ` there, and the message moving an attempt into it read as a move
 The other commands refuse an empty value (sacscale.cli); these are checked as argparse reads
 them, so the workflow's own entry point (run_training.py) refuses them too. So is a path too
 long to open (refused later by a `stat`, naming no option and echoing thousands of
-characters), and a folder named, or made on the way, as a lock file or as record-run's work
+characters) or too long for what the command makes from it (sacscale.pipeline.made_room), a
+part the write would make that is blank or shows as nothing (`DIR/$UNSET /e.json` made a
+folder ` `), and a folder named, or made on the way, as a lock file or as record-run's work
 folder (sacscale.lock_names): made there, it would stand where another command's lock is taken.
 """
 
 from __future__ import annotations
 
 import argparse
+import unicodedata
 from pathlib import Path
 
-from sacscale.lock_names import lock_name_problem
+from sacscale.lock_names import lock_name_problem, made_parts
 from sacscale.long_names import too_long_problem
 
 
@@ -28,13 +31,37 @@ def blank_value(value: str) -> str | None:
     return f"a blank value {value!r} (whitespace only: an unset variable and a space?)" if value.isspace() else None
 
 
-def path_value_problem(value: str, work_folder: bool = False) -> str | None:
-    """Why an output's path (a file or a folder) is refused before anything is made: blank, too
-    long, or named (or making a folder on the way) as a lock file or a work folder of record-run's
-    (`work_folder`: record-run's own, which has that form); None where it may be written."""
+def _unseen(name: str) -> bool:
+    """Whether a name shows as nothing: white space or characters that print as none (a
+    no-break space, a zero-width one, a control character)."""
+    return all(ch.isspace() or unicodedata.category(ch) in _UNSEEN for ch in name)
+
+
+# Unicode's separators, format and control characters: none prints a mark
+_UNSEEN = {"Zs", "Zl", "Zp", "Cf", "Cc"}
+
+
+def blank_part_problem(value: str) -> str | None:
+    """Why a part of `value` the write would make is refused: blank (`DIR/$UNSET /e.json` made
+    a folder named ` `) or only characters that show as nothing; None where none is."""
+    for _, part in made_parts(value):
+        if _unseen(part.name):
+            return (f"{value!r}: its part {part.name!r} would be made, and that name is blank (white space or "
+                    "invisible characters only: an unset variable and a space?); give it a name")
+    return None
+
+
+def path_value_problem(value: str, work_folder: bool = False, room: int = 0, made: str = "") -> str | None:
+    """Why an output's path (a file or a folder) is refused before anything is made: blank (the
+    whole, or a part it would make), too long (itself, or for `made`, the longest path the
+    command makes from it, `room` bytes longer), or named (or making a folder on the way) as a
+    lock file or a work folder of record-run's (`work_folder`: record-run's own, which has that
+    form); None where it may be written."""
     if blank := blank_value(value):
         return f"{blank}; give a name"
-    if problem := too_long_problem(value):
+    if problem := blank_part_problem(value):
+        return problem
+    if problem := too_long_problem(value, room, made):
         return problem
     if problem := lock_name_problem(value, work_folder):
         return f"{value}: {problem}"

@@ -8,6 +8,8 @@ with a `..` after a name (`W/lnk/sub/..`), a link by another spelling. The
 learning state's folder is moved into once the run has trained, before the work folder is
 renamed: inside the run folder it made that folder and the rename failed (the whole run lost
 to a path), and any overlap with the other three mixes a resume's state into the evidence.
+Each is judged long enough for what the run makes in it, its names in it (a state folder too
+long for the learning state failed only once the run had trained, the run lost to the attic).
 The attic and the learning state's folder are made before the run, so that one that cannot
 be made (a file in its path, a folder this user may not write) is refused then. None of the
 four is taken where another user could swap it (theirs, one open to others, or reached through
@@ -20,6 +22,8 @@ import os
 from pathlib import Path
 
 from sacscale.atomic import others_can_swap, refuse_foreign_links
+from sacscale.long_names import too_long_problem
+from sacscale.pipeline.made_room import record_run_paths
 
 
 def _real(path: Path) -> Path:
@@ -34,7 +38,7 @@ def folders_problem(run_dir: Path, work_dir: Path, attic: Path, state_dir: Path 
     """What is wrong with the folders, in one line naming the option; None if nothing."""
     here = Path(os.getcwd())
     folders = (("--work-dir", work_dir), ("--run-dir", run_dir))
-    if problem := _link_problem(folders):
+    if problem := _link_problem(folders) or _length_problem(run_dir, work_dir, attic, state_dir):
         return problem
     for option, folder in folders:
         if here.is_relative_to(_real(folder)):  # `/` holds every current directory
@@ -64,6 +68,16 @@ def _link_problem(folders: tuple[tuple[str, Path], ...]) -> str | None:
             return (f"{option} {folder}: has a .. after a folder's name; record-run moves and renames this folder by "
                     "its name, which a .. does not give (after a link it leads elsewhere than it reads, and a name "
                     "ending in .. cannot be renamed): give the folder's own path")
+    return None
+
+
+def _length_problem(run_dir: Path, work_dir: Path, attic: Path, state_dir: Path | None) -> str | None:
+    """A folder too long for what the run makes in it, judged with the run's names before it
+    trains: its learning state, moved once it had trained, failed there and the completed run
+    went to the attic."""
+    for option, folder, room, made in record_run_paths(run_dir, work_dir, attic, state_dir):
+        if problem := too_long_problem(folder, room, made):
+            return f"{option}: {problem}"
     return None
 
 

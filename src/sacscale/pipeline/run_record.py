@@ -57,6 +57,7 @@ from pathlib import Path
 import sacscale
 from sacscale.analysis.events import EventFileError
 from sacscale.atomic import write_json
+from sacscale.long_names import error_text
 from sacscale.locks import (RECORDED_IN_VARIABLE, TRAINER_LOCK, HeldBeside, UntrustedLock, holder_beside, lock_beside,
                              lock_file_beside)
 from sacscale.pipeline.completed_run import compress_rank_events, move_learning_state, not_in_place
@@ -396,16 +397,18 @@ def _made_ready(work: Path, args: argparse.Namespace, record: dict) -> str | Non
         record["events_compressed"] = compress_rank_events(work)
     except (OSError, EventFileError) as exc:
         record["status"] = "failed"
-        _say(f"cannot compress the event files of {work}: {exc}")
-        return f"its event files could not be compressed ({exc})"
+        why = error_text(exc) if isinstance(exc, OSError) else exc
+        _say(f"cannot compress the event files of {work}: {why}")
+        return f"its event files could not be compressed ({why})"
     if args.state_dir is None:
         return None
     try:
         record["learning_state"] = move_learning_state(work, args.state_dir / args.run_dir.name)
     except (OSError, ValueError) as exc:
         record["status"] = "failed"
-        _say(f"cannot set the learning state of {work} aside: {exc}")
-        return f"its learning state could not be set aside ({exc})"
+        why = error_text(exc) if isinstance(exc, OSError) else exc  # a path too long is thousands of characters
+        _say(f"cannot set the learning state of {work} aside: {why}")
+        return f"its learning state could not be set aside ({why})"
     return None
 
 

@@ -4,6 +4,7 @@ made from it."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -137,8 +138,8 @@ class TrainConfig:
         if not 0 <= self.sim_threads <= MAX_CPU_ID + 1:  # planning's bound: no machine has more CPUs to run them
             raise TrainingError(f"--sim-threads must be in [0, {MAX_CPU_ID + 1}] (0: the pool's size), "
                                 f"got {self.sim_threads}")
-        if not self.min_free_mb >= 0:
-            raise TrainingError(f"--min-free-mb must be >= 0, got {self.min_free_mb}")
+        if not (math.isfinite(self.min_free_mb) and self.min_free_mb >= 0):  # inf passed `>= 0`, failed later
+            raise TrainingError(f"--min-free-mb must be >= 0 and finite (MB of free disk), got {self.min_free_mb}")
         if not isinstance(self.extra, dict):
             raise TrainingError(f"--extra must be a JSON object, got {type(self.extra).__name__} {self.extra!r}")
 

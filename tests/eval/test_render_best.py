@@ -1,6 +1,7 @@
 """The report's video: which run is the best (sacscale.eval.best), `sacscale render-best`
 rendering that run and recording why, and the report showing it with its reasons."""
 
+import hashlib
 import json
 
 import pytest
@@ -60,6 +61,9 @@ def test_render_best_renders_the_best_run_and_records_why(rendered):
     assert data[:4] == b"RIFF" and data[8:12] == b"WEBP" and len(data) <= 500_000
     assert record["run"] == "p_r2_n1" and record["score"] == pytest.approx(0.55 * 0.9)
     assert record["video"] == "best_run.webp" and record["fps"] == 10 and "falls" in record["rule"]
+    # the policy it rendered, which verify holds against the run's evaluation
+    final = rendered[0] / "runs" / "p_r2_n1" / "checkpoints" / "final.pt"
+    assert record["checkpoint_sha256"] == hashlib.sha256(final.read_bytes()).hexdigest()
 
 
 def test_the_report_shows_the_video_and_says_why_that_run(rendered, tmp_path):

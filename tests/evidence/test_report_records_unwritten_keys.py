@@ -18,7 +18,8 @@ def test_a_key_render_best_does_not_write_is_named(work):
     _with_key(report_file(work, "figures/best_run.json"), "audit", "independently audited by ACME Labs: PASS")
     assert (f"derived: reports/{work.name}/figures/best_run.json: 'audit': not a field render-best writes (run, "
             "score, tracking_lin, tracking_yaw, fall_rate, env_steps, scores, rule, video, seconds, commands, width, "
-            "height, fps), so nothing checks what it says: does not match the evidence") in verify(work).problems()
+            "height, fps, checkpoint_sha256), so nothing checks what it says: does not match the "
+            "evidence") in verify(work).problems()
 
 
 def test_a_key_the_report_stage_does_not_write_is_named(work):

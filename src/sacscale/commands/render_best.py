@@ -21,6 +21,8 @@ from sacscale.commands._inputs import (
     same_file,
 )
 from sacscale.eval.best import best_run
+from sacscale.eval.evaluate_checks import CheckpointError, resolve_checkpoint
+from sacscale.hashes import sha256_file
 from sacscale.usage import say
 
 
@@ -60,11 +62,15 @@ def run(args: argparse.Namespace) -> int:
         say(f"sacscale render-best: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     args.checkpoint = str(Path(args.runs_dir) / choice["run"])
+    try:  # the policy the video shows, for verify to hold against the run's evaluation
+        rendered = sha256_file(resolve_checkpoint(args.checkpoint))
+    except CheckpointError:
+        rendered = None  # no checkpoint: the render names it, and no record is written
     say(f"best run: {choice['run']} (score {choice['score']:.3f}: {choice['rule']})")
     with holding_outputs(("--output", args.output), ("--record", args.record)):  # the video and its choice's record
         code = render_command.run(args, output_held=True)
         if code == 0:
             write_json(args.record, choice | {"video": Path(args.output).name, "seconds": args.seconds,
                                               "commands": args.commands, "width": args.width, "height": args.height,
-                                              "fps": args.fps})
+                                              "fps": args.fps, "checkpoint_sha256": rendered})
     return code

@@ -13,9 +13,7 @@ from sacscale.commands import BadInput
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._inputs import model_problem
 from sacscale.sim import solver_settings
-from sacscale.sim import solver_study as ss
-from sacscale.sim.step_limits import MAX_ENVS, MAX_THREADS
-from sacscale.task.g1_model import load_model
+from sacscale.sim.step_limits import DEFAULT_CHECKPOINTS, MAX_ENVS, MAX_ROLLOUT_ENV_STEPS, MAX_THREADS
 from sacscale.usage import say
 
 
@@ -146,7 +144,7 @@ def _checkpoints(text: str | None, steps: int) -> list[int]:
     """--checkpoints as control-step counts. Given, each must be a step of the rollout: one
     past it was moved to the last step unseen, and the record named a step not asked for."""
     if text is None:
-        return list(ss.DEFAULT_CHECKPOINTS)  # those within --steps are kept (ss.checkpoints_for)
+        return list(DEFAULT_CHECKPOINTS)  # those within --steps are kept (solver_study.checkpoints_for)
     words = [c.strip() for c in str(text).split(",") if c.strip()]
     if not words or not all(w.isascii() and w.isdigit() and int(w) >= 1 for w in words):
         raise ValueError(f"--checkpoints {text!r}: positive control-step counts, e.g. 10,50,100")
@@ -164,9 +162,9 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("--num-envs, --steps, --threads, --repeats and --stand-window must be >= 1")
         if args.num_envs > MAX_ENVS:  # MuJoCo's batch takes a C int; memory runs out long before
             raise ValueError(f"--num-envs must be at most {MAX_ENVS}, got {args.num_envs}")
-        if args.num_envs * args.steps > ss.MAX_ROLLOUT_ENV_STEPS:
+        if args.num_envs * args.steps > MAX_ROLLOUT_ENV_STEPS:
             raise ValueError(f"--num-envs {args.num_envs} x --steps {args.steps} = {args.num_envs * args.steps:,} "
-                             f"env steps a rollout, past {ss.MAX_ROLLOUT_ENV_STEPS:,} (its controls and replayed "
+                             f"env steps a rollout, past {MAX_ROLLOUT_ENV_STEPS:,} (its controls and replayed "
                              "states are held in memory whole): give fewer envs or steps")
         if args.threads > MAX_THREADS:
             raise ValueError(f"--threads must be at most {MAX_THREADS} (a thread per CPU; the kernel's most), "
@@ -185,6 +183,10 @@ def run(args: argparse.Namespace) -> int:
     problem = model_problem(args.model)  # a file that is not the task's model: named, before the measurement
     if problem:
         raise BadInput(problem)
+    # MuJoCo loads here, after the option checks: a refusal answers without it
+    from sacscale.sim import solver_study as ss
+    from sacscale.task.g1_model import load_model
+
     model = load_model(args.model)
 
     with holding_outputs(("--output", args.output)):  # nor written into another command's live folder

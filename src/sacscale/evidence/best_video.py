@@ -6,7 +6,9 @@ The choice is made again here from the set's hashed evaluations by the same rule
 (sacscale.eval.best): the run, its score and figures and every run's score must be the ones
 the evaluations give, and what the caption says of the video (its length, frame rate and
 size) must be what the video file holds. The video itself is not rendered again (that takes
-the policy, MuJoCo and a GL backend).
+the policy, MuJoCo and a GL backend); the record names the checkpoint render-best rendered
+(its SHA-256), which must be the one the chosen run's evaluation evaluated
+(sacscale.evidence.planned_video).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ RECORD = Path("figures") / "best_run.json"
 VIDEO_NAMES = ("best_run.webp", "best_run.gif")
 CHOICE = ("run", "score", "tracking_lin", "tracking_yaw", "fall_rate", "env_steps", "scores", "rule")
 # what render-best adds to the choice: the video and what its caption says of it
-VIDEO_FIELDS = ("video", "seconds", "commands", "width", "height", "fps")
+VIDEO_FIELDS = ("video", "seconds", "commands", "width", "height", "fps", "checkpoint_sha256")
 
 
 def _evaluations(root: Path, runs: list[str]) -> dict[str, dict]:
@@ -118,3 +120,4 @@ def video_problems(reports: Path, stored: dict) -> list[str]:
     if all(d is not None for d in durations) and any(abs(d - 1000 / fps) > 1 for d in durations):
         problems.append(f"says {fps:g} fps, its video {name} shows frames for {sorted(set(durations))[:3]} ms")
     return problems
+

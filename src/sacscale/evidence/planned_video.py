@@ -8,6 +8,9 @@ run's video, its record or the pages' video section, in a set whose environment 
 render check, shows a video nobody planned: another set's, put there with its caption. The
 pipeline has recorded the check since RENDER_SINCE; a set whose runs all started before
 then may have made its video without it, and gets a note.
+
+Whose policy the video shows: render-best records the SHA-256 of the checkpoint it rendered
+(since CHECKPOINT_SINCE), which must be the one the chosen run's evaluation evaluated.
 """
 
 from __future__ import annotations
@@ -16,12 +19,15 @@ from pathlib import Path
 
 from sacscale.evidence.best_video import RECORD, VIDEO_NAMES
 from sacscale.evidence.result import EvidenceStructureError, load_json, read_text
+from sacscale.reading import loads_record
 from sacscale.evidence.scope import started_since
 from sacscale.report.build import VIDEO_TITLE
 from sacscale.report.shown import long_paragraph, shown_page
 
 # the commit from which the environment rule passes --require-render when the video is on
 RENDER_SINCE = "2026-12-02T00:20:32+00:00"
+# from when render-best records the checkpoint it rendered; an older set's record names none
+CHECKPOINT_SINCE = "2026-12-06T10:40:00+00:00"
 PAGES = (("report.md", False), ("report.html", True))
 
 
@@ -46,12 +52,16 @@ def shown_video(reports: Path, rel: str) -> list[str]:
 
 
 def _render_recorded(root: Path) -> bool | None:
-    """Whether environment.json records the render check; None where it cannot be read
-    (named by the record checks)."""
+    """Whether environment.json records the render check passed, in the form verify-env
+    --require-render writes it ({"ok": true, "backend": NAME}: any other `render` is no check
+    that passed, and a failed one stopped the pipeline before the video); None where it cannot
+    be read (named by the record checks)."""
     try:
-        return "render" in load_json(root, "environment.json")
-    except EvidenceStructureError:
+        render = load_json(root, "environment.json").get("render")
+    except (EvidenceStructureError, AttributeError):
         return None
+    return isinstance(render, dict) and render.keys() == {"ok", "backend"} and render["ok"] is True \
+        and isinstance(render["backend"], str)
 
 
 def unplanned_video_findings(root: Path, reports: Path, rel: str) -> tuple[list[str], list[str]]:
@@ -68,3 +78,41 @@ def unplanned_video_findings(root: Path, reports: Path, rel: str) -> tuple[list[
                 "another set's video?"], []
     return [], [f"{line}; the set's runs started before the pipeline began to record it ({RENDER_SINCE}): an older "
                 "set, whose video is taken as planned"]
+
+
+def _stored_choice(reports: Path, where: str) -> dict | None:
+    try:
+        stored = loads_record(read_text(reports / RECORD, where))
+    except (EvidenceStructureError, ValueError):
+        return None  # named by best_video_problems
+    return stored if isinstance(stored, dict) and isinstance(stored.get("run"), str) else None
+
+
+def rendered_checkpoint_findings(root: Path, reports: Path, rel: str) -> tuple[list[str], list[str]]:
+    """(problems, notes): the checkpoint the video was rendered from (best_run.json
+    checkpoint_sha256) against the one the chosen run's evaluation evaluated: without it
+    another policy's video, another set's, passed with a choice made from this set's
+    evaluations."""
+    where = f"{rel}/{RECORD.as_posix()}"
+    stored = _stored_choice(reports, where) if (reports / RECORD).is_file() else None
+    if stored is None:
+        return [], []
+    run = stored["run"]
+    try:
+        evaluated = load_json(root, f"eval/{run}.json").get("checkpoint_sha256")
+    except (EvidenceStructureError, AttributeError):
+        return [], []  # no such evaluation, or not a record: named by the choice's and the records' checks
+    rendered = stored.get("checkpoint_sha256")
+    if rendered is None:
+        late = started_since(root, CHECKPOINT_SINCE)
+        line = (f"{where}: names no checkpoint_sha256 (the checkpoint render-best rendered), so no policy binds its "
+                "video")
+        if late:
+            return [f"{line}; run {late[0]} started at {late[1]}, after render-best began to record it "
+                    f"({CHECKPOINT_SINCE}): another policy's video?: does not match the evidence"], []
+        return [], [f"{line}: an older set's record (render-best records it since {CHECKPOINT_SINCE})"]
+    if rendered != evaluated:
+        return [f"{where}: checkpoint_sha256 {str(rendered)[:64]}, but eval/{run}.json evaluated the checkpoint "
+                f"{str(evaluated)[:64]}: the video shows another policy than the run's: does not match the "
+                "evidence"], []
+    return [], []

@@ -31,7 +31,7 @@ from sacscale.report.numbers import FORMAT, report_numbers
 from sacscale.evidence.report_html import presentation_problems, rendered_markdown_problems
 from sacscale.evidence.report_environment import environment_problems, expected_environment
 from sacscale.evidence.best_video import best_video_problems, unwritten_keys
-from sacscale.evidence.planned_video import unplanned_video_findings
+from sacscale.evidence.planned_video import rendered_checkpoint_findings, unplanned_video_findings
 from sacscale.evidence.report_files import report_folder_findings
 from sacscale.evidence.report_page import whole_page_problems
 from sacscale.evidence.report_tables import other_tables_problems, regenerated
@@ -368,9 +368,10 @@ def check_report(root: Path, summary: dict, metrics: list[dict], result: Verific
         result.checked.append(f"{rel}/report.md")
     result.derived += figure_name_problems(rel, reports)
     result.derived += best_video_problems(root, reports, rel)
-    problems, notes = unplanned_video_findings(root, reports, rel)
-    result.derived += problems
-    result.notes += notes
+    for findings in (unplanned_video_findings, rendered_checkpoint_findings):
+        problems, notes = findings(root, reports, rel)
+        result.derived += problems
+        result.notes += notes
     check_report_html(reports, rel, fresh, required, result, made, environment)
     check_whole_page(root, reports, rel, result)
     problems, notes = report_folder_findings(reports, rel)

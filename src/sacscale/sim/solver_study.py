@@ -49,17 +49,13 @@ from mujoco.batch import Batch, SimulationError
 from sacscale.mujoco_lib import mujoco, mujoco_log_silenced
 from sacscale.sim.bench import cpu_model
 from sacscale.sim.solver_settings import SolverSetting, default_sweep
+from sacscale.sim.step_limits import DEFAULT_CHECKPOINTS
 from sacscale.task import g1_model as g1
 from sacscale.task.walk_rules import TaskConfig
 
 Progress = Callable[[int], None]  # called with the number of control steps just done
 
 SCENARIOS = ("stand", "random")
-# env steps of one rollout (envs x control steps): the random scenario's targets are drawn
-# whole before the first step (nu x 8 bytes an env step, 232 for the G1: about 1 GB here) and
-# the states replayed are kept alike, so past this the study's memory, not its time, decides
-MAX_ROLLOUT_ENV_STEPS = 2**22
-DEFAULT_CHECKPOINTS = (10, 50, 100)
 
 _UNSTABLE_WARNINGS = np.array(
     [int(mujoco.mjtWarning.mjWARN_BADQPOS), int(mujoco.mjtWarning.mjWARN_BADQVEL),

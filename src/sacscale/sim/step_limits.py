@@ -1,5 +1,6 @@
-"""The bounds of a simulation's sizes: envs, threads, and envs a CPU steps in one MuJoCo
-call. In a module of their own (no MuJoCo) so that the commands check them before loading it."""
+"""The bounds of a simulation's sizes: envs, threads, envs a CPU steps in one MuJoCo call, and
+a solver study's rollout. In a module of their own (no MuJoCo) so that the commands check them
+before loading it."""
 
 from __future__ import annotations
 
@@ -14,6 +15,12 @@ MAX_THREADS = MAX_CPU_ID + 1
 # SIGTERM was acted on 0.4-7.6 s later at 4096 envs, 1.0-1.2 s at 2048. So one call holds at
 # most 2048 envs per CPU at work (the size of the documented runs and of the default).
 MAX_ENVS_PER_CPU_CALL = 2048
+# solver-study: env steps of one rollout (envs x control steps): the random scenario's targets
+# are drawn whole before the first step (nu x 8 bytes an env step, 232 for the G1: about 1 GB
+# here) and the states replayed are kept alike, so past this the study's memory, not its time,
+# decides
+MAX_ROLLOUT_ENV_STEPS = 2**22
+DEFAULT_CHECKPOINTS = (10, 50, 100)  # solver-study's control steps of comparison
 
 
 def envs_per_cpu_problem(num_envs: int, threads: int, cpus: int, given: str | None = None) -> str | None:

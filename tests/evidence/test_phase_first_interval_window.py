@@ -3,7 +3,11 @@ rate (each later interval is held to its events' times), yet the phase bounds' e
 rests on it. A run's first `Perf/rank_fps` and `Perf/total_fps` x0.01 stretched the sitting's
 time 63.5 s -> 625 s by its logged rates, and every collector env step x1.9, named without that
 edit, then passed verify. The interval's clock starts after the sitting's start_time
-(train_meta.json), so its logged time is at most the time from there to its events."""
+(train_meta.json), so its logged time is at most the time from there to its events; but that
+start may move earlier with run.json's within the start's graces (60 s, 300 s), and a start
+moved 40 s earlier gave the same forgery room again. The clock also starts after the trainer
+opens its event writer (the file's first record), which no start's grace moves: that bounds
+it to within a few ms of the interval's real time."""
 
 import json
 import re
@@ -43,9 +47,30 @@ def test_a_first_rate_lowered_to_stretch_the_sitting_is_named(run):
     assert len(problems) == 1, problems
     assert re.fullmatch(
         r"shared_r2_n1_pool7: tb/rank0 logs Perf/rank_fps [\d,.]+ at step 10, the sitting's first log point: "
-        r"20,480 env steps in [\d,.]+ s, but its events there were written [\d.]+ s after the sitting's start_time "
-        r"\(train_meta\.json\), before which the interval's clock had not started: the logged rate is not the one "
-        r"the trainer measured", problems[0]), problems
+        r"20,480 env steps in [\d,.]+ s, but its events there were written [\d.]+ s after its event file was "
+        r"created \(its first record\), before which the interval's clock had not started: the logged rate is not "
+        r"the one the trainer measured", problems[0]), problems
+
+
+def test_a_first_rate_lowered_to_fit_a_start_moved_earlier_is_named(run):
+    # train_meta.json's start 40 s earlier (run.json's with it, inside the start's graces), the
+    # first interval's rates lowered to fill 95% of the time from there to its events
+    meta_path = run / "train_meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["start_time"] -= 40
+    meta_path.write_text(json.dumps(meta))
+    series = read_run_files(run)[0][0][1]
+    (first,) = [s for s in series["Perf/rank_env_steps"] if s.step == 10]
+    (rate,) = [s.value for s in series["Perf/rank_fps"] if s.step == 10]
+    lower = first.value / rate / (0.95 * (first.wall_time - meta["start_time"]))
+    assert lower < 0.2  # the interval stretched more than five times
+    for tag in ("Perf/rank_fps", "Perf/total_fps"):
+        revalued(event_file(run), tag, lambda step, value: value * lower if step == 10 else value)
+    revalued(event_file(run), "Time/collector_env_step_ms", lambda step, value: value * 1.9)
+    problems = _problems(run)
+    assert len(problems) == 1, problems
+    assert "at step 10, the sitting's first log point: 20,480 env steps in " in problems[0], problems
+    assert "s after its event file was created (its first record), before which the interval's clock" in problems[0]
 
 
 def test_the_total_rate_alone_lowered_is_named(run):
@@ -55,8 +80,8 @@ def test_the_total_rate_alone_lowered_is_named(run):
 
 
 def test_every_committed_runs_first_interval_fits_its_window():
-    # measured: the first interval's logged time at most 0.89 of the time from its sitting's
-    # start to its events (the rest is the trainer's setup before the loop)
+    # measured: the first interval's logged time leaves at least 0.8 ms of the time from its
+    # event file's creation to its events (at most 0.89 of the time from its sitting's start)
     runs = sorted(p for p in (REPO / "results").glob("*/runs/*") if (p / "train_meta.json").is_file()
                   and not is_reference_run(p))
     assert len(runs) > 80

@@ -14,8 +14,9 @@ no interval the trainer timed (each sitting's clock starts anew, its first inter
 start), so each sitting's part of the window is held to its own logged rate instead. Besides
 the window, each sitting's whole event span and each of its intervals are held (the page's
 event span and tail-mean rate rest on them); in a run of several ranks each to the range of
-the ranks' own times (Sitting). An interval off by a log point's events written late, which its
-neighbour across that point makes up for, is no forgery (LATE_WRITE_S).
+the ranks' own times (Sitting). The trainer writes each log point's events with the wall time of
+the clock read that ends its interval, so a late write moves nothing and is excused nowhere: an
+interval made up for by its neighbour (a rate forged in compensating pairs) is still named.
 """
 
 from __future__ import annotations
@@ -55,14 +56,6 @@ MARGINS = {"sacscale": Margin("sacscale", 0.025, 0.0121), "unilab": Margin("unil
 # in a 1-rank CPU run on a 2-core machine running four busy processes beside it. An error at the
 # span's two ends, not a share of it: a short span (a CPU run's) is off by as much as a long one.
 SLACK_S = 0.05
-# A log point's events written late: before the trainer wrote them with the time of its clock read,
-# each write took its own, and on a loaded machine that can be long after the read (0.25 s in a
-# 1-rank CPU run on a 2-core machine shared with other trainings): the interval ending there then
-# reads that much longer in the events, the next one as much shorter, the two together exact. Such
-# a pair is no forgery: each interval may be off by up to this (twice the widest measured) where
-# its neighbour across the late point makes up for it, so that the pair is held; a forged rate,
-# off in one interval alone, is not made up for by the next.
-LATE_WRITE_S = 0.5
 
 
 def trainer_seconds(steps: list[Scalar], fps: list[Scalar], first_step: int, last_step: int) -> float | None:
@@ -167,10 +160,9 @@ class Sitting:
                 return found
         if len(self.steps) < 2:
             return []
-        for k in range(len(self.steps) - 1) if self.margin.intervals else ():
-            a, b = self.steps[k], self.steps[k + 1]
+        for a, b in zip(self.steps, self.steps[1:]) if self.margin.intervals else ():
             found = self.held(a, b, f"the interval of steps {a.step}..{b.step}", SLACK_S)
-            if found and not self._written_late(k):
+            if found:
                 return found
         first, last = self.steps[0], self.steps[-1]
         return self.held(first, last, f"the event span (steps {first.step}..{last.step})", SLACK_S)
@@ -178,30 +170,6 @@ class Sitting:
     def _own(self, a: Scalar, b: Scalar) -> list[float | None]:
         """Each rank's own time from log point `a` to `b`."""
         return [_summed(own, a.step, b.step) for own in self.ranks_own]
-
-    def _late(self, a: Scalar, b: Scalar) -> float:
-        """How much longer the events' time from `a` to `b` is than the ranks' range of their own
-        times (negative: shorter); 0 where that range holds it or a rate is missing."""
-        seconds = self._own(a, b)
-        if None in seconds:
-            return 0.0
-        events = b.wall_time - a.wall_time
-        return events - min(max(events, min(seconds)), max(seconds))
-
-    def _written_late(self, k: int) -> bool:
-        """Whether interval k (from log point k to k + 1) is off by a late write at one of its
-        ends, made up for across that end: longer by at most LATE_WRITE_S, its end written late,
-        with the next interval; or shorter, its start written late, with the one before."""
-        steps, late = self.steps, self._late(self.steps[k], self.steps[k + 1])
-        if not 0 < abs(late) <= LATE_WRITE_S:
-            return False
-        if late > 0 and k + 2 < len(steps):
-            across = steps[k], steps[k + 2]
-        elif late < 0 and k > 0:
-            across = steps[k - 1], steps[k + 1]
-        else:
-            return False  # no neighbour on that side to make up for it
-        return not self.held(*across, "", SLACK_S)
 
 
 def _agreement(label: str, window: dict | None, rank: int, by_sitting: dict[int, list[dict]],

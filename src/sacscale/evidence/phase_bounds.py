@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from statistics import median
 
 from sacscale.analysis.events import Scalar
+from sacscale.evidence.binding import first_record_time
 from sacscale.evidence.log_cadence import CLOCK_SLACK_S, recorded_sittings
 from sacscale.train.log_tags import COLLECTOR_PHASES, LEARNER_PHASES
 
@@ -208,13 +209,36 @@ def _first_step(series: dict[str, list[Scalar]]) -> float:
     return min((s.step for s in series.get(RANK_STEPS, [])), default=math.inf)
 
 
-def _first_interval(series: dict[str, list[Scalar]], from_iteration: int, started) -> str | None:
+# The first interval's logged time (its perf_counter clock) against the wall time since its event
+# file was created, a moment before that clock started: the committed runs' first intervals (5 to
+# 56 s) leave 0.8 ms or more of it; this allows the two clocks' rounding, TOLERANCE their drift
+CREATED_SLACK_S = 0.05
+
+
+def _anchor(started, created: float | None) -> tuple[float, float, str] | None:
+    """The latest recorded moment before the sitting's first interval's clock started, and what
+    records it: the trainer opens its event writer (the file's first record) after its setup,
+    just before that clock starts, so its creation bounds the interval far closer than the
+    sitting's start_time, which may move with run.json's within the start's graces. (time,
+    its slack, what records it)."""
+    anchors = []
+    if isinstance(started, (int, float)) and not isinstance(started, bool) and math.isfinite(started):
+        anchors.append((started, CLOCK_SLACK_S, "the sitting's start_time (train_meta.json)"))
+    if created is not None and math.isfinite(created):
+        anchors.append((created, CREATED_SLACK_S, "its event file was created (its first record)"))
+    return max(anchors, key=lambda anchor: anchor[0] - anchor[1], default=None)
+
+
+def _first_interval(series: dict[str, list[Scalar]], from_iteration: int, started, created: float | None = None
+                    ) -> str | None:
     """The sitting's first interval, which no earlier event bounds (sacscale.evidence.logged_rate
     holds each later one to its events' times) and on which every elapsed time here rests: its
-    clock starts after the sitting's start_time (train_meta.json), so its logged time is at most
-    the time from there to its log point's events."""
-    if not isinstance(started, (int, float)) or isinstance(started, bool):
+    clock starts after the sitting's start_time and its event file's creation (_anchor), so its
+    logged time is at most the time from there to its log point's events."""
+    anchor = _anchor(started, created)
+    if anchor is None:
         return None  # an older set's record: its window is not recorded
+    before, slack, what = anchor
     for steps_tag, fps_tag in ((RANK_STEPS, RANK_FPS), (TOTAL_STEPS, TOTAL_FPS)):
         counts = sorted(series.get(steps_tag, []), key=lambda s: (s.step, s.wall_time))
         rate = {s.step: s.value for s in series.get(fps_tag, [])}.get(counts[0].step) if counts else None
@@ -222,12 +246,12 @@ def _first_interval(series: dict[str, list[Scalar]], from_iteration: int, starte
             continue  # a missing rate is the required tags' to name
         first = counts[0]
         env_steps = first.value * (first.step - from_iteration) / first.step  # the counts grow alike each iteration
-        seconds, had = env_steps / rate, first.wall_time - started
-        if seconds > had + CLOCK_SLACK_S:
+        seconds, had = env_steps / rate, first.wall_time - before
+        if seconds > (had + slack) * (1 + TOLERANCE):
             return (f"logs {fps_tag} {rate:,.1f} at step {first.step}, the sitting's first log point: "
-                    f"{env_steps:,.0f} env steps in {seconds:,.1f} s, but its events there were written {had:,.1f} s "
-                    f"after the sitting's start_time (train_meta.json), before which the interval's clock had not "
-                    f"started: the logged rate is not the one the trainer measured")
+                    f"{env_steps:,.0f} env steps in {seconds:,.1f} s, but its events there were written "
+                    f"{had:,.1f} s after {what}, before which the interval's clock had not started: "
+                    f"the logged rate is not the one the trainer measured")
     return None
 
 
@@ -240,12 +264,12 @@ def phase_time_problems(name: str, meta: dict, files: dict | None) -> list[str]:
         return []  # no events, or no num_envs: named by the checks of those
     sittings, _ = recorded_sittings(meta)
     for rank, parts in sorted(files.items()):
-        ordered = sorted((series for _, series in parts), key=_first_step)
+        ordered = sorted(parts, key=lambda part: _first_step(part[1]))
         matched = len(sittings) == len(ordered)
         starts = [(s.from_iteration, s.start_time) for s in sittings] if matched else [(0, None)] * len(ordered)
-        for k, (series, (start, started)) in enumerate(zip(ordered, starts)):
+        for k, ((path, series), (start, started)) in enumerate(zip(ordered, starts)):
             which = f"tb/rank{rank}" + (f" (sitting {k + 1} of {len(ordered)})" if len(ordered) > 1 else "")
-            first = _first_interval(series, start, started)
+            first = _first_interval(series, start, started, first_record_time(path))
             found = [first] if first else interval_problems(intervals(series, num_envs, start), checkpoint_every)
             if found:
                 return [f"{name}: {which} {line}" for line in found]

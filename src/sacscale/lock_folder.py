@@ -26,7 +26,12 @@ DEFAULT_BASE = Path("/tmp")
 
 class LockError(RuntimeError):
     """The lock could not be taken safely, or not within its bound; the message names the
-    lock file and, where known, its holder."""
+    lock file and, where known, its holder. `errno`: the file system's refusal behind it, if
+    any (a full disk is then named as the output's own write would name it)."""
+
+    def __init__(self, message: str, errno: int | None = None):
+        super().__init__(message)
+        self.errno = errno
 
 
 class LockSettingError(LockError):

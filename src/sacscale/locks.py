@@ -149,7 +149,7 @@ def _record_holder(fd: int, path: Path, record: str, elsewhere: str) -> None:
         os.pwrite(fd, record.encode("ascii", errors="replace"), 0)
     except OSError as exc:
         raise LockError(f"lock file {path}: cannot record its holder ({exc.strerror or exc}); free space there "
-                        f"or {elsewhere}") from None
+                        f"or {elsewhere}", exc.errno) from None
 
 
 def _try_lock(fd: int, path: Path, elsewhere: str) -> bool:

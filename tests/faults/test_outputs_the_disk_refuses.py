@@ -82,13 +82,12 @@ def test_a_report_names_its_folder_and_leaves_no_partial_file(tmp_path, kind, sa
 
 
 def test_prepare_model_on_a_full_disk_names_the_model_and_leaves_none(tmp_path):
-    # its first write is the lock beside its folder (the model and its record are staged)
+    # its first write is the lock beside its folder (the model and its record are staged): the
+    # disk's refusal of it is named as the output's own write would be
     out = on_disk(tmp_path, "full", ["prepare-model", "--output-dir", "DISK/model"])
     assert out["rc"] == 2, out
     disk = tmp_path / "disk"
-    assert out["err"] == (f"sacscale prepare-model: error: --output-dir {disk}/model: cannot lock it to write it (lock "
-                          f"file {disk}/.model.lock: cannot record its holder (No space left on device); free space "
-                          "there or use a folder on a local disk); nothing was written")
+    assert out["err"] == f"sacscale prepare-model: error: {disk}/model: no space left on the device (disk full)"
     assert out["left"] == [], out  # was a truncated g1_walk_flat.mjb
 
 

@@ -70,7 +70,7 @@ def holding_outputs(*outputs: Output, folders: tuple[Output, ...] = ()) -> Itera
                                    f"holds {exc.lock}); nothing was written: run this one once it has finished, or "
                                    "write it elsewhere") from None
                 except LockError as exc:
-                    _refuse_unwritable(name.parent, path)
+                    _refuse_unwritable(name.parent, path, exc.errno)
                     raise BadInput(f"{option} {path}: cannot lock it to write it ({exc}); nothing was "
                                    "written") from None
                 if is_folder:  # the folder itself, its own lock (this command's now) aside
@@ -105,10 +105,12 @@ def refuse_a_live_folder(option: str, path: str | os.PathLike, folder: Path) -> 
                        "command has ended")
 
 
-def _refuse_unwritable(folder: Path, path: str | os.PathLike) -> None:
-    """A folder no file can be written in (a read-only disk, one not ours to write): named
-    as the write itself would name it (`PATH: read-only file system`), not as its lock; so is
-    a plain file where a folder on the way must be."""
+def _refuse_unwritable(folder: Path, path: str | os.PathLike, refused: int | None = None) -> None:
+    """A folder no file can be written in (a read-only or full disk, one not ours to write):
+    named as the write itself would name it (`PATH: read-only file system`, `PATH: no space
+    left on the device`), not as its lock; so is a plain file where a folder on the way must be."""
+    if refused in (errno.ENOSPC, errno.EDQUOT):
+        raise OSError(refused, os.strerror(refused), str(path))
     existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
     if existing is not None and not existing.is_dir():
         raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(existing))

@@ -74,5 +74,5 @@ def test_another_runs_last_20_values_noised_with_every_7th_kept_are_named():
         copied = _noised(theirs, 7)
         kept_own = [v if (i - start) % 7 == 0 else copied[i] for i, v in enumerate(own[start:], start)]
         return own[:start] + kept_own
-    found = _named_copy(_forged(kept), "Episode/return (the last 20 values: 17 within 2% of a typical step-to-step turn")
+    found = _named_copy(_forged(kept), "Episode/return (the last 20 values: 17 within 2% of a typical step-to-step")
     assert "window of" not in found and "the last 8" not in found

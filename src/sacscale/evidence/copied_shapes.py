@@ -86,12 +86,12 @@ KEPT_SHARE = 0.6
 
 
 def _fitted(x: np.ndarray, y: np.ndarray) -> str | None:
-    r2, lag, count = max(best_fit(u, v, lag_correlations(u, v)) for u, v in ((x, y), (y, x)))
+    # the fit's lag is only the centre of its taps (any of several covers a short filter): not shown
+    r2, _, count = max(best_fit(u, v, lag_correlations(u, v)) for u, v in ((x, y), (y, x)))
     if r2 < FIT_R2:
         return None
-    apart = f", {abs(lag)} log point{'s' if abs(lag) > 1 else ''} apart" if lag else ""
     return (f" (step-to-step turns fitted as a short linear filter of the other's, R^2 "
-            f"{math.floor(r2 * 1e5) / 1e5:.5f} over {count} turns{apart})")
+            f"{math.floor(r2 * 1e5) / 1e5:.5f} over {count} turns)")
 
 
 def _tail(x: np.ndarray, y: np.ndarray) -> str | None:

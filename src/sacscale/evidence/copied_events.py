@@ -24,7 +24,8 @@ from pathlib import Path
 from statistics import median
 
 from sacscale.analysis.events import EventFileError, read_run
-from sacscale.evidence.copied_fluctuations import fluctuations_copied
+from sacscale.evidence.copied_fluctuations import FLUCTUATING_TAGS, fluctuations_copied
+from sacscale.evidence.copied_shapes import shape_copied
 from sacscale.evidence.learner_start import seed_alone_until
 
 # The tags a rank measures: its phase times (Time/*), its rates over its own clock, and what
@@ -209,7 +210,7 @@ def _tag_copied(a: dict[int, float], b: dict[int, float]) -> tuple[str, int, int
 def _fluctuations_copied(tag: str, a: dict[int, float], b: dict[int, float]) -> tuple[str, None, None] | None:
     """A copy noised, rounded, filtered or moved below what the page shows, by its turns'
     correlation (sacscale.evidence.copied_fluctuations), over all turns and in windows."""
-    how = fluctuations_copied(tag, a, b)
+    how = fluctuations_copied(tag, a, b) or (shape_copied(a, b) if tag in FLUCTUATING_TAGS else None)
     return (how, None, None) if how is not None else None
 
 

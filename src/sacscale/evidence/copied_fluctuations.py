@@ -52,7 +52,7 @@ FILTERS = ((None, np.ones(1)),
            *((f"mirrored around its {k}-point mean", _mirror(k)) for k in range(3, 6)))
 
 
-def _turns(values: np.ndarray) -> np.ndarray:
+def turns(values: np.ndarray) -> np.ndarray:
     return values[:-2] - 2 * values[1:-1] + values[2:]
 
 
@@ -70,6 +70,13 @@ def _r(n, sx, sy, sxx, syy, sxy) -> np.ndarray:
     return np.where(spread > 0, (n * sxy - sx * sy) / np.sqrt(np.where(spread > 0, spread, 1.0)), 0.0)
 
 
+def lag_correlations(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """r of the turns either series makes at every lag -(len(x) - 1) .. len(y) - 1 (0 where
+    fewer than MIN_TURNS are made by both)."""
+    pairs, both, neither, sx, sy, sxx, syy, sxy = _lagged_sums(x, y)
+    return np.where(both >= MIN_TURNS, _r(pairs - neither, sx, sy, sxx, syy, sxy), 0.0)
+
+
 def _whole(x: np.ndarray, y: np.ndarray) -> tuple[float, int, int]:
     """(r, lag, turns) at the lag where |r| is highest, over the turns either series makes,
     at lags where at least MIN_TURNS are made by both."""
@@ -80,17 +87,17 @@ def _whole(x: np.ndarray, y: np.ndarray) -> tuple[float, int, int]:
     return float(r[best]), best - (len(x) - 1), int(round(n[best]))
 
 
-def _window_sums(values: np.ndarray) -> np.ndarray:
-    return np.convolve(values, np.ones(WINDOW_TURNS), mode="valid")
+def _window_sums(values: np.ndarray, width: int) -> np.ndarray:
+    return np.convolve(values, np.ones(width), mode="valid")
 
 
-def _windowed(x: np.ndarray, y: np.ndarray) -> tuple[float, int, int]:
-    """(the turns' correlation about 0, a turn's expected value, in the window of WINDOW_TURNS
+def windowed(x: np.ndarray, y: np.ndarray, width: int = WINDOW_TURNS) -> tuple[float, int, int]:
+    """(the turns' correlation about 0, a turn's expected value, in the window of `width`
     turns both series make where its size is highest; lag; where the window starts in x)."""
-    starts_x, starts_y = len(x) - WINDOW_TURNS + 1, len(y) - WINDOW_TURNS + 1
-    sxy = sum(np.outer(x[k:k + starts_x], y[k:k + starts_y]) for k in range(WINDOW_TURNS))
-    made_x, made_y = _window_sums(x != 0) == WINDOW_TURNS, _window_sums(y != 0) == WINDOW_TURNS
-    spread = np.outer(_window_sums(x * x), _window_sums(y * y))
+    starts_x, starts_y = len(x) - width + 1, len(y) - width + 1
+    sxy = sum(np.outer(x[k:k + starts_x], y[k:k + starts_y]) for k in range(width))
+    made_x, made_y = _window_sums(x != 0, width) == width, _window_sums(y != 0, width) == width
+    spread = np.outer(_window_sums(x * x, width), _window_sums(y * y, width))
     r = np.where(np.outer(made_x, made_y) & (spread > 0), sxy / np.sqrt(np.where(spread > 0, spread, 1.0)), 0.0)
     at_x, at_y = np.unravel_index(int(np.abs(r).argmax()), r.shape)
     return float(r[at_x, at_y]), int(at_y - at_x), int(at_x)
@@ -107,7 +114,7 @@ def _judged(a: np.ndarray, b: np.ndarray) -> list[tuple[float, int, int, str | N
         r, lag, count = _whole(a, filtered)
         found.append((r, lag + centre, count, described, None))
         if min(len(a), len(filtered)) >= WINDOW_TURNS:
-            r, lag, start = _windowed(a, filtered)
+            r, lag, start = windowed(a, filtered)
             found.append((r, lag + centre, WINDOW_TURNS, described, start))
     return found
 
@@ -119,7 +126,7 @@ def turn_correlations(a: dict[int, float], b: dict[int, float]) -> list[tuple[fl
     steps = sorted(a.keys() & b.keys())
     if len(steps) < MIN_TURNS + 2:
         return []
-    x, y = _turns(np.array([a[s] for s in steps], float)), _turns(np.array([b[s] for s in steps], float))
+    x, y = turns(np.array([a[s] for s in steps], float)), turns(np.array([b[s] for s in steps], float))
     forward = _judged(x, y)
     backward = [(r, -lag, n, filtered, start) for r, lag, n, filtered, start in _judged(y, x) if filtered]
     return forward + backward

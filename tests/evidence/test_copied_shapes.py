@@ -1,0 +1,78 @@
+"""Copies of another run's returns and lengths past the turns' correlation: through a weighted
+2- or 3-point average or exponential smoothing, the last 15 turns noised (under the 16-turn
+window), or the other run's curve at double speed (every other value). Each was verified as
+independent; each is named now, and the committed shared set's runs are not."""
+
+import random
+
+import numpy as np
+import pytest
+
+from test_copied_events_disguised import _forged, _named_copy
+
+from sacscale.evidence.copied_shapes import shape_copied
+
+
+def _weighted(values: list, weights: tuple) -> list:
+    return values[:len(weights) - 1] + [sum(w * values[i - j] for j, w in enumerate(weights))
+                                        for i in range(len(weights) - 1, len(values))]
+
+
+def _exponential(values: list, share: float) -> list:
+    smoothed = [values[0]]
+    for value in values[1:]:
+        smoothed.append(share * value + (1 - share) * smoothed[-1])
+    return smoothed
+
+
+def _noised(values: list, seed: int, size: float = 3e-4) -> list:
+    rng = random.Random(seed)
+    return [v * (1 + size * rng.uniform(-1, 1)) for v in values]
+
+
+def test_a_weighted_two_point_average_of_another_runs_returns_is_named():
+    _named_copy(_forged(lambda theirs, own: _noised(_weighted(theirs, (0.6, 0.4)), 1, 1e-5)),
+                "Episode/return (step-to-step turns fitted as a short linear filter of the other's, R^2 0.99")
+
+
+def test_a_weighted_three_point_average_noised_is_named():
+    _named_copy(_forged(lambda theirs, own: _noised(_weighted(theirs, (0.5, 0.3, 0.2)), 2)),
+                "Episode/return (step-to-step turns fitted as a short linear filter")
+
+
+@pytest.mark.parametrize("share", [0.5, 0.3])
+def test_exponential_smoothing_of_another_runs_returns_is_named(share):
+    _named_copy(_forged(lambda theirs, own: _noised(_exponential(theirs, share), 3)),
+                "Episode/return (step-to-step turns fitted as a short linear filter")
+
+
+@pytest.mark.parametrize("late", [0, 3])
+def test_another_runs_last_15_turns_noised_are_named(late):
+    def tail(theirs: list, own: list) -> list:
+        return own[:-17] + _noised(theirs[len(theirs) - 17 - late:len(theirs) - late], 5)
+    found = _named_copy(_forged(tail), "Episode/return (the last 8 step-to-step turns correlated at 0.99")
+    assert late or "window of 16" not in found
+
+
+def test_another_runs_curve_at_double_speed_is_named():
+    half = 29
+    _named_copy(_forged(lambda theirs, own: own[:half] + _noised(theirs[::2], 6)[:len(own) - half]),
+                "Episode/return (step-to-step turns correlated at 0.99", "every other value of the other's")
+
+
+def test_smooth_independent_series_are_not_a_filtered_copy():
+    """Two independent series each smoothed: their turns share nothing a filter explains."""
+    rng = np.random.default_rng(1)
+    trend = np.linspace(0, 20, 200)
+    a, b = (dict(enumerate(_exponential(list(trend + rng.standard_normal(200)), 0.4))) for _ in range(2))
+    assert shape_copied(a, b) is None
+
+
+def test_another_runs_last_20_values_noised_with_every_7th_kept_are_named():
+    def kept(theirs: list, own: list) -> list:
+        start = len(own) - 20
+        copied = _noised(theirs, 7)
+        kept_own = [v if (i - start) % 7 == 0 else copied[i] for i, v in enumerate(own[start:], start)]
+        return own[:start] + kept_own
+    found = _named_copy(_forged(kept), "Episode/return (the last 20 values: 17 within 2% of a typical step-to-step")
+    assert "window of" not in found and "the last 8" not in found

@@ -20,7 +20,7 @@ from set_copies import copy_committed_set  # noqa: E402
 from sacscale.report.figure_names import FIGURES  # noqa: E402
 
 SET = "h200x1_shared_short"
-WRITING = "sacscale.commands.report:write_report"  # called once the staging folder is made
+WRITING = "sacscale.report.build:write_report"  # called once the staging folder is made
 OWN = {"report.md", "report.html", "numbers.json", "figures", "figures/best_run.webp", "figures/best_run.json",
        *(f"figures/{name}" for name in FIGURES.values())}  # the video copied in, as into any folder but the set's
 HOLD = ("import sys; from pathlib import Path; from sacscale.locks import lock_beside\n"

@@ -155,6 +155,7 @@ def test_a_plain_train_in_the_work_folder_is_named_as_a_trainer_not_a_record_run
 
     runs = tmp_path / "results" / "S" / "runs"
     run_dir, work = runs / "p_r1_n1", runs / ".p_r1_n1.partial"
+    work.mkdir(parents=True)  # only record-run makes a folder of that form (as an earlier one left it here)
     train = started_paused(tmp_path, "sacscale.train.rank:save_checkpoint", "train", *SMALL_TRAIN, "--iterations",
                            "2", "--checkpoint-every", "1", "--log-dir", work)
     try:

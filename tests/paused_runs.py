@@ -1,6 +1,7 @@
 """A sacscale command started paused at a named point (tests/evidence/paused_sacscale.py) and
 let go, for tests of two commands at once that must not depend on timing."""
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -27,3 +28,21 @@ def finished(tmp_path: Path, first: subprocess.Popen) -> subprocess.CompletedPro
     (tmp_path / "go").touch()
     out, err = first.communicate(timeout=300)
     return subprocess.CompletedProcess(first.args, first.returncode, out, err)
+
+
+_HOLD = ("import sys; from pathlib import Path; from sacscale.locks import lock_beside\n"
+         "with lock_beside(Path(sys.argv[1])):\n    print('held', flush=True); sys.stdin.read()")
+
+
+@contextlib.contextmanager
+def lock_held_elsewhere(folder: Path):
+    """The lock beside `folder` held by another process (another command's output there)
+    until the block ends."""
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(folder)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        yield
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)

@@ -314,9 +314,10 @@ def _refuse_folder_names(parser: argparse.ArgumentParser, args: argparse.Namespa
 def _refuse_special_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """A file output that is a device, FIFO or socket is refused now: the write refuses it
     too, but only after the work. So is a link leading to one (as a link to a folder is):
-    the write would replace the user's link with a file, the FIFO never written."""
-    for option, value, folder in _given_outputs(parser, args):  # blank, too long (for what is made from it
-        room, made = output_room(parser.prog.split()[-1], option, str(value), folder)  # too), a lock's name
+    the write would replace the user's link with a file, the FIFO never written. So is one
+    blank, too long (also for what the command makes from it) or at a lock's name."""
+    for option, value, folder in _given_outputs(parser, args):
+        room, made = output_room(parser.prog.split()[-1], option, str(value), folder)
         if problem := path_value_problem(str(value), room=room, made=made):
             parser.error(f"argument {option}: {problem}")
         try:

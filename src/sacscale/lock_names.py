@@ -57,12 +57,12 @@ def lock_name_problem(path: str | os.PathLike, work_folder: bool = False) -> str
 def made_name_problem(path: str | os.PathLike, work_folder: bool = False) -> str | None:
     """Why a part of `path` not there yet, which the write would make, may not be made: named
     as a lock file or as a work folder of record-run's; None where none is."""
-    parts = Path(path).parts
+    depth = len(Path(path).parts)
     for end, part in made_parts(path):
         if is_lock_name(part.name):
             return (f"{part} would be made on the way, and {part.name} is named as a sacscale lock file: a folder "
                     "there blocks that lock (every later command taking it fails); name another folder")
-        if is_work_folder_name(part.name) and not (work_folder and end == len(parts)):
+        if is_work_folder_name(part.name) and not (work_folder and end == depth):
             return (f"{part} would be made, and {part.name} is named as record-run's work folder of a run "
                     f"(.<run>{WORK_SUFFIX}), which only record-run makes (its next run of that name takes one for "
                     "a killed attempt); name another folder")

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from cli_runs import one_line, sacscale
-from paused_runs import finished, started_paused
+from paused_runs import finished, lock_held_elsewhere, started_paused
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evidence"))
 from set_copies import copy_committed_set  # noqa: E402
@@ -23,8 +23,6 @@ SET = "h200x1_shared_short"
 WRITING = "sacscale.report.build:write_report"  # called once the staging folder is made
 OWN = {"report.md", "report.html", "numbers.json", "figures", "figures/best_run.webp", "figures/best_run.json",
        *(f"figures/{name}" for name in FIGURES.values())}  # the video copied in, as into any folder but the set's
-HOLD = ("import sys; from pathlib import Path; from sacscale.locks import lock_beside\n"
-        "with lock_beside(Path(sys.argv[1])):\n    print('held', flush=True); sys.stdin.read()")
 
 
 def _paused_report(tmp_path: Path) -> tuple[subprocess.Popen, Path, Path]:
@@ -71,16 +69,10 @@ def test_a_file_another_command_put_in_the_staging_folder_is_neither_moved_nor_r
     first, out, staging = _paused_report(tmp_path)
     (staging / "figures").mkdir(exist_ok=True)  # the video's copy may be there already
     (staging / "figures" / "theirs.png").write_bytes(b"not the report's")
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(staging / "sub")], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with lock_held_elsewhere(staging / "sub"):
         done = finished(tmp_path, first)
         theirs = {p.relative_to(staging).as_posix() for p in staging.rglob("*")}
         assert theirs == {"figures", "figures/theirs.png", ".sub.lock"}, theirs  # its own moved or removed
-    finally:
-        holder.stdin.close()
-        holder.wait(timeout=30)
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [
         f"sacscale report: {staging}: left in place: it holds {staging / '.sub.lock'} and 1 more, which another "

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from cli_runs import sacscale
+from paused_runs import lock_held_elsewhere
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evidence"))
 from set_copies import copy_committed_set  # noqa: E402
@@ -97,8 +97,6 @@ def test_a_finished_report_in_a_folder_named_like_staging_is_kept(tmp_path):
     assert (named / "report.md").is_file() and not (named / STAGING_MARKER).exists()
 
 
-HOLD = ("import sys; from pathlib import Path; from sacscale.locks import lock_beside\n"
-        "with lock_beside(Path(sys.argv[1])):\n    print('held', flush=True); sys.stdin.read()")
 
 
 def test_a_leftover_holding_another_commands_live_lock_is_kept(tmp_path):
@@ -111,15 +109,9 @@ def test_a_leftover_holding_another_commands_live_lock_is_kept(tmp_path):
     busy = left_behind(out.parent, ".rep.report-busy0000")
     gone = left_behind(out.parent, ".rep.report-gone0000")
     (out.parent / f".{gone.name}.lock").write_text("pid 1\n")  # as SIGKILL leaves it: not held
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(busy / "sub")], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with lock_held_elsewhere(busy / "sub"):
         done = sacscale("report", "--run-set", root, "--output-dir", out)
         assert (busy / ".sub.lock").is_file() and (busy / "figures" / "scaling_bars.png").is_file()
-    finally:
-        holder.stdin.close()
-        holder.wait(timeout=30)
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [
         f"sacscale report: removed 1 staging folder(s) left in {out.parent} by earlier reports into rep that were "

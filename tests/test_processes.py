@@ -5,9 +5,7 @@ import subprocess
 import sys
 import time
 
-import pytest
-
-from sacscale.processes import SpawnedChild, describe_exit, end_all, end_children_naming, is_stopped, start_group
+from sacscale.processes import SpawnedChild, describe_exit, end_all, is_stopped, start_group
 
 
 def python(code: str) -> list[str]:
@@ -143,23 +141,3 @@ def test_a_frozen_child_is_killed_at_once_and_its_peers_end_normally():
     assert time.monotonic() - started < 10  # not the grace period: the frozen one cannot act on SIGTERM
     assert [(e.code, e.killed, e.frozen) for e in endings] == [
         (-signal.SIGKILL, True, True), (-signal.SIGTERM, False, False), (0, False, False)]
-
-
-def test_the_children_naming_a_file_are_killed_and_reaped(tmp_path):
-    target = str(tmp_path / ".walk.tmp1.2.mp4")
-    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
-    writer = subprocess.Popen([*sleeper, target])
-    other = subprocess.Popen([*sleeper, target + ".other"])
-    try:
-        deadline = time.monotonic() + 30
-        while os.fsencode(target) not in open(f"/proc/{writer.pid}/cmdline", "rb").read().split(b"\0"):
-            assert time.monotonic() < deadline, "the child did not start its program"
-            time.sleep(0.01)  # still the forked interpreter: not found yet
-        assert end_children_naming(target) == [writer.pid]
-        with pytest.raises(ChildProcessError):
-            os.waitpid(writer.pid, os.WNOHANG)  # reaped: it can no longer write anything
-        assert other.poll() is None
-    finally:
-        for child in (writer, other):
-            child.kill()
-            child.wait()

@@ -62,45 +62,6 @@ def is_stopped(pid: int) -> bool:
     return stat[stat.rindex(")") + 2 :][:1] in ("T", "t")
 
 
-def end_children_naming(arg: str) -> list[int]:
-    """SIGKILL and reap every child of this process whose command line has `arg` as one of
-    its arguments (an encoder given the file it writes); their ids. Once this returns, none
-    of them can create or write that file. Only children that have run their program are
-    found (a forked one still on its way to exec shows our own command line). Linux (/proc);
-    elsewhere none are found."""
-    ended = []
-    for pid in _children():
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                argv = fh.read().split(b"\0")
-        except OSError:  # gone, and reaped by another wait
-            continue
-        if os.fsencode(arg) in argv:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            except (ProcessLookupError, ChildProcessError):  # reaped meanwhile (a Popen's poll)
-                pass
-            ended.append(pid)
-    return ended
-
-
-def _children() -> list[int]:
-    """This process's children, of each of its threads."""
-    pids = []
-    try:
-        tasks = os.listdir("/proc/self/task")
-    except OSError:
-        return []
-    for task in tasks:
-        try:
-            with open(f"/proc/self/task/{task}/children", encoding="ascii") as fh:
-                pids += [int(pid) for pid in fh.read().split()]
-        except OSError:  # a thread that ended meanwhile
-            continue
-    return pids
-
-
 @dataclass(frozen=True)
 class Ending:
     """How a child ended (`code`: its exit status, negative for the signal that killed it),

@@ -18,7 +18,9 @@ the child running, unowned), `stops_held` raises it as its block ends instead.
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -79,6 +81,9 @@ def check() -> None:
 # the signals that end a command that has no stop points of its own: a batch system's or
 # Snakemake's cancel (SIGTERM), a closed terminal (SIGHUP); SIGINT raises KeyboardInterrupt already
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+# a stop Python swallowed (raised inside a weakref callback or a finalizer) is sent again this
+# much later
+SEND_AGAIN_AFTER_S = 0.01
 
 
 @contextmanager
@@ -90,29 +95,63 @@ def raised_as_interrupted() -> Iterator[None]:
     default action ended the process without them. Later ones are ignored, so they cannot
     cut that cleanup short. A signal ignored when the command started (`nohup`) stays
     ignored. Ctrl-C still raises KeyboardInterrupt, through a handler of ours so that
-    `stops_held` holds it too. Off the main thread (a test calling the CLI from a thread)
-    nothing changes."""
+    `stops_held` holds it too. A stop raised where Python cannot raise (a weakref callback, a
+    finalizer: Python swallows what is raised there) is sent again, to be raised at the next
+    point that can. Off the main thread (a test calling the CLI from a thread) nothing
+    changes."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = {signum: signal.getsignal(signum) for signum in (*ENDING_SIGNALS, signal.SIGINT)}
 
+    in_hook = False  # inside send_again: a stop raised there would be swallowed as well
+
     def handler(signum, frame):
         for ending in ENDING_SIGNALS:
             signal.signal(ending, signal.SIG_IGN)
-        _raise_or_hold(Interrupted(signum))
+        stop(Interrupted(signum))
 
     def interrupt(signum, frame):  # Python's own Ctrl-C, held where stops are held
-        _raise_or_hold(KeyboardInterrupt())
+        stop(KeyboardInterrupt())
+
+    def stop(exc: BaseException) -> None:
+        if in_hook:
+            send_soon(exc)
+        else:
+            _raise_or_hold(exc)
+
+    def send_soon(exc: BaseException) -> None:
+        # from another thread, a moment later: this one has left the hook by then (a
+        # signal sent from here would be handled before the hook returns)
+        signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+        if isinstance(exc, Interrupted):
+            signal.signal(signum, handler)
+        timer = threading.Timer(SEND_AGAIN_AFTER_S, os.kill, (os.getpid(), signum))
+        timer.daemon = True
+        timer.start()
+
+    def send_again(unraisable) -> None:
+        nonlocal in_hook
+        if unraisable.exc_value is None or unraisable.exc_value is not _last_raised:
+            previous_hook(unraisable)
+            return
+        in_hook = True
+        try:
+            send_soon(unraisable.exc_value)
+        finally:
+            in_hook = False
 
     for signum, before in previous.items():
         if signum in ENDING_SIGNALS and before is not signal.SIG_IGN:
             signal.signal(signum, handler)
         elif signum == signal.SIGINT and before is signal.default_int_handler:
             signal.signal(signum, interrupt)
+    previous_hook, sys.unraisablehook = sys.unraisablehook, send_again
     try:
         yield
     finally:
+        global _last_raised
+        sys.unraisablehook, _last_raised = previous_hook, None
         for signum, before in previous.items():
             signal.signal(signum, before if before is not None else signal.SIG_DFL)
 
@@ -121,11 +160,15 @@ def raised_as_interrupted() -> Iterator[None]:
 # raised as the block ends
 _holding = False
 _held: BaseException | None = None
+# the stop last raised: if Python swallows it (raised inside a weakref callback or a
+# finalizer), raised_as_interrupted's unraisable hook knows it for ours
+_last_raised: BaseException | None = None
 
 
 def _raise_or_hold(stop: BaseException) -> None:
-    global _held
+    global _held, _last_raised
     if not _holding:
+        _last_raised = stop
         raise stop
     if _held is None:
         _held = stop

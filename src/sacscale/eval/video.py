@@ -7,16 +7,18 @@ chosen (sacscale.eval.gl_backend), imageio only when its format is written.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import math
 import os
+import subprocess
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from sacscale.eval.gl_backend import RenderError
-from sacscale.processes import end_children_naming
 from sacscale.stopping import stops_held
 
 VIDEO_FORMATS = (".webp", ".mp4", ".gif")
@@ -101,38 +103,72 @@ def overlay_lines(cmd, t: float, achieved, fell: bool) -> list[str]:
 
 
 class _Mp4Writer:
-    """H.264 through imageio-ffmpeg's bundled ffmpeg, frames streamed.
+    """H.264 by the ffmpeg that imageio-ffmpeg bundles, frames streamed to its input.
 
-    ffmpeg (in a process group of its own: our stop signals do not reach it) creates the
-    file only once it has its first frame or the end of its input, so the file may be
-    removed only once ffmpeg is gone. Hence a stop (sacscale.stopping) is held while a frame
-    is handed over: the first starts ffmpeg, and a stop landing inside Popen after its fork
-    left an ffmpeg nobody ended, which wrote the file after render removed it; one landing
-    inside imageio's generator SIGKILLs ffmpeg without waiting. And whatever ends close or
-    drop, no ffmpeg writing this file is left running after them."""
+    ffmpeg runs in a process group of its own (our stop signals do not reach it), made by
+    Popen between fork and exec. imageio's own writer made it with a preexec_fn, Python run
+    in the forked child, which the subprocess docs call unsafe in a process with threads, as
+    render's are (physics, MuJoCo's batch, llvmpipe, torch): a known hang of that writer.
+    ffmpeg creates the file only at its first frame or the end of its input, so the file may
+    be removed only once ffmpeg is gone: a stop is held while ffmpeg starts and while a frame
+    is handed over (a stop inside Popen after its fork left an ffmpeg nobody ended), and
+    whatever ends close or drop, ffmpeg is ended and reaped by them."""
 
     def __init__(self, path: Path, fps: float):
-        import imageio.v2 as iio  # imageio and its ffmpeg: only when an .mp4 is written
-
-        self._path = str(path)
-        self._w = iio.get_writer(self._path, format="FFMPEG", mode="I", fps=fps, codec="libx264",
-                                 pixelformat="yuv420p", quality=7, macro_block_size=2, ffmpeg_log_level="error")
+        self._path, self._fps = str(path), fps
+        self._ffmpeg: subprocess.Popen | None = None
 
     def append(self, frame: np.ndarray) -> None:
+        frame = np.ascontiguousarray(frame, dtype=np.uint8)
         with stops_held():
-            self._w.append_data(frame)
+            if self._ffmpeg is None:
+                self._ffmpeg = self._start(frame.shape[1], frame.shape[0])
+            try:
+                self._ffmpeg.stdin.write(frame.data)
+            except BrokenPipeError:
+                raise RuntimeError(self._ended_early()) from None
+
+    def _start(self, width: int, height: int) -> subprocess.Popen:
+        from imageio_ffmpeg import get_ffmpeg_exe  # only when an .mp4 is written
+
+        fps = Fraction(self._fps).limit_denominator()  # exact, as 24000/1001
+        # crf 15: imageio's quality 7 of 10, the setting the committed videos were made with
+        cmd = [get_ffmpeg_exe(), "-y", "-f", "rawvideo", "-vcodec", "rawvideo", "-s", f"{width}x{height}",
+               "-pix_fmt", "rgb24", "-r", str(fps), "-i", "-", "-an", "-vcodec", "libx264", "-pix_fmt", "yuv420p",
+               "-crf", "15", "-v", "error", self._path]
+        return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, process_group=0)
+
+    def _ended_early(self) -> str:
+        status = self._end()
+        return f"ffmpeg stopped taking frames (exit status {status}; its own message, if any, is above)"
 
     def close(self) -> None:
+        if self._ffmpeg is None:
+            return
         try:
-            self._w.close()  # waits for ffmpeg; a stop meanwhile kills it without waiting
+            self._ffmpeg.stdin.close()  # the end of its input: ffmpeg encodes what it holds and ends
+            status = self._ffmpeg.wait()  # a stop meanwhile: ended without waiting, below
+        except BrokenPipeError:
+            raise RuntimeError(self._ended_early()) from None
         finally:
-            end_children_naming(self._path)
+            self._end()
+        if status != 0:
+            raise RuntimeError(f"ffmpeg ended with exit status {status} (its own message, if any, is above)")
 
     def drop(self) -> None:
-        try:
-            self._w.close()  # ffmpeg ends once its input does (the frames it holds: a pipe's worth)
-        finally:
-            end_children_naming(self._path)
+        self._end()
+
+    def _end(self) -> int | None:
+        """Kill ffmpeg if it still runs and reap it; its exit status (None: never started)."""
+        ffmpeg, self._ffmpeg = self._ffmpeg, None
+        if ffmpeg is None:
+            return None
+        if ffmpeg.poll() is None:
+            ffmpeg.kill()
+        status = ffmpeg.wait()
+        with contextlib.suppress(OSError):  # frames still buffered for an ffmpeg now gone
+            ffmpeg.stdin.close()
+        return status
 
 
 class _GifWriter:

@@ -1,0 +1,87 @@
+"""A stop raised where Python cannot raise: a render stopped by SIGHUP right after it made
+its temporary file went on rendering for minutes (the test of that stop timed out once on
+CI at 120 s, stderr empty). The signal had landed while numpy imported a module, inside
+importlib's weakref callback for the module's lock: Python swallows an exception raised in
+a weakref callback or a finalizer, and the handler had already set later stop signals
+aside. Such a stop is now sent again and raised at the next point Python can raise it."""
+
+import gc
+import signal
+import sys
+import time
+import weakref
+
+import pytest
+
+from sacscale.stopping import Interrupted, raised_as_interrupted
+
+from test_stops_held import default_dispositions  # noqa: F401 - a fixture
+
+
+class _Thing:
+    pass
+
+
+class _StoppedInFinalizer:
+    def __init__(self, sig):
+        self.sig = sig
+
+    def __del__(self):
+        _arrive_here(self.sig)
+
+
+def _arrive_here(sig):
+    """The signal reaches this thread now; its handler runs within this function."""
+    signal.raise_signal(sig)
+    time.sleep(0.5)
+
+
+def _weakref_callback_stopped(sig):
+    thing = _Thing()
+    ref = weakref.ref(thing, lambda _ref: _arrive_here(sig))
+    del thing  # the callback runs here
+    return ref
+
+
+def _finalizer_stopped(sig):
+    _StoppedInFinalizer(sig)  # dropped at once: its __del__ runs here
+    gc.collect()
+
+
+def _ran_on(deadline_s):
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("where", [_weakref_callback_stopped, _finalizer_stopped],
+                         ids=["weakref-callback", "finalizer"])
+@pytest.mark.parametrize("sig, raised", [(signal.SIGHUP, Interrupted), (signal.SIGTERM, Interrupted),
+                                         (signal.SIGINT, KeyboardInterrupt)], ids=["SIGHUP", "SIGTERM", "SIGINT"])
+def test_a_stop_python_swallowed_is_raised_at_the_next_point(default_dispositions, where, sig, raised):  # noqa: F811
+    reached = []
+    with pytest.raises(raised) as stopped:
+        with raised_as_interrupted():
+            where(sig)
+            reached.append("after the callback")
+            _ran_on(10)  # the command goes on: the stop must end it here, not run for minutes
+            reached.append("the end")
+    assert "the end" not in reached
+    if raised is Interrupted:
+        assert stopped.value.signum == sig
+
+
+def test_another_swallowed_exception_goes_to_the_hook_before(default_dispositions, monkeypatch):  # noqa: F811
+    seen = []
+    monkeypatch.setattr(sys, "unraisablehook", seen.append)
+
+    def callback(_ref):
+        raise ValueError("a callback's own bug")
+
+    with raised_as_interrupted():
+        thing = _Thing()
+        ref = weakref.ref(thing, callback)
+        del thing
+    assert ref() is None
+    assert [str(u.exc_value) for u in seen] == ["a callback's own bug"]
+    assert sys.unraisablehook == seen.append

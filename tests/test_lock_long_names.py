@@ -39,7 +39,7 @@ def test_a_name_past_the_limit_is_named_as_too_long_itself(tmp_path):
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1] == (
         f"sacscale plan-matrix: error: argument --output: {str(out)[:160]!r}... ({len(str(out)) - 160:,} more "
-        f"characters) is longer than a path can be (255 bytes a name, 4096 in all; its longest name is 256 bytes, the "
+        f"characters) is longer than a path can be (255 bytes a name, 4,095 in all; its longest name is 256 bytes, the "
         f"whole {len(str(out))}): give a shorter one")
     assert os.listdir(tmp_path) == []
 

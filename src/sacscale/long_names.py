@@ -66,8 +66,9 @@ def too_long_problem(path: str | os.PathLike, room: int = 0, made: str = "") -> 
     whole = os.fsencode(os.path.abspath(path))
     longest = max(len(part) for part in whole.split(b"/"))
     if len(whole) >= PATH_BYTES or longest > NAME_BYTES:
-        return (f"{shortened(os.fspath(path))} is longer than a path can be ({NAME_BYTES} bytes a name, {PATH_BYTES} "
-                f"in all; its longest name is {longest:,} bytes, the whole {len(whole):,}): give a shorter one")
+        return (f"{shortened(os.fspath(path))} is longer than a path can be ({NAME_BYTES} bytes a name, "
+                f"{PATH_BYTES - 1:,} in all; its longest name is {longest:,} bytes, the whole {len(whole):,}): "
+                f"give a shorter one")
     if len(whole) + room < PATH_BYTES:
         return None
     return (f"{shortened(os.fspath(path))} is {len(whole):,} bytes long, too long for {made}, which would be "

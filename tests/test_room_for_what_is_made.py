@@ -17,6 +17,7 @@ import pytest
 from cli_runs import REPO, SET, one_line, sacscale
 
 from sacscale.cli import _error_line
+from sacscale.pipeline.folder_options import blank_part_problem
 from sacscale.pipeline.made_room import output_room, run_folder_room
 
 RUN = REPO / "results" / SET / "runs" / "shared_r1_n1_pool7"
@@ -89,19 +90,29 @@ def test_a_name_too_long_to_open_is_shortened_in_the_error_line(capsys):
     assert err.startswith(f"sacscale aggregate: error: {long[:160]!r}... (") and len(err) < 400, err
 
 
-@pytest.mark.parametrize("blank", [" ", "\t", "\u00a0", "\u200b", " \u00a0"])
+# Hangul fillers (Lo) and the blank braille pattern (So) are drawn as an empty cell; combining
+# marks (Mn, Me) alone have nothing to sit on
+@pytest.mark.parametrize("blank", [" ", "\t", "\u00a0", "\u200b", " \u00a0", "\u3164", "\u2800", "\u115f",
+                                   "\u1160", "\uffa0", "\u0301\u0301", "\u20dd"])
 def test_a_blank_part_the_write_would_make_is_refused(tmp_path, blank):
     out = tmp_path / "b" / blank / "e.json"
     one_line(sacscale("analyze-run", RUN, "--output", out),
-             f"error: argument --output: {str(out)!r}: its part {blank!r} would be made, and that name is blank")
+             f"error: argument --output: {str(out)!r}: its part {ascii(blank)} would be made, and that name is blank")
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_blank_named_folder_of_the_users_own_is_written_into(tmp_path):
-    (tmp_path / " ").mkdir()
-    done = sacscale("analyze-run", RUN, "--output", tmp_path / " " / "e.json")
+@pytest.mark.parametrize("name", ["e\u0301", "\u3164a", "\u3131", "\u2801", "\u0915\u094d"])
+def test_a_name_that_shows_a_letter_is_not_blank(tmp_path, name):
+    # a mark on a letter, a filler beside one, a Hangul letter, a braille dot, a Devanagari conjunct
+    assert blank_part_problem(str(tmp_path / name / "e.json")) is None
+
+
+@pytest.mark.parametrize("blank", [" ", "\u3164"])
+def test_a_blank_named_folder_of_the_users_own_is_written_into(tmp_path, blank):
+    (tmp_path / blank).mkdir()
+    done = sacscale("analyze-run", RUN, "--output", tmp_path / blank / "e.json")
     assert done.returncode == 0, done.stderr
-    assert (tmp_path / " " / "e.json").is_file()
+    assert (tmp_path / blank / "e.json").is_file()
 
 
 def test_a_blank_part_of_a_record_run_folder_is_refused(tmp_path):

@@ -96,10 +96,11 @@ def _open_lock_file(dir_fd: int, name: str, path: Path) -> int:
         if exc.errno == errno.EACCES:
             owner = _owner(path)
             raise LockError(_planted(path, owner) if owner not in (None, os.getuid()) else
-                            f"lock file {path}: {unusable(path, exc)}") from None
+                            f"lock file {path}: {unusable(path, exc)}", exc.errno) from None
         # O_NOFOLLOW gives ELOOP for a link; another reason (an immutable file: EPERM) is said as it is
         link = "; a symbolic link is refused" if exc.errno == errno.ELOOP else ""
-        raise LockError(f"lock file {path}: cannot open it ({exc.strerror}{link})") from None
+        # the errno goes with it: a disk out of inodes or read-only is named as the output's write
+        raise LockError(f"lock file {path}: cannot open it ({exc.strerror}{link})", exc.errno) from None
     st = os.fstat(fd)
     if st.st_uid != os.getuid():
         os.close(fd)
@@ -306,7 +307,8 @@ def _open_parent(lock: Path) -> int:
         lock.parent.mkdir(parents=True, exist_ok=True)
         return os.open(lock.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as exc:
-        raise LockError(f"lock file {lock}: {exc.strerror or exc} ({exc.filename or lock.parent})") from None
+        raise LockError(f"lock file {lock}: {exc.strerror or exc} ({exc.filename or lock.parent})",
+                        exc.errno) from None
 
 
 def _take_named(dir_fd: int, name: str, path: Path, guarded: str) -> tuple[int | None, str]:

@@ -1,6 +1,7 @@
 """Outputs the disk refuses (docs/faults.md row 21): on a
 read-only file system and on a full one (small tmpfs mounts in a private mount namespace,
-`unshare -m`, root only: root ignores permission bits, not a read-only mount), each
+`unshare -m`, root only: root ignores permission bits, not a read-only mount; one out of
+inodes), each
 command prints one line naming the output the user gave (not a temporary name), exits 2
 and leaves no partial file: a report's figure, the model's .mjb (MuJoCo's own writer
 ignored the full disk and left a truncated model), the video."""
@@ -30,8 +31,15 @@ SCRIPT = """
 import json, os, subprocess, sys
 disk, kind, cmd = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 os.makedirs(disk, exist_ok=True)
-subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", disk], check=True)
-if kind == "full":
+inodes = ",nr_inodes=16" if kind == "inodes" else ""
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k" + inodes, "tmpfs", disk], check=True)
+if kind == "inodes":
+    try:
+        for n in range(16):
+            os.close(os.open(os.path.join(disk, f"filler{n}"), os.O_WRONLY | os.O_CREAT))
+    except OSError:
+        pass
+elif kind == "full":
     fd = os.open(os.path.join(disk, "filler"), os.O_WRONLY | os.O_CREAT)
     for chunk in (4096, 1):
         try:
@@ -43,8 +51,10 @@ if kind == "full":
 else:
     subprocess.run(["mount", "-o", "remount,ro", disk], check=True)
 proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-left = sorted(os.path.relpath(os.path.join(d, f), disk) for d, _, fs in os.walk(disk) for f in fs if f != "filler")
-print(json.dumps({"rc": proc.returncode, "err": proc.stderr.strip(), "left": left}))
+left = sorted(os.path.relpath(os.path.join(d, f), disk) for d, _, fs in os.walk(disk)
+              for f in fs if not f.startswith("filler"))
+dirs = sorted(os.path.relpath(os.path.join(d, s), disk) for d, ss, _ in os.walk(disk) for s in ss)
+print(json.dumps({"rc": proc.returncode, "err": proc.stderr.strip(), "left": left, "dirs": dirs}))
 """
 
 
@@ -106,3 +116,18 @@ def test_a_read_only_output_is_named_as_given_not_by_its_temporary_name(tmp_path
     out = on_disk(tmp_path, "ro", ["aggregate", *map(str, metrics), "--csv", "DISK/s.csv", "--json", "DISK/s.json"])
     assert out["rc"] == 2, out
     assert out["err"] == f"sacscale aggregate: error: {tmp_path / 'disk'}/s.csv: read-only file system"
+
+
+@pytest.mark.parametrize("kind, folder, says", [
+    ("inodes", "", "no space left on the device (disk full)"),  # the lock file's create refused
+    ("inodes", "sub/", "no space left on the device (disk full)"),  # the lock's folder's mkdir refused
+    ("ro", "sub/", "read-only file system")])  # a folder to be made on a read-only disk
+def test_a_lock_the_disk_refuses_is_named_as_the_outputs_write(tmp_path, kind, folder, says):
+    # the first write is the lock beside the output: refused, it was named as the lock
+    # (`cannot lock it to write it (lock file ...)`), not as the write the user asked for
+    metrics = sorted((SET / "metrics").glob("*.json"))[:2]
+    out = on_disk(tmp_path, kind, ["aggregate", *map(str, metrics), "--csv", f"DISK/{folder}s.csv",
+                                   "--json", f"DISK/{folder}s.json"])
+    assert out["rc"] == 2, out
+    assert out["err"] == f"sacscale aggregate: error: {tmp_path / 'disk'}/{folder}s.csv: {says}"
+    assert out["left"] == [] and out["dirs"] == [], out  # no lock file, no folder made for it

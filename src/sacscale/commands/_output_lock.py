@@ -106,19 +106,23 @@ def refuse_a_live_folder(option: str, path: str | os.PathLike, folder: Path) -> 
 
 
 def _refuse_unwritable(folder: Path, path: str | os.PathLike, refused: int | None = None) -> None:
-    """A folder no file can be written in (a read-only or full disk, one not ours to write):
-    named as the write itself would name it (`PATH: read-only file system`, `PATH: no space
-    left on the device`), not as its lock; so is a plain file where a folder on the way must be."""
-    if refused in (errno.ENOSPC, errno.EDQUOT):
+    """A folder no file can be written in (a read-only or full disk, one out of inodes, one not
+    ours to write): named as the write itself would name it (`PATH: read-only file system`,
+    `PATH: no space left on the device`), not as its lock, whether the disk refused the lock
+    file or the folder made for it; so is a plain file where a folder on the way must be. A
+    folder not made yet is judged by the nearest one there, where it would be made."""
+    if refused in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
         raise OSError(refused, os.strerror(refused), str(path))
     existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
-    if existing is not None and not existing.is_dir():
+    if existing is None:
+        return
+    if not existing.is_dir():
         raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(existing))
     try:
-        read_only = os.statvfs(folder).f_flag & os.ST_RDONLY
+        read_only = os.statvfs(existing).f_flag & os.ST_RDONLY
     except OSError:
         return
     if read_only:
         raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
-    if not os.access(folder, os.W_OK):
+    if not os.access(existing, os.W_OK):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))

@@ -32,13 +32,19 @@ def blank_value(value: str) -> str | None:
 
 
 def _unseen(name: str) -> bool:
-    """Whether a name shows as nothing: white space or characters that print as none (a
-    no-break space, a zero-width one, a control character)."""
-    return all(ch.isspace() or unicodedata.category(ch) in _UNSEEN for ch in name)
+    """Whether a name shows as nothing: white space, characters that print no mark (a no-break
+    space, a zero-width one, a control character), combining marks with nothing to sit on,
+    and the few letters and symbols drawn as a blank (_BLANK_LETTERS)."""
+    return all(ch.isspace() or ch in _BLANK_LETTERS or unicodedata.category(ch) in _UNSEEN for ch in name)
 
 
-# Unicode's separators, format and control characters: none prints a mark
-_UNSEEN = {"Zs", "Zl", "Zp", "Cf", "Cc"}
+# Unicode's separators, format and control characters print no mark; nonspacing and enclosing
+# marks (Mn, Me) draw only on the character before them, and a name of marks alone has none
+_UNSEEN = {"Zs", "Zl", "Zp", "Cf", "Cc", "Mn", "Me"}
+# Letters and a symbol that are drawn as an empty cell, though their categories are those of
+# visible ones (Lo, So): the Hangul fillers (choseong, jungseong, the compatibility one and
+# its halfwidth form) and the blank braille pattern
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 
 
 def blank_part_problem(value: str) -> str | None:
@@ -46,7 +52,8 @@ def blank_part_problem(value: str) -> str | None:
     a folder named ` `) or only characters that show as nothing; None where none is."""
     for _, part in made_parts(value):
         if _unseen(part.name):
-            return (f"{value!r}: its part {part.name!r} would be made, and that name is blank (white space or "
+            # ascii: a blank letter or a mark repr leaves as it is would show as nothing here too
+            return (f"{value!r}: its part {ascii(part.name)} would be made, and that name is blank (white space or "
                     "invisible characters only: an unset variable and a space?); give it a name")
     return None
 

@@ -10,7 +10,8 @@ from pathlib import Path
 from sacscale.analysis.events import compress_event_files
 from sacscale.hashes import sha256_file
 from sacscale.locks import TRAINER_LOCK, UntrustedLock, holder_beside
-from sacscale.pipeline.run_folder_names import stamp
+from sacscale.pipeline.moves import move
+from sacscale.pipeline.run_folder_names import set_aside_name
 
 
 def move_learning_state(work: Path, target: Path) -> dict | None:
@@ -22,11 +23,11 @@ def move_learning_state(work: Path, target: Path) -> dict | None:
 
     moved: dict[str, str] = {}
     if target.exists():  # an earlier attempt's, superseded by this run: kept beside it
-        os.replace(target, target.with_name(f"{target.name}.superseded-{stamp()}"))
+        os.replace(target, target.with_name(set_aside_name(target.name, "superseded", target.parent)))
     checkpoints = work / "checkpoints"
     if (checkpoints / "final.pt").is_file():
         target.mkdir(parents=True)
-        os.replace(checkpoints, target / "checkpoints")
+        move(checkpoints, target / "checkpoints")  # the state folder may be on another disk
         for f in sorted((target / "checkpoints").iterdir()):
             moved[f"checkpoints/{f.name}"] = sha256_file(f)
         checkpoints.mkdir()
@@ -34,7 +35,7 @@ def move_learning_state(work: Path, target: Path) -> dict | None:
     for f in sorted(work.glob("ref_logs/*/*/model_*.pt")):
         rel = f.relative_to(work)
         (target / rel.parent).mkdir(parents=True, exist_ok=True)
-        os.replace(f, target / rel)
+        move(f, target / rel)
         moved[rel.as_posix()] = sha256_file(target / rel)
     if not moved:
         return None

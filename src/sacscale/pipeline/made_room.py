@@ -13,8 +13,9 @@ import os
 import socket
 from pathlib import Path
 
-from sacscale.long_names import TEMPORARY_EXTRA, temporary_room
-from sacscale.pipeline.run_folder_names import stamp
+from sacscale.lock_names import WORK_SUFFIX
+from sacscale.long_names import TEMPORARY_EXTRA, size, temporary_room
+from sacscale.pipeline.run_folder_names import set_aside_name
 
 # the ranks a run can have (a rank's folder `tb/rank<r>`)
 _LONGEST_RANK = "rank9999"
@@ -76,13 +77,15 @@ def output_room(command: str, option: str, value: str, folder: bool) -> tuple[in
 def record_run_paths(run_dir: Path, work_dir: Path, attic: Path, state_dir: Path | None):
     """(option, folder, room, what) of record-run's folders, with the run's names in them: the
     run folder and its work folder hold a trainer's files, the attic `<run>.failed-<time>`
-    holding those, the learning state's folder `<run>/...` (an earlier one's set aside beside it)."""
+    holding those, the learning state's folder `<run>/...` (an earlier one's set aside beside
+    it); a set-aside name is cut to fit a name's bound (run_folder_names.set_aside_name)."""
     room, what = run_folder_room(recorded=True)
-    attempt = f"{run_dir.name}.interrupted-{stamp()}"
+    names = (run_dir.name, work_dir.name.lstrip(".").removesuffix(WORK_SUFFIX))  # the work folder's too
+    attempt = max((set_aside_name(name, "interrupted", attic) for name in names), key=size)
     yield "--run-dir", run_dir, room, what
     yield "--work-dir", work_dir, room, what
     yield "--attic", attic, len(os.fsencode(attempt)) + 1 + room, f"a failed attempt moved into it ({attempt}/...)"
     if state_dir is not None:
-        state = f"{run_dir.name}.superseded-{stamp()}/{_REFERENCE_LOGS}/model_{10 ** 9}.pt"
+        state = f"{set_aside_name(run_dir.name, 'superseded', state_dir)}/{_REFERENCE_LOGS}/model_{10 ** 9}.pt"
         yield ("--state-dir", state_dir, len(os.fsencode(state)) + 1,
                f"the run's learning state moved into it ({run_dir.name}/...)")

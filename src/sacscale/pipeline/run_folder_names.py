@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from pathlib import Path
 
 from sacscale.lock_names import WORK_SUFFIX
+from sacscale.long_names import name_that_fits
 from sacscale.locks import LOCK, TRAINER_LOCK
 
 # why an attempt was set aside: the word in its name in the attic, `<run>.<why>-<stamp>`
@@ -22,6 +24,13 @@ STAMP_PATTERN = r"\d{8}T\d{6}\.\d{6}Z"  # what stamp() writes
 def stamp() -> str:
     """Now, as the suffix of a folder set aside (`.superseded-STAMP`, `.failed-STAMP`)."""
     return datetime.now(UTC).strftime(STAMP_FORMAT)
+
+
+def set_aside_name(run: str, why: str, into: Path) -> str:
+    """`<run>.<why>-<stamp>`, the name a folder set aside is given in `into`; a run's name
+    too long for that (a legal name of some 230 bytes) is cut, with a digest of it, so that
+    the name fits: otherwise the move failed after the run and the attempt was lost."""
+    return name_that_fits(into, "", run, f".{why}-{stamp()}")
 
 
 # each form (a regular expression) with the folder record-run names so; a suffix counts at

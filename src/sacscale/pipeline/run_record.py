@@ -45,7 +45,6 @@ import contextlib
 import errno
 import os
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
@@ -64,7 +63,8 @@ from sacscale.pipeline.completed_run import compress_rank_events, move_learning_
 from sacscale.pipeline.environment import host_info, project_state
 from sacscale.pipeline.folder_options import folder_path, optional_folder_path, work_folder_path
 from sacscale.pipeline.machine_lock import LockError, LockSettingError, training_machine
-from sacscale.pipeline.run_folder_names import WORK_SUFFIX, stamp
+from sacscale.pipeline.moves import move
+from sacscale.pipeline.run_folder_names import WORK_SUFFIX, set_aside_name
 from sacscale.pipeline.run_folders import folders_problem, make_attic, make_state_dir
 from sacscale.pipeline.plan_values import PlanError
 from sacscale.pipeline.record_run_guards import live_folders_problem, live_run_inside, taken_meanwhile
@@ -101,8 +101,8 @@ def _move_aside(path: Path, attic: Path, why: str) -> Path | None:
         path.rmdir()  # Snakemake creates the output's parent directory before the job
         return None
     attic.mkdir(parents=True, exist_ok=True)
-    target = attic / f"{path.name.lstrip('.').removesuffix(WORK_SUFFIX)}.{why}-{stamp()}"
-    os.replace(path, target)
+    target = attic / set_aside_name(path.name.lstrip(".").removesuffix(WORK_SUFFIX), why, attic)
+    move(path, target)  # the attic may be on another disk
     _say(f"moved {path} to {target}")
     return target
 
@@ -115,15 +115,17 @@ def _code_state() -> dict:
     return {k: state.get(k) for k in ("commit", "dirty", "error") if k != "error" or k in state}
 
 
-def _set_aside_or_remove(work: Path, attic: Path, why: str) -> Path | None:
+def _set_aside(work: Path, attic: Path, why: str) -> str:
     """Move a failed attempt to the attic; should even that fail (a full disk can refuse
-    the attic's directory), remove it: an incomplete directory must not stay in results/."""
+    the attic's directory), leave it in its work folder, whole: it may hold a checkpoint a
+    resume needs, and the work folder's name never reads as a complete run (the next run
+    of it moves it to the attic). Where it is kept, said for the last line."""
     try:
-        return _move_aside(work, attic, why)
+        kept = _move_aside(work, attic, why)
     except OSError as exc:
-        _say(f"cannot move {work} to {attic} ({exc.strerror or exc}); removing it")
-        shutil.rmtree(work, ignore_errors=True)
-        return None
+        _say(f"cannot move {work} to {attic} ({error_text(exc)}); the attempt is left where it ran, in {work}")
+        return f"Its log and run.json are kept where it ran, in {work}: the attic could not take them"
+    return f"Its log and run.json are kept in {kept}" if kept else "It left nothing to keep: its work folder is gone"
 
 
 class Supervisor:
@@ -364,15 +366,11 @@ def _run_once(args: argparse.Namespace, cmd: list[str], env: dict[str, str], res
     """The run, after moving aside what an earlier attempt left; a failure is not retried."""
     _move_aside(args.work_dir, args.attic, "interrupted")
     _move_aside(args.run_dir, args.attic, "superseded")
-    code, status, kept, cause = _attempt(args, cmd, env, resolved)
+    code, status, where, cause = _attempt(args, cmd, env, resolved)
     if status == "completed":
         return 0
     if status in ("not started", "not in place"):
         return code
-    where = f"Its log and run.json are kept in {kept}" if kept else \
-        "Its log and run.json were removed: the attic could not take them"
-    if kept == args.work_dir:  # another train's live folder: nothing of this attempt's was written beside its log
-        where = f"Its log is in {kept}, left to the train that holds it"
     why = f", but {cause}" if cause and code == 0 else ""
     _say(f"run {name} {status} (exit status {code}{why}); nothing was marked done. {where}")
     return code if code and code > 0 else 1
@@ -412,10 +410,14 @@ def _made_ready(work: Path, args: argparse.Namespace, record: dict) -> str | Non
     return None
 
 
+# another train's live folder: nothing of this attempt's was written beside its log
+_LEFT_TO_TRAIN = "Its log is in {}, left to the train that holds it"
+
+
 def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], resolved: dict):
     """Run the command once into the work directory; rename it to the run directory when
-    complete, else set it aside. Returns (exit status, status, where the attempt was kept,
-    what failed when the command itself did not: None, or a phrase after "but")."""
+    complete, else set it aside. Returns (exit status, status, where the attempt was kept (a
+    sentence), what failed when the command itself did not: None, or a phrase after "but")."""
     run_dir, work = args.run_dir, args.work_dir
     try:
         work.mkdir(parents=True)
@@ -469,10 +471,10 @@ def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], reso
     if status != "completed" and (holder := _another_trainer_in(work)):
         _say(f"{work}: a sacscale train outside this record-run took it meanwhile ({holder}); left to it as "
              "it is: no run.json written there, nothing moved")
-        return code, status, work, f"another sacscale train took its work folder ({holder})"
+        return code, status, _LEFT_TO_TRAIN.format(work), f"another sacscale train took its work folder ({holder})"
     if status != "completed" and (inside := taken_meanwhile(work)):  # not moved from under a live run
         _say(f"{work}: {inside[0]}; left to it as it is: no run.json written there, nothing moved")
-        return code, status, work, inside[1]
+        return code, status, _LEFT_TO_TRAIN.format(work), inside[1]
     try:
         write_json(work / "run.json", record)
     except OSError as exc:
@@ -489,4 +491,4 @@ def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], reso
             return 1, "not in place", work, None
         _say(f"{run_dir} completed in {t1 - t0:.1f} s")
         return 0, status, run_dir, None
-    return code, status, _set_aside_or_remove(work, args.attic, status), cause
+    return code, status, _set_aside(work, args.attic, status), cause

@@ -117,6 +117,7 @@ def test_a_path_too_long_is_refused_naming_the_option_and_shortened(tmp_path, pa
     for done, option in ((_record_run(tmp_path, run_dir=long), "--run-dir"),
                          (sacscale("evaluate", RUN, "--output", long), "--output")):  # was a traceback
         one_line(done, f"error: argument {option}: {str(long)[:160]!r}... ({len(str(long)) - 160:,} more characters) "
-                       f"is longer than a path can be (255 bytes a name, 4,095 in all; its longest name is {size} bytes")
+                       f"is longer than a path can be (255 bytes a name, 4,095 in all; its longest name is "
+                       f"{size} bytes")
         assert len(done.stderr) < 500
     assert list(tmp_path.iterdir()) == []

@@ -121,3 +121,47 @@ def test_a_blank_part_of_a_record_run_folder_is_refused(tmp_path):
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     one_line(done, "argument --attic: 'x/\\xa0/att': its part '\\xa0' would be made, and that name is blank")
     assert list(tmp_path.iterdir()) == []
+
+
+def _named_report(out: str, md: str = "report.md", html: str = "report.html"):
+    """The report in the pipeline's own form, into the folder `out`."""
+    return sacscale("report", "--summary", REPO / "results" / SET / "summary.json", "--metrics", METRICS,
+                    "--output-md", f"{out}/{md}", "--output-html", f"{out}/{html}", "--figures-dir", f"{out}/figures")
+
+
+
+# the longest temporary's name for `<stem><suffix>`, as sacscale.atomic makes it: the largest pid and thread id
+def _temporary(stem: str, suffix: str) -> str:
+    return f".{stem}.tmp{2 ** 22}.{2 ** 64}{suffix}"
+
+
+# what the report stages in `.<folder>.report-<8 letters>/`, beside its folder, for each output
+STAGED = {"--figures-dir": ("figures", "figures/" + _temporary("throughput_by_repeat", ".png")),
+          "--output-md": ("m" * 200 + ".md", _temporary("m" * 200, ".md")),
+          "--output-html": ("h" * 200 + ".html", _temporary("h" * 200, ".html"))}
+
+
+def _folder_bound(option: str) -> int:
+    """The longest report folder whose staged path for `option` (its staging folder's name
+    is the folder's, 17 bytes longer) fits in 4,095 bytes."""
+    return 4095 - len("..report-12345678/") - len(STAGED[option][1])
+
+
+@pytest.mark.parametrize("option", list(STAGED))
+def test_each_report_output_too_long_for_its_staged_files_is_refused_naming_it(tmp_path, option):
+    """The pipeline's form (--output-md/--output-html/--figures-dir) is staged beside the
+    report's folder as --output-dir is: it passed the checks, drew, then failed with `File
+    name too long` naming no option."""
+    name = STAGED[option][0]
+    out = long_path(tmp_path, _folder_bound(option) + 1)
+    done = _named_report(out, **{"--output-md": {"md": name}, "--output-html": {"html": name}}.get(option, {}))
+    one_line(done, f"error: argument {option}: {f'{out}/{name}'[:160]!r}... ")
+    assert "the files staged in the report's staging folder" in done.stderr and len(done.stderr) < 600
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_report_folder_with_room_for_its_staged_files_is_written(tmp_path):
+    out = long_path(tmp_path, _folder_bound("--figures-dir"))
+    done = _named_report(out)
+    assert done.returncode == 0, done.stderr
+    assert os.path.isfile(f"{out}/figures/throughput_by_repeat.png") and os.path.isfile(f"{out}/report.html")

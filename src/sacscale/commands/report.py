@@ -63,7 +63,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(logs/<run set>/attempts); the report lists them")
     parser.add_argument("--evaluations", nargs="*", default=[], metavar="EVAL_JSON",
                         help="sacscale evaluate outputs named <run>.json, for the learning-quality table")
-    parser.add_argument("--video", help="the best run's video (sacscale render-best), inside the report's directory")
+    parser.add_argument("--video", help="the best run's video (sacscale render-best); one outside the report's "
+                        "directory is copied into its figures directory, as best_run.webp")
     parser.add_argument("--video-record", help="its record of the choice (sacscale render-best --record)")
     parser.add_argument("--deviations", help="the Markdown file of deviations from the reference system; the report "
                         "links it (relative to the report's directory)")
@@ -217,8 +218,7 @@ def named_inputs(args: argparse.Namespace) -> dict:
         raise Refused(f"give --run-set results/<set>, or every input: {', '.join(absent)} missing")
     refuse_one_file(("--output-md", args.output_md), ("--output-html", args.output_html))
     _refuse_outputs_on_inputs(args)
-    if args.video:
-        _video_bytes(args.video, "--video ", scope.BUDGET_BYTES)
+    video = _video_bytes(args.video, "--video ", scope.BUDGET_BYTES) if args.video else None
     folders = Path(args.output_md).parent, Path(args.output_html).parent, Path(args.figures_dir)
     refuse_links(*folders)
     refuse_shared(*folders)
@@ -235,8 +235,20 @@ def named_inputs(args: argparse.Namespace) -> dict:
         environment=args.environment, model=args.model, probe=args.correctness,
         verification=args.verification, manifest=args.manifest_json, deviations=args.deviations,
         run_dirs=args.run_dirs, attempts=_attempts(args.attempts_dir), evaluations=args.evaluations,
-        video=args.video, video_record=args.video_record, copies={},
+        video=args.video, video_record=args.video_record, copies=_video_copy(args, folder, video),
     )
+
+
+def _video_copy(args: argparse.Namespace, folder: Path, video: bytes | None) -> dict:
+    """A video outside the report's folder copied into its figures folder, as `--run-set`
+    copies the set's into a report built elsewhere: the page links its video by a path
+    relative to itself, which must stay inside the folder that travels as the report. What
+    was read and judged is what is copied, under the name the pipeline gives it (without its
+    record the page shows no video, and none is copied)."""
+    if video is None or not args.video_record or Path(args.video).resolve().is_relative_to(folder):
+        return {}
+    figures = Path(args.figures_dir).resolve().relative_to(folder)
+    return {"video": (figures / f"best_run{Path(args.video).suffix.lower()}", video)}
 
 
 def _written(inputs: dict, figures: Path) -> list[Path]:
@@ -249,9 +261,10 @@ def _written(inputs: dict, figures: Path) -> list[Path]:
 def _staged(inputs: dict, folder: Path, figures: Path, staging: Path) -> dict:
     """write_report's arguments writing into `staging` as into `folder`: the video the page
     shows from the report's folder (not copied) by the same path relative to the page, the
-    copies written there first."""
+    copies written there first, the deviations document linked from the report's folder."""
     staged = dict(inputs, output_md=staging / Path(inputs["output_md"]).name,
-                  output_html=staging / Path(inputs["output_html"]).name, figures_dir=staging / figures)
+                  output_html=staging / Path(inputs["output_html"]).name, figures_dir=staging / figures,
+                  prepare=_deviations_linked_from(folder, inputs["deviations"]))
     copies = staged.pop("copies")
     if inputs["video"] and Path(inputs["video"]).resolve().is_relative_to(folder.resolve()):
         staged["video"] = str(staging / Path(inputs["video"]).resolve().relative_to(folder.resolve()))
@@ -260,6 +273,17 @@ def _staged(inputs: dict, folder: Path, figures: Path, staging: Path) -> dict:
         (staging / rel).write_bytes(data)  # a private folder of ours, just made
         staged[name] = str(staging / rel)
     return staged
+
+
+def _deviations_linked_from(folder: Path, deviations: str | None):
+    """write_report's `prepare`: the deviations document, which is linked, not copied, linked
+    by its path relative to the report's folder, not to the staging folder the page is written
+    in (a document inside the report's folder was linked through the folder's own name)."""
+    def prepare(others: dict) -> dict:
+        if deviations and others["deviations"] is not None:  # read and found a file
+            others["deviations"] = os.path.relpath(Path(deviations).resolve(), folder.resolve())
+        return others
+    return prepare
 
 
 def _shown(path) -> str:

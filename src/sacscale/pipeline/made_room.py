@@ -16,6 +16,7 @@ from pathlib import Path
 from sacscale.lock_names import WORK_SUFFIX
 from sacscale.long_names import TEMPORARY_EXTRA, size, temporary_room
 from sacscale.pipeline.run_folder_names import set_aside_name
+from sacscale.report.names import NUMBERS_NAME
 
 # the ranks a run can have (a rank's folder `tb/rank<r>`)
 _LONGEST_RANK = "rank9999"
@@ -55,10 +56,31 @@ def run_folder_room(recorded: bool = False) -> tuple[int, str]:
     return len(os.fsencode(made)) + 1, f"the files made inside it (such as {made.split('/', 1)[0]}/...)"
 
 
-# a report's staging folder beside its folder: `.<name>.report-<8 letters>`, then what is
-# written in it, the longest a figure's temporary (figures/.<figure>.tmp<pid>.<thread><suffix>)
+# a report's staging folder beside its folder: `.<name>.report-<8 letters>` in place of the
+# folder's name, then what is written in it: in its figures folder the longest a figure's
+# temporary (figures/.<figure>.tmp<pid>.<thread><suffix>), beside its pages numbers.json's
+# temporary (longer than the staging folder's marker), each file it replaces set aside under
+# `.replaced/`. Each of report's outputs, whichever form names it, is staged so.
 _STAGING_EXTRA = len("..report-") + 8
-_IN_REPORT = "figures/throughput_by_repeat.png"
+_FIGURE = "throughput_by_repeat.png"
+_IN_REPORT = f"figures/{_FIGURE}"
+_SET_ASIDE = len(".replaced/")
+_STAGED = "the files staged in the report's staging folder (made beside the report's folder)"
+
+
+def _report_room(option: str, value: str) -> tuple[int, str]:
+    """(room, what) of one of report's outputs: the folder (`--output-dir`), its figures folder
+    (`--figures-dir`, inside the report's folder) or a page (`--output-md`, `--output-html`),
+    each staged in the staging folder beside the report's folder."""
+    figure = len(os.fsencode(_FIGURE)) + TEMPORARY_EXTRA
+    if option == "--output-dir":
+        return _STAGING_EXTRA + len("/figures/") + figure, "the staging folder made beside it, and the figures in that"
+    if option == "--figures-dir":
+        return _STAGING_EXTRA + 1 + figure, _STAGED
+    name = os.path.basename(value)
+    page = size(name)
+    beside = max(page + temporary_room(name), _SET_ASIDE + page, size(NUMBERS_NAME) + TEMPORARY_EXTRA)
+    return _STAGING_EXTRA + beside - page, _STAGED
 
 
 def output_room(command: str, option: str, value: str, folder: bool) -> tuple[int, str]:
@@ -66,12 +88,11 @@ def output_room(command: str, option: str, value: str, folder: bool) -> tuple[in
     makes from it is, and what that path is, said for the user."""
     if command in ("train", "train-reference") and option in ("--log-dir", "--resume"):
         return run_folder_room(recorded=command == "train-reference")
+    if command == "report" and option in ("--output-dir", "--figures-dir", "--output-md", "--output-html"):
+        return _report_room(option, value)
     if not folder:
         return temporary_room(os.path.basename(value)), "the temporary file written beside it first"
-    inside = len(os.fsencode(_IN_REPORT)) + 1 + TEMPORARY_EXTRA
-    if command == "report" and option == "--output-dir":
-        return _STAGING_EXTRA + inside, "the staging folder made beside it, and the figures in that"
-    return inside, "the files written inside it"
+    return len(os.fsencode(_IN_REPORT)) + 1 + TEMPORARY_EXTRA, "the files written inside it"
 
 
 def record_run_paths(run_dir: Path, work_dir: Path, attic: Path, state_dir: Path | None):

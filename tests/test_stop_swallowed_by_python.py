@@ -1,9 +1,12 @@
 """A stop raised where Python cannot raise: a render stopped by SIGHUP right after it made
 its temporary file went on rendering for minutes (the test of that stop timed out once on
 CI at 120 s, stderr empty). The signal had landed while numpy imported a module, inside
-importlib's weakref callback for the module's lock: Python swallows an exception raised in
-a weakref callback or a finalizer, and the handler had already set later stop signals
-aside. Such a stop is now sent again and raised at the next point Python can raise it."""
+importlib's weakref callback for the module's lock, or inside a Cython module's init that
+registers its types with collections.abc and clears what goes wrong unseen: Python swallows
+an exception raised in a weakref callback or a finalizer, and the handler had already set
+later stop signals aside. Such a stop is now sent again and raised at the next point Python
+can raise it; one cleared unseen is raised again by the next `stopping.check()`, which the
+render's and the evaluation's step loops call each step."""
 
 import gc
 import signal
@@ -13,7 +16,7 @@ import weakref
 
 import pytest
 
-from sacscale.stopping import Interrupted, raised_as_interrupted
+from sacscale.stopping import Interrupted, check, raised_as_interrupted
 
 from test_stops_held import default_dispositions  # noqa: F401 - a fixture
 
@@ -85,3 +88,27 @@ def test_another_swallowed_exception_goes_to_the_hook_before(default_disposition
     assert ref() is None
     assert [str(u.exc_value) for u in seen] == ["a callback's own bug"]
     assert sys.unraisablehook == seen.append
+
+
+@pytest.mark.parametrize("sig, raised", [(signal.SIGHUP, Interrupted), (signal.SIGINT, KeyboardInterrupt)],
+                         ids=["SIGHUP", "SIGINT"])
+def test_a_stop_cleared_unseen_is_raised_by_the_next_check(default_dispositions, sig, raised):  # noqa: F811
+    turns = []
+    with pytest.raises(raised):
+        with raised_as_interrupted():
+            try:
+                _arrive_here(sig)
+            except BaseException:  # noqa: BLE001 - as C code that clears the error it got
+                pass
+            for turn in range(100):
+                check()  # a step loop's
+                turns.append(turn)
+                time.sleep(0.01)
+    assert turns == []
+
+
+def test_check_raises_nothing_once_the_command_has_ended(default_dispositions):  # noqa: F811
+    with pytest.raises(Interrupted):
+        with raised_as_interrupted():
+            _arrive_here(signal.SIGTERM)
+    check()  # the stop was delivered: no later command (a test calling the CLI again) sees it

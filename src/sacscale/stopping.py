@@ -73,7 +73,11 @@ def requested() -> int | None:
 
 
 def check() -> None:
-    """Raise Interrupted if a stop signal has arrived."""
+    """Raise Interrupted if a stop signal has arrived; under `raised_as_interrupted`, raise
+    again the stop its handler raised where C code cleared it unseen (a Cython module's
+    import registering its types: no hook hears of it). Long loops call it each turn."""
+    if _last_raised is not None:
+        raise _last_raised
     if _requested is not None:
         raise Interrupted(_requested)
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from sacscale import stopping
 from sacscale.atomic import atomic_write_bytes
 from sacscale.checks import checkpoint_problem
 from sacscale.eval import limits
@@ -138,6 +139,7 @@ def rollout(env: G1WalkFlat, actor, obs: np.ndarray, steps: int, settle_steps: i
     sim_errors = 0
     std_sum, std_count = 0.0, 0
     for k in range(steps):
+        stopping.check()  # a stop raised where it was lost (sacscale.stopping) ends the evaluation here
         obs_t = torch.from_numpy(obs)
         with torch.no_grad():
             mean, log_std = actor.mean_and_log_std(obs_t)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sacscale import stopping
 from sacscale.atomic import temporary_path
 from sacscale.eval.gl_backend import (choose_gl_backend, configure_gl_backend, gpu_present,
                                       open_renderer)
@@ -208,6 +209,7 @@ def render_policy(checkpoint: str | Path, output: str | Path, *, model_path: str
         frame_iter = iter(frames_at)
         next_frame = next(frame_iter, None)
         for step in range(n_steps + 1):
+            stopping.check()  # a stop raised where it was lost (sacscale.stopping) ends the video here
             seg = max(i for i, s in enumerate(starts) if s <= step)
             if seg != seg_index:  # a new segment: its command now, and after any reset
                 seg_index = seg

@@ -3,7 +3,8 @@ files between runs and regenerating everything derived with the project's own co
 
 - events: every event file of a run was created by that run's process. TensorBoard names
   each file `events.out.tfevents.<creation second>.<host>.<pid>.<n>` and its first record
-  carries the creation time; both must fall inside the run's wall-clock window
+  carries the creation time (its file-version event, within the second the name gives, and
+  in a set of the current format required); both must fall inside the run's wall-clock window
   (`run.json` `start_time`..`end_time`, and the trainer's own window in
   `train_meta.json` inside it), the host must be the run's (`run.json` `host`), no two runs
   may share an event file (by name, by process, or by content), no rank of one run may
@@ -44,6 +45,12 @@ EVENT_PREFIX = "events.out.tfevents."
 # a file name holds whole seconds: its creation second may precede a window that starts
 # within that second
 NAME_SLACK_S = 1.0
+# TensorBoard's writer reads the clock for the file's name (whole seconds, rounded down), opens
+# the file and starts its writer thread, then reads the clock again for the first record: over
+# the committed sets' 114 event files that record is 0.06 to 0.98 s after the name's second. The
+# slack allows the open and the thread's start on a loaded machine; a record later than written
+# only narrows the first interval's bound, so it gives an edit no room
+OPEN_SLACK_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -64,10 +71,16 @@ def parse_event_name(name: str) -> EventName | None:
     return EventName(int(rest[0]), ".".join(rest[1:-2]), int(rest[-2]))
 
 
-def first_record_time(path: Path) -> float | None:
-    """The wall time of the file's first record (TensorBoard writes its file-version event
-    when it creates the file), or None when it cannot be read: the metrics check reads every
-    record with its checksums and names a damaged file, so this one only needs the first."""
+@dataclass(frozen=True)
+class FirstRecord:
+    kind: str | None  # the event's kind: TensorBoard's writer opens every file with a file_version event
+    wall_time: float | None  # None when the record carries none
+
+
+def first_record(path: Path) -> FirstRecord | None:
+    """The file's first record (TensorBoard writes its file-version event when it creates the
+    file), or None when it cannot be read: the metrics check reads every record with its
+    checksums and names a damaged file, so this one only needs the first."""
     # tensorboard's protobuf classes: a heavy import, only where event files are opened
     from google.protobuf.message import DecodeError
     from tensorboard.compat.proto import event_pb2
@@ -84,7 +97,13 @@ def first_record_time(path: Path) -> float | None:
             event = event_pb2.Event.FromString(fh.read(length))
     except (OSError, EOFError, zlib.error, ValueError, struct.error, DecodeError):
         return None
-    return float(event.wall_time) if event.wall_time else None
+    return FirstRecord(event.WhichOneof("what"), float(event.wall_time) if event.wall_time else None)
+
+
+def first_record_time(path: Path) -> float | None:
+    """The wall time of the file's first record, or None when it cannot be read or carries none."""
+    record = first_record(path)
+    return record.wall_time if record is not None else None
 
 
 def run_event_files(run_dir: Path) -> list[Path]:
@@ -158,11 +177,40 @@ def check_event_file(name: str, rel: str, path: Path, window: tuple[float, float
     if not start - NAME_SLACK_S <= parsed.created <= end:
         out.problems.append(f"{name}: {rel}: created at {parsed.created} (its name), outside the run's "
                             f"window {start:.3f}..{end:.3f}: another run's events")
-    first = first_record_time(path)
+    first = check_first_record(name, rel, path, parsed, out)
     if first is not None and not start <= first <= end:
         out.problems.append(f"{name}: {rel}: its first record is from {first:.3f}, outside the run's "
                             f"window {start:.3f}..{end:.3f}: another run's events")
     return parsed
+
+
+def check_first_record(name: str, rel: str, path: Path, parsed: EventName, out: Findings) -> float | None:
+    """The file's first record is the file-version event TensorBoard's writer opens it with, its
+    wall time the file's creation, from the second its name gives: that time bounds the run's
+    first interval (sacscale.evidence.phase_bounds), so a record without it, or moved away from
+    the name, would leave that bound to the looser start_time. Its wall time, when it has one."""
+    record = first_record(path)
+    fault = _first_record_fault(record)
+    if fault is not None:
+        out.absent(f"{name}: {rel}: its first record {fault}, not the file-version event with the file's "
+                   f"creation time that TensorBoard's writer opens every event file with: the file was edited, "
+                   f"and the run's first interval is not bound to its creation")
+        return record.wall_time if record is not None else None
+    if not parsed.created <= record.wall_time < parsed.created + NAME_SLACK_S + OPEN_SLACK_S:
+        out.problems.append(f"{name}: {rel}: its first record is from {record.wall_time:.3f}, its name gives its "
+                            f"creation second {parsed.created}: TensorBoard's writer writes that record in that "
+                            f"second, at most {NAME_SLACK_S + OPEN_SLACK_S:g} s after its start: the record or the "
+                            f"name was edited")
+    return record.wall_time
+
+
+def _first_record_fault(record: FirstRecord | None) -> str | None:
+    """What keeps a first record from being the writer's file-version event with its time."""
+    if record is None:
+        return "cannot be read"
+    if record.kind != "file_version":
+        return f"is a {record.kind or 'blank'} event"
+    return "carries no wall time" if record.wall_time is None else None
 
 
 def check_events(root: Path, runs: list[str], out: Findings, order: list | None = None) -> None:

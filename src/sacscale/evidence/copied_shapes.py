@@ -23,7 +23,7 @@ from sacscale.evidence.copied_fluctuations import (
 # correlation's best few.
 FIT_REACH = 3
 # the turns a fit needs (3 x its 9 coefficients: a short fit explains noise by chance)
-MIN_FIT_TURNS = 27
+MIN_FIT_TURNS = 3 * (2 * FIT_REACH + 3)
 # R^2 of the fit at least this much is a filtered copy's. Over the 816 legitimate pairs of rank
 # series of the committed sets (both tags, both ways) the fit reaches at most 0.98767 (two ranks
 # of one run, 36 turns; 1 - R^2 2.5 times the threshold's); a weighted 2- or 3-point average or

@@ -1,7 +1,9 @@
 """Copies of another run's returns and lengths past the turns' correlation: through a weighted
 2- or 3-point average or exponential smoothing, the last 15 turns noised (under the 16-turn
-window), or the other run's curve at double speed (every other value). Each was verified as
-independent; each is named now, and the committed shared set's runs are not."""
+window), or the other run's curve at double speed (every other value); a causal 5- to 7-tap
+filter (its taps centred behind lag 0, never fitted there), double speed through a mean of each
+pair, and a tail alternating own and copied values. Each was verified as independent; each is
+named now, and the committed shared set's runs are not."""
 
 import random
 
@@ -75,4 +77,49 @@ def test_another_runs_last_20_values_noised_with_every_7th_kept_are_named():
         kept_own = [v if (i - start) % 7 == 0 else copied[i] for i, v in enumerate(own[start:], start)]
         return own[:start] + kept_own
     found = _named_copy(_forged(kept), "Episode/return (the last 20 values: 17 within 2% of a typical step-to-step")
+    assert "window of" not in found and "the last 8" not in found
+
+
+def _causal(weights: tuple, head_normalised: bool):
+    """Each value the weighted sum of the other's latest len(weights), the first few over the
+    weights available (normalised) or not."""
+    def filtered(values: list, own: list) -> list:
+        made = []
+        for i in range(len(values)):
+            taps = weights[:i + 1]
+            total = sum(w * values[i - j] for j, w in enumerate(taps))
+            made.append(total / sum(taps) if head_normalised else total)
+        return made
+    return filtered
+
+
+@pytest.mark.parametrize("weights, head_normalised, noise", [
+    ((0.3, 0.25, 0.2, 0.15, 0.1), True, 0.0),
+    ((0.3, 0.25, 0.2, 0.15, 0.1), False, 1e-3),
+    ((1 / 7,) * 7, True, 0.0)])
+def test_a_causal_filter_of_5_to_7_taps_of_another_runs_returns_is_named(weights, head_normalised, noise):
+    causal = _causal(weights, head_normalised)
+    _named_copy(_forged(lambda theirs, own: _noised(causal(theirs, own), 8, noise)),
+                "Episode/return (step-to-step turns fitted as a short linear filter of the other's, R^2 0.99")
+
+
+@pytest.mark.parametrize("weights", [(0.5, 0.5), (0.25, 0.5, 0.25)])
+def test_another_runs_curve_at_double_speed_through_means_of_its_values_is_named(weights):
+    def faster(theirs: list, own: list) -> list:
+        half = len(own) // 2
+        means = [sum(w * theirs[min(2 * i + j, len(theirs) - 1)] for j, w in enumerate(weights)) for i in range(half)]
+        return own[:len(own) - half] + _noised(means, 9, 1e-4)
+    _named_copy(_forged(faster), "Episode/return (step-to-step turns fitted as a short linear filter of the "
+                "other's at double speed, R^2 0.99", "a copy run at another speed")
+
+
+@pytest.mark.parametrize("every, copied", [(2, 10), (3, 14)])
+def test_another_runs_last_20_values_with_every_2nd_or_3rd_kept_are_named(every, copied):
+    def kept(theirs: list, own: list) -> list:
+        start = len(own) - 20
+        noised = _noised(theirs, 10)
+        tail = enumerate(own[start:], start)
+        return own[:start] + [v if (i - start + 1) % every == 0 else noised[i] for i, v in tail]
+    found = _named_copy(_forged(kept), f"Episode/return (the last 20 values: {copied} within 2% of a typical "
+                        "step-to-step turn of the other's at one alignment, at most 2 other values between them)")
     assert "window of" not in found and "the last 8" not in found

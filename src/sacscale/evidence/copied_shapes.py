@@ -1,9 +1,11 @@
 """Copies of returns and lengths that the turns' correlation (sacscale.evidence.copied_fluctuations)
 misses: passed through a short linear filter of any weights (a weighted or exponential average,
 a mirror, a negation: each is this series' turns as a few of the other's, weighted), of the last
-few values only (the page's final return, under a window), or with some of them kept the run's
-own. Each statistic's threshold is set over every legitimate pair of rank series of the
-committed sets (docs/evidence.md): the worst legitimate value is written beside it."""
+few values only (the page's final return, under a window), run at double speed (every other
+value, or a short filter of them first: a mean of each pair), or with some of them kept the
+run's own (as many as every other value). Each statistic's threshold is set over every
+legitimate pair of rank series of the committed sets (docs/evidence.md): the worst legitimate
+value is written beside it."""
 
 from __future__ import annotations
 
@@ -15,35 +17,40 @@ from sacscale.evidence.copied_fluctuations import (
     COPY_CORRELATION, FILTERS, MIN_TURNS, WINDOW_TURNS, lag_correlations, turns, windowed)
 
 # The filter's reach: this series' turn fitted on the other's at lags -FIT_REACH..FIT_REACH
-# around the best lag (any FIR of up to 7 taps), plus its own previous turn (a first-order
-# recursive filter: exponential smoothing) and an intercept.
+# around a candidate lag, plus its own previous turn (a first-order recursive filter:
+# exponential smoothing) and an intercept. Candidates: every lag a filter of up to
+# 2 * FIT_REACH + 1 taps centres on (a causal one's taps centre behind lag 0), and the plain
+# correlation's best few.
 FIT_REACH = 3
 # the turns a fit needs (3 x its 9 coefficients: a short fit explains noise by chance)
-MIN_FIT_TURNS = 27
-# R^2 of the fit at least this much is a filtered copy's. Over the 846 legitimate pairs of rank
-# series of the committed sets (both ways) the fit reaches at most 0.9832 (two ranks of one run,
-# 30 turns; 1 - R^2 3.4 times the threshold's); a weighted 2- or 3-point average or exponential
-# smoothing (0.2 to 0.5) of a copy noised by 3e-4 of its values keeps 0.9974 and more.
+MIN_FIT_TURNS = 3 * (2 * FIT_REACH + 3)
+# R^2 of the fit at least this much is a filtered copy's. Over the 816 legitimate pairs of rank
+# series of the committed sets (both tags, both ways) the fit reaches at most 0.98767 (two ranks
+# of one run, 36 turns; 1 - R^2 2.5 times the threshold's); a weighted 2- or 3-point average or
+# exponential smoothing (0.2 to 0.5) of a copy noised by 3e-4 of its values keeps 0.9974 and
+# more, a causal 5-tap filter 0.99999 (0.9960 noised by 1e-3 of its values).
 FIT_R2 = 0.995
-# candidate lags for the fit: the plain correlation's best few
+# the plain correlation's best few lags, over all lags and over those of MIN_FIT_TURNS turns
 FIT_LAGS = 3
 
 
-def _design(x: np.ndarray, y: np.ndarray, lag: int) -> tuple[np.ndarray, np.ndarray]:
-    """Rows i (x[i] explained): y[i + lag + j] for j in -FIT_REACH..FIT_REACH, x[i - 1], 1."""
-    first = max(1, FIT_REACH - lag)
-    last = min(len(x), len(y) - lag - FIT_REACH)
-    if last - first < MIN_FIT_TURNS:
+def _design(x: np.ndarray, y: np.ndarray, lag: int, stride: int, reach: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows i (x[i] explained): y[stride * i + lag + j] for j in -reach..reach, x[i - 1], 1;
+    none unless 3 rows a coefficient."""
+    first = max(1, -((lag - reach) // stride))
+    last = min(len(x), (len(y) - 1 - reach - lag) // stride + 1)
+    if last - first < 3 * (2 * reach + 3):
         return np.empty((0, 0)), np.empty(0)
     rows = np.arange(first, last)
-    columns = [y[rows + lag + j] for j in range(-FIT_REACH, FIT_REACH + 1)]
+    columns = [y[stride * rows + lag + j] for j in range(-reach, reach + 1)]
     columns += [x[rows - 1], np.ones(len(rows))]
     return np.column_stack(columns), x[rows]
 
 
-def fit_r2(x: np.ndarray, y: np.ndarray, lag: int) -> tuple[float, int]:
-    """(R^2, turns) of x's turns fitted as a short filter of y's around `lag`."""
-    design, target = _design(x, y, lag)
+def fit_r2(x: np.ndarray, y: np.ndarray, lag: int, stride: int = 1, reach: int = FIT_REACH) -> tuple[float, int]:
+    """(R^2, turns) of x's turns fitted as a short filter of y's around `lag` (y's turn
+    stride * i + lag for x's i: a copy run `stride` times faster)."""
+    design, target = _design(x, y, lag, stride, reach)
     if not len(target):
         return 0.0, 0
     spread = float(np.sum((target - target.mean()) ** 2))
@@ -54,10 +61,20 @@ def fit_r2(x: np.ndarray, y: np.ndarray, lag: int) -> tuple[float, int]:
     return 1 - float(residual @ residual) / spread, len(target)
 
 
+def best_lags(x: np.ndarray, lag_r: np.ndarray, least: int = MIN_FIT_TURNS) -> set[int]:
+    """The lags where the plain correlation `lag_r` (index: lag + len(x) - 1) is highest, over
+    all of them and over those where at least `least` of x's turns overlap the other's (far
+    lags of a few turns correlate highest by chance)."""
+    lags = np.arange(len(lag_r)) - (len(x) - 1)
+    overlap = np.minimum(len(x), len(lag_r) - len(x) + 1 - lags) - np.maximum(0, -lags)
+    covered = np.where(overlap >= least, np.abs(lag_r), 0.0)
+    return {int(lags[i]) for r in (np.abs(lag_r), covered) for i in np.argsort(-r)[:FIT_LAGS]}
+
+
 def best_fit(x: np.ndarray, y: np.ndarray, lag_r: np.ndarray) -> tuple[float, int, int]:
-    """(R^2, lag, turns) of the best fit at the lags where the plain correlation `lag_r`
-    (index: lag + len(x) - 1) is highest, and at lag 0."""
-    candidates = {0, *(int(i) - (len(x) - 1) for i in np.argsort(-np.abs(lag_r))[:FIT_LAGS])}
+    """(R^2, lag, turns) of the best fit at every lag a filter of up to 2 * FIT_REACH + 1 taps
+    centres on (causal or not) and where the plain correlation `lag_r` is highest."""
+    candidates = set(range(-2 * FIT_REACH, 2 * FIT_REACH + 1)) | best_lags(x, lag_r)
     fits = [(*fit_r2(x, y, lag), lag) for lag in sorted(candidates)]
     r2, count, lag = max(fits)
     return r2, lag, count
@@ -73,16 +90,27 @@ TAIL_CORRELATION = 0.9995
 # A copy run faster or slower: one series against every other value of the other (either
 # offset), over all the turns both make at every lag (COPY_CORRELATION; windows left out, as
 # costly on 1000-value reference series). Over the same pairs |r| reaches at most 0.99045
-# (1 - r 48 times the threshold's).
+# (1 - r 48 times the threshold's). A copy through a short filter first (a mean of each pair of
+# values): this series' turns fitted as a filter of FASTER_REACH lags either side of the other's
+# turns taken two at a time (every other value's turns are a 3-tap filter of them; 7 coefficients,
+# 3 turns each), at the best lags of every other value. Over the same pairs R^2 reaches at most
+# 0.93536 (1 - R^2 12.9 times the threshold's); pair means of a copy noised by 1e-4 of its
+# values, or its 3-point weighted means, keep 0.9999.
+FASTER_REACH = 2
+FASTER_TURNS = 3 * (2 * FASTER_REACH + 3)
+FASTER_FIT_R2 = 0.995
 
 # A tail copied with some values kept the run's own (no TAIL_TURNS consecutive turns copied):
 # of the last TAIL_VALUES values of one series (a level, a value equal to its neighbour, left
-# out), more than KEPT_SHARE within NEAR of the other's typical turn (the median size) of the
-# other's values at one alignment. Over the same pairs at most 5 of 20 (25%) are; a copy with
-# every 7th value the run's own, x(1 + 3e-4 u), 17 of 20.
+# out), at least KEPT_COPIES within NEAR of the other's typical turn (the median size) of the
+# other's values at one alignment, counting the copied positions only: the near values after
+# the last OWN_RUN in a row not near (the run's own kept between copied ones). Over the same
+# pairs at most 3 of 20 are; a copy with every 2nd value the run's own, x(1 + 3e-4 u), 10 of 20,
+# every 3rd 14, every 7th 17.
 TAIL_VALUES = 20
 NEAR = 0.02
-KEPT_SHARE = 0.6
+KEPT_COPIES = 8
+OWN_RUN = 3
 
 
 def _fitted(x: np.ndarray, y: np.ndarray) -> str | None:
@@ -108,16 +136,29 @@ def _tail(x: np.ndarray, y: np.ndarray) -> str | None:
     return None
 
 
+def _faster_fit(x: np.ndarray, v: np.ndarray, offset: int, lag_r: np.ndarray) -> float:
+    """R^2 of x's turns fitted as a short filter of v's turns taken two at a time, at the lags
+    where x correlates best with every other value of v (from `offset`): a filtered copy run
+    at double speed (every other value is its turns through 1, 2, 1)."""
+    full = turns(v)
+    return max(fit_r2(x, full, 2 * lag + offset + 1, 2, FASTER_REACH)[0] for lag in best_lags(x, lag_r, FASTER_TURNS))
+
+
 def _decimated(a: np.ndarray, b: np.ndarray) -> str | None:
     for u, v in ((a, b), (b, a)):
         for offset in (0, 1):
             x, y = turns(u), turns(v[offset::2])
             if min(len(x), len(y)) < WINDOW_TURNS:
                 continue
-            r = float(abs(lag_correlations(x, y)).max())
+            lag_r = lag_correlations(x, y)
+            r = float(abs(lag_r).max())
             if r >= COPY_CORRELATION:
                 return (f" (step-to-step turns correlated at {math.floor(r * 1e5) / 1e5:.5f} with "
                         "every other value of the other's: a copy run at another speed)")
+            r2 = _faster_fit(x, v, offset, lag_r)
+            if r2 >= FASTER_FIT_R2:
+                return (f" (step-to-step turns fitted as a short linear filter of the other's at double "
+                        f"speed, R^2 {math.floor(r2 * 1e5) / 1e5:.5f}: a copy run at another speed)")
     return None
 
 
@@ -132,22 +173,34 @@ def shape_copied(a: dict[int, float], b: dict[int, float]) -> str | None:
     return _fitted(x, y) or _tail(x, y) or _decimated(*own) or _kept_tail(*own)
 
 
-def _near_share(u: np.ndarray, v: np.ndarray) -> float:
-    """The largest share of u's last TAIL_VALUES values (levels left out) near v's at one
-    alignment."""
+def _copied_count(near: np.ndarray) -> np.ndarray:
+    """For each row of `near` (a tail's values near the other's at one alignment), how many
+    are near after its last OWN_RUN values in a row not near: the copied positions, with
+    the run's own values between them."""
+    apart = ~near
+    for shift in range(1, OWN_RUN):
+        apart = apart[:, :-1] & ~near[:, shift:]
+    positions = np.arange(near.shape[1])
+    own_run_end = np.where(apart, positions[:apart.shape[1]] + OWN_RUN - 1, -1).max(axis=1, initial=-1)
+    return (near & (positions > own_run_end[:, None])).sum(axis=1)
+
+
+def _near_count(u: np.ndarray, v: np.ndarray) -> int:
+    """The most of u's last TAIL_VALUES values (levels left out) near v's at one alignment,
+    copied positions only (_copied_count)."""
     scale = float(np.median(np.abs(turns(v))))
     if scale <= 0 or min(len(u), len(v)) <= TAIL_VALUES:
-        return 0.0
+        return 0
     tail, before = u[-TAIL_VALUES:], u[-TAIL_VALUES - 1:-1]
     level = (tail == before) | np.append(tail[1:] == tail[:-1], False)
     windows = np.lib.stride_tricks.sliding_window_view(v, TAIL_VALUES)
     near = (np.abs(windows - tail) <= NEAR * scale) & ~level
-    return float(near.sum(axis=1).max()) / TAIL_VALUES
+    return int(_copied_count(near).max())
 
 
 def _kept_tail(a: np.ndarray, b: np.ndarray) -> str | None:
-    share = max(_near_share(a, b), _near_share(b, a))
-    if share <= KEPT_SHARE:
+    count = max(_near_count(a, b), _near_count(b, a))
+    if count < KEPT_COPIES:
         return None
-    return (f" (the last {TAIL_VALUES} values: {round(share * TAIL_VALUES)} within {NEAR:.0%} of a "
-            "typical step-to-step turn of the other's at one alignment)")
+    return (f" (the last {TAIL_VALUES} values: {count} within {NEAR:.0%} of a typical step-to-step turn "
+            f"of the other's at one alignment, at most {OWN_RUN - 1} other values between them)")

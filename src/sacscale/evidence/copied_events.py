@@ -12,7 +12,8 @@ judged on its own, over the whole series, over its last half (analysis.metrics' 
 by its longest run of the other's values, and every tag pooled (a CPU set logs 5 values a
 tag). Counters (env steps, iterations, fault counts), constants (the alive reward) and the
 learner's outputs (equal on synced ranks) are left out, and so are the episode values the seed
-alone decides (until the learner's first update, from the recorded config)."""
+alone decides (until the learner's first update, from the recorded config) and the lengths the
+step alone decides (equal to it: every episode that ended there was its env's first)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,11 @@ MEASURED_TAGS = ("Perf/rank_fps", "Perf/total_fps")
 # What the seed alone decides until the learner's first update (the configurations of a
 # repeat share a seed: the same episodes until then), left out up to that step.
 SEED_ALONE_PREFIXES = ("Episode/", "Reward/", "RewardRaw/")
+# Each env steps once an iteration from the run's start, so an episode that is its env's first
+# and ends at iteration s lasts s steps: early in a run, before any env's second episode ends,
+# every run logs a length equal to its step (at one iteration a log point), whatever it
+# measured. Such a value follows from the step, not from the run, and is left out.
+STEP_LENGTH_TAG = "Episode/length"
 # Two values match within this share of the larger: event files hold float32, whose ulp is
 # 6e-8 to 1.2e-7 of a value, so a copy nudged by a few ulps (unseen on any page) still
 # matches, while two measurements differ far more (two returns of one seed that have
@@ -79,19 +85,26 @@ def _measured(tag: str) -> bool:
     return tag.startswith(MEASURED_PREFIXES) or tag in MEASURED_TAGS
 
 
-def measured_values(series: dict, seed_alone_to: int | None = None) -> Values:
+def _step_decided(tag: str, step: int, value: float) -> bool:
+    """An episode length equal to its step: the envs' first episodes, the same in every run."""
+    return tag == STEP_LENGTH_TAG and value == step
+
+
+def measured_values(series: dict, seed_alone_to: int | None = None, step_lengths: bool = True) -> Values:
     """Each measured tag's values by step (a step logged twice: its last value), finite and
     non-zero (a phase a rank does not run is logged as 0 on every rank). Episode values up
     to `seed_alone_to` (sacscale.evidence.learner_start.seed_alone_until) are left out: until
     the learner has updated, two runs of one seed collect the same episodes; None (the
-    config does not say) keeps them."""
+    config does not say) keeps them. So are the lengths equal to their step (STEP_LENGTH_TAG)
+    where `step_lengths`: this trainer's, whose envs step once an iteration."""
     out = {}
     for tag, scalars in series.items():
         if not _measured(tag):
             continue
         seeded = tag.startswith(SEED_ALONE_PREFIXES) and seed_alone_to is not None
         out[tag] = {s.step: s.value for s in scalars if not (seeded and s.step <= seed_alone_to)}
-        out[tag] = {step: v for step, v in out[tag].items() if math.isfinite(v) and v != 0}
+        out[tag] = {step: v for step, v in out[tag].items()
+                    if math.isfinite(v) and v != 0 and not (step_lengths and _step_decided(tag, step, v))}
     return out
 
 

@@ -15,9 +15,10 @@ from sacscale.evidence.copied_events import Values, copied_run_problems, measure
 
 def reference_values(run_dir: Path) -> dict[int, Values]:
     """The reference run's measured values in our tags, as one rank ({} where its events
-    cannot be read: the metrics check names why)."""
+    cannot be read: the metrics check names why). Its steps are not iterations of one env
+    step each (sacscale.analysis.reference), so none of its lengths follows from its step."""
     try:
-        return {0: measured_values(read_events(reference_log_root(run_dir)))}
+        return {0: measured_values(read_events(reference_log_root(run_dir)), step_lengths=False)}
     except (EventFileError, OSError):
         return {}
 

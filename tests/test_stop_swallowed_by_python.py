@@ -6,8 +6,11 @@ registers its types with collections.abc and clears what goes wrong unseen: Pyth
 an exception raised in a weakref callback or a finalizer, and the handler had already set
 later stop signals aside. Such a stop is now sent again and raised at the next point Python
 can raise it; one cleared unseen is raised again by the next `stopping.check()`, which the
-render's and the evaluation's step loops call each step."""
+render's and the evaluation's step loops call each step; and one a library turned into an
+error of its own (ctypes, as OpenGL's wrapper calls it: `argument 1: Interrupted: ...`, exit 1
+as "unexpected") ends the command as the stop it was."""
 
+import ctypes
 import gc
 import signal
 import sys
@@ -112,3 +115,20 @@ def test_check_raises_nothing_once_the_command_has_ended(default_dispositions): 
         with raised_as_interrupted():
             _arrive_here(signal.SIGTERM)
     check()  # the stop was delivered: no later command (a test calling the CLI again) sees it
+
+
+def test_a_stop_a_library_turned_into_its_own_error_ends_the_command_as_the_stop(default_dispositions):  # noqa: F811
+    with pytest.raises(Interrupted) as stopped:
+        with raised_as_interrupted():
+            try:
+                _arrive_here(signal.SIGHUP)
+            except BaseException as exc:  # as ctypes wraps what a parameter's conversion raised
+                raise ctypes.ArgumentError(f"argument 1: {type(exc).__name__}: {exc}") from None
+    assert stopped.value.signum == signal.SIGHUP
+    assert isinstance(stopped.value.__cause__, ctypes.ArgumentError)
+
+
+def test_an_error_with_no_stop_leaves_as_itself(default_dispositions):  # noqa: F811
+    with pytest.raises(ValueError):
+        with raised_as_interrupted():
+            raise ValueError("a bug of the command's own")

@@ -101,63 +101,77 @@ def raised_as_interrupted() -> Iterator[None]:
     ignored. Ctrl-C still raises KeyboardInterrupt, through a handler of ours so that
     `stops_held` holds it too. A stop raised where Python cannot raise (a weakref callback, a
     finalizer: Python swallows what is raised there) is sent again, to be raised at the next
-    point that can. Off the main thread (a test calling the CLI from a thread) nothing
-    changes."""
+    point that can; one that a library turned into an error of its own leaves the block as
+    the stop. Off the main thread (a test calling the CLI from a thread) nothing changes."""
+    global _last_raised
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {signum: signal.getsignal(signum) for signum in (*ENDING_SIGNALS, signal.SIGINT)}
+    stops = _RaisedStops()
+    try:
+        yield
+    except BaseException as exc:
+        if _last_raised is None or exc is _last_raised:
+            raise
+        # a library turned the stop into an error of its own (ctypes: "argument 1:
+        # Interrupted: ..."), or cleanup failed on the way out: the command was stopped
+        raise _last_raised from exc
+    finally:
+        stops.restore()
+        _last_raised = None
 
-    in_hook = False  # inside send_again: a stop raised there would be swallowed as well
 
-    def handler(signum, frame):
+class _RaisedStops:
+    """raised_as_interrupted's handlers and unraisable hook, installed while it lasts."""
+
+    def __init__(self):
+        self.in_hook = False  # inside send_again: a stop raised there would be swallowed as well
+        self.previous = {signum: signal.getsignal(signum) for signum in (*ENDING_SIGNALS, signal.SIGINT)}
+        for signum, before in self.previous.items():
+            if signum in ENDING_SIGNALS and before is not signal.SIG_IGN:
+                signal.signal(signum, self.handler)
+            elif signum == signal.SIGINT and before is signal.default_int_handler:
+                signal.signal(signum, self.interrupt)
+        self.previous_hook, sys.unraisablehook = sys.unraisablehook, self.send_again
+
+    def restore(self) -> None:
+        sys.unraisablehook = self.previous_hook
+        for signum, before in self.previous.items():
+            signal.signal(signum, before if before is not None else signal.SIG_DFL)
+
+    def handler(self, signum, frame) -> None:
         for ending in ENDING_SIGNALS:
             signal.signal(ending, signal.SIG_IGN)
-        stop(Interrupted(signum))
+        self.stop(Interrupted(signum))
 
-    def interrupt(signum, frame):  # Python's own Ctrl-C, held where stops are held
-        stop(KeyboardInterrupt())
+    def interrupt(self, signum, frame) -> None:  # Python's own Ctrl-C, held where stops are held
+        self.stop(KeyboardInterrupt())
 
-    def stop(exc: BaseException) -> None:
-        if in_hook:
-            send_soon(exc)
+    def stop(self, exc: BaseException) -> None:
+        if self.in_hook:
+            self.send_soon(exc)
         else:
             _raise_or_hold(exc)
 
-    def send_soon(exc: BaseException) -> None:
+    def send_soon(self, exc: BaseException) -> None:
         # from another thread, a moment later: this one has left the hook by then (a
         # signal sent from here would be handled before the hook returns)
         signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
         if isinstance(exc, Interrupted):
-            signal.signal(signum, handler)
+            signal.signal(signum, self.handler)
         timer = threading.Timer(SEND_AGAIN_AFTER_S, os.kill, (os.getpid(), signum))
         timer.daemon = True
         timer.start()
 
-    def send_again(unraisable) -> None:
-        nonlocal in_hook
+    def send_again(self, unraisable) -> None:
         if unraisable.exc_value is None or unraisable.exc_value is not _last_raised:
-            previous_hook(unraisable)
+            self.previous_hook(unraisable)
             return
-        in_hook = True
+        self.in_hook = True
         try:
-            send_soon(unraisable.exc_value)
+            self.send_soon(unraisable.exc_value)
         finally:
-            in_hook = False
-
-    for signum, before in previous.items():
-        if signum in ENDING_SIGNALS and before is not signal.SIG_IGN:
-            signal.signal(signum, handler)
-        elif signum == signal.SIGINT and before is signal.default_int_handler:
-            signal.signal(signum, interrupt)
-    previous_hook, sys.unraisablehook = sys.unraisablehook, send_again
-    try:
-        yield
-    finally:
-        global _last_raised
-        sys.unraisablehook, _last_raised = previous_hook, None
-        for signum, before in previous.items():
-            signal.signal(signum, before if before is not None else signal.SIG_DFL)
+            self.in_hook = False
 
 
 # inside `stops_held`, the stop that raised_as_interrupted's handlers raise is kept here and
@@ -185,7 +199,7 @@ def stops_held() -> Iterator[None]:
     ends. For the start of a child that we must end before removing what it writes: a stop
     landing inside subprocess.Popen after its fork left the child running with no object to
     end it by. Where the handlers only record (the trainers'), nothing changes."""
-    global _holding, _held
+    global _holding, _held, _last_raised
     if _holding:
         yield
         return
@@ -197,4 +211,5 @@ def stops_held() -> Iterator[None]:
         _holding = False
         held, _held = _held, None
         if held is not None:
+            _last_raised = held
             raise held

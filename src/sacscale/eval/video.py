@@ -110,9 +110,9 @@ class _Mp4Writer:
     in the forked child, which the subprocess docs call unsafe in a process with threads, as
     render's are (physics, MuJoCo's batch, llvmpipe, torch): a known hang of that writer.
     ffmpeg creates the file only at its first frame or the end of its input, so the file may
-    be removed only once ffmpeg is gone: a stop is held while ffmpeg starts and while a frame
-    is handed over (a stop inside Popen after its fork left an ffmpeg nobody ended), and
-    whatever ends close or drop, ffmpeg is ended and reaped by them."""
+    be removed only once ffmpeg is gone: a stop is held while ffmpeg starts (a stop inside
+    Popen after its fork left an ffmpeg nobody ended), and whatever ends close or drop,
+    ffmpeg is ended and reaped by them."""
 
     def __init__(self, path: Path, fps: float):
         self._path, self._fps = str(path), fps
@@ -120,13 +120,13 @@ class _Mp4Writer:
 
     def append(self, frame: np.ndarray) -> None:
         frame = np.ascontiguousarray(frame, dtype=np.uint8)
-        with stops_held():
-            if self._ffmpeg is None:
+        if self._ffmpeg is None:
+            with stops_held():
                 self._ffmpeg = self._start(frame.shape[1], frame.shape[0])
-            try:
-                self._ffmpeg.stdin.write(frame.data)
-            except BrokenPipeError:
-                raise RuntimeError(self._ended_early()) from None
+        try:  # not held: an ffmpeg that takes no more frames blocks this write, and a stop must end it
+            self._ffmpeg.stdin.write(frame.data)
+        except BrokenPipeError:
+            raise RuntimeError(self._ended_early()) from None
 
     def _start(self, width: int, height: int) -> subprocess.Popen:
         from imageio_ffmpeg import get_ffmpeg_exe  # only when an .mp4 is written
@@ -153,7 +153,10 @@ class _Mp4Writer:
         finally:
             self._end()
         if status != 0:
+            _refuse_if_full(self._path)
             raise RuntimeError(f"ffmpeg ended with exit status {status} (its own message, if any, is above)")
+        if os.path.getsize(self._path) == 0:
+            raise RuntimeError("ffmpeg ended with exit status 0 but wrote no video")
 
     def drop(self) -> None:
         self._end()
@@ -169,6 +172,21 @@ class _Mp4Writer:
         with contextlib.suppress(OSError):  # frames still buffered for an ffmpeg now gone
             ffmpeg.stdin.close()
         return status
+
+
+# ffmpeg tells a full disk only in its own words: a failed ffmpeg whose disk has less than
+# this left is taken to have failed for want of space
+_FULL_BELOW_BYTES = 1 << 20
+
+
+def _refuse_if_full(path: str) -> None:
+    """Raise ENOSPC for `path` where its disk is all but full (or out of inodes)."""
+    try:
+        disk = os.statvfs(os.path.dirname(path) or ".")
+    except OSError:
+        return
+    if disk.f_bavail * disk.f_frsize < _FULL_BELOW_BYTES or (disk.f_files and not disk.f_favail):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
 
 
 class _GifWriter:

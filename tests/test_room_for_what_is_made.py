@@ -101,6 +101,14 @@ def test_a_blank_part_the_write_would_make_is_refused(tmp_path, blank):
     assert list(tmp_path.iterdir()) == []
 
 
+# unassigned code points (Cn: U+2065 and U+FFF0 of the default-ignorable ranges) have no glyph;
+# the musical null notehead (So) is drawn as nothing
+@pytest.mark.parametrize("blank", ["\u2065", "\u1cbc", "\ufff0", "\U000e0080", "\U0001d159", " \u2065"])
+def test_a_part_of_unassigned_or_blank_drawn_characters_is_blank(tmp_path, blank):
+    problem = blank_part_problem(str(tmp_path / blank / "e.json"))
+    assert problem is not None and f"its part {ascii(blank)} would be made, and that name is blank" in problem
+
+
 @pytest.mark.parametrize("name", ["e\u0301", "\u3164a", "\u3131", "\u2801", "\u0915\u094d"])
 def test_a_name_that_shows_a_letter_is_not_blank(tmp_path, name):
     # a mark on a letter, a filler beside one, a Hangul letter, a braille dot, a Devanagari conjunct

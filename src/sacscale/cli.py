@@ -21,6 +21,8 @@ from sacscale import __version__
 from sacscale.atomic import file_kind, others_can_swap, output_name, refuse_special
 from sacscale.commands import BadInput
 from sacscale.commands._finished_sets import finished_set_problem
+from sacscale.commands._output_lock import foreign_link_problem, link_loop_problem
+from sacscale.commands._system_outputs import reaches_the_system
 from sacscale.eval.gl_backend import GLBackendError, mujoco_gl_problem
 from sacscale.stopping import Interrupted, raised_as_interrupted
 from sacscale.commands._value_kinds import parsed_value_problem, unheld_value
@@ -199,6 +201,7 @@ def _main(argv: list[str]) -> int:
     _refuse_names_the_encoding_cannot_hold(name, cmd_parser, args)
     _refuse_folder_names(cmd_parser, args)
     _refuse_system_outputs(cmd_parser, args)
+    _refuse_foreign_link_outputs(cmd_parser, args)
     _refuse_special_outputs(cmd_parser, args)
     _refuse_committed_outputs(cmd_parser, args)
     _refuse_finished_set_outputs(name, cmd_parser, args)
@@ -352,34 +355,31 @@ def _outputs_made_absolute(parser: argparse.ArgumentParser, args: argparse.Names
             setattr(args, action.dest, type(value)(os.path.abspath(value)))
 
 
-# the kernel's and the devices' folders: an output there is no file (`/dev/stdout` is a link
-# the writer would replace with a file, for every process of the machine)
-_SYSTEM_FOLDERS = (Path("/dev"), Path("/proc"), Path("/sys"))
-
-
 def _refuse_system_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """An output named in /dev, /proc or /sys, or leading there through links (a stream, a
-    device), is refused: the outputs are written whole beside their name and renamed onto it."""
+    """An output in /proc, /sys or on the devices' file system, or leading there through links
+    (a stream, a device), is refused: the outputs are written whole beside their name and
+    renamed onto it (sacscale.commands._system_outputs; /dev/shm is an ordinary folder)."""
     for option, value, _ in _given_outputs(parser, args):
         if option in _RUN_FOLDERS:
             continue  # a trainer checks its run folder there itself (`nothing can be made in /proc`)
         try:
-            spellings = _link_hops(Path(os.path.abspath(value)))
+            refused = reaches_the_system(value)
         except (OSError, RuntimeError):  # a link loop: the command names it
             continue
-        if any(p.is_relative_to(system) for p in spellings for system in _SYSTEM_FOLDERS):
+        if refused:
             parser.error(f"argument {option}: {value} is a device or a stream of the system, not a "
                          "file; name a file (the command also prints what it found)")
 
 
-def _link_hops(named: Path) -> list[Path]:
-    """`named`, its folder resolved, and each name its links lead to, hop by hop (a link to
-    /proc/self/fd/1 resolves on to wherever the standard output goes)."""
-    hops = [named, named.parent.resolve() / named.name]
-    while hops[-1].is_symlink() and len(hops) < 42:
-        hops.append(Path(os.path.normpath(hops[-1].parent / os.readlink(hops[-1]))))
-        hops.append(hops[-1].parent.resolve() / hops[-1].name)
-    return hops
+def _refuse_foreign_link_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Every output reached through another user's symbolic link, or through a link loop, is
+    refused before any is made or locked: the lock's folder was made through the link, and a
+    first output written. A trainer's run folder it judges itself (sacscale.checks)."""
+    for option, value, folder in _given_outputs(parser, args):
+        if option in _RUN_FOLDERS:
+            continue
+        if problem := foreign_link_problem(value, folder) or link_loop_problem(value, folder):
+            parser.error(f"argument {option}: {value}: {problem}")
 
 
 def _refuse_committed_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

@@ -28,6 +28,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from sacscale.atomic import refuse_foreign_links
 from sacscale.commands import BadInput
 from sacscale.lock_names import lock_name_problem
 from sacscale.locks import RECORDED_IN_VARIABLE, HeldBeside, LockError, UntrustedLock, lock_beside
@@ -54,14 +55,18 @@ def holding_outputs(*outputs: Output, folders: tuple[Output, ...] = ()) -> Itera
     live folder. Taken in one order (by resolved name, a folder before what goes into it): of
     two commands that share outputs, one always goes on. The folders made for the locks are
     removed again where nothing was written into them."""
-    given = sorted([(_lock_name(path, is_folder), option, path, is_folder)
-                    for listed, is_folder in ((outputs, False), (folders, True))
-                    for option, path in listed if path], key=lambda g: str(g[0]))
+    named = [(option, path, is_folder) for listed, is_folder in ((outputs, False), (folders, True))
+             for option, path in listed if path]
+    for option, path, is_folder in named:  # all judged before any lock or folder is made
+        refuse_a_lock_name(option, path)
+        if problem := foreign_link_problem(path, is_folder) or link_loop_problem(path, is_folder):
+            raise BadInput(f"{option} {path}: {problem}; nothing was written")
+    given = sorted([(_lock_name(path, is_folder), option, path, is_folder) for option, path, is_folder in named],
+                   key=lambda g: str(g[0]))
     made = {p for name, _, _, _ in given for p in name.parents if not p.exists()}
     try:
         with contextlib.ExitStack() as held:
             for name, option, path, is_folder in given:
-                refuse_a_lock_name(option, path)
                 refuse_a_live_folder(option, path, name.parent)  # before its lock's folder is made
                 try:
                     held.enter_context(lock_beside(name))
@@ -80,6 +85,34 @@ def holding_outputs(*outputs: Output, folders: tuple[Output, ...] = ()) -> Itera
         for folder in sorted(made, key=lambda p: len(p.parts), reverse=True):
             with contextlib.suppress(OSError):
                 folder.rmdir()  # only an empty one: a folder an output was written into stays
+
+
+def foreign_link_problem(path: str | os.PathLike, folder: bool = False) -> str | None:
+    """Why `path`, an output (a `folder` written into: its own name followed too), is reached
+    through another user's symbolic link, as `LINK is ...`; None where it is not."""
+    try:  # a name inside the folder: the folder's own name is on the way to what goes there
+        refuse_foreign_links(Path(path, "entry") if folder else path)
+    except OSError as exc:
+        return f"{exc.filename} is {exc.strerror}"
+    return None
+
+
+def link_loop_problem(path: str | os.PathLike, folder: bool = False) -> str | None:
+    """Why the folder `path` goes into (a `folder` itself) cannot be reached: a symbolic link on
+    the way leads back to itself (mkdir called the lock's folder `File exists`); None if none."""
+    holder = Path(path) if folder else Path(path).parent
+    looped = None
+    for above in (holder, *holder.parents):  # up to the first folder reached: the loop's own name
+        try:
+            os.stat(above)
+        except OSError as exc:
+            looped = above if exc.errno == errno.ELOOP else looped
+            continue
+        break
+    if looped is None:
+        return None
+    return f"{looped}: a loop of symbolic links (a link that leads back to itself, or one of a circle); " \
+           "name a folder that exists, or remove the link"
 
 
 def refuse_a_lock_name(option: str, path: str | os.PathLike) -> None:

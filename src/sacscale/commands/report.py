@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from sacscale.atomic import others_can_swap
+from sacscale.atomic import others_can_swap, refuse_foreign_links
 from sacscale.commands._live_run import live_trainer_problem
 from sacscale.commands._report_output import Refused, staged_report
 from sacscale.commands._inputs import (
@@ -162,7 +162,17 @@ def _budget(results: Path) -> int:
     return scope.budget_of(held) if held else scope.BUDGET_BYTES
 
 
+def _refuse_foreign_link(option: str, path: str) -> None:
+    """Refused where the video or its record is reached through another user's symbolic link,
+    as the set's other inputs are: that user chose what root's report carries, copied in."""
+    try:
+        refuse_foreign_links(path, reading=True)
+    except OSError as exc:
+        raise Refused(f"{option}{path}: {exc.filename}: {exc.strerror}") from None
+
+
 def _record_bytes(path: str, limit: int) -> bytes:
+    _refuse_foreign_link("", path)
     try:
         return read_limited(path, limit)
     except (OSError, ValueError) as exc:
@@ -198,6 +208,7 @@ def _video_bytes(path: str, option: str, limit: int) -> bytes:
     suffix = Path(path).suffix.lower()
     if suffix not in _VIDEO_MAGIC:
         raise Refused(f"{option}{path}: not a WebP or GIF file (the best run's video is best_run.webp)")
+    _refuse_foreign_link(option, path)
     try:
         with os.fdopen(open_regular(path), "rb") as stream:
             size = os.fstat(stream.fileno()).st_size

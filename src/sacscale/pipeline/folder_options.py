@@ -34,17 +34,19 @@ def blank_value(value: str) -> str | None:
 def _unseen(name: str) -> bool:
     """Whether a name shows as nothing: white space, characters that print no mark (a no-break
     space, a zero-width one, a control character), combining marks with nothing to sit on,
-    and the few letters and symbols drawn as a blank (_BLANK_LETTERS)."""
+    unassigned code points (U+2065: terminals and fonts draw them as nothing) and the few
+    letters and symbols drawn as a blank (_BLANK_LETTERS)."""
     return all(ch.isspace() or ch in _BLANK_LETTERS or unicodedata.category(ch) in _UNSEEN for ch in name)
 
 
 # Unicode's separators, format and control characters print no mark; nonspacing and enclosing
-# marks (Mn, Me) draw only on the character before them, and a name of marks alone has none
-_UNSEEN = {"Zs", "Zl", "Zp", "Cf", "Cc", "Mn", "Me"}
+# marks (Mn, Me) draw only on the character before them, and a name of marks alone has none;
+# an unassigned code point (Cn) has no glyph to draw
+_UNSEEN = {"Zs", "Zl", "Zp", "Cf", "Cc", "Mn", "Me", "Cn"}
 # Letters and a symbol that are drawn as an empty cell, though their categories are those of
 # visible ones (Lo, So): the Hangul fillers (choseong, jungseong, the compatibility one and
-# its halfwidth form) and the blank braille pattern
-_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+# its halfwidth form), the blank braille pattern and the musical null notehead
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\U0001d159")
 
 
 def blank_part_problem(value: str) -> str | None:

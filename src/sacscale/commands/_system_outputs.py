@@ -1,0 +1,56 @@
+"""Outputs named in the kernel's and the devices' file systems: no file is written there.
+
+`verify S --output /dev/stdout`, run as root, replaced the machine's /dev/stdout link with a
+plain file (the outputs are written beside their name and renamed onto it). What is refused is
+judged by the file system a name lies on, not by its spelling: /proc and /sys are the kernel's
+whole, but /dev/shm (and any other file system mounted inside /dev) is an ordinary tmpfs, a
+scratch folder whose folders and plain files are outputs like any other.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_KERNEL_FOLDERS = (Path("/proc"), Path("/sys"))
+_DEVICES = Path("/dev")
+
+
+def reaches_the_system(value: str | os.PathLike) -> bool:
+    """Whether the output `value`, or a name its links lead to, hop by hop, lies in /proc or
+    /sys, or on the devices' own file system (the one /dev is: a device, /dev/stdout's link).
+    A link loop raises OSError or RuntimeError: the command names it."""
+    return any(_on_the_system(p) for p in _link_hops(Path(os.path.abspath(value))))
+
+
+def _on_the_system(path: Path) -> bool:
+    if any(path.is_relative_to(kernel) for kernel in _KERNEL_FOLDERS):
+        return True
+    if not path.is_relative_to(_DEVICES):
+        return False
+    try:
+        devices = os.stat(_DEVICES).st_dev
+    except OSError:
+        return True
+    return _device_of(path) == devices
+
+
+def _device_of(path: Path) -> int | None:
+    """The file system `path` is on: its own if there (a link judged where it stands, not where
+    it leads), else that of the nearest folder above it, where it would be made."""
+    for where in (path, *path.parents):
+        try:
+            return os.lstat(where).st_dev if where == path else os.stat(where).st_dev
+        except OSError:
+            continue
+    return None
+
+
+def _link_hops(named: Path) -> list[Path]:
+    """`named`, its folder resolved, and each name its links lead to, hop by hop (a link to
+    /proc/self/fd/1 resolves on to wherever the standard output goes)."""
+    hops = [named, named.parent.resolve() / named.name]
+    while hops[-1].is_symlink() and len(hops) < 42:
+        hops.append(Path(os.path.normpath(hops[-1].parent / os.readlink(hops[-1]))))
+        hops.append(hops[-1].parent.resolve() / hops[-1].name)
+    return hops

@@ -132,3 +132,42 @@ def test_an_error_with_no_stop_leaves_as_itself(default_dispositions):  # noqa: 
     with pytest.raises(ValueError):
         with raised_as_interrupted():
             raise ValueError("a bug of the command's own")
+
+
+def test_a_ctrl_c_during_the_cleanup_of_a_stop_changes_nothing(default_dispositions):  # noqa: F811
+    try:
+        with pytest.raises(Interrupted) as stopped:
+            with raised_as_interrupted():
+                try:
+                    _arrive_here(signal.SIGTERM)
+                finally:
+                    _arrive_here(signal.SIGINT)  # a Ctrl-C while the first stop's cleanup runs
+    except KeyboardInterrupt:
+        pytest.fail("the Ctrl-C replaced the SIGTERM the command was ending by (exit 130, 'interrupted (SIGTERM)')")
+    assert stopped.value.signum == signal.SIGTERM
+
+
+def test_a_stop_a_command_turned_into_its_own_error_line_ends_as_the_stop(default_dispositions, monkeypatch,  # noqa: F811
+                                                                           capsys, tmp_path):
+    from sacscale import cli
+    from sacscale.commands import aggregate
+
+    def stopped_while_loading(args):  # as pybind11 turns a stop during a module's start into ImportError
+        try:
+            _arrive_here(signal.SIGHUP)
+        except BaseException:
+            raise ImportError("initialization failed") from None
+
+    monkeypatch.setattr(aggregate, "run", stopped_while_loading)
+    code = cli._guarded(["aggregate", "--csv", str(tmp_path / "s.csv"), "--json", str(tmp_path / "s.json"),
+                         str(tmp_path / "m.json")])
+    assert (code, capsys.readouterr().err.strip()) == (129, "sacscale aggregate: interrupted (SIGHUP)")
+
+
+def test_a_stop_a_command_turned_into_a_return_ends_as_the_stop(default_dispositions):  # noqa: F811
+    with pytest.raises(Interrupted):
+        with raised_as_interrupted():
+            try:
+                _arrive_here(signal.SIGHUP)
+            except Interrupted:
+                pass  # as a command's own `except` that says its error and returns 1

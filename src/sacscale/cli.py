@@ -24,7 +24,7 @@ from sacscale.commands._finished_sets import finished_set_problem
 from sacscale.commands._output_lock import foreign_link_problem, link_loop_problem
 from sacscale.commands._system_outputs import reaches_the_system
 from sacscale.eval.gl_backend import GLBackendError, mujoco_gl_problem
-from sacscale.stopping import Interrupted, raised_as_interrupted
+from sacscale.stopping import Interrupted, raised_as_interrupted, stop_raised
 from sacscale.commands._value_kinds import parsed_value_problem, unheld_value
 from sacscale.held_names import encoding_holds_any_name, shown_name
 from sacscale.long_names import shortened
@@ -457,7 +457,7 @@ def _error_line(name: str, exc: Exception) -> int:
     """Bad input (an unusable file, a full or read-only disk) as one line naming the file and
     the problem, exit 2; anything else as one line too, exit 1 (SACSCALE_TRACEBACK=1 shows
     the traceback, for a bug report)."""
-    if os.environ.get("SACSCALE_TRACEBACK"):
+    if os.environ.get("SACSCALE_TRACEBACK") or stop_raised():  # a stop a library made its error: raised as the stop
         raise exc
     gl_problem = mujoco_gl_problem() if isinstance(exc, (ImportError, AttributeError, RuntimeError)) else None
     if gl_problem:  # MuJoCo's import failed on MUJOCO_GL: its value, or its backend's missing library

@@ -72,6 +72,11 @@ def requested() -> int | None:
     return _requested
 
 
+def stop_raised() -> BaseException | None:
+    """The stop `raised_as_interrupted`'s handlers raised in this command, if any."""
+    return _last_raised
+
+
 def check() -> None:
     """Raise Interrupted if a stop signal has arrived; under `raised_as_interrupted`, raise
     again the stop its handler raised where C code cleared it unseen (a Cython module's
@@ -96,13 +101,14 @@ def raised_as_interrupted() -> Iterator[None]:
     which supervise children and install their own handlers): SIGTERM and SIGHUP raise
     Interrupted wherever the main thread is, as Ctrl-C raises KeyboardInterrupt, so the
     `finally` blocks that remove half-written temporary files and stop encoders run; the
-    default action ended the process without them. Later ones are ignored, so they cannot
-    cut that cleanup short. A signal ignored when the command started (`nohup`) stays
-    ignored. Ctrl-C still raises KeyboardInterrupt, through a handler of ours so that
-    `stops_held` holds it too. A stop raised where Python cannot raise (a weakref callback, a
-    finalizer: Python swallows what is raised there) is sent again, to be raised at the next
-    point that can; one that a library turned into an error of its own leaves the block as
-    the stop. Off the main thread (a test calling the CLI from a thread) nothing changes."""
+    default action ended the process without them. Later ones, a Ctrl-C too, are ignored, so
+    they cannot cut that cleanup short or change how the command ends. A signal ignored when
+    the command started (`nohup`) stays ignored. Ctrl-C still raises KeyboardInterrupt,
+    through a handler of ours so that `stops_held` holds it too. A stop raised where Python
+    cannot raise (a weakref callback, a finalizer: Python swallows what is raised there) is
+    sent again, to be raised at the next point that can; one that a library turned into an
+    error of its own, or the command into a return, leaves the block as the stop. Off the
+    main thread (a test calling the CLI from a thread) nothing changes."""
     global _last_raised
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -110,6 +116,8 @@ def raised_as_interrupted() -> Iterator[None]:
     stops = _RaisedStops()
     try:
         yield
+        if _last_raised is not None:  # the command turned the stop into a return of its own
+            raise _last_raised
     except BaseException as exc:
         if _last_raised is None or exc is _last_raised:
             raise
@@ -140,14 +148,19 @@ class _RaisedStops:
             signal.signal(signum, before if before is not None else signal.SIG_DFL)
 
     def handler(self, signum, frame) -> None:
-        for ending in ENDING_SIGNALS:
-            signal.signal(ending, signal.SIG_IGN)
         self.stop(Interrupted(signum))
 
     def interrupt(self, signum, frame) -> None:  # Python's own Ctrl-C, held where stops are held
         self.stop(KeyboardInterrupt())
 
+    def ignore_later(self) -> None:
+        """The first stop is the one the command ends by: a later one (a Ctrl-C after a
+        SIGTERM too) cannot cut its cleanup short or change how it ends."""
+        for signum in self.previous:
+            signal.signal(signum, signal.SIG_IGN)
+
     def stop(self, exc: BaseException) -> None:
+        self.ignore_later()
         if self.in_hook:
             self.send_soon(exc)
         else:
@@ -157,8 +170,7 @@ class _RaisedStops:
         # from another thread, a moment later: this one has left the hook by then (a
         # signal sent from here would be handled before the hook returns)
         signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
-        if isinstance(exc, Interrupted):
-            signal.signal(signum, self.handler)
+        signal.signal(signum, self.handler if isinstance(exc, Interrupted) else self.interrupt)
         timer = threading.Timer(SEND_AGAIN_AFTER_S, os.kill, (os.getpid(), signum))
         timer.daemon = True
         timer.start()

@@ -25,26 +25,26 @@ def name_max(folder: Path) -> int:
         return 255
 
 
-def cut_with_digest(stem: str, whole: str, room: int) -> str:
-    """`<stem cut>.<digest>` in at most `room` bytes: as much of `stem` as fits, then a
-    digest of `whole`, the name it stands for."""
-    digest = hashlib.sha256(os.fsencode(whole)).hexdigest()[:16]
-    room -= len(digest) + 1
+def cut_with_digest(stem: str, whole: str, room: int, mark: str = "") -> str:
+    """`<stem cut>.<mark><digest>` in at most `room` bytes: as much of `stem` as fits, then a
+    digest of `whole`, the name it stands for (after `mark`, which tells a cut name apart)."""
+    digest = mark + hashlib.sha256(os.fsencode(whole)).hexdigest()[:16]
+    room -= size(digest) + 1
     while size(stem) > room:
         stem = stem[:-1]
     return f"{stem}.{digest}"
 
 
-def name_that_fits(folder: Path, before: str, name: str, after: str) -> str:
+def name_that_fits(folder: Path, before: str, name: str, after: str, mark: str = "") -> str:
     """`<before><name><after>` where `folder`'s file system takes a name that long (judged by
     the nearest existing folder, as `folder` may be made later); else `name` is cut to fit
-    with its digest (cut_with_digest). It depends on its arguments alone, so every process
+    with its digest (cut_with_digest, after `mark`). It depends on its arguments alone, so every process
     finds one file for one name."""
     whole = f"{before}{name}{after}"
     limit = name_max(_nearest_existing(folder))
     if size(whole) <= limit:
         return whole
-    return f"{before}{cut_with_digest(name, name, limit - size(before) - size(after))}{after}"
+    return f"{before}{cut_with_digest(name, name, limit - size(before) - size(after), mark)}{after}"
 
 
 def _nearest_existing(folder: Path) -> Path:

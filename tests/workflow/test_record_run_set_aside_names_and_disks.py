@@ -9,6 +9,7 @@ systems copies the entry whole under a temporary name before it removes the sour
 that still fails leaves the attempt where it ran, named."""
 
 import errno
+import json
 import os
 import shutil
 import sys
@@ -17,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from cli_runs import one_line, sacscale
-from sacscale.pipeline import completed_run, moves, run_record
+from cli_runs import sacscale
+from sacscale.pipeline import completed_run, moves, run_record, set_aside
 
 LONG = "r" * 240  # with `.` and `.partial`, the work folder's name is 249 bytes: legal
 
@@ -99,10 +100,12 @@ def test_a_learning_state_folder_on_another_disk_takes_the_state(tmp_path, other
     assert not model.exists() and moved["moved_to"] == str(other_disk / "r1")
 
 
-def test_a_work_folder_on_another_disk_than_the_run_folder_is_refused(tmp_path, other_disk):
+def test_a_work_folder_on_another_disk_than_the_run_folder_is_recorded(tmp_path, other_disk):
     done = record_run(tmp_path, "r1", 0, run_dir=other_disk / "r1")
-    one_line(done, f"--work-dir runs/.r1.partial and --run-dir {other_disk / 'r1'}: on two file systems")
-    assert not (tmp_path / "runs").exists() and not (other_disk / "r1").exists()
+    assert done.returncode == 0, done.stderr
+    assert (other_disk / "r1" / "precious.txt").read_text() == "work"
+    assert json.loads((other_disk / "r1" / "run.json").read_text())["status"] == "completed"
+    assert not (tmp_path / "runs" / ".r1.partial").exists() and os.listdir(other_disk) == ["r1"]
 
 
 @pytest.fixture
@@ -152,7 +155,7 @@ def test_an_attempt_the_attic_cannot_take_is_left_where_it_ran(tmp_path, monkeyp
     def refused(source, target):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(target))
 
-    monkeypatch.setattr(run_record, "move", refused)
+    monkeypatch.setattr(set_aside, "move", refused)
     where = run_record._set_aside(work, tmp_path / "attic", "failed")
     assert (work / "final.pt").read_bytes() == b"state"
     assert where == f"Its log and run.json are kept where it ran, in {work}: the attic could not take them"

@@ -19,6 +19,9 @@ from sacscale.locks import LOCK, TRAINER_LOCK
 SET_ASIDE_AS = ("failed", "interrupted", "timed_out", "superseded")
 STAMP_FORMAT = "%Y%m%dT%H%M%S.%fZ"
 STAMP_PATTERN = r"\d{8}T\d{6}\.\d{6}Z"  # what stamp() writes
+# before the digest of a run's name cut to fit a set-aside name: a form no run name may hold,
+# so an attempt of a long-named run never reads as one of the run its cut name would spell
+CUT_MARK = "cut-"
 
 
 def stamp() -> str:
@@ -29,8 +32,9 @@ def stamp() -> str:
 def set_aside_name(run: str, why: str, into: Path) -> str:
     """`<run>.<why>-<stamp>`, the name a folder set aside is given in `into`; a run's name
     too long for that (a legal name of some 230 bytes) is cut, with a digest of it, so that
-    the name fits: otherwise the move failed after the run and the attempt was lost."""
-    return name_that_fits(into, "", run, f".{why}-{stamp()}")
+    the name fits (otherwise the move failed after the run and the attempt was lost), as
+    `<run cut>.cut-<digest>`, a name no run is given."""
+    return name_that_fits(into, "", run, f".{why}-{stamp()}", CUT_MARK)
 
 
 # each form (a regular expression) with the folder record-run names so; a suffix counts at
@@ -40,6 +44,7 @@ _OWN_FORMS = {
     re.escape(TRAINER_LOCK) + r"(?=\.|\Z)": f"a trainer's lock of its run folder (.<folder>{TRAINER_LOCK})",
     re.escape(LOCK) + r"(?=\.|\Z)": f"the lock beside a run's folder (.<folder>{LOCK})",
     rf"\.(?:{'|'.join(SET_ASIDE_AS)})-{STAMP_PATTERN}": "an attempt set aside in the attic (<run>.<why>-<stamp>)",
+    rf"\.{CUT_MARK}[0-9a-f]{{16}}(?=\.|\Z)": f"a run's name cut to fit in the attic (<run cut>.{CUT_MARK}<digest>)",
 }
 
 

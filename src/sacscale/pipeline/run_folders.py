@@ -4,10 +4,12 @@ attic inside either could not take it (the attempt and its log were deleted inst
 work or run folder holding the current directory would have that directory moved away. A
 work or run folder given as a symbolic link is refused: record-run moves and renames those by
 their names, so the link, not its folder, was moved (and one folder had two locks); so is one
-with a `..` after a name (`W/lnk/sub/..`), a link by another spelling, and a work folder on
-another file system than the run folder, which its one rename cannot reach (the attic and the
-learning state's folder may be on another: what goes there is copied across). The
-learning state's folder is moved into once the run has trained, before the work folder is
+with a `..` after a name (`W/lnk/sub/..`), a link by another spelling. The work folder may
+lie on another file system, or another mount of one (a bind mount), than the run folder, as
+the attic and the learning state's folder may: a rename crosses no mount, so what moves there
+is copied across whole under a hidden name and renamed into place (pipeline.moves); a start
+that refused by file system let a bind mount through, and its completed run was not recorded.
+The learning state's folder is moved into once the run has trained, before the work folder is
 renamed: inside the run folder it made that folder and the rename failed (the whole run lost
 to a path), and any overlap with the other three mixes a resume's state into the evidence.
 Each is judged long enough for what the run makes in it, its names in it (a state folder too
@@ -48,10 +50,6 @@ def folders_problem(run_dir: Path, work_dir: Path, attic: Path, state_dir: Path 
     if _overlap(work_dir, run_dir):
         return (f"--work-dir {work_dir} and --run-dir {run_dir}: one is or holds the other; the work folder is "
                 "renamed to the run folder once complete")
-    if _device(work_dir) != _device(run_dir):
-        return (f"--work-dir {work_dir} and --run-dir {run_dir}: on two file systems; the completed run is renamed "
-                "from one to the other in one step, which cannot cross file systems: give a work folder beside "
-                "the run folder")
     for option, folder in folders:
         if _real(attic).is_relative_to(_real(folder)):
             return (f"--attic {attic}: is or lies inside {option} {folder}, which is itself moved to the attic; "
@@ -61,12 +59,6 @@ def folders_problem(run_dir: Path, work_dir: Path, attic: Path, state_dir: Path 
     for option, folder in given + ((("--state-dir", state_dir),) if state_dir is not None else ()):
         problem = problem or _others_problem(option, folder)
     return problem
-
-
-def _device(folder: Path) -> int:
-    """The file system `folder` is, or would be made, on (its nearest existing folder's)."""
-    real = _real(folder)
-    return next(f for f in (real, *real.parents) if f.exists()).stat().st_dev
 
 
 def _link_problem(folders: tuple[tuple[str, Path], ...]) -> str | None:

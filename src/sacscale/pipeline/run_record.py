@@ -13,14 +13,16 @@ short lines for the terminal: the wrapper's own messages and, from the trainer's
 bar, one line every --progress-every iterations or --progress-every-s seconds
 (iteration, env steps/s, ETA). When it exits 0 and left rank 0's event file, run.json
 (command, resolved config, seed, start/end, exit status) is written into the work
-directory, which is then renamed to RUN_DIR in one step: RUN_DIR either does not exist
-or is complete. On failure, timeout or interruption (SIGTERM/SIGINT are forwarded to
-the command's process group) the work directory, with its run.json and train.log, moves
-to the attic for diagnosis and the exit status is non-zero. Nothing else is deleted: an
+directory, which is then renamed to RUN_DIR in one step (across mounts, copied whole
+beside it first): RUN_DIR either does not exist or is complete. On failure, timeout or
+interruption (SIGTERM/SIGINT are forwarded to the command's process group) the work
+directory, with its run.json and train.log, moves to the attic for diagnosis and the exit
+status is non-zero. Nothing else is deleted: an
 older RUN_DIR without run.json is moved to the attic too.
 
-A work directory found at the start is taken for a killed attempt's and moved to the
-attic, so the run holds locks of its own for its whole length, taken before anything is
+A work directory found at the start is taken for an earlier attempt's and moved to the
+attic (named as its run.json says, else `interrupted`; one holding a completed run is
+refused), so the run holds locks of its own for its whole length, taken before anything is
 moved: one beside RUN_DIR and one beside WORK_DIR (`.NAME.lock`, `..NAME.partial.lock`;
 sacscale.locks.lock_beside), removed at the end; they are not the trainer's own lock of its
 run folder (`..NAME.partial.trainer-lock`), which a plain `train` there holds and which
@@ -63,14 +65,14 @@ from sacscale.pipeline.completed_run import compress_rank_events, move_learning_
 from sacscale.pipeline.environment import host_info, project_state
 from sacscale.pipeline.folder_options import folder_path, optional_folder_path, work_folder_path
 from sacscale.pipeline.machine_lock import LockError, LockSettingError, training_machine
-from sacscale.pipeline.moves import move
-from sacscale.pipeline.run_folder_names import WORK_SUFFIX, set_aside_name
+from sacscale.pipeline.moves import SourceLeft, move
 from sacscale.pipeline.run_folders import folders_problem, make_attic, make_state_dir
 from sacscale.pipeline.plan_values import PlanError
 from sacscale.pipeline.record_run_guards import live_folders_problem, live_run_inside, taken_meanwhile
 from sacscale.pipeline.record_run_values import env_pairs, resolved_json
 from sacscale.pipeline.run_config import check_run_env
 from sacscale.pipeline.run_output import ProgressEcho
+from sacscale.pipeline.set_aside import completed_leftover_problem, leftovers_set_aside, move_aside, set_aside
 from sacscale.processes import GroupChild, start_group
 from sacscale.trainers.unilab import rank0_event_files
 from sacscale.usage import UsageParser
@@ -95,16 +97,7 @@ def _now() -> tuple[float, str]:
 
 
 def _move_aside(path: Path, attic: Path, why: str) -> Path | None:
-    if not path.exists():
-        return None
-    if path.is_dir() and not any(path.iterdir()):
-        path.rmdir()  # Snakemake creates the output's parent directory before the job
-        return None
-    attic.mkdir(parents=True, exist_ok=True)
-    target = attic / set_aside_name(path.name.lstrip(".").removesuffix(WORK_SUFFIX), why, attic)
-    move(path, target)  # the attic may be on another disk
-    _say(f"moved {path} to {target}")
-    return target
+    return move_aside(path, attic, why, _say)
 
 
 def _code_state() -> dict:
@@ -116,16 +109,7 @@ def _code_state() -> dict:
 
 
 def _set_aside(work: Path, attic: Path, why: str) -> str:
-    """Move a failed attempt to the attic; should even that fail (a full disk can refuse
-    the attic's directory), leave it in its work folder, whole: it may hold a checkpoint a
-    resume needs, and the work folder's name never reads as a complete run (the next run
-    of it moves it to the attic). Where it is kept, said for the last line."""
-    try:
-        kept = _move_aside(work, attic, why)
-    except OSError as exc:
-        _say(f"cannot move {work} to {attic} ({error_text(exc)}); the attempt is left where it ran, in {work}")
-        return f"Its log and run.json are kept where it ran, in {work}: the attic could not take them"
-    return f"Its log and run.json are kept in {kept}" if kept else "It left nothing to keep: its work folder is gone"
+    return set_aside(work, attic, why, _say)
 
 
 class Supervisor:
@@ -292,7 +276,8 @@ def _prepare(held: contextlib.ExitStack, args: argparse.Namespace, name: str, ru
         if refused is not None:
             return refused
         # again under the locks, as a train looks above under its own: of two starting together, one sees the other
-        problem = live_folders_problem(*folders) or make_attic(args.attic)  # a run refused makes nothing
+        problem = (live_folders_problem(*folders) or completed_leftover_problem(args.work_dir, args.run_dir)
+                   or make_attic(args.attic))  # a run refused makes nothing
         if problem is None and args.state_dir is not None:
             problem = make_state_dir(args.state_dir)
     return None if problem is None else _refuse(f"{problem} (nothing was moved or started)")
@@ -364,8 +349,9 @@ def _refuse(message: str) -> int:
 
 def _run_once(args: argparse.Namespace, cmd: list[str], env: dict[str, str], resolved: dict, name: str) -> int:
     """The run, after moving aside what an earlier attempt left; a failure is not retried."""
-    _move_aside(args.work_dir, args.attic, "interrupted")
-    _move_aside(args.run_dir, args.attic, "superseded")
+    if problem := leftovers_set_aside(args.run_dir, args.work_dir, args.attic, _say):
+        print(f"sacscale record-run: {problem}", file=sys.stderr)
+        return 1  # the file system refused, not the input
     code, status, where, cause = _attempt(args, cmd, env, resolved)
     if status == "completed":
         return 0
@@ -483,7 +469,10 @@ def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], reso
         _say(f"cannot write {work / 'run.json'}: {exc.strerror or exc}")
     if status == "completed":
         try:
-            os.replace(work, run_dir)
+            move(work, run_dir)  # a rename, else (another mount) a copy made whole beside the run folder first
+        except SourceLeft as exc:
+            _say(f"{run_dir} is in place, but what is left of {work} cannot be removed ({error_text(exc)}); it is "
+                 "a copy: remove it yourself")
         except OSError as exc:
             _say(not_in_place(resolved.get("run", run_dir.name), work, run_dir, exc))
             # 1, not 2 (a usage error's): the input was right and the run completed; only its

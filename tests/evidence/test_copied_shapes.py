@@ -123,3 +123,33 @@ def test_another_runs_last_20_values_with_every_2nd_or_3rd_kept_are_named(every,
     found = _named_copy(_forged(kept), f"Episode/return (the last 20 values: {copied} within 2% of a typical "
                         "step-to-step turn of the other's at one alignment, at most 2 other values between them)")
     assert "window of" not in found and "the last 8" not in found
+
+
+def test_another_runs_last_half_through_a_5_tap_mean_3_log_points_late_is_named():
+    """Only the window the page's figures read copied: the run's own first half pulls the whole
+    series' fit under the threshold, the last half's keeps it."""
+    def last_half(theirs: list, own: list) -> list:
+        half = len(own) // 2
+        means = [sum(theirs[max(i - 3 - j, 0)] for j in range(5)) / 5 for i in range(len(own))]
+        return own[:half] + _noised(means, 11)[half:]
+    _named_copy(_forged(last_half), "Episode/return (step-to-step turns in the last half fitted as a short "
+                "linear filter of the other's, R^2 0.99")
+
+
+def test_another_runs_curve_at_double_speed_through_4_point_means_is_named():
+    def faster(theirs: list, own: list) -> list:
+        half = len(own) // 2
+        means = [sum(theirs[min(2 * i + j, len(theirs) - 1)] for j in range(4)) / 4 for i in range(half)]
+        return own[:len(own) - half] + _noised(means, 12, 1e-4)
+    _named_copy(_forged(faster), "Episode/return (step-to-step turns fitted as a short linear filter of the "
+                "other's at double speed, R^2 0.99", "a copy run at another speed")
+
+
+def test_another_runs_last_20_values_one_in_3_copied_are_named():
+    """Two of the run's own values between each copied one: 7 of the 20 copied."""
+    def one_in_3(theirs: list, own: list) -> list:
+        start = len(own) - 20
+        noised = _noised(theirs, 13, 1e-4)
+        return own[:start] + [noised[i] if (i - start) % 3 == 0 else v for i, v in enumerate(own[start:], start)]
+    _named_copy(_forged(one_in_3), "Episode/return (the last 20 values: 7 within 2% of a typical "
+                "step-to-step turn of the other's at one alignment")

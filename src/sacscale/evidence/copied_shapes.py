@@ -1,9 +1,10 @@
 """Copies of returns and lengths that the turns' correlation (sacscale.evidence.copied_fluctuations)
 misses: passed through a short linear filter of any weights (a weighted or exponential average,
-a mirror, a negation: each is this series' turns as a few of the other's, weighted), of the last
-few values only (the page's final return, under a window), run at double speed (every other
-value, or a short filter of them first: a mean of each pair), or with some of them kept the
-run's own (as many as every other value). Each statistic's threshold is set over every
+a mirror, a negation: each is this series' turns as a few of the other's, weighted) over the
+whole series or its last half only (the window the page's figures read), of the last few values
+only (the page's final return, under a window), run at double speed (every other value, or a
+short filter of them first: a mean of each pair or of each 4), or with some of them kept the
+run's own (as many as two of every three). Each statistic's threshold is set over every
 legitimate pair of rank series of the committed sets (docs/evidence.md): the worst legitimate
 value is written beside it."""
 
@@ -24,22 +25,26 @@ from sacscale.evidence.copied_fluctuations import (
 FIT_REACH = 3
 # the turns a fit needs (3 x its 9 coefficients: a short fit explains noise by chance)
 MIN_FIT_TURNS = 3 * (2 * FIT_REACH + 3)
-# R^2 of the fit at least this much is a filtered copy's. Over the 816 legitimate pairs of rank
-# series of the committed sets (both tags, both ways) the fit reaches at most 0.98767 (two ranks
-# of one run, 36 turns; 1 - R^2 2.5 times the threshold's); a weighted 2- or 3-point average or
+# R^2 of the fit at least this much is a filtered copy's, over all the turns and over the last
+# half (the window the page's figures read: a copy of it alone). Over the 846 legitimate pairs of
+# rank series of the committed sets (both tags, both ways) the fit reaches at most 0.98767 over
+# all turns (two ranks of one run, 36 turns; 1 - R^2 2.5 times the threshold's), 0.97962 over
+# the last half (two ranks of one run, 47 turns; 4.1 times); a weighted 2- or 3-point average or
 # exponential smoothing (0.2 to 0.5) of a copy noised by 3e-4 of its values keeps 0.9974 and
-# more, a causal 5-tap filter 0.99999 (0.9960 noised by 1e-3 of its values).
+# more, a causal 5-tap filter 0.99999 (0.9960 noised by 1e-3 of its values), the last half
+# alone through a 5-tap mean 3 log points late, noised by 3e-4, 0.9986 (27 turns).
 FIT_R2 = 0.995
 # the plain correlation's best few lags, over all lags and over those of MIN_FIT_TURNS turns
 FIT_LAGS = 3
 
 
-def _design(x: np.ndarray, y: np.ndarray, lag: int, stride: int, reach: int) -> tuple[np.ndarray, np.ndarray]:
+def _design(x: np.ndarray, y: np.ndarray, lag: int, stride: int, reach: int,
+            least: int) -> tuple[np.ndarray, np.ndarray]:
     """Rows i (x[i] explained): y[stride * i + lag + j] for j in -reach..reach, x[i - 1], 1;
-    none unless 3 rows a coefficient."""
+    none unless at least `least` rows."""
     first = max(1, -((lag - reach) // stride))
     last = min(len(x), (len(y) - 1 - reach - lag) // stride + 1)
-    if last - first < 3 * (2 * reach + 3):
+    if last - first < least:
         return np.empty((0, 0)), np.empty(0)
     rows = np.arange(first, last)
     columns = [y[stride * rows + lag + j] for j in range(-reach, reach + 1)]
@@ -47,10 +52,11 @@ def _design(x: np.ndarray, y: np.ndarray, lag: int, stride: int, reach: int) -> 
     return np.column_stack(columns), x[rows]
 
 
-def fit_r2(x: np.ndarray, y: np.ndarray, lag: int, stride: int = 1, reach: int = FIT_REACH) -> tuple[float, int]:
+def fit_r2(x: np.ndarray, y: np.ndarray, lag: int, stride: int = 1, reach: int = FIT_REACH,
+           least: int = MIN_FIT_TURNS) -> tuple[float, int]:
     """(R^2, turns) of x's turns fitted as a short filter of y's around `lag` (y's turn
-    stride * i + lag for x's i: a copy run `stride` times faster)."""
-    design, target = _design(x, y, lag, stride, reach)
+    stride * i + lag for x's i: a copy run `stride` times faster), over at least `least` turns."""
+    design, target = _design(x, y, lag, stride, reach, least)
     if not len(target):
         return 0.0, 0
     spread = float(np.sum((target - target.mean()) ** 2))
@@ -71,13 +77,23 @@ def best_lags(x: np.ndarray, lag_r: np.ndarray, least: int = MIN_FIT_TURNS) -> s
     return {int(lags[i]) for r in (np.abs(lag_r), covered) for i in np.argsort(-r)[:FIT_LAGS]}
 
 
-def best_fit(x: np.ndarray, y: np.ndarray, lag_r: np.ndarray) -> tuple[float, int, int]:
-    """(R^2, lag, turns) of the best fit at every lag a filter of up to 2 * FIT_REACH + 1 taps
-    centres on (causal or not) and where the plain correlation `lag_r` is highest."""
-    candidates = set(range(-2 * FIT_REACH, 2 * FIT_REACH + 1)) | best_lags(x, lag_r)
-    fits = [(*fit_r2(x, y, lag), lag) for lag in sorted(candidates)]
+def best_fit(x: np.ndarray, y: np.ndarray, lag_r: np.ndarray, start: int = 0) -> tuple[float, int, int]:
+    """(R^2, lag, turns) of the best fit of x's turns from `start` on, at every lag a filter of
+    up to 2 * FIT_REACH + 1 taps centres on (causal or not) and where the plain correlation
+    `lag_r` of those turns with y's is highest."""
+    part = x[start:]
+    near = range(start - 2 * FIT_REACH, start + 2 * FIT_REACH + 1)
+    candidates = set(near) | best_lags(part, lag_r)
+    fits = [(*fit_r2(part, y, lag), lag) for lag in sorted(candidates)]
     r2, count, lag = max(fits)
     return r2, lag, count
+
+
+def window_fit(x: np.ndarray, y: np.ndarray, start: int) -> tuple[float, int, int]:
+    """best_fit of x's turns from `start` on (a copy of part of a run: the last half, the
+    window the page's figures read, keeps the other's turns while the run's own first half
+    pulls the whole series' fit down)."""
+    return best_fit(x, y, lag_correlations(x[start:], y), start)
 
 
 # The tail: the last this many turns of one series (the page's final values) against every
@@ -91,13 +107,15 @@ TAIL_CORRELATION = 0.9995
 # offset), over all the turns both make at every lag (COPY_CORRELATION; windows left out, as
 # costly on 1000-value reference series). Over the same pairs |r| reaches at most 0.99045
 # (1 - r 48 times the threshold's). A copy through a short filter first (a mean of each pair of
-# values): this series' turns fitted as a filter of FASTER_REACH lags either side of the other's
-# turns taken two at a time (every other value's turns are a 3-tap filter of them; 7 coefficients,
-# 3 turns each), at the best lags of every other value. Over the same pairs R^2 reaches at most
-# 0.93536 (1 - R^2 12.9 times the threshold's); pair means of a copy noised by 1e-4 of its
-# values, or its 3-point weighted means, keep 0.9999.
-FASTER_REACH = 2
-FASTER_TURNS = 3 * (2 * FASTER_REACH + 3)
+# values, or of each 4): this series' turns fitted as a filter of FASTER_REACH lags either side
+# of the other's turns taken two at a time (every other value's turns are a 3-tap filter of them,
+# a 4-tap mean's a 6-tap one; 9 coefficients, over at least 21 turns: a copy of the last half
+# alone), at the best lags of every other value. Over the same pairs R^2 reaches at most 0.96827
+# (two runs' lengths, 315 turns; 1 - R^2 6.3 times the threshold's);
+# pair means of a copy noised by 1e-4 of its values, its 3-point weighted means or 4-point
+# means keep 0.9999.
+FASTER_REACH = 3
+FASTER_TURNS = 21
 FASTER_FIT_R2 = 0.995
 
 # A tail copied with some values kept the run's own (no TAIL_TURNS consecutive turns copied):
@@ -106,20 +124,21 @@ FASTER_FIT_R2 = 0.995
 # other's values at one alignment, counting the copied positions only: the near values after
 # the last OWN_RUN in a row not near (the run's own kept between copied ones). Over the same
 # pairs at most 3 of 20 are; a copy with every 2nd value the run's own, x(1 + 3e-4 u), 10 of 20,
-# every 3rd 14, every 7th 17.
+# every 3rd 14, every 7th 17, only every 3rd copied (two own between) 7.
 TAIL_VALUES = 20
 NEAR = 0.02
-KEPT_COPIES = 8
+KEPT_COPIES = 7
 OWN_RUN = 3
 
 
 def _fitted(x: np.ndarray, y: np.ndarray) -> str | None:
     # the fit's lag is only the centre of its taps (any of several covers a short filter): not shown
-    r2, _, count = max(best_fit(u, v, lag_correlations(u, v)) for u, v in ((x, y), (y, x)))
-    if r2 < FIT_R2:
-        return None
-    return (f" (step-to-step turns fitted as a short linear filter of the other's, R^2 "
-            f"{math.floor(r2 * 1e5) / 1e5:.5f} over {count} turns)")
+    for where, part in (("", lambda u: 0), (" in the last half", lambda u: len(u) // 2)):
+        r2, _, count = max(window_fit(u, v, part(u)) for u, v in ((x, y), (y, x)))
+        if r2 >= FIT_R2:
+            return (f" (step-to-step turns{where} fitted as a short linear filter of the other's, R^2 "
+                    f"{math.floor(r2 * 1e5) / 1e5:.5f} over {count} turns)")
+    return None
 
 
 def _tail(x: np.ndarray, y: np.ndarray) -> str | None:
@@ -139,9 +158,11 @@ def _tail(x: np.ndarray, y: np.ndarray) -> str | None:
 def _faster_fit(x: np.ndarray, v: np.ndarray, offset: int, lag_r: np.ndarray) -> float:
     """R^2 of x's turns fitted as a short filter of v's turns taken two at a time, at the lags
     where x correlates best with every other value of v (from `offset`): a filtered copy run
-    at double speed (every other value is its turns through 1, 2, 1)."""
+    at double speed (every other value is its turns through 1, 2, 1). A longer filter's taps
+    centre off every other value's: the centres a turn either side are tried too."""
     full = turns(v)
-    return max(fit_r2(x, full, 2 * lag + offset + 1, 2, FASTER_REACH)[0] for lag in best_lags(x, lag_r, FASTER_TURNS))
+    centres = {2 * lag + offset + shift for lag in best_lags(x, lag_r, FASTER_TURNS) for shift in (0, 1, 2)}
+    return max(fit_r2(x, full, centre, 2, FASTER_REACH, FASTER_TURNS)[0] for centre in centres)
 
 
 def _decimated(a: np.ndarray, b: np.ndarray) -> str | None:

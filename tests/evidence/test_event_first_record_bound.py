@@ -6,29 +6,18 @@ at its creation second 3.6 s later widened it; either way the first interval's l
 cut x0.63 passed verify."""
 
 import io
-import struct
 from pathlib import Path
 
 from set_copies import REPO, copy_committed_set, remake_manifest
 
 from sacscale.evidence import binding
 from sacscale.evidence.verify import verify
+from test_logged_tags_against_events import _events
 
 SET = "h200x1_shared_short"  # a set of the current evidence format
 RUN = "shared_r1_n1_pool7"
 FILE = f"runs/{RUN}/tb/rank0/events.out.tfevents.1796337489.vm.798.0"
 RATES = ("Perf/rank_fps", "Perf/total_fps")
-
-
-def _events(path: Path) -> list:
-    from tensorboard.compat.proto import event_pb2
-
-    data, events, at = path.read_bytes(), [], 0
-    while at < len(data):
-        (length,) = struct.unpack("<Q", data[at:at + 8])
-        events.append(event_pb2.Event.FromString(data[at + 12:at + 12 + length]))
-        at += 12 + length + 4
-    return events
 
 
 def _write(path: Path, events: list) -> None:

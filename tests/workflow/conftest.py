@@ -1,4 +1,7 @@
+import os
+import shutil
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -13,3 +16,15 @@ from pipeline_helpers import copy_workflow  # noqa: E402
 @pytest.fixture
 def workflow_dir(tmp_path):
     return copy_workflow(tmp_path / "wf")
+
+
+@pytest.fixture
+def other_disk(tmp_path):
+    """A folder on another file system than tmp_path's (/dev/shm), removed afterwards."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or not os.access(shm, os.W_OK) or shm.stat().st_dev == tmp_path.stat().st_dev:
+        pytest.skip("no writable /dev/shm on a file system other than the test's folder")
+    folder = shm / f"sacscale-test-{uuid.uuid4().hex}"
+    folder.mkdir()
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)

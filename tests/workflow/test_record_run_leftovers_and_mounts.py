@@ -15,7 +15,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 import pytest
@@ -71,17 +70,6 @@ def test_a_completed_run_left_in_the_work_folder_is_not_set_aside(tmp_path):
         "(nothing was moved or started)")
     assert (work / "train.log").read_text() == "an earlier attempt" and not (work / "precious.txt").exists()
     assert not (tmp_path / "attic").exists() and not (tmp_path / "runs" / "r1").exists()
-
-
-@pytest.fixture
-def other_disk(tmp_path):
-    shm = Path("/dev/shm")
-    if not shm.is_dir() or not os.access(shm, os.W_OK) or shm.stat().st_dev == tmp_path.stat().st_dev:
-        pytest.skip("no writable /dev/shm on a file system other than the test's folder")
-    folder = shm / f"sacscale-test-{uuid.uuid4().hex}"
-    folder.mkdir()
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_a_leftover_that_cannot_be_set_aside_refuses_the_run_saying_nothing_ran(tmp_path, other_disk):

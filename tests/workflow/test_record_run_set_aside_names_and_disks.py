@@ -11,9 +11,7 @@ that still fails leaves the attempt where it ran, named."""
 import errno
 import json
 import os
-import shutil
 import sys
-import uuid
 from pathlib import Path
 
 import pytest
@@ -69,18 +67,6 @@ def test_an_earlier_learning_state_of_a_long_named_run_is_set_aside_beside_it(tm
     [kept] = list((tmp_path / "state").iterdir())
     assert len(os.fsencode(kept.name)) <= 255 and ".superseded-" in kept.name
     assert (kept / "checkpoints" / "final.pt").read_bytes() == b"an earlier resume's state"
-
-
-@pytest.fixture
-def other_disk(tmp_path):
-    """A folder on another file system than tmp_path's (/dev/shm), removed afterwards."""
-    shm = Path("/dev/shm")
-    if not shm.is_dir() or not os.access(shm, os.W_OK) or shm.stat().st_dev == tmp_path.stat().st_dev:
-        pytest.skip("no writable /dev/shm on a file system other than the test's folder")
-    folder = shm / f"sacscale-test-{uuid.uuid4().hex}"
-    folder.mkdir()
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_a_failed_attempt_is_kept_in_an_attic_on_another_disk(tmp_path, other_disk):

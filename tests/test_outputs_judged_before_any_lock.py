@@ -30,7 +30,7 @@ def test_aggregate_writes_no_output_and_nothing_in_her_folder(tmp_path, dangling
     link, hers = dangling
     csv = tmp_path / "o" / "s3.csv"
     done = sacscale("aggregate", *METRICS, "--csv", csv, "--json", link / "s.json")
-    one_line(done, f"sacscale aggregate: error: argument --json: {link / 's.json'}: {link} is a symbolic link of "
+    one_line(done, f"sacscale aggregate: error: argument --json: {link / 's.json'}: {link}: a symbolic link of "
                    "another user's (uid 1001) on the way to the output; an output is never written through one")
     assert not csv.exists() and not csv.parent.exists()
     assert not os.path.lexists(hers)
@@ -42,7 +42,7 @@ def test_holding_outputs_makes_no_lock_through_her_link(tmp_path, dangling, fold
     mine = tmp_path / "mine" / "a.json"
     given = {"folders": (("--output-dir", link),)} if folder else {}
     outputs = () if folder else (("--json", link / "s.json"),)
-    with pytest.raises(BadInput, match=rf"{link} is a symbolic link of another user's \(uid 1001\)"):
+    with pytest.raises(BadInput, match=rf"{link}: a symbolic link of another user's \(uid 1001\)"):
         with holding_outputs(("--csv", mine), *outputs, **given):
             pass
     assert not os.path.lexists(hers) and not mine.parent.exists()

@@ -89,11 +89,12 @@ def holding_outputs(*outputs: Output, folders: tuple[Output, ...] = ()) -> Itera
 
 def foreign_link_problem(path: str | os.PathLike, folder: bool = False) -> str | None:
     """Why `path`, an output (a `folder` written into: its own name followed too), is reached
-    through another user's symbolic link, as `LINK is ...`; None where it is not."""
+    through another user's symbolic link, as `LINK: a symbolic link of ...` (the write's own
+    refusal's words); None where it is not."""
     try:  # a name inside the folder: the folder's own name is on the way to what goes there
         refuse_foreign_links(Path(path, "entry") if folder else path)
     except OSError as exc:
-        return f"{exc.filename} is {exc.strerror}"
+        return f"{exc.filename}: {exc.strerror}"
     return None
 
 

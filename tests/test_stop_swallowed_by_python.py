@@ -171,3 +171,16 @@ def test_a_stop_a_command_turned_into_a_return_ends_as_the_stop(default_disposit
                 _arrive_here(signal.SIGHUP)
             except Interrupted:
                 pass  # as a command's own `except` that says its error and returns 1
+
+
+def test_a_stop_raised_again_before_its_signal_is_sent_again_is_not_raised_twice(default_dispositions):  # noqa: F811
+    cleaned = []
+    with pytest.raises(Interrupted):
+        with raised_as_interrupted():
+            try:
+                _weakref_callback_stopped(signal.SIGHUP)  # lost there: sent again 10 ms later
+                check()  # a step loop's, sooner: the stop is on its way out
+            finally:
+                _ran_on(0.2)  # the cleanup, while the signal sent again arrives
+                cleaned.append("done")
+    assert cleaned == ["done"]

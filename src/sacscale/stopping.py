@@ -82,7 +82,7 @@ def check() -> None:
     again the stop its handler raised where C code cleared it unseen (a Cython module's
     import registering its types: no hook hears of it). Long loops call it each turn."""
     if _last_raised is not None:
-        raise _last_raised
+        _raise_again(_last_raised)
     if _requested is not None:
         raise Interrupted(_requested)
 
@@ -109,7 +109,7 @@ def raised_as_interrupted() -> Iterator[None]:
     sent again, to be raised at the next point that can; one that a library turned into an
     error of its own, or the command into a return, leaves the block as the stop. Off the
     main thread (a test calling the CLI from a thread) nothing changes."""
-    global _last_raised
+    global _last_raised, _reraised
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -117,16 +117,16 @@ def raised_as_interrupted() -> Iterator[None]:
     try:
         yield
         if _last_raised is not None:  # the command turned the stop into a return of its own
-            raise _last_raised
+            _raise_again(_last_raised)
     except BaseException as exc:
         if _last_raised is None or exc is _last_raised:
             raise
         # a library turned the stop into an error of its own (ctypes: "argument 1:
         # Interrupted: ..."), or cleanup failed on the way out: the command was stopped
-        raise _last_raised from exc
+        _raise_again(_last_raised, exc)
     finally:
         stops.restore()
-        _last_raised = None
+        _last_raised = _reraised = None
 
 
 class _RaisedStops:
@@ -134,6 +134,8 @@ class _RaisedStops:
 
     def __init__(self):
         self.in_hook = False  # inside send_again: a stop raised there would be swallowed as well
+        self.resent: BaseException | None = None  # the stop the signal send_soon sends stands for
+        self.timer: threading.Timer | None = None
         self.previous = {signum: signal.getsignal(signum) for signum in (*ENDING_SIGNALS, signal.SIGINT)}
         for signum, before in self.previous.items():
             if signum in ENDING_SIGNALS and before is not signal.SIG_IGN:
@@ -143,6 +145,9 @@ class _RaisedStops:
         self.previous_hook, sys.unraisablehook = sys.unraisablehook, self.send_again
 
     def restore(self) -> None:
+        if self.timer is not None:  # its signal, if sent, meets our handler, not the default action
+            self.timer.cancel()
+            self.timer.join()
         sys.unraisablehook = self.previous_hook
         for signum, before in self.previous.items():
             signal.signal(signum, before if before is not None else signal.SIG_DFL)
@@ -161,6 +166,10 @@ class _RaisedStops:
 
     def stop(self, exc: BaseException) -> None:
         self.ignore_later()
+        if self.resent is not None:  # send_soon's signal: the stop it stands for
+            exc, self.resent = self.resent, None
+            if exc is _reraised:  # raised again meanwhile (check(), the block's end): unwinding
+                return
         if self.in_hook:
             self.send_soon(exc)
         else:
@@ -171,9 +180,10 @@ class _RaisedStops:
         # signal sent from here would be handled before the hook returns)
         signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
         signal.signal(signum, self.handler if isinstance(exc, Interrupted) else self.interrupt)
-        timer = threading.Timer(SEND_AGAIN_AFTER_S, os.kill, (os.getpid(), signum))
-        timer.daemon = True
-        timer.start()
+        self.resent = exc
+        self.timer = threading.Timer(SEND_AGAIN_AFTER_S, os.kill, (os.getpid(), signum))
+        self.timer.daemon = True
+        self.timer.start()
 
     def send_again(self, unraisable) -> None:
         if unraisable.exc_value is None or unraisable.exc_value is not _last_raised:
@@ -193,6 +203,16 @@ _held: BaseException | None = None
 # the stop last raised: if Python swallows it (raised inside a weakref callback or a
 # finalizer), raised_as_interrupted's unraisable hook knows it for ours
 _last_raised: BaseException | None = None
+# the stop last raised again where it had been lost: the signal sent for it is then no news
+_reraised: BaseException | None = None
+
+
+def _raise_again(stop: BaseException, cause: BaseException | None = None) -> None:
+    global _reraised
+    _reraised = stop
+    if cause is None:
+        raise stop
+    raise stop from cause
 
 
 def _raise_or_hold(stop: BaseException) -> None:

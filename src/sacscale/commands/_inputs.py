@@ -16,6 +16,7 @@ from pathlib import Path
 
 from sacscale.atomic import file_kind
 from sacscale.commands import BadInput
+from sacscale.eval.evaluate_checks import foreign_link_problem as _foreign_link_problem
 from sacscale.held_names import unheld_path_problem
 from sacscale.pipeline.config_check import ConfigError, read_text as _read_text
 from sacscale.reading import RecordJSONError, refuse_lone_surrogates
@@ -124,6 +125,8 @@ def model_problem(path: str | None) -> str | None:
     """Why `--model PATH` is not the task's model (missing, empty, not loadable, another
     model), or, without a path, why the model cannot be built here; None if nothing is
     wrong: checked before a long evaluation or render starts on it."""
+    if path is not None and (problem := _foreign_link_problem(path)):  # one's own links are followed
+        return f"--model {path}: {problem}"
     # checks loads numpy and the task: kept off the CLI's start path (`sacscale --help` must run
     # where only the project itself is installed, as the environment's post-deploy script does)
     from sacscale.checks import InputError, check_model

@@ -20,7 +20,7 @@ from sacscale.commands._inputs import (
 )
 from sacscale.eval import protocol
 from sacscale.eval.limits import SETTLE_S
-from sacscale.eval.evaluate_checks import CheckpointError, batch_problem, resolve_checkpoint
+from sacscale.eval.evaluate_checks import CheckpointError, batch_problem, refuse_foreign_checkpoint, resolve_checkpoint
 from sacscale.sim.step_limits import threads_problem
 from sacscale.usage import say
 
@@ -52,6 +52,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:  # before anything in it is read: never through another user's link
+        refuse_foreign_checkpoint(args.checkpoint)
+    except CheckpointError as exc:
+        say(f"sacscale evaluate: error: {exc}", file=sys.stderr)
+        return 2
     refuse_one_file(("--output", args.output), ("--figure", args.figure))  # before the evaluation's minutes
     refuse_output_on_input([("--output", args.output), ("--figure", args.figure)],
                            [("checkpoint", args.checkpoint), ("--model", args.model)])

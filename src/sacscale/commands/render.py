@@ -20,6 +20,7 @@ from sacscale.commands._live_run import live_trainer_problem, run_folder_of
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.eval.limits import video_length_problem, video_size_problem
 from sacscale.eval import gl_backend, render
+from sacscale.eval.evaluate_checks import CheckpointError, refuse_foreign_checkpoint
 from sacscale.task.walk_rules import TaskConfig
 from sacscale.usage import say
 
@@ -89,6 +90,10 @@ def _checked_video_values(args: argparse.Namespace) -> list:
 
 def run(args: argparse.Namespace, output_held: bool = False) -> int:
     """Render; `output_held`: the caller (render-best) already holds --output's lock with its record's."""
+    try:  # before anything in it is read: never through another user's link
+        refuse_foreign_checkpoint(args.checkpoint)
+    except CheckpointError as exc:
+        return _error(args, str(exc))
     run_folder = run_folder_of(args.checkpoint)
     if run_folder and (live := live_trainer_problem(run_folder, "its checkpoint", "render")):
         return _error(args, f"{run_folder}: {live}")  # its final.pt is an earlier sitting's, not the run's end
@@ -105,8 +110,6 @@ def run(args: argparse.Namespace, output_held: bool = False) -> int:
     problem = model_problem(args.model)  # a file that is not the task's model: named, before rendering
     if problem:
         return _error(args, problem)
-
-    from sacscale.eval.evaluate import CheckpointError  # imports MuJoCo: only now that the GL backend is chosen
 
     for warning in render.command_warnings(segments, TaskConfig()):
         _say(args, "warning", warning)

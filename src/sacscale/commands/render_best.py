@@ -21,8 +21,7 @@ from sacscale.commands._inputs import (
     same_file,
 )
 from sacscale.eval.best import best_run
-from sacscale.eval.evaluate_checks import CheckpointError, resolve_checkpoint
-from sacscale.hashes import sha256_file
+from sacscale.eval.evaluate_checks import CheckpointError, foreign_link_problem, input_sha256, resolve_checkpoint
 from sacscale.usage import say
 
 
@@ -51,6 +50,8 @@ def _refuse_one_file(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     args.program = "sacscale render-best"  # the render it runs speaks in this command's name
+    if problem := foreign_link_problem(args.runs_dir):  # the run chosen is judged again, by the render
+        raise BadInput(f"--runs-dir {args.runs_dir}: {problem}")
     _refuse_one_file(args)
     if not Path(args.runs_dir).is_dir():
         raise BadInput(f"--runs-dir {args.runs_dir}: not a folder (it holds the runs, <run>/checkpoints/final.pt)")
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     args.checkpoint = str(Path(args.runs_dir) / choice["run"])
     try:  # the policy the video shows, for verify to hold against the run's evaluation
-        rendered = sha256_file(resolve_checkpoint(args.checkpoint))
+        rendered = input_sha256(resolve_checkpoint(args.checkpoint))
     except CheckpointError:
         rendered = None  # no checkpoint: the render names it, and no record is written
     say(f"best run: {choice['run']} (score {choice['score']:.3f}: {choice['rule']})")

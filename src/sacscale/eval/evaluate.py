@@ -28,10 +28,11 @@ from sacscale.atomic import atomic_write_bytes
 from sacscale.checks import checkpoint_problem
 from sacscale.eval import limits
 from sacscale.eval import protocol
-from sacscale.eval.evaluate_checks import CheckpointError, batch_problem, resolve_checkpoint
+from sacscale.eval.evaluate_checks import CheckpointError, batch_problem, read_input, resolve_checkpoint
 from sacscale.eval.pooling import actions_label, ratios
 from sacscale.eval.protocol import COMMAND_GRID
 from sacscale.learn.networks import Actor
+from sacscale.mujoco_lib import mujoco
 from sacscale.shapes import record_problem
 from sacscale.task import g1_model as g1
 from sacscale.task.g1_walk_flat import G1WalkFlat
@@ -48,13 +49,24 @@ POLICY_SHAPE = {"actor_kwargs": {"obs_dim": int, "action_dim": int}, "actor_flat
 
 def load_checkpoint(path: Path) -> dict:
     """Load and validate a `sacscale train` checkpoint (dims must fit the task)."""
-    problem = checkpoint_problem(path)
+    return read_checkpoint(path)[0]
+
+
+def read_checkpoint(path: Path) -> tuple[dict, str]:
+    """The validated checkpoint at `path` and the SHA-256 of the bytes it was loaded from;
+    read as read_input reads (never through another user's symbolic link)."""
+    data = read_input(path)
+    problem = checkpoint_problem(io.BytesIO(data))
     if problem:
         raise CheckpointError(f"{path}: {problem}")
     try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+        ckpt = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as exc:  # pickle, zip and weights_only errors all mean "not ours"
         raise CheckpointError(f"{path}: not a readable torch checkpoint ({type(exc).__name__}: {exc})") from None
+    return _checked_checkpoint(ckpt, path), hashlib.sha256(data).hexdigest()
+
+
+def _checked_checkpoint(ckpt, path: Path) -> dict:
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
         found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
         raise CheckpointError(f"{path}: format is {found!r}, expected {CHECKPOINT_FORMAT!r}")
@@ -97,8 +109,18 @@ def build_actor(ckpt: dict, path: Path) -> Actor:
     return actor.eval()
 
 
-def sha256_file(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+def load_input_model(path: str | Path | None):
+    """(the task model, the SHA-256 of its .mjb bytes): `--model`'s file read once, as
+    read_input reads it (our own links followed, another user's refused), and loaded
+    from those bytes, so the hash is the model's that ran; None builds the model."""
+    if path is None:
+        model = g1.load_model(None)
+        return model, g1.model_bytes_sha256(model)
+    data = read_input(path)
+    name = g1.mujoco_path(path)
+    if not name.endswith(".mjb"):  # MJCF names further files of its own: MuJoCo reads it from disk
+        return g1.load_model(path), hashlib.sha256(data).hexdigest()
+    return mujoco.MjModel.from_binary_path(name, {name: data}), hashlib.sha256(data).hexdigest()
 
 
 # ---------------------------------------------------------------------------- measurement
@@ -238,7 +260,7 @@ def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, en
     if problem:
         raise ValueError(problem)
     path = resolve_checkpoint(checkpoint)
-    ckpt = load_checkpoint(path)
+    ckpt, checkpoint_sha256 = read_checkpoint(path)
     actor = build_actor(ckpt, path)
 
     cfg = TaskConfig(**protocol.TASK_SETTINGS, tilt_obs=ckpt["task"]["tilt_obs"])
@@ -258,7 +280,7 @@ def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, en
     group = np.repeat(np.arange(len(names)), envs_per_command)
     commands = grid[group]
 
-    model = g1.load_model(model_path)
+    model, model_sha256 = load_input_model(model_path)
     torch_threads = torch.get_num_threads()
     torch.set_num_threads(protocol.TORCH_THREADS)
     env = G1WalkFlat(model, len(commands), threads, seed, config=cfg)
@@ -287,7 +309,7 @@ def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, en
 
     return {
         "checkpoint": str(path),
-        "checkpoint_sha256": sha256_file(path),
+        "checkpoint_sha256": checkpoint_sha256,
         "iteration": ckpt.get("iteration"),
         "env_steps": ckpt.get("env_steps"),
         "protocol": {
@@ -314,7 +336,7 @@ def evaluate(checkpoint: str | Path, model_path: str | Path | None = None, *, en
             "model": None if model_path is None else str(model_path),
             # the file's hash, as `sacscale train` records it (equal to the model's bytes hash
             # for files written by prepare-model); built in memory: the bytes hash
-            "model_sha256": g1.sha256_file(model_path) if model_path else g1.model_bytes_sha256(model),
+            "model_sha256": model_sha256,
             "checkpoint_model_sha256": ckpt.get("model_sha256"),
         },
         "overall": policy["overall"],

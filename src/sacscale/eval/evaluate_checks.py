@@ -1,13 +1,17 @@
 """What evaluate checks before loading torch and MuJoCo: which checkpoint it reads (a .pt
 file, or a run folder's checkpoints/final.pt; CheckpointError names one it cannot read) and
-whether one control step of its envs is too long to be deaf to a stop."""
+whether one control step of its envs is too long to be deaf to a stop. Also how evaluate
+and render read their inputs (checkpoint, --model): through the user's own and root's
+symbolic links, never through another user's."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from pathlib import Path
 
+from sacscale.atomic import refuse_foreign_links
 from sacscale.eval.protocol import COMMAND_GRID
 from sacscale.sim.step_limits import envs_per_cpu_problem
 
@@ -18,8 +22,37 @@ class CheckpointError(ValueError):
     """The checkpoint is missing or is not one this evaluation can run."""
 
 
+def foreign_link_problem(path: str | Path) -> str | None:
+    """Why `path` may not be read: it is, or is reached through, another user's symbolic
+    link (root reading through it would show a file only root may read, at that user's
+    choosing); None otherwise. Our own and root's links are followed."""
+    try:
+        refuse_foreign_links(path, reading=True)
+    except OSError as exc:
+        where = "" if exc.filename == str(path) else f"reached through {exc.filename}, "
+        return f"{where}{exc.strerror}: give a path of your own"
+    return None
+
+
+def _refuse_foreign(path: Path) -> None:
+    if problem := foreign_link_problem(path):
+        raise CheckpointError(f"{path}: {problem}")
+
+
+def refuse_foreign_checkpoint(path: str | Path) -> None:
+    """CheckpointError where CHECKPOINT_OR_RUN, or the final.pt of the run folder it names,
+    is or is reached through another user's symbolic link: judged before anything in it
+    (the run's own records) is read."""
+    path = Path(path)
+    _refuse_foreign(path)
+    if path.is_dir():
+        _refuse_foreign(path / CHECKPOINT_IN_RUN)
+
+
 def resolve_checkpoint(path: str | Path) -> Path:
-    """A .pt file, or a run directory holding checkpoints/final.pt."""
+    """A .pt file, or a run directory holding checkpoints/final.pt; CheckpointError for one
+    reached through another user's symbolic link (see refuse_foreign_checkpoint)."""
+    refuse_foreign_checkpoint(path)
     path = Path(path)
     if path.is_dir():
         path = path / CHECKPOINT_IN_RUN
@@ -40,6 +73,36 @@ def _not_a_file(path: Path) -> str | None:
         if test(mode):
             return f"not a plain file ({name}), not a checkpoint"
     return None
+
+
+def read_input(path: str | Path) -> bytes:
+    """The bytes of the input file `path` (a checkpoint, a model): followed through our own
+    links, never another user's (CheckpointError). Checked again once open, so a link of
+    theirs put on the way meanwhile is refused too, and the bytes are the file named."""
+    path = Path(path)
+    _refuse_foreign(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise CheckpointError(f"{path}: cannot read it ({exc.strerror})") from None
+    with os.fdopen(fd, "rb") as fh:
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode):
+            raise CheckpointError(f"{path}: not a plain file")
+        _refuse_foreign(path)
+        try:
+            named = path.stat()
+        except OSError:
+            named = None
+        if named is None or (named.st_dev, named.st_ino) != (opened.st_dev, opened.st_ino):
+            raise CheckpointError(f"{path}: replaced while it was opened; run again")
+        os.set_blocking(fd, True)
+        return fh.read()
+
+
+def input_sha256(path: str | Path) -> str:
+    """SHA-256 of an input file read as read_input reads it."""
+    return hashlib.sha256(read_input(path)).hexdigest()
 
 
 def batch_problem(envs_per_command: int, threads: int) -> str | None:

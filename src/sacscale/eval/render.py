@@ -164,7 +164,8 @@ def render_policy(checkpoint: str | Path, output: str | Path, *, model_path: str
     # these import MuJoCo (directly or through the task): only once the GL backend is chosen
     import torch
 
-    from sacscale.eval.evaluate import build_actor, heading_frame_velocity, load_checkpoint, resolve_checkpoint
+    from sacscale.eval.evaluate import (build_actor, heading_frame_velocity, load_checkpoint, load_input_model,
+                                        resolve_checkpoint)
     from sacscale.mujoco_lib import mujoco
     from sacscale.task import g1_model as g1
     from sacscale.task.g1_walk_flat import G1WalkFlat
@@ -180,7 +181,7 @@ def render_policy(checkpoint: str | Path, output: str | Path, *, model_path: str
     n_steps = frames_at[-1]
 
     t_model = time.perf_counter()
-    task_model = g1.load_model(model_path)
+    task_model, model_sha256 = load_input_model(model_path)
     # OSMesa, or EGL without a GPU (Mesa's llvmpipe): software rasterisation
     software = choose_gl_backend() == "osmesa" or not gpu_present()
     render_model = build_render_model(task_model, width, height, software=software)
@@ -289,7 +290,7 @@ def render_policy(checkpoint: str | Path, output: str | Path, *, model_path: str
         "tilt_obs": cfg.tilt_obs,
         "gl_backend": choose_gl_backend(),
         "model": None if model_path is None else str(model_path),
-        "model_sha256": g1.sha256_file(model_path) if model_path else g1.model_bytes_sha256(task_model),
+        "model_sha256": model_sha256,
         "checkpoint_model_sha256": ckpt.get("model_sha256"),
         "render_model_differs_in": model_diff,
         "timing": {"model_s": model_s, "sim_s": sim_s, "render_s": render_s, "encode_s": encode_s,

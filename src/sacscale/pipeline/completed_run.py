@@ -9,6 +9,7 @@ from pathlib import Path
 
 from sacscale.analysis.events import compress_event_files
 from sacscale.hashes import sha256_file
+from sacscale.long_names import error_text
 from sacscale.locks import TRAINER_LOCK, UntrustedLock, holder_beside
 from sacscale.pipeline.moves import move
 from sacscale.pipeline.run_folder_names import set_aside_name
@@ -59,7 +60,7 @@ def not_in_place(name: str, work: Path, run_dir: Path, exc: OSError) -> str:
     left = (f"the completed run is left in {work} (its run.json says completed); nothing was marked done: "
             f"move it to {run_dir} yourself once that folder is dealt with")
     if not os.path.lexists(run_dir):
-        return f"run {name} completed, but cannot be moved to {run_dir} ({exc.strerror or exc}); {left}"
+        return f"run {name} completed, but cannot be moved to {run_dir} ({error_text(exc)}); {left}"
     try:
         holder = holder_beside(Path(os.path.realpath(run_dir)), TRAINER_LOCK)
     except UntrustedLock:

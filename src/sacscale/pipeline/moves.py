@@ -2,9 +2,11 @@
 learning state into its folder) where the destination may lie on another file system than
 the run's folders: a `logs/` linked to a scratch disk is an ordinary layout. A rename cannot
 cross file systems (EXDEV): the completed run was marked failed and a failed attempt, its
-checkpoint with it, was deleted. Across file systems the entry is copied into a temporary
-name beside the destination, renamed into place once whole, and only then removed from where
-it was; a copy that fails is removed and the source is left as it was. A source that cannot
+checkpoint with it, was deleted. Across file systems the entry is copied into a private
+folder of this process's making beside the destination (a name no one can guess: a shared
+/dev/shm is an ordinary destination), renamed into place once whole, and only then removed
+from where it was; a copy that fails is removed and the source is left as it was, and a copy
+whose process was killed is removed by the next one that looks (`remove_dead_copies`). A source that cannot
 then be removed (an entry the file system refuses to delete) is reported, not called moved,
 and marked with where its whole copy went, so that a rerun removes it rather than copying
 what is left of it into the attic once more."""
@@ -13,15 +15,23 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
+import re
+import secrets
 import shutil
+import stat
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
-from sacscale.long_names import name_that_fits
+from sacscale.long_names import error_text, name_that_fits
 
 # written into a folder copied whole elsewhere but not removed: the copy's path
 MOVED_MARKER = ".sacscale-moved-to"
+# a partial copy's name: `.<name>.copying-<pid>-<random>` (`.<name>.copying-<pid>` by older versions)
+COPYING = ".copying-"
+_COPY_NAME = re.compile(re.escape(COPYING) + r"(?P<pid>[1-9][0-9]*)(?:-[0-9a-f]{16})?\Z")
 
 
 class SourceLeft(OSError):
@@ -43,22 +53,26 @@ def move(source: Path, target: Path) -> None:
 
 
 def _copy_across(source: Path, target: Path) -> None:
-    # a crash mid-copy leaves a hidden `.<name>.copying-<pid>`, never an entry read as whole
-    partial = target.parent / name_that_fits(target.parent, ".", target.name, f".copying-{os.getpid()}")
+    # copied inside a private folder of this process's own making: a crash mid-copy leaves a
+    # hidden `.<name>.copying-<pid>-<random>`, never an entry read as whole; an entry another
+    # user planted at a name she guessed is never copied into nor removed
+    made = _private_folder(target)
+    inside = made.path / target.name
     try:
         if source.is_dir() and not source.is_symlink():
-            shutil.copytree(source, partial, symlinks=True)
+            shutil.copytree(source, inside, symlinks=True)
         else:
-            shutil.copy2(source, partial, follow_symlinks=False)
-        os.replace(partial, target)
+            shutil.copy2(source, inside, follow_symlinks=False)
+        os.replace(inside, target)
     except shutil.Error as exc:  # copytree's list of the files it could not copy
-        _remove(partial)
+        made.remove()
         first = exc.args[0][0][2] if exc.args and exc.args[0] else exc
         raise OSError(errno.EIO, f"cannot copy it to another file system ({first})", str(source), None,
                       str(target)) from exc
     except OSError:
-        _remove(partial)
+        made.remove()
         raise
+    made.remove()
     try:
         remove(source)
     except OSError as exc:
@@ -66,9 +80,120 @@ def _copy_across(source: Path, target: Path) -> None:
         raise SourceLeft(exc.errno, exc.strerror or str(exc), exc.filename or str(source)) from exc
 
 
+class _Partial:
+    """The private folder (0700) a copy across file systems is made in, locked while this
+    process copies (a leftover whose lock is free and whose pid is gone is a dead copy's), and
+    removed only while it is still the folder this process made (its device and inode)."""
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path, self._fd = path, fd
+        self._made = os.fstat(fd)
+
+    def remove(self) -> None:
+        try:
+            now = os.lstat(self.path)
+            if (now.st_dev, now.st_ino) == (self._made.st_dev, self._made.st_ino):
+                _remove(self.path)
+        except OSError:
+            pass  # gone already, or not ours to remove
+        finally:
+            os.close(self._fd)
+
+
+def _private_folder(target: Path) -> _Partial:
+    """`.<name>.copying-<pid>-<random>` beside `target`, made by this process alone (an
+    exclusive mkdir of a name no one can guess; another name where one stands there)."""
+    for _ in range(100):
+        after = f"{COPYING}{os.getpid()}-{secrets.token_hex(8)}"
+        path = target.parent / name_that_fits(target.parent, ".", target.name, after)
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            continue
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        with contextlib.suppress(OSError):  # a file system without locks: the pid tells alone
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return _Partial(path, fd)
+    raise FileExistsError(errno.EEXIST, "no free name for a partial copy", str(target.parent))
+
+
 def _remove(path: Path) -> None:
     with contextlib.suppress(OSError):  # a partial copy: what cannot be removed is hidden under its name
         remove(path)
+
+
+def dead_copies(folder: Path, name: str | None = None) -> list[tuple[Path, int]]:
+    """This user's partial copies in `folder` (of the entry `name`, else of any) whose maker
+    is gone: the process its name gives no longer runs and no process holds its lock. Each
+    with the pid that made it."""
+    try:
+        entries = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    found = []
+    for entry in entries:
+        pid = _copy_of(folder, entry, name)
+        if pid is not None and _ours(folder / entry) and not _runs(pid) and not _locked(folder / entry):
+            found.append((folder / entry, pid))
+    return found
+
+
+def _copy_of(folder: Path, entry: str, name: str | None) -> int | None:
+    """The pid in `entry`'s name where it is a partial copy's name (of `name`, if given)."""
+    found = _COPY_NAME.search(entry)
+    if found is None or not entry.startswith("."):
+        return None
+    if name is not None and entry != name_that_fits(folder, ".", name, found.group()):
+        return None
+    return int(found.group("pid"))
+
+
+def _ours(path: Path) -> bool:
+    try:
+        made = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(made.st_mode) and made.st_uid == os.geteuid()
+
+
+def _runs(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: it runs
+        return True
+    return True
+
+
+def _locked(path: Path) -> bool:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return True  # not to be judged: left alone
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False  # a file system without locks: the pid tells alone
+    finally:
+        os.close(fd)
+    return False
+
+
+def remove_dead_copies(folder: Path, name: str | None, say: Callable[[str], None]) -> None:
+    """Remove this user's partial copies in `folder` (of `name`, else of any) left by a move
+    whose process died mid-copy (killed: hundreds of megabytes, hidden), each said in one
+    line; one that cannot be removed is named."""
+    for path, pid in dead_copies(folder, name):
+        try:
+            remove(path)
+        except OSError as exc:
+            say(f"cannot remove {path}, the partial copy of a move that process {pid} did not finish (it is gone) "
+                f"({error_text(exc)}): remove it yourself")
+            continue
+        say(f"removed {path}, the partial copy of a move that process {pid} did not finish (it is gone)")
 
 
 def remove(path: Path) -> None:
@@ -93,10 +218,15 @@ def _mark_copied(source: Path, target: Path) -> None:
             (source / MOVED_MARKER).write_text(f"{target}\n")
 
 
-def copied_to(folder: Path) -> Path | None:
-    """Where a folder not removed after its copy went, if the copy is there still; else None."""
+def copied_to(folder: Path, into: Path, named: Callable[[str], bool]) -> Path | None:
+    """Where a folder not removed after its copy went, if that copy is whole there still: a
+    folder (no link) in `into` under a name `named` accepts, holding the same run.json as
+    `folder`; else None (a marker naming anything else is no proof the folder is kept)."""
     try:
         target = Path((folder / MOVED_MARKER).read_text().strip())
-    except (OSError, UnicodeDecodeError):
+        whole = (target.is_absolute() and named(target.name) and stat.S_ISDIR(os.lstat(target).st_mode)
+                 and os.path.samefile(target.parent, into)
+                 and (target / "run.json").read_bytes() == (folder / "run.json").read_bytes())
+    except (OSError, UnicodeDecodeError, ValueError):
         return None
-    return target if target.is_absolute() and target.is_dir() else None
+    return target if whole else None

@@ -72,7 +72,13 @@ from sacscale.pipeline.record_run_guards import live_folders_problem, live_run_i
 from sacscale.pipeline.record_run_values import env_pairs, resolved_json
 from sacscale.pipeline.run_config import check_run_env
 from sacscale.pipeline.run_output import ProgressEcho
-from sacscale.pipeline.set_aside import completed_leftover_problem, leftovers_set_aside, move_aside, set_aside
+from sacscale.pipeline.set_aside import (
+    completed_leftover_problem,
+    dead_copies_removed,
+    leftovers_set_aside,
+    move_aside,
+    set_aside,
+)
 from sacscale.processes import GroupChild, start_group
 from sacscale.trainers.unilab import rank0_event_files
 from sacscale.usage import UsageParser
@@ -275,6 +281,7 @@ def _prepare(held: contextlib.ExitStack, args: argparse.Namespace, name: str, ru
         refused = _hold_locks(held, args, name, run_set)
         if refused is not None:
             return refused
+        dead_copies_removed(args.run_dir, args.attic, args.state_dir, _say)  # no live record-run of this run now
         # again under the locks, as a train looks above under its own: of two starting together, one sees the other
         problem = (live_folders_problem(*folders) or completed_leftover_problem(args.work_dir, args.run_dir)
                    or make_attic(args.attic))  # a run refused makes nothing

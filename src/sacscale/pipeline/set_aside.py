@@ -10,14 +10,19 @@ could not be removed is removed, not copied there again."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
-from sacscale.long_names import error_text
-from sacscale.pipeline.moves import SourceLeft, copied_to, move, remove
-from sacscale.pipeline.run_folder_names import SET_ASIDE_AS, WORK_SUFFIX, set_aside_name
+
+from sacscale.long_names import error_text, name_that_fits
+from sacscale.pipeline.moves import SourceLeft, copied_to, move, remove, remove_dead_copies
+from sacscale.pipeline.run_folder_names import CUT_MARK, SET_ASIDE_AS, STAMP_PATTERN, WORK_SUFFIX, set_aside_name
 
 Say = Callable[[str], None]
+
+# the end of an attempt's name in the attic, after its run's name (cut or whole)
+_SET_ASIDE_END = re.compile(rf"\.(?:{'|'.join(SET_ASIDE_AS)})-{STAMP_PATTERN}\Z")
 
 
 def recorded_status(folder: Path) -> str | None:
@@ -53,7 +58,8 @@ def move_aside(path: Path, attic: Path, why: str, say: Say) -> Path | None:
     if path.is_dir() and not any(path.iterdir()):
         path.rmdir()  # Snakemake creates the output's parent directory before the job
         return None
-    if (copy := copied_to(path)) is not None:
+    run = path.name.lstrip(".").removesuffix(WORK_SUFFIX)
+    if (copy := copied_to(path, attic, lambda name: _attempt_of(run, name, attic))) is not None:
         try:
             remove(path)  # what is left of an attempt already whole in the attic: not copied again
         except OSError as exc:
@@ -62,7 +68,7 @@ def move_aside(path: Path, attic: Path, why: str, say: Say) -> Path | None:
         say(f"removed {path}, what was left of an attempt already kept whole in {copy}")
         return copy
     attic.mkdir(parents=True, exist_ok=True)
-    target = attic / set_aside_name(path.name.lstrip(".").removesuffix(WORK_SUFFIX), why, attic)
+    target = attic / set_aside_name(run, why, attic)
     try:
         move(path, target)  # the attic may be on another disk
     except SourceLeft as exc:
@@ -71,6 +77,22 @@ def move_aside(path: Path, attic: Path, why: str, say: Say) -> Path | None:
         return target
     say(f"moved {path} to {target}")
     return target
+
+
+def _attempt_of(run: str, name: str, attic: Path) -> bool:
+    """Whether `name` is one set_aside_name gives an attempt of `run` in `attic`."""
+    end = _SET_ASIDE_END.search(name)
+    return end is not None and name == name_that_fits(attic, "", run, end.group(), CUT_MARK)
+
+
+def dead_copies_removed(run_dir: Path, attic: Path, state: Path | None, say: Say) -> None:
+    """Remove this user's partial copies that a record-run killed mid-move left (hidden, often
+    hundreds of megabytes on a RAM disk): of this run's completed run beside its run folder,
+    of its learning state in its state folder, and of any attempt in the attic."""
+    remove_dead_copies(run_dir.parent, run_dir.name, say)
+    remove_dead_copies(attic, None, say)
+    if state is not None:
+        remove_dead_copies(state / run_dir.name, "checkpoints", say)
 
 
 def set_aside(work: Path, attic: Path, why: str, say: Say) -> str:

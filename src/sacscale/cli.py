@@ -22,7 +22,7 @@ from sacscale.atomic import file_kind, others_can_swap, output_name, refuse_spec
 from sacscale.commands import BadInput
 from sacscale.commands._finished_sets import finished_set_problem
 from sacscale.commands._output_lock import foreign_link_problem, link_loop_problem
-from sacscale.commands._system_outputs import reaches_the_system
+from sacscale.commands._system_outputs import reaches_the_system, system_output_refusal
 from sacscale.eval.gl_backend import GLBackendError, mujoco_gl_problem
 from sacscale.stopping import Interrupted, raised_as_interrupted, stop_raised
 from sacscale.commands._value_kinds import parsed_value_problem, unheld_value
@@ -358,17 +358,15 @@ def _outputs_made_absolute(parser: argparse.ArgumentParser, args: argparse.Names
 def _refuse_system_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """An output in /proc, /sys or on the devices' file system, or leading there through links
     (a stream, a device), is refused: the outputs are written whole beside their name and
-    renamed onto it (sacscale.commands._system_outputs; /dev/shm is an ordinary folder)."""
+    renamed onto it (sacscale.commands._system_outputs; /dev/shm is an ordinary folder). So is
+    a trainer's run folder there: through a link of one's own it failed as a missing folder."""
     for option, value, _ in _given_outputs(parser, args):
-        if option in _RUN_FOLDERS:
-            continue  # a trainer checks its run folder there itself (`nothing can be made in /proc`)
         try:
             refused = reaches_the_system(value)
         except (OSError, RuntimeError):  # a link loop: the command names it
             continue
         if refused:
-            parser.error(f"argument {option}: {value} is a device or a stream of the system, not a "
-                         "file; name a file (the command also prints what it found)")
+            parser.error(f"argument {option}: {system_output_refusal(value, run_folder=option in _RUN_FOLDERS)}")
 
 
 def _refuse_foreign_link_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

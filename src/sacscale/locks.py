@@ -241,6 +241,7 @@ def private_lock(name: str, what: str, wait_s: float, check_stop: Callable[[], N
         raise LockError(f"{what}: a wait of {wait_s!r} s is no bound; give a finite number of seconds >= 0")
     directory = lock_dir(variable)
     path = directory / name
+    folder_was_there = os.path.lexists(directory)
     dir_fd = open_private_dir(directory, variable)
     t0 = time.monotonic()
     try:
@@ -259,7 +260,11 @@ def private_lock(name: str, what: str, wait_s: float, check_stop: Callable[[], N
         record = f"pid {os.getpid()}" + (f" {note}" if note else "") + "\n"
         stop = threading.Event()
         try:
-            _record_holder(fd, path, record, f"set {variable} to another folder of your own")
+            try:
+                _record_holder(fd, path, record, f"set {variable} to another folder of your own")
+            except LockError:  # a full disk: what this lock made there is removed, nothing left
+                _remove_unrecorded(dir_fd, name, None if folder_was_there else directory)
+                raise
             keeper = threading.Thread(target=_keep_named, daemon=True,
                                       args=(directory, dir_fd, name, path, fd, record, stop, variable))
             keeper.start()
@@ -272,6 +277,16 @@ def private_lock(name: str, what: str, wait_s: float, check_stop: Callable[[], N
             os.close(fd)  # releases the lock
     finally:
         os.close(dir_fd)
+
+
+def _remove_unrecorded(dir_fd: int, name: str, made: Path | None) -> None:
+    """The lock file whose holder could not be recorded removed, while still held (the next
+    process, finding it gone, opens a new one), and the lock folder `made` for it, if empty."""
+    with contextlib.suppress(OSError):
+        os.unlink(name, dir_fd=dir_fd)
+    if made is not None:
+        with contextlib.suppress(OSError):
+            os.rmdir(made)
 
 
 def _holder_of(dir_fd: int, name: str, path: Path) -> str:

@@ -216,11 +216,19 @@ def test_no_model_and_no_asset_files_is_named_before_any_collector_starts(tmp_pa
     assert named in line and "or pass --model with a compiled model" in line, line
 
 
-def test_a_log_dir_where_nothing_can_be_made_is_named_not_called_a_full_disk(tmp_path, capsys):
-    code, err, _ = run_cli(tmp_path, capsys, "--log-dir", "/proc/sacscale-run")
-    assert code == 1  # what the file system refuses, as a used log directory
+@pytest.mark.parametrize("through", ["", "link"])
+def test_a_log_dir_in_the_kernels_file_system_is_named_not_called_a_full_disk(tmp_path, capsys, through):
+    """Through a link of one's own (`plink -> /proc/self/fd`) it was `nothing can be made in
+    .../plink (No such file or directory)`, exit 1: the folder was there, the reason unsaid."""
+    log_dir = "/proc/sacscale-run"
+    if through:
+        os.symlink("/proc/self/fd", tmp_path / "plink")
+        log_dir = str(tmp_path / "plink" / "x")
+    code, err, _ = run_cli(tmp_path, capsys, "--log-dir", log_dir)
+    assert code == 2
     line, = err.strip().splitlines()
-    assert line.startswith("sacscale train: error: --log-dir /proc/sacscale-run: nothing can be made in /proc ("), line
+    assert line == (f"sacscale train: error: argument --log-dir: {log_dir} leads into the kernel's file system "
+                    "(/proc, /sys or the devices'), where no run folder can be made; name a folder of your own"), line
 
 
 def test_reused_log_dir_is_refused_and_left_as_it_was(tmp_path, capsys):

@@ -23,6 +23,16 @@ def reaches_the_system(value: str | os.PathLike) -> bool:
     return any(_on_the_system(p) for p in _link_hops(Path(os.path.abspath(value))))
 
 
+def system_output_refusal(value: str | os.PathLike, run_folder: bool = False) -> str:
+    """Why an output that reaches the system is refused; `run_folder`: a trainer's run folder
+    (`--log-dir`), a folder where its files would go, reached through a link of one's own too."""
+    if run_folder:
+        return (f"{value} leads into the kernel's file system (/proc, /sys or the devices'), where no run folder "
+                "can be made; name a folder of your own")
+    return (f"{value} is a device or a stream of the system, not a file; name a file (the command also prints "
+            "what it found)")
+
+
 def _on_the_system(path: Path) -> bool:
     if any(path.is_relative_to(kernel) for kernel in _KERNEL_FOLDERS):
         return True

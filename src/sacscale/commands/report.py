@@ -327,7 +327,9 @@ def run(args: argparse.Namespace) -> int:
     except Refused as exc:
         say(f"sacscale report: {exc}", file=sys.stderr)
         return 2
-    except (OSError, RuntimeError) as exc:  # RuntimeError: a symbolic link loop (Path.resolve)
+    except OSError:
+        raise  # one line naming the path and the problem in words, exit 2 (sacscale.cli)
+    except RuntimeError as exc:  # a symbolic link loop (Path.resolve)
         say(f"sacscale report: error: {exc}", file=sys.stderr)
         return 2
     folder = Path(inputs["output_md"]).absolute().parent

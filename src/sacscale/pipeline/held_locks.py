@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sacscale.locks import LOCK, TRAINER_LOCK, holder_beside, holder_of_lock_file, lock_file_beside
+from sacscale.long_names import name_that_fits
 
 # entries looked at under a folder before the walk stops: a run folder holds tens of files;
 # a tree far larger than any run's is not walked to its end (a run hidden past it is missed)
@@ -29,17 +30,28 @@ _DOING = {TRAINER_LOCK: "a sacscale train is training",
 # (tempfile's, as earlier reports named them)
 REPORT_STAGING = ".report-"
 REPORT_STAGING_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789_"
+REPORT_STAGING_RANDOM = 8
+# what stands in a staging folder's name for a report folder's name cut to fit (long_names)
+REPORT_CUT_MARK = "cut-"
 _STAGING_NAME = re.compile(rf"\.(?P<report>.+){re.escape(REPORT_STAGING)}[{REPORT_STAGING_LETTERS}]{{8}}")
+_CUT_REPORT = re.compile(rf"(?P<start>.*)\.{REPORT_CUT_MARK}[0-9a-f]{{16}}")
 
 
 def report_staging_prefix(folder: Path) -> str:
-    """The start of the name of each staging folder of the report into `folder`."""
-    return f".{folder.name}{REPORT_STAGING}"
+    """The start of the name of each staging folder of the report into `folder`: `.<name>.report-`;
+    a folder's name too long for that (a legal name of 238 bytes or more) is cut, a digest of it
+    after REPORT_CUT_MARK keeping it apart from others of the same start (long_names), so the
+    staging folder's name fits wherever the folder's does. It depends on `folder` alone: every
+    report into it finds the same staging folders."""
+    room = "x" * REPORT_STAGING_RANDOM
+    return name_that_fits(folder.parent, ".", folder.name, REPORT_STAGING + room, REPORT_CUT_MARK)[:-len(room)]
 
 
 def _doing(parent: Path, name: str, ending: str) -> str:
     """What the holder of the lock (of `ending`) of folder `name` in `parent` is doing."""
     staged = _STAGING_NAME.fullmatch(name) if ending == LOCK else None
+    if staged and (cut := _CUT_REPORT.fullmatch(staged["report"])):
+        return f"a sacscale report into a folder of {parent} named {cut['start']}... is being written"
     if staged:
         return f"a sacscale report into {parent / staged['report']} is being written"
     return _DOING[ending]

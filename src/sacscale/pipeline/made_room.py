@@ -14,7 +14,7 @@ import socket
 from pathlib import Path
 
 from sacscale.lock_names import WORK_SUFFIX
-from sacscale.long_names import TEMPORARY_EXTRA, size, temporary_room
+from sacscale.long_names import NAME_BYTES, TEMPORARY_EXTRA, size, temporary_room
 from sacscale.pipeline.run_folder_names import set_aside_name
 from sacscale.report.names import NUMBERS_NAME
 
@@ -60,7 +60,8 @@ def run_folder_room(recorded: bool = False) -> tuple[int, str]:
 # folder's name, then what is written in it: in its figures folder the longest a figure's
 # temporary (figures/.<figure>.tmp<pid>.<thread><suffix>), beside its pages numbers.json's
 # temporary (longer than the staging folder's marker), each file it replaces set aside under
-# `.replaced/`. Each of report's outputs, whichever form names it, is staged so.
+# `.replaced/`. Each of report's outputs, whichever form names it, is staged so. A folder's
+# name too long for that has it cut in the staging folder's (held_locks.report_staging_prefix).
 _STAGING_EXTRA = len("..report-") + 8
 _FIGURE = "throughput_by_repeat.png"
 _IN_REPORT = f"figures/{_FIGURE}"
@@ -74,7 +75,8 @@ def _report_room(option: str, value: str) -> tuple[int, str]:
     each staged in the staging folder beside the report's folder."""
     figure = len(os.fsencode(_FIGURE)) + TEMPORARY_EXTRA
     if option == "--output-dir":
-        return _STAGING_EXTRA + len("/figures/") + figure, "the staging folder made beside it, and the figures in that"
+        staging = min(_STAGING_EXTRA, max(0, NAME_BYTES - size(os.path.basename(value))))  # cut to fit a name
+        return staging + len("/figures/") + figure, "the staging folder made beside it, and the figures in that"
     if option == "--figures-dir":
         return _STAGING_EXTRA + 1 + figure, _STAGED
     name = os.path.basename(value)

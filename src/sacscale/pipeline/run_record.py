@@ -64,7 +64,7 @@ from sacscale.locks import (RECORDED_IN_VARIABLE, TRAINER_LOCK, HeldBeside, Untr
 from sacscale.pipeline.completed_run import compress_rank_events, move_learning_state, not_in_place
 from sacscale.pipeline.environment import host_info, project_state
 from sacscale.pipeline.folder_options import folder_path, optional_folder_path, work_folder_path
-from sacscale.pipeline.machine_lock import LockError, LockSettingError, training_machine
+from sacscale.pipeline.machine_lock import LockError, MachineBusy, training_machine
 from sacscale.pipeline.moves import SourceLeft, move
 from sacscale.pipeline.run_folders import folders_problem, make_attic, make_state_dir
 from sacscale.pipeline.plan_values import PlanError
@@ -299,11 +299,11 @@ def _hold_locks(held: contextlib.ExitStack, args: argparse.Namespace, name: str,
     if args.machine_lock:
         try:
             held.enter_context(training_machine(name, run_set))
-        except LockSettingError as exc:  # the user's setting, bad input: nothing to wait for
-            return _refuse(f"run {name} not started: {exc}")
-        except LockError as exc:
+        except MachineBusy as exc:  # another run's: the pipeline runs it again once that one ends
             _say(f"run {name} not started: {exc}")
             return 1
+        except LockError as exc:  # the setting, or what its disk refuses (full, read-only): as any output's
+            return _refuse(f"run {name} not started: {exc}")
     folders = {os.path.abspath(lock_file_beside(f)): f for f in (args.run_dir, args.work_dir)}
     for _, folder in sorted(folders.items()):  # one order for every process
         try:

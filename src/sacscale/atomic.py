@@ -16,20 +16,21 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from sacscale import lock_names, posix_acl
-from sacscale.long_names import cut_with_digest
-from sacscale.long_names import name_max as _name_max
-from sacscale.long_names import size as _size
+from sacscale.long_names import cut_with_digest, name_max as _name_max, size as _size
+from sacscale.output_owner import refuse_foreign_entry
 
 
 def temporary_path(path: str | Path) -> Path:
     """Where to write `path` before renaming it into place: beside it (the same file system,
     so the rename is atomic), hidden, unique per process and thread, and ending in path's
     suffix (a writer that picks its format by the suffix sees the right one). What a writer
-    of the same output killed by SIGKILL left there is removed first. The file is made here,
-    new and empty, so that the writer writes into a file of ours; `open_temporary` opens it
-    again without following a link and `move_into_place` moves only that file."""
+    of the same output killed by SIGKILL left there is removed first (another user's entry at
+    `path` is refused: the rename would replace it). The file is made here, new and empty, so
+    that the writer writes into a file of ours; `open_temporary` opens it again without
+    following a link and `move_into_place` moves only that file."""
     path = Path(path)
     refuse_foreign_links(path)
+    refuse_foreign_entry(path)
     remove_stale_temporaries(path)
     prefix, suffix = _temporary_parts(path)
     tmp = path.with_name(f"{prefix}{os.getpid()}.{threading.get_ident()}{suffix}")
@@ -48,8 +49,7 @@ def temporary_path(path: str | Path) -> Path:
 _LONGEST_IDS = len(f"{2 ** 22}.{2 ** 64}")
 # a longer suffix names no format a writer picks by it: a long name's temporary drops it
 _LONGEST_KEPT_SUFFIX = 16
-# each shortened temporary path made here, to the output it is for: a failed write's
-# message names the output the user gave
+# each shortened temporary path made here, to the output it is for: a failed write's message names the output
 _OUTPUT_OF: dict[str, str] = {}
 
 
@@ -81,9 +81,8 @@ def output_name(path: str) -> str:
 
 
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-# (device, inode) of each temporary file this process made, by its path: in a folder another
-# user can rename in, the name may be given to a link or another file between our making
-# it and our writing or moving it
+# (device, inode) of each temporary file this process made, by its path: in a folder another user can
+# rename in, the name may be given to a link or another file between our making it and our writing or moving it
 _CLAIMED: dict[str, tuple[int, int]] = {}
 
 
@@ -131,8 +130,9 @@ def open_temporary(tmp: Path, mode: str = "wb"):
 
 def move_into_place(tmp: Path, path: Path) -> None:
     """Rename `tmp` over `path`, if `tmp` is still the file temporary_path made (a link or
-    another file put at its name is not moved into the output)."""
+    another file put at its name is not moved) and no other user's entry came to `path`."""
     _check_claimed(tmp, os.lstat(tmp))
+    refuse_foreign_entry(path)
     os.replace(tmp, path)
     _CLAIMED.pop(str(tmp), None)
 
@@ -200,10 +200,10 @@ def refuse_foreign_links(path: str | Path, reading: bool = False) -> None:
     (one neither ours nor root's): in a shared folder such as /tmp, a link planted where the
     user's output folder will be would have the output written, and a file of that name
     replaced, wherever its owner chose. Linux refuses to follow such links only where
-    fs.protected_symlinks is on; this does not depend on it. The output's own name may be
-    a link: it is replaced, never followed. With `reading`, `path` is an input and its own
-    name is checked too: root reading through such a link would show a file only root may
-    read. Our own and root's links are followed, and where they lead is checked likewise."""
+    fs.protected_symlinks is on; this does not depend on it. Our or root's link at the output's
+    own name is replaced, never followed (another user's: sacscale.output_owner). With `reading`,
+    `path` is an input and its own name is checked too: root reading through such a link would show
+    a file only root may read. Our own and root's links are followed, and where they lead is too."""
     path = Path(path)
     found = _foreign_link(str(path if path.is_absolute() else Path(os.getcwd(), path)), reading, [_LINKS_FOLLOWED])
     if found is None:

@@ -32,6 +32,7 @@ from sacscale.atomic import refuse_foreign_links
 from sacscale.commands import BadInput
 from sacscale.lock_names import lock_name_problem
 from sacscale.locks import RECORDED_IN_VARIABLE, HeldBeside, LockError, UntrustedLock, lock_beside
+from sacscale.output_owner import foreign_entry_problem
 from sacscale.pipeline.held_locks import held_at_or_above
 
 
@@ -90,12 +91,14 @@ def holding_outputs(*outputs: Output, folders: tuple[Output, ...] = ()) -> Itera
 def foreign_link_problem(path: str | os.PathLike, folder: bool = False) -> str | None:
     """Why `path`, an output (a `folder` written into: its own name followed too), is reached
     through another user's symbolic link, as `LINK: a symbolic link of ...` (the write's own
-    refusal's words); None where it is not."""
+    refusal's words), or, a file output, is another user's file or link, which its write would
+    replace (`belongs to uid N, another user ...`; a folder of theirs is refused as a folder
+    another user can change, sacscale.atomic.others_can_swap); None where neither."""
     try:  # a name inside the folder: the folder's own name is on the way to what goes there
         refuse_foreign_links(Path(path, "entry") if folder else path)
     except OSError as exc:
         return f"{exc.filename}: {exc.strerror}"
-    return None
+    return None if folder else foreign_entry_problem(path)
 
 
 def link_loop_problem(path: str | os.PathLike, folder: bool = False) -> str | None:

@@ -34,6 +34,7 @@ from pathlib import Path
 from sacscale.commands import BadInput
 from sacscale.commands._output_lock import refuse_a_live_folder
 from sacscale.locks import HeldBeside, LockError, UntrustedLock, lock_beside
+from sacscale.output_owner import foreign_entry_problem
 from sacscale.pipeline.held_locks import REPORT_STAGING_LETTERS, held_under, report_staging_prefix
 from sacscale.reading import open_regular
 from sacscale.report.names import TITLE_OPENING
@@ -56,7 +57,9 @@ class Refused(Exception):
 def refuse_folders_in_the_way(folder: Path, files: list[Path]) -> None:
     """Refused, naming it, where a folder stands at the name of a file the report writes in
     `folder` (`files` relative to it), or something other than a folder where a folder of
-    the report goes: found before anything is written, not after the other files were."""
+    the report goes, or another user's file, link or folder there (in a sticky folder such
+    as /tmp only root could replace it): found before anything is written, not after the
+    other files were."""
     for rel in files:
         path = folder
         for index, part in enumerate(rel.parts):
@@ -65,6 +68,8 @@ def refuse_folders_in_the_way(folder: Path, files: list[Path]) -> None:
                 mode = os.lstat(path).st_mode
             except FileNotFoundError:
                 break
+            if problem := foreign_entry_problem(path):
+                raise Refused(f"{path}: {problem}")
             last = index == len(rel.parts) - 1
             if last and stat.S_ISDIR(mode):
                 raise Refused(f"{path}: a folder where the report writes a file; nothing was written (remove the "

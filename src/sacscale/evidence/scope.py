@@ -26,6 +26,7 @@ from pathlib import Path
 from sacscale.atomic import write_json
 from sacscale.evidence.best_video import best_runs
 from sacscale.evidence.manifest import MANIFEST_JSON, MANIFEST_NAME, VERIFY_JSON, sha256_file
+from sacscale.output_owner import foreign_entry_problem
 from sacscale.reading import TooLarge, loads_record, read_limited
 from sacscale.report.page_format import PAGE_FORMAT
 
@@ -336,6 +337,8 @@ def _refuse_taken(target: Path, run: str, replaceable: set[str | None]) -> None:
     a folder two sets share it is another set's policy, whose hash that set records."""
     if not os.path.lexists(target):
         return
+    if problem := foreign_entry_problem(target):  # the same bytes or not, hers
+        raise LeftOutTaken(f"{target}: {problem}")
     if target.is_file() and not target.is_symlink() and sha256_file(target) in replaceable:
         return
     raise LeftOutTaken(f"{target}: already there, and not this set's policy of {run} (another set's left-out "

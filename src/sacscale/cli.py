@@ -13,7 +13,6 @@ import errno
 import importlib
 import os
 import re
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +23,7 @@ from sacscale.commands._finished_sets import finished_set_problem
 from sacscale.commands._output_lock import foreign_link_problem, link_loop_problem
 from sacscale.commands._system_outputs import reaches_the_system, system_output_refusal
 from sacscale.eval.gl_backend import GLBackendError, mujoco_gl_problem
-from sacscale.stopping import Interrupted, raised_as_interrupted, stop_raised
+from sacscale.stopping import Interrupted, ended_by_stop, raised_as_interrupted, stop_raised
 from sacscale.commands._value_kinds import parsed_value_problem, unheld_value
 from sacscale.held_names import encoding_holds_any_name, shown_name
 from sacscale.long_names import shortened
@@ -114,7 +113,10 @@ _CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\udc80-\udcff]")
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    # called without argv, main is the process's own entry point (the console script,
+    # `python -m sacscale`): only there may a stop leave the signals ignored until the
+    # process exits; a caller in the same process (a test) gets its handlers back
+    until_exit, argv = argv is None, list(sys.argv[1:] if argv is None else argv)
     if sys.stdout is None:  # started with `>&-`: Python gives None for a closed stream
         if sys.stderr is not None:
             sys.stderr.write("sacscale: error: standard output is closed; give the command somewhere to write "
@@ -128,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             print(problem, file=sys.stderr)
             return 2
         with working_folder_off_child_paths():  # before any child Python starts
-            return _guarded(argv)
+            return _guarded(argv, until_exit)
     finally:
         sys.stdout, sys.stderr = streams
 
@@ -155,30 +157,17 @@ def _working_folder_problem(argv: list[str]) -> str | None:
 _OWN_STOP_HANDLING = {"train", "train-reference", "record-run"}
 
 
-def _guarded(argv: list[str]) -> int:
+def _guarded(argv: list[str], until_exit: bool = False) -> int:
     name = argv[0] if argv and argv[0] in COMMANDS else ""
-    stops = contextlib.nullcontext() if name in _OWN_STOP_HANDLING else raised_as_interrupted()
+    stops = contextlib.nullcontext() if name in _OWN_STOP_HANDLING else raised_as_interrupted(until_exit)
     try:
         with stops:
             return _main(argv)
-    except KeyboardInterrupt:  # Ctrl-C (also while torch is still being imported): the user's stop, not a bug;
-        # a command that runs children handles SIGINT itself and returns its own status
-        print(f"sacscale{' ' + name if name else ''}: interrupted (SIGINT)", file=sys.stderr)
-        return _end_by_sigint()
-    except Interrupted as exc:  # SIGTERM, SIGHUP: unwound as Ctrl-C is, its temporary files removed
-        print(f"sacscale{' ' + name if name else ''}: interrupted ({signal.Signals(exc.signum).name})",
-              file=sys.stderr)
-        return 128 + exc.signum
-
-
-def _end_by_sigint() -> int:
-    """End as an unhandled Ctrl-C ends a process: killed by SIGINT, which a shell reports as
-    130 and which stops a shell loop that runs us (an exit status of 130 would not). Also
-    deterministic: returning 130 was seen to end by SIGINT anyway under load."""
-    sys.stderr.flush()
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    os.kill(os.getpid(), signal.SIGINT)
-    return 130  # reached only where SIGINT is blocked
+    # Ctrl-C (also while torch is still being imported): the user's stop, not a bug; SIGTERM,
+    # SIGHUP: unwound as Ctrl-C is, its temporary files removed; a command that runs children
+    # handles them itself and returns its own status, or raises the stop once they have ended
+    except (KeyboardInterrupt, Interrupted) as stop:
+        return ended_by_stop(f"sacscale{' ' + name if name else ''}", stop, until_exit)
 
 
 def _main(argv: list[str]) -> int:

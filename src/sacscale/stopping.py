@@ -96,19 +96,22 @@ SEND_AGAIN_AFTER_S = 0.01
 
 
 @contextmanager
-def raised_as_interrupted() -> Iterator[None]:
+def raised_as_interrupted(until_exit: bool = False) -> Iterator[None]:
     """For a command without stop points (everything but the trainers and the run wrapper,
     which supervise children and install their own handlers): SIGTERM and SIGHUP raise
     Interrupted wherever the main thread is, as Ctrl-C raises KeyboardInterrupt, so the
     `finally` blocks that remove half-written temporary files and stop encoders run; the
     default action ended the process without them. Later ones, a Ctrl-C too, are ignored, so
-    they cannot cut that cleanup short or change how the command ends. A signal ignored when
-    the command started (`nohup`) stays ignored. Ctrl-C still raises KeyboardInterrupt,
-    through a handler of ours so that `stops_held` holds it too. A stop raised where Python
-    cannot raise (a weakref callback, a finalizer: Python swallows what is raised there) is
-    sent again, to be raised at the next point that can; one that a library turned into an
-    error of its own, or the command into a return, leaves the block as the stop. Off the
-    main thread (a test calling the CLI from a thread) nothing changes."""
+    they cannot cut that cleanup short or change how the command ends; the stop raised is the
+    one that arrived first, even where a later one was pending beside it. With `until_exit`
+    (the process's own entry point) they stay ignored once a stop ended the block, until the
+    process has exited by the first one. A signal ignored when the command started (`nohup`)
+    stays ignored. Ctrl-C still raises KeyboardInterrupt, through a handler of ours so that
+    `stops_held` holds it too. A stop raised where Python cannot raise (a weakref callback, a
+    finalizer: Python swallows what is raised there) is sent again, to be raised at the next
+    point that can; one that a library turned into an error of its own, or the command into a
+    return, leaves the block as the stop. Off the main thread (a test calling the CLI from a
+    thread) nothing changes."""
     global _last_raised, _reraised
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -125,51 +128,174 @@ def raised_as_interrupted() -> Iterator[None]:
         # Interrupted: ..."), or cleanup failed on the way out: the command was stopped
         _raise_again(_last_raised, exc)
     finally:
-        stops.restore()
+        stops.restore(keep_ignored=until_exit and stops.stopping)
         _last_raised = _reraised = None
+
+
+def ignore_stops_until_exit() -> None:
+    """After the stop a process ends by: SIGTERM, SIGHUP and SIGINT ignored from now on, so
+    one arriving while the interpreter shuts down (torch, MuJoCo and threads take up to a
+    second) cannot end it by its own signal instead; SIGKILL still ends it. Only for the
+    process's own entry point: a caller in the same process (a test) keeps its handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+    if not getattr(sys.unraisablehook, "drops_race_notes", False):
+        sys.unraisablehook = _without_race_notes(sys.unraisablehook)
+
+
+def ended_by_stop(program: str, stop: BaseException, until_exit: bool) -> int:
+    """How a command stopped by `stop` (a Ctrl-C's KeyboardInterrupt, a SIGTERM's or SIGHUP's
+    Interrupted) ends: one line, `PROGRAM: interrupted (SIGTERM)`, then the status a shell
+    and Snakemake read as that signal's: 128+N, or killed by SIGINT for a Ctrl-C. With
+    `until_exit` (the process's own entry point) later stops are ignored from here on."""
+    if until_exit:
+        ignore_stops_until_exit()
+    signum = stop.signum if isinstance(stop, Interrupted) else signal.SIGINT
+    print(f"{program}: interrupted ({signal.Signals(signum).name})", file=sys.stderr)
+    return 128 + signum if signum != signal.SIGINT else _end_by_sigint()
+
+
+def _end_by_sigint() -> int:
+    """End as an unhandled Ctrl-C ends a process: killed by SIGINT, which a shell reports as
+    130 and which stops a shell loop that runs us (an exit status of 130 would not). Also
+    deterministic: returning 130 was seen to end by SIGINT anyway under load."""
+    sys.stderr.flush()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)
+    return 130  # reached only where SIGINT is blocked
+
+
+def _without_race_notes(hook):
+    """A signal caught by a Python handler that is SIG_IGN by the time Python runs it is
+    reported as an unraisable `OSError: Signal N ignored due to race condition`: for a stop
+    signal after the first stop, that is the ignoring asked for, not news."""
+    notes = {f"Signal {signum} ignored due to race condition" for signum in STOP_SIGNALS}
+
+    def filtered(unraisable):
+        value = unraisable.exc_value
+        if not (isinstance(value, OSError) and str(value) in notes):
+            hook(unraisable)
+    filtered.drops_race_notes = True
+    return filtered
+
+
+def _ignored(signum, frame) -> None:
+    """A later stop's handler while the first one unwinds: a Python handler that does nothing
+    rather than SIG_IGN, which turns one already pending into an unraisable `Signal N ignored
+    due to race condition`, printed with its traceback."""
+
+
+def _as_stop(signum: int) -> BaseException:
+    return KeyboardInterrupt() if signum == signal.SIGINT else Interrupted(signum)
+
+
+class _Arrivals:
+    """The order stop signals arrived in, through the interpreter's wakeup fd (one byte per
+    signal, written by its C handler as the signal arrives). Python runs the handlers of
+    signals pending at once by number, not by arrival: a SIGINT 1 ms after a SIGTERM would
+    be handled, and named, first. Where another user of the wakeup fd holds it (an asyncio
+    loop), nothing is taken and the handler's own signal is named."""
+
+    def __init__(self):
+        self.read_end = self.write_end = -1
+        self.previous = -1
+        try:
+            read_end, write_end = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            return
+        self.previous = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+        if self.previous != -1:  # another's: put back
+            signal.set_wakeup_fd(self.previous)
+            os.close(read_end)
+            os.close(write_end)
+            return
+        self.read_end, self.write_end = read_end, write_end
+
+    def first(self, among: set) -> int | None:
+        """The first of `among` to have arrived, or None where unknown."""
+        if self.read_end == -1:
+            return None
+        try:
+            arrived = os.read(self.read_end, 4096)
+        except OSError:  # nothing there (BlockingIOError)
+            return None
+        return next((signum for signum in arrived if signum in among), None)
+
+    def close(self) -> None:
+        if self.read_end == -1:
+            return
+        signal.set_wakeup_fd(-1)
+        os.close(self.read_end)
+        os.close(self.write_end)
+        self.read_end = self.write_end = -1
 
 
 class _RaisedStops:
     """raised_as_interrupted's handlers and unraisable hook, installed while it lasts."""
 
     def __init__(self):
+        self.stopping = False  # set first thing in stop(): a stop re-entering it returns at once
         self.in_hook = False  # inside send_again: a stop raised there would be swallowed as well
         self.resent: BaseException | None = None  # the stop the signal send_soon sends stands for
         self.timer: threading.Timer | None = None
         self.previous = {signum: signal.getsignal(signum) for signum in (*ENDING_SIGNALS, signal.SIGINT)}
-        for signum, before in self.previous.items():
-            if signum in ENDING_SIGNALS and before is not signal.SIG_IGN:
-                signal.signal(signum, self.handler)
-            elif signum == signal.SIGINT and before is signal.default_int_handler:
-                signal.signal(signum, self.interrupt)
-        self.previous_hook, sys.unraisablehook = sys.unraisablehook, self.send_again
+        self.ours: set[int] = set()  # the signals handled here: the others are left as they were
+        self.previous_hook = sys.unraisablehook
+        self.arrivals = _Arrivals()  # before the handlers: each stop they see has its byte there
+        try:
+            for signum, before in self.previous.items():
+                if signum in ENDING_SIGNALS and before is not signal.SIG_IGN:
+                    self.ours.add(signum)
+                    signal.signal(signum, self.handler)
+                elif signum == signal.SIGINT and before is signal.default_int_handler:
+                    self.ours.add(signum)
+                    signal.signal(signum, self.interrupt)
+        except BaseException:  # a Ctrl-C before the handlers were all in place
+            self.restore()
+            raise
+        sys.unraisablehook = self.send_again
 
-    def restore(self) -> None:
+    def restore(self, keep_ignored: bool = False) -> None:
         if self.timer is not None:  # its signal, if sent, meets our handler, not the default action
             self.timer.cancel()
             self.timer.join()
         sys.unraisablehook = self.previous_hook
-        for signum, before in self.previous.items():
-            signal.signal(signum, before if before is not None else signal.SIG_DFL)
+        if keep_ignored:
+            ignore_stops_until_exit()
+        else:
+            for signum, before in self.previous.items():
+                signal.signal(signum, before if before is not None else signal.SIG_DFL)
+        self.arrivals.close()
 
     def handler(self, signum, frame) -> None:
-        self.stop(Interrupted(signum))
+        self.stop(signum)
 
     def interrupt(self, signum, frame) -> None:  # Python's own Ctrl-C, held where stops are held
-        self.stop(KeyboardInterrupt())
+        self.stop(signum)
 
     def ignore_later(self) -> None:
         """The first stop is the one the command ends by: a later one (a Ctrl-C after a
         SIGTERM too) cannot cut its cleanup short or change how it ends."""
-        for signum in self.previous:
-            signal.signal(signum, signal.SIG_IGN)
+        for signum in self.ours:
+            signal.signal(signum, _ignored)
 
-    def stop(self, exc: BaseException) -> None:
-        self.ignore_later()
+    def stop(self, signum: int) -> None:
+        # CPython runs pending handlers between bytecodes and inside signal.signal, so a stop
+        # arriving meanwhile re-enters here: the flag is set before any call that could run
+        # one, and a re-entry returns at once
         if self.resent is not None:  # send_soon's signal: the stop it stands for
             exc, self.resent = self.resent, None
+            self.ignore_later()
             if exc is _reraised:  # raised again meanwhile (check(), the block's end): unwinding
                 return
+        elif self.stopping:
+            return
+        else:
+            self.stopping = True
+            exc = _as_stop(self.arrivals.first(self.ours) or signum)
+            self.ignore_later()
         if self.in_hook:
             self.send_soon(exc)
         else:

@@ -1,12 +1,15 @@
 """`sacscale record-run` stopped by SIGTERM or SIGINT: it stops the trainer's whole process
-group (what the trainer started too), sets the attempt aside as interrupted and exits
-non-zero, saying which signal it received."""
+group (what the trainer started too), sets the attempt aside as interrupted and ends as
+every stopped command does: `sacscale record-run: interrupted (SIGTERM)`, exit 143; a
+Ctrl-C's line, then killed by SIGINT."""
 
 import json
+import os
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -48,7 +51,8 @@ def test_a_stop_signal_ends_the_trainers_group_and_sets_the_attempt_aside(tmp_pa
     finally:
         wrapper.kill()
     name = signal.Signals(sig).name
-    assert wrapper.returncode == 1, err
+    assert wrapper.returncode == (128 + sig if sig != signal.SIGINT else -signal.SIGINT), err
+    assert err.splitlines()[-1] == f"sacscale record-run: interrupted ({name})", err
     assert f"run_training: received {name}; stopping the process group" in err
     assert gone(grandchild)
     (kept,) = (tmp_path / "attic").iterdir()
@@ -57,3 +61,22 @@ def test_a_stop_signal_ends_the_trainers_group_and_sets_the_attempt_aside(tmp_pa
     assert (record["status"], record["interrupted_by"], record["exit_status"]) == ("interrupted", name,
                                                                                   -signal.SIGTERM)
     assert not record["timed_out"] and not (runs / "r").exists()
+
+
+def test_the_wrapper_as_a_script_ends_a_stop_with_its_own_line(tmp_path):
+    """workflow/scripts/run_training.py, the same wrapper without the CLI around it."""
+    runs = tmp_path / "runs"
+    script = Path(__file__).resolve().parents[2] / "workflow" / "scripts" / "run_training.py"
+    cmd = [sys.executable, str(script), "--run-dir", str(runs / "r"), "--work-dir", str(runs / ".r.partial"),
+           "--attic", str(tmp_path / "attic"), "--timeout", "60", "--", sys.executable, "-c", TRAINER]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    wrapper = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert wrapper.stdout.readline().startswith("pids ")
+        wrapper.send_signal(signal.SIGTERM)
+        _, err = wrapper.communicate(timeout=60)
+    finally:
+        wrapper.kill()
+    assert wrapper.returncode == 143, err
+    assert err.splitlines()[-1] == "run_training: interrupted (SIGTERM)", err
+    assert [kept.name[:14] for kept in (tmp_path / "attic").iterdir()] == ["r.interrupted-"]

@@ -17,8 +17,8 @@ directory, which is then renamed to RUN_DIR in one step (across mounts, copied w
 beside it first): RUN_DIR either does not exist or is complete. On failure, timeout or
 interruption (SIGTERM/SIGINT are forwarded to the command's process group) the work
 directory, with its run.json and train.log, moves to the attic for diagnosis and the exit
-status is non-zero. Nothing else is deleted: an
-older RUN_DIR without run.json is moved to the attic too.
+status is non-zero (stopped: `sacscale record-run: interrupted (SIGTERM)`, 143). Nothing
+else is deleted: an older RUN_DIR without run.json is moved to the attic too.
 
 A work directory found at the start is taken for an earlier attempt's and moved to the
 attic (named as its run.json says, else `interrupted`; one holding a completed run is
@@ -80,6 +80,7 @@ from sacscale.pipeline.set_aside import (
     set_aside,
 )
 from sacscale.processes import GroupChild, start_group
+from sacscale.stopping import Interrupted, ended_by_stop
 from sacscale.trainers.unilab import rank0_event_files
 from sacscale.usage import UsageParser
 
@@ -126,7 +127,7 @@ class Supervisor:
         self.cmd, self.env, self.log_path, self.timeout_s = cmd, env, log_path, timeout_s
         self.progress = progress
         self.timed_out = False
-        self.interrupted = None
+        self.interrupted, self.stopped_by = None, None  # the first stop signal's name and number
         self.log_error: str | None = None
         self.trainer: GroupChild | None = None
 
@@ -149,7 +150,9 @@ class Supervisor:
             self._stop(f"timeout after {self.timeout_s:.0f} s")
 
     def _on_signal(self, signum, _frame) -> None:
-        self.interrupted = signal.Signals(signum).name
+        if self.stopped_by is not None:  # the first stop is the one the run and the wrapper end by
+            return
+        self.stopped_by, self.interrupted = signum, signal.Signals(signum).name
         threading.Thread(target=self._stop, args=(f"received {self.interrupted}",), daemon=True).start()
 
     def run(self) -> int:
@@ -230,10 +233,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("cmd", nargs=argparse.REMAINDER, help="-- then the command")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:  # the script's entry; `sacscale record-run` calls run()
     parser = UsageParser(prog="run_training.py", description=SUMMARY, allow_abbrev=False)
     add_arguments(parser)
-    return run(parser.parse_args(argv), parser)
+    try:
+        return run(parser.parse_args(argv), parser)
+    except (KeyboardInterrupt, Interrupted) as stop:  # raised by run() once the attempt is kept
+        return ended_by_stop(PREFIX, stop, until_exit=argv is None)
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None) -> int:
@@ -359,13 +365,15 @@ def _run_once(args: argparse.Namespace, cmd: list[str], env: dict[str, str], res
     if problem := leftovers_set_aside(args.run_dir, args.work_dir, args.attic, _say):
         print(f"sacscale record-run: {problem}", file=sys.stderr)
         return 1  # the file system refused, not the input
-    code, status, where, cause = _attempt(args, cmd, env, resolved)
+    code, status, where, cause, stopped_by = _attempt(args, cmd, env, resolved)
     if status == "completed":
         return 0
     if status in ("not started", "not in place"):
         return code
     why = f", but {cause}" if cause and code == 0 else ""
     _say(f"run {name} {status} (exit status {code}{why}); nothing was marked done. {where}")
+    if stopped_by is not None:  # the attempt kept: ends as every stopped command does (cli's line, 128+N)
+        raise KeyboardInterrupt() if stopped_by == signal.SIGINT else Interrupted(stopped_by)
     return code if code and code > 0 else 1
 
 
@@ -410,13 +418,13 @@ _LEFT_TO_TRAIN = "Its log is in {}, left to the train that holds it"
 def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], resolved: dict):
     """Run the command once into the work directory; rename it to the run directory when
     complete, else set it aside. Returns (exit status, status, where the attempt was kept (a
-    sentence), what failed when the command itself did not: None, or a phrase after "but")."""
+    sentence), what failed when the command itself did not (None, or a phrase after "but"), the stop)."""
     run_dir, work = args.run_dir, args.work_dir
     try:
         work.mkdir(parents=True)
     except OSError as exc:
         _say(f"cannot create {work}: {exc.strerror or exc}; the run did not start")
-        return 1, "not started", None, None
+        return 1, "not started", None, None, None
 
     t0, started = _now()
     label = f"training {resolved.get('run', run_dir.name)}"
@@ -464,10 +472,11 @@ def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], reso
     if status != "completed" and (holder := _another_trainer_in(work)):
         _say(f"{work}: a sacscale train outside this record-run took it meanwhile ({holder}); left to it as "
              "it is: no run.json written there, nothing moved")
-        return code, status, _LEFT_TO_TRAIN.format(work), f"another sacscale train took its work folder ({holder})"
+        took = f"another sacscale train took its work folder ({holder})"
+        return code, status, _LEFT_TO_TRAIN.format(work), took, supervisor.stopped_by
     if status != "completed" and (inside := taken_meanwhile(work)):  # not moved from under a live run
         _say(f"{work}: {inside[0]}; left to it as it is: no run.json written there, nothing moved")
-        return code, status, _LEFT_TO_TRAIN.format(work), inside[1]
+        return code, status, _LEFT_TO_TRAIN.format(work), inside[1], supervisor.stopped_by
     try:
         write_json(work / "run.json", record)
     except OSError as exc:
@@ -484,7 +493,7 @@ def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], reso
             _say(not_in_place(resolved.get("run", run_dir.name), work, run_dir, exc))
             # 1, not 2 (a usage error's): the input was right and the run completed; only its
             # move into place failed, so the rule wanting the run folder fails as for a failed run
-            return 1, "not in place", work, None
+            return 1, "not in place", work, None, supervisor.stopped_by
         _say(f"{run_dir} completed in {t1 - t0:.1f} s")
-        return 0, status, run_dir, None
-    return code, status, _set_aside(work, args.attic, status), cause
+        return 0, status, run_dir, None, supervisor.stopped_by
+    return code, status, _set_aside(work, args.attic, status), cause, supervisor.stopped_by

@@ -26,7 +26,7 @@ from statistics import median
 
 from sacscale.analysis.events import EventFileError, read_run
 from sacscale.evidence.copied_fluctuations import FLUCTUATING_TAGS, fluctuations_copied
-from sacscale.evidence.copied_shapes import shape_copied
+from sacscale.evidence.copied_shapes import shape_copied, warped
 from sacscale.evidence.learner_start import seed_alone_until
 
 # The tags a rank measures: its phase times (Time/*), its rates over its own clock, and what
@@ -220,10 +220,14 @@ def _tag_copied(a: dict[int, float], b: dict[int, float]) -> tuple[str, int, int
     return None
 
 
-def _fluctuations_copied(tag: str, a: dict[int, float], b: dict[int, float]) -> tuple[str, None, None] | None:
+def _fluctuations_copied(tag: str, a: dict[int, float], b: dict[int, float],
+                         across_runs: bool = False) -> tuple[str, None, None] | None:
     """A copy noised, rounded, filtered or moved below what the page shows, by its turns'
-    correlation (sacscale.evidence.copied_fluctuations), over all turns and in windows."""
-    how = fluctuations_copied(tag, a, b) or (shape_copied(a, b) if tag in FLUCTUATING_TAGS else None)
+    correlation (sacscale.evidence.copied_fluctuations), over all turns and in windows; between
+    runs, read through a moving lag or blended in (copied_shapes.warped)."""
+    how = fluctuations_copied(tag, a, b)
+    if how is None and tag in FLUCTUATING_TAGS:
+        how = shape_copied(a, b) or (warped(a, b) if across_runs else None)
     return (how, None, None) if how is not None else None
 
 
@@ -246,11 +250,13 @@ def _pooled(a: Values, b: Values) -> tuple[str, int, int] | None:
     return None
 
 
-def copied(a: Values, b: Values) -> list[tuple[str, int | None, int | None]]:
+def copied(a: Values, b: Values, across_runs: bool = False) -> list[tuple[str, int | None, int | None]]:
     """(tag and how, values or turns matched, of how many) of each measured tag two rank
-    series share most values or turns of, else of every tag pooled; [] when none."""
+    series (of two runs: `across_runs`) share most values or turns of, else of every tag
+    pooled; [] when none."""
     found = [(tag + how, count, size) for tag in sorted(a.keys() & b.keys())
-             if (hit := _tag_copied(a[tag], b[tag]) or _fluctuations_copied(tag, a[tag], b[tag])) is not None
+             if (hit := _tag_copied(a[tag], b[tag])
+                 or _fluctuations_copied(tag, a[tag], b[tag], across_runs)) is not None
              for how, count, size in [hit]]
     if not found and (pooled := _pooled(a, b)) is not None:
         found.append(pooled)
@@ -295,7 +301,7 @@ def copied_run_problems(by_run: dict[str, dict[int, Values]]) -> list[str]:
     series = [(run, rank, values) for run, ranks in by_run.items() for rank, values in ranks.items()]
     problems = []
     for (run_a, rank_a, a), (run_b, rank_b, b) in combinations(series, 2):
-        found = [] if run_a == run_b else copied(a, b)
+        found = [] if run_a == run_b else copied(a, b, across_runs=True)
         if found:
             problems.append(f"{run_b}: runs/{run_a} tb/rank{rank_a} and runs/{run_b} tb/rank{rank_b} share most "
                             f"measured values of a tag, whatever the step, or follow its step-to-step turns "

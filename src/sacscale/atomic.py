@@ -17,6 +17,7 @@ from pathlib import Path
 
 from sacscale import lock_names, posix_acl
 from sacscale.long_names import cut_with_digest, name_max as _name_max, size as _size
+from sacscale.no_replace import rename_into_place
 from sacscale.output_owner import refuse_foreign_entry
 
 
@@ -132,8 +133,7 @@ def move_into_place(tmp: Path, path: Path) -> None:
     """Rename `tmp` over `path`, if `tmp` is still the file temporary_path made (a link or
     another file put at its name is not moved) and no other user's entry came to `path`."""
     _check_claimed(tmp, os.lstat(tmp))
-    refuse_foreign_entry(path)
-    os.replace(tmp, path)
+    rename_into_place(tmp, path)  # never over another user's entry, also one come since it was judged
     _CLAIMED.pop(str(tmp), None)
 
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from cli_runs import one_line, sacscale
+from sacscale.commands import _report_output
 from sacscale.cli import main
 from sacscale.locks import lock_beside
 
@@ -50,14 +51,14 @@ def test_a_move_that_fails_puts_back_what_it_replaced(tmp_path, monkeypatch, cap
     root = copy_committed_set(tmp_path, SET)
     out = tmp_path / "out" / "rep"
     files = earlier_report(out)
-    real = os.rename
+    real = _report_output.rename_into_place
 
     def rename(source, target):
         if Path(target) == out / "report.html":  # the last file moved in
             raise OSError(28, "No space left on device", str(target))
         real(source, target)
 
-    monkeypatch.setattr("sacscale.commands._report_output.os.rename", rename)
+    monkeypatch.setattr(_report_output, "rename_into_place", rename)
     assert main(["report", "--run-set", str(root), "--output-dir", str(out)]) == 2
     assert capsys.readouterr().err.strip() == (f"sacscale report: error: {out / 'report.html'}: no space left on "
                                                "the device (disk full)")

@@ -93,13 +93,13 @@ def _source_not_removable(monkeypatch, source: Path):
             raise PermissionError(errno.EPERM, os.strerror(errno.EPERM), str(source / "sub" / "f"))
         return real(path)
 
-    def replace(one, other, real=os.replace):  # as across file systems, for the source only
+    def replace(one, other, real=moves.rename_into_place):  # as across file systems, for the source only
         if Path(one) == source:
             raise OSError(errno.EXDEV, os.strerror(errno.EXDEV), str(one), None, str(other))
         return real(one, other)
 
     monkeypatch.setattr(moves, "remove", remove)
-    monkeypatch.setattr(moves.os, "replace", replace)
+    monkeypatch.setattr(moves, "rename_into_place", replace)
 
 
 def test_a_source_the_copy_across_cannot_remove_is_named_and_not_copied_again(tmp_path, monkeypatch):

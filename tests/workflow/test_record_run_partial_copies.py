@@ -29,15 +29,15 @@ TRAINER = ("import sys, pathlib; w = pathlib.Path(sys.argv[1]); w.mkdir(parents=
 
 @pytest.fixture
 def no_rename_across(monkeypatch):
-    """os.replace refusing, as across file systems, any move out of a folder named `from`."""
-    real = os.replace
+    """The rename refusing, as across file systems, any move out of a folder named `from`."""
+    real = moves.rename_into_place
 
     def replace(source, target):
         if "from" in Path(source).parts:
             raise OSError(errno.EXDEV, os.strerror(errno.EXDEV), str(source), None, str(target))
         return real(source, target)
 
-    monkeypatch.setattr(moves.os, "replace", replace)
+    monkeypatch.setattr(moves, "rename_into_place", replace)
 
 
 def source_run(tmp_path: Path) -> Path:
@@ -109,7 +109,8 @@ def test_a_failed_copy_removes_no_entry_it_did_not_make(tmp_path, no_rename_acro
 def test_a_completed_run_not_moved_names_the_real_path_and_cause(tmp_path):
     partial = tmp_path / ".r1.copying-12-0123456789abcdef" / "r1" / "final.pt"
     exc = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(partial))
-    line = completed_run.not_in_place("r1", tmp_path / ".r1.partial", tmp_path / "r1", exc)
+    line, code = completed_run.not_in_place("r1", tmp_path / ".r1.partial", tmp_path / "r1", exc)
+    assert code == 1
     assert line.startswith(f"run r1 completed, but cannot be moved to {tmp_path / 'r1'} ('{partial}': "
                            f"{os.strerror(errno.ENOSPC)}); the completed run is left in ")
 

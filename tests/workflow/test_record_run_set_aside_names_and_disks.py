@@ -96,15 +96,15 @@ def test_a_work_folder_on_another_disk_than_the_run_folder_is_recorded(tmp_path,
 
 @pytest.fixture
 def no_rename_across(monkeypatch):
-    """os.replace refusing, as across file systems, any move out of a folder named `from`."""
-    real = os.replace
+    """The rename refusing, as across file systems, any move out of a folder named `from`."""
+    real = moves.rename_into_place
 
     def replace(source, target):
         if "from" in Path(source).parts:
             raise OSError(errno.EXDEV, os.strerror(errno.EXDEV), str(source), None, str(target))
         return real(source, target)
 
-    monkeypatch.setattr(moves.os, "replace", replace)
+    monkeypatch.setattr(moves, "rename_into_place", replace)
 
 
 def test_a_move_across_file_systems_copies_whole_then_removes(tmp_path, no_rename_across):

@@ -34,6 +34,7 @@ from pathlib import Path
 from sacscale.commands import BadInput
 from sacscale.commands._output_lock import refuse_a_live_folder
 from sacscale.locks import HeldBeside, LockError, UntrustedLock, lock_beside
+from sacscale.no_replace import rename_into_place
 from sacscale.output_owner import foreign_entry_problem
 from sacscale.pipeline.held_locks import REPORT_STAGING_LETTERS, held_under, report_staging_prefix
 from sacscale.reading import open_regular
@@ -77,6 +78,29 @@ def refuse_folders_in_the_way(folder: Path, files: list[Path]) -> None:
             if not last and not stat.S_ISDIR(mode):
                 raise Refused(f"{path}: not a folder, where the report writes {rel.name}; nothing was written "
                               "(remove it, or write the report elsewhere)")
+
+
+def refuse_mount_points(*given: tuple[str, Path]) -> None:
+    """Refused where a folder the report's files go into (each with the option that names it)
+    is a mount point: the report is made whole beside its folder, on the parent's file
+    system, and a rename cannot cross into another one (EXDEV) or out of a bind mount."""
+    mounts = _mount_points()
+    for option, folder in given:
+        if folder.is_dir() and (os.path.ismount(folder) or os.path.realpath(folder) in mounts):
+            raise Refused(f"{option} {folder}: a mount point, which the report cannot be moved into (it is made whole "
+                          "in a staging folder beside the report's folder and renamed in, and a rename does not cross "
+                          "into another mount); nothing was written: write the report into a folder inside the mount")
+
+
+def _mount_points() -> set[str]:
+    """Where file systems are mounted (/proc/self/mountinfo's fifth field, its octal escapes
+    undone); none where it cannot be read (the st_dev test of os.path.ismount tells alone)."""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as table:
+            fields = [line.split() for line in table]
+    except OSError:
+        return set()
+    return {re.sub(r"\\([0-7]{3})", lambda code: chr(int(code[1], 8)), f[4]) for f in fields if len(f) > 4}
 
 
 @contextlib.contextmanager
@@ -378,19 +402,41 @@ def _move_into_place(staging: Path, folder: Path, own: list[Path]) -> None:
         for rel in files:
             target = folder / rel
             for part in reversed([target.parent, *target.parent.parents]):
-                if part.is_relative_to(folder) and not part.exists():
-                    part.mkdir()
-                    made.append(part)
+                if part.is_relative_to(folder):
+                    _make_own_folder(part, made)
             aside = None
             if os.path.lexists(target):
                 aside = staging / _SET_ASIDE / rel
                 aside.parent.mkdir(parents=True, exist_ok=True)
                 os.rename(target, aside)
             done.append((target, aside, False))
-            os.rename(staging / rel, target)
+            _rename_in(staging / rel, target)
             done[-1] = (target, aside, True)
     except BaseException:
         _undo(done, made)
+        raise
+
+
+def _make_own_folder(folder: Path, made: list[Path]) -> None:
+    """`folder` made (added to `made`) where absent, exclusively: one that stands there is
+    used only if it is not another user's (in a sticky shared folder she may make it
+    meanwhile, and then replace any file the report writes into it)."""
+    try:
+        folder.mkdir()
+    except FileExistsError:
+        if problem := foreign_entry_problem(folder):
+            raise Refused(f"{folder}: {problem}; nothing was written") from None
+        return
+    made.append(folder)
+
+
+def _rename_in(staged: Path, target: Path) -> None:
+    """`staged` renamed to `target`, never over another user's entry put there meanwhile."""
+    try:
+        rename_into_place(staged, target)
+    except PermissionError:
+        if problem := foreign_entry_problem(target):
+            raise Refused(f"{target}: {problem}; nothing was written") from None
         raise
 
 

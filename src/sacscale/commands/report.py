@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sacscale.atomic import others_can_swap, refuse_foreign_links
 from sacscale.commands._live_run import live_trainer_problem
-from sacscale.commands._report_output import Refused, staged_report
+from sacscale.commands._report_output import Refused, refuse_mount_points, staged_report
 from sacscale.commands._inputs import (
     refuse_one_file,
     refuse_output_in_run_sets,
@@ -121,6 +121,7 @@ def run_set_inputs(results: Path, output_dir: str | None) -> dict:
     out = Path(output_dir) if output_dir else reports
     refuse_links(out, out / "figures")
     refuse_shared(out, out / "figures")
+    refuse_mount_points(("--output-dir", out), ("--output-dir", out / "figures"))
     # the folders of every set's report and evidence: the report would lie among the sets
     held = {reports.parent.resolve(): "report (reports/)", results.resolve().parent: "evidence (results/)"}
     if out.resolve() in held:
@@ -233,6 +234,7 @@ def named_inputs(args: argparse.Namespace) -> dict:
     folders = Path(args.output_md).parent, Path(args.output_html).parent, Path(args.figures_dir)
     refuse_links(*folders)
     refuse_shared(*folders)
+    refuse_mount_points(*zip(("--output-md", "--output-html", "--figures-dir"), folders))
     folder = Path(args.output_md).parent.resolve()
     if not Path(args.figures_dir).resolve().is_relative_to(folder):  # checked before any figure is drawn
         raise Refused(f"--figures-dir {args.figures_dir}: not inside the report's folder {folder} (the report "

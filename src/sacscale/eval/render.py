@@ -19,7 +19,6 @@ it does not fix the GL backend.
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ from sacscale.atomic import temporary_path
 from sacscale.eval.gl_backend import (choose_gl_backend, configure_gl_backend, gpu_present,
                                       open_renderer)
 from sacscale.eval.limits import fps_problem, frame_count
-from sacscale.output_owner import refuse_foreign_entry
+from sacscale.no_replace import rename_into_place
 from sacscale.eval.render_model import build_render_model, compare_models
 from sacscale.task.walk_rules import TaskConfig
 from sacscale.eval.video import (VIDEO_FORMATS, FollowCamera, GuardedWriter, draw_overlay, overlay_font,
@@ -258,8 +257,7 @@ def render_policy(checkpoint: str | Path, output: str | Path, *, model_path: str
         closing, writer = writer, None
         closing.close()
         encode_s += time.perf_counter() - t
-        refuse_foreign_entry(output)  # another user's file put at its name while the video was made stays
-        os.replace(tmp, output)
+        rename_into_place(tmp, output)  # another user's file put at its name while the video was made stays
     finally:
         try:
             if writer is not None:  # an error or a stop on the way: end the encoder (ffmpeg), then drop its file

@@ -11,6 +11,8 @@ from sacscale.analysis.events import compress_event_files
 from sacscale.hashes import sha256_file
 from sacscale.long_names import error_text
 from sacscale.locks import TRAINER_LOCK, UntrustedLock, holder_beside
+from sacscale.no_replace import rename_into_place
+from sacscale.output_owner import foreign_entry_problem
 from sacscale.pipeline.moves import move
 from sacscale.pipeline.run_folder_names import set_aside_name
 
@@ -24,7 +26,7 @@ def move_learning_state(work: Path, target: Path) -> dict | None:
 
     moved: dict[str, str] = {}
     if target.exists():  # an earlier attempt's, superseded by this run: kept beside it
-        os.replace(target, target.with_name(set_aside_name(target.name, "superseded", target.parent)))
+        rename_into_place(target, target.with_name(set_aside_name(target.name, "superseded", target.parent)))
     checkpoints = work / "checkpoints"
     if (checkpoints / "final.pt").is_file():
         target.mkdir(parents=True)
@@ -54,17 +56,21 @@ def compress_rank_events(work: Path) -> list[str]:
     return stored
 
 
-def not_in_place(name: str, work: Path, run_dir: Path, exc: OSError) -> str:
-    """Why a completed run stays in its work folder: most often another command (a plain
-    `sacscale train --log-dir RUN_DIR`) made the run folder while this one trained."""
+def not_in_place(name: str, work: Path, run_dir: Path, exc: OSError) -> tuple[str, int]:
+    """Why a completed run stays in its work folder, and the exit status: most often another
+    command (a plain `sacscale train --log-dir RUN_DIR`) made the run folder while this one
+    trained (1: the input was right); another user's entry put at its name meanwhile (in a
+    sticky shared folder) is refused as at the start (2)."""
     left = (f"the completed run is left in {work} (its run.json says completed); nothing was marked done: "
             f"move it to {run_dir} yourself once that folder is dealt with")
     if not os.path.lexists(run_dir):
-        return f"run {name} completed, but cannot be moved to {run_dir} ({error_text(exc)}); {left}"
+        return f"run {name} completed, but cannot be moved to {run_dir} ({error_text(exc)}); {left}", 1
+    if problem := foreign_entry_problem(run_dir):
+        return f"run {name} completed, but {run_dir} was made meanwhile and {problem}; not replaced: {left}", 2
     try:
         holder = holder_beside(Path(os.path.realpath(run_dir)), TRAINER_LOCK)
     except UntrustedLock:
         holder = "a process behind another user's lock file"
     by = f"a sacscale train outside this record-run, {holder} holding its trainer lock" if holder else \
         "another command, a sacscale train given it as --log-dir perhaps"
-    return f"run {name} completed, but {run_dir} was made meanwhile by {by}; not replaced: {left}"
+    return f"run {name} completed, but {run_dir} was made meanwhile by {by}; not replaced: {left}", 1

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sacscale.long_names import error_text, name_that_fits
+from sacscale.no_replace import rename_into_place
 
 # written into a folder copied whole elsewhere but not removed: the copy's path
 MOVED_MARKER = ".sacscale-moved-to"
@@ -42,9 +43,11 @@ def move(source: Path, target: Path) -> None:
     """Move `source` (a file or a folder) to `target`, which does not exist yet: one rename
     on one file system, else a copy made whole under a temporary name first. Raises OSError
     with `source` intact where the move cannot be made, and SourceLeft where `target` is
-    whole but what is left of `source` could not be removed."""
+    whole but what is left of `source` could not be removed. Another user's entry at `target`
+    (an empty folder she made there meanwhile, in a sticky shared folder) is refused (EPERM),
+    never replaced."""
     try:
-        os.replace(source, target)
+        rename_into_place(source, target)  # never over another user's entry come at the name meanwhile
         return
     except OSError as exc:
         if exc.errno != errno.EXDEV:
@@ -63,7 +66,7 @@ def _copy_across(source: Path, target: Path) -> None:
             shutil.copytree(source, inside, symlinks=True)
         else:
             shutil.copy2(source, inside, follow_symlinks=False)
-        os.replace(inside, target)
+        rename_into_place(inside, target)
     except shutil.Error as exc:  # copytree's list of the files it could not copy
         made.remove()
         first = exc.args[0][0][2] if exc.args and exc.args[0] else exc

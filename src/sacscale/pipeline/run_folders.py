@@ -42,7 +42,8 @@ def folders_problem(run_dir: Path, work_dir: Path, attic: Path, state_dir: Path 
     """What is wrong with the folders, in one line naming the option; None if nothing."""
     here = Path(os.getcwd())
     folders = (("--work-dir", work_dir), ("--run-dir", run_dir))
-    if problem := _link_problem(folders) or _length_problem(run_dir, work_dir, attic, state_dir):
+    problem = _link_problem(folders) or _mount_problem(folders)
+    if problem := problem or _length_problem(run_dir, work_dir, attic, state_dir):
         return problem
     for option, folder in folders:
         if here.is_relative_to(_real(folder)):  # `/` holds every current directory
@@ -72,6 +73,16 @@ def _link_problem(folders: tuple[tuple[str, Path], ...]) -> str | None:
             return (f"{option} {folder}: has a .. after a folder's name; record-run moves and renames this folder by "
                     "its name, which a .. does not give (after a link it leads elsewhere than it reads, and a name "
                     "ending in .. cannot be renamed): give the folder's own path")
+    return None
+
+
+def _mount_problem(folders: tuple[tuple[str, Path], ...]) -> str | None:
+    """A work or run folder that is a mount point: it can be neither renamed nor set aside."""
+    for option, folder in folders:
+        if os.path.ismount(folder):
+            return (f"{option} {folder}: a mount point, which record-run can neither rename nor set aside (a "
+                    "completed work folder is renamed to the run folder's name, an earlier attempt's moved to the "
+                    "attic); give a folder inside it")
     return None
 
 

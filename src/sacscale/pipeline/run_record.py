@@ -490,10 +490,11 @@ def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], reso
             _say(f"{run_dir} is in place, but what is left of {work} cannot be removed ({error_text(exc)}); it is "
                  "a copy: remove it yourself")
         except OSError as exc:
-            _say(not_in_place(resolved.get("run", run_dir.name), work, run_dir, exc))
-            # 1, not 2 (a usage error's): the input was right and the run completed; only its
-            # move into place failed, so the rule wanting the run folder fails as for a failed run
-            return 1, "not in place", work, None, supervisor.stopped_by
+            line, code = not_in_place(resolved.get("run", run_dir.name), work, run_dir, exc)
+            _say(line)
+            # 1, not 2 (a usage error's), unless another user's entry came at its name: the input was right and
+            # the run completed; only its move into place failed, so the rule fails as for a failed run
+            return code, "not in place", work, None, supervisor.stopped_by
         _say(f"{run_dir} completed in {t1 - t0:.1f} s")
         return 0, status, run_dir, None, supervisor.stopped_by
     return code, status, _set_aside(work, args.attic, status), cause, supervisor.stopped_by

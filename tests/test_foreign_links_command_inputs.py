@@ -68,3 +68,25 @@ def test_our_own_link_and_roots_are_followed(tmp_path):
     out = tmp_path / "out.json"
     done = sacscale("plan-matrix", "--lscpu", ours, "--nvidia-smi-topo", TOPOLOGY / "h200x1.topo", "--output", out)
     assert done.returncode == 0 and out.exists(), done.stderr
+
+
+@pytest.mark.parametrize("through", ["run", "folder"])
+def test_compare_learning_refuses_another_users_link_as_render_does(tmp_path, through):
+    """compare-learning exited 1 (as for what the file system refuses) where render and
+    evaluate exit 2 for the same refusal of the same link, and read a run through a link of
+    another user's on the way to it."""
+    run = tmp_path / "private" / "run"
+    (run / "tb" / "rank0").mkdir(parents=True, mode=0o700)
+    if through == "run":
+        link = other_users_link(tmp_path / "shared" / "everun", run)
+        given = link
+    else:
+        link = other_users_link(tmp_path / "shared" / "evedir", run.parent)
+        given = link / "run"
+    out = tmp_path / "cl.json"
+    (tmp_path / "other" / "tb" / "rank0").mkdir(parents=True)
+    done = sacscale("compare-learning", f"x={given}", f"c={tmp_path / 'other'}", "--output", out)
+    said = f"{link}: another" if through == "run" else f"{given}: reached through {link}, another"
+    one_line(done, f"sacscale compare-learning: error: {said} user's symbolic link (uid 1001); an input is never "
+                   "read through one")
+    assert not out.exists()

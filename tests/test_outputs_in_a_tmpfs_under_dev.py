@@ -52,3 +52,13 @@ def test_a_command_writes_its_output_through_a_link_to_dev_shm(scratch, tmp_path
     done = sacscale("verify", SET_FOLDER, "--no-metrics", "--output", out)
     assert "a device or a stream of the system" not in done.stderr, done.stderr
     assert done.returncode == 0 and (scratch / "v.json").is_file(), done.stderr
+
+
+def test_a_name_through_proc_self_cwd_is_judged_where_it_leads(tmp_path, monkeypatch):
+    """/proc/self/cwd/x is the working folder's x, as is a link of one's own to /proc/self
+    followed by cwd/x: both ordinary outputs, not the kernel's (it was judged by its spelling)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "myproc").symlink_to("/proc/self")
+    assert not reaches_the_system("/proc/self/cwd/tl1")
+    assert not reaches_the_system(tmp_path / "myproc" / "cwd" / "tl2")
+    assert reaches_the_system("/proc/self/fd/1") and reaches_the_system(tmp_path / "myproc" / "fd" / "1")

@@ -231,6 +231,28 @@ def test_a_log_dir_in_the_kernels_file_system_is_named_not_called_a_full_disk(tm
                     "(/proc, /sys or the devices'), where no run folder can be made; name a folder of your own"), line
 
 
+@pytest.mark.parametrize("spelling", ["proc_self_cwd", "own_link_to_proc_self"])
+def test_a_log_dir_named_through_proc_self_cwd_is_the_folder_it_leads_to(tmp_path, capsys, monkeypatch, spelling):
+    """`--log-dir /proc/self/cwd/tl1` was refused as leading into the kernel's file system,
+    though it is <cwd>/tl1, while a link of one's own to /proc/self followed by cwd/tl2 was
+    trained into: both spellings now get the folder's own answer (here: not empty)."""
+    used = tmp_path / "run"
+    (used / "tb").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    if spelling == "proc_self_cwd":
+        log_dir = "/proc/self/cwd/run"
+    else:
+        os.symlink("/proc/self", tmp_path / "myproc")
+        log_dir = str(tmp_path / "myproc" / "cwd" / "run")
+    try:
+        code = main(["train", *SMALL, "--log-dir", log_dir])
+    except SystemExit as exc:
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 1 and err.startswith(f"sacscale train: error: --log-dir {log_dir} is not empty (it holds tb): "), err
+    assert os.listdir(used) == ["tb"]
+
+
 def test_reused_log_dir_is_refused_and_left_as_it_was(tmp_path, capsys):
     used = tmp_path / "run"
     (used / "tb" / "rank0").mkdir(parents=True)

@@ -23,6 +23,7 @@ import pytest
 from cli_runs import sacscale
 from sacscale.pipeline import completed_run, moves, set_aside
 
+SRC = str(Path(moves.__file__).parents[2])
 TRAINER = ("import sys, pathlib; w = pathlib.Path(sys.argv[1]); w.mkdir(parents=True, exist_ok=True); "
            "(w / 'precious.txt').write_text('work')")
 
@@ -121,10 +122,15 @@ def dead_pid() -> int:
     return gone.pid
 
 
-def leftover_copy(folder: Path, name: str, pid: int, token: str | None = "ab" * 8) -> Path:
+def leftover_copy(folder: Path, name: str, pid: int, token: str | None = "ab" * 8, marked: bool = True) -> Path:
+    """A partial copy of `name` as a move killed mid-copy leaves it: its private folder, the
+    marker its maker wrote first, part of the copy."""
     path = folder / (f".{name}.copying-{pid}" + (f"-{token}" if token else ""))
     (path / name / "checkpoints").mkdir(parents=True)
     (path / name / "checkpoints" / "final.pt").write_bytes(b"x" * 1000)
+    if marked:
+        marker = {"pid": pid, "random": token, "target": str((folder / name).absolute())}
+        (path / moves.COPY_MARKER).write_text(json.dumps(marker))
     return path
 
 
@@ -132,10 +138,10 @@ def test_a_dead_record_runs_partial_copies_are_removed_and_said(tmp_path):
     runs, attic = tmp_path / "runs", tmp_path / "attic"
     runs.mkdir(), attic.mkdir()
     gone = dead_pid()
-    dead = [leftover_copy(runs, "r1", gone), leftover_copy(runs, "r1", gone, token=None),
-            leftover_copy(attic, "r1.failed-20260101T000000.000000Z", gone)]
+    dead = [leftover_copy(runs, "r1", gone), leftover_copy(attic, "r1.failed-20260101T000000.000000Z", gone)]
     live = leftover_copy(runs, "r1", os.getpid())
     other_run = leftover_copy(runs, "r2", gone)
+    other_runs_attempt = leftover_copy(attic, "r2.failed-20260101T000000.000000Z", gone)
     locked = leftover_copy(runs, "r1", gone, token="cd" * 8)  # its maker's pid gone from view, its lock held
     hers = leftover_copy(runs, "r1", gone, token="ef" * 8)
     if os.geteuid() != 0:
@@ -149,9 +155,69 @@ def test_a_dead_record_runs_partial_copies_are_removed_and_said(tmp_path):
     finally:
         os.close(fd)
     assert said == [f"removed {path}, the partial copy of a move that process {gone} did not finish (it is gone)"
-                    for path in sorted(dead[:2]) + dead[2:]]
+                    for path in dead]
     assert not any(path.exists() for path in dead)
-    assert all(path.is_dir() for path in (live, other_run, locked, hers))
+    assert all(path.is_dir() for path in (live, other_run, other_runs_attempt, locked, hers))
+
+
+def test_a_copy_killed_after_its_folder_was_made_is_found_by_its_marker(tmp_path):
+    """The private folder and its marker as the copier makes them, in a process then killed."""
+    (tmp_path / "attic").mkdir()
+    target = tmp_path / "attic" / "r1.failed-20260101T000000.000000Z"
+    code = ("import os, sys, pathlib; from sacscale.pipeline import moves; "
+            "moves._private_folder(pathlib.Path(sys.argv[1])); os._exit(0)")
+    subprocess.run([sys.executable, "-c", code, str(target)], check=True, env={**os.environ, "PYTHONPATH": SRC})
+    [partial] = (tmp_path / "attic").iterdir()
+    said: list[str] = []
+    set_aside.dead_copies_removed(tmp_path / "runs" / "r1", tmp_path / "attic", None, said.append)
+    assert len(said) == 1 and said[0].startswith(f"removed {partial}, the partial copy of a move that process ")
+    assert not partial.exists()
+
+
+@pytest.mark.parametrize("how", ["old_form", "no_marker", "marker_of_another_pid", "marker_of_another_target",
+                                 "marker_a_link", "not_an_attempts_name"])
+def test_a_folder_that_only_looks_like_a_partial_copy_is_kept(tmp_path, how):
+    """The user's own folders named like a partial copy (`.mydata.copying-999999`) were removed
+    on their name alone: one without its maker's marker, or whose marker names another
+    process or target, or not one of this run's attempts in the attic, is never removed."""
+    attic = tmp_path / "attic"
+    attic.mkdir()
+    gone = dead_pid()
+    attempt = "r1.failed-20260101T000000.000000Z"
+    if how == "old_form":
+        kept = attic / f".mydata.copying-{gone}"
+        kept.mkdir()
+    elif how == "no_marker":
+        kept = leftover_copy(attic, attempt, gone, marked=False)
+    elif how == "not_an_attempts_name":
+        kept = leftover_copy(attic, "mydata", gone)
+    else:
+        kept = leftover_copy(attic, attempt, gone)
+        marker = json.loads((kept / moves.COPY_MARKER).read_text())
+        if how == "marker_of_another_pid":
+            marker["pid"] = gone + 1
+        elif how == "marker_of_another_target":
+            marker["target"] = str(tmp_path / "elsewhere" / attempt)
+        (kept / moves.COPY_MARKER).write_text(json.dumps(marker))
+        if how == "marker_a_link":
+            (tmp_path / "real-marker").write_text(json.dumps(marker))
+            (kept / moves.COPY_MARKER).unlink()
+            (kept / moves.COPY_MARKER).symlink_to(tmp_path / "real-marker")
+    (kept / "important.txt").write_text("precious")
+    said: list[str] = []
+    set_aside.dead_copies_removed(tmp_path / "runs" / "r1", attic, None, said.append)
+    assert said == [] and (kept / "important.txt").read_text() == "precious"
+
+
+def test_record_run_keeps_the_users_lookalike_folder_in_the_attic(tmp_path):
+    attic = tmp_path / "attic"
+    mine = attic / ".mydata.copying-999999"
+    mine.mkdir(parents=True)
+    (mine / "important.txt").write_text("precious")
+    done = sacscale("record-run", "--run-dir", "runs/r1", "--work-dir", "runs/.r1.partial", "--attic", "attic",
+                    "--timeout", "30", "--", sys.executable, "-c", TRAINER, "runs/.r1.partial", cwd=tmp_path)
+    assert "partial copy" not in done.stderr, done.stderr
+    assert (mine / "important.txt").read_text() == "precious"
 
 
 def test_a_rerun_after_a_kill_mid_copy_removes_the_partial_copy(tmp_path):

@@ -12,11 +12,12 @@ import argparse
 
 import json
 import os
+import stat
 from pathlib import Path
 
 from sacscale.atomic import file_kind
 from sacscale.commands import BadInput
-from sacscale.eval.evaluate_checks import foreign_link_problem as _foreign_link_problem
+from sacscale.eval.evaluate_checks import foreign_link_problem as _foreign_link_problem, size_problem
 from sacscale.held_names import unheld_path_problem
 from sacscale.pipeline.config_check import ConfigError, read_text as _read_text
 from sacscale.reading import RecordJSONError, refuse_lone_surrogates
@@ -127,6 +128,8 @@ def model_problem(path: str | None) -> str | None:
     wrong: checked before a long evaluation or render starts on it."""
     if path is not None and (problem := _foreign_link_problem(path)):  # one's own links are followed
         return f"--model {path}: {problem}"
+    if path is not None and (problem := _model_size_problem(path)):  # MuJoCo would read it whole
+        return f"--model {path}: {problem}"
     # checks loads numpy and the task: kept off the CLI's start path (`sacscale --help` must run
     # where only the project itself is installed, as the environment's post-deploy script does)
     from sacscale.checks import InputError, check_model
@@ -136,6 +139,14 @@ def model_problem(path: str | None) -> str | None:
     except InputError as exc:
         return str(exc)
     return None
+
+
+def _model_size_problem(path: str) -> str | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None  # named by check_model
+    return size_problem(found.st_size, "model") if stat.S_ISREG(found.st_mode) else None
 
 
 def repository_hint(default: str) -> str:

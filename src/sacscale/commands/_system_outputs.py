@@ -2,9 +2,10 @@
 
 `verify S --output /dev/stdout`, run as root, replaced the machine's /dev/stdout link with a
 plain file (the outputs are written beside their name and renamed onto it). What is refused is
-judged by the file system a name lies on, not by its spelling: /proc and /sys are the kernel's
-whole, but /dev/shm (and any other file system mounted inside /dev) is an ordinary tmpfs, a
-scratch folder whose folders and plain files are outputs like any other.
+judged by the file system a name really lies on, not by its spelling (/proc/self/cwd/x is an
+ordinary folder's name): /proc and /sys are the kernel's whole, but /dev/shm (and any other
+file system mounted inside /dev) is an ordinary tmpfs, a scratch folder whose folders and plain
+files are outputs like any other.
 """
 
 from __future__ import annotations
@@ -57,10 +58,12 @@ def _device_of(path: Path) -> int | None:
 
 
 def _link_hops(named: Path) -> list[Path]:
-    """`named`, its folder resolved, and each name its links lead to, hop by hop (a link to
-    /proc/self/fd/1 resolves on to wherever the standard output goes)."""
-    hops = [named, named.parent.resolve() / named.name]
-    while hops[-1].is_symlink() and len(hops) < 42:
-        hops.append(Path(os.path.normpath(hops[-1].parent / os.readlink(hops[-1]))))
-        hops.append(hops[-1].parent.resolve() / hops[-1].name)
+    """Where `named` and each name its links lead to lie, hop by hop, each with its folder
+    resolved (a link to /proc/self/fd/1 resolves on to wherever the standard output goes).
+    Never a spelling alone: /proc/self/cwd/x is the folder the process works in, as is a
+    link of one's own to /proc/self followed by cwd/x."""
+    hops = [named.parent.resolve() / named.name]
+    while hops[-1].is_symlink() and len(hops) < 21:
+        leads_to = Path(os.path.normpath(hops[-1].parent / os.readlink(hops[-1])))
+        hops.append(leads_to.parent.resolve() / leads_to.name)
     return hops

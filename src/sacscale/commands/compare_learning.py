@@ -15,6 +15,7 @@ from sacscale.commands import BadInput
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._live_run import live_trainer_problem
 from sacscale.commands._inputs import png_path, refuse_one_file, refuse_output_inside, same_file
+from sacscale.eval.evaluate_checks import foreign_link_problem
 from sacscale.pipeline.config_check import ConfigError, check_string
 from sacscale.usage import say
 
@@ -76,9 +77,12 @@ def _labelled_runs(args: argparse.Namespace) -> dict[str, str]:
 
 
 def _refuse_missing(runs: dict[str, str]) -> None:
-    """BadInput naming a run directory that is not there (the event reader would name its tb/)
-    or one a trainer is training in now (its curves are not yet the run's)."""
+    """BadInput naming a run directory that is not there (the event reader would name its tb/),
+    one reached through another user's symbolic link (exit 2, as render and evaluate refuse
+    it), or one a trainer is training in now (its curves are not yet the run's)."""
     for label, path in runs.items():
+        if foreign := foreign_link_problem(path):
+            raise BadInput(f"{path}: {foreign}")
         if not os.path.isdir(path):
             raise BadInput(f"{label}={path}: " + ("not a directory" if os.path.lexists(path)
                                                   else "no such run directory"))

@@ -116,7 +116,7 @@ def load_input_model(path: str | Path | None):
     if path is None:
         model = g1.load_model(None)
         return model, g1.model_bytes_sha256(model)
-    data = read_input(path)
+    data = read_input(path, "model")
     name = g1.mujoco_path(path)
     if not name.endswith(".mjb"):  # MJCF names further files of its own: MuJoCo reads it from disk
         return g1.load_model(path), hashlib.sha256(data).hexdigest()

@@ -75,10 +75,22 @@ def _not_a_file(path: Path) -> str | None:
     return None
 
 
-def read_input(path: str | Path) -> bytes:
-    """The bytes of the input file `path` (a checkpoint, a model): followed through our own
-    links, never another user's (CheckpointError). Checked again once open, so a link of
-    theirs put on the way meanwhile is refused too, and the bytes are the file named."""
+# The most a checkpoint of this trainer may weigh: final.pt holds the policy, the networks and
+# their AdamW moments, never the replay buffer (0.9 to 1.8 MB measured, 19 MB the largest
+# seen). A file far above that is refused before it is read: read whole, a file of many GB
+# took minutes and most of the machine's memory before it was judged.
+MAX_CHECKPOINT_BYTES = 2**30
+# a compiled task model (.mjb) is some 80 kB, its MJCF some 40 kB
+MAX_MODEL_BYTES = 256 * 2**20
+ZIP_SIGNATURE = b"PK\x03\x04"  # how torch's checkpoint format (a zip archive) begins
+
+
+def read_input(path: str | Path, what: str = "checkpoint") -> bytes:
+    """The bytes of the input file `path` (a checkpoint; a model with `what="model"`):
+    followed through our own links, never another user's (CheckpointError). Checked again
+    once open, so a link of theirs put on the way meanwhile is refused too, and the bytes
+    are the file named. One larger than its bound (MAX_CHECKPOINT_BYTES, MAX_MODEL_BYTES),
+    or a checkpoint that does not begin as a zip archive, is refused unread."""
     path = Path(path)
     _refuse_foreign(path)
     try:
@@ -97,7 +109,36 @@ def read_input(path: str | Path) -> bytes:
         if named is None or (named.st_dev, named.st_ino) != (opened.st_dev, opened.st_ino):
             raise CheckpointError(f"{path}: replaced while it was opened; run again")
         os.set_blocking(fd, True)
-        return fh.read()
+        _refuse_unread(fd, path, opened.st_size, what)
+        data = fh.read(_bound(what) + 1)
+        if problem := size_problem(len(data), what):  # grown since it was judged
+            raise CheckpointError(f"{path}: {problem}")
+        return data
+
+
+def _bound(what: str) -> int:
+    return MAX_MODEL_BYTES if what == "model" else MAX_CHECKPOINT_BYTES
+
+
+def size_problem(size: int, what: str = "checkpoint") -> str | None:
+    """Why a `what` (checkpoint, model) file of `size` bytes is refused unread, or None."""
+    limit = _bound(what)
+    if size <= limit:
+        return None
+    return (f"{size:,} bytes, more than any {what} of this trainer weighs (the bound is {limit:,} bytes, "
+            f"{limit // 2**20:,} MiB): refused unread")
+
+
+def _refuse_unread(fd: int, path: Path, size: int, what: str) -> None:
+    if problem := size_problem(size, what):
+        raise CheckpointError(f"{path}: {problem}")
+    try:
+        begins = os.pread(fd, len(ZIP_SIGNATURE), 0)
+    except OSError as exc:
+        raise CheckpointError(f"{path}: cannot read it ({exc.strerror})") from None
+    if what == "checkpoint" and begins != ZIP_SIGNATURE:
+        raise CheckpointError(f"{path}: not a readable torch checkpoint (it does not begin as torch's zip format "
+                              "does): refused unread")
 
 
 def input_sha256(path: str | Path) -> str:

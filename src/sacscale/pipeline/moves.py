@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import json
 import os
 import re
 import secrets
@@ -30,9 +31,12 @@ from sacscale.no_replace import rename_into_place
 
 # written into a folder copied whole elsewhere but not removed: the copy's path
 MOVED_MARKER = ".sacscale-moved-to"
-# a partial copy's name: `.<name>.copying-<pid>-<random>` (`.<name>.copying-<pid>` by older versions)
+# a partial copy's name: `.<name>.copying-<pid>-<random>`
 COPYING = ".copying-"
-_COPY_NAME = re.compile(re.escape(COPYING) + r"(?P<pid>[1-9][0-9]*)(?:-[0-9a-f]{16})?\Z")
+_COPY_NAME = re.compile(re.escape(COPYING) + r"(?P<pid>[1-9][0-9]*)-(?P<random>[0-9a-f]{16})\Z")
+# written first in a partial copy's private folder, by the process that made it: its pid, the
+# random part of the folder's name and the copy's target; a folder without it is not one
+COPY_MARKER = ".sacscale-copy"
 
 
 class SourceLeft(OSError):
@@ -105,9 +109,11 @@ class _Partial:
 
 def _private_folder(target: Path) -> _Partial:
     """`.<name>.copying-<pid>-<random>` beside `target`, made by this process alone (an
-    exclusive mkdir of a name no one can guess; another name where one stands there)."""
+    exclusive mkdir of a name no one can guess; another name where one stands there), with
+    COPY_MARKER written in it first."""
     for _ in range(100):
-        after = f"{COPYING}{os.getpid()}-{secrets.token_hex(8)}"
+        random = secrets.token_hex(8)
+        after = f"{COPYING}{os.getpid()}-{random}"
         path = target.parent / name_that_fits(target.parent, ".", target.name, after)
         try:
             os.mkdir(path, 0o700)
@@ -116,8 +122,21 @@ def _private_folder(target: Path) -> _Partial:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         with contextlib.suppress(OSError):  # a file system without locks: the pid tells alone
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return _Partial(path, fd)
+        made = _Partial(path, fd)
+        try:
+            _write_marker(fd, random, target)
+        except OSError:
+            made.remove()
+            raise
+        return made
     raise FileExistsError(errno.EEXIST, "no free name for a partial copy", str(target.parent))
+
+
+def _write_marker(folder_fd: int, random: str, target: Path) -> None:
+    text = json.dumps({"pid": os.getpid(), "random": random, "target": os.path.abspath(target)})
+    fd = os.open(COPY_MARKER, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=folder_fd)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
 
 
 def _remove(path: Path) -> None:
@@ -125,30 +144,66 @@ def _remove(path: Path) -> None:
         remove(path)
 
 
-def dead_copies(folder: Path, name: str | None = None) -> list[tuple[Path, int]]:
-    """This user's partial copies in `folder` (of the entry `name`, else of any) whose maker
-    is gone: the process its name gives no longer runs and no process holds its lock. Each
-    with the pid that made it."""
+def dead_copies(folder: Path, of: str | Callable[[str], bool]) -> list[tuple[Path, int]]:
+    """This user's partial copies in `folder` (of the entry named `of`, or of any whose name
+    `of` accepts) whose maker is gone: the process its name gives no longer runs and no
+    process holds its lock. Each with the pid that made it."""
     try:
         entries = sorted(os.listdir(folder))
     except OSError:
         return []
     found = []
     for entry in entries:
-        pid = _copy_of(folder, entry, name)
-        if pid is not None and _ours(folder / entry) and not _runs(pid) and not _locked(folder / entry):
+        pid = _copy_of(folder, entry, of)
+        if pid is not None and not _runs(pid) and not _locked(folder / entry):
             found.append((folder / entry, pid))
     return found
 
 
-def _copy_of(folder: Path, entry: str, name: str | None) -> int | None:
-    """The pid in `entry`'s name where it is a partial copy's name (of `name`, if given)."""
+def _copy_of(folder: Path, entry: str, of: str | Callable[[str], bool]) -> int | None:
+    """The pid that made `entry` where it is a partial copy (of `of`): never on its name
+    alone, but where it is this user's folder holding the marker its maker wrote first,
+    naming that pid, the random part of its name and a target in `folder` whose partial
+    name is `entry`."""
     found = _COPY_NAME.search(entry)
-    if found is None or not entry.startswith("."):
+    if found is None or not entry.startswith(".") or not _ours(folder / entry):
         return None
-    if name is not None and entry != name_that_fits(folder, ".", name, found.group()):
+    marker = _marker(folder / entry)
+    target = marker.get("target")
+    if (marker.get("pid") != int(found.group("pid")) or marker.get("random") != found.group("random")
+            or not isinstance(target, str)):
+        return None
+    name = Path(target).name
+    if not (name == of if isinstance(of, str) else of(name)):
+        return None
+    if entry != name_that_fits(folder, ".", name, found.group()) or not _same_folder(Path(target).parent, folder):
         return None
     return int(found.group("pid"))
+
+
+def _marker(path: Path) -> dict:
+    """What COPY_MARKER in the partial copy `path` says: a file of this user's, no link."""
+    try:
+        fd = os.open(path / COPY_MARKER, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return {}
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid():
+            return {}
+        said = json.loads(os.read(fd, 4096))
+    except (OSError, ValueError):
+        return {}
+    finally:
+        os.close(fd)
+    return said if isinstance(said, dict) else {}
+
+
+def _same_folder(one: Path, other: Path) -> bool:
+    try:
+        return os.path.samefile(one, other)
+    except OSError:
+        return False
 
 
 def _ours(path: Path) -> bool:
@@ -185,11 +240,11 @@ def _locked(path: Path) -> bool:
     return False
 
 
-def remove_dead_copies(folder: Path, name: str | None, say: Callable[[str], None]) -> None:
-    """Remove this user's partial copies in `folder` (of `name`, else of any) left by a move
+def remove_dead_copies(folder: Path, of: str | Callable[[str], bool], say: Callable[[str], None]) -> None:
+    """Remove this user's partial copies in `folder` (of `of`, as dead_copies) left by a move
     whose process died mid-copy (killed: hundreds of megabytes, hidden), each said in one
     line; one that cannot be removed is named."""
-    for path, pid in dead_copies(folder, name):
+    for path, pid in dead_copies(folder, of):
         try:
             remove(path)
         except OSError as exc:

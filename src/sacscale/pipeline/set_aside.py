@@ -88,9 +88,9 @@ def _attempt_of(run: str, name: str, attic: Path) -> bool:
 def dead_copies_removed(run_dir: Path, attic: Path, state: Path | None, say: Say) -> None:
     """Remove this user's partial copies that a record-run killed mid-move left (hidden, often
     hundreds of megabytes on a RAM disk): of this run's completed run beside its run folder,
-    of its learning state in its state folder, and of any attempt in the attic."""
+    of its learning state in its state folder, and of its attempts in the attic."""
     remove_dead_copies(run_dir.parent, run_dir.name, say)
-    remove_dead_copies(attic, None, say)
+    remove_dead_copies(attic, lambda name: _attempt_of(run_dir.name, name, attic), say)
     if state is not None:
         remove_dead_copies(state / run_dir.name, "checkpoints", say)
 

@@ -1,0 +1,76 @@
+"""`evaluate` and `render` read a checkpoint (and --model) whole into memory: a 40 GiB sparse
+file given as the checkpoint ended in `input too large for memory`, naming no file, and a
+12 GiB one was read (a minute, 12.9 GB resident) before it was called no torch checkpoint.
+Now the size is judged (fstat) before anything is read, against a bound far above what this
+trainer's files weigh, and a checkpoint that does not begin as a zip archive is refused
+unread: one line naming the file and the bound, exit 2."""
+
+import os
+
+import pytest
+
+from sacscale.cli import main
+from sacscale.eval import evaluate_checks
+from sacscale.task import g1_model as g1
+
+from test_evaluate import make_checkpoint
+
+FAST = ["--envs-per-command", "1", "--seconds", "0.2", "--settle-s", "0.1", "--threads", "1"]
+
+
+@pytest.fixture(scope="module")
+def model_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("model") / "g1_walk_flat.mjb"
+    g1.save_model(g1.build_g1_model(), path)
+    return path
+
+
+def sparse(path, size: int, begins: bytes = b"PK\x03\x04"):
+    with open(path, "wb") as fh:
+        fh.write(begins)
+        fh.truncate(size)
+    return path
+
+
+def evaluated(tmp_path, capsys, checkpoint, model) -> tuple[int, str]:
+    code = main(["evaluate", str(checkpoint), "--output", str(tmp_path / "e.json"), "--model", str(model), *FAST])
+    err = capsys.readouterr().err
+    assert "\n" not in err.strip() and not (tmp_path / "e.json").exists()
+    return code, err.strip()
+
+
+def test_a_huge_sparse_checkpoint_is_refused_by_its_size_naming_it(tmp_path, capsys, model_file):
+    huge = sparse(tmp_path / "huge.pt", 40 * 2**30)
+    code, err = evaluated(tmp_path, capsys, huge, model_file)
+    assert code == 2 and err == (f"sacscale evaluate: error: {huge}: {40 * 2**30:,} bytes, more than any checkpoint "
+                                 f"of this trainer weighs (the bound is {2**30:,} bytes, 1,024 MiB): refused unread")
+
+
+def test_a_checkpoint_over_the_bound_is_never_read(tmp_path, capsys, model_file, monkeypatch):
+    monkeypatch.setattr(evaluate_checks, "MAX_CHECKPOINT_BYTES", 2**20)  # the 1 GiB bound, made small to test
+    big = sparse(tmp_path / "big.pt", 2**20 + 1)
+    code, err = evaluated(tmp_path, capsys, big, model_file)
+    assert code == 2 and err.endswith(f"{big}: {2**20 + 1:,} bytes, more than any checkpoint of this trainer "
+                                      f"weighs (the bound is {2**20:,} bytes, 1 MiB): refused unread")
+
+
+def test_a_checkpoint_that_is_no_zip_archive_is_refused_unread(tmp_path, capsys, model_file):
+    plain = sparse(tmp_path / "plain.pt", 2**20, begins=b"\x80\x02not a zip")
+    code, err = evaluated(tmp_path, capsys, plain, model_file)
+    assert code == 2 and err.endswith(f"{plain}: not a readable torch checkpoint (it does not begin as torch's zip "
+                                      "format does): refused unread")
+
+
+def test_a_model_over_its_bound_is_refused_naming_it(tmp_path, capsys, model_file, monkeypatch):
+    monkeypatch.setattr(evaluate_checks, "MAX_MODEL_BYTES", 2**20)  # the 256 MiB bound, made small to test
+    big = sparse(tmp_path / "big.mjb", 2**20 + 1, begins=b"")
+    code, err = evaluated(tmp_path, capsys, make_checkpoint(tmp_path / "ckpt.pt"), big)
+    assert code == 2 and err.endswith(f"{big}: {2**20 + 1:,} bytes, more than any model of this trainer weighs "
+                                      f"(the bound is {2**20:,} bytes, 1 MiB): refused unread")
+
+
+def test_the_bounds_leave_a_wide_margin_over_the_trainers_own_files(tmp_path, model_file):
+    checkpoint = make_checkpoint(tmp_path / "ckpt.pt")
+    assert os.path.getsize(checkpoint) * 50 < evaluate_checks.MAX_CHECKPOINT_BYTES
+    assert os.path.getsize(model_file) * 1000 < evaluate_checks.MAX_MODEL_BYTES
+    assert evaluate_checks.read_input(checkpoint) == checkpoint.read_bytes()

@@ -18,7 +18,7 @@ from pathlib import Path
 from sacscale import lock_names, posix_acl
 from sacscale.long_names import cut_with_digest, name_max as _name_max, size as _size
 from sacscale.no_replace import rename_into_place
-from sacscale.output_owner import refuse_foreign_entry
+from sacscale.output_owner import refuse_foreign_output
 
 
 def temporary_path(path: str | Path) -> Path:
@@ -26,12 +26,12 @@ def temporary_path(path: str | Path) -> Path:
     so the rename is atomic), hidden, unique per process and thread, and ending in path's
     suffix (a writer that picks its format by the suffix sees the right one). What a writer
     of the same output killed by SIGKILL left there is removed first (another user's entry at
-    `path` is refused: the rename would replace it). The file is made here, new and empty, so
-    that the writer writes into a file of ours; `open_temporary` opens it again without
-    following a link and `move_into_place` moves only that file."""
+    `path`, or its folder, is refused: the rename would replace it, or it is theirs). The file is made
+    here, new and empty, so that the writer writes into a file of ours; `open_temporary`
+    opens it again without following a link and `move_into_place` moves only that file."""
     path = Path(path)
     refuse_foreign_links(path)
-    refuse_foreign_entry(path)
+    refuse_foreign_output(path)  # nor written into another user's folder
     remove_stale_temporaries(path)
     prefix, suffix = _temporary_parts(path)
     tmp = path.with_name(f"{prefix}{os.getpid()}.{threading.get_ident()}{suffix}")

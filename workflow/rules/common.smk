@@ -14,6 +14,7 @@ from snakemake.logging import logger as snakemake_logger
 from snakemake.settings.enums import Quietness
 
 from sacscale.pipeline import runplan
+from sacscale.pipeline.set_folders import check_set_folders, open_new_log
 
 
 # The profile's quiet terminal (`quiet: [..., progress]`): the scheduler's two lines before
@@ -100,6 +101,13 @@ RESULTS = f"results/{PLAN.run_set}"
 REPORTS = f"reports/{PLAN.run_set}"
 LOGS = f"logs/{PLAN.run_set}"
 BENCH = f"benchmarks/{PLAN.run_set}"
+# The set's folders, before any rule runs: Snakemake writes outputs and benchmarks there by
+# path, and every rule's `> {LOGS}/X.log` redirection follows a link planted at the log's
+# name; only a folder of ours, closed to others, keeps them ours (sacscale.pipeline.set_folders).
+try:
+    check_set_folders([RESULTS, REPORTS, LOGS, BENCH], PLAN.run_set)
+except runplan.PlanError as exc:
+    raise WorkflowError(f"config error: {exc}") from None
 # names this invocation's verify benchmark (workflow/rules/verify.smk)
 VERIFY_STAMP = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
 RUN_NAMES = [r.name for r in PLAN.runs]
@@ -268,7 +276,7 @@ def write_plan(path, plan, log):
     from sacscale.atomic import write_json
 
     write_json(path, plan)
-    with open(log, "w", encoding="utf-8") as fh:
+    with open_new_log(log) as fh:  # a link put at its name is removed, never written through
         print(f"preset {plan['preset']}: {plan['preset_reason']}; {len(plan['runs'])} runs", file=fh)
 
 

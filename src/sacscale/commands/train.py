@@ -28,6 +28,7 @@ from sacscale.pipeline.held_locks import held_at_or_above
 from sacscale.parallel.pools import PoolError, resolve_learner_cpus, resolve_pools
 from sacscale.train.config import TrainConfig, TrainingError, compiles_losses, sac_config
 from sacscale.train.out_of_memory import is_out_of_memory
+from sacscale.train.open_run_folder import refuse_open_run_folder
 from sacscale.train.preflight import launcher_env
 from sacscale.train.options import add_arguments, build_parser, option_names  # noqa: F401  (the CLI's interface)
 from sacscale.held_names import unheld_path_problem
@@ -46,6 +47,7 @@ def check_options(cfg: TrainConfig) -> None:
     if cfg.resume:
         try:  # what the resume reads and writes inside the run folder is judged as the folder is
             checks.check_resumed_parts(cfg.resume)
+            refuse_open_run_folder(cfg.resume, "--resume")
         except checks.InputError as exc:
             raise TrainingError(str(exc)) from exc
         return
@@ -56,6 +58,7 @@ def check_options(cfg: TrainConfig) -> None:
         resolve_learner_cpus(cfg.learner_cpu_ids, plan.pools)
         checks.check_model(cfg.model)  # a given --model file loads and is the task's (about 15 ms)
         _check_lock_dir(cfg)
+        refuse_open_run_folder(cfg.log_dir, "--log-dir")
     except (PoolError, checks.InputError, LockSettingError) as exc:
         raise TrainingError(str(exc)) from exc
 

@@ -33,6 +33,7 @@ from sacscale.pipeline.plan_values import MAX_NUM_ENVS, positive_int
 from sacscale.processes import start_group
 from sacscale.scratch import make_scratch_folder
 from sacscale.train.config import MAX_ITERATIONS
+from sacscale.train.open_run_folder import refuse_open_run_folder
 from sacscale.trainers import unilab
 from sacscale.trainers.reference_options import DEFAULT_PYTHON, add_arguments  # noqa: F401 (the CLI's entry points)
 from sacscale.usage import say
@@ -127,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--reference-python {python}: {being_made}; nothing was started: run this one once it "
                              "has finished")
         check_log_dir(out)  # new or empty, as for ours (a caller's *.log may be there)
+        refuse_open_run_folder(out, "--log-dir")
         items = [d.strip() for d in args.devices.split(",")]
         if not all(d.isascii() and d.isdigit() for d in items):  # `0,,1` too: an empty item is no device
             raise ValueError(f"--devices {args.devices}: CUDA device indices, comma list (e.g. 0 or 0,1)")

@@ -13,6 +13,7 @@ from pathlib import Path
 from sacscale import checks
 from sacscale.parallel.pools import PoolError, PoolPlan, resolve_learner_cpus, resolve_pools
 from sacscale.train.config import TrainConfig, TrainingError, sac_config
+from sacscale.train.open_run_folder import refuse_open_run_folder
 
 
 @dataclass
@@ -72,6 +73,7 @@ def check_job(cfg: TrainConfig) -> JobPlan:
         # under an external launcher the other ranks share rank 0's directory, which rank 0
         # may already have claimed (train_meta.json): only rank 0 checks it is unused
         checks.check_log_dir(log_dir, resume=bool(cfg.resume))
+        refuse_open_run_folder(log_dir, "--resume" if cfg.resume else "--log-dir")
     checks.check_writable(log_dir)
     check_disk(log_dir, cfg.min_free_mb)
     checks.check_shared_memory(cfg.num_envs, len(devices), sac)

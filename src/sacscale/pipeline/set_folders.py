@@ -1,0 +1,67 @@
+"""The run set's own folders (results/<set>, reports/<set>, logs/<set>, benchmarks/<set>),
+judged before any rule runs, and the pipeline's own log files.
+
+Snakemake and the rules write into these folders by path: outputs, benchmarks, and logs
+through shell redirections (`> logs/<set>/X.log`), which follow a symbolic link standing at
+the log's name. So another user who owns such a folder, or may make entries in it, could
+plant a link there and have the pipeline (root, say) write through it onto any file. A set
+folder is refused where:
+- it, or a folder above it up to the root, is reached through another user's link, or
+  belongs to another user or lets one rename entries in it (sacscale.atomic.others_can_swap,
+  the rule every command's outputs follow: a shared sticky `results/`, as /tmp, is fine);
+- it exists and others may write in it (o+w, or g+w for a group holding another user), the
+  sticky bit or not: a sticky bit stops them removing our entries, not making new ones at
+  the names a rule is about to write.
+A folder the pipeline makes itself is ours and closed to others by the umask.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import TextIO
+
+from sacscale.atomic import others_can_swap, others_can_write_file, refuse_foreign_links
+from sacscale.pipeline.plan_values import PlanError
+
+
+def check_set_folders(folders: list[str], run_set: str) -> None:
+    """PlanError naming the first of `folders` (relative to the working folder) that another
+    user could write into or redirect, as a config error of `run_set`."""
+    for folder in folders:
+        if problem := set_folder_problem(folder):
+            raise PlanError(f"run_set {run_set}: {problem}; the pipeline writes this set's files there and "
+                            "never into a folder another user can change: have it removed (or made yours and "
+                            "closed to others), or choose another run_set name")
+
+
+def set_folder_problem(folder: str) -> str | None:
+    """Why another user could write into `folder` or redirect what is written there, as
+    `FOLDER: why`; None if no one else can."""
+    try:  # a name inside it: its own name is on the way to every file written there
+        refuse_foreign_links(Path(folder, "entry"))
+    except OSError as exc:
+        return f"{folder}: reached through {exc.filename}: {exc.strerror}"
+    absolute = Path(folder).absolute()
+    existing = next(f for f in (absolute, *absolute.parents) if f.exists())
+    problem = others_can_swap(existing)
+    if problem is None and existing == absolute:
+        problem = others_can_write_file(os.stat(absolute), str(absolute))
+    if problem is None:
+        return None
+    if existing == absolute:
+        return f"{folder}: {problem}"
+    return f"{existing} (where {folder} would be made): {problem}"
+
+
+def open_new_log(path: str | os.PathLike) -> TextIO:
+    """The log file at `path` opened for writing as a new file of ours: whatever stands at its
+    name (an old log, a link) is removed first, never followed, and the open neither follows a
+    link nor opens a file that appeared meanwhile (O_EXCL). Its folder is the set's, ours and
+    closed to others (check_set_folders), so nothing else is made there."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    return os.fdopen(fd, "w", encoding="utf-8")
+

@@ -26,7 +26,7 @@ STAMPED = "n1_cpu.failed-20260101T000000.000000Z"
 def plan(name, **config):
     return resolve({"preset": "cpu", "run_set": "c50q", "repeats": 1, "iterations": 20,
                     "order": ["n1_cpu", name],
-                    "run_configs": {name: {"devices": "cpu", "cpu_pools": "auto", "description": "x"}}, **config},
+                    "run_configs": {name: {"devices": "cpu,cpu", "cpu_pools": "auto", "description": "x"}}, **config},
                    PRESETS, CPU_BOX, check_host=False)
 
 

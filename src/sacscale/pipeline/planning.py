@@ -34,6 +34,7 @@ from sacscale.pipeline.preset_choice import NAMED, asked_once, choose_preset
 from sacscale.pipeline.run_commands import work_folder
 from sacscale.pipeline.run_config import resolve_run_config
 from sacscale.pipeline.run_folder_names import record_run_form
+from sacscale.pipeline.twin_configs import check_distinct_training
 from sacscale.trainers.reference_options import DEFAULT_PYTHON
 
 
@@ -65,6 +66,7 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
                                          [work_folder(run_set, _run_name(prefix, k, n)) for k in range(1, repeats + 1)])
                    for n in order}
     _check_log_points(run_configs, iterations)
+    check_distinct_training(run_configs, order, {n: entries[n][1] for n in order}, config.get("run_configs") or {})
     _check_left_out(entries, order, defaults, iterations, prefix, run_set, repeats)
     _check_reference_python(config, run_configs)
     pairs = _pairs(preset, config, name, order, run_configs)

@@ -6,7 +6,8 @@ into a `Plan`: which preset (and why), the run set's name, every run configurati
 its defaults filled in, and the runs in execution order
 (`{prefix}_r{k}_{config}`, k = 1..repeats; within each repeat the configurations run in
 `order` or reversed, counterbalanced ABBA BAAB..., see `repeat_order`; both configurations
-of repeat k use seed `seed + k - 1`).
+of repeat k use seed `seed + k - 1`, so no two configurations of `order` may resolve to the
+same training: see twin_configs).
 Every problem raises `PlanError` naming the key, before any rule runs.
 
 Merging: a key given in the config (not null) replaces the preset's; `run_configs`

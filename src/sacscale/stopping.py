@@ -60,6 +60,14 @@ def install(on_first: Callable[[int], None] | None = None) -> dict | None:
     return previous
 
 
+def supervised_stop_signals() -> tuple[int, ...]:
+    """The stop signals a supervisor of children (the run wrapper) handles: SIGTERM, SIGINT
+    and SIGHUP (a closed terminal), less a SIGHUP ignored when the process started (`nohup`):
+    what was started to outlive its terminal goes on."""
+    hangup_ignored = signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    return tuple(signum for signum in STOP_SIGNALS if not (signum == signal.SIGHUP and hangup_ignored))
+
+
 def restore(previous: dict | None) -> None:
     global _requested
     for signum, handler in (previous or {}).items():

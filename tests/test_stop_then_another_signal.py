@@ -109,3 +109,62 @@ def _wait_until_delivered(pid: int, signum: int, within_s: float = 30.0) -> None
         if not pending & bit:
             return
         time.sleep(0.0001)
+
+
+def test_a_sigterm_just_after_a_ctrl_c_leaves_the_ctrl_c_named():
+    """30 tries, the SIGTERM 0 to 10 ms after the Ctrl-C was sent, not waiting for it to be
+    taken: at 0 ms both are often pending together, and the kernel hands the SIGINT over first.
+    Its handler used to be cut into by the SIGTERM's before it wrote its wakeup byte, so the
+    bytes read SIGTERM first and the command ended by SIGTERM, 143."""
+    delays = [0.0, 0.0, 0.001, 0.002, 0.005, 0.01] * 5
+    ended = []
+    for start in range(0, len(delays), 3):
+        procs = [(_start(shutdown_s=0), delay) for delay in delays[start:start + 3]]
+        try:
+            for proc, delay in procs:
+                _wait_for(proc, "working")
+                os.kill(proc.pid, signal.SIGINT)
+                if delay:
+                    time.sleep(delay)
+                os.kill(proc.pid, signal.SIGTERM)
+            for proc, delay in procs:
+                err = proc.communicate(timeout=60)[1]
+                ended.append((delay, proc.returncode, err.replace("shutting down\n", "")))
+        finally:
+            for proc, _ in procs:
+                proc.kill()
+    wrong = [case for case in ended if case[1:] != (-signal.SIGINT, "sacscale verify: interrupted (SIGINT)\n")]
+    assert wrong == [], wrong
+
+
+@pytest.mark.parametrize("sent", [(signal.SIGINT, signal.SIGTERM), (signal.SIGTERM, signal.SIGINT),
+                                  (signal.SIGHUP, signal.SIGTERM), (signal.SIGINT, signal.SIGHUP)],
+                         ids=lambda pair: "-".join(signal.Signals(s).name for s in pair))
+def test_stops_pending_together_are_taken_lowest_number_first(sent):
+    """Two sent while the process did not run (here: stopped) carry no order the process can
+    see: they are named as the kernel hands them over, lowest number first, the same in every
+    try, not by the order the handlers happened to run in."""
+    proc = _start(shutdown_s=0)
+    try:
+        _wait_for(proc, "working")
+        proc.send_signal(signal.SIGSTOP)
+        _wait_until_stopped(proc.pid)
+        for signum in sent:
+            proc.send_signal(signum)
+        proc.send_signal(signal.SIGCONT)
+        err = proc.communicate(timeout=60)[1].replace("shutting down\n", "")
+    finally:
+        proc.kill()
+    first = min(sent)
+    assert proc.returncode == (-first if first == signal.SIGINT else 128 + first), err
+    assert err == f"sacscale verify: interrupted ({signal.Signals(first).name})\n"
+
+
+def _wait_until_stopped(pid: int, within_s: float = 30.0) -> None:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        if stat[stat.rindex(")") + 2:][:1] == "T":
+            return
+        time.sleep(0.001)
+    raise AssertionError(f"process {pid} did not stop")

@@ -18,6 +18,7 @@ the child running, unowned), `stops_held` raises it as its block ends instead.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import sys
@@ -58,6 +59,14 @@ def install(on_first: Callable[[int], None] | None = None) -> dict | None:
     for signum in STOP_SIGNALS:
         signal.signal(signum, handler)
     return previous
+
+
+def supervised_stop_signals() -> tuple[int, ...]:
+    """The stop signals a supervisor of children (the run wrapper) handles: SIGTERM, SIGINT
+    and SIGHUP (a closed terminal), less a SIGHUP ignored when the process started (`nohup`):
+    what was started to outlive its terminal goes on."""
+    hangup_ignored = signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    return tuple(signum for signum in STOP_SIGNALS if not (signum == signal.SIGHUP and hangup_ignored))
 
 
 def restore(previous: dict | None) -> None:
@@ -196,7 +205,9 @@ class _Arrivals:
     signal, written by its C handler as the signal arrives). Python runs the handlers of
     signals pending at once by number, not by arrival: a SIGINT 1 ms after a SIGTERM would
     be handled, and named, first. Where another user of the wakeup fd holds it (an asyncio
-    loop), nothing is taken and the handler's own signal is named."""
+    loop), nothing is taken and the handler's own signal is named. Signals pending together
+    in the kernel (sent while no thread of ours ran) carry no order: the kernel hands them
+    over lowest number first, and `_one_at_a_time` keeps their bytes in that order."""
 
     def __init__(self):
         self.read_end = self.write_end = -1
@@ -232,6 +243,38 @@ class _Arrivals:
         self.read_end = self.write_end = -1
 
 
+def _one_at_a_time(signums: set) -> None:
+    """Each stop signal's C handler blocks the others while it runs. Python's handler leaves
+    them open: of two pending together (a Ctrl-C, then a SIGTERM before the process ran), the
+    kernel hands over the lower first, the higher interrupts its handler before that wrote
+    its wakeup byte, and the bytes read SIGTERM first whichever came first. Blocked, the
+    higher waits until the lower's byte is written. Only the mask changes; where libc's
+    sigaction cannot be reached, nothing does (and off Linux, whose layout `_SigAction` is)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        for signum in signums:
+            action = _SigAction()
+            if libc.sigaction(signum, None, ctypes.byref(action)) != 0:
+                return
+            for other in signums:
+                libc.sigaddset(ctypes.byref(action.sa_mask), other)
+            libc.sigaction(signum, ctypes.byref(action), None)
+    except (OSError, AttributeError):
+        return
+
+
+class _SigSet(ctypes.Structure):
+    _fields_ = [("bits", ctypes.c_ulong * (1024 // (8 * ctypes.sizeof(ctypes.c_ulong))))]
+
+
+class _SigAction(ctypes.Structure):
+    """glibc's struct sigaction on Linux (all but MIPS): handler, mask, flags, restorer."""
+    _fields_ = [("sa_handler", ctypes.c_void_p), ("sa_mask", _SigSet), ("sa_flags", ctypes.c_int),
+                ("sa_restorer", ctypes.c_void_p)]
+
+
 class _RaisedStops:
     """raised_as_interrupted's handlers and unraisable hook, installed while it lasts."""
 
@@ -252,6 +295,7 @@ class _RaisedStops:
                 elif signum == signal.SIGINT and before is signal.default_int_handler:
                     self.ours.add(signum)
                     signal.signal(signum, self.interrupt)
+            _one_at_a_time(self.ours)
         except BaseException:  # a Ctrl-C before the handlers were all in place
             self.restore()
             raise

@@ -1,4 +1,4 @@
-"""`sacscale record-run` stopped by SIGTERM or SIGINT: it stops the trainer's whole process
+"""`sacscale record-run` stopped by SIGTERM, SIGINT or SIGHUP (a closed terminal): it stops the trainer's whole process
 group (what the trainer started too), sets the attempt aside as interrupted and ends as
 every stopped command does: `sacscale record-run: interrupted (SIGTERM)`, exit 143; a
 Ctrl-C's line, then killed by SIGINT."""
@@ -35,7 +35,7 @@ def gone(pid: int, within_s: float = 10.0) -> bool:
     return False
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=lambda s: signal.Signals(s).name)
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: signal.Signals(s).name)
 def test_a_stop_signal_ends_the_trainers_group_and_sets_the_attempt_aside(tmp_path, sig):
     runs = tmp_path / "runs"
     cmd = [sys.executable, "-m", "sacscale.cli", "record-run", "--run-dir", str(runs / "r"),
@@ -80,3 +80,23 @@ def test_the_wrapper_as_a_script_ends_a_stop_with_its_own_line(tmp_path):
     assert wrapper.returncode == 143, err
     assert err.splitlines()[-1] == "run_training: interrupted (SIGTERM)", err
     assert [kept.name[:14] for kept in (tmp_path / "attic").iterdir()] == ["r.interrupted-"]
+
+
+def test_a_hangup_ignored_when_the_wrapper_started_leaves_the_run_going(tmp_path):
+    """Under `nohup` SIGHUP stays ignored: the run was started to outlive its terminal."""
+    runs = tmp_path / "runs"
+    trainer = "import time; print('started', flush=True); time.sleep(1.5)"
+    cmd = [sys.executable, "-m", "sacscale.cli", "record-run", "--run-dir", str(runs / "r"),
+           "--work-dir", str(runs / ".r.partial"), "--attic", str(tmp_path / "attic"), "--timeout", "60",
+           "--", sys.executable, "-c", trainer]
+    ignore_hangup = lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)  # noqa: E731
+    wrapper = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=ignore_hangup)
+    try:
+        assert wrapper.stdout.readline() == "started\n"
+        wrapper.send_signal(signal.SIGHUP)
+        _, err = wrapper.communicate(timeout=60)
+    finally:
+        wrapper.kill()
+    assert "received SIGHUP" not in err and "interrupted" not in err, err
+    assert wrapper.returncode == 1, err  # the stand-in wrote no event file: a failed run, not a stopped one

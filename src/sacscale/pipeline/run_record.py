@@ -15,7 +15,7 @@ bar, one line every --progress-every iterations or --progress-every-s seconds
 (command, resolved config, seed, start/end, exit status) is written into the work
 directory, which is then renamed to RUN_DIR in one step (across mounts, copied whole
 beside it first): RUN_DIR either does not exist or is complete. On failure, timeout or
-interruption (SIGTERM/SIGINT are forwarded to the command's process group) the work
+interruption (SIGTERM, SIGINT or SIGHUP: the command's process group is stopped) the work
 directory, with its run.json and train.log, moves to the attic for diagnosis and the exit
 status is non-zero (stopped: `sacscale record-run: interrupted (SIGTERM)`, 143). Nothing
 else is deleted: an older RUN_DIR without run.json is moved to the attic too.
@@ -80,7 +80,7 @@ from sacscale.pipeline.set_aside import (
     set_aside,
 )
 from sacscale.processes import GroupChild, start_group
-from sacscale.stopping import Interrupted, ended_by_stop
+from sacscale.stopping import Interrupted, ended_by_stop, supervised_stop_signals
 from sacscale.trainers.unilab import rank0_event_files
 from sacscale.usage import UsageParser
 
@@ -120,7 +120,7 @@ def _set_aside(work: Path, attic: Path, why: str) -> str:
 
 
 class Supervisor:
-    """Runs the command, tees its output, enforces the timeout, forwards SIGTERM/SIGINT."""
+    """Runs the command, tees its output, enforces the timeout, stops it on a stop signal."""
 
     def __init__(self, cmd: list[str], env: dict[str, str], log_path: Path, timeout_s: float,
                  progress: ProgressEcho | None = None):
@@ -174,7 +174,7 @@ class Supervisor:
                 log.write(f"{PREFIX}: {msg}\n".encode())
                 _say(msg)
                 return 127
-            for sig in (signal.SIGTERM, signal.SIGINT):
+            for sig in supervised_stop_signals():
                 signal.signal(sig, self._on_signal)
             threading.Thread(target=self._watch_deadline, daemon=True).start()
             try:

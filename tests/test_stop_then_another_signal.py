@@ -77,26 +77,34 @@ def test_a_ctrl_c_just_after_a_sigterm_leaves_the_sigterm_named_without_a_traceb
     """20 tries, the Ctrl-C 0 to 5 ms after the SIGTERM reached the process; four processes
     at a time. (Two signals pending in the kernel at once, sent to a process not running
     meanwhile, are delivered lowest number first: no process can tell which was sent first.)"""
-    delays = [0.0, 0.001, 0.002, 0.003, 0.005] * 4
+    ended = _pairs_sent([0.0, 0.001, 0.002, 0.003, 0.005] * 4, 4, signal.SIGTERM, signal.SIGINT, delivered_first=True)
+    wrong = [case for case in ended if case[1:] != (143, "sacscale verify: interrupted (SIGTERM)\n")]
+    assert wrong == [], wrong
+
+
+def _pairs_sent(delays: list[float], at_once: int, first: int, second: int,
+                delivered_first: bool = False) -> list[tuple]:
+    """(delay, exit status, stderr) of stand-in commands sent `first`, then `second` after each
+    delay (once `first` was taken, with `delivered_first`), `at_once` commands at a time."""
     ended = []
-    for start in range(0, len(delays), 4):
-        procs = [(_start(shutdown_s=0), delay) for delay in delays[start:start + 4]]
+    for start in range(0, len(delays), at_once):
+        procs = [(_start(shutdown_s=0), delay) for delay in delays[start:start + at_once]]
         try:
             for proc, delay in procs:
                 _wait_for(proc, "working")
-                os.kill(proc.pid, signal.SIGTERM)
-                _wait_until_delivered(proc.pid, signal.SIGTERM)
+                os.kill(proc.pid, first)
+                if delivered_first:
+                    _wait_until_delivered(proc.pid, first)
                 if delay:
                     time.sleep(delay)
-                os.kill(proc.pid, signal.SIGINT)
+                os.kill(proc.pid, second)
             for proc, delay in procs:
                 err = proc.communicate(timeout=60)[1]
                 ended.append((delay, proc.returncode, err.replace("shutting down\n", "")))
         finally:
             for proc, _ in procs:
                 proc.kill()
-    wrong = [case for case in ended if case[1:] != (143, "sacscale verify: interrupted (SIGTERM)\n")]
-    assert wrong == [], wrong
+    return ended
 
 
 def _wait_until_delivered(pid: int, signum: int, within_s: float = 30.0) -> None:
@@ -116,23 +124,7 @@ def test_a_sigterm_just_after_a_ctrl_c_leaves_the_ctrl_c_named():
     taken: at 0 ms both are often pending together, and the kernel hands the SIGINT over first.
     Its handler used to be cut into by the SIGTERM's before it wrote its wakeup byte, so the
     bytes read SIGTERM first and the command ended by SIGTERM, 143."""
-    delays = [0.0, 0.0, 0.001, 0.002, 0.005, 0.01] * 5
-    ended = []
-    for start in range(0, len(delays), 3):
-        procs = [(_start(shutdown_s=0), delay) for delay in delays[start:start + 3]]
-        try:
-            for proc, delay in procs:
-                _wait_for(proc, "working")
-                os.kill(proc.pid, signal.SIGINT)
-                if delay:
-                    time.sleep(delay)
-                os.kill(proc.pid, signal.SIGTERM)
-            for proc, delay in procs:
-                err = proc.communicate(timeout=60)[1]
-                ended.append((delay, proc.returncode, err.replace("shutting down\n", "")))
-        finally:
-            for proc, _ in procs:
-                proc.kill()
+    ended = _pairs_sent([0.0, 0.0, 0.001, 0.002, 0.005, 0.01] * 5, 3, signal.SIGINT, signal.SIGTERM)
     wrong = [case for case in ended if case[1:] != (-signal.SIGINT, "sacscale verify: interrupted (SIGINT)\n")]
     assert wrong == [], wrong
 

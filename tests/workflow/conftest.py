@@ -1,3 +1,4 @@
+import errno
 import os
 import shutil
 import sys
@@ -11,6 +12,8 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]
 
 from pipeline_helpers import copy_workflow  # noqa: E402
+
+from sacscale.pipeline import moves  # noqa: E402
 
 
 @pytest.fixture
@@ -28,3 +31,16 @@ def other_disk(tmp_path):
     folder.mkdir()
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def no_rename_across(monkeypatch):
+    """The rename refusing, as across file systems, any move out of a folder named `from`."""
+    real = moves.rename_into_place
+
+    def replace(source, target):
+        if "from" in Path(source).parts:
+            raise OSError(errno.EXDEV, os.strerror(errno.EXDEV), str(source), None, str(target))
+        return real(source, target)
+
+    monkeypatch.setattr(moves, "rename_into_place", replace)

@@ -28,19 +28,6 @@ TRAINER = ("import sys, pathlib; w = pathlib.Path(sys.argv[1]); w.mkdir(parents=
            "(w / 'precious.txt').write_text('work')")
 
 
-@pytest.fixture
-def no_rename_across(monkeypatch):
-    """The rename refusing, as across file systems, any move out of a folder named `from`."""
-    real = moves.rename_into_place
-
-    def replace(source, target):
-        if "from" in Path(source).parts:
-            raise OSError(errno.EXDEV, os.strerror(errno.EXDEV), str(source), None, str(target))
-        return real(source, target)
-
-    monkeypatch.setattr(moves, "rename_into_place", replace)
-
-
 def source_run(tmp_path: Path) -> Path:
     (tmp_path / "from" / "run" / "checkpoints").mkdir(parents=True)
     (tmp_path / "from" / "run" / "checkpoints" / "final.pt").write_bytes(b"state")

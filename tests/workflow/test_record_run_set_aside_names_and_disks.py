@@ -94,19 +94,6 @@ def test_a_work_folder_on_another_disk_than_the_run_folder_is_recorded(tmp_path,
     assert not (tmp_path / "runs" / ".r1.partial").exists() and os.listdir(other_disk) == ["r1"]
 
 
-@pytest.fixture
-def no_rename_across(monkeypatch):
-    """The rename refusing, as across file systems, any move out of a folder named `from`."""
-    real = moves.rename_into_place
-
-    def replace(source, target):
-        if "from" in Path(source).parts:
-            raise OSError(errno.EXDEV, os.strerror(errno.EXDEV), str(source), None, str(target))
-        return real(source, target)
-
-    monkeypatch.setattr(moves, "rename_into_place", replace)
-
-
 def test_a_move_across_file_systems_copies_whole_then_removes(tmp_path, no_rename_across):
     (tmp_path / "from" / "run" / "checkpoints").mkdir(parents=True)
     (tmp_path / "from" / "run" / "checkpoints" / "final.pt").write_bytes(b"state")

@@ -260,10 +260,10 @@ def _check_assets() -> None:
                          f"or pass --model with a compiled model (.mjb, as `sacscale prepare-model` writes)") from exc
 
 
-def check_model(path: str | None) -> None:
-    """The model file loads and is the task's (a 2-env task is built and reset from it:
-    about 15 ms), so a bad file is named here, not by a collector's traceback. Without a
-    file the model is built from the G1's asset files: they must be found."""
+def check_model(path: str | None, data: bytes | None = None) -> None:
+    """The model file (from `data`, its bytes, when read already) loads and is the task's (a
+    2-env task is built and reset from it: about 15 ms), so a bad file is named here, not by a
+    collector's traceback. Without a file the model is built from the G1's asset files."""
     if path is None:
         _check_assets()
         return
@@ -278,7 +278,7 @@ def check_model(path: str | None) -> None:
     from sacscale.task.g1_walk_flat import G1WalkFlat
 
     try:
-        model = load_model(path)
+        model = load_model(path, data)
     except (ValueError, OSError, mujoco.FatalError) as exc:
         kind = "compiled MuJoCo model (.mjb)" if str(path).endswith(".mjb") else "MuJoCo model (MJCF)"
         raise InputError(f"--model {path}: not a loadable {kind} "

@@ -6,6 +6,8 @@ trainer's files weigh, and a checkpoint that does not begin as a zip archive is 
 unread: one line naming the file and the bound, exit 2."""
 
 import os
+import struct
+import zipfile
 
 import pytest
 
@@ -74,3 +76,49 @@ def test_the_bounds_leave_a_wide_margin_over_the_trainers_own_files(tmp_path, mo
     assert os.path.getsize(checkpoint) * 50 < evaluate_checks.MAX_CHECKPOINT_BYTES
     assert os.path.getsize(model_file) * 1000 < evaluate_checks.MAX_MODEL_BYTES
     assert evaluate_checks.read_input(checkpoint) == checkpoint.read_bytes()
+
+
+def rewritten(checkpoint, out, record: str = "data/0", inflate_to: int = 0):
+    """The checkpoint's archive written again with `record` compressed (DEFLATED), padded
+    with zeros to `inflate_to` bytes: a zip bomb inside the file-size bound."""
+    with zipfile.ZipFile(checkpoint) as src, zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename.endswith(record):
+                dst.writestr(info.filename, data.ljust(inflate_to, b"\0"), compress_type=zipfile.ZIP_DEFLATED)
+            else:
+                dst.writestr(info, data)
+    return out
+
+
+def test_a_checkpoint_whose_record_is_compressed_is_refused_before_it_is_inflated(tmp_path, capsys, model_file):
+    """A 3 MB checkpoint whose data/0 was compressed and declared 3 GiB took a minute and
+    3.4 GB before torch.load called it unreadable: torch.save stores every record as it is."""
+    checkpoint = make_checkpoint(tmp_path / "ckpt.pt")
+    bomb = rewritten(checkpoint, tmp_path / "bomb.pt", inflate_to=32 * 2**20)
+    assert os.path.getsize(bomb) < 2**20
+    record = next(i.filename for i in zipfile.ZipFile(bomb).infolist() if i.filename.endswith("data/0"))
+    code, err = evaluated(tmp_path, capsys, bomb, model_file)
+    assert code == 2 and err.endswith(f"{bomb}: not a readable torch checkpoint (its record {record!r} is "
+                                      "compressed; torch stores every record as it is): refused unread")
+
+
+def test_records_declaring_more_than_the_bound_are_refused_unread(tmp_path, monkeypatch):
+    checkpoint = make_checkpoint(tmp_path / "ckpt.pt")
+    bound = os.path.getsize(checkpoint) + 100
+    monkeypatch.setattr(evaluate_checks, "MAX_CHECKPOINT_BYTES", bound)
+    records = zipfile.ZipFile(checkpoint).infolist()
+    record = next(i for i in records if i.filename.endswith("data/0"))
+    data = bytearray(checkpoint.read_bytes())
+    entry = data.index(record.filename.encode(), data.index(b"PK\x01\x02")) - 46  # its central directory entry
+    struct.pack_into("<I", data, entry + 24, 2**20)  # the size it declares, as a crafted file could
+    declared = sum(i.file_size for i in records) - record.file_size + 2**20
+    assert evaluate_checks.archive_problem(bytes(data)) == (
+        f"not a readable torch checkpoint (its records would inflate to {declared:,} bytes, more than any "
+        f"checkpoint of this trainer weighs: the bound is {bound:,} bytes): refused unread")
+
+
+def test_the_trainers_own_checkpoint_passes_the_archive_check(tmp_path):
+    checkpoint = make_checkpoint(tmp_path / "ckpt.pt")
+    assert evaluate_checks.archive_problem(checkpoint.read_bytes()) is None
+    assert all(i.compress_type == zipfile.ZIP_STORED for i in zipfile.ZipFile(checkpoint).infolist())

@@ -5,6 +5,7 @@ first: this one loads MuJoCo and numpy."""
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 from importlib import metadata
 from pathlib import Path
@@ -12,8 +13,9 @@ from pathlib import Path
 import numpy as np
 
 from sacscale.atomic import write_temporary
-from sacscale.checks import InputError, check_model
+from sacscale.checks import InputError, check_model, not_a_model_file
 from sacscale.commands._inputs import BadInput
+from sacscale.eval.evaluate_checks import CheckpointError, foreign_link_problem, read_input
 from sacscale.mujoco_lib import mujoco
 from sacscale.sim.bench import physics_throughput
 from sacscale.task import g1_model as g1
@@ -41,13 +43,29 @@ def asset_source(g1) -> dict:
     }
 
 
-def _check_source(path: Path) -> None:
-    """--from-mjb must be the task's compiled model (sacscale.checks.check_model: a file
-    that loads and builds the task), else one line naming it (sacscale.cli: exit 2)."""
+def _source_bytes(path: str) -> bytes:
+    """--from-mjb's bytes, read once as evaluate and render read --model (read_input): through
+    one's own and root's links, another user's refused and a file over the model bound refused
+    before anything is read; MuJoCo loads these bytes, and they are what is hashed."""
+    if problem := foreign_link_problem(path):
+        raise BadInput(f"--from-mjb {path}: {problem}")
+    if not Path(path).is_file():
+        raise BadInput(f"--from-mjb {path}: {not_a_model_file(path)}")
     try:
-        check_model(str(path))
+        return read_input(path, "model")
+    except CheckpointError as exc:
+        raise BadInput(f"--from-mjb {exc}") from None
+
+
+def _checked_source(path: str) -> tuple:
+    """--from-mjb's model and its bytes' SHA-256: the task's compiled model (sacscale.checks.
+    check_model: it loads and builds the task), else one line naming it (sacscale.cli: exit 2)."""
+    data = _source_bytes(path)
+    try:
+        check_model(path, data)
     except InputError as exc:
         raise BadInput(str(exc).replace("--model", "--from-mjb", 1)) from None
+    return g1.load_model(path, data), hashlib.sha256(data).hexdigest()
 
 
 def write_staged(tmp: Path, data: bytes, path: Path) -> None:
@@ -73,9 +91,8 @@ def save_model(model, tmp: Path, path: Path) -> str:
 def source_model(args: argparse.Namespace):
     """The model to prepare and where it came from."""
     if args.from_mjb:
-        source_file = Path(args.from_mjb)
-        _check_source(source_file)
-        return g1.load_model(source_file), {"mjb": source_file.name, "sha256": g1.sha256_file(source_file)}
+        model, sha = _checked_source(args.from_mjb)
+        return model, {"mjb": Path(args.from_mjb).name, "sha256": sha}
     return g1.build_g1_model(), asset_source(g1)
 
 

@@ -7,8 +7,10 @@ symbolic links, never through another user's."""
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import stat
+import zipfile
 from pathlib import Path
 
 from sacscale.atomic import refuse_foreign_links
@@ -111,9 +113,29 @@ def read_input(path: str | Path, what: str = "checkpoint") -> bytes:
         os.set_blocking(fd, True)
         _refuse_unread(fd, path, opened.st_size, what)
         data = fh.read(_bound(what) + 1)
-        if problem := size_problem(len(data), what):  # grown since it was judged
-            raise CheckpointError(f"{path}: {problem}")
+        if problem := size_problem(len(data), what) or (what == "checkpoint" and archive_problem(data)):
+            raise CheckpointError(f"{path}: {problem}")  # grown since it was judged, or inflating past it
         return data
+
+
+def archive_problem(data: bytes) -> str | None:
+    """Why a checkpoint's bytes are refused before torch inflates them, or None. torch.save
+    stores every record as it is; torch.load inflates a compressed one to the size its zip
+    entry declares, whatever the file weighs (3 MB declaring 3 GiB took a minute and 3.4 GB)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            records = archive.infolist()
+    except Exception as exc:  # noqa: BLE001 - any archive that zipfile cannot list is not torch's
+        return f"not a readable torch checkpoint ({type(exc).__name__}: {exc})"
+    packed = next((r for r in records if r.compress_type != zipfile.ZIP_STORED), None)
+    if packed is not None:
+        return (f"not a readable torch checkpoint (its record {packed.filename[:80]!r} is compressed; torch "
+                "stores every record as it is): refused unread")
+    declared = sum(r.file_size for r in records)
+    if declared > MAX_CHECKPOINT_BYTES:
+        return (f"not a readable torch checkpoint (its records would inflate to {declared:,} bytes, more than "
+                f"any checkpoint of this trainer weighs: the bound is {MAX_CHECKPOINT_BYTES:,} bytes): refused unread")
+    return None
 
 
 def _bound(what: str) -> int:

@@ -406,13 +406,14 @@ def mujoco_path(path: str | os.PathLike) -> str:
     return name_as_text("the model file", path)
 
 
-def load_model(path: str | os.PathLike | None) -> mujoco.MjModel:
-    """Load a saved .mjb (or an MJCF .xml); None builds the model from the asset package."""
+def load_model(path: str | os.PathLike | None, data: bytes | None = None) -> mujoco.MjModel:
+    """Load a saved .mjb (or an MJCF .xml); None builds the model from the asset package. A
+    .mjb's `data`, its bytes already read (bounded, links judged), are loaded, not the file."""
     if path is None:
         return build_g1_model()
     path = mujoco_path(path)
     if path.endswith(".mjb"):
-        return mujoco.MjModel.from_binary_path(path)
+        return mujoco.MjModel.from_binary_path(path, None if data is None else {path: data})
     return mujoco.MjModel.from_xml_path(path)
 
 

@@ -42,11 +42,13 @@ _SCENARIO = textwrap.dedent("""
     with _report_output.staged_report(mnt / "report", [Path("report.md")], "s") as staging:
         (staging / "report.md").write_text("# report")
     out["inside"] = (mnt / "report" / "report.md").read_text()
-    run = subprocess.run([sys.executable, "-m", "sacscale", "record-run", "--run-dir", str(mnt), "--work-dir",
-                          str(here / ".mnt.partial"), "--attic", str(here / "attic"), "--timeout", "60", "--",
-                          sys.executable, "-c", "pass"], capture_output=True, text=True, cwd=here,
-                         env={**os.environ, "PYTHONPATH": str(Path(sacscale.__file__).parents[1])})
-    out["record_run"] = [run.returncode, run.stderr.strip().splitlines()]
+    def record_run(*folders):
+        run = subprocess.run([sys.executable, "-m", "sacscale", "record-run", *folders, "--attic", str(here / "attic"),
+                              "--timeout", "60", "--", sys.executable, "-c", "pass"], capture_output=True, text=True,
+                             cwd=here, env={**os.environ, "PYTHONPATH": str(Path(sacscale.__file__).parents[1])})
+        return [run.returncode, run.stderr.strip().splitlines()]
+    out["record_run"] = record_run("--run-dir", str(mnt), "--work-dir", str(here / ".mnt.partial"))
+    out["record_run_bind"] = record_run("--run-dir", str(here / "run"), "--work-dir", str(bound))
     out["record_run_left"] = sorted(os.listdir(here))
     print(json.dumps(out))
 """)
@@ -66,6 +68,11 @@ def test_mount_points_refused_in_one_line(tmp_path):
     code, lines = out["record_run"]
     assert code == 2, lines
     assert lines == [f"sacscale record-run: --run-dir {tmp_path / 'mnt'}: a mount point, which record-run can "
+                     "neither rename nor set aside (a completed work folder is renamed to the run folder's name, an "
+                     "earlier attempt's moved to the attic); give a folder inside it (nothing was moved or started)"]
+    code, lines = out["record_run_bind"]  # a bind mount of the same file system: only the mount table shows it
+    assert code == 2, lines
+    assert lines == [f"sacscale record-run: --work-dir {tmp_path / 'bound'}: a mount point, which record-run can "
                      "neither rename nor set aside (a completed work folder is renamed to the run folder's name, an "
                      "earlier attempt's moved to the attic); give a folder inside it (nothing was moved or started)"]
     assert out["record_run_left"] == ["bound", "mnt", "source"]

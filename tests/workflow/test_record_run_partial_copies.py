@@ -259,3 +259,32 @@ def test_a_marker_naming_this_attempts_whole_copy_removes_what_is_left(tmp_path)
     said: list[str] = []
     assert set_aside.move_aside(work, tmp_path / "attic", "failed", said.append) == copy and not work.exists()
     assert said == [f"removed {work}, what was left of an attempt already kept whole in {copy}"]
+
+
+MOVE_ASIDE = ("import sys, pathlib; from sacscale.pipeline import set_aside; "
+              "print(set_aside.move_aside(pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), 'failed', print))")
+
+
+@pytest.mark.parametrize("planted_as", ["fifo marker", "linked marker", "fifo run.json"])
+def test_a_marker_or_run_json_not_a_file_of_ours_is_no_proof_and_never_waited_on(tmp_path, planted_as):
+    copy = tmp_path / "attic" / "r1.failed-20260101T000000.000000Z"
+    copy.mkdir(parents=True)
+    work = failed_attempt(tmp_path, str(copy))
+    (copy / "run.json").write_bytes((work / "run.json").read_bytes())  # a whole copy, were the marker ours
+    if planted_as == "fifo marker":  # a reader that opens it waits for a writer forever
+        (work / moves.MOVED_MARKER).unlink()
+        os.mkfifo(work / moves.MOVED_MARKER)
+    elif planted_as == "linked marker":
+        (tmp_path / "elsewhere").write_text(f"{copy}\n")
+        (work / moves.MOVED_MARKER).unlink()
+        (work / moves.MOVED_MARKER).symlink_to(tmp_path / "elsewhere")
+    else:
+        (work / "run.json").unlink()
+        os.mkfifo(work / "run.json")
+    done = subprocess.run([sys.executable, "-c", MOVE_ASIDE, str(work), str(tmp_path / "attic")], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PYTHONPATH": SRC})
+    assert done.returncode == 0, done.stderr
+    kept = Path(done.stdout.splitlines()[-1])
+    assert kept != copy and kept.parent == tmp_path / "attic" and not work.exists()
+    assert (kept / "checkpoints" / "last.pt").read_bytes() == b"state"
+    assert done.stdout.splitlines()[0] == f"moved {work} to {kept}"

@@ -6,14 +6,20 @@ root's outside the checkout. Such a folder, one above it of hers, and one of our
 may write in, are refused in one line naming the folder, before any rule runs."""
 
 import os
+import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from pipeline_helpers import copy_workflow, snakemake
-from sacscale.pipeline.set_folders import open_new_log, set_folder_problem
+from sacscale.pipeline import set_folders
+from sacscale.pipeline.plan_values import PlanError
+from sacscale.pipeline.set_folders import check_set_folders, open_new_log, set_folder_problem
 
 THEIRS = 1001
+SRC = str(Path(set_folders.__file__).parents[2])
 as_root = pytest.mark.skipif(os.getuid() != 0, reason="giving a folder to another user needs root")
 
 
@@ -98,3 +104,51 @@ def test_a_log_is_opened_as_a_new_file_never_through_a_link(tmp_path):
     with open_new_log(log) as fh:  # an old log of ours: replaced
         print("again", file=fh)
     assert log.read_text() == "again\n"
+
+
+SET_FOLDERS = ["results/um", "reports/um", "logs/um", "benchmarks/um"]
+UNDER_UMASK = ("import os, sys; os.umask(int(sys.argv[1], 8)); "
+               "from sacscale.pipeline.set_folders import check_set_folders; "
+               f"check_set_folders({SET_FOLDERS!r}, 'um'); "
+               "os.makedirs('logs/um/train'); open('benchmarks/um/plan.tsv', 'w').close()")
+
+
+@pytest.mark.parametrize("umask", ["000", "002", "077"])
+def test_the_set_folders_are_made_closed_to_others_whatever_the_umask(tmp_path, umask):
+    """Under umask 000 Snakemake made logs/<set> and benchmarks/<set> 0777 after the check had
+    passed them absent: another user's link at benchmarks/<set>/plan.tsv had a root file
+    overwritten. The check makes them itself (0755, parents too), and what is made later in
+    the pipeline's process is closed to others as well."""
+    (tmp_path / "results").mkdir(mode=0o1777)
+    (tmp_path / "results").chmod(0o1777)  # a shared sticky results/, as /tmp
+    done = subprocess.run([sys.executable, "-c", UNDER_UMASK, umask], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": SRC}, timeout=60)
+    assert done.returncode == 0, done.stderr
+    for folder in [*SET_FOLDERS, "reports", "logs", "benchmarks"]:
+        assert stat.S_IMODE((tmp_path / folder).stat().st_mode) == 0o755, folder
+    assert stat.S_IMODE((tmp_path / "results").stat().st_mode) == 0o1777  # there already: left as it was
+    assert not stat.S_IMODE((tmp_path / "logs/um/train").stat().st_mode) & 0o022
+    assert not stat.S_IMODE((tmp_path / "benchmarks/um/plan.tsv").stat().st_mode) & 0o022
+
+
+def test_the_set_folders_of_ours_are_passed_again_by_each_jobs_parse(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    old = os.umask(0)
+    try:
+        check_set_folders(SET_FOLDERS, "um")
+        check_set_folders(SET_FOLDERS, "um")  # each job parses the workflow again: its own folders pass
+        assert os.umask(0) == 0o022
+    finally:
+        os.umask(old)
+    assert all((tmp_path / folder).is_dir() for folder in SET_FOLDERS)
+
+
+def test_a_set_folder_that_cannot_be_made_is_named(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "logs").write_text("a file where a folder goes\n")
+    old = os.umask(0o022)
+    try:
+        with pytest.raises(PlanError, match=r"run_set um: logs/um: cannot be made \(.*logs/um: Not a directory\)"):
+            check_set_folders(SET_FOLDERS, "um")
+    finally:
+        os.umask(old)

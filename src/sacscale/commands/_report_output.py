@@ -34,6 +34,7 @@ from pathlib import Path
 from sacscale.commands import BadInput
 from sacscale.commands._output_lock import refuse_a_live_folder
 from sacscale.locks import HeldBeside, LockError, UntrustedLock, lock_beside
+from sacscale.mount_points import is_mount_point
 from sacscale.no_replace import rename_into_place
 from sacscale.output_owner import foreign_entry_problem
 from sacscale.pipeline.held_locks import REPORT_STAGING_LETTERS, held_under, report_staging_prefix
@@ -84,23 +85,11 @@ def refuse_mount_points(*given: tuple[str, Path]) -> None:
     """Refused where a folder the report's files go into (each with the option that names it)
     is a mount point: the report is made whole beside its folder, on the parent's file
     system, and a rename cannot cross into another one (EXDEV) or out of a bind mount."""
-    mounts = _mount_points()
     for option, folder in given:
-        if folder.is_dir() and (os.path.ismount(folder) or os.path.realpath(folder) in mounts):
+        if folder.is_dir() and is_mount_point(folder):
             raise Refused(f"{option} {folder}: a mount point, which the report cannot be moved into (it is made whole "
                           "in a staging folder beside the report's folder and renamed in, and a rename does not cross "
                           "into another mount); nothing was written: write the report into a folder inside the mount")
-
-
-def _mount_points() -> set[str]:
-    """Where file systems are mounted (/proc/self/mountinfo's fifth field, its octal escapes
-    undone); none where it cannot be read (the st_dev test of os.path.ismount tells alone)."""
-    try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as table:
-            fields = [line.split() for line in table]
-    except OSError:
-        return set()
-    return {re.sub(r"\\([0-7]{3})", lambda code: chr(int(code[1], 8)), f[4]) for f in fields if len(f) > 4}
 
 
 @contextlib.contextmanager

@@ -37,6 +37,9 @@ _COPY_NAME = re.compile(re.escape(COPYING) + r"(?P<pid>[1-9][0-9]*)-(?P<random>[
 # written first in a partial copy's private folder, by the process that made it: its pid, the
 # random part of the folder's name and the copy's target; a folder without it is not one
 COPY_MARKER = ".sacscale-copy"
+# the most read of a MOVED_MARKER (a path) and of a run.json compared with its copy's
+_MARKER_BYTES = 16384
+_RUN_JSON_BYTES = 1 << 20
 
 
 class SourceLeft(OSError):
@@ -184,19 +187,29 @@ def _copy_of(folder: Path, entry: str, of: str | Callable[[str], bool]) -> int |
 def _marker(path: Path) -> dict:
     """What COPY_MARKER in the partial copy `path` says: a file of this user's, no link."""
     try:
-        fd = os.open(path / COPY_MARKER, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+        said = json.loads(_own_small_file(path / COPY_MARKER, 4096) or b"")
+    except ValueError:
         return {}
+    return said if isinstance(said, dict) else {}
+
+
+def _own_small_file(path: Path, limit: int) -> bytes | None:
+    """The first `limit` bytes of `path` where it is a plain file of this user's, opened
+    without following a link at its name or waiting on a FIFO; else None. A leftover folder
+    is anyone's to have filled: what it holds is read only as far as it is provably ours."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
     try:
         found = os.fstat(fd)
-        if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid():
-            return {}
-        said = json.loads(os.read(fd, 4096))
-    except (OSError, ValueError):
-        return {}
+        if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid() or found.st_size > limit:
+            return None
+        return os.read(fd, limit)
+    except OSError:
+        return None
     finally:
         os.close(fd)
-    return said if isinstance(said, dict) else {}
 
 
 def _same_folder(one: Path, other: Path) -> bool:
@@ -279,12 +292,18 @@ def _mark_copied(source: Path, target: Path) -> None:
 def copied_to(folder: Path, into: Path, named: Callable[[str], bool]) -> Path | None:
     """Where a folder not removed after its copy went, if that copy is whole there still: a
     folder (no link) in `into` under a name `named` accepts, holding the same run.json as
-    `folder`; else None (a marker naming anything else is no proof the folder is kept)."""
+    `folder`; else None (a marker naming anything else is no proof the folder is kept). The
+    marker and both run.json are read only as plain files of this user's, of bounded size:
+    a link, a FIFO or a huge file there is no marker of ours."""
+    marker = _own_small_file(folder / MOVED_MARKER, _MARKER_BYTES)
+    run_json = _own_small_file(folder / "run.json", _RUN_JSON_BYTES)
+    if marker is None or run_json is None:
+        return None
     try:
-        target = Path((folder / MOVED_MARKER).read_text().strip())
+        target = Path(marker.decode().strip())
         whole = (target.is_absolute() and named(target.name) and stat.S_ISDIR(os.lstat(target).st_mode)
                  and os.path.samefile(target.parent, into)
-                 and (target / "run.json").read_bytes() == (folder / "run.json").read_bytes())
+                 and _own_small_file(target / "run.json", _RUN_JSON_BYTES) == run_json)
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     return target if whole else None

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from sacscale.atomic import others_can_swap, refuse_foreign_links
 from sacscale.long_names import too_long_problem
+from sacscale.mount_points import is_mount_point
 from sacscale.pipeline.made_room import record_run_paths
 
 
@@ -77,9 +78,10 @@ def _link_problem(folders: tuple[tuple[str, Path], ...]) -> str | None:
 
 
 def _mount_problem(folders: tuple[tuple[str, Path], ...]) -> str | None:
-    """A work or run folder that is a mount point: it can be neither renamed nor set aside."""
+    """A work or run folder that is a mount point (a bind mount of a folder of the same file
+    system too): it can be neither renamed nor set aside."""
     for option, folder in folders:
-        if os.path.ismount(folder):
+        if is_mount_point(folder):
             return (f"{option} {folder}: a mount point, which record-run can neither rename nor set aside (a "
                     "completed work folder is renamed to the run folder's name, an earlier attempt's moved to the "
                     "attic); give a folder inside it")

@@ -12,7 +12,15 @@ folder is refused where:
 - it exists and others may write in it (o+w, or g+w for a group holding another user), the
   sticky bit or not: a sticky bit stops them removing our entries, not making new ones at
   the names a rule is about to write.
-A folder the pipeline makes itself is ours and closed to others by the umask.
+The umask never decides: a careless 000 (or 002 with a group holding other users) had
+Snakemake make the set folders 0777 after they were judged absent, and another user's link
+in benchmarks/<set> had a root file overwritten. So the check makes each set folder that is
+absent itself (and each absent folder above it), mode 0755 set on the folder it made, and
+judges them after; and it takes write for group and others out of this process's umask, so
+what Snakemake and the rules make inside them later (logs/<set>/train/, results/<set>/runs/)
+is closed to others too (the jobs inherit it; each job's own parse of the workflow does the
+same). A dry run (`snakemake -n`) makes the empty set folders too: they are ours, closed,
+and what the real run would make first.
 """
 
 from __future__ import annotations
@@ -28,12 +36,38 @@ from sacscale.pipeline.plan_values import PlanError
 
 def check_set_folders(folders: list[str], run_set: str) -> None:
     """PlanError naming the first of `folders` (relative to the working folder) that another
-    user could write into or redirect, as a config error of `run_set`."""
+    user could write into or redirect, as a config error of `run_set`; each one absent is
+    made, ours and closed to others, before it is judged."""
+    _close_umask()
     for folder in folders:
-        if problem := set_folder_problem(folder):
+        problem = set_folder_problem(folder) or _made(folder) or set_folder_problem(folder)
+        if problem:
             raise PlanError(f"run_set {run_set}: {problem}; the pipeline writes this set's files there and "
                             "never into a folder another user can change: have it removed (or made yours and "
                             "closed to others), or choose another run_set name")
+
+
+def _close_umask() -> None:
+    """No write for group or others on what this process (and the jobs it starts) makes."""
+    os.umask(os.umask(0o022) | 0o022)
+
+
+def _made(folder: str) -> str | None:
+    """Make `folder` and each absent folder above it, 0755 whatever the umask; why it could
+    not be made, or None. Each is made 0700 and then opened to reading: the folder it stands
+    in was judged (no one else may rename entries there), so the name still holds the folder
+    made. One that appears meanwhile is left as it is, and nothing made inside it, for the
+    judgement after (another user's is refused there)."""
+    absolute = Path(folder).absolute()
+    for path in reversed([f for f in (absolute, *absolute.parents) if not os.path.lexists(f)]):
+        try:
+            os.mkdir(path, 0o700)
+            os.chmod(path, 0o755)
+        except FileExistsError:  # made meanwhile, by us or another: not ours to make inside
+            break
+        except OSError as exc:
+            return f"{folder}: cannot be made ({path}: {exc.strerror})"
+    return None
 
 
 def set_folder_problem(folder: str) -> str | None:

@@ -37,14 +37,15 @@ from sacscale.pipeline.plan_values import PlanError
 def check_set_folders(folders: list[str], run_set: str) -> None:
     """PlanError naming the first of `folders` (relative to the working folder) that another
     user could write into or redirect, as a config error of `run_set`; each one absent is
-    made, ours and closed to others, before it is judged."""
+    made, ours and closed to others, before it is judged again. All are judged before any is
+    made, so a set refused for one of them leaves nothing made."""
     _close_umask()
-    for folder in folders:
-        problem = set_folder_problem(folder) or _made(folder) or set_folder_problem(folder)
-        if problem:
-            raise PlanError(f"run_set {run_set}: {problem}; the pipeline writes this set's files there and "
-                            "never into a folder another user can change: have it removed (or made yours and "
-                            "closed to others), or choose another run_set name")
+    for step in (set_folder_problem, lambda folder: _made(folder) or set_folder_problem(folder)):
+        for folder in folders:
+            if problem := step(folder):
+                raise PlanError(f"run_set {run_set}: {problem}; the pipeline writes this set's files there and "
+                                "never into a folder another user can change: have it removed (or made yours "
+                                "and closed to others), or choose another run_set name")
 
 
 def _close_umask() -> None:

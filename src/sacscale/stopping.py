@@ -42,11 +42,14 @@ class Interrupted(BaseException):
 
 
 def install(on_first: Callable[[int], None] | None = None) -> dict | None:
-    """Record stop signals in this process (main thread only). Returns the handlers to
-    give to `restore` (None off the main thread, where nothing is installed)."""
+    """Record stop signals in this process (main thread only). A signal ignored when the
+    process started stays ignored (`nohup`'s SIGHUP, a background job's SIGINT): what was
+    started to outlive its terminal goes on. Returns the handlers to give to `restore`
+    (None off the main thread, where nothing is installed)."""
     if threading.current_thread() is not threading.main_thread():
         return None
-    previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS
+                if signal.getsignal(signum) is not signal.SIG_IGN}
 
     def handler(signum, frame):
         global _requested
@@ -56,7 +59,7 @@ def install(on_first: Callable[[int], None] | None = None) -> dict | None:
         if on_first is not None:
             on_first(signum)
 
-    for signum in STOP_SIGNALS:
+    for signum in previous:
         signal.signal(signum, handler)
     return previous
 

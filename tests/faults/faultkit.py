@@ -154,9 +154,12 @@ class Job:
         self.err_path = workdir / f"{name}.stderr"
         self.shm_before = shm_entries()
         self.t_start = time.monotonic()
+        # SIGINT at its default whatever this process inherited: a suite started in the background
+        # (`cmd &`) ignores it, and a job started with it ignored keeps it ignored, as it should
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                         env=env, cwd=workdir, start_new_session=True)
+                                         env=env, cwd=workdir, start_new_session=True,
+                                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         self.pid = self.proc.pid
         self.t_exit: float | None = None
         self.mapped: set[str] = set()

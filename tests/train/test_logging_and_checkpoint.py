@@ -80,7 +80,9 @@ def test_a_stopped_run_keeps_its_last_checkpoint(tmp_path):
            "--batch-size", "32", "--iterations", "100000", "--log-every", "2", "--replay-per-env", "16",
            "--num-critic-updates", "1", "--num-actor-updates", "1", "--extra", SMALL,
            "--checkpoint-every", "3", "--log-dir", str(run), "--timeout-s", "120"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # SIGINT at its default: a suite started in the background ignores it, and so would the trainer
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 240  # start-up and first iterations on a loaded 2-core machine
         while _iterations_logged(run) < 6:

@@ -58,6 +58,25 @@ def test_the_key_named_is_one_the_config_gives():
         resolve(config, PRESETS, CPU_BOX)
 
 
+def test_an_override_written_as_a_string_gives_the_same_command_line_as_a_twin():
+    """The preset's `replay-per-env: 64` written as a string: the trainer gets
+    `--replay-per-env 64` either way, so the two train alike."""
+    config = {**TWIN, "run_configs": {"n2_cpu": {**TWIN["run_configs"]["n2_cpu"],
+                                                 "overrides": {"replay-per-env": "64"}}}}
+    with pytest.raises(PlanError) as caught:
+        resolve(config, PRESETS, CPU_BOX)
+    assert str(caught.value).startswith(TWIN_LINE), caught.value
+
+
+def test_overrides_given_in_another_order_or_type_are_twins():
+    config = {"preset": "cpu", "order": ["a", "b"], "run_configs": {
+        "a": {"devices": "cpu", "overrides": {"checkpoint-every": 5, "replay-per-env": 64}},
+        "b": {"devices": "cpu", "overrides": {"replay-per-env": 64, "checkpoint-every": "5"}}}}
+    with pytest.raises(PlanError, match=r"^run_configs\.b: trains exactly as run_configs\.a does .*"
+                                        r"give run_configs\.b\.devices another value, or take b out of order$"):
+        resolve(config, PRESETS, CPU_BOX)
+
+
 @pytest.mark.parametrize("apart", [{"num_envs": 8}, {"overrides": {"replay-per-env": 32}}, {"trace": True},
                                    {"env": {"OMP_NUM_THREADS": "1"}}])
 def test_configurations_one_training_setting_apart_plan(apart):

@@ -24,6 +24,9 @@ rule prepare_model:
         timeout=PLAN.model_timeout_s,
     message:
         "preparing the G1 task model (.mjb, its SHA-256 and physics cost)"
+    # --foreground: timeout stays in the pipeline's process group (by default it makes its own),
+    # so a stop of the pipeline (Ctrl-C, kill -TERM -PGID) reaches the command, which ends its
+    # own children; past the limit it ends the command the same way
     shell:
-        "timeout --kill-after=30 {params.timeout} "
+        "timeout --foreground --kill-after=30 {params.timeout} "
         "sacscale prepare-model --output-dir {params.outdir} --json {output.json} {params.args} > {log} 2>&1"

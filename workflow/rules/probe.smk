@@ -21,6 +21,9 @@ rule probe_correctness:
         timeout=PLAN.probe["timeout_s"],
     message:
         f"probing data-parallel gradient sync on devices {PLAN.probe['devices']} against a single rank"
+    # --foreground: timeout stays in the pipeline's process group (by default it makes its own),
+    # so a stop of the pipeline (Ctrl-C, kill -TERM -PGID) reaches the command, which ends its
+    # own children; past the limit it ends the command the same way
     shell:
-        "timeout --kill-after=30 {params.timeout} "
+        "timeout --foreground --kill-after=30 {params.timeout} "
         "sacscale probe correctness {params.args} --output {output.json} > {log} 2>&1"

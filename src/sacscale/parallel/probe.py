@@ -36,6 +36,7 @@ from sacscale.learn import learner as learner_module
 from sacscale.learn.config import SACConfig
 from sacscale.learn.learner import FastSACLearner, Randoms
 from sacscale.learn.state_names import BUCKET_NAMES
+from sacscale import stopping
 from sacscale.parallel import launch
 from sacscale.parallel.grad_sync import allreduce_hooks, broadcast_state
 from sacscale.parallel.probe_settings import (
@@ -165,6 +166,7 @@ def sync_check(local: GradRecorder, synced: GradRecorder, world_size: int) -> li
 
 def _iterate(learner, randoms_for, iterations: int, device) -> None:
     for it in range(iterations):
+        stopping.check()  # a rank told to stop (its job's stop, its supervisor gone) ends here
         learner.randoms.copy_(randoms_for(it).to(device))
         learner.update()
     if device.type == "cuda":
@@ -301,6 +303,7 @@ def _probe_rank(rank: int, world_size: int, s: ProbeSettings, output: str) -> No
         **({"learner_overrides": dict(s.learner)} if s.learner else {}),
     }
     ref.close()
+    stopping.check()  # a stopped probe writes no result for the pipeline to take as done
     write_result(output, result)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from sacscale.pipeline.overrides import option_words
-from sacscale.pipeline.plan_model import Plan, Run
+from sacscale.pipeline.plan_model import Plan, Run, RunConfig
 from sacscale.pipeline.run_folder_names import WORK_SUFFIX
 
 
@@ -40,8 +40,8 @@ def train_command(plan: Plan, run: Run, log_dir: str, model: str | None) -> list
         cmd += ["--sim-threads", str(rc.sim_threads)]
     if rc.trace:
         cmd += ["--trace"]
-    for key, value in rc.overrides.items():
-        cmd += option_words(key, value)
+    for words in override_arguments(rc):
+        cmd += words
     return cmd
 
 
@@ -62,10 +62,18 @@ def reference_command(plan: Plan, run: Run, log_dir: str) -> list[str]:
     ]
     if rc.batch_size is not None:
         cmd += ["--override", f"algo.batch_size={rc.batch_size}"]
-    for key, value in rc.overrides.items():
-        text = str(value).lower() if isinstance(value, bool) else str(value)
-        cmd += ["--override", f"{key}={text}"]
+    for words in override_arguments(rc):
+        cmd += words
     return cmd
+
+
+def override_arguments(rc: RunConfig) -> list[list[str]]:
+    """Each override of `rc` as the words its trainer's command line gets: `--key value` for
+    ours, `--override key=value` for the reference (booleans as Hydra writes them)."""
+    if rc.trainer != "unilab":
+        return [option_words(key, value) for key, value in rc.overrides.items()]
+    return [["--override", f"{key}={str(value).lower() if isinstance(value, bool) else value}"]
+            for key, value in rc.overrides.items()]
 
 
 def run_environment(plan: Plan, run: Run) -> dict[str, str]:

@@ -8,6 +8,7 @@ from dataclasses import asdict
 
 from sacscale.pipeline.plan_model import RunConfig
 from sacscale.pipeline.plan_values import RUN_FIELDS, PlanError, config_key
+from sacscale.pipeline.run_commands import override_arguments
 
 # what a run's training does not depend on: the words the report shows for it, and the
 # wall-clock limit the run wrapper holds it to (its name and folders are its own anyway)
@@ -15,8 +16,12 @@ NOT_TRAINING = ("description", "timeout_s")
 
 
 def training(rc: RunConfig) -> dict:
-    """The settings a run of `rc` trains with: the trainer's command and environment."""
-    return {k: v for k, v in asdict(rc).items() if k != "name" and k not in NOT_TRAINING}
+    """The settings a run of `rc` trains with: the trainer's command and environment. The
+    overrides as the words the command line gets, in any order: `replay-per-env: "64"` and
+    `64` (or `replay_per_env`) give the trainer the same `--replay-per-env 64`."""
+    settings = {k: v for k, v in asdict(rc).items() if k != "name" and k not in NOT_TRAINING}
+    settings["overrides"] = sorted(words for words in override_arguments(rc) if words)
+    return settings
 
 
 def check_distinct_training(run_configs: dict[str, RunConfig], order: list[str], origins: dict[str, str],

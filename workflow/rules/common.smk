@@ -101,7 +101,7 @@ RESULTS = f"results/{PLAN.run_set}"
 REPORTS = f"reports/{PLAN.run_set}"
 LOGS = f"logs/{PLAN.run_set}"
 BENCH = f"benchmarks/{PLAN.run_set}"
-# The set's folders, before any rule runs: Snakemake writes outputs and benchmarks there by
+# The set's folders, judged before the first job: Snakemake writes outputs and benchmarks there by
 # path, and every rule's `> {LOGS}/X.log` redirection follows a link planted at the log's
 # name; only a folder of ours, closed to others, keeps them ours (sacscale.pipeline.set_folders).
 try:

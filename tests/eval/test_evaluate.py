@@ -207,6 +207,7 @@ def test_heading_frame_velocity_against_mujoco(model_file):
     ("empty_run_dir", "checkpoints/final.pt: no such checkpoint file"),
     ("not_torch", "not a readable torch checkpoint"),
     ("inflated_pickle", "its pickled part would inflate to 17,825,792 bytes"),
+    ("compressed_pickle", "its record 'archive/data.pkl' is compressed; torch stores every record as it is"),
     ("bad_format", "format is 'something-else', expected 'sacscale-checkpoint'"),
     ("bad_version", "checkpoint version 3"),
     ("wrong_obs_dim", "actor obs_dim is 97, the task's is 98"),
@@ -222,10 +223,12 @@ def test_unusable_checkpoints_exit_2_naming_the_problem(tmp_path, capsys, model_
         path.mkdir()
     elif case == "not_torch":
         path.write_text("hello")
-    elif case == "inflated_pickle":  # a few kB that would unpickle into gigabytes of nested tuples
+    elif case in ("inflated_pickle", "compressed_pickle"):
+        # 17 MiB that would unpickle into gigabytes of nested tuples; compressed, a few kB
         import zipfile
 
-        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        how = zipfile.ZIP_STORED if case == "inflated_pickle" else zipfile.ZIP_DEFLATED
+        with zipfile.ZipFile(path, "w", how) as archive:
             with archive.open("archive/data.pkl", "w", force_zip64=True) as member:
                 member.write(b"(" * 17 * 2**20)
     elif case == "bad_format":

@@ -19,7 +19,7 @@ def test_every_job_calls_sacscale_from_path(workflow_dir):
     commands = [c for c in re.findall(r"^Shell command: (.*)$", out, flags=re.M) if c != "None"]  # None: run:
     assert len(commands) >= 10
     for cmd in commands:
-        assert re.match(r"(timeout --kill-after=30 [0-9.]+ )?sacscale ", cmd), cmd
+        assert re.match(r"(timeout --foreground --kill-after=30 [0-9.]+ )?sacscale ", cmd), cmd
         assert sys.executable not in cmd and ".py " not in cmd, cmd
 
 

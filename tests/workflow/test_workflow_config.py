@@ -137,7 +137,7 @@ def test_model_timeout_s_is_a_config_key(workflow_dir):
     proc = snakemake(workflow_dir, "-n", "--cores", "1", "-p", "prepare_model", "--config", "model_timeout_s=77")
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
-    assert "timeout --kill-after=30 77.0 sacscale prepare-model" in out
+    assert "timeout --foreground --kill-after=30 77.0 sacscale prepare-model" in out
 
 
 def test_the_manifest_keeps_the_policies_a_claim_rests_on(workflow_dir):

@@ -43,12 +43,9 @@ def folders_problem(run_dir: Path, work_dir: Path, attic: Path, state_dir: Path 
     """What is wrong with the folders, in one line naming the option; None if nothing."""
     here = Path(os.getcwd())
     folders = (("--work-dir", work_dir), ("--run-dir", run_dir))
-    problem = _link_problem(folders) or _mount_problem(folders)
+    problem = _link_problem(folders) or _holds_the_current_directory(folders, here) or _mount_problem(folders)
     if problem := problem or _length_problem(run_dir, work_dir, attic, state_dir):
         return problem
-    for option, folder in folders:
-        if here.is_relative_to(_real(folder)):  # `/` holds every current directory
-            return f"{option} {folder}: is or holds the current directory {here}, which would be moved away"
     if _overlap(work_dir, run_dir):
         return (f"--work-dir {work_dir} and --run-dir {run_dir}: one is or holds the other; the work folder is "
                 "renamed to the run folder once complete")
@@ -74,6 +71,13 @@ def _link_problem(folders: tuple[tuple[str, Path], ...]) -> str | None:
             return (f"{option} {folder}: has a .. after a folder's name; record-run moves and renames this folder by "
                     "its name, which a .. does not give (after a link it leads elsewhere than it reads, and a name "
                     "ending in .. cannot be renamed): give the folder's own path")
+    return None
+
+
+def _holds_the_current_directory(folders: tuple[tuple[str, Path], ...], here: Path) -> str | None:
+    for option, folder in folders:
+        if here.is_relative_to(_real(folder)):  # `/` holds every current directory
+            return f"{option} {folder}: is or holds the current directory {here}, which would be moved away"
     return None
 
 

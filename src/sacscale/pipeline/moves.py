@@ -28,6 +28,7 @@ from pathlib import Path
 
 from sacscale.long_names import error_text, name_that_fits
 from sacscale.no_replace import rename_into_place
+from sacscale.reading import NotRegularFile, open_regular
 
 # written into a folder copied whole elsewhere but not removed: the copy's path
 MOVED_MARKER = ".sacscale-moved-to"
@@ -198,18 +199,11 @@ def _own_small_file(path: Path, limit: int) -> bytes | None:
     without following a link at its name or waiting on a FIFO; else None. A leftover folder
     is anyone's to have filled: what it holds is read only as far as it is provably ours."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+        with os.fdopen(open_regular(path), "rb") as fh:
+            found = os.fstat(fh.fileno())
+            return fh.read(limit) if found.st_uid == os.geteuid() and found.st_size <= limit else None
+    except (OSError, NotRegularFile):
         return None
-    try:
-        found = os.fstat(fd)
-        if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid() or found.st_size > limit:
-            return None
-        return os.read(fd, limit)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _same_folder(one: Path, other: Path) -> bool:

@@ -189,3 +189,18 @@ def test_an_untrusted_lock_refuses_a_log_dir_inside_the_folder_with_exit_2_as_a_
     one_line(sacscale("train", *ARGS, "--iterations", "2", "--log-dir", run),
              f"--log-dir {run}: cannot hold the run folder for this sitting (lock file {lock}{UNTRUSTED}")
     assert sorted(p.name for p in run.iterdir()) == ["train_meta.json"]  # nothing made there
+
+
+# the refusal as a user meets it, in a fresh interpreter; the last line says whether torch loaded
+LOADS_TORCH = ("import json, sys; from sacscale.cli import main; rc = main(sys.argv[1:]); "
+               "print(json.dumps([rc, 'torch' in sys.modules]))")
+
+
+def test_a_new_run_refused_its_held_folder_answers_without_loading_torch(untrusted_lock):
+    """The learner's settings are checked before the folder is held, and they loaded torch
+    (seconds) for dtype names: every refused new run waited for it."""
+    run, lock = untrusted_lock
+    done = subprocess.run([sys.executable, "-c", LOADS_TORCH, "train", *ARGS, "--iterations", "2", "--log-dir", run],
+                          capture_output=True, text=True, timeout=120)
+    assert f"--log-dir {run}: cannot hold the run folder" in done.stderr, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == [2, False]

@@ -12,34 +12,25 @@ from sacscale.pipeline.completed_run import move_learning_state
 from test_resume_one_sitting_at_once import ARGS
 
 
-def refused_here(capsys, *argv):
-    """A `train` refused in this process: a fresh interpreter spent seconds importing torch to
-    read the checkpoint it refuses. (exit status, stderr)"""
-    from sacscale.cli import main
-
-    code = main(["train", *map(str, argv)])
-    return code, capsys.readouterr().err
-
-
-def test_the_advice_for_a_pipeline_runs_folder_resumes(tmp_path, capsys):
+def test_the_advice_for_a_pipeline_runs_folder_resumes(tmp_path):
     run = tmp_path / "runs" / "r1"
     done = sacscale("train", *ARGS, "--iterations", "2", "--log-dir", run)
     assert done.returncode == 0, done.stderr
     state = tmp_path / "logs" / "S" / "learning_state" / "r1"
     (run / "run.json").write_text(json.dumps({"learning_state": move_learning_state(run, state)}))
 
-    code, policy_only = refused_here(capsys, "--resume", run, "--iterations", "3")
-    assert code == 1 and len(policy_only.strip().splitlines()) == 1, policy_only
+    policy_only = sacscale("train", "--resume", run, "--iterations", "3")
+    assert policy_only.returncode == 1 and len(policy_only.stderr.strip().splitlines()) == 1, policy_only.stderr
     assert (f"--resume {run}: its checkpoint is a policy-only copy (a pipeline run's: its learning state was moved "
             f"to {state}); to resume it, copy {run} to a folder of your own, copy {state}/checkpoints/* into the "
-            "copy's checkpoints/ (replacing its final.pt) and resume the copy") in policy_only
+            "copy's checkpoints/ (replacing its final.pt) and resume the copy") in policy_only.stderr
 
-    code, state_alone = refused_here(capsys, "--resume", state, "--iterations", "3")
-    assert code == 1 and len(state_alone.strip().splitlines()) == 1, state_alone
+    state_alone = sacscale("train", "--resume", state, "--iterations", "3")
+    assert state_alone.returncode == 1 and len(state_alone.stderr.strip().splitlines()) == 1, state_alone.stderr
     assert (f"--resume {state}: not a run directory (no train_meta.json): a learning state alone (a pipeline run's, "
             "logs/<run set>/learning_state/<run>/?); copy the run's folder (results/<run set>/runs/<run>/) to a "
             "folder of your own, copy these checkpoints/* into the copy's checkpoints/ and resume the "
-            "copy") in state_alone
+            "copy") in state_alone.stderr
 
     copy = tmp_path / "mine"
     shutil.copytree(run, copy)

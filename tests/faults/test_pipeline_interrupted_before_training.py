@@ -68,8 +68,11 @@ def test_a_stop_to_the_pipelines_group_ends_the_step_and_nothing_is_written_afte
         assert any(step in " ".join(p.cmdline()) for p in seen), describe(seen)
         os.killpg(proc.pid, signal.SIGTERM)
         assert proc.wait(60) != 0
-        # past the stand-in's sleep: an orphaned step would have written its output by now
-        time.sleep(max(0.0, started + SLOW_S + 2 - time.monotonic()))
+        # until every process of the step is gone, at most past the stand-in's sleep: an orphaned
+        # step is then either still there or has written its output
+        deadline = started + SLOW_S + 2
+        while _alive(seen) and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert _alive(seen) == []
         assert not (workdir / STEPS[step][0]).exists(), f"{STEPS[step][0]} written after the pipeline ended"
     finally:

@@ -16,7 +16,9 @@ def test_run_with_learner_pinned_outside_the_pool(tmp_path):
     # a subprocess: a 1-rank run trains in the calling process, which pinning would confine
     cmd = [sys.executable, "-m", "sacscale.cli", "train", "--devices", "cpu", "--num-envs", "8",
            "--batch-size", "32", "--iterations", "4", "--log-every", "2", "--replay-per-env", "16",
-           "--extra", '{"learning_starts": 16}', "--collector-cpu-ids", str(CPUS[1]),
+           "--num-critic-updates", "1", "--num-actor-updates", "1", "--no-compile",
+           "--extra", '{"learning_starts": 16, "actor_hidden": [16], "critic_hidden": [16], "num_atoms": 11}',
+           "--collector-cpu-ids", str(CPUS[1]),
            "--learner-cpu-ids", str(CPUS[0]), "--log-dir", str(run), "--timeout-s", "120"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -29,6 +29,16 @@ def run(tmp_path_factory):
     return run
 
 
+def resumed_here(capsys, crafted, iterations):
+    """`train --resume` refused in this process, which has torch loaded already: a fresh
+    interpreter per case spent seconds importing torch and TensorBoard to refuse the same way.
+    (exit status, stderr)"""
+    from sacscale.cli import main
+
+    code = main(["train", "--resume", str(crafted), "--iterations", str(iterations)])
+    return code, capsys.readouterr().err
+
+
 def _crafted(run, tmp_path, edit):
     dst = tmp_path / "run"
     shutil.copytree(run, dst)
@@ -56,12 +66,12 @@ def _set_config(key, value):
     (_set_config("num_envs", "8"), "its 'train_config.num_envs' is str"),
     (_set_config("devices", 0), "its 'train_config.devices' is int"),
 ])
-def test_a_resume_checkpoint_of_another_shape_is_named_with_its_field(run, tmp_path, edit, says):
+def test_a_resume_checkpoint_of_another_shape_is_named_with_its_field(run, tmp_path, capsys, edit, says):
     crafted = _crafted(run, tmp_path, edit)
     before = sorted(p.relative_to(crafted) for p in crafted.rglob("*"))
-    done = train("--resume", crafted, "--iterations", "8")
-    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
-    assert done.stderr.strip().splitlines() == [
+    code, err = resumed_here(capsys, crafted, 8)
+    assert code == 1 and "Traceback" not in err, err
+    assert err.strip().splitlines() == [
         f"sacscale train: error: --resume: {crafted}/checkpoints/final.pt: not a checkpoint the trainer wrote ({says})"]
     assert sorted(p.relative_to(crafted) for p in crafted.rglob("*")) == before
 
@@ -70,11 +80,11 @@ def test_a_resume_checkpoint_of_another_shape_is_named_with_its_field(run, tmp_p
     (_set_config("num_envs", -8), "--num-envs must be positive, got -8"),
     (lambda c: c["train_config"]["extra"].__setitem__("gamma", float("nan")), "--extra gamma must be a finite number"),
 ])
-def test_a_saved_option_out_of_its_range_names_the_resumed_run(run, tmp_path, edit, says):
+def test_a_saved_option_out_of_its_range_names_the_resumed_run(run, tmp_path, capsys, edit, says):
     crafted = _crafted(run, tmp_path, edit)
-    done = train("--resume", crafted, "--iterations", "8")
-    assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1, done.stderr
-    assert f"--resume {crafted}: the resumed run's options" in done.stderr and says in done.stderr, done.stderr
+    code, err = resumed_here(capsys, crafted, 8)
+    assert code == 1 and len(err.strip().splitlines()) == 1, err
+    assert f"--resume {crafted}: the resumed run's options" in err and says in err, err
 
 
 @pytest.mark.parametrize("variables, says", [
@@ -96,10 +106,12 @@ def test_launcher_variables_that_are_not_numbers_are_a_usage_error_naming_them(t
     assert not (tmp_path / "run").exists()
 
 
-def test_a_crafted_checkpoint_for_evaluate_is_named_before_it_is_built(run, tmp_path):
+def test_a_crafted_checkpoint_for_evaluate_is_named_before_it_is_built(run, tmp_path, capsys):
     """Layer widths of 40,000 built 6 GB of actor for 30 s (20,000 here: 1.6 GB) before the sizes were compared;
     actor settings that are a list ended in an AttributeError (exit 1); NaN weights were
     found in the rollout as `actions contain NaN or inf`, naming no file."""
+    from sacscale.cli import main
+
     ckpt = torch.load(run / "checkpoints" / "final.pt", weights_only=True)
     cases = {
         "wide": (lambda c: c["actor_kwargs"].__setitem__("hidden", [20000, 20000]),
@@ -113,9 +125,10 @@ def test_a_crafted_checkpoint_for_evaluate_is_named_before_it_is_built(run, tmp_
         path = tmp_path / f"{name}.pt"
         torch.save(crafted, path)
         out = tmp_path / f"{name}.json"
-        done = subprocess.run([sys.executable, "-m", "sacscale.cli", "evaluate", str(path), "--output", str(out),
-                               "--envs-per-command", "1", "--seconds", "2", "--threads", "1"],
-                              capture_output=True, text=True, timeout=300)
-        assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
-        assert f"{path}: " in done.stderr and says in done.stderr, done.stderr
+        # in this process, as the resumes above: the refusal comes before anything is built
+        code = main(["evaluate", str(path), "--output", str(out), "--envs-per-command", "1", "--seconds", "2",
+                     "--threads", "1"])
+        err = capsys.readouterr().err
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert f"{path}: " in err and says in err, err
         assert not out.exists()

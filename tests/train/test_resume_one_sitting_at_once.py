@@ -8,6 +8,7 @@ is stopped at a named function (evidence/paused_sacscale.py) while the others ru
 timing decides."""
 
 import json
+import shutil
 
 import pytest
 
@@ -20,12 +21,18 @@ ARGS = ["--devices", "cpu", "--num-envs", "4", "--batch-size", "16", "--log-ever
         "--sim-threads", "1", "--timeout-s", "120"]
 
 
-@pytest.fixture()
-def run_dir(tmp_path):
-    run = tmp_path / "run"
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A finished 2-iteration run, trained once for the module: each test resumes a copy."""
+    run = tmp_path_factory.mktemp("trained") / "run"
     done = sacscale("train", *ARGS, "--iterations", "2", "--log-dir", run)
     assert done.returncode == 0, done.stderr
     return run
+
+
+@pytest.fixture()
+def run_dir(trained, tmp_path):
+    return shutil.copytree(trained, tmp_path / "run", symlinks=True)
 
 
 def held_by(pid: int, run) -> str:

@@ -21,6 +21,7 @@ import fcntl
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -67,9 +68,29 @@ def test_a_folder_a_new_run_trains_in_is_refused_to_a_resume_and_to_another_new_
     assert not lock.exists()
 
 
-def test_a_new_run_into_a_folder_being_resumed_is_refused(tmp_path):
+LONG_NAMES = ["r" * 250, "r" * 255, "é" * 127]
+
+
+@pytest.fixture(scope="module")
+def trained_long_named(tmp_path_factory):
+    """name -> a folder of that name holding a finished 2-iteration run, trained on first
+    use and kept for the module: the long-name test reads it, the resume test copies one."""
+    made = {}
+
+    def trained(name):
+        if name not in made:
+            run = tmp_path_factory.mktemp("long") / name
+            done = sacscale("train", *ARGS, "--iterations", "2", "--log-dir", run)
+            assert done.returncode == 0, done.stderr
+            made[name] = run
+        return made[name]
+
+    return trained
+
+
+def test_a_new_run_into_a_folder_being_resumed_is_refused(tmp_path, trained_long_named):
     run, lock = tmp_path / "run", tmp_path / ".run.trainer-lock"
-    assert sacscale("train", *ARGS, "--iterations", "2", "--log-dir", run).returncode == 0
+    shutil.copytree(trained_long_named(LONG_NAMES[0]), run, symlinks=True)
     first = started_paused(tmp_path, "sacscale.train.job:run_training", "train", "--resume", run,
                            "--iterations", "3")
     before = files_in(run)
@@ -153,13 +174,11 @@ def test_a_resume_in_another_pid_namespace_is_refused_whatever_pid_the_lock_name
         first.wait()
 
 
-@pytest.mark.parametrize("name", ["r" * 250, "r" * 255, "é" * 127])
-def test_a_run_folder_of_a_long_legal_name_is_held_and_trained_in(tmp_path, name):
-    run = tmp_path / name
-    done = sacscale("train", *ARGS, "--iterations", "1", "--log-dir", run)
-    assert done.returncode == 0, done.stderr
+@pytest.mark.parametrize("name", LONG_NAMES)
+def test_a_run_folder_of_a_long_legal_name_is_held_and_trained_in(trained_long_named, name):
+    run = trained_long_named(name)
     assert json.loads((run / "train_meta.json").read_text())["status"] == "completed"
-    assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # its lock removed
+    assert sorted(p.name for p in run.parent.iterdir()) == [name]  # its lock removed
 
 
 @pytest.fixture()
@@ -189,3 +208,18 @@ def test_an_untrusted_lock_refuses_a_log_dir_inside_the_folder_with_exit_2_as_a_
     one_line(sacscale("train", *ARGS, "--iterations", "2", "--log-dir", run),
              f"--log-dir {run}: cannot hold the run folder for this sitting (lock file {lock}{UNTRUSTED}")
     assert sorted(p.name for p in run.iterdir()) == ["train_meta.json"]  # nothing made there
+
+
+# the refusal as a user meets it, in a fresh interpreter; the last line says whether torch loaded
+LOADS_TORCH = ("import json, sys; from sacscale.cli import main; rc = main(sys.argv[1:]); "
+               "print(json.dumps([rc, 'torch' in sys.modules]))")
+
+
+def test_a_new_run_refused_its_held_folder_answers_without_loading_torch(untrusted_lock):
+    """The learner's settings are checked before the folder is held, and they loaded torch
+    (seconds) for dtype names: every refused new run waited for it."""
+    run, lock = untrusted_lock
+    done = subprocess.run([sys.executable, "-c", LOADS_TORCH, "train", *ARGS, "--iterations", "2", "--log-dir", run],
+                          capture_output=True, text=True, timeout=120)
+    assert f"--log-dir {run}: cannot hold the run folder" in done.stderr, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == [2, False]

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-
-import torch
+from typing import TYPE_CHECKING
 
 from sacscale.learn.learning_start import learning_starts_rows
 
-_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+if TYPE_CHECKING:
+    import torch
+
+# names only: torch loads where a dtype is used, so a train refused on its options answers without it
+_DTYPES = ("float32", "bfloat16", "float16")
 # The C51 support's narrowest width: the task's rewards are of order 1 a step. At v_max - v_min
 # of 1e-300 the atoms' spacing is 0 in float32 and the projection divides 0 by 0.
 MIN_RETURN_SPAN = 1.0
@@ -141,11 +144,12 @@ class SACConfig:
 
     def autocast_dtype(self, device: torch.device | str) -> torch.dtype | None:
         """The autocast dtype on `device`, or None when autocast is off."""
+        import torch
+
         device = torch.device(device)
         if self.amp_dtype == "auto":
             return torch.bfloat16 if device.type == "cuda" else None
-        dtype = _DTYPES[self.amp_dtype]
-        return None if dtype == torch.float32 else dtype
+        return None if self.amp_dtype == "float32" else getattr(torch, self.amp_dtype)
 
     def replace(self, **changes) -> "SACConfig":
         return dataclasses.replace(self, **changes)

@@ -1,11 +1,13 @@
 """The correctness probe on CPU: 2 gloo ranks against the single-process reference, the
 sync judged exactly, the trainer's own rank code; each broken sync makes it fail.
 
-One test runs the probe with the networks that are trained (reference sizes); the others
-use small networks (`SMALL_NETS`): what they check, that a broken sync fails and that the
-trainer's path ends bit-identical, does not depend on the layer widths, and two ranks of
-reference-size networks cost minutes on 2 cores. The GPU suite runs reference sizes."""
+One probe runs with the networks that are trained (reference sizes; its record is also
+the one checked against verify's formulas); the others use small networks (`SMALL_NETS`):
+what they check, that a broken sync fails and that the trainer's path ends bit-identical,
+does not depend on the layer widths, and two ranks of reference-size networks cost
+minutes on 2 cores. The GPU suite runs reference sizes."""
 
+import copy
 import json
 
 import pytest
@@ -19,9 +21,25 @@ SMALL = dict(iterations=2, batch_size=32, replay_rows=1024)
 SMALL_NETS = {"actor_hidden": [32, 32], "critic_hidden": [48, 32], "num_atoms": 21}
 
 
-def test_two_gloo_ranks_match_the_concatenated_batch_reference(tmp_path):
-    out = tmp_path / "correctness.json"
-    result = run_probe(ProbeSettings(["cpu", "cpu"], **SMALL), str(out))
+# Each probe spawns its ranks (seconds of torch imports): a probe that tests only read runs
+# once for the module, and each test takes a copy of its record.
+@pytest.fixture(scope="module")
+def reference_size_probe(tmp_path_factory):
+    """(record file, record): two gloo ranks with the networks that are trained."""
+    out = tmp_path_factory.mktemp("probe") / "correctness.json"
+    return out, run_probe(ProbeSettings(["cpu", "cpu"], **SMALL), str(out))
+
+
+@pytest.fixture(scope="module")
+def small_trainer_probe(tmp_path_factory):
+    """The trainer's path, unbroken, with small networks."""
+    return run_trainer_probe(TrainerProbeSettings(["cpu", "cpu"], extra=SMALL_NETS),
+                             str(tmp_path_factory.mktemp("trainer_probe") / "t.json"))
+
+
+def test_two_gloo_ranks_match_the_concatenated_batch_reference(reference_size_probe):
+    out, result = reference_size_probe
+    result = copy.deepcopy(result)
     assert result["pass"] is True, json.dumps(result["comparisons"], indent=1)
     assert result["world_size"] == 2 and result["backend"] == "gloo"
     assert "learner_overrides" not in result  # the networks that are trained
@@ -39,15 +57,15 @@ def test_two_gloo_ranks_match_the_concatenated_batch_reference(tmp_path):
     assert json.loads(out.read_text())["pass"] is True
 
 
-def test_a_probe_record_measures_what_verify_derives_from_the_code(tmp_path):
+def test_a_probe_record_measures_what_verify_derives_from_the_code(reference_size_probe, small_trainer_probe):
     """The record names the code's list of compared tensors (verify holds a record to it) and
-    agrees with every formula verify reads it by (sacscale.evidence.probe_measures)."""
+    agrees with every formula verify reads it by (sacscale.evidence.probe_measures): the
+    record the pipeline keeps, of the networks that are trained, with a trainer path."""
     from sacscale.evidence.probe_measures import measure_problems
     from sacscale.parallel.probe_tensors import compared_tensors
 
-    result = run_probe(ProbeSettings(["cpu", "cpu"], learner=SMALL_NETS, **SMALL), str(tmp_path / "c.json"))
-    result["trainer_path"] = run_trainer_probe(TrainerProbeSettings(["cpu", "cpu"], extra=SMALL_NETS),
-                                               str(tmp_path / "t.json"))
+    result = copy.deepcopy(reference_size_probe[1])
+    result["trainer_path"] = copy.deepcopy(small_trainer_probe)
     assert tuple(c["tensor"] for c in result["comparisons"]) == compared_tensors("learner")
     assert tuple(c["tensor"] for c in result["trainer_path"]["comparisons"]) == compared_tensors("trainer")
     assert measure_problems(result) == []
@@ -88,8 +106,8 @@ def test_bf16_a_0_1_percent_error_on_one_rank_fails(tmp_path):
     assert syncs and all(c["max_rel_diff"] > 10 * SYNC_REL_TOL for c in syncs)  # ... not from the sync check
 
 
-def test_trainer_path_ends_bit_identical(tmp_path):
-    result = run_trainer_probe(TrainerProbeSettings(["cpu", "cpu"], extra=SMALL_NETS), str(tmp_path / "t.json"))
+def test_trainer_path_ends_bit_identical(small_trainer_probe):
+    result = small_trainer_probe
     assert result["pass"] is True, result["checks"]
     assert result["learner_overrides"] == SMALL_NETS
     assert all(result["checks"].values()) and result["learner_updates_per_rank"] >= 1

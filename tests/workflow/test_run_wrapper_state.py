@@ -15,7 +15,7 @@ WRAPPER = REPO / "workflow" / "scripts" / "run_training.py"
 # A stand-in trainer: an event file and a checkpoint pair in our format, or the reference
 # trainer's layout with its own model file.
 FAKE = textwrap.dedent("""
-    import sys, torch
+    import sys
     from pathlib import Path
     args = sys.argv[1:]
     log_dir = Path(args[args.index("--log-dir") + 1])
@@ -26,6 +26,8 @@ FAKE = textwrap.dedent("""
         (run / "events.out.tfevents.1.x").write_bytes(b"x")
         (run / "model_1000.pt").write_bytes(b"m" * 5000)
         sys.exit(0)
+    import torch  # seconds: only where a checkpoint is written
+
     (log_dir / "tb" / "rank0").mkdir(parents=True)
     (log_dir / "tb" / "rank0" / "events.out.tfevents.1.x").write_bytes(b"x")
     (log_dir / "checkpoints").mkdir()

@@ -42,8 +42,15 @@ def _forged(change) -> dict:
     return by_run
 
 
+# The forged pair: shared_r1_n1_pool7's rank 0 copied into shared_r2_n1_pool7's.
+PAIR = ("shared_r1_n1_pool7", "shared_r2_n1_pool7")
+
+
 def _named_copy(by_run: dict, *shown: str) -> str:
-    found = [p for p in copied_run_problems(by_run) if p.startswith(
+    """The forged pair's problem, which names `shown`. copied_run_problems judges each pair of
+    series on its own, so the two runs alone (in the set's order) give that pair's problem as the
+    whole set does; the set's other pairs are test_the_committed_shared_set_holds_no_copy's."""
+    found = [p for p in copied_run_problems({run: by_run[run] for run in PAIR}) if p.startswith(
         "shared_r2_n1_pool7: runs/shared_r1_n1_pool7 tb/rank0 and runs/shared_r2_n1_pool7 tb/rank0 share")]
     assert found and all(part in found[0] for part in shown), (shown, found)
     return found[0]

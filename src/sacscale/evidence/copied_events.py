@@ -18,11 +18,13 @@ step alone decides (equal to it: every episode that ended there was its env's fi
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
 from collections import Counter
+from functools import cached_property
 from itertools import combinations
 from pathlib import Path
 from statistics import median
+
+import numpy as np
 
 from sacscale.analysis.events import EventFileError, read_run
 from sacscale.evidence.copied_fluctuations import FLUCTUATING_TAGS, fluctuations_copied
@@ -108,8 +110,37 @@ def measured_values(series: dict, seed_alone_to: int | None = None, step_lengths
     return out
 
 
-def _close(x: float, y: float) -> bool:
-    return abs(x - y) <= MATCH_REL * max(abs(x), abs(y))
+class _Series:
+    """A tag's values by step, with what every pair it is judged in reads of it, made once
+    (a set's series each meet every other)."""
+
+    def __init__(self, values: dict[int, float]):
+        self.values = values
+
+    @cached_property
+    def keys(self) -> Counter:
+        """How often each value's _key occurs."""
+        return Counter(map(_key, self.values.values()))
+
+    @cached_property
+    def ordered(self) -> list[float]:
+        return sorted(self.values.values())
+
+    @cached_property
+    def by_step(self) -> list[tuple[float, str]]:
+        """(value, its _key) in step order."""
+        return [(value, _key(value)) for _, value in sorted(self.values.items())]
+
+    @cached_property
+    def step_values(self) -> np.ndarray:
+        return np.array([value for value, _ in self.by_step], float)
+
+    @cached_property
+    def window(self) -> dict[int, float]:
+        return _window(self.values)
+
+    def levels_out(self, levels: set[str]) -> list[float]:
+        return _levels_out(list(self.values.values()), levels) if levels else self.ordered
 
 
 def _key(value: float) -> str:
@@ -118,12 +149,12 @@ def _key(value: float) -> str:
     return f"{value:.6g}"
 
 
-def _levels(a: list[float], b: list[float]) -> set[str]:
+def _levels(a: _Series, b: _Series) -> set[str]:
     """The values both series hold more than once: a level (a fall rate of 1, a constant
     reward term) any run may show, not a measurement. A value one series alone repeats is
     still judged: a copy written twice is a copy."""
-    held_a, held_b = Counter(map(_key, a)), Counter(map(_key, b))
-    return {v for v, count in held_a.items() if count > 1 and held_b.get(v, 0) > 1}
+    held_b = b.keys
+    return {v for v, count in a.keys.items() if count > 1 and held_b.get(v, 0) > 1}
 
 
 def _levels_out(values: list[float], levels: set[str]) -> list[float]:
@@ -131,21 +162,24 @@ def _levels_out(values: list[float], levels: set[str]) -> list[float]:
     return sorted(v for v in values if _key(v) not in levels)
 
 
-def _found(value: float, theirs: list[float]) -> bool:
-    """Whether `value` matches one of `theirs` (sorted)."""
-    at = bisect_left(theirs, value - abs(value) * MATCH_REL)
-    return at < len(theirs) and _close(value, theirs[at])
+def _found_each(values: np.ndarray, theirs: list[float]) -> list[bool]:
+    """_found of each value, at once."""
+    ordered = np.asarray(theirs, float)
+    at = np.searchsorted(ordered, values - np.abs(values) * MATCH_REL, side="left")
+    inside = at < len(ordered)
+    nearest = ordered[np.where(inside, at, 0)] if len(ordered) else np.zeros(len(values))
+    close = np.abs(values - nearest) <= MATCH_REL * np.maximum(np.abs(values), np.abs(nearest))
+    return (inside & close).tolist()
 
 
-def matched_run(a: dict[int, float], theirs: list[float], levels: set[str]) -> int:
+def matched_run(a: _Series, theirs: list[float], levels: set[str]) -> int:
     """The most consecutive values of a (by step, a value held at consecutive steps counted
     once) each found among `theirs` (sorted, levels out)."""
     longest = run = 0
     previous = None
-    for step in sorted(a):
-        value = a[step]
+    for (value, key), found in zip(a.by_step, _found_each(a.step_values, theirs)):
         if value != previous:
-            run = run + 1 if _key(value) not in levels and _found(value, theirs) else 0
+            run = run + 1 if key not in levels and found else 0
             longest, previous = max(longest, run), value
     return longest
 
@@ -154,19 +188,20 @@ def matched(a: list[float], b: list[float]) -> int:
     """How many of a's values pair off with one of b's, each used once (both sorted)."""
     i = j = count = 0
     while i < len(a) and j < len(b):
-        if _close(a[i], b[j]):
+        x, y = a[i], b[j]
+        if abs(x - y) <= MATCH_REL * max(abs(x), abs(y)):  # within MATCH_REL of the larger
             count, i, j = count + 1, i + 1, j + 1
-        elif a[i] < b[j]:
+        elif x < y:
             i += 1
         else:
             j += 1
     return count
 
 
-def _turns(values: list[float]) -> list[tuple[float, float]]:
-    """(turn, its float32 rounding) at each inner value."""
-    return [(values[i - 1] - 2 * values[i] + values[i + 1], ROUNDING * max(map(abs, values[i - 1:i + 2])))
-            for i in range(1, len(values) - 1)]
+def _turns(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(turns, their float32 rounding) at each inner value."""
+    rounding = ROUNDING * np.maximum(np.maximum(np.abs(values[:-2]), np.abs(values[1:-1])), np.abs(values[2:]))
+    return values[:-2] - 2 * values[1:-1] + values[2:], rounding
 
 
 def followed_turns(a: dict[int, float], b: dict[int, float]) -> tuple[int, int]:
@@ -174,15 +209,17 @@ def followed_turns(a: dict[int, float], b: dict[int, float]) -> tuple[int, int]:
     log: a turn both series make 0 (a level held) says nothing and is not judged, nor is a
     series that does not fluctuate above its rounding."""
     steps = sorted(a.keys() & b.keys())
-    pairs = [(x, y) for x, y in zip(_turns([a[s] for s in steps]), _turns([b[s] for s in steps])) if x[0] or y[0]]
-    ratios = [y[0] / x[0] for x, y in pairs if x[0] and y[0]]
-    if not ratios:
-        return 0, len(pairs)
-    scale, typical = median(ratios), median(abs(y[0]) for _, y in pairs)
-    if typical <= MIN_FLUCTUATION * median(y[1] for _, y in pairs):
+    (x, x_rounding), (y, y_rounding) = (_turns(np.array([v[s] for s in steps], float)) for v in (a, b))
+    judged = (x != 0) | (y != 0)
+    x, x_rounding, y, y_rounding = x[judged], x_rounding[judged], y[judged], y_rounding[judged]
+    both = (x != 0) & (y != 0)
+    if not both.any():
+        return 0, len(x)
+    scale, typical = median((y[both] / x[both]).tolist()), median(np.abs(y).tolist())
+    if typical <= MIN_FLUCTUATION * median(y_rounding.tolist()):
         return 0, 0
-    close = sum(abs(y[0] - scale * x[0]) <= TURN_TOL * typical + abs(scale) * x[1] + y[1] for x, y in pairs)
-    return close, len(pairs)
+    close = np.abs(y - scale * x) <= TURN_TOL * typical + abs(scale) * x_rounding + y_rounding
+    return int(close.sum()), len(x)
 
 
 def _window(values: dict[int, float]) -> dict[int, float]:
@@ -195,26 +232,30 @@ def _share(count: int, size: int, least: int, share: float = COPIED_SHARE) -> bo
     return size >= least and count > share * size
 
 
-def _values_copied(a: dict[int, float], b: dict[int, float]) -> tuple[str, int, int] | None:
+def _values_copied(a: _Series, b: _Series, pooled: dict) -> tuple[str, int, int] | None:
     """A tag's two series sharing more than VALUE_SHARE of their values, or a run of
-    MATCHED_RUN consecutive values one of them holds of the other's: (how, count, of how many)."""
-    levels = _levels(list(a.values()), list(b.values()))
-    ours, theirs = _levels_out(list(a.values()), levels), _levels_out(list(b.values()), levels)
+    MATCHED_RUN consecutive values one of them holds of the other's: (how, count, of how many).
+    The values matched, of how many, go in `pooled["values"]` for _pooled."""
+    levels = _levels(a, b)
+    ours, theirs = a.levels_out(levels), b.levels_out(levels)
     size = min(len(ours), len(theirs))
-    if _share(count := matched(ours, theirs), size, MIN_VALUES, VALUE_SHARE):
+    pooled["values"] = (count := matched(ours, theirs)), size
+    if _share(count, size, MIN_VALUES, VALUE_SHARE):
         return "", count, size
     for series, other in ((a, theirs), (b, ours)):
         if (run := matched_run(series, other, levels)) >= MATCHED_RUN:
-            return " (consecutive values)", run, len(series)
+            return " (consecutive values)", run, len(series.values)
     return None
 
 
-def _tag_copied(a: dict[int, float], b: dict[int, float]) -> tuple[str, int, int] | None:
-    """How a tag's two series show a copy (what, count, of how many), or None."""
-    if (found := _values_copied(a, b)) is not None:
+def _tag_copied(a: _Series, b: _Series, pooled: dict) -> tuple[str, int, int] | None:
+    """How a tag's two series show a copy (what, count, of how many), or None; what _pooled
+    reads of the tag goes in `pooled`."""
+    if (found := _values_copied(a, b, pooled)) is not None:
         return found
-    for where, (x, y) in (("", (a, b)), (" in the last half", (_window(a), _window(b)))):
+    for where, (x, y) in (("", (a.values, b.values)), (" in the last half", (a.window, b.window))):
         count, size = followed_turns(x, y)
+        pooled.setdefault("turns", (count, size))
         if min(len(x), len(y)) >= MIN_VALUES and _share(count, size, MIN_TURNS):
             return f" (step-to-step turns{where})", count, size
     return None
@@ -231,36 +272,41 @@ def _fluctuations_copied(tag: str, a: dict[int, float], b: dict[int, float],
     return (how, None, None) if how is not None else None
 
 
-def _pooled_values(a: dict[int, float], b: dict[int, float]) -> tuple[int, int]:
-    levels = _levels(list(a.values()), list(b.values()))
-    ours, theirs = _levels_out(list(a.values()), levels), _levels_out(list(b.values()), levels)
-    return matched(ours, theirs), min(len(ours), len(theirs))
-
-
-def _pooled(a: Values, b: Values) -> tuple[str, int, int] | None:
+def _pooled(by_tag: list[dict]) -> tuple[str, int, int] | None:
     """Every measured tag pooled, for series too short to judge alone: their values equal, or
-    their turns followed."""
-    tags = sorted(a.keys() & b.keys())
-    equal = [_pooled_values(a[t], b[t]) for t in tags]
-    turns = [followed_turns(a[t], b[t]) for t in tags]
-    for what, counts in (("values", equal), ("step-to-step turns", turns)):
-        count, size = sum(c for c, _ in counts), sum(n for _, n in counts)
+    their turns followed (each tag's counts as _tag_copied found them)."""
+    for what, part in (("values", "values"), ("step-to-step turns", "turns")):
+        count, size = sum(tag[part][0] for tag in by_tag), sum(tag[part][1] for tag in by_tag)
         if _share(count, size, MIN_VALUES, VALUE_SHARE if what == "values" else COPIED_SHARE):
             return f"every measured tag's {what}", count, size
     return None
+
+
+Prepared = dict[str, _Series]
+
+
+def _prepared(values: Values) -> Prepared:
+    return {tag: _Series(series) for tag, series in values.items()}
+
+
+def _copied(a: Prepared, b: Prepared, across_runs: bool) -> list[tuple[str, int | None, int | None]]:
+    found, by_tag = [], []
+    for tag in sorted(a.keys() & b.keys()):
+        by_tag.append(pooled := {})
+        hit = (_tag_copied(a[tag], b[tag], pooled)
+               or _fluctuations_copied(tag, a[tag].values, b[tag].values, across_runs))
+        if hit is not None:
+            found.append((tag + hit[0], hit[1], hit[2]))
+    if not found and (pooled_hit := _pooled(by_tag)) is not None:
+        found.append(pooled_hit)
+    return found
 
 
 def copied(a: Values, b: Values, across_runs: bool = False) -> list[tuple[str, int | None, int | None]]:
     """(tag and how, values or turns matched, of how many) of each measured tag two rank
     series (of two runs: `across_runs`) share most values or turns of, else of every tag
     pooled; [] when none."""
-    found = [(tag + how, count, size) for tag in sorted(a.keys() & b.keys())
-             if (hit := _tag_copied(a[tag], b[tag])
-                 or _fluctuations_copied(tag, a[tag], b[tag], across_runs)) is not None
-             for how, count, size in [hit]]
-    if not found and (pooled := _pooled(a, b)) is not None:
-        found.append(pooled)
-    return found
+    return _copied(_prepared(a), _prepared(b), across_runs)
 
 
 def _described(found: list[tuple[str, int | None, int | None]]) -> str:
@@ -273,10 +319,10 @@ def copied_rank_problems(name: str, by_rank_events: dict | None, config=None) ->
     """Two ranks of one run that share most values or turns of a measured tag; `config`:
     train_meta.json's, which says when the learner first updates."""
     until = seed_alone_until(config)
-    values = {rank: measured_values(series, until) for rank, series in (by_rank_events or {}).items()}
+    values = {rank: _prepared(measured_values(series, until)) for rank, series in (by_rank_events or {}).items()}
     problems = []
     for (first, a), (second, b) in combinations(values.items(), 2):
-        found = copied(a, b)
+        found = _copied(a, b, across_runs=False)
         if found:
             problems.append(f"{name}: tb/rank{first} and tb/rank{second} share most measured values of a tag, "
                             f"whatever the step, or follow its step-to-step turns ({_described(found)}), but each "
@@ -298,10 +344,10 @@ def run_values(run_dir: Path, config=None) -> dict[int, Values]:
 def copied_run_problems(by_run: dict[str, dict[int, Values]]) -> list[str]:
     """Ranks of two runs of a set that share most values or turns of a measured tag, named
     under the later run (in the order given)."""
-    series = [(run, rank, values) for run, ranks in by_run.items() for rank, values in ranks.items()]
+    series = [(run, rank, _prepared(values)) for run, ranks in by_run.items() for rank, values in ranks.items()]
     problems = []
     for (run_a, rank_a, a), (run_b, rank_b, b) in combinations(series, 2):
-        found = [] if run_a == run_b else copied(a, b, across_runs=True)
+        found = [] if run_a == run_b else _copied(a, b, across_runs=True)
         if found:
             problems.append(f"{run_b}: runs/{run_a} tb/rank{rank_a} and runs/{run_b} tb/rank{rank_b} share most "
                             f"measured values of a tag, whatever the step, or follow its step-to-step turns "

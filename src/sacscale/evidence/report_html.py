@@ -17,11 +17,10 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-import markdown
-
 from sacscale.reading import read_limited
-from sacscale.report.document import _STYLE, IMAGE_TYPES, MARKDOWN_EXTENSIONS
+from sacscale.report.document import _STYLE, IMAGE_TYPES
 from sacscale.report.figure_names import FIGURES
+from sacscale.report.shown import rendered_markdown
 
 # the report stage's stylesheets: today's, and the one of the first reports (h200x1, h200x2)
 KNOWN_STYLES = {hashlib.sha256(_STYLE.encode()).hexdigest(),
@@ -235,7 +234,7 @@ def _delimiter_rows(markdown_text: str) -> int:
 def rendered_markdown_problems(rel: str, markdown_text: str) -> list[str]:
     """report.md rendered (as GitHub or Python-Markdown would: raw HTML passes through) and
     read as report.html is: the report stage's Markdown holds no HTML of its own."""
-    page = markdown.markdown(markdown_text, extensions=MARKDOWN_EXTENSIONS, output_format="html")
+    page = rendered_markdown(markdown_text)
     reader = _Presentation(fragment=True)
     reader.feed(page)
     reader.close()
@@ -251,7 +250,7 @@ def rendered_markdown_problems(rel: str, markdown_text: str) -> list[str]:
 
 def figures_shown(text: str, markdown_page: bool) -> set[str]:
     """The stage's figures (`figures/NAME.png`) a page shows; report.md is rendered first."""
-    page = markdown.markdown(text, extensions=MARKDOWN_EXTENSIONS, output_format="html") if markdown_page else text
+    page = rendered_markdown(text) if markdown_page else text
     reader = _Presentation(fragment=markdown_page)
     reader.feed(page)
     reader.close()

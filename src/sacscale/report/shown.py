@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from html.parser import HTMLParser
 
 import markdown
@@ -327,9 +328,16 @@ def shown_view(text: str, html: bool) -> ShownView:
     return ShownView(lines, reader.links, blocks)
 
 
+@lru_cache(maxsize=8)
+def rendered_markdown(markdown_text: str) -> str:
+    """The page's HTML as Python-Markdown renders it; verify reads one report.md for its
+    tables, its prose, its markup and its video, so the last few pages rendered are kept."""
+    return markdown.markdown(markdown_text, extensions=MARKDOWN_EXTENSIONS, output_format="html")
+
+
 def _read(text: str, html: bool) -> _TableReader:
     reader = _TableReader()
-    page = text if html else markdown.markdown(text, extensions=MARKDOWN_EXTENSIONS, output_format="html")
+    page = text if html else rendered_markdown(text)
     # a browser reads a carriage return as a line break before it parses the page
     reader.feed(page.replace("\r\n", "\n").replace("\r", "\n"))
     reader.close()

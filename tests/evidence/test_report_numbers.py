@@ -75,6 +75,26 @@ def test_a_changed_numeric_cell_fails_naming_table_row_and_column(tmp_path):
                        "the evidence"]
 
 
+def test_a_page_changed_between_two_checks_in_one_process_is_read_again(tmp_path):
+    """A page is read once by its text (shown._read): the same file changed on disk between two
+    checks is judged by what it holds now, and a caller that changes the tables it was given
+    does not change what the next check reads."""
+    root, out, summary, metrics = _set(tmp_path)
+    assert _check(root, summary, metrics).derived == []
+    shown_tables((out / "report.md").read_text())[0].rows.clear()
+    assert _check(root, summary, metrics).derived == []
+    md, page = (out / "report.md").read_text(), (out / "report.html").read_text()
+    (out / "report.md").write_text(md.replace(TTQ_ROW, TTQ_ROW.replace("3,500,000", "2,500,000")))
+    assert _check(root, summary, metrics).derived == [
+        "reports/S/report.md: the time-to-quality table, row 'ours_n1 | episode length >= 950', column 'env steps "
+        "(mean)': shows '2,500,000', the evidence gives 3.5e+06: does not match the evidence"]
+    (out / "report.md").write_text(md)
+    assert page.count(">3,500,000</td>") == 1
+    (out / "report.html").write_text(page.replace(">3,500,000</td>", ">2,500,000</td>"))
+    derived = _check(root, summary, metrics).derived
+    assert len(derived) == 1 and derived[0].startswith("reports/S/report.html: the time-to-quality table"), derived
+
+
 def test_reworded_prose_and_captions_do_not_matter(tmp_path):
     root, out, summary, metrics = _set(tmp_path)
     md = (out / "report.md").read_text()

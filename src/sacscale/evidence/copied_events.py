@@ -81,6 +81,7 @@ MIN_FLUCTUATION = 100
 MIN_TURNS = 6
 
 Values = dict[str, dict[int, float]]
+Stepped = tuple[np.ndarray, np.ndarray]
 
 
 def _measured(tag: str) -> bool:
@@ -118,29 +119,43 @@ class _Series:
         self.values = values
 
     @cached_property
-    def keys(self) -> Counter:
-        """How often each value's _key occurs."""
-        return Counter(map(_key, self.values.values()))
+    def stepped(self) -> Stepped:
+        """(steps, values) in step order, as arrays."""
+        steps = sorted(self.values)
+        return np.array(steps, np.int64), np.array([self.values[s] for s in steps], float)
 
     @cached_property
-    def ordered(self) -> list[float]:
-        return sorted(self.values.values())
+    def window(self) -> Stepped:
+        """The series' last half by step, as the steady window of sacscale.analysis.metrics."""
+        steps, values = self.stepped
+        return steps[len(steps) // 2:], values[len(steps) // 2:]
 
     @cached_property
     def by_step(self) -> list[tuple[float, str]]:
         """(value, its _key) in step order."""
-        return [(value, _key(value)) for _, value in sorted(self.values.items())]
+        return [(value, _key(value)) for value in self.stepped[1].tolist()]
 
-    @cached_property
+    @property
     def step_values(self) -> np.ndarray:
-        return np.array([value for value, _ in self.by_step], float)
+        return self.stepped[1]
 
     @cached_property
-    def window(self) -> dict[int, float]:
-        return _window(self.values)
+    def keys(self) -> Counter:
+        """How often each value's _key occurs."""
+        return Counter(key for _, key in self.by_step)
+
+    @cached_property
+    def ordered_keyed(self) -> list[tuple[float, str]]:
+        """(value, its _key), sorted."""
+        return sorted(self.by_step)
+
+    @cached_property
+    def ordered(self) -> list[float]:
+        return [value for value, _ in self.ordered_keyed]
 
     def levels_out(self, levels: set[str]) -> list[float]:
-        return _levels_out(list(self.values.values()), levels) if levels else self.ordered
+        """The values sorted, the levels left out."""
+        return [value for value, key in self.ordered_keyed if key not in levels] if levels else self.ordered
 
 
 def _key(value: float) -> str:
@@ -155,11 +170,6 @@ def _levels(a: _Series, b: _Series) -> set[str]:
     still judged: a copy written twice is a copy."""
     held_b = b.keys
     return {v for v, count in a.keys.items() if count > 1 and held_b.get(v, 0) > 1}
-
-
-def _levels_out(values: list[float], levels: set[str]) -> list[float]:
-    """The values sorted, the levels left out."""
-    return sorted(v for v in values if _key(v) not in levels)
 
 
 def _found_each(values: np.ndarray, theirs: list[float]) -> list[bool]:
@@ -204,12 +214,21 @@ def _turns(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return values[:-2] - 2 * values[1:-1] + values[2:], rounding
 
 
-def followed_turns(a: dict[int, float], b: dict[int, float]) -> tuple[int, int]:
+def _on_common_steps(a: Stepped, b: Stepped) -> tuple[np.ndarray, np.ndarray]:
+    """Each series' values at the steps both log, in step order."""
+    (steps_a, values_a), (steps_b, values_b) = a, b
+    if np.array_equal(steps_a, steps_b):
+        return values_a, values_b
+    common = np.intersect1d(steps_a, steps_b, assume_unique=True)
+    return values_a[np.isin(steps_a, common)], values_b[np.isin(steps_b, common)]
+
+
+def followed_turns(a: Stepped, b: Stepped) -> tuple[int, int]:
     """(turns of b that are one common multiple of a's, turns judged) over the steps both
-    log: a turn both series make 0 (a level held) says nothing and is not judged, nor is a
-    series that does not fluctuate above its rounding."""
-    steps = sorted(a.keys() & b.keys())
-    (x, x_rounding), (y, y_rounding) = (_turns(np.array([v[s] for s in steps], float)) for v in (a, b))
+    log (each series as (steps, values) in step order): a turn both series make 0 (a level
+    held) says nothing and is not judged, nor is a series that does not fluctuate above its
+    rounding."""
+    (x, x_rounding), (y, y_rounding) = (_turns(values) for values in _on_common_steps(a, b))
     judged = (x != 0) | (y != 0)
     x, x_rounding, y, y_rounding = x[judged], x_rounding[judged], y[judged], y_rounding[judged]
     both = (x != 0) & (y != 0)
@@ -220,12 +239,6 @@ def followed_turns(a: dict[int, float], b: dict[int, float]) -> tuple[int, int]:
         return 0, 0
     close = np.abs(y - scale * x) <= TURN_TOL * typical + abs(scale) * x_rounding + y_rounding
     return int(close.sum()), len(x)
-
-
-def _window(values: dict[int, float]) -> dict[int, float]:
-    """The series' last half by step, as the steady window of sacscale.analysis.metrics."""
-    steps = sorted(values)
-    return {s: values[s] for s in steps[len(steps) // 2:]}
 
 
 def _share(count: int, size: int, least: int, share: float = COPIED_SHARE) -> bool:
@@ -253,10 +266,10 @@ def _tag_copied(a: _Series, b: _Series, pooled: dict) -> tuple[str, int, int] | 
     reads of the tag goes in `pooled`."""
     if (found := _values_copied(a, b, pooled)) is not None:
         return found
-    for where, (x, y) in (("", (a.values, b.values)), (" in the last half", (a.window, b.window))):
+    for where, (x, y) in (("", (a.stepped, b.stepped)), (" in the last half", (a.window, b.window))):
         count, size = followed_turns(x, y)
         pooled.setdefault("turns", (count, size))
-        if min(len(x), len(y)) >= MIN_VALUES and _share(count, size, MIN_TURNS):
+        if min(len(x[0]), len(y[0])) >= MIN_VALUES and _share(count, size, MIN_TURNS):
             return f" (step-to-step turns{where})", count, size
     return None
 

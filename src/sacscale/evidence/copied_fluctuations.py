@@ -95,7 +95,8 @@ def windowed(x: np.ndarray, y: np.ndarray, width: int = WINDOW_TURNS) -> tuple[f
     """(the turns' correlation about 0, a turn's expected value, in the window of `width`
     turns both series make where its size is highest; lag; where the window starts in x)."""
     starts_x, starts_y = len(x) - width + 1, len(y) - width + 1
-    sxy = sum(np.outer(x[k:k + starts_x], y[k:k + starts_y]) for k in range(width))
+    products = np.outer(x, y)  # each window's Σxy: a diagonal band of it, summed in order
+    sxy = sum(products[k:k + starts_x, k:k + starts_y] for k in range(width))
     made_x, made_y = _window_sums(x != 0, width) == width, _window_sums(y != 0, width) == width
     spread = np.outer(_window_sums(x * x, width), _window_sums(y * y, width))
     r = np.where(np.outer(made_x, made_y) & (spread > 0), sxy / np.sqrt(np.where(spread > 0, spread, 1.0)), 0.0)

@@ -13,6 +13,7 @@ commits, it is not compared."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 import yaml
@@ -77,6 +78,13 @@ def reference_presets(root: Path, env: dict, code_root: Path = CODE_ROOT) -> tup
     return current.read_text(encoding="utf-8"), f"{FALLBACK}{PRESETS} ({why})"
 
 
+@lru_cache(maxsize=4)
+def _parsed(text: str):
+    """presets.yaml parsed, kept by its text: each set verified reads the same few versions
+    (read only here, never changed)."""
+    return yaml.safe_load(text)
+
+
 FALLBACK = "this checkout's "  # how reference_presets names the checkout's own presets.yaml
 
 
@@ -98,7 +106,7 @@ def preset_findings(root: Path, plan: dict, env: dict,
     notes = [f"plan.json description: compared with {where}, not with presets.yaml as the set's commit holds it"] \
         if where.startswith(FALLBACK) else []
     try:
-        presets = (yaml.safe_load(text) or {}).get("presets") or {}
+        presets = (_parsed(text) or {}).get("presets") or {}
     except (yaml.YAMLError, AttributeError):
         return problems, [f"plan.json description: not compared with the preset's: {where} does not parse"], notes
     if not isinstance(presets.get(name), dict):

@@ -284,8 +284,8 @@ def shown_html_tables(html_text: str) -> list[ShownTable]:
 def shown_page(text: str, html: bool) -> tuple[list[ShownTable], str]:
     """A page's tables, and its visible text outside them (entities decoded, markup gone,
     one line per block), as a browser shows the HTML or the Markdown rendered."""
-    reader = _read(text, html)
-    return reader.tables, "".join(reader.prose)
+    page = _read(text, html)
+    return [ShownTable(list(t.header), [list(row) for row in t.rows]) for t in page.tables], page.prose
 
 
 _ASCII_BLANKS = re.compile("[ \t\f]+")
@@ -315,9 +315,9 @@ def _shown_text(where: str, text: str) -> str:
 
 def shown_view(text: str, html: bool) -> ShownView:
     """The page's ShownView, read once."""
-    reader = _read(text, html)
+    page = _read(text, html)
     lines, blocks = [], []
-    for where, raw, marked in reader.lines:
+    for where, raw, marked in page.lines:
         if raw is None:
             blocks.append(f"{marked or 'nothing'} in <{where}>")
         elif shown := _shown_text(where, raw):
@@ -325,7 +325,7 @@ def shown_view(text: str, html: bool) -> ShownView:
             blocks.append(f"{_shown_text(where, marked)!r} in <{where}>")
         elif "pre" in where.split(">"):
             blocks.append(f"a blank line in <{where}>")  # a preformatted block draws it
-    return ShownView(lines, reader.links, blocks)
+    return ShownView(lines, list(page.links), blocks)
 
 
 @lru_cache(maxsize=8)
@@ -335,14 +335,26 @@ def rendered_markdown(markdown_text: str) -> str:
     return markdown.markdown(markdown_text, extensions=MARKDOWN_EXTENSIONS, output_format="html")
 
 
-def _read(text: str, html: bool) -> _TableReader:
+@dataclass(frozen=True)
+class _ReadPage:
+    """What _TableReader read of a page, kept for the page's next reader."""
+    tables: tuple[ShownTable, ...]
+    prose: str
+    lines: tuple[tuple[str, str | None, str | None], ...]
+    links: tuple[str, ...]
+
+
+@lru_cache(maxsize=8)
+def _read(text: str, html: bool) -> _ReadPage:
+    """The page read once by its text: verify's checks each read report.md and report.html,
+    and a page changed on disk is other text, read again. Callers get copies of its tables."""
     reader = _TableReader()
     page = text if html else rendered_markdown(text)
     # a browser reads a carriage return as a line break before it parses the page
     reader.feed(page.replace("\r\n", "\n").replace("\r", "\n"))
     reader.close()
     reader.handle_endtag("")  # the line still open
-    return reader
+    return _ReadPage(tuple(reader.tables), "".join(reader.prose), tuple(reader.lines), tuple(reader.links))
 
 
 def shown_numbers(cell: str) -> list[ShownNumber]:

@@ -128,3 +128,15 @@ def test_runs_side_by_side_at_equal_env_steps(tmp_path, capsys):
     assert "256 | 4 / 20 | 0.10 / 0.50" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["compare-learning", f"a={a}", "--at-env-steps", "soon"])
+
+
+def test_a_run_whose_episodes_never_ended_says_so_with_its_env_steps(tmp_path, capsys):
+    ended = _run(tmp_path / "a", 1, [[10, 20, 30]], steps_per_log=64)
+    never = _run(tmp_path / "b", 1, [[None, None, None]], steps_per_log=128)
+    result = compare_learning({"a": ended, "b": never})
+    assert result["runs"]["b"]["env_steps"] == 384  # it stepped, though no episode ended
+    assert main(["compare-learning", f"ended={ended}", f"never={never}", "--output", str(tmp_path / "c.json")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("           ended:        192 env steps | return") for line in lines), lines
+    assert "           never:        384 env steps | no episode ended by its last log point, so no return or " \
+           "length to compare" in lines, lines

@@ -33,6 +33,11 @@ def learning_curves(run_dir: str | Path) -> dict[str, dict[str, list[float]]]:
     """`{curve name: {"env_steps": [...], "value": [...]}}` of one run (names: CURVES), of
     ours or of the reference trainer (its events in our tags; it logs no tracking terms
     under ours, so those curves are empty)."""
+    return _curves_and_env_steps(run_dir)[0]
+
+
+def _curves_and_env_steps(run_dir: str | Path) -> tuple[dict[str, dict[str, list[float]]], float]:
+    """learning_curves(run_dir) and the run's env steps at its last log point."""
     ranks = run_events(Path(run_dir))[1]
     total = {s.step: s.value for s in ranks[0].get("Perf/total_env_steps", [])}
     if not total:
@@ -46,7 +51,7 @@ def learning_curves(run_dir: str | Path) -> dict[str, dict[str, list[float]]]:
         steps = sorted(step for step in per_step if step in total)
         out[name] = {"env_steps": [total[s] for s in steps],
                      "value": [_finite_mean(per_step[s]) for s in steps]}
-    return out
+    return out, total[max(total)]
 
 
 def _finite_mean(values: list[float]) -> float:
@@ -148,9 +153,8 @@ def compare_learning(runs: dict[str, str | Path], fraction: float = 0.2) -> dict
     base = tracking_baselines()
     result = {"tail_fraction": fraction, "quality_fraction": QUALITY_FRACTION, "stand_still": base, "runs": {}}
     for label, run_dir in runs.items():
-        curves = learning_curves(run_dir)
-        entry = {"run_dir": str(run_dir),
-                 "env_steps": curves["length"]["env_steps"][-1] if curves["length"]["env_steps"] else 0.0}
+        curves, env_steps = _curves_and_env_steps(run_dir)
+        entry = {"run_dir": str(run_dir), "env_steps": env_steps}
         for name, curve in curves.items():
             entry[f"first_{name}"] = curve["value"][0] if curve["value"] else float("nan")
             entry[f"tail_mean_{name}"] = tail_mean(curve, fraction)

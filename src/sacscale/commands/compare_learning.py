@@ -110,6 +110,10 @@ def run(args: argparse.Namespace) -> int:
             say(f"sacscale compare-learning: error: {problem}", file=sys.stderr)
             return 2
     for label, r in result["runs"].items():
+        if not r["curves"]["return"]["value"]:
+            print(f"{label:>16}: {r['env_steps']:>10,.0f} env steps | no episode ended by its last log point, "
+                  "so no return or length to compare")
+            continue
         print(f"{label:>16}: {r['env_steps']:>10,.0f} env steps | return {r['first_return']:7.2f} -> "
             f"{r['tail_mean_return']:7.2f} | length {r['first_length']:6.1f} -> {r['tail_mean_length']:6.1f} | "
             f"lin-vel tracking {r['first_tracking_lin_vel']:.4f} -> {r['tail_mean_tracking_lin_vel']:.4f} "

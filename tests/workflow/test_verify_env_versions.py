@@ -8,7 +8,8 @@ import subprocess
 import sys
 
 MAIN = ["torch", "mujoco", "snakemake", "numpy", "tensorboard", "pandas", "matplotlib"]
-# slow to import, and needed by nothing else verify-env does
+# slow to import, and needed by nothing else verify-env does (torch and mujoco are read from
+# the modules themselves: the trainer and the model record theirs so)
 NOT_NEEDED = ["pandas", "matplotlib", "tensorboard", "snakemake"]
 
 

@@ -53,9 +53,15 @@ def planned_matrix():
         raise runplan.PlanError(f"planner: `sacscale plan-matrix` printed no JSON ({exc})") from None
 
 
-def load_plan():
+def read_presets():
+    """workflow/presets.yaml, parsed by libyaml where PyYAML has it: a tenth of the pure-Python
+    parser's time, paid by every Snakemake invocation (the same safe loading)."""
     with open(workflow.source_path("../presets.yaml"), encoding="utf-8") as fh:
-        presets = yaml.safe_load(fh)
+        return yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def load_plan():
+    presets = read_presets()
     try:
         plan = runplan.resolve(
             config,
@@ -174,8 +180,7 @@ def keep_policies():
     best run's): config keep_policies, else the preset's, else best."""
     value = config.get("keep_policies")
     if value is None:
-        with open(workflow.source_path("../presets.yaml"), encoding="utf-8") as fh:
-            value = (yaml.safe_load(fh)["presets"].get(PLAN.preset) or {}).get("keep_policies")
+        value = (read_presets()["presets"].get(PLAN.preset) or {}).get("keep_policies")
     return value or "best"
 
 

@@ -22,8 +22,6 @@ def move_learning_state(work: Path, target: Path) -> dict | None:
     checkpoints/ (final.pt, rank*.pt: networks, optimiser moments, replay), replaced by a
     policy-only final.pt, and the reference trainer's own model_*.pt files. Returns what
     went where (SHA-256 of every moved file), or None when there was nothing to move."""
-    from sacscale.train.checkpoint import write_policy_only  # imports torch, which the run wrapper never needs
-
     moved: dict[str, str] = {}
     if target.exists():  # an earlier attempt's, superseded by this run: kept beside it
         rename_into_place(target, target.with_name(set_aside_name(target.name, "superseded", target.parent)))
@@ -34,6 +32,9 @@ def move_learning_state(work: Path, target: Path) -> dict | None:
         for f in sorted((target / "checkpoints").iterdir()):
             moved[f"checkpoints/{f.name}"] = sha256_file(f)
         checkpoints.mkdir()
+        # imports torch (seconds): only our trainer's checkpoint needs it, not a reference run
+        from sacscale.train.checkpoint import write_policy_only
+
         write_policy_only(target / "checkpoints" / "final.pt", checkpoints / "final.pt")
     for f in sorted(work.glob("ref_logs/*/*/model_*.pt")):
         rel = f.relative_to(work)

@@ -161,45 +161,10 @@ def project_state(package_dir: Path) -> dict:
                                     "has the same Python files as its src/sacscale"}
 
 
-# compared with what the trainer and the model record from the imported module (train_meta.json,
-# correctness.json, model.json), so read from the module itself, as they read it
-IMPORTED_FOR_VERSION = ("torch", "mujoco")
-
-
 def _version(module: str) -> str | None:
-    """The version of the package that `import module` loads: the module's __version__ where it
-    is imported already or in IMPORTED_FOR_VERSION; else its installed distribution's, read
-    without importing it (pandas, matplotlib or tensorboard take seconds to import), or, where
-    no distribution of that name holds the module Python would load (a source tree on
-    sys.path, an editable install), the imported module's. None when it is absent; an
-    installed package that fails to import gives its installed version."""
-    if module not in sys.modules and module not in IMPORTED_FOR_VERSION:
-        try:
-            spec = importlib.util.find_spec(module)
-        except (ImportError, ValueError):
-            spec = None
-        installed = _installed_version(module, spec) if spec is not None and spec.has_location else None
-        if installed is not None:
-            return installed
     try:
         return getattr(importlib.import_module(module), "__version__", "unknown")
     except Exception:  # an absent or broken package is recorded, not fatal
-        return None
-
-
-def _installed_version(module: str, spec) -> str | None:
-    """The version of the distribution named `module` when its files hold spec.origin, the
-    file that `import module` would run; else None."""
-    try:
-        dist = metadata.distribution(module)
-    except (metadata.PackageNotFoundError, ValueError):
-        return None
-    origin = Path(spec.origin)
-    # a package's __init__ lies in its folder, a single-file module beside the others
-    where = Path(module) / origin.name if spec.submodule_search_locations is not None else Path(origin.name)
-    try:
-        return dist.version if Path(str(dist.locate_file(where))).resolve() == origin.resolve() else None
-    except OSError:
         return None
 
 

@@ -7,7 +7,9 @@ recorded are listed as notes and do not fail it. Every spelling of a set (a rela
 path, `..`, a link to it) is checked as its canonical path, which the output names. The
 output also says what is hashed and what is left out of the manifest by design. Writing its
 result into the set (--output ROOT/verify.json), it holds the set's lock, as manifest does
-(sacscale.commands._set_lock)."""
+(sacscale.commands._set_lock). A set whose report or manifest another command is writing (its
+lock held, before or after the check) is refused with exit 2, naming the holder, rather than
+judged from pages read half old, half new."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from sacscale.commands._set_lock import holding_the_set
 from sacscale.evidence.manifest import ManifestError, parse_manifest
 from sacscale.evidence.result import Verification
 from sacscale.evidence.set_root import canonical_root, refuse_not_a_set, reports_dir
+from sacscale.locks import UntrustedLock, holder_beside, lock_file_beside
 from sacscale.scratch import UnsafeTemporaryFolder
 from sacscale.usage import printable, say
 
@@ -75,6 +78,27 @@ def _refuse_option_clashes(args: argparse.Namespace) -> None:
         _refuse_no_manifest(args.manifest, args.root)
 
 
+def _refuse_while_written(root: str, report_pending: bool) -> None:
+    """Refused (exit 2) while another of this user's sacscale commands holds the lock of the
+    set (manifest) or of its report's folder (report; unless the report is pending, and its
+    folder not read): what verify would read there is being replaced. A lock file another
+    user could have written names no holder of ours: it is passed over, and the set judged
+    as it lies."""
+    real = Path(os.path.realpath(root))
+    report = None if report_pending else reports_dir(real)
+    for folder, writer in ((real, "another sacscale manifest or verify is writing into this run set"),
+                           (report, "a report of this set is being written into it")):
+        if folder is None:
+            continue
+        try:
+            holder = holder_beside(folder, others_only=True)
+        except UntrustedLock:
+            continue
+        if holder:
+            raise BadInput(f"{printable(str(folder))}: {writer} ({holder} holds "
+                           f"{printable(str(lock_file_beside(folder)))}); verify the set again once that ends")
+
+
 def run(args: argparse.Namespace) -> int:
     if not args.root.strip():  # `verify "$SET"` with SET unset would otherwise check the working directory
         raise BadInput("ROOT is empty (an unset variable?): name the set's folder, results/<set>")
@@ -93,7 +117,10 @@ def run(args: argparse.Namespace) -> int:
     holding = holding_the_set(args.root, "nothing was written") if into_the_set else holding_outputs(
         ("--output", args.output))
     with holding:
+        _refuse_while_written(args.root, args.report_pending)
         result = _verified(args)
+        if result is not None and not result.ok:  # a writer that started meanwhile explains what changed
+            _refuse_while_written(args.root, args.report_pending)
         if result is None:
             return 1
         if args.output:

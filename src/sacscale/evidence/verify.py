@@ -178,6 +178,10 @@ def check_metrics(root: Path, result: Verification, runs_dir: str = "runs", metr
         except (EventFileError, MetricError) as exc:
             result.metrics.append(f"{name}: cannot recompute: {exc}")
             continue
+        except MemoryError:  # one run's events too many to hold: the other runs are still checked
+            result.metrics.append(f"{name}: cannot recompute: its event files hold more values than this "
+                                  "machine's memory holds at once")
+            continue
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             # e.g. a run.json of the wrong shape: named, not a traceback
             result.structure.append(f"{runs_dir}/{name}: cannot recompute its metrics: unexpected structure "
@@ -277,6 +281,14 @@ def _unexpected(exc: Exception) -> str:
             f"({type(exc).__name__}: {text}); the checks after it were not done")
 
 
+def _out_of_memory(exc: MemoryError) -> str:
+    """Where a cross-check ran out of memory (a set of more values than the machine holds)."""
+    ours = [f for f in traceback.extract_tb(exc.__traceback__) if f"{os.sep}sacscale{os.sep}" in f.filename]
+    where = f" in {Path(ours[-1].filename).stem}.{ours[-1].name}" if ours else ""
+    return (f"verify ran out of memory{where}: the set holds more values than this machine's memory holds "
+            "at once; the checks after it were not done")
+
+
 def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool = True,
            report_pending: bool = False, redraw_figures: bool = False) -> Verification:
     given, root = root, canonical_root(root)
@@ -335,5 +347,7 @@ def _check_contents(root: Path, manifest: Path, result: Verification, recompute:
         result.structure.append(str(exc))
     except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
         result.structure.append(_unexpected(exc))
+    except MemoryError as exc:  # what the checks before it found is kept
+        result.structure.append(_out_of_memory(exc))
     if not report_pending:  # the pipeline's own verification is the one that writes verify.json
         result.derived += verify_json_problems(root, result, scope.report_page_of(root)[0] in PAGE_FORMATS_WRITTEN)

@@ -28,6 +28,7 @@ import re
 import secrets
 import select
 import shutil
+import stat
 import time
 from dataclasses import dataclass
 from multiprocessing.reduction import DupFd
@@ -323,6 +324,8 @@ def _rebuild_pipe(cls, r, w):
 
 
 _NAME = re.compile(r"^sacscale_(\d+)_[0-9a-f]{6}_")
+# the end of a block's name: its kind and the random part _new_file gives it
+_BLOCK = re.compile(r"_(?:slots|weights)_[0-9a-f]{16}$")
 
 
 def clean_stale(directory: str = SHM_DIR) -> list[str]:
@@ -361,6 +364,16 @@ def _ours(path: str) -> bool:
         return False
 
 
+def _our_block(path: str) -> bool:
+    """A regular file of this user named as this module names its blocks: another user can
+    watch /dev/shm, learn a run's prefix and put a file of hers under it."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and bool(_BLOCK.search(os.path.basename(path)))
+
+
 def _unlink(paths) -> list[str]:
     """Unlink each path that can be; the names of those removed."""
     removed = []
@@ -374,6 +387,6 @@ def _unlink(paths) -> list[str]:
 
 
 def unlink_prefix(prefix: str) -> list[str]:
-    """Remove every /dev/shm entry whose name starts with `prefix` (a block whose creator
-    was killed between creating and unlinking it)."""
-    return _unlink(glob.glob(os.path.join(SHM_DIR, f"{prefix}*")))
+    """Remove this user's blocks in /dev/shm whose name starts with `prefix` (a block whose
+    creator was killed between creating and unlinking it); nothing else there."""
+    return _unlink(p for p in glob.glob(os.path.join(SHM_DIR, f"{glob.escape(prefix)}*")) if _our_block(p))

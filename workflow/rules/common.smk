@@ -14,7 +14,7 @@ from snakemake.logging import logger as snakemake_logger
 from snakemake.settings.enums import Quietness
 
 from sacscale.pipeline import runplan
-from sacscale.pipeline.set_folders import check_set_folders, open_new_log
+from sacscale.pipeline.set_folders import check_log_names, check_set_folders, file_error_line, open_new_log
 
 
 # The profile's quiet terminal (`quiet: [..., progress]`): the scheduler's two lines before
@@ -112,6 +112,7 @@ BENCH = f"benchmarks/{PLAN.run_set}"
 # name; only a folder of ours, closed to others, keeps them ours (sacscale.pipeline.set_folders).
 try:
     check_set_folders([RESULTS, REPORTS, LOGS, BENCH], PLAN.run_set)
+    check_log_names(LOGS, PLAN.run_set)
 except runplan.PlanError as exc:
     raise WorkflowError(f"config error: {exc}") from None
 # names this invocation's verify benchmark (workflow/rules/verify.smk)
@@ -278,11 +279,26 @@ def final_inputs():
 
 
 def write_plan(path, plan, log):
+    # This runs in Snakemake's own process: an error of the file system is one line naming
+    # the file (a WorkflowError), not a traceback through sacscale.
     from sacscale.atomic import write_json
 
-    write_json(path, plan)
-    with open_new_log(log) as fh:  # a link put at its name is removed, never written through
-        print(f"preset {plan['preset']}: {plan['preset_reason']}; {len(plan['runs'])} runs", file=fh)
+    try:
+        write_json(path, plan)
+    except OSError as exc:
+        raise WorkflowError(plan_not_written(plan, exc, path)) from None
+    try:
+        with open_new_log(log) as fh:  # a link put at its name is removed, never written through
+            print(f"preset {plan['preset']}: {plan['preset_reason']}; {len(plan['runs'])} runs", file=fh)
+    except OSError as exc:
+        raise WorkflowError(plan_not_written(plan, exc, log)) from None
+
+
+def plan_not_written(plan, exc, path):
+    return (
+        f"plan of run set {plan['run_set']} not written: {file_error_line(exc, path)}; "
+        "fix that file or folder (or make room) and run again"
+    )
 
 
 def previous_run(wildcards):

@@ -3,6 +3,8 @@
 The schema (workflow/schemas/config.schema.yaml) checks shapes; what it cannot see is
 checked here, first, so that a bad file is one line naming it and the key:
 
+* a config file another user owns or may write is refused: Snakemake has already taken it
+  as this user's own (with `__use_yte__`, run its expressions as this user's code);
 * a config file is read with a size limit, as UTF-8, and parsed again here (Snakemake has
   already loaded it, but silently keeps the last of two equal keys and expands YAML
   aliases, which can make a few hundred bytes stand for a billion values that the schema
@@ -13,6 +15,7 @@ checked here, first, so that a bad file is one line naming it and the key:
 * every value: no more than MAX_VALUES of them (aliases or not), nested at most
   MAX_DEPTH deep, every number finite, every string (and key) short and free of control
   characters (a newline in a name would split the shell commands built from it).
+Every file name in a message is shown with its control characters escaped.
 """
 
 from __future__ import annotations
@@ -29,8 +32,9 @@ from pathlib import Path
 
 import yaml
 
-from sacscale.atomic import refuse_foreign_links
+from sacscale.atomic import others_can_write_file, refuse_foreign_links
 from sacscale.report.text import BLANK_LETTERS
+from sacscale.usage import printable
 
 MAX_FILE_BYTES = 1 << 20      # a config file is a few KB; a recorded matrix tens of KB
 MAX_ALIASES = 64              # YAML anchors referenced: a config needs none or a few
@@ -61,27 +65,27 @@ def read_text(path: str | os.PathLike, what: str, limit: int = MAX_FILE_BYTES, s
     try:  # not through another user's link: root would show them a file only root can read
         refuse_foreign_links(path, reading=True)
     except OSError as exc:
-        where = "" if Path(exc.filename) == Path(os.getcwd(), path) else f"{exc.filename}: "
-        raise ConfigError(f"{what} {path}: {where}{exc.strerror}") from None
+        where = "" if Path(exc.filename) == Path(os.getcwd(), path) else f"{_named(exc.filename)}: "
+        raise ConfigError(f"{what} {_named(path)}: {where}{exc.strerror}") from None
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO's open must not block
     except OSError as exc:
-        raise ConfigError(f"{what} {path}: cannot read it ({exc.strerror or exc})") from None
+        raise ConfigError(f"{what} {_named(path)}: cannot read it ({exc.strerror or exc})") from None
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
-            raise ConfigError(f"{what} {path}: is a directory, not a file")
+            raise ConfigError(f"{what} {_named(path)}: is a directory, not a file")
         if not (stat.S_ISREG(mode) or (streams and stat.S_ISFIFO(mode))):
-            raise ConfigError(f"{what} {path}: not a plain file" + (" or a pipe" if streams else ""))
+            raise ConfigError(f"{what} {_named(path)}: not a plain file" + (" or a pipe" if streams else ""))
         data = _read_bounded(fd, limit, wait_s, what, path)
     finally:
         os.close(fd)
     if len(data) > limit:
-        raise ConfigError(f"{what} {path}: larger than {limit // 1024} KB")
+        raise ConfigError(f"{what} {_named(path)}: larger than {limit // 1024} KB")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{what} {path}: not UTF-8 text (byte {exc.start})") from None
+        raise ConfigError(f"{what} {_named(path)}: not UTF-8 text (byte {exc.start})") from None
 
 
 def _read_bounded(fd: int, limit: int, wait_s: float, what: str, path) -> bytes:
@@ -93,11 +97,11 @@ def _read_bounded(fd: int, limit: int, wait_s: float, what: str, path) -> bytes:
         except BlockingIOError:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise ConfigError(f"{what} {path}: nothing more to read for {wait_s:.0f} s") from None
+                raise ConfigError(f"{what} {_named(path)}: nothing more to read for {wait_s:.0f} s") from None
             select.select([fd], [], [], min(left, 1.0))
             continue
         except OSError as exc:
-            raise ConfigError(f"{what} {path}: cannot read it ({exc.strerror or exc})") from None
+            raise ConfigError(f"{what} {_named(path)}: cannot read it ({exc.strerror or exc})") from None
         if not chunk:
             break
         chunks.append(chunk)
@@ -192,15 +196,34 @@ def parse(text: str):
         raise ConfigError(f"{where}not valid YAML ({getattr(exc, 'problem', None) or 'syntax'})") from None
 
 
+def _named(path) -> str:
+    """A file's name for a message: its escape sequences shown, not sent to the terminal."""
+    return printable(os.fspath(path))
+
+
 def check_file(path: str | os.PathLike, what: str = "config file"):
     """The file's parsed, checked contents; ConfigError names the file and the problem."""
-    text = read_text(path, what)
+    text = read_text(path, what)  # first: a device or a folder is named as such
+    refuse_others_file(path, what)
     try:
         data = parse(text)
         check_values(data)
     except ConfigError as exc:
-        raise ConfigError(f"{what} {path}: {exc}") from None
+        raise ConfigError(f"{what} {_named(path)}: {exc}") from None
     return data
+
+
+def refuse_others_file(path: str | os.PathLike, what: str = "config file") -> None:
+    """ConfigError if another user owns the file or may change it: Snakemake has read it as
+    this user's own instructions (and, with `__use_yte__`, run its expressions as code)."""
+    try:
+        problem = others_can_write_file(os.stat(path), os.fspath(path))
+    except OSError:
+        return  # read_text names it
+    if problem:
+        raise ConfigError(f"{what} {_named(path)}: {problem}; a config file is taken as this user's own "
+                          "instructions (and run as code with __use_yte__): use a copy of your own, closed "
+                          "to others (chmod go-w)")
 
 
 def check_files(paths: Iterable[str | os.PathLike]) -> None:
@@ -238,8 +261,8 @@ def check_list_lengths(data, where: str = "config") -> None:
         if isinstance(value, dict):
             todo.extend((item, f"{path}.{key}" if path != where else str(key)) for key, item in value.items())
         elif isinstance(value, (list, tuple)):
-            if len(value) > MAX_ITEMS:
-                raise ConfigError(f"{path}: a list of {len(value)} items, more than {MAX_ITEMS}")
+            if len(value) > MAX_ITEMS:  # keys not yet checked: their escapes shown
+                raise ConfigError(f"{printable(path)}: a list of {len(value)} items, more than {MAX_ITEMS}")
             todo.extend((item, f"{path}[{i}]") for i, item in enumerate(value))
 
 
@@ -289,9 +312,9 @@ def read_json(path: str | os.PathLike, what: str, limit: int = MAX_FILE_BYTES):
         data = json.loads(text, object_pairs_hook=_unique_pairs)
         check_values(data, "value")
     except RecursionError:
-        raise ConfigError(f"{what} {path}: nested too deep") from None
+        raise ConfigError(f"{what} {_named(path)}: nested too deep") from None
     except ConfigError as exc:
-        raise ConfigError(f"{what} {path}: {exc}") from None
+        raise ConfigError(f"{what} {_named(path)}: {exc}") from None
     except ValueError as exc:
-        raise ConfigError(f"{what} {path}: not JSON ({exc})") from None
+        raise ConfigError(f"{what} {_named(path)}: not JSON ({exc})") from None
     return data

@@ -32,6 +32,7 @@ from typing import TextIO
 
 from sacscale.atomic import others_can_swap, others_can_write_file, refuse_foreign_links
 from sacscale.pipeline.plan_values import PlanError
+from sacscale.usage import printable
 
 
 def check_set_folders(folders: list[str], run_set: str) -> None:
@@ -100,3 +101,19 @@ def open_new_log(path: str | os.PathLike) -> TextIO:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     return os.fdopen(fd, "w", encoding="utf-8")
 
+
+def check_log_names(folder: str, run_set: str) -> None:
+    """PlanError naming a folder that stands at a log's name in `folder` (`X.log`): the job
+    writing that log fails, and Snakemake's own report of the failure, which shows the
+    failed job's log, breaks on it (`--- Logging error ---` and two tracebacks)."""
+    for top, subfolders, _ in os.walk(folder):
+        for name in subfolders:
+            if name.endswith(".log"):
+                raise PlanError(f"run_set {run_set}: {printable(os.path.join(top, name))}: a folder stands "
+                                "at a log file's name; remove it (or move it away) and run again")
+
+
+def file_error_line(exc: OSError, path: str | os.PathLike) -> str:
+    """An OSError of writing a file as `FILE: why`: the file it names, else `path`."""
+    where = exc.filename if exc.filename is not None else path
+    return f"{printable(os.fsdecode(where))}: {exc.strerror or exc}"

@@ -1,0 +1,90 @@
+"""Each config file Snakemake loaded (config.yaml and every --configfile) is judged before
+the plan: one another user owns, or may change, was taken without a word (with
+`__use_yte__: true` its expressions run as the invoking user, before the workflow could look:
+docs/config.md, "Known limits"); it is now refused in one line naming it. And a config file's
+name is shown with its escape sequences escaped, as its values are: a name holding ESC ]0;
+(the terminal's title) or ESC [2J (clear the screen) reached the terminal raw."""
+
+import os
+
+import pytest
+
+from pipeline_helpers import snakemake
+from sacscale.pipeline.runplan import PlanError, check_config
+
+THEIRS = 65534
+as_root = pytest.mark.skipif(os.getuid() != 0, reason="giving a file to another user needs root")
+
+
+def config_file(folder, name="extra.yaml", text="iterations: 24\n", mode=0o644):
+    path = folder / name
+    path.write_text(text)
+    path.chmod(mode)
+    return path
+
+
+@as_root
+def test_a_configfile_of_another_user_is_refused_before_the_plan(workflow_dir, tmp_path):
+    theirs = config_file(tmp_path)
+    os.chown(theirs, THEIRS, THEIRS)
+    proc = snakemake(workflow_dir, "-n", "--cores", "1", "--configfile", str(theirs))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert (f"config error: config file {theirs}: belongs to uid {THEIRS}, another user; a config file is "
+            "taken as this user's own instructions") in out
+    assert "use a copy of your own, closed to others (chmod go-w)" in out
+    assert "sacscale: preset" not in out and "Traceback" not in out
+    assert not (workflow_dir / "results").exists()
+
+
+@pytest.mark.parametrize("mode", [0o666, 0o646], ids=oct)
+def test_a_config_file_others_may_write_is_refused(tmp_path, mode):
+    path = config_file(tmp_path, mode=mode)
+    with pytest.raises(PlanError, match=rf"^config file {path}: is writable by other users \(mode 0{mode:o}\);"):
+        check_config([path], {})
+
+
+def test_a_config_file_of_ours_closed_to_others_passes(tmp_path):
+    check_config([config_file(tmp_path)], {"iterations": 24})
+
+
+NAME = "\x1b]0;PWN\x07\x1b[2Jc.yaml"
+SHOWN = "\\x1b]0;PWN\\x07\\x1b[2Jc.yaml"
+
+
+@pytest.mark.parametrize("text, problem", [
+    ('schedule: "\\e"\n', "schedule: holds a control character ('\\x1b')"),
+    ("a: 1\na: 2\n", "line 2: duplicate key 'a'"),
+    ("schedule: \xff\n", "not UTF-8 text (byte 10)"),
+])
+def test_a_config_file_name_is_shown_escaped(tmp_path, text, problem):
+    path = tmp_path / NAME
+    path.write_bytes(text.encode("latin-1"))
+    with pytest.raises(PlanError) as caught:
+        check_config([path], {})
+    message = str(caught.value)
+    assert message.startswith(f"config file {tmp_path}/{SHOWN}: {problem}"), message
+    assert "\x1b" not in message and "\x07" not in message
+
+
+def test_a_config_file_of_others_is_named_escaped(tmp_path):
+    path = config_file(tmp_path, name=NAME, mode=0o666)
+    with pytest.raises(PlanError, match="is writable by other users") as caught:
+        check_config([path], {})
+    assert "\x1b" not in str(caught.value) and SHOWN in str(caught.value)
+
+
+def test_a_long_list_under_a_key_with_escapes_is_named_escaped():
+    with pytest.raises(PlanError) as caught:
+        check_config([], {"\x1b[2Jkey": list(range(5000))})
+    assert str(caught.value).startswith("\\x1b[2Jkey: a list of 5000 items"), caught.value
+
+
+def test_the_workflow_end_to_end_shows_the_name_escaped(workflow_dir, tmp_path):
+    path = tmp_path / NAME
+    path.write_text('schedule: "\\e"\n')
+    proc = snakemake(workflow_dir, "-n", "--cores", "1", "--configfile", str(path))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert f"config error: config file {tmp_path}/{SHOWN}: schedule: holds a control character" in out
+    assert "\x1b" not in out and "\x07" not in out

@@ -13,6 +13,8 @@ import os
 import stat
 from pathlib import Path
 
+from sacscale.reading import loads_record, read_limited
+
 # where run sets live: results/<set> (its evidence) and reports/<set> (its report)
 SET_FOLDERS = ("results", "reports")
 MANIFEST = "MANIFEST.sha256"
@@ -62,3 +64,54 @@ def finished_set_holding(folder: str | os.PathLike) -> Path | None:
 def described(holder: Path) -> str:
     """`results/S, a finished run set (it has results/S/MANIFEST.sha256)`, for a refusal."""
     return (f"{holder.parent.name}/{holder.name}, a finished run set (it has results/{holder.name}/{MANIFEST})")
+
+
+# what the pipeline's manifest rule (workflow/rules/evidence.smk) waits for, besides each
+# planned run's run.json, metrics and evaluation
+SET_RECORDS = ("plan.json", "environment.json", "source.diff", "model.json", "correctness.json",
+               "summary.csv", "summary.json")
+PLAN = "plan.json"
+
+
+def _planned_runs(results: Path) -> list[tuple[str, bool]] | None:
+    """(run, evaluated) for each run plan.json names, in its order (the reference trainer's
+    runs are not evaluated); None where the set has no plan (a set made by hand) or one that
+    cannot be read (verify names that)."""
+    try:
+        plan = loads_record(read_limited(results / PLAN).decode("utf-8"))
+        configs = plan["run_configs"]
+        return [(r["name"], (configs[r["config"]].get("trainer") or "sacscale") != "unilab") for r in plan["runs"]]
+    except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def missing_outputs(results: str | os.PathLike) -> list[str]:
+    """The outputs the pipeline writes into results/<set> before its manifest that are not
+    there yet: a set with a plan whose manifest would be made early. The evaluations are
+    counted once the set has any (evaluation may be off, which the plan does not record).
+    Empty for a complete set and for a set without a plan (benches made by hand)."""
+    results = Path(results)
+    runs = _planned_runs(results)
+    if runs is None:
+        return []
+    evaluated = (results / "eval").is_dir() and any((results / "eval").glob("*.json"))
+    wanted = [name for name in SET_RECORDS if name != PLAN]
+    for run, ours in runs:
+        wanted += [f"runs/{run}/run.json", f"metrics/{run}.json"] + ([f"eval/{run}.json"] if ours and evaluated else [])
+    return [name for name in wanted if not (results / name).is_file()]
+
+
+def shown_missing(missing: list[str], first: int = 3) -> str:
+    """`runs/a/run.json, metrics/a.json and 4 more`: the first of the missing outputs."""
+    more = f" and {len(missing) - first} more" if len(missing) > first else ""
+    return ", ".join(missing[:first]) + more
+
+
+def made_early(results: str | os.PathLike) -> str:
+    """Where a finished set's manifest was made before the set was complete: what is
+    missing and the way out, for a refusal that names the set as finished; else ''."""
+    missing = missing_outputs(results)
+    if not missing:
+        return ""
+    return (f"; but that set is not complete (no {shown_missing(missing)}): its {MANIFEST} and manifest.json were "
+            "written before the set was complete: remove both, then run the pipeline again")

@@ -16,7 +16,7 @@ import argparse
 import os
 from pathlib import Path
 
-from sacscale.finished_sets import MANIFEST, described, own_manifest, set_folder, spellings
+from sacscale.finished_sets import MANIFEST, described, made_early, own_manifest, set_folder, spellings
 
 VERIFICATION = "verify.json"
 
@@ -103,6 +103,9 @@ def finished_set_problem(command: str, args: argparse.Namespace, option: str, va
         if not own_manifest(results / MANIFEST):
             continue  # a set being made: the pipeline writes its files
         finished = f"{value} is inside {described(holder)}"
+        early = made_early(results)
+        if early:  # a manifest made by hand mid-build: the pipeline's next write is refused until it goes
+            return f"{finished}{early}"
         name = where.relative_to(holder).as_posix()
         if (command, option, holder.parent.name, name) not in _AFTER_MANIFEST:
             return f"{finished}, whose evidence is not rewritten or added to; write it elsewhere"

@@ -22,6 +22,7 @@ from sacscale.commands._set_lock import holding_the_set
 from sacscale.eval.best import best_run
 from sacscale.evidence import scope
 from sacscale.evidence.manifest import ManifestError, write
+from sacscale.finished_sets import missing_outputs, shown_missing
 from sacscale.usage import say
 
 
@@ -64,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with holding_outputs(*_named_outside(args)), \
                 holding_the_set(args.root, "nothing was moved or written"):  # the whole step, or none of it
+            _refuse_an_unfinished_set(args)
             if args.scope:
                 _write_scope(args)
             info = write(args.root, args.output, args.json)
@@ -81,6 +83,21 @@ def _refuse_live_runs(root: Path) -> None:
     for run in sorted(runs.iterdir()) if runs.is_dir() else []:
         if run.is_dir() and (live := live_trainer_problem(str(run), "the hashes of its files", "list")):
             raise BadInput(f"{run}: {live}")
+
+
+def _refuse_an_unfinished_set(args: argparse.Namespace) -> None:
+    """A set the pipeline plans (its plan.json) whose planned outputs are not all there yet:
+    a manifest written into it marked it finished mid-build, and the pipeline's next write
+    there was refused, on every rerun. Sets without a plan (benches made by hand) are hashed
+    as they are, and so is any set where nothing is written into it (--output and --json
+    elsewhere, no --scope)."""
+    root = Path(os.path.realpath(args.root))
+    into_the_set = args.scope or len(_named_outside(args)) < 2
+    missing = missing_outputs(root) if into_the_set and root.is_dir() else []
+    if missing:
+        raise BadInput(f"{args.root}: a run set the pipeline has not finished: no {shown_missing(missing)}, which "
+                       "its plan.json promises before the manifest; the pipeline writes the manifest once the set is "
+                       "complete (run it again to finish the set); nothing was written")
 
 
 def _named_outside(args: argparse.Namespace) -> list[tuple[str, str]]:

@@ -1,0 +1,91 @@
+"""A manifest made by hand into a set the pipeline is still building. Before: `sacscale
+manifest results/S` between two of the pipeline's jobs wrote MANIFEST.sha256 and
+manifest.json into the half-built set, exit 0; the set then counted as finished, and the
+pipeline's next job (`analyze-run --output results/S/metrics/...`) was refused on every
+rerun, with no word of the way out. Now the manifest of a set with a plan.json whose planned
+outputs are missing is refused, exit 2, naming the first missing and leaving nothing; a set
+without a plan (a bench made by hand), a complete set, or a manifest written outside the set
+go on. A set already marked finished too early is named so, with the way out."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli_runs import one_line, sacscale
+from set_copies import copy_committed_set
+
+SET = "h200x1_shared_short"
+LAST = "shared_r2_n2_shared"  # the plan's last run
+
+
+@pytest.fixture
+def building(tmp_path):
+    """The set as the pipeline leaves it between two jobs: its last run not trained yet,
+    so neither its metrics nor its evaluation nor the summary exist, and no manifest."""
+    root = copy_committed_set(tmp_path, SET)
+    shutil.rmtree(root / "runs" / LAST)
+    for name in ("MANIFEST.sha256", "manifest.json", "summary.csv", "summary.json", f"metrics/{LAST}.json",
+                 f"eval/{LAST}.json"):
+        (root / name).unlink()
+    return root
+
+
+def _listing(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root.parent)) for p in root.parent.rglob("*"))
+
+
+def test_manifest_of_a_set_the_pipeline_has_not_finished_is_refused(building):
+    before = _listing(building)
+    done = sacscale("manifest", building)
+    one_line(done, f"{building}: a run set the pipeline has not finished: no summary.csv, summary.json, "
+                   f"runs/{LAST}/run.json and 2 more, which its plan.json promises before the manifest; the "
+                   "pipeline writes the manifest once the set is complete (run it again to finish the set); "
+                   "nothing was written")
+    assert _listing(building) == before  # no manifest, no record, no lock left beside the set
+
+
+def test_scope_step_of_an_unfinished_set_moves_and_writes_nothing(building, tmp_path):
+    before = _listing(building)
+    evidence = (building / "evidence.json").read_bytes() if (building / "evidence.json").exists() else None
+    done = sacscale("manifest", building, "--scope", "--output", tmp_path / "m.sha256", "--json", tmp_path / "m.json")
+    one_line(done, "a run set the pipeline has not finished")
+    assert _listing(building) == before
+    assert ((building / "evidence.json").read_bytes() if evidence is not None else None) == evidence
+    assert not (tmp_path / "m.sha256").exists() and not (tmp_path / "m.json").exists()
+
+
+def test_manifest_of_an_unfinished_set_written_outside_it_goes_on(building, tmp_path):
+    """Nothing is written into the set: it is not marked finished, and a look at its hashes
+    so far is fine."""
+    done = sacscale("manifest", building, "--output", tmp_path / "m.sha256", "--json", tmp_path / "m.json")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "m.sha256").is_file() and not (building / "MANIFEST.sha256").exists()
+
+
+def test_a_set_made_by_hand_without_a_plan_is_hashed_as_it_is(building):
+    (building / "plan.json").unlink()
+    done = sacscale("manifest", building)
+    assert done.returncode == 0, done.stderr
+    assert (building / "MANIFEST.sha256").is_file() and (building / "manifest.json").is_file()
+
+
+def test_a_complete_set_without_evaluations_is_hashed(tmp_path):
+    """Evaluation may be off (the plan does not say): a set without any evaluation is not
+    held to them; the pipeline's manifest made again over a complete set goes on."""
+    root = copy_committed_set(tmp_path, SET)
+    shutil.rmtree(root / "eval")
+    done = sacscale("manifest", root)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_set_marked_finished_too_early_is_named_with_the_way_out(building):
+    """The state the early manifest left: the pipeline's next job is refused, and says why."""
+    (building / "MANIFEST.sha256").write_text("")
+    output = building / "metrics" / f"{LAST}.json"
+    done = sacscale("analyze-run", building / "runs" / "shared_r1_n1_pool7", "--output", output)
+    one_line(done, f"argument --output: {output} is inside results/{SET}, a finished run set (it has "
+                   f"results/{SET}/MANIFEST.sha256); but that set is not complete (no summary.csv, summary.json, "
+                   f"runs/{LAST}/run.json and 2 more): its MANIFEST.sha256 and manifest.json were written before "
+                   "the set was complete: remove both, then run the pipeline again")
+    assert not output.exists()

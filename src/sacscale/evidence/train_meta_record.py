@@ -24,6 +24,7 @@
   `config.log_every`): each rank's event files, one a sitting (log_cadence).
 - `config.num_envs`, `config.trace`, `sittings[].config.trace`: each phase time within its
   interval (phase_bounds), and the tags a sitting's events must hold (required_tags).
+- the events' `Episode/*` values against what the trainer can log (episode_values).
 
 Each is compared only where both sides are recorded; a current set (strict) must record
 every option its trainer has."""
@@ -37,6 +38,7 @@ from pathlib import Path
 from sacscale.analysis.events import EventFileError, merge_event_parts, read_run_files
 from sacscale.evidence.binding import first_record_time, run_event_files
 from sacscale.evidence.copied_events import copied_rank_problems
+from sacscale.evidence.episode_values import episode_value_problems
 from sacscale.evidence.learner_start import first_learner_log, first_update_why
 from sacscale.evidence.log_cadence import sitting_problems
 from sacscale.evidence.logged_tags import learner_start_problems
@@ -289,4 +291,5 @@ def train_meta_problems(run_dir: Path, name: str, meta: dict, run: dict, args, r
         problems += rank_count_problems(name, meta, run_dir) + copied_rank_problems(name, events, meta.get("config"))
         problems += sitting_problems(name, meta, run, files) + learner_log_problems(name, meta, files)
         problems += phase_time_problems(name, meta, files) + required_tag_problems(name, meta, files, strict)
+        problems += episode_value_problems(name, meta, files)
     return problems

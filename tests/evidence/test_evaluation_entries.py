@@ -60,9 +60,11 @@ _FOUND_OUT = {
     "null_error_with_samples": (lambda e: e["rms_error"].update(lin_vel_xy=None), "per_command.forward_0.5.rms_error."
                                 "lin_vel_xy: null, but samples counted: evaluate stores null only where samples is 0"),
     "negative_rms": (lambda e: e["rms_error"].update(yaw_rate=-0.5), "per_command.forward_0.5.rms_error.yaw_rate: "
-                     "-0.5: not a number in 0..inf, as evaluate writes it"),
+                     "-0.5: not a number >= 0, as evaluate writes it"),
     "tracking_past_1": (lambda e: e["normalised_tracking"].update(yaw_rate=1.25), "per_command.forward_0.5."
                         "normalised_tracking.yaw_rate: 1.25: not a number in 0..1, as evaluate writes it"),
+    "velocity_not_a_number": (lambda e: e["mean_achieved"].__setitem__(0, "fast"), "per_command.forward_0.5."
+                              "mean_achieved.0: fast: not a finite number, as evaluate writes it"),
     "number_with_no_sample": (lambda e: e.update(samples=0), "per_command.forward_0.5.mean_achieved.1: "
                               "-0.8911505482262778, but samples 0: with no scored step evaluate stores null"),
 }

@@ -79,8 +79,14 @@ def _value_problem(where: str, value, counted: bool, low: float, high: float) ->
     if value is None:
         return f"{where}: null, but samples counted: evaluate stores null only where samples is 0"
     if not (_number(value) and low <= value <= high):
-        return f"{where}: {str(value)[:20]}: not a number in {low:g}..{high:g}, as evaluate writes it"
+        return f"{where}: {str(value)[:20]}: not {_range_words(low, high)}, as evaluate writes it"
     return None
+
+
+def _range_words(low: float, high: float) -> str:
+    if math.isinf(high):
+        return "a finite number" if math.isinf(low) else f"a number >= {low:g}"
+    return f"a number in {low:g}..{high:g}"
 
 
 def _score_problems(where: str, entry: dict) -> list[str]:

@@ -2,13 +2,15 @@
 writes it: `overall` (and the stand-still baseline's) is its per-command scores pooled
 (sacscale.eval.pooling), every command of `protocol.commands` has `envs_per_command`
 episodes and they make `num_envs`, and `protocol.actions` is how actions are drawn at
-`protocol.noise_scale`. Fields an older record lacks are not compared."""
+`protocol.noise_scale`. Each per_command entry against itself and the protocol:
+sacscale.evidence.eval_entries. Fields an older record lacks are not compared."""
 
 from __future__ import annotations
 
 import math
 
 from sacscale.eval.pooling import actions_label, pooled_overall
+from sacscale.evidence.eval_entries import entry_problems
 from sacscale.evidence.result import deep_differences, same_value
 
 
@@ -66,5 +68,5 @@ def _actions_problems(rel: str, protocol: dict) -> list[str]:
 
 def evaluation_problems(rel: str, ev: dict) -> list[str]:
     """The record's summary and protocol fields against its own parts."""
-    return (_protocol_problems(rel, ev) + _pooling_problems(rel, "", ev)
+    return (_protocol_problems(rel, ev) + entry_problems(rel, ev) + _pooling_problems(rel, "", ev)
             + _pooling_problems(rel, "baseline_stand_still.", ev.get("baseline_stand_still")))

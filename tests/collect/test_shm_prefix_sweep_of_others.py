@@ -48,3 +48,14 @@ def test_a_prefix_holding_glob_characters_matches_itself_only(shm_dir):
     near.write_bytes(b"x")
     assert shm.unlink_prefix("sacscale_1_abcde?_r0") == []
     assert near.exists()
+
+
+def test_one_ranks_prefix_leaves_another_ranks_blocks(shm_dir):
+    """Rank 1's end must not take rank 10's block (its name begins as rank 1's does); the
+    job's prefix takes every rank's."""
+    job = "sacscale_1_abcdef"
+    rank1, rank10 = block_name(f"{job}_r1", "slots"), block_name(f"{job}_r10", "slots")
+    for name in (rank1, rank10):
+        (shm_dir / name).write_bytes(b"x")
+    assert shm.unlink_prefix(f"{job}_r1") == [rank1]
+    assert shm.unlink_prefix(job) == [rank10]

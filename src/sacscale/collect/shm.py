@@ -324,8 +324,8 @@ def _rebuild_pipe(cls, r, w):
 
 
 _NAME = re.compile(r"^sacscale_(\d+)_[0-9a-f]{6}_")
-# the end of a block's name: its kind and the random part _new_file gives it
-_BLOCK = re.compile(r"_(?:slots|weights)_[0-9a-f]{16}$")
+# a block's name after its job's prefix: the rank's part, its kind and the random part _new_file gives it
+_BLOCK = re.compile(r"(?:_r\d+)?_(?:slots|weights)_[0-9a-f]{16}")
 
 
 def clean_stale(directory: str = SHM_DIR) -> list[str]:
@@ -364,14 +364,18 @@ def _ours(path: str) -> bool:
         return False
 
 
-def _our_block(path: str) -> bool:
-    """A regular file of this user named as this module names its blocks: another user can
-    watch /dev/shm, learn a run's prefix and put a file of hers under it."""
+def _our_block(path: str, prefix: str) -> bool:
+    """A regular file of this user named as this module names the blocks of `prefix` (a job's
+    or one rank's: rank 1's is not rank 10's): another user can watch /dev/shm, learn a run's
+    prefix and put a file of hers under it."""
+    name = os.path.basename(path)
+    if not (name.startswith(prefix) and _BLOCK.fullmatch(name[len(prefix):])):
+        return False
     try:
         st = os.lstat(path)
     except OSError:
         return False
-    return stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and bool(_BLOCK.search(os.path.basename(path)))
+    return stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid()
 
 
 def _unlink(paths) -> list[str]:
@@ -389,4 +393,4 @@ def _unlink(paths) -> list[str]:
 def unlink_prefix(prefix: str) -> list[str]:
     """Remove this user's blocks in /dev/shm whose name starts with `prefix` (a block whose
     creator was killed between creating and unlinking it); nothing else there."""
-    return _unlink(p for p in glob.glob(os.path.join(SHM_DIR, f"{glob.escape(prefix)}*")) if _our_block(p))
+    return _unlink(p for p in glob.glob(os.path.join(SHM_DIR, f"{glob.escape(prefix)}*")) if _our_block(p, prefix))

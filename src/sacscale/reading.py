@@ -106,12 +106,20 @@ def open_record(path: str | os.PathLike, within: str | os.PathLike | None = None
     return os.fdopen(open_regular(path, within), "rb")
 
 
+_PIECE = 1 << 20
+
+
 def read_limited(path: str | os.PathLike, limit: int = RECORD_LIMIT,
                  within: str | os.PathLike | None = None) -> bytes:
     """The bytes of `path`, refused (TooLarge) past `limit` without reading the rest; opened
     as open_regular does (NotRegularFile for a link, a FIFO, ...)."""
+    chunks, total = [], 0
     with os.fdopen(open_regular(path, within), "rb") as fh:
-        data = fh.read(limit + 1)
+        # in pieces: one read of limit + 1 bytes asks for that much memory for the smallest record
+        while total <= limit and (chunk := fh.read(min(_PIECE, limit + 1 - total))):
+            chunks.append(chunk)
+            total += len(chunk)
+    data = b"".join(chunks)
     if len(data) > limit:
         raise TooLarge(f"larger than {limit >> 20} MB, far more than a record of this project holds")
     return data

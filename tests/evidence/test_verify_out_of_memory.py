@@ -3,6 +3,9 @@ naming nothing and dropping every finding made before. Now a run whose events ca
 held is named and the other runs still checked; a cross-check that runs out of memory is
 named with where it stopped, and what came before it kept."""
 
+import subprocess
+import sys
+
 from sacscale.cli import main
 from sacscale.evidence import verify as verify_module
 from sacscale.evidence.verify import verify
@@ -40,3 +43,29 @@ def test_a_cross_check_out_of_memory_is_named_and_earlier_findings_kept(work, mo
     assert "verify ran out of memory in " in err  # the last of sacscale's functions it was in
     assert ": the set holds more values than this machine's memory holds at once; the checks after it were not done" \
         in err
+
+
+def test_out_of_memory_before_the_cross_checks_keeps_what_the_hashes_found(work, monkeypatch):
+    (work / "summary.csv").write_text((work / "summary.csv").read_text() + "\n")
+
+    def short_of_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(verify_module, "check_coverage", short_of_memory)
+    result = verify(work)
+    assert any(p.startswith("changed: summary.csv") for p in result.problems()), result.problems()
+    assert any("verify ran out of memory in " in p for p in result.problems()), result.problems()
+
+
+def test_a_small_record_is_read_in_little_memory(tmp_path):
+    """Reading a record of a few bytes asked for its whole limit (64 MB) at once, so verify ran
+    out of memory on the smallest JSON under a memory limit the records fit in many times."""
+    record = tmp_path / "r.json"
+    record.write_text('{"a": 1}')
+    code = ("import resource, sys\n"
+            "from sacscale.reading import read_limited\n"
+            "size = next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmSize'))\n"
+            "resource.setrlimit(resource.RLIMIT_AS, ((size + 24 * 1024) * 1024,) * 2)\n"
+            "print(read_limited(sys.argv[1]).decode())\n")
+    done = subprocess.run([sys.executable, "-c", code, str(record)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == '{"a": 1}', done.stderr

@@ -302,7 +302,10 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
     # while its report (the video among it) is still being written
     reports = None if report_pending else reports_dir(root)
     before = identities(root, reports, manifest)
-    _check_contents(root, manifest, result, recompute, report_pending, redraw_figures)
+    try:
+        _check_contents(root, manifest, result, recompute, report_pending, redraw_figures)
+    except MemoryError as exc:  # what the checks before it found is kept
+        result.structure.append(_out_of_memory(exc))
     # every check has read what it reads: a file swapped or written meanwhile voids them all
     result.changed_while_read += changed_between(before, identities(root, reports, manifest))
     return result
@@ -347,7 +350,5 @@ def _check_contents(root: Path, manifest: Path, result: Verification, recompute:
         result.structure.append(str(exc))
     except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
         result.structure.append(_unexpected(exc))
-    except MemoryError as exc:  # what the checks before it found is kept
-        result.structure.append(_out_of_memory(exc))
     if not report_pending:  # the pipeline's own verification is the one that writes verify.json
         result.derived += verify_json_problems(root, result, scope.report_page_of(root)[0] in PAGE_FORMATS_WRITTEN)

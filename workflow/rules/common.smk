@@ -14,7 +14,7 @@ from snakemake.logging import logger as snakemake_logger
 from snakemake.settings.enums import Quietness
 
 from sacscale.pipeline import runplan
-from sacscale.pipeline.set_folders import check_log_names, check_set_folders, file_error_line, open_new_log
+from sacscale.pipeline.set_folders import check_folder_shapes, check_set_folders, file_error_line, open_new_log
 
 
 # The profile's quiet terminal (`quiet: [..., progress]`): the scheduler's two lines before
@@ -110,9 +110,16 @@ BENCH = f"benchmarks/{PLAN.run_set}"
 # The set's folders, judged before the first job: Snakemake writes outputs and benchmarks there by
 # path, and every rule's `> {LOGS}/X.log` redirection follows a link planted at the log's
 # name; only a folder of ours, closed to others, keeps them ours (sacscale.pipeline.set_folders).
+# Anything but a folder where the rules make one, or a folder at a log's or benchmark's name
+# (from the rules' own f"{LOGS}/..." and f"{BENCH}/..." paths), is refused before anything is made.
 try:
+    check_folder_shapes(
+        [RESULTS, REPORTS, LOGS, BENCH],
+        sorted(str(rules) for rules in Path(workflow.basedir, "workflow", "rules").glob("*.smk")),
+        {"LOGS": LOGS, "BENCH": BENCH},
+        PLAN.run_set,
+    )
     check_set_folders([RESULTS, REPORTS, LOGS, BENCH], PLAN.run_set)
-    check_log_names(LOGS, PLAN.run_set)
 except runplan.PlanError as exc:
     raise WorkflowError(f"config error: {exc}") from None
 # names this invocation's verify benchmark (workflow/rules/verify.smk)

@@ -20,13 +20,17 @@ judges them after; and it takes write for group and others out of this process's
 what Snakemake and the rules make inside them later (logs/<set>/train/, results/<set>/runs/)
 is closed to others too (the jobs inherit it; each job's own parse of the workflow does the
 same). A dry run (`snakemake -n`) makes the empty set folders too: they are ours, closed,
-and what the real run would make first.
+and what the real run would make first. Before all that, anything but a folder where the
+pipeline makes one, or a folder at a log's or benchmark's name, is refused (check_folder_shapes):
+Snakemake meets it only when a job writes there, after the jobs before it ran.
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
+import re
 from pathlib import Path
 from typing import TextIO
 
@@ -102,15 +106,46 @@ def open_new_log(path: str | os.PathLike) -> TextIO:
     return os.fdopen(fd, "w", encoding="utf-8")
 
 
-def check_log_names(folder: str, run_set: str) -> None:
-    """PlanError naming a folder that stands at a log's name in `folder` (`X.log`): the job
-    writing that log fails, and Snakemake's own report of the failure, which shows the
-    failed job's log, breaks on it (`--- Logging error ---` and two tracebacks)."""
-    for top, subfolders, _ in os.walk(folder):
-        for name in subfolders:
-            if name.endswith(".log"):
-                raise PlanError(f"run_set {run_set}: {printable(os.path.join(top, name))}: a folder stands "
-                                "at a log file's name; remove it (or move it away) and run again")
+def check_folder_shapes(set_folders: list[str], rule_files: list[str], roots: dict[str, str], run_set: str) -> None:
+    """PlanError naming the first name that stands in the way of what the rules write: anything
+    but a folder (a file, a FIFO, a link to one, a dangling link) at a set folder or at a folder
+    the rules write logs or benchmarks into, or a folder at a log or benchmark file's name.
+    Snakemake finds them only when a job makes or clears its files, after the jobs before it
+    ran, in a traceback. The rules' own paths say what is written where: each f"{NAME}/..." in
+    `rule_files` whose NAME is a key of `roots` (LOGS: logs/<set>; a last name without a dot
+    is a folder, a wildcard any name)."""
+    def refuse(path: str, problem: str) -> None:
+        raise PlanError(f"run_set {run_set}: {printable(path)}: {problem}; remove it (or move it away) "
+                        "and run again")
+
+    paths = _rule_paths(rule_files, roots)
+    files = {path: root for root, path in paths if "." in os.path.basename(path)}
+    folders = {path for _, path in paths if path not in files} | {os.path.dirname(path) for _, path in paths}
+    for folder in [*set_folders, *sorted(folders)]:
+        if os.path.lexists(folder) and not os.path.isdir(folder):
+            refuse(folder, "stands where the pipeline makes a folder and is not a folder")
+    for pattern, root in sorted(files.items()):
+        for found in sorted(glob.glob(pattern)):
+            if os.path.isdir(found):
+                refuse(found, f"a folder stands at a {_KINDS.get(root, 'written')} file's name")
+
+
+_KINDS = {"LOGS": "log", "BENCH": "benchmark"}  # the rules' names of the set's log and benchmark folders
+_RULE_PATH = re.compile(r"\{([A-Z]+)\}/([^\"'\s]+)")
+_WILDCARD = re.compile(r"\{+[^{}]*\}+")
+
+
+def _rule_paths(rule_files: list[str], roots: dict[str, str]) -> list[tuple[str, str]]:
+    """(NAME, path as a glob) of each f"{NAME}/..." path outside comments in `rule_files`
+    whose NAME is a key of `roots`, the path under that root (run set names hold no glob
+    character)."""
+    found = []
+    for rule_file in rule_files:
+        lines = Path(rule_file).read_text(encoding="utf-8").splitlines()
+        code = "\n".join(line for line in lines if not line.lstrip().startswith("#"))
+        found += [(name, f"{roots[name]}/{_WILDCARD.sub('*', path)}")
+                  for name, path in _RULE_PATH.findall(code) if name in roots]
+    return found
 
 
 def file_error_line(exc: OSError, path: str | os.PathLike) -> str:

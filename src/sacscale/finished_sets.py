@@ -73,15 +73,25 @@ SET_RECORDS = ("plan.json", "environment.json", "source.diff", "model.json", "co
 PLAN = "plan.json"
 
 
+class _UnreadablePlan(Exception):
+    """plan.json is there but is no JSON: the set is the pipeline's, half written or damaged."""
+
+
 def _planned_runs(results: Path) -> list[tuple[str, bool]] | None:
     """(run, evaluated) for each run plan.json names, in its order (the reference trainer's
-    runs are not evaluated); None where the set has no plan (a set made by hand) or one that
-    cannot be read (verify names that)."""
+    runs are not evaluated); None where the set has no plan (a set made by hand) or one of
+    another shape (an older set: verify names what it lacks). _UnreadablePlan where plan.json
+    cannot be read as JSON."""
+    if not os.path.lexists(results / PLAN):
+        return None
     try:
         plan = loads_record(read_limited(results / PLAN).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        raise _UnreadablePlan from None
+    try:
         configs = plan["run_configs"]
         return [(r["name"], (configs[r["config"]].get("trainer") or "sacscale") != "unilab") for r in plan["runs"]]
-    except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError):
+    except (KeyError, TypeError, AttributeError):
         return None
 
 
@@ -91,7 +101,10 @@ def missing_outputs(results: str | os.PathLike) -> list[str]:
     counted once the set has any (evaluation may be off, which the plan does not record).
     Empty for a complete set and for a set without a plan (benches made by hand)."""
     results = Path(results)
-    runs = _planned_runs(results)
+    try:
+        runs = _planned_runs(results)
+    except _UnreadablePlan:
+        return [f"{PLAN} that can be read (it is there, but not as JSON)"]
     if runs is None:
         return []
     evaluated = (results / "eval").is_dir() and any((results / "eval").glob("*.json"))

@@ -78,7 +78,7 @@ def test_a_length_past_the_task_episode_is_named():
 
 def test_a_return_past_the_task_reward_is_named(work):
     assert _named(work, 300, {"Episode/return": 1e6, "Episode/length": 5.0}) == [
-        "Episode/return 1e+06 at step 300: above 0.37 (the task's largest reward a step) x its Episode/length 5: "
+        "Episode/return 1000000 at step 300: above 0.37 (the task's largest reward a step) x its Episode/length 5: "
         "the trainer cannot log that"]
 
 
@@ -103,3 +103,9 @@ def test_a_resumed_sitting_counts_its_steps_from_its_start():
 
 def test_a_legitimate_set_names_no_episode_value(work):
     assert not [r for r in verify(work).records if "Episode/" in r and "cannot log" in r]
+
+
+def test_a_value_just_past_its_bound_is_shown_past_it():
+    """A fall rate of 1.0000001 read `1` in the line that called it out of [0, 1]."""
+    series = {"Episode/fall_rate": [Scalar(10, 1000.0, 1.0000001)]}
+    assert file_problems(series, 0)[0].startswith("Episode/fall_rate 1.0000001 at step 10")

@@ -89,3 +89,12 @@ def test_a_set_marked_finished_too_early_is_named_with_the_way_out(building):
                    f"runs/{LAST}/run.json and 2 more): its MANIFEST.sha256 and manifest.json were written before "
                    "the set was complete: remove both, then run the pipeline again")
     assert not output.exists()
+
+
+def test_a_set_whose_plan_cannot_be_read_is_not_taken_for_one_made_by_hand(building):
+    """A half-written plan.json made the half-built set look made by hand, and hashed."""
+    (building / "plan.json").write_text('{"run_configs": 1')
+    done = sacscale("manifest", building)
+    one_line(done, f"{building}: a run set the pipeline has not finished: no plan.json that can be read (it is "
+                   "there, but not as JSON), which its plan.json promises")
+    assert not (building / "MANIFEST.sha256").exists()

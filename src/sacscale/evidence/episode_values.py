@@ -46,18 +46,18 @@ def _step_problems(step: int, values: dict[str, float], from_iteration: int) -> 
     problems = []
     rate = values.get("Episode/fall_rate")
     if rate is not None and not 0.0 <= rate <= 1.0:
-        problems.append(f"Episode/fall_rate {rate:g} at step {step}: a share of the ended episodes, in [0, 1]")
+        problems.append(f"Episode/fall_rate {rate:.9g} at step {step}: a share of the ended episodes, in [0, 1]")
     length = values.get("Episode/length")
     cap = min(TaskConfig.episode_length, step - from_iteration)
     if length is not None and not 1.0 <= length <= max(cap, 1):
         why = (f"the task's episode_length is {TaskConfig.episode_length}" if cap == TaskConfig.episode_length
                else f"the sitting's envs have stepped {step - from_iteration} time(s) since iteration {from_iteration}")
-        problems.append(f"Episode/length {length:g} at step {step}: an episode lasts 1 step or more, and {why}")
+        problems.append(f"Episode/length {length:.9g} at step {step}: an episode lasts 1 step or more, and {why}")
     ret = values.get("Episode/return")
     if ret is not None and length is not None and 1.0 <= length and \
             not ret <= reward_ceiling() * length * (1 + RETURN_SLACK):
-        problems.append(f"Episode/return {ret:g} at step {step}: above {reward_ceiling():g} (the task's largest "
-                        f"reward a step) x its Episode/length {length:g}")
+        problems.append(f"Episode/return {ret:.9g} at step {step}: above {reward_ceiling():g} (the task's largest "
+                        f"reward a step) x its Episode/length {length:.9g}")
     return problems
 
 

@@ -3,6 +3,7 @@
 # Usage: README.md and docs/pipeline.md; the config keys with their defaults:
 # docs/config.md; the stages and their records: docs/architecture.md.
 import os
+import sys
 
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
@@ -23,9 +24,12 @@ except runplan.PlanError as exc:
 
 
 # Config files parsed again, strictly (duplicate keys, YAML alias bombs), and every value
-# bounded, finite and free of control characters, before the schema walks them.
+# bounded, finite and free of control characters, before the schema walks them; they and
+# the profiles Snakemake read (sys.argv is Snakemake's) are refused where another user
+# could have written them or swapped one of theirs in.
 try:
     runplan.check_config(workflow.configfiles, config)
+    runplan.check_profiles(sys.argv[1:], workflow.main_snakefile)
 except runplan.PlanError as exc:
     raise WorkflowError(f"config error: {exc}") from None
 

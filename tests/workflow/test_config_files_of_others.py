@@ -88,3 +88,61 @@ def test_the_workflow_end_to_end_shows_the_name_escaped(workflow_dir, tmp_path):
     assert proc.returncode == 1, out
     assert f"config error: config file {tmp_path}/{SHOWN}: schedule: holds a control character" in out
     assert "\x1b" not in out and "\x07" not in out
+
+
+# A file of ours in a folder another user may rename entries in: she swapped hers in while
+# Snakemake read it and ours back for the check (3 tries in 10 took her values).
+SWAP = "another user could swap a file of theirs in at its name while Snakemake read it"
+
+
+def test_a_config_file_in_a_folder_others_may_write_in_is_refused(tmp_path):
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(0o777)
+    path = config_file(folder)
+    with pytest.raises(PlanError) as caught:
+        check_config([path], {})
+    assert str(caught.value) == (
+        f"config file {path}: lies in {folder}, which is writable by other users without the sticky bit "
+        f"(mode 0777): {SWAP}; a config file is taken as this user's own instructions (and run as code with "
+        "__use_yte__): use a copy of your own, in a folder only you (or root) can change")
+
+
+def test_a_config_file_below_such_a_folder_names_both(tmp_path):
+    (tmp_path / "shared" / "mine").mkdir(parents=True)
+    (tmp_path / "shared").chmod(0o777)
+    path = config_file(tmp_path / "shared" / "mine")
+    with pytest.raises(PlanError, match=rf"^config file {path}: lies in {path.parent}, inside {tmp_path}/shared, "
+                                        r"which is writable by other users without the sticky bit"):
+        check_config([path], {})
+
+
+def test_a_link_of_ours_to_a_config_file_in_such_a_folder_is_refused(tmp_path):
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared").chmod(0o777)
+    target = config_file(tmp_path / "shared")
+    link = tmp_path / "link.yaml"
+    link.symlink_to(target)
+    with pytest.raises(PlanError, match=rf"^config file {link}: lies in {tmp_path}/shared, which is writable"):
+        check_config([link], {})
+
+
+def test_a_config_file_of_ours_in_a_sticky_folder_passes(tmp_path):
+    folder = tmp_path / "sticky"
+    folder.mkdir()
+    folder.chmod(0o1777)  # as /tmp: only a file's owner (or root) may rename it
+    check_config([config_file(folder)], {"iterations": 24})
+
+
+@as_root
+def test_a_configfile_of_ours_in_a_folder_of_another_user_is_refused_before_the_plan(workflow_dir, tmp_path):
+    folder = tmp_path / "theirs"
+    folder.mkdir()
+    ours = config_file(folder, text="run_set: ours\n")
+    os.chown(folder, THEIRS, THEIRS)
+    proc = snakemake(workflow_dir, "-n", "--cores", "1", "--configfile", str(ours))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert (f"config error: config file {ours}: lies in {folder}, which belongs to uid {THEIRS}, another user: "
+            f"{SWAP}") in out
+    assert "sacscale: preset" not in out and "Traceback" not in out

@@ -4,7 +4,9 @@ The schema (workflow/schemas/config.schema.yaml) checks shapes; what it cannot s
 checked here, first, so that a bad file is one line naming it and the key:
 
 * a config file another user owns or may write is refused: Snakemake has already taken it
-  as this user's own (with `__use_yte__`, run its expressions as this user's code);
+  as this user's own (with `__use_yte__`, run its expressions as this user's code); so is
+  one in a folder where another user may rename entries (its own, or one above it): they
+  could swap a file of theirs in at its name while Snakemake read it, and back after;
 * a config file is read with a size limit, as UTF-8, and parsed again here (Snakemake has
   already loaded it, but silently keeps the last of two equal keys and expands YAML
   aliases, which can make a few hundred bytes stand for a billion values that the schema
@@ -32,7 +34,7 @@ from pathlib import Path
 
 import yaml
 
-from sacscale.atomic import others_can_write_file, refuse_foreign_links
+from sacscale.atomic import others_can_write_file, refuse_foreign_links, swappable_by_others
 from sacscale.report.text import BLANK_LETTERS
 from sacscale.usage import printable
 
@@ -213,17 +215,39 @@ def check_file(path: str | os.PathLike, what: str = "config file"):
     return data
 
 
-def refuse_others_file(path: str | os.PathLike, what: str = "config file") -> None:
-    """ConfigError if another user owns the file or may change it: Snakemake has read it as
-    this user's own instructions (and, with `__use_yte__`, run its expressions as code)."""
+def refuse_others_file(path: str | os.PathLike, what: str = "config file",
+                       taken_as: str = "a config file is taken as this user's own instructions (and run as "
+                                       "code with __use_yte__)") -> None:
+    """ConfigError if another user owns the file or may change it, or may rename entries in
+    its folder or one above it (then they could have swapped a file of theirs in while
+    Snakemake read it, and ours back for this check): Snakemake has read it as this user's
+    own instructions. `taken_as` says why that matters, for the message."""
     try:
         problem = others_can_write_file(os.stat(path), os.fspath(path))
+        in_folder = None if problem else _swappable_folder(path)
     except OSError:
         return  # read_text names it
     if problem:
-        raise ConfigError(f"{what} {_named(path)}: {problem}; a config file is taken as this user's own "
-                          "instructions (and run as code with __use_yte__): use a copy of your own, closed "
+        raise ConfigError(f"{what} {_named(path)}: {problem}; {taken_as}: use a copy of your own, closed "
                           "to others (chmod go-w)")
+    if in_folder:
+        raise ConfigError(f"{what} {_named(path)}: lies in {in_folder}: another user could swap a file "
+                          f"of theirs in at its name while Snakemake read it; {taken_as}: use a copy of "
+                          "your own, in a folder only you (or root) can change")
+
+
+def _swappable_folder(path: str | os.PathLike) -> str | None:
+    """Where another user may rename entries on the way to the file `path` (as written, and
+    where links lead), as "FOLDER, which WHY" for a message; None where no one else may.
+    A sticky folder such as /tmp passes: there only a file's owner may rename it."""
+    written = os.path.dirname(os.path.abspath(path))
+    for folder in dict.fromkeys((written, os.path.dirname(os.path.realpath(path)))):
+        found = swappable_by_others(folder)
+        if found:
+            above, why = found
+            inside = "" if above is None else f", inside {_named(above)}"
+            return f"{_named(folder)}{inside}, which {why}"
+    return None
 
 
 def check_files(paths: Iterable[str | os.PathLike]) -> None:

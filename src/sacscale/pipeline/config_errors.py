@@ -9,6 +9,7 @@ from jsonschema.exceptions import ValidationError
 
 from sacscale.pipeline.config_check import ConfigError, check_files, check_list_lengths, check_values
 from sacscale.pipeline.plan_values import PlanError
+from sacscale.pipeline.profile_check import check_profiles as _check_profiles
 
 
 def check_config(paths, config: dict) -> None:
@@ -19,6 +20,15 @@ def check_config(paths, config: dict) -> None:
         check_list_lengths(config)  # first, quickly: a file with a huge list is not parsed again
         check_files(paths)
         check_values(config)
+    except ConfigError as exc:
+        raise PlanError(str(exc)) from None
+
+
+def check_profiles(argv: list[str], snakefile) -> None:
+    """PlanError naming a Snakemake profile file used (the workflow profile, `--profile`,
+    `$SNAKEMAKE_PROFILE`) that another user could have written or swapped in."""
+    try:
+        _check_profiles(argv, snakefile)
     except ConfigError as exc:
         raise PlanError(str(exc)) from None
 

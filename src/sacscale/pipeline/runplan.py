@@ -29,6 +29,7 @@ from __future__ import annotations
 #   config_errors  the config's problems as one line each
 from sacscale.pipeline.config_errors import (
     check_config,
+    check_profiles,
     check_state_folder,
     config_error_line,
     config_error_message,
@@ -72,7 +73,7 @@ from sacscale.pipeline.run_commands import (
 __all__ = [
     "CPU_LIST", "DEVICES", "ENV_NAME", "HYDRA_KEY", "NAME", "PIPELINE_OWNED", "REFERENCE_OWNED", "RUN_FIELDS",
     "SCHEDULES", "TRAINERS", "Host", "Plan", "PlanError", "Run", "RunConfig", "check_config", "check_override",
-    "check_reference_override", "check_state_folder", "check_trainer_values", "config_error_line",
+    "check_profiles", "check_reference_override", "check_state_folder", "check_trainer_values", "config_error_line",
     "config_error_message", "describe_run", "left_out_of_order", "reference_command", "repeat_order", "resolve",
     "resolved_run", "run_environment", "train_command", "visible_cuda_devices", "work_folder",
 ]

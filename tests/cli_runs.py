@@ -7,13 +7,21 @@ import subprocess
 import sys
 from pathlib import Path
 
+from sacscale.finished_sets import PIPELINE_SET
+
 REPO = Path(__file__).resolve().parents[1]
 SET = "h200x1_shared_short"
 
 
-def sacscale(*argv, cwd=None):
+def sacscale(*argv, cwd=None, pipeline_set=None):
+    """The CLI as a user runs it; with `pipeline_set`, as the pipeline's job building that set
+    runs it (the workflow names the set in the jobs' environment, and only its jobs write
+    into a planned set that is not finished)."""
+    env = {k: v for k, v in os.environ.items() if k != PIPELINE_SET}
+    if pipeline_set is not None:
+        env[PIPELINE_SET] = pipeline_set
     return subprocess.run([sys.executable, "-m", "sacscale.cli", *map(str, argv)], capture_output=True, text=True,
-                          timeout=120, cwd=cwd)
+                          timeout=120, cwd=cwd, env=env)
 
 
 def other_users_link(link: Path, target: Path, uid: int = 1001) -> Path:

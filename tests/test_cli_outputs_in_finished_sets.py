@@ -74,10 +74,10 @@ def test_before_the_manifest_the_pipeline_writes_the_sets_files(finished):
     (finished / "MANIFEST.sha256").unlink()
     metrics = finished / "metrics" / f"{RUN}.json"
     metrics.unlink()
-    done = sacscale("analyze-run", finished / "runs" / RUN, "--output", metrics)
+    done = sacscale("analyze-run", finished / "runs" / RUN, "--output", metrics, pipeline_set=SET)
     assert done.returncode == 0, done.stderr
     done = sacscale("aggregate", *sorted((finished / "metrics").glob("*.json")), "--csv", finished / "summary.csv",
-                    "--json", finished / "summary.json")
+                    "--json", finished / "summary.json", pipeline_set=SET)
     assert done.returncode == 0, done.stderr
 
 
@@ -185,5 +185,6 @@ def test_train_into_a_set_being_made_is_judged_by_the_trainer_alone(finished):
     manifest: the set's folder is not refused; the trainer's own check of a value is reached."""
     (finished / "MANIFEST.sha256").unlink()
     (finished / "runs" / ".new.partial").mkdir()  # record-run makes its work folder before its trainer starts
-    done = sacscale(*TRAIN, "--log-dir", finished / "runs" / ".new.partial", "--checkpoint-every", "-1")
+    done = sacscale(*TRAIN, "--log-dir", finished / "runs" / ".new.partial", "--checkpoint-every", "-1",
+                    pipeline_set=SET)
     one_line(done, "sacscale train: error: --checkpoint-every must be >= 0")

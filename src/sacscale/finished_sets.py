@@ -71,6 +71,9 @@ def described(holder: Path) -> str:
 SET_RECORDS = ("plan.json", "environment.json", "source.diff", "model.json", "correctness.json",
                "summary.csv", "summary.json")
 PLAN = "plan.json"
+# names the run set a pipeline builds, set by the workflow (workflow/rules/common.smk) and
+# inherited by its jobs' commands: theirs are the writes into that planned, unfinished set
+PIPELINE_SET = "SACSCALE_PIPELINE_SET"
 
 
 class _UnreadablePlan(Exception):

@@ -1,6 +1,7 @@
 # Helpers of the pipeline: the resolved plan (preset + config), the run list and paths.
 # The logic lives in the package (sacscale.pipeline.runplan); this file only wires it to rules.
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -13,6 +14,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger as snakemake_logger
 from snakemake.settings.enums import Quietness
 
+from sacscale.finished_sets import PIPELINE_SET
 from sacscale.pipeline import runplan
 from sacscale.pipeline.set_folders import check_folder_shapes, check_set_folders, file_error_line, open_new_log
 
@@ -126,6 +128,10 @@ except runplan.PlanError as exc:
 VERIFY_STAMP = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
 RUN_NAMES = [r.name for r in PLAN.runs]
 DEVIATIONS = "docs/deviations.md"
+
+# Marks this workflow's jobs (each inherits it, a SLURM job's Snakemake sets it again): only
+# their commands write into the planned, unfinished set (sacscale.commands._finished_sets)
+os.environ[PIPELINE_SET] = PLAN.run_set
 
 
 wildcard_constraints:

@@ -16,7 +16,16 @@ import argparse
 import os
 from pathlib import Path
 
-from sacscale.finished_sets import MANIFEST, described, made_early, own_manifest, set_folder, spellings
+from sacscale.finished_sets import (
+    MANIFEST,
+    PIPELINE_SET,
+    PLAN,
+    described,
+    made_early,
+    own_manifest,
+    set_folder,
+    spellings,
+)
 
 VERIFICATION = "verify.json"
 
@@ -86,6 +95,27 @@ def _verification_problem(args: argparse.Namespace, value, results: Path) -> str
     return None
 
 
+def _own_plan(results: Path) -> bool:
+    """Whether `results` is this user's folder holding a plan (plan.json)."""
+    try:
+        return os.stat(results).st_uid == os.geteuid() and (results / PLAN).is_file()
+    except OSError:
+        return False
+
+
+def _planned_set_problem(value, holder: Path, results: Path) -> str | None:
+    """A set with a plan and no manifest is being built by the pipeline, whose jobs write
+    its files (their environment names the set: PIPELINE_SET). A hand command's output there
+    replaced one of the pipeline's (an evaluation under another protocol, which the set then
+    failed to verify on, every rerun alike) or was hashed into its manifest as if the
+    pipeline's. A set without a plan (a bench made by hand) is the user's; another user's set
+    is refused as their folder is (sacscale.atomic.others_can_swap)."""
+    if not _own_plan(results) or os.environ.get(PIPELINE_SET) == holder.name:
+        return None
+    return (f"{value} is inside {holder.parent.name}/{holder.name}, a run set the pipeline plans and has not "
+            "finished: the pipeline writes it (run snakemake to finish the set), or write it elsewhere")
+
+
 def finished_set_problem(command: str, args: argparse.Namespace, option: str, value: str | os.PathLike,
                          names_folder: bool) -> str | None:
     """Why `command`'s output `option` `value` may not be written: it lies in results/<set>/ or
@@ -101,7 +131,10 @@ def finished_set_problem(command: str, args: argparse.Namespace, option: str, va
             continue
         results = holder.parent.parent / "results" / holder.name
         if not own_manifest(results / MANIFEST):
-            continue  # a set being made: the pipeline writes its files
+            problem = _planned_set_problem(value, holder, results)
+            if problem:
+                return problem
+            continue  # a set being made by the pipeline's own job, or a set made by hand
         finished = f"{value} is inside {described(holder)}"
         early = made_early(results)
         if early:  # a manifest made by hand mid-build: the pipeline's next write is refused until it goes

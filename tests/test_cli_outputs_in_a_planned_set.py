@@ -1,0 +1,98 @@
+"""Outputs written by hand into a set the pipeline is building. Before: `evaluate --output
+results/S/eval/R.json` (another --seconds), `analyze-run --output results/S/metrics/R.json`
+and `prepare-model --output-dir results/S/model --json results/S/model.json` run by hand
+while the pipeline built S replaced its outputs, exit 0; the manifest hashed them, and the
+set then failed its verification on every rerun (or verified with a hand-made model cost).
+Now an output inside a set with a plan and no manifest is refused, exit 2, nothing written,
+unless the command is one of the pipeline's jobs for that set (its environment names the
+set); a set without a plan (made by hand) is the user's."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli_runs import SET, one_line, sacscale
+
+sys.path.insert(0, str(Path(__file__).parent / "evidence"))
+from set_copies import copy_committed_set  # noqa: E402
+
+RUN = "shared_r1_n1_pool7"
+FAST = ["--envs-per-command", "1", "--seconds", "1.5", "--settle-s", "0.5", "--threads", "1"]
+
+
+@pytest.fixture
+def planned(tmp_path):
+    """A copy of a set as the pipeline leaves it before its manifest: plan.json, no manifest."""
+    results = copy_committed_set(tmp_path, SET)
+    (results / "MANIFEST.sha256").unlink()
+    (results / "manifest.json").unlink()
+    return results
+
+
+def _says(option, output, folder="results"):
+    return (f"argument {option}: {output} is inside {folder}/{SET}, a run set the pipeline plans and has not "
+            "finished: the pipeline writes it (run snakemake to finish the set), or write it elsewhere")
+
+
+def _evaluate(results):
+    return ["evaluate", results / "runs" / RUN / "checkpoints" / "final.pt", "--model",
+            results / "model" / "g1_walk_flat.mjb", "--output", results / "eval" / f"{RUN}.json", *FAST]
+
+
+def _analyze(results):
+    return ["analyze-run", results / "runs" / RUN, "--output", results / "metrics" / f"{RUN}.json"]
+
+
+def _prepare(results):
+    return ["prepare-model", "--output-dir", results / "model", "--json", results / "model.json",
+            "--num-envs", "2", "--steps", "1"]
+
+
+def _contents(results):
+    return {p: p.read_bytes() for p in sorted(results.parent.parent.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("argv, option, name", [
+    (_evaluate, "--output", f"eval/{RUN}.json"),
+    (_analyze, "--output", f"metrics/{RUN}.json"),
+    (_prepare, "--output-dir", "model"),
+])
+def test_a_hand_command_into_a_planned_unfinished_set_is_refused(planned, argv, option, name):
+    before = _contents(planned)
+    one_line(sacscale(*argv(planned)), _says(option, planned / name))
+    assert _contents(planned) == before
+
+
+def test_an_output_in_the_sets_report_folder_is_refused(planned, tmp_path):
+    output = planned.parent.parent / "reports" / SET / "summary.json"
+    done = sacscale("aggregate", *sorted((planned / "metrics").glob("*.json")), "--csv", tmp_path / "s.csv",
+                    "--json", output)
+    one_line(done, _says("--json", output, "reports"))
+    assert not output.exists() and not (tmp_path / "s.csv").exists()
+
+
+def test_the_pipeline_of_another_set_is_refused_too(planned):
+    before = _contents(planned)
+    one_line(sacscale(*_analyze(planned), pipeline_set="other"), _says("--output", planned / f"metrics/{RUN}.json"))
+    assert _contents(planned) == before
+
+
+@pytest.mark.parametrize("argv, written", [
+    (_evaluate, f"eval/{RUN}.json"),
+    (_analyze, f"metrics/{RUN}.json"),
+    (_prepare, "model.json"),
+])
+def test_the_pipelines_own_job_writes_there(planned, argv, written):
+    (planned / written).unlink()
+    done = sacscale(*argv(planned), pipeline_set=SET)
+    assert done.returncode == 0, done.stderr
+    assert (planned / written).is_file()
+
+
+def test_a_set_without_a_plan_is_the_users(planned):
+    (planned / "plan.json").unlink()
+    (planned / "metrics" / f"{RUN}.json").unlink()
+    done = sacscale(*_analyze(planned))
+    assert done.returncode == 0, done.stderr
+    assert (planned / "metrics" / f"{RUN}.json").is_file()

@@ -4,6 +4,7 @@ and reports/S side by side), for tests that change a set and verify it."""
 import atexit
 import json
 import shutil
+import struct
 import tempfile
 from pathlib import Path
 
@@ -83,6 +84,19 @@ def remake_manifest(root: Path) -> None:
     as a forger could: `sacscale manifest` refuses a planned set with an output missing, which
     some of these copies lack on purpose for verify to name."""
     manifest.write(root, root / "MANIFEST.sha256", root / "manifest.json")
+
+
+def event_records(path: Path) -> list:
+    """The events of an uncompressed event file, one per TFRecord (length, its CRC, the
+    event, its CRC), for tests that rewrite a run's own events."""
+    from tensorboard.compat.proto import event_pb2
+
+    data, events, at = path.read_bytes(), [], 0
+    while at < len(data):
+        (length,) = struct.unpack("<Q", data[at:at + 8])
+        events.append(event_pb2.Event.FromString(data[at + 12:at + 12 + length]))
+        at += 12 + length + 4
+    return events
 
 
 def edit_record(root: Path, rel: str, edit) -> None:

@@ -3,10 +3,9 @@ Values written into a run's own event file at a logged step, with its derived fi
 again, passed verify: a return of 1,000,000 in a 5-step episode, a negative length, a fall
 rate of 7."""
 
-import struct
 from pathlib import Path
 
-from set_copies import remake_manifest
+from set_copies import event_records, remake_manifest
 
 from sacscale.analysis.events import Scalar
 from sacscale.evidence.episode_values import episode_value_problems, file_problems, reward_ceiling
@@ -16,24 +15,13 @@ from sacscale.task.walk_rules import TaskConfig
 RUN = "runs/shared_r1_n1_pool7"
 
 
-def _events(path: Path) -> list:
-    from tensorboard.compat.proto import event_pb2
-
-    data, events, at = path.read_bytes(), [], 0
-    while at < len(data):
-        (length,) = struct.unpack("<Q", data[at:at + 8])
-        events.append(event_pb2.Event.FromString(data[at + 12:at + 12 + length]))
-        at += 12 + length + 4
-    return events
-
-
 def _rewrite(root: Path, step: int, values: dict[str, float]) -> str:
     """The run's rank-0 episode values at `step` replaced (same step and wall time), written
     with TensorBoard's own record writer, the manifest made again; the file's name."""
     from tensorboard.summary.writer.record_writer import RecordWriter
 
     (path,) = (root / RUN / "tb/rank0").glob("events.out.tfevents.*")
-    events = _events(path)
+    events = event_records(path)
     for event in events:
         for value in event.summary.value if event.step == step else ():
             if value.tag in values:

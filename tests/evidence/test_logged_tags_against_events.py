@@ -9,7 +9,7 @@ import json
 import struct
 from pathlib import Path
 
-from set_copies import copy_committed_set, remake_manifest
+from set_copies import copy_committed_set, event_records, remake_manifest
 
 from sacscale.analysis.events import Scalar
 from sacscale.evidence.log_cadence import sitting_problems
@@ -18,17 +18,6 @@ from sacscale.evidence.verify import verify
 
 SET = "h200x1_shared_short"
 RUN = "runs/shared_r1_n1_pool7"
-
-
-def _events(path: Path) -> list:
-    from tensorboard.compat.proto import event_pb2
-
-    data, events, at = path.read_bytes(), [], 0
-    while at < len(data):
-        (length,) = struct.unpack("<Q", data[at:at + 8])
-        events.append(event_pb2.Event.FromString(data[at + 12:at + 12 + length]))
-        at += 12 + length + 4
-    return events
 
 
 def _write(path: Path, events: list) -> None:
@@ -54,7 +43,7 @@ def _tags(event) -> set[str]:
 def test_a_logged_step_given_twice_is_named(tmp_path):
     root = copy_committed_set(tmp_path, SET)
     path = _rank0_file(root)
-    events = _events(path)
+    events = event_records(path)
     copies = []
     for event in (e for e in events if e.step == 300 and _tags(e)):
         copy = type(event).FromString(event.SerializeToString())
@@ -73,7 +62,7 @@ def test_a_logged_step_given_twice_is_named(tmp_path):
 def test_a_tag_dropped_at_a_logged_step_is_named(tmp_path):
     root = copy_committed_set(tmp_path, SET)
     path = _rank0_file(root)
-    _write(path, [e for e in _events(path) if not (e.step == 300 and _tags(e) == {"Episode/return"})])
+    _write(path, [e for e in event_records(path) if not (e.step == 300 and _tags(e) == {"Episode/return"})])
     remake_manifest(root)
     records = verify(root).records
     assert ("shared_r1_n1_pool7: tb/rank0 has no Episode/return at step 300, where it logs Perf/rank_env_steps and "
@@ -83,7 +72,7 @@ def test_a_tag_dropped_at_a_logged_step_is_named(tmp_path):
 def test_a_deleted_logged_step_is_named(tmp_path):
     root = copy_committed_set(tmp_path, SET)
     path = _rank0_file(root)
-    _write(path, [e for e in _events(path) if e.step != 200 or not _tags(e)])
+    _write(path, [e for e in event_records(path) if e.step != 200 or not _tags(e)])
     remake_manifest(root)
     records = verify(root).records
     assert ("shared_r1_n1_pool7: tb/rank0 events log Perf/rank_env_steps every 10 iterations (at 10, 20, 30, 40, "

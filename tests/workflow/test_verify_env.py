@@ -200,3 +200,23 @@ def test_the_g1_files_can_come_from_a_folder_copy(tmp_path, monkeypatch):
     monkeypatch.setattr(g1_model, "ASSET_PACKAGE", "no_such_asset_package_here")
     with pytest.raises(ImportError, match="no_such_asset_package_here is not installed here.*SACSCALE_G1_ASSETS"):
         g1_model.asset_dir()
+
+
+def test_a_set_folder_whose_name_git_quotes_leaves_the_code_clean(tmp_path):
+    """`git status --porcelain` quotes a name with a byte past ASCII (`"results/caf\\303\\251/"`):
+    the quote hid the folder's `results`, and a set named so made the checkout dirty."""
+    from sacscale.pipeline.environment import git_state
+
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "a.py").write_text("x = 1\n")
+    (repo / "results" / "committed").mkdir(parents=True)  # results/ tracked: git lists the new set's folder
+    (repo / "results" / "committed" / "plan.json").write_text("{}")
+    subprocess.run([*git, "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run([*git, "-C", str(repo), "commit", "-qm", "base"], check=True)
+    (repo / "results" / "café").mkdir()
+    (repo / "results" / "café" / "plan.json").write_text("{}")
+    state = git_state(repo)
+    assert state["changed_files"] == ['"results/caf\\303\\251/"'] and state["dirty"] is False

@@ -285,8 +285,8 @@ def _out_of_memory(exc: MemoryError) -> str:
     """Where a cross-check ran out of memory (a set of more values than the machine holds)."""
     ours = [f for f in traceback.extract_tb(exc.__traceback__) if f"{os.sep}sacscale{os.sep}" in f.filename]
     where = f" in {Path(ours[-1].filename).stem}.{ours[-1].name}" if ours else ""
-    return (f"verify ran out of memory{where}: the set holds more values than this machine's memory holds "
-            "at once; the checks after it were not done")
+    return (f"verify ran out of memory{where}: the set holds more values than this machine's memory holds at "
+            "once, or the machine has too little memory left for verify itself; the checks after it were not done")
 
 
 def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool = True,

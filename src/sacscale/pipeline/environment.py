@@ -117,7 +117,8 @@ def git_state(path: Path) -> dict:
     changed = [line[3:] for line in (status or "").splitlines() if line.strip()]
     # "dirty" means the code differs from the commit, as the stored diff does: the run set's
     # own outputs (results/<set>/ appears before verify_env runs) do not make a clean checkout dirty
-    code_changed = [name for name in changed if name.split("/", 1)[0] not in NOT_SOURCE]
+    # (git quotes a name holding a byte past ASCII: `"results/caf\303\251/"`)
+    code_changed = [name for name in changed if name.lstrip('"').split("/", 1)[0] not in NOT_SOURCE]
     return {
         "path": top,
         "repository": True,

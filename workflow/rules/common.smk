@@ -112,13 +112,14 @@ BENCH = f"benchmarks/{PLAN.run_set}"
 # The set's folders, judged before the first job: Snakemake writes outputs and benchmarks there by
 # path, and every rule's `> {LOGS}/X.log` redirection follows a link planted at the log's
 # name; only a folder of ours, closed to others, keeps them ours (sacscale.pipeline.set_folders).
-# Anything but a folder where the rules make one, or a folder at a log's or benchmark's name
-# (from the rules' own f"{LOGS}/..." and f"{BENCH}/..." paths), is refused before anything is made.
+# Anything but a folder where the rules make one, or a folder at a file's name they write (from
+# the rules' own f"{LOGS}/...", f"{BENCH}/...", f"{REPORTS}/..." and results("...") paths), is
+# refused before anything is made.
 try:
     check_folder_shapes(
         [RESULTS, REPORTS, LOGS, BENCH],
         sorted(str(rules) for rules in Path(workflow.basedir, "workflow", "rules").glob("*.smk")),
-        {"LOGS": LOGS, "BENCH": BENCH},
+        {"LOGS": LOGS, "BENCH": BENCH, "RESULTS": RESULTS, "REPORTS": REPORTS},
         PLAN.run_set,
     )
     check_set_folders([RESULTS, REPORTS, LOGS, BENCH], PLAN.run_set)

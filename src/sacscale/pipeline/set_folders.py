@@ -111,9 +111,10 @@ def check_folder_shapes(set_folders: list[str], rule_files: list[str], roots: di
     but a folder (a file, a FIFO, a link to one, a dangling link) at a set folder or at a folder
     the rules write logs or benchmarks into, or a folder at a log or benchmark file's name.
     Snakemake finds them only when a job makes or clears its files, after the jobs before it
-    ran, in a traceback. The rules' own paths say what is written where: each f"{NAME}/..." in
-    `rule_files` whose NAME is a key of `roots` (LOGS: logs/<set>; a last name without a dot
-    is a folder, a wildcard any name)."""
+    ran, in a traceback. The rules' own paths say what is written where: each f"{NAME}/..." or
+    name("...") (the rules' helper `results(path)` for RESULTS) in `rule_files` whose NAME is
+    a key of `roots` (LOGS: logs/<set>; a last name without a dot is a folder, a wildcard any
+    name)."""
     def refuse(path: str, problem: str) -> None:
         raise PlanError(f"run_set {run_set}: {printable(path)}: {problem}; remove it (or move it away) "
                         "and run again")
@@ -130,21 +131,23 @@ def check_folder_shapes(set_folders: list[str], rule_files: list[str], roots: di
                 refuse(found, f"a folder stands at a {_KINDS.get(root, 'written')} file's name")
 
 
-_KINDS = {"LOGS": "log", "BENCH": "benchmark"}  # the rules' names of the set's log and benchmark folders
-_RULE_PATH = re.compile(r"\{([A-Z]+)\}/([^\"'\s]+)")
+# the rules' names of the set's folders: what a file written there is
+_KINDS = {"LOGS": "log", "BENCH": "benchmark", "RESULTS": "result", "REPORTS": "report"}
+_RULE_PATH = re.compile(r"\{([A-Z]+)\}/([\w{][^\"'\s]*)")
+_HELPER_PATH = re.compile(r"\b([a-z]+)\(f?[\"']([\w{][^\"'\s]*)[\"']\)")  # results("model.json")
 _WILDCARD = re.compile(r"\{+[^{}]*\}+")
 
 
 def _rule_paths(rule_files: list[str], roots: dict[str, str]) -> list[tuple[str, str]]:
-    """(NAME, path as a glob) of each f"{NAME}/..." path outside comments in `rule_files`
-    whose NAME is a key of `roots`, the path under that root (run set names hold no glob
-    character)."""
+    """(NAME, path as a glob) of each f"{NAME}/..." or name("...") path outside comments in
+    `rule_files` whose NAME (the helper's name in capitals) is a key of `roots`, the path
+    under that root (run set names hold no glob character)."""
     found = []
     for rule_file in rule_files:
         lines = Path(rule_file).read_text(encoding="utf-8").splitlines()
         code = "\n".join(line for line in lines if not line.lstrip().startswith("#"))
-        found += [(name, f"{roots[name]}/{_WILDCARD.sub('*', path)}")
-                  for name, path in _RULE_PATH.findall(code) if name in roots]
+        named = _RULE_PATH.findall(code) + [(helper.upper(), path) for helper, path in _HELPER_PATH.findall(code)]
+        found += [(name, f"{roots[name]}/{_WILDCARD.sub('*', path)}") for name, path in named if name in roots]
     return found
 
 

@@ -146,3 +146,45 @@ def test_a_configfile_of_ours_in_a_folder_of_another_user_is_refused_before_the_
     assert (f"config error: config file {ours}: lies in {folder}, which belongs to uid {THEIRS}, another user: "
             f"{SWAP}") in out
     assert "sacscale: preset" not in out and "Traceback" not in out
+
+
+def chain(tmp_path, hop_folder):
+    """link.yaml -> HOP_FOLDER/hop.yaml -> mine/real.yaml: two links of ours, the file ours in
+    a folder of ours; only the hop's folder may be another user's."""
+    (tmp_path / "mine").mkdir()
+    real = config_file(tmp_path / "mine", name="real.yaml")
+    hop = hop_folder / "hop.yaml"
+    hop.symlink_to(real)
+    link = tmp_path / "link.yaml"
+    link.symlink_to(hop)
+    return link
+
+
+def test_a_link_through_a_link_of_ours_in_such_a_folder_is_refused(tmp_path):
+    (tmp_path / "shared").mkdir()
+    link = chain(tmp_path, tmp_path / "shared")
+    (tmp_path / "shared").chmod(0o777)  # its owner's link there can be renamed over by others
+    with pytest.raises(PlanError, match=rf"^config file {link}: lies in {tmp_path}/shared, which is writable "
+                                        rf"by other users without the sticky bit \(mode 0777\): {SWAP}"):
+        check_config([link], {})
+
+
+def test_a_link_through_links_in_folders_of_ours_passes(tmp_path):
+    (tmp_path / "hops").mkdir()
+    check_config([chain(tmp_path, tmp_path / "hops")], {"iterations": 24})
+
+
+@as_root
+def test_a_configfile_through_a_link_of_ours_in_a_folder_of_another_user_is_refused_before_the_plan(
+        workflow_dir, tmp_path):
+    folder = tmp_path / "theirs"
+    folder.mkdir()
+    link = chain(tmp_path, folder)
+    (tmp_path / "mine" / "real.yaml").write_text("run_set: ours\n")
+    os.chown(folder, THEIRS, THEIRS)
+    proc = snakemake(workflow_dir, "-n", "--cores", "1", "--configfile", str(link))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert (f"config error: config file {link}: lies in {folder}, which belongs to uid {THEIRS}, another user: "
+            f"{SWAP}") in out
+    assert "sacscale: preset" not in out and "Traceback" not in out

@@ -61,6 +61,21 @@ def test_a_profile_in_a_folder_others_may_rename_entries_in_is_refused(tmp_path,
         "users without the sticky bit (mode 0777): another user could swap a file of theirs in"), caught.value
 
 
+def test_a_profile_file_through_a_link_of_ours_in_such_a_folder_is_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    real = profile(tmp_path / "p")
+    real.rename(tmp_path / "p" / "real.yaml")
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "pc.yaml").symlink_to(tmp_path / "p" / "real.yaml")
+    (tmp_path / "p" / "config.yaml").symlink_to(tmp_path / "shared" / "pc.yaml")
+    (tmp_path / "shared").chmod(0o777)  # others may rename their own link over ours there
+    with pytest.raises(PlanError) as caught:
+        check_profiles(["--profile", str(real.parent), "--workflow-profile", "none"], None)
+    assert str(caught.value).startswith(
+        f"Snakemake profile {real}: lies in {tmp_path / 'shared'}, which is writable by other users without the "
+        "sticky bit (mode 0777): another user could swap a file of theirs in"), caught.value
+
+
 def test_a_profile_of_ours_in_a_sticky_folder_passes(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "sticky").mkdir()

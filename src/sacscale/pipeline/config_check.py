@@ -238,16 +238,33 @@ def refuse_others_file(path: str | os.PathLike, what: str = "config file",
 
 def _swappable_folder(path: str | os.PathLike) -> str | None:
     """Where another user may rename entries on the way to the file `path` (as written, and
-    where links lead), as "FOLDER, which WHY" for a message; None where no one else may.
-    A sticky folder such as /tmp passes: there only a file's owner may rename it."""
-    written = os.path.dirname(os.path.abspath(path))
-    for folder in dict.fromkeys((written, os.path.dirname(os.path.realpath(path)))):
+    at each link it leads through), as "FOLDER, which WHY" for a message; None where no one
+    else may. A sticky folder such as /tmp passes: there only a file's owner may rename it."""
+    for folder in _hop_folders(path):
         found = swappable_by_others(folder)
         if found:
             above, why = found
             inside = "" if above is None else f", inside {_named(above)}"
             return f"{_named(folder)}{inside}, which {why}"
     return None
+
+
+def _hop_folders(path: str | os.PathLike) -> list[str]:
+    """The folder of `path` as written, of each link it leads through in turn, and of where
+    it resolves: a link of ours lying in a folder where another user may rename entries can
+    be swapped for one of theirs while Snakemake reads, as the file itself can."""
+    current = os.path.abspath(path)
+    folders = [os.path.dirname(current)]
+    for _ in range(_MAX_LINK_HOPS):
+        if not os.path.islink(current):
+            break
+        current = os.path.join(os.path.dirname(current), os.readlink(current))
+        folders.append(os.path.dirname(current))
+    folders.append(os.path.dirname(os.path.realpath(path)))
+    return list(dict.fromkeys(folders))
+
+
+_MAX_LINK_HOPS = 40  # the kernel's own limit on links followed in one lookup
 
 
 def check_files(paths: Iterable[str | os.PathLike]) -> None:

@@ -96,3 +96,62 @@ def test_a_set_without_a_plan_is_the_users(planned):
     done = sacscale(*_analyze(planned))
     assert done.returncode == 0, done.stderr
     assert (planned / "metrics" / f"{RUN}.json").is_file()
+
+
+@pytest.mark.parametrize("inside", ["reports/x.json", "runs/results/x.json", "eval/reports/S2/x.json"])
+def test_an_output_under_a_folder_of_the_set_named_like_a_set_folder_is_refused(planned, inside):
+    """results/S/reports/x.json lies in results/S: the inner reports/ (or results/) is the
+    set's own folder, not another set's. It was written, exit 0."""
+    output = planned / inside
+    before = _contents(planned)
+    one_line(sacscale(*_analyze(planned)[:2], "--output", output), _says("--output", output))
+    assert _contents(planned) == before and not output.parent.exists()
+
+
+def test_prepare_models_json_under_the_sets_reports_folder_is_refused(planned, tmp_path):
+    output = planned / "reports" / "model.json"
+    done = sacscale("prepare-model", "--output-dir", tmp_path / "m", "--json", output, "--num-envs", "2",
+                    "--steps", "1")
+    one_line(done, _says("--json", output))
+    assert not output.exists() and not (tmp_path / "m").exists()
+
+
+def test_a_report_folder_of_the_set_holding_a_results_folder_is_refused(planned):
+    output = planned.parent.parent / "reports" / SET / "figures" / "results" / "x.json"
+    done = sacscale(*_analyze(planned)[:2], "--output", output)
+    one_line(done, _says("--output", output, "reports"))
+    assert not output.exists()
+
+
+def _record_run(results, **folders):
+    """record-run as the pipeline's train rule gives it, each folder inside the set unless given."""
+    given = {"--run-dir": results / "runs" / "handrun", "--work-dir": results / "runs" / ".handrun.partial",
+             "--attic": results.parent / "attic", "--state-dir": results.parent / "state"} | folders
+    return ["record-run", *[str(w) for pair in given.items() for w in pair], "--timeout", "10", "--",
+            sys.executable, "-c", "pass"]
+
+
+@pytest.mark.parametrize("option, inside", [
+    ("--run-dir", "runs/handrun"),
+    ("--work-dir", f"runs/.{RUN}.partial"),
+    ("--attic", "attempts"),
+    ("--state-dir", "state"),
+])
+def test_record_run_by_hand_into_a_planned_set_is_refused(planned, tmp_path, option, inside):
+    """Its folders were not judged: the command ran, and a trainer's run would have been moved
+    into the planned set's runs/ (or set the pipeline's own work folder aside)."""
+    outside = {"--run-dir": tmp_path / "r", "--work-dir": tmp_path / ".r.partial", "--attic": tmp_path / "a",
+               "--state-dir": tmp_path / "s"}
+    before = _contents(planned)
+    done = sacscale(*_record_run(planned, **(outside | {option: planned / inside})))
+    one_line(done, _says(option, planned / inside))
+    assert _contents(planned) == before
+    assert not any(p.exists() for p in outside.values())
+
+
+def test_the_pipelines_own_record_run_is_not_refused_by_the_set(planned):
+    """Its job for the set passes the set's guard; the command itself then runs (and fails on
+    the trivial command's missing event file, which is record-run's own word)."""
+    done = sacscale(*_record_run(planned), pipeline_set=SET)
+    assert "a run set the pipeline plans" not in done.stderr
+    assert "Traceback" not in done.stderr

@@ -188,3 +188,22 @@ def test_train_into_a_set_being_made_is_judged_by_the_trainer_alone(finished):
     done = sacscale(*TRAIN, "--log-dir", finished / "runs" / ".new.partial", "--checkpoint-every", "-1",
                     pipeline_set=SET)
     one_line(done, "sacscale train: error: --checkpoint-every must be >= 0")
+
+
+@pytest.mark.parametrize("inside", ["results/{set}/reports/x.json", "results/{set}/runs/results/x.json",
+                                    "reports/{set}/figures/results/x.json"])
+def test_an_output_under_a_folder_of_a_finished_set_named_like_a_set_folder_is_refused(finished, inside):
+    """results/S/reports/x.json lies in the finished results/S, not in a set `x.json`: it was
+    written, exit 0, and verify then named it (`extra: reports/x.json`)."""
+    output = finished.parent.parent / inside.format(set=SET)
+    done = sacscale("analyze-run", finished / "runs" / RUN, "--output", output)
+    one_line(done, f"argument --output: {output} is inside {inside.split('/')[0]}/{SET}, a finished run set")
+    assert not output.exists()
+
+
+def test_record_run_into_a_finished_set_is_refused(finished, tmp_path):
+    run_dir = finished / "runs" / "handrun"
+    done = sacscale("record-run", "--run-dir", run_dir, "--work-dir", tmp_path / ".w.partial", "--attic",
+                    tmp_path / "a", "--timeout", "10", "--", sys.executable, "-c", "pass")
+    one_line(done, _says("--run-dir", run_dir, finished))
+    assert not run_dir.exists() and not (tmp_path / ".w.partial").exists()

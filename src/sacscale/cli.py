@@ -20,6 +20,7 @@ from sacscale import __version__
 from sacscale.atomic import file_kind, others_can_swap, output_name, refuse_special
 from sacscale.commands import BadInput
 from sacscale.commands._finished_sets import finished_set_problem
+from sacscale.finished_sets import set_folders
 from sacscale.commands._output_lock import foreign_link_problem, link_loop_problem
 from sacscale.commands._system_outputs import reaches_the_system, system_output_refusal
 from sacscale.eval.gl_backend import GLBackendError, mujoco_gl_problem
@@ -271,8 +272,19 @@ def _tracked_under(path: Path) -> int:
     return listed.stdout.count(b"\0") if listed.returncode == 0 else 0
 
 
-# where committed run sets live: their files are evidence
-_EVIDENCE_FOLDERS = ("results", "reports")
+# record-run's folders (the run's, its work folder, its attic, its learning state's): not
+# outputs the other checks judge (record-run judges them itself), but written into a run set
+# as any output is, so held to the committed, finished and planned sets' rules
+_RECORD_RUN_FOLDERS = ("run_dir", "work_dir", "attic", "state_dir")
+
+
+def _set_writes(parser: argparse.ArgumentParser, args: argparse.Namespace):
+    """_given_outputs and record-run's folders: what may land in a run set."""
+    yield from _given_outputs(parser, args)
+    for action in parser._actions:
+        value = getattr(args, action.dest, None)
+        if action.dest in _RECORD_RUN_FOLDERS and action.option_strings and value:
+            yield action.option_strings[0], value, True
 
 
 def _given_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace):
@@ -374,13 +386,13 @@ def _refuse_committed_outputs(parser: argparse.ArgumentParser, args: argparse.Na
     (another set's summary.csv, MANIFEST.sha256, verify.json, report folder) was written over
     it; nor is a new file added to such a set (verify then names it as extra). Other
     committed files (a figure of docs/ drawn again) are the developer's to replace."""
-    for option, value, _ in _given_outputs(parser, args):
+    for option, value, _ in _set_writes(parser, args):
         try:  # the folder resolved, the name not: an output that is a link is replaced, not written through
             where = Path(value).parent.resolve() / Path(value).name
         except (OSError, RuntimeError):  # a link loop: the command names it
             continue
-        # results/<set> or reports/<set> that holds it
-        run_set = next((f for f in (where, *where.parents) if f.parent.name in _EVIDENCE_FOLDERS), None)
+        # the outermost results/<set> or reports/<set> that holds it: results/S/reports/x is in S
+        run_set = next(iter(set_folders(where)), None)
         if run_set is None:
             continue
         if _tracked_under(where):
@@ -395,7 +407,7 @@ def _refuse_committed_outputs(parser: argparse.ArgumentParser, args: argparse.Na
 def _refuse_finished_set_outputs(name: str, parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """An output inside a finished run set's evidence (its manifest made) is refused, whatever
     the command (sacscale.commands._finished_sets)."""
-    for option, value, folder in _given_outputs(parser, args):
+    for option, value, folder in _set_writes(parser, args):
         problem = finished_set_problem(name, args, option, value, folder)
         if problem:
             parser.error(f"argument {option}: {problem}")

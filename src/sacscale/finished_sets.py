@@ -31,8 +31,15 @@ def spellings(value: str | os.PathLike, names_folder: bool) -> list[Path]:
 
 
 def set_folder(where: Path) -> Path | None:
-    """results/<set> or reports/<set> that holds `where` (or is it)."""
+    """results/<set> or reports/<set> that holds `where` (or is it), the innermost."""
     return next((f for f in (where, *where.parents) if f.parent.name in SET_FOLDERS), None)
+
+
+def set_folders(where: Path) -> list[Path]:
+    """Every folder named like a set (its parent results/ or reports/) that holds `where` (or
+    is it), the outermost first: in results/S/reports/x.json the set is results/S, not
+    reports/x.json, and a folder of the set's own named results/ or reports/ does not hide it."""
+    return [f for f in reversed((where, *where.parents)) if f.parent.name in SET_FOLDERS]
 
 
 def own_manifest(manifest: Path) -> bool:
@@ -55,9 +62,9 @@ def finished_set_holding(folder: str | os.PathLike) -> Path | None:
     except (OSError, RuntimeError):
         return None
     for where in found:
-        holder = set_folder(where)
-        if holder is not None and own_manifest(holder.parent.parent / "results" / holder.name / MANIFEST):
-            return holder
+        for holder in set_folders(where):
+            if own_manifest(holder.parent.parent / "results" / holder.name / MANIFEST):
+                return holder
     return None
 
 

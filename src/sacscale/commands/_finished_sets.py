@@ -24,6 +24,7 @@ from sacscale.finished_sets import (
     made_early,
     own_manifest,
     set_folder,
+    set_folders,
     spellings,
 )
 
@@ -125,10 +126,7 @@ def finished_set_problem(command: str, args: argparse.Namespace, option: str, va
         written = spellings(value, names_folder)
     except (OSError, RuntimeError):  # a link loop: the command names it
         return None
-    for where in written:
-        holder = set_folder(where)
-        if holder is None:
-            continue
+    for where, holder in ((w, h) for w in written for h in set_folders(w)):
         results = holder.parent.parent / "results" / holder.name
         if not own_manifest(results / MANIFEST):
             problem = _planned_set_problem(value, holder, results)

@@ -8,11 +8,10 @@ cut x0.63 passed verify."""
 import io
 from pathlib import Path
 
-from set_copies import REPO, copy_committed_set, remake_manifest
+from set_copies import REPO, copy_committed_set, event_records, remake_manifest
 
 from sacscale.evidence import binding
 from sacscale.evidence.verify import verify
-from test_logged_tags_against_events import _events
 
 SET = "h200x1_shared_short"  # a set of the current evidence format
 RUN = "shared_r1_n1_pool7"
@@ -35,7 +34,7 @@ def _forged(tmp_path, first_time: float, cut: float = 0.632) -> list[str]:
     point's rates are cut (its interval stretched from 6.1 s to 9.7 s, past the 3.9 s between
     the file's creation and those events)."""
     root = copy_committed_set(tmp_path, SET)
-    events = _events(root / FILE)
+    events = event_records(root / FILE)
     events[0].wall_time = first_time
     first_step = min(e.step for e in events if e.HasField("summary"))
     for event in events:
@@ -75,7 +74,7 @@ def _copy(tmp_path) -> Path:
 
 def test_a_file_opened_by_another_event_is_named(tmp_path):
     path = _copy(tmp_path)
-    _write(path, _events(path)[1:])  # the file-version record dropped
+    _write(path, event_records(path)[1:])  # the file-version record dropped
     out = _checked(path, strict=True)
     assert len(out.problems) == 1 and out.problems[0].startswith(
         f"{RUN}: {FILE}: its first record is a summary event, not the file-version event"), out.problems
@@ -83,7 +82,7 @@ def test_a_file_opened_by_another_event_is_named(tmp_path):
 
 def test_a_record_a_second_late_is_named_and_one_in_its_second_is_not(tmp_path):
     path = _copy(tmp_path)
-    events = _events(path)
+    events = event_records(path)
     for wall_time, named in ((1796337489.0, False), (1796337490.49, False), (1796337490.5, True),
                              (1796337488.99, True)):
         events[0].wall_time = wall_time
@@ -93,7 +92,7 @@ def test_a_record_a_second_late_is_named_and_one_in_its_second_is_not(tmp_path):
 
 def test_an_older_sets_file_without_its_time_is_a_note(tmp_path):
     path = _copy(tmp_path)
-    events = _events(path)
+    events = event_records(path)
     events[0].wall_time = 0
     _write(path, events)
     out = _checked(path, strict=False)

@@ -19,7 +19,8 @@ _RANGES = {"rms_error": (0.0, math.inf), "normalised_tracking": (0.0, 1.0),
            "mean_achieved": (-math.inf, math.inf), "std_achieved": (0.0, math.inf)}
 
 
-def _count(value) -> bool:
+def is_count(value) -> bool:
+    """An integer >= 0 as evaluate records counts (not a bool, not a float)."""
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
@@ -30,7 +31,7 @@ def _number(value) -> bool:
 def _fallen(where: str, entry: dict) -> tuple[int | None, list[str]]:
     """How many of the entry's episodes fell (None where it does not say), and what is wrong."""
     rate, episodes = entry.get("fall_rate"), entry.get("episodes")
-    if "fall_rate" not in entry or not _count(episodes) or episodes == 0:
+    if "fall_rate" not in entry or not is_count(episodes) or episodes == 0:
         return None, []
     if not (_number(rate) and 0 <= rate <= 1):
         return None, [f"{where}fall_rate {str(rate)[:20]}: not a number in 0..1, the share of its episodes that "
@@ -46,7 +47,7 @@ def _scored_steps(protocol: dict) -> tuple[int, int, int] | None:
     """(steps, settle_steps, the steps an episode that did not fall is scored at), or None
     where the protocol does not hold them as evaluate records them."""
     steps, settle = protocol.get("steps"), protocol.get("settle_steps")
-    if not (_count(steps) and _count(settle)):
+    if not (is_count(steps) and is_count(settle)):
         return None
     return steps, settle, counted_steps(steps, settle)
 
@@ -55,7 +56,7 @@ def _samples_problems(where: str, entry: dict, fallen: int | None, scored) -> li
     samples, episodes = entry.get("samples"), entry.get("episodes")
     if "samples" not in entry:
         return []
-    if not _count(samples):
+    if not is_count(samples):
         return [f"{where}samples {str(samples)[:20]}: not a count of scored steps"]
     if fallen is None or scored is None:
         return []
@@ -91,7 +92,7 @@ def _range_words(low: float, high: float) -> str:
 
 def _score_problems(where: str, entry: dict) -> list[str]:
     """Errors, tracking means and achieved velocities: null exactly where no step was scored."""
-    if not _count(entry.get("samples")):
+    if not is_count(entry.get("samples")):
         return []
     counted = entry["samples"] > 0
     problems = []

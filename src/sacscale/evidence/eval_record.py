@@ -10,12 +10,8 @@ from __future__ import annotations
 import math
 
 from sacscale.eval.pooling import actions_label, pooled_overall
-from sacscale.evidence.eval_entries import entry_problems
+from sacscale.evidence.eval_entries import entry_problems, is_count
 from sacscale.evidence.result import deep_differences, same_value
-
-
-def _count(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _pooling_problems(rel: str, where: str, scores) -> list[str]:
@@ -39,13 +35,13 @@ def _protocol_problems(rel: str, ev: dict) -> list[str]:
     problems = []
     envs, total = protocol.get("envs_per_command"), protocol.get("num_envs")
     commands = protocol.get("commands")
-    if _count(envs) and _count(total) and isinstance(commands, dict) and envs * len(commands) != total:
+    if is_count(envs) and is_count(total) and isinstance(commands, dict) and envs * len(commands) != total:
         problems.append(f"{rel}: protocol.envs_per_command {envs} x {len(commands)} commands is "
                         f"{envs * len(commands)}, protocol.num_envs says {total}")
     if isinstance(commands, dict) and per_command is not None and list(per_command) != list(commands):
         problems.append(f"{rel}: per_command scores {len(per_command)} command(s), protocol.commands lists "
                         f"{len(commands)}: not the same commands in the same order")
-    if _count(envs) and per_command is not None:
+    if is_count(envs) and per_command is not None:
         other = sorted({str(s.get("episodes"))[:20] for s in per_command.values()
                         if isinstance(s, dict) and not same_value(s.get("episodes"), envs)})
         if other:

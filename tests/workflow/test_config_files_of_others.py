@@ -140,12 +140,7 @@ def test_a_configfile_of_ours_in_a_folder_of_another_user_is_refused_before_the_
     folder.mkdir()
     ours = config_file(folder, text="run_set: ours\n")
     os.chown(folder, THEIRS, THEIRS)
-    proc = snakemake(workflow_dir, "-n", "--cores", "1", "--configfile", str(ours))
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 1, out
-    assert (f"config error: config file {ours}: lies in {folder}, which belongs to uid {THEIRS}, another user: "
-            f"{SWAP}") in out
-    assert "sacscale: preset" not in out and "Traceback" not in out
+    _refused_as_in_their_folder(workflow_dir, ours, folder)
 
 
 def chain(tmp_path, hop_folder):
@@ -182,9 +177,14 @@ def test_a_configfile_through_a_link_of_ours_in_a_folder_of_another_user_is_refu
     link = chain(tmp_path, folder)
     (tmp_path / "mine" / "real.yaml").write_text("run_set: ours\n")
     os.chown(folder, THEIRS, THEIRS)
-    proc = snakemake(workflow_dir, "-n", "--cores", "1", "--configfile", str(link))
+    _refused_as_in_their_folder(workflow_dir, link, folder)
+
+
+def _refused_as_in_their_folder(workflow_dir, configfile, folder):
+    """A dry run with `configfile` ends before the plan, naming it and another user's `folder`."""
+    proc = snakemake(workflow_dir, "-n", "--cores", "1", "--configfile", str(configfile))
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
-    assert (f"config error: config file {link}: lies in {folder}, which belongs to uid {THEIRS}, another user: "
-            f"{SWAP}") in out
+    assert (f"config error: config file {configfile}: lies in {folder}, which belongs to uid {THEIRS}, another "
+            f"user: {SWAP}") in out
     assert "sacscale: preset" not in out and "Traceback" not in out

@@ -155,3 +155,39 @@ def test_the_pipelines_own_record_run_is_not_refused_by_the_set(planned):
     done = sacscale(*_record_run(planned), pipeline_set=SET)
     assert "a run set the pipeline plans" not in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def _kept_on_another_disk(planned, tmp_path, whole_results):
+    """The checkout's results/ (or only its results/S) moved to another folder and linked
+    back: the set's real path has no parent named results/."""
+    moved = tmp_path / "disk" / "store"
+    if whole_results:
+        moved.parent.mkdir()
+        planned.parent.rename(moved)
+        planned.parent.symlink_to(moved)
+        return moved / SET
+    moved.mkdir(parents=True)
+    planned.rename(moved / SET)
+    planned.symlink_to(moved / SET)
+    return moved / SET
+
+
+@pytest.mark.parametrize("whole_results", [True, False], ids=["results-linked", "set-linked"])
+def test_a_planned_set_written_by_its_real_path_on_another_disk_is_refused(planned, tmp_path, whole_results):
+    """Written by its real path, the set was not found (its folder's parent is not named
+    results/): the output was written into the planned set, exit 0."""
+    real = _kept_on_another_disk(planned, tmp_path, whole_results)
+    output = real / "metrics" / f"{RUN}.json"
+    before = _contents(real)
+    done = sacscale(*_analyze(real)[:2], "--output", output, cwd=planned.parent.parent)
+    one_line(done, _says("--output", output))
+    assert _contents(real) == before
+
+
+def test_a_finished_set_written_by_its_real_path_on_another_disk_is_refused(planned, tmp_path):
+    (planned / "MANIFEST.sha256").write_text("")
+    real = _kept_on_another_disk(planned, tmp_path, whole_results=True)
+    output = real / "x.json"
+    done = sacscale(*_analyze(real)[:2], "--output", output, cwd=planned.parent.parent)
+    one_line(done, f"argument --output: {output} is inside results/{SET}, a finished run set")
+    assert not output.exists()

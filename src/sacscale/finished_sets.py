@@ -24,10 +24,37 @@ def spellings(value: str | os.PathLike, names_folder: bool) -> list[Path]:
     """Where an output goes: as written (absolute, links kept: a set behind a `results` link to
     another disk is still results/<set>) and as the kernel reaches it (a folder it fills
     resolved whole; a file's folder resolved, not its name: an output that is a link is
-    replaced, not written through). A link loop raises OSError or RuntimeError."""
+    replaced, not written through), and by that real path as reached through this checkout's
+    results/ or reports/. A link loop raises OSError or RuntimeError."""
     path = Path(value)
     resolved = path.resolve() if names_folder else path.parent.resolve() / path.name
-    return list(dict.fromkeys([Path(os.path.abspath(path)), resolved]))
+    return list(dict.fromkeys([Path(os.path.abspath(path)), resolved, *_through_checkout(resolved)]))
+
+
+def _through_checkout(resolved: Path) -> list[Path]:
+    """`resolved` as reached through this checkout's results/ or reports/ (or a set folder in
+    them) where that is a link to another disk: written by its real path, the set folder's
+    parent is not named results/ and would name no set."""
+    found = []
+    for name in SET_FOLDERS:
+        top = Path(os.path.abspath(name))
+        for folder in (top, *_linked_entries(top)):
+            try:
+                real = folder.resolve()
+            except (OSError, RuntimeError):  # a link loop: whoever opens it names that
+                continue
+            if real != folder and resolved.is_relative_to(real):
+                found.append(folder / resolved.relative_to(real))
+    return found
+
+
+def _linked_entries(folder: Path) -> list[Path]:
+    """The entries of `folder` that are symbolic links (set folders kept on another disk)."""
+    try:
+        with os.scandir(folder) as entries:
+            return [folder / e.name for e in entries if e.is_symlink()]
+    except OSError:  # no such folder, or not one
+        return []
 
 
 def set_folder(where: Path) -> Path | None:

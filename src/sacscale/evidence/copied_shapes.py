@@ -250,22 +250,35 @@ WARP_HALF_DISTANCE = 0.09
 WARP_VALUES = 29
 
 
+def _least_of_speeds(before: np.ndarray, width: int) -> np.ndarray:
+    """At each of `width` positions, the least cost of the len(WARP_SPEEDS) before it."""
+    reached = before[:width].copy()
+    for shift in range(1, len(WARP_SPEEDS)):
+        np.minimum(reached, before[shift:shift + width], out=reached)
+    return reached
+
+
 def _path_cost(u: np.ndarray, v: np.ndarray) -> float:
     """The least mean squared distance of u's values from v's curve along a monotone path."""
     curve = np.interp(np.arange((len(v) - 1) * WARP_GRID + 1) / WARP_GRID, np.arange(len(v)), v)
     slowest, fastest = WARP_SPEEDS[-1], WARP_SPEEDS[0]
-    # the cost so far at each curve position, with `slowest` unreachable positions in front
+    # the cost so far at each curve position, with `slowest` unreachable positions in front; two
+    # buffers in turn, of which only the band a value reaches is written (and cleared after):
+    # a fresh full-length array for each value cost time as the square of the series' length
     cost = np.concatenate([np.full(slowest, np.inf), np.zeros(len(curve))])
+    spare = np.full(len(curve) + slowest, np.inf)
+    cost_band, spare_band = slice(0, len(cost)), slice(0, 0)
     for i, value in enumerate(u):
         low, high = max(0, (i - WARP_BAND) * WARP_GRID), min(len(curve), (i + WARP_BAND) * WARP_GRID + 1)
         if i:
-            before = cost[low:high + slowest - fastest]
-            reached = np.lib.stride_tricks.sliding_window_view(before, len(WARP_SPEEDS)).min(axis=1)
+            reached = _least_of_speeds(cost[low:high + slowest - fastest], high - low)
         else:
             reached = cost[low + slowest:high + slowest]
-        cost = np.full(len(curve) + slowest, np.inf)
-        cost[low + slowest:high + slowest] = reached + (value - curve[low:high]) ** 2
-    return float(cost.min()) / len(u)
+        band = slice(low + slowest, high + slowest)
+        spare[spare_band] = np.inf
+        spare[band] = reached + (value - curve[low:high]) ** 2
+        cost, spare, cost_band, spare_band = spare, cost, band, cost_band
+    return float(cost[cost_band].min()) / len(u)
 
 
 def warp_distance(u: np.ndarray, v: np.ndarray) -> float:

@@ -114,11 +114,12 @@ class _UnreadablePlan(Exception):
     """plan.json is there but is no JSON: the set is the pipeline's, half written or damaged."""
 
 
-def _planned_runs(results: Path) -> list[tuple[str, bool]] | None:
+def _planned_runs(results: Path) -> tuple[list[tuple[str, bool]], bool | None] | None:
     """(run, evaluated) for each run plan.json names, in its order (the reference trainer's
-    runs are not evaluated); None where the set has no plan (a set made by hand) or one of
-    another shape (an older set: verify names what it lacks). _UnreadablePlan where plan.json
-    cannot be read as JSON."""
+    runs are not evaluated), and whether the plan evaluates (its evaluation's `enabled`;
+    None where it does not say: a set planned before plan.json recorded it); None where the
+    set has no plan (a set made by hand) or one of another shape (an older set: verify names
+    what it lacks). _UnreadablePlan where plan.json cannot be read as JSON."""
     if not os.path.lexists(results / PLAN):
         return None
     try:
@@ -127,27 +128,33 @@ def _planned_runs(results: Path) -> list[tuple[str, bool]] | None:
         raise _UnreadablePlan from None
     try:
         configs = plan["run_configs"]
-        return [(r["name"], (configs[r["config"]].get("trainer") or "sacscale") != "unilab") for r in plan["runs"]]
+        runs = [(r["name"], (configs[r["config"]].get("trainer") or "sacscale") != "unilab") for r in plan["runs"]]
     except (KeyError, TypeError, AttributeError):
         return None
+    evaluation = plan.get("evaluation")
+    enabled = evaluation.get("enabled") if isinstance(evaluation, dict) else None
+    return runs, enabled if isinstance(enabled, bool) else None
 
 
 def missing_outputs(results: str | os.PathLike) -> list[str]:
     """The outputs the pipeline writes into results/<set> before its manifest that are not
     there yet: a set with a plan whose manifest would be made early. The evaluations are
-    counted once the set has any (evaluation may be off, which the plan does not record).
-    Empty for a complete set and for a set without a plan (benches made by hand)."""
+    counted where the plan says evaluation is on; where it does not say (a set planned
+    before it recorded that), once the set has any. Empty for a complete set and for a set
+    without a plan (benches made by hand)."""
     results = Path(results)
     try:
-        runs = _planned_runs(results)
+        planned = _planned_runs(results)
     except _UnreadablePlan:
         return [f"{PLAN} that can be read (it is there, but not as JSON)"]
-    if runs is None:
+    if planned is None:
         return []
-    evaluated = (results / "eval").is_dir() and any((results / "eval").glob("*.json"))
+    runs, evaluates = planned
+    if evaluates is None:
+        evaluates = (results / "eval").is_dir() and any((results / "eval").glob("*.json"))
     wanted = [name for name in SET_RECORDS if name != PLAN]
     for run, ours in runs:
-        wanted += [f"runs/{run}/run.json", f"metrics/{run}.json"] + ([f"eval/{run}.json"] if ours and evaluated else [])
+        wanted += [f"runs/{run}/run.json", f"metrics/{run}.json"] + ([f"eval/{run}.json"] if ours and evaluates else [])
     return [name for name in wanted if not (results / name).is_file()]
 
 

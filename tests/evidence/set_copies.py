@@ -68,13 +68,15 @@ def current_copy(tmp_path: Path, name: str) -> Path:
 
 
 def record_evaluation_size(root: Path) -> None:
-    """plan.json and environment.json's plan with `evaluation`, the size the set's
-    evaluations ran with (the default of its time, by its device)."""
+    """plan.json and environment.json's plan with `evaluation`, as planning now records it:
+    on (the set has its evaluations) and the size they ran with (the default of its time, by
+    its device)."""
     plan = json.loads((root / "plan.json").read_text())
     if "evaluation" in plan:
         return
-    evaluation = unrecorded_evaluation(plan)
-    assert evaluation is not None, "the plan's run configurations name no device"
+    size = unrecorded_evaluation(plan)
+    assert size is not None, "the plan's run configurations name no device"
+    evaluation = {"enabled": True, **size}
     (root / "plan.json").write_text(json.dumps({**plan, "evaluation": evaluation}, indent=1))
     edit_record(root, "environment.json", lambda env: env["plan"].update(evaluation=evaluation))
 

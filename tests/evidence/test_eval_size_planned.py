@@ -83,3 +83,17 @@ def test_a_stored_plan_without_the_size_is_the_same_plan_as_its_default(tmp_path
     assert plan_differences(stored, current) == []
     assert plan_differences(stored, {**current, "evaluation": {"envs_per_command": 16, "seconds": 20.0}}) \
         == ["evaluation"]
+
+
+def test_a_stored_plan_that_does_not_say_whether_it_evaluates_is_compared_on_the_size(tmp_path):
+    """Plans now record evaluation.enabled; a committed set's plan, made before, is still this
+    plan (read-only, verify, resume), and a size changed since is still a different one."""
+    stored = json.loads((copy_committed_set(tmp_path, "h200x1_shared_short") / "plan.json").read_text())
+    current = {**stored, "evaluation": {"enabled": True, "envs_per_command": 8, "seconds": 20.0}}
+    assert plan_differences(stored, current) == []
+    assert plan_differences({**stored, "evaluation": {"envs_per_command": 8, "seconds": 20.0}}, current) == []
+    assert plan_differences(stored, {**current, "evaluation": {"enabled": True, "envs_per_command": 16,
+                                                               "seconds": 20.0}}) == ["evaluation"]
+    # a plan that says is held to what it says
+    assert plan_differences({**stored, "evaluation": {**current["evaluation"], "enabled": False}}, current) \
+        == ["evaluation"]

@@ -7,6 +7,7 @@ outputs are missing is refused, exit 2, naming the first missing and leaving not
 without a plan (a bench made by hand), a complete set, or a manifest written outside the set
 go on. A set already marked finished too early is named so, with the way out."""
 
+import json
 import shutil
 from pathlib import Path
 
@@ -71,12 +72,46 @@ def test_a_set_made_by_hand_without_a_plan_is_hashed_as_it_is(building):
 
 
 def test_a_complete_set_without_evaluations_is_hashed(tmp_path):
-    """Evaluation may be off (the plan does not say): a set without any evaluation is not
-    held to them; the pipeline's manifest made again over a complete set goes on."""
+    """A plan made before plan.json recorded whether evaluation is on does not say: a set
+    without any evaluation is not held to them; the pipeline's manifest made again over a
+    complete set goes on."""
     root = copy_committed_set(tmp_path, SET)
     shutil.rmtree(root / "eval")
     done = sacscale("manifest", root)
     assert done.returncode == 0, done.stderr
+
+
+def _evaluation_planned(root: Path, enabled: bool) -> None:
+    """plan.json as planning now writes it: it says whether the pipeline evaluates."""
+    plan = json.loads((root / "plan.json").read_text())
+    plan["evaluation"] = {"enabled": enabled, "envs_per_command": 8, "seconds": 20.0}
+    (root / "plan.json").write_text(json.dumps(plan, indent=1))
+
+
+def test_a_set_whose_plan_evaluates_is_not_finished_without_its_evaluations(tmp_path):
+    """Every evaluation missing (the set after `snakemake --until aggregate`): hashed as
+    finished before, though the plan evaluates and the manifest rule waits for them."""
+    root = copy_committed_set(tmp_path, SET)
+    for name in ("MANIFEST.sha256", "manifest.json"):
+        (root / name).unlink()
+    shutil.rmtree(root / "eval")
+    _evaluation_planned(root, enabled=True)
+    before = _listing(root)
+    done = sacscale("manifest", root)
+    one_line(done, f"{root}: a run set the pipeline has not finished: no eval/shared_r1_n1_pool7.json, "
+                   "eval/shared_r1_n2_shared.json, eval/shared_r2_n2_shared.json and 1 more, which its plan.json "
+                   "promises before the manifest; the pipeline writes the manifest once the set is complete (run "
+                   "it again to finish the set); nothing was written")
+    assert _listing(root) == before
+
+
+def test_a_set_whose_plan_does_not_evaluate_is_hashed_without_evaluations(tmp_path):
+    root = copy_committed_set(tmp_path, SET)
+    shutil.rmtree(root / "eval")
+    _evaluation_planned(root, enabled=False)
+    done = sacscale("manifest", root)
+    assert done.returncode == 0, done.stderr
+    assert "eval/" not in (root / "MANIFEST.sha256").read_text()
 
 
 def test_a_set_marked_finished_too_early_is_named_with_the_way_out(building):

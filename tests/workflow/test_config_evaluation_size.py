@@ -1,4 +1,4 @@
-"""The evaluation's size resolved once at planning and recorded in plan.json (`evaluation`:
+"""The evaluation resolved once at planning and recorded in plan.json (`evaluation`: enabled,
 envs_per_command and seconds, from the config or the default by where the runs train), its
 config values refused at planning with one line naming the key, and a CPU set's evaluation
 held to the full protocol's size (4096 envs planned hours of simulation after every run)."""
@@ -27,18 +27,37 @@ def gpu_plan(evaluation=None):
                    PRESETS, H200_1)
 
 
+def evaluating(envs_per_command: int, seconds: float) -> dict:
+    """plan.json's evaluation of a plan that evaluates (the config's default)."""
+    return {"enabled": True, "envs_per_command": envs_per_command, "seconds": seconds}
+
+
 def test_the_default_size_by_device_is_in_the_plan():
-    assert cpu_plan().as_dict()["evaluation"] == {"envs_per_command": 1, "seconds": 2.0}
-    assert gpu_plan().as_dict()["evaluation"] == {"envs_per_command": 8, "seconds": 20.0}
-    assert cpu_plan({"envs_per_command": None, "seconds": None}).evaluation == {"envs_per_command": 1, "seconds": 2.0}
+    assert cpu_plan().as_dict()["evaluation"] == {"enabled": True, "envs_per_command": 1, "seconds": 2.0}
+    assert gpu_plan().as_dict()["evaluation"] == {"enabled": True, "envs_per_command": 8, "seconds": 20.0}
+    assert cpu_plan({"envs_per_command": None, "seconds": None}).evaluation == evaluating(1, 2.0)
 
 
 def test_the_configs_size_is_in_the_plan_and_is_what_evaluate_is_given():
     plan = gpu_plan({"envs_per_command": 4096, "seconds": 10})
-    assert plan.as_dict()["evaluation"] == {"envs_per_command": 4096, "seconds": 10.0}
+    assert plan.as_dict()["evaluation"] == {"enabled": True, "envs_per_command": 4096, "seconds": 10.0}
     assert evaluate_flags(plan.evaluation) == "--envs-per-command 4096 --seconds 10.0"
     # the seconds exactly as recorded: evaluate writes back what it was given
     assert evaluate_flags(cpu_plan({"seconds": 1.23456789}).evaluation) == "--envs-per-command 1 --seconds 1.23456789"
+
+
+def test_whether_the_pipeline_evaluates_is_in_the_plan():
+    """The set itself says whether its evaluations are among the outputs it owes: a manifest
+    made by hand before them is refused (sacscale.finished_sets.missing_outputs)."""
+    assert cpu_plan({"enabled": False}).as_dict()["evaluation"] == {"enabled": False, "envs_per_command": 1,
+                                                                    "seconds": 2.0}
+    assert gpu_plan({"enabled": True, "seconds": 10}).evaluation["enabled"] is True
+
+
+def test_the_workflow_evaluates_as_the_plan_records():
+    text = (ROOT / "workflow" / "rules" / "common.smk").read_text()
+    body = text[text.index("def all_evals():"):text.index("def video_outputs")]
+    assert 'PLAN.evaluation["enabled"]' in body and "config" not in body.split('"""')[-1]
 
 
 def test_the_workflow_reads_the_evaluation_from_the_plan():
@@ -58,6 +77,8 @@ def test_the_workflow_reads_the_evaluation_from_the_plan():
     ({"seconds": "20"}, "evaluation.seconds: '20' is not a finite number of seconds above 0"),
     ({"seconds": 21}, "evaluation.seconds 21: must give 1..1000 control steps (one episode, 20 s)"),
     ("big", "evaluation: 'big' is not a mapping (enabled, envs_per_command, seconds)"),
+    ({"enabled": "no"}, "evaluation.enabled: 'no' is not true or false"),
+    ({"enabled": 0}, "evaluation.enabled: 0 is not true or false"),
 ])
 def test_bad_values_are_refused_at_planning_naming_the_key(evaluation, message):
     with pytest.raises(PlanError) as info:
@@ -75,5 +96,5 @@ def test_a_cpu_set_is_refused_an_evaluation_of_hours():
 
 
 def test_a_cpu_set_may_run_the_full_protocol():
-    assert cpu_plan({"envs_per_command": 8, "seconds": 20}).evaluation == {"envs_per_command": 8, "seconds": 20.0}
-    assert cpu_plan({"envs_per_command": 16, "seconds": 10}).evaluation == {"envs_per_command": 16, "seconds": 10.0}
+    assert cpu_plan({"envs_per_command": 8, "seconds": 20}).evaluation == evaluating(8, 20.0)
+    assert cpu_plan({"envs_per_command": 16, "seconds": 10}).evaluation == evaluating(16, 10.0)

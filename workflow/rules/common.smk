@@ -168,9 +168,9 @@ def eval_json(run):
 
 
 def all_evals():
-    """Every run's evaluation, when evaluation is on (runs of ours: the reference trainer's
-    policies are not in our checkpoint format)."""
-    if not config.get("evaluation", {}).get("enabled", True):
+    """Every run's evaluation, when evaluation is on as plan.json records it (runs of ours:
+    the reference trainer's policies are not in our checkpoint format)."""
+    if not PLAN.evaluation["enabled"]:
         return []
     return [eval_json(r) for r in RUN_NAMES if r not in REFERENCE_RUNS]
 

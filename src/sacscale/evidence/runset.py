@@ -66,11 +66,19 @@ def comparable(plan: dict) -> dict:
 
 def plan_differences(stored: dict, current: dict) -> list[str]:
     """Top-level plan keys whose values differ (missing on one side included). A plan stored
-    before plan.json recorded the evaluation's size has the one its device then gave."""
+    before plan.json recorded the evaluation's size has the one its device then gave; one
+    stored before it recorded whether evaluation is on is compared on the size alone."""
     if isinstance(stored, dict) and "evaluation" not in stored and unrecorded_evaluation(stored) is not None:
         stored = {**stored, "evaluation": unrecorded_evaluation(stored)}
+    if isinstance(stored, dict) and _says_nothing_of_enabled(stored) and isinstance(current.get("evaluation"), dict):
+        current = {**current, "evaluation": {k: v for k, v in current["evaluation"].items() if k != "enabled"}}
     a, b = comparable(stored), comparable(current)
     return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+
+
+def _says_nothing_of_enabled(plan: dict) -> bool:
+    evaluation = plan.get("evaluation")
+    return isinstance(evaluation, dict) and "enabled" not in evaluation
 
 
 def _count_files(path: Path) -> int:

@@ -1,6 +1,7 @@
-"""The evaluation's size, resolved once at planning and recorded in plan.json: the envs per
-command and the seconds that `sacscale evaluate` runs every run's policy with (the config's
-`evaluation`, else a default by where the runs train)."""
+"""The evaluation, resolved once at planning and recorded in plan.json: whether the pipeline
+evaluates every run (the config's `evaluation.enabled`) and the envs per command and the
+seconds that `sacscale evaluate` runs every run's policy with (the config's `evaluation`,
+else a default by where the runs train)."""
 
 from __future__ import annotations
 
@@ -26,11 +27,13 @@ def on_gpu(run_configs: dict) -> bool:
 
 
 def resolve_evaluation(config: dict, run_configs: dict) -> dict:
-    """plan.json's `evaluation`: {"envs_per_command": N, "seconds": S}, each checked; a
-    PlanError names the key."""
+    """plan.json's `evaluation`: {"enabled": B, "envs_per_command": N, "seconds": S}, each
+    checked; a PlanError names the key. `enabled` is recorded so that the set itself says
+    whether its evaluations are among the outputs it owes (sacscale.finished_sets)."""
     given = config.get("evaluation") or {}
     if not isinstance(given, dict):
         raise PlanError(f"evaluation: {shown(given)} is not a mapping (enabled, envs_per_command, seconds)")
+    enabled = _enabled(given.get("enabled"))
     kind = "cuda" if on_gpu(run_configs) else "cpu"
     envs = _envs_per_command(given.get("envs_per_command"), DEFAULTS[kind][0])
     seconds = _seconds(given.get("seconds"), DEFAULTS[kind][1])
@@ -40,7 +43,15 @@ def resolve_evaluation(config: dict, run_configs: dict) -> dict:
                         f"{CPU_MAX_ENV_SECONDS:g} (the full protocol's {DEFAULTS['cuda'][0]} envs x "
                         f"{DEFAULTS['cuda'][1]:g} s, about half a minute a run on one core): every env is simulated "
                         "on this machine's CPUs after every run")
-    return {"envs_per_command": envs, "seconds": seconds}
+    return {"enabled": enabled, "envs_per_command": envs, "seconds": seconds}
+
+
+def _enabled(value) -> bool:
+    if value is None:
+        return True  # the schema's default
+    if not isinstance(value, bool):
+        raise PlanError(f"evaluation.enabled: {shown(value)} is not true or false")
+    return value
 
 
 def _envs_per_command(value, default: int) -> int:

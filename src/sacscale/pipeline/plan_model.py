@@ -96,7 +96,7 @@ class Plan:
     matrix: dict | None = None        # the planned matrix the run configurations came from
     model: dict = field(default_factory=dict)
     description: str = ""
-    evaluation: dict = field(default_factory=dict)  # sacscale evaluate's envs_per_command and seconds
+    evaluation: dict = field(default_factory=dict)  # enabled, and sacscale evaluate's envs_per_command and seconds
 
     def run(self, name: str) -> Run:
         for r in self.runs:

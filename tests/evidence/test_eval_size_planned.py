@@ -24,7 +24,8 @@ def _evaluations(root) -> list[str]:
 
 
 def test_the_current_copy_records_the_plan_it_was_evaluated_with(work):
-    assert json.loads((work / "plan.json").read_text())["evaluation"] == {"envs_per_command": 8, "seconds": 20.0}
+    assert json.loads((work / "plan.json").read_text())["evaluation"] == {"enabled": True, "envs_per_command": 8,
+                                                                   "seconds": 20.0}
     assert verify(work).records == []
 
 

@@ -31,6 +31,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from sacscale.number_kinds import is_number
 from sacscale.analysis.events import EVENT_FILE_LIMIT
 from sacscale.evidence.eval_protocol import planned_size_problems, protocol_problems, shared_problems
 from sacscale.evidence.eval_record import evaluation_problems
@@ -112,10 +113,6 @@ def run_event_files(run_dir: Path) -> list[Path]:
     return sorted(p for p in run_dir.rglob(EVENT_PREFIX + "*") if p.is_file())
 
 
-def _number(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
 class Findings:
     """Problems and notes of one check, handed back to the verification."""
 
@@ -133,7 +130,7 @@ class Findings:
 
 def _window(record: dict) -> tuple[float, float] | None:
     start, end = record.get("start_time"), record.get("end_time")
-    return (float(start), float(end)) if _number(start) and _number(end) else None
+    return (float(start), float(end)) if is_number(start) and is_number(end) else None
 
 
 def check_run_identity(name: str, run: dict, out: Findings) -> None:
@@ -329,7 +326,7 @@ def check_evaluation(root: Path, file: str, name: str, ev: dict, model_sha: str 
         out.absent(f"{rel}: checkpoint_sha256: not recorded by this older set, so the evaluation is not bound "
                    f"to a policy by its hash or its iteration")
         return
-    if iterations is not None and _number(ev.get("iteration")) and not same_value(ev["iteration"], iterations):
+    if iterations is not None and is_number(ev.get("iteration")) and not same_value(ev["iteration"], iterations):
         out.problems.append(f"{rel}: evaluated the policy of iteration {ev['iteration']}, the run's last is "
                             f"{iterations}")
     if (root / policy_rel).is_file():

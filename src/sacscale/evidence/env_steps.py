@@ -7,15 +7,12 @@ num_envs, and a window's env steps are its iterations x num_envs (x the world si
 all-ranks total). num_envs here is the one the records agree on (plan, command, train_meta)."""
 
 from __future__ import annotations
-
-
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+from sacscale.number_kinds import is_number
 
 
 def _window_problem(where: str, window, per_iteration: int) -> str | None:
     """A window's env steps against its iterations x the env steps of one iteration."""
-    if not isinstance(window, dict) or not all(_number(window.get(k)) for k in ("first_step", "last_step",
+    if not isinstance(window, dict) or not all(is_number(window.get(k)) for k in ("first_step", "last_step",
                                                                                 "env_steps")):
         return None
     iterations = window["last_step"] - window["first_step"]
@@ -26,17 +23,17 @@ def _window_problem(where: str, window, per_iteration: int) -> str | None:
 
 
 def env_step_problems(name: str, num_envs, iterations, meta: dict, metrics: dict) -> list[str]:
-    if not _number(num_envs) or num_envs < 1:
+    if not is_number(num_envs) or num_envs < 1:
         return []  # not agreed on: named by the records check
     said = f"its records say {num_envs} envs per rank"
     problems = []
     steps = meta.get("rank0_env_steps")
-    if meta.get("status") == "completed" and _number(steps) and _number(iterations) \
+    if meta.get("status") == "completed" and is_number(steps) and is_number(iterations) \
             and steps != iterations * num_envs:
         problems.append(f"{name}: env steps: train_meta.json rank0_env_steps {steps!r} is not {iterations} "
                         f"iterations x {num_envs} envs ({said})")
     world = metrics.get("world_size")
-    if _number(world):
+    if is_number(world):
         problem = _window_problem("the events' all-ranks", metrics.get("window"), num_envs * world)
         problems += [f"{name}: env steps: {problem} ({said}, {world} rank(s))"] if problem else []
     for rank in metrics.get("ranks") or []:
@@ -44,7 +41,7 @@ def env_step_problems(name: str, num_envs, iterations, meta: dict, metrics: dict
             continue
         where = f"rank {rank.get('rank')}'s events"
         last, done = rank.get("env_steps"), rank.get("iterations")
-        if _number(last) and _number(done) and last != done * num_envs:
+        if is_number(last) and is_number(done) and last != done * num_envs:
             problems.append(f"{name}: env steps: {where} count {last:g} after {done} iterations, not "
                             f"{num_envs} an iteration ({said})")
         problem = _window_problem(where, rank.get("window"), num_envs)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from sacscale.number_kinds import is_count, is_finite_number
 from sacscale.eval.stand_still import counted_steps
 
 # per score: the least and the most evaluate can write where a sample was counted
@@ -19,21 +20,12 @@ _RANGES = {"rms_error": (0.0, math.inf), "normalised_tracking": (0.0, 1.0),
            "mean_achieved": (-math.inf, math.inf), "std_achieved": (0.0, math.inf)}
 
 
-def is_count(value) -> bool:
-    """An integer >= 0 as evaluate records counts (not a bool, not a float)."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _fallen(where: str, entry: dict) -> tuple[int | None, list[str]]:
     """How many of the entry's episodes fell (None where it does not say), and what is wrong."""
     rate, episodes = entry.get("fall_rate"), entry.get("episodes")
     if "fall_rate" not in entry or not is_count(episodes) or episodes == 0:
         return None, []
-    if not (_number(rate) and 0 <= rate <= 1):
+    if not (is_finite_number(rate) and 0 <= rate <= 1):
         return None, [f"{where}fall_rate {str(rate)[:20]}: not a number in 0..1, the share of its episodes that "
                       f"fell"]
     fallen = round(rate * episodes)
@@ -79,7 +71,7 @@ def _value_problem(where: str, value, counted: bool, low: float, high: float) ->
                                            f"evaluate stores null")
     if value is None:
         return f"{where}: null, but samples counted: evaluate stores null only where samples is 0"
-    if not (_number(value) and low <= value <= high):
+    if not (is_finite_number(value) and low <= value <= high):
         return f"{where}: {str(value)[:20]}: not {_range_words(low, high)}, as evaluate writes it"
     return None
 

@@ -8,6 +8,7 @@ record lacks are not compared."""
 
 from __future__ import annotations
 
+from sacscale.number_kinds import is_number
 from sacscale.eval import protocol as code
 from sacscale.eval.limits import SETTLE_S, control_steps, seconds_problem, settle_steps
 from sacscale.eval.pooling import actions_label
@@ -24,10 +25,6 @@ _PIPELINE_DEFAULTS = {"settle_s": (SETTLE_S, "--settle-s"), "seed": (code.SEED, 
 _LONGEST_S = 1e9
 # what the rule passes every evaluation of a set alike
 SHARED = ("seconds", "envs_per_command")
-
-
-def _number(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 def _short(value) -> str:
@@ -57,7 +54,7 @@ def fixed_problems(rel: str, protocol: dict) -> list[str]:
 def step_problems(rel: str, protocol: dict) -> list[str]:
     """steps and settle_steps from seconds and settle_s, as evaluate counts them."""
     seconds, settle_s = protocol.get("seconds"), protocol.get("settle_s")
-    if not (_number(seconds) and _number(settle_s) and abs(seconds) < _LONGEST_S and abs(settle_s) < _LONGEST_S):
+    if not (is_number(seconds) and is_number(settle_s) and abs(seconds) < _LONGEST_S and abs(settle_s) < _LONGEST_S):
         return [f"{rel}: protocol.seconds {_short(seconds)}, settle_s {_short(settle_s)}: not numbers of seconds "
                 f"evaluate takes"]
     problem = seconds_problem(seconds, settle_s, name="protocol.seconds", settle_name="protocol.settle_s")
@@ -149,7 +146,7 @@ def planned_size_problems(evaluations: dict[str, dict], plan: dict) -> tuple[lis
             return [], ["plan.json: no evaluation and no run configuration's device_kind, so the evaluations' "
                         "seconds and envs_per_command are compared only with each other"]
         source = "plan.json records no evaluation, and the evaluate rule then passed {want} for its device"
-    if not isinstance(planned, dict) or not all(_number(planned.get(key)) for key in SHARED):
+    if not isinstance(planned, dict) or not all(is_number(planned.get(key)) for key in SHARED):
         return [f"plan.json: evaluation {_short(planned)}: not the envs_per_command and seconds numbers planning "
                 "records"], []
     problems = []

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 
 from sacscale.eval.pooling import actions_label, pooled_overall
-from sacscale.evidence.eval_entries import entry_problems, is_count
+from sacscale.evidence.eval_entries import entry_problems
+from sacscale.number_kinds import is_count
 from sacscale.evidence.result import deep_differences, same_value
 
 

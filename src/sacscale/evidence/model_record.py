@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from pathlib import PurePosixPath
 
+from sacscale.number_kinds import is_finite_number
 from sacscale.evidence.mjb_header import saved_by
 from sacscale.evidence.result import deep_differences, same_value
 from sacscale.held_names import unheld_name_problem
@@ -40,10 +41,6 @@ def name_problems(model: dict, plan: dict) -> list[str]:
     return problems
 
 
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def cost_problems(model: dict) -> list[str]:
     """physics_cost's derived parts: the rate per thread is the rate over the threads, and
     the substeps are the summary's."""
@@ -53,7 +50,7 @@ def cost_problems(model: dict) -> list[str]:
     problems = []
     rate, per_thread, threads = cost.get("env_steps_per_s"), cost.get("env_steps_per_s_per_thread"), \
         cost.get("num_threads")
-    if _number(rate) and _number(per_thread) and isinstance(threads, int) and threads >= 1 \
+    if is_finite_number(rate) and is_finite_number(per_thread) and isinstance(threads, int) and threads >= 1 \
             and not math.isclose(per_thread, rate / threads, rel_tol=1e-9):
         problems.append(f"model: model.json physics_cost.env_steps_per_s_per_thread {per_thread!r}, but "
                         f"env_steps_per_s {rate!r} over {threads} thread(s) is {rate / threads!r}")

@@ -22,16 +22,13 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+from sacscale.number_kinds import is_finite_number
 from sacscale.evidence.probe_code_settings import made_before_sync_judged
 from sacscale.learn.state_names import COPIES, ONE_NUMBER, SEEDED_STATE, state_tensor_names
 from sacscale.parallel.probe_tensors import compared_tensors
 
 SPREADS = ("rank_spread_before_broadcast_max_abs", "rank_spread_max_abs")
 CODE_LIST = "sacscale.parallel.probe_tensors.compared_tensors"
-
-
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _obs_norm(record: dict) -> bool:
@@ -73,7 +70,7 @@ def tensor_name_problems(record: dict, learner: bool) -> list[str]:
 
 def _one_comparison_problems(where: str, c: dict) -> list[str]:
     abs_diff, norm_rel, max_rel = c.get("max_abs_diff"), c.get("norm_rel_diff"), c.get("max_rel_diff")
-    if not all(_number(v) for v in (abs_diff, norm_rel, max_rel)):
+    if not all(is_finite_number(v) for v in (abs_diff, norm_rel, max_rel)):
         return []
     if (abs_diff == 0) is not (norm_rel == 0):
         return [f"{where}: max_abs_diff {abs_diff!r}, norm_rel_diff {norm_rel!r}: a difference is zero exactly "
@@ -94,7 +91,7 @@ def _scale_problems(by_name: dict[str, tuple[int, dict]]) -> list[str]:
             continue
         j, sync = by_name["sync/" + name[5:]]
         numbers = [grad.get("scale"), sync.get("scale"), grad.get("max_abs_diff"), sync.get("max_abs_diff")]
-        if not all(_number(v) for v in numbers):
+        if not all(is_finite_number(v) for v in numbers):
             continue
         apart, allowed = abs(numbers[0] - numbers[1]), numbers[2] + numbers[3]
         if apart > allowed + 1e-9 * max(numbers[0], numbers[1]):
@@ -118,7 +115,7 @@ def number_problems(record: dict) -> list[str]:
 
 def _spreads(record: dict, key: str) -> dict | None:
     spreads = record.get(key)
-    ok = isinstance(spreads, dict) and spreads and all(_number(v) for v in spreads.values())
+    ok = isinstance(spreads, dict) and spreads and all(is_finite_number(v) for v in spreads.values())
     return spreads if ok else None
 
 
@@ -173,7 +170,7 @@ def initial_weights_problems(record: dict) -> list[str]:
 
 def seconds_problems(record: dict) -> list[str]:
     seconds = record.get("seconds")
-    if "seconds" in record and not (_number(seconds) and seconds > 0):
+    if "seconds" in record and not (is_finite_number(seconds) and seconds > 0):
         return [f"seconds {str(seconds)[:20]}: not a duration (a finite number of seconds above zero)"]
     return []
 

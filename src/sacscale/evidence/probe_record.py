@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from sacscale.number_kinds import is_number
 from sacscale.evidence.probe_code_settings import code_settings_problems, expected_tolerance
 from sacscale.evidence.probe_measures import measure_problems
 from sacscale.evidence.probe_plan import probe_plan_problems
@@ -25,10 +26,6 @@ from sacscale.parallel.probe_tensors import relative
 
 NAME = "correctness.json"
 AGREEMENT = ("ranks_started_apart", "initial_weights_identical", "ranks_identical_after")
-
-
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 # the numbers a comparison records (since the normwise criterion, also the one it judges)
@@ -45,7 +42,8 @@ def comparison_problems(where: str, c: dict, code_tolerance) -> list[str]:
         return [f"{where}: criterion {str(c.get('criterion'))[:20]!r}, neither 'max' nor 'norm'"]
     fields = FIELDS + (("rel_diff",) if "rel_diff" in c else ()) + (("norm_rel_diff",) if c.get("criterion") == "norm"
                                                                      else ())
-    if not all(_number(c.get(f)) for f in fields) or not (c.get("tolerance") is None or _number(c.get("tolerance"))):
+    recorded = c.get("tolerance")
+    if not all(is_number(c.get(f)) for f in fields) or not (recorded is None or is_number(recorded)):
         return [f"{where}: {', '.join(fields)} must be numbers and its tolerance a number or null"]
     problems = []
     named = c["norm_rel_diff"] if c.get("criterion") == "norm" else c["max_rel_diff"]

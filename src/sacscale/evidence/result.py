@@ -9,6 +9,7 @@ import numbers
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sacscale.number_kinds import is_number
 from sacscale.reading import TooLarge, loads_record, read_limited
 
 REL_TOL = 1e-9
@@ -134,10 +135,6 @@ def get_field(data: dict, rel: str, *keys, kind: type | tuple = object):
 
 # --- comparing -----------------------------------------------------------------------------
 
-def _number(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
 def _kind(value) -> str:
     """A value's JSON kind: a flag (bool) is not a count (int), nor a count a measure (float),
     though Python finds True == 1 == 1.0; a tuple the code builds is a JSON list."""
@@ -193,7 +190,7 @@ def deep_differences(stored, recomputed, path: str = "") -> tuple[list[str], lis
                 p, n = deep_differences(a, b, f"{path}[{i}]")
                 problems += p
                 notes += n
-    elif _number(stored) and _number(recomputed):
+    elif is_number(stored) and is_number(recomputed):
         a, b = float(stored), float(recomputed)
         same = (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=REL_TOL, abs_tol=1e-12)
         if not same or _kind(stored) != _kind(recomputed):

@@ -21,7 +21,7 @@ grace is the code's own figure for them. The reference trainer's last steps are 
 
 from __future__ import annotations
 
-import math
+from sacscale.number_kinds import is_finite_number
 
 # sacscale.pipeline.run_record.GRACE_S, sacscale.parallel.launch.KILL_GRACE_S and
 # CollectorHandle.close's timeout_s (a test holds them to the code; importing the launcher
@@ -33,23 +33,19 @@ AFTER_RECORD_S = 3 * COLLECTOR_CLOSE_S + 2 * KILL_GRACE_S + GRACE_S
 ALL_GATHERS_AFTER_LAST_LOG = 2
 
 
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def after_last_log_s(meta: dict) -> float | None:
     """The most our trainer's steps after its last logged event may take, or None where
     its record does not give the ranks and the process group's timeout."""
     ranks, config = meta.get("world_size"), meta.get("config")
     timeout = config.get("timeout_s") if isinstance(config, dict) else None
-    if not (isinstance(ranks, int) and _number(timeout)):
+    if not (isinstance(ranks, int) and is_finite_number(timeout)):
         return None
     return GRACE_S + (ALL_GATHERS_AFTER_LAST_LOG * timeout if ranks > 1 else 0.0)
 
 
 def _duration_problems(name: str, run: dict) -> list[str]:
     start, end, timeout = run.get("start_time"), run.get("end_time"), run.get("timeout_s")
-    if not (_number(start) and _number(end) and _number(timeout)) or end - start <= timeout + GRACE_S:
+    if not all(is_finite_number(v) for v in (start, end, timeout)) or end - start <= timeout + GRACE_S:
         return []
     return [f"{name}: run.json end_time {end:.3f} is {end - start:.1f} s after its start_time, beyond its "
             f"timeout_s {timeout:g} s and the wrapper's {GRACE_S:g} s grace, after which the wrapper kills a run"]
@@ -57,7 +53,7 @@ def _duration_problems(name: str, run: dict) -> list[str]:
 
 def _after_record_problems(name: str, run: dict, meta: dict) -> list[str]:
     end, recorded = run.get("end_time"), meta.get("end_time")
-    if not (_number(end) and _number(recorded)) or end - recorded <= AFTER_RECORD_S:
+    if not (is_finite_number(end) and is_finite_number(recorded)) or end - recorded <= AFTER_RECORD_S:
         return []
     return [f"{name}: run.json end_time {end:.3f} is {end - recorded:.1f} s after train_meta.json's end_time "
             f"{recorded:.3f}, beyond the {AFTER_RECORD_S:g} s the trainer's steps after its record may take "
@@ -66,7 +62,7 @@ def _after_record_problems(name: str, run: dict, meta: dict) -> list[str]:
 
 def _after_last_log_problems(name: str, meta: dict, last_event: float | None) -> list[str]:
     recorded, bound = meta.get("end_time"), after_last_log_s(meta)
-    if last_event is None or bound is None or not _number(recorded) or recorded - last_event <= bound:
+    if last_event is None or bound is None or not is_finite_number(recorded) or recorded - last_event <= bound:
         return []
     return [f"{name}: train_meta.json end_time {recorded:.3f} is {recorded - last_event:.1f} s after the run's "
             f"last event ({last_event:.3f}), beyond the {bound:g} s its final checkpoint and exit may take "

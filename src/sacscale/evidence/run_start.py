@@ -17,25 +17,21 @@
 
 from __future__ import annotations
 
-import math
+from sacscale.number_kinds import is_finite_number
 
 TRAINER_START_S = 60.0
 FIRST_EVENT_S = 300.0
-
-
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def start_problems(name: str, run: dict, meta: dict, first_event: float | None) -> list[str]:
     """run.json's start against the trainer's own and the run's first event (`first_event`:
     the earliest first record of its event files, None: none read)."""
     start = run.get("start_time")
-    if not _number(start):
+    if not is_finite_number(start):
         return []
     problems = []
     trainer = meta.get("start_time")
-    if _number(trainer) and trainer - start > TRAINER_START_S:
+    if is_finite_number(trainer) and trainer - start > TRAINER_START_S:
         problems.append(f"{name}: run.json start_time {start:.3f} is {trainer - start:.1f} s before train_meta.json's "
                         f"start_time {trainer:.3f}, beyond the {TRAINER_START_S:g} s the trainer's start (its "
                         f"interpreter and imports) may take after the wrapper's")

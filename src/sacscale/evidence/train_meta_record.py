@@ -35,6 +35,7 @@ import struct
 from dataclasses import asdict
 from pathlib import Path
 
+from sacscale.number_kinds import is_number
 from sacscale.analysis.events import EventFileError, merge_event_parts, read_run_files
 from sacscale.evidence.binding import first_record_time, run_event_files
 from sacscale.evidence.copied_events import copied_rank_problems
@@ -126,14 +127,10 @@ def device_problems(name: str, meta: dict, args, reference: bool) -> list[str]:
     return problems
 
 
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def window_problems(name: str, meta: dict) -> list[str]:
     """The trainer's start is not after its end (binding bounds each by run.json's window)."""
     start, end = meta.get("start_time"), meta.get("end_time")
-    if _number(start) and _number(end) and start > end:
+    if is_number(start) and is_number(end) and start > end:
         return [f"{name}: train_meta.json start_time {start:.3f} is after its end_time {end:.3f}"]
     return []
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import shlex
 
+from sacscale.number_kinds import is_finite_number
 from sacscale.pipeline.run_record import run_status
 
 STATUS_FIELDS = ("status", "timed_out", "interrupted_by", "exit_status")
@@ -36,16 +37,12 @@ def _command_line_problem(name: str, run: dict) -> list[str]:
             "its command list joined for a shell (the list is what the run ran and what verify parses)"]
 
 
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _duration_problem(name: str, run: dict) -> list[str]:
     start, end, duration = run.get("start_time"), run.get("end_time"), run.get("duration_s")
-    if "duration_s" not in run or not (_number(start) and _number(end)):
+    if "duration_s" not in run or not (is_finite_number(start) and is_finite_number(end)):
         return []
     derived = round(end - start, 3)
-    if _number(duration) and math.isclose(duration, derived, rel_tol=0, abs_tol=1e-6):
+    if is_finite_number(duration) and math.isclose(duration, derived, rel_tol=0, abs_tol=1e-6):
         return []
     return [f"{name}: run.json duration_s {str(duration)[:20]}, its end_time less its start_time is {derived!r}"]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import stat
 
+from sacscale.number_kinds import is_number
 from sacscale.checks import MAX_SEED
 from sacscale.eval.limits import fps_problem, video_length_problem, video_size_problem
 from sacscale.parallel.matrix import preset_from_matrix
@@ -303,25 +304,21 @@ def _pairs(preset: dict, config: dict, name: str, order: list[str], run_configs:
     return pairs
 
 
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def _check_command_bounds(config: dict) -> None:
     """The video's values held to the bounds of the command that takes them (sacscale
     render-best), which would otherwise refuse them only after every run has trained (the
     evaluation's: sacscale.pipeline.evaluation_size)."""
     video = config.get("video") or {}
-    if isinstance(video, dict) and _number(video.get("fps")):
+    if isinstance(video, dict) and is_number(video.get("fps")):
         problem = fps_problem(video["fps"], name="video.fps")
         if problem:
             raise PlanError(problem)
-    if isinstance(video, dict) and _number(video.get("fps")) and _number(video.get("seconds")):
+    if isinstance(video, dict) and is_number(video.get("fps")) and is_number(video.get("seconds")):
         problem = video_length_problem(video["seconds"], video["fps"], "video.seconds", "video.fps")
         if problem:
             raise PlanError(problem)
     size = ("width", "height", "seconds", "fps")  # the schema fills in the defaults of those not given
-    if isinstance(video, dict) and all(_number(video.get(key)) for key in size):
+    if isinstance(video, dict) and all(is_number(video.get(key)) for key in size):
         problem = video_size_problem(*(video[key] for key in size), tuple(f"video.{key}" for key in size))
         if problem:
             raise PlanError(problem)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from sacscale.number_kinds import is_number
 from sacscale.analysis.aggregate import BCA, phase_by_rank, recorded_ci_method
 from sacscale.analysis.learning import QUALITY_FRACTION, TRACKING, tail_mean
 from sacscale.analysis.metrics import QUALITY_THRESHOLDS
@@ -15,19 +16,15 @@ CI_TITLE = "Confidence intervals of the ratios"
 WINDOW_TITLE = "Measurement windows"
 
 
-def _number(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
 def num(x, digits: int = 0) -> str:
     """A recorded number; anything else a record holds there is shown as escaped text."""
     if x is None:
         return "n/a"
-    return f"{x:,.{digits}f}" if _number(x) else plain(x)
+    return f"{x:,.{digits}f}" if is_number(x) else plain(x)
 
 
 def ratio(x) -> str:
-    return "n/a" if x is None else f"{x:.3f}x" if _number(x) else plain(x)
+    return "n/a" if x is None else f"{x:.3f}x" if is_number(x) else plain(x)
 
 
 def reproduces_seed(summary: dict) -> bool:

@@ -40,6 +40,11 @@ NOT_SOURCE = ("results", "reports", "logs", "benchmarks")
 # code, and a large untracked file is almost always a build output, a wheel or data
 STORE_LIMIT_BYTES = 256 * 1024
 
+# a patch git apply takes whatever the user's git config says of colour, prefixes and
+# external or text-converting diff drivers
+PATCH_OPTIONS = ("--binary", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/",
+                 "--dst-prefix=b/")
+
 
 def source_diff(top: str) -> tuple[bytes, list[str], list[dict]]:
     """(patch, untracked files stored in it, untracked files only listed): the tree's changes
@@ -47,20 +52,22 @@ def source_diff(top: str) -> tuple[bytes, list[str], list[dict]]:
     new files; larger ones as {path, bytes, sha256}. Reads only; writes nothing into the
     repository."""
     excludes = [f":(exclude){d}" for d in NOT_SOURCE]
-    tracked = subprocess.run(["git", "-C", top, "diff", "HEAD", "--binary", "--full-index", "--", ".", *excludes],
+    tracked = subprocess.run(["git", "-C", top, "diff", "HEAD", *PATCH_OPTIONS, "--", ".", *excludes],
                              capture_output=True, timeout=300, check=True).stdout
     listing = subprocess.run(["git", "-C", top, "ls-files", "--others", "--exclude-standard", "-z", "--", ".",
                               *excludes], capture_output=True, timeout=300, check=True).stdout
     stored, listed, parts = [], [], [tracked]
-    for name in sorted(n.decode() for n in listing.split(b"\0") if n):
-        path = Path(top) / name
+    # names stay bytes to the file system (any byte a file name may hold), readable text in the record
+    for raw in sorted(n for n in listing.split(b"\0") if n):
+        name, path = shown_name(raw), Path(top) / os.fsdecode(raw)
         size = path.stat().st_size if path.is_file() and not path.is_symlink() else 0  # a link is stored as a link
         if size > STORE_LIMIT_BYTES:
             listed.append({"path": name, "bytes": size, "sha256": sha256_file(path)})
             continue
         # exit status 1 means "differs", which a new file always does
-        out = subprocess.run(["git", "-C", top, "diff", "--no-index", "--binary", "--full-index", "--",
-                              "/dev/null", name], capture_output=True, timeout=300)
+        out = subprocess.run([b"git", b"-C", os.fsencode(top), b"diff", b"--no-index",
+                              *map(os.fsencode, PATCH_OPTIONS), b"--", b"/dev/null", raw],
+                             capture_output=True, timeout=300)
         if out.returncode not in (0, 1):
             raise RuntimeError(f"git diff --no-index {name}: {out.stderr.decode(errors='replace').strip()}")
         stored.append(name)
@@ -98,33 +105,69 @@ def _run(cmd: list[str], cwd: str | None = None) -> str | None:
     if not shutil.which(cmd[0]):
         return None
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=cwd)
+        out = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=60, cwd=cwd)
     except (OSError, subprocess.SubprocessError):
         return None
     return _ANSI.sub("", out.stdout) if out.returncode == 0 else None
 
 
+def shown_name(raw: bytes) -> str:
+    """A file name as git gives it (bytes), as text for the record: UTF-8, any other byte
+    written as its escape (\\xff) so the record stays UTF-8 JSON."""
+    return raw.decode("utf-8", errors="backslashreplace")
+
+
+def status_entries(porcelain: bytes) -> list[list[bytes]]:
+    """The names of each entry of `git status --porcelain -z`: one, or two for a rename or
+    copy (its new name, then the old). With -z git writes every byte of a name as it is,
+    unquoted, whatever core.quotePath says, and ends each name with NUL, which no name holds."""
+    fields, entries = porcelain.split(b"\0"), []
+    while fields:
+        field = fields.pop(0)
+        if len(field) < 4:  # the empty field after the last NUL
+            continue
+        names = [field[3:]]
+        if b"R" in field[:2] or b"C" in field[:2]:
+            names.append(fields.pop(0) if fields else b"")
+        entries.append(names)
+    return entries
+
+
+def is_source(name: bytes) -> bool:
+    """Whether a changed name is code: anything outside the pipeline's outputs (NOT_SOURCE)."""
+    return name.split(b"/", 1)[0].decode("utf-8", errors="replace") not in NOT_SOURCE
+
+
+def _status(top: str) -> list[list[bytes]] | None:
+    """The changed entries of the checkout at `top`, untracked files listed whatever
+    status.showUntrackedFiles says; None when git fails."""
+    try:
+        out = subprocess.run(["git", "-C", top, "status", "--porcelain", "-z", "--untracked-files=normal"],
+                             capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return status_entries(out.stdout) if out.returncode == 0 else None
+
+
 def git_state(path: Path) -> dict:
     if not shutil.which("git"):
         return {"path": str(path), "repository": None, "error": "git is not installed"}
-    probe = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"],
-                           capture_output=True, text=True, timeout=60)
+    probe = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True, timeout=60)
     if probe.returncode != 0:
-        error = probe.stderr.strip().splitlines()[-1:] or ["unknown"]
+        error = probe.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["unknown"]
         return {"path": str(path), "repository": False, "error": error[0]}
-    top = probe.stdout.strip()
-    status = _run(["git", "-C", top, "status", "--porcelain"])
-    changed = [line[3:] for line in (status or "").splitlines() if line.strip()]
+    top = os.fsdecode(probe.stdout.rstrip(b"\n"))
+    entries = _status(top)
     # "dirty" means the code differs from the commit, as the stored diff does: the run set's
-    # own outputs (results/<set>/ appears before verify_env runs) do not make a clean checkout dirty
-    # (git quotes a name holding a byte past ASCII: `"results/caf\303\251/"`)
-    code_changed = [name for name in changed if name.lstrip('"').split("/", 1)[0] not in NOT_SOURCE]
+    # own outputs (results/<set>/ appears before verify_env runs) do not make a clean checkout dirty;
+    # a rename or copy is code when either of its names is
+    changed = [" -> ".join(shown_name(n) for n in reversed(names)) for names in entries or []]
     return {
         "path": top,
         "repository": True,
         "commit": (_run(["git", "-C", top, "rev-parse", "HEAD"]) or "").strip() or None,
         "branch": (_run(["git", "-C", top, "rev-parse", "--abbrev-ref", "HEAD"]) or "").strip() or None,
-        "dirty": None if status is None else bool(code_changed),
+        "dirty": None if entries is None else any(is_source(n) for names in entries for n in names),
         "changed_files": changed[:200],
         "changed_count": len(changed),
     }

@@ -116,3 +116,39 @@ def test_a_file_at_an_output_folder_of_a_planned_set_stops_the_run(workflow_dir)
     assert proc.returncode == 1, out
     assert f"config error: run_set cpu: results/cpu/model: {REFUSED}" in out
     assert "Traceback" not in out and "Job 0" not in out
+
+
+@pytest.mark.parametrize("make", [plain_file, fifo, link_to_a_file, dangling_link])
+def test_anything_but_a_folder_at_a_planned_run_s_folder_is_refused(tmp_path, monkeypatch, make):
+    (tmp_path / "results/s/runs").mkdir(parents=True)
+    make(tmp_path / "results/s/runs/s_r2")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(PlanError) as refused:
+        check_folder_shapes(SET_FOLDERS, RULE_FILES, ROOTS, "s", ["s_r1", "s_r2"])
+    assert str(refused.value) == f"run_set s: results/s/runs/s_r2: {REFUSED}"
+
+
+def test_a_folder_at_a_planned_run_s_record_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "results/s/runs/s_r1/run.json/x").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(PlanError, match="^run_set s: results/s/runs/s_r1/run.json: a folder stands at a result file's"):
+        check_folder_shapes(SET_FOLDERS, RULE_FILES, ROOTS, "s", ["s_r1"])
+
+
+def test_only_planned_runs_names_are_judged(tmp_path, monkeypatch):
+    (tmp_path / "results/s/runs/s_r1").mkdir(parents=True)
+    (tmp_path / "results/s/runs/s_r1/run.json").write_text("{}\n")
+    (tmp_path / "results/s/runs/notes.txt").write_text("x\n")  # no run of the plan: no rule writes there
+    (tmp_path / "results/s/runs/[s]_r1").write_text("x\n")  # a glob of a run's name, not its name
+    monkeypatch.chdir(tmp_path)
+    check_folder_shapes(SET_FOLDERS, RULE_FILES, ROOTS, "s", ["s_r1", "s_r2"])
+
+
+def test_a_file_at_a_planned_run_s_folder_stops_the_dry_run(workflow_dir):
+    (workflow_dir / "results/cpu/runs").mkdir(parents=True)
+    (workflow_dir / "results/cpu/runs/cpu_r1_n1_cpu").write_text("hello\n")  # the run's folder, made by record-run
+    proc = snakemake(workflow_dir, "-n", "--cores", "1")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert f"config error: run_set cpu: results/cpu/runs/cpu_r1_n1_cpu: {REFUSED}" in out
+    assert "Traceback" not in out and "Job 0" not in out

@@ -113,14 +113,15 @@ BENCH = f"benchmarks/{PLAN.run_set}"
 # path, and every rule's `> {LOGS}/X.log` redirection follows a link planted at the log's
 # name; only a folder of ours, closed to others, keeps them ours (sacscale.pipeline.set_folders).
 # Anything but a folder where the rules make one, or a folder at a file's name they write (from
-# the rules' own f"{LOGS}/...", f"{BENCH}/...", f"{REPORTS}/..." and results("...") paths), is
-# refused before anything is made.
+# the rules' own f"{LOGS}/...", f"{BENCH}/...", f"{REPORTS}/..." and results("...") paths, a
+# {run} wildcard as each planned run's name), is refused before anything is made.
 try:
     check_folder_shapes(
         [RESULTS, REPORTS, LOGS, BENCH],
         sorted(str(rules) for rules in Path(workflow.basedir, "workflow", "rules").glob("*.smk")),
         {"LOGS": LOGS, "BENCH": BENCH, "RESULTS": RESULTS, "REPORTS": REPORTS},
         PLAN.run_set,
+        [r.name for r in PLAN.runs],
     )
     check_set_folders([RESULTS, REPORTS, LOGS, BENCH], PLAN.run_set)
 except runplan.PlanError as exc:
@@ -148,7 +149,7 @@ def run_dir(run):
 
 
 def run_json(run):
-    return f"{run_dir(run)}/run.json"
+    return results(f"runs/{run}/run.json")
 
 
 def metrics_json(run):

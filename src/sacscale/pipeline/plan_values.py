@@ -23,6 +23,9 @@ CPU_LIST = re.compile(r"[0-9]{1,5}(-[0-9]{1,5})?(,[0-9]{1,5}(-[0-9]{1,5})?){0,10
 # CPU, repeats x order becomes the run list.
 MAX_REPEATS = 1000
 MAX_ORDER = 64  # run configurations a repeat
+# runs a set (repeats x configurations): the presets plan 10 to 20, a long learning set a few
+# hundred; 1,000 runs of even the CPU preset's minute each take most of a day
+MAX_RUNS = 1000
 MAX_NUM_ENVS = 1 << 20
 MAX_BATCH = 1 << 24
 MAX_TIMEOUT_S = MAX_WAIT_S  # a run's wall clock: the bound of its trainer's own waits too

@@ -13,6 +13,7 @@ from sacscale.parallel.matrix import preset_from_matrix
 from sacscale.parallel.probe_settings import ProbeSettings, size_problem
 from sacscale.parallel.topology import TopologyError
 from sacscale.pipeline.interpreter_check import interpreter_problem
+from sacscale.pipeline.command_size import check_run_commands
 from sacscale.pipeline.config_check import ConfigError, check_values
 from sacscale.pipeline.evaluation_size import resolve_evaluation
 from sacscale.pipeline.plan_model import SCHEDULES, Host, Plan, Run, repeat_order
@@ -21,6 +22,7 @@ from sacscale.pipeline.plan_values import (
     MAX_ITERATIONS,
     MAX_ORDER,
     MAX_REPEATS,
+    MAX_RUNS,
     NAME,
     PROBE_FEWEST_ITERATIONS,
     RUN_FIELDS,
@@ -62,6 +64,7 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
     repeats, iterations, seed = _sizes_and_seed(preset, config, name)
     entries, defaults = _run_entries(preset, config, name)
     order = _order(preset, config, name, entries)
+    _check_run_count(preset, config, name, repeats, order)
     cpu_host = host if check_host else None
     run_configs = {n: resolve_run_config(n, entries[n][0], defaults, entries[n][1], cpu_host,
                                          [work_folder(run_set, _run_name(prefix, k, n)) for k in range(1, repeats + 1)])
@@ -79,7 +82,7 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
     _check_video_has_evaluations(config)
     runs = _runs(prefix, order, repeats, seed, schedule)
 
-    return Plan(
+    plan = Plan(
         preset=name,
         preset_reason=reason,
         run_set=str(run_set),
@@ -100,6 +103,8 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
         description=preset_description(preset),
         evaluation=evaluation,
     )
+    check_run_commands(plan, {n: entries[n][1] for n in order})
+    return plan
 
 
 def preset_description(preset: dict) -> str:
@@ -231,6 +236,21 @@ def _order(preset: dict, config: dict, name: str, entries: dict) -> list[str]:
                             "on a case-insensitive disk); rename one")
         seen.add(entry)
     return order
+
+
+def _check_run_count(preset: dict, config: dict, name: str, repeats: int, order: list[str]) -> None:
+    """repeats x the configurations of order within MAX_RUNS: each bound alone let 64,000
+    runs be planned, and Snakemake then built their DAG for minutes without a word."""
+    if repeats * len(order) <= MAX_RUNS:
+        return
+    keys = [config_key(merged_value(preset, config, key, name)[1], key) for key in ("repeats", "order")]
+    raise PlanError(f"{keys[0]} {repeats} x {keys[1]} of {len(order)} run configurations ({_listed(order)}): "
+                    f"{repeats * len(order):,} runs; a run set holds at most {MAX_RUNS:,}: plan fewer repeats or "
+                    "configurations, or split them into several run sets")
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(names) if len(names) <= 4 else f"{', '.join(names[:3])}, ... {names[-1]}"
 
 
 def left_out_of_order(config: dict, order: list[str]) -> list[str]:

@@ -106,15 +106,17 @@ def open_new_log(path: str | os.PathLike) -> TextIO:
     return os.fdopen(fd, "w", encoding="utf-8")
 
 
-def check_folder_shapes(set_folders: list[str], rule_files: list[str], roots: dict[str, str], run_set: str) -> None:
+def check_folder_shapes(set_folders: list[str], rule_files: list[str], roots: dict[str, str], run_set: str,
+                        runs: list[str] = ()) -> None:
     """PlanError naming the first name that stands in the way of what the rules write: anything
     but a folder (a file, a FIFO, a link to one, a dangling link) at a set folder or at a folder
     the rules write logs or benchmarks into, or a folder at a log or benchmark file's name.
     Snakemake finds them only when a job makes or clears its files, after the jobs before it
     ran, in a traceback. The rules' own paths say what is written where: each f"{NAME}/..." or
     name("...") (the rules' helper `results(path)` for RESULTS) in `rule_files` whose NAME is
-    a key of `roots` (LOGS: logs/<set>; a last name without a dot is a folder, a wildcard any
-    name)."""
+    a key of `roots` (LOGS: logs/<set>; a last name without a dot is a folder). In a folder's
+    path a `{run}` wildcard stands for each of the planned `runs` (results/<set>/runs/<run>
+    is made for each); in a file's path any wildcard for any name."""
     def refuse(path: str, problem: str) -> None:
         raise PlanError(f"run_set {run_set}: {printable(path)}: {problem}; remove it (or move it away) "
                         "and run again")
@@ -122,10 +124,14 @@ def check_folder_shapes(set_folders: list[str], rule_files: list[str], roots: di
     paths = _rule_paths(rule_files, roots)
     files = {path: root for root, path in paths if "." in os.path.basename(path)}
     folders = {path for _, path in paths if path not in files} | {os.path.dirname(path) for _, path in paths}
-    for folder in [*set_folders, *sorted(folders)]:
-        if os.path.lexists(folder) and not os.path.isdir(folder):
-            refuse(folder, "stands where the pipeline makes a folder and is not a folder")
-    for pattern, root in sorted(files.items()):
+    # a folder named by another wildcard is a helper's own `{path}`, not a folder a rule makes
+    planned = [p for folder in folders if not _WILDCARD.search(folder.replace(_RUN_WILDCARD, ""))
+               for p in _each_run(folder, runs)]
+    for pattern in [*set_folders, *sorted(planned)]:
+        for folder in sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]:
+            if os.path.lexists(folder) and not os.path.isdir(folder):
+                refuse(folder, "stands where the pipeline makes a folder and is not a folder")
+    for pattern, root in sorted((_WILDCARD.sub("*", file), root) for file, root in files.items()):
         for found in sorted(glob.glob(pattern)):
             if os.path.isdir(found):
                 refuse(found, f"a folder stands at a {_KINDS.get(root, 'written')} file's name")
@@ -136,18 +142,33 @@ _KINDS = {"LOGS": "log", "BENCH": "benchmark", "RESULTS": "result", "REPORTS": "
 _RULE_PATH = re.compile(r"\{([A-Z]+)\}/([\w{][^\"'\s]*)")
 _HELPER_PATH = re.compile(r"\b([a-z]+)\(f?[\"']([\w{][^\"'\s]*)[\"']\)")  # results("model.json")
 _WILDCARD = re.compile(r"\{+[^{}]*\}+")
+_RUN_WILDCARD = "{run}"
+
+
+def _each_run(pattern: str, runs: list[str]) -> list[str]:
+    """`pattern` with its `{run}` wildcard as each planned run's name (glob-escaped), the
+    other wildcards as `*`."""
+    parts = [_WILDCARD.sub("*", part) for part in pattern.split(_RUN_WILDCARD)]
+    if len(parts) == 1:
+        return parts
+    return [glob.escape(run).join(parts) for run in runs]
+
+
+def _single_braces(path: str) -> str:
+    """A rule's path with its wildcards as `{name}` (an f-string's `{{run}}` too)."""
+    return _WILDCARD.sub(lambda m: "{" + m.group().strip("{}") + "}", path)
 
 
 def _rule_paths(rule_files: list[str], roots: dict[str, str]) -> list[tuple[str, str]]:
-    """(NAME, path as a glob) of each f"{NAME}/..." or name("...") path outside comments in
-    `rule_files` whose NAME (the helper's name in capitals) is a key of `roots`, the path
+    """(NAME, path with its wildcards as `{name}`) of each f"{NAME}/..." or name("...") path
+    outside comments in `rule_files` whose NAME (the helper's name in capitals) is a key of `roots`, the path
     under that root (run set names hold no glob character)."""
     found = []
     for rule_file in rule_files:
         lines = Path(rule_file).read_text(encoding="utf-8").splitlines()
         code = "\n".join(line for line in lines if not line.lstrip().startswith("#"))
         named = _RULE_PATH.findall(code) + [(helper.upper(), path) for helper, path in _HELPER_PATH.findall(code)]
-        found += [(name, f"{roots[name]}/{_WILDCARD.sub('*', path)}") for name, path in named if name in roots]
+        found += [(name, f"{roots[name]}/{_single_braces(path)}") for name, path in named if name in roots]
     return found
 
 

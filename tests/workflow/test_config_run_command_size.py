@@ -1,0 +1,85 @@
+"""A run's command line is held at planning to what the kernel starts a program with, and the
+run set to a bounded number of runs. Run env values each under the 4,096-character bound but
+together 136 KB planned, and every training run then failed with `Argument list too long`
+(exit 126) after the jobs before it; 64 configurations x 1000 repeats planned 64,000 runs
+without a word, and Snakemake built their DAG for minutes."""
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pipeline_helpers import snakemake
+from sacscale.pipeline import command_size
+from sacscale.pipeline.runplan import Host, PlanError, resolve
+
+ROOT = Path(__file__).resolve().parents[2]
+PRESETS = yaml.safe_load((ROOT / "workflow" / "presets.yaml").read_text())
+CPU_BOX = Host(cuda_devices=0, cpus=frozenset(range(2)))
+
+
+def plan(config):
+    return resolve({"preset": "cpu", **config}, PRESETS, CPU_BOX)
+
+
+def many_values(count, size=4000):
+    return {f"P_{i}": "x" * size for i in range(count)}
+
+
+def test_env_values_together_over_one_word_s_bound_are_refused():
+    with pytest.raises(PlanError) as refused:
+        plan({"repeats": 1, "run_defaults": {"env": many_values(34)}})
+    assert str(refused.value).startswith(
+        "run_configs.n1_cpu.env (preset cpu): 34 value(s) of 136,000 characters together make the run's resolved "
+        "configuration (--resolved-json, which records them) ")
+    assert "over the 126,976 one word may have (the kernel's 131,072 less a margin): the run would fail with " \
+           "`Argument list too long`; shorten the values or set fewer" in str(refused.value)
+
+
+def test_a_config_s_own_run_configuration_is_named():
+    with pytest.raises(PlanError, match=r"^run_configs\.n2_cpu\.env: 34 value\(s\) "):
+        plan({"run_configs": {"n2_cpu": {"env": many_values(34)}}})
+
+
+def test_values_that_fit_one_word_plan():
+    assert len(plan({"repeats": 1, "run_defaults": {"env": many_values(30)}}).runs) == 2
+
+
+def test_a_command_line_and_environment_over_arg_max_are_refused():
+    the_plan = plan({"repeats": 1, "run_defaults": {"env": many_values(4)}})
+    crowded = many_values(os.sysconf("SC_ARG_MAX") // 100_000 + 1, 100_000)  # this process's environment
+    with pytest.raises(PlanError) as refused:
+        command_size.check_run_commands(the_plan, {"n1_cpu": "cpu", "n2_cpu": "cpu"}, crowded)
+    assert str(refused.value).startswith("run_configs.n1_cpu.env (preset cpu): 4 value(s) of 16,000 characters "
+                                         "together make run cpu_r1_n1_cpu's command line and environment ")
+    assert "(ARG_MAX" in str(refused.value) and "this process's environment included" in str(refused.value)
+    command_size.check_run_commands(the_plan, {}, {})
+
+
+def test_more_runs_than_a_set_holds_are_refused():
+    configs = {f"c{i}": {"devices": "cpu", "num_envs": 16 + i} for i in range(64)}
+    with pytest.raises(PlanError) as refused:
+        plan({"repeats": 1000, "order": list(configs), "run_configs": configs})
+    assert str(refused.value) == ("repeats 1000 x order of 64 run configurations (c0, c1, c2, ... c63): 64,000 runs; "
+                                  "a run set holds at most 1,000: plan fewer repeats or configurations, or split "
+                                  "them into several run sets")
+
+
+def test_a_preset_s_order_is_named_as_the_preset_s():
+    with pytest.raises(PlanError, match=r"^repeats 501 x order \(preset cpu\) of 2 run configurations "
+                                        r"\(n1_cpu, n2_cpu\): 1,002 runs; "):
+        plan({"repeats": 501})
+
+
+def test_a_set_of_the_largest_size_plans():
+    assert len(plan({"repeats": 500}).runs) == 1000
+
+
+def test_the_dry_run_stops_on_values_too_long_together(workflow_dir):
+    (workflow_dir / "big.yaml").write_text(yaml.safe_dump({"repeats": 1, "run_defaults": {"env": many_values(34)}}))
+    proc = snakemake(workflow_dir, "-n", "--cores", "1", "--configfile", "big.yaml")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "config error: run_configs.n1_cpu.env (preset cpu): 34 value(s) of 136,000 characters together " in out
+    assert "Traceback" not in out and not (workflow_dir / "results" / "cpu").exists()

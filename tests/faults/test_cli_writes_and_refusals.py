@@ -292,3 +292,25 @@ def test_an_output_that_is_a_link_loop_is_no_traceback(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert not loop.is_symlink() and json.loads(loop.read_text())["run"] == RUN.name
+
+
+def test_a_folder_output_that_is_a_link_into_a_committed_set_is_named_committed(tmp_path):
+    """record-run's --run-dir, a link of one's own to a committed run's folder: judged by its
+    folder alone, it was taken for a finished set's and the user told to remove that
+    committed set's manifest."""
+    repo = tmp_path / "repo"
+    run_json = repo / "results" / "old" / "runs" / "r1" / "run.json"
+    run_json.parent.mkdir(parents=True)
+    run_json.write_text("{}\n")
+    (repo / "results" / "old" / "MANIFEST.sha256").write_text("")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "results"], check=True)
+    link = tmp_path / "mine"
+    link.symlink_to(run_json.parent)
+    done = subprocess.run([sys.executable, "-m", "sacscale.cli", "record-run", "--run-dir", str(link), "--work-dir",
+                           str(tmp_path / "w"), "--attic", str(tmp_path / "a"), "--timeout", "10", "--",
+                           sys.executable, "-c", "pass"],
+                          capture_output=True, text=True, timeout=120, cwd=repo)
+    assert done.returncode == 2 and f"argument --run-dir: {link} is committed (git tracks it)" in done.stderr, \
+        done.stderr
+    assert sorted(p.name for p in run_json.parent.iterdir()) == ["run.json"]

@@ -18,7 +18,7 @@ from sacscale.atomic import file_kind, others_can_swap, refuse_special
 from sacscale.commands._finished_sets import finished_set_problem
 from sacscale.commands._output_lock import foreign_link_problem, link_loop_problem
 from sacscale.commands._system_outputs import reaches_the_system, system_output_refusal
-from sacscale.finished_sets import set_folders
+from sacscale.finished_sets import set_folders, spellings
 from sacscale.pipeline.folder_options import path_value_problem
 from sacscale.pipeline.made_room import output_room
 
@@ -178,22 +178,29 @@ def _refuse_committed_outputs(parser: argparse.ArgumentParser, args: argparse.Na
     (another set's summary.csv, MANIFEST.sha256, verify.json, report folder) was written over
     it; nor is a new file added to such a set (verify then names it as extra). Other
     committed files (a figure of docs/ drawn again) are the developer's to replace."""
-    for option, value, _ in _set_writes(parser, args):
-        try:  # the folder resolved, the name not: an output that is a link is replaced, not written through
-            where = Path(value).parent.resolve() / Path(value).name
+    for option, value, folder in _set_writes(parser, args):
+        try:  # a folder it fills resolved whole; a file's folder resolved, its name not (a link is replaced)
+            written = spellings(value, names_folder=folder)
         except (OSError, RuntimeError):  # a link loop: the command names it
             continue
-        # the outermost results/<set> or reports/<set> that holds it: results/S/reports/x is in S
-        run_set = next(iter(set_folders(where)), None)
-        if run_set is None:
-            continue
-        if _tracked_under(where):
-            parser.error(f"argument {option}: {value} is committed (git tracks it), evidence "
-                         "that is not rewritten; write to a new file or folder")
-        if run_set != where and _tracked_under(run_set):  # a new file there fails the set's verification
-            parser.error(f"argument {option}: {value} is inside {run_set.parent.name}/"
-                         f"{run_set.name}, a committed run set (git tracks it), whose evidence is not rewritten "
-                         "or added to; write outside it")
+        for where in written:
+            problem = _committed_problem(value, where)
+            if problem:
+                parser.error(f"argument {option}: {problem}")
+
+
+def _committed_problem(value, where: Path) -> str | None:
+    """Why `value`, reaching `where`, would rewrite or add to a committed run set; else None."""
+    # the outermost results/<set> or reports/<set> that holds it: results/S/reports/x is in S
+    run_set = next(iter(set_folders(where)), None)
+    if run_set is None:
+        return None
+    if _tracked_under(where):
+        return f"{value} is committed (git tracks it), evidence that is not rewritten; write to a new file or folder"
+    if run_set != where and _tracked_under(run_set):  # a new file there fails the set's verification
+        return (f"{value} is inside {run_set.parent.name}/{run_set.name}, a committed run set (git tracks it), "
+                "whose evidence is not rewritten or added to; write outside it")
+    return None
 
 
 def _refuse_finished_set_outputs(name: str, parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

@@ -118,3 +118,51 @@ def test_evaluates_own_scores_of_a_rollout_pass(seed):
         "NaN", "null"))
     assert record["per_command"]["c"]["samples"] == 0
     assert entry_problems("r", record) == []
+
+
+def _counts_dropped_and_none_fell(record):
+    """Every entry's samples removed and every fall rate 0, the overall's too (its samples
+    kept): pooling and each entry's bound have nothing left to compare."""
+    _none_fell(record)
+    for scores in record["per_command"].values():
+        del scores["samples"]
+
+
+def test_entries_without_their_counts_are_named_in_a_set_of_this_format(tmp_path):
+    root = copy_committed_set(tmp_path, SET)
+    edit_record(root, EVAL, _counts_dropped_and_none_fell)
+    remake_manifest(root)
+    records = verify(root, report_pending=True).records
+    absent = "absent, but this code writes it (a set made by this code, evidence format 2)"
+    assert f"{EVAL}: per_command.forward_0.5.samples: {absent}" in records, records
+    assert f"{EVAL}: per_command.stand.samples: {absent}" in records, records
+    assert (f"{EVAL}: overall.samples 1287, but of its 88 episodes (fall_rate 0.0) 88 did not fall, scored at all "
+            f"{_STEPS} each: exactly 83688") in records, records
+
+
+@pytest.mark.parametrize("field", ["samples", "episodes", "fall_rate"])
+def test_each_count_of_an_entry_is_required(tmp_path, field):
+    root = copy_committed_set(tmp_path, SET)
+    edit_record(root, EVAL, lambda record: record["per_command"]["turn_left_0.6"].pop(field))
+    remake_manifest(root)
+    records = verify(root, report_pending=True).records
+    assert any(p.startswith(f"{EVAL}: per_command.turn_left_0.6.{field}: absent, but this code writes it")
+               for p in records), records
+
+
+def test_the_overall_is_held_to_the_bound_of_its_episodes():
+    """88 episodes that all fell may have 5 scored steps; 88 that stood, exactly 88 x 951."""
+    record = copy.deepcopy(RECORD)
+    record["overall"]["samples"] = 5
+    assert not [p for p in entry_problems("r", record) if p.startswith("r: overall.")]
+    _none_fell(record)
+    assert (f"r: overall.samples 5, but of its 88 episodes (fall_rate 0.0) 88 did not fall, scored at all {_STEPS} "
+            "each: exactly 83688") in entry_problems("r", record)
+
+
+def test_an_older_record_without_entry_counts_is_not_compared():
+    """Records of older code lack them: named only in a set of this code's format."""
+    record = copy.deepcopy(RECORD)
+    for scores in record["per_command"].values():
+        del scores["samples"]
+    assert entry_problems("r", record) == []

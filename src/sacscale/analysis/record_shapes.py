@@ -42,3 +42,24 @@ _COMPARISON = {"baseline": str, "compared": str, "ratio_of_means": Maybe(NUMBER)
 SUMMARY_SHAPE = {"configs": {str: _CONFIG}, "comparisons": Maybe([_COMPARISON]), "order": Maybe([str]),
                  "pairing": Maybe(str), "meta": Maybe(dict), "short_windows": Maybe([str]),
                  "phase_by_rank": Maybe([{"config": str, "rank": int, "phase_ms": {str: NUMBER}}])}
+
+
+def _unknown(name, configs: dict) -> bool:
+    return isinstance(name, str) and name not in configs
+
+
+def summary_reference_problem(summary: dict) -> str | None:
+    """Where a summary.json of SUMMARY_SHAPE names a configuration its `configs` lacks (the
+    report looks each one up there): its key path and the name, or None."""
+    configs = summary["configs"]
+    for i, comparison in enumerate(summary.get("comparisons") or []):
+        for key in ("baseline", "compared"):
+            if _unknown(comparison[key], configs):
+                return f"comparisons[{i}].{key} {comparison[key][:40]!r}: not a configuration of its configs"
+    for key, names in (("order", summary.get("order") or []),
+                       ("phase_by_rank", [row["config"] for row in summary.get("phase_by_rank") or []])):
+        for i, name in enumerate(names):
+            if _unknown(name, configs):
+                where = f"{key}[{i}]" + (".config" if key == "phase_by_rank" else "")
+                return f"{where} {name[:40]!r}: not a configuration of its configs"
+    return None

@@ -313,6 +313,12 @@ def _refuse_live_runs(run_dirs: list | None) -> None:
             raise Refused(f"{run_dir}: {live}")
 
 
+def _unfound(exc: KeyError) -> str:
+    key = exc.args[0] if exc.args else "?"
+    return (f"the report's records name {str(key)[:40]!r}, which the record it looks that up in lacks: not "
+            "records this pipeline wrote together; `sacscale verify` on the set names which one differs")
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         if args.run_set:
@@ -351,7 +357,10 @@ def run(args: argparse.Namespace) -> int:
     except RecordError as exc:  # bad input: one line naming the file
         say(f"sacscale report: error: {exc}", file=sys.stderr)
         return 2
-    except (ValueError, KeyError) as exc:
+    except KeyError as exc:  # a cross-reference the reads above do not check: never a bare KeyError
+        say(f"sacscale report: error: {_unfound(exc)}", file=sys.stderr)
+        return 1
+    except ValueError as exc:
         say(f"sacscale report: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     say(f"wrote {_shown(inputs['output_md'])} and {_shown(inputs['output_html'])}")

@@ -4,9 +4,11 @@ sacscale.eval.evaluate counts: an episode either falls or is scored at every ste
 fallen one at fewer. So `fall_rate` x `episodes` is a whole number of fallen episodes,
 `samples` lies within what the fallen and the standing episodes give, and the errors,
 tracking means and achieved velocities are null exactly where no sample was counted (an
-rms error and a spread >= 0, a tracking mean in 0..1). Where `overall` is these pooled
-(sacscale.evidence.eval_record), the entries were its only free part. Fields an older
-record lacks are not compared."""
+rms error and a spread >= 0, a tracking mean in 0..1). `overall` pools every episode, so its
+fall_rate and samples are held to the same bound (it may not lean on entries that lack
+them). Where `overall` is these pooled (sacscale.evidence.eval_record), the entries were
+its only free part. Fields an older record lacks are not compared; a set made by this code
+must have them (sacscale.evidence.required_fields)."""
 
 from __future__ import annotations
 
@@ -96,19 +98,22 @@ def _score_problems(where: str, entry: dict) -> list[str]:
     return problems
 
 
+def _count_problems(where: str, scores: dict, scored) -> list[str]:
+    """fall_rate x episodes whole, and samples within what its fallen and standing episodes give."""
+    fallen, found = _fallen(where, scores)
+    return found + _samples_problems(where, scores, fallen, scored)
+
+
 def entry_problems(rel: str, ev: dict) -> list[str]:
-    """Every per_command entry, naming the file, the command and the values."""
-    per_command = ev.get("per_command")
-    if not isinstance(per_command, dict):
-        return []
+    """Every per_command entry and the overall, naming the file, the command and the values."""
     protocol = ev.get("protocol") if isinstance(ev.get("protocol"), dict) else {}
     scored = _scored_steps(protocol)
-    problems = []
-    for name, entry in per_command.items():
+    overall = ev.get("overall")
+    problems = _count_problems("overall.", overall, scored) if isinstance(overall, dict) else []
+    per_command = ev.get("per_command")
+    for name, entry in per_command.items() if isinstance(per_command, dict) else ():
         if not isinstance(entry, dict):
             continue
         where = f"per_command.{str(name)[:40]}."
-        fallen, found = _fallen(where, entry)
-        found += _samples_problems(where, entry, fallen, scored) + _score_problems(where, entry)
-        problems += [f"{rel}: {p}" for p in found]
-    return problems
+        problems += _count_problems(where, entry, scored) + _score_problems(where, entry)
+    return [f"{rel}: {p}" for p in problems]

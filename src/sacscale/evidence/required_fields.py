@@ -54,6 +54,11 @@ REQUIRED: dict[str, tuple[str, ...]] = {
            "timing.wall_s"),
 }
 
+# in each entry of these per-command parts of an evaluation record: the counts that hold its
+# scores (sacscale.evidence.eval_entries names an entry's bound only where they are there)
+ENTRY_PARTS = ("per_command", "baseline_stand_still.per_command")
+ENTRY_FIELDS = ("fall_rate", "episodes", "samples")
+
 # train_meta.json of the reference trainer (sacscale train-reference): its own record, with
 # no counters, pools or state hashes
 REFERENCE_META = ("config", "world_size", "devices", "start_time", "status", "end_time")
@@ -102,6 +107,24 @@ def _required(kind: str, run: dict, reference: bool) -> list[str]:
     return [*REQUIRED[kind], *later]
 
 
+def _part(record: dict, path: str):
+    for key in path.split("."):
+        record = record.get(key) if isinstance(record, dict) else None
+    return record
+
+
+def _absent_in_entries(record: dict) -> list[str]:
+    """`part.command.field` for each count an entry of an evaluation's per-command parts lacks
+    (a command's name may hold dots, so these are not key paths for _present)."""
+    absent = []
+    for part in ENTRY_PARTS:
+        entries = _part(record, part)
+        for name, entry in entries.items() if isinstance(entries, dict) else ():
+            absent += [f"{part}.{str(name)[:40]}.{field}" for field in ENTRY_FIELDS
+                       if isinstance(entry, dict) and field not in entry]
+    return absent
+
+
 def _record(root: Path, rel: str) -> dict | None:
     """The record, or None where it is absent or not a JSON object (other checks name that)."""
     try:
@@ -121,7 +144,9 @@ def absent_field_problems(root: Path, runs: list[str], evidence_format: int) -> 
         for kind, rel in ((RUN, f"runs/{name}/run.json"), (META, f"runs/{name}/train_meta.json"),
                           (EVAL, f"eval/{name}.json")):
             record = _record(root, rel)
-            if record is not None:
-                problems += [f"{rel}: {path}: {why}" for path in _required(kind, run, reference)
-                             if not _present(record, path)]
+            if record is None:
+                continue
+            absent = [path for path in _required(kind, run, reference) if not _present(record, path)]
+            absent += _absent_in_entries(record) if kind == EVAL else []
+            problems += [f"{rel}: {path}: {why}" for path in absent]
     return problems

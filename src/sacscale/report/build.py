@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from urllib.parse import quote
 
-from sacscale.analysis.record_shapes import METRICS_SHAPE, SUMMARY_SHAPE
+from sacscale.analysis.record_shapes import METRICS_SHAPE, SUMMARY_SHAPE, summary_reference_problem
 from sacscale.analysis.learning import curves_by_config, tracking_baselines
 from sacscale.analysis.metrics import DEFINITIONS
 from sacscale.atomic import atomic_write_text
@@ -418,7 +418,17 @@ def run_set_name(summary: dict, environment: dict | None) -> str:
 
 def run_set_of_inputs(summary_path, environment=None) -> str:
     """run_set_name of the report's input files, read as read_inputs reads them (RecordError)."""
-    return run_set_name(_record(summary_path, SUMMARY_SHAPE), _load(environment, ENVIRONMENT_SHAPE))
+    return run_set_name(_summary(summary_path), _load(environment, ENVIRONMENT_SHAPE))
+
+
+def _summary(path) -> dict:
+    """summary.json read as _record reads it, its comparisons naming configurations it holds
+    (one it lacks ended the report in a KeyError naming neither the file nor the key)."""
+    summary = _record(path, SUMMARY_SHAPE)
+    problem = summary_reference_problem(summary)
+    if problem:
+        raise RecordError(f"{path}: not a summary aggregate wrote ({problem}); run aggregate again")
+    return summary
 
 
 def _two(value) -> str:
@@ -431,7 +441,7 @@ def read_inputs(
 ) -> tuple[dict, list[dict], dict]:
     """(summary, metrics, build's other arguments) read from the report's input files;
     RecordError names a file the report cannot read."""
-    summary = _record(summary_path, SUMMARY_SHAPE)
+    summary = _summary(summary_path)
     metrics = [_record(p, METRICS_SHAPE) for p in metrics_paths]
     for path, record in zip(metrics_paths, metrics):
         if record.get("steady_env_steps_per_s") is None:  # the summary leaves it out: the plots' rows would not match

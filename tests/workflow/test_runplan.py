@@ -256,7 +256,7 @@ def test_a_run_set_named_after_a_file_is_refused(tmp_path, monkeypatch):
     with pytest.raises(PlanError, match=r"run_set: results/README.md exists and is not a run set's folder"):
         plan({"run_set": "README.md"})
     (tmp_path / "results" / "link").symlink_to(tmp_path)
-    with pytest.raises(PlanError, match="results/link exists and is not a run set's folder"):
+    with pytest.raises(PlanError, match="results/link is a symbolic link, and a run set's folder is a folder of"):
         plan({"run_set": "link"})
     assert plan({"run_set": "fresh"}).run_set == "fresh"
 

@@ -168,7 +168,10 @@ def _check_run_set_folders(run_set: str) -> None:
     is a committed file, not a set)."""
     for folder in ("results", "reports"):
         path = os.path.join(folder, run_set)
-        if os.path.lexists(path) and (os.path.islink(path) or not os.path.isdir(path)):
+        if os.path.islink(path):  # the set's evidence would be written, hashed and verified elsewhere
+            raise PlanError(f"run_set: {folder}/{run_set} is a symbolic link, and a run set's folder is a folder "
+                            "of its own; remove the link or choose another name")
+        if os.path.lexists(path) and not os.path.isdir(path):
             raise PlanError(f"run_set: {folder}/{run_set} exists and is not a run set's folder; choose another name")
         twin = _case_twin(folder, run_set)
         if twin:  # a clone on a case-insensitive disk (macOS, Windows) would hold both sets in one folder

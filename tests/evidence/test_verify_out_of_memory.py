@@ -69,3 +69,23 @@ def test_a_small_record_is_read_in_little_memory(tmp_path):
             "print(read_limited(sys.argv[1]).decode())\n")
     done = subprocess.run([sys.executable, "-c", code, str(record)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == '{"a": 1}', done.stderr
+
+
+def test_out_of_memory_loading_verifys_own_code_is_not_charged_to_the_set(work, monkeypatch, capsys, tmp_path):
+    """A MemoryError while a module was imported on the way (verify's own code, 1.3 MB of set)
+    was named as the set's problem, exit 1, as a forged set's would be; nor is a verdict
+    recorded for a set that was not judged."""
+    (tmp_path / "heavy_module_for_test.py").write_text("raise MemoryError\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def loads_a_module(*args, **kwargs):
+        __import__("heavy_module_for_test")
+
+    monkeypatch.setattr(verify_module, "check_bindings", loads_a_module)
+    verdict = tmp_path / "verify.json"
+    assert main(["verify", str(work), "--output", str(verdict)]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == ("sacscale verify: error: verify ran out of memory loading its own code (importing "
+                           "heavy_module_for_test) before it had judged the set; free memory (or raise the limit) and "
+                           "run it again"), err
+    assert not verdict.exists()

@@ -24,7 +24,7 @@ from sacscale.commands._inputs import refuse_names_not_text, refuse_output_insid
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._set_lock import holding_the_set
 from sacscale.evidence.manifest import ManifestError, parse_manifest
-from sacscale.evidence.result import Verification
+from sacscale.evidence.result import OutOfMemoryLoading, Verification
 from sacscale.evidence.set_root import canonical_root, refuse_not_a_set, reports_dir
 from sacscale.locks import UntrustedLock, holder_beside, lock_file_beside
 from sacscale.scratch import UnsafeTemporaryFolder
@@ -158,7 +158,7 @@ def _verified(args: argparse.Namespace) -> Verification | None:
 
         return verify(args.root, args.manifest, recompute=not args.no_metrics,
                       report_pending=args.report_pending, redraw_figures=args.redraw_figures)
-    except ManifestError as exc:
+    except (ManifestError, OutOfMemoryLoading) as exc:  # no verdict: nothing of the set was judged wrong
         say(f"sacscale verify: error: {exc}", file=sys.stderr)
         return None
     except UnsafeTemporaryFolder:  # this machine's setting refused, as bad input: no verdict to record

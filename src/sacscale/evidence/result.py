@@ -21,6 +21,11 @@ class EvidenceStructureError(ValueError):
     """A JSON evidence file of the wrong shape; the message names the file and the field."""
 
 
+class OutOfMemoryLoading(Exception):
+    """verify ran out of memory loading its own code (a module imported on the way): a fault of
+    the machine's memory, not of the set, which was not judged."""
+
+
 @dataclass
 class Verification:
     root: str

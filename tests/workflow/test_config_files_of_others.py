@@ -9,7 +9,9 @@ import os
 
 import pytest
 
+from cli_runs import other_users_link
 from pipeline_helpers import snakemake
+from sacscale.pipeline.config_check import ConfigError, refuse_others_file
 from sacscale.pipeline.runplan import PlanError, check_config
 
 THEIRS = 65534
@@ -188,3 +190,55 @@ def _refused_as_in_their_folder(workflow_dir, configfile, folder):
     assert (f"config error: config file {configfile}: lies in {folder}, which belongs to uid {THEIRS}, another "
             f"user: {SWAP}") in out
     assert "sacscale: preset" not in out and "Traceback" not in out
+
+
+def _through_their_folder(tmp_path):
+    """`theirs/../mine/extra.yaml`: a config file of ours, named through another user's folder."""
+    theirs, mine = tmp_path / "theirs", tmp_path / "mine"
+    theirs.mkdir()
+    mine.mkdir()
+    config_file(mine, text="run_set: ours\n")
+    os.chown(theirs, THEIRS, THEIRS)
+    return theirs, f"{theirs}/../mine/extra.yaml"
+
+
+@as_root
+def test_a_config_file_named_through_another_users_folder_by_dot_dot_is_refused(tmp_path):
+    """The kernel enters `theirs` before `..` leaves it: its owner may put a link of theirs at
+    its name while Snakemake reads (and her folder back for the check). Judged at the name
+    normalised (`mine/extra.yaml`), it passed."""
+    theirs, path = _through_their_folder(tmp_path)
+    with pytest.raises(PlanError) as caught:
+        check_config([path], {})
+    assert str(caught.value).startswith(
+        f"config file {path}: lies in {theirs}/../mine, reached through {theirs}, which belongs to uid {THEIRS}, "
+        f"another user: {SWAP}; ")
+
+
+@as_root
+def test_a_configfile_named_through_another_users_folder_is_refused_before_the_plan(workflow_dir, tmp_path):
+    theirs, path = _through_their_folder(tmp_path)
+    proc = snakemake(workflow_dir, "-n", "--cores", "1", "--configfile", path)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert f"config error: config file {path}: lies in {theirs}/../mine, reached through {theirs}, which " in out
+    assert "sacscale: preset" not in out and "Traceback" not in out
+
+
+@as_root
+def test_another_users_link_on_the_way_is_refused_by_the_owner_check_itself(tmp_path):
+    """Her link swapped in after the file was read (and before the owner check) is seen there."""
+    (tmp_path / "mine").mkdir()
+    config_file(tmp_path / "mine")
+    link = other_users_link(tmp_path / "sticky" / "eve", tmp_path / "mine")
+    path = f"{link}/../mine/extra.yaml"
+    with pytest.raises(ConfigError, match=rf"^config file {path}: {link}: another user's symbolic link \(uid 1001\)"):
+        refuse_others_file(path)
+
+
+def test_a_config_file_gone_after_it_was_read_is_refused(tmp_path):
+    """Something on the way changed between the read and the owner check: nothing is judged
+    at a name that no longer leads to the file read, so it is refused, not passed."""
+    path = tmp_path / "gone.yaml"
+    with pytest.raises(ConfigError, match=rf"^config file {path}: cannot be looked at after it was read \(No such "):
+        refuse_others_file(path)

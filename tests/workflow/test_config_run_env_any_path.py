@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from cli_runs import other_users_link
 from sacscale.pipeline.code_paths_env import READS_WHAT_IT_NAMES, check_code_paths, named_paths
 from sacscale.pipeline.runplan import Host, PlanError, resolve
 
@@ -117,3 +118,39 @@ def test_dot_dot_after_ones_own_link_into_another_users_folder_is_refused(tmp_pa
     assert says.startswith(f"{WHERE}: CXX: '{mine}/lk/../evil/g++' leads to {eve / 'evil' / 'g++'}, inside "
                            f"{eve}, which belongs to uid 1001, another user; "), says
     assert says.endswith(TAIL), says
+
+
+def _theirs_and_mine(tmp_path):
+    """eve's folder (uid 1001) and one of ours beside it, with a lib/ of ours."""
+    eve, mine = tmp_path / "eve", tmp_path / "mine"
+    eve.mkdir(mode=0o755)
+    os.chown(eve, 1001, 1001)
+    (mine / "lib").mkdir(parents=True, mode=0o755)
+    mine.chmod(0o755)
+    return eve, mine
+
+
+@AS_ROOT
+@pytest.mark.parametrize("name, form", [("LD_LIBRARY_PATH", "{}"), ("LD_LIBRARY_PATH", "/usr/lib:{}"),
+                                        ("PATH", "/usr/bin:{}"), ("LD_RUN_PATH", "{}"), ("CPATH", "{}"),
+                                        ("CFLAGS", "-O2 -I{}")])
+def test_a_path_through_another_users_folder_left_by_dot_dot_is_refused(tmp_path, name, form):
+    """The loader walks `eve/../mine/lib` as written: it enters eve's folder, which she may
+    rename and put a link of hers at (after planning too); judged at `mine/lib` alone, it passed."""
+    eve, mine = _theirs_and_mine(tmp_path)
+    written = f"{eve}/../mine/lib"
+    says = refused({name: form.format(written)})
+    assert says.startswith(f"{WHERE}: {name}: '{written}' is reached through {eve}, which belongs to uid 1001, "
+                           "another user; "), says
+    assert says.endswith(TAIL), says
+    check_code_paths({name: form.format(mine / "lib")}, WHERE)  # named directly: ours
+
+
+@AS_ROOT
+def test_a_path_through_another_users_link_left_by_dot_dot_is_refused(tmp_path):
+    _, mine = _theirs_and_mine(tmp_path)
+    sticky = tmp_path / "sticky"
+    link = other_users_link(sticky / "eve", mine / "lib")  # eve/.. is mine while her link stays
+    written = f"{link}/../lib"
+    assert refused({"LD_LIBRARY_PATH": written}).startswith(
+        f"{WHERE}: LD_LIBRARY_PATH: '{written}' is reached through {link}, another user's symbolic link (uid 1001)")

@@ -138,3 +138,19 @@ def test_the_workflow_profile_writable_by_a_group_of_others_is_refused(workflow_
     assert not planned(out)
     proc = snakemake(workflow_dir, "-n", "--cores", "1", "--workflow-profile", "none")
     assert proc.returncode == 0 and planned(proc.stdout + proc.stderr), proc.stderr
+
+
+@as_root
+def test_a_profile_named_through_another_users_folder_by_dot_dot_is_refused(workflow_dir, tmp_path):
+    """`--profile theirs/../mine/p`: the kernel enters their folder before `..` leaves it (they
+    may put a link of theirs at its name while Snakemake reads); judged normalised, it passed."""
+    (tmp_path / "theirs").mkdir()
+    os.chown(tmp_path / "theirs", THEIRS, THEIRS)
+    profile(tmp_path / "mine" / "p")
+    named = f"{tmp_path}/theirs/../mine/p"
+    proc = snakemake(workflow_dir, "-n", "--cores", "1", "--profile", named)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert (f"config error: Snakemake profile {named}/config.yaml: lies in {named}, reached through "
+            f"{tmp_path}/theirs, which belongs to uid {THEIRS}, another user: another user could swap") in out, out
+    assert not planned(out) and "Traceback" not in out

@@ -4,6 +4,7 @@ machine no named preset fits exactly) plans from `sacscale plan-matrix` output."
 import json
 import os
 
+import pytest
 import yaml
 from pipeline_helpers import REPO, snakemake
 
@@ -33,3 +34,56 @@ def test_planning_on_a_machine_without_gpus_fails_naming_it(workflow_dir):
     assert proc.returncode != 0
     assert "config error: planner: sacscale plan-matrix: error: no GPU" in out, out
     assert not (workflow_dir / "results").exists()
+
+
+def recorded_matrix(workflow_dir, edit=None, mode=0o644):
+    """planned.yaml naming matrix.json, recorded from a fixture (changed by `edit`)."""
+    matrix = workflow_dir / "matrix.json"
+    assert main(["plan-matrix", "--lscpu", str(FIXTURES / "eight_gpu_2x56_smt.lscpu"),
+                 "--nvidia-smi-topo", str(FIXTURES / "eight_gpu_2x56_smt.topo"), "--output", str(matrix)]) == 0
+    if edit:
+        data = json.loads(matrix.read_text())
+        edit(data)
+        matrix.write_text(json.dumps(data))
+    matrix.chmod(mode)
+    (workflow_dir / "planned.yaml").write_text(yaml.safe_dump(
+        {"preset": "planned", "host_checks": False, "repeats": 1, "planner": {"matrix": "matrix.json"}}))
+    return matrix
+
+
+TAKEN_AS = "its run configurations (num_envs, overrides, devices, pools) are planned as this user's own"
+
+
+def _refused(workflow_dir, says):
+    proc = snakemake(workflow_dir, "-n", "--cores", "1", "--configfile", "planned.yaml")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert says in out, out
+    assert "sacscale: preset" not in out and "Traceback" not in out
+    assert not (workflow_dir / "results").exists()
+
+
+def test_a_recorded_matrix_others_may_write_is_refused(workflow_dir):
+    recorded_matrix(workflow_dir, mode=0o666)
+    _refused(workflow_dir, "config error: planner.matrix: recorded matrix matrix.json: is writable by other users "
+                           f"(mode 0666); {TAKEN_AS}: use a copy of your own, closed to others (chmod go-w)")
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="giving a file to another user needs root")
+def test_a_recorded_matrix_of_another_user_is_refused(workflow_dir):
+    matrix = recorded_matrix(workflow_dir, lambda m: m["configs"]["n1_local"].update(num_envs=3))
+    os.chown(matrix, 65534, 65534)
+    _refused(workflow_dir, "config error: planner.matrix: recorded matrix matrix.json: belongs to uid 65534, another "
+                           f"user; {TAKEN_AS}: use a copy of your own")
+
+
+def test_an_error_in_a_recorded_matrix_value_names_the_file(workflow_dir):
+    recorded_matrix(workflow_dir, lambda m: m["configs"]["n1_local"].update(overrides={"log-every": 999}))
+    _refused(workflow_dir, "config error: run_configs.n1_local.overrides.log-every (preset planned, from "
+                           "planner.matrix matrix.json): ")
+
+
+def test_a_recorded_matrix_of_the_wrong_shape_is_named(workflow_dir):
+    recorded_matrix(workflow_dir, lambda m: m["configs"]["n1_local"].pop("devices"))
+    _refused(workflow_dir, "config error: planner.matrix matrix.json: matrix configuration 'n1_local' lacks "
+                           "devices or cpu_pools")

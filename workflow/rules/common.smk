@@ -31,6 +31,10 @@ if Quietness.PROGRESS in (getattr(workflow.output_settings, "quiet", None) or ()
     snakemake_logger.addFilter(_scheduler_progress)
 
 
+# why another user's matrix file (or one they may change or swap) is refused, for the message
+MATRIX_TAKEN_AS = "its run configurations (num_envs, overrides, devices, pools) are planned as this user's own"
+
+
 def planned_matrix():
     """The matrix of the planned preset: config planner.matrix (a recorded matrix.json), else
     `sacscale plan-matrix` on this machine. Asked only when that preset is chosen."""
@@ -38,8 +42,8 @@ def planned_matrix():
     if opts.get("matrix"):
         from sacscale.pipeline.config_check import ConfigError, read_json
 
-        try:  # bounded: size, depth, duplicate keys, finite numbers
-            return read_json(opts["matrix"], "recorded matrix")
+        try:  # bounded: size, depth, duplicate keys, finite numbers; no other user's to change
+            return read_json(opts["matrix"], "recorded matrix", taken_as=MATRIX_TAKEN_AS)
         except ConfigError as exc:
             raise runplan.PlanError(f"planner.matrix: {exc}") from None
     cmd = [sys.executable, "-P", "-m", "sacscale.cli", "plan-matrix"]  # -P: the working folder off its sys.path
@@ -72,8 +76,19 @@ def load_plan():
             matrix=planned_matrix,
         )
     except runplan.PlanError as exc:
-        raise WorkflowError(f"config error: {exc}") from None
+        raise WorkflowError(f"config error: {matrix_source_named(str(exc), presets)}") from None
     return plan
+
+
+def matrix_source_named(message, presets):
+    """The message naming config planner.matrix where a value it speaks of came from it."""
+    matrix_file = (config.get("planner") or {}).get("matrix")
+    planned = (presets.get("auto") or {}).get("planned")
+    if not matrix_file or not planned:
+        return message
+    from sacscale.pipeline.plan_values import matrix_named
+
+    return matrix_named(message, planned, matrix_file)
 
 
 PLAN = load_plan()

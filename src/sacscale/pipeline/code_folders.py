@@ -22,6 +22,7 @@ from pathlib import Path
 
 from sacscale.atomic import default_list_problem, others_can_write_file, refuse_foreign_links, swappable_by_others
 from sacscale.pipeline.plan_values import shown_path
+from sacscale.pipeline.walked_names import as_walked, lies_inside
 
 # the most entries judged below one folder a variable names (links followed out of it
 # included): /usr/lib holds about 73,000 and a venv's site-packages with torch about 47,000,
@@ -61,12 +62,16 @@ PYTHON_LIB = Reach(deep=False, deep_names=frozenset({f"python{sys.version_info.m
 
 def code_path_problem(path: str) -> str | None:
     """Why another user could put what the run loads from `path` there, as a phrase after
-    the path; None when no one else can. Judged as written and where the kernel takes it:
+    the path; None when no one else can. Judged as written, every component kept as the
+    loader walks it (a folder left by `..` is entered first), and where the kernel takes it:
     `..` after a link leaves the link's target, not the folder the text names."""
-    problem = _problem_at(Path(os.path.abspath(path)))
+    written = Path(as_walked(path))
+    problem = _problem_at(written)
     resolved = Path(os.path.realpath(path))
-    if problem is None and resolved != Path(os.path.abspath(path)):
+    if problem is None and resolved != written:
         problem = _problem_at(resolved)
+        if resolved == Path(os.path.normpath(written)):  # the place the name says: no link on the way
+            return problem
         if problem and problem.startswith("is inside "):
             return f"leads to {resolved}, {problem.removeprefix('is ')}"
         return f"leads to {resolved}, which {problem}" if problem else None
@@ -212,10 +217,10 @@ class _Walk:
 
 def _where(absolute: Path, folder: Path) -> str:
     """Where `absolute` is, with respect to `folder` (another user's, or one others may
-    change): inside it as written, or reached there through links (one's own or root's,
+    change): inside it by name (`..` leaving a folder), or reached there through links (one's own or root's,
     which the kernel follows): then the message names where the path leads."""
-    if folder in (absolute, *absolute.parents):
-        return f"is inside {folder}"
+    if lies_inside(absolute, folder):
+        return f"is inside {os.path.normpath(folder)}"
     target = Path(os.path.realpath(absolute))
     if folder in (target, *target.parents):
         return f"leads to {target}, inside {folder}"

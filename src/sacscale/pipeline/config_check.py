@@ -6,7 +6,9 @@ checked here, first, so that a bad file is one line naming it and the key:
 * a config file another user owns or may write is refused: Snakemake has already taken it
   as this user's own (with `__use_yte__`, run its expressions as this user's code); so is
   one in a folder where another user may rename entries (its own, or one above it): they
-  could swap a file of theirs in at its name while Snakemake read it, and back after;
+  could swap a file of theirs in at its name while Snakemake read it, and back after. Its
+  name is judged as the kernel walks it (sacscale.pipeline.walked_names): a folder left by
+  `..` is entered first, so one of another user's on the way is refused too;
 * a config file is read with a size limit, as UTF-8, and parsed again here (Snakemake has
   already loaded it, but silently keeps the last of two equal keys and expands YAML
   aliases, which can make a few hundred bytes stand for a billion values that the schema
@@ -35,6 +37,7 @@ from pathlib import Path
 import yaml
 
 from sacscale.atomic import others_can_write_file, refuse_foreign_links, swappable_by_others
+from sacscale.pipeline.walked_names import hop_folders, lies_inside
 from sacscale.report.text import BLANK_LETTERS
 from sacscale.usage import printable
 
@@ -64,11 +67,7 @@ def read_text(path: str | os.PathLike, what: str, limit: int = MAX_FILE_BYTES, s
     (a pipe such as `<(lscpu -e)`, which is then read for at most `wait_s` seconds): a
     device such as /dev/zero never ends and a FIFO may never be written. Errors name
     `what` and the file."""
-    try:  # not through another user's link: root would show them a file only root can read
-        refuse_foreign_links(path, reading=True)
-    except OSError as exc:
-        where = "" if Path(exc.filename) == Path(os.getcwd(), path) else f"{_named(exc.filename)}: "
-        raise ConfigError(f"{what} {_named(path)}: {where}{exc.strerror}") from None
+    _refuse_foreign_links(path, what)  # root would show them a file only root can read
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO's open must not block
     except OSError as exc:
@@ -88,6 +87,15 @@ def read_text(path: str | os.PathLike, what: str, limit: int = MAX_FILE_BYTES, s
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{what} {_named(path)}: not UTF-8 text (byte {exc.start})") from None
+
+
+def _refuse_foreign_links(path: str | os.PathLike, what: str) -> None:
+    """ConfigError where the name `path` leads through another user's symbolic link."""
+    try:
+        refuse_foreign_links(path, reading=True)
+    except OSError as exc:
+        where = "" if Path(exc.filename) == Path(os.getcwd(), path) else f"{_named(exc.filename)}: "
+        raise ConfigError(f"{what} {_named(path)}: {where}{exc.strerror}") from None
 
 
 def _read_bounded(fd: int, limit: int, wait_s: float, what: str, path) -> bytes:
@@ -222,11 +230,14 @@ def refuse_others_file(path: str | os.PathLike, what: str = "config file",
     its folder or one above it (then they could have swapped a file of theirs in while
     Snakemake read it, and ours back for this check): Snakemake has read it as this user's
     own instructions. `taken_as` says why that matters, for the message."""
+    _refuse_foreign_links(path, what)  # again: a link of theirs swapped in since it was read
     try:
         problem = others_can_write_file(os.stat(path), os.fspath(path))
         in_folder = None if problem else _swappable_folder(path)
-    except OSError:
-        return  # read_text names it
+    except OSError as exc:  # it was read (read_text): something on the way changed since
+        raise ConfigError(f"{what} {_named(path)}: cannot be looked at after it was read ({exc.strerror}), "
+                          f"so who could have changed it cannot be judged; {taken_as}: use a copy of your "
+                          "own, in a folder only you (or root) can change") from None
     if problem:
         raise ConfigError(f"{what} {_named(path)}: {problem}; {taken_as}: use a copy of your own, closed "
                           "to others (chmod go-w)")
@@ -239,32 +250,16 @@ def refuse_others_file(path: str | os.PathLike, what: str = "config file",
 def _swappable_folder(path: str | os.PathLike) -> str | None:
     """Where another user may rename entries on the way to the file `path` (as written, and
     at each link it leads through), as "FOLDER, which WHY" for a message; None where no one
-    else may. A sticky folder such as /tmp passes: there only a file's owner may rename it."""
-    for folder in _hop_folders(path):
+    else may. A sticky folder such as /tmp passes: there only a file's owner may rename it.
+    Each folder is walked to as the kernel walks it: one left by `..` is entered first."""
+    for folder in hop_folders(path):
         found = swappable_by_others(folder)
         if found:
             above, why = found
-            inside = "" if above is None else f", inside {_named(above)}"
+            how = "inside" if above is None or lies_inside(folder, above) else "reached through"
+            inside = "" if above is None else f", {how} {_named(above)}"
             return f"{_named(folder)}{inside}, which {why}"
     return None
-
-
-def _hop_folders(path: str | os.PathLike) -> list[str]:
-    """The folder of `path` as written, of each link it leads through in turn, and of where
-    it resolves: a link of ours lying in a folder where another user may rename entries can
-    be swapped for one of theirs while Snakemake reads, as the file itself can."""
-    current = os.path.abspath(path)
-    folders = [os.path.dirname(current)]
-    for _ in range(_MAX_LINK_HOPS):
-        if not os.path.islink(current):
-            break
-        current = os.path.join(os.path.dirname(current), os.readlink(current))
-        folders.append(os.path.dirname(current))
-    folders.append(os.path.dirname(os.path.realpath(path)))
-    return list(dict.fromkeys(folders))
-
-
-_MAX_LINK_HOPS = 40  # the kernel's own limit on links followed in one lookup
 
 
 def check_files(paths: Iterable[str | os.PathLike]) -> None:
@@ -346,9 +341,13 @@ def _overflow_hint(value: float) -> str:
     return ""
 
 
-def read_json(path: str | os.PathLike, what: str, limit: int = MAX_FILE_BYTES):
-    """A JSON file (e.g. a recorded matrix), with the same limits as a config file."""
+def read_json(path: str | os.PathLike, what: str, limit: int = MAX_FILE_BYTES, taken_as: str | None = None):
+    """A JSON file (e.g. a recorded matrix), with the same limits as a config file; with
+    `taken_as` (why it matters, for the message), held to a config file's rule of who else
+    may change it (refuse_others_file)."""
     text = read_text(path, what, limit)
+    if taken_as is not None:
+        refuse_others_file(path, what, taken_as)
     try:
         data = json.loads(text, object_pairs_hook=_unique_pairs)
         check_values(data, "value")

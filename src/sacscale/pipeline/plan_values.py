@@ -10,6 +10,7 @@ import re
 from sacscale.checks import MAX_WAIT_S
 from sacscale.cpus import MAX_CPU_ID, CpuRangeError, format_cpu_list, named_twice, parse_cpu_list
 from sacscale.train.config import MAX_ITERATIONS
+from sacscale.usage import printable
 
 # Names become directory names and shell words: matched in full (a `^...$` search lets a
 # trailing newline through), 64 characters at most so `{prefix}_r{k}_{config}` fits a path.
@@ -111,3 +112,14 @@ def merged_value(preset: dict, config: dict, key: str, preset_name: str):
     if config.get(key) is not None:
         return config[key], "config"
     return preset.get(key), preset_name
+
+
+def matrix_named(message: str, preset: str, matrix_file: str) -> str:
+    """A plan error's message with the recorded matrix (config planner.matrix) named where it
+    speaks of the preset planned from it: its run configurations, order and pairs come from
+    that file, and the reader must find the file, not the preset."""
+    source = f"from planner.matrix {printable(str(matrix_file))}"
+    message = message.replace(f"(preset {preset})", f"(preset {preset}, {source})")
+    if message.startswith("planner: "):  # the matrix's shape (sacscale.parallel.matrix)
+        message = f"planner.matrix {printable(str(matrix_file))}: {message.removeprefix('planner: ')}"
+    return message

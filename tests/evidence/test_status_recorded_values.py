@@ -5,8 +5,10 @@ cell split), and a record of another shape (environment.json's torch a string) e
 traceback."""
 
 import json
+import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -82,3 +84,21 @@ def test_a_lone_surrogate_in_a_record_never_reaches_a_document(root, tmp_path):
     with pytest.raises(RecordJSONError, match=r"a lone surrogate \(\\udcff\)"):
         loads_record('{"name": "H200\\udcff"}')
     assert loads_record('{"name": "\\ud83d\\ude00"}') == {"name": "\U0001f600"}  # a pair is one character
+
+
+def test_a_committed_set_name_that_is_not_utf8_is_shown_escaped(root, tmp_path):
+    """`git ls-files` names a committed folder by its bytes: one not UTF-8 (b"h200\\xff")
+    ended the summary in `error: : 'utf-8' codec can't decode byte 0xff` (exit 2), naming
+    no set. It is read as the folder listing reads it and shown escaped, as the report
+    shows such a name (the byte 0xff as `\\udcff`)."""
+    folder = os.fsencode(root / "results") + b"/h200\xff"
+    shutil.copytree(root / "results" / SET, os.fsdecode(folder))
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run([*git, "add", "results"], check=True)
+    subprocess.run([*git, "commit", "-qm", "sets"], check=True)
+    doc = tmp_path / "doc.md"
+    doc.write_text(f"# x\n{status.BEGIN}\n{status.END}\n")
+    assert status.main(["--root", str(root), "--write", str(doc)]) == 0
+    rows = table_rows(doc.read_text(encoding="utf-8"))
+    assert sorted(row.split(" | ")[0] for row in rows) == ["| `h200\\udcff`", f"| `{SET}`"]

@@ -179,7 +179,10 @@ def committed_sets(root: Path) -> list[str]:
         return dirs
     if out.returncode != 0:
         return dirs
-    tracked = {parts[1] for name in out.stdout.decode().split("\0") if len(parts := name.split("/")) > 2}
+    # git gives names as the bytes they are; one that is not UTF-8 is read as the folder
+    # listing reads it (surrogates), which the table shows escaped
+    names = map(os.fsdecode, out.stdout.split(b"\0"))
+    tracked = {parts[1] for name in names if len(parts := name.split("/")) > 2}
     return [d for d in dirs if d in tracked]
 
 

@@ -72,9 +72,15 @@ def _record(path, shape: dict | None = None):
     return value
 
 
+# every field the report reads of an evaluation: what `sacscale evaluate` always writes is
+# required (named with its file when missing); normalised_tracking, which older records
+# lack, and a figure's values (null where no sample was counted) are shown as n/a
 _FIGURES = Maybe({str: Maybe(NUMBER)})
-_TRACKED = {"normalised_tracking": _FIGURES, "rms_error": _FIGURES, "fall_rate": NUMBER}
-EVALUATION_SHAPE = {"overall": _TRACKED, "protocol": Maybe(dict),
+_TRACKED = {"normalised_tracking": _FIGURES, "rms_error": {str: Maybe(NUMBER)}, "fall_rate": NUMBER}
+_PROTOCOL = {"envs_per_command": int, "commands": (list, dict), "seconds": NUMBER, "settle_s": NUMBER}
+EVALUATION_SHAPE = {"overall": _TRACKED, "protocol": _PROTOCOL, "env_steps": Maybe(NUMBER),
+                    "ratio_to_stand_still": {str: Maybe(NUMBER)},
+                    "baseline_stand_still": Maybe({"overall": Maybe({"normalised_tracking": _FIGURES})}),
                     "per_command": Maybe({str: {**_TRACKED, "ratio_to_stand_still": _FIGURES}})}
 # a verdict read as true: `"pass": "no"` showed PASS
 PROBE_SHAPE = {"pass": bool, "world_size": Maybe(int), "comparisons": Maybe(list)}

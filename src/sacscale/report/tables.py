@@ -237,11 +237,11 @@ def quality_table(evaluations: dict[str, dict], metrics: list[dict]) -> Table | 
     for config, evals in by_config.items():
         o = [e["overall"] for e in evals]
         r = [e["ratio_to_stand_still"] for e in evals]
-        k = [e["overall"].get("normalised_tracking", {}) for e in evals]
+        k = [e["overall"].get("normalised_tracking") or {} for e in evals]  # older records lack it
         rows.append([
             plain(config), str(len(evals)), num(mean([e.get("env_steps") for e in evals])),
-            num(mean([x["rms_error"]["lin_vel_xy"] for x in o]), 3), ratio(mean([x["lin_vel_xy"] for x in r])),
-            num(mean([x["rms_error"]["yaw_rate"] for x in o]), 3), ratio(mean([x["yaw_rate"] for x in r])),
+            num(mean([x["rms_error"].get("lin_vel_xy") for x in o]), 3), ratio(mean([x.get("lin_vel_xy") for x in r])),
+            num(mean([x["rms_error"].get("yaw_rate") for x in o]), 3), ratio(mean([x.get("yaw_rate") for x in r])),
             num(mean([x["fall_rate"] for x in o]), 3),
             num(mean([x.get("lin_vel_xy") for x in k]), 3), num(mean([x.get("yaw_rate") for x in k]), 3),
         ])

@@ -107,6 +107,12 @@ def _mean(values):
     return sum(values) / len(values) if values else None
 
 
+def _kernels(evaluation: dict) -> dict:
+    """An evaluation's normalised tracking; empty where it recorded none (older records
+    lack it, a null overall or normalised_tracking holds none)."""
+    return (evaluation.get("overall") or {}).get("normalised_tracking") or {}
+
+
 def learning_line(evaluations: dict[str, dict] | None, metrics: list[dict]) -> str:
     """Per configuration: the evaluation's normalised tracking (1 = perfect) of the final
     policies against a robot that stands still, and falls per episode."""
@@ -118,9 +124,9 @@ def learning_line(evaluations: dict[str, dict] | None, metrics: list[dict]) -> s
         by_config.setdefault(config_of.get(run, run), []).append(e)
     parts = []
     for config, evals in by_config.items():
-        lin = _mean([e["overall"]["normalised_tracking"].get("lin_vel_xy") for e in evals])
-        yaw = _mean([e["overall"]["normalised_tracking"].get("yaw_rate") for e in evals])
-        still = [(e.get("baseline_stand_still") or {}).get("overall", {}).get("normalised_tracking", {}) for e in evals]
+        kernels = [_kernels(e) for e in evals]
+        lin, yaw = _mean([k.get("lin_vel_xy") for k in kernels]), _mean([k.get("yaw_rate") for k in kernels])
+        still = [_kernels(e.get("baseline_stand_still") or {}) for e in evals]
         lin0, yaw0 = _mean([b.get("lin_vel_xy") for b in still]), _mean([b.get("yaw_rate") for b in still])
         falls = _mean([e["overall"].get("fall_rate") for e in evals])
         if None in (lin, yaw, lin0, yaw0):

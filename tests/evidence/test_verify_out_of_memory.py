@@ -89,3 +89,19 @@ def test_out_of_memory_loading_verifys_own_code_is_not_charged_to_the_set(work, 
                            "heavy_module_for_test) before it had judged the set; free memory (or raise the limit) and "
                            "run it again"), err
     assert not verdict.exists()
+
+
+def test_a_library_that_cannot_load_records_no_verdict(work, monkeypatch, capsys, tmp_path):
+    """A library that cannot be mapped under a memory limit (`ImportError: libtorch_cpu.so:
+    failed to map segment`) was recorded as a failed verification of the set (`ok: false,
+    files_checked: 0` in --output)."""
+    def cannot_load(*args, **kwargs):
+        raise ImportError("libtorch_cpu.so: failed to map segment from shared object")
+
+    monkeypatch.setattr(verify_module, "check_bindings", cannot_load)
+    verdict = tmp_path / "verify.json"
+    assert main(["verify", str(work), "--output", str(verdict)]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == ("sacscale verify: error: verify could not load its own code (libtorch_cpu.so: failed to "
+                           "map segment from shared object) before it had judged the set; nothing was recorded"), err
+    assert not verdict.exists()

@@ -161,6 +161,11 @@ def _verified(args: argparse.Namespace) -> Verification | None:
     except (ManifestError, OutOfMemoryLoading) as exc:  # no verdict: nothing of the set was judged wrong
         say(f"sacscale verify: error: {exc}", file=sys.stderr)
         return None
+    except ImportError as exc:  # a library that cannot load here (a memory limit: `failed to map segment`)
+        why = printable(" ".join(str(exc).split()))[:200]
+        say(f"sacscale verify: error: verify could not load its own code ({why}) before it had judged the set; "
+            "nothing was recorded", file=sys.stderr)
+        return None
     except UnsafeTemporaryFolder:  # this machine's setting refused, as bad input: no verdict to record
         raise
     except Exception as exc:  # a fault of verify itself: the CLI names it; the output still says it failed

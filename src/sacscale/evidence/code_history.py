@@ -8,27 +8,24 @@ time (sacscale.evidence.recorded_commit compares it with the runs' start)."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from pathlib import Path
+
+from sacscale.git_command import run_git
 
 CODE_ROOT = Path(__file__).resolve().parents[3]  # the checkout this code runs from (src/sacscale/evidence/..)
 GIT_TIMEOUT_S = 30
 
 
-# no hook, no file-system monitor: git reads the repository and writes no more than a
-# scratch index; nothing of the checkout's configuration runs a program of its own
-SAFE_CONFIG = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"]
-
-
 def git_run(args: list[str], cwd: Path, extra_env: dict[str, str] | None = None) -> tuple[int, str, str] | None:
-    """(git's exit status, stdout, stderr), or None where git is missing or takes too long."""
+    """(git's exit status, stdout, stderr), or None where git is missing or takes too long.
+    git runs as sacscale.git_command pins it: no hook or program of the checkout's or the
+    user's configuration, and no GIT_* variable of the caller's pointing it elsewhere."""
     # outside a repository: no other repository
-    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(cwd.parent), **(extra_env or {})}
+    env = {"GIT_CEILING_DIRECTORIES": str(cwd.parent), **(extra_env or {})}
     try:
-        done = subprocess.run(["git", *SAFE_CONFIG, *args], cwd=cwd, capture_output=True, text=True, errors="replace",
-                              timeout=GIT_TIMEOUT_S, env=env, check=False)
+        done = run_git(args, cwd=cwd, extra_env=env, timeout=GIT_TIMEOUT_S, text=True)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.returncode, done.stdout, done.stderr

@@ -21,6 +21,7 @@ from pathlib import Path
 import sacscale
 from sacscale.atomic import atomic_write_bytes
 from sacscale.cpus import available_cpus, format_cpu_list, parse_cpu_list
+from sacscale.git_command import PATCH_OPTIONS, content_index, run_git
 from sacscale.hashes import sha256_file
 from sacscale.pipeline.overrides import check_replay_memory, planned_extra_problem, replay_rows_per_env
 from sacscale.pipeline.plan_values import DEVICES, PlanError, shown
@@ -40,22 +41,17 @@ NOT_SOURCE = ("results", "reports", "logs", "benchmarks")
 # code, and a large untracked file is almost always a build output, a wheel or data
 STORE_LIMIT_BYTES = 256 * 1024
 
-# a patch git apply takes whatever the user's git config says of colour, prefixes and
-# external or text-converting diff drivers
-PATCH_OPTIONS = ("--binary", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/",
-                 "--dst-prefix=b/")
-
-
 def source_diff(top: str) -> tuple[bytes, list[str], list[dict]]:
     """(patch, untracked files stored in it, untracked files only listed): the tree's changes
     against HEAD, binary-safe, with untracked non-ignored files up to STORE_LIMIT_BYTES as
     new files; larger ones as {path, bytes, sha256}. Reads only; writes nothing into the
-    repository."""
+    repository. git runs as sacscale.git_command pins it, whatever the user's settings."""
     excludes = [f":(exclude){d}" for d in NOT_SOURCE]
-    tracked = subprocess.run(["git", "-C", top, "diff", "HEAD", *PATCH_OPTIONS, "--", ".", *excludes],
-                             capture_output=True, timeout=300, check=True).stdout
-    listing = subprocess.run(["git", "-C", top, "ls-files", "--others", "--exclude-standard", "-z", "--", ".",
-                              *excludes], capture_output=True, timeout=300, check=True).stdout
+    with content_index(top) as index:
+        tracked = run_git(["diff", "HEAD", *PATCH_OPTIONS, "--", ".", *excludes], top, extra_env=index, timeout=300,
+                          check=True).stdout
+        listing = run_git(["ls-files", "--others", "--exclude-standard", "-z", "--", ".", *excludes], top,
+                          extra_env=index, timeout=300, check=True).stdout
     stored, listed, parts = [], [], [tracked]
     # names stay bytes to the file system (any byte a file name may hold), readable text in the record
     for raw in sorted(n for n in listing.split(b"\0") if n):
@@ -65,9 +61,8 @@ def source_diff(top: str) -> tuple[bytes, list[str], list[dict]]:
             listed.append({"path": name, "bytes": size, "sha256": sha256_file(path)})
             continue
         # exit status 1 means "differs", which a new file always does
-        out = subprocess.run([b"git", b"-C", os.fsencode(top), b"diff", b"--no-index",
-                              *map(os.fsencode, PATCH_OPTIONS), b"--", b"/dev/null", raw],
-                             capture_output=True, timeout=300)
+        out = run_git([b"diff", b"--no-index", *map(os.fsencode, PATCH_OPTIONS), b"--", b"/dev/null", raw],
+                      os.fsencode(top), timeout=300)
         if out.returncode not in (0, 1):
             raise RuntimeError(f"git diff --no-index {name}: {out.stderr.decode(errors='replace').strip()}")
         stored.append(name)
@@ -111,6 +106,15 @@ def _run(cmd: list[str], cwd: str | None = None) -> str | None:
     return _ANSI.sub("", out.stdout) if out.returncode == 0 else None
 
 
+def _git_line(top: str, *args: str) -> str | None:
+    """git's one-line answer in the checkout at `top`, or None when it fails."""
+    try:
+        out = run_git(list(args), top, text=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
 def shown_name(raw: bytes) -> str:
     """A file name as git gives it (bytes), as text for the record: UTF-8, any other byte
     written as its escape (\\xff) so the record stays UTF-8 JSON."""
@@ -142,8 +146,9 @@ def _status(top: str) -> list[list[bytes]] | None:
     """The changed entries of the checkout at `top`, untracked files listed whatever
     status.showUntrackedFiles says; None when git fails."""
     try:
-        out = subprocess.run(["git", "-C", top, "status", "--porcelain", "-z", "--untracked-files=normal"],
-                             capture_output=True, timeout=60)
+        with content_index(top) as index:
+            out = run_git(["status", "--porcelain", "-z", "--untracked-files=normal", "--ignore-submodules=none"], top,
+                          extra_env=index)
     except (OSError, subprocess.SubprocessError):
         return None
     return status_entries(out.stdout) if out.returncode == 0 else None
@@ -152,7 +157,7 @@ def _status(top: str) -> list[list[bytes]] | None:
 def git_state(path: Path) -> dict:
     if not shutil.which("git"):
         return {"path": str(path), "repository": None, "error": "git is not installed"}
-    probe = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True, timeout=60)
+    probe = run_git(["rev-parse", "--show-toplevel"], str(path))
     if probe.returncode != 0:
         error = probe.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["unknown"]
         return {"path": str(path), "repository": False, "error": error[0]}
@@ -165,8 +170,8 @@ def git_state(path: Path) -> dict:
     return {
         "path": top,
         "repository": True,
-        "commit": (_run(["git", "-C", top, "rev-parse", "HEAD"]) or "").strip() or None,
-        "branch": (_run(["git", "-C", top, "rev-parse", "--abbrev-ref", "HEAD"]) or "").strip() or None,
+        "commit": _git_line(top, "rev-parse", "HEAD"),
+        "branch": _git_line(top, "rev-parse", "--abbrev-ref", "HEAD"),
         "dirty": None if entries is None else any(is_source(n) for names in entries for n in names),
         "changed_files": changed[:200],
         "changed_count": len(changed),

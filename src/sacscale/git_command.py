@@ -1,0 +1,97 @@
+"""git, asked about this project's checkout for a record of the code that ran (its commit,
+whether it is dirty, its stored diff) or for verify's reading of that record. Every such
+call is built here, so that what the user's shell or git settings say does not change the
+answer: git sees no GIT_* variable of the caller's (which can point it at another
+repository, index or configuration, or reshape its diff), and the settings that would
+change a diff's shape, hide a file or run a program of the user's are pinned."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from sacscale.scratch import scratch_folder
+
+# Each setting given on git's command line, which no config file overrides:
+# no hook and no file-system monitor runs a program of the checkout's configuration; only
+# the project's .gitignore (and .git/info/exclude) decide what is untracked, not a user's
+# global excludes file; no user's global attributes file sets a filter or diff driver that
+# rewrites what is compared; the index's stat data is not trusted over the files' content;
+# and verify's `git apply` takes a patch with trailing spaces as the pipeline wrote it.
+PINNED_CONFIG = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.excludesFile=",
+                 "-c", "core.attributesFile=", "-c", "core.ignoreStat=false", "-c", "apply.whitespace=nowarn")
+
+# a diff `git apply` rebuilds the tree from: three lines of context (whatever diff.context
+# says), a submodule as its gitlink line (diff.submodule=log or =diff store no patch, or the
+# submodule's own files), every submodule compared, and no colour, prefix, external or
+# text-converting driver of the user's
+PATCH_OPTIONS = ("--binary", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv", "--unified=3",
+                 "--submodule=short", "--ignore-submodules=none", "--src-prefix=a/", "--dst-prefix=b/")
+
+
+def git_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The caller's environment without any of git's own variables (`git help git`,
+    ENVIRONMENT: GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE, GIT_OBJECT_DIRECTORY, GIT_COMMON_DIR,
+    GIT_CONFIG_*, GIT_DIFF_OPTS, GIT_EXTERNAL_DIFF, ...): each one either points git at
+    another repository, index, object store or configuration, or reshapes its output, and
+    none is needed to read a checkout. `extra` (the caller's own, such as a scratch index)
+    is added after. Optional locks are off: reading does not rewrite the checkout's index."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    return {**env, "GIT_OPTIONAL_LOCKS": "0", **(extra or {})}
+
+
+def git_command(args: Sequence[str | bytes], top: str | bytes | None = None) -> list[str | bytes]:
+    """The command line for `git args` (run in `top` when given), with PINNED_CONFIG."""
+    where = ["-C", top] if top is not None else []
+    return ["git", *PINNED_CONFIG, *where, *args]
+
+
+def run_git(args: Sequence[str | bytes], top: str | bytes | None = None, *, extra_env: dict[str, str] | None = None,
+            timeout: float = 60, cwd: str | os.PathLike | None = None, text: bool = False,
+            check: bool = False) -> subprocess.CompletedProcess:
+    """Run git as git_command builds it, with git_environment; output captured (bytes, or
+    text with undecodable bytes replaced). Raises what subprocess.run raises."""
+    return subprocess.run(git_command(args, top), capture_output=True, timeout=timeout, cwd=cwd,
+                          env=git_environment(extra_env), check=check,
+                          **({"text": True, "errors": "replace"} if text else {}))
+
+
+def _hidden_by_index_flags(top: str) -> tuple[list[bytes], list[bytes]]:
+    """(skip-worktree, assume-unchanged) entries of the index whose file is in the work tree:
+    git compares neither with its file, so a change there would be recorded as none. A
+    skip-worktree entry without its file is one a sparse checkout left out, not a change."""
+    out = run_git(["ls-files", "-v", "-z"], top, timeout=300, check=True).stdout
+    skipped, assumed = [], []
+    for field in (f for f in out.split(b"\0") if len(f) > 2):
+        tag, name = field[:1], field[2:]
+        if not os.path.lexists(os.path.join(os.fsencode(top), name)):
+            continue
+        if tag.upper() == b"S":
+            skipped.append(name)
+        if tag.islower():
+            assumed.append(name)
+    return skipped, assumed
+
+
+@contextmanager
+def content_index(top: str) -> Iterator[dict[str, str]]:
+    """The environment for git to judge every tracked file of the checkout by its content:
+    none where no index flag hides a file; else a scratch copy of the index with those
+    flags cleared (the checkout's own index is not written)."""
+    skipped, assumed = _hidden_by_index_flags(top)
+    if not skipped and not assumed:
+        yield {}
+        return
+    # git gives the index's path relative to the folder it ran in, `top`
+    real = run_git(["rev-parse", "--git-path", "index"], top, check=True).stdout.rstrip(b"\n")
+    with scratch_folder("sacscale-index-") as folder:
+        env = {"GIT_INDEX_FILE": str(folder / "index")}
+        shutil.copyfile(os.path.join(os.fsencode(top), real), env["GIT_INDEX_FILE"])
+        for flag, names in (("--no-skip-worktree", skipped), ("--no-assume-unchanged", assumed)):
+            if names:
+                subprocess.run(git_command(["update-index", flag, "-z", "--stdin"], top), input=b"\0".join(names),
+                               capture_output=True, timeout=300, env=git_environment(env), check=True)
+        yield env

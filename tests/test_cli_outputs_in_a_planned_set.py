@@ -191,3 +191,34 @@ def test_a_finished_set_written_by_its_real_path_on_another_disk_is_refused(plan
     done = sacscale(*_analyze(real)[:2], "--output", output, cwd=planned.parent.parent)
     one_line(done, f"argument --output: {output} is inside results/{SET}, a finished run set")
     assert not output.exists()
+
+
+@pytest.mark.parametrize("finished", [False, True], ids=["planned", "finished"])
+def test_a_set_on_another_disk_written_by_its_real_path_from_the_checkouts_src_is_refused(planned, tmp_path,
+                                                                                        finished):
+    """Run from the checkout's src/ (not its root), the checkout's results/ link was not
+    looked at: the output was written into the set by its real path, exit 0."""
+    checkout = planned.parent.parent
+    (checkout / "Snakefile").write_text("")
+    (checkout / "src").mkdir()
+    if finished:
+        (planned / "MANIFEST.sha256").write_text("")
+    real = _kept_on_another_disk(planned, tmp_path, whole_results=True)
+    output = real / "x.json"
+    done = sacscale(*_analyze(real)[:2], "--output", output, cwd=checkout / "src")
+    one_line(done, f"argument --output: {output} is inside results/{SET}, a "
+             + ("finished run set" if finished else "run set the pipeline plans"))
+    assert not output.exists()
+
+
+def test_a_folder_of_the_set_kept_on_another_disk_written_by_its_real_path_is_refused(planned, tmp_path):
+    """results/S/runs a link to another disk: written by that disk's path, the output went
+    into the planned set's runs/, exit 0 (only links at results/ and its entries were followed)."""
+    runs = tmp_path / "disk" / "runs_x"
+    runs.parent.mkdir()
+    (planned / "runs").rename(runs)
+    (planned / "runs").symlink_to(runs)
+    output = runs / "m.json"
+    done = sacscale(*_analyze(planned)[:2], "--output", output, cwd=planned.parent.parent)
+    one_line(done, _says("--output", output))
+    assert not output.exists()

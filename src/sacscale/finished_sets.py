@@ -9,8 +9,10 @@ a finished one: its manifest is committed with it.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
+from collections import deque
 from pathlib import Path
 
 from sacscale.reading import loads_record, read_limited
@@ -32,29 +34,61 @@ def spellings(value: str | os.PathLike, names_folder: bool) -> list[Path]:
 
 
 def _through_checkout(resolved: Path) -> list[Path]:
-    """`resolved` as reached through this checkout's results/ or reports/ (or a set folder in
-    them) where that is a link to another disk: written by its real path, the set folder's
-    parent is not named results/ and would name no set."""
+    """`resolved` as reached through a checkout's results/ or reports/ where that, or a folder
+    or file at any depth in them, is a link to another disk: written by its real path, the set
+    folder's parent is not named results/ and would name no set (results/S/runs kept elsewhere
+    included). The checkouts are the working folder, the one holding it and the code's own, so
+    a command run from /tmp or src/ judges a path as one run from the checkout does."""
     found = []
-    for name in SET_FOLDERS:
-        top = Path(os.path.abspath(name))
-        for folder in (top, *_linked_entries(top)):
+    for top in dict.fromkeys(anchor / name for anchor in _checkouts() for name in SET_FOLDERS):
+        for link in _links_in(top):
             try:
-                real = folder.resolve()
+                real = link.resolve()
             except (OSError, RuntimeError):  # a link loop: whoever opens it names that
                 continue
-            if real != folder and resolved.is_relative_to(real):
-                found.append(folder / resolved.relative_to(real))
+            if real != link and resolved.is_relative_to(real):
+                found.append(link / resolved.relative_to(real))
     return found
 
 
-def _linked_entries(folder: Path) -> list[Path]:
-    """The entries of `folder` that are symbolic links (set folders kept on another disk)."""
-    try:
-        with os.scandir(folder) as entries:
-            return [folder / e.name for e in entries if e.is_symlink()]
-    except OSError:  # no such folder, or not one
-        return []
+def _checkouts() -> list[Path]:
+    """The folders whose results/ and reports/ hold run sets: the working folder, the
+    checkout holding it (run from its src/) and the checkout this code belongs to."""
+    here = Path(os.path.abspath("."))
+    holding = next((f for f in (here, *here.parents) if os.path.isfile(f / "Snakefile")), None)
+    return list(dict.fromkeys(f for f in (here, holding, code_checkout()) if f is not None))
+
+
+def code_checkout() -> Path | None:
+    """The checkout this code is imported from (src/sacscale/ in it); None for an installed copy."""
+    root = Path(__file__).resolve().parents[2]
+    return root if os.path.isfile(root / "Snakefile") else None
+
+
+# bounds the walk of results/ and reports/ for links (a checkout's committed sets hold under
+# 2,000 entries, walked in about 10 ms); a link past it is not mapped back
+WALK_LIMIT = 20_000
+
+
+@functools.lru_cache(maxsize=16)
+def _links_in(top: Path) -> tuple[Path, ...]:
+    """`top` if it is a link, and the links at any depth inside it (followed no further),
+    breadth first, at most WALK_LIMIT entries read. Walked once a process: a command judges
+    each of its outputs against the same links."""
+    links = [str(top)] if top.is_symlink() else []
+    folders, seen = deque([str(top)]), 0
+    while folders and seen < WALK_LIMIT:
+        try:
+            with os.scandir(folders.popleft()) as entries:
+                for entry in entries:
+                    seen += 1
+                    if entry.is_symlink():
+                        links.append(entry.path)
+                    elif entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+        except OSError:  # no such folder, not one, or not ours to read
+            continue
+    return tuple(map(Path, links))
 
 
 def set_folder(where: Path) -> Path | None:

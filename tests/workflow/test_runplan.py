@@ -1,5 +1,6 @@
 """Preset resolution, the run list and the semantic checks (each error names its key)."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -264,3 +265,34 @@ def test_a_run_set_named_after_a_file_is_refused(tmp_path, monkeypatch):
 def test_a_configuration_compared_with_itself_is_refused():
     with pytest.raises(PlanError, match=r"pairs\[0\]: 'n1_pool7' compared with itself"):
         plan({"preset": "h200x1_shared", "pairs": [["n1_pool7", "n1_pool7"]]}, H200_1)
+
+
+def test_results_on_another_disk_without_its_reports_is_refused_at_planning(tmp_path, monkeypatch):
+    """results/ a link to another disk, reports/ this folder's own: the whole set was built,
+    then its own verify job refused it (the report beside the set's name is not the one beside
+    the set where it lies). Refused at planning, before any job; both on the disk passes."""
+    checkout, store = tmp_path / "checkout", tmp_path / "store"
+    (store / "results").mkdir(parents=True)
+    (checkout / "reports").mkdir(parents=True)
+    (checkout / "results").symlink_to(store / "results")
+    monkeypatch.chdir(checkout)
+    says = (f"run_set: results/fresh lies in {store / 'results'}, and reports/fresh ({checkout / 'reports' / 'fresh'})"
+            f" is not the report folder beside it ({store / 'reports' / 'fresh'}): the pipeline writes the report "
+            f"to reports/fresh, and verify checks the one beside the set where it lies, so the set would fail its "
+            f"own verification; make reports a link to {store / 'reports'}, or keep results and reports both in "
+            "this folder")
+    with pytest.raises(PlanError, match="^" + re.escape(says) + "$"):
+        plan({"run_set": "fresh"})
+    (checkout / "reports").rmdir()
+    (checkout / "reports").symlink_to(store / "reports")  # not there yet: made beside the set
+    assert plan({"run_set": "fresh"}).run_set == "fresh"
+
+
+def test_results_linked_to_a_folder_not_named_results_is_refused_at_planning(tmp_path, monkeypatch):
+    (tmp_path / "sets").mkdir()
+    (tmp_path / "checkout").mkdir()
+    (tmp_path / "checkout" / "results").symlink_to(tmp_path / "sets")
+    monkeypatch.chdir(tmp_path / "checkout")
+    with pytest.raises(PlanError, match=re.escape(f"run_set: results/fresh lies in {tmp_path / 'sets'}, a folder "
+                                                  "not named results (results/ is a link)")):
+        plan({"run_set": "fresh"})

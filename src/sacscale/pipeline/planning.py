@@ -177,6 +177,29 @@ def _check_run_set_folders(run_set: str) -> None:
         if twin:  # a clone on a case-insensitive disk (macOS, Windows) would hold both sets in one folder
             raise PlanError(f"run_set: {run_set!r} and {folder}/{twin} differ only in case (one folder on a "
                             "case-insensitive disk); choose another name")
+    _check_report_beside_the_set(run_set)
+
+
+def _check_report_beside_the_set(run_set: str) -> None:
+    """reports/<set> must be the report folder beside the set where it lies: the pipeline
+    writes the report there, and verify (evidence.set_root) checks the one beside the set's
+    real folder, refusing a set whose page beside its name is another, the page a reader of
+    this checkout opens. With results/ a link to another disk and reports/ this folder's own,
+    the whole set was built and its own verify job then refused it."""
+    real_set = os.path.realpath(os.path.join("results", run_set))
+    lies_in = os.path.dirname(real_set)
+    if os.path.basename(lies_in) != "results":
+        raise PlanError(f"run_set: results/{run_set} lies in {lies_in}, a folder not named results (results/ is a "
+                        "link), beside which verify finds no report folder, so the set would fail its own "
+                        "verification; link results to a folder named results, with the reports folder beside it")
+    beside = os.path.join(os.path.dirname(lies_in), "reports", run_set)
+    report = os.path.realpath(os.path.join("reports", run_set))
+    if report != os.path.realpath(beside):
+        raise PlanError(f"run_set: results/{run_set} lies in {lies_in}, and reports/{run_set} ({report}) is not the "
+                        f"report folder beside it ({beside}): the pipeline writes the report to reports/{run_set}, "
+                        "and verify checks the one beside the set where it lies, so the set would fail its own "
+                        f"verification; make reports a link to {os.path.dirname(beside)}, or keep results and "
+                        "reports both in this folder")
 
 
 def _case_twin(folder: str, name: str) -> str | None:

@@ -74,13 +74,14 @@ def test_the_committed_documents_are_unchanged():
 def test_a_lone_surrogate_in_a_record_never_reaches_a_document(root, tmp_path):
     """`"H200\\udcff"` (half of a character, which JSON may escape) reached the table and
     `--write` ended in a UnicodeEncodeError traceback; the report stage likewise (exit 1 as
-    unexpected). Every record is read strictly (sacscale.reading), so it is no record."""
+    unexpected). Every record is read strictly (sacscale.reading): the set's environment.json
+    is named as one that cannot be read (not listed as a set without one), the document untouched."""
     from sacscale.reading import RecordJSONError, loads_record
     set_env(root, SET, lambda env: env["torch"]["gpus"][0].update(name="H200\udcff"))
     doc = tmp_path / "doc.md"
     doc.write_text(f"# x\n{status.BEGIN}\n{status.END}\n")
-    assert status.main(["--root", str(root), "--write", str(doc)]) == 0
-    doc.read_text(encoding="utf-8")
+    assert status.main(["--root", str(root), "--write", str(doc)]) == 2
+    assert doc.read_text(encoding="utf-8") == f"# x\n{status.BEGIN}\n{status.END}\n"
     with pytest.raises(RecordJSONError, match=r"a lone surrogate \(\\udcff\)"):
         loads_record('{"name": "H200\\udcff"}')
     assert loads_record('{"name": "\\ud83d\\ude00"}') == {"name": "\U0001f600"}  # a pair is one character

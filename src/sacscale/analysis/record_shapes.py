@@ -48,6 +48,56 @@ def _unknown(name, configs: dict) -> bool:
     return isinstance(name, str) and name not in configs
 
 
+def _stats_problem(stats: dict | None, where: str) -> str | None:
+    """Where statistics of _SUMMARY_STATS disagree with their own values: `n` counts the
+    values, and a count above 0 has a mean, a min and a max (the report plots and prints them)."""
+    if not stats:
+        return None
+    values = stats.get("values")
+    if values is not None and stats.get("n") is not None and stats["n"] != len(values):
+        return f"{where}.n {stats['n']}, while {where}.values holds {len(values)} value(s)"
+    if stats.get("n"):
+        for key in ("mean", "min", "max"):
+            if stats.get(key) is None:
+                return f"{where}.n {stats['n']} with no {where}.{key}"
+    return None
+
+
+def _config_problem(name: str, config: dict) -> str | None:
+    """Where one configuration's parallel lists differ in length: `repeats` and `runs` name
+    each run, `values` holds each run's figure (plotted against its repeat); or its statistics
+    disagree with their values."""
+    where = f"configs[{name[:40]!r}]"
+    lengths = {key: len(config[key]) for key in ("repeats", "runs", "values") if config.get(key) is not None}
+    if len(set(lengths.values())) > 1:
+        listed = ", ".join(f"{key} {count}" for key, count in lengths.items())
+        return f"{where}: its lists differ in length ({listed}), one entry per run each"
+    nested = [(config, where), (config.get("tail_mean_total_fps"), f"{where}.tail_mean_total_fps")]
+    for threshold, reached in (config.get("time_to_quality") or {}).items():
+        for key in ("env_steps", "seconds"):
+            nested.append(((reached or {}).get(key), f"{where}.time_to_quality[{threshold[:40]!r}].{key}"))
+    return next(filter(None, (_stats_problem(stats, at) for stats, at in nested)), None)
+
+
+def _comparison_problem(i: int, comparison: dict) -> str | None:
+    """Where a comparison's interval or range is not a pair, or its per-repeat statistics disagree."""
+    for key in ("ratio_ci95", "ratio_range"):
+        if comparison.get(key) is not None and len(comparison[key]) != 2:
+            return f"comparisons[{i}].{key} holds {len(comparison[key])} value(s), not a pair (low, high)"
+    return _stats_problem(comparison.get("per_repeat_ratio_stats"), f"comparisons[{i}].per_repeat_ratio_stats")
+
+
+def summary_consistency_problem(summary: dict) -> str | None:
+    """Where a summary.json of SUMMARY_SHAPE contradicts itself in a way the report would
+    trip over (lists plotted against each other of different lengths): its key path, or None."""
+    for name, config in summary["configs"].items():
+        problem = _config_problem(name, config)
+        if problem:
+            return problem
+    comparisons = enumerate(summary.get("comparisons") or [])
+    return next(filter(None, (_comparison_problem(i, c) for i, c in comparisons)), None)
+
+
 def summary_reference_problem(summary: dict) -> str | None:
     """Where a summary.json of SUMMARY_SHAPE names a configuration its `configs` lacks (the
     report looks each one up there): its key path and the name, or None."""

@@ -18,6 +18,7 @@ whether verify compares the report's whole page (sacscale.report.page_format).
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 from datetime import datetime
@@ -198,7 +199,7 @@ def check_scope(root: Path) -> tuple[list[str], list[str]]:
                             f"{POLICY.as_posix()} may be")
         elif (root / entry["path"]).exists():
             problems.append(f"{SCOPE_FILE}: {entry['path']} is listed as left out, but it is in the set")
-    problems += _best_left_out(root, scope)
+    problems += _best_left_out(root, scope) + _cited_evaluations_missing(root, scope)
     return problems, [f"size: {size:,} bytes in results/{root.name} and reports/{root.name} "
                       f"(budget {budget:,}; format {scope['format']})"]
 
@@ -210,6 +211,31 @@ def _best_left_out(root: Path, scope: dict) -> list[str]:
     best = best_runs(root, reports_of(root))
     return [f"{SCOPE_FILE}: {runs[run]} is listed as left out, but {run} is {why}: the set keeps the best "
             "run's policy (manifest --scope --keep-best)" for run, why in best.items() if run in runs]
+
+
+# how leave_out_policies says that a left-out policy's evaluation still binds it
+_CITED_EVALUATION = re.compile(r"eval/([^/]+)\.json records its hash")
+
+
+def _cited_evaluations_missing(root: Path, scope: dict) -> list[str]:
+    """A left-out policy whose entry says its run's evaluation records its hash needs that
+    evaluation: with eval/ removed (and plan.json's evaluation switched off to match), the
+    set still said the runs were evaluated, and nothing bound the policies it left out."""
+    problems = []
+    for entry in scope.get("left_out", []):
+        parts = Path(entry["path"]).parts
+        cited = _CITED_EVALUATION.search(entry["why"])
+        if cited is None or len(parts) != 4:
+            continue
+        run, name = parts[1], cited.group(1)
+        if name != run:
+            problems.append(f"{SCOPE_FILE}: {entry['path']} is listed as left out because eval/{name}.json records "
+                            f"its hash, the evaluation of another run than {run}")
+        elif not (root / "eval" / f"{run}.json").is_file():
+            problems.append(f"{SCOPE_FILE}: {entry['path']} is listed as left out because eval/{run}.json records "
+                            f"its hash, but the set has no eval/{run}.json: the evaluation that binds the policy "
+                            "was removed")
+    return problems
 
 
 def best_policy_to_move(root: Path, keep: set[str]) -> tuple[str, str] | None:

@@ -7,7 +7,9 @@ import os
 from pathlib import Path
 from urllib.parse import quote
 
-from sacscale.analysis.record_shapes import METRICS_SHAPE, SUMMARY_SHAPE, summary_reference_problem
+from sacscale.analysis.record_shapes import (
+    METRICS_SHAPE, SUMMARY_SHAPE, summary_consistency_problem, summary_reference_problem,
+)
 from sacscale.analysis.learning import curves_by_config, tracking_baselines
 from sacscale.analysis.metrics import DEFINITIONS
 from sacscale.atomic import atomic_write_text
@@ -429,9 +431,10 @@ def run_set_of_inputs(summary_path, environment=None) -> str:
 
 def _summary(path) -> dict:
     """summary.json read as _record reads it, its comparisons naming configurations it holds
-    (one it lacks ended the report in a KeyError naming neither the file nor the key)."""
+    (one it lacks ended the report in a KeyError naming neither the file nor the key) and
+    its lists of one entry per run of one length (else matplotlib's ValueError named neither)."""
     summary = _record(path, SUMMARY_SHAPE)
-    problem = summary_reference_problem(summary)
+    problem = summary_reference_problem(summary) or summary_consistency_problem(summary)
     if problem:
         raise RecordError(f"{path}: not a summary aggregate wrote ({problem}); run aggregate again")
     return summary

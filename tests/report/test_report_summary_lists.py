@@ -1,0 +1,61 @@
+"""A summary.json whose configuration's parallel lists differ in length (repeats 7 against
+values 3, values cut to 2, repeats empty) ended the report in matplotlib's `ValueError: x and
+y must have same first dimension` (exit 1), naming no file. The lists (and the statistics
+against their values, and the interval pairs) are checked where summary.json is read: one
+line naming the file and the key, exit 2, nothing written."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from sacscale.cli import main
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evidence"))
+from set_copies import copy_committed_set, edit_record  # noqa: E402
+
+SET = "h200x1_shared_short"
+POOL = "configs['n1_pool7']"
+
+
+def _config(key, value):
+    return lambda summary: summary["configs"]["n1_pool7"].update({key: value})
+
+
+def _cut(key, count):
+    return lambda summary: summary["configs"]["n1_pool7"].update(
+        {key: summary["configs"]["n1_pool7"][key][:count]})
+
+
+def _comparison(key, value):
+    return lambda summary: summary["comparisons"][0].update({key: value})
+
+
+_EDITS = {
+    "repeats_longer": (_config("repeats", list(range(1, 8))),
+                       f"{POOL}: its lists differ in length (repeats 7, runs 2, values 2), one entry per run each"),
+    "values_cut": (_cut("values", 1),
+                   f"{POOL}: its lists differ in length (repeats 2, runs 2, values 1), one entry per run each"),
+    "repeats_empty": (_config("repeats", []),
+                      f"{POOL}: its lists differ in length (repeats 0, runs 2, values 2), one entry per run each"),
+    "runs_cut": (_cut("runs", 1),
+                 f"{POOL}: its lists differ in length (repeats 2, runs 1, values 2), one entry per run each"),
+    "n_counts_other": (_config("n", 5), f"{POOL}.n 5, while {POOL}.values holds 2 value(s)"),
+    "no_max": (_config("max", None), f"{POOL}.n 2 with no {POOL}.max"),
+    "interval_of_one": (_comparison("ratio_ci95", [1.0]),
+                        "comparisons[0].ratio_ci95 holds 1 value(s), not a pair (low, high)"),
+    "range_of_three": (_comparison("ratio_range", [1.0, 2.0, 3.0]),
+                       "comparisons[0].ratio_range holds 3 value(s), not a pair (low, high)"),
+}
+
+
+@pytest.mark.parametrize("edit, where", _EDITS.values(), ids=_EDITS.keys())
+def test_lists_of_different_lengths_are_named_with_their_file(tmp_path, capsys, edit, where):
+    root = copy_committed_set(tmp_path, SET)
+    edit_record(root, "summary.json", edit)
+    out = tmp_path / "out"
+    assert main(["report", "--run-set", str(root), "--output-dir", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sacscale report: error: {root / 'summary.json'}: not a summary aggregate wrote ({where}); "
+        "run aggregate again")
+    assert not out.exists()

@@ -42,3 +42,32 @@ def test_a_set_lock_folder_others_can_write_is_a_setting_refused(tmp_path, monke
     monkeypatch.setenv("SACSCALE_LOCK_DIR", str(folder))
     with pytest.raises(LockSettingError, match="is writable by other users"):
         private_folder("x")
+
+
+def test_a_machine_lock_folder_through_proc_is_refused_as_bad_input(tmp_path, monkeypatch):
+    # absolute by its text, but each process's own working folder: two invocations from two
+    # checkouts held the machine's training lock at once, each in its own <cwd>/.lk
+    monkeypatch.chdir(tmp_path)
+    done = record_run_with_machine_lock(tmp_path, {"SACSCALE_MACHINE_LOCK_DIR": "/proc/self/cwd/.lk"})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (
+        "sacscale record-run: run q_r1_n1 not started: SACSCALE_MACHINE_LOCK_DIR='/proc/self/cwd/.lk' leads "
+        "through /proc, whose names (/proc/self, /proc/<pid>, /dev/fd, ...) each process resolves to its own "
+        "folders: a different lock folder in each process or working directory; give the folder's own absolute name")
+    assert not (tmp_path / "elsewhere").exists()
+
+
+@pytest.mark.parametrize("name", ["/proc/self/cwd/.lk", "/proc/thread-self/root/tmp/lk", "/dev/fd/0/lk",
+                                  "/tmp/../proc/self/cwd/lk", "LINK/lk"])
+def test_a_lock_folder_named_through_proc_is_refused(tmp_path, monkeypatch, name):
+    (tmp_path / "here").symlink_to("/proc/self/cwd")  # a link of the user's own into /proc
+    monkeypatch.setenv("SACSCALE_LOCK_DIR", name.replace("LINK", str(tmp_path / "here")))
+    with pytest.raises(LockSettingError, match=r"' leads through /proc( \(by \S+\))?, whose names "):
+        lock_dir()
+
+
+def test_a_lock_folder_through_a_link_elsewhere_is_taken(tmp_path, monkeypatch):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "here").symlink_to(tmp_path / "real")
+    monkeypatch.setenv("SACSCALE_LOCK_DIR", str(tmp_path / "here" / "lk"))
+    assert lock_dir() == tmp_path / "here" / "lk"

@@ -52,6 +52,12 @@ def lock_dir(variable: str = LOCK_DIR_VARIABLE) -> Path:
         if not os.path.isabs(configured):
             raise LockSettingError(f"{variable}={configured!r} is a relative path (a different lock folder "
                                    "in each working directory); give an absolute one")
+        if passed := per_process_entry(configured):
+            at = "" if passed == "/proc" else f" (by {passed})"
+            raise LockSettingError(f"{variable}={configured!r} leads through /proc{at}, whose names (/proc/self, "
+                                   "/proc/<pid>, /dev/fd, ...) each process resolves to its own folders: a different "
+                                   "lock folder in each process or working directory; give the folder's own "
+                                   "absolute name")
         if not encoding_holds_any_name() and (problem := unheld_path_problem(variable, configured)):
             raise LockSettingError(problem)  # not a "control character": a plain letter the encoding lacks
         bad = next((c for c in configured if not c.isprintable()), None)
@@ -61,6 +67,50 @@ def lock_dir(variable: str = LOCK_DIR_VARIABLE) -> Path:
         _refuse_a_finished_set(Path(configured), variable)
         return Path(configured)
     return DEFAULT_BASE / f"sacscale-{os.getuid()}"
+
+
+_LINKS_FOLLOWED = 40  # the kernel's own limit: a name through more links fails to open anyway
+
+
+def per_process_entry(path: str) -> str | None:
+    """The entry of the absolute `path` by which the kernel's walk to it enters /proc (procfs):
+    a name under /proc, or the link that leads there (/dev/fd, a link of the user's), else None. Such a
+    name (/proc/self/cwd/x, /proc/<pid>/root/x, /dev/fd/3/x) is absolute by its text but each
+    process resolves it by its own working folder, root or descriptors. Refused rather than
+    resolved once: every process that reads the variable (each job, each invocation) would
+    resolve it again, each to its own folder."""
+    try:
+        procfs = os.stat("/proc").st_dev if os.path.ismount("/proc") else None
+    except OSError:
+        procfs = None
+    if procfs is None:  # no procfs: no per-process names either
+        return None
+    return _entry_on(path, procfs, [_LINKS_FOLLOWED])
+
+
+def _entry_on(path: str, device: int, budget: list[int]) -> str | None:
+    parts = Path(path).parts
+    prefix = parts[0]
+    for part in parts[1:]:
+        prefix = os.path.join(prefix, part)  # as the kernel walks it: links followed, `..` not collapsed
+        try:
+            st = os.lstat(prefix)
+        except OSError:
+            return None  # missing from here on: nothing further is walked
+        if st.st_dev == device:
+            return prefix
+        if stat.S_ISLNK(st.st_mode):
+            budget[0] -= 1
+            try:
+                target = os.path.join(os.path.dirname(prefix), os.readlink(prefix))
+            except OSError:
+                return None
+            if budget[0] < 0:
+                return None
+            if _entry_on(target, device, budget):
+                return prefix  # the link the user's name holds, not the entry it leads to
+            prefix = target
+    return None
 
 
 def _refuse_a_finished_set(folder: Path, variable: str) -> None:

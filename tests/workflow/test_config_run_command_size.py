@@ -5,6 +5,7 @@ together 136 KB planned, and every training run then failed with `Argument list 
 without a word, and Snakemake built their DAG for minutes."""
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -31,10 +32,21 @@ def test_env_values_together_over_one_word_s_bound_are_refused():
     with pytest.raises(PlanError) as refused:
         plan({"repeats": 1, "run_defaults": {"env": many_values(34)}})
     assert str(refused.value).startswith(
-        "run_configs.n1_cpu.env (preset cpu): 34 value(s) of 136,000 characters together make the run's resolved "
-        "configuration (--resolved-json, which records them) ")
+        "run_configs.n1_cpu.env (preset cpu): 34 value(s) of 136,000 characters together make run cpu_r1_n1_cpu's "
+        "shell command ")
     assert "over the 126,976 one word may have (the kernel's 131,072 less a margin): the run would fail with " \
            "`Argument list too long`; shorten the values or set fewer" in str(refused.value)
+
+
+def test_values_whose_words_fit_but_whose_shell_command_does_not_are_refused():
+    # 72,000 characters: each word of record-run's fits, but bash gets the rule's whole
+    # command, the values twice (--resolved-json and --env), as one word of 145 KB
+    with pytest.raises(PlanError) as refused:
+        plan({"repeats": 1, "run_defaults": {"env": many_values(18)}})
+    assert str(refused.value).startswith(
+        "run_configs.n1_cpu.env (preset cpu): 18 value(s) of 72,000 characters together make run cpu_r1_n1_cpu's "
+        "shell command 145,396 bytes (the run rule hands bash its whole command as one word, and the values are in "
+        "it twice: in --resolved-json and in the --env words), over the 126,976 one word may have")
 
 
 def test_a_config_s_own_run_configuration_is_named():
@@ -42,18 +54,47 @@ def test_a_config_s_own_run_configuration_is_named():
         plan({"run_configs": {"n2_cpu": {"env": many_values(34)}}})
 
 
-def test_values_that_fit_one_word_plan():
-    assert len(plan({"repeats": 1, "run_defaults": {"env": many_values(30)}}).runs) == 2
+def test_values_that_fit_one_word_plan_and_start():
+    the_plan = plan({"repeats": 1, "run_defaults": {"env": many_values(15)}})
+    assert len(the_plan.runs) == 2
+    line = command_size.shell_line(the_plan, the_plan.runs[0])
+    # as Snakemake starts it: bash -c 'set -euo pipefail; <the command>', one word
+    subprocess.run(["/bin/true", f"set -euo pipefail; {line}"], check=True)
 
 
-def test_a_command_line_and_environment_over_arg_max_are_refused():
+def test_the_checked_command_is_the_one_the_rule_renders(workflow_dir):
+    values = {"A": "it's \"q\" $HOME", "B": "x y"}
+    (workflow_dir / "env.yaml").write_text(yaml.safe_dump({"repeats": 1, "run_defaults": {"env": values}}))
+    proc = snakemake(workflow_dir, "-n", "-p", "--cores", "1", "--configfile", "env.yaml")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    shown = [line.removeprefix("Shell command: ") for line in proc.stdout.splitlines()
+             if line.startswith("Shell command: sacscale record-run")]
+    the_plan = plan({"repeats": 1, "run_defaults": {"env": values}})
+    assert shown == [command_size.shell_line(the_plan, run) for run in the_plan.runs]
+
+
+def test_a_command_line_and_environment_over_arg_max_are_refused(monkeypatch):
     the_plan = plan({"repeats": 1, "run_defaults": {"env": many_values(4)}})
+    monkeypatch.setattr(command_size, "arg_max", lambda: command_size.TOTAL_MARGIN + 40_000)  # a small stack
+    with pytest.raises(PlanError) as refused:
+        command_size.check_run_commands(the_plan, {"n1_cpu": "cpu", "n2_cpu": "cpu"}, {"HOME": "/root"})
+    assert str(refused.value).startswith("run_configs.n1_cpu.env (preset cpu): 4 value(s) of 16,000 characters "
+                                         "together make run cpu_r1_n1_cpu's command line and environment ")
+    assert "(ARG_MAX 105,536 less a margin, this process's environment included)" in str(refused.value)
+    assert str(refused.value).endswith("; shorten the values or set fewer")
+
+
+def test_an_inherited_environment_over_arg_max_is_named_as_the_cause():
+    the_plan = plan({"repeats": 1})  # no env of its own
     crowded = many_values(os.sysconf("SC_ARG_MAX") // 100_000 + 1, 100_000)  # this process's environment
     with pytest.raises(PlanError) as refused:
         command_size.check_run_commands(the_plan, {"n1_cpu": "cpu", "n2_cpu": "cpu"}, crowded)
-    assert str(refused.value).startswith("run_configs.n1_cpu.env (preset cpu): 4 value(s) of 16,000 characters "
-                                         "together make run cpu_r1_n1_cpu's command line and environment ")
+    assert str(refused.value).startswith(f"the environment this pipeline was started with ({len(crowded)} "
+                                         "variable(s), ")
+    assert ", which every job inherits) and run cpu_r1_n1_cpu's command line (" in str(refused.value)
     assert "(ARG_MAX" in str(refused.value) and "this process's environment included" in str(refused.value)
+    assert str(refused.value).endswith("; unset or shorten its largest variables (P_0, P_1, P_2) before starting "
+                                       "the pipeline")
     command_size.check_run_commands(the_plan, {}, {})
 
 

@@ -154,3 +154,21 @@ def test_a_path_through_another_users_link_left_by_dot_dot_is_refused(tmp_path):
     written = f"{link}/../lib"
     assert refused({"LD_LIBRARY_PATH": written}).startswith(
         f"{WHERE}: LD_LIBRARY_PATH: '{written}' is reached through {link}, another user's symbolic link (uid 1001)")
+
+
+@AS_ROOT
+def test_dot_dot_after_a_link_names_the_folder_the_walk_entered(tmp_path):
+    """`mine/toeve/..` with `toeve` one's own link into eve's folder is eve's folder: named
+    so, not `mine` (the text's folder, this user's own), where nothing there exists yet too."""
+    eve = tmp_path / "eve"
+    (eve / "d").mkdir(parents=True, mode=0o755)
+    for folder in (eve, eve / "d"):
+        os.chown(folder, 1001, 1001)
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o755)
+    (mine / "toeve").symlink_to(eve / "d")
+    written = f"{mine}/toeve/../lib/x.so"
+    says = refused({"ANY_VARIABLE": written})
+    assert says.startswith(f"{WHERE}: ANY_VARIABLE: '{written}' leads to {eve / 'lib' / 'x.so'}, inside {eve}, "
+                           "which belongs to uid 1001, another user; "), says
+    assert str(mine) + "," not in says

@@ -87,3 +87,18 @@ def test_a_recorded_matrix_of_the_wrong_shape_is_named(workflow_dir):
     recorded_matrix(workflow_dir, lambda m: m["configs"]["n1_local"].pop("devices"))
     _refused(workflow_dir, "config error: planner.matrix matrix.json: matrix configuration 'n1_local' lacks "
                            "devices or cpu_pools")
+
+
+@pytest.mark.parametrize(("edit", "says"), [
+    (lambda m: m["configs"]["n4_pool"].update(cpu_pools=7),
+     "configs.n4_pool.cpu_pools: 7 is not a CPU list per rank ([\"0-3\", \"4-7\"]) or the lists joined by ';'"),
+    (lambda m: m["configs"]["n4_pool"].update(overrides=5),
+     "configs.n4_pool.overrides: 5 is not a mapping of trainer options to strings, numbers or booleans"),
+    (lambda m: m["configs"]["n4_pool"].update(num_envs="16"), "configs.n4_pool.num_envs: \"16\" is not a whole number"),
+    (lambda m: m["pairs"].append(5), "pairs[7]: 5 is not a pair [baseline, compared] of run configuration names"),
+    (lambda m: m["order"].append(["n1_local"]), "order[5]: [\"n1_local\"] is not a run configuration's name"),
+], ids=["cpu_pools", "overrides", "num_envs", "pair", "order"])
+def test_a_recorded_matrix_field_of_the_wrong_type_is_named(workflow_dir, edit, says):
+    recorded_matrix(workflow_dir, edit)
+    _refused(workflow_dir, f"config error: planner.matrix matrix.json: {says}; correct the file or record it again "
+                           "(`sacscale plan-matrix --output FILE`)")

@@ -22,6 +22,7 @@ The matrix follows these rules (tests/parallel/test_topology.py checks each):
 from __future__ import annotations
 
 from sacscale.cpus import format_cpu_list, parse_cpu_list
+from sacscale.parallel.matrix_shape import check_matrix_shape
 from sacscale.parallel.topology import Cpu, Gpu, Topology, TopologyError
 
 
@@ -322,10 +323,9 @@ def preset_from_matrix(template: dict, matrix: dict, name: str, order: list[str]
     planned_order = matrix.get("order") if isinstance(matrix, dict) else None
     if not isinstance(configs, dict) or not isinstance(planned_order, list) or not planned_order:
         raise TopologyError(f"planner: the matrix for preset {name} has no 'configs' mapping and 'order' list")
+    check_matrix_shape(configs, planned_order, matrix.get("pairs"))
     run_configs = dict(template.get("run_configs") or {})
     for cname, entry in configs.items():
-        if not isinstance(entry, dict) or "devices" not in entry or "cpu_pools" not in entry:
-            raise TopologyError(f"planner: matrix configuration {cname!r} lacks devices or cpu_pools")
         fields = {k: entry[k] for k in ("devices", "cpu_pools", "description", "num_envs", "overrides") if k in entry}
         run_configs[cname] = {**(run_configs.get(cname) or {}), **fields}
     kept = set(order or planned_order)

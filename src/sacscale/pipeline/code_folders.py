@@ -218,12 +218,14 @@ class _Walk:
 def _where(absolute: Path, folder: Path) -> str:
     """Where `absolute` is, with respect to `folder` (another user's, or one others may
     change): inside it by name (`..` leaving a folder), or reached there through links (one's own or root's,
-    which the kernel follows): then the message names where the path leads."""
-    if lies_inside(absolute, folder):
+    which the kernel follows): then the message names where the path leads, and the folder
+    the walk entered (`mine/lk/..` with `lk` a link into eve's folder is hers, not `mine`)."""
+    if lies_inside(absolute, folder) and os.path.realpath(folder) == os.path.normpath(folder):
         return f"is inside {os.path.normpath(folder)}"
     target = Path(os.path.realpath(absolute))
-    if folder in (target, *target.parents):
-        return f"leads to {target}, inside {folder}"
+    for named in (folder, Path(os.path.realpath(folder))):  # as found, else where the walk entered
+        if named in (target, *target.parents):
+            return f"leads to {target}, inside {named}"
     return f"is reached through {folder}"
 
 

@@ -1,17 +1,20 @@
 """A planned run's command line, held at planning to what the kernel lets a program start with.
 
-The run rule starts `sacscale record-run` with the run's resolved configuration as one JSON
-word (`--resolved-json`, which records the run's env too), each env variable as an `--env`
+The run rule is a `shell:` rule: Snakemake hands bash its whole command as one word
+(`bash -c`), and that command holds the run's resolved configuration as one JSON word
+(`--resolved-json`, which records the run's env too), each env variable again as an `--env`
 word, and the trainer's command after `--`; record-run starts the trainer with that env.
-Each env value may be 4,096 characters, so together they could make one word past the
+Each env value may be 4,096 characters, so together they could make the command past the
 kernel's bound on a single argument (MAX_ARG_STRLEN, 128 KiB), or a command line and
 environment past ARG_MAX: the run then failed with `Argument list too long` after the jobs
-before it ran, and every rerun alike. Refused here, naming the run configuration's env."""
+before it ran, and every rerun alike. Refused here, naming the run configuration's env (or
+the environment the pipeline was started with, where that is the larger part)."""
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 
 from sacscale.pipeline.plan_model import Plan, Run
 from sacscale.pipeline.plan_values import PlanError, config_key
@@ -27,41 +30,85 @@ PER_STRING = 1 + 8
 
 
 def check_run_commands(plan: Plan, origins: dict[str, str], environ: dict[str, str] | None = None) -> None:
-    """PlanError for the first planned run whose record-run command has a word over the
-    kernel's per-argument bound, or whose command line and environment together (with
-    `environ`, this process's, which the jobs inherit) pass ARG_MAX, both less a margin.
-    `origins`: each run configuration's source ("config" or a preset's name)."""
+    """PlanError for the first planned run whose shell command (the one word bash gets) is
+    over the kernel's per-argument bound, or whose command line and environment together
+    (with `environ`, this process's, which the jobs inherit) pass ARG_MAX, both less a
+    margin. `origins`: each run configuration's source ("config" or a preset's name)."""
     environ = dict(os.environ) if environ is None else environ
     inherited = sum(_string_bytes(f"{k}={v}") for k, v in environ.items())
     for run in plan.runs:
-        if problem := _run_problem(plan, run, inherited):
-            key = config_key(origins.get(run.config, "config"), f"run_configs.{run.config}.env")
-            raise PlanError(f"{key}: {problem}")
-
-
-def _run_problem(plan: Plan, run: Run, inherited: int) -> str | None:
-    env = run_environment(plan, run)
-    env_words = [f"{k}={v}" for k, v in sorted(env.items())]
-    resolved = json.dumps(resolved_run(plan, run), sort_keys=True)
-    trainer = train_command(plan, run, work_folder(plan.run_set, run.name), f"results/{plan.run_set}/model/x.mjb")
-    # record-run's argv; the trainer it starts gets the env words in its environment instead
-    words = [resolved, *[word for env_word in env_words for word in ("--env", env_word)], *trainer]
-    values = f"{len(env)} value(s) of {sum(len(v) for v in env.values()):,} characters together"
-    longest = max(words, key=_string_bytes)
-    if _string_bytes(longest) > MAX_WORD_BYTES - WORD_MARGIN:
-        what = "the run's resolved configuration (--resolved-json, which records them)" if longest is resolved \
-            else "one word"
-        return (f"{values} make {what} {_string_bytes(longest):,} bytes on run {run.name}'s command line, over the "
-                f"{MAX_WORD_BYTES - WORD_MARGIN:,} one word may have (the kernel's {MAX_WORD_BYTES:,} less a margin): "
-                "the run would fail with `Argument list too long`; shorten the values or set fewer")
-    total = inherited + sum(_string_bytes(word) for word in [*words, *env_words])
-    limit = os.sysconf("SC_ARG_MAX") - TOTAL_MARGIN
-    if total > limit:
-        return (f"{values} make run {run.name}'s command line and environment {total:,} bytes, over the {limit:,} "
-                f"a program may be started with here (ARG_MAX {os.sysconf('SC_ARG_MAX'):,} less a margin, this "
-                "process's environment included): the run would fail with `Argument list too long`; shorten the "
+        key = config_key(origins.get(run.config, "config"), f"run_configs.{run.config}.env")
+        env = run_environment(plan, run)
+        values = f"{len(env)} value(s) of {sum(len(v) for v in env.values()):,} characters together"
+        line = shell_line(plan, run)
+        if _string_bytes(line) > MAX_WORD_BYTES - WORD_MARGIN:
+            raise PlanError(
+                f"{key}: {values} make run {run.name}'s shell command {_string_bytes(line):,} bytes (the run rule "
+                "hands bash its whole command as one word, and the values are in it twice: in --resolved-json and "
+                f"in the --env words), over the {MAX_WORD_BYTES - WORD_MARGIN:,} one word may have (the kernel's "
+                f"{MAX_WORD_BYTES:,} less a margin): the run would fail with `Argument list too long`; shorten the "
                 "values or set fewer")
-    return None
+        own = sum(_string_bytes(word) for word in [*_record_run_words(plan, run), *_env_words(env)])
+        limit = arg_max() - TOTAL_MARGIN
+        if inherited + own > limit:
+            raise PlanError(_over_arg_max(key, values, run, own, inherited, environ, limit))
+
+
+def shell_line(plan: Plan, run: Run) -> str:
+    """The run rule's shell command (workflow/rules/train.smk train_run) as Snakemake renders
+    it for `run`: its paths are the rule's, Snakemake's own prefix is left to the margin."""
+    run_json = f"results/{plan.run_set}/runs/{run.name}/run.json"
+    words = [
+        "sacscale", "record-run", "--run-dir", os.path.dirname(run_json),
+        "--work-dir", work_folder(plan.run_set, run.name), "--attic", f"logs/{plan.run_set}/attempts",
+        "--state-dir", f"logs/{plan.run_set}/learning_state",
+        "--resolved-json", _resolved(plan, run), "--timeout", str(plan.run_configs[run.config].timeout_s),
+        "--machine-lock",
+    ]
+    env_args = " ".join(f"--env {shlex.quote(word)}" for word in _env_words(run_environment(plan, run)))
+    return (f"{shlex.join(words)} {env_args} -- {shlex.join(_trainer(plan, run))} "
+            f"> logs/{plan.run_set}/train/{run.name}.log")
+
+
+def _record_run_words(plan: Plan, run: Run) -> list[str]:
+    """record-run's argv as far as the env makes it long; the trainer it starts gets the env
+    words in its environment instead."""
+    env_words = [word for env_word in _env_words(run_environment(plan, run)) for word in ("--env", env_word)]
+    return [_resolved(plan, run), *env_words, *_trainer(plan, run)]
+
+
+def _over_arg_max(key: str, values: str, run: Run, own: int, inherited: int, environ: dict[str, str],
+                  limit: int) -> str:
+    """The message for a run over ARG_MAX: naming the environment this process was started
+    with where it is the larger part, else the run configuration's env."""
+    total = own + inherited
+    where = (f"over the {limit:,} a program may be started with here (ARG_MAX {arg_max():,} less a "
+             "margin, this process's environment included): the run would fail with `Argument list too long`")
+    if inherited >= own:
+        largest = sorted(environ, key=lambda name: -len(environ[name]))[:3]
+        return (f"the environment this pipeline was started with ({len(environ)} variable(s), {inherited:,} bytes, "
+                f"which every job inherits) and run {run.name}'s command line ({own:,} bytes) make {total:,} bytes, "
+                f"{where}; unset or shorten its largest variables ({', '.join(largest)}) before starting the pipeline")
+    return f"{key}: {values} make run {run.name}'s command line and environment {total:,} bytes, {where}; shorten " \
+           "the values or set fewer"
+
+
+def arg_max() -> int:
+    """The kernel's bound on a program's command line and environment together (ARG_MAX)."""
+    return os.sysconf("SC_ARG_MAX")
+
+
+def _env_words(env: dict[str, str]) -> list[str]:
+    return [f"{k}={v}" for k, v in sorted(env.items())]
+
+
+def _resolved(plan: Plan, run: Run) -> str:
+    return json.dumps(resolved_run(plan, run), sort_keys=True)
+
+
+def _trainer(plan: Plan, run: Run) -> list[str]:
+    model = f"results/{plan.run_set}/model/g1_walk_flat.mjb"  # the rule's model_file()
+    return train_command(plan, run, work_folder(plan.run_set, run.name), model)
 
 
 def _string_bytes(text: str) -> int:

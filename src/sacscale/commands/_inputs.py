@@ -92,12 +92,12 @@ def read_evaluations(paths: list[str]) -> dict[str, dict]:
     cannot be scored as the best run is chosen (sacscale.eval.best) is BadInput naming it
     (`manifest --keep-best` of one without its 'overall' ended in a KeyError naming none)."""
     from sacscale.eval.best import score
-    from sacscale.report.build import EVALUATION_SHAPE
+    from sacscale.report.build import SCORED_EVALUATION_SHAPE
 
     evaluations = {}
     for path in paths:
         evaluation = evaluations[Path(path).stem] = read_json(path, "evaluation")
-        problem = shape_problem(evaluation, EVALUATION_SHAPE, "")
+        problem = shape_problem(evaluation, SCORED_EVALUATION_SHAPE, "")
         if problem:  # a fall rate as a string was scored as its number
             raise BadInput(f"evaluation {path}: not `sacscale evaluate`'s output (its {problem})")
         try:

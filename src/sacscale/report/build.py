@@ -84,6 +84,9 @@ EVALUATION_SHAPE = {"overall": _TRACKED, "protocol": _PROTOCOL, "env_steps": May
                     "ratio_to_stand_still": {str: Maybe(NUMBER)},
                     "baseline_stand_still": Maybe({"overall": Maybe({"normalised_tracking": _FIGURES})}),
                     "per_command": Maybe({str: {**_TRACKED, "ratio_to_stand_still": _FIGURES}})}
+# what choosing the best run reads of an evaluation (render-best, manifest --keep-best): its scores
+SCORED_EVALUATION_SHAPE = {"overall": {"normalised_tracking": _FIGURES, "rms_error": _FIGURES, "fall_rate": NUMBER},
+                           "protocol": Maybe(dict)}
 # a verdict read as true: `"pass": "no"` showed PASS
 PROBE_SHAPE = {"pass": bool, "world_size": Maybe(int), "comparisons": Maybe(list)}
 _GPUS = Maybe([{"name": str, "memory_mib": Maybe(NUMBER)}])

@@ -73,44 +73,64 @@ _LINKS_FOLLOWED = 40  # the kernel's own limit: a name through more links fails 
 
 
 def per_process_entry(path: str) -> str | None:
-    """The entry of the absolute `path` by which the kernel's walk to it enters /proc (procfs):
-    a name under /proc, or the link that leads there (/dev/fd, a link of the user's), else None. Such a
-    name (/proc/self/cwd/x, /proc/<pid>/root/x, /dev/fd/3/x) is absolute by its text but each
+    """The entry of the absolute `path` by which the kernel's walk to it enters procfs and
+    resolves a per-process name there: the procfs mount (/proc, or any other proc mount), or
+    the link of the user's that leads there (/dev/fd), else None. Such a name
+    (/proc/self/cwd/x, /proc/<pid>/root/x, /dev/fd/3/x) is absolute by its text but each
     process resolves it by its own working folder, root or descriptors. Refused rather than
     resolved once: every process that reads the variable (each job, each invocation) would
-    resolve it again, each to its own folder."""
-    try:
-        procfs = os.stat("/proc").st_dev if os.path.ismount("/proc") else None
-    except OSError:
-        procfs = None
-    if procfs is None:  # no procfs: no per-process names either
+    resolve it again, each to its own folder. A walk that leaves procfs by `..` before
+    following any of its links (/proc/../tmp) names one folder for every process."""
+    procfs = _procfs_devices()
+    if not procfs:  # no procfs: no per-process names either
         return None
-    return _entry_on(path, procfs, [_LINKS_FOLLOWED])
+    return _entry_on(path, procfs)
 
 
-def _entry_on(path: str, device: int, budget: list[int]) -> str | None:
-    parts = Path(path).parts
-    prefix = parts[0]
-    for part in parts[1:]:
-        prefix = os.path.join(prefix, part)  # as the kernel walks it: links followed, `..` not collapsed
+def _procfs_devices() -> frozenset[int]:
+    """The devices of every procfs mount this process sees (each mount of it has its own
+    device, so /proc's alone would miss a second one such as a host's /host/proc)."""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as lines:
+            mounts = [line.split(" - ", 1) for line in lines]
+    except OSError:
+        return frozenset()
+    devices = set()
+    for fields, kind in (m for m in mounts if len(m) == 2):
+        if kind.split(" ", 1)[0] == "proc":
+            major, _, minor = fields.split()[2].partition(":")
+            devices.add(os.makedev(int(major), int(minor)))
+    return frozenset(devices)
+
+
+def _entry_on(path: str, procfs: frozenset[int]) -> str | None:
+    """Walk `path` as the kernel does (links replaced by their targets in place, `..` not
+    collapsed): the procfs entry (or the user's link that led to it) once a link inside
+    procfs is followed or the walk ends inside procfs; None when it never enters procfs or
+    leaves it again first."""
+    pending = [(part, None) for part in Path(path).parts[1:]]  # (component, the user's link it comes from)
+    prefix, entered, links = "/", None, 0
+    while pending:
+        part, via = pending.pop(0)
+        prefix = os.path.join(prefix, part)
         try:
             st = os.lstat(prefix)
         except OSError:
-            return None  # missing from here on: nothing further is walked
-        if st.st_dev == device:
-            return prefix
-        if stat.S_ISLNK(st.st_mode):
-            budget[0] -= 1
-            try:
-                target = os.path.join(os.path.dirname(prefix), os.readlink(prefix))
-            except OSError:
-                return None
-            if budget[0] < 0:
-                return None
-            if _entry_on(target, device, budget):
-                return prefix  # the link the user's name holds, not the entry it leads to
-            prefix = target
-    return None
+            break  # missing from here on: nothing further is walked
+        inside = st.st_dev in procfs
+        entered = (entered or via or prefix) if inside else None
+        if not stat.S_ISLNK(st.st_mode):
+            continue
+        links += 1
+        if inside or links > _LINKS_FOLLOWED:  # a per-process link; past the kernel's limit nothing opens
+            return entered
+        try:
+            target = os.readlink(prefix)
+        except OSError:
+            return None
+        link, prefix = via or prefix, "/" if os.path.isabs(target) else os.path.dirname(prefix)
+        pending[:0] = [(p, link) for p in Path(target).parts if p != "/"]
+    return entered
 
 
 def _refuse_a_finished_set(folder: Path, variable: str) -> None:

@@ -25,6 +25,11 @@ moves it, a setting that says nothing else: the same value in every shell that t
 this machine, or, set apart on purpose, a machine of its own (a test session's pipelines,
 which may train beside each other's). Where the default folder cannot be used (another
 user made /tmp/sacscale-<uid> first), the refusal names that setting.
+
+A process with a /tmp of its own (systemd `PrivateTmp=`, `unshare -m`, a container sharing the
+host's GPUs) sees another folder at the same name; the run therefore also holds a name that
+every mount namespace shares (sacscale.pipeline.machine_wide, an abstract unix socket per
+user and lock folder name), and is refused while a process elsewhere holds it.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import re
 
 from sacscale.lock_names import MACHINE_LOCK_NAME
 from sacscale.locks import LockError, LockHeld, LockSettingError, lock_dir, private_lock
+from sacscale.pipeline import machine_wide
 
 LOCK_NAME = MACHINE_LOCK_NAME
 # the one setting that moves the training lock's folder (not SACSCALE_LOCK_DIR)
@@ -61,11 +67,21 @@ def training_machine(run: str, run_set: str | None = None):
         held.enter_context(private_lock(LOCK_NAME, "this machine's training lock", 0.0, note=_note(run, run_set),
                                         variable=VARIABLE))
     except LockHeld as exc:
-        raise MachineBusy(f"{exc}: another pipeline invocation is training on this machine; two runs at once "
-                          "would share its GPUs and CPUs and skew both sets' measurements. Run again once it has "
-                          "finished (completed runs stay done)") from None
+        raise MachineBusy(f"{exc}: {_BUSY}") from None
     with held:
+        folder = lock_dir(VARIABLE)
+        sock, holder = machine_wide.hold(str(folder))
+        if holder is not None:
+            who = f"pid {holder}" if holder else "a process of this user outside this PID namespace"
+            raise MachineBusy(f"this machine's training lock ({folder}) is held by {who} in another mount "
+                              f"namespace (a private /tmp: systemd PrivateTmp=, unshare -m, a container), where "
+                              f"that name is another folder: {_BUSY}")
+        if sock is not None:
+            held.callback(sock.close)
         yield
 
+
+_BUSY = ("another pipeline invocation is training on this machine; two runs at once would share its GPUs and CPUs "
+         "and skew both sets' measurements. Run again once it has finished (completed runs stay done)")
 
 __all__ = ["LOCK_NAME", "VARIABLE", "LockError", "LockSettingError", "MachineBusy", "lock_dir", "training_machine"]

@@ -1,0 +1,86 @@
+"""The machine's training lock seen from a process with a /tmp of its own. Before: the lock
+was a file in a folder named by its path, so a process in another mount namespace (systemd
+PrivateTmp=, `unshare -m`, a container sharing the host's GPUs) found another folder at that
+name and took "the" lock while a run outside held it: two trainings at once. Now the run also
+holds a name every mount namespace shares, and the second is refused naming the first."""
+
+import os
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+from sacscale.pipeline import machine_lock, machine_wide
+from sacscale.pipeline.machine_lock import MachineBusy, training_machine
+from test_machine_lock import HOLD
+
+
+def _in_a_private_folder(folder, code, *args):
+    """`python -c code args` in a new mount namespace where `folder` is an empty tmpfs."""
+    inner = (f"mount --make-rprivate / && mount -t tmpfs -o mode=0700 tmpfs {shlex.quote(str(folder))} && "
+             f"exec {shlex.join([sys.executable, '-c', code, *args])}")
+    return subprocess.run(["unshare", "-m", "sh", "-c", inner], capture_output=True, text=True, timeout=60,
+                          check=False)
+
+
+@pytest.fixture
+def private_mounts(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("a mount namespace with its own tmpfs needs root here")
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs tmpfs {shlex.quote(str(tmp_path))}"],
+                           capture_output=True, text=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"unshare -m with a tmpfs refused here: {probe.stderr.strip()}")
+
+
+TRY = """
+import sys
+from sacscale.pipeline.machine_lock import MachineBusy, training_machine
+try:
+    with training_machine("q_r9_n1", "C"):
+        print("HELD")
+except MachineBusy as exc:
+    print(exc)
+"""
+
+
+def test_a_run_with_its_own_tmp_is_refused_while_another_holds_the_machine(tmp_path, monkeypatch, private_mounts):
+    shared = tmp_path / "tmp"
+    shared.mkdir(mode=0o700)
+    monkeypatch.setenv(machine_lock.VARIABLE, str(shared / "lk"))  # the same name in both: another folder in each
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, "p_r2_n2", "A"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        done = _in_a_private_folder(shared, TRY)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (
+        f"this machine's training lock ({shared / 'lk'}) is held by pid {holder.pid} in another mount namespace (a "
+        "private /tmp: systemd PrivateTmp=, unshare -m, a container), where that name is another folder: another "
+        "pipeline invocation is training on this machine; two runs at once would share its GPUs and CPUs and skew "
+        "both sets' measurements. Run again once it has finished (completed runs stay done)")
+    assert _in_a_private_folder(shared, TRY).stdout.strip() == "HELD"  # the holder gone: its name went with it
+
+
+def test_the_shared_name_is_held_for_the_run_and_let_go_after(tmp_path, monkeypatch):
+    monkeypatch.setenv(machine_lock.VARIABLE, str(tmp_path / "lk"))
+    with training_machine("q_r1_n1", "B"):
+        sock, holder = machine_wide.hold(str(tmp_path / "lk"))
+        assert (sock, holder) == (None, os.getpid())
+    sock, holder = machine_wide.hold(str(tmp_path / "lk"))
+    assert holder is None and sock is not None
+    sock.close()
+
+
+def test_other_lock_folders_are_other_machines(tmp_path, monkeypatch):
+    monkeypatch.setenv(machine_lock.VARIABLE, str(tmp_path / "one"))
+    with training_machine("q_r1_n1", "B"):
+        monkeypatch.setenv(machine_lock.VARIABLE, str(tmp_path / "two"))
+        with training_machine("q_r2_n1", "B"):
+            monkeypatch.setenv(machine_lock.VARIABLE, str(tmp_path / "one"))
+            with pytest.raises(MachineBusy, match=r"is held by pid \d+ \(run q_r1_n1, set B\)"):
+                with training_machine("q_r3_n1", "B"):
+                    pass

@@ -12,6 +12,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from sacscale import checks
+from sacscale.learn.compile_cache import check_given_cache
 from sacscale.locks import (
     LOCK,
     RECORDED_IN_VARIABLE,
@@ -74,9 +75,11 @@ def _check_paths_are_text(cfg: TrainConfig) -> None:
 
 def _check_lock_dir(cfg: TrainConfig) -> None:
     """Compiled losses keep their cache in the lock folder (sacscale.learn.compile_cache): a
-    SACSCALE_LOCK_DIR that cannot be one is named here, not by each rank once it compiles."""
+    SACSCALE_LOCK_DIR that cannot be one, or a TORCHINDUCTOR_CACHE_DIR of the user's that
+    another user could put code in, is named here, not by each rank once it compiles."""
     if compiles_losses(cfg) and cfg.device_list()[0] != "cpu":
         lock_dir()
+        check_given_cache()
 
 
 class RunFolderHeld(TrainingError):

@@ -7,29 +7,84 @@ first (or a link there) can replace a cached module and have the next compiled r
 their code as the runner. Unless the user set the variable, the cache goes into this user's
 private lock folder (sacscale.locks.private_folder: 0700, owner checked, no link followed),
 which the compile workers inherit through the environment; the precompiled headers, which
-Inductor keeps in the default folder whatever the variable says, go there too.
+Inductor keeps in the default folder whatever the variable says, go there too. A folder the
+user named (inherited, not configured per run, which planning judges) is refused where another
+user could put code in it (the folder or one above it is theirs or open to them, or it is not
+made yet in a folder every user makes entries in) or where each process resolves it to its
+own folder (through /proc).
 """
 
 from __future__ import annotations
 
 import os
+import stat
+from pathlib import Path
 
-from sacscale.locks import private_folder
+from sacscale.atomic import swappable_by_others
+from sacscale.lock_folder import per_process_entry
+from sacscale.locks import LockSettingError, private_folder
 
 VARIABLE = "TORCHINDUCTOR_CACHE_DIR"
 
 
 def use_private_cache() -> None:
     """Point Inductor's cache at this user's private folder, before the first compile; a
-    folder the user named is theirs to choose. An unsafe lock folder raises LockError."""
+    folder the user named is theirs to choose, if no one else could put code there (else
+    LockSettingError). An unsafe lock folder raises LockError."""
+    given = _given_cache()
+    if given is None:
+        os.environ[VARIABLE] = str(private_folder("torchinductor"))
+    else:
+        check_given_cache()
+    _headers_beside(os.environ[VARIABLE])
+
+
+def _given_cache() -> str | None:
+    """The folder the user named, or None."""
     from torch._inductor.runtime.cache_dir_utils import default_cache_dir
 
     # torch exports its default into the environment when it first asks for the folder
     # (importing parts of it does): that one is not a choice of the user's
     given = os.environ.get(VARIABLE)
     if not given or os.path.abspath(given) == os.path.abspath(default_cache_dir()):
-        os.environ[VARIABLE] = str(private_folder("torchinductor"))
-    _headers_beside(os.environ[VARIABLE])
+        return None
+    return given
+
+
+def check_given_cache() -> None:
+    """LockSettingError where the inherited TORCHINDUCTOR_CACHE_DIR names a folder another
+    user could put compiled code in, or one each process resolves to its own."""
+    given = _given_cache()
+    if not given:
+        return
+    if entry := per_process_entry(os.path.abspath(given)):
+        at = "" if entry == "/proc" else f" (by {entry})"
+        raise LockSettingError(f"{VARIABLE}={given!r} leads through /proc{at}, whose names each process resolves to "
+                               "its own folders: a different cache in each process; give the folder's own absolute "
+                               "name, or unset it (a private folder in the lock folder is then used)")
+    if problem := _cache_problem(os.path.abspath(given)):
+        raise LockSettingError(f"{VARIABLE}={given!r}: {problem}; torch.compile loads compiled kernels from it, so "
+                               "that user's code would run here: name a folder of your own, or unset it (a private "
+                               "folder in the lock folder is then used)")
+
+
+def _cache_problem(path: str) -> str | None:
+    there = next(f for f in (path, *(str(p) for p in Path(path).parents)) if os.path.exists(f))
+    try:
+        found = swappable_by_others(there)
+        st = os.stat(there)
+    except OSError as exc:
+        return f"cannot be looked at ({exc.strerror})"
+    if found:
+        folder, why = found
+        if folder is not None:
+            return f"is inside {folder}, which {why}"
+        return why if there == path else f"is to be made in {there}, which {why}"
+    if st.st_uid not in (os.getuid(), 0):
+        return f"is {'' if there == path else 'to be made in '}{there}, which belongs to uid {st.st_uid}, another user"
+    if there != path and stat.S_IMODE(st.st_mode) & 0o002:
+        return f"is not there yet, and {there} lets every user make entries in it: another could make it first"
+    return None
 
 
 def _headers_beside(cache: str) -> None:

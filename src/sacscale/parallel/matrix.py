@@ -22,7 +22,7 @@ The matrix follows these rules (tests/parallel/test_topology.py checks each):
 from __future__ import annotations
 
 from sacscale.cpus import format_cpu_list, parse_cpu_list
-from sacscale.parallel.matrix_shape import check_matrix_shape
+from sacscale.parallel.matrix_shape import check_matrix_shape, check_matrix_topology
 from sacscale.parallel.topology import Cpu, Gpu, Topology, TopologyError
 
 
@@ -324,6 +324,7 @@ def preset_from_matrix(template: dict, matrix: dict, name: str, order: list[str]
     if not isinstance(configs, dict) or not isinstance(planned_order, list) or not planned_order:
         raise TopologyError(f"planner: the matrix for preset {name} has no 'configs' mapping and 'order' list")
     check_matrix_shape(configs, planned_order, matrix.get("pairs"))
+    check_matrix_topology(matrix)
     run_configs = dict(template.get("run_configs") or {})
     for cname, entry in configs.items():
         fields = {k: entry[k] for k in ("devices", "cpu_pools", "description", "num_envs", "overrides") if k in entry}
@@ -342,7 +343,10 @@ def pools_off_node(
     """(topology known, the first pool off its GPU's NUMA node, or None) for run
     configurations given as (name, GPU indices, one pool per rank), by the matrix's `gpus`
     and `nodes`. A single-rank pool over several nodes, one of them its GPU's, is a
-    deliberate total-CPU control and passes."""
+    deliberate total-CPU control and passes. TopologyError where those fields are not what
+    plan-matrix writes (a recorded matrix is a file the user gives)."""
+    if isinstance(matrix, dict):
+        check_matrix_topology(matrix)
     if not isinstance(matrix, dict) or not matrix.get("nodes") or not matrix.get("gpus"):
         return False, None
     node_cpus = {int(n): set(parse_cpu_list(c)) for n, c in matrix["nodes"].items()}

@@ -89,6 +89,11 @@ def _spread(gpus_by_node: dict[int, list[Gpu]]) -> list[Gpu]:
 LEARNER_BOUND_ENVS = 256  # per rank: a fraction of the physics, the same learner work per iteration
 
 
+class PoolCoresError(TopologyError):
+    """The --pool-cores value asked for is one the topology cannot give: the option is the
+    problem (bad input), not the machine."""
+
+
 def plan_matrix(topo: Topology, *, smt: bool = False, pool_cores: int | None = None,
                 allowed: set[int] | None = None) -> dict:
     """The run matrix (the JSON `sacscale plan-matrix` writes) for this topology.
@@ -110,7 +115,7 @@ def plan_matrix(topo: Topology, *, smt: bool = False, pool_cores: int | None = N
     blocks = _blocks(cores, gpus_by_node, size)
     threads = min(len(pool) for _, pool in blocks.values())
     if threads < 2 and pool_cores is not None and _pool_size(cores, gpus_by_node, None)[0] > pool_cores:
-        raise TopologyError(f"--pool-cores {pool_cores}: gives pools of {threads} simulation thread(s), and each "
+        raise PoolCoresError(f"--pool-cores {pool_cores}: gives pools of {threads} simulation thread(s), and each "
                             f"rank needs at least 2 ({_counting(smt)}); ask for more cores per pool"
                             f"{'' if smt else ' or pass --smt'}")
     if threads < 2:
@@ -161,9 +166,10 @@ def _pool_size(cores: dict[int, list[list[int]]], gpus_by_node: dict[int, list[G
     size = fit[tightest]
     if pool_cores is not None:
         if pool_cores < 1:
-            raise TopologyError(f"--pool-cores {pool_cores}: must be >= 1")
+            raise PoolCoresError(f"--pool-cores {pool_cores}: must be >= 1")
         if pool_cores > size >= 1:
-            raise TopologyError(f"--pool-cores {pool_cores}: NUMA node {tightest} allows at most {size} cores per pool")
+            raise PoolCoresError(f"--pool-cores {pool_cores}: NUMA node {tightest} allows at most {size} cores "
+                                 "per pool")
         size = min(size, pool_cores)
     return size, tightest
 

@@ -15,6 +15,9 @@ from cli_runs import one_line as _one_line
 
 @pytest.mark.parametrize("edit, says", [
     (lambda r: {**r, "repeat": "1"}, "'repeat' is str"),
+    (lambda r: {**r, "repeat": 10**40}, "'repeat' is a number of 41 digits, not a repeat of a plan (from 1 to 1,000)"),
+    (lambda r: {**r, "repeat": 1001}, "'repeat' is 1001, not a repeat of a plan (from 1 to 1,000)"),
+    (lambda r: {**r, "repeat": 0}, "'repeat' is 0, not a repeat of a plan (from 1 to 1,000)"),
     (lambda r: {**r, "world_size": 1.5}, "'world_size' is float"),
     (lambda r: {**r, "ranks": {}}, "'ranks' is dict, not a list"),
     (lambda r: {**r, "ranks": [{**r["ranks"][0], "phase_ms": {"learner_update_ms": "x"}}]},
@@ -49,6 +52,8 @@ def _report_on_edited_copy(tmp_path, rel, edit):
 @pytest.mark.parametrize("rel, edit, says", [
     ("metrics/shared_r1_n1_pool7.json", lambda r: {**r, "window": [1]}, "'window' is list, not an object"),
     ("metrics/shared_r1_n1_pool7.json", lambda r: {**r, "series": [1]}, "'series' is list, not an object"),
+    ("metrics/shared_r1_n1_pool7.json", lambda r: {**r, "repeat": 10**40},
+     "'repeat' is a number of 41 digits, not a repeat of a plan (from 1 to 1,000)"),
     ("metrics/shared_r1_n1_pool7.json", lambda r: {**r, "steady_env_steps_per_s": "1"},
      "'steady_env_steps_per_s' is str"),
     ("eval/shared_r1_n1_pool7.json", lambda r: {**r, "overall": {k: v for k, v in r["overall"].items()

@@ -15,12 +15,32 @@ class Maybe:
         self.shape = shape
 
 
+class Whole:
+    """A shape of a whole number from `low` to `high` (a repeat of 10**40 is no repeat of a
+    plan); `what` names it in the message."""
+
+    def __init__(self, low: int, high: int, what: str) -> None:
+        self.low, self.high, self.what = low, high, what
+
+
+def _whole_problem(value, shape: Whole, where: str) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"{where!r} is {type(value).__name__}"
+    if shape.low <= value <= shape.high:
+        return None
+    shown = str(value) if len(str(value)) <= 30 else f"a number of {len(str(value))} digits"
+    return f"{where!r} is {shown}, not {shape.what} (from {shape.low} to {shape.high:,})"
+
+
 def shape_problem(value, shape, where: str) -> str | None:
     """Why `value` is not of `shape`, or None. A shape is a type (or tuple of types; a bool
     is never a number), {key: shape} (an object with those keys), {str: shape} (an object
-    whose every value is of the shape), [shape] (a list of them) or Maybe(shape)."""
+    whose every value is of the shape), [shape] (a list of them), Whole(low, high, what) or
+    Maybe(shape)."""
     if isinstance(shape, Maybe):
         return None if value is None else shape_problem(value, shape.shape, where)
+    if isinstance(shape, Whole):
+        return _whole_problem(value, shape, where)
     if isinstance(shape, list):
         if not isinstance(value, list):
             return f"{where or 'value'!r} is {type(value).__name__}, not a list"

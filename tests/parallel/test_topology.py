@@ -426,3 +426,18 @@ def test_plan_matrix_output_is_under_the_cli_output_rules(tmp_path, capsys):
     done = finished(tmp_path, first)
     assert done.returncode == 0, done.stderr
     assert json.loads(out.read_text())["order"] and not list(tmp_path.glob(".*.lock"))
+
+
+@pytest.mark.parametrize("value,problem", [
+    ("16", "--pool-cores 16: NUMA node 0 allows at most 15 cores per pool"),
+    ("99999999999999999999", "--pool-cores 99999999999999999999: NUMA node 0 allows at most 15 cores per pool"),
+    ("1", "--pool-cores 1: gives pools of 1 simulation thread(s)"),
+], ids=["over_the_node", "huge", "one_thread"])
+def test_a_pool_cores_the_topology_cannot_give_is_a_usage_error(capsys, value, problem):
+    """A value over what the node allows is bad input (exit 2), as one below 1 is, not a
+    topology that cannot be read (exit 1)."""
+    rc = main(["plan-matrix", "--lscpu", str(FIXTURES / "h200x1.lscpu"), "--nvidia-smi-topo",
+               str(FIXTURES / "h200x1.topo"), "--pool-cores", value])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert err.startswith(f"sacscale plan-matrix: error: {problem}") and err.count("\n") == 1

@@ -14,6 +14,7 @@ import yaml
 from pipeline_helpers import snakemake
 from sacscale.pipeline import command_size
 from sacscale.pipeline.runplan import Host, PlanError, resolve
+from sacscale.trainers.unilab import REFERENCE_G1_MESHES
 
 ROOT = Path(__file__).resolve().parents[2]
 PRESETS = yaml.safe_load((ROOT / "workflow" / "presets.yaml").read_text())
@@ -124,3 +125,53 @@ def test_the_dry_run_stops_on_values_too_long_together(workflow_dir):
     assert proc.returncode == 1, out
     assert "config error: run_configs.n1_cpu.env (preset cpu): 34 value(s) of 136,000 characters together " in out
     assert "Traceback" not in out and not (workflow_dir / "results" / "cpu").exists()
+
+
+QUOTES = "'" * 4000  # a shell-quoted ' takes 5 bytes
+
+
+def reference_plan(tmp_path, reference, env_values=3):
+    config = {"preset": "h200x1_ref", "host_checks": False, "repeats": 1, "order": ["ref_n1"], "pairs": [],
+              "run_configs": {"ref_n1": {"env": {f"P_{i}": QUOTES for i in range(env_values)}}},
+              "reference": reference}
+    return resolve(config, PRESETS, CPU_BOX, check_host=False)
+
+
+def test_a_reference_run_s_interpreter_is_counted_in_its_command(tmp_path):
+    # the rule adds --env SACSCALE_REFERENCE_PYTHON=... to a reference run's command; a
+    # command of 141 KB planned, uncounted, and the run would fail `Argument list too long`
+    python = str(tmp_path) + "/" + (QUOTES[:190] + "/") * 20 + "python"  # not there yet: reference-env makes it
+    reference_plan(tmp_path, {"python": "x" * len(python)})  # the same length without quotes fits
+    with pytest.raises(PlanError) as refused:
+        reference_plan(tmp_path, {"python": python})
+    assert str(refused.value).startswith(
+        "run_configs.ref_n1.env with reference.python: 5 value(s) of ")
+    assert "over the 126,976 one word may have" in str(refused.value)
+
+
+def test_a_reference_run_s_meshes_are_counted_in_its_command(tmp_path):
+    the_plan = reference_plan(tmp_path, {})
+    reference = {"meshes": "/m/" + QUOTES}
+    assert len(command_size.shell_line(the_plan, the_plan.runs[0])) < 126_976
+    assert len(command_size.shell_line(the_plan, the_plan.runs[0], reference)) > 131_072
+    with pytest.raises(PlanError, match=r"^run_configs\.ref_n1\.env \(preset h200x1_ref\) with reference\.python "
+                                        r"and reference\.meshes: 6 value\(s\) of "):
+        command_size.check_run_commands(the_plan, {"ref_n1": "h200x1_ref"}, {}, reference)
+
+
+def test_a_reference_run_s_checked_command_is_the_one_the_rule_renders(workflow_dir):
+    meshes = workflow_dir / "meshes it's"
+    meshes.mkdir()
+    for name in REFERENCE_G1_MESHES:
+        (meshes / name).write_bytes(b"solid\n")
+    reference = {"python": "ref env/bin/python", "meshes": str(meshes)}
+    config = {"preset": "h200x1_ref", "host_checks": False, "repeats": 1, "order": ["ref_n1"], "pairs": [],
+              "reference": reference}
+    (workflow_dir / "ref.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(workflow_dir, "-n", "-p", "--cores", "1", "--configfile", "ref.yaml")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    shown = [line.removeprefix("Shell command: ") for line in proc.stdout.splitlines()
+             if line.startswith("Shell command: sacscale record-run")]
+    the_plan = resolve(config, PRESETS, CPU_BOX, check_host=False)
+    assert "--env 'SACSCALE_REFERENCE_MESHES=" in shown[0]
+    assert shown == [command_size.shell_line(the_plan, run, reference) for run in the_plan.runs]

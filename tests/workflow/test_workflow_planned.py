@@ -9,6 +9,8 @@ import yaml
 from pipeline_helpers import REPO, snakemake
 
 from sacscale.cli import main
+from sacscale.pipeline.plan_values import matrix_named
+from sacscale.pipeline.runplan import Host, PlanError, resolve
 
 FIXTURES = REPO / "tests" / "parallel" / "fixtures" / "topology"
 
@@ -97,8 +99,43 @@ def test_a_recorded_matrix_of_the_wrong_shape_is_named(workflow_dir):
     (lambda m: m["configs"]["n4_pool"].update(num_envs="16"), "configs.n4_pool.num_envs: \"16\" is not a whole number"),
     (lambda m: m["pairs"].append(5), "pairs[7]: 5 is not a pair [baseline, compared] of run configuration names"),
     (lambda m: m["order"].append(["n1_local"]), "order[5]: [\"n1_local\"] is not a run configuration's name"),
-], ids=["cpu_pools", "overrides", "num_envs", "pair", "order"])
+    (lambda m: m.update(nodes=5),
+     "nodes: 5 is not a mapping of NUMA node numbers (\"0\") to CPU lists (\"0-55,112-167\")"),
+    (lambda m: m["gpus"][0].update(node="x"), "gpus[0].node: \"x\" is not a GPU's or a NUMA node's number (0, 1, ...)"),
+    (lambda m: m["configs"]["n1_local"].update(learner_cpus=[0]),
+     "configs.n1_local.learner_cpus: [0] is not a CPU list per rank ([\"0-3\", \"4-7\"]) or the lists joined by ';'"),
+], ids=["cpu_pools", "overrides", "num_envs", "pair", "order", "nodes", "gpu_node", "learner_cpus"])
 def test_a_recorded_matrix_field_of_the_wrong_type_is_named(workflow_dir, edit, says):
     recorded_matrix(workflow_dir, edit)
     _refused(workflow_dir, f"config error: planner.matrix matrix.json: {says}; correct the file or record it again "
                            "(`sacscale plan-matrix --output FILE`)")
+
+
+PRESETS = yaml.safe_load((REPO / "workflow" / "presets.yaml").read_text())
+ONE_GPU = Host(cuda_devices=1, cpus=frozenset(range(224)))
+
+
+@pytest.mark.parametrize(("edit", "says"), [
+    (lambda m: m.update(nodes=5), "nodes: 5 is not a mapping of NUMA node numbers"),
+    (lambda m: m["nodes"].update({"0": "0-5x"}), "nodes: {\"0\": \"0-5x\", \"1\": "),
+    (lambda m: m["nodes"].update({"zero": "0-3"}), "nodes: {\"0\": "),
+    (lambda m: m["gpus"].append({"index": "x", "node": 0}), "gpus[8].index: \"x\" is not a GPU's or a NUMA "),
+    (lambda m: m["gpus"].append(3), "gpus: [{"),
+    (lambda m: m["gpus"][1].pop("node"), "gpus[1].node: null is not a GPU's or a NUMA node's number"),
+    (lambda m: m.update(smt="no"), "smt: \"no\" is not true or false"),
+    (lambda m: m.update(pool_threads=0), "pool_threads: 0 is not a whole number of threads, at least 1"),
+], ids=["nodes", "node_cpus", "node_name", "gpu_index", "gpu_entry", "gpu_node", "smt", "pool_threads"])
+def test_auto_on_a_gpu_host_names_a_recorded_matrix_field_of_the_wrong_type(tmp_path, edit, says):
+    # preset auto on a GPU host judges the named presets' pools by the matrix's nodes and
+    # gpus before any preset is chosen: a wrong field there was a Python error
+    matrix = tmp_path / "matrix.json"
+    assert main(["plan-matrix", "--lscpu", str(FIXTURES / "eight_gpu_2x56_smt.lscpu"),
+                 "--nvidia-smi-topo", str(FIXTURES / "eight_gpu_2x56_smt.topo"), "--output", str(matrix)]) == 0
+    data = json.loads(matrix.read_text())
+    edit(data)
+    with pytest.raises(PlanError) as refused:
+        resolve({"preset": "auto"}, PRESETS, ONE_GPU, matrix=data)
+    message = str(refused.value)
+    assert message.startswith(f"planner: {says}"), message
+    assert message.endswith("; correct the file or record it again (`sacscale plan-matrix --output FILE`)")
+    assert matrix_named(message, "planned", "m.json").startswith(f"planner.matrix m.json: {says}")

@@ -349,12 +349,9 @@ def train_args(wildcards):
 
 
 def run_env_args(wildcards):
-    env = runplan.run_environment(PLAN, PLAN.run(wildcards.run))
-    if wildcards.run in REFERENCE_RUNS:  # train-reference finds the reference's interpreter here
-        env["SACSCALE_REFERENCE_PYTHON"] = config.get("reference", {}).get("python", ".venv-ref/bin/python")
-        if config.get("reference", {}).get("meshes"):
-            env["SACSCALE_REFERENCE_MESHES"] = config["reference"]["meshes"]
-    return " ".join(f"--env {shlex.quote(f'{k}={v}')}" for k, v in sorted(env.items()))
+    # the package's, as planning's bound on the command counts them
+    env = runplan.rule_environment(PLAN, PLAN.run(wildcards.run), config.get("reference"))
+    return runplan.env_arguments(env)
 
 
 def run_resolved(wildcards):

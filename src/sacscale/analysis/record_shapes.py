@@ -4,16 +4,20 @@ its own so that aggregate and report check their inputs before loading pandas an
 
 from __future__ import annotations
 
-from sacscale.shapes import NUMBER, Maybe
+from sacscale.shapes import NUMBER, Maybe, Whole
+
+# the most repeats a plan holds (the config schema's and planning's bound, which take it from here)
+MAX_REPEATS = 1000
 
 # every field of analyze-run's output that the summary, the table and the report read, of its
 # type: a repeat as a string, a world size of 1.5 or ranks as an object went into summary.json
 # as written, or ended in a TypeError naming no file
 SERIES = ("total_env_steps", "total_fps", "episode_return", "episode_length")
+REPEAT = Whole(1, MAX_REPEATS, "a repeat of a plan")
 _PHASES = Maybe({str: Maybe(NUMBER)})
 _REACHED = Maybe({"threshold": NUMBER, "env_steps": NUMBER, "seconds": NUMBER})
 METRICS_SHAPE = {
-    "run": str, "config": str, "repeat": Maybe(int), "devices": Maybe(str), "world_size": Maybe(int),
+    "run": str, "config": str, "repeat": Maybe(REPEAT), "devices": Maybe(str), "world_size": Maybe(int),
     **{key: Maybe(NUMBER) for key in ("steady_env_steps_per_s", "tail_mean_total_fps", "total_env_steps",
                                       "wall_time_s", "event_span_s", "final_episode_return", "final_episode_length")},
     "iterations": Maybe(int), "exit_status": Maybe(int),
@@ -30,7 +34,7 @@ _REACHED_ACROSS_REPEATS = {"reached": Maybe(int), "of": Maybe(int), "threshold":
                            "env_steps": Maybe(_SUMMARY_STATS), "seconds": Maybe(_SUMMARY_STATS)}
 _CONFIG = {**_SUMMARY_STATS, "devices": Maybe(str), "world_size": Maybe(int),
            "time_to_quality": Maybe({str: Maybe(_REACHED_ACROSS_REPEATS)}),
-           "runs": Maybe([str]), "repeats": Maybe([Maybe(int)]), "tail_mean_total_fps": Maybe(_SUMMARY_STATS)}
+           "runs": Maybe([str]), "repeats": Maybe([Maybe(REPEAT)]), "tail_mean_total_fps": Maybe(_SUMMARY_STATS)}
 _COMPARISON = {"baseline": str, "compared": str, "ratio_of_means": Maybe(NUMBER),
                "ratio_std_propagated": Maybe(NUMBER), "ratio_range": Maybe([NUMBER]),
                "per_repeat_ratios": Maybe({str: NUMBER}),

@@ -17,7 +17,7 @@ from sacscale.atomic import write_json
 from sacscale.commands._inputs import BadInput, read_text
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.parallel import topology
-from sacscale.parallel.matrix import plan_matrix
+from sacscale.parallel.matrix import PoolCoresError, plan_matrix
 from sacscale.parallel.topology import TopologyError, load_topology
 from sacscale.usage import say
 
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
             matrix = plan_matrix(topo, smt=args.smt, pool_cores=args.pool_cores, allowed=allowed)
         except TopologyError as exc:
             say(f"sacscale plan-matrix: error: {exc} ({source})", file=sys.stderr)
-            return 1
+            return 2 if isinstance(exc, PoolCoresError) else 1  # the option asked for too much: bad input
         matrix["source"] = source
         if args.output:
             write_json(args.output, matrix)

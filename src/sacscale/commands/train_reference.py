@@ -71,13 +71,8 @@ def _check_overrides(items: list[str]) -> None:
 
 def _check_meshes(folder: str) -> None:
     """The --meshes folder holds the STL files the reference's G1 scene is made of."""
-    if not Path(folder).is_dir():
-        raise ValueError(f"--meshes {folder}: not a folder (the asset package's G1 STL files)")
-    missing = unilab.missing_meshes(folder)
-    if missing:
-        raise ValueError(f"--meshes {folder}: lacks {len(missing)} of the {len(unilab.REFERENCE_G1_MESHES)} mesh "
-                         f"files the reference's G1 needs: {', '.join(missing[:3])}"
-                         + (", ..." if len(missing) > 3 else ""))
+    if problem := unilab.meshes_problem(folder):
+        raise ValueError(f"--meshes {folder}: {problem}")
 
 
 def _pools(text: str, ranks: int):

@@ -14,7 +14,7 @@ from sacscale.evidence.model_record import MODEL_FILE
 from sacscale.evidence.result import same_value
 from sacscale.train.config import TrainConfig, compiles_losses
 
-# what the pipeline adds for a run of the reference trainer (workflow/rules/common.smk run_env_args)
+# what the pipeline adds for a run of the reference trainer (pipeline/run_commands.py rule_environment)
 REFERENCE_ENV = ("SACSCALE_REFERENCE_PYTHON", "SACSCALE_REFERENCE_MESHES")
 
 

@@ -22,7 +22,7 @@ The matrix follows these rules (tests/parallel/test_topology.py checks each):
 from __future__ import annotations
 
 from sacscale.cpus import format_cpu_list, parse_cpu_list
-from sacscale.parallel.matrix_shape import check_matrix_shape
+from sacscale.parallel.matrix_shape import check_matrix_shape, check_matrix_topology
 from sacscale.parallel.topology import Cpu, Gpu, Topology, TopologyError
 
 
@@ -89,6 +89,11 @@ def _spread(gpus_by_node: dict[int, list[Gpu]]) -> list[Gpu]:
 LEARNER_BOUND_ENVS = 256  # per rank: a fraction of the physics, the same learner work per iteration
 
 
+class PoolCoresError(TopologyError):
+    """The --pool-cores value asked for is one the topology cannot give: the option is the
+    problem (bad input), not the machine."""
+
+
 def plan_matrix(topo: Topology, *, smt: bool = False, pool_cores: int | None = None,
                 allowed: set[int] | None = None) -> dict:
     """The run matrix (the JSON `sacscale plan-matrix` writes) for this topology.
@@ -110,7 +115,7 @@ def plan_matrix(topo: Topology, *, smt: bool = False, pool_cores: int | None = N
     blocks = _blocks(cores, gpus_by_node, size)
     threads = min(len(pool) for _, pool in blocks.values())
     if threads < 2 and pool_cores is not None and _pool_size(cores, gpus_by_node, None)[0] > pool_cores:
-        raise TopologyError(f"--pool-cores {pool_cores}: gives pools of {threads} simulation thread(s), and each "
+        raise PoolCoresError(f"--pool-cores {pool_cores}: gives pools of {threads} simulation thread(s), and each "
                             f"rank needs at least 2 ({_counting(smt)}); ask for more cores per pool"
                             f"{'' if smt else ' or pass --smt'}")
     if threads < 2:
@@ -161,9 +166,10 @@ def _pool_size(cores: dict[int, list[list[int]]], gpus_by_node: dict[int, list[G
     size = fit[tightest]
     if pool_cores is not None:
         if pool_cores < 1:
-            raise TopologyError(f"--pool-cores {pool_cores}: must be >= 1")
+            raise PoolCoresError(f"--pool-cores {pool_cores}: must be >= 1")
         if pool_cores > size >= 1:
-            raise TopologyError(f"--pool-cores {pool_cores}: NUMA node {tightest} allows at most {size} cores per pool")
+            raise PoolCoresError(f"--pool-cores {pool_cores}: NUMA node {tightest} allows at most {size} cores "
+                                 "per pool")
         size = min(size, pool_cores)
     return size, tightest
 
@@ -324,6 +330,7 @@ def preset_from_matrix(template: dict, matrix: dict, name: str, order: list[str]
     if not isinstance(configs, dict) or not isinstance(planned_order, list) or not planned_order:
         raise TopologyError(f"planner: the matrix for preset {name} has no 'configs' mapping and 'order' list")
     check_matrix_shape(configs, planned_order, matrix.get("pairs"))
+    check_matrix_topology(matrix)
     run_configs = dict(template.get("run_configs") or {})
     for cname, entry in configs.items():
         fields = {k: entry[k] for k in ("devices", "cpu_pools", "description", "num_envs", "overrides") if k in entry}
@@ -342,7 +349,10 @@ def pools_off_node(
     """(topology known, the first pool off its GPU's NUMA node, or None) for run
     configurations given as (name, GPU indices, one pool per rank), by the matrix's `gpus`
     and `nodes`. A single-rank pool over several nodes, one of them its GPU's, is a
-    deliberate total-CPU control and passes."""
+    deliberate total-CPU control and passes. TopologyError where those fields are not what
+    plan-matrix writes (a recorded matrix is a file the user gives)."""
+    if isinstance(matrix, dict):
+        check_matrix_topology(matrix)
     if not isinstance(matrix, dict) or not matrix.get("nodes") or not matrix.get("gpus"):
         return False, None
     node_cpus = {int(n): set(parse_cpu_list(c)) for n, c in matrix["nodes"].items()}

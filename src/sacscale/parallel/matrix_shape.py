@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from sacscale.cpus import parse_cpu_list
 from sacscale.parallel.topology import TopologyError
 
 REDO = "correct the file or record it again (`sacscale plan-matrix --output FILE`)"
@@ -32,6 +33,51 @@ def check_matrix_shape(configs: dict, order: list, pairs) -> None:
     for index, pair in enumerate(pairs or []):
         if not isinstance(pair, list) or len(pair) != 2 or not all(isinstance(n, str) for n in pair):
             raise _wrong(f"pairs[{index}]", pair, "a pair [baseline, compared] of run configuration names")
+
+
+def check_matrix_topology(matrix: dict) -> None:
+    """TopologyError for the first of the matrix's topology fields (`nodes`, `gpus`, `smt`,
+    `pool_threads`, `reason`, `source`) whose type is not what `sacscale plan-matrix` writes:
+    the planner judges a preset's pools by its `nodes` and `gpus`. A field left out passes
+    (the topology is then unknown)."""
+    for field, check in TOPOLOGY_FIELDS.items():
+        if matrix.get(field) is not None and (wanted := check(matrix[field])):
+            raise _wrong(field, matrix[field], wanted)
+    for index, gpu in enumerate(matrix.get("gpus") or []):
+        for field, check in GPU_FIELDS.items():
+            if wanted := check(gpu.get(field)):
+                raise _wrong(f"gpus[{index}].{field}", gpu.get(field), wanted)
+
+
+def _nodes(value) -> str | None:
+    wanted = "a mapping of NUMA node numbers (\"0\") to CPU lists (\"0-55,112-167\")"
+    if not isinstance(value, dict):
+        return wanted
+    for node, cpus in value.items():
+        if not (node.isascii() and node.isdigit() and len(node) <= MAX_NODE_DIGITS) or not isinstance(cpus, str):
+            return wanted
+        try:
+            parse_cpu_list(cpus)
+        except ValueError:
+            return wanted
+    return None
+
+
+def _gpus(value) -> str | None:
+    wanted = "a list of GPUs ({\"index\": 0, \"node\": 0})"
+    return None if isinstance(value, list) and all(isinstance(g, dict) for g in value) else wanted
+
+
+def _index(value) -> str | None:
+    return None if _count(value) is None and value >= 0 else "a GPU's or a NUMA node's number (0, 1, ...)"
+
+
+def _flag(value) -> str | None:
+    return None if isinstance(value, bool) else "true or false"
+
+
+def _threads(value) -> str | None:
+    return None if _count(value) is None and value >= 1 else "a whole number of threads, at least 1"
 
 
 def _text(value) -> str | None:
@@ -58,9 +104,15 @@ def _overrides(value) -> str | None:
     return None
 
 
-# the fields preset_from_matrix copies into the run configurations, each with its check
+# the fields of a matrix configuration (those preset_from_matrix copies into the run
+# configurations, and the learner CPUs it reserves), each with its check
 FIELDS = {"devices": _text, "cpu_pools": _cpu_pools, "description": _text, "num_envs": _count,
-          "overrides": _overrides}
+          "overrides": _overrides, "learner_cpus": _cpu_pools}
+# the matrix's own fields besides configs, order and pairs, and those of each of its GPUs
+TOPOLOGY_FIELDS = {"nodes": _nodes, "gpus": _gpus, "smt": _flag, "pool_threads": _threads, "reason": _text,
+                   "source": _text}
+GPU_FIELDS = {"index": _index, "node": _index}
+MAX_NODE_DIGITS = 4  # a NUMA node's number: Linux allows at most 1024 nodes
 
 
 def _wrong(key: str, value, wanted: str) -> TopologyError:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from sacscale.analysis.record_shapes import MAX_REPEATS as MAX_REPEATS  # where metrics are read too
 from sacscale.checks import MAX_WAIT_S
 from sacscale.cpus import MAX_CPU_ID, CpuRangeError, format_cpu_list, named_twice, parse_cpu_list
 from sacscale.train.config import MAX_ITERATIONS
@@ -22,7 +23,6 @@ ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 CPU_LIST = re.compile(r"[0-9]{1,5}(-[0-9]{1,5})?(,[0-9]{1,5}(-[0-9]{1,5})?){0,1023}")
 # Upper bounds, checked before anything is expanded: a CPU list becomes a list of every
 # CPU, repeats x order becomes the run list.
-MAX_REPEATS = 1000
 MAX_ORDER = 64  # run configurations a repeat
 # runs a set (repeats x configurations): the presets plan 10 to 20, a long learning set a few
 # hundred; 1,000 runs of even the CPU preset's minute each take most of a day

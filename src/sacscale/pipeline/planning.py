@@ -12,6 +12,7 @@ from sacscale.eval.limits import fps_problem, video_length_problem, video_size_p
 from sacscale.parallel.matrix import preset_from_matrix
 from sacscale.parallel.probe_settings import ProbeSettings, size_problem
 from sacscale.parallel.topology import TopologyError
+from sacscale.pipeline.code_folders import code_path_problem
 from sacscale.pipeline.interpreter_check import interpreter_problem
 from sacscale.pipeline.command_size import check_run_commands
 from sacscale.pipeline.config_check import ConfigError, check_values
@@ -32,6 +33,7 @@ from sacscale.pipeline.plan_values import (
     positive_int,
     seconds,
     shown,
+    shown_path,
 )
 from sacscale.pipeline.preset_choice import NAMED, asked_once, choose_preset
 from sacscale.pipeline.run_commands import work_folder
@@ -39,6 +41,7 @@ from sacscale.pipeline.run_config import resolve_run_config
 from sacscale.pipeline.run_folder_names import record_run_form
 from sacscale.pipeline.twin_configs import check_distinct_training
 from sacscale.trainers.reference_options import DEFAULT_PYTHON
+from sacscale.trainers.unilab import meshes_problem
 
 
 def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_host: bool = True,
@@ -72,7 +75,7 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
     _check_log_points(run_configs, iterations)
     check_distinct_training(run_configs, order, {n: entries[n][1] for n in order}, config.get("run_configs") or {})
     _check_left_out(entries, order, defaults, iterations, prefix, run_set, repeats)
-    _check_reference_python(config, run_configs)
+    _check_reference(config, run_configs)
     pairs = _pairs(preset, config, name, order, run_configs)
     probe = _probe(preset, config)
     model = _model(preset, config, check_host)
@@ -103,7 +106,7 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
         description=preset_description(preset),
         evaluation=evaluation,
     )
-    check_run_commands(plan, {n: entries[n][1] for n in order})
+    check_run_commands(plan, {n: entries[n][1] for n in order}, reference=config.get("reference"))
     return plan
 
 
@@ -305,10 +308,11 @@ def _check_left_out(entries: dict, order: list[str], defaults: dict, iterations:
 MIN_LOG_POINTS = 3
 
 
-def _check_reference_python(config: dict, run_configs: dict) -> None:
-    """The reference environment's interpreter, started from this folder (by reference-env
-    and train-reference) where a run trains with the reference: judged as a run's code
-    paths are, before anything starts it."""
+def _check_reference(config: dict, run_configs: dict) -> None:
+    """The reference's own environment where a run trains with the reference: its interpreter,
+    started from this folder (by reference-env and train-reference), judged as a run's code
+    paths are, and its meshes folder as train-reference judges it at its start, before any
+    run starts (a typo would otherwise end the reference run after the runs before it)."""
     if not any(rc.trainer == "unilab" for rc in run_configs.values()):
         return
     reference = config.get("reference") or {}
@@ -316,6 +320,13 @@ def _check_reference_python(config: dict, run_configs: dict) -> None:
     problem = interpreter_problem(str(python or DEFAULT_PYTHON))
     if problem:
         raise PlanError(f"reference.python: {problem}")
+    meshes = reference.get("meshes") if isinstance(reference, dict) else None
+    if meshes and (problem := meshes_problem(str(meshes))):
+        raise PlanError(f"reference.meshes: {shown_path(meshes)}: {problem}; name the folder of the G1's STL files, "
+                        "or leave reference.meshes out for the asset package's")
+    if meshes and (problem := code_path_problem(str(meshes))):
+        raise PlanError(f"reference.meshes: {shown_path(meshes)} {problem}; the reference's scene is made of the "
+                        "files in it, so another user could change what the runs train with: name a folder of your own")
 
 
 def _check_log_points(run_configs: dict, iterations: int) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from sacscale.cpus import format_cpu_list
 from sacscale.parallel.matrix import pools_off_node
+from sacscale.parallel.topology import TopologyError
 from sacscale.pipeline.plan_model import Host, Plan
 from sacscale.pipeline.plan_values import PlanError
 
@@ -123,4 +124,7 @@ def _off_node(plan: Plan, matrix) -> tuple[bool, str | None]:
         # under its own CUDA_VISIBLE_DEVICES a configuration's indices are not the planner's
         if rc.device_kind == "cuda" and rc.cpu_pools != "auto" and rc.cuda_visible_devices is None:
             configs.append((name, [int(d) for d in rc.devices.split(",")], rc.pool_cpus()))
-    return pools_off_node(topo, configs)
+    try:
+        return pools_off_node(topo, configs)
+    except TopologyError as exc:  # a recorded matrix's nodes or gpus of the wrong shape: named as the file's
+        raise PlanError(str(exc)) from None

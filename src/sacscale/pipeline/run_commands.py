@@ -3,11 +3,13 @@ what run.json records as its resolved configuration, and a few words for the ter
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import asdict
 
 from sacscale.pipeline.overrides import option_words
 from sacscale.pipeline.plan_model import Plan, Run, RunConfig
 from sacscale.pipeline.run_folder_names import WORK_SUFFIX
+from sacscale.trainers.reference_options import DEFAULT_PYTHON
 
 
 def work_folder(run_set: str, run_name: str) -> str:
@@ -84,6 +86,33 @@ def run_environment(plan: Plan, run: Run) -> dict[str, str]:
     if rc.cuda_visible_devices is not None:
         env["CUDA_VISIBLE_DEVICES"] = rc.cuda_visible_devices
     return env
+
+
+# where train-reference finds the config's reference.python and reference.meshes
+REFERENCE_VARIABLES = {"python": "SACSCALE_REFERENCE_PYTHON", "meshes": "SACSCALE_REFERENCE_MESHES"}
+
+
+def rule_environment(plan: Plan, run: Run, reference: dict | None) -> dict[str, str]:
+    """The env the run rule hands record-run (its --env words): the run's, and for a run of
+    the reference trainer where train-reference finds the reference's interpreter and meshes
+    (`reference`: the config's reference section)."""
+    env = run_environment(plan, run)
+    if plan.run_configs[run.config].trainer == "unilab":
+        reference = reference if isinstance(reference, dict) else {}
+        env[REFERENCE_VARIABLES["python"]] = str(reference.get("python") or DEFAULT_PYTHON)
+        if reference.get("meshes"):
+            env[REFERENCE_VARIABLES["meshes"]] = str(reference["meshes"])
+    return env
+
+
+def env_words(env: dict[str, str]) -> list[str]:
+    """The env as record-run's --env values, NAME=VALUE, in name order."""
+    return [f"{k}={v}" for k, v in sorted(env.items())]
+
+
+def env_arguments(env: dict[str, str]) -> str:
+    """The env as the run rule's shell command holds it: `--env 'NAME=VALUE' ...`."""
+    return " ".join(f"--env {shlex.quote(word)}" for word in env_words(env))
 
 
 def resolved_run(plan: Plan, run: Run) -> dict:

@@ -63,8 +63,10 @@ from sacscale.pipeline.plan_values import (
 from sacscale.pipeline.planning import left_out_of_order, resolve
 from sacscale.pipeline.run_commands import (
     describe_run,
+    env_arguments,
     reference_command,
     resolved_run,
+    rule_environment,
     run_environment,
     train_command,
     work_folder,
@@ -74,6 +76,7 @@ __all__ = [
     "CPU_LIST", "DEVICES", "ENV_NAME", "HYDRA_KEY", "NAME", "PIPELINE_OWNED", "REFERENCE_OWNED", "RUN_FIELDS",
     "SCHEDULES", "TRAINERS", "Host", "Plan", "PlanError", "Run", "RunConfig", "check_config", "check_override",
     "check_profiles", "check_reference_override", "check_state_folder", "check_trainer_values", "config_error_line",
-    "config_error_message", "describe_run", "left_out_of_order", "reference_command", "repeat_order", "resolve",
-    "resolved_run", "run_environment", "train_command", "visible_cuda_devices", "work_folder",
+    "config_error_message", "describe_run", "env_arguments", "left_out_of_order", "reference_command", "repeat_order",
+    "resolve", "resolved_run", "rule_environment", "run_environment", "train_command", "visible_cuda_devices",
+    "work_folder",
 ]

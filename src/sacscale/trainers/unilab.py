@@ -196,6 +196,19 @@ def missing_meshes(meshes: str | Path) -> list[str]:
     return [name for name in REFERENCE_G1_MESHES if not (Path(meshes) / name).is_file()]
 
 
+def meshes_problem(meshes: str | Path) -> str | None:
+    """Why the folder `meshes` cannot give the reference's G1 scene its STL files, as a
+    phrase after the folder's name (train-reference's --meshes, planning's reference.meshes);
+    None when it can."""
+    if not Path(meshes).is_dir():
+        return "not a folder (the asset package's G1 STL files)"
+    missing = missing_meshes(meshes)
+    if missing:
+        return (f"lacks {len(missing)} of the {len(REFERENCE_G1_MESHES)} mesh files the reference's G1 needs: "
+                + ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else ""))
+    return None
+
+
 def make_scene(assets_root: str | Path, meshes: str | Path, out_dir: str | Path) -> Path:
     """A copy of the reference's G1 scene whose mesh files come from `meshes` (the asset
     package's G1 STL folder) instead of a run-time download. Returns the scene file."""

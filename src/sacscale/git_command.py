@@ -16,11 +16,12 @@ from contextlib import contextmanager
 from sacscale.scratch import scratch_folder
 
 # Each setting given on git's command line, which no config file overrides:
-# no hook and no file-system monitor runs a program of the checkout's configuration; only
-# the project's .gitignore (and .git/info/exclude) decide what is untracked, not a user's
-# global excludes file; no user's global attributes file sets a filter or diff driver that
-# rewrites what is compared; the index's stat data is not trusted over the files' content;
-# and verify's `git apply` takes a patch with trailing spaces as the pipeline wrote it.
+# no hook and no file-system monitor runs a program of the checkout's configuration; no
+# user's global excludes file hides a file (the checkout's own info/exclude is left out by
+# UNTRACKED); no user's global attributes file sets a filter or diff driver that rewrites
+# what is compared (the checkout's own info/attributes is refused: own_attributes); the
+# index's stat data is not trusted over the files' content; and verify's `git apply` takes
+# a patch with trailing spaces as the pipeline wrote it.
 PINNED_CONFIG = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.excludesFile=",
                  "-c", "core.attributesFile=", "-c", "core.ignoreStat=false", "-c", "apply.whitespace=nowarn")
 
@@ -30,6 +31,43 @@ PINNED_CONFIG = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
 # text-converting driver of the user's
 PATCH_OPTIONS = ("--binary", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv", "--unified=3",
                  "--submodule=short", "--ignore-submodules=none", "--src-prefix=a/", "--dst-prefix=b/")
+
+
+# `ls-files` options for the untracked files: judged by the project's .gitignore files only,
+# not by the checkout's own info/exclude or a user's excludes file (--exclude-standard)
+UNTRACKED = ("--others", "--exclude-per-directory=.gitignore")
+
+
+def own_attributes(top: str) -> tuple[str, str] | None:
+    """(file, first line) of the checkout's own info/attributes when it sets any attribute,
+    else None. No git setting turns that file off, and its lines (a clean filter, ident,
+    working-tree-encoding, a macro of them) change what git compares and stores."""
+    where = run_git(["rev-parse", "--git-path", "info/attributes"], top, check=True).stdout.rstrip(b"\n")
+    path = os.path.join(os.fsencode(top), where)
+    try:
+        with open(path, "rb") as handle:
+            lines = handle.read(1 << 20).splitlines()
+    except FileNotFoundError:
+        return None
+    line = next((x.strip() for x in lines if x.strip() and not x.strip().startswith(b"#")), None)
+    return None if line is None else (os.fsdecode(path), line.decode("utf-8", errors="backslashreplace"))
+
+
+def dirty_submodules(top: str) -> list[str]:
+    """The submodules whose work tree holds changes of their own (modified or new files) that
+    their commit does not: a diff of this checkout stores only their commit."""
+    out = run_git(["status", "--porcelain=v2", "-z", "--ignore-submodules=none"], top, timeout=300, check=True).stdout
+    fields, dirty = out.split(b"\0"), []
+    while fields:
+        field = fields.pop(0)
+        parts = field.split(b" ", 9 if field.startswith(b"2 ") else 8)
+        # a submodule's state is S, then C (commit changed), M (modified files), U (untracked)
+        state = parts[2] if field[:2] in (b"1 ", b"2 ") else b""
+        if state.startswith(b"S") and (state[2:3] == b"M" or state[3:4] == b"U"):
+            dirty.append(parts[-1].decode("utf-8", errors="backslashreplace"))
+        if field.startswith(b"2 ") and fields:
+            fields.pop(0)  # a rename's old name
+    return dirty
 
 
 def git_environment(extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -1,15 +1,20 @@
 """The code record (git_state, the stored diff) and verify's git reads say what the checkout
 holds whatever the user's git settings and shell say: a diff's context, submodule format,
-filters and excludes, index flags that hide a change, and GIT_* variables that point git at
-another repository. The stored diff applies in a clean clone and rebuilds the tree that ran."""
+filters and excludes (the user's and the checkout's own), index flags that hide a change, and
+GIT_* variables that point git at another repository (for the record and for every other
+reading of what git tracks). A checkout whose code the diff could not rebuild is refused.
+The stored diff applies in a clean clone and rebuilds the tree that ran."""
 
 import subprocess
 
 import pytest
 
+from sacscale.commands._output_checks import _tracked_under as tracked_under
 from sacscale.evidence import code_history
+from sacscale.evidence.runset import _tracked as runset_tracked
+from sacscale.evidence.status import committed_sets
 from sacscale.evidence.stored_diff import diff_apply_findings
-from sacscale.pipeline.environment import git_state, write_source_diff
+from sacscale.pipeline.environment import NESTED_REPOSITORY, CheckoutRefused, git_state, write_source_diff
 
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false",
        "-c", "protocol.file.allow=always"]
@@ -162,3 +167,71 @@ def test_git_variables_of_the_users_shell_do_not_redirect_the_record(repo, tmp_p
     diff = _stored_diff(repo, tmp_path)
     assert b"@@ -2,7 +2,7 @@" in diff and b"b.txt" not in diff
     assert code_history.git_output(["rev-parse", "HEAD"], repo) == commit + "\n"
+
+
+def test_the_checkouts_own_exclude_file_does_not_hide_a_new_source_file(repo, tmp_path):
+    (repo / ".git" / "info" / "exclude").write_text("zz_*.py\n")
+    (repo / "src" / "zz_new.py").write_text("new = 1\n")
+    state = git_state(repo)
+    assert state["dirty"] is True and state["changed_files"] == ["src/zz_new.py"]
+    assert b"+new = 1" in _stored_diff(repo, tmp_path)
+
+
+def test_the_projects_gitignore_still_decides_what_is_untracked(repo, tmp_path):
+    (repo / ".gitignore").write_text("build/\n")
+    _git(repo, "add", ".gitignore")
+    _git(repo, "commit", "-qm", "ignore")
+    (repo / "build").mkdir()
+    (repo / "build" / "out.py").write_text("made = 1\n")
+    assert git_state(repo)["dirty"] is False
+    assert _stored_diff(repo, tmp_path) == b""
+
+
+def test_a_clean_filter_of_the_checkouts_own_attributes_is_refused(repo, tmp_path):
+    _git(repo, "config", "filter.hide.clean", "sed /SECRET/d")
+    (repo / ".git" / "info" / "attributes").write_text("# mine\nsrc/a.py filter=hide\n")
+    (repo / "src" / "a.py").write_text(LINES + "RATE = 1  # SECRET\n")
+    with pytest.raises(CheckoutRefused, match=r"info/attributes: sets attributes of this checkout's own "
+                                              r"\('src/a.py filter=hide'\).*committed \.gitattributes"):
+        _stored_diff(repo, tmp_path)
+    assert not (tmp_path / "source.diff").exists()
+
+
+def test_comments_alone_in_the_checkouts_attributes_are_no_refusal(repo, tmp_path):
+    (repo / ".git" / "info" / "attributes").write_text("# nothing set\n\n")
+    (repo / "src" / "a.py").write_text(LINES + "# changed\n")
+    assert b"+# changed" in _stored_diff(repo, tmp_path)
+
+
+def test_a_nested_repository_is_listed_as_not_stored(repo, tmp_path):
+    _new_repo(repo / "vendor" / "lib", {"mod.py": "x = 1\n"})
+    info = write_source_diff(git_state(repo), tmp_path / "source.diff")
+    assert info["untracked_files"] == [] and info["bytes"] == 0
+    assert info["untracked_not_stored"] == [{"path": "vendor/lib/", "why": NESTED_REPOSITORY}]
+    assert "untracked_not_stored" in info["apply"]
+
+
+@pytest.mark.parametrize("change", ["modified", "new"])
+def test_a_submodule_with_changes_of_its_own_is_refused(repo, tmp_path, change):
+    sub = _new_repo(tmp_path / "subsource", {"m.py": "A = 1\n"})
+    _git(repo, "submodule", "add", "-q", str(sub), "extlib")
+    _git(repo, "commit", "-qm", "sub")
+    (repo / "extlib" / ("m.py" if change == "modified" else "n.py")).write_text("A = 2\n")
+    with pytest.raises(CheckoutRefused, match=r"^submodule extlib: its work tree has changes .* commit them in the "
+                                              r"submodule"):
+        _stored_diff(repo, tmp_path)
+
+
+@pytest.mark.parametrize("reader", ["committed_sets", "runset_tracked", "output_tracked_under"])
+def test_git_dir_of_the_users_shell_does_not_hide_committed_files(repo, tmp_path, monkeypatch, reader):
+    (repo / "results" / "set1").mkdir(parents=True)
+    (repo / "results" / "set1" / "summary.json").write_text("{}\n")
+    _git(repo, "add", "results")
+    _git(repo, "commit", "-qm", "set")
+    subprocess.run(["git", "init", "-q", "--bare", str(tmp_path / "empty.git")], check=True)
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "empty.git"))
+    monkeypatch.chdir(tmp_path)
+    found = {"committed_sets": lambda: committed_sets(repo),
+             "runset_tracked": lambda: runset_tracked(repo, [repo / "results" / "set1"]),
+             "output_tracked_under": lambda: tracked_under(repo / "results" / "set1" / "summary.json")}[reader]()
+    assert found in (["set1"], 1)

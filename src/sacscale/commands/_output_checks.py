@@ -19,6 +19,7 @@ from sacscale.commands._finished_sets import finished_set_problem
 from sacscale.commands._output_lock import foreign_link_problem, link_loop_problem
 from sacscale.commands._system_outputs import reaches_the_system, system_output_refusal
 from sacscale.finished_sets import set_folders, spellings
+from sacscale.git_command import run_git
 from sacscale.pipeline.folder_options import path_value_problem
 from sacscale.pipeline.made_room import output_room
 
@@ -54,10 +55,11 @@ _OUTPUTS = {"output", "diff_output", "out", "csv", "json", "figure", "record", "
 def _tracked_under(path: Path) -> int:
     """Files git tracks at or under `path`, in the repository that holds it (0 outside one)."""
     folder = next((p for p in (path, *path.parents) if p.is_dir()), None)
+    if folder is None:
+        return 0
     try:
-        listed = subprocess.run(["git", "-C", str(folder), "ls-files", "-z", "--", str(path)], capture_output=True,
-                                timeout=60)
-    except (OSError, subprocess.SubprocessError, TypeError):
+        listed = run_git(["ls-files", "-z", "--", str(path)], str(folder))
+    except (OSError, subprocess.SubprocessError):
         return 0
     return listed.stdout.count(b"\0") if listed.returncode == 0 else 0
 

@@ -28,8 +28,8 @@ from sacscale.atomic import write_json
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._inputs import BadInput, read_json, refuse_one_file, refuse_output_on_input
 from sacscale.eval.gl_backend import render_status
-from sacscale.pipeline.environment import (COMMAND_MODULES, HOOKS, LEARNER_CLASS, LEARNER_MODULE, check_plan,
-                                           collect, plan_problem, write_source_diff)
+from sacscale.pipeline.environment import (COMMAND_MODULES, HOOKS, LEARNER_CLASS, LEARNER_MODULE, CheckoutRefused,
+                                           check_plan, collect, plan_problem, write_source_diff)
 from sacscale.usage import say
 
 
@@ -64,7 +64,10 @@ def run(args: argparse.Namespace) -> int:
     with holding_outputs(("--output", args.output), ("--diff-output", args.diff_output)):  # a record and its patch
         env = collect()
         if args.diff_output:
-            env["project"]["diff"] = write_source_diff(env["project"], Path(args.diff_output))
+            try:
+                env["project"]["diff"] = write_source_diff(env["project"], Path(args.diff_output))
+            except CheckoutRefused as exc:
+                raise BadInput(f"--diff-output: the code cannot be recorded: {exc}") from None
         problems: list[str] = []
         if plan is not None:
             env["plan"] = plan

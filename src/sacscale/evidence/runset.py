@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import subprocess
 from sacscale.evidence.eval_protocol import unrecorded_evaluation
+from sacscale.git_command import run_git
 from sacscale.reading import loads_record, read_limited
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,10 +91,7 @@ def _count_files(path: Path) -> int:
 def _tracked(repo: Path, paths: list[Path]) -> int:
     """Files under `paths` that git tracks in the repository at `repo` (0 outside git)."""
     try:
-        out = subprocess.run(
-            ["git", "-C", str(repo), "ls-files", "-z", "--", *[str(p) for p in paths]],
-            capture_output=True, timeout=60,
-        )
+        out = run_git(["ls-files", "-z", "--", *[str(p) for p in paths]], str(repo))
     except (OSError, subprocess.SubprocessError):
         return 0
     if out.returncode != 0:

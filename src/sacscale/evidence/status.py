@@ -31,6 +31,7 @@ import yaml
 
 from sacscale.analysis.record_shapes import SUMMARY_SHAPE, summary_reference_problem
 from sacscale.atomic import atomic_write_text
+from sacscale.git_command import run_git
 from sacscale.report.text import code, plain
 from sacscale.reading import TooLarge, loads_record, read_limited
 from sacscale.shapes import Maybe, record_problem, shape_problem
@@ -209,8 +210,7 @@ def committed_sets(root: Path) -> list[str]:
     git checkout (an unpacked archive), every set directory."""
     dirs = sorted(p.name for p in (root / "results").iterdir() if p.is_dir())
     try:
-        out = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--", "results"],
-                             capture_output=True, timeout=60)
+        out = run_git(["ls-files", "-z", "--", "results"], str(root))
     except (OSError, subprocess.SubprocessError):
         return dirs
     if out.returncode != 0:

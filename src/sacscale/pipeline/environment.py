@@ -21,7 +21,7 @@ from pathlib import Path
 import sacscale
 from sacscale.atomic import atomic_write_bytes
 from sacscale.cpus import available_cpus, format_cpu_list, parse_cpu_list
-from sacscale.git_command import PATCH_OPTIONS, content_index, run_git
+from sacscale.git_command import PATCH_OPTIONS, UNTRACKED, content_index, dirty_submodules, own_attributes, run_git
 from sacscale.hashes import sha256_file
 from sacscale.pipeline.overrides import check_replay_memory, planned_extra_problem, replay_rows_per_env
 from sacscale.pipeline.plan_values import DEVICES, PlanError, shown
@@ -41,21 +41,50 @@ NOT_SOURCE = ("results", "reports", "logs", "benchmarks")
 # code, and a large untracked file is almost always a build output, a wheel or data
 STORE_LIMIT_BYTES = 256 * 1024
 
+class CheckoutRefused(ValueError):
+    """The checkout holds code its stored diff could not rebuild (the message says why)."""
+
+
+def refuse_unrecordable(top: str) -> None:
+    """CheckoutRefused when the diff would not hold the code that runs: the checkout's own
+    info/attributes rewrites what git compares, or a submodule has changes of its own."""
+    attributes = own_attributes(top)
+    if attributes:
+        raise CheckoutRefused(
+            f"{attributes[0]}: sets attributes of this checkout's own ('{attributes[1]}'), which can filter what "
+            "git compares out of the stored diff; move its lines to a committed .gitattributes or remove them")
+    dirty = dirty_submodules(top)
+    if dirty:
+        raise CheckoutRefused(
+            f"submodule {dirty[0]}: its work tree has changes (modified or new files) that its commit does not hold, "
+            "and the stored diff records only its commit; commit them in the submodule (and its new commit here) "
+            "or undo them")
+
+
+# what a nested git repository (not a submodule) is listed with: its files are not stored
+NESTED_REPOSITORY = "a git repository of its own, not a submodule: its files are not stored"
+
+
 def source_diff(top: str) -> tuple[bytes, list[str], list[dict]]:
     """(patch, untracked files stored in it, untracked files only listed): the tree's changes
     against HEAD, binary-safe, with untracked non-ignored files up to STORE_LIMIT_BYTES as
-    new files; larger ones as {path, bytes, sha256}. Reads only; writes nothing into the
-    repository. git runs as sacscale.git_command pins it, whatever the user's settings."""
+    new files; larger ones as {path, bytes, sha256}, a nested repository as {path, why}.
+    Reads only; writes nothing into the repository. git runs as sacscale.git_command pins
+    it, whatever the user's settings; a checkout it could not record is refused."""
+    refuse_unrecordable(top)
     excludes = [f":(exclude){d}" for d in NOT_SOURCE]
     with content_index(top) as index:
         tracked = run_git(["diff", "HEAD", *PATCH_OPTIONS, "--", ".", *excludes], top, extra_env=index, timeout=300,
                           check=True).stdout
-        listing = run_git(["ls-files", "--others", "--exclude-standard", "-z", "--", ".", *excludes], top,
+        listing = run_git(["ls-files", *UNTRACKED, "-z", "--", ".", *excludes], top,
                           extra_env=index, timeout=300, check=True).stdout
     stored, listed, parts = [], [], [tracked]
     # names stay bytes to the file system (any byte a file name may hold), readable text in the record
     for raw in sorted(n for n in listing.split(b"\0") if n):
         name, path = shown_name(raw), Path(top) / os.fsdecode(raw)
+        if raw.endswith(b"/"):  # git lists a nested repository, not its files
+            listed.append({"path": name, "why": NESTED_REPOSITORY})
+            continue
         size = path.stat().st_size if path.is_file() and not path.is_symlink() else 0  # a link is stored as a link
         if size > STORE_LIMIT_BYTES:
             listed.append({"path": name, "bytes": size, "sha256": sha256_file(path)})
@@ -88,7 +117,8 @@ def write_source_diff(project: dict, path: Path) -> dict:
     if listed:
         info["untracked_not_stored"] = listed
     if listed and commit:
-        info["apply"] += " (the files under untracked_not_stored are not in it: bring them by their SHA-256)"
+        info["apply"] += (" (what untracked_not_stored lists is not in it: bring a file by its SHA-256, "
+                          "a nested repository as it was)")
     return info
 
 
@@ -143,15 +173,18 @@ def is_source(name: bytes) -> bool:
 
 
 def _status(top: str) -> list[list[bytes]] | None:
-    """The changed entries of the checkout at `top`, untracked files listed whatever
-    status.showUntrackedFiles says; None when git fails."""
+    """The changed entries of the checkout at `top`, untracked files listed (as the project's
+    .gitignore files judge them) whatever status.showUntrackedFiles says; None when git fails."""
     try:
         with content_index(top) as index:
-            out = run_git(["status", "--porcelain", "-z", "--untracked-files=normal", "--ignore-submodules=none"], top,
+            out = run_git(["status", "--porcelain", "-z", "--untracked-files=no", "--ignore-submodules=none"], top,
                           extra_env=index)
+            new = run_git(["ls-files", *UNTRACKED, "--directory", "--no-empty-directory", "-z"], top, extra_env=index)
     except (OSError, subprocess.SubprocessError):
         return None
-    return status_entries(out.stdout) if out.returncode == 0 else None
+    if out.returncode != 0 or new.returncode != 0:
+        return None
+    return status_entries(out.stdout) + [[name] for name in new.stdout.split(b"\0") if name]
 
 
 def git_state(path: Path) -> dict:

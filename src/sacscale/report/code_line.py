@@ -40,9 +40,12 @@ def _with_diff(project: dict) -> str:
     text = (f" plus the stored diff ({code(diff['file'])}, {plain(_fmt_int(diff.get('bytes', 0)))} "
             f"bytes, sha256 {code(str(diff.get('sha256', ''))[:12] + '…')}; "
             f"rebuild the code: {code(rebuild)})")
-    if diff.get("untracked_not_stored"):
-        text += (f"; {len(diff['untracked_not_stored'])} large untracked file(s) listed in the record "
-                 "by size and SHA-256, not stored")
+    listed = diff.get("untracked_not_stored") or []
+    nested = sum(1 for entry in listed if isinstance(entry, dict) and "why" in entry)
+    if len(listed) > nested:
+        text += f"; {len(listed) - nested} large untracked file(s) listed in the record by size and SHA-256, not stored"
+    if nested:
+        text += f"; {nested} nested git repositor{'y' if nested == 1 else 'ies'} listed in the record, not stored"
     return text
 
 

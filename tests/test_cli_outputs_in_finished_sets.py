@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_runs import SET, one_line, sacscale
+from cli_runs import REPO, SET, one_line, sacscale
 
 sys.path.insert(0, str(Path(__file__).parent / "evidence"))
 from set_copies import copy_committed_set  # noqa: E402
@@ -156,6 +156,46 @@ def test_a_set_behind_a_results_link_is_still_finished(behind_a_link, tmp_path, 
 def test_a_set_behind_a_results_link_makes_its_manifest_again(behind_a_link):
     done = sacscale("manifest", behind_a_link, "--output", behind_a_link / "MANIFEST.sha256", "--json",
                     behind_a_link / "manifest.json")
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture
+def stored_elsewhere(tmp_path):
+    """A second checkout whose results/ links to another disk's folder not named results: the
+    set's real path names no results/ folder."""
+    repo = copy_committed_set(tmp_path, SET).parent.parent
+    store = tmp_path / "disk2" / "res_store"
+    store.parent.mkdir()
+    shutil.move(repo / "results", store)
+    (repo / "results").symlink_to(store)
+    (tmp_path / "elsewhere").mkdir()
+    return store / SET
+
+
+def test_a_finished_set_written_by_its_real_path_from_elsewhere_is_refused(stored_elsewhere, tmp_path):
+    output = stored_elsewhere / "x.json"
+    done = sacscale("aggregate", *sorted((stored_elsewhere / "metrics").glob("*.json")), "--csv", tmp_path / "s.csv",
+                    "--json", output, cwd=tmp_path / "elsewhere")
+    one_line(done, f"argument --json: {output} is inside {stored_elsewhere}, a finished run set (it has "
+                   f"{stored_elsewhere / 'MANIFEST.sha256'} and plan.json), whose evidence is not rewritten or added "
+                   "to; write it elsewhere")
+    assert not output.exists()
+
+
+def test_a_finished_set_by_its_real_path_makes_its_manifest_again(stored_elsewhere, tmp_path):
+    done = sacscale("manifest", stored_elsewhere, "--output", stored_elsewhere / "MANIFEST.sha256", "--json",
+                    stored_elsewhere / "manifest.json", cwd=tmp_path / "elsewhere")
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_bench_folder_with_a_manifest_and_no_plan_is_the_users_to_write(tmp_path):
+    """A manifest alone (`sacscale manifest` of a bench made by hand) does not make a set of a
+    folder outside results/: its user goes on writing there."""
+    bench = tmp_path / "bench"
+    shutil.copytree(REPO / "results" / SET / "metrics", bench / "metrics")
+    (bench / "MANIFEST.sha256").write_text("")
+    done = sacscale("aggregate", *sorted((bench / "metrics").glob("*.json")), "--csv", bench / "s.csv",
+                    "--json", bench / "summary.json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
 
 

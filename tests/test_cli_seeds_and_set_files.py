@@ -67,11 +67,13 @@ def _set_copy(tmp_path):
 def test_an_output_inside_the_evidence_a_command_reads_is_refused(tmp_path, argv, replaced):
     """`verify S --output S/MANIFEST.sha256` wrote the verdict over the manifest, exit 0;
     `analyze-run R --output R/run.json` replaced the run's record. The set is copied outside
-    results/, where the rule for a finished set's folders (test_cli_outputs_in_finished_sets)
-    does not reach: each command's own check refuses it."""
+    results/ and without its plan (a bench hashed by hand), where the rule for a finished
+    set's folders (test_cli_outputs_in_finished_sets) does not reach: each command's own check
+    refuses it."""
     import shutil
     root = tmp_path / "loose" / "h200x1_shared_short"
     shutil.copytree(_set_copy(tmp_path), root)
+    (root / "plan.json").unlink()
     before = (root / replaced).read_bytes() if replaced else None
     done = sacscale(*[a.replace("{S}", str(root)) for a in argv])
     assert done.returncode == 2, done.stderr

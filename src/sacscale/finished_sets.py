@@ -97,10 +97,29 @@ def set_folder(where: Path) -> Path | None:
 
 
 def set_folders(where: Path) -> list[Path]:
-    """Every folder named like a set (its parent results/ or reports/) that holds `where` (or
-    is it), the outermost first: in results/S/reports/x.json the set is results/S, not
-    reports/x.json, and a folder of the set's own named results/ or reports/ does not hide it."""
-    return [f for f in reversed((where, *where.parents)) if f.parent.name in SET_FOLDERS]
+    """Every folder named like a set (its parent results/ or reports/), or holding a finished
+    set's own records, that holds `where` (or is it), the outermost first: in
+    results/S/reports/x.json the set is results/S, not reports/x.json, and a folder of the
+    set's own named results/ or reports/ does not hide it."""
+    return [f for f in reversed((where, *where.parents)) if f.parent.name in SET_FOLDERS or _finished_by_records(f)]
+
+
+def _finished_by_records(folder: Path) -> bool:
+    """A set's evidence folder reached by its real path, whatever its parent's name (results/
+    a link to another disk's folder of another name): this user's manifest beside a plan the
+    pipeline wrote. A manifest alone is not enough: `sacscale manifest` hashes any bench a
+    user keeps writing in, which is theirs to add to."""
+    return own_manifest(folder / MANIFEST) and os.path.isfile(folder / PLAN)
+
+
+def evidence_folder(holder: Path) -> Path:
+    """The evidence folder (results/<set>) of a set folder set_folders found."""
+    return holder.parent.parent / "results" / holder.name if holder.parent.name in SET_FOLDERS else holder
+
+
+def folder_kind(holder: Path) -> str:
+    """results or reports: which of a set's folders `holder` is."""
+    return holder.parent.name if holder.parent.name in SET_FOLDERS else "results"
 
 
 def own_manifest(manifest: Path) -> bool:
@@ -124,13 +143,15 @@ def finished_set_holding(folder: str | os.PathLike) -> Path | None:
         return None
     for where in found:
         for holder in set_folders(where):
-            if own_manifest(holder.parent.parent / "results" / holder.name / MANIFEST):
+            if own_manifest(evidence_folder(holder) / MANIFEST):
                 return holder
     return None
 
 
 def described(holder: Path) -> str:
     """`results/S, a finished run set (it has results/S/MANIFEST.sha256)`, for a refusal."""
+    if holder.parent.name not in SET_FOLDERS:  # reached by its real path
+        return f"{holder}, a finished run set (it has {holder / MANIFEST} and {PLAN})"
     return (f"{holder.parent.name}/{holder.name}, a finished run set (it has results/{holder.name}/{MANIFEST})")
 
 

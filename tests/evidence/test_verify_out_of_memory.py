@@ -105,3 +105,30 @@ def test_a_library_that_cannot_load_records_no_verdict(work, monkeypatch, capsys
     assert err.strip() == ("sacscale verify: error: verify could not load its own code (libtorch_cpu.so: failed to "
                            "map segment from shared object) before it had judged the set; nothing was recorded"), err
     assert not verdict.exists()
+
+
+class _OutOfMemoryImporting:
+    """A module finder that runs out of memory finding `name`, as an import under a memory
+    limit does while pandas or scipy load on the way."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == self.name:
+            raise MemoryError
+        return None
+
+
+def test_out_of_memory_importing_verify_itself_records_no_verdict(work, monkeypatch, capsys, tmp_path):
+    """The MemoryError of the import of verify's own module, before verify ran, recorded a
+    failed verification (`ok: false` in --output) and ended `input too large for memory`, exit 2."""
+    monkeypatch.delitem(sys.modules, "sacscale.evidence.verify")
+    monkeypatch.setattr(sys, "meta_path", [_OutOfMemoryImporting("sacscale.evidence.verify"), *sys.meta_path])
+    verdict = tmp_path / "verify.json"
+    assert main(["verify", str(work), "--output", str(verdict)]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == ("sacscale verify: error: verify ran out of memory loading its own code (importing "
+                           "sacscale.evidence.verify) before it had judged the set; free memory (or raise the limit) "
+                           "and run it again"), err
+    assert not verdict.exists()

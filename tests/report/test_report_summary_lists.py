@@ -46,6 +46,13 @@ _EDITS = {
                         "comparisons[0].ratio_ci95 holds 1 value(s), not a pair (low, high)"),
     "range_of_three": (_comparison("ratio_range", [1.0, 2.0, 3.0]),
                        "comparisons[0].ratio_range holds 3 value(s), not a pair (low, high)"),
+    # signs and orders: a negative std ended the report in matplotlib's `'yerr' must not contain
+    # negative values`, exit 1, naming no file
+    "std_negative": (_config("std", -5.0), f"{POOL}.std -5.0: negative, where a standard deviation is 0 or more"),
+    "min_above_max": (_config("min", 1e12), f"{POOL}.min 1000000000000.0 above {POOL}.max "),
+    "mean_above_max": (_config("mean", 1e12), f"{POOL}.mean 1000000000000.0 outside {POOL}.min "),
+    "interval_reversed": (_comparison("ratio_ci95", [2.0, 1.0]),
+                          "comparisons[0].ratio_ci95 [2.0, 1.0]: its low above its high, not a (low, high) pair"),
 }
 
 
@@ -55,7 +62,20 @@ def test_lists_of_different_lengths_are_named_with_their_file(tmp_path, capsys, 
     edit_record(root, "summary.json", edit)
     out = tmp_path / "out"
     assert main(["report", "--run-set", str(root), "--output-dir", str(out)]) == 2
-    assert capsys.readouterr().err.strip() == (
-        f"sacscale report: error: {root / 'summary.json'}: not a summary aggregate wrote ({where}); "
-        "run aggregate again")
+    err = capsys.readouterr().err.strip()
+    said = f"sacscale report: error: {root / 'summary.json'}: not a summary aggregate wrote ({where}"
+    assert err.startswith(said) and err.endswith("); run aggregate again") and "\n" not in err, err
     assert not out.exists()
+
+
+def test_an_interval_that_does_not_hold_its_ratio_is_drawn(tmp_path):
+    """A bootstrap interval need not hold the ratio of means (BCa's correction can move it past
+    it): the scaling curve turned it into a negative error bar, matplotlib's ValueError."""
+    from sacscale.report.plots import scaling_bars
+
+    configs = {f"n{k}": {"mean": 100.0 * k, "std": 1.0, "max": 100.0 * k, "values": [100.0 * k], "world_size": k}
+               for k in (1, 2, 4)}
+    comparisons = [{"baseline": "n1", "compared": f"n{k}", "ratio_of_means": float(k), "ratio_ci95": [k + 0.1, k + 0.3]}
+                   for k in (2, 4)]
+    scaling_bars({"configs": configs, "comparisons": comparisons}, tmp_path / "scaling_bars.png")
+    assert (tmp_path / "scaling_bars.png").stat().st_size > 0

@@ -64,6 +64,21 @@ def _stats_problem(stats: dict | None, where: str) -> str | None:
         for key in ("mean", "min", "max"):
             if stats.get(key) is None:
                 return f"{where}.n {stats['n']} with no {where}.{key}"
+    return _order_problem(stats, where)
+
+
+def _order_problem(stats: dict, where: str) -> str | None:
+    """Where statistics break their own order: a negative std (the report draws it as an
+    error bar), a min above the max, a mean outside them (beyond rounding)."""
+    std, low, mean, high = (stats.get(key) for key in ("std", "min", "mean", "max"))
+    if std is not None and std < 0:
+        return f"{where}.std {std}: negative, where a standard deviation is 0 or more"
+    if low is not None and high is not None and low > high:
+        return f"{where}.min {low} above {where}.max {high}"
+    if None not in (low, mean, high):
+        slack = 1e-9 * max(abs(low), abs(high), 1.0)  # a mean of equal values may round past them
+        if not low - slack <= mean <= high + slack:
+            return f"{where}.mean {mean} outside {where}.min {low} and {where}.max {high}"
     return None
 
 
@@ -88,6 +103,8 @@ def _comparison_problem(i: int, comparison: dict) -> str | None:
     for key in ("ratio_ci95", "ratio_range"):
         if comparison.get(key) is not None and len(comparison[key]) != 2:
             return f"comparisons[{i}].{key} holds {len(comparison[key])} value(s), not a pair (low, high)"
+        if comparison.get(key) is not None and comparison[key][0] > comparison[key][1]:
+            return f"comparisons[{i}].{key} {comparison[key]}: its low above its high, not a (low, high) pair"
     return _stats_problem(comparison.get("per_repeat_ratio_stats"), f"comparisons[{i}].per_repeat_ratio_stats")
 
 

@@ -21,6 +21,8 @@ from sacscale.finished_sets import (
     PIPELINE_SET,
     PLAN,
     described,
+    evidence_folder,
+    folder_kind,
     made_early,
     own_manifest,
     set_folder,
@@ -127,7 +129,7 @@ def finished_set_problem(command: str, args: argparse.Namespace, option: str, va
     except (OSError, RuntimeError):  # a link loop: the command names it
         return None
     for where, holder in ((w, h) for w in written for h in set_folders(w)):
-        results = holder.parent.parent / "results" / holder.name
+        results = evidence_folder(holder)
         if not own_manifest(results / MANIFEST):
             problem = _planned_set_problem(value, holder, results)
             if problem:
@@ -138,7 +140,7 @@ def finished_set_problem(command: str, args: argparse.Namespace, option: str, va
         if early:  # a manifest made by hand mid-build: the pipeline's next write is refused until it goes
             return f"{finished}{early}"
         name = where.relative_to(holder).as_posix()
-        if (command, option, holder.parent.name, name) not in _AFTER_MANIFEST:
+        if (command, option, folder_kind(holder), name) not in _AFTER_MANIFEST:
             return f"{finished}, whose evidence is not rewritten or added to; write it elsewhere"
         own = _own_sets(command, args)
         if results.resolve() not in own:

@@ -116,7 +116,7 @@ def run_set_inputs(results: Path, output_dir: str | None) -> dict:
     if missing:
         raise Refused(f"{results}/ is not a finished run set (no {', '.join(missing)}); the pipeline builds its "
                       f"report as it finishes: snakemake --cores all --config run_set={name}")
-    workdir = results.resolve().parent.parent  # results/<set> -> the checkout
+    workdir = Path(os.path.abspath(results)).parent.parent  # results/<set> -> the checkout, as named
     reports = workdir / "reports" / name
     out = Path(output_dir) if output_dir else reports
     refuse_links(out, out / "figures")
@@ -293,8 +293,10 @@ def _deviations_linked_from(folder: Path, deviations: str | None):
     by its path relative to the report's folder, not to the staging folder the page is written
     in (a document inside the report's folder was linked through the folder's own name)."""
     def prepare(others: dict) -> dict:
+        from sacscale.report.build import link_from  # loaded by then: write_report calls this
+
         if deviations and others["deviations"] is not None:  # read and found a file
-            others["deviations"] = os.path.relpath(Path(deviations).resolve(), folder.resolve())
+            others["deviations"] = link_from(folder, deviations)
         return others
     return prepare
 

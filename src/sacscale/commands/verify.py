@@ -24,7 +24,7 @@ from sacscale.commands._inputs import refuse_names_not_text, refuse_output_insid
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._set_lock import holding_the_set
 from sacscale.evidence.manifest import ManifestError, parse_manifest
-from sacscale.evidence.result import OutOfMemoryLoading, Verification
+from sacscale.evidence.result import OutOfMemoryLoading, Verification, out_of_memory_loading, while_loading
 from sacscale.evidence.set_root import canonical_root, refuse_not_a_set, reports_dir
 from sacscale.locks import UntrustedLock, holder_beside, lock_file_beside
 from sacscale.scratch import UnsafeTemporaryFolder
@@ -154,8 +154,7 @@ def _verified(args: argparse.Namespace) -> Verification | None:
         # a path that names no set is refused before the checks' libraries (pandas, scipy,
         # matplotlib) load; verify judges the set again itself
         refuse_not_a_set(args.root, canonical_root(args.root), Path(args.manifest) if args.manifest else None)
-        from sacscale.evidence.verify import verify
-
+        verify = _verify_loaded()
         return verify(args.root, args.manifest, recompute=not args.no_metrics,
                       report_pending=args.report_pending, redraw_figures=args.redraw_figures)
     except (ManifestError, OutOfMemoryLoading) as exc:  # no verdict: nothing of the set was judged wrong
@@ -172,6 +171,16 @@ def _verified(args: argparse.Namespace) -> Verification | None:
         if args.output:
             write_json(args.output, _stopped(args.root, exc).as_dict())
         raise
+
+
+def _verify_loaded():
+    """evidence.verify's verify; out of memory while its modules load (pandas, scipy), no set
+    was judged: said as for a module loaded later, nothing recorded."""
+    try:
+        from sacscale.evidence.verify import verify
+    except MemoryError as exc:
+        raise out_of_memory_loading(while_loading(exc) or "sacscale.evidence.verify") from None
+    return verify
 
 
 def _stopped(root: str, exc: Exception) -> Verification:

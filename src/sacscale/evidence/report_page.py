@@ -13,13 +13,12 @@ logs/, which a copy of the set does not carry) and the link to the deviations do
 from __future__ import annotations
 
 import difflib
-import os
 import re
 from pathlib import Path
 
 from sacscale.analysis.events import EventFileError
 from sacscale.pipeline.run_folder_names import SET_ASIDE_AS, STAMP_PATTERN
-from sacscale.report.build import ATTEMPTS_INTRO, DEVIATIONS_TITLE, build, read_inputs
+from sacscale.report.build import ATTEMPTS_INTRO, DEVIATIONS_TITLE, build, link_from, read_inputs
 from sacscale.report.record_error import RecordError
 from sacscale.report.document import to_html, to_markdown
 from sacscale.report.set_inputs import set_inputs
@@ -83,7 +82,7 @@ def _composed(root: Path, reports: Path, page_lines: list[str], page_format: int
     runs = [Path(p).stem for p in paths["metrics_paths"]]  # the planned runs, in the plan's order
     summary, metrics, others = read_inputs(paths.pop("summary_path"), paths.pop("metrics_paths"), reports, **paths)
     if others["deviations"] is None and DEVIATIONS_TITLE in page_lines:
-        others["deviations"] = os.path.relpath(root.parent.parent / "docs" / DEVIATIONS_NAME, reports)
+        others["deviations"] = link_from(reports, root.parent.parent / "docs" / DEVIATIONS_NAME)
     if not paths["attempts"]:
         others["attempts"] = page_attempts(page_lines, runs)
     return (build(summary, metrics, reports / "figures", reports, draw=False, page_format=page_format, **others),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +25,19 @@ class EvidenceStructureError(ValueError):
 class OutOfMemoryLoading(Exception):
     """verify ran out of memory loading its own code (a module imported on the way): a fault of
     the machine's memory, not of the set, which was not judged."""
+
+
+def while_loading(exc: MemoryError) -> str | None:
+    """The module being loaded where the MemoryError was raised, or None where none was."""
+    # a module's top level on the way (the import machinery's own frames are left out of
+    # tracebacks): the innermost is the one being loaded
+    modules = [f for f in traceback.extract_tb(exc.__traceback__) if f.name == "<module>"]
+    return Path(modules[-1].filename).stem if modules else None
+
+
+def out_of_memory_loading(module: str) -> OutOfMemoryLoading:
+    return OutOfMemoryLoading(f"verify ran out of memory loading its own code (importing {module}) before it had "
+                              "judged the set; free memory (or raise the limit) and run it again")
 
 
 @dataclass

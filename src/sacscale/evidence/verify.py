@@ -65,7 +65,8 @@ from sacscale.evidence.records import check_records
 from sacscale.evidence.required_fields import absent_field_problems
 from sacscale.evidence.report_check import check_report, check_report_present
 from sacscale.evidence.result import (
-    EvidenceStructureError, OutOfMemoryLoading, Verification, deep_differences, load_json, split_notes)
+    EvidenceStructureError, Verification, deep_differences, load_json, out_of_memory_loading, split_notes,
+    while_loading)
 from sacscale.evidence.set_made import made_by_this_code
 from sacscale.evidence.set_root import canonical_root, refuse_not_a_set, reports_dir
 from sacscale.report.page_format import PAGE_FORMATS_WRITTEN
@@ -282,14 +283,6 @@ def _unexpected(exc: Exception) -> str:
             f"({type(exc).__name__}: {text}); the checks after it were not done")
 
 
-def _while_loading(exc: MemoryError) -> str | None:
-    """The module being loaded where the MemoryError was raised, or None where none was."""
-    # a module's top level on the way (the import machinery's own frames are left out of
-    # tracebacks): the innermost is the one being loaded
-    modules = [f for f in traceback.extract_tb(exc.__traceback__) if f.name == "<module>"]
-    return Path(modules[-1].filename).stem if modules else None
-
-
 def _out_of_memory(exc: MemoryError) -> str:
     """Where a cross-check ran out of memory (a set of more values than the machine holds)."""
     ours = [f for f in traceback.extract_tb(exc.__traceback__) if f"{os.sep}sacscale{os.sep}" in f.filename]
@@ -314,11 +307,9 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
     try:
         _check_contents(root, manifest, result, recompute, report_pending, redraw_figures)
     except MemoryError as exc:  # what the checks before it found is kept
-        module = _while_loading(exc)
+        module = while_loading(exc)
         if module is not None:
-            raise OutOfMemoryLoading(f"verify ran out of memory loading its own code (importing {module}) "
-                                     "before it had judged the set; free memory (or raise the limit) and run "
-                                     "it again") from None
+            raise out_of_memory_loading(module) from None
         result.structure.append(_out_of_memory(exc))
     # every check has read what it reads: a file swapped or written meanwhile voids them all
     result.changed_while_read += changed_between(before, identities(root, reports, manifest))

@@ -295,8 +295,11 @@ def deviations_line(path: str) -> str:
             f"in [{plain(name)}]({quote(Path(path).as_posix(), safe='/')}) (docs/{plain(name)} in the repository).")
 
 
-def _relative(path, report_dir: Path) -> str:
-    return os.path.relpath(Path(path).resolve(), Path(report_dir).resolve())
+def link_from(report_dir, path) -> str:
+    """`path` relative to the report's folder as both are named, links not followed: the
+    link a reader of the checkout follows (reports/<set>/ to docs/), whatever disk a linked
+    reports/ or results/ lies on; verify composes the page's link the same way."""
+    return os.path.relpath(os.path.abspath(path), os.path.abspath(report_dir))
 
 
 def learning_of(metrics: list[dict], run_dirs: list | None) -> tuple[dict | None, str | None]:
@@ -462,7 +465,7 @@ def read_inputs(
     return summary, metrics, dict(
         environment=_load(environment, ENVIRONMENT_SHAPE), model=_load(model), probe=_load(probe, PROBE_SHAPE),
         verification=_load(verification), manifest=_load(manifest),
-        deviations=_relative(deviations, report_dir) if deviations and Path(deviations).is_file() else None,
+        deviations=link_from(report_dir, deviations) if deviations and Path(deviations).is_file() else None,
         run_dirs=[Path(d) for d in run_dirs] if run_dirs else None,
         attempts=attempts,
         evaluations={Path(p).stem: _record(p, EVALUATION_SHAPE) for p in evaluations or []},

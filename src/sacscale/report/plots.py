@@ -123,8 +123,10 @@ def scaling_points(summary: dict) -> list[dict]:
 def _scaling_curve(ax_speed, ax_eff, points: list[dict]) -> None:
     ranks = [1] + [p["ranks"] for p in points]
     speed = [1.0] + [p["speedup"] for p in points]
-    low = [0.0] + [p["speedup"] - p["ci"][0] if p["ci"] else 0.0 for p in points]
-    high = [0.0] + [p["ci"][1] - p["speedup"] if p["ci"] else 0.0 for p in points]
+    # a bootstrap interval need not hold the ratio of means (BCa's bias correction can move it
+    # past it): the bar is drawn to the interval's far end only, never a negative length
+    low = [0.0] + [max(0.0, p["speedup"] - p["ci"][0]) if p["ci"] else 0.0 for p in points]
+    high = [0.0] + [max(0.0, p["ci"][1] - p["speedup"]) if p["ci"] else 0.0 for p in points]
     ax_speed.errorbar(ranks, speed, yerr=[low, high], marker="o", capsize=5, label="measured (95% CI)")
     ax_speed.plot(ranks, ranks, ls=":", color="gray", label="linear (efficiency 1)")
     ax_speed.set_xlabel("GPUs (ranks)")
@@ -133,8 +135,8 @@ def _scaling_curve(ax_speed, ax_eff, points: list[dict]) -> None:
     ax_speed.grid(alpha=0.3)
     ax_speed.legend(fontsize=8)
     eff = [1.0] + [p["efficiency"] for p in points]
-    elow = [0.0] + [(p["speedup"] - p["ci"][0]) / p["ranks"] if p["ci"] else 0.0 for p in points]
-    ehigh = [0.0] + [(p["ci"][1] - p["speedup"]) / p["ranks"] if p["ci"] else 0.0 for p in points]
+    elow = [0.0] + [d / p["ranks"] for d, p in zip(low[1:], points)]
+    ehigh = [0.0] + [d / p["ranks"] for d, p in zip(high[1:], points)]
     ax_eff.errorbar(ranks, eff, yerr=[elow, ehigh], marker="s", capsize=5, color="tab:green")
     ax_eff.axhline(1.0, ls=":", color="gray")
     ax_eff.set_xlabel("GPUs (ranks)")

@@ -432,7 +432,8 @@ def run_set_name(summary: dict, environment: dict | None) -> str:
 
 def run_set_of_inputs(summary_path, environment=None) -> str:
     """run_set_name of the report's input files, read as read_inputs reads them (RecordError)."""
-    return run_set_name(_summary(summary_path), _load(environment, ENVIRONMENT_SHAPE))
+    # its name only: read_inputs judges the rest, after the runs' own records
+    return run_set_name(_record(summary_path, SUMMARY_SHAPE), _load(environment, ENVIRONMENT_SHAPE))
 
 
 def _summary(path) -> dict:
@@ -456,12 +457,13 @@ def read_inputs(
 ) -> tuple[dict, list[dict], dict]:
     """(summary, metrics, build's other arguments) read from the report's input files;
     RecordError names a file the report cannot read."""
-    summary = _summary(summary_path)
     metrics = [_record(p, METRICS_SHAPE) for p in metrics_paths]
     for path, record in zip(metrics_paths, metrics):
         if record.get("steady_env_steps_per_s") is None:  # the summary leaves it out: the plots' rows would not match
             raise RecordError(f"{path}: steady_env_steps_per_s is null: the run has no steady rate to report "
                               "(analyze-run gives one for every run it can read)")
+    # after the runs' own records: a run without a rate is the cause its summary's shorter list shows
+    summary = _summary(summary_path)
     return summary, metrics, dict(
         environment=_load(environment, ENVIRONMENT_SHAPE), model=_load(model), probe=_load(probe, PROBE_SHAPE),
         verification=_load(verification), manifest=_load(manifest),

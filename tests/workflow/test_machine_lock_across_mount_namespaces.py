@@ -84,3 +84,84 @@ def test_other_lock_folders_are_other_machines(tmp_path, monkeypatch):
             with pytest.raises(MachineBusy, match=r"is held by pid \d+ \(run q_r1_n1, set B\)"):
                 with training_machine("q_r3_n1", "B"):
                     pass
+
+
+SQUAT = """
+import os, socket, sys
+os.setgid(65534)
+os.setuid(65534)  # another user, "nobody"
+held = []
+for name in sys.argv[1:]:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(bytes.fromhex(name))
+    sock.listen(1)
+    held.append(sock)
+print("bound", flush=True)
+sys.stdin.read()
+"""
+
+
+@pytest.fixture
+def squatter(tmp_path):
+    """Start another user's process binding the given machine-wide names (as anyone can compute them)."""
+    if os.geteuid() != 0:
+        pytest.skip("a process of another uid needs root here")
+    started = []
+
+    def squat(*names):
+        process = subprocess.Popen([sys.executable, "-c", SQUAT, *(name.hex() for name in names)],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        started.append(process)
+        assert process.stdout.readline().strip() == "bound"
+        return process
+
+    yield squat
+    for process in started:
+        process.kill()
+        process.wait()
+
+
+def test_another_users_name_does_not_turn_the_machine_wide_hold_off(tmp_path, squatter):
+    folder = str(tmp_path / "lk")
+    squatter(machine_wide.socket_name(folder, 0))
+    sock, holder = machine_wide.hold(folder)
+    assert sock is not None and holder is None
+    try:
+        assert machine_wide.hold(folder) == (None, os.getpid())  # the next name, ours: busy
+    finally:
+        sock.close()
+
+
+def test_a_squatter_leaving_an_earlier_name_lets_no_second_holder_in(tmp_path, squatter):
+    folder = str(tmp_path / "lk")
+    squat = squatter(machine_wide.socket_name(folder, 0))
+    sock, _ = machine_wide.hold(folder)  # holds name 1
+    squat.kill()
+    squat.wait()
+    try:
+        assert machine_wide.hold(folder) == (None, os.getpid())  # name 0 free again, name 1 still ours
+    finally:
+        sock.close()
+
+
+def test_every_name_another_users_is_said_and_not_refused(tmp_path, squatter, capsys):
+    folder = str(tmp_path / "lk")
+    squatter(*(machine_wide.socket_name(folder, index) for index in range(machine_wide.SERIES)))
+    assert machine_wide.hold(folder) == (None, None)
+    said = capsys.readouterr().err.splitlines()
+    assert said == [f"sacscale: this machine's training lock ({folder}): another user's processes hold all "
+                    f"{machine_wide.SERIES} of its machine-wide names, so a run in another mount namespace (a "
+                    "private /tmp) will not be refused (the lock file still holds in this one); find and stop "
+                    "those processes (ss -xlp | grep sacscale-training-lock)"]
+
+
+def test_one_folder_spelled_three_ways_is_one_name(tmp_path):
+    folder = str(tmp_path / "lk")
+    spellings = [folder, folder + "/", "/" + folder, folder + "/./"]
+    assert len({machine_wide.socket_name(spelled, 0) for spelled in spellings}) == 1
+    sock, _ = machine_wide.hold(folder)
+    try:
+        for spelled in spellings[1:]:
+            assert machine_wide.hold(spelled) == (None, os.getpid())
+    finally:
+        sock.close()

@@ -6,10 +6,14 @@ the host's GPUs and network) sees another folder at that name, so its run and on
 both held "the" lock and trained at once. An abstract unix socket has no file: its name is
 one per network namespace, whatever the mount namespace, and the kernel drops it when its
 holder exits, killed or not (nothing stale is left). The name is made of the user's id and
-the lock folder's path as named, so the same setting means the same lock everywhere, and a
-folder set apart on purpose (a test session's) stays a machine of its own. A name another
-user bound first (abstract names have no owner) is passed over, not obeyed: their process
-cannot hold this user's runs back; the lock file still holds in this namespace.
+the lock folder's path as spelled (`//tmp/x`, `/tmp/x/` and `/tmp/x` spelled one way; links
+are not followed), so the same setting means the same lock everywhere, and a folder set apart
+on purpose (a test session's) stays a machine of its own. Abstract names have no owner and
+anyone can compute them, so the lock is a short series of names: a name another user bound is
+passed over (their process cannot hold this user's runs back), the first free one is bound,
+and a holder then looks at every other name of the series, so that two of this user's holders
+of different names always see each other. Only where another user holds every name is the
+machine-wide hold off, said on stderr; the lock file still holds in this namespace.
 """
 
 from __future__ import annotations
@@ -24,33 +28,74 @@ import sys
 _PEER_CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
 
-def socket_name(folder: str) -> bytes:
-    digest = hashlib.sha256(f"{os.getuid()}\0{folder}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
-    return b"\0sacscale-training-lock-" + digest.encode()
+SERIES = 8  # names tried per lock folder: enough that squatting them all is deliberate, and said
+
+
+def socket_name(folder: str, index: int) -> bytes:
+    spelled = os.path.normpath(folder)
+    if spelled.startswith("//"):  # normpath keeps a leading "//" (POSIX leaves it open); Linux does not
+        spelled = "/" + spelled.lstrip("/")
+    key = f"{os.getuid()}\0{spelled}\0{index}".encode("utf-8", "surrogateescape")
+    return b"\0sacscale-training-lock-" + hashlib.sha256(key).hexdigest()[:32].encode()
+
+
+class _NoAbstractSockets(Exception):
+    """Binding an abstract name failed otherwise than by its being taken."""
 
 
 def hold(folder: str) -> tuple[socket.socket | None, int | None]:
-    """(the bound socket, None) when this process now holds the machine-wide name for the lock
+    """(the bound socket, None) when this process now holds a machine-wide name for the lock
     folder `folder`, (None, the holder's pid, 0 where its PID namespace hides it) when a
-    process of this user holds it, (None, None) where abstract sockets are not to be had
-    (not Linux) or the name is another user's."""
+    process of this user holds one, (None, None) where abstract sockets are not to be had
+    (not Linux) or another user holds every name of the series (said on stderr)."""
     if sys.platform != "linux":
         return None, None
-    name = socket_name(folder)
+    names = [socket_name(folder, index) for index in range(SERIES)]
+    try:
+        for name in names:
+            taken = _take(name)
+            if isinstance(taken, socket.socket):
+                return _keep_if_alone(taken, names, name)
+            if taken is not None:
+                return None, taken
+    except _NoAbstractSockets:
+        return None, None
+    print(f"sacscale: this machine's training lock ({folder}): another user's processes hold all {SERIES} of "
+          "its machine-wide names, so a run in another mount namespace (a private /tmp) will not be refused "
+          "(the lock file still holds in this one); find and stop those processes (ss -xlp | grep "
+          "sacscale-training-lock)", file=sys.stderr)
+    return None, None
+
+
+def _take(name: bytes) -> socket.socket | int | None:
+    """The socket now bound to `name`, the pid of this user's process holding it, or None where
+    another user's process holds it."""
     for _ in range(2):  # a holder that exits between our bind and our look is not a holder
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # not inherited by the run's processes
         try:
             sock.bind(name)
             sock.listen(64)  # only so that a refused run can read who holds it
-            return sock, None
+            return sock
         except OSError as exc:
             sock.close()
             if exc.errno != errno.EADDRINUSE:
-                return None, None
+                raise _NoAbstractSockets from exc
         pid = _holder(name)
         if pid is not None:
+            return pid
+    return None
+
+
+def _keep_if_alone(sock: socket.socket, names: list[bytes], own: bytes) -> tuple[socket.socket | None, int | None]:
+    """Keep `sock` unless a process of this user holds another name of the series: one that
+    took a later name while an earlier one was another user's (since let go), or one binding
+    beside us now (each looks after binding, so at least one of two sees the other)."""
+    for name in names:
+        pid = _holder(name) if name != own else None
+        if pid is not None:
+            sock.close()
             return None, pid
-    return None, None
+    return sock, None
 
 
 def _holder(name: bytes) -> int | None:

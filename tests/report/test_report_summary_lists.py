@@ -53,6 +53,17 @@ _EDITS = {
     "mean_above_max": (_config("mean", 1e12), f"{POOL}.mean 1000000000000.0 outside {POOL}.min "),
     "interval_reversed": (_comparison("ratio_ci95", [2.0, 1.0]),
                           "comparisons[0].ratio_ci95 [2.0, 1.0]: its low above its high, not a (low, high) pair"),
+    # NaN and infinities (json writes and reads their tokens) pass every order check and ended
+    # the report in matplotlib's `Axis limits cannot be NaN or Inf`, exit 1, naming no file
+    "std_nan": (_config("std", float("nan")), f"{POOL}.std nan: not a finite number"),
+    "max_infinite": (_config("max", float("inf")), f"{POOL}.max inf: not a finite number"),
+    "value_minus_infinite": (_config("values", [1.0, float("-inf")]), f"{POOL}.values[1] -inf: not a finite number"),
+    "nested_mean_nan": (lambda summary: summary["configs"]["n1_pool7"]["tail_mean_total_fps"].update(
+        {"mean": float("nan")}), f"{POOL}.tail_mean_total_fps.mean nan: not a finite number"),
+    "ratio_infinite": (_comparison("ratio_of_means", float("inf")),
+                       "comparisons[0].ratio_of_means inf: not a finite number"),
+    "interval_nan": (_comparison("ratio_ci95", [float("nan"), 2.0]),
+                     "comparisons[0].ratio_ci95[0] nan: not a finite number"),
 }
 
 

@@ -4,6 +4,8 @@ its own so that aggregate and report check their inputs before loading pandas an
 
 from __future__ import annotations
 
+import math
+
 from sacscale.shapes import NUMBER, Maybe, Whole
 
 # the most repeats a plan holds (the config schema's and planning's bound, which take it from here)
@@ -108,9 +110,30 @@ def _comparison_problem(i: int, comparison: dict) -> str | None:
     return _stats_problem(comparison.get("per_repeat_ratio_stats"), f"comparisons[{i}].per_repeat_ratio_stats")
 
 
+def _not_finite(value, where: str) -> str | None:
+    """The key path of the first NaN or infinity in `value` (json reads the NaN and Infinity
+    tokens, and every comparison with NaN is false, so no order check catches it), or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{where} {value}: not a finite number"
+    if isinstance(value, dict):
+        parts = ((f"{where}.{key}" if key.isidentifier() else f"{where}[{key[:40]!r}]", item)
+                 for key, item in value.items())
+    elif isinstance(value, list):
+        parts = ((f"{where}[{i}]", item) for i, item in enumerate(value))
+    else:
+        return None
+    return next(filter(None, (_not_finite(item, at) for at, item in parts)), None)
+
+
 def summary_consistency_problem(summary: dict) -> str | None:
     """Where a summary.json of SUMMARY_SHAPE contradicts itself in a way the report would
-    trip over (lists plotted against each other of different lengths): its key path, or None."""
+    trip over (lists plotted against each other of different lengths, a number not finite):
+    its key path, or None."""
+    configs = ((f"configs[{name[:40]!r}]", config) for name, config in summary["configs"].items())
+    comparisons = ((f"comparisons[{i}]", c) for i, c in enumerate(summary.get("comparisons") or []))
+    problem = next(filter(None, (_not_finite(value, at) for at, value in (*configs, *comparisons))), None)
+    if problem:
+        return problem
     for name, config in summary["configs"].items():
         problem = _config_problem(name, config)
         if problem:

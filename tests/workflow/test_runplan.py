@@ -288,6 +288,22 @@ def test_results_on_another_disk_without_its_reports_is_refused_at_planning(tmp_
     assert plan({"run_set": "fresh"}).run_set == "fresh"
 
 
+def test_reports_linked_beside_this_folders_results_is_refused_at_planning(tmp_path, monkeypatch):
+    """reports/ a link to another disk, results/ this folder's own: planning passed (the link
+    resolves to itself) and the set's own verify refused it (its report is not in the checkout)."""
+    checkout, store = tmp_path / "checkout", tmp_path / "store"
+    (store / "reports").mkdir(parents=True)
+    (checkout / "results").mkdir(parents=True)
+    (checkout / "reports").symlink_to(store / "reports")
+    monkeypatch.chdir(checkout)
+    says = (f"run_set: results/fresh lies in {checkout / 'results'}, beside which reports ({checkout / 'reports'}) is "
+            "a symbolic link: verify refuses a set whose report is not in the checkout, so the set would fail its "
+            "own verification; make reports a folder of its own there, or link results to a folder named results "
+            f"beside {store / 'reports'}")
+    with pytest.raises(PlanError, match="^" + re.escape(says) + "$"):
+        plan({"run_set": "fresh"})
+
+
 def test_results_linked_to_a_folder_not_named_results_is_refused_at_planning(tmp_path, monkeypatch):
     (tmp_path / "sets").mkdir()
     (tmp_path / "checkout").mkdir()

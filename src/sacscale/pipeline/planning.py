@@ -196,6 +196,12 @@ def _check_report_beside_the_set(run_set: str) -> None:
                         "link), beside which verify finds no report folder, so the set would fail its own "
                         "verification; link results to a folder named results, with the reports folder beside it")
     beside = os.path.join(os.path.dirname(lies_in), "reports", run_set)
+    reports = os.path.dirname(beside)
+    if os.path.islink(reports):  # verify's check_tree refuses a report reached through a link
+        raise PlanError(f"run_set: results/{run_set} lies in {lies_in}, beside which reports ({reports}) is a "
+                        "symbolic link: verify refuses a set whose report is not in the checkout, so the set would "
+                        "fail its own verification; make reports a folder of its own there, or link results to a "
+                        f"folder named results beside {os.path.realpath(reports)}")
     report = os.path.realpath(os.path.join("reports", run_set))
     if report != os.path.realpath(beside):
         raise PlanError(f"run_set: results/{run_set} lies in {lies_in}, and reports/{run_set} ({report}) is not the "

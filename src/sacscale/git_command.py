@@ -46,16 +46,56 @@ def own_attributes(top: str) -> tuple[str, str] | None:
     path = os.path.join(os.fsencode(top), where)
     try:
         with open(path, "rb") as handle:
-            lines = handle.read(1 << 20).splitlines()
+            # git reads the whole file, so every line is looked at (one at a time, not a prefix)
+            line = next((x.strip() for x in handle if x.strip() and not x.strip().startswith(b"#")), None)
     except FileNotFoundError:
         return None
-    line = next((x.strip() for x in lines if x.strip() and not x.strip().startswith(b"#")), None)
     return None if line is None else (os.fsdecode(path), line.decode("utf-8", errors="backslashreplace"))
+
+
+def uncommitted_attributes_files(top: str, excludes: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """(path, how) of each .gitattributes file in the work tree that is not as committed:
+    "new" (untracked, ignored or not: git reads it either way) or "changed" (modified or
+    deleted against HEAD). Such a file sets filters for what git compares, so the stored diff
+    would hold it but not the change it filters (refused, not diffed with HEAD's attributes:
+    the clone the diff is applied in reads the new file too). `excludes`: pathspecs left out."""
+    names = [":(glob)**/.gitattributes", *excludes]
+    with content_index(top) as index:
+        changed = run_git(["diff", "HEAD", "--name-only", "--no-renames", "-z", "--", *names], top,
+                          extra_env=index, timeout=300, check=True).stdout
+        new = run_git(["ls-files", "--others", "-z", "--", *names], top, extra_env=index, timeout=300,
+                      check=True).stdout
+    return [(os.fsdecode(n), how) for how, out in (("new", new), ("changed", changed)) for n in out.split(b"\0") if n]
+
+
+def _submodules(top: str) -> list[str]:
+    """The paths (relative to `top`) of the checkout's submodules whose work tree is there."""
+    out = run_git(["ls-files", "--stage", "-z"], top, timeout=300, check=True).stdout
+    paths = [f.split(b"\t", 1)[1] for f in out.split(b"\0") if f.startswith(b"160000 ")]
+    return [os.fsdecode(p) for p in paths if os.path.lexists(os.path.join(os.fsencode(top), p, b".git"))]
+
+
+def _with_untracked_files(top: str, prefix: str = "") -> list[str]:
+    """The submodules (at any depth) holding a file that no committed .gitignore ignores and
+    their commit does not track: judged by UNTRACKED, as this checkout's own new files are,
+    not by a submodule's own info/exclude (which git status reads)."""
+    found = []
+    for path in _submodules(top):
+        where = os.path.join(top, path)
+        if run_git(["ls-files", *UNTRACKED, "-z"], where, timeout=300, check=True).stdout:
+            found.append(prefix + path)
+        found += _with_untracked_files(where, f"{prefix}{path}/")
+    return found
 
 
 def dirty_submodules(top: str) -> list[str]:
     """The submodules whose work tree holds changes of their own (modified or new files) that
     their commit does not: a diff of this checkout stores only their commit."""
+    return sorted(set(_with_modified_files(top) + _with_untracked_files(top)))
+
+
+def _with_modified_files(top: str) -> list[str]:
+    """The submodules git status finds modified files (or untracked ones) in."""
     out = run_git(["status", "--porcelain=v2", "-z", "--ignore-submodules=none"], top, timeout=300, check=True).stdout
     fields, dirty = out.split(b"\0"), []
     while fields:
@@ -76,9 +116,12 @@ def git_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     GIT_CONFIG_*, GIT_DIFF_OPTS, GIT_EXTERNAL_DIFF, ...): each one either points git at
     another repository, index, object store or configuration, or reshapes its output, and
     none is needed to read a checkout. `extra` (the caller's own, such as a scratch index)
-    is added after. Optional locks are off: reading does not rewrite the checkout's index."""
+    is added after. Optional locks are off: reading does not rewrite the checkout's index.
+    The system attributes file (/etc/gitattributes) is not read: its filter would rewrite what
+    is compared as a user's would. The system config is still read (GIT_CONFIG_NOSYSTEM is
+    not set): a committed .gitattributes filter, such as LFS's, needs its config from there."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    return {**env, "GIT_OPTIONAL_LOCKS": "0", **(extra or {})}
+    return {**env, "GIT_OPTIONAL_LOCKS": "0", "GIT_ATTR_NOSYSTEM": "1", **(extra or {})}
 
 
 def git_command(args: Sequence[str | bytes], top: str | bytes | None = None) -> list[str | bytes]:

@@ -14,6 +14,7 @@ from sacscale.evidence import code_history
 from sacscale.evidence.runset import _tracked as runset_tracked
 from sacscale.evidence.status import committed_sets
 from sacscale.evidence.stored_diff import diff_apply_findings
+from sacscale.git_command import git_environment
 from sacscale.pipeline.environment import NESTED_REPOSITORY, CheckoutRefused, git_state, write_source_diff
 
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false",
@@ -197,6 +198,45 @@ def test_a_clean_filter_of_the_checkouts_own_attributes_is_refused(repo, tmp_pat
     assert not (tmp_path / "source.diff").exists()
 
 
+def test_a_filter_after_a_long_run_of_comments_in_the_checkouts_attributes_is_refused(repo, tmp_path):
+    comments = ("#" + "x" * 98 + "\n") * 11_000  # over a mebibyte before the line that sets a filter
+    (repo / ".git" / "info" / "attributes").write_text(comments + "src/a.py filter=hide\n")
+    with pytest.raises(CheckoutRefused, match=r"\('src/a.py filter=hide'\)"):
+        _stored_diff(repo, tmp_path)
+
+
+@pytest.mark.parametrize("how", ["new", "new-and-ignored", "changed"])
+def test_a_gitattributes_not_as_committed_is_refused(repo, tmp_path, how):
+    _git(repo, "config", "filter.hide.clean", "sed /SECRET/d")
+    (repo / ".gitignore").write_text(".gitattributes\n" if how == "new-and-ignored" else "")
+    if how == "changed":
+        (repo / "src" / ".gitattributes").write_text("*.md text\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "attributes")
+    (repo / "src" / ".gitattributes").write_text("a.py filter=hide\n")
+    (repo / "src" / "a.py").write_text(LINES + "RATE = 1  # SECRET\n")
+    word = "changed" if how == "changed" else "new"
+    with pytest.raises(CheckoutRefused, match=rf"^src/\.gitattributes: a {word} \.gitattributes, not as committed; "
+                                              r".*commit it or undo it"):
+        _stored_diff(repo, tmp_path)
+    assert not (tmp_path / "source.diff").exists()
+
+
+def test_a_committed_gitattributes_is_no_refusal(repo, tmp_path):
+    (repo / "src" / ".gitattributes").write_text("*.py text\n")
+    _git(repo, "add", "src/.gitattributes")
+    _git(repo, "commit", "-qm", "attributes")
+    (repo / "src" / "a.py").write_text(LINES + "# changed\n")
+    assert b"+# changed" in _stored_diff(repo, tmp_path)
+
+
+def test_git_never_reads_the_system_attributes_file(monkeypatch):
+    # /etc/gitattributes filters what is compared as a user's attributes file would
+    monkeypatch.setenv("GIT_ATTR_NOSYSTEM", "0")
+    env = git_environment()
+    assert env["GIT_ATTR_NOSYSTEM"] == "1" and "GIT_CONFIG_NOSYSTEM" not in env
+
+
 def test_comments_alone_in_the_checkouts_attributes_are_no_refusal(repo, tmp_path):
     (repo / ".git" / "info" / "attributes").write_text("# nothing set\n\n")
     (repo / "src" / "a.py").write_text(LINES + "# changed\n")
@@ -211,11 +251,15 @@ def test_a_nested_repository_is_listed_as_not_stored(repo, tmp_path):
     assert "untracked_not_stored" in info["apply"]
 
 
-@pytest.mark.parametrize("change", ["modified", "new"])
+@pytest.mark.parametrize("change", ["modified", "new", "new-in-its-own-exclude"])
 def test_a_submodule_with_changes_of_its_own_is_refused(repo, tmp_path, change):
     sub = _new_repo(tmp_path / "subsource", {"m.py": "A = 1\n"})
     _git(repo, "submodule", "add", "-q", str(sub), "extlib")
     _git(repo, "commit", "-qm", "sub")
+    if change == "new-in-its-own-exclude":  # the submodule's info/exclude, as the checkout's own, decides nothing
+        exclude = _git(repo / "extlib", "rev-parse", "--git-path", "info/exclude").strip()
+        (repo / "extlib" / exclude).parent.mkdir(parents=True, exist_ok=True)
+        (repo / "extlib" / exclude).write_text("n.py\n")
     (repo / "extlib" / ("m.py" if change == "modified" else "n.py")).write_text("A = 2\n")
     with pytest.raises(CheckoutRefused, match=r"^submodule extlib: its work tree has changes .* commit them in the "
                                               r"submodule"):

@@ -21,7 +21,8 @@ from pathlib import Path
 import sacscale
 from sacscale.atomic import atomic_write_bytes
 from sacscale.cpus import available_cpus, format_cpu_list, parse_cpu_list
-from sacscale.git_command import PATCH_OPTIONS, UNTRACKED, content_index, dirty_submodules, own_attributes, run_git
+from sacscale.git_command import (PATCH_OPTIONS, UNTRACKED, content_index, dirty_submodules, own_attributes, run_git,
+                                  uncommitted_attributes_files)
 from sacscale.hashes import sha256_file
 from sacscale.pipeline.overrides import check_replay_memory, planned_extra_problem, replay_rows_per_env
 from sacscale.pipeline.plan_values import DEVICES, PlanError, shown
@@ -47,12 +48,17 @@ class CheckoutRefused(ValueError):
 
 def refuse_unrecordable(top: str) -> None:
     """CheckoutRefused when the diff would not hold the code that runs: the checkout's own
-    info/attributes rewrites what git compares, or a submodule has changes of its own."""
+    info/attributes or a .gitattributes not as committed rewrites what git compares, or a
+    submodule has changes of its own."""
     attributes = own_attributes(top)
     if attributes:
         raise CheckoutRefused(
             f"{attributes[0]}: sets attributes of this checkout's own ('{attributes[1]}'), which can filter what "
             "git compares out of the stored diff; move its lines to a committed .gitattributes or remove them")
+    for name, how in uncommitted_attributes_files(top, [f":(exclude){d}" for d in NOT_SOURCE])[:1]:
+        raise CheckoutRefused(
+            f"{name}: a {how} .gitattributes, not as committed; its attributes can filter what git compares out of "
+            "the stored diff (which would hold this file but not the change it filters); commit it or undo it")
     dirty = dirty_submodules(top)
     if dirty:
         raise CheckoutRefused(

@@ -160,6 +160,8 @@ def described(holder: Path) -> str:
 SET_RECORDS = ("plan.json", "environment.json", "source.diff", "model.json", "correctness.json",
                "summary.csv", "summary.json")
 PLAN = "plan.json"
+# the pipeline's verification of a set, written after its manifest
+VERIFICATION = "verify.json"
 # names the run set a pipeline builds, set by the workflow (workflow/rules/common.smk) and
 # inherited by its jobs' commands: theirs are the writes into that planned, unfinished set
 PIPELINE_SET = "SACSCALE_PIPELINE_SET"
@@ -223,7 +225,8 @@ def made_early(results: str | os.PathLike) -> str:
     """Where a finished set's manifest was made before the set was complete: what is
     missing and the way out, for a refusal that names the set as finished; else ''."""
     missing = missing_outputs(results)
-    if not missing:
+    # its verification follows its manifest: an older set that never had a record now wanted
+    if not missing or (Path(results) / VERIFICATION).is_file():
         return ""
     return (f"; but that set is not complete (no {shown_missing(missing)}): its {MANIFEST} and manifest.json were "
             "written before the set was complete: remove both, then run the pipeline again")

@@ -26,8 +26,8 @@ def building(tmp_path):
     so neither its metrics nor its evaluation nor the summary exist, and no manifest."""
     root = copy_committed_set(tmp_path, SET)
     shutil.rmtree(root / "runs" / LAST)
-    for name in ("MANIFEST.sha256", "manifest.json", "summary.csv", "summary.json", f"metrics/{LAST}.json",
-                 f"eval/{LAST}.json"):
+    for name in ("MANIFEST.sha256", "manifest.json", "verify.json", "summary.csv", "summary.json",
+                 f"metrics/{LAST}.json", f"eval/{LAST}.json"):
         (root / name).unlink()
     return root
 
@@ -133,3 +133,14 @@ def test_a_set_whose_plan_cannot_be_read_is_not_taken_for_one_made_by_hand(build
     one_line(done, f"{building}: a run set the pipeline has not finished: no plan.json that can be read (it is "
                    "there, but not as JSON), which its plan.json promises")
     assert not (building / "MANIFEST.sha256").exists()
+
+
+def test_an_older_finished_set_is_not_told_to_remove_its_manifest(tmp_path):
+    """h200x1 was made before source.diff was recorded, and verified after its manifest: an
+    output into it was refused with the advice to remove its manifest, as for one made early."""
+    root = copy_committed_set(tmp_path, "h200x1")
+    output = root / "x.json"
+    done = sacscale("analyze-run", sorted((root / "runs").iterdir())[0], "--output", output)
+    one_line(done, f"argument --output: {output} is inside results/h200x1, a finished run set (it has "
+                   "results/h200x1/MANIFEST.sha256), whose evidence is not rewritten or added to; write it elsewhere")
+    assert not output.exists()

@@ -27,10 +27,11 @@ def spellings(value: str | os.PathLike, names_folder: bool) -> list[Path]:
     another disk is still results/<set>) and as the kernel reaches it (a folder it fills
     resolved whole; a file's folder resolved, not its name: an output that is a link is
     replaced, not written through), and by that real path as reached through this checkout's
-    results/ or reports/. A link loop raises OSError or RuntimeError."""
+    results/ or reports/, which comes first: a refusal names the set as results/<set>. A link
+    loop raises OSError or RuntimeError."""
     path = Path(value)
     resolved = path.resolve() if names_folder else path.parent.resolve() / path.name
-    return list(dict.fromkeys([Path(os.path.abspath(path)), resolved, *_through_checkout(resolved)]))
+    return list(dict.fromkeys([*_through_checkout(resolved), Path(os.path.abspath(path)), resolved]))
 
 
 def _through_checkout(resolved: Path) -> list[Path]:

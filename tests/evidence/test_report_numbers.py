@@ -24,11 +24,12 @@ def _set(tmp_path):
         paths[-1].parent.mkdir(exist_ok=True)
         paths[-1].write_text(json.dumps(m))
     summary = summarize(metrics, ["ref_n1", "ours_n1"], meta={"run_set": "S"})
-    stats = {"n": 2, "mean": 3_500_000.0, "std": 1.0, "min": 1.0, "max": 1.0, "values": [1.0, 1.0]}
+    steps = {"n": 2, "mean": 3_500_000.0, "std": 141_421.4, "min": 3_400_000.0, "max": 3_600_000.0,
+             "values": [3_400_000.0, 3_600_000.0]}
+    seconds = {"n": 2, "mean": 120.5, "std": 0.7071, "min": 120.0, "max": 121.0, "values": [120.0, 121.0]}
     never = {"n": 0, "mean": None, "std": None, "min": None, "max": None, "values": []}
     summary["configs"]["ours_n1"]["time_to_quality"] = {
-        "episode_length": {"reached": 2, "of": 2, "threshold": 950.0, "env_steps": stats,
-                           "seconds": {**stats, "mean": 120.5}},
+        "episode_length": {"reached": 2, "of": 2, "threshold": 950.0, "env_steps": steps, "seconds": seconds},
         "normalised_tracking_ang_vel": {"reached": 0, "of": 2, "threshold": None, "env_steps": never,
                                         "seconds": never}}
     (root / "summary.json").write_text(json.dumps(summary))

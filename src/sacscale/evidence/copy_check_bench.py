@@ -25,7 +25,7 @@ def _run(seed: int, points: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="what verify's cross-run copy checks cost on long series")
     parser.add_argument("points", type=int, nargs="+", help="log points of each run's series")
     for points in parser.parse_args(argv).points:
         by_run = {"run_a": {0: _run(10, points)}, "run_b": {0: _run(20, points)}}

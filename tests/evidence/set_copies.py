@@ -24,6 +24,16 @@ def copy_committed_set(tmp_path: Path, name: str) -> Path:
     return tmp_path / "repo" / "results" / name
 
 
+def unpacked_checkout(tmp_path: Path, name: str) -> Path:
+    """A folder laid out as an unpacked copy of the project (no git: every set folder counts)
+    holding the committed set NAME and what the status table reads beside it."""
+    (tmp_path / "workflow").mkdir()
+    shutil.copy(REPO / "workflow" / "presets.yaml", tmp_path / "workflow")
+    shutil.copy(REPO / "pyproject.toml", tmp_path)
+    shutil.copytree(REPO / "results" / name, tmp_path / "results" / name)
+    return tmp_path
+
+
 def report_file(root: Path, name: str) -> Path:
     """reports/S/NAME beside results/S."""
     return root.parent.parent / "reports" / root.name / name

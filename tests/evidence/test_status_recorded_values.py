@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from sacscale.evidence import status
+from set_copies import unpacked_checkout
 
 REPO = Path(__file__).resolve().parents[2]
 SET = "h200x1_shared_short"
@@ -22,11 +23,7 @@ SET = "h200x1_shared_short"
 @pytest.fixture
 def root(tmp_path):
     """An unpacked copy (no git: every set directory counts) with one set."""
-    (tmp_path / "workflow").mkdir()
-    shutil.copy(REPO / "workflow" / "presets.yaml", tmp_path / "workflow")
-    shutil.copy(REPO / "pyproject.toml", tmp_path)
-    shutil.copytree(REPO / "results" / SET, tmp_path / "results" / SET)
-    return tmp_path
+    return unpacked_checkout(tmp_path, SET)
 
 
 def set_env(root, name, edit):

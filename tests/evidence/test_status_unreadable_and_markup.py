@@ -6,12 +6,12 @@ not be read was listed as a set without that record, saying nothing."""
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
 from sacscale.evidence import status
+from set_copies import unpacked_checkout
 
 REPO = Path(__file__).resolve().parents[2]
 SET = "h200x2"  # two GPUs against one: the set the scaling line names
@@ -21,11 +21,7 @@ MARKUP = "<script>alert(2)</script>"
 @pytest.fixture
 def root(tmp_path):
     """An unpacked copy (no git: every set directory counts) with one multi-GPU set."""
-    (tmp_path / "workflow").mkdir()
-    shutil.copy(REPO / "workflow" / "presets.yaml", tmp_path / "workflow")
-    shutil.copy(REPO / "pyproject.toml", tmp_path)
-    shutil.copytree(REPO / "results" / SET, tmp_path / "results" / SET)
-    return tmp_path
+    return unpacked_checkout(tmp_path, SET)
 
 
 def edit(root, record, change):

@@ -92,11 +92,6 @@ def _links_in(top: Path) -> tuple[Path, ...]:
     return tuple(map(Path, links))
 
 
-def set_folder(where: Path) -> Path | None:
-    """results/<set> or reports/<set> that holds `where` (or is it), the innermost."""
-    return next((f for f in (where, *where.parents) if f.parent.name in SET_FOLDERS), None)
-
-
 def set_folders(where: Path) -> list[Path]:
     """Every folder named like a set (its parent results/ or reports/), or holding a finished
     set's own records, that holds `where` (or is it), the outermost first: in

@@ -20,17 +20,16 @@ from sacscale.finished_sets import (
     MANIFEST,
     PIPELINE_SET,
     PLAN,
+    VERIFICATION,
     described,
     evidence_folder,
     folder_kind,
     made_early,
     own_manifest,
-    set_folder,
     set_folders,
     spellings,
 )
 
-VERIFICATION = "verify.json"
 
 # (command, option, folder, name inside the set's folder): what the pipeline writes once the
 # manifest is made (verify.json, the report, the best run's video), or the manifest itself made
@@ -52,9 +51,9 @@ def _sets_holding(path: str | os.PathLike) -> set[Path]:
     """The results/<set> folder(s) that hold `path`, each resolved (one set, however spelled)."""
     found = set()
     for where in spellings(path, names_folder=True):
-        folder = set_folder(where)
-        if folder is not None:
-            found.add((folder.parent.parent / "results" / folder.name).resolve())
+        folders = set_folders(where)  # the outermost, as every other check of a set takes it
+        if folders:
+            found.add(evidence_folder(folders[0]).resolve())
     return found
 
 

@@ -129,7 +129,8 @@ BENCH = f"benchmarks/{PLAN.run_set}"
 # name; only a folder of ours, closed to others, keeps them ours (sacscale.pipeline.set_folders).
 # Anything but a folder where the rules make one, or a folder at a file's name they write (from
 # the rules' own f"{LOGS}/...", f"{BENCH}/...", f"{REPORTS}/..." and results("...") paths, a
-# {run} wildcard as each planned run's name), is refused before anything is made.
+# {run} wildcard as each planned run's name), is refused before anything is made. They are
+# made only once the set may be written (at the end of this file), and never by a dry run.
 try:
     check_folder_shapes(
         [RESULTS, REPORTS, LOGS, BENCH],
@@ -138,7 +139,7 @@ try:
         PLAN.run_set,
         [r.name for r in PLAN.runs],
     )
-    check_set_folders([RESULTS, REPORTS, LOGS, BENCH], PLAN.run_set)
+    check_set_folders([RESULTS, REPORTS, LOGS, BENCH], PLAN.run_set, make=False)
 except runplan.PlanError as exc:
     raise WorkflowError(f"config error: {exc}") from None
 # names this invocation's verify benchmark (workflow/rules/verify.smk)
@@ -448,3 +449,11 @@ def where_things_are():
 
 MODE = run_set_mode()
 READ_ONLY = MODE == "read-only"
+# The set's folders, made (ours, closed to others) once the decision above let the set be
+# written or verified: a refused invocation makes nothing, and a dry run (the settings hold
+# it, from the command line or a profile) runs no job to need them.
+if not getattr(workflow.output_settings, "dryrun", False):
+    try:
+        check_set_folders([RESULTS, REPORTS, LOGS, BENCH], PLAN.run_set)
+    except runplan.PlanError as exc:
+        raise WorkflowError(f"config error: {exc}") from None

@@ -39,6 +39,7 @@ class RunSetState:
     results: Path
     reports: Path
     files: int = 0                     # files under results/S and reports/S
+    report_files: int = 0              # of those, under reports/S
     committed: int = 0                 # of those, tracked by git
     complete: bool = False             # every final output of the workflow exists
     plan_found: bool = False
@@ -104,7 +105,8 @@ def inspect(name: str, workdir: str | Path, plan: dict, outputs: list[str]) -> R
     workdir = Path(workdir)
     state = RunSetState(name=name, results=Path("results") / name, reports=Path("reports") / name)
     results, reports = workdir / state.results, workdir / state.reports
-    state.files = _count_files(results) + _count_files(reports)
+    state.report_files = _count_files(reports)
+    state.files = _count_files(results) + state.report_files
     if not state.files:
         return state
     state.committed = _tracked(workdir, [state.results, state.reports])
@@ -121,14 +123,32 @@ def inspect(name: str, workdir: str | Path, plan: dict, outputs: list[str]) -> R
     return state
 
 
+def _holder(state: RunSetState) -> Path:
+    """The set's folder that holds its files: results/S, else reports/S (a report folder
+    with no results beside it, e.g. a copy of another set's)."""
+    return state.results if state.files > state.report_files else state.reports
+
+
 def _refusal(state: RunSetState, why: str) -> RunSetError:
+    if _holder(state) == state.results:
+        advice = (f"to check this one: sacscale verify {state.results}; to rebuild only its report elsewhere: "
+                  f"sacscale report --run-set {state.results} --output-dir DIR")
+    else:  # no results to verify or report on: the report folder alone is in the way
+        advice = (f"to make run set {state.name!r} here, move {state.reports}/ away (or remove it): "
+                  "a report folder without its results is no set the pipeline can resume")
     return RunSetError(
-        f"run set {state.name!r}: {state.results}/ {why}, so the pipeline will not write into it "
-        f"(nothing under results/ or reports/ was changed). To make a new run set, choose a new name, "
-        f"e.g. --config run_set={state.name}_new (any name without files under results/); to check "
-        f"this one: sacscale verify {state.results}; to rebuild only its report elsewhere: "
-        f"sacscale report --run-set {state.results} --output-dir DIR"
+        f"run set {state.name!r}: {_holder(state)}/ {why}, so the pipeline will not write into it "
+        f"(no folder or file of the set was made or changed). To make a new run set, choose a new name, "
+        f"e.g. --config run_set={state.name}_new (any name without files under results/ or reports/); {advice}"
     )
+
+
+def _no_plan(state: RunSetState, kind: str) -> str:
+    """Why a set without a plan.json is refused; `kind`: what its files are."""
+    if _holder(state) == state.results:
+        return f"{kind} and has no plan.json"
+    return (f"{kind} but {state.results}/ holds none, not even a plan.json "
+            "(this report was not made here by this pipeline)")
 
 
 def decide(state: RunSetState, targets: set[str] | None, forcing: bool = False, report: bool = False) -> str:
@@ -144,7 +164,7 @@ def decide(state: RunSetState, targets: set[str] | None, forcing: bool = False, 
         kind = (f"holds committed evidence ({state.committed} file(s) tracked by git)" if state.committed
                 else "is complete (every output of its plan exists)")
         if not state.plan_found:
-            raise _refusal(state, f"{kind} and has no plan.json")
+            raise _refusal(state, _no_plan(state, kind))
         if state.plan_differences:
             raise _refusal(state, f"{kind} and was made with a different plan (plan.json differs in "
                                   f"{', '.join(state.plan_differences)})")
@@ -154,6 +174,8 @@ def decide(state: RunSetState, targets: set[str] | None, forcing: bool = False, 
             asked = "rerun stages" if forcing else f"build {', '.join(sorted(targets or [])) or 'its outputs'}"
             raise _refusal(state, f"{kind}; asked to {asked}")
         return "read-only"
+    if not state.plan_found and _holder(state) == state.reports:
+        raise _refusal(state, _no_plan(state, f"holds {state.report_files} file(s)"))
     if not state.plan_found:
         raise _refusal(state, "exists but has no plan.json (it was not made by this pipeline)")
     if state.plan_differences:

@@ -19,10 +19,13 @@ absent itself (and each absent folder above it), mode 0755 set on the folder it 
 judges them after; and it takes write for group and others out of this process's umask, so
 what Snakemake and the rules make inside them later (logs/<set>/train/, results/<set>/runs/)
 is closed to others too (the jobs inherit it; each job's own parse of the workflow does the
-same). A dry run (`snakemake -n`) makes the empty set folders too: they are ours, closed,
-and what the real run would make first. Before all that, anything but a folder where the
-pipeline makes one, or a folder at a log's or benchmark's name, is refused (check_folder_shapes):
-Snakemake meets it only when a job writes there, after the jobs before it ran.
+same). The workflow judges the folders first (make=False), decides whether the set may be
+written (sacscale.evidence.runset), and only then makes them, and never in a dry run
+(`snakemake -n`): a refused invocation or a dry run leaves no folder behind. A folder that
+could not be made (a file above it) is named by the judgement already. Before all that,
+anything but a folder where the pipeline makes one, or a folder at a log's or benchmark's
+name, is refused (check_folder_shapes): Snakemake meets it only when a job writes there,
+after the jobs before it ran.
 """
 
 from __future__ import annotations
@@ -39,13 +42,16 @@ from sacscale.pipeline.plan_values import PlanError
 from sacscale.usage import printable
 
 
-def check_set_folders(folders: list[str], run_set: str) -> None:
+def check_set_folders(folders: list[str], run_set: str, make: bool = True) -> None:
     """PlanError naming the first of `folders` (relative to the working folder) that another
-    user could write into or redirect, as a config error of `run_set`; each one absent is
-    made, ours and closed to others, before it is judged again. All are judged before any is
-    made, so a set refused for one of them leaves nothing made."""
+    user could write into or redirect, as a config error of `run_set`; with `make`, each one
+    absent is made, ours and closed to others, before it is judged again. All are judged
+    before any is made, so a set refused for one of them leaves nothing made."""
     _close_umask()
-    for step in (set_folder_problem, lambda folder: _made(folder) or set_folder_problem(folder)):
+    steps = [set_folder_problem]
+    if make:
+        steps.append(lambda folder: _made(folder) or set_folder_problem(folder))
+    for step in steps:
         for folder in folders:
             if problem := step(folder):
                 raise PlanError(f"run_set {run_set}: {problem}; the pipeline writes this set's files there and "
@@ -84,7 +90,10 @@ def set_folder_problem(folder: str) -> str | None:
     except OSError as exc:
         return f"{folder}: reached through {exc.filename}: {exc.strerror}"
     absolute = Path(folder).absolute()
-    existing = next(f for f in (absolute, *absolute.parents) if f.exists())
+    chain = [absolute, *absolute.parents]
+    existing = next(f for f in chain if f.exists())
+    if not existing.is_dir():  # a file above it: named before anything is made, a dry run too
+        return f"{folder}: cannot be made ({chain[max(chain.index(existing) - 1, 0)]}: Not a directory)"
     problem = others_can_swap(existing)
     if problem is None and existing == absolute:
         problem = others_can_write_file(os.stat(absolute), str(absolute))

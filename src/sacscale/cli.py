@@ -259,8 +259,10 @@ def _error_line(name: str, exc: Exception) -> int:
         message, code = str(exc), 2
     elif isinstance(exc, OSError):
         reason = _OS_REASONS.get(exc.errno, exc.strerror or str(exc))
-        # a write's temporary and its output are one name to the user: said once
-        where = " -> ".join(dict.fromkeys(output_name(str(f)) for f in (exc.filename, exc.filename2) if f))
+        # a write's temporary and its output are one name to the user: said once; a name
+        # given as bytes is said as text, not as Python's b'...'
+        names = (os.fsdecode(f) if isinstance(f, bytes) else str(f) for f in (exc.filename, exc.filename2) if f)
+        where = " -> ".join(dict.fromkeys(output_name(n) for n in names))
         where = shortened(where) if exc.errno == errno.ENAMETOOLONG else where
         if exc.errno == errno.ENOENT and (gone := _folder_gone(exc.filename)):
             reason += f" ({gone})"

@@ -19,7 +19,7 @@ from sacscale.scratch import scratch_folder
 # no hook and no file-system monitor runs a program of the checkout's configuration; no
 # user's global excludes file hides a file (the checkout's own info/exclude is left out by
 # UNTRACKED); no user's global attributes file sets a filter or diff driver that rewrites
-# what is compared (the checkout's own info/attributes is refused: own_attributes); the
+# what is compared (each repository's own info/attributes is judged: info_attributes_path); the
 # index's stat data is not trusted over the files' content; and verify's `git apply` takes
 # a patch with trailing spaces as the pipeline wrote it.
 PINNED_CONFIG = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.excludesFile=",
@@ -38,19 +38,19 @@ PATCH_OPTIONS = ("--binary", "--full-index", "--no-color", "--no-ext-diff", "--n
 UNTRACKED = ("--others", "--exclude-per-directory=.gitignore")
 
 
-def own_attributes(top: str) -> tuple[str, str] | None:
-    """(file, first line) of the checkout's own info/attributes when it sets any attribute,
-    else None. No git setting turns that file off, and its lines (a clean filter, ident,
-    working-tree-encoding, a macro of them) change what git compares and stores."""
+def info_attributes_path(top: str | bytes) -> bytes:
+    """The path of the attributes file git reads as the repository's own at `top` (its
+    info/attributes: in the common git folder for a linked worktree, in .git/modules for a
+    submodule), as git names it: no git setting turns that file off."""
     where = run_git(["rev-parse", "--git-path", "info/attributes"], top, check=True).stdout.rstrip(b"\n")
-    path = os.path.join(os.fsencode(top), where)
-    try:
-        with open(path, "rb") as handle:
-            # git reads the whole file, so every line is looked at (one at a time, not a prefix)
-            line = next((x.strip() for x in handle if x.strip() and not x.strip().startswith(b"#")), None)
-    except FileNotFoundError:
-        return None
-    return None if line is None else (os.fsdecode(path), line.decode("utf-8", errors="backslashreplace"))
+    # git gives the path relative to the folder it ran in, `top`
+    return os.path.join(os.fsencode(top), where)
+
+
+def committed_attributes_files(top: str | bytes) -> list[bytes]:
+    """The paths (under `top`) of the .gitattributes files the checkout at `top` tracks."""
+    out = run_git(["ls-files", "-z", "--", ":(glob)**/.gitattributes"], top, timeout=300, check=True).stdout
+    return [os.path.join(os.fsencode(top), n) for n in out.split(b"\0") if n]
 
 
 def uncommitted_attributes_files(top: str, excludes: Sequence[str] = ()) -> list[tuple[str, str]]:
@@ -68,7 +68,7 @@ def uncommitted_attributes_files(top: str, excludes: Sequence[str] = ()) -> list
     return [(os.fsdecode(n), how) for how, out in (("new", new), ("changed", changed)) for n in out.split(b"\0") if n]
 
 
-def _submodules(top: str) -> list[str]:
+def submodules(top: str) -> list[str]:
     """The paths (relative to `top`) of the checkout's submodules whose work tree is there."""
     out = run_git(["ls-files", "--stage", "-z"], top, timeout=300, check=True).stdout
     paths = [f.split(b"\t", 1)[1] for f in out.split(b"\0") if f.startswith(b"160000 ")]
@@ -80,7 +80,7 @@ def _with_untracked_files(top: str, prefix: str = "") -> list[str]:
     their commit does not track: judged by UNTRACKED, as this checkout's own new files are,
     not by a submodule's own info/exclude (which git status reads)."""
     found = []
-    for path in _submodules(top):
+    for path in submodules(top):
         where = os.path.join(top, path)
         if run_git(["ls-files", *UNTRACKED, "-z"], where, timeout=300, check=True).stdout:
             found.append(prefix + path)

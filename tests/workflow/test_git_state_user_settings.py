@@ -15,7 +15,8 @@ from sacscale.evidence.runset import _tracked as runset_tracked
 from sacscale.evidence.status import committed_sets
 from sacscale.evidence.stored_diff import diff_apply_findings
 from sacscale.git_command import git_environment
-from sacscale.pipeline.environment import NESTED_REPOSITORY, CheckoutRefused, git_state, write_source_diff
+from sacscale.pipeline.environment import NESTED_REPOSITORY, git_state, write_source_diff
+from sacscale.pipeline.recordable_checkout import CheckoutRefused
 
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false",
        "-c", "protocol.file.allow=always"]

@@ -28,8 +28,9 @@ from sacscale.atomic import write_json
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._inputs import BadInput, read_json, refuse_one_file, refuse_output_on_input
 from sacscale.eval.gl_backend import render_status
-from sacscale.pipeline.environment import (COMMAND_MODULES, HOOKS, LEARNER_CLASS, LEARNER_MODULE, CheckoutRefused,
-                                           check_plan, collect, plan_problem, write_source_diff)
+from sacscale.pipeline.environment import (COMMAND_MODULES, HOOKS, LEARNER_CLASS, LEARNER_MODULE, check_plan, collect,
+                                           plan_problem, write_source_diff)
+from sacscale.pipeline.recordable_checkout import CheckoutRefused, CheckoutUnreadable
 from sacscale.usage import say
 
 
@@ -58,16 +59,30 @@ def _plan(path: str) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        return _verify_env(args)
+    except CheckoutUnreadable as exc:  # what the file system refuses: exit 1, as for other commands
+        say(f"sacscale verify-env: error: --diff-output: the code cannot be recorded: {exc.strerror}", file=sys.stderr)
+        return 1
+
+
+def _write_diff(env: dict, path: str) -> None:
+    """The stored diff written and described in the record; BadInput where the checkout's code
+    cannot be recorded by it."""
+    try:
+        env["project"]["diff"] = write_source_diff(env["project"], Path(path))
+    except CheckoutRefused as exc:
+        raise BadInput(f"--diff-output: the code cannot be recorded: {exc}") from None
+
+
+def _verify_env(args: argparse.Namespace) -> int:
     refuse_one_file(("--output", args.output), ("--diff-output", args.diff_output))
     refuse_output_on_input([("--output", args.output), ("--diff-output", args.diff_output)], [("--plan", args.plan)])
     plan = _plan(args.plan) if args.plan else None  # before anything is collected or written
     with holding_outputs(("--output", args.output), ("--diff-output", args.diff_output)):  # a record and its patch
         env = collect()
         if args.diff_output:
-            try:
-                env["project"]["diff"] = write_source_diff(env["project"], Path(args.diff_output))
-            except CheckoutRefused as exc:
-                raise BadInput(f"--diff-output: the code cannot be recorded: {exc}") from None
+            _write_diff(env, args.diff_output)
         problems: list[str] = []
         if plan is not None:
             env["plan"] = plan

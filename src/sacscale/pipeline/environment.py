@@ -21,11 +21,11 @@ from pathlib import Path
 import sacscale
 from sacscale.atomic import atomic_write_bytes
 from sacscale.cpus import available_cpus, format_cpu_list, parse_cpu_list
-from sacscale.git_command import (PATCH_OPTIONS, UNTRACKED, content_index, dirty_submodules, own_attributes, run_git,
-                                  uncommitted_attributes_files)
+from sacscale.git_command import PATCH_OPTIONS, UNTRACKED, content_index, run_git
 from sacscale.hashes import sha256_file
 from sacscale.pipeline.overrides import check_replay_memory, planned_extra_problem, replay_rows_per_env
 from sacscale.pipeline.plan_values import DEVICES, PlanError, shown
+from sacscale.pipeline.recordable_checkout import NOT_SOURCE, refuse_unrecordable
 from sacscale.shapes import Maybe, record_problem
 
 LEARNER_MODULE = "sacscale.learn.learner"
@@ -34,37 +34,9 @@ HOOKS = "set_gradient_graph_hooks"
 COMMAND_MODULES = {"train": "train", "probe": "probe", "prepare-model": "prepare_model", "env-bench": "env_bench"}
 
 
-# pipeline outputs: evidence and logs, not code; never part of the stored diff
-NOT_SOURCE = ("results", "reports", "logs", "benchmarks")
-
-
 # an untracked file larger than this is listed (size, SHA-256), not stored: the diff is for
 # code, and a large untracked file is almost always a build output, a wheel or data
 STORE_LIMIT_BYTES = 256 * 1024
-
-class CheckoutRefused(ValueError):
-    """The checkout holds code its stored diff could not rebuild (the message says why)."""
-
-
-def refuse_unrecordable(top: str) -> None:
-    """CheckoutRefused when the diff would not hold the code that runs: the checkout's own
-    info/attributes or a .gitattributes not as committed rewrites what git compares, or a
-    submodule has changes of its own."""
-    attributes = own_attributes(top)
-    if attributes:
-        raise CheckoutRefused(
-            f"{attributes[0]}: sets attributes of this checkout's own ('{attributes[1]}'), which can filter what "
-            "git compares out of the stored diff; move its lines to a committed .gitattributes or remove them")
-    for name, how in uncommitted_attributes_files(top, [f":(exclude){d}" for d in NOT_SOURCE])[:1]:
-        raise CheckoutRefused(
-            f"{name}: a {how} .gitattributes, not as committed; its attributes can filter what git compares out of "
-            "the stored diff (which would hold this file but not the change it filters); commit it or undo it")
-    dirty = dirty_submodules(top)
-    if dirty:
-        raise CheckoutRefused(
-            f"submodule {dirty[0]}: its work tree has changes (modified or new files) that its commit does not hold, "
-            "and the stored diff records only its commit; commit them in the submodule (and its new commit here) "
-            "or undo them")
 
 
 # what a nested git repository (not a submodule) is listed with: its files are not stored

@@ -66,6 +66,11 @@ def code_checkout() -> Path | None:
     return root if os.path.isfile(root / "Snakefile") else None
 
 
+# the page the pipeline's report rule writes into reports/<set>, after the set's manifest
+REPORT_PAGE = "report.md"
+# bounds the folders read beside a report folder's parent for its set's evidence folder
+BESIDE_LIMIT = 1_000
+
 # bounds the walk of results/ and reports/ for links (a checkout's committed sets hold under
 # 2,000 entries, walked in about 10 ms); a link past it is not mapped back
 WALK_LIMIT = 20_000
@@ -93,11 +98,38 @@ def _links_in(top: Path) -> tuple[Path, ...]:
 
 
 def set_folders(where: Path) -> list[Path]:
-    """Every folder named like a set (its parent results/ or reports/), or holding a finished
-    set's own records, that holds `where` (or is it), the outermost first: in
+    """Every folder named like a set (its parent results/ or reports/), or a set's folder
+    known by its records, that holds `where` (or is it), the outermost first: in
     results/S/reports/x.json the set is results/S, not reports/x.json, and a folder of the
     set's own named results/ or reports/ does not hide it."""
-    return [f for f in reversed((where, *where.parents)) if f.parent.name in SET_FOLDERS or _finished_by_records(f)]
+    return [f for f in reversed((where, *where.parents)) if f.parent.name in SET_FOLDERS or _evidence_by_records(f)]
+
+
+def _evidence_by_records(folder: Path) -> Path | None:
+    """The evidence folder of the set whose folder `folder` is, reached by its real path
+    whatever its parent's name (results/ and reports/ links to another disk's folders of
+    other names), known by the set's records: `folder` itself where it holds them, or, where
+    `folder` holds the set's report page, the folder of its name beside its parent's (the
+    two links' folders kept side by side) that holds them. None where neither does."""
+    if _finished_by_records(folder):
+        return folder
+    if folder.name and os.path.isfile(folder / REPORT_PAGE):
+        return next((f for f in _beside(folder) if _finished_by_records(f)), None)
+    return None
+
+
+def _beside(folder: Path) -> list[Path]:
+    """The folders of `folder`'s name in the folders beside its parent (at most
+    BESIDE_LIMIT read): where results/<set> is kept when reports/<set> is `folder`."""
+    found = []
+    try:
+        with os.scandir(folder.parent.parent) as entries:
+            for _, entry in zip(range(BESIDE_LIMIT), entries):
+                if entry.path != str(folder.parent) and entry.is_dir():
+                    found.append(Path(entry.path) / folder.name)
+    except OSError:  # not ours to read, or gone
+        pass
+    return found
 
 
 def _finished_by_records(folder: Path) -> bool:
@@ -110,12 +142,16 @@ def _finished_by_records(folder: Path) -> bool:
 
 def evidence_folder(holder: Path) -> Path:
     """The evidence folder (results/<set>) of a set folder set_folders found."""
-    return holder.parent.parent / "results" / holder.name if holder.parent.name in SET_FOLDERS else holder
+    if holder.parent.name in SET_FOLDERS:
+        return holder.parent.parent / "results" / holder.name
+    return _evidence_by_records(holder) or holder
 
 
 def folder_kind(holder: Path) -> str:
     """results or reports: which of a set's folders `holder` is."""
-    return holder.parent.name if holder.parent.name in SET_FOLDERS else "results"
+    if holder.parent.name in SET_FOLDERS:
+        return holder.parent.name
+    return "results" if evidence_folder(holder) == holder else "reports"
 
 
 def own_manifest(manifest: Path) -> bool:
@@ -146,7 +182,10 @@ def finished_set_holding(folder: str | os.PathLike) -> Path | None:
 
 def described(holder: Path) -> str:
     """`results/S, a finished run set (it has results/S/MANIFEST.sha256)`, for a refusal."""
-    if holder.parent.name not in SET_FOLDERS:  # reached by its real path
+    if holder.parent.name not in SET_FOLDERS and folder_kind(holder) == "reports":  # reached by its real path
+        return (f"{holder}, the report folder of a finished run set (its evidence folder {evidence_folder(holder)} "
+                f"has {MANIFEST} and {PLAN})")
+    if holder.parent.name not in SET_FOLDERS:
         return f"{holder}, a finished run set (it has {holder / MANIFEST} and {PLAN})"
     return (f"{holder.parent.name}/{holder.name}, a finished run set (it has results/{holder.name}/{MANIFEST})")
 
@@ -156,6 +195,8 @@ def described(holder: Path) -> str:
 SET_RECORDS = ("plan.json", "environment.json", "source.diff", "model.json", "correctness.json",
                "summary.csv", "summary.json")
 PLAN = "plan.json"
+ENVIRONMENT = "environment.json"
+STORED_DIFF = "source.diff"
 # the pipeline's verification of a set, written after its manifest
 VERIFICATION = "verify.json"
 # names the run set a pipeline builds, set by the workflow (workflow/rules/common.smk) and
@@ -205,10 +246,24 @@ def missing_outputs(results: str | os.PathLike) -> list[str]:
     runs, evaluates = planned
     if evaluates is None:
         evaluates = (results / "eval").is_dir() and any((results / "eval").glob("*.json"))
-    wanted = [name for name in SET_RECORDS if name != PLAN]
+    wanted = [name for name in SET_RECORDS if name != PLAN and (name != STORED_DIFF or _diff_stored(results))]
     for run, ours in runs:
         wanted += [f"runs/{run}/run.json", f"metrics/{run}.json"] + ([f"eval/{run}.json"] if ours and evaluates else [])
     return [name for name in wanted if not (results / name).is_file()]
+
+
+def _diff_stored(results: Path) -> bool:
+    """Whether the set owes its stored diff, as verify holds it: where environment.json
+    records one that is not empty. An older set's records none (h200x1's: made before the
+    diff was stored), and one recorded empty with none stored is a note there; an
+    environment.json that is missing or cannot be read says nothing, and the diff is owed."""
+    try:
+        env = loads_record(read_limited(results / ENVIRONMENT).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return True
+    project = env.get("project") if isinstance(env, dict) else None
+    diff = project.get("diff") if isinstance(project, dict) else None
+    return isinstance(diff, dict) and diff.get("bytes") != 0
 
 
 def shown_missing(missing: list[str], first: int = 3) -> str:

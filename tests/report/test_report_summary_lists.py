@@ -64,6 +64,24 @@ _EDITS = {
                        "comparisons[0].ratio_of_means inf: not a finite number"),
     "interval_nan": (_comparison("ratio_ci95", [float("nan"), 2.0]),
                      "comparisons[0].ratio_ci95[0] nan: not a finite number"),
+    # a ratio of two rates below zero was drawn as a negative speed-up
+    "ratio_negative": (_comparison("ratio_of_means", -1.8),
+                       "comparisons[0].ratio_of_means -1.8: negative, where a ratio of rates or of rank counts "
+                       "is 0 or more"),
+    "interval_negative": (_comparison("ratio_ci95", [-2.0, 1.7]),
+                          "comparisons[0].ratio_ci95[0] -2.0: negative, where a ratio of rates or of rank counts "),
+    "per_repeat_negative": (lambda summary: summary["comparisons"][0]["per_repeat_ratios"].update({"2": -1.7}),
+                            "comparisons[0].per_repeat_ratios['2'] -1.7: negative, where a ratio of rates "),
+    "efficiency_negative": (_comparison("weak_scaling_efficiency", -0.86),
+                            "comparisons[0].weak_scaling_efficiency -0.86: negative, where a ratio of rates "),
+    "spread_negative": (_comparison("ratio_std_propagated", -0.08),
+                        "comparisons[0].ratio_std_propagated -0.08: negative, where a standard deviation is 0 "),
+    "ratio_not_of_means": (_comparison("ratio_of_means", 5.0),
+                           f"comparisons[0].ratio_of_means 5.0, while configs['n2_shared'].mean / {POOL}.mean "
+                           "is 1.71915"),
+    "ratio_over_zero_mean": (lambda summary: summary["configs"]["n1_pool7"].update(
+        {"mean": 0.0, "min": 0.0, "max": 0.0, "values": [0.0, 0.0], "std": 0.0}),
+                             f"comparisons[0].ratio_of_means 1.7191522725175026, while {POOL}.mean is 0 "),
 }
 
 

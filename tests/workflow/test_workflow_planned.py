@@ -101,10 +101,12 @@ def test_a_recorded_matrix_of_the_wrong_shape_is_named(workflow_dir):
     (lambda m: m["order"].append(["n1_local"]), "order[5]: [\"n1_local\"] is not a run configuration's name"),
     (lambda m: m.update(nodes=5),
      "nodes: 5 is not a mapping of NUMA node numbers (\"0\") to CPU lists (\"0-55,112-167\")"),
-    (lambda m: m["gpus"][0].update(node="x"), "gpus[0].node: \"x\" is not a GPU's or a NUMA node's number (0, 1, ...)"),
+    (lambda m: m["gpus"][0].update(node="x"), "gpus[0].node: \"x\" is not a NUMA node's number from 0 to 1023"),
     (lambda m: m["configs"]["n1_local"].update(learner_cpus=[0]),
      "configs.n1_local.learner_cpus: [0] is not a CPU list per rank ([\"0-3\", \"4-7\"]) or the lists joined by ';'"),
-], ids=["cpu_pools", "overrides", "num_envs", "pair", "order", "nodes", "gpu_node", "learner_cpus"])
+    (lambda m: m["gpus"].append(dict(m["gpus"][0])),
+     "gpus[8].index: GPU 0 is listed twice (gpus[0] too), each GPU once"),
+], ids=["cpu_pools", "overrides", "num_envs", "pair", "order", "nodes", "gpu_node", "learner_cpus", "gpu_twice"])
 def test_a_recorded_matrix_field_of_the_wrong_type_is_named(workflow_dir, edit, says):
     recorded_matrix(workflow_dir, edit)
     _refused(workflow_dir, f"config error: planner.matrix matrix.json: {says}; correct the file or record it again "
@@ -119,12 +121,27 @@ ONE_GPU = Host(cuda_devices=1, cpus=frozenset(range(224)))
     (lambda m: m.update(nodes=5), "nodes: 5 is not a mapping of NUMA node numbers"),
     (lambda m: m["nodes"].update({"0": "0-5x"}), "nodes: {\"0\": \"0-5x\", \"1\": "),
     (lambda m: m["nodes"].update({"zero": "0-3"}), "nodes: {\"0\": "),
-    (lambda m: m["gpus"].append({"index": "x", "node": 0}), "gpus[8].index: \"x\" is not a GPU's or a NUMA "),
+    (lambda m: m["gpus"].append({"index": "x", "node": 0}), "gpus[8].index: \"x\" is not a GPU's number from 0 to "),
     (lambda m: m["gpus"].append(3), "gpus: [{"),
-    (lambda m: m["gpus"][1].pop("node"), "gpus[1].node: null is not a GPU's or a NUMA node's number"),
+    (lambda m: m["gpus"][1].pop("node"), "gpus[1].node: null is not a NUMA node's number from 0 to 1023"),
     (lambda m: m.update(smt="no"), "smt: \"no\" is not true or false"),
     (lambda m: m.update(pool_threads=0), "pool_threads: 0 is not a whole number of threads, at least 1"),
-], ids=["nodes", "node_cpus", "node_name", "gpu_index", "gpu_entry", "gpu_node", "smt", "pool_threads"])
+    # every field is checked: a GPU or a CPU listed twice, and numbers past what they count
+    (lambda m: m["gpus"].append(dict(m["gpus"][0])),
+     "gpus[8].index: GPU 0 is listed twice (gpus[0] too), each GPU once"),
+    (lambda m: m["nodes"].update({"1": m["nodes"]["1"] + ",0"}),
+     "nodes.1: CPU 0 is on NUMA node 0 too; a CPU is on one node"),
+    (lambda m: m["nodes"].update({"0": m["nodes"]["0"] + ",3"}),
+     "nodes.0: \"0-55,112-167,3\" names CPU 3 twice, each CPU once"),
+    (lambda m: m["nodes"].update({"00": "224-227"}), "nodes: {\"0\": "),
+    (lambda m: m.update(pool_threads=10**30),
+     "pool_threads: 1000000000000000000000000000000 is not a whole number of threads from 1 to 104, the CPUs of the "
+     "largest pool of configs"),
+    (lambda m: m["gpus"][0].update(index=1000), "gpus[0].index: 1000 is not a GPU's number from 0 to 999 (a run "),
+    (lambda m: m["gpus"][0].update(node=10**30), "gpus[0].node: 1000000000000000000000000000000 is not a NUMA node's "),
+], ids=["nodes", "node_cpus", "node_name", "gpu_index", "gpu_entry", "gpu_node", "smt", "pool_threads", "gpu_twice",
+        "cpu_on_two_nodes", "cpu_twice_on_a_node", "node_written_twice", "pool_threads_huge", "gpu_index_huge",
+        "gpu_node_huge"])
 def test_auto_on_a_gpu_host_names_a_recorded_matrix_field_of_the_wrong_type(tmp_path, edit, says):
     # preset auto on a GPU host judges the named presets' pools by the matrix's nodes and
     # gpus before any preset is chosen: a wrong field there was a Python error

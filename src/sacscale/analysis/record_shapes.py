@@ -11,6 +11,9 @@ from sacscale.shapes import NUMBER, Maybe, Whole
 # the most repeats a plan holds (the config schema's and planning's bound, which take it from here)
 MAX_REPEATS = 1000
 
+# how far a stored ratio of means may differ from its configurations' means' quotient (relative)
+RATIO_ROUNDING = 1e-9
+
 # every field of analyze-run's output that the summary, the table and the report read, of its
 # type: a repeat as a string, a world size of 1.5 or ranks as an object went into summary.json
 # as written, or ended in a TypeError naming no file
@@ -100,14 +103,59 @@ def _config_problem(name: str, config: dict) -> str | None:
     return next(filter(None, (_stats_problem(stats, at) for stats, at in nested)), None)
 
 
-def _comparison_problem(i: int, comparison: dict) -> str | None:
-    """Where a comparison's interval or range is not a pair, or its per-repeat statistics disagree."""
+def _comparison_problem(i: int, comparison: dict, configs: dict) -> str | None:
+    """Where a comparison's interval or range is not a pair, a ratio is negative or is not the
+    ratio of its configurations' means, or its per-repeat statistics disagree."""
     for key in ("ratio_ci95", "ratio_range"):
         if comparison.get(key) is not None and len(comparison[key]) != 2:
             return f"comparisons[{i}].{key} holds {len(comparison[key])} value(s), not a pair (low, high)"
         if comparison.get(key) is not None and comparison[key][0] > comparison[key][1]:
             return f"comparisons[{i}].{key} {comparison[key]}: its low above its high, not a (low, high) pair"
-    return _stats_problem(comparison.get("per_repeat_ratio_stats"), f"comparisons[{i}].per_repeat_ratio_stats")
+    return (_negative_ratio(comparison, f"comparisons[{i}]")
+            or _ratio_not_of_means(comparison, configs, f"comparisons[{i}]")
+            or _stats_problem(comparison.get("per_repeat_ratio_stats"), f"comparisons[{i}].per_repeat_ratio_stats"))
+
+
+def _ratio_figures(comparison: dict, where: str) -> list[tuple[str, object]]:
+    """(key path, value) of every ratio a comparison holds: of two rates, or of two rank counts."""
+    named = [(f"{where}.{key}", comparison.get(key)) for key in ("ratio_of_means", "rank_multiple",
+                                                                 "weak_scaling_efficiency")]
+    for key in ("ratio_range", "ratio_ci95"):
+        named += [(f"{where}.{key}[{j}]", value) for j, value in enumerate(comparison.get(key) or [])]
+    named += [(f"{where}.per_repeat_ratios[{repeat[:40]!r}]", value)
+              for repeat, value in (comparison.get("per_repeat_ratios") or {}).items()]
+    stats, at = comparison.get("per_repeat_ratio_stats") or {}, f"{where}.per_repeat_ratio_stats"
+    named += [(f"{at}.{key}", stats.get(key)) for key in ("mean", "min", "max")]
+    return named + [(f"{at}.values[{j}]", value) for j, value in enumerate(stats.get("values") or [])]
+
+
+def _negative_ratio(comparison: dict, where: str) -> str | None:
+    """The first negative ratio: the rates (env steps per second) and rank counts compared are
+    0 or more, so a negative ratio, drawn as a speed-up below zero, is an edit or a fault."""
+    for at, value in _ratio_figures(comparison, where):
+        if value is not None and value < 0:
+            return f"{at} {value}: negative, where a ratio of rates or of rank counts is 0 or more"
+    spread = comparison.get("ratio_std_propagated")
+    if spread is not None and spread < 0:
+        return f"{where}.ratio_std_propagated {spread}: negative, where a standard deviation is 0 or more"
+    return None
+
+
+def _ratio_not_of_means(comparison: dict, configs: dict, where: str) -> str | None:
+    """Where ratio_of_means is not the compared configuration's mean over the baseline's (both
+    in the file; aggregate writes the quotient unrounded, so beyond float rounding only)."""
+    ratio = comparison.get("ratio_of_means")
+    names = [comparison.get(key) for key in ("baseline", "compared")]
+    means = [(configs.get(name) or {}).get("mean") for name in names]
+    if ratio is None or None in means:
+        return None
+    base, other = (f"configs[{name[:40]!r}].mean" for name in names)
+    if means[0] == 0:
+        return f"{where}.ratio_of_means {ratio}, while {base} is 0 (a ratio over 0 is none)"
+    expected = means[1] / means[0]
+    if not math.isclose(ratio, expected, rel_tol=RATIO_ROUNDING, abs_tol=RATIO_ROUNDING):
+        return f"{where}.ratio_of_means {ratio}, while {other} / {base} is {expected:.6g}"
+    return None
 
 
 def _not_finite(value, where: str) -> str | None:
@@ -139,7 +187,7 @@ def summary_consistency_problem(summary: dict) -> str | None:
         if problem:
             return problem
     comparisons = enumerate(summary.get("comparisons") or [])
-    return next(filter(None, (_comparison_problem(i, c) for i, c in comparisons)), None)
+    return next(filter(None, (_comparison_problem(i, c, summary["configs"]) for i, c in comparisons)), None)
 
 
 def summary_reference_problem(summary: dict) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from sacscale.cpus import parse_cpu_list
+from sacscale.cpus import MAX_CPU_ID, named_twice, parse_cpu_list
 from sacscale.parallel.topology import TopologyError
 
 REDO = "correct the file or record it again (`sacscale plan-matrix --output FILE`)"
@@ -38,8 +38,9 @@ def check_matrix_shape(configs: dict, order: list, pairs) -> None:
 def check_matrix_topology(matrix: dict) -> None:
     """TopologyError for the first of the matrix's topology fields (`nodes`, `gpus`, `smt`,
     `pool_threads`, `reason`, `source`) whose type is not what `sacscale plan-matrix` writes:
-    the planner judges a preset's pools by its `nodes` and `gpus`. A field left out passes
-    (the topology is then unknown)."""
+    the planner judges a preset's pools by its `nodes` and `gpus`; nor a GPU or a CPU listed
+    twice, nor a number past what it counts. A field left out passes (the topology is then
+    unknown)."""
     for field, check in TOPOLOGY_FIELDS.items():
         if matrix.get(field) is not None and (wanted := check(matrix[field])):
             raise _wrong(field, matrix[field], wanted)
@@ -47,6 +48,66 @@ def check_matrix_topology(matrix: dict) -> None:
         for field, check in GPU_FIELDS.items():
             if wanted := check(gpu.get(field)):
                 raise _wrong(f"gpus[{index}].{field}", gpu.get(field), wanted)
+    problem = _gpu_listed_twice(matrix.get("gpus") or []) or _cpu_listed_twice(matrix.get("nodes") or {})
+    if problem:
+        raise TopologyError(f"planner: {problem}; {REDO}")
+    _check_pool_threads(matrix)
+
+
+def _gpu_listed_twice(gpus: list) -> str | None:
+    """A GPU index the list holds twice: the planner maps each GPU to one node."""
+    first: dict[int, int] = {}
+    for position, gpu in enumerate(gpus):
+        earlier = first.setdefault(gpu["index"], position)
+        if earlier != position:
+            return f"gpus[{position}].index: GPU {gpu['index']} is listed twice (gpus[{earlier}] too), each GPU once"
+    return None
+
+
+def _cpu_listed_twice(nodes: dict) -> str | None:
+    """A CPU that a node's list names twice or that two nodes list: a CPU is on one NUMA node."""
+    owner: dict[int, str] = {}
+    for node, cpus in nodes.items():
+        if twice := named_twice(cpus):
+            return f"nodes.{node}: {_shown(cpus)} names CPU {twice[0]} twice, each CPU once"
+        for cpu in parse_cpu_list(cpus):
+            if owner.setdefault(cpu, node) != node:
+                return f"nodes.{node}: CPU {cpu} is on NUMA node {owner[cpu]} too; a CPU is on one node"
+    return None
+
+
+def _check_pool_threads(matrix: dict) -> None:
+    """pool_threads, the CPUs of each GPU's pool, at most the CPUs of the largest pool of the
+    configurations, of the largest NUMA node, and of a CPU list (whichever the file holds)."""
+    threads = matrix.get("pool_threads")
+    if threads is None:
+        return
+    node_sizes = [len(parse_cpu_list(cpus)) for cpus in (matrix.get("nodes") or {}).values()]
+    bounds = [(max(_pool_sizes(matrix.get("configs"))), "of the largest pool of configs"),
+              (max(node_sizes, default=0), "of the largest NUMA node of nodes")]
+    bound, whose = min((b for b in bounds if b[0] > 0), default=(MAX_CPU_ID + 1, "a CPU list can name"))
+    if threads > bound:
+        raise _wrong("pool_threads", threads, f"a whole number of threads from 1 to {bound}, the CPUs {whose}")
+
+
+def _pool_sizes(configs) -> list[int]:
+    """The CPUs of each pool of the configurations that parses, and 0; a configuration of the
+    wrong shape is named by check_matrix_shape."""
+    sizes = [0]
+    for entry in configs.values() if isinstance(configs, dict) else []:
+        for pool in _pools(entry):
+            try:
+                sizes.append(len(parse_cpu_list(pool)))
+            except ValueError:
+                continue
+    return sizes
+
+
+def _pools(entry) -> list[str]:
+    """A configuration's cpu_pools as CPU lists (given as a list, or joined by ';')."""
+    pools = entry.get("cpu_pools") if isinstance(entry, dict) else None
+    pools = pools.split(";") if isinstance(pools, str) else pools
+    return [pool for pool in pools if isinstance(pool, str)] if isinstance(pools, list) else []
 
 
 def _nodes(value) -> str | None:
@@ -54,7 +115,7 @@ def _nodes(value) -> str | None:
     if not isinstance(value, dict):
         return wanted
     for node, cpus in value.items():
-        if not (node.isascii() and node.isdigit() and len(node) <= MAX_NODE_DIGITS) or not isinstance(cpus, str):
+        if not _node_written(node) or not isinstance(cpus, str):
             return wanted
         try:
             parse_cpu_list(cpus)
@@ -68,8 +129,19 @@ def _gpus(value) -> str | None:
     return None if isinstance(value, list) and all(isinstance(g, dict) for g in value) else wanted
 
 
-def _index(value) -> str | None:
-    return None if _count(value) is None and value >= 0 else "a GPU's or a NUMA node's number (0, 1, ...)"
+def _node_written(node) -> bool:
+    """A NUMA node's number as the kernel writes it (no leading zero: "0" and "00" would be one node)."""
+    digits = isinstance(node, str) and node.isascii() and node.isdigit() and len(node) <= len(str(MAX_NODE))
+    return digits and str(int(node)) == node and int(node) <= MAX_NODE
+
+
+def _gpu_index(value) -> str | None:
+    wanted = f"a GPU's number from 0 to {MAX_GPU_INDEX} (a run configuration's devices)"
+    return None if _count(value) is None and 0 <= value <= MAX_GPU_INDEX else wanted
+
+
+def _node(value) -> str | None:
+    return None if _count(value) is None and 0 <= value <= MAX_NODE else f"a NUMA node's number from 0 to {MAX_NODE}"
 
 
 def _flag(value) -> str | None:
@@ -111,8 +183,9 @@ FIELDS = {"devices": _text, "cpu_pools": _cpu_pools, "description": _text, "num_
 # the matrix's own fields besides configs, order and pairs, and those of each of its GPUs
 TOPOLOGY_FIELDS = {"nodes": _nodes, "gpus": _gpus, "smt": _flag, "pool_threads": _threads, "reason": _text,
                    "source": _text}
-GPU_FIELDS = {"index": _index, "node": _index}
-MAX_NODE_DIGITS = 4  # a NUMA node's number: Linux allows at most 1024 nodes
+GPU_FIELDS = {"index": _gpu_index, "node": _node}
+MAX_NODE = 1023  # Linux allows at most 1024 NUMA nodes
+MAX_GPU_INDEX = 999  # a run configuration's devices name a GPU by at most 3 digits
 
 
 def _wrong(key: str, value, wanted: str) -> TopologyError:

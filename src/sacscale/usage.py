@@ -5,6 +5,7 @@ import argparse
 import contextlib
 import io
 import sys
+import time
 
 
 class UsageParser(argparse.ArgumentParser):
@@ -44,3 +45,31 @@ def escape_what_the_encoding_cannot_hold() -> None:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(AttributeError, ValueError, io.UnsupportedOperation):
             stream.reconfigure(errors="backslashreplace")
+
+
+class StageLines:
+    """A long command's progress on stderr, so that its outcome on stdout stays as it was:
+    one line as each stage starts, and within a stage of slow items (a run's metrics) a
+    count, at most one line every `every_s` seconds. Off (`shown` false) it prints nothing."""
+
+    def __init__(self, command: str, shown: bool, every_s: float = 1.0) -> None:
+        self.command, self.shown, self.every_s = command, shown, every_s
+        self._last = time.monotonic()
+
+    def stage(self, text: str) -> None:
+        self._line(text)
+
+    def item(self, text: str) -> None:
+        """The next item of a stage starts (`run 3/10: NAME`): said only once `every_s` passed
+        since the last line, so that a stage of quick items says nothing more."""
+        if time.monotonic() - self._last >= self.every_s:
+            self._line(text)
+
+    def _line(self, text: str) -> None:
+        if self.shown:
+            say(f"{self.command}: {text}", file=sys.stderr)
+            sys.stderr.flush()  # a pipe (`2>&1 | tee`) holds the line back otherwise
+        self._last = time.monotonic()
+
+
+SILENT = StageLines("", shown=False)

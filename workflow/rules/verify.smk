@@ -20,4 +20,4 @@ rule verify:
     message:
         f"verifying {RESULTS}/ as it is now"
     shell:
-        "sacscale verify {params.root:q} 2>&1 | tee {log}"
+        "sacscale verify {params.root:q} --progress 2>&1 | tee {log}"

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from sacscale.atomic import others_can_swap, refuse_foreign_links
 from sacscale.commands._live_run import live_trainer_problem
+from sacscale.commands._progress import add_progress_options, stage_lines
 from sacscale.commands._report_output import Refused, refuse_mount_points, staged_report
 from sacscale.commands._inputs import (
     refuse_one_file,
@@ -68,6 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--video-record", help="its record of the choice (sacscale render-best --record)")
     parser.add_argument("--deviations", help="the Markdown file of deviations from the reference system; the report "
                         "links it (relative to the report's directory)")
+    add_progress_options(parser)
 
 
 def _attempts(path: str | None) -> list[str]:
@@ -344,12 +346,16 @@ def run(args: argparse.Namespace) -> int:
         return 2
     folder = Path(inputs["output_md"]).absolute().parent
     figures = Path(inputs["figures_dir"]).resolve().relative_to(folder.resolve())
+    progress = stage_lines("report", args)
+    progress.stage("loading the report's code (pandas, scipy, matplotlib)")
     # the tables and plots (pandas, scipy, matplotlib) load here, after the checks: a refusal answers without them
     from sacscale.report.build import run_set_of_inputs, write_report
 
     try:
         run_set = run_set_of_inputs(inputs["summary_path"], inputs["environment"])
         with staged_report(folder, _written(inputs, figures), run_set) as staging:
+            progress.stage(f"drawing the figures of {len(inputs['metrics_paths'])} runs and writing the report "
+                           f"into {folder}")
             write_report(**_staged(inputs, folder, figures, staging))
     except Refused as exc:
         say(f"sacscale report: {exc}", file=sys.stderr)

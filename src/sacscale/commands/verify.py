@@ -9,7 +9,9 @@ output also says what is hashed and what is left out of the manifest by design. 
 result into the set (--output ROOT/verify.json), it holds the set's lock, as manifest does
 (sacscale.commands._set_lock). A set whose report or manifest another command is writing (its
 lock held, before or after the check) is refused with exit 2, naming the holder, rather than
-judged from pages read half old, half new."""
+judged from pages read half old, half new. Which stage runs is said on stderr
+(sacscale.commands._progress), where stderr is a terminal or with --progress; stdout is the
+verdict alone."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from sacscale.atomic import write_json
 from sacscale.commands import BadInput
 from sacscale.commands._inputs import refuse_names_not_text, refuse_output_inside, same_file
 from sacscale.commands._output_lock import holding_outputs
+from sacscale.commands._progress import add_progress_options, stage_lines
 from sacscale.commands._set_lock import holding_the_set
 from sacscale.evidence.manifest import ManifestError, parse_manifest
 from sacscale.evidence.result import OutOfMemoryLoading, Verification, out_of_memory_loading, while_loading
@@ -44,6 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report-pending", action="store_true",
                         help="the report is written after this verification (the pipeline's own check, whose "
                              "verdict the report embeds): a set's missing report is a note, not a problem")
+    add_progress_options(parser)
 
 
 def _refuse_partial_record(output: str | None, root: str, option: str) -> None:
@@ -154,9 +158,11 @@ def _verified(args: argparse.Namespace) -> Verification | None:
         # a path that names no set is refused before the checks' libraries (pandas, scipy,
         # matplotlib) load; verify judges the set again itself
         refuse_not_a_set(args.root, canonical_root(args.root), Path(args.manifest) if args.manifest else None)
+        progress = stage_lines("verify", args)
+        progress.stage("loading the checks' code (pandas, scipy)")
         verify = _verify_loaded()
-        return verify(args.root, args.manifest, recompute=not args.no_metrics,
-                      report_pending=args.report_pending, redraw_figures=args.redraw_figures)
+        return verify(args.root, args.manifest, recompute=not args.no_metrics, report_pending=args.report_pending,
+                      redraw_figures=args.redraw_figures, progress=progress)
     except (ManifestError, OutOfMemoryLoading) as exc:  # no verdict: nothing of the set was judged wrong
         say(f"sacscale verify: error: {exc}", file=sys.stderr)
         return None

@@ -41,6 +41,7 @@ from sacscale.evidence.manifest import sha256_file
 from sacscale.evidence.reference_copies import any_run_values, copied_any_run_problems
 from sacscale.evidence.result import same_value
 from sacscale.reading import loads_record, read_limited
+from sacscale.usage import SILENT, StageLines
 
 EVENT_PREFIX = "events.out.tfevents."
 # a file name holds whole seconds: its creation second may precede a window that starts
@@ -210,7 +211,8 @@ def _first_record_fault(record: FirstRecord | None) -> str | None:
     return "carries no wall time" if record.wall_time is None else None
 
 
-def check_events(root: Path, runs: list[str], out: Findings, order: list | None = None) -> None:
+def check_events(root: Path, runs: list[str], out: Findings, order: list | None = None,
+                 progress: StageLines = SILENT) -> None:
     """Every run's event files against its record, and no event file in two runs; with
     `order` (plan.json's execution order), the runs' windows in that order."""
     seen_name: dict[str, str] = {}
@@ -218,7 +220,8 @@ def check_events(root: Path, runs: list[str], out: Findings, order: list | None 
     seen_digest: dict[str, str] = {}
     windows: dict[str, tuple[float, float]] = {}
     measured: dict = {}
-    for name in runs:
+    for done, name in enumerate(runs, 1):
+        progress.item(f"run {done}/{len(runs)}: {name}")
         run_dir = root / "runs" / name
         files = run_event_files(run_dir)
         window, host = _run_window_and_host(name, run_dir, out, windows)
@@ -372,7 +375,8 @@ def check_evaluation_model(rel: str, ev: dict, model_sha: str | None, out: Findi
 
 
 def check_evaluations(root: Path, runs: list[str], model_sha: str | None, iterations: int | None,
-                      left_out: dict[str, str], out: Findings, by_name: bool = True, plan: dict | None = None) -> None:
+                      left_out: dict[str, str], out: Findings, by_name: bool = True, plan: dict | None = None,
+                      progress: StageLines = SILENT) -> None:
     """Every eval/*.json evaluates the policy of a run of the set. `by_name` (sets made by
     the pipeline): eval/<run>.json must be run <run>'s; hand-made sets may hold several
     evaluations of one run under other names, each still bound by its checkpoint path.
@@ -381,7 +385,10 @@ def check_evaluations(root: Path, runs: list[str], model_sha: str | None, iterat
     if not eval_dir.is_dir():
         return
     read: dict[str, dict] = {}
-    for path in sorted(eval_dir.glob("*.json")):
+    evaluations = sorted(eval_dir.glob("*.json"))
+    progress.stage(f"checking {len(evaluations)} evaluations in eval/ against the runs' policies")
+    for done, path in enumerate(evaluations, 1):
+        progress.item(f"evaluation {done}/{len(evaluations)}: {path.name}")
         ev = _load(path)
         if ev is None:
             out.problems.append(f"eval/{path.name}: not a JSON object")

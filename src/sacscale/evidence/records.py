@@ -58,6 +58,7 @@ from sacscale.evidence.wrapper_record import wrapper_problems
 from sacscale.pipeline.runplan import PlanError, check_override, check_reference_override
 from sacscale.train.options import build_parser
 from sacscale.trainers.reference_options import build_parser as reference_parser
+from sacscale.usage import SILENT, StageLines
 
 
 def _trainer_args(command: list, rel: str):
@@ -285,7 +286,8 @@ def _present_runs(root: Path, planned: list, result: Verification) -> list[str]:
     return present
 
 
-def check_records(root: Path, plan: dict, result: Verification, strict: bool = False) -> None:
+def check_records(root: Path, plan: dict, result: Verification, strict: bool = False,
+                  progress: StageLines = SILENT) -> None:
     planned = get_field(plan, "plan.json", "runs", kind=list)
     configs = get_field(plan, "plan.json", "run_configs", kind=dict)
     iterations = get_field(plan, "plan.json", "iterations", kind=int)
@@ -310,7 +312,8 @@ def check_records(root: Path, plan: dict, result: Verification, strict: bool = F
     starts = []
     left_out = scope.left_out_hashes(root)
     rebuilt = _rebuilt_plan(plan, result) if made_here else None
-    for entry in planned:
+    for done, entry in enumerate(planned, 1):
+        progress.item(f"run {done}/{len(planned)}: {entry['name']}")
         if entry["name"] in present:
             r = _read_run(root, entry, configs)
             commits.append((f"{r.name}: run.json code.commit", _opt(r.run, "code", "commit")))

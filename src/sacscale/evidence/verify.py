@@ -70,6 +70,7 @@ from sacscale.evidence.result import (
 from sacscale.evidence.set_made import made_by_this_code
 from sacscale.evidence.set_root import canonical_root, refuse_not_a_set, reports_dir
 from sacscale.report.page_format import PAGE_FORMATS_WRITTEN
+from sacscale.usage import SILENT, StageLines
 
 __all__ = ["EvidenceStructureError", "Verification", "canonical_root", "check_report", "recompute_summary", "verify"]
 
@@ -116,10 +117,12 @@ def _sparse(path: Path, size: int) -> bool:
         os.close(fd)
 
 
-def check_files(root: Path, manifest: Path, result: Verification) -> None:
+def check_files(root: Path, manifest: Path, result: Verification, progress: StageLines = SILENT) -> None:
     listed = parse_manifest(manifest, root)
     present = set(evidence_files(root))
     limit = _hash_limit(root)
+    progress.stage(f"hashing {len(listed)} files ({_bytes_of(root, listed.keys() & present):,} bytes) "
+                   f"against {manifest}")
     for rel, digest in sorted(listed.items()):
         path = root / rel
         if rel not in present:
@@ -140,6 +143,11 @@ def check_files(root: Path, manifest: Path, result: Verification) -> None:
     result.files_checked = len(listed)
 
 
+def _bytes_of(root: Path, names) -> int:
+    """The bytes that hashing these files reads at most (a file too large is named, not read)."""
+    return sum(os.lstat(root / rel).st_size for rel in names)
+
+
 # --- 3. the runs' metrics ------------------------------------------------------------------------
 
 def current_format(root: Path) -> tuple[bool, list[str]]:
@@ -154,7 +162,7 @@ def current_format(root: Path) -> tuple[bool, list[str]]:
 
 
 def check_metrics(root: Path, result: Verification, runs_dir: str = "runs", metrics_dir: str = "metrics",
-                  strict: bool = False) -> dict:
+                  strict: bool = False, progress: StageLines = SILENT) -> dict:
     """Recompute each run's metrics from its events and compare every field with
     metrics/{run}.json. Every run directory needs a metrics file and every metrics file a
     run directory. Returns `{run: metrics}` of the runs that recompute, the summary's inputs:
@@ -165,7 +173,9 @@ def check_metrics(root: Path, result: Verification, runs_dir: str = "runs", metr
     for name in sorted(set(stored_files) - set(runs)):
         result.metrics.append(f"{name}: {metrics_dir}/{name}.json has no run directory {runs_dir}/{name}")
     good = {}
-    for name, run_dir in runs.items():
+    progress.stage(f"recomputing the metrics of {len(runs)} runs from their events")
+    for done, (name, run_dir) in enumerate(runs.items(), 1):
+        progress.item(f"run {done}/{len(runs)}: {name}")
         if name not in stored_files:
             result.metrics.append(f"{name}: no stored metrics ({metrics_dir}/{name}.json is missing)")
             continue
@@ -211,21 +221,22 @@ def check_required_fields(root: Path, strict: bool, result: Verification) -> Non
     result.records += absent_field_problems(root, runs, evidence_format)
 
 
-def check_bindings(root: Path, plan: dict | None, result: Verification) -> None:
+def check_bindings(root: Path, plan: dict | None, result: Verification, progress: StageLines = SILENT) -> None:
     """Each run's events and evaluation belong to that run (sacscale.evidence.binding)."""
     runs = sorted(p.name for p in (root / "runs").glob("*") if p.is_dir() and not p.name.startswith(".")) \
         if (root / "runs").is_dir() else []
     # the binding fields are required from the sets made under the evidence format that
     # requires them (evidence.json); older sets get a note for each one they lack
     out = binding.Findings(scope.format_of(root) >= scope.FORMAT)
-    binding.check_events(root, runs, out, plan.get("execution_order") if isinstance(plan, dict) else None)
+    progress.stage(f"checking that the event files of {len(runs)} runs are their own")
+    binding.check_events(root, runs, out, plan.get("execution_order") if isinstance(plan, dict) else None, progress)
     model_sha = None
     if (root / "model.json").is_file():
         model = load_json(root, "model.json")
         model_sha = model.get("sha256") if isinstance(model.get("sha256"), str) else None
     iterations = plan.get("iterations") if isinstance(plan, dict) and isinstance(plan.get("iterations"), int) else None
     binding.check_evaluations(root, runs, model_sha, iterations, scope.left_out_hashes(root), out,
-                               by_name=plan is not None, plan=plan)
+                               by_name=plan is not None, plan=plan, progress=progress)
     result.records.extend(out.problems)
     result.notes.extend(out.notes)
     if out.notes:  # said where the verdict is read, not only among the notes
@@ -292,7 +303,10 @@ def _out_of_memory(exc: MemoryError) -> str:
 
 
 def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool = True,
-           report_pending: bool = False, redraw_figures: bool = False) -> Verification:
+           report_pending: bool = False, redraw_figures: bool = False,
+           progress: StageLines = SILENT) -> Verification:
+    """`progress` says on stderr which stage runs (sacscale.usage.StageLines); the verdict is
+    the returned Verification alone."""
     given, root = root, canonical_root(root)
     refuse_not_a_set(given, root, Path(manifest) if manifest else None)
     manifest = Path(manifest) if manifest else root / MANIFEST_NAME
@@ -305,7 +319,7 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
     reports = None if report_pending else reports_dir(root)
     before = identities(root, reports, manifest)
     try:
-        _check_contents(root, manifest, result, recompute, report_pending, redraw_figures)
+        _check_contents(root, manifest, result, recompute, report_pending, redraw_figures, progress)
     except MemoryError as exc:  # what the checks before it found is kept
         module = while_loading(exc)
         if module is not None:
@@ -317,9 +331,9 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
 
 
 def _check_contents(root: Path, manifest: Path, result: Verification, recompute: bool, report_pending: bool,
-                    redraw_figures: bool) -> None:
+                    redraw_figures: bool, progress: StageLines) -> None:
     """Steps 2 to 6 (the module's docstring), into `result`."""
-    check_files(root, manifest, result)
+    check_files(root, manifest, result, progress)
     result.derived += manifest_json_problems(root, manifest)
     check_coverage(root, manifest, result)
     check_folders(root, result)
@@ -329,18 +343,20 @@ def _check_contents(root: Path, manifest: Path, result: Verification, recompute:
         return
     strict, mixed = current_format(root) if (root / "plan.json").is_file() else (False, [])
     result.records += mixed
-    good = check_metrics(root, result, strict=strict) if (root / "runs").is_dir() else {}
+    good = check_metrics(root, result, strict=strict, progress=progress) if (root / "runs").is_dir() else {}
     if not (root / "plan.json").is_file():
-        check_bindings(root, None, result)
+        check_bindings(root, None, result, progress)
         result.report_check = "report: none (a set not made by the pipeline: no plan.json, no report)"
         return  # not made by the pipeline: no plan to cross-check against
     try:
+        progress.stage("cross-checking the runs' records against plan.json")
         plan = load_json(root, "plan.json")
         check_required_fields(root, strict, result)
-        check_records(root, plan, result, strict)
+        check_records(root, plan, result, strict, progress)
         result.records += check_probe_record(root)
-        check_bindings(root, plan, result)
+        check_bindings(root, plan, result, progress)
         names = [r["name"] for r in plan["runs"] if r["name"] in good]
+        progress.stage("recomputing summary.json and summary.csv from the metrics")
         recomputed = check_summary(root, plan, [good[n] for n in names], result, strict)
         if recomputed is None:
             result.report_check = "report: none (no summary.json: the set is not finished)"
@@ -348,8 +364,10 @@ def _check_contents(root: Path, manifest: Path, result: Verification, recompute:
             result.checked.append("summary.json")
             if check_report_present(root, result, report_pending):
                 metrics = [good[n] for n in names]
+                progress.stage(f"checking the report's numbers in {reports_dir(root)}")
                 check_report(root, recomputed, metrics, result, current=strict, plan=plan)
                 if redraw_figures:
+                    progress.stage("drawing the report's figures again to compare them")
                     check_figures(root, recomputed, metrics, names, result)
     except EvidenceStructureError as exc:
         result.structure.append(str(exc))

@@ -11,16 +11,19 @@ import sys
 
 import pytest
 
-from sacscale.pipeline import machine_lock, machine_wide
+from sacscale.pipeline import machine_lock, machine_wide, socket_owners
 from sacscale.pipeline.machine_lock import MachineBusy, training_machine
 from test_machine_lock import HOLD
 
 
-def _in_a_private_folder(folder, code, *args):
-    """`python -c code args` in a new mount namespace where `folder` is an empty tmpfs."""
+def _in_a_private_folder(folder, code, *args, own_pids=False):
+    """`python -c code args` in a new mount namespace where `folder` is an empty tmpfs (and, with
+    `own_pids`, in a new PID namespace that sees only its own processes)."""
+    pids = ["-p", "--fork"] if own_pids else []
+    proc = "mount -t proc proc /proc && " if own_pids else ""
     inner = (f"mount --make-rprivate / && mount -t tmpfs -o mode=0700 tmpfs {shlex.quote(str(folder))} && "
-             f"exec {shlex.join([sys.executable, '-c', code, *args])}")
-    return subprocess.run(["unshare", "-m", "sh", "-c", inner], capture_output=True, text=True, timeout=60,
+             f"{proc}exec {shlex.join([sys.executable, '-c', code, *args])}")
+    return subprocess.run(["unshare", "-m", *pids, "sh", "-c", inner], capture_output=True, text=True, timeout=60,
                           check=False)
 
 
@@ -152,7 +155,7 @@ def test_every_name_another_users_is_said_and_not_refused(tmp_path, squatter, ca
     assert said == [f"sacscale: this machine's training lock ({folder}): another user's processes hold all "
                     f"{machine_wide.SERIES} of its machine-wide names, so a run in another mount namespace (a "
                     "private /tmp) will not be refused (the lock file still holds in this one); find and stop "
-                    "those processes (ss -xlp | grep sacscale-training-lock)"]
+                    "those processes (ss -xap | grep sacscale-training-lock)"]
 
 
 def test_one_folder_spelled_three_ways_is_one_name(tmp_path):
@@ -165,3 +168,78 @@ def test_one_folder_spelled_three_ways_is_one_name(tmp_path):
             assert machine_wide.hold(spelled) == (None, os.getpid())
     finally:
         sock.close()
+
+
+FILL = """
+import os, socket, sys
+os.setgid(65534)
+os.setuid(65534)  # another user, "nobody": an abstract name has no permission check
+kept = []
+for _ in range(int(sys.argv[2])):
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.setblocking(False)
+    try:
+        sock.connect(bytes.fromhex(sys.argv[1]))
+    except OSError:
+        pass
+    kept.append(sock)  # never closed: a listener's queue stays full
+print("filled", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_another_user_filling_the_holders_queue_lets_no_second_holder_in(tmp_path, monkeypatch, private_mounts):
+    shared = tmp_path / "tmp"
+    shared.mkdir(mode=0o700)
+    monkeypatch.setenv(machine_lock.VARIABLE, str(shared / "lk"))
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, "p_r2_n2", "A"], stdout=subprocess.PIPE, text=True)
+    filler = None
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        filler = subprocess.Popen([sys.executable, "-c", FILL, machine_wide.socket_name(str(shared / "lk"), 0).hex(),
+                                   "80"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert filler.stdout.readline().strip() == "filled"
+        done = _in_a_private_folder(shared, TRY)
+    finally:
+        for process in (holder, filler):
+            if process is not None:
+                process.kill()
+                process.wait()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().startswith(f"this machine's training lock ({shared / 'lk'}) is held by pid "
+                                          f"{holder.pid} in another mount namespace")
+
+
+def test_a_holder_outside_this_pid_namespace_is_still_ours(tmp_path, monkeypatch, private_mounts):
+    shared = tmp_path / "tmp"
+    shared.mkdir(mode=0o700)
+    monkeypatch.setenv(machine_lock.VARIABLE, str(shared / "lk"))
+    with training_machine("q_r1_n1", "B"):
+        done = _in_a_private_folder(shared, TRY, own_pids=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().startswith(f"this machine's training lock ({shared / 'lk'}) is held by a process "
+                                          "of this user outside this PID namespace in another mount namespace")
+
+
+def test_an_unreadable_socket_list_is_said_and_the_lock_file_still_holds(tmp_path, monkeypatch, capsys):
+    folder = str(tmp_path / "lk")
+
+    def unreadable(names):
+        raise socket_owners.ListingUnavailable("the kernel's list of unix sockets (sock_diag) cannot be read here "
+                                               "([Errno 93] Protocol not supported)")
+
+    monkeypatch.setattr(socket_owners, "bound", unreadable)
+    assert machine_wide.hold(folder) == (None, None)
+    assert capsys.readouterr().err.splitlines() == [
+        f"sacscale: this machine's training lock ({folder}): cannot tell who holds its machine-wide names: the "
+        "kernel's list of unix sockets (sock_diag) cannot be read here ([Errno 93] Protocol not supported), so a "
+        "run in another mount namespace (a private /tmp) will not be refused (the lock file still holds in this one)"]
+    monkeypatch.setenv(machine_lock.VARIABLE, folder)
+    with training_machine("q_r1_n1", "B"):
+        with pytest.raises(MachineBusy, match=r"is held by pid \d+ \(run q_r1_n1, set B\)"):
+            with training_machine("q_r2_n1", "B"):
+                pass
+    monkeypatch.undo()
+    sock, holder = machine_wide.hold(folder)  # nothing was left bound
+    assert sock is not None and holder is None and sock.getsockname() == machine_wide.socket_name(folder, 0)
+    sock.close()

@@ -12,7 +12,10 @@ on purpose (a test session's) stays a machine of its own. Abstract names have no
 anyone can compute them, so the lock is a short series of names: a name another user bound is
 passed over (their process cannot hold this user's runs back), the first free one is bound,
 and a holder then looks at every other name of the series, so that two of this user's holders
-of different names always see each other. Only where another user holds every name is the
+of different names always see each other. Who holds a name is read from the kernel's list of
+unix sockets (its owner uid; `socket_owners`), never by connecting: a holder that must answer
+can be kept from answering by anyone (a full listen queue), so a holder binds and never
+listens. Only where another user holds every name, or the kernel's list cannot be read, is the
 machine-wide hold off, said on stderr; the lock file still holds in this namespace.
 """
 
@@ -22,10 +25,9 @@ import errno
 import hashlib
 import os
 import socket
-import struct
 import sys
 
-_PEER_CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
+from sacscale.pipeline import socket_owners
 
 
 SERIES = 8  # names tried per lock folder: enough that squatting them all is deliberate, and said
@@ -47,7 +49,8 @@ def hold(folder: str) -> tuple[socket.socket | None, int | None]:
     """(the bound socket, None) when this process now holds a machine-wide name for the lock
     folder `folder`, (None, the holder's pid, 0 where its PID namespace hides it) when a
     process of this user holds one, (None, None) where abstract sockets are not to be had
-    (not Linux) or another user holds every name of the series (said on stderr)."""
+    (not Linux), their owners cannot be read, or another user holds every name of the series
+    (the last two said on stderr)."""
     if sys.platform != "linux":
         return None, None
     names = [socket_name(folder, index) for index in range(SERIES)]
@@ -60,11 +63,17 @@ def hold(folder: str) -> tuple[socket.socket | None, int | None]:
                 return None, taken
     except _NoAbstractSockets:
         return None, None
-    print(f"sacscale: this machine's training lock ({folder}): another user's processes hold all {SERIES} of "
-          "its machine-wide names, so a run in another mount namespace (a private /tmp) will not be refused "
-          "(the lock file still holds in this one); find and stop those processes (ss -xlp | grep "
-          "sacscale-training-lock)", file=sys.stderr)
+    except socket_owners.ListingUnavailable as exc:
+        _say_off(folder, f"cannot tell who holds its machine-wide names: {exc}")
+        return None, None
+    _say_off(folder, f"another user's processes hold all {SERIES} of its machine-wide names",
+             "; find and stop those processes (ss -xap | grep sacscale-training-lock)")
     return None, None
+
+
+def _say_off(folder: str, why: str, cure: str = "") -> None:
+    print(f"sacscale: this machine's training lock ({folder}): {why}, so a run in another mount namespace (a "
+          f"private /tmp) will not be refused (the lock file still holds in this one){cure}", file=sys.stderr)
 
 
 def _take(name: bytes) -> socket.socket | int | None:
@@ -73,16 +82,15 @@ def _take(name: bytes) -> socket.socket | int | None:
     for _ in range(2):  # a holder that exits between our bind and our look is not a holder
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # not inherited by the run's processes
         try:
-            sock.bind(name)
-            sock.listen(64)  # only so that a refused run can read who holds it
+            sock.bind(name)  # bound, never listening: nobody can connect to it, nor fill a queue
             return sock
         except OSError as exc:
             sock.close()
             if exc.errno != errno.EADDRINUSE:
                 raise _NoAbstractSockets from exc
-        pid = _holder(name)
-        if pid is not None:
-            return pid
+        owner = socket_owners.bound({name}).get(name)
+        if owner is not None:
+            return _ours(*owner)
     return None
 
 
@@ -90,24 +98,20 @@ def _keep_if_alone(sock: socket.socket, names: list[bytes], own: bytes) -> tuple
     """Keep `sock` unless a process of this user holds another name of the series: one that
     took a later name while an earlier one was another user's (since let go), or one binding
     beside us now (each looks after binding, so at least one of two sees the other)."""
+    try:
+        owners = socket_owners.bound(set(names) - {own})
+    except socket_owners.ListingUnavailable:
+        sock.close()
+        raise
     for name in names:
-        pid = _holder(name) if name != own else None
+        pid = _ours(*owners[name]) if name in owners else None
         if pid is not None:
             sock.close()
             return None, pid
     return sock, None
 
 
-def _holder(name: bytes) -> int | None:
-    """The pid of this user's process bound to `name` (0 outside our PID namespace), else None."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-        probe.settimeout(2.0)
-        try:
-            probe.connect(name)
-            pid, uid, _ = _PEER_CREDENTIALS.unpack(probe.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
-                                                                     _PEER_CREDENTIALS.size))
-        except TimeoutError:
-            return 0  # its queue is full of earlier lookers: held all the same
-        except OSError:
-            return None  # gone, or bound by something that does not listen: not a holder of ours
-    return pid if uid == os.getuid() else None
+def _ours(inode: int, uid: int) -> int | None:
+    """The pid of the process of this user holding socket `inode` (0 where it cannot be seen from
+    here), or None where the socket is another user's."""
+    return socket_owners.pid_holding(inode) if uid == os.getuid() else None

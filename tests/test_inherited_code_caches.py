@@ -118,3 +118,16 @@ def test_a_cache_named_through_proc_is_refused(tmp_path, monkeypatch):
     with pytest.raises(InheritedCacheError, match=r"^TRITON_CACHE_DIR='/proc/self/cwd/cache', inherited from the "
                                                   r"environment: leads through /proc, whose names each process"):
         check_inherited_caches()
+
+
+def test_triton_home_is_judged_by_its_triton_folder_not_every_entry_below(tmp_path):
+    # TRITON_HOME roots Triton's .triton folder as HOME does: what lies deeper elsewhere in it
+    # (other users' writable folders, more entries than a walk may take) is no code cache
+    home = tmp_path / "home"
+    (home / "work" / "shared").mkdir(parents=True)
+    (home / "work" / "shared").chmod(0o777)
+    check_inherited_caches({"TRITON_HOME": str(home)})
+    (home / ".triton").mkdir()
+    (home / ".triton").chmod(0o777)
+    with pytest.raises(InheritedCacheError, match=r"holds '\.triton', which is writable by other users"):
+        check_inherited_caches({"TRITON_HOME": str(home)})

@@ -24,6 +24,7 @@ from sacscale.stopping import Interrupted, ended_by_stop, raised_as_interrupted,
 from sacscale.commands._value_kinds import parsed_value_problem, unheld_value
 from sacscale.held_names import encoding_holds_any_name, shown_name
 from sacscale.long_names import shortened
+from sacscale.pipeline.inherited_caches import InheritedCacheError, check_inherited_caches
 from sacscale.safe_path import working_folder_off_child_paths
 from sacscale.usage import UsageParser, escape_what_the_encoding_cannot_hold
 from sacscale.usage import printable as _printable
@@ -171,6 +172,13 @@ def _main(argv: list[str]) -> int:
         parser.parse_args(argv)  # --version, --help, or usage / error (exit 2)
         return 2
     name = argv[0]
+    # before the command's module is imported: importing torch's compiler makes the Inductor
+    # cache folder, and Python takes bytecode from its cache prefix at every later import
+    try:
+        check_inherited_caches()
+    except InheritedCacheError as exc:
+        print(f"sacscale {name}: error: {_printable(str(exc))}", file=sys.stderr)
+        return 2
     try:  # a command module that imports MuJoCo at the top fails here on a broken MUJOCO_GL
         module = importlib.import_module(f"sacscale.commands.{COMMANDS[name][0]}")
     except Exception as exc:  # noqa: BLE001 - one line instead of a traceback (docs/faults.md)

@@ -10,17 +10,23 @@ which the compile workers inherit through the environment; the precompiled heade
 Inductor keeps in the default folder whatever the variable says, go there too. A folder the
 user named (inherited, not configured per run, which planning judges) is refused where another
 user could put code in it (the folder or one above it is theirs or open to them, or it is not
-made yet in a folder every user makes entries in) or where each process resolves it to its
-own folder (through /proc).
+made yet in a folder every user makes entries in, it is no folder, or another user's link is
+on the way as the kernel walks the name) or where each process resolves it to its own folder
+(through /proc). Every `sacscale` command judges it first, as it starts, before torch's import
+makes the folder (sacscale.pipeline.inherited_caches); this check holds where no command
+started the process (a rank, a caller in the same process).
 """
 
 from __future__ import annotations
 
+import getpass
 import os
+import re
 import stat
+import tempfile
 from pathlib import Path
 
-from sacscale.atomic import swappable_by_others
+from sacscale.atomic import file_kind, refuse_foreign_links, swappable_by_others
 from sacscale.lock_folder import per_process_entry
 from sacscale.locks import LockSettingError, private_folder
 
@@ -41,14 +47,22 @@ def use_private_cache() -> None:
 
 def _given_cache() -> str | None:
     """The folder the user named, or None."""
-    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
-
     # torch exports its default into the environment when it first asks for the folder
     # (importing parts of it does): that one is not a choice of the user's
     given = os.environ.get(VARIABLE)
-    if not given or os.path.abspath(given) == os.path.abspath(default_cache_dir()):
+    if not given or os.path.abspath(given) == _torch_default():
         return None
     return given
+
+
+def _torch_default() -> str:
+    """torch's default folder, worked out as torch does: importing torch's own function
+    makes the folder the variable names, before it could be judged."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = f"uid_{os.getuid()}"
+    return os.path.join(tempfile.gettempdir(), "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", user))
 
 
 def check_given_cache() -> None:
@@ -57,24 +71,35 @@ def check_given_cache() -> None:
     given = _given_cache()
     if not given:
         return
-    if entry := per_process_entry(os.path.abspath(given)):
+    walked = os.path.join(os.getcwd(), given)  # as the kernel walks it: links followed, `..` kept
+    if entry := per_process_entry(walked):
         at = "" if entry == "/proc" else f" (by {entry})"
         raise LockSettingError(f"{VARIABLE}={given!r} leads through /proc{at}, whose names each process resolves to "
                                "its own folders: a different cache in each process; give the folder's own absolute "
                                "name, or unset it (a private folder in the lock folder is then used)")
-    if problem := _cache_problem(os.path.abspath(given)):
+    # torch reads the name through os.path.abspath (`..` removed as text); the kernel, and
+    # other versions of torch, walk it as written: both judged
+    problem = next(filter(None, map(_cache_problem, dict.fromkeys((walked, os.path.abspath(given))))), None)
+    if problem:
         raise LockSettingError(f"{VARIABLE}={given!r}: {problem}; torch.compile loads compiled kernels from it, so "
                                "that user's code would run here: name a folder of your own, or unset it (a private "
                                "folder in the lock folder is then used)")
 
 
-def _cache_problem(path: str) -> str | None:
+def _cache_problem(walked: str) -> str | None:
+    try:
+        refuse_foreign_links(walked, reading=True)
+    except OSError as exc:
+        return f"is reached through {exc.filename}, {exc.strerror.split(';')[0]}"
+    path = os.path.realpath(walked)  # no other user's link on the way: where the kernel arrives
     there = next(f for f in (path, *(str(p) for p in Path(path).parents)) if os.path.exists(f))
     try:
         found = swappable_by_others(there)
         st = os.stat(there)
     except OSError as exc:
         return f"cannot be looked at ({exc.strerror})"
+    if there == path and not stat.S_ISDIR(st.st_mode):
+        return f"is {file_kind(path)}, not a folder"
     if found:
         folder, why = found
         if folder is not None:

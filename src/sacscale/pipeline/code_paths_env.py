@@ -121,14 +121,15 @@ PREFIX_FOLDER_WHAT = "Python imports its standard library and site-packages from
 # PYTHONPYCACHEPREFIX are whole trees here
 CODE_FOLDER_ENV = frozenset(CODE_PATH_ENV) - {"CC", "CXX"} | {PREFIX_FOLDER_ENV}
 # how deep the run takes code from each (code_folders.Reach); any other: every entry below.
-# HOME, XDG_CACHE_HOME and PYTHONHOME only root the folders the run loads from (_code_below):
+# HOME, XDG_CACHE_HOME, TRITON_HOME and PYTHONHOME only root the folders the run loads from (_code_below):
 # their own entries are judged, and those folders as deep as the run loads from them
 CODE_FOLDER_REACH = {"PATH": COMMANDS, "LD_LIBRARY_PATH": LIBRARIES, "LD_RUN_PATH": LIBRARIES,
                      "LIBRARY_PATH": LIBRARIES, "HOME": CACHE_ROOT, "XDG_CACHE_HOME": CACHE_ROOT,
-                     "PYTHONHOME": CACHE_ROOT, PREFIX_FOLDER_ENV: PYTHON_LIB}
+                     "TRITON_HOME": CACHE_ROOT, "PYTHONHOME": CACHE_ROOT, PREFIX_FOLDER_ENV: PYTHON_LIB}
 CODE_BELOW = {
     "HOME": (".triton", ".nv", ".cache/torch", ".cache/torch_extensions", ".cache/triton", ".local/lib"),
     "XDG_CACHE_HOME": ("torch", "torch_extensions", "triton"),
+    "TRITON_HOME": (".triton",),
 }
 # judged by a rule of their own: refused whatever they name, or judged as temporary folders
 JUDGED_ELSEWHERE = frozenset({*FOREIGN_CODE_ENV, *TEMPORARY_FOLDER_ENV})

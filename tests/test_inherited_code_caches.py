@@ -1,0 +1,133 @@
+"""Code caches a command inherits (TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR,
+PYTHONPYCACHEPREFIX, ...). Before: only TORCHINDUCTOR_CACHE_DIR was judged, by `train` on a
+GPU alone, after torch's import had made the folder (through another user's link too), by
+its name with `..` removed as text, while the kernel walked it through another user's link;
+a FIFO there ended in torch's FileExistsError, blamed on --log-dir, train_meta.json left."""
+
+import os
+import stat
+
+import pytest
+
+from cli_runs import one_line, other_users_link, sacscale
+from sacscale.learn import compile_cache
+from sacscale.locks import LockSettingError
+from sacscale.pipeline.inherited_caches import INHERITED_CODE_CACHES, InheritedCacheError, check_inherited_caches
+
+OTHER = 1001
+TRAIN = ("train", "--devices", "cpu", "--num-envs", "16", "--batch-size", "64", "--iterations", "2",
+         "--replay-per-env", "64")
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="another user's folder and links need root")
+
+
+def _theirs(folder):
+    folder.mkdir(mode=0o777)
+    folder.chmod(0o777)
+    os.chown(folder, OTHER, OTHER)
+    return folder
+
+
+def _train(tmp_path, variable, value):
+    env = dict(os.environ, **{variable: str(value)})
+    old = os.environ.copy()
+    os.environ.update(env)
+    try:
+        return sacscale(*TRAIN, "--log-dir", tmp_path / "run")
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+
+
+@needs_root
+def test_a_fifo_of_another_users_is_refused_before_anything_is_made(tmp_path):
+    fifo = _theirs(tmp_path / "eve") / "fifo"
+    os.mkfifo(fifo)
+    done = _train(tmp_path, "TORCHINDUCTOR_CACHE_DIR", fifo)
+    one_line(done, f"sacscale train: error: TORCHINDUCTOR_CACHE_DIR='{fifo}', inherited from the environment: ")
+    assert "belongs to uid 1001" in done.stderr and "--log-dir" not in done.stderr
+    assert not (tmp_path / "run").exists()
+
+
+@needs_root
+def test_nothing_is_made_through_another_users_link(tmp_path):
+    target = tmp_path / "private"
+    target.mkdir(mode=0o700)
+    link = other_users_link(tmp_path / "shared" / "lnk", target, OTHER)
+    done = _train(tmp_path, "TORCHINDUCTOR_CACHE_DIR", link / "by_train")
+    one_line(done, f"is reached through {link}, another user's symbolic link (uid {OTHER})")
+    assert os.listdir(target) == [] and not (tmp_path / "run").exists()
+
+
+@needs_root
+def test_dot_dot_after_another_users_link_is_judged_as_the_kernel_walks_it(tmp_path, monkeypatch):
+    eve = _theirs(tmp_path / "eve")
+    (eve / "x" / "y").mkdir(parents=True)
+    (eve / "c").symlink_to("x/y")
+    os.lchown(eve / "c", OTHER, OTHER)
+    (tmp_path / "own").mkdir(mode=0o700)  # what the text names once `..` is removed: ours
+    value = f"{eve}/c/../../own"
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", value)
+    with pytest.raises(InheritedCacheError, match="reached through .*/eve/c, another user.s symbolic link"):
+        check_inherited_caches()
+    with pytest.raises(LockSettingError, match="reached through .*/eve/c, another user.s symbolic link"):
+        compile_cache.check_given_cache()
+
+
+@needs_root
+@pytest.mark.parametrize("variable", ["TRITON_CACHE_DIR", "PYTHONPYCACHEPREFIX", "TORCH_EXTENSIONS_DIR"])
+def test_other_code_caches_in_another_users_folder_are_refused(tmp_path, variable):
+    cache = _theirs(tmp_path / "eve") / "cache"
+    done = _train(tmp_path, variable, cache)
+    one_line(done, f"sacscale train: error: {variable}='{cache}', inherited from the environment: ")
+    assert not cache.exists() and not (tmp_path / "run").exists()
+
+
+def test_a_cache_not_made_yet_in_a_folder_anyone_may_write_is_refused_and_not_made(tmp_path, monkeypatch):
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o1777)
+    shared.chmod(0o1777)
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(shared / "new"))
+    with pytest.raises(LockSettingError, match="is not there yet, and .* lets every user make entries"):
+        compile_cache.check_given_cache()
+    with pytest.raises(InheritedCacheError, match="is not there yet"):
+        check_inherited_caches()
+    assert not (shared / "new").exists()
+
+
+def test_a_fifo_of_ones_own_is_no_folder(tmp_path, monkeypatch):
+    os.mkfifo(tmp_path / "fifo")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "fifo"))
+    with pytest.raises(InheritedCacheError, match="is a FIFO, not a folder"):
+        check_inherited_caches()
+    with pytest.raises(LockSettingError, match="is a FIFO, not a folder"):
+        compile_cache.check_given_cache()
+
+
+def test_caches_of_ones_own_are_kept(tmp_path, monkeypatch):
+    for variable in INHERITED_CODE_CACHES:
+        (tmp_path / variable).mkdir(mode=0o700)
+        monkeypatch.setenv(variable, str(tmp_path / variable))
+    check_inherited_caches()
+    compile_cache.check_given_cache()
+    assert all(stat.S_IMODE(os.stat(tmp_path / v).st_mode) == 0o700 for v in INHERITED_CODE_CACHES)
+
+
+def test_a_cache_named_through_proc_is_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TRITON_CACHE_DIR", "/proc/self/cwd/cache")
+    with pytest.raises(InheritedCacheError, match=r"^TRITON_CACHE_DIR='/proc/self/cwd/cache', inherited from the "
+                                                  r"environment: leads through /proc, whose names each process"):
+        check_inherited_caches()
+
+
+def test_triton_home_is_judged_by_its_triton_folder_not_every_entry_below(tmp_path):
+    # TRITON_HOME roots Triton's .triton folder as HOME does: what lies deeper elsewhere in it
+    # (other users' writable folders, more entries than a walk may take) is no code cache
+    home = tmp_path / "home"
+    (home / "work" / "shared").mkdir(parents=True)
+    (home / "work" / "shared").chmod(0o777)
+    check_inherited_caches({"TRITON_HOME": str(home)})
+    (home / ".triton").mkdir()
+    (home / ".triton").chmod(0o777)
+    with pytest.raises(InheritedCacheError, match=r"holds '\.triton', which is writable by other users"):
+        check_inherited_caches({"TRITON_HOME": str(home)})

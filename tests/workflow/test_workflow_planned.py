@@ -106,7 +106,10 @@ def test_a_recorded_matrix_of_the_wrong_shape_is_named(workflow_dir):
      "configs.n1_local.learner_cpus: [0] is not a CPU list per rank ([\"0-3\", \"4-7\"]) or the lists joined by ';'"),
     (lambda m: m["gpus"].append(dict(m["gpus"][0])),
      "gpus[8].index: GPU 0 is listed twice (gpus[0] too), each GPU once"),
-], ids=["cpu_pools", "overrides", "num_envs", "pair", "order", "nodes", "gpu_node", "learner_cpus", "gpu_twice"])
+    (lambda m: m["configs"]["n2_pool"].update(learner_cpus=["1", "1"]),  # both learners in rank 0's pool 1-13
+     "configs.n2_pool.learner_cpus: rank 0's learner CPUs 1 are in a collector pool (cpu_pools)"),
+], ids=["cpu_pools", "overrides", "num_envs", "pair", "order", "nodes", "gpu_node", "learner_cpus", "gpu_twice",
+        "learner_cpus_in_a_pool"])
 def test_a_recorded_matrix_field_of_the_wrong_type_is_named(workflow_dir, edit, says):
     recorded_matrix(workflow_dir, edit)
     _refused(workflow_dir, f"config error: planner.matrix matrix.json: {says}; correct the file or record it again "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from sacscale.cpus import MAX_CPU_ID, named_twice, parse_cpu_list
+from sacscale.cpus import MAX_CPU_ID, first_overlap, format_cpu_list, named_twice, parse_cpu_list
 from sacscale.parallel.topology import TopologyError
 
 REDO = "correct the file or record it again (`sacscale plan-matrix --output FILE`)"
@@ -25,6 +25,8 @@ def check_matrix_shape(configs: dict, order: list, pairs) -> None:
         for field, check in FIELDS.items():
             if field in entry and (wanted := check(entry[field])):
                 raise _wrong(f"configs.{cname}.{field}", entry[field], wanted)
+        if problem := _learner_cpus_problem(entry):
+            raise TopologyError(f"planner: configs.{cname}.learner_cpus: {problem}; {REDO}")
     for index, name in enumerate(order):
         if not isinstance(name, str):
             raise _wrong(f"order[{index}]", name, "a run configuration's name")
@@ -33,6 +35,57 @@ def check_matrix_shape(configs: dict, order: list, pairs) -> None:
     for index, pair in enumerate(pairs or []):
         if not isinstance(pair, list) or len(pair) != 2 or not all(isinstance(n, str) for n in pair):
             raise _wrong(f"pairs[{index}]", pair, "a pair [baseline, compared] of run configuration names")
+
+
+def _learner_cpus_problem(entry: dict) -> str | None:
+    """What makes a configuration's learner_cpus a layout no machine runs, as the trainer
+    judges --learner-cpu-ids: one CPU list per rank, no CPU of two ranks' learners, none in
+    a collector pool of the configuration (a pool that does not parse is named later, when
+    the run configuration is checked)."""
+    if "learner_cpus" not in entry:
+        return None
+    ranks = len(entry["devices"].replace(" ", "").split(","))
+    lists = _pools({"cpu_pools": entry["learner_cpus"]})
+    if len(lists) != ranks:
+        return f"{len(lists)} CPU list(s) for {ranks} rank(s) (devices {_shown(entry['devices'])}); one list per rank"
+    learners = []
+    for rank, cpus in enumerate(lists):
+        try:
+            learners.append(parse_cpu_list(cpus))
+            twice = named_twice(cpus)
+        except ValueError:
+            return f"rank {rank}: {_shown(cpus)} is not a CPU list such as '8-39' or '0,2-5'"
+        if twice:
+            return f"rank {rank}: {_shown(cpus)} names CPU(s) {format_cpu_list(twice)} twice; name each CPU once"
+    pooled = {cpu for pool in _parsed_pools(entry) for cpu in pool}
+    for rank, cpus in enumerate(learners):
+        if shared := set(cpus) & pooled:
+            return f"rank {rank}'s learner CPUs {format_cpu_list(shared)} are in a collector pool (cpu_pools)"
+    if overlap := first_overlap(learners):
+        return f"the learners of ranks {overlap[0]} and {overlap[1]} share CPUs {format_cpu_list(overlap[2])}"
+    return None
+
+
+def learner_cpus_absent(entry, cpus: frozenset[int]) -> str | None:
+    """The first rank of a configuration's learner_cpus (checked by check_matrix_shape) that
+    names CPUs outside `cpus`, the machine's, as a clause; None when all are there."""
+    lists = _pools({"cpu_pools": entry.get("learner_cpus")}) if isinstance(entry, dict) else []
+    for rank, listed in enumerate(lists):
+        if absent := set(parse_cpu_list(listed)) - cpus:
+            return (f"rank {rank} names CPUs {format_cpu_list(absent)} that do not exist on this machine "
+                    f"(CPUs available to this process: {format_cpu_list(cpus)})")
+    return None
+
+
+def _parsed_pools(entry: dict) -> list[list[int]]:
+    """The configuration's pools that parse."""
+    parsed = []
+    for pool in _pools(entry):
+        try:
+            parsed.append(parse_cpu_list(pool))
+        except ValueError:
+            continue
+    return parsed
 
 
 def check_matrix_topology(matrix: dict) -> None:
@@ -93,14 +146,8 @@ def _check_pool_threads(matrix: dict) -> None:
 def _pool_sizes(configs) -> list[int]:
     """The CPUs of each pool of the configurations that parses, and 0; a configuration of the
     wrong shape is named by check_matrix_shape."""
-    sizes = [0]
-    for entry in configs.values() if isinstance(configs, dict) else []:
-        for pool in _pools(entry):
-            try:
-                sizes.append(len(parse_cpu_list(pool)))
-            except ValueError:
-                continue
-    return sizes
+    return [0] + [len(pool) for entry in (configs.values() if isinstance(configs, dict) else [])
+                  for pool in _parsed_pools(entry)]
 
 
 def _pools(entry) -> list[str]:

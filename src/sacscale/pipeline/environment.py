@@ -406,7 +406,11 @@ def check_plan(plan: dict, env: dict) -> list[str]:
     needs += [(f"run_configs.{name}.devices ({rc['devices']})", rc["devices"])
               for name, rc in plan.get("run_configs", {}).items()]
     for key, devices in needs:
-        if devices.startswith("cpu"):
+        if devices.startswith("cpu"):  # each CPU rank needs a CPU of its own, as planning judges with host checks
+            ranks = len(devices.split(","))
+            if ranks > len(available):
+                problems.append(f"{key}: {ranks} CPU ranks for the {len(available)} CPU(s) here (CPUs available to "
+                                f"this process: {format_cpu_list(available)}); each rank needs a CPU of its own")
             continue
         need = max(int(d) for d in devices.split(",")) + 1
         if need > visible:

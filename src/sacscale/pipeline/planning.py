@@ -37,7 +37,7 @@ from sacscale.pipeline.plan_values import (
 )
 from sacscale.pipeline.preset_choice import NAMED, asked_once, choose_preset
 from sacscale.pipeline.run_commands import work_folder
-from sacscale.pipeline.run_config import resolve_run_config
+from sacscale.pipeline.run_config import check_cpu_ranks, check_matrix_learner_cpus, resolve_run_config
 from sacscale.pipeline.run_folder_names import record_run_form
 from sacscale.pipeline.twin_configs import check_distinct_training
 from sacscale.trainers.reference_options import DEFAULT_PYTHON
@@ -72,17 +72,19 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
     run_configs = {n: resolve_run_config(n, entries[n][0], defaults, entries[n][1], cpu_host,
                                          [work_folder(run_set, _run_name(prefix, k, n)) for k in range(1, repeats + 1)])
                    for n in order}
+    check_matrix_learner_cpus(planned, order, cpu_host)
     _check_log_points(run_configs, iterations)
     check_distinct_training(run_configs, order, {n: entries[n][1] for n in order}, config.get("run_configs") or {})
     _check_left_out(entries, order, defaults, iterations, prefix, run_set, repeats)
     _check_reference(config, run_configs)
     pairs = _pairs(preset, config, name, order, run_configs)
-    probe = _probe(preset, config)
+    probe = _probe(preset, config, cpu_host)
     model = _model(preset, config, check_host)
     schedule = _schedule(preset, config, name)
     evaluation = resolve_evaluation(config, run_configs)
     _check_command_bounds(config)
     _check_video_has_evaluations(config)
+    _check_kept_policy_has_evaluations(preset, config, name)
     runs = _runs(prefix, order, repeats, seed, schedule)
 
     plan = Plan(
@@ -397,8 +399,21 @@ def _check_video_has_evaluations(config: dict) -> None:
                         "best-evaluated run's policy; enable the evaluation or set video.enabled to false")
 
 
-def _probe(preset: dict, config: dict) -> dict:
-    """The probe's settings, merged field by field, defaults filled in and checked."""
+def _check_kept_policy_has_evaluations(preset: dict, config: dict, name: str) -> None:
+    """keep_policies: best keeps the best-evaluated run's policy: given (by the config or the
+    preset) without the evaluations, every policy stayed without a word. Left out, it
+    follows the evaluation (best with it, every policy without), as docs/config.md says."""
+    value, origin = merged_value(preset, config, "keep_policies", name)
+    evaluation = config.get("evaluation") or {}
+    if value == "best" and isinstance(evaluation, dict) and evaluation.get("enabled") is False:
+        raise PlanError(f"{config_key(origin, 'keep_policies')}: best needs evaluation.enabled, which is false: "
+                        "best keeps the best-evaluated run's policy; enable the evaluation, or set keep_policies "
+                        "to all (without evaluations every run's policy is kept)")
+
+
+def _probe(preset: dict, config: dict, host: Host | None = None) -> dict:
+    """The probe's settings, merged field by field, defaults filled in and checked (its CPU
+    ranks against `host`'s CPUs, when given)."""
     probe = {**(preset.get("probe") or {}), **(config.get("probe") or {})}
     probe.setdefault("devices", "cpu,cpu")
     probe.setdefault("iterations", 3)
@@ -407,6 +422,8 @@ def _probe(preset: dict, config: dict) -> dict:
     probe.setdefault("trainer_iterations", 0)
     if not DEVICES.fullmatch(str(probe["devices"])):
         raise PlanError(f"probe.devices: {shown(probe['devices'])} is not 'cpu,cpu' or '0,1'-style")
+    if str(probe["devices"]).startswith("cpu"):
+        check_cpu_ranks(len(str(probe["devices"]).split(",")), host, "probe.devices")
     positive_int(probe["iterations"], "probe.iterations", maximum=10**6)
     positive_int(probe["trainer_iterations"], "probe.trainer_iterations", 0, 10**6)
     if 0 < probe["trainer_iterations"] < PROBE_FEWEST_ITERATIONS:

@@ -8,6 +8,7 @@ import os
 import re
 
 from sacscale.cpus import first_overlap, format_cpu_list
+from sacscale.parallel.matrix_shape import REDO, learner_cpus_absent
 from sacscale.pipeline.overrides import (
     check_batch_fits_replay,
     check_replay_memory,
@@ -53,6 +54,8 @@ def resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host
     _check_description(merged.get("description"), where("description") if "description" in entry
                        else "run_defaults.description")
     devices, ranks, kind = _devices(merged, where)
+    if kind == "cpu":
+        check_cpu_ranks(len(ranks), host, where("devices"))
     pools = _cpu_pools(merged.get("cpu_pools", "auto"), devices, len(ranks), host, where)
     _check_visible_devices(merged.get("cuda_visible_devices"), ranks, kind, where("cuda_visible_devices"))
     _check_sizes(merged, where, _start_folders(merged, work_folders or []))
@@ -89,6 +92,16 @@ def resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host
         description=str(merged.get("description", "")),
         trainer=trainer,
     )
+
+
+def check_cpu_ranks(ranks: int, host: Host | None, key: str) -> None:
+    """CPU ranks (of a run configuration or the probe) within this machine's CPUs (given
+    `host`): each rank is a process that simulates and learns on CPUs of its own (its pool;
+    with cpu_pools auto, its share), so more ranks than CPUs would only take turns."""
+    if host is not None and ranks > len(host.cpus):
+        raise PlanError(f"{key}: {ranks} CPU ranks for the {len(host.cpus)} CPU(s) of this machine (CPUs available "
+                        f"to this process: {format_cpu_list(host.cpus)}); each rank needs a CPU of its own: give "
+                        f"at most {len(host.cpus)}")
 
 
 def _check_name_and_fields(name, entry: dict, where) -> None:
@@ -188,6 +201,15 @@ def _check_learner_cpus(merged: dict, pools: str, world_size: int, host: Host | 
                         f"{format_cpu_list(overlap[2])}")
     if host is not None:
         _check_pools_exist(parsed, host, key)
+
+
+def check_matrix_learner_cpus(matrix: dict | None, order: list[str], host: Host | None) -> None:
+    """The learner CPUs a recorded matrix reserves for the configurations of `order`, held to
+    this machine's CPUs as their pools are (given `host`): the plan records them."""
+    configs = matrix.get("configs") if isinstance(matrix, dict) and host is not None else None
+    for name in order if isinstance(configs, dict) else []:
+        if problem := learner_cpus_absent(configs.get(name), host.cpus):
+            raise PlanError(f"planner: configs.{name}.learner_cpus: {problem}; {REDO}")
 
 
 def _check_pools_exist(parsed: list[list[int]], host: Host, key: str) -> None:

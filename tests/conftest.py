@@ -174,7 +174,8 @@ GL_VARIABLES = ("MUJOCO_GL", "PYOPENGL_PLATFORM")
 
 @contextlib.contextmanager
 def _gl_environment(backend: str):
-    """MUJOCO_GL and PYOPENGL_PLATFORM as the render code would export them, restored on exit."""
+    """MUJOCO_GL and PYOPENGL_PLATFORM as the render code would export them (and its shader cache
+    switches), restored on exit."""
     from sacscale.eval import gl_backend as R
 
     with pytest.MonkeyPatch.context() as mp:
@@ -183,6 +184,8 @@ def _gl_environment(backend: str):
                 mp.setenv(name, os.environ[name])  # recorded, so restored if the code changes it
             elif name == "MUJOCO_GL" or backend in R.GL_BACKENDS:
                 mp.setenv(name, backend)
+        for name, off in R.SHADER_CACHE_OFF.items():  # configure_gl_backend sets these: restored on exit
+            mp.setenv(name, os.environ.get(name, off))
         yield
 
 

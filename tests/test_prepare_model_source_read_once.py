@@ -57,3 +57,38 @@ def test_a_model_over_its_bound_is_refused_unread_naming_the_option(tmp_path, ca
     assert err == (f"sacscale prepare-model: error: --from-mjb {big}: {2**20 + 1:,} bytes, more than any model of "
                    f"this trainer weighs (the bound is {2**20:,} bytes, 1 MiB): refused unread")
     assert not out.exists()
+
+
+def _shared_copy(model_file, folder, uid=None):
+    """A copy of the model that others may write (mode 666), given to `uid` where named."""
+    folder.mkdir(exist_ok=True)
+    copy = folder / "shared.mjb"
+    copy.write_bytes(model_file.read_bytes())
+    copy.chmod(0o666)
+    if uid is not None:
+        os.chown(copy, uid, uid)
+    return copy
+
+
+TAKEN_AS = ("every run of the set trains on the model prepared from it, as this user's own: use a copy of your "
+            "own, closed to others (chmod go-w)")
+
+
+def test_a_model_others_may_write_is_refused_naming_the_option(tmp_path, model_file):
+    """As config files and planner.matrix are: another user could change the model between sets."""
+    shared = _shared_copy(model_file, tmp_path / "shared")
+    out = tmp_path / "pm"
+    done = sacscale("prepare-model", "--output-dir", out, "--from-mjb", shared, *SMALL)
+    one_line(done, f"sacscale prepare-model: error: --from-mjb {shared}: is writable by other users (mode 0666); "
+                   + TAKEN_AS)
+    assert not out.exists()
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="giving a file to another user needs root")
+def test_another_users_model_file_is_refused_naming_the_option_and_the_owner(tmp_path, model_file):
+    shared = _shared_copy(model_file, tmp_path / "eve", uid=1001)
+    out = tmp_path / "pm"
+    done = sacscale("prepare-model", "--output-dir", out, "--from-mjb", shared, *SMALL)
+    one_line(done, f"sacscale prepare-model: error: --from-mjb {shared}: belongs to uid 1001, another user; "
+                   + TAKEN_AS)
+    assert not out.exists()

@@ -257,6 +257,46 @@ def test_cli_sets_the_backend_before_mujoco_is_imported(tmp_path, gl):
     assert out.stdout.split() == [want, want, want]
 
 
+# --- no GL shader disk cache: Mesa's llvmpipe stores compiled native code there and loads it back,
+# so an inherited cache folder that another user can write would have a render run her code
+def test_configure_turns_the_shader_caches_off_whatever_was_inherited(monkeypatch):
+    monkeypatch.setattr(GL, "library_problem", lambda backend: None)
+    monkeypatch.setenv("MUJOCO_GL", "osmesa")
+    monkeypatch.setenv("PYOPENGL_PLATFORM", "osmesa")
+    for name in GL.SHADER_CACHE_OFF:
+        monkeypatch.setenv(name, "1" if name.startswith("__GL") else "false")  # recorded, so restored
+    GL.configure_gl_backend()
+    assert {name: os.environ[name] for name in GL.SHADER_CACHE_OFF} == {
+        "MESA_SHADER_CACHE_DISABLE": "true", "MESA_GLSL_CACHE_DISABLE": "true", "__GL_SHADER_DISK_CACHE": "0"}
+
+
+def _files_under(folder):
+    return sorted(os.path.relpath(os.path.join(top, name), folder)
+                  for top, _, names in os.walk(folder) for name in names)
+
+
+def test_render_writes_no_shader_cache_in_the_inherited_cache_folders(tmp_path, gl):
+    """`sacscale render` in a fresh process, with every cache folder Mesa would use inherited
+    (and its switch inherited on): nothing is written there. Before the fix Mesa wrote
+    mesa_shader_cache/ under XDG_CACHE_HOME."""
+    ckpt = make_checkpoint(tmp_path / "run" / "checkpoints" / "final.pt")
+    caches = {name: tmp_path / name for name in ("xdg", "home", "mesa_dir")}
+    for folder in caches.values():
+        folder.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("MUJOCO_GL", "PYOPENGL_PLATFORM")}
+    env.update(XDG_CACHE_HOME=str(caches["xdg"]), HOME=str(caches["home"]),
+               MESA_SHADER_CACHE_DIR=str(caches["mesa_dir"]), MESA_SHADER_CACHE_DISABLE="false",
+               __GL_SHADER_DISK_CACHE="1", __GL_SHADER_DISK_CACHE_PATH=str(caches["mesa_dir"]))
+    out = tmp_path / "v.gif"
+    argv = ["render", str(ckpt), "--output", str(out), "--seconds", "0.2", "--fps", "10", "--width", "32",
+            "--height", "32"]
+    code = f"import sys\nfrom sacscale.cli import main\nsys.exit(main({argv!r}))\n"
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    assert out.is_file()
+    assert {name: _files_under(folder) for name, folder in caches.items()} == {name: [] for name in caches}
+
+
 def test_keep_visual_needs_the_excludes_copied():
     with pytest.raises(ValueError, match="exclude_rest_contacts=False"):
         g1.build_spec(keep_visual=True)

@@ -1,5 +1,6 @@
 """Preset resolution, the run list and the semantic checks (each error names its key)."""
 
+import os
 import re
 from pathlib import Path
 
@@ -141,6 +142,49 @@ def test_semantic_errors_name_the_key(config, key):
         plan(config)
     assert str(err.value).startswith(key.split(":")[0])
     assert key in str(err.value)
+
+
+MODEL_TAKEN_AS = ("every run of the set trains on the model prepared from it, as this user's own: use a copy of "
+                  "your own, closed to others (chmod go-w)")
+
+
+def _model_others_may_write(tmp_path, uid=None):
+    """A model file that others may write (mode 666), given to `uid` where named."""
+    model = tmp_path / "shared.mjb"
+    model.write_bytes(b"not read at planning")
+    model.chmod(0o666)
+    if uid is not None:
+        os.chown(model, uid, uid)
+    return model
+
+
+def test_a_model_file_others_may_write_is_refused_at_planning(tmp_path):
+    """As a config file is: prepare-model would build every run's model from it later."""
+    model = _model_others_may_write(tmp_path)
+    with pytest.raises(PlanError) as err:
+        plan({"model": {"from_mjb": str(model)}})
+    assert str(err.value) == (f"model.from_mjb: model file {model}: is writable by other users (mode 0666); "
+                              + MODEL_TAKEN_AS)
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="giving a file to another user needs root")
+def test_another_users_model_file_is_refused_at_planning_naming_the_owner(tmp_path):
+    model = _model_others_may_write(tmp_path, uid=1001)
+    with pytest.raises(PlanError) as err:
+        plan({"model": {"from_mjb": str(model)}})
+    assert str(err.value) == (f"model.from_mjb: model file {model}: belongs to uid 1001, another user; "
+                              + MODEL_TAKEN_AS)
+
+
+def test_a_model_file_in_a_folder_others_may_rename_in_is_refused_at_planning(tmp_path):
+    folder = tmp_path / "open"
+    folder.mkdir()
+    folder.chmod(0o777)  # no sticky bit: anyone may swap a file in at the model's name
+    model = folder / "g1.mjb"
+    model.write_bytes(b"not read at planning")
+    with pytest.raises(PlanError, match=r"^model\.from_mjb: model file .*: lies in .* before prepare-model reads it; "
+                                        r"every run of the set trains on the model prepared from it"):
+        plan({"model": {"from_mjb": str(model)}})
 
 
 def test_errors_in_a_preset_name_the_preset():

@@ -43,16 +43,22 @@ def asset_source(g1) -> dict:
     }
 
 
+# why another user's --from-mjb (or one they may write) is refused, for the message
+FROM_MJB_TAKEN_AS = "every run of the set trains on the model prepared from it, as this user's own"
+
+
 def _source_bytes(path: str) -> bytes:
     """--from-mjb's bytes, read once as evaluate and render read --model (read_input): through
     one's own and root's links, another user's refused and a file over the model bound refused
-    before anything is read; MuJoCo loads these bytes, and they are what is hashed."""
+    before anything is read; a file another user owns or may write refused as a config file is
+    (the runs take the model as this user's own); MuJoCo loads these bytes, and they are what
+    is hashed."""
     if problem := foreign_link_problem(path):
         raise BadInput(f"--from-mjb {path}: {problem}")
     if not Path(path).is_file():
         raise BadInput(f"--from-mjb {path}: {not_a_model_file(path)}")
     try:
-        return read_input(path, "model")
+        return read_input(path, "model", own_file_for=FROM_MJB_TAKEN_AS)
     except CheckpointError as exc:
         raise BadInput(f"--from-mjb {exc}") from None
 

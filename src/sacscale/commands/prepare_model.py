@@ -32,7 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", default=None, help="summary JSON (default OUTPUT_DIR/model.json)")
     parser.add_argument("--from-mjb", default=None,
                         help="take this compiled model instead of building it (machines without the "
-                             "asset package); it is loaded, re-saved and hashed the same way")
+                             "asset package); it is loaded, re-saved and hashed the same way (refused where another "
+                             "user owns it or may write it)")
     parser.add_argument("--expect-sha256", default=None, type=_sha256_hex,
                         help="fail unless the prepared model has this SHA-256 (pins a model across machines)")
     parser.add_argument("--num-envs", type=int_in(1, 1 << 20), default=64,

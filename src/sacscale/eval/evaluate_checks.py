@@ -13,7 +13,7 @@ import stat
 import zipfile
 from pathlib import Path
 
-from sacscale.atomic import refuse_foreign_links
+from sacscale.atomic import others_can_write_file, refuse_foreign_links
 from sacscale.eval.protocol import COMMAND_GRID
 from sacscale.sim.step_limits import envs_per_cpu_problem
 
@@ -87,12 +87,14 @@ MAX_MODEL_BYTES = 256 * 2**20
 ZIP_SIGNATURE = b"PK\x03\x04"  # how torch's checkpoint format (a zip archive) begins
 
 
-def read_input(path: str | Path, what: str = "checkpoint") -> bytes:
+def read_input(path: str | Path, what: str = "checkpoint", own_file_for: str | None = None) -> bytes:
     """The bytes of the input file `path` (a checkpoint; a model with `what="model"`):
     followed through our own links, never another user's (CheckpointError). Checked again
     once open, so a link of theirs put on the way meanwhile is refused too, and the bytes
     are the file named. One larger than its bound (MAX_CHECKPOINT_BYTES, MAX_MODEL_BYTES),
-    or a checkpoint that does not begin as a zip archive, is refused unread."""
+    or a checkpoint that does not begin as a zip archive, is refused unread. With
+    `own_file_for` (why it matters, for the message), a file another user owns or may write
+    is refused too, judged on the file opened, so one swapped in at its name cannot pass."""
     path = Path(path)
     _refuse_foreign(path)
     try:
@@ -103,6 +105,9 @@ def read_input(path: str | Path, what: str = "checkpoint") -> bytes:
         opened = os.fstat(fd)
         if not stat.S_ISREG(opened.st_mode):
             raise CheckpointError(f"{path}: not a plain file")
+        if own_file_for and (problem := others_can_write_file(opened, f"/proc/self/fd/{fd}")):
+            raise CheckpointError(f"{path}: {problem}; {own_file_for}: use a copy of your own, closed to others "
+                                  "(chmod go-w)")
         _refuse_foreign(path)
         try:
             named = path.stat()

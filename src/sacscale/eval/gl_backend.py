@@ -16,6 +16,12 @@ chosen backend, by handing MuJoCo's Renderer that backend's GLContext class; tha
 as long as PyOpenGL has not been loaded for another platform.
 
 MuJoCo is therefore imported inside the functions here, never at module level.
+
+`configure_gl_backend` also turns the GL drivers' shader disk caches off (SHADER_CACHE_OFF),
+before any GL library is loaded: Mesa keeps llvmpipe's compiled native code under
+$XDG_CACHE_HOME (or ~/.cache, or MESA_SHADER_CACHE_DIR) and loads it back on the next render,
+so an inherited folder that another user can write would have renders run her code. A
+policy video's few shaders compile in milliseconds, so the cache saves nothing worth that.
 """
 
 from __future__ import annotations
@@ -35,6 +41,11 @@ GL_PACKAGES = {"osmesa": "libosmesa6", "egl": "libegl1"}
 GL_LIBRARIES = {"osmesa": ((("OSMesa",), "OSMesaCreateContextExt"),),
                 "egl": ((("EGL",), "eglGetDisplay"), (("OpenGL", "GL"), "glGetError"))}
 # the values of MUJOCO_GL that MuJoCo accepts on Linux (anything else: its import raises)
+# each GL driver's switch for its shader disk cache, set to "off" whatever was inherited: Mesa's
+# (MESA_GLSL_CACHE_DISABLE is its name before Mesa 21, read by later ones only when the new
+# one is unset) and NVIDIA's EGL driver's
+SHADER_CACHE_OFF = {"MESA_SHADER_CACHE_DISABLE": "true", "MESA_GLSL_CACHE_DISABLE": "true",
+                    "__GL_SHADER_DISK_CACHE": "0"}
 MUJOCO_GL_VALUES = ("", "disable", "disabled", "off", "false", "0", "enable", "enabled", "on", "true", "1",
                     "glfw", "glx", "egl", "osmesa")
 
@@ -124,8 +135,9 @@ def configure_gl_backend() -> str:
     GLBackendError (one line naming the package) if MUJOCO_GL names a backend whose
     libraries do not load; a backend chosen here falls back to the other headless one when
     only that one loads. Takes full effect only before mujoco is imported in this process
-    (see the module text).
+    (see the module text). The shader disk caches are turned off first (SHADER_CACHE_OFF).
     """
+    os.environ.update(SHADER_CACHE_OFF)  # before check_mujoco_gl loads any GL library
     check_mujoco_gl()
     backend = choose_gl_backend()
     if "MUJOCO_GL" not in os.environ or not os.environ["MUJOCO_GL"].strip():

@@ -225,11 +225,13 @@ def check_file(path: str | os.PathLike, what: str = "config file"):
 
 def refuse_others_file(path: str | os.PathLike, what: str = "config file",
                        taken_as: str = "a config file is taken as this user's own instructions (and run as "
-                                       "code with __use_yte__)") -> None:
+                                       "code with __use_yte__)",
+                       swapped_when: str = "while Snakemake read it") -> None:
     """ConfigError if another user owns the file or may change it, or may rename entries in
     its folder or one above it (then they could have swapped a file of theirs in while
     Snakemake read it, and ours back for this check): Snakemake has read it as this user's
-    own instructions. `taken_as` says why that matters, for the message."""
+    own instructions. `taken_as` says why that matters, `swapped_when` when a swap would
+    count (a file read later, not by Snakemake), for the message."""
     _refuse_foreign_links(path, what)  # again: a link of theirs swapped in since it was read
     try:
         problem = others_can_write_file(os.stat(path), os.fspath(path))
@@ -243,7 +245,7 @@ def refuse_others_file(path: str | os.PathLike, what: str = "config file",
                           "to others (chmod go-w)")
     if in_folder:
         raise ConfigError(f"{what} {_named(path)}: lies in {in_folder}: another user could swap a file "
-                          f"of theirs in at its name while Snakemake read it; {taken_as}: use a copy of "
+                          f"of theirs in at its name {swapped_when}; {taken_as}: use a copy of "
                           "your own, in a folder only you (or root) can change")
 
 

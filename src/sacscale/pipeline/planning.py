@@ -15,7 +15,7 @@ from sacscale.parallel.topology import TopologyError
 from sacscale.pipeline.code_folders import code_path_problem
 from sacscale.pipeline.interpreter_check import interpreter_problem
 from sacscale.pipeline.command_size import check_run_commands
-from sacscale.pipeline.config_check import ConfigError, check_values
+from sacscale.pipeline.config_check import ConfigError, check_values, refuse_others_file
 from sacscale.pipeline.evaluation_size import resolve_evaluation
 from sacscale.pipeline.plan_model import SCHEDULES, Host, Plan, Run, repeat_order
 from sacscale.pipeline.plan_values import (
@@ -441,7 +441,19 @@ def _model(preset: dict, config: dict, check_host: bool) -> dict:
     model = {**(preset.get("model") or {}), **(config.get("model") or {})}
     if model.get("from_mjb") and check_host and not os.path.isfile(model["from_mjb"]):
         raise PlanError(f"model.from_mjb: {model['from_mjb']} {_not_a_file(model['from_mjb'])}")
+    if model.get("from_mjb") and check_host:
+        _refuse_others_model(model["from_mjb"])
     return model
+
+
+def _refuse_others_model(path: str) -> None:
+    """PlanError where another user owns or may change the model file, or may swap another
+    in at its name (config files' rule): prepare-model builds every run's model from it."""
+    try:
+        refuse_others_file(path, "model file", "every run of the set trains on the model prepared from it, as "
+                           "this user's own", swapped_when="before prepare-model reads it")
+    except ConfigError as exc:
+        raise PlanError(f"model.from_mjb: {exc}") from None
 
 
 def _not_a_file(path: str) -> str:

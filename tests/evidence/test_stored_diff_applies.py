@@ -1,6 +1,7 @@
 """The stored diff (source.diff) is `git diff HEAD` of the checkout at the recorded commit,
 so it applies to that commit's tree. A substitute diff, its size and hash rewritten in
-environment.json, was checked against nothing."""
+environment.json, was checked against nothing. A dirty tree's diff holds its change: an
+empty one beside a dirty flag rebuilds nothing."""
 
 import hashlib
 import json
@@ -9,7 +10,7 @@ import pytest
 from set_copies import REPO, made_current
 
 from sacscale.evidence import code_history
-from sacscale.evidence.stored_diff import diff_apply_findings
+from sacscale.evidence.stored_diff import diff_apply_findings, dirty_without_diff_problems
 from sacscale.evidence.verify import verify
 
 COMMIT = "881e5c75bedf4c78f73efe3bce235ce4e39aca7f"  # h200x1_shared_short's
@@ -62,3 +63,42 @@ def test_outside_a_git_checkout_a_note(tmp_path):
 def test_an_empty_diff_needs_no_check(tmp_path):
     (tmp_path / "source.diff").write_bytes(b"")
     assert diff_apply_findings(tmp_path, _env("0" * 40), REPO) == ([], [])
+
+
+def test_a_dirty_tree_with_an_empty_stored_diff_is_named(work):
+    """The record of a checkout whose change its diff missed (dirty, 0 bytes, nothing listed
+    as left out), every record consistent: the commit and diff rebuild other code."""
+    _substitute(work, b"")
+    env_file = work / "environment.json"
+    env = json.loads(env_file.read_text())
+    env["project"].update(changed_files=["src/sacscale/usage.py"], changed_count=1)
+    env["project"]["diff"]["untracked_files"] = []
+    env_file.write_text(json.dumps(env, indent=2))
+    made_current(work)
+    result = verify(work)
+    assert not result.ok
+    assert ("set: code dirty: environment.json says True (src/sacscale/usage.py), its stored diff source.diff is "
+            "empty (0 bytes) and lists no file left out of it: the commit and the diff cannot rebuild the code that "
+            "ran (the pipeline's verify-env stores every change of a dirty tree)") in result.records, result.records
+    assert not (result.changed or result.missing or result.extra or result.derived), result.problems()
+
+
+def _dirty_empty(**project):
+    diff = {"file": "source.diff", "bytes": 0, "untracked_files": []} | project.pop("diff", {})
+    return {"project": {"commit": COMMIT, "dirty": True, "diff": diff} | project}
+
+
+def test_a_dirty_tree_whose_change_is_listed_as_left_out_is_not_named():
+    big = {"path": "src/sacscale/weights.bin", "bytes": 300_000, "sha256": "0" * 64}
+    assert dirty_without_diff_problems(_dirty_empty(changed_files=["src/sacscale/weights.bin"], changed_count=1,
+                                                    diff={"untracked_not_stored": [big]})) == []
+
+
+def test_an_older_set_dirty_only_by_its_own_output_folder_is_not_named():
+    """Sets made before the dirty flag counted only code: their own results/ folder made it true."""
+    older = _dirty_empty(changed_files=["results/h200x1_ref_learning/"], changed_count=1)
+    assert dirty_without_diff_problems(older) == []
+    # a list cut short, or a code file among the outputs, does not say the code was as committed
+    assert dirty_without_diff_problems(older | {"project": older["project"] | {"changed_count": 201}})
+    mixed = _dirty_empty(changed_files=["results/x/", "results/y -> src/sacscale/usage.py"], changed_count=2)
+    assert dirty_without_diff_problems(mixed)

@@ -31,6 +31,7 @@ from sacscale.eval.gl_backend import render_status
 from sacscale.pipeline.environment import (COMMAND_MODULES, HOOKS, LEARNER_CLASS, LEARNER_MODULE, check_plan, collect,
                                            plan_problem, write_source_diff)
 from sacscale.pipeline.recordable_checkout import CheckoutRefused, CheckoutUnreadable
+from sacscale.pipeline.stale_bytecode import bytecode_problems
 from sacscale.usage import say
 
 
@@ -68,7 +69,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _write_diff(env: dict, path: str) -> None:
     """The stored diff written and described in the record; BadInput where the checkout's code
-    cannot be recorded by it."""
+    cannot be recorded by it, or where the code that runs is bytecode git records nothing of."""
+    stale = bytecode_problems()
+    if stale:
+        more = f" (and {len(stale) - 1} more)" if len(stale) > 1 else ""
+        raise BadInput(f"--diff-output: the code cannot be recorded: {stale[0]}{more}: remove it (Python compiles "
+                       "the source again) and run again")
     try:
         env["project"]["diff"] = write_source_diff(env["project"], Path(path))
     except CheckoutRefused as exc:

@@ -7,7 +7,11 @@ the page's rebuild line (check the commit out, apply the diff) would not rebuild
 It is applied, with `git apply --check --cached`, to a scratch index read from the commit
 (nothing in the checkout is written), where the git checkout this code runs from holds the
 commit. Where it does not (a shallow clone, another repository, no git), a note says the
-diff was not checked: the commit is then said to be missing elsewhere, never failed."""
+diff was not checked: the commit is then said to be missing elsewhere, never failed.
+
+A tree recorded dirty holds a change, which its stored diff holds or lists as left out (a
+large untracked file, a nested repository): an empty diff that lists nothing beside a dirty
+tree cannot rebuild the code that ran."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from pathlib import Path
 
 from sacscale.evidence.code_history import CODE_ROOT, git_output, git_run, is_commit_id, is_shallow
 from sacscale.evidence.shared_facts import opt
+from sacscale.pipeline.recordable_checkout import NOT_SOURCE
 from sacscale.scratch import scratch_folder
 
 
@@ -69,3 +74,31 @@ def diff_apply_findings(root: Path, env: dict, code_root: Path = CODE_ROOT) -> t
         return [], []
     return [f"set: stored diff {diff.name} does not apply to commit {commit[:12]} ({error}): it is not the change "
             "of that commit's tree that ran, and the page's rebuild line would not rebuild the code"], []
+
+
+def _outputs_only(project: dict) -> bool:
+    """Every change the record lists is in a pipeline output folder (results/ ...): an older
+    set's own folder made its checkout dirty while its code was as committed (the dirty flag
+    counts only code since); the list must be whole (changed_count) to say so."""
+    changed = project.get("changed_files")
+    if not isinstance(changed, list) or not changed or project.get("changed_count") != len(changed):
+        return False
+    return all(isinstance(entry, str) and all(name.split("/", 1)[0] in NOT_SOURCE for name in entry.split(" -> "))
+               for entry in changed)
+
+
+def dirty_without_diff_problems(env: dict) -> list[str]:
+    """A tree recorded dirty whose stored diff is empty and lists no file left out of it."""
+    project, diff = opt(env, "project"), opt(env, "project", "diff")
+    if not isinstance(project, dict) or project.get("dirty") is not True or not isinstance(diff, dict):
+        return []
+    if type(diff.get("bytes")) is not int or diff["bytes"] != 0 or diff.get("untracked_not_stored"):
+        return []
+    if _outputs_only(project):
+        return []
+    changed = project.get("changed_files")
+    shown = ", ".join(map(str, changed[:3])) + (" ..." if len(changed) > 3 else "") \
+        if isinstance(changed, list) and changed else "no file listed"
+    return [f"set: code dirty: environment.json says True ({shown}), its stored diff {diff.get('file')} is empty "
+            "(0 bytes) and lists no file left out of it: the commit and the diff cannot rebuild the code that ran "
+            "(the pipeline's verify-env stores every change of a dirty tree)"]

@@ -204,7 +204,7 @@ def new_files(top: str, tree: dict[bytes, tuple[bytes, str]], ignored: Callable)
 def hiding_state(top: str, path: bytes | None = None) -> str:
     """What of the checkout's git settings or state likely hid a file from git's answer."""
     if path is not None:
-        out = run_git(["check-ignore", "-v", "--no-index", "-z", "--", path], top)
+        out = run_git(["check-ignore", "-v", "--no-index", "-z", "--stdin"], top, stdin=path + b"\0")
         source, line, pattern = (out.stdout.split(b"\0") + [b""] * 3)[:3] if out.returncode == 0 else (b"",) * 3
         if source:
             return (f"ignored by {shown(source)}:{shown(line)} ('{shown(pattern)}'), a .gitignore not as committed: "

@@ -4,7 +4,7 @@ that hides it (the rebuilt tree would lack the file). A tool's cache folder, a d
 its own .gitignore ignores whole, is no code and no refusal."""
 
 import pytest
-from test_git_state_user_settings import LINES, _git, _new_repo, _stored_diff
+from test_git_state_user_settings import LINES, _new_repo, _stored_diff
 
 from sacscale.pipeline.recordable_checkout import CheckoutRefused
 

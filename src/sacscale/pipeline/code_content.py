@@ -190,8 +190,7 @@ def new_files(top: str, tree: dict[bytes, tuple[bytes, str]], ignored: Callable)
     files do not ignore, outside NOT_SOURCE, submodules and nested repositories; a folder the
     rules ignore is not entered (as git does not)."""
     skip = {os.fsencode(d) for d in NOT_SOURCE} | {p for p, (mode, _) in tree.items() if mode == SUBMODULE}
-    tracked = {os.path.dirname(p) for p in tree}
-    tracked |= {os.path.dirname(p) for p in tracked}  # enough to tell a folder tracked files lie under
+    tracked = {p[:i] for p in tree for i, byte in enumerate(p) if byte == ord("/")}  # every folder of a tracked file
     level, found = [b""], []
     while level:
         entries = [e for folder in level for e in _entries(top, folder, skip, tracked)]

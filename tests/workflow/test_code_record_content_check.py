@@ -115,3 +115,15 @@ def test_the_dirty_flag_is_the_stored_diffs_answer(repo, tmp_path):
     verify_env._write_diff(env, str(tmp_path / "source.diff"))
     assert env["project"]["diff"]["bytes"] > 0
     assert env["project"]["dirty"] is True and env["workdir"]["git"]["dirty"] is True
+
+
+def test_files_a_sparse_checkout_leaves_out_are_no_change(repo, tmp_path):
+    (repo / "docs").mkdir()
+    (repo / "docs" / "x.md").write_text("x\n")
+    _git(repo, "add", "docs")
+    _git(repo, "commit", "-qm", "docs")
+    _git(repo, "sparse-checkout", "set", "--cone", "src")
+    assert not (repo / "docs").exists()
+    assert _stored_diff(repo, tmp_path) == b""
+    (repo / "src" / "a.py").write_text(LINES + "# changed\n")
+    assert b"+# changed" in _stored_diff(repo, tmp_path)

@@ -116,8 +116,17 @@ def _same_once_converted(top: str, path: bytes, oid: str) -> bool:
 
 
 def changed_on_disk(top: str, tree: dict[bytes, tuple[bytes, str]]) -> list[bytes]:
-    """HEAD's files whose bytes, mode or kind on disk are not as committed."""
-    return [p for p, (mode, oid) in sorted(tree.items()) if mode != SUBMODULE and _differs(top, p, mode, oid)]
+    """HEAD's files whose bytes, mode or kind on disk are not as committed; a file a sparse
+    checkout left out (absent, and skip-worktree in the index) is no change: it is not there
+    to run."""
+    changed = [p for p, (mode, oid) in sorted(tree.items()) if mode != SUBMODULE and _differs(top, p, mode, oid)]
+    absent = [p for p in changed if not os.path.lexists(os.path.join(os.fsencode(top), p))]
+    return [p for p in changed if p not in _sparse_left_out(top)] if absent else changed
+
+
+def _sparse_left_out(top: str) -> set[bytes]:
+    out = run_git(["ls-files", "-v", "-z"], top, timeout=300, check=True).stdout
+    return {field[2:] for field in out.split(b"\0") if field[:2] == b"S "}
 
 
 def committed_ignore_rules(top: str, tree: dict[bytes, tuple[bytes, str]], folder: str) -> Callable:

@@ -150,7 +150,8 @@ def committed_ignore_rules(top: str, tree: dict[bytes, tuple[bytes, str]], folde
         out = run_git(["check-ignore", "--no-index", "-z", "--stdin"], folder, stdin=b"\0".join(paths) + b"\0",
                       timeout=300)
         if out.returncode not in (0, 1):
-            raise CheckoutUnreadable(0, f"{top}: its committed .gitignore files cannot be read: {out.stderr!r}")
+            reason = (out.stderr.decode(errors="replace").strip().splitlines() or ["no reason given"])[-1]
+            raise CheckoutUnreadable(0, f"{top}: git cannot judge new files by the commit's .gitignore ({reason})")
         return set(filter(None, out.stdout.split(b"\0")))
     return ignored
 

@@ -20,10 +20,13 @@ from sacscale.scratch import scratch_folder
 # user's global excludes file hides a file (the checkout's own info/exclude is left out by
 # UNTRACKED); no user's global attributes file sets a filter or diff driver that rewrites
 # what is compared (each repository's own info/attributes is judged: info_attributes_path); the
-# index's stat data is not trusted over the files' content; and verify's `git apply` takes
-# a patch with trailing spaces as the pipeline wrote it.
+# index's stat data is not trusted over the files' content (nor compared by size and mtime
+# only); file names are compared by case and by bytes; a link, an executable bit are seen as
+# they are; and verify's `git apply` takes a patch with trailing spaces as the pipeline wrote it.
 PINNED_CONFIG = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.excludesFile=",
-                 "-c", "core.attributesFile=", "-c", "core.ignoreStat=false", "-c", "apply.whitespace=nowarn")
+                 "-c", "core.attributesFile=", "-c", "core.ignoreStat=false", "-c", "core.checkStat=default",
+                 "-c", "core.trustctime=true", "-c", "core.ignoreCase=false", "-c", "core.precomposeUnicode=false",
+                 "-c", "core.symlinks=true", "-c", "core.fileMode=true", "-c", "apply.whitespace=nowarn")
 
 # a diff `git apply` rebuilds the tree from: three lines of context (whatever diff.context
 # says), a submodule as its gitlink line (diff.submodule=log or =diff store no patch, or the
@@ -119,9 +122,11 @@ def git_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     is added after. Optional locks are off: reading does not rewrite the checkout's index.
     The system attributes file (/etc/gitattributes) is not read: its filter would rewrite what
     is compared as a user's would. The system config is still read (GIT_CONFIG_NOSYSTEM is
-    not set): a committed .gitattributes filter, such as LFS's, needs its config from there."""
+    not set): a committed .gitattributes filter, such as LFS's, needs its config from there.
+    Replace refs are not followed: a commit, tree or file replaced by another would be
+    compared as the replacement while `rev-parse HEAD` names the original."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    return {**env, "GIT_OPTIONAL_LOCKS": "0", "GIT_ATTR_NOSYSTEM": "1", **(extra or {})}
+    return {**env, "GIT_OPTIONAL_LOCKS": "0", "GIT_ATTR_NOSYSTEM": "1", "GIT_NO_REPLACE_OBJECTS": "1", **(extra or {})}
 
 
 def git_command(args: Sequence[str | bytes], top: str | bytes | None = None) -> list[str | bytes]:
@@ -130,14 +135,32 @@ def git_command(args: Sequence[str | bytes], top: str | bytes | None = None) -> 
     return ["git", *PINNED_CONFIG, *where, *args]
 
 
+class GitFailed(subprocess.CalledProcessError):
+    """git refused to read the checkout (a corrupt index, a repository it does not trust):
+    shown as git's own reason, not as its command line."""
+
+    def __str__(self) -> str:
+        err = self.stderr.decode(errors="replace") if isinstance(self.stderr, bytes) else (self.stderr or "")
+        lines = [line.strip() for line in err.splitlines() if line.strip()]
+        reason = next((line for line in lines if line.startswith("fatal:")), lines[-1] if lines else "no reason given")
+        where = next((self.cmd[i + 1] for i, a in enumerate(self.cmd[:-1]) if a == "-C"), None)
+        command = next((a for a in self.cmd[1 + len(PINNED_CONFIG) + (2 if where is not None else 0):]), "")
+        shown = os.fsdecode(command) if isinstance(command, bytes) else command
+        place = f" in {os.fsdecode(where)}" if where is not None else ""
+        return f"git {shown}{place} failed (exit status {self.returncode}): {reason}"
+
+
 def run_git(args: Sequence[str | bytes], top: str | bytes | None = None, *, extra_env: dict[str, str] | None = None,
             timeout: float = 60, cwd: str | os.PathLike | None = None, text: bool = False,
-            check: bool = False) -> subprocess.CompletedProcess:
+            check: bool = False, stdin: bytes | None = None) -> subprocess.CompletedProcess:
     """Run git as git_command builds it, with git_environment; output captured (bytes, or
-    text with undecodable bytes replaced). Raises what subprocess.run raises."""
-    return subprocess.run(git_command(args, top), capture_output=True, timeout=timeout, cwd=cwd,
-                          env=git_environment(extra_env), check=check,
-                          **({"text": True, "errors": "replace"} if text else {}))
+    text with undecodable bytes replaced). With `check`, GitFailed where git exits non-zero;
+    else raises what subprocess.run raises."""
+    out = subprocess.run(git_command(args, top), capture_output=True, timeout=timeout, cwd=cwd, input=stdin,
+                         env=git_environment(extra_env), **({"text": True, "errors": "replace"} if text else {}))
+    if check and out.returncode != 0:
+        raise GitFailed(out.returncode, out.args, out.stdout, out.stderr)
+    return out
 
 
 def _hidden_by_index_flags(top: str) -> tuple[list[bytes], list[bytes]]:
@@ -173,6 +196,6 @@ def content_index(top: str) -> Iterator[dict[str, str]]:
         shutil.copyfile(os.path.join(os.fsencode(top), real), env["GIT_INDEX_FILE"])
         for flag, names in (("--no-skip-worktree", skipped), ("--no-assume-unchanged", assumed)):
             if names:
-                subprocess.run(git_command(["update-index", flag, "-z", "--stdin"], top), input=b"\0".join(names),
-                               capture_output=True, timeout=300, env=git_environment(env), check=True)
+                run_git(["update-index", flag, "-z", "--stdin"], top, stdin=b"\0".join(names), extra_env=env,
+                        timeout=300, check=True)
         yield env

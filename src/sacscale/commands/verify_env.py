@@ -28,6 +28,7 @@ from sacscale.atomic import write_json
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._inputs import BadInput, read_json, refuse_one_file, refuse_output_on_input
 from sacscale.eval.gl_backend import render_status
+from sacscale.git_command import GitFailed
 from sacscale.pipeline.environment import (COMMAND_MODULES, HOOKS, LEARNER_CLASS, LEARNER_MODULE, check_plan, collect,
                                            plan_problem, write_source_diff)
 from sacscale.pipeline.recordable_checkout import CheckoutRefused, CheckoutUnreadable
@@ -65,6 +66,17 @@ def run(args: argparse.Namespace) -> int:
     except CheckoutUnreadable as exc:  # what the file system refuses: exit 1, as for other commands
         say(f"sacscale verify-env: error: --diff-output: the code cannot be recorded: {exc.strerror}", file=sys.stderr)
         return 1
+    except GitFailed as exc:  # git's own refusal to read the checkout (a corrupt index): its reason
+        say(f"sacscale verify-env: error: the code cannot be recorded: {exc}", file=sys.stderr)
+        return 1
+
+
+def _collect() -> dict:
+    """The environment record; BadInput where the checkout git finds will not be read."""
+    try:
+        return collect()
+    except CheckoutRefused as exc:
+        raise BadInput(f"the code cannot be recorded: {exc}") from None
 
 
 def _write_diff(env: dict, path: str) -> None:
@@ -79,6 +91,9 @@ def _write_diff(env: dict, path: str) -> None:
         env["project"]["diff"] = write_source_diff(env["project"], Path(path))
     except CheckoutRefused as exc:
         raise BadInput(f"--diff-output: the code cannot be recorded: {exc}") from None
+    workdir = env.get("workdir", {}).get("git", {})
+    if workdir.get("repository") and workdir.get("path") == env["project"].get("path"):
+        workdir["dirty"] = env["project"]["dirty"]  # one checkout: one answer, the stored diff's
 
 
 def _verify_env(args: argparse.Namespace) -> int:
@@ -86,7 +101,7 @@ def _verify_env(args: argparse.Namespace) -> int:
     refuse_output_on_input([("--output", args.output), ("--diff-output", args.diff_output)], [("--plan", args.plan)])
     plan = _plan(args.plan) if args.plan else None  # before anything is collected or written
     with holding_outputs(("--output", args.output), ("--diff-output", args.diff_output)):  # a record and its patch
-        env = collect()
+        env = _collect()
         if args.diff_output:
             _write_diff(env, args.diff_output)
         problems: list[str] = []

@@ -23,9 +23,11 @@ from sacscale.atomic import atomic_write_bytes
 from sacscale.cpus import available_cpus, format_cpu_list, parse_cpu_list
 from sacscale.git_command import PATCH_OPTIONS, UNTRACKED, content_index, run_git
 from sacscale.hashes import sha256_file
+from sacscale.pipeline.checkout_of_project import not_this_checkout, refuse_distrusted, refuse_odd_git_files
+from sacscale.pipeline.code_content import check_record
 from sacscale.pipeline.overrides import check_replay_memory, planned_extra_problem, replay_rows_per_env
 from sacscale.pipeline.plan_values import DEVICES, PlanError, shown
-from sacscale.pipeline.recordable_checkout import NOT_SOURCE, refuse_unrecordable
+from sacscale.pipeline.recordable_checkout import NOT_SOURCE, CheckoutRefused, refuse_unrecordable
 from sacscale.shapes import Maybe, record_problem
 
 LEARNER_MODULE = "sacscale.learn.learner"
@@ -74,7 +76,9 @@ def source_diff(top: str) -> tuple[bytes, list[str], list[dict]]:
             raise RuntimeError(f"git diff --no-index {name}: {out.stderr.decode(errors='replace').strip()}")
         stored.append(name)
         parts.append(out.stdout)
-    return b"".join(parts), stored, listed
+    patch = b"".join(parts)
+    check_record(top, patch, stored, listed)
+    return patch, stored, listed
 
 
 def write_source_diff(project: dict, path: Path) -> dict:
@@ -87,6 +91,9 @@ def write_source_diff(project: dict, path: Path) -> dict:
         note = ("git diff HEAD --binary plus untracked files as new files, outside " + ", ".join(NOT_SOURCE)
                 + f"; untracked files over {STORE_LIMIT_BYTES // 1024} KiB are listed, not stored")
     atomic_write_bytes(path, data)
+    if project.get("repository"):
+        # one source: the record is dirty exactly when its stored diff holds or lists a change
+        project["dirty"] = bool(data or listed)
     commit = project.get("commit")
     info = {"file": path.name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
             "untracked_files": untracked, "how": note,
@@ -165,14 +172,21 @@ def _status(top: str) -> list[list[bytes]] | None:
     return status_entries(out.stdout) + [[name] for name in new.stdout.split(b"\0") if name]
 
 
-def git_state(path: Path) -> dict:
+def git_state(path: Path, package: bool = False) -> dict:
+    """The checkout holding `path` (the package's own folder when `package`: its files must be
+    tracked there): commit, branch, dirty. CheckoutRefused where git will not read it."""
     if not shutil.which("git"):
         return {"path": str(path), "repository": None, "error": "git is not installed"}
     probe = run_git(["rev-parse", "--show-toplevel"], str(path))
     if probe.returncode != 0:
+        refuse_distrusted(probe.stderr, str(path))
         error = probe.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["unknown"]
         return {"path": str(path), "repository": False, "error": error[0]}
     top = os.fsdecode(probe.stdout.rstrip(b"\n"))
+    elsewhere = not_this_checkout(str(path), top, package)
+    if elsewhere:
+        return {"path": str(path), "repository": False, "error": elsewhere}
+    refuse_odd_git_files(top)
     entries = _status(top)
     # "dirty" means the code differs from the commit, as the stored diff does: the run set's
     # own outputs (results/<set>/ appears before verify_env runs) do not make a clean checkout dirty;
@@ -208,7 +222,7 @@ def project_state(package_dir: Path) -> dict:
     or, for a copy installed outside any checkout (pip install .), the working directory's
     checkout when its src/sacscale is the same code, so the commit and the stored diff
     still rebuild it. A copy that differs is recorded as such, without a commit."""
-    state = git_state(package_dir)
+    state = git_state(package_dir, package=True)
     if state.get("repository") is not False:  # a checkout, or no git at all
         return state
     workdir = git_state(Path.cwd())
@@ -219,6 +233,15 @@ def project_state(package_dir: Path) -> dict:
         return state | {"installed_copy_of": workdir["path"], "installed_copy_differs": differences[:50]}
     return workdir | {"located_by": f"the working directory's checkout: the installed copy at {package_dir} "
                                     "has the same Python files as its src/sacscale"}
+
+
+def code_state(package_dir: Path) -> dict:
+    """project_state for a run's record: where git will not read the checkout now, its reason
+    as the record's error (no commit can be named), not a failed run."""
+    try:
+        return project_state(package_dir)
+    except CheckoutRefused as exc:
+        return {"path": str(package_dir), "repository": None, "error": str(exc)}
 
 
 def _version(module: str) -> str | None:

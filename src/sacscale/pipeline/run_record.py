@@ -62,7 +62,7 @@ from sacscale.long_names import error_text
 from sacscale.locks import (RECORDED_IN_VARIABLE, TRAINER_LOCK, HeldBeside, UntrustedLock, holder_beside, lock_beside,
                              lock_file_beside)
 from sacscale.pipeline.completed_run import compress_rank_events, move_learning_state, not_in_place
-from sacscale.pipeline.environment import host_info, project_state
+from sacscale.pipeline.environment import code_state, host_info
 from sacscale.pipeline.folder_options import folder_path, optional_folder_path, work_folder_path
 from sacscale.pipeline.machine_lock import LockError, MachineBusy, training_machine
 from sacscale.pipeline.moves import SourceLeft, move
@@ -110,7 +110,7 @@ def _move_aside(path: Path, attic: Path, why: str) -> Path | None:
 def _code_state() -> dict:
     """The commit (and dirty flag) of the code that ran: verify checks it against the
     environment record of the run set."""
-    state = project_state(Path(sacscale.__file__).resolve().parent)
+    state = code_state(Path(sacscale.__file__).resolve().parent)
     # commit and dirty always (null outside a checkout): verify requires both of a set made here
     return {k: state.get(k) for k in ("commit", "dirty", "error") if k != "error" or k in state}
 

@@ -14,9 +14,13 @@ child's own sys.path entries (PYTHONPATH, a script's folder) are kept.
 `python -m sacscale ...` (and `-m sacscale.cli`, torchrun's form) is such an interpreter
 itself: the package takes the working folder off its own path as it is first imported
 (`working_folder_off_own_path`), before any other module of ours or of the libraries is
-read, so a sourceless `json.pyc` there (ignored by git, so in no record) is not run. What
-Python's module runner read before the package (importlib, warnings, functools, ...) is
-judged instead: one found in the working folder refuses the command."""
+read from it. Python's module runner has read a few standard modules before that (importlib,
+warnings, functools, ...) with the folder first on the path: one planted there has already run
+as this user, and can have put the real module back in sys.modules since. So the folder's
+files are judged, not sys.modules: a module there named as a standard library module refuses
+the command. That is evidence, not protection: the planted code ran first and could have
+removed itself, and a planted `sacscale/` package runs in place of ours, which then never runs.
+Only the `sacscale` command and `python -P -m sacscale` never read the working folder."""
 
 from __future__ import annotations
 
@@ -24,7 +28,16 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from importlib.machinery import PathFinder
+from importlib.machinery import (
+    BYTECODE_SUFFIXES,
+    EXTENSION_SUFFIXES,
+    SOURCE_SUFFIXES,
+    ExtensionFileLoader,
+    FileFinder,
+    FrozenImporter,
+    SourceFileLoader,
+    SourcelessFileLoader,
+)
 
 SAFE_PATH_VARIABLE = "PYTHONSAFEPATH"
 
@@ -46,23 +59,26 @@ def working_folder_off_child_paths() -> Iterator[None]:
 
 def module_runner_problem() -> str | None:
     """For `python -m sacscale...`: the working folder off this interpreter's path
-    (working_folder_off_own_path); the line that refuses the command where a module was
-    already read from it, else None."""
-    shadowed = working_folder_off_own_path()
-    if not shadowed:
+    (working_folder_off_own_path); the line that refuses the command where the folder holds a
+    module Python's module runner could have read from it before the package, else None."""
+    planted = working_folder_off_own_path()
+    if not planted:
         return None
-    return (f"sacscale: error: python -m read {', '.join(shadowed)} from the working folder {os.getcwd()} before "
-            "sacscale started, not the standard library's or an installed package's: remove it, or run the "
-            "`sacscale` command (or `python -P -m sacscale`), which leaves the working folder off the import path")
+    proven = all(getattr(sys.modules.get(name), "__file__", None) == file for name, file in planted)
+    return (f"sacscale: error: python -m {'has already run' if proven else 'may already have run'} "
+            f"{', '.join(f'{name} ({file})' for name, file in planted)} from the working folder {os.getcwd()} "
+            f"as this user (uid {os.getuid()}), before sacscale started, in place of the library module of that "
+            "name: check what it did and remove it, then run the `sacscale` command (or `python -P -m sacscale`), "
+            "which never reads the working folder")
 
 
-def working_folder_off_own_path() -> list[str]:
+def working_folder_off_own_path() -> list[tuple[str, str]]:
     """For an interpreter started with `-m`: the working folder Python put first on sys.path
     taken off it (as -P does), unless -P or PYTHONSAFEPATH already kept it off. Where the
     package itself is in that folder (run from src/) the folder goes last instead: the code is
     still found, by spawned children too (they take this path), after the standard library
-    and the installed packages. Returns what was read from the folder before this ran, where
-    the rest of the path finds another module of that name (or none): `name (file)` each."""
+    and the installed packages. Returns the modules in the folder that Python's start-up could
+    have imported from it before this ran (planted_modules)."""
     if sys.flags.safe_path or not sys.path:
         return []
     try:
@@ -74,23 +90,28 @@ def working_folder_off_own_path() -> list[str]:
     del sys.path[0]
     if os.path.dirname(os.path.dirname(os.path.abspath(__file__))) == here:
         sys.path.append(here)
-    return _shadowing(here)
+    return planted_modules(here)
 
 
-def _shadowing(folder: str) -> list[str]:
-    """Top-level modules already imported from `folder` that the rest of the path would not
-    have given: the working folder's own module stood in for a library's."""
+def planted_modules(folder: str) -> list[tuple[str, str]]:
+    """`(name, file)` for each module `folder` holds, found there as the import system would
+    (`name.py`, a sourceless `name.pyc`, an extension `name.*.so`, a package `name/__init__.*`),
+    whose name is a standard library module's. Judged by the files, not by sys.modules: a
+    planted module that ran can have put the real one back there."""
+    finder = FileFinder(folder, (ExtensionFileLoader, EXTENSION_SUFFIXES), (SourceFileLoader, SOURCE_SUFFIXES),
+                        (SourcelessFileLoader, BYTECODE_SUFFIXES))
     found = []
-    for name, module in list(sys.modules.items()):
-        file = getattr(module, "__file__", None)
-        if "." in name or name == "sacscale" or not isinstance(file, str):
-            continue
-        where = os.path.dirname(os.path.abspath(file))
-        if os.path.basename(file).startswith("__init__."):
-            where = os.path.dirname(where)
-        if where != folder:
-            continue
-        spec = PathFinder.find_spec(name, sys.path)
-        if spec is None or spec.origin is None or os.path.abspath(spec.origin) != os.path.abspath(file):
-            found.append(f"{name} ({file})")
+    for name in sorted(_names_found_on_the_path()):
+        spec = finder.find_spec(name)
+        if spec is not None and spec.loader is not None and spec.origin:  # a bare folder only adds a portion
+            found.append((name, spec.origin))
     return found
+
+
+def _names_found_on_the_path() -> set[str]:
+    """The standard library's top-level module names, less the ones built in or frozen (the
+    interpreter finds those before it looks at the path). Python's start-up reads nothing else
+    by name before our package once the folder is on the path (site and .pth files ran before
+    it was put there); a module of another name read from it was imported by one of these."""
+    return {name for name in sys.stdlib_module_names
+            if name not in sys.builtin_module_names and FrozenImporter.find_spec(name) is None}

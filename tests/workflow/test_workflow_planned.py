@@ -108,8 +108,11 @@ def test_a_recorded_matrix_of_the_wrong_shape_is_named(workflow_dir):
      "gpus[8].index: GPU 0 is listed twice (gpus[0] too), each GPU once"),
     (lambda m: m["configs"]["n2_pool"].update(learner_cpus=["1", "1"]),  # both learners in rank 0's pool 1-13
      "configs.n2_pool.learner_cpus: rank 0's learner CPUs 1 are in a collector pool (cpu_pools)"),
+    (lambda m: m["configs"]["n2_pool"].update(devices="0,9"),  # its pool's node was not judged, and it was planned
+     "configs.n2_pool.devices: GPU 9 is not in the matrix's gpus (it lists GPUs 0-7), so its pool's NUMA node "
+     "cannot be judged"),
 ], ids=["cpu_pools", "overrides", "num_envs", "pair", "order", "nodes", "gpu_node", "learner_cpus", "gpu_twice",
-        "learner_cpus_in_a_pool"])
+        "learner_cpus_in_a_pool", "device_off_gpus"])
 def test_a_recorded_matrix_field_of_the_wrong_type_is_named(workflow_dir, edit, says):
     recorded_matrix(workflow_dir, edit)
     _refused(workflow_dir, f"config error: planner.matrix matrix.json: {says}; correct the file or record it again "
@@ -142,9 +145,13 @@ ONE_GPU = Host(cuda_devices=1, cpus=frozenset(range(224)))
      "largest pool of configs"),
     (lambda m: m["gpus"][0].update(index=1000), "gpus[0].index: 1000 is not a GPU's number from 0 to 999 (a run "),
     (lambda m: m["gpus"][0].update(node=10**30), "gpus[0].node: 1000000000000000000000000000000 is not a NUMA node's "),
+    # a GPU the topology does not place: its pools' node could not be judged
+    (lambda m: m["gpus"][4].update(node=5), "gpus[4].node: NUMA node 5 is not in the matrix's nodes (it lists nodes "
+                                            "0-1), so the CPUs of GPU 4's pools cannot be judged"),
+    (lambda m: m["configs"]["n2_pool"].update(devices="0,9"), "configs.n2_pool.devices: GPU 9 is not in the "),
 ], ids=["nodes", "node_cpus", "node_name", "gpu_index", "gpu_entry", "gpu_node", "smt", "pool_threads", "gpu_twice",
         "cpu_on_two_nodes", "cpu_twice_on_a_node", "node_written_twice", "pool_threads_huge", "gpu_index_huge",
-        "gpu_node_huge"])
+        "gpu_node_huge", "gpu_node_off_nodes", "device_off_gpus"])
 def test_auto_on_a_gpu_host_names_a_recorded_matrix_field_of_the_wrong_type(tmp_path, edit, says):
     # preset auto on a GPU host judges the named presets' pools by the matrix's nodes and
     # gpus before any preset is chosen: a wrong field there was a Python error

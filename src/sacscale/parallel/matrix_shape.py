@@ -92,8 +92,9 @@ def check_matrix_topology(matrix: dict) -> None:
     """TopologyError for the first of the matrix's topology fields (`nodes`, `gpus`, `smt`,
     `pool_threads`, `reason`, `source`) whose type is not what `sacscale plan-matrix` writes:
     the planner judges a preset's pools by its `nodes` and `gpus`; nor a GPU or a CPU listed
-    twice, nor a number past what it counts. A field left out passes (the topology is then
-    unknown)."""
+    twice, nor a number past what it counts, nor a GPU on a node `nodes` does not list or a
+    configuration's GPU `gpus` does not list (the planner could not judge that GPU's pools). A
+    field left out passes (the topology is then unknown)."""
     for field, check in TOPOLOGY_FIELDS.items():
         if matrix.get(field) is not None and (wanted := check(matrix[field])):
             raise _wrong(field, matrix[field], wanted)
@@ -101,7 +102,8 @@ def check_matrix_topology(matrix: dict) -> None:
         for field, check in GPU_FIELDS.items():
             if wanted := check(gpu.get(field)):
                 raise _wrong(f"gpus[{index}].{field}", gpu.get(field), wanted)
-    problem = _gpu_listed_twice(matrix.get("gpus") or []) or _cpu_listed_twice(matrix.get("nodes") or {})
+    problem = (_gpu_listed_twice(matrix.get("gpus") or []) or _cpu_listed_twice(matrix.get("nodes") or {})
+               or _node_not_listed(matrix) or _device_not_listed(matrix))
     if problem:
         raise TopologyError(f"planner: {problem}; {REDO}")
     _check_pool_threads(matrix)
@@ -114,6 +116,32 @@ def _gpu_listed_twice(gpus: list) -> str | None:
         earlier = first.setdefault(gpu["index"], position)
         if earlier != position:
             return f"gpus[{position}].index: GPU {gpu['index']} is listed twice (gpus[{earlier}] too), each GPU once"
+    return None
+
+
+def _node_not_listed(matrix: dict) -> str | None:
+    """A GPU on a NUMA node the matrix's `nodes` does not list, where it lists any."""
+    nodes = matrix.get("nodes") or {}
+    for position, gpu in enumerate(matrix.get("gpus") or [] if nodes else []):
+        if str(gpu["node"]) not in nodes:
+            listed = format_cpu_list(int(node) for node in nodes)
+            return (f"gpus[{position}].node: NUMA node {gpu['node']} is not in the matrix's nodes (it lists nodes "
+                    f"{listed}), so the CPUs of GPU {gpu['index']}'s pools cannot be judged")
+    return None
+
+
+def _device_not_listed(matrix: dict) -> str | None:
+    """A GPU a configuration's devices name that the matrix's `gpus` does not list, where it
+    lists any (devices that are no GPU list are named when the run configuration is checked)."""
+    listed = {gpu["index"] for gpu in matrix.get("gpus") or []}
+    configs = matrix.get("configs") if listed and isinstance(matrix.get("configs"), dict) else {}
+    for cname, entry in configs.items():
+        devices = entry.get("devices") if isinstance(entry, dict) else None
+        words = devices.replace(" ", "").split(",") if isinstance(devices, str) else []
+        for device in (int(w) for w in words if w.isascii() and w.isdigit()):
+            if device not in listed:
+                return (f"configs.{cname}.devices: GPU {device} is not in the matrix's gpus (it lists GPUs "
+                        f"{format_cpu_list(listed)}), so its pool's NUMA node cannot be judged")
     return None
 
 

@@ -17,9 +17,10 @@ itself: the package takes the working folder off its own path as it is first imp
 read from it. Python's module runner has read a few standard modules before that (importlib,
 warnings, functools, ...) with the folder first on the path: one planted there has already run
 as this user, and can have put the real module back in sys.modules since. So the folder's
-files are judged, not sys.modules: a module there named as a standard library module refuses
-the command. That is evidence, not protection: the planted code ran first and could have
-removed itself, and a planted `sacscale/` package runs in place of ours, which then never runs.
+files are judged, not the modules sys.modules holds: a module there named as a standard
+library module imported by then refuses the command (one not imported yet is never read).
+That is evidence, not protection: the planted code ran first and could have removed itself,
+and a planted `sacscale/` package runs in place of ours, which then never runs.
 Only the `sacscale` command and `python -P -m sacscale` never read the working folder."""
 
 from __future__ import annotations
@@ -109,9 +110,12 @@ def planted_modules(folder: str) -> list[tuple[str, str]]:
 
 
 def _names_found_on_the_path() -> set[str]:
-    """The standard library's top-level module names, less the ones built in or frozen (the
-    interpreter finds those before it looks at the path). Python's start-up reads nothing else
-    by name before our package once the folder is on the path (site and .pth files ran before
-    it was put there); a module of another name read from it was imported by one of these."""
+    """The standard library's top-level modules imported before our package (sys.modules holds
+    their names, whatever module a planted one put back under them), less the ones built in or
+    frozen (the interpreter finds those before it looks at the path). Python's start-up reads
+    nothing else by name before our package once the folder is on the path (site and .pth files
+    ran before it was put there); a module of another name read from it was imported by one of
+    these. A module not imported yet is never read from the folder, which is off the path now."""
     return {name for name in sys.stdlib_module_names
-            if name not in sys.builtin_module_names and FrozenImporter.find_spec(name) is None}
+            if name in sys.modules and name not in sys.builtin_module_names
+            and FrozenImporter.find_spec(name) is None}

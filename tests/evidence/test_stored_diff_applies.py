@@ -1,7 +1,9 @@
 """The stored diff (source.diff) is `git diff HEAD` of the checkout at the recorded commit,
 so it applies to that commit's tree. A substitute diff, its size and hash rewritten in
 environment.json, was checked against nothing. A dirty tree's diff holds its change: an
-empty one beside a dirty flag rebuilds nothing."""
+empty one beside a dirty flag rebuilds nothing, judged by the file the set holds (a size
+recorded as 0.0 or false passed), and a change listed by a name git never gives
+(`results/../src/...`) is not taken for an output folder's."""
 
 import hashlib
 import json
@@ -10,7 +12,12 @@ import pytest
 from set_copies import REPO, made_current
 
 from sacscale.evidence import code_history
-from sacscale.evidence.stored_diff import diff_apply_findings, dirty_without_diff_problems
+from sacscale.evidence.stored_diff import (
+    diff_apply_findings,
+    diff_findings,
+    dirty_without_diff_problems,
+    listed_name_problems,
+)
 from sacscale.evidence.verify import verify
 
 COMMIT = "881e5c75bedf4c78f73efe3bce235ce4e39aca7f"  # h200x1_shared_short's
@@ -65,22 +72,70 @@ def test_an_empty_diff_needs_no_check(tmp_path):
     assert diff_apply_findings(tmp_path, _env("0" * 40), REPO) == ([], [])
 
 
-def test_a_dirty_tree_with_an_empty_stored_diff_is_named(work):
-    """The record of a checkout whose change its diff missed (dirty, 0 bytes, nothing listed
-    as left out), every record consistent: the commit and diff rebuild other code."""
+DIRTY_EMPTY = ("set: code dirty: environment.json says True ({}), its stored diff source.diff is empty (0 bytes) "
+               "and lists no file left out of it: the commit and the diff cannot rebuild the code that ran (the "
+               "pipeline's verify-env stores every change of a dirty tree)")
+
+
+def _dirty_with_empty_diff(work, changed: str, **diff):
+    """The set's record edited to a dirty tree whose stored diff is empty, every record consistent."""
     _substitute(work, b"")
     env_file = work / "environment.json"
     env = json.loads(env_file.read_text())
-    env["project"].update(changed_files=["src/sacscale/usage.py"], changed_count=1)
-    env["project"]["diff"]["untracked_files"] = []
+    env["project"].update(changed_files=[changed], changed_count=1)
+    env["project"]["diff"].update(untracked_files=[], **diff)
     env_file.write_text(json.dumps(env, indent=2))
     made_current(work)
-    result = verify(work)
+    return verify(work)
+
+
+def test_a_dirty_tree_with_an_empty_stored_diff_is_named(work):
+    """The record of a checkout whose change its diff missed (dirty, 0 bytes, nothing listed
+    as left out), every record consistent: the commit and diff rebuild other code."""
+    result = _dirty_with_empty_diff(work, "src/sacscale/usage.py")
     assert not result.ok
-    assert ("set: code dirty: environment.json says True (src/sacscale/usage.py), its stored diff source.diff is "
-            "empty (0 bytes) and lists no file left out of it: the commit and the diff cannot rebuild the code that "
-            "ran (the pipeline's verify-env stores every change of a dirty tree)") in result.records, result.records
+    assert DIRTY_EMPTY.format("src/sacscale/usage.py") in result.records, result.records
     assert not (result.changed or result.missing or result.extra or result.derived), result.problems()
+
+
+@pytest.mark.parametrize("size", [0.0, False], ids=["float", "bool"])
+def test_an_empty_diff_whose_size_is_recorded_as_another_kind_is_named(work, size):
+    """0.0 == 0 and false == 0 in Python: the size compared equal and the dirty check skipped it."""
+    result = _dirty_with_empty_diff(work, "src/sacscale/cli.py", bytes=size)
+    assert not result.ok
+    assert DIRTY_EMPTY.format("src/sacscale/cli.py") in result.records, result.records
+    assert (f"set: stored diff: environment.json project.diff.bytes is {str(size)!r} ({type(size).__name__}), not a "
+            "whole number: the pipeline records 'source.diff''s size in bytes") in result.records, result.records
+
+
+def test_a_change_named_through_an_output_folder_is_named(work):
+    """`results/../src/sacscale/cli.py` is code: its first word is not its folder."""
+    result = _dirty_with_empty_diff(work, "results/../src/sacscale/cli.py")
+    assert not result.ok
+    assert DIRTY_EMPTY.format("results/../src/sacscale/cli.py") in result.records, result.records
+    assert ("set: changed files: environment.json project.changed_files lists 'results/../src/sacscale/cli.py', not "
+            "a name git gives (relative to the checkout, with no '.', '..' or empty part): the file it names is not "
+            "where it reads, and the record was not written by the pipeline") in result.records, result.records
+
+
+@pytest.mark.parametrize("name", ["results/../src/x.py", "./results/x", "/results/x", "results//x", "results/./x",
+                                  "", "results/x -> ../src/y.py", "results/x//"])
+def test_names_git_does_not_give_are_named_in_every_list(empty_diff, name):
+    last = name.split(" -> ")[-1]
+    big = {"path": last, "bytes": 300_000, "sha256": "0" * 64}
+    env = _dirty_empty(changed_files=[name], changed_count=1, diff={"untracked_files": [last],
+                                                                    "untracked_not_stored": [big]})
+    assert [line.split(" lists ")[0] for line in listed_name_problems(env)] == [
+        f"set: changed files: environment.json project.{field}"
+        for field in ("changed_files", "diff.untracked_files", "diff.untracked_not_stored")]
+    # nor is such a change taken for an output folder's
+    assert dirty_without_diff_problems(empty_diff, _dirty_empty(changed_files=[name], changed_count=1))
+
+
+def test_names_git_gives_pass():
+    names = ["src/sacscale/usage.py", "results/h200x1_ref/", "vendor/lib/", "a\\xff b.py", "old.py -> new.py", "..x/y."]
+    assert listed_name_problems(_dirty_empty(changed_files=names, changed_count=len(names),
+                                             diff={"untracked_files": names})) == []
 
 
 def _dirty_empty(**project):
@@ -88,17 +143,35 @@ def _dirty_empty(**project):
     return {"project": {"commit": COMMIT, "dirty": True, "diff": diff} | project}
 
 
-def test_a_dirty_tree_whose_change_is_listed_as_left_out_is_not_named():
+@pytest.fixture
+def empty_diff(tmp_path):
+    (tmp_path / "source.diff").write_bytes(b"")
+    return tmp_path
+
+
+def test_an_empty_stored_file_is_judged_whatever_size_the_record_gives(empty_diff, tmp_path):
+    """The file the set holds is what rebuilds the code, not the number beside it."""
+    env = _dirty_empty(changed_files=["src/sacscale/cli.py"], changed_count=1, diff={"bytes": 123})
+    assert dirty_without_diff_problems(empty_diff, env) == [DIRTY_EMPTY.format("src/sacscale/cli.py")]
+    (empty_diff / "source.diff").unlink()
+    assert "its stored diff source.diff is absent from the set and" in dirty_without_diff_problems(empty_diff, env)[0]
+    assert diff_findings(empty_diff, _dirty_empty(diff={"bytes": 0.0})) == ([
+        "set: stored diff: environment.json project.diff.bytes is '0.0' (float), not a whole number: the pipeline "
+        "records 'source.diff''s size in bytes"], [])
+
+
+def test_a_dirty_tree_whose_change_is_listed_as_left_out_is_not_named(empty_diff):
     big = {"path": "src/sacscale/weights.bin", "bytes": 300_000, "sha256": "0" * 64}
-    assert dirty_without_diff_problems(_dirty_empty(changed_files=["src/sacscale/weights.bin"], changed_count=1,
-                                                    diff={"untracked_not_stored": [big]})) == []
+    assert dirty_without_diff_problems(empty_diff, _dirty_empty(changed_files=["src/sacscale/weights.bin"],
+                                                                changed_count=1,
+                                                                diff={"untracked_not_stored": [big]})) == []
 
 
-def test_an_older_set_dirty_only_by_its_own_output_folder_is_not_named():
+def test_an_older_set_dirty_only_by_its_own_output_folder_is_not_named(empty_diff):
     """Sets made before the dirty flag counted only code: their own results/ folder made it true."""
     older = _dirty_empty(changed_files=["results/h200x1_ref_learning/"], changed_count=1)
-    assert dirty_without_diff_problems(older) == []
+    assert dirty_without_diff_problems(empty_diff, older) == []
     # a list cut short, or a code file among the outputs, does not say the code was as committed
-    assert dirty_without_diff_problems(older | {"project": older["project"] | {"changed_count": 201}})
+    assert dirty_without_diff_problems(empty_diff, older | {"project": older["project"] | {"changed_count": 201}})
     mixed = _dirty_empty(changed_files=["results/x/", "results/y -> src/sacscale/usage.py"], changed_count=2)
-    assert dirty_without_diff_problems(mixed)
+    assert dirty_without_diff_problems(empty_diff, mixed)

@@ -84,9 +84,10 @@ def _write_diff(env: dict, path: str) -> None:
     cannot be recorded by it, or where the code that runs is bytecode git records nothing of."""
     stale = bytecode_problems()
     if stale:
-        more = f" (and {len(stale) - 1} more)" if len(stale) > 1 else ""
-        raise BadInput(f"--diff-output: the code cannot be recorded: {stale[0]}{more}: remove it (Python compiles "
-                       "the source again) and run again")
+        more = f", and {len(stale) - 1} more" if len(stale) > 1 else ""
+        raise BadInput(f"--diff-output: the code cannot be recorded: {stale[0]}, which this command may already have "
+                       f"run (it imports the package before it can judge its bytecode){more}: remove "
+                       f"{'them' if more else 'it'} (Python compiles the source again) and run again")
     try:
         env["project"]["diff"] = write_source_diff(env["project"], Path(path))
     except CheckoutRefused as exc:

@@ -25,7 +25,6 @@ from sacscale.evidence.model_record import MODEL_FILE, cost_problems, name_probl
 from sacscale.evidence.shared_facts import ABSENT as _ABSENT
 from sacscale.evidence.shared_facts import (
     cpu_findings,
-    diff_findings,
     dirty_problems,
     git_record_findings,
     gpu_problems,
@@ -50,7 +49,12 @@ from sacscale.evidence.pool_record import pool_record_problems
 from sacscale.evidence.preset_record import preset_findings
 from sacscale.evidence.recorded_commit import commit_findings, earliest_start, null_commit_problems
 from sacscale.evidence.recorded_time import recorded_at_findings
-from sacscale.evidence.stored_diff import diff_apply_findings, dirty_without_diff_problems
+from sacscale.evidence.stored_diff import (
+    diff_apply_findings,
+    diff_findings,
+    dirty_without_diff_problems,
+    listed_name_problems,
+)
 from sacscale.evidence import scope
 from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification, get_field, load_json, same_value
 from sacscale.evidence.train_meta_record import train_meta_problems
@@ -398,7 +402,8 @@ def _check_environment(root: Path, env: dict, result: Verification, strict: bool
         return
     probe = _optional_json(root, "correctness.json") if (root / "correctness.json").is_file() else None
     _agree(result, "set", set_facts(env, probe), strict)
-    result.records += gpu_problems(env) + dirty_problems(env) + dirty_without_diff_problems(env)
+    result.records += gpu_problems(env) + dirty_problems(env) + dirty_without_diff_problems(root, env)
+    result.records += listed_name_problems(env)
     for problems, notes in (git_record_findings(env, made_here), cpu_findings(env, made_here),
                             diff_findings(root, env, made_here),
                             diff_apply_findings(root, env)):

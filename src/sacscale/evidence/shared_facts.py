@@ -1,12 +1,12 @@
 """Facts that environment.json states and other records state again, for verify's records
 check (sacscale.evidence.records): the code's commit and dirty flag (run.json `code`), the
 torch and Python versions (train_meta.json; correctness.json for torch; environment.json's
-own `versions` and `torch`), the stored diff (environment.json `project.diff` against
-source.diff), and the CPUs (environment.json `cpu`: its available CPUs and counts against
-its own lscpu layout; each run's pinned CPUs, in train_meta.json, against that layout and
-its available CPUs; each CPU list one that parses), the GPUs (torch's against nvidia-smi's;
-every CUDA device the probe and the runs used, in plan.json, their commands and
-train_meta.json, against torch's list) and the interpreter (run.json `python`).
+own `versions` and `torch`), and the CPUs (environment.json `cpu`: its available CPUs and
+counts against its own lscpu layout; each run's pinned CPUs, in train_meta.json, against
+that layout and its available CPUs; each CPU list one that parses), the GPUs (torch's
+against nvidia-smi's; every CUDA device the probe and the runs used, in plan.json, their
+commands and train_meta.json, against torch's list) and the interpreter (run.json `python`).
+The stored diff is sacscale.evidence.stored_diff's.
 
 Each pair is written by the same pipeline from the same source (git, torch.__version__,
 the interpreter, the kernel), so a disagreement is a record edited or copied from elsewhere.
@@ -17,15 +17,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from pathlib import Path
 
 from sacscale.cpus import parse_cpu_list
-from sacscale.evidence.manifest import sha256_file
-from sacscale.evidence.result import EvidenceStructureError, load_json, same_value
+from sacscale.evidence.result import same_value
 
 ABSENT = object()  # a field the record does not hold (an older set's, or a trainer's that writes none)
-
-DIFF_REDUCED = "source_diff_reduced.json"  # a committed set whose stored diff was reduced after recording
 
 
 def opt(data, *keys):
@@ -300,15 +296,6 @@ def pool_findings(run_name: str, env: dict, meta: dict, strict: bool) -> tuple[l
     return problems, notes
 
 
-def _original(root: Path) -> tuple:
-    """(bytes, sha256) of the stored diff before it was reduced, as DIFF_REDUCED records it."""
-    try:
-        original = load_json(root, DIFF_REDUCED).get("original")
-    except EvidenceStructureError:
-        return (None, None)
-    return (original.get("bytes"), original.get("sha256")) if isinstance(original, dict) else (None, None)
-
-
 def _checkout_problems(project: dict, workdir: dict) -> list[str]:
     """The pipeline runs from the checkout it imports its code from (the workflow is that
     checkout's; sacscale.pipeline.environment project_state), so `project` and `workdir.git`
@@ -459,39 +446,3 @@ def git_record_findings(env: dict, strict: bool) -> tuple[list[str], list[str]]:
     more_problems, notes = _unknown_each(unrecorded, strict)
     pair_problems, pair_notes = checkout_pair_findings(env, strict)
     return problems + more_problems + pair_problems, notes + pair_notes
-
-
-def diff_findings(root: Path, env: dict, strict: bool = False) -> tuple[list[str], list[str]]:
-    """(problems, notes): the stored diff environment.json describes (file, bytes, sha256;
-    shown on the page) is source.diff as the set holds it, and a clean tree stored an empty one.
-    In a set made by this code (`strict`) a recorded commit comes with its diff: the pipeline's
-    verify-env always stores one (--diff-output), empty for a clean tree."""
-    diff = opt(env, "project", "diff")
-    if not isinstance(diff, dict) or not isinstance(diff.get("file"), str):
-        commit = opt(env, "project", "commit")
-        if strict and isinstance(commit, str):
-            return [f"set: stored diff: environment.json records commit {commit[:12]!r} but no project.diff, which "
-                    "the pipeline's verify-env always writes (empty for a clean tree): whether the code differed "
-                    "from the commit rests on nothing"], []
-        return [], []
-    name, recorded = diff["file"], (diff.get("bytes"), diff.get("sha256"))
-    path = root / name
-    problems = []
-    if opt(env, "project", "dirty") is False and recorded[0] not in (0, None):
-        problems.append(f"set: code dirty: environment.json says False, its stored diff {name} holds "
-                        f"{recorded[0]!r} bytes")
-    if "/" in name or name.startswith("."):
-        return problems + [f"set: stored diff: environment.json names {name[:60]!r}, not a file of the set"], []
-    if not path.is_file():
-        if recorded[0] == 0:
-            return problems, [f"{name}: environment.json records an empty diff (0 bytes); the set stores none"]
-        return problems + [f"set: stored diff: environment.json records {name} ({recorded[0]!r} bytes), "
-                           "the set has none"], []
-    held = (path.stat().st_size, sha256_file(path))
-    if held == recorded:
-        return problems, []
-    if (root / DIFF_REDUCED).is_file() and _original(root) == recorded:
-        return problems, [f"{name}: reduced after it was recorded ({DIFF_REDUCED} lists what was taken out): "
-                          "environment.json's size and hash are the original's"]
-    return problems + [f"set: stored diff: environment.json says {name} is {recorded[0]!r} bytes, sha256 "
-                       f"{str(recorded[1])[:12]!r}; it is {held[0]} bytes, sha256 {held[1][:12]!r}"], []

@@ -7,20 +7,26 @@ again from the source and compared as code objects (what runs: names, constants,
 line table; not the marshalled bytes, which differ between two compiles of one source). A
 module file with no source (`name.pyc` beside the package's modules) is importable too.
 
-Judged as this process would import (its optimisation level, PYTHONPYCACHEPREFIX); the
-pipeline's later processes read the same files unless someone writes them in between."""
+Every optimisation level's file is judged (`name.<tag>.pyc`, and `.opt-N.pyc`, which a
+process run with -O, -OO or PYTHONOPTIMIZE=N loads; a run's env may set PYTHONOPTIMIZE), each
+against the source compiled at that level. Only this interpreter's tag (cpython-311): another
+Python's bytecode cannot be compiled here to compare, and the runs use this interpreter (verify
+names a run.json `python` or train_meta.json version other than environment.json's).
+Judged where this process looks (PYTHONPYCACHEPREFIX); the pipeline's later processes read the
+same files unless someone writes them in between."""
 
 from __future__ import annotations
 
 import _imp
 import marshal
 import os
-from importlib.machinery import SourceFileLoader
+import sys
 from importlib.util import MAGIC_NUMBER, cache_from_source, source_hash
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 _HEADER = 16
+_RUN_WITH = {1: "-O or PYTHONOPTIMIZE=1", 2: "-OO or PYTHONOPTIMIZE=2"}
 
 
 def _would_load(pyc: bytes, source: Path, source_bytes: bytes) -> bool:
@@ -39,22 +45,58 @@ def _would_load(pyc: bytes, source: Path, source_bytes: bytes) -> bool:
             and int.from_bytes(pyc[12:16], "little") == stat.st_size & 0xFFFFFFFF)
 
 
-def _other_code(source: Path) -> str | None:
-    """The cached bytecode of `source` that would run and holds other code, or None."""
+def _cached_levels(source: Path) -> list[tuple[int, Path]]:
+    """(optimisation level, cache file) for each of `source`'s cache files this interpreter
+    would read at some level: `name.<tag>.pyc` (0) and `name.<tag>.opt-N.pyc` (N)."""
+    plain = Path(cache_from_source(str(source), optimization=""))
+    prefix = f"{source.stem}.{sys.implementation.cache_tag}.opt-"
     try:
-        cached = Path(cache_from_source(str(source)))
-        pyc = cached.read_bytes()
-    except (OSError, ValueError):  # none cached, or none it could be
-        return None
-    source_bytes = source.read_bytes()
+        names = os.listdir(plain.parent)
+    except OSError:
+        return []
+    levels = [(0, plain)] if plain.name in names else []
+    for name in sorted(names):
+        level = name[len(prefix):-len(".pyc")] if name.startswith(prefix) and name.endswith(".pyc") else ""
+        if level.isdigit() and str(int(level)) == level and int(level) > 0:
+            levels.append((int(level), plain.parent / name))
+    return levels
+
+
+def _holds_other_code(pyc: bytes, source: Path, source_bytes: bytes, level: int) -> bool:
+    """Whether the import system takes `pyc` for `source` and it is not the source compiled
+    at `level` (-OO and above compile alike)."""
     if not _would_load(pyc, source, source_bytes):
-        return None
+        return False
     try:
         held = marshal.loads(pyc[_HEADER:])
     except (ValueError, EOFError, TypeError):
-        return None  # the import fails on it: nothing runs
-    fresh = SourceFileLoader(source.stem, str(source)).source_to_code(source_bytes, str(source))
-    return None if held == fresh else str(cached)
+        return False  # the import fails on it: nothing runs
+    return held != compile(source_bytes, str(source), "exec", dont_inherit=True, optimize=min(level, 2))
+
+
+def _other_code(source: Path) -> list[tuple[int, str]]:
+    """(level, path) of each cached bytecode of `source` that would run and holds other code."""
+    try:
+        levels = _cached_levels(source)
+    except ValueError:  # none it could be (no cache folder for it)
+        return []
+    found, source_bytes = [], None
+    for level, cached in levels:
+        try:
+            pyc = cached.read_bytes()
+            source_bytes = source.read_bytes() if source_bytes is None else source_bytes
+        except OSError:
+            continue
+        if _holds_other_code(pyc, source, source_bytes, level):
+            found.append((level, str(cached)))
+    return found
+
+
+def _who_runs(level: int) -> str:
+    """Who loads the cache file of an optimisation level."""
+    if level == 0:
+        return "Python"
+    return f"Python run with {_RUN_WITH.get(level, f'PYTHONOPTIMIZE={level}')}"
 
 
 def bytecode_problems(package_dir: Path | None = None) -> list[str]:
@@ -67,10 +109,9 @@ def bytecode_problems(package_dir: Path | None = None) -> list[str]:
         for name in sorted(files):
             path = here / name
             if name.endswith(".py"):
-                cached = _other_code(path)
-                if cached:
-                    problems.append(f"{path}: its compiled bytecode {cached}, which Python runs in place of the "
-                                    "source (its header matches the source), holds other code")
+                problems += [f"{path}: its compiled bytecode {cached}, which {_who_runs(level)} runs in place of the "
+                             "source (its header matches the source), holds other code"
+                             for level, cached in _other_code(path)]
             elif name.endswith(".pyc") and not (here / f"{name[:-1]}").exists():
                 problems.append(f"{path}: compiled bytecode with no source beside the package's modules, which "
                                 "Python imports by its name; git records no such file")

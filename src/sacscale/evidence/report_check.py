@@ -34,12 +34,13 @@ from sacscale.evidence.best_video import best_video_problems, unwritten_keys
 from sacscale.evidence.planned_video import rendered_checkpoint_findings, unplanned_video_findings
 from sacscale.evidence.report_files import report_folder_findings
 from sacscale.evidence.report_page import whole_page_problems
+from sacscale.evidence.prose_figures import Composed, composed_figures, prose_figure_problems
 from sacscale.evidence.report_tables import other_tables_problems, regenerated
 from sacscale.evidence.scope import PAGE_KEY, SCOPE_FILE, report_page_of
 from sacscale.evidence.set_made import numbers_expected
 from sacscale.evidence.set_root import reports_dir
 from sacscale.report.page_format import PAGE_FORMAT, PAGE_FORMATS_WRITTEN
-from sacscale.report.shown import ShownTable, long_paragraph, shown_numbers, shown_page, shows
+from sacscale.report.shown import ShownTable, long_paragraph, shown_numbers, shown_page, shown_view, shows
 from sacscale.report.text import BLANK_LETTERS
 
 # (relative, absolute) tolerance of a stored number against its recomputation, per kind.
@@ -285,14 +286,18 @@ def prose_ratio_problems(rel: str, prose: str, shown: list[ShownTable]) -> list[
 
 
 def tables_problems(rel: str, text: str, numbers: dict, required: set[str], html: bool = False,
-                    made: dict | None = None, environment: list[str] | None = None) -> tuple[list[str], list[str], str]:
+                    made: dict | None = None, environment: list[str] | None = None,
+                    stated: Composed | None = None) -> tuple[list[str], list[str], str]:
     """(problems, notes, what was read) of a report's Markdown (or `html`) against the
     quantities its tables show; with `made` (report_tables.regenerated), its other tables too;
-    with `environment` (the lines the set's record gives), its Environment list."""
+    with `environment` (the lines the set's record gives), its Environment list; with `stated`
+    (the figures of the page composed again), every figure of its text."""
     by_header = {tuple(t["header"]): (name, t) for name, t in numbers["tables"].items()}
     problems, seen, count = [], set(), 0
     shown_list, prose = shown_page(text, html)
     problems += prose_ratio_problems(rel, prose, shown_list) + environment_problems(rel, prose, environment)
+    if stated is not None:
+        problems += prose_figure_problems(rel, text, _HIDDEN.sub("", prose).splitlines(), numbers, stated)
     if made is not None:
         problems += other_tables_problems(rel, shown_list, set(by_header), made)
     for shown in shown_list:
@@ -356,12 +361,13 @@ def check_report(root: Path, summary: dict, metrics: list[dict], result: Verific
     except EvidenceStructureError as exc:
         result.derived.append(str(exc))
         return
+    stated = figures_stated(root, reports, rel, text, result)
     if (too_long := long_paragraph(text)) is not None:
         result.derived.append(f"{rel}/report.md: {too_long}: not rendered, so not checked: does not match the "
                               "evidence")
     else:
         problems, notes, read = tables_problems(f"{rel}/report.md", text, fresh, required, made=made,
-                                                environment=environment)
+                                                environment=environment, stated=stated)
         result.report_check += f" ({read})"
         result.derived += problems + rendered_markdown_problems(f"{rel}/report.md", text)
         result.notes += notes
@@ -372,11 +378,25 @@ def check_report(root: Path, summary: dict, metrics: list[dict], result: Verific
         problems, notes = findings(root, reports, rel)
         result.derived += problems
         result.notes += notes
-    check_report_html(reports, rel, fresh, required, result, made, environment)
+    check_report_html(reports, rel, fresh, required, result, made, environment, stated)
     check_whole_page(root, reports, rel, result)
     problems, notes = report_folder_findings(reports, rel)
     result.derived += problems
     result.notes += notes
+
+
+def figures_stated(root: Path, reports: Path, rel: str, text: str, result: Verification) -> Composed | None:
+    """Where the page is not compared whole (a set made before sets recorded their page
+    format), the figures the page composed again from its evidence states, against which the
+    pages' own are read (sacscale.evidence.prose_figures); None where it is compared whole."""
+    page, _ = report_page_of(root)
+    if page in PAGE_FORMATS_WRITTEN or (page is not None and page > PAGE_FORMAT) or long_paragraph(text):
+        return None
+    stated = composed_figures(root, reports, shown_view(text, html=False).lines, PAGE_FORMAT)
+    if stated is None:
+        result.notes.append(f"{rel}: the figures its text states are not checked: its page cannot be composed again "
+                            "from the evidence (a record the checks above name)")
+    return stated
 
 
 def check_whole_page(root: Path, reports: Path, rel: str, result: Verification) -> None:
@@ -391,8 +411,8 @@ def check_whole_page(root: Path, reports: Path, rel: str, result: Verification) 
     if page not in PAGE_FORMATS_WRITTEN:
         why = (f"written by the report stage's page format {page}, this code's is {PAGE_FORMAT}" if page else
                f"a set made before sets recorded their page format ({SCOPE_FILE} {PAGE_KEY})")
-        result.notes.append(f"{rel}: the page outside its tables, ratios, Environment list and figures is not "
-                            f"compared with the page its evidence gives: {why}")
+        result.notes.append(f"{rel}: the page outside its tables, the figures its text states, its Environment list "
+                            f"and its figures is not compared with the page its evidence gives: {why}")
         return
     pages = {}
     for name in ("report.md", "report.html"):
@@ -423,7 +443,8 @@ def figure_name_problems(rel: str, reports: Path) -> list[str]:
 
 
 def check_report_html(reports: Path, rel: str, fresh: dict, required: set[str], result: Verification,
-                      made: dict | None = None, environment: list[str] | None = None) -> None:
+                      made: dict | None = None, environment: list[str] | None = None,
+                      stated: Composed | None = None) -> None:
     """report.html, which readers open: its visible tables cell by cell as report.md's, and
     nothing in it that could show other numbers (sacscale.evidence.report_html)."""
     page = reports / "report.html"
@@ -436,7 +457,7 @@ def check_report_html(reports: Path, rel: str, fresh: dict, required: set[str], 
         result.derived.append(str(exc))
         return
     problems, _, read = tables_problems(f"{rel}/report.html", text, fresh, required, html=True, made=made,
-                                        environment=environment)
+                                        environment=environment, stated=stated)
     result.derived += problems + presentation_problems(f"{rel}/report.html", text, reports)
     result.report_check += f"; report.html's tables checked the same way ({read})"
     result.checked.append(f"{rel}/report.html")

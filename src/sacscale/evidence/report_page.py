@@ -89,6 +89,11 @@ def _composed(root: Path, reports: Path, page_lines: list[str], page_format: int
             bool(paths["attempts"]))
 
 
+def composed_lines(root: Path, reports: Path, md_lines: list[str], page_format: int) -> list[str]:
+    """The lines a reader sees of report.md as composed again from the set's files."""
+    return shown_view(to_markdown(_composed(root, reports, md_lines, page_format)[0]), html=False).lines
+
+
 def whole_page_problems(root: Path, reports: Path, rel: str, pages: dict[str, str],
                         page_format: int) -> tuple[list[str], list[str]]:
     """(problems, notes) of the pages ({'report.md': text, 'report.html': text}) against

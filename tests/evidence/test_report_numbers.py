@@ -3,7 +3,7 @@ number with the evidence, and every numeric cell of the tables a renderer shows.
 
 import json
 
-from sacscale.analysis.aggregate import summarize
+from sacscale.analysis.aggregate import describe, summarize
 from sacscale.analysis.metrics import analyze_run
 from sacscale.evidence.verify import Verification, check_report
 from sacscale.report.build import write_report
@@ -24,9 +24,7 @@ def _set(tmp_path):
         paths[-1].parent.mkdir(exist_ok=True)
         paths[-1].write_text(json.dumps(m))
     summary = summarize(metrics, ["ref_n1", "ours_n1"], meta={"run_set": "S"})
-    steps = {"n": 2, "mean": 3_500_000.0, "std": 141_421.4, "min": 3_400_000.0, "max": 3_600_000.0,
-             "values": [3_400_000.0, 3_600_000.0]}
-    seconds = {"n": 2, "mean": 120.5, "std": 0.7071, "min": 120.0, "max": 121.0, "values": [120.0, 121.0]}
+    steps, seconds = describe([3_400_000.0, 3_600_000.0]), describe([120.0, 121.0])
     never = {"n": 0, "mean": None, "std": None, "min": None, "max": None, "values": []}
     summary["configs"]["ours_n1"]["time_to_quality"] = {
         "episode_length": {"reached": 2, "of": 2, "threshold": 950.0, "env_steps": steps, "seconds": seconds},

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from sacscale.analysis.aggregate import summarize
+from sacscale.analysis.aggregate import describe, summarize
 from sacscale.analysis.metrics import analyze_run
 from sacscale.report.build import write_report
 from sacscale.report import plots
@@ -382,9 +382,7 @@ def _with_quality_and_trainers(tmp_path):
     paths = _run_set(tmp_path, [("ref_n1", 1000.0, 1), ("ours_n1", 1500.0, 1)])
     summary = json.loads((tmp_path / "summary.json").read_text())
     reached = {"reached": 2, "of": 2, "threshold": 950.0,
-               "env_steps": {"n": 2, "mean": 3_500_000.0, "std": 141_421.4, "min": 3_400_000.0, "max": 3_600_000.0,
-                             "values": [3_400_000.0, 3_600_000.0]},
-               "seconds": {"n": 2, "mean": 120.5, "std": 0.7071, "min": 120.0, "max": 121.0, "values": [120.0, 121.0]}}
+               "env_steps": describe([3_400_000.0, 3_600_000.0]), "seconds": describe([120.0, 121.0])}
     never = {"reached": 0, "of": 2, "threshold": None,
              "env_steps": {"n": 0, "mean": None, "std": None, "min": None, "max": None, "values": []},
              "seconds": {"n": 0, "mean": None, "std": None, "min": None, "max": None, "values": []}}

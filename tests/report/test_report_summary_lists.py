@@ -4,6 +4,7 @@ y must have same first dimension` (exit 1), naming no file. The lists (and the s
 against their values, and the interval pairs) are checked where summary.json is read: one
 line naming the file and the key, exit 2, nothing written."""
 
+import statistics
 import sys
 from pathlib import Path
 
@@ -29,6 +30,24 @@ def _cut(key, count):
 
 def _comparison(key, value):
     return lambda summary: summary["comparisons"][0].update({key: value})
+
+
+def _negated(summary):
+    """Both configurations' rates below zero, their ratio (and so every ratio) unchanged."""
+    for config in summary["configs"].values():
+        config.update(mean=-config["mean"], min=-config["max"], max=-config["min"],
+                      values=[-value for value in config["values"]])
+
+
+def _per_repeat(ratios):
+    """Per-repeat ratios and their statistics changed together, agreeing with each other."""
+    def edit(summary):
+        values = list(ratios.values())
+        summary["comparisons"][0]["per_repeat_ratios"] = ratios
+        summary["comparisons"][0]["per_repeat_ratio_stats"].update(
+            mean=statistics.fmean(values), std=statistics.stdev(values), min=min(values), max=max(values),
+            values=values)
+    return edit
 
 
 _EDITS = {
@@ -82,6 +101,40 @@ _EDITS = {
     "ratio_over_zero_mean": (lambda summary: summary["configs"]["n1_pool7"].update(
         {"mean": 0.0, "min": 0.0, "max": 0.0, "values": [0.0, 0.0], "std": 0.0}),
                              f"comparisons[0].ratio_of_means 1.7191522725175026, while {POOL}.mean is 0 "),
+    # each figure held to those it is made from: a hand-edited figure was drawn as written
+    "ratio_outside_range": (_comparison("ratio_range", [5.0, 6.0]),
+                            "comparisons[0].ratio_of_means 1.71915, outside comparisons[0].ratio_range [5.0, 6.0], "
+                            "the range every ratio of the configurations' means lies in"),
+    "interval_outside_range": (_comparison("ratio_ci95", [3.0, 4.0]),
+                               "comparisons[0].ratio_ci95 [3.0, 4.0], not within comparisons[0].ratio_range "),
+    "range_not_of_values": (_comparison("ratio_range", [1.6, 1.9]),
+                            "comparisons[0].ratio_range [1.6, 1.9], while its configurations' values give "
+                            "[1.63642, 1.80625] (min compared / max baseline, max compared / min baseline)"),
+    "throughput_negative": (_negated, f"{POOL}.mean -17537.616531881584: negative, where a rate, a count of env "
+                                      "steps or a time is 0 or more"),
+    "mean_not_of_values": (_config("mean", 17500.0),
+                           f"{POOL}.mean 17500.0, while the mean of {POOL}.values is 17537.6"),
+    "std_not_of_values": (_config("std", 10.0), f"{POOL}.std 10.0, while the std of {POOL}.values is 636.221"),
+    "per_repeat_ratios_not_their_stats": (
+        _comparison("per_repeat_ratios", {"1": 9.0, "2": 9.5}),
+        "comparisons[0].per_repeat_ratio_stats.values [1.722580999752336, 1.7158950535416941], while "
+        "comparisons[0].per_repeat_ratios holds [9.0, 9.5]; the statistics describe those ratios"),
+    "per_repeat_ratios_not_of_values": (
+        _per_repeat({"1": 1.8, "2": 1.7}),
+        "comparisons[0].per_repeat_ratios['1'] 1.8, while its configurations' values of that repeat give 1.72258"),
+    "ci_repeats_other": (_comparison("ci_repeats", 5),
+                         "comparisons[0].ci_repeats 5, while comparisons[0].per_repeat_ratios holds 2 paired "
+                         "repeat(s)"),
+    "spread_not_of_means": (_comparison("ratio_std_propagated", 0.5),
+                            "comparisons[0].ratio_std_propagated 0.5, while its ratio and its configurations' means "
+                            "and stds give 0.0849245"),
+    "rank_multiple_not_of_world_sizes": (
+        lambda summary: summary["comparisons"][0].update({"rank_multiple": 8.0, "weak_scaling_efficiency": 5.0}),
+        "comparisons[0].rank_multiple 8.0, while its configurations' world sizes are 1 and 2 (a multiple of 2)"),
+    "efficiency_not_ratio_over_ranks": (
+        _comparison("weak_scaling_efficiency", 5.0),
+        "comparisons[0].weak_scaling_efficiency 5.0, while comparisons[0].ratio_of_means / "
+        "comparisons[0].rank_multiple is 0.859576"),
 }
 
 

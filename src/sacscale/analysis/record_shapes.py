@@ -6,6 +6,11 @@ from __future__ import annotations
 
 import math
 
+from sacscale.analysis.summary_figures import (
+    comparison_figures_problem,
+    negative_figure_problem,
+    stats_values_problem,
+)
 from sacscale.shapes import NUMBER, Maybe, Whole
 
 # the most repeats a plan holds (the config schema's and planning's bound, which take it from here)
@@ -69,7 +74,7 @@ def _stats_problem(stats: dict | None, where: str) -> str | None:
         for key in ("mean", "min", "max"):
             if stats.get(key) is None:
                 return f"{where}.n {stats['n']} with no {where}.{key}"
-    return _order_problem(stats, where)
+    return _order_problem(stats, where) or stats_values_problem(stats, where)
 
 
 def _order_problem(stats: dict, where: str) -> str | None:
@@ -90,7 +95,7 @@ def _order_problem(stats: dict, where: str) -> str | None:
 def _config_problem(name: str, config: dict) -> str | None:
     """Where one configuration's parallel lists differ in length: `repeats` and `runs` name
     each run, `values` holds each run's figure (plotted against its repeat); or its statistics
-    disagree with their values."""
+    disagree with their values, or a rate, env step count or time is negative."""
     where = f"configs[{name[:40]!r}]"
     lengths = {key: len(config[key]) for key in ("repeats", "runs", "values") if config.get(key) is not None}
     if len(set(lengths.values())) > 1:
@@ -100,12 +105,14 @@ def _config_problem(name: str, config: dict) -> str | None:
     for threshold, reached in (config.get("time_to_quality") or {}).items():
         for key in ("env_steps", "seconds"):
             nested.append(((reached or {}).get(key), f"{where}.time_to_quality[{threshold[:40]!r}].{key}"))
-    return next(filter(None, (_stats_problem(stats, at) for stats, at in nested)), None)
+    problems = (_stats_problem(stats, at) or negative_figure_problem(stats, at) for stats, at in nested)
+    return next(filter(None, problems), None)
 
 
 def _comparison_problem(i: int, comparison: dict, configs: dict) -> str | None:
     """Where a comparison's interval or range is not a pair, a ratio is negative or is not the
-    ratio of its configurations' means, or its per-repeat statistics disagree."""
+    ratio of its configurations' means, its per-repeat statistics disagree, or another of its
+    figures is not the one made from those it is made from (summary_figures)."""
     for key in ("ratio_ci95", "ratio_range"):
         if comparison.get(key) is not None and len(comparison[key]) != 2:
             return f"comparisons[{i}].{key} holds {len(comparison[key])} value(s), not a pair (low, high)"
@@ -113,7 +120,8 @@ def _comparison_problem(i: int, comparison: dict, configs: dict) -> str | None:
             return f"comparisons[{i}].{key} {comparison[key]}: its low above its high, not a (low, high) pair"
     return (_negative_ratio(comparison, f"comparisons[{i}]")
             or _ratio_not_of_means(comparison, configs, f"comparisons[{i}]")
-            or _stats_problem(comparison.get("per_repeat_ratio_stats"), f"comparisons[{i}].per_repeat_ratio_stats"))
+            or _stats_problem(comparison.get("per_repeat_ratio_stats"), f"comparisons[{i}].per_repeat_ratio_stats")
+            or comparison_figures_problem(i, comparison, configs))
 
 
 def _ratio_figures(comparison: dict, where: str) -> list[tuple[str, object]]:

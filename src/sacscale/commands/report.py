@@ -25,6 +25,8 @@ from sacscale.commands._inputs import (
     refuse_output_on_input,
 )
 from sacscale.evidence import scope
+from sacscale.evidence.manifest import ManifestError
+from sacscale.evidence.set_root import canonical_root, reports_dir
 from sacscale.evidence.runset import _tracked as tracked_files
 from sacscale.reading import open_regular, read_limited
 from sacscale.report.record_error import RecordError
@@ -111,15 +113,14 @@ def run_set_inputs(results: Path, output_dir: str | None) -> dict:
     """write_report's arguments for the finished set `results` (results/<set>), read where
     the pipeline wrote its files; refused (one line naming what to run instead) where the
     set is not finished or its report is committed and no other directory was given."""
-    name = results.name
     if results.resolve().parent.name != "results" or not results.is_dir():
         raise Refused(f"{results}: not a run set's directory (results/<set>, as the pipeline lays it out)")
+    reports = _reports_of(results)
+    name, workdir = reports.name, reports.parent.parent
     missing = [f for f in FINISHED if not (results / f).is_file()]
     if missing:
         raise Refused(f"{results}/ is not a finished run set (no {', '.join(missing)}); the pipeline builds its "
                       f"report as it finishes: snakemake --cores all --config run_set={name}")
-    workdir = Path(os.path.abspath(results)).parent.parent  # results/<set> -> the checkout, as named
-    reports = workdir / "reports" / name
     out = Path(output_dir) if output_dir else reports
     refuse_links(out, out / "figures")
     refuse_shared(out, out / "figures")
@@ -153,6 +154,20 @@ def run_set_inputs(results: Path, output_dir: str | None) -> dict:
                       "video_record": (Path("figures") / Path(inputs["video_record"]).name, record)}
     return dict(inputs, output_md=out / "report.md", output_html=out / "report.html", figures_dir=out / "figures",
                 copies=copies)
+
+
+def _reports_of(results: Path) -> Path:
+    """reports/<set> beside the set where it lies, the folder verify checks, however the set is
+    named (through a link, with `..`): one set, one report folder. Named as given where that
+    is the same folder (a checkout whose results/ and reports/ link to another disk: its
+    page links docs/ as the checkout's reader follows them); refused, as verify refuses it,
+    where another report lies beside the name given."""
+    try:
+        real = reports_dir(canonical_root(results))
+    except ManifestError as exc:
+        raise Refused(str(exc)) from None
+    named = Path(os.path.abspath(results)).parent.parent / "reports" / real.name
+    return named if os.path.realpath(named) == os.path.realpath(real) else real
 
 
 def _budget(results: Path) -> int:

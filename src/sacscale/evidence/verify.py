@@ -68,6 +68,7 @@ from sacscale.evidence.result import (
     EvidenceStructureError, Verification, deep_differences, load_json, out_of_memory_loading, split_notes,
     while_loading)
 from sacscale.evidence.set_made import made_by_this_code
+from sacscale.evidence.set_owners import owner_notes
 from sacscale.evidence.set_root import canonical_root, refuse_not_a_set, reports_dir
 from sacscale.report.page_format import PAGE_FORMATS_WRITTEN
 from sacscale.usage import SILENT, StageLines
@@ -317,6 +318,7 @@ def verify(root: str | Path, manifest: str | Path | None = None, recompute: bool
     # the report's folder only where its page is checked: the pipeline's own verification runs
     # while its report (the video among it) is still being written
     reports = None if report_pending else reports_dir(root)
+    result.notes += owner_notes(root, reports)
     before = identities(root, reports, manifest)
     try:
         _check_contents(root, manifest, result, recompute, report_pending, redraw_figures, progress)

@@ -93,7 +93,7 @@ def video_files(reports: Path) -> tuple[Path, Path] | None:
 def set_inputs(results: Path, reports: Path) -> dict:
     """build.read_inputs' arguments (summary_path, metrics_paths and the others) for the
     finished set `results`, whose video lies in `reports`."""
-    workdir = Path(os.path.abspath(results)).parent.parent  # results/<set> -> the checkout, as named: its docs/
+    workdir = reports.parent.parent  # the checkout of the set's report folder: its docs/ and logs/
     runs = planned_runs(results)
     video = video_files(reports)
     return dict(

@@ -6,6 +6,8 @@ a FIFO there ended in torch's FileExistsError, blamed on --log-dir, train_meta.j
 
 import os
 import stat
+import subprocess
+import sys
 
 import pytest
 
@@ -131,3 +133,41 @@ def test_triton_home_is_judged_by_its_triton_folder_not_every_entry_below(tmp_pa
     (home / ".triton").chmod(0o777)
     with pytest.raises(InheritedCacheError, match=r"holds '\.triton', which is writable by other users"):
         check_inherited_caches({"TRITON_HOME": str(home)})
+
+
+def _run_python(*args, env_extra=None):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"}
+    return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, timeout=120,
+                          env={**env, **(env_extra or {})})
+
+
+@needs_root
+def test_python_option_pycache_prefix_is_judged_as_the_variable(tmp_path):
+    cache = _theirs(tmp_path / "eve")
+    with pytest.raises(InheritedCacheError, match=r"^-X pycache_prefix='.*/eve', given to Python on its command "
+                                                  r"line: .* belongs to uid 1001, .*leave the option out$"):
+        check_inherited_caches({}, {"pycache_prefix": str(cache)})
+    # `-X pycache_prefix=` clears the variable's prefix: nothing is read from it
+    check_inherited_caches({"PYTHONPYCACHEPREFIX": str(cache)}, {"pycache_prefix": ""})
+    done = _run_python("-X", f"pycache_prefix={cache}", "-m", "sacscale", "manifest", tmp_path / "none")
+    one_line(done, f"sacscale manifest: error: -X pycache_prefix='{cache}', given to Python on its command line: ")
+
+
+@needs_root
+@pytest.mark.parametrize("argv", [("--version",), ("verify", "--help"), ("manifest", "/nonexistent")])
+def test_a_bytecode_prefix_of_another_users_is_refused_as_the_package_loads_and_says_what_may_have_run(
+        tmp_path, argv):
+    cache = _theirs(tmp_path / "eve")
+    done = _run_python("-m", "sacscale", *argv, env_extra={"PYTHONPYCACHEPREFIX": str(cache)})
+    command = f" {argv[0]}" if not argv[0].startswith("-") else ""
+    one_line(done, f"sacscale{command}: error: PYTHONPYCACHEPREFIX='{cache}', inherited from the environment: ")
+    assert done.stderr.rstrip().endswith("bytecode put there may already have run as you"), done.stderr
+    assert "sacscale 0.1.0" not in done.stdout
+
+
+@needs_root
+def test_a_code_cache_is_judged_whatever_imports_the_package(tmp_path):
+    cache = _theirs(tmp_path / "eve")
+    done = _run_python("-c", "import sacscale.usage", env_extra={"TRITON_CACHE_DIR": str(cache)})
+    one_line(done, f"sacscale: error: TRITON_CACHE_DIR='{cache}', inherited from the environment: ")
+    assert "may already have run" not in done.stderr  # Triton has loaded nothing yet

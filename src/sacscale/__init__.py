@@ -12,3 +12,11 @@ if sys.argv[:1] == ["-m"]:
     if problem := module_runner_problem():
         print(problem, file=sys.stderr)
         raise SystemExit(2)
+
+# before any command, `--version` and `--help` included: a code cache another user may write
+# (Python has loaded this package from a bytecode prefix by now: the line says so)
+from sacscale.pipeline.inherited_caches import entry_refusal  # noqa: E402
+
+if refusal := entry_refusal():
+    print(refusal, file=sys.stderr)
+    raise SystemExit(2)

@@ -1,5 +1,12 @@
-"""The caches of compiled code a command inherits from its environment, judged before the
-command's modules are imported. Python loads bytecode from PYTHONPYCACHEPREFIX; Inductor,
+"""The caches of compiled code a command inherits from its environment (or from Python's
+`-X pycache_prefix` option, which PYTHONPYCACHEPREFIX yields to), judged as the package is
+first imported (sacscale/__init__) and again before a command's module is. Not before Python
+itself reads bytecode: it loads `sacscale/__init__` and the modules this check imports from
+the prefix before any of our code can run, so a prefix another user may write is refused
+after their bytecode for those modules may already have run: the refusal is a warning that
+it may have, not protection. Only a command started without a prefix (the variable unset, or
+`python -X pycache_prefix= -m sacscale ...`, which clears it) is safe from that.
+Python loads bytecode from PYTHONPYCACHEPREFIX; Inductor,
 Triton, CUDA and torch's C++ extensions load back the kernels and libraries they compiled
 into the folders their variables name. A run's configured `env` is judged at planning
 (code_paths_env); a value the user's shell exported reaches every command and every run the
@@ -13,6 +20,7 @@ being made there."""
 from __future__ import annotations
 
 import os
+import sys
 
 # variables naming a folder that code is compiled into and loaded back from; not the folders
 # of code a user points at on purpose (PYTHONPATH, LD_LIBRARY_PATH, CUDA_HOME), which are
@@ -31,15 +39,26 @@ class InheritedCacheError(ValueError):
     """An inherited code cache another user could put code in: bad input (exit 2)."""
 
 
-def check_inherited_caches(environ=os.environ) -> None:
-    """InheritedCacheError naming the first code-cache variable of `environ` whose folder
-    another user could put code in, or that is no folder."""
+_FROM_ENVIRONMENT = "inherited from the environment"
+_FROM_OPTION = "given to Python on its command line"
+_VARIABLE = {"-X pycache_prefix": "PYTHONPYCACHEPREFIX"}  # the option judged as the variable it overrides
+
+
+def check_inherited_caches(environ=os.environ, xoptions: dict | None = None) -> None:
+    """InheritedCacheError naming the first code-cache variable of `environ`, or Python's
+    `-X pycache_prefix` option (`xoptions`: this interpreter's), whose folder another user
+    could put code in, or that is no folder."""
+    xoptions = sys._xoptions if xoptions is None else xoptions
+    given = xoptions.get("pycache_prefix")
+    if isinstance(given, str) and given:  # `-X pycache_prefix=` (empty) turns the prefix off
+        for path in _as_read("-X pycache_prefix", given):
+            _judge("-X pycache_prefix", given, path, _FROM_OPTION)
     for name in INHERITED_CODE_CACHES:
         value = environ.get(name)
-        if not value:  # unset, or empty: each reader takes an empty value as unset
-            continue
+        if not value or (name == "PYTHONPYCACHEPREFIX" and "pycache_prefix" in xoptions):
+            continue  # unset, or empty (each reader takes it as unset), or overridden by -X
         for path in _as_read(name, value):
-            _judge(name, value, path)
+            _judge(name, value, path, _FROM_ENVIRONMENT)
 
 
 def _as_read(name: str, value: str) -> list[str]:
@@ -50,27 +69,50 @@ def _as_read(name: str, value: str) -> list[str]:
     return paths
 
 
-def _judge(name: str, value: str, path: str) -> None:
+def _judge(name: str, value: str, path: str, origin: str) -> None:
     # imported only where a variable is set: the planner's rules double the start-up of every command
     from sacscale.atomic import file_kind
     from sacscale.lock_folder import per_process_entry
     from sacscale.pipeline.code_paths_env import check_code_paths
     from sacscale.pipeline.plan_values import PlanError, shown_path
 
+    undo = "unset it" if origin == _FROM_ENVIRONMENT else "leave the option out"
     said = f"{name}={shown_path(value)}" + (f" (read as {shown_path(path)})" if path != value else "")
     if entry := per_process_entry(os.path.join(os.getcwd(), path)):
         at = "" if entry == "/proc" else f" (by {entry})"
-        raise InheritedCacheError(f"{said}, inherited from the environment: leads through /proc{at}, whose names "
+        raise InheritedCacheError(f"{said}, {origin}: leads through /proc{at}, whose names "
                                   "each process resolves to its own folders: a different cache in each process; "
-                                  "give the folder's own absolute name, or unset it")
+                                  f"give the folder's own absolute name, or {undo}")
     try:
-        check_code_paths({name: path}, "")
+        check_code_paths({_VARIABLE.get(name, name): path}, "")
     except PlanError as exc:
         # the planner's "': NAME: 'path' problem; what ... in the run: ...", said of this command
         why = str(exc).split(": ", 2)[-1].removesuffix(_PLANNING_CURE)
-        raise InheritedCacheError(f"{said}, inherited from the environment: {why} here: name a folder of your "
-                                  "own, or unset it") from None
+        raise InheritedCacheError(f"{said}, {origin}: {why} here: name a folder of your "
+                                  f"own, or {undo}") from None
     kind = file_kind(path)
     if kind not in (None, "a folder"):
-        raise InheritedCacheError(f"{said}, inherited from the environment: is {kind}, not a folder; name a folder "
-                                  "of your own, or unset it")
+        raise InheritedCacheError(f"{said}, {origin}: is {kind}, not a folder; name a folder "
+                                  f"of your own, or {undo}")
+
+
+def entry_refusal(argv: list[str] | None = None) -> str | None:
+    """The error line of a process whose inherited code caches are refused, as the package
+    is first imported (None where they are kept). A bytecode prefix is judged after Python
+    has loaded this package's first modules from it, so the line says their code may have run."""
+    try:
+        check_inherited_caches()
+    except InheritedCacheError as exc:
+        argv = sys.argv if argv is None else argv
+        command = argv[1] if len(argv) > 1 and _is_sacscale(argv[0]) and not argv[1].startswith("-") else ""
+        line = f"sacscale{' ' + command if command else ''}: error: {exc}"
+        if str(exc).startswith(("PYTHONPYCACHEPREFIX=", "-X pycache_prefix=")):
+            line += ("; Python loaded sacscale's first modules from that prefix before they could judge it: "
+                     "bytecode put there may already have run as you")
+        return line
+    return None
+
+
+def _is_sacscale(program: str) -> bool:
+    """Whether argv[0] is this package's command: `sacscale`, or `python -m sacscale[.cli]`."""
+    return program == "-m" or os.path.basename(program) == "sacscale"

@@ -21,6 +21,7 @@ PRESETS = yaml.safe_load((Path(__file__).resolve().parents[2] / "workflow" / "pr
 CPU_BOX = Host(cuda_devices=0, cpus=frozenset(range(2)))
 WHERE = "run_configs.n1_cpu.env (preset cpu)"
 SACSCALE_FOLDER = os.path.dirname(shutil.which("sacscale"))
+CHECKOUT_SRC = Path(__file__).resolve().parents[2] / "src"
 AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="another user's folder, file or link is made by root (chown)")
 
 
@@ -94,9 +95,10 @@ def test_no_interpreter_starts_with_a_path_refused(tmp_path):
 
 def test_paths_of_ones_own_or_roots_plan(tmp_path):
     mine = folder(tmp_path, "mine")
-    env = {"PYTHONPATH": f"{mine}::{mine / 'src'}", "PYTHONUSERBASE": str(mine / "ub"),
+    # this checkout's package last: the trainer must import the code its record names
+    env = {"PYTHONPATH": f"{mine}::{mine / 'src'}:{CHECKOUT_SRC}", "PYTHONUSERBASE": str(mine / "ub"),
            "TORCHINDUCTOR_CACHE_DIR": str(mine / "ind"), "TRITON_CACHE_DIR": str(mine), "CUDA_CACHE_PATH": str(mine),
-           "XDG_CACHE_HOME": str(mine), "PYTHONPYCACHEPREFIX": str(mine / "pyc"),
+           "XDG_CACHE_HOME": str(mine),
            "LD_LIBRARY_PATH": "/usr/local/cuda/lib64", "PATH": f"{SACSCALE_FOLDER}:/usr/bin"}
     assert plan(env).run_configs["n1_cpu"].env == env
 

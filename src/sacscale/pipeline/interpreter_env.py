@@ -15,8 +15,9 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
-from sacscale.pipeline.plan_values import PlanError
+from sacscale.pipeline.plan_values import PlanError, shown_path
 
 _TRIED: dict[tuple, str | None] = {}  # one try per distinct env in a process
 _EXCEPTION_LINE = re.compile(r"[A-Za-z_.]*(Error|Exception)(:|$)")
@@ -46,6 +47,40 @@ FOREIGN_CODE_ENV = {
     "PYTHONEXECUTABLE": ("Python would take its standard library from the folders above {}, where it searches "
                          "for one", "path", None),
 }
+
+
+# variables that move where Python finds its packages: the trainer's `sacscale` could be another copy
+IMPORT_PATH_ENV = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONPLATLIBDIR", "PYTHONNOUSERSITE")
+_PACKAGE = Path(__file__).resolve().parents[1]  # this checkout's sacscale, whose code the run records
+_FIND_PACKAGE = "import importlib.util as u; s = u.find_spec('sacscale'); print(s.origin if s and s.origin else '')"
+
+
+def _imported_package(env: dict[str, str]) -> Path | None:
+    """The folder of the `sacscale` package a Python started with `env` would import (found,
+    not imported: none of its code runs); None where it finds none."""
+    try:
+        done = subprocess.run([sys.executable, "-P", "-c", _FIND_PACKAGE], env={**os.environ, **env},
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    origin = done.stdout.strip()
+    return Path(origin).resolve().parent if done.returncode == 0 and origin else None
+
+
+def _package_problem(env: dict[str, str]) -> str | None:
+    """Where a run's import path variables would have the trainer import a `sacscale` package
+    other than this checkout's: its record (run.json's code, environment.json's commit and
+    diff) names this checkout's code, not the copy that ran."""
+    moved = sorted(k for k in env if k in IMPORT_PATH_ENV)
+    if not moved:
+        return None
+    found = _imported_package(env)
+    if found == _PACKAGE:
+        return None
+    does = f"imports sacscale from {shown_path(found)}" if found else "finds no sacscale package"
+    return (f"{', '.join(moved)}: the trainer started with them {does}, not this checkout's "
+            f"{shown_path(_PACKAGE)}, whose code the run's record names; leave them out, or name folders "
+            "that hold no other sacscale package")
 
 
 # variables that choose Python's file-system encoding: under a C/POSIX locale that Python does
@@ -134,10 +169,18 @@ def check_interpreter_env(env: dict[str, str], where: str, command: str = "sacsc
         if env.get(name) and env[name] != off:
             raise PlanError(f"{where}: {name}: {does.format(repr(env[name][:80]))}, code that is not the trainer's "
                             f"and that its record names by {value_is} alone; leave it out")
+    if env.get("PYTHONPYCACHEPREFIX"):
+        # verify-env judges the bytecode where the pipeline's own processes look, not here
+        raise PlanError(f"{where}: PYTHONPYCACHEPREFIX: the run's Python would load the package's compiled "
+                        f"bytecode from {shown_path(env['PYTHONPYCACHEPREFIX'])}, which verify-env does not judge: "
+                        "bytecode compiled from other code there would run while the record names this "
+                        "checkout's; leave it out, or export it where snakemake runs (verify-env judges that one)")
     python = {k: v for k, v in env.items() if k.startswith("PYTHON")}
     if python and (problem := _start_problem(python)):
         raise PlanError(f"{where}: Python does not start with {', '.join(sorted(python))} as given "
                         f"({problem[:160]}); fix or leave out the value")
+    if problem := _package_problem({k: str(v) for k, v in python.items()}):
+        raise PlanError(f"{where}: {problem}")
     encoding_set = {k: str(v) for k, v in env.items() if k in ENCODING_ENV}
     # the run's own paths are relative ASCII, but its records also name the set folder, the
     # checkout and the model, any of which may be named with non-ASCII letters

@@ -64,9 +64,15 @@ def check_inherited_caches(environ=os.environ, xoptions: dict | None = None) -> 
 def _as_read(name: str, value: str) -> list[str]:
     """The names the variable's readers walk: as written, and torch's lexical form."""
     paths = [value]
-    if name in LEXICALLY_NORMALISED and os.path.abspath(value) != os.path.join(os.getcwd(), value):
+    if name in LEXICALLY_NORMALISED and os.path.abspath(value) != _absolute(value):
         paths.append(os.path.abspath(value))
     return paths
+
+
+def _absolute(path: str) -> str:
+    """`path` from the working folder, as the kernel walks it; an absolute one needs no working
+    folder (it may have been removed: the command names that itself)."""
+    return path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
 
 
 def _judge(name: str, value: str, path: str, origin: str) -> None:
@@ -78,7 +84,7 @@ def _judge(name: str, value: str, path: str, origin: str) -> None:
 
     undo = "unset it" if origin == _FROM_ENVIRONMENT else "leave the option out"
     said = f"{name}={shown_path(value)}" + (f" (read as {shown_path(path)})" if path != value else "")
-    if entry := per_process_entry(os.path.join(os.getcwd(), path)):
+    if entry := per_process_entry(_absolute(path)):
         at = "" if entry == "/proc" else f" (by {entry})"
         raise InheritedCacheError(f"{said}, {origin}: leads through /proc{at}, whose names "
                                   "each process resolves to its own folders: a different cache in each process; "
@@ -102,6 +108,8 @@ def entry_refusal(argv: list[str] | None = None) -> str | None:
     has loaded this package's first modules from it, so the line says their code may have run."""
     try:
         check_inherited_caches()
+    except OSError:  # a relative name with the working folder removed: the command refuses that folder
+        return None
     except InheritedCacheError as exc:
         argv = sys.argv if argv is None else argv
         command = argv[1] if len(argv) > 1 and _is_sacscale(argv[0]) and not argv[1].startswith("-") else ""

@@ -102,4 +102,18 @@ def not_this_checkout(path: str, top: str, package: bool) -> str | None:
     if package and not run_git(["ls-files", "-z", "--", "."], path, timeout=300).stdout:
         return (f"not a git checkout of this project: {path} lies in the git checkout {top} (an ignored or new "
                 "folder of it), which tracks none of its files")
-    return None
+    return _ignored_modules(path, top) if package else None
+
+
+def _ignored_modules(path: str, top: str) -> str | None:
+    """Why a checkout whose .gitignore files ignore Python files of the package at `path` is not
+    its checkout (the package unpacked into an ignored folder with some files force-added):
+    the commit does not hold the code that runs."""
+    ignored = run_git(["ls-files", "-z", "--others", "--ignored", "--exclude-per-directory=.gitignore", "--",
+                       "*.py"], path, timeout=300).stdout.split(b"\0")
+    names = [os.fsdecode(name) for name in ignored if name]
+    if not names:
+        return None
+    more = f" and {len(names) - 1} more" if len(names) > 1 else ""
+    return (f"not a git checkout of this project: {path} lies in the git checkout {top}, whose .gitignore files "
+            f"ignore its Python files ({os.path.join(path, names[0])}{more}), so no commit of it holds the code")

@@ -3,7 +3,8 @@ so it applies to that commit's tree. A substitute diff, its size and hash rewrit
 environment.json, was checked against nothing. A dirty tree's diff holds its change: an
 empty one beside a dirty flag rebuilds nothing, judged by the file the set holds (a size
 recorded as 0.0 or false passed), and a change listed by a name git never gives
-(`results/../src/...`) is not taken for an output folder's."""
+(`results/../src/...`) is not taken for an output folder's. A record listing a changed source
+file is dirty, and its stored diff holds each such file or lists it as left out."""
 
 import hashlib
 import json
@@ -16,6 +17,7 @@ from sacscale.evidence.stored_diff import (
     diff_apply_findings,
     diff_findings,
     dirty_without_diff_problems,
+    listed_change_problems,
     listed_name_problems,
 )
 from sacscale.evidence.verify import verify
@@ -175,3 +177,45 @@ def test_an_older_set_dirty_only_by_its_own_output_folder_is_not_named(empty_dif
     assert dirty_without_diff_problems(empty_diff, older | {"project": older["project"] | {"changed_count": 201}})
     mixed = _dirty_empty(changed_files=["results/x/", "results/y -> src/sacscale/usage.py"], changed_count=2)
     assert dirty_without_diff_problems(empty_diff, mixed)
+
+
+NEW_USAGE = b"""diff --git a/src/sacscale/usage/__init__.py b/src/sacscale/usage/__init__.py
+new file mode 100644
+index 0000000..1111111
+--- /dev/null
++++ b/src/sacscale/usage/__init__.py
+@@ -0,0 +1 @@
++EVIL = 1
+"""
+
+
+def test_a_clean_record_that_lists_a_changed_source_file_is_named(work):
+    """The reviewer's V1: the record a link to a folder made, clean, listing it, storing nothing."""
+    _substitute(work, b"")
+    env_file = work / "environment.json"
+    env = json.loads(env_file.read_text())
+    env["project"].update(dirty=False, changed_files=["src/sacscale/usage"], changed_count=1)
+    env["project"]["diff"].update(untracked_files=["src/sacscale/usage"])
+    env_file.write_text(json.dumps(env, indent=2))
+    made_current(work)
+    records = verify(work).records
+    assert ("set: code dirty: environment.json says False, but it lists 'src/sacscale/usage' as changed: a record "
+            "that names a changed source file is a dirty one, and the commit alone cannot rebuild the code that "
+            "ran") in records, records
+    assert ("set: stored diff: environment.json lists 'src/sacscale/usage' as changed, but its stored diff "
+            "source.diff neither holds it nor lists it as left out: the commit and the diff cannot rebuild the code "
+            "that ran") in records, records
+
+
+def test_each_listed_source_file_must_be_held_by_the_stored_diff(empty_diff):
+    (empty_diff / "source.diff").write_bytes(NEW_USAGE)
+    listed = {"changed_files": ["src/sacscale/usage/", "src/sacscale/cli.py", "results/x/"], "changed_count": 3}
+    problems = listed_change_problems(empty_diff, _dirty_empty(**listed))
+    assert len(problems) == 1 and problems[0].startswith(
+        "set: stored diff: environment.json lists 'src/sacscale/cli.py' as changed, but its stored diff"), problems
+    # a folder held by a file in it, a file listed as left out, an output folder's file: all held
+    big = {"path": "src/sacscale/cli.py", "bytes": 300_000, "sha256": "0" * 64}
+    assert listed_change_problems(empty_diff, _dirty_empty(**listed, diff={"untracked_not_stored": [big]})) == []
+    outputs_only = _dirty_empty(changed_files=["results/x/"], changed_count=1)
+    outputs_only["project"]["dirty"] = False
+    assert listed_change_problems(empty_diff, outputs_only) == []

@@ -1,7 +1,7 @@
 """The recorded repository is the one holding the code that runs: a checkout whose core.worktree
 points git at another tree is refused; the package unpacked into an ignored folder of another
 repository, or a repository without a commit, is recorded as no checkout (no commit, no diff),
-never as that repository's clean commit."""
+never as that repository's clean commit, nor is one that force-adds some of its files."""
 
 import shutil
 import subprocess
@@ -9,6 +9,7 @@ import subprocess
 import pytest
 from test_git_state_user_settings import GIT, LINES, _git, _new_repo
 
+import sacscale as sacscale_package
 from sacscale.pipeline.environment import git_state, project_state, write_source_diff
 from sacscale.pipeline.recordable_checkout import CheckoutRefused
 
@@ -72,3 +73,34 @@ def test_a_linked_checkout_and_a_separate_git_folder_are_still_recorded(tmp_path
         state = project_state(where / "src" / "sacscale")
         assert state["repository"] is True and state["dirty"] is True and state["path"] == str(where)
     shutil.rmtree(tmp_path / "linked")
+
+
+def _partly_force_added(tmp_path):
+    outer = _new_repo(tmp_path / "outer", {".gitignore": "vendor/\n", "README": "outer\n"})
+    project = outer / "vendor" / "proj"
+    for name, text in PACKAGE.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text)
+    _git(outer, "add", "-f", "vendor/proj/src/sacscale/__init__.py")
+    _git(outer, "commit", "-qm", "one file of the package")
+    return outer, project / "src" / "sacscale"
+
+
+def test_the_package_partly_force_added_to_another_repository_is_no_checkout_of_it(tmp_path, home, monkeypatch):
+    # the reviewer's B5: recorded as the outer repository's clean commit
+    outer, package = _partly_force_added(tmp_path)
+    state = git_state(package, package=True)
+    assert state["repository"] is False and "commit" not in state, state
+    assert state["error"] == (f"not a git checkout of this project: {package} lies in the git checkout {outer}, whose "
+                              f".gitignore files ignore its Python files ({package}/usage.py), so no commit of it "
+                              "holds the code")
+
+
+def test_the_stored_diff_refuses_an_ignored_file_of_the_running_package(tmp_path, home, monkeypatch):
+    # B5 where the checkout is taken all the same: the content check judges the package that runs
+    outer, package = _partly_force_added(tmp_path)
+    monkeypatch.setattr(sacscale_package, "__file__", str(package / "__init__.py"))
+    state = git_state(outer)
+    with pytest.raises(CheckoutRefused, match=r"^vendor/proj/src/sacscale/usage\.py: a file of the code that runs, "
+                                              r"but the commit's \.gitignore files ignore it"):
+        write_source_diff(state, tmp_path / "source.diff")

@@ -70,14 +70,14 @@ def test_a_changed_file_git_left_out_of_the_diff_is_refused_naming_the_setting(r
     (repo / "src" / "a.py").write_text(LINES + "# hidden\n")
     with pytest.raises(CheckoutRefused, match=r"^src/a\.py: its bytes on disk are not the commit's, but git's diff "
                                               r"does not hold it \(this checkout sets core\.checkstat=minimal\)"):
-        check_record(str(repo), b"", [], [])
+        check_record(str(repo), b"", [])
 
 
 def test_a_new_file_git_left_out_of_its_listing_is_refused(repo):
     (repo / "src" / "b.py").write_text("B = 1\n")
     with pytest.raises(CheckoutRefused, match=r"^src/b\.py: a file the commit does not hold and its \.gitignore "
                                               r"files do not ignore, but git's listing does not hold it"):
-        check_record(str(repo), b"", [], [])
+        check_record(str(repo), b"", [])
 
 
 def test_a_clean_checkout_and_a_recorded_change_pass_the_check(repo, tmp_path):
@@ -127,3 +127,64 @@ def test_files_a_sparse_checkout_leaves_out_are_no_change(repo, tmp_path):
     assert _stored_diff(repo, tmp_path) == b""
     (repo / "src" / "a.py").write_text(LINES + "# changed\n")
     assert b"+# changed" in _stored_diff(repo, tmp_path)
+
+
+def _ignore_build(repo):
+    (repo / ".gitignore").write_text("/build/\n__pycache__/\n")
+    _git(repo, "add", ".gitignore")
+    _git(repo, "commit", "-qm", "ignore build")
+    (repo / "build" / "evil").mkdir(parents=True)
+    (repo / "build" / "evil" / "__init__.py").write_text("EVIL = 1\n")
+
+
+@pytest.mark.parametrize("link, target", [("src/usage", "../build/evil"), ("src/__pycache__", "../build/evil")],
+                         ids=["package-folder", "pycache"])
+def test_a_new_link_to_a_folder_is_refused_naming_it(repo, tmp_path, link, target):
+    # the reviewer's B4 and B4b: a link to an (ignored) folder was recorded clean with 0 bytes stored
+    _ignore_build(repo)
+    (repo / link).symlink_to(target)
+    with pytest.raises(CheckoutRefused, match=rf"^{link}: a link to the folder {target}: Python imports the code"):
+        _stored_diff(repo, tmp_path)
+
+
+def test_a_tracked_folder_replaced_by_a_link_to_an_ignored_copy_is_refused(repo, tmp_path):
+    # the reviewer's B6: the stored diff only deleted the folder's files
+    _ignore_build(repo)
+    (repo / "build" / "src").mkdir()
+    (repo / "build" / "src" / "a.py").write_text(LINES + "# marker\n")
+    (repo / "src" / "a.py").unlink()
+    (repo / "src").rmdir()
+    (repo / "src").symlink_to("build/src")
+    with pytest.raises(CheckoutRefused, match=r"^src: a link to the folder build/src"):
+        _stored_diff(repo, tmp_path)
+
+
+def test_a_link_to_an_ignored_file_is_refused(repo, tmp_path):
+    _ignore_build(repo)
+    (repo / "src" / "evil.py").symlink_to("../build/evil/__init__.py")
+    with pytest.raises(CheckoutRefused, match=r"^src/evil\.py: a link to \.\./build/evil/__init__\.py, a file "
+                                              r"neither the commit nor the stored diff holds"):
+        _stored_diff(repo, tmp_path)
+
+
+def test_a_name_counts_as_stored_only_where_the_patch_holds_it(repo):
+    (repo / "src" / "b.py").write_text("B = 1\n")
+    with pytest.raises(CheckoutRefused, match=r"^src/b\.py: a file the commit does not hold"):
+        check_record(str(repo), b"", [])  # a name git listed but the patch does not hold is not stored
+
+
+def test_an_ignored_file_of_the_code_is_refused(tmp_path, monkeypatch):
+    # the reviewer's B5: the project in an ignored vendor/ folder with one file force-added
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    outer = _new_repo(tmp_path / "outer", {".gitignore": "vendor/\n", "README.md": "outer\n"})
+    package = outer / "vendor" / "proj" / "src" / "pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "mod.py").write_text("M = 1\n")
+    _git(outer, "add", "-f", "vendor/proj/src/pkg/__init__.py")
+    _git(outer, "commit", "-qm", "one file of the package")
+    with pytest.raises(CheckoutRefused, match=r"^vendor/proj/src/pkg/mod\.py: a file of the code that runs, but "
+                                              r"the commit's \.gitignore files ignore it"):
+        check_record(str(outer), b"", [], [b"vendor/proj/src/pkg"])
+    (package / "mod.py").unlink()
+    assert check_record(str(outer), b"", [], [b"vendor/proj/src/pkg"]) == set()

@@ -1,7 +1,8 @@
 """Where git itself will not read the checkout, verify-env says so in one line: a corrupt index
 with git's own reason (not its command line), a FIFO where git reads the repository's own
 attributes without waiting on it, a checkout git distrusts as another user's naming
-safe.directory (not "not a git checkout"), a core.worktree elsewhere naming the setting."""
+the folder and its owner (not "not a git checkout", and not advising to trust it), a
+core.worktree elsewhere naming the setting."""
 
 import os
 import signal
@@ -78,5 +79,19 @@ def test_a_checkout_of_another_user_is_refused_naming_safe_directory(repo, tmp_p
             os.lchown(name, 65534, 65534)
     code, err = _verify_env(repo, tmp_path, monkeypatch, capsys)
     assert code == 2 and err.count("\n") == 1, err
-    assert "owned by another user (git's 'dubious ownership' check)" in err
-    assert f"git config --global --add safe.directory {repo}" in err and "not a git checkout" not in err
+    assert f"{repo} is owned by another user (nobody; git's 'dubious ownership' check)" in err
+    assert "safe.directory" not in err and "not a git checkout" not in err
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs to own a repository as another user")
+def test_a_gitdir_file_naming_another_users_repository_names_that_repository(repo, tmp_path, monkeypatch, capsys):
+    # the reviewer's G1: the checkout is root's own, its repository folder another user's
+    (repo / ".git").rename(tmp_path / "others-git")
+    (repo / ".git").write_text(f"gitdir: {tmp_path / 'others-git'}\n")
+    for folder, _dirs, files in os.walk(tmp_path / "others-git"):
+        for name in [folder, *(os.path.join(folder, f) for f in files)]:
+            os.lchown(name, 65534, 65534)
+    code, err = _verify_env(repo, tmp_path, monkeypatch, capsys)
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"{tmp_path / 'others-git'} is owned by another user (nobody;" in err
+    assert "safe.directory" not in err

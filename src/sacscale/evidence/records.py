@@ -53,6 +53,7 @@ from sacscale.evidence.stored_diff import (
     diff_apply_findings,
     diff_findings,
     dirty_without_diff_problems,
+    listed_change_problems,
     listed_name_problems,
 )
 from sacscale.evidence import scope
@@ -403,7 +404,7 @@ def _check_environment(root: Path, env: dict, result: Verification, strict: bool
     probe = _optional_json(root, "correctness.json") if (root / "correctness.json").is_file() else None
     _agree(result, "set", set_facts(env, probe), strict)
     result.records += gpu_problems(env) + dirty_problems(env) + dirty_without_diff_problems(root, env)
-    result.records += listed_name_problems(env)
+    result.records += listed_name_problems(env) + listed_change_problems(root, env)
     for problems, notes in (git_record_findings(env, made_here), cpu_findings(env, made_here),
                             diff_findings(root, env, made_here),
                             diff_apply_findings(root, env)):

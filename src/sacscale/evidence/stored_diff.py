@@ -26,6 +26,8 @@ from sacscale.evidence.code_history import CODE_ROOT, git_output, git_run, is_co
 from sacscale.evidence.manifest import sha256_file
 from sacscale.evidence.result import EvidenceStructureError, load_json
 from sacscale.evidence.shared_facts import opt
+from sacscale.git_command import GitFailed
+from sacscale.pipeline.code_content import diff_names
 from sacscale.pipeline.recordable_checkout import NOT_SOURCE
 from sacscale.scratch import scratch_folder
 
@@ -230,3 +232,67 @@ def dirty_without_diff_problems(root: Path, env: dict) -> list[str]:
     return [f"set: code dirty: environment.json says True ({shown}), its stored diff {diff.get('file')} is {empty} "
             "and lists no file left out of it: the commit and the diff cannot rebuild the code that ran "
             "(the pipeline's verify-env stores every change of a dirty tree)"]
+
+
+def _source_names(env: dict) -> list[str]:
+    """The code (no output folder's file) that changed_files and untracked_files name."""
+    names = _listed_names(env)
+    listed = names.get("project.changed_files", []) + names.get("project.diff.untracked_files", [])
+    return list(dict.fromkeys(n for n in listed if _as_git_names(n) and n.split("/", 1)[0] not in NOT_SOURCE))
+
+
+def _held_names(root: Path, diff: dict) -> set[str] | None:
+    """The names the stored diff holds (as `git apply` reads them) and lists as left out (or
+    taken out of it after recording, as DIFF_REDUCED says); None
+    where git cannot read it (a diff that does not apply is named by diff_apply_findings)."""
+    entries = (diff.get("untracked_not_stored") or []) + _reduced_away(root)
+    left_out = {entry.get("path") for entry in entries if isinstance(entry, dict)}
+    path = root / diff["file"] if _of_the_set(diff.get("file")) else None
+    if path is None or not path.is_file():
+        return left_out
+    try:
+        with scratch_folder("sacscale-names-") as folder:
+            return diff_names(path.read_bytes(), str(folder)) | left_out
+    except (GitFailed, OSError):
+        return None
+
+
+def _reduced_away(root: Path) -> list:
+    """The files taken out of a stored diff reduced after recording (DIFF_REDUCED's `removed`)."""
+    if not (root / DIFF_REDUCED).is_file():
+        return []
+    try:
+        removed = load_json(root, DIFF_REDUCED).get("removed")
+    except EvidenceStructureError:
+        return []
+    return removed if isinstance(removed, list) else []
+
+
+def _held(name: str, held: set[str]) -> bool:
+    """A file held by name; an untracked folder (git lists it as `folder/`) by a file in it."""
+    return name in held or (name.endswith("/") and any(h.startswith(name) for h in held if isinstance(h, str)))
+
+
+def listed_change_problems(root: Path, env: dict) -> list[str]:
+    """A record whose changed_files or untracked_files name a source file is dirty, and its
+    stored diff holds each of them or lists it as left out: a clean record beside a listed
+    change (a link whose diff held nothing) cannot say what ran."""
+    project, diff = opt(env, "project"), opt(env, "project", "diff")
+    names = _source_names(env) if isinstance(project, dict) else []
+    if not names:
+        return []
+    problems = []
+    if project.get("dirty") is not True:
+        problems.append(f"set: code dirty: environment.json says {project.get('dirty')!r}, but it lists "
+                        f"{names[0][:80]!r} as changed{' (and more)' if len(names) > 1 else ''}: a record that names "
+                        "a changed source file is a dirty one, and the commit alone cannot rebuild the code that ran")
+    if project.get("dirty") is True and dirty_without_diff_problems(root, env):
+        return problems  # an empty diff beside a dirty tree: named there
+    held = _held_names(root, diff) if isinstance(diff, dict) and isinstance(diff.get("file"), str) else None
+    missing = [name for name in names if held is not None and not _held(name, held)]
+    if missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        problems.append(f"set: stored diff: environment.json lists {missing[0][:80]!r}{more} as changed, but its "
+                        f"stored diff {diff['file']} neither holds it nor lists it as left out: the commit and the "
+                        "diff cannot rebuild the code that ran")
+    return problems

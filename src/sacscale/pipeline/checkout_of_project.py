@@ -6,6 +6,7 @@ package's own folder, git tracks the package's files there."""
 from __future__ import annotations
 
 import os
+import pwd
 import re
 import stat
 
@@ -21,13 +22,45 @@ GIT_OWN_FILES = ("index", "info/attributes", "info/exclude")
 
 def refuse_distrusted(stderr: bytes, path: str) -> None:
     """CheckoutRefused where git refused to read the checkout as another user's (its
-    safe.directory check): that is a checkout git will not describe, not a folder outside one."""
+    safe.directory check): that is a checkout git will not describe, not a folder outside one.
+    The folder another user owns is named with that user (the repository a `.git` file leads
+    to, where it is that one); trusting it would let that user rewrite the code recorded."""
     found = _DUBIOUS.search(stderr.decode(errors="replace"))
     if found:
+        folder, owner = _owned_by_another(found[1])
         raise CheckoutRefused(
-            f"{path}: git refuses to read the checkout at {found[1]}: it is owned by another user (git's 'dubious "
-            "ownership' check), so its commit and changes cannot be recorded; run as its owner, or mark it trusted: "
-            f"git config --global --add safe.directory {found[1]}")
+            f"{path}: git refuses to read the checkout at {found[1]}: {folder} is owned by another user ({owner}; "
+            "git's 'dubious ownership' check), so its commit and changes cannot be recorded; run as its owner, "
+            "or copy the checkout (cp -r) into a folder of your own and run from there")
+
+
+def _owned_by_another(checkout: str) -> tuple[str, str]:
+    """(folder, owner's name): the first of the checkout, its `.git` and the repository folder
+    a `.git` file's gitdir: line names that another user owns (the checkout where none is)."""
+    dot_git = os.path.join(checkout, ".git")
+    folders = [checkout, dot_git]
+    try:
+        with open(dot_git, encoding="utf-8", errors="replace") as handle:
+            line = handle.readline(4096)
+        if line.startswith("gitdir:"):
+            folders.append(os.path.normpath(os.path.join(checkout, line[len("gitdir:"):].strip())))
+    except OSError:  # a .git folder (or none): the checkout and .git are the folders
+        pass
+    for folder in folders:
+        try:
+            uid = os.stat(folder).st_uid
+        except OSError:
+            continue
+        if uid != os.geteuid():
+            return folder, _user_name(uid)
+    return checkout, "another user"
+
+
+def _user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
 
 
 def refuse_odd_git_files(top: str) -> None:
@@ -69,4 +102,18 @@ def not_this_checkout(path: str, top: str, package: bool) -> str | None:
     if package and not run_git(["ls-files", "-z", "--", "."], path, timeout=300).stdout:
         return (f"not a git checkout of this project: {path} lies in the git checkout {top} (an ignored or new "
                 "folder of it), which tracks none of its files")
-    return None
+    return _ignored_modules(path, top) if package else None
+
+
+def _ignored_modules(path: str, top: str) -> str | None:
+    """Why a checkout whose .gitignore files ignore Python files of the package at `path` is not
+    its checkout (the package unpacked into an ignored folder with some files force-added):
+    the commit does not hold the code that runs."""
+    ignored = run_git(["ls-files", "-z", "--others", "--ignored", "--exclude-per-directory=.gitignore", "--",
+                       "*.py"], path, timeout=300).stdout.split(b"\0")
+    names = [os.fsdecode(name) for name in ignored if name]
+    if not names:
+        return None
+    more = f" and {len(names) - 1} more" if len(names) > 1 else ""
+    return (f"not a git checkout of this project: {path} lies in the git checkout {top}, whose .gitignore files "
+            f"ignore its Python files ({os.path.join(path, names[0])}{more}), so no commit of it holds the code")

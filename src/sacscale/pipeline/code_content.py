@@ -11,6 +11,7 @@ import os
 import stat
 from collections.abc import Callable
 
+import sacscale
 from sacscale.git_command import run_git
 from sacscale.pipeline.recordable_checkout import NOT_SOURCE, CheckoutRefused, CheckoutUnreadable
 from sacscale.scratch import scratch_folder
@@ -228,22 +229,93 @@ def hiding_state(top: str, path: bytes | None = None) -> str:
             "no git setting found here: it may have been written while the record was made; run again")
 
 
-def check_record(top: str, patch: bytes, stored: list[str], listed: list[dict]) -> None:
-    """CheckoutRefused, naming the file, where a file that differs from HEAD on disk (or is new
-    and not ignored by HEAD's .gitignore files) is neither in the stored diff nor listed;
-    also where a source link leads out of the checkout."""
+def _refuse_link(top: str, path: bytes, held_files: set[bytes]) -> None:
+    """A source link is stored as its target's name, never the code it leads to: refused where
+    it leads out of the checkout, to a folder, or to a file the record does not hold itself
+    (the project commits no links). A dangling one (an editor's lock file) leads to no code."""
+    _refuse_outside_link(top, path)
+    where = os.path.join(os.fsencode(top), path)
+    if not os.path.exists(where):
+        return
+    target = shown(os.readlink(where))
+    if os.path.isdir(where):
+        raise CheckoutRefused(
+            f"{shown(path)}: a link to the folder {target}: Python imports the code in it, but the stored diff holds "
+            "a link only as its target's name, so that code could not be rebuilt; move the folder's files in place "
+            "of the link, or remove it")
+    real = os.path.relpath(os.path.realpath(where), os.path.realpath(os.fsencode(top)))
+    if real not in held_files:
+        raise CheckoutRefused(
+            f"{shown(path)}: a link to {target}, a file neither the commit nor the stored diff holds (its "
+            ".gitignore files ignore it), so the code the link runs could not be rebuilt; copy that file over the "
+            "link, or remove it")
+
+
+def project_code(top: str) -> list[bytes]:
+    """The code this project runs, as paths inside `top`: the package's folder (where Python
+    imports sacscale from) and, beside its src/, the workflow folder and Snakefile."""
+    package = os.path.dirname(os.path.realpath(sacscale.__file__))
+    root, real_top = os.path.dirname(os.path.dirname(package)), os.path.realpath(top)
+    paths = [package, os.path.join(root, "workflow"), os.path.join(root, "Snakefile")]
+    return [os.fsencode(os.path.relpath(p, real_top)) for p in paths
+            if os.path.lexists(p) and os.path.commonpath([real_top, p]) == real_top and p != real_top]
+
+
+def _code_files(top: str, code: list[bytes]) -> list[bytes]:
+    """The files and links in `code` (folders and files inside `top`), ignored ones too; a
+    tool's __pycache__ folder is left out (a link of that name is not)."""
+    found = []
+    for path in code:
+        where = os.path.join(os.fsencode(top), path)
+        if not os.path.isdir(where) or os.path.islink(where):
+            found.append(path)
+            continue
+        for folder, dirs, files in os.walk(where):
+            inner = os.path.relpath(folder, os.fsencode(top))
+            dirs[:] = [d for d in dirs if d != b"__pycache__" or os.path.islink(os.path.join(folder, d))]
+            links = [d for d in dirs if os.path.islink(os.path.join(folder, d))]
+            found += [os.path.join(inner, n) for n in files + links]
+    return found
+
+
+def _runs(path: bytes) -> bool:
+    """Whether Python or Snakemake runs a file of this name (a module, a rule file)."""
+    return path.endswith((b".py", b".smk")) or os.path.basename(path) == b"Snakefile"
+
+
+def _refuse_ignored_code(top: str, code: list[bytes], tree: dict, new: list[bytes]) -> None:
+    """CheckoutRefused where a file of the code Python or Snakemake runs is one the commit's
+    .gitignore files ignore (neither HEAD nor the stored diff holds it), or a link to one."""
+    held_files = {p for p, (mode, _) in tree.items() if mode not in (LINK, SUBMODULE)} | set(new)
+    for path in sorted(set(_code_files(top, code)) | {p for p in tree if tree[p][0] == LINK} | set(new)):
+        where = os.path.join(os.fsencode(top), path)
+        if os.path.islink(where):
+            _refuse_link(top, path, held_files)
+        elif path not in held_files and os.path.isfile(where) and _runs(path):
+            raise CheckoutRefused(
+                f"{shown(path)}: a file of the code that runs, but the commit's .gitignore files ignore it, so "
+                "neither the commit nor the stored diff holds it; commit it (git add -f), or move it out of the code")
+
+
+def check_record(top: str, patch: bytes, listed: list[dict], code: list[bytes] | None = None) -> set[str]:
+    """The names the stored diff holds; CheckoutRefused, naming the file, where a file that
+    differs from HEAD on disk (or is new and not ignored by HEAD's .gitignore files) is neither
+    in the patch nor listed, where a file of the `code` that runs (project_code) is one those
+    .gitignore files ignore, and where a source link leads to a folder, out of the checkout or
+    to a file the record does not hold."""
     tree = head_tree(top)
     with scratch_folder("sacscale-ignore-") as folder:
-        held = diff_names(patch, str(folder)) | set(stored) | {entry["path"] for entry in listed}
+        patched = diff_names(patch, str(folder))
+        held = patched | {entry["path"] for entry in listed}
         for path in changed_on_disk(top, tree):
             if shown(path) not in held and not _same_once_converted(top, path, tree[path][1]):
                 raise CheckoutRefused(f"{shown(path)}: its bytes on disk are not the commit's, but git's diff does "
                                       f"not hold it ({hiding_state(top)}); the stored diff could not rebuild it")
         found = new_files(top, tree, committed_ignore_rules(top, tree, str(folder / "rules")))
+    _refuse_ignored_code(top, project_code(top) if code is None else code, tree, found)
     for path in found:
-        if os.path.islink(os.path.join(os.fsencode(top), path)):
-            _refuse_outside_link(top, path)
         if shown(path) not in held:
             raise CheckoutRefused(f"{shown(path)}: a file the commit does not hold and its .gitignore files do not "
                                   f"ignore, but git's listing does not hold it ({hiding_state(top, path)}); the "
                                   "stored diff could not rebuild it")
+    return patched

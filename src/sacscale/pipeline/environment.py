@@ -77,8 +77,8 @@ def source_diff(top: str) -> tuple[bytes, list[str], list[dict]]:
         stored.append(name)
         parts.append(out.stdout)
     patch = b"".join(parts)
-    check_record(top, patch, stored, listed)
-    return patch, stored, listed
+    held = check_record(top, patch, listed)  # a name is stored only where the patch holds it
+    return patch, [name for name in stored if name in held], listed
 
 
 def write_source_diff(project: dict, path: Path) -> dict:
@@ -92,8 +92,8 @@ def write_source_diff(project: dict, path: Path) -> dict:
                 + f"; untracked files over {STORE_LIMIT_BYTES // 1024} KiB are listed, not stored")
     atomic_write_bytes(path, data)
     if project.get("repository"):
-        # one source: the record is dirty exactly when its stored diff holds or lists a change
-        project["dirty"] = bool(data or listed)
+        # the record is dirty when its stored diff holds or lists a change, or git names a changed source file
+        project["dirty"] = bool(data or listed or untracked or project.get("dirty"))
     commit = project.get("commit")
     info = {"file": path.name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
             "untracked_files": untracked, "how": note,

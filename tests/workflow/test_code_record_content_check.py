@@ -188,3 +188,22 @@ def test_an_ignored_file_of_the_code_is_refused(tmp_path, monkeypatch):
         check_record(str(outer), b"", [], [b"vendor/proj/src/pkg"])
     (package / "mod.py").unlink()
     assert check_record(str(outer), b"", [], [b"vendor/proj/src/pkg"]) == set()
+
+
+
+def test_links_outside_the_code_are_listed_not_refused(repo, tmp_path, monkeypatch):
+    # a data link, a venv or scratch folder linked in: no code that runs is in them; only the
+    # code's own folders (project_code) hold links to judge, and a link to a folder is listed
+    (repo / "src" / "b.py").write_text("B = 1\n")
+    for name in ("mydata", ".venv", "runs"):
+        (repo / name).symlink_to(tmp_path)
+    with pytest.raises(CheckoutRefused, match=r"^\.venv: a link to"):
+        _stored_diff(repo, tmp_path)  # the package runs from elsewhere: no code named, every link judged
+    monkeypatch.setattr("sacscale.pipeline.code_content.project_code", lambda top: [b"src"])
+    info = write_source_diff(git_state(repo), tmp_path / "source.diff")
+    assert info["untracked_files"] == ["src/b.py"]
+    assert [(e["path"], e["why"]) for e in info["untracked_not_stored"]] == [
+        (name, f"a link to the folder {tmp_path}, not stored") for name in (".venv", "mydata", "runs")]
+    (repo / "src" / "data").symlink_to(tmp_path)
+    with pytest.raises(CheckoutRefused, match=r"^src/data: a link to"):
+        write_source_diff(git_state(repo), tmp_path / "source.diff")

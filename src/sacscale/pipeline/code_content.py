@@ -10,10 +10,12 @@ import hashlib
 import os
 import stat
 from collections.abc import Callable
+from pathlib import Path
 
 import sacscale
 from sacscale.git_command import run_git
 from sacscale.pipeline.recordable_checkout import NOT_SOURCE, CheckoutRefused, CheckoutUnreadable
+from sacscale.report.code_line import LINKED_FOLDER
 from sacscale.scratch import scratch_folder
 
 SUBMODULE, LINK, EXECUTABLE = b"160000", b"120000", b"100755"
@@ -283,11 +285,27 @@ def _runs(path: bytes) -> bool:
     return path.endswith((b".py", b".smk")) or os.path.basename(path) == b"Snakefile"
 
 
+def linked_folder(path: Path, name: str) -> dict | None:
+    """How the record lists an untracked link to a folder (git's diff of one holds nothing), or
+    None for anything else."""
+    if path.is_symlink() and path.is_dir():
+        return {"path": name, "why": f"{LINKED_FOLDER}{os.readlink(path)}, not stored"}
+    return None
+
+
+def _within(path: bytes, code: list[bytes]) -> bool:
+    """Whether `path` lies in the code; with no code named (the package runs from elsewhere), anywhere."""
+    return not code or any(path == folder or path.startswith(folder + b"/") for folder in code)
+
+
 def _refuse_ignored_code(top: str, code: list[bytes], tree: dict, new: list[bytes]) -> None:
     """CheckoutRefused where a file of the code Python or Snakemake runs is one the commit's
-    .gitignore files ignore (neither HEAD nor the stored diff holds it), or a link to one."""
+    .gitignore files ignore (neither HEAD nor the stored diff holds it), or a link to one. Links
+    elsewhere in the checkout (a data folder, a venv, scratch space) lead to no code that runs:
+    the record lists them as it lists any new file."""
     held_files = {p for p, (mode, _) in tree.items() if mode not in (LINK, SUBMODULE)} | set(new)
-    for path in sorted(set(_code_files(top, code)) | {p for p in tree if tree[p][0] == LINK} | set(new)):
+    links = {p for p in tree if tree[p][0] == LINK} | set(new)
+    for path in sorted(set(_code_files(top, code)) | {p for p in links if _within(p, code)}):
         where = os.path.join(os.fsencode(top), path)
         if os.path.islink(where):
             _refuse_link(top, path, held_files)

@@ -24,7 +24,7 @@ from sacscale.cpus import available_cpus, format_cpu_list, parse_cpu_list
 from sacscale.git_command import PATCH_OPTIONS, UNTRACKED, content_index, run_git
 from sacscale.hashes import sha256_file
 from sacscale.pipeline.checkout_of_project import not_this_checkout, refuse_distrusted, refuse_odd_git_files
-from sacscale.pipeline.code_content import check_record
+from sacscale.pipeline.code_content import check_record, linked_folder
 from sacscale.pipeline.overrides import check_replay_memory, planned_extra_problem, replay_rows_per_env
 from sacscale.pipeline.plan_values import DEVICES, PlanError, shown
 from sacscale.pipeline.recordable_checkout import NOT_SOURCE, CheckoutRefused, refuse_unrecordable
@@ -59,20 +59,21 @@ def source_diff(top: str) -> tuple[bytes, list[str], list[dict]]:
         listing = run_git(["ls-files", *UNTRACKED, "-z", "--", ".", *excludes], top,
                           extra_env=index, timeout=300, check=True).stdout
     stored, listed, parts = [], [], [tracked]
-    # names stay bytes to the file system (any byte a file name may hold), readable text in the record
     for raw in sorted(n for n in listing.split(b"\0") if n):
         name, path = shown_name(raw), Path(top) / os.fsdecode(raw)
         if raw.endswith(b"/"):  # git lists a nested repository, not its files
             listed.append({"path": name, "why": NESTED_REPOSITORY})
             continue
+        if linked := linked_folder(path, name):  # git's diff of it says nothing; check_record refuses one in the code
+            listed.append(linked)
+            continue
         size = path.stat().st_size if path.is_file() and not path.is_symlink() else 0  # a link is stored as a link
         if size > STORE_LIMIT_BYTES:
             listed.append({"path": name, "bytes": size, "sha256": sha256_file(path)})
             continue
-        # exit status 1 means "differs", which a new file always does
         out = run_git([b"diff", b"--no-index", *map(os.fsencode, PATCH_OPTIONS), b"--", b"/dev/null", raw],
                       os.fsencode(top), timeout=300)
-        if out.returncode not in (0, 1):
+        if out.returncode not in (0, 1):  # 1: "differs", which a new file always does
             raise RuntimeError(f"git diff --no-index {name}: {out.stderr.decode(errors='replace').strip()}")
         stored.append(name)
         parts.append(out.stdout)

@@ -13,6 +13,9 @@ from sacscale.report.text import code, plain
 
 _STATE = {True: " (uncommitted changes)", False: " (clean)"}
 
+# how the record lists an untracked link to a folder (sacscale.pipeline.environment.source_diff)
+LINKED_FOLDER = "a link to the folder "
+
 
 def _fmt_int(v) -> str:
     return f"{v:,}" if isinstance(v, int) else str(v)
@@ -41,11 +44,15 @@ def _with_diff(project: dict) -> str:
             f"bytes, sha256 {code(str(diff.get('sha256', ''))[:12] + '…')}; "
             f"rebuild the code: {code(rebuild)})")
     listed = diff.get("untracked_not_stored") or []
-    nested = sum(1 for entry in listed if isinstance(entry, dict) and "why" in entry)
-    if len(listed) > nested:
-        text += f"; {len(listed) - nested} large untracked file(s) listed in the record by size and SHA-256, not stored"
+    why = [str(entry["why"]) for entry in listed if isinstance(entry, dict) and "why" in entry]
+    links = sum(1 for reason in why if reason.startswith(LINKED_FOLDER))
+    nested = len(why) - links
+    if large := len(listed) - len(why):
+        text += f"; {large} large untracked file(s) listed in the record by size and SHA-256, not stored"
     if nested:
         text += f"; {nested} nested git repositor{'y' if nested == 1 else 'ies'} listed in the record, not stored"
+    if links:
+        text += f"; {links} link(s) to folders outside the code listed in the record, not stored"
     return text
 
 

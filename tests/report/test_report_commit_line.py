@@ -38,8 +38,8 @@ def test_what_the_diff_lists_but_does_not_store_is_counted_by_kind():
     listed = [{"path": "big.bin", "bytes": 10**6, "sha256": "cd" * 32},
               {"path": "vendor/lib/", "why": "a git repository of its own, not a submodule: its files are not stored"},
               {"path": ".venv", "why": "a link to the folder /opt/venv, not stored"}]
-    line = commit_line({"repository": True, "commit": COMMIT, "dirty": True,
-                        "diff": {"file": "source.diff", "bytes": 1, "sha256": "ab" * 32, "untracked_not_stored": listed}})
+    diff = {"file": "source.diff", "bytes": 1, "sha256": "ab" * 32, "untracked_not_stored": listed}
+    line = commit_line({"repository": True, "commit": COMMIT, "dirty": True, "diff": diff})
     assert line.endswith("; 1 large untracked file(s) listed in the record by size and SHA-256, not stored"
                          "; 1 nested git repository listed in the record, not stored"
                          "; 1 link(s) to folders outside the code listed in the record, not stored")

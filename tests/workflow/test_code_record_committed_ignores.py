@@ -4,16 +4,14 @@ that hides it (the rebuilt tree would lack the file). A tool's cache folder, a d
 its own .gitignore ignores whole, is no code and no refusal."""
 
 import pytest
-from test_git_state_user_settings import LINES, _new_repo, _stored_diff
+from test_git_state_user_settings import LINES, _new_repo, _stored_diff, no_user_git_config
 
 from sacscale.pipeline.recordable_checkout import CheckoutRefused
 
 
 @pytest.fixture
 def repo(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    (tmp_path / "home").mkdir()
+    no_user_git_config(tmp_path, monkeypatch)
     return _new_repo(tmp_path / "repo", {"src/a.py": LINES, ".gitignore": "build/\n"})
 
 

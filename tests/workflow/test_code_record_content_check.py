@@ -7,7 +7,7 @@ import os
 import time
 
 import pytest
-from test_git_state_user_settings import LINES, _git, _new_repo, _stored_diff
+from test_git_state_user_settings import LINES, _git, _new_repo, _stored_diff, plain_repo
 
 from sacscale.commands import verify_env
 from sacscale.pipeline.code_content import check_record
@@ -17,10 +17,7 @@ from sacscale.pipeline.recordable_checkout import CheckoutRefused
 
 @pytest.fixture
 def repo(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    (tmp_path / "home").mkdir()
-    return _new_repo(tmp_path / "repo", {"src/a.py": LINES, "README.md": "readme\n"})
+    return plain_repo(tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize("staged", [False, True], ids=["replaced", "replaced-and-staged"])

@@ -9,7 +9,7 @@ import signal
 import subprocess
 
 import pytest
-from test_git_state_user_settings import LINES, _git, _new_repo
+from test_git_state_user_settings import _git, plain_repo
 
 from sacscale.cli import main
 from sacscale.commands import verify_env
@@ -18,10 +18,7 @@ from sacscale.pipeline.environment import git_state
 
 @pytest.fixture
 def repo(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    (tmp_path / "home").mkdir()
-    return _new_repo(tmp_path / "repo", {"src/a.py": LINES, "README.md": "readme\n"})
+    return plain_repo(tmp_path, monkeypatch)
 
 
 def _stop_waiting(signum, frame):

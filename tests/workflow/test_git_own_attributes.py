@@ -7,7 +7,7 @@ attribute and a negative pattern set nothing. A file git cannot read is one line
 import subprocess
 
 import pytest
-from test_git_state_user_settings import LINES, _git, _new_repo, _stored_diff
+from test_git_state_user_settings import LINES, _git, _new_repo, _stored_diff, plain_repo
 
 from sacscale.cli import _error_line, main
 from sacscale.commands import verify_env
@@ -17,11 +17,7 @@ from sacscale.pipeline.recordable_checkout import CheckoutRefused, setting_line
 
 @pytest.fixture
 def repo(tmp_path, monkeypatch):
-    # no user's git configuration: HOME is a new empty folder
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    (tmp_path / "home").mkdir()
-    return _new_repo(tmp_path / "repo", {"src/a.py": LINES, "README.md": "readme\n"})
+    return plain_repo(tmp_path, monkeypatch)
 
 
 def _own_attributes(repo, text: bytes):

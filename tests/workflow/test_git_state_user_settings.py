@@ -38,13 +38,21 @@ def _new_repo(path, files):
     return path
 
 
-@pytest.fixture
-def repo(tmp_path, monkeypatch):
-    # the user's own global git configuration, empty until a test writes it
+def no_user_git_config(tmp_path, monkeypatch) -> None:
+    """The user's own global git configuration: a new empty HOME, until a test writes it."""
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     (tmp_path / "home").mkdir()
+
+
+def plain_repo(tmp_path, monkeypatch):
+    no_user_git_config(tmp_path, monkeypatch)
     return _new_repo(tmp_path / "repo", {"src/a.py": LINES, "README.md": "readme\n"})
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    return plain_repo(tmp_path, monkeypatch)
 
 
 def _user_config(tmp_path, *settings):

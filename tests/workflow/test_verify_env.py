@@ -7,8 +7,8 @@ import sys
 
 import pytest
 import yaml
-
 from pipeline_helpers import REPO
+
 from sacscale.pipeline.runplan import Host, resolve
 
 PRESETS = yaml.safe_load((REPO / "workflow" / "presets.yaml").read_text())

@@ -120,7 +120,7 @@ def _source_lines(source: str, found: re.Match) -> list[int]:
     """The lines of the page's file (from 1) that write the figure, markup between its
     number and its unit allowed."""
     written = re.escape(found["num"]) + (r"\." + found["dec"] if found["dec"] else "") + r"(?![0-9])"
-    unit = f"(?:[%{_TIMES}]|-?fold|times|env|steps|per|pct|sps|[kM]|thousand|million|&#)"
+    unit = f"(?:[%{_TIMES}]|-?fold|times|env|steps|per\\s?cent|pct|sps|[kM](?![a-z])|thousand|million|&#)"
     pattern = re.compile(r"(?<![\w.,])" + written + r"(?:\s|<[^>]*>|[*_\u200b-\u200f])*" + unit, re.IGNORECASE)
     return [number for number, line in enumerate(source.splitlines(), start=1) if pattern.search(shown_text(line))]
 

@@ -92,3 +92,42 @@ def test_the_deviations_heading_moved_above_the_verdict_hides_nothing(tmp_path):
     _edit(root, "report.md", GLANCE_MD, GLANCE_MD.replace("86%", "99%"))
     problems = verify(root).problems()
     assert any(p.startswith(f"derived: reports/{SET}/report.md line 5: '99%' (in '...") for p in problems), problems
+
+
+@pytest.mark.parametrize("written, shown", [
+    ("93 percent", "93 percent"), ("93 per cent", "93 per cent"), ("93\uff05", "93%"),
+    ("\uff19\uff13%", "93%"), ("93\u00a0%", "93 %")])
+def test_an_efficiency_changed_however_written_is_named(tmp_path, written, shown):
+    """A percent word, a fullwidth sign or fullwidth digits read as `93%` does (NFKC)."""
+    root = copy_committed_set(tmp_path, SET)
+    _edit(root, "report.md", GLANCE_MD, GLANCE_MD.replace("86%", written))
+    problems = verify(root).problems()
+    assert len(problems) == 1, problems
+    assert problems[0].startswith(f"derived: reports/{SET}/report.md line 3: {shown!r} (in '..."), problems
+    assert problems[0].endswith(NOT_A_FIGURE.format(what="ratio or efficiency")), problems
+
+
+def test_an_efficiency_written_as_a_word_in_report_html_is_named(tmp_path):
+    root = copy_committed_set(tmp_path, SET)
+    _edit(root, "report.html", GLANCE_HTML, GLANCE_HTML.replace("86%", "93 percent"))
+    problems = verify(root).problems()
+    assert len(problems) == 1 and problems[0].startswith(f"derived: reports/{SET}/report.html line 13: "
+                                                         "'93 percent' (in '..."), problems
+
+
+@pytest.mark.parametrize("rate", ["45k env steps/s", "99,999 env-steps/s", "99,999 steps/sec",
+                                  "99,999 steps per second", "45 thousand env steps/s", "1.2M steps/s", "99,999 SPS"])
+def test_an_added_rate_however_spelled_is_named(tmp_path, rate):
+    root = copy_committed_set(tmp_path, SET)
+    _edit(root, "report.md", GLANCE_MD, f"{GLANCE_MD} (about {rate} on the pair)")
+    problems = verify(root).problems()
+    assert len(problems) == 1, problems
+    assert f"line 3: {rate!r} (in '..." in problems[0], problems
+    assert problems[0].endswith(NOT_A_FIGURE.format(what="rate")), problems
+
+
+def test_a_rate_of_the_set_written_with_a_magnitude_passes(tmp_path):
+    # 30k is the set's n2_shared mean (30,150 env steps/s) to the thousand
+    root = copy_committed_set(tmp_path, SET)
+    _edit(root, "report.md", GLANCE_MD, f"{GLANCE_MD} (about 30k env-steps/sec)")
+    assert verify(root).problems() == []

@@ -219,3 +219,29 @@ def test_each_listed_source_file_must_be_held_by_the_stored_diff(empty_diff):
     outputs_only = _dirty_empty(changed_files=["results/x/"], changed_count=1)
     outputs_only["project"]["dirty"] = False
     assert listed_change_problems(empty_diff, outputs_only) == []
+
+
+ARROW_NAMED = b"""diff --git a/src/sacscale/a -> b.py b/src/sacscale/a -> b.py
+new file mode 100644
+index 0000000..1111111
+--- /dev/null
++++ b/src/sacscale/a -> b.py
+@@ -0,0 +1 @@
++X = 1
+"""
+
+
+@pytest.mark.parametrize("untracked", [["src/sacscale/a -> b.py"], []], ids=["untracked", "held-whole"])
+def test_a_file_named_with_an_arrow_is_one_name_not_a_rename(empty_diff, untracked):
+    """A legal name holding ` -> `, listed untracked or held whole by the diff, is that file."""
+    (empty_diff / "source.diff").write_bytes(ARROW_NAMED)
+    env = _dirty_empty(changed_files=["src/sacscale/a -> b.py"], changed_count=1,
+                       diff={"untracked_files": untracked})
+    assert listed_change_problems(empty_diff, env) == []
+
+
+def test_a_rename_is_still_read_as_both_names(empty_diff):
+    (empty_diff / "source.diff").write_bytes(ARROW_NAMED)
+    env = _dirty_empty(changed_files=["src/sacscale/old.py -> src/sacscale/new.py"], changed_count=1)
+    problems = listed_change_problems(empty_diff, env)
+    assert len(problems) == 1 and "lists 'src/sacscale/old.py' (and 1 more) as changed" in problems[0], problems

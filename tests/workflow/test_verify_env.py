@@ -2,13 +2,16 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+from importlib.machinery import EXTENSION_SUFFIXES
 
 import pytest
 import yaml
 from pipeline_helpers import REPO
 
+from sacscale.pipeline.installed_copy import installed_copy_differences
 from sacscale.pipeline.runplan import Host, resolve
 
 PRESETS = yaml.safe_load((REPO / "workflow" / "presets.yaml").read_text())
@@ -166,12 +169,28 @@ def test_an_installed_copy_is_traced_to_the_working_directorys_checkout(tmp_path
     state = project_state(installed)
     assert state["repository"] is True and state["path"] == str(repo.resolve())
     assert state["dirty"] is True and "src/sacscale/sub/m.py" in state["changed_files"]
-    assert "same Python files" in state["located_by"]
+    assert "same importable files" in state["located_by"]
 
     (installed / "sub" / "m.py").write_text("x = 3\n")  # the copy is not the checkout's code
     state = project_state(installed)
     assert state["repository"] is False and "commit" not in state
     assert state["installed_copy_differs"] == ["sub/m.py"]
+
+
+@pytest.mark.parametrize("name", [f"usage{EXTENSION_SUFFIXES[0]}", "usage.abi3.so", "sub/m.pyc", "sub/__init__.pyc"])
+def test_an_installed_copy_holding_other_importable_code_is_not_the_checkout(tmp_path, name):
+    """An extension module is imported before the source of its name, a .pyc outside
+    __pycache__ where no source is: a copy holding one does not run the checkout's code."""
+    repo = tmp_path / "repo"
+    (repo / "src" / "sacscale" / "sub").mkdir(parents=True)
+    (repo / "src" / "sacscale" / "usage.py").write_text("x = 1\n")
+    installed = tmp_path / "site" / "sacscale"
+    shutil.copytree(repo / "src" / "sacscale", installed)
+    (installed / "sub" / "__pycache__").mkdir()
+    (installed / "sub" / "__pycache__" / "m.cpython-312.pyc").write_bytes(b"\0")  # written by Python: not judged
+    assert installed_copy_differences(installed, repo) == []
+    (installed / name).write_bytes(b"\x7fELF")
+    assert installed_copy_differences(installed, repo) == [name]
 
 
 def test_a_machine_that_cannot_make_the_video_is_named_before_any_work(tmp_path, monkeypatch):

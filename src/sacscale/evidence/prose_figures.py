@@ -3,19 +3,24 @@
 A set made before sets recorded their page format was written by an older report stage
 whose page this code cannot compose again word for word (sacscale.evidence.report_page), so
 its sentences are not compared with the evidence. Each figure they state still is: a
-number written as a ratio (`1.7x`, `9.9x`, `10 times`, `2-fold`), a percentage (`86%`) or a
-rate (`42,000 env steps/s`) must be, at the precision it is written with, one of the set's:
+number written as a ratio (`1.7x`, `9.9x`, `10 times`, `2-fold`), a percentage (`86%`, `86
+percent`) or a rate (`42,000 env steps/s`, `42k env-steps/sec`, `42,000 sps`) must be, at the
+precision it is written with (`42k`: to the thousand), one of the set's:
 a quantity of its tables recomputed from the evidence (a ratio or efficiency for the first
 two, a rate for the third), or a figure the page composed again from the evidence states (the
 stage's own text: the seed's `1.7x to 2.4x`, the rank multiple, `95%`). The ratios with the
 report's three decimals are read by report_check.prose_ratio_problems, which also ties each
 to the comparison its sentence names. The copy of the deviations document older pages carry
-is a document, not evidence: its figures are not read.
+is a document, not evidence: its figures are not read. The text is read as its reader reads
+it: compatibility forms made plain (NFKC), so fullwidth digits and signs are figures too.
+Only numbers written with a unit are figures: an older page's own words hold counts (ranks,
+seeds, steps) that are no quantity of its tables.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,23 +32,44 @@ from sacscale.report.shown import ShownNumber, shows
 
 _TIMES = "xX\u00d7\u2715\u2716\u2a09\u2a2f\u0445\u0425"
 _NUMBER = r"(?<![\w.,])(?P<num>[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.(?P<dec>[0-9]+))?"
-FIGURE = re.compile(_NUMBER + r"\s*(?:(?P<ratio>[" + _TIMES + r"](?!\w)|-?fold\b|(?<=\s)times\b)|(?P<percent>%)"
-                    r"|(?P<rate>(?:env\s+)?steps/s\b|(?:env\s+)?steps per second\b))")
+# a magnitude written after the number (`45k env steps/s`, `1.2 million steps/s`)
+_MAGNITUDE = r"(?:(?P<mag>[kKM](?![A-Za-z])|\s*(?:thousand|million)\b))?"
+MAGNITUDES = {"k": 3, "thousand": 3, "m": 6, "million": 6}
+_PERCENT = r"%|per\s?cent\b|pct\b"
+# env steps per second, however spelled: `steps/s`, `env-steps/sec`, `steps per second`, `sps`
+_RATE = r"(?:env(?:ironment)?[\s-]*)?steps?\s*(?:/|\bper\s+)\s*(?:s|secs?|seconds?)\b|sps\b"
+FIGURE = re.compile(_NUMBER + _MAGNITUDE + r"\s*(?:(?P<ratio>[" + _TIMES + r"](?!\w)|-?fold\b|(?<=\s)times\b)"
+                    r"|(?P<percent>" + _PERCENT + r")|(?P<rate>" + _RATE + r"))", re.IGNORECASE)
 # where an older page's copy of the deviations document begins and the stage's own text resumes
 DEVIATIONS_COPY = ("Deviations from the reference system", "Limitations")
+
+
+def shown_text(line: str) -> str:
+    """A line as its reader reads its figures: compatibility forms made plain (NFKC: a
+    fullwidth `９３％` is `93%`, a no-break space a space)."""
+    return unicodedata.normalize("NFKC", line)
 
 
 def _kind(found: re.Match) -> str:
     return "ratio" if found["ratio"] is not None else "percent" if found["percent"] else "rate"
 
 
+def _power(found: re.Match) -> int:
+    """The power of ten a magnitude word or suffix (`k`, `million`) multiplies the number by."""
+    return MAGNITUDES[found["mag"].strip().lower()] if found["mag"] else 0
+
+
 def _written(found: re.Match) -> str:
-    """The figure's number as written, its thousands' commas left out."""
-    return found["num"].replace(",", "") + (f".{found['dec']}" if found["dec"] else "")
+    """The figure's number as written, its thousands' commas left out, its magnitude kept."""
+    number = found["num"].replace(",", "") + (f".{found['dec']}" if found["dec"] else "")
+    return number + (f"e{_power(found)}" if found["mag"] else "")
 
 
 def _number(found: re.Match) -> ShownNumber:
-    return ShownNumber(float(_written(found)), len(found["dec"] or ""), found["percent"] is not None)
+    """The figure's value, precise to its last written place (`45k`: to the thousand)."""
+    power = _power(found)
+    value = float(found["num"].replace(",", "") + (f".{found['dec']}" if found["dec"] else "")) * 10 ** power
+    return ShownNumber(value, len(found["dec"] or "") - power, found["percent"] is not None)
 
 
 @dataclass(frozen=True)
@@ -55,7 +81,7 @@ class Composed:
 
 
 def composed_of(lines: list[str]) -> Composed:
-    return Composed(Counter((_kind(f), _written(f)) for line in lines for f in FIGURE.finditer(line)),
+    return Composed(Counter((_kind(f), _written(f)) for line in lines for f in FIGURE.finditer(shown_text(line))),
                     frozenset(lines))
 
 
@@ -94,9 +120,9 @@ def _source_lines(source: str, found: re.Match) -> list[int]:
     """The lines of the page's file (from 1) that write the figure, markup between its
     number and its unit allowed."""
     written = re.escape(found["num"]) + (r"\." + found["dec"] if found["dec"] else "") + r"(?![0-9])"
-    unit = f"(?:[%{_TIMES}]|-?fold|times|env|steps|&#)"
-    pattern = re.compile(r"(?<![\w.,])" + written + r"(?:\s|<[^>]*>|[*_\u200b-\u200f])*" + unit)
-    return [number for number, line in enumerate(source.splitlines(), start=1) if pattern.search(line)]
+    unit = f"(?:[%{_TIMES}]|-?fold|times|env|steps|per\\s?cent|pct|sps|[kM](?![a-z])|thousand|million|&#)"
+    pattern = re.compile(r"(?<![\w.,])" + written + r"(?:\s|<[^>]*>|[*_\u200b-\u200f])*" + unit, re.IGNORECASE)
+    return [number for number, line in enumerate(source.splitlines(), start=1) if pattern.search(shown_text(line))]
 
 
 def _where(rel: str, lines: list[int]) -> str:
@@ -114,7 +140,7 @@ def prose_figure_problems(rel: str, source: str, lines: list[str], numbers: dict
     quantities = _quantities(numbers)
     unexplained: dict[tuple[str, str], list[tuple[re.Match, str]]] = {}
     stated = composed.figures
-    for line in _own_lines(lines, composed.lines):
+    for line in map(shown_text, _own_lines(lines, composed.lines)):
         for found in FIGURE.finditer(line):
             kind = _kind(found)
             if kind == "ratio" and len(found["dec"] or "") == 3:

@@ -165,18 +165,28 @@ def _as_git_names(name: str) -> bool:
     return all(part not in ("", ".", "..") for part in name.removesuffix("/").split("/"))
 
 
-def _listed_names(env: dict) -> dict[str, list[str]]:
-    """The names of changed files each list of environment.json gives (a rename as both names)."""
+def _names_of_change(entry: str, whole: set) -> list[str]:
+    """The names one changed_files entry gives: the record writes a rename or copy as `old ->
+    new`, but a file may be named so itself; an entry also listed untracked (git never reports
+    an untracked file renamed) or held whole by the stored diff is that one file."""
+    return [entry] if entry in whole else entry.split(" -> ")
+
+
+def _listed_names(env: dict, held: set | None = None) -> dict[str, list[str]]:
+    """The names of changed files each list of environment.json gives (a rename as both names;
+    `held`, the names the stored diff holds, where known)."""
     project, diff = opt(env, "project"), opt(env, "project", "diff")
     lists = {"project.changed_files": project.get("changed_files") if isinstance(project, dict) else None,
              "project.diff.untracked_files": diff.get("untracked_files") if isinstance(diff, dict) else None,
              "project.diff.untracked_not_stored": diff.get("untracked_not_stored") if isinstance(diff, dict) else None}
+    entries = {field: [entry.get("path") if isinstance(entry, dict) else entry
+                       for entry in (found if isinstance(found, list) else [])] for field, found in lists.items()}
+    whole = {name for name in entries["project.diff.untracked_files"] if isinstance(name, str)} | (held or set())
     names: dict[str, list[str]] = {}
-    for field, entries in lists.items():
-        for entry in entries if isinstance(entries, list) else []:
-            name = entry.get("path") if isinstance(entry, dict) else entry
-            if isinstance(name, str):
-                names.setdefault(field, []).extend(name.split(" -> ") if field.endswith("changed_files") else [name])
+    for field, found in entries.items():
+        for name in (n for n in found if isinstance(n, str)):
+            names.setdefault(field, []).extend(_names_of_change(name, whole) if field.endswith("changed_files")
+                                               else [name])
     return names
 
 
@@ -234,9 +244,9 @@ def dirty_without_diff_problems(root: Path, env: dict) -> list[str]:
             "(the pipeline's verify-env stores every change of a dirty tree)"]
 
 
-def _source_names(env: dict) -> list[str]:
+def _source_names(env: dict, held: set | None = None) -> list[str]:
     """The code (no output folder's file) that changed_files and untracked_files name."""
-    names = _listed_names(env)
+    names = _listed_names(env, held)
     listed = names.get("project.changed_files", []) + names.get("project.diff.untracked_files", [])
     return list(dict.fromkeys(n for n in listed if _as_git_names(n) and n.split("/", 1)[0] not in NOT_SOURCE))
 
@@ -278,7 +288,8 @@ def listed_change_problems(root: Path, env: dict) -> list[str]:
     stored diff holds each of them or lists it as left out: a clean record beside a listed
     change (a link whose diff held nothing) cannot say what ran."""
     project, diff = opt(env, "project"), opt(env, "project", "diff")
-    names = _source_names(env) if isinstance(project, dict) else []
+    held = _held_names(root, diff) if isinstance(diff, dict) and isinstance(diff.get("file"), str) else None
+    names = _source_names(env, held) if isinstance(project, dict) else []
     if not names:
         return []
     problems = []
@@ -288,7 +299,6 @@ def listed_change_problems(root: Path, env: dict) -> list[str]:
                         "a changed source file is a dirty one, and the commit alone cannot rebuild the code that ran")
     if project.get("dirty") is True and dirty_without_diff_problems(root, env):
         return problems  # an empty diff beside a dirty tree: named there
-    held = _held_names(root, diff) if isinstance(diff, dict) and isinstance(diff.get("file"), str) else None
     missing = [name for name in names if held is not None and not _held(name, held)]
     if missing:
         more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""

@@ -25,6 +25,7 @@ from sacscale.git_command import PATCH_OPTIONS, UNTRACKED, content_index, run_gi
 from sacscale.hashes import sha256_file
 from sacscale.pipeline.checkout_of_project import not_this_checkout, refuse_distrusted, refuse_odd_git_files
 from sacscale.pipeline.code_content import check_record, linked_folder
+from sacscale.pipeline.installed_copy import installed_copy_differences
 from sacscale.pipeline.overrides import check_replay_memory, planned_extra_problem, replay_rows_per_env
 from sacscale.pipeline.plan_values import DEVICES, PlanError, shown
 from sacscale.pipeline.recordable_checkout import NOT_SOURCE, CheckoutRefused, refuse_unrecordable
@@ -204,20 +205,6 @@ def git_state(path: Path, package: bool = False) -> dict:
     }
 
 
-def installed_copy_differences(package_dir: Path, checkout: Path) -> list[str]:
-    """Python files that differ between an installed (non-editable) copy of the package
-    and a checkout's src/sacscale, either way; empty when they are the same code."""
-    def sources(root: Path) -> dict[str, bytes]:
-        return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*.py")
-                if "__pycache__" not in p.parts}
-
-    source = checkout / "src" / "sacscale"
-    if not source.is_dir():
-        return ["src/sacscale (absent)"]
-    installed, checked_out = sources(package_dir), sources(source)
-    return sorted(n for n in installed.keys() | checked_out.keys() if installed.get(n) != checked_out.get(n))
-
-
 def project_state(package_dir: Path) -> dict:
     """The git state of the code that runs: the checkout the package is imported from,
     or, for a copy installed outside any checkout (pip install .), the working directory's
@@ -233,7 +220,7 @@ def project_state(package_dir: Path) -> dict:
     if differences:
         return state | {"installed_copy_of": workdir["path"], "installed_copy_differs": differences[:50]}
     return workdir | {"located_by": f"the working directory's checkout: the installed copy at {package_dir} "
-                                    "has the same Python files as its src/sacscale"}
+                                    "has the same importable files as its src/sacscale"}
 
 
 def code_state(package_dir: Path) -> dict:

@@ -3,7 +3,8 @@ all: PATH, where the run wrapper looks the trainer's command up, and those Pytho
 reads as it starts (PYTHONHASHSEED, PYTHONMALLOC, PYTHONHOME, ...), where a bad value kills
 the interpreter before any of our code with Python's own fatal error. Either would fail
 only when the run starts (after the model, the probe and the runs before it), so they are
-tried at planning time: the command looked up on that PATH, an interpreter that does
+tried at planning time: the command looked up on that PATH (it must be this environment's,
+the one planning finds, or the run would start another copy's), an interpreter that does
 nothing started with those variables; so are the variables a library the trainer imports
 reads and refuses then (an interpreter that imports it)."""
 
@@ -152,12 +153,35 @@ def _io_encoding_problem(value: str) -> str | None:
     return None
 
 
+def _own_commands(command: str) -> set[str]:
+    """The real paths of this environment's `command`: the one the PATH planning runs with
+    finds, and the one beside this interpreter (a venv's console script)."""
+    beside = Path(sys.executable).parent / command  # not resolved: a venv's python is a link out of it
+    found = [shutil.which(command), str(beside) if os.sep not in command and beside.is_file() else None]
+    return {os.path.realpath(path) for path in found if path}
+
+
+def _command_problem(path: str, command: str) -> str | None:
+    """Why the run's `command`, looked up on its PATH as the run wrapper looks it up, would
+    not start this environment's trainer: none there, or another copy's (another venv's
+    console script, which imports its own package while the record names this checkout's)."""
+    found = shutil.which(command, path=path)
+    if found is None:
+        return (f"does not hold {command!r}, the trainer's command: the run could not start; leave PATH out or "
+                "add the folder that holds it")
+    own = _own_commands(command)
+    if not own or os.path.realpath(found) in own:
+        return None
+    return (f"finds {command!r}, the trainer's command, at {shown_path(found)}, not this environment's "
+            f"{shown_path(sorted(own)[0])}: the run would start that copy while its record names this "
+            "checkout's code; leave PATH out or put this environment's folder first")
+
+
 def check_interpreter_env(env: dict[str, str], where: str, command: str = "sacscale") -> None:
-    """PlanError naming `where` when the run's `command` is not on the PATH `env` gives, or
-    Python does not start with the PYTHON* variables of `env`."""
-    if "PATH" in env and shutil.which(command, path=env["PATH"]) is None:
-        raise PlanError(f"{where}: PATH {env['PATH'][:80]!r} does not hold {command!r}, the trainer's command: "
-                        "the run could not start; leave PATH out or add the folder that holds it")
+    """PlanError naming `where` when the PATH `env` gives does not find this environment's
+    `command` for the run, or Python does not start with the PYTHON* variables of `env`."""
+    if "PATH" in env and (problem := _command_problem(str(env["PATH"]), command)):
+        raise PlanError(f"{where}: PATH {env['PATH'][:80]!r} {problem}")
     if "PYTHONWARNINGS" in env and (problem := _warnings_problem(env["PYTHONWARNINGS"])):
         raise PlanError(f"{where}: PYTHONWARNINGS: {problem}; leave it out, or use 'ignore' / 'default' actions")
     if "PYTHONIOENCODING" in env and (problem := _io_encoding_problem(str(env["PYTHONIOENCODING"]))):

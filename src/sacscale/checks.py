@@ -20,15 +20,11 @@ from sacscale.collect import shm
 from sacscale.held_names import unheld_path_problem
 from sacscale.learner_limits import learner_size_problem
 from sacscale.locks import TRAINER_LOCK, UntrustedLock, holder_beside, lock_file_beside
+from sacscale.number_kinds import MAX_WAIT_S
 from sacscale.task.walk_rules import ACTION_DIM, ACTOR_OBS_DIM, CRITIC_OBS_DIM
 
 # Seeds feed numpy, torch and MuJoCo, offset per rank (+1000 r) and per stream (+7919).
 MAX_SEED = 2**31 - 100_000
-# The longest wait any of a run's options may ask for (a peer rank, a collector step, the
-# run's own wall clock): 30 days, far past any run planned here (hours on the GPU presets),
-# yet a number every consumer takes: torch's process group turns its wait into a timedelta,
-# which overflows past about 8.6e13 s, in each rank after the run has started.
-MAX_WAIT_S = 30 * 86400
 
 
 class InputError(RuntimeError):

@@ -7,6 +7,12 @@ from __future__ import annotations
 
 import math
 
+# The longest wait any of a run's options may ask for (a peer rank, a collector step, the
+# run's own wall clock): 30 days, far past any run planned here (hours on the GPU presets),
+# yet a number every consumer takes: torch's process group turns its wait into a timedelta,
+# which overflows past about 8.6e13 s, in each rank after the run has started.
+MAX_WAIT_S = 30 * 86400
+
 
 def is_number(value) -> bool:
     """An int or float (not a bool); NaN and infinities included."""

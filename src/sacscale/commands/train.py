@@ -12,6 +12,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from sacscale import checks
+from sacscale.held_names import unheld_path_problem
 from sacscale.learn.compile_cache import check_given_cache
 from sacscale.locks import (
     LOCK,
@@ -25,15 +26,14 @@ from sacscale.locks import (
     lock_dir,
     lock_file_beside,
 )
-from sacscale.pipeline.held_locks import held_at_or_above
 from sacscale.parallel.pools import PoolError, resolve_learner_cpus, resolve_pools
-from sacscale.train.config import TrainConfig, TrainingError, compiles_losses, sac_config
-from sacscale.train.out_of_memory import is_out_of_memory
-from sacscale.train.open_run_folder import refuse_open_run_folder
-from sacscale.train.preflight import launcher_env
-from sacscale.train.options import add_arguments, build_parser, option_names  # noqa: F401  (the CLI's interface)
-from sacscale.held_names import unheld_path_problem
+from sacscale.pipeline.held_locks import held_at_or_above
 from sacscale.stopping import Interrupted
+from sacscale.train.config import TrainConfig, TrainingError, compiles_losses, sac_config
+from sacscale.train.open_run_folder import refuse_open_run_folder
+from sacscale.train.options import add_arguments, build_parser, option_names  # noqa: F401  (the CLI's interface)
+from sacscale.train.out_of_memory import is_out_of_memory
+from sacscale.train.preflight import launcher_env
 from sacscale.usage import say
 
 

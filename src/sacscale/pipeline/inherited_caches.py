@@ -110,6 +110,10 @@ def entry_refusal(argv: list[str] | None = None) -> str | None:
         check_inherited_caches()
     except OSError:  # a relative name with the working folder removed: the command refuses that folder
         return None
+    except ImportError:
+        # the judging rules need libraries (numpy) an environment may lack: `--help` still
+        # answers there, and a command judges again in cli, whose line names the library
+        return None
     except InheritedCacheError as exc:
         argv = sys.argv if argv is None else argv
         command = argv[1] if len(argv) > 1 and _is_sacscale(argv[0]) and not argv[1].startswith("-") else ""

@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 
 from sacscale.analysis.record_shapes import MAX_REPEATS as MAX_REPEATS  # where metrics are read too
-from sacscale.checks import MAX_WAIT_S
 from sacscale.cpus import MAX_CPU_ID, CpuRangeError, format_cpu_list, named_twice, parse_cpu_list
+from sacscale.number_kinds import MAX_WAIT_S
 from sacscale.train.config import MAX_ITERATIONS
 from sacscale.usage import printable
 

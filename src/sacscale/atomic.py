@@ -16,9 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from sacscale import lock_names, posix_acl
-from sacscale.long_names import cut_with_digest
-from sacscale.long_names import name_max as _name_max
-from sacscale.long_names import size as _size
+from sacscale.long_names import cut_with_digest, name_max as _name_max, size as _size
 from sacscale.no_replace import rename_into_place
 from sacscale.output_owner import refuse_foreign_output
 

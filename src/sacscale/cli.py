@@ -15,18 +15,17 @@ import os
 import re
 import sys
 from pathlib import Path
-
 from sacscale import __version__
 from sacscale.atomic import output_name
 from sacscale.commands import BadInput
 from sacscale.commands._output_checks import names_a_path, refuse_bad_outputs
-from sacscale.commands._value_kinds import parsed_value_problem, unheld_value
 from sacscale.eval.gl_backend import GLBackendError, mujoco_gl_problem
+from sacscale.stopping import Interrupted, ended_by_stop, raised_as_interrupted, stop_raised
+from sacscale.commands._value_kinds import parsed_value_problem, unheld_value
 from sacscale.held_names import encoding_holds_any_name, shown_name
 from sacscale.long_names import shortened
 from sacscale.pipeline.inherited_caches import InheritedCacheError, check_inherited_caches
 from sacscale.safe_path import working_folder_off_child_paths
-from sacscale.stopping import Interrupted, ended_by_stop, raised_as_interrupted, stop_raised
 from sacscale.usage import UsageParser, escape_what_the_encoding_cannot_hold
 from sacscale.usage import printable as _printable
 

@@ -43,6 +43,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from sacscale.atomic import others_can_write_file, refuse_foreign_links
+from sacscale.lock_names import LOCK, TRAINER_LOCK  # noqa: F401 (the lock endings, used through this module too)
+from sacscale.long_names import name_that_fits
 from sacscale.lock_folder import (  # noqa: F401 (the lock folder's names, used through this module too)
     DEFAULT_BASE,
     LOCK_DIR_VARIABLE,
@@ -53,8 +55,6 @@ from sacscale.lock_folder import (  # noqa: F401 (the lock folder's names, used 
     private_folder,
     unusable,
 )
-from sacscale.lock_names import LOCK, TRAINER_LOCK  # noqa: F401 (the lock endings, used through this module too)
-from sacscale.long_names import name_that_fits
 
 POLL_S = 0.2
 _HOLDER_BYTES = 256

@@ -17,8 +17,8 @@ import numpy as np
 
 from sacscale.analysis.events import EventFileError
 from sacscale.analysis.metrics import run_events
-from sacscale.reading import loads_record, read_limited
 from sacscale.task.walk_rules import stand_still_tracking
+from sacscale.reading import loads_record, read_limited
 
 CURVES = {
     "return": "Episode/return",

@@ -46,19 +46,11 @@ import re
 from pathlib import Path
 
 from sacscale.analysis import reference
-from sacscale.analysis.events import (
-    EventFileError,
-    Scalar,
-    event_files,
-    merge_event_parts,
-    rank_dirs,
-    read_event_file,
-    refuse_non_finite,
-    run_within,
-)
+from sacscale.analysis.events import (EventFileError, Scalar, event_files, merge_event_parts, rank_dirs,
+                                     read_event_file, refuse_non_finite, run_within)
+from sacscale.task.walk_rules import tracking_maxima
 from sacscale.reading import TooLarge, loads_record, read_limited
 from sacscale.shapes import NUMBER, Maybe, record_problem
-from sacscale.task.walk_rules import tracking_maxima
 
 TOTAL_STEPS = "Perf/total_env_steps"
 TOTAL_FPS = "Perf/total_fps"

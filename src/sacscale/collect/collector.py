@@ -65,7 +65,6 @@ def _flat_actor(actor_kwargs: dict, numel: int):
     flat tensor (cheap weight loads)."""
     # only once the collector is pinned (see _collect)
     import torch
-
     from sacscale.learn.networks import Actor
 
     actor = Actor(**actor_kwargs)
@@ -111,7 +110,6 @@ def _collect(cfg: CollectorConfig, filled, free, stop, slots, weights) -> None:
         os.sched_setaffinity(0, cfg.cpu_ids)
     # only now, pinned: torch and MuJoCo size their thread pools at import, to the pool's CPUs
     import torch
-
     from sacscale.task.g1_model import load_model
     from sacscale.task.halves import EnvHalves, rounds
 

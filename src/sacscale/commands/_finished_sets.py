@@ -30,6 +30,7 @@ from sacscale.finished_sets import (
     spellings,
 )
 
+
 # (command, option, folder, name inside the set's folder): what the pipeline writes once the
 # manifest is made (verify.json, the report, the best run's video), or the manifest itself made
 # again; '.' is the set's folder itself (`report --run-set S --output-dir reports/S`)

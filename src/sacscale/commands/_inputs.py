@@ -9,6 +9,7 @@ not JSON, nested too deep, too large.
 from __future__ import annotations
 
 import argparse
+
 import json
 import os
 import stat
@@ -16,11 +17,9 @@ from pathlib import Path
 
 from sacscale.atomic import file_kind
 from sacscale.commands import BadInput
-from sacscale.eval.evaluate_checks import foreign_link_problem as _foreign_link_problem
-from sacscale.eval.evaluate_checks import size_problem
+from sacscale.eval.evaluate_checks import foreign_link_problem as _foreign_link_problem, size_problem
 from sacscale.held_names import unheld_path_problem
-from sacscale.pipeline.config_check import ConfigError
-from sacscale.pipeline.config_check import read_text as _read_text
+from sacscale.pipeline.config_check import ConfigError, read_text as _read_text
 from sacscale.reading import RecordJSONError, refuse_lone_surrogates
 from sacscale.shapes import shape_problem
 

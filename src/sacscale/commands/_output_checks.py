@@ -14,7 +14,6 @@ import argparse
 import os
 import subprocess
 from pathlib import Path
-
 from sacscale.atomic import file_kind, others_can_swap, refuse_special
 from sacscale.commands._finished_sets import finished_set_problem
 from sacscale.commands._output_lock import foreign_link_problem, link_loop_problem

@@ -35,6 +35,7 @@ from sacscale.locks import RECORDED_IN_VARIABLE, HeldBeside, LockError, Untruste
 from sacscale.output_owner import foreign_entry_problem
 from sacscale.pipeline.held_locks import held_at_or_above
 
+
 Output = tuple[str, str | os.PathLike | None]  # (the option, the path given; None: not given)
 
 

@@ -34,14 +34,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from sacscale.atomic import file_kind, others_can_write_file
-from sacscale.commands._pip_options import (
-    LOCAL_THING,
-    LONG_OPTIONS,
-    NESTED_FILE,
-    UnreadOption,
-    break_line,
-    option_values,
-)
+from sacscale.commands._pip_options import (LOCAL_THING, LONG_OPTIONS, NESTED_FILE, UnreadOption, break_line,
+                                            option_values)
 from sacscale.pipeline.code_paths_env import code_path_problem
 from sacscale.pipeline.plan_values import shown_path
 

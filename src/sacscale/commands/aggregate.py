@@ -8,11 +8,11 @@ import re
 import sys
 from pathlib import Path
 
-from sacscale.analysis.metrics import RUN_NAME
-from sacscale.analysis.record_shapes import METRICS_SHAPE
-from sacscale.atomic import atomic_write_text, refuse_special, write_json
-from sacscale.commands._inputs import BadInput, json_value, read_json, refuse_one_file, refuse_output_on_input
 from sacscale.commands._output_lock import holding_outputs
+from sacscale.commands._inputs import BadInput, json_value, read_json, refuse_one_file, refuse_output_on_input
+from sacscale.analysis.record_shapes import METRICS_SHAPE
+from sacscale.analysis.metrics import RUN_NAME
+from sacscale.atomic import atomic_write_text, refuse_special, write_json
 from sacscale.shapes import shape_problem
 from sacscale.usage import say
 

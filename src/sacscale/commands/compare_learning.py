@@ -7,14 +7,14 @@ import os
 import sys
 from pathlib import Path
 
+from sacscale.checks import finite_float
 from sacscale.analysis.events import EventFileError
 from sacscale.analysis.learning import at_env_steps, compare_learning, single_run_groups
 from sacscale.atomic import write_json
-from sacscale.checks import finite_float
 from sacscale.commands import BadInput
-from sacscale.commands._inputs import png_path, refuse_one_file, refuse_output_inside, same_file
-from sacscale.commands._live_run import live_trainer_problem
 from sacscale.commands._output_lock import holding_outputs
+from sacscale.commands._live_run import live_trainer_problem
+from sacscale.commands._inputs import png_path, refuse_one_file, refuse_output_inside, same_file
 from sacscale.eval.evaluate_checks import foreign_link_problem
 from sacscale.pipeline.config_check import ConfigError, check_string
 from sacscale.usage import say

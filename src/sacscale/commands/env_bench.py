@@ -11,8 +11,8 @@ from tqdm import tqdm
 from sacscale.atomic import write_json
 from sacscale.checks import seed_arg
 from sacscale.commands import BadInput
-from sacscale.commands._inputs import model_problem
 from sacscale.commands._output_lock import holding_outputs
+from sacscale.commands._inputs import model_problem
 from sacscale.cpus import validate_cpu_ids
 from sacscale.sim.step_limits import MAX_ENVS, MAX_THREADS, envs_per_cpu_problem
 from sacscale.usage import say

@@ -7,8 +7,10 @@ import argparse
 import os
 import sys
 
-from sacscale.atomic import write_json
 from sacscale.checks import finite_float, seed_arg
+from sacscale.atomic import write_json
+from sacscale.commands._output_lock import holding_outputs
+from sacscale.commands._live_run import live_trainer_problem, run_folder_of
 from sacscale.commands._inputs import (
     model_problem,
     png_path,
@@ -16,11 +18,9 @@ from sacscale.commands._inputs import (
     refuse_output_inside,
     refuse_output_on_input,
 )
-from sacscale.commands._live_run import live_trainer_problem, run_folder_of
-from sacscale.commands._output_lock import holding_outputs
 from sacscale.eval import protocol
-from sacscale.eval.evaluate_checks import CheckpointError, batch_problem, refuse_foreign_checkpoint, resolve_checkpoint
 from sacscale.eval.limits import SETTLE_S
+from sacscale.eval.evaluate_checks import CheckpointError, batch_problem, refuse_foreign_checkpoint, resolve_checkpoint
 from sacscale.sim.step_limits import threads_problem
 from sacscale.usage import say
 

@@ -9,8 +9,8 @@ import json
 import sys
 from pathlib import Path
 
-from sacscale.atomic import write_json
 from sacscale.checks import seed_arg
+from sacscale.atomic import write_json
 from sacscale.commands._inputs import model_problem
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.parallel.probe_settings import AMP_DTYPES, MUTATIONS, ProbeSettings, size_problem

@@ -14,15 +14,16 @@ import argparse
 import contextlib
 import sys
 
-from sacscale.commands import BadInput
 from sacscale.commands._inputs import model_problem
+from sacscale.commands import BadInput
 from sacscale.commands._live_run import live_trainer_problem, run_folder_of
 from sacscale.commands._output_lock import holding_outputs
+from sacscale.eval.limits import video_length_problem, video_size_problem
 from sacscale.eval import gl_backend, render
 from sacscale.eval.evaluate_checks import CheckpointError, refuse_foreign_checkpoint
-from sacscale.eval.limits import video_length_problem, video_size_problem
 from sacscale.task.walk_rules import TaskConfig
 from sacscale.usage import say
+
 
 MAX_SECONDS = 3600  # an hour of video: far past any report's, still a frame count
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from sacscale.atomic import write_json
 from sacscale.commands import render as render_command
+from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._inputs import (
     BadInput,
     read_evaluations,
@@ -19,7 +20,6 @@ from sacscale.commands._inputs import (
     refuse_output_on_input,
     same_file,
 )
-from sacscale.commands._output_lock import holding_outputs
 from sacscale.eval.best import best_run
 from sacscale.eval.evaluate_checks import CheckpointError, foreign_link_problem, input_sha256, resolve_checkpoint
 from sacscale.usage import say

@@ -15,23 +15,23 @@ import sys
 from pathlib import Path
 
 from sacscale.atomic import others_can_swap, refuse_foreign_links
+from sacscale.commands._live_run import live_trainer_problem
+from sacscale.commands._progress import add_progress_options, stage_lines
+from sacscale.commands._report_output import Refused, refuse_mount_points, staged_report
 from sacscale.commands._inputs import (
     refuse_one_file,
     refuse_output_in_run_sets,
     refuse_output_inside,
     refuse_output_on_input,
 )
-from sacscale.commands._live_run import live_trainer_problem
-from sacscale.commands._progress import add_progress_options, stage_lines
-from sacscale.commands._report_output import Refused, refuse_mount_points, staged_report
 from sacscale.evidence import scope
 from sacscale.evidence.manifest import ManifestError
-from sacscale.evidence.runset import _tracked as tracked_files
 from sacscale.evidence.set_root import canonical_root, reports_dir
+from sacscale.evidence.runset import _tracked as tracked_files
 from sacscale.reading import open_regular, read_limited
+from sacscale.report.record_error import RecordError
 from sacscale.report.figure_names import FIGURES
 from sacscale.report.names import NUMBERS_NAME
-from sacscale.report.record_error import RecordError
 from sacscale.report.set_inputs import set_inputs
 from sacscale.usage import say
 

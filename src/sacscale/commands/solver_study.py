@@ -10,8 +10,8 @@ from tqdm import tqdm
 from sacscale.atomic import write_json
 from sacscale.checks import seed_arg
 from sacscale.commands import BadInput
-from sacscale.commands._inputs import model_problem
 from sacscale.commands._output_lock import holding_outputs
+from sacscale.commands._inputs import model_problem
 from sacscale.sim import solver_settings
 from sacscale.sim.step_limits import DEFAULT_CHECKPOINTS, MAX_ENVS, MAX_ROLLOUT_ENV_STEPS, MAX_THREADS
 from sacscale.usage import say

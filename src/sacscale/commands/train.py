@@ -12,7 +12,6 @@ from dataclasses import fields
 from pathlib import Path
 
 from sacscale import checks
-from sacscale.held_names import unheld_path_problem
 from sacscale.learn.compile_cache import check_given_cache
 from sacscale.locks import (
     LOCK,
@@ -26,14 +25,15 @@ from sacscale.locks import (
     lock_dir,
     lock_file_beside,
 )
-from sacscale.parallel.pools import PoolError, resolve_learner_cpus, resolve_pools
 from sacscale.pipeline.held_locks import held_at_or_above
-from sacscale.stopping import Interrupted
+from sacscale.parallel.pools import PoolError, resolve_learner_cpus, resolve_pools
 from sacscale.train.config import TrainConfig, TrainingError, compiles_losses, sac_config
-from sacscale.train.open_run_folder import refuse_open_run_folder
-from sacscale.train.options import add_arguments, build_parser, option_names  # noqa: F401  (the CLI's interface)
 from sacscale.train.out_of_memory import is_out_of_memory
+from sacscale.train.open_run_folder import refuse_open_run_folder
 from sacscale.train.preflight import launcher_env
+from sacscale.train.options import add_arguments, build_parser, option_names  # noqa: F401  (the CLI's interface)
+from sacscale.held_names import unheld_path_problem
+from sacscale.stopping import Interrupted
 from sacscale.usage import say
 
 

@@ -25,20 +25,12 @@ import sys
 from pathlib import Path
 
 from sacscale.atomic import write_json
-from sacscale.commands._inputs import BadInput, read_json, refuse_one_file, refuse_output_on_input
 from sacscale.commands._output_lock import holding_outputs
+from sacscale.commands._inputs import BadInput, read_json, refuse_one_file, refuse_output_on_input
 from sacscale.eval.gl_backend import render_status
 from sacscale.git_command import GitFailed
-from sacscale.pipeline.environment import (
-    COMMAND_MODULES,
-    HOOKS,
-    LEARNER_CLASS,
-    LEARNER_MODULE,
-    check_plan,
-    collect,
-    plan_problem,
-    write_source_diff,
-)
+from sacscale.pipeline.environment import (COMMAND_MODULES, HOOKS, LEARNER_CLASS, LEARNER_MODULE, check_plan, collect,
+                                           plan_problem, write_source_diff)
 from sacscale.pipeline.recordable_checkout import CheckoutRefused, CheckoutUnreadable
 from sacscale.pipeline.stale_bytecode import bytecode_problems
 from sacscale.usage import say

@@ -26,7 +26,8 @@ import torch
 from sacscale import stopping
 from sacscale.atomic import atomic_write_bytes
 from sacscale.checks import checkpoint_problem
-from sacscale.eval import limits, protocol
+from sacscale.eval import limits
+from sacscale.eval import protocol
 from sacscale.eval.evaluate_checks import CheckpointError, batch_problem, read_input, resolve_checkpoint
 from sacscale.eval.pooling import actions_label, ratios
 from sacscale.eval.protocol import COMMAND_GRID

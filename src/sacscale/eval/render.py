@@ -28,20 +28,14 @@ import numpy as np
 
 from sacscale import stopping
 from sacscale.atomic import temporary_path
-from sacscale.eval.gl_backend import choose_gl_backend, configure_gl_backend, gpu_present, open_renderer
+from sacscale.eval.gl_backend import (choose_gl_backend, configure_gl_backend, gpu_present,
+                                      open_renderer)
 from sacscale.eval.limits import fps_problem, frame_count
-from sacscale.eval.render_model import build_render_model, compare_models
-from sacscale.eval.video import (
-    VIDEO_FORMATS,
-    FollowCamera,
-    GuardedWriter,
-    draw_overlay,
-    overlay_font,
-    overlay_font_size,
-    overlay_lines,
-)
 from sacscale.no_replace import rename_into_place
+from sacscale.eval.render_model import build_render_model, compare_models
 from sacscale.task.walk_rules import TaskConfig
+from sacscale.eval.video import (VIDEO_FORMATS, FollowCamera, GuardedWriter, draw_overlay, overlay_font,
+                                 overlay_font_size, overlay_lines)
 
 DEFAULT_COMMANDS = "0.5,0,0:4;0,0,0.6:4;0,0,0:4"
 
@@ -170,13 +164,8 @@ def render_policy(checkpoint: str | Path, output: str | Path, *, model_path: str
     # these import MuJoCo (directly or through the task): only once the GL backend is chosen
     import torch
 
-    from sacscale.eval.evaluate import (
-        build_actor,
-        heading_frame_velocity,
-        load_checkpoint,
-        load_input_model,
-        resolve_checkpoint,
-    )
+    from sacscale.eval.evaluate import (build_actor, heading_frame_velocity, load_checkpoint, load_input_model,
+                                        resolve_checkpoint)
     from sacscale.mujoco_lib import mujoco
     from sacscale.task import g1_model as g1
     from sacscale.task.g1_walk_flat import G1WalkFlat

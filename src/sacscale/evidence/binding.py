@@ -31,6 +31,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from sacscale.number_kinds import is_number
 from sacscale.analysis.events import EVENT_FILE_LIMIT
 from sacscale.evidence.eval_protocol import planned_size_problems, protocol_problems, shared_problems
 from sacscale.evidence.eval_record import evaluation_problems
@@ -39,7 +40,6 @@ from sacscale.evidence.eval_stand_still import stand_still_problems
 from sacscale.evidence.manifest import sha256_file
 from sacscale.evidence.reference_copies import any_run_values, copied_any_run_problems
 from sacscale.evidence.result import same_value
-from sacscale.number_kinds import is_number
 from sacscale.reading import loads_record, read_limited
 from sacscale.usage import SILENT, StageLines
 

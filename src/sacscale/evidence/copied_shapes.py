@@ -15,14 +15,7 @@ import math
 import numpy as np
 
 from sacscale.evidence.copied_fluctuations import (
-    COPY_CORRELATION,
-    FILTERS,
-    MIN_TURNS,
-    WINDOW_TURNS,
-    lag_correlations,
-    turns,
-    windowed,
-)
+    COPY_CORRELATION, FILTERS, MIN_TURNS, WINDOW_TURNS, lag_correlations, turns, windowed)
 
 # The filter's reach: this series' turn fitted on the other's at lags -FIT_REACH..FIT_REACH
 # around a candidate lag, plus its own previous turn (a first-order recursive filter:

@@ -7,7 +7,6 @@ num_envs, and a window's env steps are its iterations x num_envs (x the world si
 all-ranks total). num_envs here is the one the records agree on (plan, command, train_meta)."""
 
 from __future__ import annotations
-
 from sacscale.number_kinds import is_number
 
 

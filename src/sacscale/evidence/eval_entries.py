@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 
-from sacscale.eval.stand_still import counted_steps
 from sacscale.number_kinds import is_count, is_finite_number
+from sacscale.eval.stand_still import counted_steps
 
 # per score: the least and the most evaluate can write where a sample was counted
 _RANGES = {"rms_error": (0.0, math.inf), "normalised_tracking": (0.0, 1.0),

@@ -8,11 +8,11 @@ record lacks are not compared."""
 
 from __future__ import annotations
 
+from sacscale.number_kinds import is_number
 from sacscale.eval import protocol as code
 from sacscale.eval.limits import SETTLE_S, control_steps, seconds_problem, settle_steps
 from sacscale.eval.pooling import actions_label
 from sacscale.evidence.result import same_value
-from sacscale.number_kinds import is_number
 from sacscale.task.walk_rules import CONTROL_DT
 
 # what the code fixes, by protocol field

@@ -11,8 +11,8 @@ import math
 
 from sacscale.eval.pooling import actions_label, pooled_overall
 from sacscale.evidence.eval_entries import entry_problems
-from sacscale.evidence.result import deep_differences, same_value
 from sacscale.number_kinds import is_count
+from sacscale.evidence.result import deep_differences, same_value
 
 
 def _pooling_problems(rel: str, where: str, scores) -> list[str]:

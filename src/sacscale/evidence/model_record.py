@@ -16,10 +16,10 @@ from __future__ import annotations
 import math
 from pathlib import PurePosixPath
 
+from sacscale.number_kinds import is_finite_number
 from sacscale.evidence.mjb_header import saved_by
 from sacscale.evidence.result import deep_differences, same_value
 from sacscale.held_names import unheld_name_problem
-from sacscale.number_kinds import is_finite_number
 
 MODEL_FILE = "g1_walk_flat.mjb"  # what prepare-model saves (sacscale.commands.prepare_model)
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from sacscale.evidence.best_video import RECORD, VIDEO_NAMES
 from sacscale.evidence.result import EvidenceStructureError, load_json, read_text
-from sacscale.evidence.scope import started_since
 from sacscale.reading import loads_record
+from sacscale.evidence.scope import started_since
 from sacscale.report.build import VIDEO_TITLE
 from sacscale.report.shown import long_paragraph, shown_page
 

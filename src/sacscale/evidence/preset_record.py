@@ -20,8 +20,8 @@ import yaml
 
 from sacscale.evidence import code_history
 from sacscale.evidence.code_history import CODE_ROOT
-from sacscale.evidence.result import same_value
 from sacscale.evidence.shared_facts import opt
+from sacscale.evidence.result import same_value
 from sacscale.pipeline.planning import preset_description
 from sacscale.scratch import scratch_folder
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+from sacscale.number_kinds import is_finite_number
 from sacscale.evidence.probe_code_settings import made_before_sync_judged
 from sacscale.learn.state_names import COPIES, ONE_NUMBER, SEEDED_STATE, state_tensor_names
-from sacscale.number_kinds import is_finite_number
 from sacscale.parallel.probe_tensors import compared_tensors
 
 SPREADS = ("rank_spread_before_broadcast_max_abs", "rank_spread_max_abs")

@@ -16,12 +16,12 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from sacscale.number_kinds import is_number
 from sacscale.evidence.probe_code_settings import code_settings_problems, expected_tolerance
 from sacscale.evidence.probe_measures import measure_problems
 from sacscale.evidence.probe_plan import probe_plan_problems
 from sacscale.evidence.probe_trainer_path import check_flag_problems, spreads_zero
 from sacscale.evidence.result import EvidenceStructureError, load_json
-from sacscale.number_kinds import is_number
 from sacscale.parallel.probe_tensors import relative
 
 NAME = "correctness.json"

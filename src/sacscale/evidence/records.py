@@ -17,27 +17,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from sacscale.evidence import scope
 from sacscale.evidence.checkpoint_config import checkpoint_config_findings
 from sacscale.evidence.code_record import git_error_problems
 from sacscale.evidence.env_steps import env_step_problems
 from sacscale.evidence.manifest import sha256_file
 from sacscale.evidence.model_record import MODEL_FILE, cost_problems, name_problems, summary_findings
-from sacscale.evidence.planned_commands import PlanNotRebuilt, plan_model, plan_shape_problems, planned_run_problems
-from sacscale.evidence.planned_runs import (
-    plan_value_problems,
-    planned_seed,
-    position_facts,
-    run_name_problems,
-    run_order_problems,
-    seed_problems,
-)
-from sacscale.evidence.pool_record import pool_record_problems
-from sacscale.evidence.preset_record import preset_findings
-from sacscale.evidence.record_fields import env_set_problems, meta_problems, model_problems
-from sacscale.evidence.recorded_commit import commit_findings, earliest_start, null_commit_problems
-from sacscale.evidence.recorded_time import recorded_at_findings
-from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification, get_field, load_json, same_value
 from sacscale.evidence.shared_facts import ABSENT as _ABSENT
 from sacscale.evidence.shared_facts import (
     cpu_findings,
@@ -51,6 +35,20 @@ from sacscale.evidence.shared_facts import (
     set_facts,
 )
 from sacscale.evidence.shared_facts import opt as _opt
+from sacscale.evidence.record_fields import env_set_problems, meta_problems, model_problems
+from sacscale.evidence.planned_commands import PlanNotRebuilt, plan_model, plan_shape_problems, planned_run_problems
+from sacscale.evidence.planned_runs import (
+    plan_value_problems,
+    planned_seed,
+    position_facts,
+    run_name_problems,
+    run_order_problems,
+    seed_problems,
+)
+from sacscale.evidence.pool_record import pool_record_problems
+from sacscale.evidence.preset_record import preset_findings
+from sacscale.evidence.recorded_commit import commit_findings, earliest_start, null_commit_problems
+from sacscale.evidence.recorded_time import recorded_at_findings
 from sacscale.evidence.stored_diff import (
     diff_apply_findings,
     diff_findings,
@@ -58,6 +56,8 @@ from sacscale.evidence.stored_diff import (
     listed_change_problems,
     listed_name_problems,
 )
+from sacscale.evidence import scope
+from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification, get_field, load_json, same_value
 from sacscale.evidence.train_meta_record import train_meta_problems
 from sacscale.evidence.wrapper_record import wrapper_problems
 from sacscale.pipeline.runplan import PlanError, check_override, check_reference_override

@@ -14,13 +14,13 @@ from pathlib import Path
 from PIL import Image
 
 from sacscale.evidence.report_html import figures_shown
+from sacscale.report.shown import long_paragraph
 from sacscale.evidence.result import Verification
 from sacscale.reading import open_record, read_limited
+from sacscale.scratch import scratch_folder
 from sacscale.report.build import draw_figures
 from sacscale.report.figure_names import FIGURES, display_chunks, drawn_with
 from sacscale.report.plots import drawing_record
-from sacscale.report.shown import long_paragraph
-from sacscale.scratch import scratch_folder
 
 
 def same_pixels(drawn: Path, shown: Path) -> bool:

@@ -22,23 +22,23 @@ import re
 import unicodedata
 from pathlib import Path
 
-from sacscale.evidence.after_manifest import PENDING_REPORT_CHECK
-from sacscale.evidence.best_video import best_video_problems, unwritten_keys
-from sacscale.evidence.planned_video import rendered_checkpoint_findings, unplanned_video_findings
-from sacscale.evidence.prose_figures import Composed, composed_figures, prose_figure_problems
-from sacscale.evidence.report_environment import environment_problems, expected_environment
-from sacscale.evidence.report_files import report_folder_findings
-from sacscale.evidence.report_html import presentation_problems, rendered_markdown_problems
-from sacscale.evidence.report_page import whole_page_problems
-from sacscale.evidence.report_tables import other_tables_problems, regenerated
-from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification, read_text
-from sacscale.evidence.scope import PAGE_KEY, SCOPE_FILE, report_page_of
-from sacscale.evidence.set_made import numbers_expected
-from sacscale.evidence.set_root import reports_dir
 from sacscale.reading import loads_record
+from sacscale.evidence.after_manifest import PENDING_REPORT_CHECK
+from sacscale.evidence.result import OLDER, EvidenceStructureError, Verification, read_text
 from sacscale.report.figure_names import FIGURES, drawn_as
 from sacscale.report.names import NUMBERS_NAME
 from sacscale.report.numbers import FORMAT, report_numbers
+from sacscale.evidence.report_html import presentation_problems, rendered_markdown_problems
+from sacscale.evidence.report_environment import environment_problems, expected_environment
+from sacscale.evidence.best_video import best_video_problems, unwritten_keys
+from sacscale.evidence.planned_video import rendered_checkpoint_findings, unplanned_video_findings
+from sacscale.evidence.report_files import report_folder_findings
+from sacscale.evidence.report_page import whole_page_problems
+from sacscale.evidence.prose_figures import Composed, composed_figures, prose_figure_problems
+from sacscale.evidence.report_tables import other_tables_problems, regenerated
+from sacscale.evidence.scope import PAGE_KEY, SCOPE_FILE, report_page_of
+from sacscale.evidence.set_made import numbers_expected
+from sacscale.evidence.set_root import reports_dir
 from sacscale.report.page_format import PAGE_FORMAT, PAGE_FORMATS_WRITTEN
 from sacscale.report.shown import ShownTable, long_paragraph, shown_numbers, shown_page, shown_view, shows
 from sacscale.report.text import BLANK_LETTERS

@@ -19,8 +19,8 @@ from pathlib import Path
 from sacscale.analysis.events import EventFileError
 from sacscale.pipeline.run_folder_names import SET_ASIDE_AS, STAMP_PATTERN
 from sacscale.report.build import ATTEMPTS_INTRO, DEVIATIONS_TITLE, build, link_from, read_inputs
-from sacscale.report.document import to_html, to_markdown
 from sacscale.report.record_error import RecordError
+from sacscale.report.document import to_html, to_markdown
 from sacscale.report.set_inputs import set_inputs
 from sacscale.report.shown import shown_view
 

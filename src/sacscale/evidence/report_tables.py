@@ -16,10 +16,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sacscale.reading import loads_record, read_limited
 from sacscale.report import tables
 from sacscale.report.document import Document, to_markdown
 from sacscale.report.shown import ShownTable, shown_tables
+from sacscale.reading import loads_record, read_limited
 
 # headers of the tables the report stage writes whose numbers are not the evidence's own
 # (constants, the probe's record, the environment, docs/deviations.md), in every committed

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-from dataclasses import dataclass, field
-from pathlib import Path
-
 from sacscale.evidence.eval_protocol import unrecorded_evaluation
 from sacscale.git_command import run_git
 from sacscale.reading import loads_record, read_limited
+from dataclasses import dataclass, field
+from pathlib import Path
 
 # plan.json fields that describe the machine the plan was made on, not the plan
 IGNORED_PLAN_FIELDS = ("preset_reason",)

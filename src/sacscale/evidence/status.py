@@ -32,8 +32,8 @@ import yaml
 from sacscale.analysis.record_shapes import SUMMARY_SHAPE, summary_reference_problem
 from sacscale.atomic import atomic_write_text
 from sacscale.git_command import run_git
-from sacscale.reading import TooLarge, loads_record, read_limited
 from sacscale.report.text import code, plain
+from sacscale.reading import TooLarge, loads_record, read_limited
 from sacscale.shapes import Maybe, record_problem, shape_problem
 from sacscale.usage import UsageParser
 

@@ -35,6 +35,7 @@ import struct
 from dataclasses import asdict
 from pathlib import Path
 
+from sacscale.number_kinds import is_number
 from sacscale.analysis.events import EventFileError, merge_event_parts, read_run_files
 from sacscale.evidence.binding import first_record_time, run_event_files
 from sacscale.evidence.copied_events import copied_rank_problems
@@ -48,7 +49,6 @@ from sacscale.evidence.required_tags import required_tag_problems
 from sacscale.evidence.result import same_value
 from sacscale.evidence.run_end import end_problems
 from sacscale.evidence.run_start import start_problems
-from sacscale.number_kinds import is_number
 from sacscale.train.config import TrainConfig, TrainingError, syncs_gradients
 from sacscale.trainers.reference_options import build_parser as reference_parser
 

@@ -57,27 +57,16 @@ from sacscale.evidence.after_manifest import manifest_json_problems, verify_json
 from sacscale.evidence.derived import check_summary, recompute_summary
 from sacscale.evidence.logged_rate import logged_rate_problems
 from sacscale.evidence.manifest import (
-    MANIFEST_NAME,
-    evidence_files,
-    irregular_files,
-    parse_manifest,
-    sha256_file,
-    shown_path,
+    MANIFEST_NAME, evidence_files, irregular_files, parse_manifest, sha256_file, shown_path,
 )
 from sacscale.evidence.probe_record import check_probe_record
 from sacscale.evidence.read_identity import changed_between, identities
 from sacscale.evidence.records import check_records
-from sacscale.evidence.report_check import check_report, check_report_present
 from sacscale.evidence.required_fields import absent_field_problems
+from sacscale.evidence.report_check import check_report, check_report_present
 from sacscale.evidence.result import (
-    EvidenceStructureError,
-    Verification,
-    deep_differences,
-    load_json,
-    out_of_memory_loading,
-    split_notes,
-    while_loading,
-)
+    EvidenceStructureError, Verification, deep_differences, load_json, out_of_memory_loading, split_notes,
+    while_loading)
 from sacscale.evidence.set_made import made_by_this_code
 from sacscale.evidence.set_owners import owner_notes
 from sacscale.evidence.set_root import canonical_root, refuse_not_a_set, reports_dir

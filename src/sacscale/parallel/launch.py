@@ -28,7 +28,6 @@ import torch.distributed as dist
 
 from sacscale import stopping
 from sacscale.collect.shm import unlink_prefix
-
 # both read as launch.<name> by the trainer, the probes and their tests
 from sacscale.parallel.topology import backend_for, shares_cuda_device  # noqa: F401
 from sacscale.processes import SpawnedChild, describe_exit, die_with_parent, end_all

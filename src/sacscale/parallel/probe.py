@@ -31,12 +31,12 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from sacscale import stopping
 from sacscale.atomic import atomic_write_text
 from sacscale.learn import learner as learner_module
 from sacscale.learn.config import SACConfig
 from sacscale.learn.learner import FastSACLearner, Randoms
 from sacscale.learn.state_names import BUCKET_NAMES
+from sacscale import stopping
 from sacscale.parallel import launch
 from sacscale.parallel.grad_sync import allreduce_hooks, broadcast_state
 from sacscale.parallel.probe_settings import (

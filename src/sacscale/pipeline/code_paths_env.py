@@ -37,15 +37,8 @@ import re
 import shlex
 import sys
 
-from sacscale.pipeline.code_folders import (
-    CACHE_ROOT,
-    COMMANDS,
-    LIBRARIES,
-    PYTHON_LIB,
-    WHOLE_TREE,
-    Reach,
-    code_folder_problem,
-)
+from sacscale.pipeline.code_folders import (CACHE_ROOT, COMMANDS, LIBRARIES, PYTHON_LIB, WHOLE_TREE, Reach,
+                                            code_folder_problem)
 from sacscale.pipeline.code_folders import code_path_problem as code_path_problem
 from sacscale.pipeline.interpreter_env import FOREIGN_CODE_ENV
 from sacscale.pipeline.plan_values import PlanError, shown_path

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from sacscale.analysis.events import compress_event_files
 from sacscale.hashes import sha256_file
-from sacscale.locks import TRAINER_LOCK, UntrustedLock, holder_beside
 from sacscale.long_names import error_text
+from sacscale.locks import TRAINER_LOCK, UntrustedLock, holder_beside
 from sacscale.no_replace import rename_into_place
 from sacscale.output_owner import foreign_entry_problem
 from sacscale.pipeline.moves import move

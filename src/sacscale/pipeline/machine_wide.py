@@ -29,6 +29,7 @@ import sys
 
 from sacscale.pipeline import socket_owners
 
+
 SERIES = 8  # names tried per lock folder: enough that squatting them all is deliberate, and said
 
 

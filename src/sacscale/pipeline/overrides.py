@@ -15,9 +15,9 @@ import math
 import re
 
 from sacscale.checks import InputError, check_sizes, replay_memory_problem
-from sacscale.learner_limits import REFERENCE_NETWORKS, learner_size_problem
 from sacscale.pipeline.hydra_values import HydraValueError, holds_non_finite
 from sacscale.pipeline.plan_values import PlanError, shown
+from sacscale.learner_limits import REFERENCE_NETWORKS, learner_size_problem
 from sacscale.train import TrainConfig, TrainingError, sac_config
 from sacscale.train.config import OWN_OPTIONS, TASK_SIZES
 from sacscale.train.options import build_parser, json_setting, option_names

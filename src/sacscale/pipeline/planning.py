@@ -6,17 +6,17 @@ from __future__ import annotations
 import os
 import stat
 
+from sacscale.number_kinds import is_number
 from sacscale.checks import MAX_SEED
 from sacscale.eval.limits import fps_problem, video_length_problem, video_size_problem
-from sacscale.number_kinds import is_number
 from sacscale.parallel.matrix import preset_from_matrix
 from sacscale.parallel.probe_settings import ProbeSettings, size_problem
 from sacscale.parallel.topology import TopologyError
 from sacscale.pipeline.code_folders import code_path_problem
+from sacscale.pipeline.interpreter_check import interpreter_problem
 from sacscale.pipeline.command_size import check_run_commands
 from sacscale.pipeline.config_check import ConfigError, check_values, refuse_others_file
 from sacscale.pipeline.evaluation_size import resolve_evaluation
-from sacscale.pipeline.interpreter_check import interpreter_problem
 from sacscale.pipeline.plan_model import SCHEDULES, Host, Plan, Run, repeat_order
 from sacscale.pipeline.plan_values import (
     DEVICES,

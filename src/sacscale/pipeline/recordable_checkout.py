@@ -10,13 +10,8 @@ import errno
 import os
 import re
 
-from sacscale.git_command import (
-    committed_attributes_files,
-    dirty_submodules,
-    info_attributes_path,
-    submodules,
-    uncommitted_attributes_files,
-)
+from sacscale.git_command import (committed_attributes_files, dirty_submodules, info_attributes_path, submodules,
+                                  uncommitted_attributes_files)
 
 # pipeline outputs: evidence and logs, not code; never part of the stored diff
 NOT_SOURCE = ("results", "reports", "logs", "benchmarks")

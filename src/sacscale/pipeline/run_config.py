@@ -9,17 +9,17 @@ import re
 
 from sacscale.cpus import first_overlap, format_cpu_list
 from sacscale.parallel.matrix_shape import REDO, learner_cpus_absent
-from sacscale.pipeline.code_paths_env import check_code_paths
-from sacscale.pipeline.interpreter_env import check_interpreter_env
-from sacscale.pipeline.machine_lock import VARIABLE as MACHINE_LOCK_VARIABLE
 from sacscale.pipeline.overrides import (
     check_batch_fits_replay,
+    check_replay_memory,
     check_override,
     check_reference_override,
-    check_replay_memory,
     check_trainer_values,
     override_fields,
 )
+from sacscale.pipeline.code_paths_env import check_code_paths
+from sacscale.pipeline.interpreter_env import check_interpreter_env
+from sacscale.pipeline.machine_lock import VARIABLE as MACHINE_LOCK_VARIABLE
 from sacscale.pipeline.plan_model import Host, RunConfig
 from sacscale.pipeline.plan_values import (
     DEVICES,

@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sacscale.lock_names import WORK_SUFFIX
-from sacscale.locks import LOCK, TRAINER_LOCK
 from sacscale.long_names import name_that_fits
+from sacscale.locks import LOCK, TRAINER_LOCK
 
 # why an attempt was set aside: the word in its name in the attic, `<run>.<why>-<stamp>`
 SET_ASIDE_AS = ("failed", "interrupted", "timed_out", "superseded")

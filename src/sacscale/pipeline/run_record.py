@@ -58,26 +58,19 @@ from pathlib import Path
 import sacscale
 from sacscale.analysis.events import EventFileError
 from sacscale.atomic import write_json
-from sacscale.locks import (
-    RECORDED_IN_VARIABLE,
-    TRAINER_LOCK,
-    HeldBeside,
-    UntrustedLock,
-    holder_beside,
-    lock_beside,
-    lock_file_beside,
-)
 from sacscale.long_names import error_text
+from sacscale.locks import (RECORDED_IN_VARIABLE, TRAINER_LOCK, HeldBeside, UntrustedLock, holder_beside, lock_beside,
+                             lock_file_beside)
 from sacscale.pipeline.completed_run import compress_rank_events, move_learning_state, not_in_place
 from sacscale.pipeline.environment import code_state, host_info
 from sacscale.pipeline.folder_options import folder_path, optional_folder_path, work_folder_path
 from sacscale.pipeline.machine_lock import LockError, MachineBusy, training_machine
 from sacscale.pipeline.moves import SourceLeft, move
+from sacscale.pipeline.run_folders import folders_problem, make_attic, make_state_dir
 from sacscale.pipeline.plan_values import PlanError
 from sacscale.pipeline.record_run_guards import live_folders_problem, live_run_inside, taken_meanwhile
 from sacscale.pipeline.record_run_values import env_pairs, resolved_json
 from sacscale.pipeline.run_config import check_run_env
-from sacscale.pipeline.run_folders import folders_problem, make_attic, make_state_dir
 from sacscale.pipeline.run_output import ProgressEcho
 from sacscale.pipeline.set_aside import (
     completed_leftover_problem,

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+
 from sacscale.long_names import error_text, name_that_fits
 from sacscale.pipeline.moves import SourceLeft, copied_to, move, remove, remove_dead_copies
 from sacscale.pipeline.run_folder_names import CUT_MARK, SET_ASIDE_AS, STAMP_PATTERN, WORK_SUFFIX, set_aside_name

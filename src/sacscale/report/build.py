@@ -7,38 +7,27 @@ import os
 from pathlib import Path
 from urllib.parse import quote
 
+from sacscale.analysis.record_shapes import (
+    METRICS_SHAPE, SUMMARY_SHAPE, summary_consistency_problem, summary_reference_problem,
+)
 from sacscale.analysis.learning import curves_by_config, tracking_baselines
 from sacscale.analysis.metrics import DEFINITIONS
-from sacscale.analysis.record_shapes import (
-    METRICS_SHAPE,
-    SUMMARY_SHAPE,
-    summary_consistency_problem,
-    summary_reference_problem,
-)
 from sacscale.atomic import atomic_write_text
 from sacscale.reading import loads_record, read_limited
+from sacscale.shapes import NUMBER, Maybe, record_problem
 from sacscale.report import plots, tables
-from sacscale.report.code_line import commit_line
-from sacscale.report.document import (
-    Bullets,
-    Code,
-    Document,
-    Heading,
-    Image,
-    Paragraph,
-    Table,
-    to_html,
-    to_markdown,
-)
 from sacscale.report.names import NUMBERS_NAME, TITLE_OPENING
 from sacscale.report.numbers import report_numbers
-from sacscale.report.page_format import PAGE_FORMAT
-from sacscale.report.record_error import RecordError
 from sacscale.report.run_checks import run_checks_line
 from sacscale.report.tables import reproduces_seed
+from sacscale.report.code_line import commit_line
+from sacscale.report.document import (
+    Bullets, Code, Document, Heading, Image, Paragraph, Table, to_html, to_markdown,
+)
 from sacscale.report.text import block_line, code, plain
 from sacscale.report.verdict import at_a_glance, verdict_section
-from sacscale.shapes import NUMBER, Maybe, record_problem
+from sacscale.report.page_format import PAGE_FORMAT
+from sacscale.report.record_error import RecordError
 
 SEED_TABLE = Table(
     header=["configuration (3 runs each)", "1-GPU steps/s", "2-GPU steps/s", "ratio"],

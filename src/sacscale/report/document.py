@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import base64
 import html
+from urllib.parse import quote
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote
 
 import markdown
 

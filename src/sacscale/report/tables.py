@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 
+from sacscale.number_kinds import is_number
 from sacscale.analysis.aggregate import BCA, phase_by_rank, recorded_ci_method
 from sacscale.analysis.learning import QUALITY_FRACTION, TRACKING, tail_mean
 from sacscale.analysis.metrics import QUALITY_THRESHOLDS
-from sacscale.number_kinds import is_number
 from sacscale.report.document import Table
 from sacscale.report.text import plain
 

@@ -36,17 +36,8 @@ from sacscale.cpus import pinned_thread
 from sacscale.mujoco_lib import mujoco
 from sacscale.task import g1_model as g1
 from sacscale.task.terms import REWARD_TERMS
-from sacscale.task.walk_rules import (
-    ACTION_DIM,
-    ACTOR_OBS_DIM,
-    CRITIC_OBS_DIM,
-    TILT_OBS,
-    PenaltyCurriculum,
-    TaskConfig,
-    sample_commands,
-    swing_height_target,
-    tracking_kernel,
-)
+from sacscale.task.walk_rules import (ACTION_DIM, ACTOR_OBS_DIM, CRITIC_OBS_DIM, TILT_OBS, PenaltyCurriculum,
+                                      TaskConfig, sample_commands, swing_height_target, tracking_kernel)
 
 _STAGE_NONE = mujoco.mjtStage.mjSTAGE_NONE.value
 _STAGE_VEL = mujoco.mjtStage.mjSTAGE_VEL.value

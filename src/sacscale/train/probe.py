@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from sacscale.parallel import launch
+from sacscale.scratch import scratch_folder
 from sacscale.parallel.probe import (
     GradRecorder,
     state_spread,
@@ -21,7 +22,6 @@ from sacscale.parallel.probe import (
     write_result,
 )
 from sacscale.parallel.probe_settings import MUTATIONS, SYNC_REL_TOL
-from sacscale.scratch import scratch_folder
 from sacscale.train import rank as rank_module
 from sacscale.train.config import RanksApart, TrainConfig
 from sacscale.train.probe_settings import CRITERION, TrainerProbeSettings, recorded_trainer_settings

@@ -26,12 +26,7 @@ from sacscale.learn.learner import FastSACLearner
 from sacscale.parallel.grad_sync import allreduce_hooks, broadcast_state
 from sacscale.train.checkpoint import save_checkpoint
 from sacscale.train.config import (
-    FIRST_UPDATE_DONE,
-    TrainConfig,
-    TrainingError,
-    compiles_losses,
-    sac_config,
-    syncs_gradients,
+    FIRST_UPDATE_DONE, TrainConfig, TrainingError, compiles_losses, sac_config, syncs_gradients,
 )
 from sacscale.train.log_tags import SUMMED_STATS
 from sacscale.train.logs import Interval, log_interval, progress_bar, say_above_bar

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+
 # A traced rank's phase times, ms an iteration of 100 ms (its logged rate): the learner's
 # phases fill most of its iteration, the collector's thread and the pool's physics less of it,
 # the physics wait a part of the env step (what verify holds them to; sacscale.evidence.phase_bounds)

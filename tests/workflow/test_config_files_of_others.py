@@ -8,9 +8,9 @@ name is shown with its escape sequences escaped, as its values are: a name holdi
 import os
 
 import pytest
+
 from cli_runs import other_users_link
 from pipeline_helpers import snakemake
-
 from sacscale.pipeline.config_check import ConfigError, refuse_others_file
 from sacscale.pipeline.runplan import PlanError, check_config
 

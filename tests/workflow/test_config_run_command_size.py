@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from pipeline_helpers import snakemake
 
+from pipeline_helpers import snakemake
 from sacscale.pipeline import command_size
 from sacscale.pipeline.runplan import Host, PlanError, resolve
 from sacscale.trainers.unilab import REFERENCE_G1_MESHES

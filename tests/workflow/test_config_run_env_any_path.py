@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from cli_runs import other_users_link
 
+from cli_runs import other_users_link
 from sacscale.pipeline.code_paths_env import READS_WHAT_IT_NAMES, check_code_paths, named_paths
 from sacscale.pipeline.runplan import Host, PlanError, resolve
 

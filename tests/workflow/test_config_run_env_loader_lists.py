@@ -10,6 +10,8 @@ import pytest
 from run_env_plans import WHERE, plan, refused
 
 
+
+
 def test_a_folder_after_a_semicolon_in_ld_library_path_is_judged(tmp_path):
     open_folder = tmp_path / "open"
     open_folder.mkdir()

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from pipeline_helpers import copy_workflow, snakemake
 
 from sacscale.parallel.matrix import plan_matrix
 from sacscale.parallel.topology import Topology, parse_lscpu, parse_nvidia_topo
 from sacscale.pipeline.runplan import Host, PlanError, resolve
+from pipeline_helpers import copy_workflow, snakemake
 
 REPO = Path(__file__).resolve().parents[2]
 PRESETS = yaml.safe_load((REPO / "workflow" / "presets.yaml").read_text())

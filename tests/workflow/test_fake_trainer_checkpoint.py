@@ -5,10 +5,10 @@ wrapper's policy-only copy is made from it."""
 import importlib.util
 
 import torch
-from pipeline_helpers import FAKE_SACSCALE
 
 from sacscale.checks import checkpoint_problem
 from sacscale.train.checkpoint import CHECKPOINT_FORMAT, write_policy_only
+from pipeline_helpers import FAKE_SACSCALE
 
 
 def _fake():

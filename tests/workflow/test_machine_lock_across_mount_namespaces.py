@@ -10,10 +10,10 @@ import subprocess
 import sys
 
 import pytest
-from test_machine_lock import HOLD
 
 from sacscale.pipeline import machine_lock, machine_wide, socket_owners
 from sacscale.pipeline.machine_lock import MachineBusy, training_machine
+from test_machine_lock import HOLD
 
 
 def _in_a_private_folder(folder, code, *args, own_pids=False):

@@ -9,11 +9,11 @@ import subprocess
 import sys
 
 import pytest
-from test_machine_lock import HOLD, record_run
 
 from sacscale import lock_folder, locks
 from sacscale.pipeline import machine_lock
 from sacscale.pipeline.machine_lock import training_machine
+from test_machine_lock import HOLD, record_run
 
 
 def test_a_run_in_a_shell_with_another_lock_folder_is_refused_naming_the_first(tmp_path, monkeypatch):

@@ -4,18 +4,9 @@ alternating order, a failed run keeps the completed ones, a rerun resumes, verif
 import zipfile
 
 import pytest
-from pipeline_helpers import (
-    STAND_IN_RUNS,
-    check_budget,
-    check_run_set,
-    complete_stand_in_set,
-    copy_of,
-    fake_sacscale_env,
-    runs_in_order,
-    snakemake,
-    stand_in_first_run_done,
-    stand_in_set_to_the_aggregate,
-)
+from pipeline_helpers import (STAND_IN_RUNS, check_budget, check_run_set,
+                              complete_stand_in_set, copy_of, fake_sacscale_env, runs_in_order, snakemake,
+                              stand_in_first_run_done, stand_in_set_to_the_aggregate)
 
 pytestmark = pytest.mark.slow
 

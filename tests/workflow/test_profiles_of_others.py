@@ -9,8 +9,8 @@ import os
 import pwd
 
 import pytest
-from pipeline_helpers import snakemake
 
+from pipeline_helpers import snakemake
 from sacscale.pipeline.profile_check import used_profile_files
 from sacscale.pipeline.runplan import PlanError, check_profiles
 

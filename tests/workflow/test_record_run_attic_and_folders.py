@@ -9,6 +9,7 @@ Each is refused in one line naming the option, exit status 2, with nothing moved
 import sys
 
 import pytest
+
 from cli_runs import one_line, sacscale
 
 

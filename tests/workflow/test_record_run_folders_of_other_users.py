@@ -8,6 +8,7 @@ the option and the folder, exit status 2, with nothing made, moved or run."""
 import os
 
 import pytest
+
 from test_record_run_attic_and_folders import record_run
 
 pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="giving a folder or link to another user needs root")

@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_runs import sacscale
 
+from cli_runs import sacscale
 from sacscale.pipeline import moves
 from sacscale.pipeline.run_folder_names import record_run_form, set_aside_name
 

@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_runs import sacscale
 
+from cli_runs import sacscale
 from sacscale.pipeline import completed_run, moves, set_aside
 
 SRC = str(Path(moves.__file__).parents[2])

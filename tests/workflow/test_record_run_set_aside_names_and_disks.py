@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_runs import sacscale
 
+from cli_runs import sacscale
 from sacscale.pipeline import completed_run, moves, run_record, set_aside
 
 LONG = "r" * 240  # with `.` and `.partial`, the work folder's name is 249 bytes: legal

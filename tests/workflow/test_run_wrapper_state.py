@@ -7,6 +7,7 @@ import sys
 import textwrap
 
 import torch
+
 from pipeline_helpers import REPO
 
 WRAPPER = REPO / "workflow" / "scripts" / "run_training.py"

@@ -218,8 +218,8 @@ def test_override_names_come_from_the_trainers_parser():
 
 
 def test_every_trainer_option_the_pipeline_sets_is_owned():
-    from sacscale.pipeline.runplan import PIPELINE_OWNED
     from sacscale.train.options import option_names
+    from sacscale.pipeline.runplan import PIPELINE_OWNED
 
     p = plan()
     p.run_configs[p.runs[0].config].overrides = {}  # only what the pipeline itself passes

@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 
 import pytest
-from pipeline_helpers import REPO, snakemake
 
+from pipeline_helpers import REPO, snakemake
 from sacscale.pipeline.plan_values import PlanError
 from sacscale.pipeline.set_folders import check_folder_shapes
 

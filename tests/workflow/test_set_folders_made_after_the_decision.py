@@ -8,8 +8,8 @@ new name left empty set folders behind."""
 import stat
 
 import pytest
-from pipeline_helpers import copy_workflow, snakemake
 
+from pipeline_helpers import copy_workflow, snakemake
 from sacscale.evidence.runset import RunSetError, RunSetState, decide
 
 SET_ROOTS = ("results", "reports", "logs", "benchmarks")

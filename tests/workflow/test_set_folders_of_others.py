@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from pipeline_helpers import copy_workflow, snakemake
 
+from pipeline_helpers import copy_workflow, snakemake
 from sacscale.pipeline import set_folders
 from sacscale.pipeline.plan_values import PlanError
 from sacscale.pipeline.set_folders import check_set_folders, open_new_log, set_folder_problem

@@ -171,3 +171,11 @@ def test_a_code_cache_is_judged_whatever_imports_the_package(tmp_path):
     done = _run_python("-c", "import sacscale.usage", env_extra={"TRITON_CACHE_DIR": str(cache)})
     one_line(done, f"sacscale: error: TRITON_CACHE_DIR='{cache}', inherited from the environment: ")
     assert "may already have run" not in done.stderr  # Triton has loaded nothing yet
+
+
+def test_a_cache_below_a_file_can_never_be_made_and_is_refused(tmp_path):
+    (tmp_path / "notes").write_text("")
+    with pytest.raises(InheritedCacheError, match=r"TRITON_CACHE_DIR='.*/notes/cache', inherited from the environment: "
+                                                  r"cannot be made: '.*/notes' is a plain file, not a folder; "):
+        check_inherited_caches({"TRITON_CACHE_DIR": str(tmp_path / "notes" / "cache")})
+    check_inherited_caches({"TRITON_CACHE_DIR": str(tmp_path / "new" / "cache")})  # made in a folder of one's own

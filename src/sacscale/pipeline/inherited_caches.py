@@ -96,10 +96,19 @@ def _judge(name: str, value: str, path: str, origin: str) -> None:
         why = str(exc).split(": ", 2)[-1].removesuffix(_PLANNING_CURE)
         raise InheritedCacheError(f"{said}, {origin}: {why} here: name a folder of your "
                                   f"own, or {undo}") from None
-    kind = file_kind(path)
-    if kind not in (None, "a folder"):
-        raise InheritedCacheError(f"{said}, {origin}: is {kind}, not a folder; name a folder "
+    where, kind = _nearest_entry(_absolute(path), file_kind)
+    if kind != "a folder":
+        made = "" if where == _absolute(path) else f"cannot be made: {shown_path(where)} "
+        raise InheritedCacheError(f"{said}, {origin}: {made}is {kind}, not a folder; name a folder "
                                   f"of your own, or {undo}")
+
+
+def _nearest_entry(path: str, file_kind) -> tuple[str, str]:
+    """(the path, or the nearest folder above it that is there, and what that is): a cache
+    not made yet is made in the folder above, which a file there would make impossible."""
+    while (kind := file_kind(path)) is None and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+    return path, kind or "a folder"
 
 
 def entry_refusal(argv: list[str] | None = None) -> str | None:

@@ -8,6 +8,7 @@ import os
 import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,7 @@ from sacscale.locks import LockSettingError
 from sacscale.pipeline.inherited_caches import INHERITED_CODE_CACHES, InheritedCacheError, check_inherited_caches
 
 OTHER = 1001
+SRC = Path(__file__).resolve().parents[1] / "src"
 TRAIN = ("train", "--devices", "cpu", "--num-envs", "16", "--batch-size", "64", "--iterations", "2",
          "--replay-per-env", "64")
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="another user's folder and links need root")
@@ -179,3 +181,26 @@ def test_a_cache_below_a_file_can_never_be_made_and_is_refused(tmp_path):
                                                   r"cannot be made: '.*/notes' is a plain file, not a folder; "):
         check_inherited_caches({"TRITON_CACHE_DIR": str(tmp_path / "notes" / "cache")})
     check_inherited_caches({"TRITON_CACHE_DIR": str(tmp_path / "new" / "cache")})  # made in a folder of one's own
+
+
+def test_a_spawned_child_is_not_judged_again(tmp_path):
+    # a collector or spawned rank inherits the environment its parent judged (plus the private
+    # compile cache the trainer made): it neither refuses nor loads the planner's rules
+    os.mkfifo(tmp_path / "fifo")
+    script = tmp_path / "spawn_child.py"
+    script.write_text(
+        "import multiprocessing, sys\n"
+        "def child(queue):\n"
+        "    import sacscale  # noqa: F401\n"
+        "    queue.put('sacscale.pipeline.code_paths_env' in sys.modules)\n"
+        "if __name__ == '__main__':\n"
+        "    context = multiprocessing.get_context('spawn')\n"
+        "    queue = context.Queue()\n"
+        "    process = context.Process(target=child, args=(queue,))\n"
+        "    process.start()\n"
+        "    print(queue.get(timeout=60))\n"
+        "    process.join()\n")
+    env = dict(os.environ, TRITON_CACHE_DIR=str(tmp_path / "fifo"), PYTHONPATH=str(SRC))
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=180)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "False\n", "")

@@ -19,6 +19,7 @@ being made there."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sys
 
@@ -114,7 +115,12 @@ def _nearest_entry(path: str, file_kind) -> tuple[str, str]:
 def entry_refusal(argv: list[str] | None = None) -> str | None:
     """The error line of a process whose inherited code caches are refused, as the package
     is first imported (None where they are kept). A bytecode prefix is judged after Python
-    has loaded this package's first modules from it, so the line says their code may have run."""
+    has loaded this package's first modules from it, so the line says their code may have run.
+    A multiprocessing child (a collector, a spawned rank) is not judged again: its environment
+    is its parent's, judged as the parent started, plus the private compile cache the trainer
+    made; judging it would load the planner's rules and walk that cache in every child."""
+    if multiprocessing.parent_process() is not None:
+        return None
     try:
         check_inherited_caches()
     except OSError:  # a relative name with the working folder removed: the command refuses that folder

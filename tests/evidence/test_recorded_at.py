@@ -28,14 +28,20 @@ def test_a_deleted_recorded_at_is_named(work):
 
 
 def test_a_recorded_at_after_the_runs_is_named(work):
-    lines = _recorded_at_lines(work, lambda env: env.update(recorded_at="9999-12-31T23:59:59+00:00"))
-    assert len(lines) == 1, lines
+    named = _recorded_at_lines(work, lambda env: env.update(recorded_at="9999-12-31T23:59:59+00:00"))
+    lines = [p for p in named if p.startswith("record: environment.json recorded_at")]
+    assert len(lines) == 1, named
+    # and every run, each started before it (binding.check_started_after)
+    assert len([p for p in named if "before this set's environment was recorded" in p]) == 4, named
     assert lines[0].startswith("record: environment.json recorded_at 9999-12-31T23:59:59+00:00: ")
     assert lines[0].endswith(" h after the first run began (2026-12-03T22:38:02+00:00, run.json start_time); the "
                              "environment is recorded before the runs (clocks may differ by 1 h)")
 
 
-def test_a_recorded_at_within_the_clock_allowance_passes(work):
-    """Half an hour after the first run starts: within what two machines' clocks may differ by."""
+def test_a_recorded_at_within_the_clock_allowance_names_only_the_runs(work):
+    """Half an hour after the first run starts: within what two machines' clocks may differ by
+    where a commit's time is judged, so recorded_at itself is not named; but it was taken on
+    the runs' own host, one clock, and each run that started before it is named."""
     lines = _recorded_at_lines(work, lambda env: env.update(recorded_at="2026-12-03T23:08:00+00:00"))
-    assert lines == []
+    assert not [p for p in lines if p.startswith("record: environment.json recorded_at")], lines
+    assert len(lines) == 4 and all("before this set's environment was recorded" in p for p in lines), lines

@@ -38,6 +38,7 @@ from sacscale.evidence.eval_record import evaluation_problems
 from sacscale.evidence.eval_run import run_findings
 from sacscale.evidence.eval_stand_still import stand_still_problems
 from sacscale.evidence.manifest import sha256_file
+from sacscale.evidence.recorded_commit import epoch_seconds, utc_text
 from sacscale.evidence.reference_copies import any_run_values, copied_any_run_problems
 from sacscale.evidence.result import same_value
 from sacscale.reading import loads_record, read_limited
@@ -53,6 +54,9 @@ NAME_SLACK_S = 1.0
 # slack allows the open and the thread's start on a loaded machine; a record later than written
 # only narrows the first interval's bound, so it gives an edit no room
 OPEN_SLACK_S = 0.5
+# environment.json recorded_at holds whole seconds, rounded down, so a run started after the
+# recording never starts before it; the second allows a clock step on the host between them
+RECORDED_SLACK_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -212,9 +216,10 @@ def _first_record_fault(record: FirstRecord | None) -> str | None:
 
 
 def check_events(root: Path, runs: list[str], out: Findings, order: list | None = None,
-                 progress: StageLines = SILENT) -> None:
+                 progress: StageLines = SILENT, set_start: float | None = None) -> None:
     """Every run's event files against its record, and no event file in two runs; with
-    `order` (plan.json's execution order), the runs' windows in that order."""
+    `order` (plan.json's execution order), the runs' windows in that order; with `set_start`
+    (set_recorded_at), each window after it."""
     seen_name: dict[str, str] = {}
     seen_process: dict[tuple[str, int], str] = {}
     seen_digest: dict[str, str] = {}
@@ -225,6 +230,7 @@ def check_events(root: Path, runs: list[str], out: Findings, order: list | None 
         run_dir = root / "runs" / name
         files = run_event_files(run_dir)
         window, host = _run_window_and_host(name, run_dir, out, windows)
+        check_started_after(name, window, set_start, out)
         processes = set()
         for path in files:
             rel = path.relative_to(root).as_posix()
@@ -273,6 +279,27 @@ def _run_window_and_host(name: str, run_dir: Path, out: Findings,
         out.absent(f"{name}: train_meta.json: not recorded by this older set, so the trainer's window is not "
                    f"bound to the run's")
     return window, host
+
+
+def set_recorded_at(root: Path) -> float | None:
+    """When the set's environment was recorded (environment.json recorded_at), None where the
+    set has none in a form that gives a time (sacscale.evidence.recorded_time names that)."""
+    env = _load(root / "environment.json")
+    return epoch_seconds(env.get("recorded_at")) if env is not None else None
+
+
+def check_started_after(name: str, window: tuple[float, float] | None, set_start: float | None,
+                        out: Findings) -> None:
+    """The pipeline records the environment before the plan's probe and every run, and a new
+    recording trains every run again, so each run's window starts after it (the records check
+    that it was recorded on the run's host, one clock): a run that started before was trained
+    at another time, another set's."""
+    if window is None or set_start is None or window[0] >= set_start - RECORDED_SLACK_S:
+        return
+    out.problems.append(f"{name}: run.json's window starts at {window[0]:.3f} ({utc_text(window[0])}), "
+                        f"{set_start - window[0]:.0f} s before this set's environment was recorded "
+                        f"({utc_text(set_start)}, environment.json recorded_at): the pipeline starts every run "
+                        f"after that, so this run was trained at another time or for another set")
 
 
 def check_windows_in_order(windows: dict[str, tuple[float, float]], order: list, out: Findings) -> None:

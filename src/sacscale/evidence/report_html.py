@@ -273,3 +273,39 @@ def presentation_problems(rel: str, html_text: str, folder: Path | None = None) 
     return figures + \
         [f"{rel}: {problem} (it could hide or change what is shown): the report stage writes none; "
          f"does not match the evidence" for problem in seen[:5]]
+
+
+class _Active(HTMLParser):
+    """Raw HTML in a hand-written page that would run code or hide what is shown; other
+    markup (a <br>, an <img> of its own) is left to the reader."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.problems: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        values = dict(attrs)
+        if tag in _FOREIGN_TAGS or tag == "style":
+            self.problems.append(f"a <{tag[:40]}> element")
+        for name in values:
+            if name.startswith("on"):
+                self.problems.append(f"an event handler {name[:40]!r}")
+            elif name == "style":
+                self.problems.append(f"an inline style on <{tag[:40]}>")
+        for name in ("href", "src"):
+            target = _URL_IGNORED.sub("", "".join((values.get(name) or "").split())).lower()
+            if target.startswith(("javascript:", "vbscript:", "data:text")):
+                self.problems.append(f"a {name} that runs or shows another page ({target[:30]!r})")
+
+    def handle_comment(self, data):
+        self.problems.append("an HTML comment")
+
+
+def active_markup_problems(rel: str, markdown_text: str) -> list[str]:
+    """A hand-written Markdown page rendered as GitHub would (raw HTML passes through): the
+    markup the report page may not hold that runs code or hides content."""
+    reader = _Active()
+    reader.feed(rendered_markdown(markdown_text))
+    reader.close()
+    seen = [p for i, p in enumerate(reader.problems) if p not in reader.problems[:i]]
+    return [f"{rel}: {problem} (it could run code or hide what the page shows)" for problem in seen[:5]]

@@ -69,6 +69,7 @@ from sacscale.evidence.result import (
     while_loading)
 from sacscale.evidence.set_made import made_by_this_code
 from sacscale.evidence.set_owners import owner_notes
+from sacscale.evidence.set_readme import readme_findings
 from sacscale.evidence.set_root import canonical_root, refuse_not_a_set, reports_dir
 from sacscale.report.page_format import PAGE_FORMATS_WRITTEN
 from sacscale.usage import SILENT, StageLines
@@ -230,7 +231,8 @@ def check_bindings(root: Path, plan: dict | None, result: Verification, progress
     # requires them (evidence.json); older sets get a note for each one they lack
     out = binding.Findings(scope.format_of(root) >= scope.FORMAT)
     progress.stage(f"checking that the event files of {len(runs)} runs are their own")
-    binding.check_events(root, runs, out, plan.get("execution_order") if isinstance(plan, dict) else None, progress)
+    binding.check_events(root, runs, out, plan.get("execution_order") if isinstance(plan, dict) else None, progress,
+                         set_start=binding.set_recorded_at(root))
     model_sha = None
     if (root / "model.json").is_file():
         model = load_json(root, "model.json")
@@ -251,6 +253,9 @@ def check_coverage(root: Path, manifest: Path, result: Verification) -> None:
     problems, lines = scope.check_scope(root)
     result.scope.extend(problems)
     result.covered.extend(lines)
+    problems, notes = readme_findings(root, scope.format_of(root) >= scope.FORMAT)
+    result.scope.extend(problems)
+    result.notes.extend(notes)
 
 
 def check_figures(root: Path, summary: dict, metrics: list[dict], names: list[str], result: Verification) -> None:

@@ -1,0 +1,44 @@
+"""A README.md in results/<set>/, which a repository browser shows first, with claims the
+evidence does not give and raw HTML, hashed into the manifest: verify passed it without a
+word, while the same page in reports/<set>/ is named. An older set's hand-written README is
+now named in the notes as not checked, and its markup that runs code or hides content is a
+problem; a set of the current evidence format, whose stages write no README, is named."""
+
+from set_copies import copy_committed_set, remake_manifest
+
+from sacscale.evidence.verify import verify
+
+CLAIM = "**Verified: two GPUs give a 9.9x speed-up (95% CI 9.5 .. 10.2); sacscale verify passes.**\n"
+OLDER = "h200x1_final"  # an older set, with its own hand-written README.md
+
+
+def _verified_with_readme(root, text: str):
+    (root / "README.md").write_text(text)
+    remake_manifest(root)
+    return verify(root, recompute=False)
+
+
+def test_an_older_sets_readme_is_named_as_unchecked(tmp_path):
+    root = copy_committed_set(tmp_path, OLDER)
+    result = _verified_with_readme(root, CLAIM)
+    assert f"results/{OLDER}/README.md: written by hand, not checked by verify: what it says is not the " \
+           "evidence's" in result.notes
+    assert not [p for p in result.problems() if "README" in p]
+
+
+def test_markup_that_runs_code_in_a_readme_is_named(tmp_path):
+    root = copy_committed_set(tmp_path, OLDER)
+    result = _verified_with_readme(root, CLAIM + '<img src=x onerror=alert(1)>\n<a href="javascript:go()">x</a>\n')
+    lines = [p for p in result.problems() if "README" in p]
+    assert lines == [
+        f"scope: results/{OLDER}/README.md: an event handler 'onerror' (it could run code or hide what the page "
+        "shows)",
+        f"scope: results/{OLDER}/README.md: a href that runs or shows another page ('javascript:go()') (it could "
+        "run code or hide what the page shows)"]
+
+
+def test_a_readme_in_a_current_set_is_named(work):
+    result = _verified_with_readme(work, CLAIM)
+    assert [p for p in result.problems() if "README" in p] == [
+        "scope: results/h200x1_shared_short/README.md: not a file any stage writes (a set of this evidence format "
+        "holds only those), so nothing checks what it says; a repository browser shows it first"]

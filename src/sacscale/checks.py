@@ -129,6 +129,9 @@ MAX_CRITIC_UPDATES = 1_024
 MAX_RETURN = 1e4
 # SAC's customary log-std limits: exp() of either stays far inside float16.
 LOG_STD_BOUNDS = (-20.0, 2.0)
+# The actor's mean is clamp(-m, m), its action tanh of it: below 0.1 the policy's mean action stays
+# within a tenth of each joint's range whatever the state (1e-300: 0 for every input).
+MEAN_CLIP_BOUNDS = (0.1, 100)
 # A tanh-squashed policy's entropy is at most that of the uniform law on [-1, 1]^d, d ln 2 (20.1 nats for
 # the task's 29 actions): a target above it drives alpha up without end. Below, -1000 nats.
 MAX_TARGET_ENTROPY = ACTION_DIM * math.log(2)
@@ -148,9 +151,7 @@ _RANGES = {
     "critic_hidden": (_sizes_ok, f"a list of 1 to {MAX_LAYERS} sizes in [1, {MAX_HIDDEN}]"),
     "log_std_min": (lambda v: LOG_STD_BOUNDS[0] <= v <= LOG_STD_BOUNDS[1], f"in {list(LOG_STD_BOUNDS)}"),
     "log_std_max": (lambda v: LOG_STD_BOUNDS[0] <= v <= LOG_STD_BOUNDS[1], f"in {list(LOG_STD_BOUNDS)}"),
-    # the actor's mean is clamp(-m, m), its action tanh of it: below 0.1 the policy's mean action stays
-    # within a tenth of each joint's range whatever the state (1e-300: 0 for every input)
-    "mean_clip": (lambda v: 0.1 <= v <= 100, "in [0.1, 100]"),
+    "mean_clip": (lambda v: MEAN_CLIP_BOUNDS[0] <= v <= MEAN_CLIP_BOUNDS[1], f"in {list(MEAN_CLIP_BOUNDS)}"),
     "num_atoms": (lambda v: 2 <= v <= MAX_ATOMS, f"in [2, {MAX_ATOMS}]"),
     "v_min": (lambda v: -MAX_RETURN <= v <= MAX_RETURN, f"in [{-MAX_RETURN:g}, {MAX_RETURN:g}]"),
     "v_max": (lambda v: -MAX_RETURN <= v <= MAX_RETURN, f"in [{-MAX_RETURN:g}, {MAX_RETURN:g}]"),

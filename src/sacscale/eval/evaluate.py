@@ -28,6 +28,7 @@ from sacscale.atomic import atomic_write_bytes
 from sacscale.checks import checkpoint_problem
 from sacscale.eval import limits
 from sacscale.eval import protocol
+from sacscale.eval.actor_settings import actor_settings_problem
 from sacscale.eval.evaluate_checks import CheckpointError, batch_problem, read_input, resolve_checkpoint
 from sacscale.eval.pooling import actions_label, ratios
 from sacscale.eval.protocol import COMMAND_GRID
@@ -80,6 +81,8 @@ def _checked_checkpoint(ckpt, path: Path) -> dict:
     if problem:  # a list of actor settings ended in an AttributeError naming no file
         raise CheckpointError(f"{path}: not a checkpoint the trainer wrote ({problem})")
     kw = ckpt["actor_kwargs"]
+    if problem := actor_settings_problem(kw):
+        raise CheckpointError(f"{path}: not a checkpoint the trainer wrote ({problem})")
     for key, want in (("obs_dim", G1WalkFlat.ACTOR_OBS_DIM), ("action_dim", G1WalkFlat.ACTION_DIM)):
         if kw.get(key) != want:
             raise CheckpointError(f"{path}: actor {key} is {kw.get(key)!r}, the task's is {want}")

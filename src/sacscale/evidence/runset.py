@@ -12,11 +12,15 @@ file times (a fresh clone gives every file a new time):
 - it exists, is incomplete and its `plan.json` is this plan (ignoring `preset_reason`,
   which names the machine): the pipeline resumes it;
 - it exists with a different plan, or without a `plan.json`: refused, nothing is written.
+  Where it holds nothing trained (it stopped before its probe, e.g. a GPU preset on a CPU
+  machine), the refusal names its folders to remove to make it again under this name;
+  nothing is ever removed for the user.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from sacscale.evidence.eval_protocol import unrecorded_evaluation
 from sacscale.git_command import run_git
@@ -27,6 +31,16 @@ from pathlib import Path
 # plan.json fields that describe the machine the plan was made on, not the plan
 IGNORED_PLAN_FIELDS = ("preset_reason",)
 READ_ONLY_TARGETS = frozenset({"verify"})
+# What the rules write before a set's probe or first run (plan, verify_env, prepare_model,
+# reference_env; verify of the set), per top folder: a set holding only these trained nothing,
+# and is remade whole from its plan. Anything else (runs/, correctness.json, a probe's or a
+# run's log, an attempt set aside, a report) is work a removal would lose.
+BEFORE_TRAINING = {
+    "results": ("plan.json", "environment.json", "source.diff", "model.json", "model/", "reference_env.json"),
+    "logs": ("plan.log", "verify_env.log", "prepare_model.log", "reference_env.log", "verify.log"),
+    "benchmarks": ("plan.tsv", "verify_env.tsv", "prepare_model.tsv", "reference_env.tsv", "verify/"),
+    "reports": (),
+}
 
 
 class RunSetError(ValueError):
@@ -44,6 +58,7 @@ class RunSetState:
     complete: bool = False             # every final output of the workflow exists
     plan_found: bool = False
     plan_differences: list[str] = field(default_factory=list)
+    untrained_folders: list[Path] = field(default_factory=list)  # the set's folders, if it trained nothing
 
     @property
     def exists(self) -> bool:
@@ -100,6 +115,31 @@ def _tracked(repo: Path, paths: list[Path]) -> int:
     return sum(1 for name in out.stdout.split(b"\0") if name)
 
 
+def _only_before_training(folder: Path, allowed: tuple[str, ...]) -> bool:
+    """Whether every file under `folder` is one the rules write before training (a link, or
+    a folder that cannot be read, is not)."""
+    try:
+        for path in folder.rglob("*"):
+            if path.is_dir() and not path.is_symlink():
+                continue
+            rel = path.relative_to(folder).as_posix()
+            if path.is_symlink() or not any(rel == a or (a.endswith("/") and rel.startswith(a)) for a in allowed):
+                return False
+    except OSError:
+        return False
+    return True
+
+
+def untrained_folders(workdir: Path, name: str) -> list[Path]:
+    """The set's folders (relative to `workdir`, those that exist) where they hold only what
+    the rules write before training; [] where any holds more."""
+    folders = [Path(top) / name for top in BEFORE_TRAINING]
+    if any((workdir / f).is_symlink() or not _only_before_training(workdir / f, BEFORE_TRAINING[f.parent.name])
+           for f in folders if os.path.lexists(workdir / f)):
+        return []
+    return [f for f in folders if os.path.lexists(workdir / f)]
+
+
 def inspect(name: str, workdir: str | Path, plan: dict, outputs: list[str]) -> RunSetState:
     """`outputs`: the workflow's final outputs for this set (paths relative to workdir)."""
     workdir = Path(workdir)
@@ -120,6 +160,8 @@ def inspect(name: str, workdir: str | Path, plan: dict, outputs: list[str]) -> R
         if isinstance(stored, dict):
             state.plan_found = True
             state.plan_differences = plan_differences(stored, plan)
+    if state.plan_differences and not state.protected:  # a walk of the set only where it is refused
+        state.untrained_folders = untrained_folders(workdir, name)
     return state
 
 
@@ -140,6 +182,18 @@ def _refusal(state: RunSetState, why: str) -> RunSetError:
         f"run set {state.name!r}: {_holder(state)}/ {why}, so the pipeline will not write into it "
         f"(no folder or file of the set was made or changed). To make a new run set, choose a new name, "
         f"e.g. --config run_set={state.name}_new (any name without files under results/ or reports/); {advice}"
+    )
+
+
+def _untrained_refusal(state: RunSetState, why: str) -> RunSetError:
+    """A set that stopped before training (nothing to verify or report on): the way to remake it."""
+    folders = " ".join(str(f) for f in state.untrained_folders)
+    return RunSetError(
+        f"run set {state.name!r}: {state.results}/ {why} but holds nothing trained (no run, probe record or "
+        "report; only what the pipeline records before training), so the pipeline will not write into it "
+        "(no folder or file of the set was made or changed). To make it under this name with this plan, "
+        f"remove its folders yourself (nothing is removed for you): rm -r {folders}; or choose a new name, "
+        f"e.g. --config run_set={state.name}_new (any name without files under results/ or reports/)"
     )
 
 
@@ -179,8 +233,8 @@ def decide(state: RunSetState, targets: set[str] | None, forcing: bool = False, 
     if not state.plan_found:
         raise _refusal(state, "exists but has no plan.json (it was not made by this pipeline)")
     if state.plan_differences:
-        raise _refusal(state, "was made with a different plan (plan.json differs in "
-                              f"{', '.join(state.plan_differences)})")
+        differs = f"was made with a different plan (plan.json differs in {', '.join(state.plan_differences)})"
+        raise _untrained_refusal(state, differs) if state.untrained_folders else _refusal(state, differs)
     return "write"  # an incomplete set of this very plan: resume it
 
 

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 from sacscale.evidence.manifest import MANIFEST_NAME, ManifestError, parse_manifest
+from sacscale.finished_sets import code_checkout
 
 
 def reports_dir(root: Path) -> Path | None:
@@ -25,12 +26,29 @@ def canonical_root(root: str | Path) -> Path:
     that names the set is resolved: inside it, links are refused (check_tree)."""
     path = Path(root)
     if not path.exists() and not path.is_symlink():
-        raise ManifestError(f"{root}: evidence root is missing")
+        hint = _set_of_that_name(root)
+        raise ManifestError(f"{root}: evidence root is missing" + (f"; did you mean {hint}?" if hint else ""))
     canonical = Path(os.path.realpath(path))
     if not canonical.is_dir():
         raise ManifestError(f"{root}: evidence root is not a directory ({canonical})")
     _refuse_reports_apart(root, canonical)
     return canonical
+
+
+def _set_of_that_name(given: str | Path) -> str | None:
+    """results/<given> where `given` is a bare name, as the pipeline prints a set's, and that
+    folder exists under the working folder, the checkout holding it or this code's; spelled
+    as it is reached from here."""
+    name = str(given)
+    if not name or "/" in name or name in (".", ".."):
+        return None
+    here = Path(os.path.abspath("."))
+    holding = next((f for f in (here, *here.parents) if os.path.isfile(f / "Snakefile")), None)
+    for top in dict.fromkeys(f for f in (here, holding, code_checkout()) if f is not None):
+        if os.path.isdir(top / "results" / name):
+            inside = top == here or here.is_relative_to(top)  # short and relative where it is above us
+            return os.path.relpath(top / "results" / name) if inside else str(top / "results" / name)
+    return None
 
 
 def _as_given(given: str | Path, path: Path) -> str:

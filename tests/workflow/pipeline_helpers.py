@@ -209,3 +209,12 @@ def check_tampering_is_caught(workdir: Path, run_set: str, run: str, env: dict |
     assert "missing: summary.csv" in out
     assert f"extra: runs/{run}/extra.txt" in out
     assert not (results / "summary.csv").exists()  # `verify` rebuilt nothing
+
+
+def probe_as_wide(presets: dict, name: str) -> dict:
+    """The probe of the preset's widest configuration where its own is narrower: planning
+    refuses a one-rank probe of two-rank runs (h200x1_learning's controls say to give one)."""
+    written = [str(e.get("devices", "")) for e in presets["presets"][name]["run_configs"].values()]
+    widest = max(written, key=lambda d: len(d.split(",")))
+    probe = str((presets["presets"][name].get("probe") or {}).get("devices", widest))
+    return {"probe": {"devices": widest}} if len(probe.split(",")) < len(widest.split(",")) else {}

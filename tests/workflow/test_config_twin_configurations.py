@@ -14,7 +14,7 @@ import yaml
 from sacscale.parallel.matrix import plan_matrix
 from sacscale.parallel.topology import Topology, parse_lscpu, parse_nvidia_topo
 from sacscale.pipeline.runplan import Host, PlanError, resolve
-from pipeline_helpers import copy_workflow, snakemake
+from pipeline_helpers import copy_workflow, probe_as_wide, snakemake
 
 REPO = Path(__file__).resolve().parents[2]
 PRESETS = yaml.safe_load((REPO / "workflow" / "presets.yaml").read_text())
@@ -103,7 +103,7 @@ TOPOLOGY_NAMES = sorted(p.stem for p in TOPOLOGIES.glob("*.lscpu"))
 @pytest.mark.parametrize("name", NAMED)
 def test_every_shipped_preset_plans_with_every_configuration_it_writes(name):
     written = list(PRESETS["presets"][name]["run_configs"])
-    for config in ({"preset": name}, {"preset": name, "order": written}):
+    for config in ({"preset": name}, {"preset": name, "order": written, **probe_as_wide(PRESETS, name)}):
         plan = resolve(config, PRESETS, BIG_BOX)
         assert plan.order == config.get("order", PRESETS["presets"][name]["order"])
 

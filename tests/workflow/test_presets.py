@@ -25,6 +25,7 @@ import yaml
 from sacscale.parallel.matrix import plan_matrix
 from sacscale.parallel.topology import Topology, parse_lscpu, parse_nvidia_topo
 from sacscale.pipeline.runplan import SCHEDULES, Host, Plan, RunConfig, resolve
+from pipeline_helpers import probe_as_wide
 
 ROOT = Path(__file__).resolve().parents[2]
 PRESETS = yaml.safe_load((ROOT / "workflow" / "presets.yaml").read_text())
@@ -100,7 +101,7 @@ def test_a_preset_description_states_only_what_the_preset_has(name):
 def every_configuration_of(name: str) -> Plan:
     """The preset's plan with every run configuration it writes in the order."""
     written = list(PRESETS["presets"][name].get("run_configs") or {})
-    config = {"preset": name, "order": written} if written else {"preset": name}
+    config = {"preset": name, "order": written, **probe_as_wide(PRESETS, name)} if written else {"preset": name}
     return resolve(config, PRESETS, HOST, matrix=planned_matrix)
 
 

@@ -97,14 +97,10 @@ print(
     f"{len(PLAN.runs)} runs of {', '.join(PLAN.order)}",
     file=sys.stderr,
 )
-# the config's own run configurations that order leaves out are checked but never run: said
-# once, so a configuration added without ordering it is not taken for one that ran
-if runplan.left_out_of_order(config, PLAN.order):
-    print(
-        f"sacscale: note: run_configs {', '.join(runplan.left_out_of_order(config, PLAN.order))}: not in order "
-        f"({', '.join(PLAN.order)}), so checked but not run; name them in order to run them",
-        file=sys.stderr,
-    )
+# what the plan takes but does not do as a reader may think (configurations left out of
+# order, an unused matrix, a narrower probe): said once
+for note in runplan.plan_notes(config, PLAN):
+    print(f"sacscale: note: {note}", file=sys.stderr)
 
 # Serial GPU work: every rule that may overlap a training run takes this lock.
 if "gpu_lock" not in workflow.global_resources:

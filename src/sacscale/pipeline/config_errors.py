@@ -44,7 +44,25 @@ def config_error_line(error) -> str:
             "not a config key" if where == "config" else f"not a key of {where}")
         return f"{what} (allowed: {', '.join(allowed)})" if allowed else what
     message = error.message if len(error.message) <= 200 else error.message[:197] + "..."
-    return f"{where}: {message}"
+    return f"{where}: {message}{_boolean_hint(error)}"
+
+
+# words a reader may take for a boolean: YAML 1.1 reads them unquoted, `--config` does not
+_BOOLEAN_WORDS = {"true", "false", "yes", "no", "on", "off"}
+
+
+def _boolean_hint(error) -> str:
+    """For a boolean key given as the word true/false (`--config host_checks=false`, which
+    Snakemake reads as Python literals, so as text): how to write it. Text is not taken as
+    a boolean: `--config` keeps every other word as text too."""
+    types = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+    if error.validator != "type" or "boolean" not in types or not isinstance(error.instance, str):
+        return ""
+    if error.instance.strip().lower() not in _BOOLEAN_WORDS:
+        return ""
+    word = "True" if error.instance.strip().lower() in {"true", "yes", "on"} else "False"
+    return (f" (--config reads Python values: write {word} there, capitalised; in a --configfile, "
+            f"{word.lower()} unquoted)")
 
 
 def config_error_message(workflow_error) -> str:

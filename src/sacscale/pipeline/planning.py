@@ -35,6 +35,7 @@ from sacscale.pipeline.plan_values import (
     shown,
     shown_path,
 )
+from sacscale.pipeline.probe_ranks import check_probe_ranks
 from sacscale.pipeline.preset_choice import NAMED, asked_once, choose_preset
 from sacscale.pipeline.run_commands import work_folder
 from sacscale.pipeline.run_config import check_cpu_ranks, check_matrix_learner_cpus, resolve_run_config
@@ -60,7 +61,9 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
         _check_planning_for_another_machine(config, presets_doc)
     get_matrix = asked_once(matrix)
     name, reason = choose_preset(config, presets_doc, host, get_matrix,
-                                 lambda candidate: resolve({**config, "preset": candidate}, presets_doc, host))
+                                 # auto's candidate, planned without auto's matrix (a named preset's would be refused)
+                                 lambda candidate: resolve({**config, "preset": candidate, "planner": None},
+                                                           presets_doc, host))
     preset, planned, reason = _preset_and_matrix(config, presets_doc, name, reason, get_matrix)
 
     prefix, run_set = _names(preset, config, name, check_host)
@@ -79,6 +82,7 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
     _check_reference(config, run_configs)
     pairs = _pairs(preset, config, name, order, run_configs)
     probe = _probe(preset, config, cpu_host)
+    check_probe_ranks(probe, config, name, run_configs, order)
     model = _model(preset, config, check_host)
     schedule = _schedule(preset, config, name)
     evaluation = resolve_evaluation(config, run_configs)

@@ -25,6 +25,7 @@ def choose_preset(config: dict, presets_doc: dict, host: Host, matrix,
     if name != "auto":
         if name not in presets:
             raise PlanError(f"preset: unknown preset {name!r} (known: auto, {', '.join(sorted(presets))})")
+        _refuse_unread_matrix(config, name, presets_doc)
         return name, NAMED
     auto = presets_doc.get("auto", {})
     fallback = auto.get("no_cuda", "cpu")
@@ -51,6 +52,18 @@ def choose_preset(config: dict, presets_doc: dict, host: Host, matrix,
         f"preset auto: {host.cuda_devices} CUDA device(s) visible but no GPU preset fits this machine's CPUs"
         f"{failed}; the CPU preset"
     )
+
+
+def _refuse_unread_matrix(config: dict, name: str, presets_doc: dict) -> None:
+    """A recorded matrix with a named preset that takes its run configurations from
+    presets.yaml was never read, so a matrix meant for this set was silently not used.
+    Under auto it is not refused: a config kept for a GPU machine may plan on a CPU box
+    (the workflow prints a note instead, sacscale.pipeline.plan_notes)."""
+    planned = presets_doc.get("auto", {}).get("planned")
+    if (config.get("planner") or {}).get("matrix") and name != planned:
+        raise PlanError(f"planner.matrix: given, but preset {name} (named in the config) takes its run "
+                        "configurations from workflow/presets.yaml and never reads a matrix; leave planner.matrix "
+                        f"out, or name preset: {planned} to plan from it")
 
 
 def _fitting_presets(candidates: list[str], host: Host, matrix, plan_candidate):

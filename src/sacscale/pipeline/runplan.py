@@ -60,6 +60,7 @@ from sacscale.pipeline.plan_values import (
     TRAINERS,
     PlanError,
 )
+from sacscale.pipeline.plan_notes import plan_notes
 from sacscale.pipeline.planning import left_out_of_order, resolve
 from sacscale.pipeline.run_commands import (
     describe_run,
@@ -76,7 +77,8 @@ __all__ = [
     "CPU_LIST", "DEVICES", "ENV_NAME", "HYDRA_KEY", "NAME", "PIPELINE_OWNED", "REFERENCE_OWNED", "RUN_FIELDS",
     "SCHEDULES", "TRAINERS", "Host", "Plan", "PlanError", "Run", "RunConfig", "check_config", "check_override",
     "check_profiles", "check_reference_override", "check_state_folder", "check_trainer_values", "config_error_line",
-    "config_error_message", "describe_run", "env_arguments", "left_out_of_order", "reference_command", "repeat_order",
+    "config_error_message", "describe_run", "env_arguments", "left_out_of_order", "plan_notes", "reference_command",
+    "repeat_order",
     "resolve", "resolved_run", "rule_environment", "run_environment", "train_command", "visible_cuda_devices",
     "work_folder",
 ]

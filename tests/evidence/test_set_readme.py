@@ -4,9 +4,15 @@ word, while the same page in reports/<set>/ is named. An older set's hand-writte
 now named in the notes as not checked, and its markup that runs code or hides content is a
 problem; a set of the current evidence format, whose stages write no README, is named."""
 
+from pathlib import Path
+
+import pytest
 from set_copies import copy_committed_set, remake_manifest
 
+from sacscale.evidence.set_readme import readme_findings
 from sacscale.evidence.verify import verify
+
+REPO = Path(__file__).resolve().parents[2]
 
 CLAIM = "**Verified: two GPUs give a 9.9x speed-up (95% CI 9.5 .. 10.2); sacscale verify passes.**\n"
 OLDER = "h200x1_final"  # an older set, with its own hand-written README.md
@@ -42,3 +48,23 @@ def test_a_readme_in_a_current_set_is_named(work):
     assert [p for p in result.problems() if "README" in p] == [
         "scope: results/h200x1_shared_short/README.md: not a file any stage writes (a set of this evidence format "
         "holds only those), so nothing checks what it says; a repository browser shows it first"]
+
+
+@pytest.mark.parametrize("root", sorted(p.parent for p in (REPO / "results").glob("*/README.md")),
+                         ids=lambda p: p.name)
+def test_every_committed_readme_holds_no_markup_that_runs_or_hides(root):
+    # their tables' aligned columns come out of Markdown as text-align styles, which hide nothing
+    problems, notes = readme_findings(root, current_format=False)
+    assert problems == [] and len(notes) == 1
+
+
+def test_markup_that_hides_text_in_a_readme_is_named(tmp_path):
+    root = copy_committed_set(tmp_path, OLDER)
+    result = _verified_with_readme(root, CLAIM + "| a | b |\n|---|---:|\n| 1 | 2 |\n\n"
+                                   '<p hidden>x</p>\n<font color="white">y</font>\n'
+                                   '<meta http-equiv="refresh" content="0; url=https://example.org">\n')
+    lines = [p for p in result.problems() if "README" in p]
+    assert [line.split(": ", 2)[2] for line in lines] == [
+        "a hidden <p> (it could run code or hide what the page shows)",
+        "a <font> element (it could run code or hide what the page shows)",
+        "a <meta> element (it could run code or hide what the page shows)"]

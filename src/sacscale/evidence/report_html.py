@@ -275,9 +275,15 @@ def presentation_problems(rel: str, html_text: str, folder: Path | None = None) 
          f"does not match the evidence" for problem in seen[:5]]
 
 
+# what in a hand-written page can hide text or send the reader elsewhere besides the report
+# page's foreign tags: a <meta> refresh, a font colour
+_HIDING_TAGS = {"style", "meta", "font"}
+
+
 class _Active(HTMLParser):
     """Raw HTML in a hand-written page that would run code or hide what is shown; other
-    markup (a <br>, an <img> of its own) is left to the reader."""
+    markup (a <br>, an <img> of its own, the text-align Markdown writes for a table's
+    aligned columns) is left to the reader."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -285,13 +291,15 @@ class _Active(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         values = dict(attrs)
-        if tag in _FOREIGN_TAGS or tag == "style":
+        if tag in _FOREIGN_TAGS or tag in _HIDING_TAGS:
             self.problems.append(f"a <{tag[:40]}> element")
         for name in values:
             if name.startswith("on"):
                 self.problems.append(f"an event handler {name[:40]!r}")
-            elif name == "style":
+            elif name == "style" and not _INLINE_STYLE.fullmatch(values[name] or ""):
                 self.problems.append(f"an inline style on <{tag[:40]}>")
+            elif name == "hidden":
+                self.problems.append(f"a hidden <{tag[:40]}>")
         for name in ("href", "src"):
             target = _URL_IGNORED.sub("", "".join((values.get(name) or "").split())).lower()
             if target.startswith(("javascript:", "vbscript:", "data:text")):

@@ -61,8 +61,20 @@ def _boolean_hint(error) -> str:
     if error.instance.strip().lower() not in _BOOLEAN_WORDS:
         return ""
     word = "True" if error.instance.strip().lower() in {"true", "yes", "on"} else "False"
+    path = list(error.absolute_path)
+    if len(path) > 1:  # Snakemake reads the values inside a --config mapping as text, False too
+        return (f" (inside a mapping, --config gives Snakemake text only: put it in a --configfile, "
+                f"{word.lower()} unquoted: {_nested_yaml(path, word.lower())})")
     return (f" (--config reads Python values: write {word} there, capitalised; in a --configfile, "
             f"{word.lower()} unquoted)")
+
+
+def _nested_yaml(path: list, value: str) -> str:
+    """`evaluation: {enabled: false}` for the path evaluation.enabled (a list item as [..., it])."""
+    text = value
+    for part in reversed(path[1:]):
+        text = (f"[{'..., ' * min(part, 1)}{text}]") if isinstance(part, int) else f"{{{part}: {text}}}"
+    return f"{path[0]}: {text}"
 
 
 def config_error_message(workflow_error) -> str:

@@ -65,12 +65,34 @@ def check_override(key: str, value, where: str) -> None:
     options = option_names()
     flag = option_words(key, value)[:1]
     positive = "--" + key.replace("_", "-")
+    _refuse_yaml_boolean(key, value, positive, where)
     if positive not in options or (flag and flag[0] not in options):
         listed = sorted(o for o in options if not o.startswith("--no-"))
         raise PlanError(f"{where}: not an option of `sacscale train` (exact names only: {', '.join(listed)})")
     dest = options[positive]
     if dest in PIPELINE_OWNED:
         raise PlanError(f"{where}: set by the pipeline from {PIPELINE_OWNED[dest]}; not an override")
+
+
+# the words YAML 1.1 reads, unquoted, as each boolean
+_YAML_WORDS = {True: ("on", "yes", "true"), False: ("off", "no", "false")}
+
+
+def _refuse_yaml_boolean(key: str, value, flag: str, where: str) -> None:
+    """A boolean for an option that takes a value is a word YAML 1.1 read unquoted
+    (`grad-sync: off` is false): as a flag it named no option, or left the value missing."""
+    if not isinstance(value, bool):
+        return
+    action = next((a for a in build_parser()._actions if flag in a.option_strings), None)
+    if action is None or action.nargs == 0:  # a flag: true and false are its two forms
+        return
+    words = [w for w in _YAML_WORDS[value] if w in (action.choices or ())]
+    if words:
+        cure = f'quote the word: {key}: "{words[0]}"'
+    else:
+        cure = f"give one of {', '.join(action.choices)}" if action.choices else "give the value it takes"
+    raise PlanError(f"{where}: YAML read the unquoted value as the boolean {str(value).lower()} "
+                    f"(as it reads {', '.join(_YAML_WORDS[value])}), but {flag} takes a value; {cure}")
 
 
 def check_reference_override(key: str, value, where: str) -> None:

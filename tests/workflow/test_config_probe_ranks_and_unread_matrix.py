@@ -103,3 +103,31 @@ def test_ranks_with_the_sync_off_have_none_to_probe():
               "run_configs": {"x": {"devices": "0,0", "cpu_pools": ["1-7", "9-15"], "overrides": {"grad-sync": "off"}}}}
     plan = resolve(config, PRESETS, Host(cuda_devices=1, cpus=frozenset(range(16))))
     assert plan.probe["devices"] == "0" and plan_notes(config, plan) == []
+
+
+@pytest.mark.parametrize("preset", ["cpu", "planned", "auto"])
+def test_an_empty_matrix_path_is_refused_naming_it(preset):
+    with pytest.raises(PlanError, match=r"^planner\.matrix: '' is an empty path; give the file `sacscale plan-matrix "
+                                        r"--output FILE` wrote, or leave planner\.matrix out$"):
+        resolve({"preset": preset, "planner": {"matrix": ""}}, PRESETS, CPU_BOX)
+
+
+def test_planner_settings_with_a_named_preset_that_never_plans_are_refused():
+    with pytest.raises(PlanError, match=r"^planner\.smt, planner\.pool_cores: given, but preset cpu \(named in the "
+                                        r"config\) takes its run configurations from workflow/presets\.yaml and never "
+                                        r"plans; leave planner\.smt, planner\.pool_cores out, or name preset: planned "
+                                        r"to plan with them$"):
+        resolve({"preset": "cpu", "planner": {"smt": True, "pool_cores": 3}}, PRESETS, CPU_BOX)
+    with pytest.raises(PlanError, match=r"^planner\.pool_cores: given, .* to plan with it$"):
+        resolve({"preset": "cpu", "planner": {"pool_cores": 3}}, PRESETS, CPU_BOX)
+    plan = resolve({"preset": "cpu", "planner": {"smt": False, "pool_cores": None}}, PRESETS, CPU_BOX)
+    assert plan.preset == "cpu"
+
+
+def test_planner_settings_under_auto_on_a_cpu_box_plan_with_a_note():
+    config = {"preset": "auto", "planner": {"smt": True, "pool_cores": 3}}
+    plan = resolve(config, PRESETS, CPU_BOX)
+    assert plan.preset == "cpu"
+    assert plan_notes(config, plan) == [
+        "planner.smt true, planner.pool_cores 3: not used: preset auto chose cpu, which has its own run "
+        "configurations; only preset planned runs the planner"]

@@ -14,6 +14,8 @@ from sacscale.pipeline.plan_model import Host, Plan
 from sacscale.pipeline.plan_values import PlanError
 
 NAMED = "named in the config"
+# read only where the planned preset plans: given with another preset, they go unused
+PLANNER_KEYS = ("matrix", "smt", "pool_cores")
 
 
 def choose_preset(config: dict, presets_doc: dict, host: Host, matrix,
@@ -22,10 +24,11 @@ def choose_preset(config: dict, presets_doc: dict, host: Host, matrix,
     `plan_candidate(name)`: the config's plan with that preset (PlanError if it has none)."""
     presets = presets_doc.get("presets", {})
     name = config.get("preset") or "auto"
+    _refuse_empty_matrix(config)
     if name != "auto":
         if name not in presets:
             raise PlanError(f"preset: unknown preset {name!r} (known: auto, {', '.join(sorted(presets))})")
-        _refuse_unread_matrix(config, name, presets_doc)
+        _refuse_unread_planner(config, name, presets_doc)
         return name, NAMED
     auto = presets_doc.get("auto", {})
     fallback = auto.get("no_cuda", "cpu")
@@ -54,16 +57,36 @@ def choose_preset(config: dict, presets_doc: dict, host: Host, matrix,
     )
 
 
-def _refuse_unread_matrix(config: dict, name: str, presets_doc: dict) -> None:
-    """A recorded matrix with a named preset that takes its run configurations from
-    presets.yaml was never read, so a matrix meant for this set was silently not used.
-    Under auto it is not refused: a config kept for a GPU machine may plan on a CPU box
-    (the workflow prints a note instead, sacscale.pipeline.plan_notes)."""
+def given_planner_keys(config: dict) -> list[str]:
+    """The planner settings the config gives: a matrix, smt on, a pool size."""
+    opts = config.get("planner") or {}
+    return [key for key in PLANNER_KEYS if opts.get(key) is not None and opts.get(key) is not False]
+
+
+def _refuse_empty_matrix(config: dict) -> None:
+    """An empty matrix path (`--config 'planner={"matrix": ""}'`) was taken as none given:
+    the planned preset then planned from this machine instead of the file meant."""
+    matrix = (config.get("planner") or {}).get("matrix")
+    if isinstance(matrix, str) and not matrix.strip():
+        raise PlanError(f"planner.matrix: {matrix!r} is an empty path; give the file `sacscale plan-matrix "
+                        "--output FILE` wrote, or leave planner.matrix out")
+
+
+def _refuse_unread_planner(config: dict, name: str, presets_doc: dict) -> None:
+    """Planner settings with a named preset that takes its run configurations from
+    presets.yaml were never read, so a matrix or pool size meant for this set was silently
+    not used. Under auto they are not refused: a config kept for a GPU machine may plan on a
+    CPU box (the workflow prints a note instead, sacscale.pipeline.plan_notes)."""
     planned = presets_doc.get("auto", {}).get("planned")
-    if (config.get("planner") or {}).get("matrix") and name != planned:
-        raise PlanError(f"planner.matrix: given, but preset {name} (named in the config) takes its run "
-                        "configurations from workflow/presets.yaml and never reads a matrix; leave planner.matrix "
-                        f"out, or name preset: {planned} to plan from it")
+    given = given_planner_keys(config)
+    if not given or name == planned:
+        return
+    keys = ", ".join(f"planner.{key}" for key in given)
+    only_matrix = given == ["matrix"]
+    raise PlanError(f"{keys}: given, but preset {name} (named in the config) takes its run configurations from "
+                    f"workflow/presets.yaml and {'never reads a matrix' if only_matrix else 'never plans'}; leave "
+                    f"{keys} out, or name preset: {planned} to plan "
+                    + ("from it" if only_matrix else "with " + ("it" if len(given) == 1 else "them")))
 
 
 def _fitting_presets(candidates: list[str], host: Host, matrix, plan_candidate):

@@ -1,5 +1,6 @@
 """`sacscale verify NAME`, a set's name as the pipeline prints it, where the set is the folder
-results/NAME: the refusal says which folder was meant (exit 1, as for any missing root)."""
+results/NAME: the refusal says which folder was meant (exit 1, as for any missing root). The
+name with a trailing slash, or differing only in case from exactly one set, is pointed there too."""
 
 import sys
 from pathlib import Path
@@ -46,3 +47,23 @@ def test_no_hint_where_no_such_set_or_a_path_was_given(capsys, tmp_path, monkeyp
     monkeypatch.chdir(tmp_path / "results" / "p90cc")
     code, err = run(capsys, "verify", given)
     assert code == 1 and err == f"sacscale verify: error: {given}: evidence root is missing", err
+
+
+@pytest.mark.parametrize("given", ["p90cc/", "P90CC", "P90cc/"])
+def test_a_trailing_slash_or_another_case_is_the_same_name(capsys, tmp_path, monkeypatch, given):
+    (tmp_path / "results" / "p90cc").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    code, err = run(capsys, "verify", given)
+    assert code == 1
+    assert err == f"sacscale verify: error: {given}: evidence root is missing; did you mean results/p90cc?"
+
+
+def test_no_guess_between_two_sets_differing_only_in_case(capsys, tmp_path, monkeypatch):
+    (tmp_path / "results" / "p90cc").mkdir(parents=True)
+    try:
+        (tmp_path / "results" / "P90cc").mkdir()
+    except FileExistsError:
+        pytest.skip("a file system that ignores case")
+    monkeypatch.chdir(tmp_path)
+    code, err = run(capsys, "verify", "P90CC")
+    assert code == 1 and err == "sacscale verify: error: P90CC: evidence root is missing", err

@@ -39,16 +39,29 @@ def _set_of_that_name(given: str | Path) -> str | None:
     """results/<given> where `given` is a bare name, as the pipeline prints a set's, and that
     folder exists under the working folder, the checkout holding it or this code's; spelled
     as it is reached from here."""
-    name = str(given)
+    name = str(given).rstrip("/")  # `p92y/`, as a shell completes a folder, is the same name
     if not name or "/" in name or name in (".", ".."):
         return None
     here = Path(os.path.abspath("."))
     holding = next((f for f in (here, *here.parents) if os.path.isfile(f / "Snakefile")), None)
     for top in dict.fromkeys(f for f in (here, holding, code_checkout()) if f is not None):
-        if os.path.isdir(top / "results" / name):
+        found = _named_set(top / "results", name)
+        if found is not None:
             inside = top == here or here.is_relative_to(top)  # short and relative where it is above us
-            return os.path.relpath(top / "results" / name) if inside else str(top / "results" / name)
+            return os.path.relpath(top / "results" / found) if inside else str(top / "results" / found)
     return None
+
+
+def _named_set(results: Path, name: str) -> str | None:
+    """The folder of results/ named `name`, else the one folder whose name differs from it
+    only in case (`P92Y` for p92y); with two such folders neither is guessed."""
+    if os.path.isdir(results / name):
+        return name
+    try:
+        alike = [f.name for f in results.iterdir() if f.name.lower() == name.lower() and f.is_dir()]
+    except OSError:
+        return None
+    return alike[0] if len(alike) == 1 else None
 
 
 def _as_given(given: str | Path, path: Path) -> str:

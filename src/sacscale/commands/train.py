@@ -166,8 +166,9 @@ _WAY_OUT = {"--resume": "resume it once that one has ended", "--log-dir": "choos
 
 def run(args: argparse.Namespace) -> int:
     """0: completed; 1: failed (the message names the cause); 2: a usage error (a bad option
-    value, a run folder another command is training in, or settings too large for the memory
-    at hand); 128+N: stopped by signal N."""
+    value, a run folder another command is training in, settings too large for the memory
+    at hand, or a resume checkpoint holding a tensor the trainer never writes); 128+N:
+    stopped by signal N."""
     cfg = TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
     try:
         check_options(cfg)
@@ -184,10 +185,13 @@ def run(args: argparse.Namespace) -> int:
 def _train(cfg: TrainConfig) -> int:
     # torch and TensorBoard load here, after the option checks: a refusal answers without them
     from sacscale.train.job import OutOfMemory, run_training
+    from sacscale.train.resume import BadCheckpoint
 
     try:
         run_training(cfg)
-    except OutOfMemory as exc:  # named with the settings the run trained with, a resume's included
+    # bad input: settings too large for this machine (named as the run trained with them, a
+    # resume's included), or a resume checkpoint holding a tensor the trainer never writes
+    except (OutOfMemory, BadCheckpoint) as exc:
         say(f"sacscale train: error: {exc}", file=sys.stderr)
         return 2
     except (TrainingError, RuntimeError, ValueError, MemoryError) as exc:

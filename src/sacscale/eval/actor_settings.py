@@ -14,6 +14,7 @@ from sacscale.checks import LOG_STD_BOUNDS, MAX_HIDDEN, MAX_LAYERS, MEAN_CLIP_BO
 from sacscale.learn.networks import Actor
 
 _SHOWN_CHARS = 60
+TASK_KEYS = ("tilt_obs",)  # the task settings the trainer writes into a checkpoint (`task`)
 
 
 def _is_int(v) -> bool:
@@ -70,3 +71,10 @@ def actor_settings_problem(kwargs: dict) -> str | None:
     if not low < high:
         return f"actor_kwargs.log_std_min is {low!r}, expected below log_std_max ({high!r})"
     return None
+
+
+def task_settings_problem(task: dict) -> str | None:
+    """Why the task settings `task` hold a key the trainer never writes (naming it), or None;
+    their values are judged against the task's."""
+    unknown = [key for key in task if key not in TASK_KEYS]
+    return f"task holds {_shown(unknown[0])}, which is no setting the trainer writes" if unknown else None

@@ -18,6 +18,7 @@ import hashlib
 import io
 import math
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -28,12 +29,13 @@ from sacscale.atomic import atomic_write_bytes
 from sacscale.checks import checkpoint_problem
 from sacscale.eval import limits
 from sacscale.eval import protocol
-from sacscale.eval.actor_settings import actor_settings_problem
+from sacscale.eval.actor_settings import actor_settings_problem, task_settings_problem
 from sacscale.eval.evaluate_checks import CheckpointError, batch_problem, read_input, resolve_checkpoint
 from sacscale.eval.pooling import actions_label, ratios
 from sacscale.eval.protocol import COMMAND_GRID
 from sacscale.learn.networks import Actor
 from sacscale.mujoco_lib import mujoco
+from sacscale.saved_tensors import tensor_problem
 from sacscale.shapes import record_problem
 from sacscale.task import g1_model as g1
 from sacscale.task.g1_walk_flat import G1WalkFlat
@@ -61,7 +63,9 @@ def read_checkpoint(path: Path) -> tuple[dict, str]:
     if problem:
         raise CheckpointError(f"{path}: {problem}")
     try:
-        ckpt = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch's own deprecation notes on loading a quantized tensor, not the user's
+            warnings.simplefilter("ignore", UserWarning)
+            ckpt = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as exc:  # pickle, zip and weights_only errors all mean "not ours"
         raise CheckpointError(f"{path}: not a readable torch checkpoint ({type(exc).__name__}: {exc})") from None
     return _checked_checkpoint(ckpt, path), hashlib.sha256(data).hexdigest()
@@ -81,15 +85,22 @@ def _checked_checkpoint(ckpt, path: Path) -> dict:
     if problem:  # a list of actor settings ended in an AttributeError naming no file
         raise CheckpointError(f"{path}: not a checkpoint the trainer wrote ({problem})")
     kw = ckpt["actor_kwargs"]
-    if problem := actor_settings_problem(kw):
+    if problem := actor_settings_problem(kw) or _policy_problem(ckpt):
         raise CheckpointError(f"{path}: not a checkpoint the trainer wrote ({problem})")
     for key, want in (("obs_dim", G1WalkFlat.ACTOR_OBS_DIM), ("action_dim", G1WalkFlat.ACTION_DIM)):
         if kw.get(key) != want:
             raise CheckpointError(f"{path}: actor {key} is {kw.get(key)!r}, the task's is {want}")
-    tilt = ckpt["task"].get("tilt_obs") if isinstance(ckpt["task"], dict) else None
+    tilt = ckpt["task"].get("tilt_obs")
     if tilt not in TILT_OBS:
         raise CheckpointError(f"{path}: task tilt_obs is {tilt!r}, expected one of {TILT_OBS}")
     return ckpt
+
+
+def _policy_problem(ckpt: dict) -> str | None:
+    """The trainer writes its task settings and one float32 vector of weights (a sparse, meta
+    or quantized one ended in torch's error naming no file; an int or bool one was evaluated)."""
+    return task_settings_problem(ckpt["task"]) or tensor_problem(ckpt["actor_flat"], "actor_flat", torch.float32,
+                                                                  shape=(None,))
 
 
 def build_actor(ckpt: dict, path: Path) -> Actor:
@@ -102,11 +113,9 @@ def build_actor(ckpt: dict, path: Path) -> Actor:
     if numel != flat.numel():
         raise CheckpointError(f"{path}: actor does not load: its settings make {numel:,} weights, its flat "
                               f"vector holds {flat.numel():,}")
-    if not bool(torch.isfinite(flat.float()).all()):  # found in the rollout as "actions contain NaN", naming no file
-        raise CheckpointError(f"{path}: its policy's weights hold NaN or inf")
     try:
         actor = Actor(**ckpt["actor_kwargs"])
-        actor.load_flat(flat.float())
+        actor.load_flat(flat)
     except (TypeError, ValueError, AttributeError, RuntimeError) as exc:
         raise CheckpointError(f"{path}: actor does not load: {exc}") from None
     return actor.eval()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import warnings
 from dataclasses import asdict
 from pathlib import Path
 
@@ -106,7 +107,9 @@ def read_checkpoint(path: str | Path) -> dict:
     if problem:
         raise TrainingError(f"{path}: {problem}")
     try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch's own deprecation notes on loading a quantized tensor, not the user's
+            warnings.simplefilter("ignore", UserWarning)
+            ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - a truncated or foreign file
         raise TrainingError(f"{path}: not a readable checkpoint ({type(exc).__name__}: {exc})") from exc
     if not isinstance(ckpt, dict) or ckpt.get("format") not in (CHECKPOINT_FORMAT[0], RANK_STATE_FORMAT[0]):

@@ -8,8 +8,12 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
+import torch
+
 from sacscale.checks import InputError
 from sacscale.hashes import sha256_file
+from sacscale.learn.state_names import state_tensor_dtype
+from sacscale.saved_tensors import tensor_problem, tree_problem
 from sacscale.shapes import NUMBER, Maybe, record_problem
 from sacscale.train.checkpoint import CHECKPOINT_FORMAT, checkpoint_path, rank_state_path, read_checkpoint
 from sacscale.train.config import TrainConfig, TrainingError, sac_config, saved_option_problem
@@ -27,6 +31,13 @@ FINAL_SHAPE = {"iteration": int, "world_size": int, "total_env_steps": NUMBER, "
                "learner_state": dict, "optimizers": dict, "model_sha256": Maybe(str)}
 RANK_SHAPE = {"iteration": int, "env_steps": int, "learner": dict, "curriculum": Maybe([NUMBER])}
 MAX_RANKS = 64
+# AdamW's moments and step counts, as the trainer saves them (CPU copies of float32 tensors)
+OPTIMIZER_DTYPE = "float32"
+
+
+class BadCheckpoint(TrainingError):
+    """A resume checkpoint holding a tensor the trainer never writes: bad input, refused
+    before the run starts (exit 2), not a run that failed."""
 
 
 def _check_shape(path: Path, ckpt: dict, shape: dict) -> None:
@@ -88,7 +99,22 @@ def _resumable_checkpoint(run_dir: Path) -> dict:
                             f"{state}/checkpoints/* into the copy's checkpoints/ (replacing its final.pt) and resume "
                             "the copy")
     _check_shape(checkpoint_path(run_dir), ckpt, FINAL_SHAPE)
+    _check_tensors(checkpoint_path(run_dir), ckpt)
     return ckpt
+
+
+def _check_tensors(path: Path, ckpt: dict) -> None:
+    """BadCheckpoint naming `path` and the field when a tensor of the learning state is not
+    what the trainer writes: a meta or sparse one ended in torch's copy error once the run
+    had started, a NaN one was resumed and reported as divergence, an int one trained on."""
+    def dtype(name) -> torch.dtype:
+        return getattr(torch, state_tensor_dtype(str(name)))
+
+    problem = next((p for name, value in ckpt["learner_state"].items()
+                    if (p := tensor_problem(value, f"learner_state.{name}", dtype(name)))), None)
+    problem = problem or tree_problem(ckpt["optimizers"], "optimizers", lambda _: getattr(torch, OPTIMIZER_DTYPE))
+    if problem:
+        raise BadCheckpoint(f"--resume: {path}: not a checkpoint the trainer wrote ({problem})")
 
 
 def _learning_state_home(run_dir: Path) -> str:

@@ -1,0 +1,51 @@
+"""A tensor read from a checkpoint, held to what the trainer writes there: one dense CPU
+tensor of a known dtype, finite. torch.load (weights_only) also rebuilds sparse, meta,
+quantized and nested tensors and any dtype; such a tensor ended in torch's own error naming
+no file, or an int, bool or complex one was used as if it were the trained weights."""
+
+from __future__ import annotations
+
+import torch
+
+
+def _kind_problem(value) -> str | None:
+    """What makes `value` other than a dense CPU tensor, or None."""
+    if not torch.is_tensor(value):
+        return f"is {type(value).__name__}, not a tensor"
+    if value.is_quantized:
+        return "is a quantized tensor, expected a dense one"
+    if value.is_nested or value.layout is not torch.strided:
+        return f"is a tensor of layout {str(value.layout).removeprefix('torch.')}, expected a dense one"
+    if value.device.type != "cpu":  # loaded with map_location="cpu": only meta stays elsewhere (it holds no data)
+        return f"is a tensor on the {value.device.type} device, expected one on the CPU"
+    return None
+
+
+def tensor_problem(value, where: str, dtype: torch.dtype, shape: tuple | None = None) -> str | None:
+    """Why `value` (the field `where`) is not a dense, finite CPU tensor of `dtype` (and of
+    `shape`, where None in it takes any length), or None."""
+    if problem := _kind_problem(value):
+        return f"{where} {problem}"
+    if value.dtype != dtype:
+        return f"{where} is {str(value.dtype).removeprefix('torch.')}, expected {str(dtype).removeprefix('torch.')}"
+    if shape is not None and (value.dim() != len(shape)
+                              or any(want is not None and n != want for n, want in zip(value.shape, shape))):
+        return f"{where} has shape {tuple(value.shape)}, expected {len(shape)} dimension(s)" + (
+            "" if None in shape else f" {shape}")
+    if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+        return f"{where} holds NaN or inf"
+    return None
+
+
+def tree_problem(tree, where: str, dtype_of) -> str | None:
+    """The first tensor problem in a nested dict/list `tree`, each tensor held to the dtype
+    `dtype_of(its field)` gives; values that are not tensors are left to their readers."""
+    if isinstance(tree, dict):
+        return next((p for key, value in tree.items() if (p := tree_problem(value, f"{where}.{key}", dtype_of))),
+                    None)
+    if isinstance(tree, (list, tuple)):
+        return next((p for i, value in enumerate(tree) if (p := tree_problem(value, f"{where}[{i}]", dtype_of))),
+                    None)
+    if torch.is_tensor(tree):
+        return tensor_problem(tree, where, dtype_of(where))
+    return None

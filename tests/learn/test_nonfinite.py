@@ -75,11 +75,18 @@ def test_large_finite_targets_are_clamped_not_dropped():
 
 def test_compiled_projection_is_safe_on_cpu():
     """Inductor's CPU kernels of the projection (what the compiled critic loss inlines):
-    NaN and inf targets counted and given no mass; ~10-30 s on 2 cores."""
+    NaN and inf targets counted and given no mass. Scalar kernels, as in
+    test_compiled_matches_eager_on_cpu: SIMD codegen probes the CPU's instruction sets
+    and compiles more (measured: 14 -> 6.5 s of CPU); what is checked is our masking
+    under compile, not Inductor's vectoriser. Compiled in this process, without a pool of
+    compile workers that each import torch."""
     probs, reward, discount = _project_inputs(n=8, atoms=101)
     reward[1], reward[3], discount[5], probs[6, 0] = math.nan, math.inf, -math.inf, math.nan
+    import torch._inductor.config as inductor
+
     compiled = torch.compile(c51.project, fullgraph=True, dynamic=False)
-    out, invalid = compiled(probs, reward, discount, -20.0, 20.0, return_invalid=True)
+    with inductor.patch({"cpp.vec_isa_ok": False, "compile_threads": 1}):
+        out, invalid = compiled(probs, reward, discount, -20.0, 20.0, return_invalid=True)
     eager, eager_invalid = c51.project(probs, reward, discount, -20.0, 20.0, return_invalid=True)
     assert invalid.tolist() == [False, True, False, True, False, True, True, False]
     assert torch.equal(invalid, eager_invalid)

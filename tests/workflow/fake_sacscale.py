@@ -14,13 +14,17 @@ import time
 from pathlib import Path
 
 
-# A traced rank's phase times, ms an iteration of 100 ms (its logged rate): the learner's
+# An iteration's seconds: the stand-in waits out its events' times (24 iterations a run), so
+# this is most of a stand-in run's wall time, and the rates it logs follow from it.
+ITERATION_S = 0.02
+# A traced rank's phase times, per cent of an iteration (its logged rate): the learner's
 # phases fill most of its iteration, the collector's thread and the pool's physics less of it,
 # the physics wait a part of the env step (what verify holds them to; sacscale.evidence.phase_bounds)
-TRACED_MS = {"Time/learner_wait_ms": 20.0, "Time/learner_h2d_ms": 5.0, "Time/learner_update_ms": 70.0,
-             "Time/collector_env_step_ms": 60.0, "Time/collector_action_select_ms": 10.0,
-             "Time/collector_replay_write_ms": 5.0, "Time/collector_weight_sync_ms": 5.0,
-             "Time/collector_physics_ms": 80.0, "Time/collector_physics_wait_ms": 40.0}
+TRACED_MS = {tag: share * 10.0 * ITERATION_S for tag, share in {
+    "Time/learner_wait_ms": 20.0, "Time/learner_h2d_ms": 5.0, "Time/learner_update_ms": 70.0,
+    "Time/collector_env_step_ms": 60.0, "Time/collector_action_select_ms": 10.0,
+    "Time/collector_replay_write_ms": 5.0, "Time/collector_weight_sync_ms": 5.0,
+    "Time/collector_physics_ms": 80.0, "Time/collector_physics_wait_ms": 40.0}.items()}
 
 
 def opt(args, name, default=None):
@@ -140,17 +144,18 @@ def train(args):
         if it - every < 10 <= it:  # the real trainer's line, at its first learner update (the run wrapper reads it)
             bar.write(f"sacscale train: rank 0: {FIRST_UPDATE_DONE} at iteration 10 (0.0 s: compile, warm-up, "
                       "graph capture)", file=sys.stderr)
-        bar.set_postfix(fps=f"{10.0 * envs * ranks:,.0f}", refresh=False)
+        bar.set_postfix(fps=f"{envs * ranks / ITERATION_S:,.0f}", refresh=False)
         bar.update(every)
-        wall = t0 + 0.1 * it
+        wall = t0 + ITERATION_S * it
         for r, w in enumerate(writers):
             w.add_scalar("Perf/rank_env_steps", it * envs, it, walltime=wall)
             w.add_scalar("Perf/iteration", it, it, walltime=wall)
-            # the rates the real trainer logs from its own clock: envs an iteration, 0.1 s each
-            w.add_scalar("Perf/rank_fps", measured(10.0 * envs, seed, r, it, "fps"), it, walltime=wall)
+            # the rates the real trainer logs from its own clock: envs an iteration, ITERATION_S each
+            w.add_scalar("Perf/rank_fps", measured(envs / ITERATION_S, seed, r, it, "fps"), it, walltime=wall)
             if r == 0:
                 w.add_scalar("Perf/total_env_steps", it * envs * ranks, it, walltime=wall)
-                w.add_scalar("Perf/total_fps", measured(10.0 * envs * ranks, seed, it, "total"), it, walltime=wall)
+                total_fps = measured(envs * ranks / ITERATION_S, seed, it, "total")
+                w.add_scalar("Perf/total_fps", total_fps, it, walltime=wall)
                 w.add_scalar("Episode/return", measured(0.1 * it, seed, it, "return"), it, walltime=wall)
             # the task's per-step weighted terms: 0.6 and 0.4 of their maxima (weight x 0.02)
             w.add_scalar("Reward/tracking_lin_vel", 0.6 * 2.0 * 0.02, it, walltime=wall)

@@ -47,7 +47,7 @@ def test_failed_run_keeps_completed_runs_and_rerun_resumes(fake_env, tmp_path_fa
     out = second.stdout + second.stderr
     assert "training cpu_r2_n1_cpu (1 CPU rank, 24 iterations, run 4 of 4)" in out
     assert "training cpu_r2_n1_cpu: first learner update done at iteration 10" in out
-    assert "training cpu_r2_n1_cpu: iteration 24/24 (learning), 160 env steps/s" in out
+    assert "training cpu_r2_n1_cpu: iteration 24/24 (learning), 800 env steps/s" in out
     assert "--resolved-json" not in out and "Shell command" not in out  # no 900-character commands
     assert "  report: reports/cpu/report.html" in out and "results/cpu/verify.json (passed;" in out
     assert "snakemake --report reports/cpu/audit.zip" in out

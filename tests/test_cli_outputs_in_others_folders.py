@@ -144,5 +144,5 @@ def test_train_resume_leaves_the_default_log_dir_unjudged(tmp_path):
     the current folder) is not written, so a current folder open to all is no reason to refuse."""
     shared = _folder(tmp_path / "open", 0o777)
     done = sacscale("train", "--resume", tmp_path / "none", cwd=shared)
-    assert done.returncode == 1 and "argument --log-dir" not in done.stderr, done.stderr
+    assert done.returncode == 2 and "argument --log-dir" not in done.stderr, done.stderr
     assert "no checkpoint there" in done.stderr, done.stderr

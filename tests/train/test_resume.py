@@ -104,12 +104,12 @@ def test_a_resume_may_not_change_what_is_learned(stopped, tmp_path, capsys):
     run = _copy(stopped, tmp_path)
     done = torch.load(checkpoint_path(run), weights_only=True)["iteration"]
     before = sorted(p.name for p in (run / "tb" / "rank0").iterdir())
-    assert main(["train", "--resume", str(run), "--iterations", str(done + 3), "--batch-size", "16"]) == 1
+    assert main(["train", "--resume", str(run), "--iterations", str(done + 3), "--batch-size", "16"]) == 2
     assert "--batch-size 16 differs from the resumed run's 32" in capsys.readouterr().err
-    assert main(["train", "--resume", str(run), "--iterations", str(done)]) == 1
+    assert main(["train", "--resume", str(run), "--iterations", str(done)]) == 2
     assert f"at iteration {done}; give --iterations larger" in capsys.readouterr().err
     rank_state_path(run, 1).unlink()
-    assert main(["train", "--resume", str(run), "--iterations", str(done + 3)]) == 1
+    assert main(["train", "--resume", str(run), "--iterations", str(done + 3)]) == 2
     assert "rank1.pt is missing" in capsys.readouterr().err
     assert sorted(p.name for p in (run / "tb" / "rank0").iterdir()) == before  # nothing started
 

@@ -70,7 +70,7 @@ def test_a_resume_checkpoint_of_another_shape_is_named_with_its_field(run, tmp_p
     crafted = _crafted(run, tmp_path, edit)
     before = sorted(p.relative_to(crafted) for p in crafted.rglob("*"))
     code, err = resumed_here(capsys, crafted, 8)
-    assert code == 1 and "Traceback" not in err, err
+    assert code == 2 and "Traceback" not in err, err
     assert err.strip().splitlines() == [
         f"sacscale train: error: --resume: {crafted}/checkpoints/final.pt: not a checkpoint the trainer wrote ({says})"]
     assert sorted(p.relative_to(crafted) for p in crafted.rglob("*")) == before
@@ -83,7 +83,7 @@ def test_a_resume_checkpoint_of_another_shape_is_named_with_its_field(run, tmp_p
 def test_a_saved_option_out_of_its_range_names_the_resumed_run(run, tmp_path, capsys, edit, says):
     crafted = _crafted(run, tmp_path, edit)
     code, err = resumed_here(capsys, crafted, 8)
-    assert code == 1 and len(err.strip().splitlines()) == 1, err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert f"--resume {crafted}: the resumed run's options" in err and says in err, err
 
 

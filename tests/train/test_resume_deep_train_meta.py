@@ -1,6 +1,6 @@
 """`train --resume` of a run whose train_meta.json is nested 200,000 deep. Before: rc 1
 `maximum recursion depth exceeded while decoding a JSON array ...`, naming no file. Now
-the file is named with the problem."""
+the file is named with the problem, as bad input (exit 2): nothing of the sitting was written."""
 
 import subprocess
 import sys
@@ -21,5 +21,5 @@ def test_a_train_meta_nested_too_deep_is_named_with_its_file(tmp_path):
     meta = run / "train_meta.json"
     meta.write_text("[" * 200_000 + "]" * 200_000)
     done = train("--iterations", "6", *ARGS, "--resume", run)
-    assert done.returncode == 1 and done.stderr.strip().splitlines() == [(
+    assert done.returncode == 2 and done.stderr.strip().splitlines() == [(
         f"sacscale train: error: {meta}: not a train_meta.json this trainer wrote (JSON nested too deep)")], done.stderr

@@ -60,7 +60,7 @@ def test_a_second_resume_of_one_run_folder_is_refused_while_the_first_trains(run
 
 def test_a_failed_resume_leaves_the_folder_free(run_dir, tmp_path):
     refused = sacscale("train", "--resume", run_dir, "--iterations", "1")
-    assert refused.returncode == 1 and "give --iterations larger than that" in refused.stderr, refused.stderr
+    assert refused.returncode == 2 and "give --iterations larger than that" in refused.stderr, refused.stderr
     assert not (tmp_path / ".run.trainer-lock").exists()
     again = sacscale("train", "--resume", run_dir, "--iterations", "3")
     assert again.returncode == 0, again.stderr

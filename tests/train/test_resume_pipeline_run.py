@@ -20,13 +20,13 @@ def test_the_advice_for_a_pipeline_runs_folder_resumes(tmp_path):
     (run / "run.json").write_text(json.dumps({"learning_state": move_learning_state(run, state)}))
 
     policy_only = sacscale("train", "--resume", run, "--iterations", "3")
-    assert policy_only.returncode == 1 and len(policy_only.stderr.strip().splitlines()) == 1, policy_only.stderr
+    assert policy_only.returncode == 2 and len(policy_only.stderr.strip().splitlines()) == 1, policy_only.stderr
     assert (f"--resume {run}: its checkpoint is a policy-only copy (a pipeline run's: its learning state was moved "
             f"to {state}); to resume it, copy {run} to a folder of your own, copy {state}/checkpoints/* into the "
             "copy's checkpoints/ (replacing its final.pt) and resume the copy") in policy_only.stderr
 
     state_alone = sacscale("train", "--resume", state, "--iterations", "3")
-    assert state_alone.returncode == 1 and len(state_alone.stderr.strip().splitlines()) == 1, state_alone.stderr
+    assert state_alone.returncode == 2 and len(state_alone.stderr.strip().splitlines()) == 1, state_alone.stderr
     assert (f"--resume {state}: not a run directory (no train_meta.json): a learning state alone (a pipeline run's, "
             "logs/<run set>/learning_state/<run>/?); copy the run's folder (results/<run set>/runs/<run>/) to a "
             "folder of your own, copy these checkpoints/* into the copy's checkpoints/ and resume the "

@@ -27,7 +27,7 @@ from sacscale.locks import (
 )
 from sacscale.pipeline.held_locks import held_at_or_above
 from sacscale.parallel.pools import PoolError, resolve_learner_cpus, resolve_pools
-from sacscale.train.config import TrainConfig, TrainingError, compiles_losses, sac_config
+from sacscale.train.config import ResumeRefused, TrainConfig, TrainingError, compiles_losses, sac_config
 from sacscale.train.out_of_memory import is_out_of_memory
 from sacscale.train.open_run_folder import refuse_open_run_folder
 from sacscale.train.preflight import launcher_env
@@ -167,7 +167,7 @@ _WAY_OUT = {"--resume": "resume it once that one has ended", "--log-dir": "choos
 def run(args: argparse.Namespace) -> int:
     """0: completed; 1: failed (the message names the cause); 2: a usage error (a bad option
     value, a run folder another command is training in, settings too large for the memory
-    at hand, or a resume checkpoint holding a tensor the trainer never writes); 128+N:
+    at hand, or a --resume checkpoint or run folder refused before the run starts); 128+N:
     stopped by signal N."""
     cfg = TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
     try:
@@ -185,13 +185,12 @@ def run(args: argparse.Namespace) -> int:
 def _train(cfg: TrainConfig) -> int:
     # torch and TensorBoard load here, after the option checks: a refusal answers without them
     from sacscale.train.job import OutOfMemory, run_training
-    from sacscale.train.resume import BadCheckpoint
 
     try:
         run_training(cfg)
     # bad input: settings too large for this machine (named as the run trained with them, a
-    # resume's included), or a resume checkpoint holding a tensor the trainer never writes
-    except (OutOfMemory, BadCheckpoint) as exc:
+    # resume's included), or a --resume checkpoint or run folder refused before the run starts
+    except (OutOfMemory, ResumeRefused) as exc:
         say(f"sacscale train: error: {exc}", file=sys.stderr)
         return 2
     except (TrainingError, RuntimeError, ValueError, MemoryError) as exc:

@@ -44,6 +44,11 @@ class TrainingError(RuntimeError):
     """A run that cannot start or must stop (bad input, divergence, dead peer)."""
 
 
+class ResumeRefused(TrainingError):
+    """The --resume checkpoint or run folder (or a flag given with them) refused before the
+    run starts: bad input (exit 2), not a run that failed."""
+
+
 class RanksApart(TrainingError):
     """A synced run whose ranks ended with different learner states (the end-of-run check)."""
 

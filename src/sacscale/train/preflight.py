@@ -12,7 +12,7 @@ from pathlib import Path
 
 from sacscale import checks
 from sacscale.parallel.pools import PoolError, PoolPlan, resolve_learner_cpus, resolve_pools
-from sacscale.train.config import TrainConfig, TrainingError, sac_config
+from sacscale.train.config import ResumeRefused, TrainConfig, TrainingError, sac_config
 from sacscale.train.open_run_folder import refuse_open_run_folder
 
 
@@ -72,13 +72,24 @@ def check_job(cfg: TrainConfig) -> JobPlan:
     if not external or int(os.environ["RANK"]) == 0:
         # under an external launcher the other ranks share rank 0's directory, which rank 0
         # may already have claimed (train_meta.json): only rank 0 checks it is unused
-        checks.check_log_dir(log_dir, resume=bool(cfg.resume))
-        refuse_open_run_folder(log_dir, "--resume" if cfg.resume else "--log-dir")
+        _check_run_folder(cfg, log_dir)
     checks.check_writable(log_dir)
     check_disk(log_dir, cfg.min_free_mb)
     checks.check_shared_memory(cfg.num_envs, len(devices), sac)
     checks.check_model(cfg.model)
     return JobPlan(devices, world_size, external, pools, learner_cpus)
+
+
+def _check_run_folder(cfg: TrainConfig, log_dir: Path) -> None:
+    """A new run's --log-dir that is used is the machine's state (exit 1); a --resume folder
+    that is no run folder of the user's is bad input (ResumeRefused, exit 2)."""
+    try:
+        checks.check_log_dir(log_dir, resume=bool(cfg.resume))
+        refuse_open_run_folder(log_dir, "--resume" if cfg.resume else "--log-dir")
+    except checks.InputError as exc:
+        if cfg.resume:
+            raise ResumeRefused(str(exc)) from None
+        raise
 
 
 def check_devices(devices: list[str]) -> None:

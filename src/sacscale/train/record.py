@@ -19,7 +19,7 @@ from sacscale.atomic import open_temporary, temporary_path
 from sacscale.reading import loads_record
 from sacscale.stopping import Interrupted
 from sacscale.train.checkpoint import checkpoint_path, read_checkpoint
-from sacscale.train.config import RanksApart, TrainConfig, TrainingError, compiles_losses
+from sacscale.train.config import RanksApart, ResumeRefused, TrainConfig, TrainingError, compiles_losses
 
 # Trailing blanks reserve room in train_meta.json, so the final status can still be
 # written in place when the disk is full (a new file then cannot be made).
@@ -55,13 +55,14 @@ def write_meta(cfg: TrainConfig, world_size: int, pool_plan: dict) -> None:
 
 def _resumed_meta(path: Path) -> dict:
     """The resumed run's train_meta.json; one that cannot be read (malformed, nested too deep
-    for Python) is named with its file, not only with the reader's complaint."""
+    for Python) is named with its file, not only with the reader's complaint: bad input, read
+    before this sitting writes anything."""
     try:
         meta = loads_record(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise TrainingError(f"{path}: not a train_meta.json this trainer wrote ({exc})") from None
+        raise ResumeRefused(f"{path}: not a train_meta.json this trainer wrote ({exc})") from None
     if not isinstance(meta, dict):
-        raise TrainingError(f"{path}: not a train_meta.json this trainer wrote (a JSON {type(meta).__name__})")
+        raise ResumeRefused(f"{path}: not a train_meta.json this trainer wrote (a JSON {type(meta).__name__})")
     return meta
 
 

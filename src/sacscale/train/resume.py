@@ -16,7 +16,8 @@ from sacscale.learn.state_names import state_tensor_dtype
 from sacscale.saved_tensors import tensor_problem, tree_problem
 from sacscale.shapes import NUMBER, Maybe, record_problem
 from sacscale.train.checkpoint import CHECKPOINT_FORMAT, checkpoint_path, rank_state_path, read_checkpoint
-from sacscale.train.config import TrainConfig, TrainingError, sac_config, saved_option_problem
+from sacscale.train.config import ResumeRefused, TrainConfig, TrainingError, sac_config, saved_option_problem
+from sacscale.train.out_of_memory import is_out_of_memory
 
 RESUME_SEED_STRIDE = 7919  # a resumed sitting's env seeds: seed + 1000 rank + 7919 x iteration
 # Flags a resumed run may change: where and how long it runs, not what it learns.
@@ -35,9 +36,8 @@ MAX_RANKS = 64
 OPTIMIZER_DTYPE = "float32"
 
 
-class BadCheckpoint(TrainingError):
-    """A resume checkpoint holding a tensor the trainer never writes: bad input, refused
-    before the run starts (exit 2), not a run that failed."""
+class BadCheckpoint(ResumeRefused):
+    """A resume checkpoint holding a tensor the trainer never writes."""
 
 
 def _check_shape(path: Path, ckpt: dict, shape: dict) -> None:
@@ -58,7 +58,19 @@ def _check_shape(path: Path, ckpt: dict, shape: dict) -> None:
 def resume_config(cfg: TrainConfig) -> TrainConfig:
     """The configuration of a resumed run: the checkpoint's, with only the flags of
     RESUME_MAY_CHANGE taken from this command; any other flag given with a value that
-    differs from the run's is an error that names it."""
+    differs from the run's is an error that names it. Every refusal here comes before the
+    run starts, so it is ResumeRefused (bad input), its line unchanged."""
+    try:
+        return _resumed_config(cfg)
+    except ResumeRefused:
+        raise
+    except TrainingError as exc:
+        if is_out_of_memory(exc):  # the machine, not the checkpoint: the command says so itself
+            raise
+        raise ResumeRefused(str(exc)) from exc
+
+
+def _resumed_config(cfg: TrainConfig) -> TrainConfig:
     run_dir = Path(cfg.resume)
     ckpt = _resumable_checkpoint(run_dir)
     defaults = TrainConfig()

@@ -45,3 +45,17 @@ def test_a_recorded_at_within_the_clock_allowance_names_only_the_runs(work):
     lines = _recorded_at_lines(work, lambda env: env.update(recorded_at="2026-12-03T23:08:00+00:00"))
     assert not [p for p in lines if p.startswith("record: environment.json recorded_at")], lines
     assert len(lines) == 4 and all("before this set's environment was recorded" in p for p in lines), lines
+
+
+@pytest.mark.parametrize("value", ["9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00"])
+def test_a_recorded_at_outside_the_calendar_in_utc_is_named_and_the_checks_go_on(work, value):
+    """A time that is in years 1-9999 as written but not in UTC ended verify with `unexpected
+    structure in the set's JSON (ValueError: year 10000 is out of range)`, every later check undone."""
+    edit_record(work, "environment.json", lambda env: env.update(recorded_at=value))
+    remake_manifest(work)
+    result = verify(work)
+    assert not [p for p in result.problems() if "unexpected" in p], result.problems()
+    assert [p for p in result.problems() if "recorded_at" in p] == [
+        f"record: environment.json recorded_at {value!r}: out of range (in UTC it falls outside the years 1-9999), "
+        "not a time the pipeline records"]
+    assert result.files_checked > 0

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from set_copies import copy_committed_set, remake_manifest
 
-from sacscale.evidence.set_readme import readme_findings
+from sacscale.evidence.set_readme import JUDGED_BYTES, readme_findings
 from sacscale.evidence.verify import verify
 
 REPO = Path(__file__).resolve().parents[2]
@@ -18,8 +18,8 @@ CLAIM = "**Verified: two GPUs give a 9.9x speed-up (95% CI 9.5 .. 10.2); sacscal
 OLDER = "h200x1_final"  # an older set, with its own hand-written README.md
 
 
-def _verified_with_readme(root, text: str):
-    (root / "README.md").write_text(text)
+def _verified_with_readme(root, text: str, name: str = "README.md"):
+    (root / name).write_text(text)
     remake_manifest(root)
     return verify(root, recompute=False)
 
@@ -68,3 +68,24 @@ def test_markup_that_hides_text_in_a_readme_is_named(tmp_path):
         "a hidden <p> (it could run code or hide what the page shows)",
         "a <font> element (it could run code or hide what the page shows)",
         "a <meta> element (it could run code or hide what the page shows)"]
+
+
+@pytest.mark.parametrize("name", ["readme.md", "README.rst", "README.txt"])
+def test_an_older_sets_readme_under_another_name_is_noted_and_judged(tmp_path, name):
+    root = copy_committed_set(tmp_path, OLDER)
+    (root / "README.md").unlink()
+    result = _verified_with_readme(root, CLAIM + "<img src=x onerror=alert(1)>\n", name)
+    assert f"results/{OLDER}/{name}: written by hand, not checked by verify: what it says is not the evidence's" \
+           in result.notes
+    assert [p for p in result.problems() if "README" in p.upper()] == [
+        f"scope: results/{OLDER}/{name}: an event handler 'onerror' (it could run code or hide what the page shows)"]
+
+
+def test_a_readme_too_large_to_judge_in_seconds_is_named_unjudged(tmp_path):
+    root = copy_committed_set(tmp_path, OLDER)
+    text = "<b>x</b>" * (JUDGED_BYTES // 8 + 1)
+    assert [p for p in readme_findings(root, False)[0]] == []
+    (root / "README.md").write_text(text)
+    problems, notes = readme_findings(root, current_format=False)
+    assert problems == [f"results/{OLDER}/README.md: {len(text):,} bytes, over the {JUDGED_BYTES:,} verify judges of a "
+                        "hand-written README, so its markup was not checked"] and len(notes) == 1

@@ -55,12 +55,25 @@ def epoch_seconds(value) -> float | None:
             parsed = datetime.fromisoformat(value)
         except ValueError:
             return None
-        return parsed.timestamp() if parsed.tzinfo is not None else None
+        return parsed.timestamp() if parsed.tzinfo is not None and in_calendar(parsed) else None
     return None
 
 
+def in_calendar(parsed: datetime) -> bool:
+    """Whether a time with its zone is within years 1-9999 in UTC as well (9999-12-31T23:59:59-14:00
+    is not), so that it can be shown in UTC."""
+    try:
+        parsed.astimezone(timezone.utc)
+    except OverflowError:
+        return False
+    return True
+
+
 def utc_text(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="seconds")
+    try:
+        return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="seconds")
+    except (OverflowError, ValueError, OSError):  # a recorded number past any calendar date
+        return f"{epoch:.0f} s after 1970 (no calendar date)"
 
 
 def earliest_start(env_recorded_at, run_starts: list) -> tuple[float, str] | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sacscale.evidence.recorded_commit import COMMIT_SKEW_S, epoch_seconds, utc_text
+from sacscale.evidence.recorded_commit import COMMIT_SKEW_S, epoch_seconds, in_calendar, utc_text
 from sacscale.evidence.shared_facts import ABSENT
 
 FIELD = "environment.json recorded_at"
@@ -23,12 +23,15 @@ def _form_problem(value) -> str | None:
     if not isinstance(value, str):
         return f"{FIELD} {shown}: not a time (ISO text with its UTC offset, as the pipeline records)"
     try:
-        offset = datetime.fromisoformat(value).utcoffset()
+        parsed = datetime.fromisoformat(value)
     except ValueError:
         return f"{FIELD} {shown}: not a time (ISO text with its UTC offset, as the pipeline records)"
-    if offset is None:
+    if parsed.utcoffset() is None:
         return (f"{FIELD} {shown}: not a time with its UTC offset, as the pipeline records (the runs' times are "
                 "bounded by it)")
+    if not in_calendar(parsed):
+        return (f"{FIELD} {shown}: out of range (in UTC it falls outside the years 1-9999), not a time the "
+                "pipeline records")
     return None
 
 

@@ -69,6 +69,7 @@ from sacscale.evidence.result import (
     while_loading)
 from sacscale.evidence.set_made import made_by_this_code
 from sacscale.evidence.set_owners import owner_notes
+from sacscale.evidence.set_files import set_files_findings
 from sacscale.evidence.set_readme import readme_findings
 from sacscale.evidence.set_root import canonical_root, refuse_not_a_set, reports_dir
 from sacscale.report.page_format import PAGE_FORMATS_WRITTEN
@@ -253,8 +254,9 @@ def check_coverage(root: Path, manifest: Path, result: Verification) -> None:
     problems, lines = scope.check_scope(root)
     result.scope.extend(problems)
     result.covered.extend(lines)
-    problems, notes = readme_findings(root, scope.format_of(root) >= scope.FORMAT)
-    result.scope.extend(problems)
+    current = scope.format_of(root) >= scope.FORMAT
+    problems, notes = readme_findings(root, current)
+    result.scope.extend(problems + (set_files_findings(root) if current else []))
     result.notes.extend(notes)
 
 

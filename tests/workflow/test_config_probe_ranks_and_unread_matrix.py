@@ -131,3 +131,11 @@ def test_planner_settings_under_auto_on_a_cpu_box_plan_with_a_note():
     assert plan_notes(config, plan) == [
         "planner.smt true, planner.pool_cores 3: not used: preset auto chose cpu, which has its own run "
         "configurations; only preset planned runs the planner"]
+
+
+def test_auto_refuses_a_probe_too_narrow_for_the_preset_that_fits():
+    """A one-rank probe under auto on a two-GPU machine: the two-GPU preset fits, so the probe
+    is refused naming it, not taken as a reason to choose the one-GPU preset."""
+    config = {"preset": "auto", "probe": {"devices": "0"}}
+    with pytest.raises(PlanError, match=r"probe\.devices: '0' is one rank, and run configuration n2_pool trains 2"):
+        resolve(config, PRESETS, Host(cuda_devices=2, cpus=frozenset(range(32))))

@@ -61,9 +61,11 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
         _check_planning_for_another_machine(config, presets_doc)
     get_matrix = asked_once(matrix)
     name, reason = choose_preset(config, presets_doc, host, get_matrix,
-                                 # auto's candidate, planned without auto's matrix (a named preset's would be refused)
-                                 lambda candidate: resolve({**config, "preset": candidate, "planner": None},
-                                                           presets_doc, host))
+                                 # auto's candidate, planned without auto's matrix (a named preset's would be
+                                 # refused) and with its own probe: a probe too narrow for the candidate that
+                                 # fits is refused once it is chosen, not taken for a reason to choose a smaller
+                                 lambda candidate: resolve({**config, "preset": candidate, "planner": None,
+                                                            "probe": None}, presets_doc, host))
     preset, planned, reason = _preset_and_matrix(config, presets_doc, name, reason, get_matrix)
 
     prefix, run_set = _names(preset, config, name, check_host)

@@ -84,3 +84,15 @@ def test_a_learning_state_tensor_the_trainer_never_writes_is_refused_before_the_
 def test_the_learning_state_the_trainer_writes_passes(run):
     ckpt = _resumable_checkpoint(run)
     assert {"actor_obs_count", "critic", "log_alpha"} <= set(ckpt["learner_state"])
+
+
+def test_a_non_finite_optimizer_moment_is_named_as_a_state_that_cannot_be_resumed(run, tmp_path, capsys):
+    # the trainer's divergence check watches the learner's tensors only, so it may write these itself
+    from sacscale.cli import main
+
+    crafted = _crafted(run, tmp_path, _moment(lambda t: torch.full_like(t, float("inf"))))
+    code = main(["train", "--resume", str(crafted), "--iterations", "6"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.strip().splitlines() == [
+        f"sacscale train: error: --resume: {crafted}/checkpoints/final.pt: cannot be resumed "
+        "(optimizers.critic.0.exp_avg holds NaN or inf: a run that was diverging, or an edited file)"], err

@@ -124,7 +124,14 @@ def _check_tensors(path: Path, ckpt: dict) -> None:
 
     problem = next((p for name, value in ckpt["learner_state"].items()
                     if (p := tensor_problem(value, f"learner_state.{name}", dtype(name)))), None)
-    problem = problem or tree_problem(ckpt["optimizers"], "optimizers", lambda _: getattr(torch, OPTIMIZER_DTYPE))
+    if problem:
+        raise BadCheckpoint(f"--resume: {path}: not a checkpoint the trainer wrote ({problem})")
+    problem = tree_problem(ckpt["optimizers"], "optimizers", lambda _: getattr(torch, OPTIMIZER_DTYPE))
+    if problem and problem.endswith("NaN or inf"):
+        # the trainer's divergence check watches the learner's tensors, not the optimizers' moments:
+        # a run may have written these on its way to diverging
+        raise BadCheckpoint(f"--resume: {path}: cannot be resumed ({problem}: a run that was diverging, or an "
+                            "edited file)")
     if problem:
         raise BadCheckpoint(f"--resume: {path}: not a checkpoint the trainer wrote ({problem})")
 

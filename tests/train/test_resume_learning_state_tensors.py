@@ -32,6 +32,13 @@ def _state(name, make):
     return lambda c: c["learner_state"].__setitem__(name, make(c["learner_state"][name]))
 
 
+def _nested(depth):
+    tree = [torch.zeros(1)]
+    for _ in range(depth):
+        tree = [tree]
+    return tree
+
+
 def _moment(make):
     return lambda c: c["optimizers"]["critic"][0].__setitem__("exp_avg", make(c["optimizers"]["critic"][0]["exp_avg"]))
 
@@ -47,6 +54,12 @@ CRAFTED = {
     "count_float32": (_state("actor_obs_count", lambda t: t.float()),
                       "learner_state.actor_obs_count is float32, expected float64"),
     "critic_not_a_tensor": (_state("critic", lambda t: 5), "learner_state.critic is int, not a tensor"),
+    "optimizers_a_list": (lambda c: c["optimizers"].__setitem__("critic", _nested(300)),
+                          "optimizers.critic is not an optimizer's state of one parameter"),
+    "optimizers_other_moments": (lambda c: c["optimizers"].__setitem__("critic", {0: {"momentum": torch.zeros(1)}}),
+                                 "optimizers.critic.0 is not AdamW's state (step, exp_avg, exp_avg_sq)"),
+    "optimizers_unknown": (lambda c: c["optimizers"].__setitem__("critic2", {}),
+                           "optimizers.critic2: no optimizer of the learner (it has critic, alpha, actor)"),
     "moment_meta": (_moment(lambda t: torch.empty(t.shape, device="meta")),
                     "optimizers.critic.0.exp_avg is a tensor on the meta device, expected one on the CPU"),
 }

@@ -34,6 +34,8 @@ RANK_SHAPE = {"iteration": int, "env_steps": int, "learner": dict, "curriculum":
 MAX_RANKS = 64
 # AdamW's moments and step counts, as the trainer saves them (CPU copies of float32 tensors)
 OPTIMIZER_DTYPE = "float32"
+OPTIMIZERS = ("critic", "alpha", "actor")
+ADAMW_MOMENTS = ("step", "exp_avg", "exp_avg_sq")
 
 
 class BadCheckpoint(ResumeRefused):
@@ -115,6 +117,22 @@ def _resumable_checkpoint(run_dir: Path) -> dict:
     return ckpt
 
 
+def _optimizers_shape_problem(optimizers: dict) -> str | None:
+    """What makes `optimizers` other than the learner's AdamW states as saved ({network: {} before
+    the first step, else {0: {moment: tensor}}}: one flat parameter each), or None; a list or a
+    mapping of another shape ended in an AttributeError naming no file."""
+    for name, state in optimizers.items():
+        where = f"optimizers.{str(name)[:40]}"
+        if name not in OPTIMIZERS:
+            return f"{where}: no optimizer of the learner (it has {', '.join(OPTIMIZERS)})"
+        if not isinstance(state, dict) or set(state) - {0}:
+            return f"{where} is not an optimizer's state of one parameter"
+        moments = state.get(0, {})
+        if not isinstance(moments, dict) or (moments and set(moments) != set(ADAMW_MOMENTS)):
+            return f"{where}.0 is not AdamW's state ({', '.join(ADAMW_MOMENTS)})"
+    return None
+
+
 def _check_tensors(path: Path, ckpt: dict) -> None:
     """BadCheckpoint naming `path` and the field when a tensor of the learning state is not
     what the trainer writes: a meta or sparse one ended in torch's copy error once the run
@@ -126,7 +144,8 @@ def _check_tensors(path: Path, ckpt: dict) -> None:
                     if (p := tensor_problem(value, f"learner_state.{name}", dtype(name)))), None)
     if problem:
         raise BadCheckpoint(f"--resume: {path}: not a checkpoint the trainer wrote ({problem})")
-    problem = tree_problem(ckpt["optimizers"], "optimizers", lambda _: getattr(torch, OPTIMIZER_DTYPE))
+    problem = _optimizers_shape_problem(ckpt["optimizers"]) or \
+        tree_problem(ckpt["optimizers"], "optimizers", lambda _: getattr(torch, OPTIMIZER_DTYPE))
     if problem and problem.endswith("NaN or inf"):
         # the trainer's divergence check watches the learner's tensors, not the optimizers' moments:
         # a run may have written these on its way to diverging

@@ -449,10 +449,13 @@ def where_things_are():
 
 MODE = run_set_mode()
 READ_ONLY = MODE == "read-only"
+
+
 # The set's folders, made (ours, closed to others) once the decision above let the set be
-# written or verified: a refused invocation makes nothing, and a dry run (the settings hold
-# it, from the command line or a profile) runs no job to need them.
-if not getattr(workflow.output_settings, "dryrun", False):
+# written or verified, and only when jobs are about to run: Snakemake calls onstart for an
+# execution only, so a refused invocation, a dry run, --lint, --list-rules, --summary or
+# --unlock makes nothing (the folders were judged above, without making them).
+onstart:
     try:
         check_set_folders([RESULTS, REPORTS, LOGS, BENCH], PLAN.run_set)
     except runplan.PlanError as exc:

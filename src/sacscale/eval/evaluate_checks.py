@@ -59,9 +59,23 @@ def resolve_checkpoint(path: str | Path) -> Path:
     if path.is_dir():
         path = path / CHECKPOINT_IN_RUN
     if not path.is_file():
-        what = _not_a_file(path)
-        raise CheckpointError(f"{path}: {what}" if what else f"{path}: no such checkpoint file")
+        what = _not_a_file(path) or "no such checkpoint file" + _moved_policy_hint(path)
+        raise CheckpointError(f"{path}: {what}")
     return path
+
+
+def _moved_policy_hint(path: Path) -> str:
+    """Where the pipeline's manifest stage put a run's policy that the set does not keep
+    (results/<set>/runs/<run>/checkpoints/final.pt -> logs/<set>/left_out/<run>/final.pt),
+    if it stands there; else ""."""
+    parts = path.parts
+    if len(parts) < 6 or parts[-6] != "results" or parts[-4] != "runs" or parts[-2:] != CHECKPOINT_IN_RUN.parts:
+        return ""
+    moved = Path(*parts[:-6], "logs", parts[-5], "left_out", parts[-3], "final.pt")
+    if not moved.is_file():
+        return ""
+    return (f"; the pipeline keeps only the policies a claim rests on in the set and moved this run's to "
+            f"{moved}")
 
 
 def _not_a_file(path: Path) -> str | None:

@@ -198,27 +198,30 @@ _FROM_FLAGS = {"batch_size": "--batch-size", "critic_updates": "--num-critic-upd
                "actor_update_at": "--num-actor-updates", "replay_per_env": "--replay-per-env"}
 
 
+def learner_value_problem(name: str, value) -> str | None:
+    """What SACConfig's `name` must be where `value` is not one the trainer takes (type, range), or None."""
+    from sacscale.learn.config import SACConfig  # imports torch: the pipeline's value checks need none
+
+    field = {f.name: f for f in fields(SACConfig)}[name]
+    annotation = field.type if isinstance(field.type, str) else getattr(field.type, "__name__", str(field.type))
+    if annotation not in _TYPES:  # a new field: add its type above
+        raise InputError(f"{name}: no type check for SACConfig annotation {annotation!r}")
+    ok, what = _TYPES[annotation]
+    if not ok(value):
+        return what
+    ok, what = _RANGES.get(name, (None, None))
+    return what if ok and value is not None and not ok(value) else None
+
+
 def check_learner_values(values: dict, from_extra: set[str], flags: dict[str, str] = _FROM_FLAGS) -> None:
     """Type and range of every SACConfig value in `values`, and the learner's size as a whole;
     `from_extra` are the keys given by --extra, `flags` the command's options for the others."""
-    from sacscale.learn.config import SACConfig  # imports torch: the pipeline's value checks need none
+    from sacscale.learn.config import SACConfig
 
     named = lambda name: f"--extra {name}" if name in from_extra else flags.get(name, name)  # noqa: E731
     for f in fields(SACConfig):
-        if f.name not in values:
-            continue
-        value = values[f.name]
-        where = named(f.name)
-        annotation = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
-        if annotation not in _TYPES:  # a new field: add its type above
-            raise InputError(f"{where}: no type check for SACConfig annotation {annotation!r}")
-        ok, what = _TYPES[annotation]
-        if not ok(value):
-            raise InputError(f"{where} must be {what}, got {value!r}")
-        if f.name in _RANGES and value is not None:
-            ok, what = _RANGES[f.name]
-            if not ok(value):
-                raise InputError(f"{where} must be {what}, got {value!r}")
+        if f.name in values and (what := learner_value_problem(f.name, values[f.name])):
+            raise InputError(f"{named(f.name)} must be {what}, got {values[f.name]!r}")
     given = {f.name: values.get(f.name, f.default) for f in fields(SACConfig)}
     if problem := learner_size_problem(given, named):
         raise InputError(problem)

@@ -5,7 +5,24 @@ no file, or an int, bool or complex one was used as if it were the trained weigh
 
 from __future__ import annotations
 
+import warnings
+
 import torch
+
+# The notes torch.load prints when it rebuilds a quantized tensor (the deprecations of
+# TypedStorage and of quantized tensors): torch's own, not the user's, and such a tensor is
+# refused by name after the load. Other warnings of a load are left to show.
+_QUANTIZED_LOAD_NOTES = ("TypedStorage is deprecated",
+                         r"torch\.quantize_per_tensor, torch\.quantize_per_channel and other quantized tensor")
+
+
+def load_weights(source):
+    """A checkpoint (a path or a file object) as torch.load reads it, weights only, onto the
+    CPU, without the notes a quantized tensor brings."""
+    with warnings.catch_warnings():
+        for note in _QUANTIZED_LOAD_NOTES:
+            warnings.filterwarnings("ignore", message=note, category=UserWarning)
+        return torch.load(source, map_location="cpu", weights_only=True)
 
 
 def _kind_problem(value) -> str | None:

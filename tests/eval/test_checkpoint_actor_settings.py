@@ -12,7 +12,7 @@ import torch
 from sacscale.checks import LOG_STD_BOUNDS, MAX_HIDDEN, MAX_LAYERS
 from sacscale.cli import main
 from sacscale.eval import gl_backend as GL
-from sacscale.eval.actor_settings import SETTINGS, actor_arguments, actor_settings_problem
+from sacscale.eval.actor_settings import TRAINER_NAMES, actor_arguments, actor_settings_problem
 from sacscale.learn.networks import Actor
 from sacscale.task import g1_model as g1
 
@@ -22,30 +22,32 @@ FAST = ["--envs-per-command", "1", "--seconds", "1.5", "--settle-s", "0.5", "--t
 
 # (changed settings, what the one line must say after the file's name)
 CRAFTED = [
-    ({"hidden": []}, "actor_kwargs.hidden is [], expected a list of 1 to 16 layer widths"),
-    ({"hidden": [0]}, "actor_kwargs.hidden is [0], expected"),
-    ({"hidden": [32, -8]}, "actor_kwargs.hidden is [32, -8], expected"),
-    ({"hidden": [MAX_HIDDEN + 1]}, f"actor_kwargs.hidden is [{MAX_HIDDEN + 1}], expected"),
+    ({"hidden": []}, "actor_kwargs.hidden is [], must be a list of 1 to 16 sizes in [1, 16384]"),
+    ({"hidden": [0]}, "actor_kwargs.hidden is [0], must be a list of 1 to 16 sizes"),
+    ({"hidden": [32, -8]}, "actor_kwargs.hidden is [32, -8], must be a list of 1 to 16 sizes"),
+    ({"hidden": [MAX_HIDDEN + 1]}, f"actor_kwargs.hidden is [{MAX_HIDDEN + 1}], must be a list of 1 to 16 sizes"),
     ({"hidden": [32] * (MAX_LAYERS + 1)}, "actor_kwargs.hidden is [32, 32,"),
-    ({"hidden": [32.0]}, "actor_kwargs.hidden is [32.0], expected"),
-    ({"hidden": [True]}, "actor_kwargs.hidden is [True], expected"),
-    ({"hidden": "512"}, "actor_kwargs.hidden is '512', expected"),
-    ({"hidden": {"x": 1}}, "actor_kwargs.hidden is {'x': 1}, expected"),
-    ({"log_std_min": math.nan}, "actor_kwargs.log_std_min is nan, expected a finite number in [-20.0, 2.0]"),
-    ({"log_std_max": math.inf}, "actor_kwargs.log_std_max is inf, expected a finite number"),
-    ({"log_std_min": -100.0}, "actor_kwargs.log_std_min is -100.0, expected a finite number in [-20.0, 2.0]"),
+    ({"hidden": [32.0]}, "actor_kwargs.hidden is [32.0], must be a list of integers"),
+    ({"hidden": [True]}, "actor_kwargs.hidden is [True], must be a list of integers"),
+    ({"hidden": "512"}, "actor_kwargs.hidden is '512', must be a list of integers"),
+    ({"hidden": {"x": 1}}, "actor_kwargs.hidden is {'x': 1}, must be a list of integers"),
+    ({"log_std_min": math.nan}, "actor_kwargs.log_std_min is nan, must be a finite number"),
+    ({"log_std_max": math.inf}, "actor_kwargs.log_std_max is inf, must be a finite number"),
+    ({"log_std_min": -100.0}, "actor_kwargs.log_std_min is -100.0, must be in [-20.0, 2.0]"),
     ({"log_std_min": 0.0, "log_std_max": -1.0}, "actor_kwargs.log_std_min is 0.0, expected below log_std_max (-1.0)"),
     ({"log_std_min": 1.5}, "actor_kwargs.log_std_min is 1.5, expected below log_std_max (0.0)"),
-    ({"mean_clip": -1.0}, "actor_kwargs.mean_clip is -1.0, expected a finite number in [0.1, 100]"),
-    ({"mean_clip": math.nan}, "actor_kwargs.mean_clip is nan, expected a finite number in [0.1, 100]"),
-    ({"mean_clip": 0.0}, "actor_kwargs.mean_clip is 0.0, expected"),
-    ({"obs_norm": "yes"}, "actor_kwargs.obs_norm is 'yes', expected true or false"),
+    ({"mean_clip": -1.0}, "actor_kwargs.mean_clip is -1.0, must be in [0.1, 100]"),
+    ({"mean_clip": math.nan}, "actor_kwargs.mean_clip is nan, must be a finite number"),
+    ({"mean_clip": 0.0}, "actor_kwargs.mean_clip is 0.0, must be in [0.1, 100]"),
+    ({"obs_norm": "yes"}, "actor_kwargs.obs_norm is 'yes', must be true or false"),
     ({"dropout": 0.1}, "actor_kwargs holds 'dropout', which is no setting of the actor"),
+    ({"action_dim": 28}, "actor_kwargs.action_dim is 28, must be the task's 29"),
+    ({"obs_dim": 97}, "actor_kwargs.obs_dim is 97, must be the task's 98"),
 ]
 IDS = ["hidden_empty", "hidden_zero", "hidden_negative", "hidden_too_wide", "hidden_too_deep", "hidden_float",
        "hidden_bool", "hidden_string", "hidden_object", "log_std_min_nan", "log_std_max_inf", "log_std_min_low",
        "log_std_order", "log_std_min_default_max", "mean_clip_negative", "mean_clip_nan", "mean_clip_zero",
-       "obs_norm_string", "unknown_key"]
+       "obs_norm_string", "unknown_key", "action_dim_other", "obs_dim_other"]
 
 
 def make_checkpoint(path, **changes):
@@ -109,8 +111,23 @@ def test_render_refuses_settings_the_trainer_never_writes(tmp_path, capsys, gl_c
     assert list(videos.iterdir()) == []
 
 
-def test_every_actor_argument_is_checked():
-    assert set(SETTINGS) == set(actor_arguments())
+def test_every_actor_argument_is_checked_by_the_trainers_rule():
+    """Each argument is judged by the trainer's own rule for the setting it is built from, so a
+    rule the trainer changes changes what evaluate takes with it."""
+    from dataclasses import fields
+
+    from sacscale.learn.config import SACConfig
+
+    assert set(TRAINER_NAMES) == set(actor_arguments())
+    assert set(TRAINER_NAMES.values()) <= {f.name for f in fields(SACConfig)}
+
+
+def test_a_changed_trainer_rule_changes_what_evaluate_takes(monkeypatch):
+    from sacscale import checks
+
+    monkeypatch.setitem(checks._RANGES, "actor_hidden", (lambda v: len(v) == 1, "one layer"))
+    problem = actor_settings_problem({**WRITTEN, "hidden": [32, 32]})
+    assert problem == "actor_kwargs.hidden is [32, 32], must be one layer"
 
 
 @pytest.mark.parametrize("kwargs", [

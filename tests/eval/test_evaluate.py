@@ -210,7 +210,7 @@ def test_heading_frame_velocity_against_mujoco(model_file):
     ("compressed_pickle", "its record 'archive/data.pkl' is compressed; torch stores every record as it is"),
     ("bad_format", "format is 'something-else', expected 'sacscale-checkpoint'"),
     ("bad_version", "checkpoint version 3"),
-    ("wrong_obs_dim", "actor obs_dim is 97, the task's is 98"),
+    ("wrong_obs_dim", "actor_kwargs.obs_dim is 97, must be the task's 98"),
     ("wrong_flat", "actor does not load"),
     ("bad_tilt", "tilt_obs is 'sideways'"),
 ])

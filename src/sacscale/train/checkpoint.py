@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import warnings
 from dataclasses import asdict
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import torch
 from sacscale.atomic import atomic_write_bytes
 from sacscale.checks import checkpoint_problem
 from sacscale.hashes import sha256_file
+from sacscale.saved_tensors import load_weights
 from sacscale.train.config import TrainConfig, TrainingError
 
 CHECKPOINT_FORMAT = ("sacscale-checkpoint", 2)
@@ -91,7 +91,7 @@ def write_policy_only(full: Path, out: Path) -> dict:
     evaluate` and `render` read (the published actor, its config, the counters). The copy
     names the full file (`policy_only_of`: SHA-256 and size). Returns that entry."""
     data = full.read_bytes()  # read once: hashed and loaded from the same bytes
-    ckpt = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    ckpt = load_weights(io.BytesIO(data))
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT[0]:
         raise ValueError(f"{full}: not a {CHECKPOINT_FORMAT[0]} file")
     source = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
@@ -107,9 +107,7 @@ def read_checkpoint(path: str | Path) -> dict:
     if problem:
         raise TrainingError(f"{path}: {problem}")
     try:
-        with warnings.catch_warnings():  # torch's own deprecation notes on loading a quantized tensor, not the user's
-            warnings.simplefilter("ignore", UserWarning)
-            ckpt = torch.load(path, map_location="cpu", weights_only=True)
+        ckpt = load_weights(path)
     except Exception as exc:  # noqa: BLE001 - a truncated or foreign file
         raise TrainingError(f"{path}: not a readable checkpoint ({type(exc).__name__}: {exc})") from exc
     if not isinstance(ckpt, dict) or ckpt.get("format") not in (CHECKPOINT_FORMAT[0], RANK_STATE_FORMAT[0]):

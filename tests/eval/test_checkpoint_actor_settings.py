@@ -7,6 +7,7 @@ import math
 import warnings
 
 import pytest
+from checkpoint_refusals import one_checkpoint_refusal
 import torch
 
 from sacscale.checks import LOG_STD_BOUNDS, MAX_HIDDEN, MAX_LAYERS
@@ -14,7 +15,6 @@ from sacscale.cli import main
 from sacscale.eval import gl_backend as GL
 from sacscale.eval.actor_settings import TRAINER_NAMES, actor_arguments, actor_settings_problem
 from sacscale.learn.networks import Actor
-from sacscale.task import g1_model as g1
 
 WRITTEN = dict(obs_dim=98, action_dim=29, hidden=[32], log_std_min=-5.0, log_std_max=0.0, mean_clip=10.0,
                obs_norm=False)
@@ -62,21 +62,6 @@ def make_checkpoint(path, **changes):
     return path
 
 
-@pytest.fixture(scope="module")
-def model_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("model") / "g1_walk_flat.mjb"
-    g1.save_model(g1.build_g1_model(), path)
-    return path
-
-
-def _one_refusal(capsys, code, command, path, message):
-    err = capsys.readouterr().err.strip()
-    assert code == 2, err
-    assert err.startswith(f"sacscale {command}: error: {path}: not a checkpoint the trainer wrote ("), err
-    assert message in err, err
-    assert "\n" not in err and "unexpected" not in err and "Warning" not in err, err
-
-
 @pytest.mark.parametrize("changes, message", CRAFTED, ids=IDS)
 def test_evaluate_refuses_settings_the_trainer_never_writes(tmp_path, capsys, model_file, changes, message):
     path = make_checkpoint(tmp_path / "crafted.pt", **changes)
@@ -84,7 +69,7 @@ def test_evaluate_refuses_settings_the_trainer_never_writes(tmp_path, capsys, mo
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # torch's warning for a zero width came before the refusal
         code = main(["evaluate", str(path), "--output", str(out), "--model", str(model_file), *FAST])
-    _one_refusal(capsys, code, "evaluate", path, message)
+    one_checkpoint_refusal(capsys, code, "evaluate", path, message)
     assert not out.exists()
 
 
@@ -107,7 +92,7 @@ def test_render_refuses_settings_the_trainer_never_writes(tmp_path, capsys, gl_c
         warnings.simplefilter("error")
         code = main(["render", str(path), "--output", str(videos / "walk.webp"), "--seconds", "0.2",
                      "--width", "32", "--height", "24", "--fps", "10"])
-    _one_refusal(capsys, code, "render", path, message)
+    one_checkpoint_refusal(capsys, code, "render", path, message)
     assert list(videos.iterdir()) == []
 
 

@@ -8,13 +8,13 @@ field, exit 2, before anything is written."""
 import warnings
 
 import pytest
+from checkpoint_refusals import one_checkpoint_refusal
 import torch
 
 from sacscale.cli import main
 from sacscale.eval import gl_backend as GL
 from sacscale.eval.evaluate import load_checkpoint
 from sacscale.learn.networks import Actor
-from sacscale.task import g1_model as g1
 
 WRITTEN = dict(obs_dim=98, action_dim=29, hidden=[32], log_std_min=-5.0, log_std_max=0.0, mean_clip=10.0,
                obs_norm=False)
@@ -62,28 +62,13 @@ def make_checkpoint(path, edit=None):
     return path
 
 
-@pytest.fixture(scope="module")
-def model_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("model") / "g1_walk_flat.mjb"
-    g1.save_model(g1.build_g1_model(), path)
-    return path
-
-
-def _one_refusal(capsys, code, command, path, message):
-    err = capsys.readouterr().err.strip()
-    assert code == 2, err
-    assert err.startswith(f"sacscale {command}: error: {path}: not a checkpoint the trainer wrote ("), err
-    assert message in err, err
-    assert "\n" not in err and "unexpected" not in err and "Warning" not in err, err
-
-
 @pytest.mark.parametrize("case", CRAFTED)
 def test_evaluate_refuses_a_policy_tensor_the_trainer_never_writes(tmp_path, capsys, model_file, case):
     edit, message = CRAFTED[case]
     path = make_checkpoint(tmp_path / "crafted.pt", edit)
     out = tmp_path / "e.json"
     code = main(["evaluate", str(path), "--output", str(out), "--model", str(model_file), *FAST])
-    _one_refusal(capsys, code, "evaluate", path, message)
+    one_checkpoint_refusal(capsys, code, "evaluate", path, message)
     assert not out.exists()
 
 
@@ -103,7 +88,7 @@ def test_render_refuses_a_policy_tensor_the_trainer_never_writes(tmp_path, capsy
     videos.mkdir()
     code = main(["render", str(path), "--output", str(videos / "walk.webp"), "--seconds", "0.2",
                  "--width", "32", "--height", "24", "--fps", "10"])
-    _one_refusal(capsys, code, "render", path, message)
+    one_checkpoint_refusal(capsys, code, "render", path, message)
     assert list(videos.iterdir()) == []
 
 

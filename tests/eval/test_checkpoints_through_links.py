@@ -14,7 +14,6 @@ import sys
 import pytest
 
 from sacscale.cli import main
-from sacscale.task import g1_model as g1
 
 from cli_runs import one_line, other_users_link, sacscale
 from test_evaluate import make_checkpoint
@@ -23,13 +22,6 @@ REFUSED = "another user's symbolic link (uid 1001); an input is never read throu
 FAST = ["--envs-per-command", "1", "--seconds", "0.2", "--settle-s", "0.1", "--threads", "1"]
 VIDEO = ["--seconds", "0.2", "--width", "64", "--height", "48", "--fps", "10"]
 as_root = pytest.mark.skipif(os.getuid() != 0, reason="giving a link to another user needs root")
-
-
-@pytest.fixture(scope="module")
-def model_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("model") / "g1_walk_flat.mjb"
-    g1.save_model(g1.build_g1_model(), path)
-    return path
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ import torch
 from sacscale.cli import main
 from sacscale.eval.evaluate import COMMAND_GRID, heading_frame_velocity, tracking_errors
 from sacscale.learn.networks import Actor
-from sacscale.task import g1_model as g1
 
 FAST = ["--envs-per-command", "1", "--seconds", "1.5", "--settle-s", "0.5", "--threads", "2"]
 ACTOR_KWARGS = dict(obs_dim=98, action_dim=29, hidden=[32], log_std_min=-5.0, log_std_max=0.0, mean_clip=10.0)
@@ -30,13 +29,6 @@ def make_checkpoint(path, head_std=0.05, **changes):
     ckpt.update(changes)
     path.parent.mkdir(parents=True, exist_ok=True)
     torch.save(ckpt, path)
-    return path
-
-
-@pytest.fixture(scope="session")
-def model_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("model") / "g1_walk_flat.mjb"
-    g1.save_model(g1.build_g1_model(), path)
     return path
 
 

@@ -9,22 +9,13 @@ import os
 import struct
 import zipfile
 
-import pytest
 
 from sacscale.cli import main
 from sacscale.eval import evaluate_checks
-from sacscale.task import g1_model as g1
 
 from test_evaluate import make_checkpoint
 
 FAST = ["--envs-per-command", "1", "--seconds", "0.2", "--settle-s", "0.1", "--threads", "1"]
-
-
-@pytest.fixture(scope="module")
-def model_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("model") / "g1_walk_flat.mjb"
-    g1.save_model(g1.build_g1_model(), path)
-    return path
 
 
 def sparse(path, size: int, begins: bytes = b"PK\x03\x04"):

@@ -42,6 +42,14 @@ def test_any_other_file_in_the_set_or_its_record_folders_is_named(work):
                      f"scope: results/{SET}/notes.txt: {NOT_WRITTEN}"]
 
 
+def test_a_file_in_runs_beside_the_run_folders_and_a_readme_inside_one_are_named(work):
+    run = sorted(p.name for p in (work / "runs").iterdir())[0]
+    lines = _scope_lines(work, {"runs/README.md": CLAIM, f"runs/{run}/readme.txt": CLAIM})
+    assert lines == [f"scope: results/{SET}/runs/README.md: {NOT_WRITTEN}; a repository browser shows it first",
+                     f"scope: results/{SET}/runs/{run}/readme.txt: {NOT_WRITTEN}; a repository browser shows it "
+                     "first"]
+
+
 def test_with_only_the_count_wrong_the_file_is_named_too(work):
     assert _scope_lines(work, {"readme.md": CLAIM}, count=False) == [
         f"scope: results/{SET}/readme.md: {NOT_WRITTEN}; a repository browser shows it first"]

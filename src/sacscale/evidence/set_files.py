@@ -3,7 +3,9 @@ only what its stages write. verify checks those by name; any other file there (a
 which a repository browser shows first, under any spelling) would pass unread, hashed into
 the manifest, so each one is named, as in the report folder (report_files). A run's folder
 is not held to a list: what it holds depends on the trainer and how the run ended. Older
-sets keep what was committed beside their evidence (set_readme notes a README there)."""
+sets keep what was committed beside their evidence (set_readme notes a README there).
+runs/ itself holds only the run folders, and no README stands anywhere inside them (no
+trainer writes one)."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ REFERENCE_RECORD = "reference_env.json"
 TOP_FILES = frozenset({*SET_RECORDS, *EXCLUDED, SCOPE_FILE, REFERENCE_RECORD})
 # the folders, and what each holds: a record per run (<run>.json), the model prepare-model saves
 RUNS = "runs"
-FOLDERS = {RUNS: None, "metrics": ".json", "eval": ".json", "model": MODEL_FILE}
+FOLDERS = {RUNS: "/", "metrics": ".json", "eval": ".json", "model": MODEL_FILE}  # "/": folders only
 _MOST = 1000  # entries named at most: a folder holds a record per run
 
 
@@ -42,13 +44,29 @@ def _others(root: Path) -> list[str]:
 
 def _folder_others(folder: Path, holds: str | None) -> list[str]:
     """Entries of a record folder other than its files: `holds` is an ending (.json, after a
-    run's name) or a whole name; None where the folder is not held to a list."""
-    if holds is None:
-        return []
+    run's name) or a whole name; "/" for runs/, whose entries are the run folders (each is
+    not held to a list, but holds no README)."""
+    if holds == "/":
+        return _runs_others(folder)
+
     def written(name: str) -> bool:
         fits = name == holds or (holds.startswith(".") and name.endswith(holds) and len(name) > len(holds))
         return fits and (folder / name).is_file() and not (folder / name).is_symlink()
     return [name for name in sorted(os.listdir(folder)) if not written(name)]
+
+
+def _runs_others(runs: Path) -> list[str]:
+    """Entries of runs/ that are not run folders, and READMEs anywhere inside the run folders."""
+    others = []
+    for name in sorted(os.listdir(runs)):
+        path = runs / name
+        if not path.is_dir() or path.is_symlink():
+            others.append(name)
+            continue
+        for folder, subfolders, files in os.walk(path):  # links are not followed
+            others += [os.path.relpath(os.path.join(folder, f), runs) for f in sorted(files + subfolders)
+                       if is_readme(f)]
+    return others
 
 
 def set_files_findings(root: Path) -> list[str]:

@@ -63,6 +63,9 @@ def _set_config(key, value):
     (_set("optimizers", None), "its 'optimizers' is NoneType"),
     (_set("iteration", "x"), "its 'iteration' is str"),
     (_set("world_size", 10**9), "its world_size 1000000000 is not 1..64"),
+    (_set("total_env_steps", float("nan")), "its total_env_steps nan is not a finite count of steps"),
+    (_set("total_env_steps", float("inf")), "its total_env_steps inf is not a finite count of steps"),
+    (_set("total_env_steps", -5), "its total_env_steps -5 is not a finite count of steps"),
     (_set_config("num_envs", "8"), "its 'train_config.num_envs' is str"),
     (_set_config("devices", 0), "its 'train_config.devices' is int"),
 ])

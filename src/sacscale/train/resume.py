@@ -4,6 +4,7 @@ change and what must not) and the learning state each rank loads."""
 from __future__ import annotations
 
 import json
+import math
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -42,6 +43,17 @@ class BadCheckpoint(ResumeRefused):
     """A resume checkpoint holding a tensor the trainer never writes."""
 
 
+def _count_problem(ckpt: dict, shape: dict) -> str | None:
+    """A step count that is not a finite number >= 0, or a curriculum value that is not finite:
+    a NaN count ended in an int() conversion naming no file once the run had started."""
+    for key in ("total_env_steps", "env_steps"):
+        if key in shape and not (math.isfinite(ckpt[key]) and ckpt[key] >= 0):
+            return f"its {key} {ckpt[key]!r} is not a finite count of steps"
+    if "curriculum" in shape and not all(math.isfinite(v) for v in ckpt.get("curriculum") or ()):
+        return "its curriculum holds a value that is not finite"
+    return None
+
+
 def _check_shape(path: Path, ckpt: dict, shape: dict) -> None:
     """TrainingError naming `path` and its field when `ckpt` is not of `shape` (and, for
     final.pt, when a saved option is not of its TrainConfig type)."""
@@ -53,6 +65,7 @@ def _check_shape(path: Path, ckpt: dict, shape: dict) -> None:
         problem = f"its world_size {ckpt['world_size']} is not 1..{MAX_RANKS}"
     if problem is None and not ckpt["iteration"] >= 0:
         problem = f"its iteration {ckpt['iteration']} is negative"
+    problem = problem or _count_problem(ckpt, shape)
     if problem:
         raise TrainingError(f"--resume: {path}: not a checkpoint the trainer wrote ({problem})")
 

@@ -136,3 +136,19 @@ def test_a_crafted_checkpoint_for_evaluate_is_named_before_it_is_built(run, tmp_
         assert code == 2 and len(err.strip().splitlines()) == 1, err
         assert f"{path}: " in err and says in err, err
         assert not out.exists()
+
+
+@pytest.mark.parametrize("field, value, says", [
+    ("curriculum", [0.1] * 5, "its curriculum holds 5 values, not 2 (penalty scale, mean episode length)"),
+    ("curriculum", [float("nan"), 333.3], "its curriculum holds a value that is not finite"),
+    ("env_steps", -10**12, "its env_steps -1000000000000 is not a finite count of steps"),
+])
+def test_a_rank_state_of_another_shape_is_named_not_trained_on(run, tmp_path, capsys, field, value, says):
+    # a collector's traceback (five values), or a run trained on from a NaN curriculum or a negative count
+    crafted = _crafted(run, tmp_path, lambda c: None)
+    state = crafted / "checkpoints" / "rank0.pt"
+    part = torch.load(state, weights_only=True)
+    part[field] = value
+    torch.save(part, state)
+    code, err = resumed_here(capsys, crafted, 8)
+    assert code != 0 and "Traceback" not in err and says in err, err

@@ -49,7 +49,10 @@ def _count_problem(ckpt: dict, shape: dict) -> str | None:
     for key in ("total_env_steps", "env_steps"):
         if key in shape and not (math.isfinite(ckpt[key]) and ckpt[key] >= 0):
             return f"its {key} {ckpt[key]!r} is not a finite count of steps"
-    if "curriculum" in shape and not all(math.isfinite(v) for v in ckpt.get("curriculum") or ()):
+    curriculum = ckpt.get("curriculum") if "curriculum" in shape else None
+    if curriculum is not None and len(curriculum) != 2:  # the collector continues from (scale, mean length)
+        return f"its curriculum holds {len(curriculum)} values, not 2 (penalty scale, mean episode length)"
+    if curriculum is not None and not all(math.isfinite(v) for v in curriculum):
         return "its curriculum holds a value that is not finite"
     return None
 

@@ -89,3 +89,16 @@ def test_a_readme_too_large_to_judge_in_seconds_is_named_unjudged(tmp_path):
     problems, notes = readme_findings(root, current_format=False)
     assert problems == [f"results/{OLDER}/README.md: {len(text):,} bytes, over the {JUDGED_BYTES:,} verify judges of a "
                         "hand-written README, so its markup was not checked"] and len(notes) == 1
+
+
+def test_a_readme_below_an_older_sets_top_folder_is_noted_and_judged(tmp_path):
+    root = copy_committed_set(tmp_path, OLDER)
+    (root / "pipeline").mkdir(exist_ok=True)
+    (root / "pipeline" / "README.md").write_text(CLAIM + "<img src=x onerror=alert(1)>\n")
+    remake_manifest(root)
+    result = verify(root, recompute=False)
+    assert f"results/{OLDER}/pipeline/README.md: written by hand, not checked by verify: what it says is not the " \
+           "evidence's" in result.notes
+    assert [p for p in result.problems() if "README" in p] == [
+        f"scope: results/{OLDER}/pipeline/README.md: an event handler 'onerror' (it could run code or hide what the "
+        "page shows)"]

@@ -9,6 +9,7 @@ README there is named with any other such file (sacscale.evidence.set_files)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from sacscale.evidence.report_html import active_markup_problems
@@ -31,11 +32,21 @@ def readme_findings(root: Path, current_format: bool) -> tuple[list[str], list[s
     if current_format or not root.is_dir():
         return [], []
     problems, notes = [], []
-    for path in sorted(p for p in root.iterdir() if is_readme(p.name) and (p.is_file() or p.is_symlink())):
-        found, note = _one_readme(path, f"results/{root.name}/{path.name}")
+    for path in _readmes(root):
+        found, note = _one_readme(path, f"results/{root.name}/{path.relative_to(root).as_posix()}")
         problems += found
         notes.append(note)
     return problems, notes
+
+
+def _readmes(root: Path) -> list[Path]:
+    """Every README in the set's folder or below it (a browser shows each as its folder's
+    page); links are not followed into, a link named README is judged as one."""
+    found = []
+    for folder, subfolders, files in os.walk(root):
+        paths = [Path(folder, name) for name in files + subfolders if is_readme(name)]
+        found += [path for path in paths if path.is_symlink() or not path.is_dir()]
+    return sorted(found)
 
 
 def _one_readme(path: Path, rel: str) -> tuple[list[str], str]:

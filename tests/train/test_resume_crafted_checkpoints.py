@@ -4,11 +4,11 @@ file; RANK/WORLD_SIZE/LOCAL_RANK/MASTER_PORT that are not numbers in `invalid li
 int()`, exit 1, naming no variable (after train_meta.json was written)."""
 
 import copy
-import shutil
 import subprocess
 import sys
 
 import pytest
+from resume_copies import crafted_copy
 import torch
 
 SMALL = '{"learning_starts": 32, "actor_hidden": [32], "critic_hidden": [32], "num_atoms": 11}'
@@ -39,16 +39,6 @@ def resumed_here(capsys, crafted, iterations):
     return code, capsys.readouterr().err
 
 
-def _crafted(run, tmp_path, edit):
-    dst = tmp_path / "run"
-    shutil.copytree(run, dst)
-    final = dst / "checkpoints" / "final.pt"
-    ckpt = torch.load(final, weights_only=True)
-    edit(ckpt)
-    torch.save(ckpt, final)
-    return dst
-
-
 def _set(key, value):
     return lambda c: c.__setitem__(key, value)
 
@@ -70,7 +60,7 @@ def _set_config(key, value):
     (_set_config("devices", 0), "its 'train_config.devices' is int"),
 ])
 def test_a_resume_checkpoint_of_another_shape_is_named_with_its_field(run, tmp_path, capsys, edit, says):
-    crafted = _crafted(run, tmp_path, edit)
+    crafted = crafted_copy(run, tmp_path, edit)
     before = sorted(p.relative_to(crafted) for p in crafted.rglob("*"))
     code, err = resumed_here(capsys, crafted, 8)
     assert code == 2 and "Traceback" not in err, err
@@ -84,7 +74,7 @@ def test_a_resume_checkpoint_of_another_shape_is_named_with_its_field(run, tmp_p
     (lambda c: c["train_config"]["extra"].__setitem__("gamma", float("nan")), "--extra gamma must be a finite number"),
 ])
 def test_a_saved_option_out_of_its_range_names_the_resumed_run(run, tmp_path, capsys, edit, says):
-    crafted = _crafted(run, tmp_path, edit)
+    crafted = crafted_copy(run, tmp_path, edit)
     code, err = resumed_here(capsys, crafted, 8)
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert f"--resume {crafted}: the resumed run's options" in err and says in err, err
@@ -145,7 +135,7 @@ def test_a_crafted_checkpoint_for_evaluate_is_named_before_it_is_built(run, tmp_
 ])
 def test_a_rank_state_of_another_shape_is_named_not_trained_on(run, tmp_path, capsys, field, value, says):
     # a collector's traceback (five values), or a run trained on from a NaN curriculum or a negative count
-    crafted = _crafted(run, tmp_path, lambda c: None)
+    crafted = crafted_copy(run, tmp_path, lambda c: None)
     state = crafted / "checkpoints" / "rank0.pt"
     part = torch.load(state, weights_only=True)
     part[field] = value

@@ -5,11 +5,11 @@ field, the run recorded `failed`); a NaN log-alpha was resumed and then reported
 divergence; an int32 critic was resumed and trained on. Now each is refused before the run
 starts: one line naming final.pt and the field, exit 2, nothing written."""
 
-import shutil
 import subprocess
 import sys
 
 import pytest
+from resume_copies import crafted_copy
 import torch
 
 from sacscale.train.resume import _resumable_checkpoint
@@ -65,16 +65,6 @@ CRAFTED = {
 }
 
 
-def _crafted(run, tmp_path, edit):
-    dst = tmp_path / "run"
-    shutil.copytree(run, dst)
-    final = dst / "checkpoints" / "final.pt"
-    ckpt = torch.load(final, weights_only=True)
-    edit(ckpt)
-    torch.save(ckpt, final)
-    return dst
-
-
 def _files(folder):
     return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
@@ -84,7 +74,7 @@ def test_a_learning_state_tensor_the_trainer_never_writes_is_refused_before_the_
     from sacscale.cli import main
 
     edit, says = CRAFTED[case]
-    crafted = _crafted(run, tmp_path, edit)
+    crafted = crafted_copy(run, tmp_path, edit)
     before = _files(crafted)
     code = main(["train", "--resume", str(crafted), "--iterations", "6"])
     err = capsys.readouterr().err
@@ -103,7 +93,7 @@ def test_a_non_finite_optimizer_moment_is_named_as_a_state_that_cannot_be_resume
     # the trainer's divergence check watches the learner's tensors only, so it may write these itself
     from sacscale.cli import main
 
-    crafted = _crafted(run, tmp_path, _moment(lambda t: torch.full_like(t, float("inf"))))
+    crafted = crafted_copy(run, tmp_path, _moment(lambda t: torch.full_like(t, float("inf"))))
     code = main(["train", "--resume", str(crafted), "--iterations", "6"])
     err = capsys.readouterr().err
     assert code == 2 and err.strip().splitlines() == [

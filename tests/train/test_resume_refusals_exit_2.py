@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from resume_copies import edit_final
 import torch
 
 SMALL = '{"learning_starts": 16, "actor_hidden": [16], "critic_hidden": [16], "num_atoms": 11}'
@@ -29,12 +30,7 @@ def trained(tmp_path_factory):
 
 
 def _edit_final(edit):
-    def craft(run):
-        final = run / "checkpoints" / "final.pt"
-        ckpt = torch.load(final, weights_only=True)
-        edit(ckpt)
-        torch.save(ckpt, final)
-    return craft
+    return lambda run: edit_final(run, edit)
 
 
 def _final(run):

@@ -58,9 +58,10 @@ def _boolean_hint(error) -> str:
     types = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
     if error.validator != "type" or "boolean" not in types or not isinstance(error.instance, str):
         return ""
-    if error.instance.strip().lower() not in _BOOLEAN_WORDS:
+    given = error.instance.strip().lower()
+    if given not in _BOOLEAN_WORDS:
         return ""
-    word = "True" if error.instance.strip().lower() in {"true", "yes", "on"} else "False"
+    word = "True" if given in {"true", "yes", "on"} else "False"
     path = list(error.absolute_path)
     if len(path) > 1:  # Snakemake reads the values inside a --config mapping as text, False too
         return (f" (inside a mapping, --config gives Snakemake text only: put it in a --configfile, "

@@ -20,7 +20,7 @@ from sacscale.pipeline.plan_values import PlanError, shown
 from sacscale.learner_limits import REFERENCE_NETWORKS, learner_size_problem
 from sacscale.train import TrainConfig, TrainingError, sac_config
 from sacscale.train.config import OWN_OPTIONS, TASK_SIZES
-from sacscale.train.options import build_parser, json_setting, option_names
+from sacscale.train.options import build_parser, json_setting, option_actions, option_names
 
 # Trainer options the pipeline sets itself (and records in plan.json and run.json): an
 # override may not change them behind the record's back. -> where the value comes from.
@@ -83,7 +83,7 @@ def _refuse_yaml_boolean(key: str, value, flag: str, where: str) -> None:
     (`grad-sync: off` is false): as a flag it named no option, or left the value missing."""
     if not isinstance(value, bool):
         return
-    action = next((a for a in build_parser()._actions if flag in a.option_strings), None)
+    action = option_actions().get(flag)
     if action is None or action.nargs == 0:  # a flag: true and false are its two forms
         return
     words = [w for w in _YAML_WORDS[value] if w in (action.choices or ())]

@@ -82,11 +82,13 @@ def _refuse_unread_planner(config: dict, name: str, presets_doc: dict) -> None:
     if not given or name == planned:
         return
     keys = ", ".join(f"planner.{key}" for key in given)
-    only_matrix = given == ["matrix"]
+    if given == ["matrix"]:
+        unread, cure = "never reads a matrix", "from it"
+    else:
+        unread, cure = "never plans", "with it" if len(given) == 1 else "with them"
+    planned_one = f", or name preset: {planned} to plan {cure}" if planned else ""
     raise PlanError(f"{keys}: given, but preset {name} (named in the config) takes its run configurations from "
-                    f"workflow/presets.yaml and {'never reads a matrix' if only_matrix else 'never plans'}; leave "
-                    f"{keys} out, or name preset: {planned} to plan "
-                    + ("from it" if only_matrix else "with " + ("it" if len(given) == 1 else "them")))
+                    f"workflow/presets.yaml and {unread}; leave {keys} out{planned_one}")
 
 
 def _fitting_presets(candidates: list[str], host: Host, matrix, plan_candidate):

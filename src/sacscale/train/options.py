@@ -5,6 +5,7 @@ options with the parser the trainer itself uses."""
 from __future__ import annotations
 
 import argparse
+import functools
 from dataclasses import MISSING, fields
 
 from sacscale.reading import NestedTooDeep, loads_record
@@ -122,8 +123,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@functools.cache
+def option_actions() -> dict[str, argparse.Action]:
+    """`{option string: its action}` for every trainer option (`--no-x` included), from one
+    parser a process: planning asks it for each override of each run configuration."""
+    return {opt: action for action in build_parser()._actions for opt in action.option_strings
+            if action.dest != "help"}
+
+
 def option_names() -> dict[str, str]:
     """`{option string: TrainConfig field}` for every trainer option (`--no-x` included):
     what the pipeline checks its overrides against."""
-    return {opt: action.dest for action in build_parser()._actions for opt in action.option_strings
-            if action.dest != "help"}
+    return {opt: action.dest for opt, action in option_actions().items()}

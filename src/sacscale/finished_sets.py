@@ -41,7 +41,7 @@ def _through_checkout(resolved: Path) -> list[Path]:
     included). The checkouts are the working folder, the one holding it and the code's own, so
     a command run from /tmp or src/ judges a path as one run from the checkout does."""
     found = []
-    for top in dict.fromkeys(anchor / name for anchor in _checkouts() for name in SET_FOLDERS):
+    for top in dict.fromkeys(anchor / name for anchor in set_checkouts() for name in SET_FOLDERS):
         for link in _links_in(top):
             try:
                 real = link.resolve()
@@ -52,7 +52,7 @@ def _through_checkout(resolved: Path) -> list[Path]:
     return found
 
 
-def _checkouts() -> list[Path]:
+def set_checkouts() -> list[Path]:
     """The folders whose results/ and reports/ hold run sets: the working folder, the
     checkout holding it (run from its src/) and the checkout this code belongs to."""
     here = Path(os.path.abspath("."))

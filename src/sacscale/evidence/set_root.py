@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from sacscale.evidence.manifest import MANIFEST_NAME, ManifestError, parse_manifest
-from sacscale.finished_sets import code_checkout
+from sacscale.finished_sets import set_checkouts
 
 
 def reports_dir(root: Path) -> Path | None:
@@ -43,8 +43,7 @@ def _set_of_that_name(given: str | Path) -> str | None:
     if not name or "/" in name or name in (".", ".."):
         return None
     here = Path(os.path.abspath("."))
-    holding = next((f for f in (here, *here.parents) if os.path.isfile(f / "Snakefile")), None)
-    for top in dict.fromkeys(f for f in (here, holding, code_checkout()) if f is not None):
+    for top in set_checkouts():
         found = _named_set(top / "results", name)
         if found is not None:
             inside = top == here or here.is_relative_to(top)  # short and relative where it is above us

@@ -16,13 +16,14 @@ _QUANTIZED_LOAD_NOTES = ("TypedStorage is deprecated",
                          r"torch\.quantize_per_tensor, torch\.quantize_per_channel and other quantized tensor")
 
 
-def load_weights(source):
+def load_weights(source, mmap: bool = False):
     """A checkpoint (a path or a file object) as torch.load reads it, weights only, onto the
-    CPU, without the notes a quantized tensor brings."""
+    CPU, without the notes a quantized tensor brings; with `mmap` (a path only) its tensors
+    stay in the file, mapped, and are read from disk only where used."""
     with warnings.catch_warnings():
         for note in _QUANTIZED_LOAD_NOTES:
             warnings.filterwarnings("ignore", message=note, category=UserWarning)
-        return torch.load(source, map_location="cpu", weights_only=True)
+        return torch.load(source, map_location="cpu", weights_only=True, mmap=mmap)
 
 
 def _kind_problem(value) -> str | None:
@@ -38,9 +39,10 @@ def _kind_problem(value) -> str | None:
     return None
 
 
-def tensor_problem(value, where: str, dtype: torch.dtype, shape: tuple | None = None) -> str | None:
-    """Why `value` (the field `where`) is not a dense, finite CPU tensor of `dtype` (and of
-    `shape`, where None in it takes any length), or None."""
+def tensor_problem(value, where: str, dtype: torch.dtype, shape: tuple | None = None,
+                   finite: bool = True) -> str | None:
+    """Why `value` (the field `where`) is not a dense, finite (where `finite`) CPU tensor of
+    `dtype` (and of `shape`, where None in it takes any length), or None."""
     if problem := _kind_problem(value):
         return f"{where} {problem}"
     if value.dtype != dtype:
@@ -49,7 +51,7 @@ def tensor_problem(value, where: str, dtype: torch.dtype, shape: tuple | None = 
                               or any(want is not None and n != want for n, want in zip(value.shape, shape))):
         return f"{where} has shape {tuple(value.shape)}, expected {len(shape)} dimension(s)" + (
             "" if None in shape else f" {shape}")
-    if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+    if finite and value.is_floating_point() and not bool(torch.isfinite(value).all()):
         return f"{where} holds NaN or inf"
     return None
 

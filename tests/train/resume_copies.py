@@ -20,3 +20,11 @@ def crafted_copy(run, tmp_path, edit):
     shutil.copytree(run, dst)
     edit_final(dst, edit)
     return dst
+
+
+def edit_rank_state(run, edit, rank=0):
+    """`edit` (rank state dict -> None) applied to run/checkpoints/rank{rank}.pt, saved again."""
+    part = run / "checkpoints" / f"rank{rank}.pt"
+    state = torch.load(part, weights_only=True)
+    edit(state)
+    torch.save(state, part)

@@ -99,7 +99,9 @@ def write_policy_only(full: Path, out: Path) -> dict:
     return source
 
 
-def read_checkpoint(path: str | Path) -> dict:
+def read_checkpoint(path: str | Path, mmap: bool = False) -> dict:
+    """The checkpoint at `path`, judged unread first; with `mmap` its tensors are mapped from
+    the file, not read into memory (a rank state with its replay buffer can be GBs)."""
     path = Path(path)
     if not path.is_file():
         raise TrainingError(f"{path}: no checkpoint there")
@@ -107,7 +109,7 @@ def read_checkpoint(path: str | Path) -> dict:
     if problem:
         raise TrainingError(f"{path}: {problem}")
     try:
-        ckpt = load_weights(path)
+        ckpt = load_weights(path, mmap=mmap)
     except Exception as exc:  # noqa: BLE001 - a truncated or foreign file
         raise TrainingError(f"{path}: not a readable checkpoint ({type(exc).__name__}: {exc})") from exc
     if not isinstance(ckpt, dict) or ckpt.get("format") not in (CHECKPOINT_FORMAT[0], RANK_STATE_FORMAT[0]):

@@ -19,6 +19,7 @@ from sacscale.shapes import NUMBER, Maybe, record_problem
 from sacscale.train.checkpoint import CHECKPOINT_FORMAT, checkpoint_path, rank_state_path, read_checkpoint
 from sacscale.train.config import ResumeRefused, TrainConfig, TrainingError, sac_config, saved_option_problem
 from sacscale.train.out_of_memory import is_out_of_memory
+from sacscale.train.resume_checks import learner_problem
 
 RESUME_SEED_STRIDE = 7919  # a resumed sitting's env seeds: seed + 1000 rank + 7919 x iteration
 # Flags a resumed run may change: where and how long it runs, not what it learns.
@@ -108,11 +109,27 @@ def _resumed_config(cfg: TrainConfig) -> TrainConfig:
         raise TrainingError(f"--resume {run_dir}: its checkpoint is at iteration {done}; "
                             f"give --iterations larger than that (the new total), got {out.iterations}")
     _check_same_model(out.model, ckpt.get("model_sha256"))
+    sac = sac_config(out)
     for rank in range(int(ckpt.get("world_size", 1))):
         part = rank_state_path(run_dir, rank)
         if not part.is_file():
             raise TrainingError(f"--resume {run_dir}: {part} is missing")
+        # mapped, not read: a rank state with its replay buffer can be GBs, and the rank reads it again
+        _check_rank_state(run_dir, rank, read_checkpoint(part, mmap=True), ckpt, sac, out.num_envs)
     return out
+
+
+def _check_rank_state(run_dir: Path, rank: int, mine: dict, shared: dict, sac, num_envs: int) -> None:
+    """TrainingError (BadCheckpoint for its learner part) naming rank{rank}.pt when it is not
+    the state the trainer writes beside `shared` (final.pt) for a learner of settings `sac`."""
+    part = rank_state_path(run_dir, rank)
+    _check_shape(part, mine, RANK_SHAPE)
+    if int(mine["iteration"]) != int(shared["iteration"]):
+        raise TrainingError(f"--resume {run_dir}: rank {rank}'s state is from iteration {mine['iteration']}, "
+                            f"the checkpoint from {shared['iteration']} (a stop between the two writes); "
+                            "nothing consistent to resume")
+    if problem := learner_problem(mine["learner"], sac, num_envs):
+        raise BadCheckpoint(f"--resume: {part}: not a checkpoint the trainer wrote ({problem})")
 
 
 def _resumable_checkpoint(run_dir: Path) -> dict:
@@ -209,12 +226,9 @@ def load_resume_state(cfg: TrainConfig, learner, rank: int):
     curriculum) of this rank."""
     shared = read_checkpoint(checkpoint_path(cfg.log_dir))
     mine = read_checkpoint(rank_state_path(cfg.log_dir, rank))
+    # judged before the run started (resume_config); again here, should a file have changed since
     _check_shape(checkpoint_path(cfg.log_dir), shared, FINAL_SHAPE)
-    _check_shape(rank_state_path(cfg.log_dir, rank), mine, RANK_SHAPE)
-    if int(mine["iteration"]) != int(shared["iteration"]):
-        raise TrainingError(f"--resume {cfg.log_dir}: rank {rank}'s state is from iteration {mine['iteration']}, "
-                            f"the checkpoint from {shared['iteration']} (a stop between the two writes); "
-                            "nothing consistent to resume")
+    _check_rank_state(Path(cfg.log_dir), rank, mine, shared, sac_config(cfg), cfg.num_envs)
     try:
         learner.load_learning_state({**mine["learner"], "tensors": shared["learner_state"],
                                      "optimizers": shared["optimizers"]})

@@ -49,6 +49,8 @@ CASES = {
     "earlier_iteration": (_set("iteration", DONE - 1),
                           lambda r: f"--resume {r}: rank 0's state is from iteration {DONE - 1}, the checkpoint from "
                                     f"{DONE} (a stop between the two writes); nothing consistent to resume"),
+    "another_ranks_file": (_set("rank", 1), lambda r: f"--resume: {r}/checkpoints/rank0.pt: holds rank 1's state, "
+                                                      "not rank 0's"),
     "curriculum_of_five": (_set("curriculum", [0.1] * 5),
                            "its curriculum holds 5 values, not 2 (penalty scale, mean episode length)"),
     "env_steps_nan": (_set("env_steps", float("nan")), "its 'env_steps' is float"),

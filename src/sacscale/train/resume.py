@@ -124,6 +124,8 @@ def _check_rank_state(run_dir: Path, rank: int, mine: dict, shared: dict, sac, n
     the state the trainer writes beside `shared` (final.pt) for a learner of settings `sac`."""
     part = rank_state_path(run_dir, rank)
     _check_shape(part, mine, RANK_SHAPE)
+    if mine.get("rank", rank) != rank:  # another rank's file copied over this one's: its random stream, its replay
+        raise BadCheckpoint(f"--resume: {part}: holds rank {str(mine['rank'])[:20]}'s state, not rank {rank}'s")
     if int(mine["iteration"]) != int(shared["iteration"]):
         raise TrainingError(f"--resume {run_dir}: rank {rank}'s state is from iteration {mine['iteration']}, "
                             f"the checkpoint from {shared['iteration']} (a stop between the two writes); "

@@ -72,6 +72,16 @@ def test_a_probe_record_measures_what_verify_derives_from_the_code(reference_siz
     assert measure_problems(result) == []
 
 
+def test_the_probes_write_only_the_fields_the_report_shows(tmp_path, small_trainer_probe):
+    """verify names any other key of correctness.json (sacscale.evidence.written_keys), and
+    the report shows these only: every key and column the probes write is in their lists."""
+    from sacscale.evidence.written_keys import probe_keys
+
+    result = run_probe(ProbeSettings(["cpu", "cpu"], learner=SMALL_NETS, **SMALL), str(tmp_path / "c.json"))
+    result["trainer_path"] = copy.deepcopy(small_trainer_probe)
+    assert probe_keys(result) == []
+
+
 @pytest.mark.parametrize("mutation", MUTATIONS)
 def test_each_broken_sync_fails_the_probe(tmp_path, mutation):
     result = run_probe(ProbeSettings(["cpu", "cpu"], mutation=mutation, learner=SMALL_NETS, **SMALL),

@@ -106,7 +106,8 @@ def source_model(args: argparse.Namespace):
 def summary_record(args: argparse.Namespace, saved: Path, name: str, sha: str, source: dict, reloaded,
                    cost: dict) -> dict:
     """model.json: the model saved as `name` (its bytes now in `saved`), where it came from, its
-    summary and cost."""
+    summary and cost; a field added here goes into sacscale.task.model_record too (the report
+    shows those only, verify names any other)."""
     return {
         "file": name,
         "sha256": sha,

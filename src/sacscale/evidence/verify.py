@@ -72,6 +72,7 @@ from sacscale.evidence.set_owners import owner_notes
 from sacscale.evidence.set_files import set_files_findings
 from sacscale.evidence.set_readme import readme_findings
 from sacscale.evidence.set_root import canonical_root, refuse_not_a_set, reports_dir
+from sacscale.evidence.written_keys import unwritten_key_findings
 from sacscale.report.page_format import PAGE_FORMATS_WRITTEN
 from sacscale.usage import SILENT, StageLines
 
@@ -257,7 +258,25 @@ def check_coverage(root: Path, manifest: Path, result: Verification) -> None:
     current = scope.format_of(root) >= scope.FORMAT
     problems, notes = readme_findings(root, current)
     result.scope.extend(problems + (set_files_findings(root) if current else []))
-    result.notes.extend(notes)
+    result.notes.extend(notes + ([] if current else _device_folder_notes(root)))
+
+
+# what an older set's pipeline/ holds: the device's own run of the pipeline, copied beside
+# the evidence (a current-format set holds only what its stages write)
+DEVICE_FOLDER = "pipeline"
+
+
+def _device_folder_notes(root: Path) -> list[str]:
+    """An older set's pipeline/ folder is hashed with the rest but nothing reads it: said,
+    so that its logs, benchmarks, device manifest and device verification are not taken for
+    checked ones."""
+    folder = root / DEVICE_FOLDER
+    if folder.is_symlink() or not folder.is_dir():
+        return []
+    count = sum(1 for p in folder.rglob("*") if p.is_file())
+    return [f"results/{root.name}/{DEVICE_FOLDER}/: the device's own logs, benchmarks and records ({count} files: "
+            "its MANIFEST.device.sha256 and verify.device.json among them), hashed but not checked by verify: what "
+            "they say is not the evidence's"]
 
 
 def check_figures(root: Path, summary: dict, metrics: list[dict], names: list[str], result: Verification) -> None:
@@ -363,6 +382,9 @@ def _check_contents(root: Path, manifest: Path, result: Verification, recompute:
         check_required_fields(root, strict, result)
         check_records(root, plan, result, strict, progress)
         result.records += check_probe_record(root)
+        unwritten, older = unwritten_key_findings(root, scope.format_of(root) >= scope.FORMAT)
+        result.records += unwritten
+        result.notes += older
         check_bindings(root, plan, result, progress)
         names = [r["name"] for r in plan["runs"] if r["name"] in good]
         progress.stage("recomputing summary.json and summary.csv from the metrics")

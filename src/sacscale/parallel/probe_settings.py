@@ -150,3 +150,19 @@ def recorded_settings(s: ProbeSettings) -> dict:
         "sync_tolerance": SYNC_REL_TOL,
         "tolerance_reason": TOLERANCE_REASON,
     }
+
+
+# Every field of the probe's record (correctness.json): the settings above, what the ranks
+# did (sacscale.parallel.probe), and `trainer_path`, which `sacscale probe
+# --trainer-iterations` adds. The report shows these fields only and verify names any other
+# key: the record's numbers are checked, a sentence added beside them would not be.
+PROBE_RECORD_FIELDS = (
+    "pass", "mode", "world_size", "devices", "backend", "iterations", "batch_per_rank", "reference_batch",
+    "replay_rows", "compile_loss", "grad_sync", "mutation", "allreduce_in_cuda_graph", "autocast_dtype",
+    "tolerance", "sync_tolerance", "tolerance_reason", "ranks_started_apart", "initial_weights_identical",
+    "ranks_identical_after", "rank_spread_before_broadcast_max_abs", "rank_spread_max_abs", "comparisons", "torch",
+    "seconds", "learner_overrides", "trainer_path",
+)
+# every column of a comparison row (sacscale.parallel.probe: its comparisons and sync check)
+COMPARISON_FIELDS = ("tensor", "max_abs_diff", "scale", "max_rel_diff", "norm_rel_diff", "criterion", "rel_diff",
+                     "tolerance", "pass", "judged")

@@ -28,6 +28,13 @@ def shares_cuda_device(devices: list[str]) -> bool:
     return len(set(cuda)) < len(cuda)
 
 
+def recorded_variable(name: str) -> bool:
+    """Whether verify-env records the environment variable (environment.json `env`): NCCL's
+    and the visible CUDA devices, which decide how the ranks talk and what they see; the
+    report shows these only, and verify names any other."""
+    return name.startswith("NCCL_") or name == "CUDA_VISIBLE_DEVICES"
+
+
 def backend_for(devices: list[str]) -> str:
     """The collective backend of this host's ranks: NCCL for one CUDA device per rank;
     gloo on CPU, and where ranks share a CUDA device, which NCCL refuses (gloo stages

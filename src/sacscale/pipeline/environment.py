@@ -23,6 +23,7 @@ from sacscale.atomic import atomic_write_bytes
 from sacscale.cpus import available_cpus, format_cpu_list, parse_cpu_list
 from sacscale.git_command import PATCH_OPTIONS, UNTRACKED, content_index, run_git
 from sacscale.hashes import sha256_file
+from sacscale.parallel.topology import recorded_variable
 from sacscale.pipeline.checkout_of_project import not_this_checkout, refuse_distrusted, refuse_odd_git_files
 from sacscale.pipeline.code_content import check_record, linked_folder
 from sacscale.pipeline.installed_copy import installed_copy_differences
@@ -375,7 +376,7 @@ def collect() -> dict:
         "torch": torch_info(),
         "nvidia": nvidia_info(),
         "cpu": cpu_info(),
-        "env": {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_") or k == "CUDA_VISIBLE_DEVICES"},
+        "env": {k: v for k, v in sorted(os.environ.items()) if recorded_variable(k)},
         "learner": learner_info(),
         "commands": commands_info(),
     }

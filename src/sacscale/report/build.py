@@ -13,6 +13,8 @@ from sacscale.analysis.record_shapes import (
 from sacscale.analysis.learning import curves_by_config, tracking_baselines
 from sacscale.analysis.metrics import DEFINITIONS
 from sacscale.atomic import atomic_write_text
+from sacscale.parallel.probe_settings import COMPARISON_FIELDS, PROBE_RECORD_FIELDS
+from sacscale.parallel.topology import recorded_variable
 from sacscale.reading import loads_record, read_limited
 from sacscale.shapes import NUMBER, Maybe, record_problem
 from sacscale.report import plots, tables
@@ -28,6 +30,7 @@ from sacscale.report.text import block_line, code, plain
 from sacscale.report.verdict import at_a_glance, verdict_section
 from sacscale.report.page_format import PAGE_FORMAT
 from sacscale.report.record_error import RecordError
+from sacscale.task.model_record import MODEL_RECORD_FIELDS
 
 SEED_TABLE = Table(
     header=["configuration (3 runs each)", "1-GPU steps/s", "2-GPU steps/s", "ratio"],
@@ -149,7 +152,8 @@ def environment_section(env: dict | None) -> list:
         f"CPU: {plain(cpu.get('model'))}; {plain(cpu.get('available_count'))} CPUs available "
         f"({plain(cpu.get('available'))})",
         "NCCL_* / CUDA_VISIBLE_DEVICES: "
-        + (", ".join(code(f"{k}={val}") for k, val in env.get("env", {}).items()) or "none set"),
+        + (", ".join(code(f"{k}={val}") for k, val in env.get("env", {}).items() if recorded_variable(k))
+           or "none set"),
         f"learner module imported: {code(learner.get('file') or learner.get('error'))}; graph hooks: "
         f"{str(bool(learner.get('graph_hooks'))).lower()}",
     ]
@@ -170,7 +174,7 @@ def probe_section(probe: dict | None) -> list:
                         "runs only after a pass.")]
     items = []
     for key, value in probe.items():
-        if key in ("pass", "comparisons"):
+        if key in ("pass", "comparisons") or key not in PROBE_RECORD_FIELDS:  # a key the probe never writes
             continue
         if isinstance(value, (int, float, str, bool)) or value is None:
             items.append(f"{plain(key)}: {plain(_fmt_scalar(value))}")
@@ -180,7 +184,7 @@ def probe_section(probe: dict | None) -> list:
         blocks.append(Bullets(items))
     rows = [c for c in probe.get("comparisons") or [] if isinstance(c, dict)]
     if rows:
-        header = list(dict.fromkeys(k for c in rows for k in c))
+        header = list(dict.fromkeys(k for c in rows for k in c if k in COMPARISON_FIELDS))
         blocks.append(Table(header=[plain(k) for k in header],
                             rows=[[plain(_fmt_scalar(c.get(k, ""))) for k in header] for c in rows],
                             caption="per-tensor agreement of the data-parallel ranks with the single-rank reference"))
@@ -190,7 +194,7 @@ def probe_section(probe: dict | None) -> list:
 def model_section(model: dict | None) -> list:
     if not model:
         return [Paragraph("No model record was given.")]
-    scalars = {k: v for k, v in model.items() if isinstance(v, (int, float, str, bool))}
+    scalars = {k: v for k, v in model.items() if isinstance(v, (int, float, str, bool)) and k in MODEL_RECORD_FIELDS}
     return [Bullets([f"{plain(k)}: {plain(_fmt_scalar(v))}" for k, v in scalars.items()] or ["(no scalar fields)"])]
 
 

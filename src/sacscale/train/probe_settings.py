@@ -10,6 +10,14 @@ from dataclasses import dataclass, field
 
 from sacscale.parallel.probe_settings import SYNC_REL_TOL
 
+# every field of the trainer path's record (correctness.json's `trainer_path`, written by
+# sacscale.train.probe); its comparisons hold sacscale.parallel.probe_settings.COMPARISON_FIELDS
+TRAINER_RECORD_FIELDS = (
+    "pass", "mode", "world_size", "devices", "iterations", "num_envs", "batch_per_rank", "mutation",
+    "learner_overrides", "checks", "learner_updates_per_rank", "rank_spread_before_broadcast_max_abs",
+    "rank_spread_max_abs", "trainer_found_ranks_apart", "comparisons", "sync_tolerance", "criterion",
+)
+
 CRITERION = ("the trainer's own run_rank (real collectors): it must broadcast and install the hooks, "
              "the learner must update, ranks built from different seeds must end bit-identical, "
              f"and every synced gradient must be the ranks' mean within {SYNC_REL_TOL:g}")

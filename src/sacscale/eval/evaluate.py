@@ -33,7 +33,6 @@ from sacscale.eval.evaluate_checks import CheckpointError, batch_problem, read_i
 from sacscale.eval.pooling import actions_label, ratios
 from sacscale.eval.protocol import COMMAND_GRID
 from sacscale.learn.networks import Actor
-from sacscale.mujoco_lib import mujoco
 from sacscale.saved_tensors import load_weights, tensor_problem
 from sacscale.shapes import record_problem
 from sacscale.task import g1_model as g1
@@ -125,7 +124,7 @@ def load_input_model(path: str | Path | None):
     name = g1.mujoco_path(path)
     if not name.endswith(".mjb"):  # MJCF names further files of its own: MuJoCo reads it from disk
         return g1.load_model(path), hashlib.sha256(data).hexdigest()
-    return mujoco.MjModel.from_binary_path(name, {name: data}), hashlib.sha256(data).hexdigest()
+    return g1.load_model(name, data), hashlib.sha256(data).hexdigest()
 
 
 # ---------------------------------------------------------------------------- measurement

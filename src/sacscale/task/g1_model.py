@@ -25,7 +25,7 @@ import numpy as np
 from sacscale.atomic import atomic_write_bytes
 from sacscale.hashes import sha256_file
 from sacscale.held_names import name_as_text, unheld_path_problem
-from sacscale.mujoco_lib import mujoco
+from sacscale.mujoco_lib import load_mjb, mujoco
 from sacscale.task.g1_asset_content import g1_problem, is_mjx_collider, mjx_problem
 from sacscale.task.walk_rules import CONTROL_DT
 
@@ -413,7 +413,7 @@ def load_model(path: str | os.PathLike | None, data: bytes | None = None) -> muj
         return build_g1_model()
     path = mujoco_path(path)
     if path.endswith(".mjb"):
-        return mujoco.MjModel.from_binary_path(path, None if data is None else {path: data})
+        return load_mjb(path, data)
     return mujoco.MjModel.from_xml_path(path)
 
 

@@ -71,3 +71,16 @@ def test_an_environment_that_cannot_import_the_reference_is_taken_back(tmp_path,
         f"sacscale reference-env: error: {venv / 'bin' / 'python'} cannot import the reference: No module named "
         f"'unilab' {TAKEN_BACK}")
     assert not venv.exists()
+
+
+def test_an_interpreter_without_the_reference_is_named_by_its_exception_not_its_traceback(tmp_path, capsys):
+    """A --python that cannot import unilab: the child's traceback was carried into the line
+    (escaped "Traceback (most recent call last):\\n  File ..."); its last line says it all."""
+    import sys
+
+    code = main(["reference-env", "--python", sys.executable, "--output", str(tmp_path / "r.json")])
+    err = capsys.readouterr().err
+    assert code == 1 and len(err.strip().splitlines()) == 1, err
+    assert err.strip() == (f"sacscale reference-env: error: {sys.executable} cannot import the reference: "
+                           "ModuleNotFoundError: No module named 'unilab'"), err
+    assert not (tmp_path / "r.json").exists()

@@ -156,8 +156,9 @@ def package_info(python: str) -> dict:
                               env=isolated_environ())
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise UnilabError(f"{python}: cannot run it ({exc})") from exc
-    if done.returncode != 0:
-        raise UnilabError(f"{python} cannot import the reference: {done.stderr.strip()[-300:]}")
+    if done.returncode != 0:  # its traceback's last line names the exception, the lines above are Python's
+        last = ([ln.strip() for ln in done.stderr.splitlines() if ln.strip()] or [f"exit code {done.returncode}"])[-1]
+        raise UnilabError(f"{python} cannot import the reference: {last[:300]}")
     info = _last_json_line(python, done.stdout, "its packages' versions")
     if not isinstance(info.get("packages"), dict) or "assets_root" not in info:
         raise UnilabError(f"{python}: printed {str(info)[:80]!r}, not its packages and assets folder")

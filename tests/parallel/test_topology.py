@@ -331,6 +331,14 @@ def test_too_few_cores_for_two_threads_a_rank():
         plan_matrix(small_machine(5, 2))
 
 
+def test_too_few_cores_for_hundreds_of_gpus_names_the_first_few():
+    """A recorded topology of 300 GPUs listed every label: a refusal of kilobytes."""
+    with pytest.raises(TopologyError) as refused:
+        plan_matrix(small_machine(16, 300))
+    assert "(GPU0, GPU1, GPU2, GPU3, GPU4, GPU5, GPU6, GPU7, ... (300 in all))" in str(refused.value)
+    assert len(str(refused.value)) < 300
+
+
 def test_smt_siblings_count_only_with_the_option():
     two_cores = small_machine(4, 1, smt=2)  # 2 physical cores, 2 threads each
     with pytest.raises(TopologyError, match="too few cores.*SMT siblings excluded, --smt uses them"):

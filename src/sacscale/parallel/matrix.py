@@ -193,12 +193,18 @@ def _counting(smt: bool) -> str:
     return "SMT threads included" if smt else "one per physical core; SMT siblings excluded, --smt uses them"
 
 
+def _labels(gpus: list[Gpu], shown: int = 8) -> str:
+    """The GPUs' labels, the first `shown` of a longer list (a recorded topology of hundreds: kilobytes)."""
+    more = f", ... ({len(gpus)} in all)" if len(gpus) > shown else ""
+    return ", ".join(g.label for g in gpus[:shown]) + more
+
+
 def _too_few_cores(cores: dict[int, list[list[int]]], gpus: list[Gpu], node: int, smt: bool,
                    pool_cores: int | None) -> TopologyError:
     what = _counting(smt)
     return TopologyError(
         f"too few cores: NUMA node {node} has {len(cores.get(node, []))} usable physical core(s) "
-        f"for {len(gpus)} GPU(s) ({', '.join(g.label for g in gpus)})"
+        f"for {len(gpus)} GPU(s) ({_labels(gpus)})"
         f"{f' and --pool-cores {pool_cores}' if pool_cores is not None else ''}; "
         f"each rank needs 1 learner core and 2 simulation threads ({what})"
     )

@@ -44,7 +44,7 @@ def test_a_folder_made_then_refused_is_removed(tmp_path, monkeypatch):
     folder made is removed again."""
     monkeypatch.setenv("SACSCALE_LOCK_DIR", str(tmp_path / "locks"))
     judged = iter([None, (None, "is writable by other users without the sticky bit (mode 0777)")])
-    monkeypatch.setattr(lock_folder, "swappable_by_others", lambda folder: next(judged))
+    monkeypatch.setattr(lock_folder, "swappable_by_others", lambda folder, **_: next(judged))
     with pytest.raises(locks.LockError, match=f"^lock folder {tmp_path / 'locks'} is inside {tmp_path}, which is "
                                               "writable by other users"):
         locks.private_folder("torchinductor")

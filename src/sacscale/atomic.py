@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from sacscale import lock_names, posix_acl
+from sacscale.group_members import others_in_group as _others_in_group
 from sacscale.long_names import cut_with_digest, name_max as _name_max, size as _size
 from sacscale.no_replace import rename_into_place
 from sacscale.output_owner import refuse_foreign_output
@@ -258,17 +259,30 @@ def others_can_swap(folder: str | Path) -> str | None:
     """Why another user could swap what is written in `folder` (see `swappable_by_others`),
     as a phrase after the folder's name; None if no one else can."""
     found = swappable_by_others(folder)
-    if found is None:
-        return None
-    where, problem = found
-    return problem if where is None else f"is inside {where}, which {problem}"
+    return None if found is None else placed(*found)
 
 
-def swappable_by_others(folder: str | Path, every_default: bool = False) -> tuple[str | None, str] | None:
+def placed(where: str | None, problem: str) -> str:
+    """A `swappable_by_others` finding as a phrase after the folder's name."""
+    if where is None:
+        return problem
+    if problem.startswith(_RE_POINTABLE):
+        return f"is reached through {where}, {problem.removeprefix('is ')}"
+    return f"is inside {where}, which {problem}"
+
+
+_RE_POINTABLE = "is a symbolic link its owner can re-point at any time: uid "
+
+
+def swappable_by_others(folder: str | Path, every_default: bool = False,
+                        its_name: bool = False) -> tuple[str | None, str] | None:
     """(None, why) when another user can rename entries in `folder`, (an ancestor, why)
     when they can in a folder the kernel passes on the way to it (they could move `folder`
-    away and put one of theirs at its name), else None. Each folder is judged by
-    `_others_can_rename`; the folders where our own or root's links lead are judged too.
+    away and put one of theirs at its name), (the link, why) when the kernel follows a link
+    of another user's on the way (they can re-point it at any time), at `folder`'s own name
+    too with `its_name` (then None, why; without, the caller judges that name, as callers
+    that refuse every link there do). Each folder is judged by `_others_can_rename`; the folders
+    where our own or root's links lead are judged too.
     A default access control list shapes only the entries made directly in its folder, so
     it is judged on `folder` alone, where the caller makes its entries (the output's folder,
     or the nearest existing one, whose list the folders made under it inherit); a folder
@@ -277,7 +291,10 @@ def swappable_by_others(folder: str | Path, every_default: bool = False) -> tupl
     own = os.stat(absolute)
     anchor = Path(absolute).anchor
     walked = [(anchor, os.lstat(anchor)), *_walked(absolute, True, [_LINKS_FOLLOWED])]
+    last = os.path.join(*Path(absolute).parts)  # the name _walked gives `folder` itself
     for name, st in walked:
+        if stat.S_ISLNK(st.st_mode) and st.st_uid not in (os.getuid(), 0) and (its_name or name != last):
+            return (None if name == last else name), f"{_RE_POINTABLE}{st.st_uid}, another user"
         if not stat.S_ISDIR(st.st_mode):
             continue
         here = os.stat(name)
@@ -415,26 +432,6 @@ def _group_problem(gid: int, unless: str, mode: int) -> str | None:
 
 def _shown(names: list[str]) -> str:
     return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-
-
-def _others_in_group(gid: int) -> list[str] | None:
-    """The users other than this one in group `gid`, by name (its members, and those whose
-    primary group it is); None when the system does not know the group."""
-    try:
-        group = grp.getgrgid(gid)
-    except KeyError:
-        return None
-    me = os.getuid()
-    others = {name for name in group.gr_mem if _uid_of(name) != me}
-    others |= {user.pw_name for user in pwd.getpwall() if user.pw_gid == gid and user.pw_uid != me}
-    return sorted(others)
-
-
-def _uid_of(name: str) -> int | None:
-    try:
-        return pwd.getpwnam(name).pw_uid
-    except KeyError:
-        return None
 
 
 _KINDS = ((stat.S_ISREG, "a plain file"), (stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),

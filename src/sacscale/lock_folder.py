@@ -13,7 +13,7 @@ import os
 import stat
 from pathlib import Path
 
-from sacscale.atomic import swappable_by_others
+from sacscale.atomic import placed, swappable_by_others
 from sacscale.finished_sets import described, finished_set_holding
 from sacscale.held_names import encoding_holds_any_name, unheld_path_problem
 
@@ -207,16 +207,17 @@ def _unsafe_parent(path: Path, made: bool = True) -> str | None:
     lock folder could then be moved away while in use and one of theirs put at its name,
     which Inductor's cache (a path read again and again) would then follow. The parent is
     reached as the kernel reaches it (`path/..`), links on the way judged where they stand
-    and where they lead; of a folder not `made` yet, its parent as named (one missing is no
-    problem here: making the folder names it)."""
+    and where they lead (another user's is refused: they could re-point it, and the path,
+    read again by Inductor and matplotlib, would then lead into their folder); of a folder
+    not `made` yet, its parent as named (one missing is no problem here: making the folder names it)."""
     try:
-        found = swappable_by_others(os.path.join(path, "..") if made else path.parent)
+        found = swappable_by_others(os.path.join(path, "..") if made else path.parent, its_name=True)
     except FileNotFoundError:
         return None
     if found is None:
         return None
     where, problem = found
-    return f"is inside {where or path.parent}, which {problem}"
+    return placed(where or str(path.parent), problem)
 
 
 def private_folder(name: str) -> Path:

@@ -106,3 +106,24 @@ def test_the_cli_names_such_an_output(capsys, tmp_path):
         "never a device, FIFO or socket"), err
     assert stat.S_ISFIFO(os.lstat(path).st_mode)
     assert not (tmp_path / "s.csv").exists()  # both outputs checked before either is written
+
+
+@pytest.mark.parametrize("extra, says", [
+    (["--seconds", "1e308"], "argument --seconds: '1e308': must be 0..20 (one episode)"),
+    (["--seconds", "10", "--settle-s", "1e308"], "argument --settle-s: '1e308': must be 0..20 (within one episode)"),
+    (["--settle-s=-1e308"], "argument --settle-s: '-1e308': must be 0..20 (within one episode)"),
+])
+def test_evaluate_seconds_past_an_episode_are_named(capsys, tmp_path, extra, says):
+    """1e308 s became an infinite step count: OverflowError, exit 1, no option named."""
+    with pytest.raises(SystemExit) as stop:
+        main(["evaluate", str(RUN), "--output", str(tmp_path / "e.json"), *extra])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"sacscale evaluate: error: {says}"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("seconds, settle_s", [(1e308, 1.0), (10.0, 1e308), (10.0, -1e308), (-1e308, 1.0)])
+def test_a_recorded_protocol_past_an_episode_is_a_problem_not_an_overflow(seconds, settle_s):
+    from sacscale.eval.limits import seconds_problem
+
+    assert seconds_problem(seconds, settle_s)

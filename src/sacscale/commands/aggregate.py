@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 
 from sacscale.commands._output_lock import holding_outputs
+from sacscale.commands._outputs_together import write_together
 from sacscale.commands._inputs import BadInput, json_value, read_json, refuse_one_file, refuse_output_on_input
 from sacscale.analysis.record_shapes import METRICS_SHAPE
 from sacscale.analysis.metrics import RUN_NAME
-from sacscale.atomic import atomic_write_text, refuse_special, write_json
+from sacscale.atomic import json_text, refuse_special
 from sacscale.shapes import shape_problem
 from sacscale.usage import say
 
@@ -112,8 +113,7 @@ def run(args: argparse.Namespace) -> int:
     for output in (args.csv, args.json):  # both refused before either is written
         refuse_special(Path(output))
     with holding_outputs(("--csv", args.csv), ("--json", args.json)):  # the table and its statistics: one run's
-        atomic_write_text(args.csv, table.to_csv(index=False))
-        write_json(args.json, summary)
+        write_together((args.csv, table.to_csv(index=False).encode()), (args.json, json_text(summary).encode()))
     _print_summary(summary)
     return 0
 

@@ -63,18 +63,6 @@ def finite_float(text: str) -> float:
     return value
 
 
-def float_in(low: float, high: float, what: str):
-    """An argparse type for a finite number with bounds, `what` saying what the top one is:
-    1e308 seconds passed finite_float and overflowed where it became a step count."""
-    def bounded(text: str) -> float:
-        value = finite_float(text)
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{text[:40]!r}: must be {low:g}..{high:g} ({what})")
-        return value
-
-    return bounded
-
-
 def int_in(low: int, high: int):
     """An argparse type for a count with bounds (a step or thread count of 0 or below ended in
     a ZeroDivisionError after the work's first file was written)."""

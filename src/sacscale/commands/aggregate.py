@@ -91,6 +91,10 @@ def run(args: argparse.Namespace) -> int:
     refuse_output_on_input([("--csv", args.csv), ("--json", args.json)], [("metrics file", args.metrics)])
     refuse_one_file(("--csv", args.csv), ("--json", args.json))
     order = [c for c in args.order.split(",") if c] or list(dict.fromkeys(m["config"] for m in metrics))
+    configs = {m["config"] for m in metrics}
+    if unknown := [c for c in order if c not in configs]:  # it was written into summary.json as given
+        raise BadInput(f"--order {unknown[0]!r}: no configuration of the metrics given "
+                       f"(theirs: {', '.join(sorted(configs))})")
     pairs = []
     for item in args.pair:
         base, sep, other = item.partition(":")

@@ -7,12 +7,13 @@ import argparse
 import os
 import sys
 
-from sacscale.checks import float_in, seed_arg
+from sacscale.checks import seed_arg
 from sacscale.atomic import json_text
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._outputs_together import write_together
 from sacscale.commands._live_run import live_trainer_problem, run_folder_of
 from sacscale.commands._inputs import (
+    float_in,
     model_problem,
     png_path,
     refuse_one_file,

@@ -6,8 +6,14 @@ output and the holder (exit 2), nothing written; the first finishes and removes 
 The first is stopped at a named function (evidence/paused_sacscale.py) while the second
 runs: no timing decides the order."""
 
+import errno
 import json
+import os
 from pathlib import Path
+
+import pytest
+
+from sacscale.cli import main
 
 from cli_runs import REPO, SET, one_line, sacscale
 from paused_runs import finished, started_paused
@@ -42,7 +48,7 @@ def test_a_second_evaluate_into_the_same_pair_is_refused(tmp_path):
 def test_a_second_aggregate_sharing_one_output_is_refused(tmp_path):
     """Either output shared is refused: the other's table would stand beside this statistics."""
     csv, summary = tmp_path / "s.csv", tmp_path / "s.json"
-    first = started_paused(tmp_path, "sacscale.commands.aggregate:atomic_write_text", "aggregate", *METRICS,
+    first = started_paused(tmp_path, "sacscale.commands.aggregate:write_together", "aggregate", *METRICS,
                            "--csv", csv, "--json", summary)
     second = sacscale("aggregate", METRICS[0], "--csv", tmp_path / "other.csv", "--json", summary)
     one_line(second, refusal("--json", summary, first.pid))
@@ -82,3 +88,47 @@ def test_verify_without_metrics_says_the_report_was_not_checked():
     assert done.returncode == 0, done.stderr
     assert ("report: not checked (--no-metrics: the files hashed against the manifest only; nothing recomputed, the "
             "report's numbers and words not read)") in done.stdout + done.stderr
+
+
+def _disk_full_for(monkeypatch, suffix: str) -> None:
+    """The disk fills up while the temporary file of the output ending in `suffix` is written."""
+    real = os.fsync
+
+    def fsync(fd):
+        if os.readlink(f"/proc/self/fd/{fd}").endswith(suffix):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd)
+
+    monkeypatch.setattr("sacscale.atomic.os.fsync", fsync)
+
+
+@pytest.mark.parametrize("earlier", [False, True])
+def test_evaluate_whose_figure_cannot_be_written_leaves_no_new_record(tmp_path, capsys, monkeypatch, earlier):
+    """The record was written, then the figure met a full disk: the record stayed, beside no
+    figure or an earlier run's. Now neither is new: none, or the earlier pair untouched."""
+    stored = json.loads((RESULTS / "eval" / "shared_r1_n1_pool7.json").read_text())
+    monkeypatch.setattr("sacscale.eval.evaluate.evaluate", lambda *args, **kwargs: stored)
+    record, figure = tmp_path / "e.json", tmp_path / "e.png"
+    if earlier:
+        record.write_text("earlier record")
+        figure.write_bytes(b"earlier figure")
+    _disk_full_for(monkeypatch, ".png")
+    code = main([str(a) for a in ("evaluate", CHECKPOINT, "--model", MODEL, "--output", record, "--figure", figure,
+                                  *FAST)])
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"sacscale evaluate: error: {figure}: no space left on the device (disk full)"
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == (["e.json", "e.png"] if earlier else [])
+    if earlier:
+        assert record.read_text() == "earlier record" and figure.read_bytes() == b"earlier figure"
+
+
+def test_aggregate_whose_statistics_cannot_be_written_leaves_no_table(tmp_path, capsys, monkeypatch):
+    csv, summary = tmp_path / "s.csv", tmp_path / "s.json"
+    _disk_full_for(monkeypatch, ".json")
+    code = main([str(a) for a in ("aggregate", *METRICS, "--csv", csv, "--json", summary)])
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"sacscale aggregate: error: {summary}: no space left on the device (disk full)"
+    assert list(tmp_path.iterdir()) == []

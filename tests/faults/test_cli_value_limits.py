@@ -106,3 +106,61 @@ def test_the_cli_names_such_an_output(capsys, tmp_path):
         "never a device, FIFO or socket"), err
     assert stat.S_ISFIFO(os.lstat(path).st_mode)
     assert not (tmp_path / "s.csv").exists()  # both outputs checked before either is written
+
+
+@pytest.mark.parametrize("extra, says", [
+    (["--seconds", "1e308"], "argument --seconds: '1e308': must be 0..20 (one episode)"),
+    (["--seconds", "10", "--settle-s", "1e308"], "argument --settle-s: '1e308': must be 0..20 (within one episode)"),
+    (["--settle-s=-1e308"], "argument --settle-s: '-1e308': must be 0..20 (within one episode)"),
+])
+def test_evaluate_seconds_past_an_episode_are_named(capsys, tmp_path, extra, says):
+    """1e308 s became an infinite step count: OverflowError, exit 1, no option named."""
+    with pytest.raises(SystemExit) as stop:
+        main(["evaluate", str(RUN), "--output", str(tmp_path / "e.json"), *extra])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"sacscale evaluate: error: {says}"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("seconds, settle_s", [(1e308, 1.0), (10.0, 1e308), (10.0, -1e308), (-1e308, 1.0)])
+def test_a_recorded_protocol_past_an_episode_is_a_problem_not_an_overflow(seconds, settle_s):
+    from sacscale.eval.limits import seconds_problem
+
+    assert seconds_problem(seconds, settle_s)
+
+
+@pytest.mark.parametrize("extra, says", [
+    (["--half-width", "0"], "--half-width must be positive"),  # refused without points as with them
+    (["--half-width", "0", "--at-env-steps", "1e6"], "--half-width must be positive"),
+])
+def test_learning_half_width_not_positive_is_refused(capsys, tmp_path, extra, says):
+    code, err = run(capsys, "compare-learning", f"a={RUN}", "--output", tmp_path / "cl.json", *extra)
+    assert code == 2 and err == f"sacscale compare-learning: error: {says}"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_learning_half_width_past_any_run_is_refused(capsys):
+    """1e308 printed a 309-digit table header, exit 0."""
+    with pytest.raises(SystemExit) as stop:
+        main(["compare-learning", f"a={RUN}", "--at-env-steps=1e6", "--half-width", "1e308"])
+    assert stop.value.code == 2
+    assert "argument --half-width: '1e308': must be 0..1e+12 (env steps)" in capsys.readouterr().err
+
+
+def test_aggregate_order_naming_no_configuration_is_refused(capsys, tmp_path):
+    metrics = REPO / "results" / SET / "metrics" / "shared_r1_n1_pool7.json"
+    code, err = run(capsys, "aggregate", metrics, "--csv", tmp_path / "a.csv", "--json", tmp_path / "a.json",
+                    "--order", "n1_pool7,bin")
+    assert code == 2 and err == "sacscale aggregate: error: --order 'bin': no configuration of the metrics given " \
+                                "(theirs: n1_pool7)"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_render_best_refuses_an_evaluation_given_twice(capsys, tmp_path):
+    evaluation = REPO / "results" / SET / "eval" / "shared_r1_n1_pool7.json"
+    again = tmp_path / "again.json"
+    again.symlink_to(evaluation)
+    code, err = run(capsys, "render-best", "--evaluations", evaluation, again, "--runs-dir", RUN.parent,
+                    "--output", tmp_path / "b.webp", "--record", tmp_path / "b.json")
+    assert code == 2 and err == f"sacscale render-best: error: evaluation {again}: given twice (also {evaluation})"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["again.json"]

@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 
 from sacscale.atomic import file_kind
+from sacscale.checks import finite_float
 from sacscale.commands import BadInput
 from sacscale.eval.evaluate_checks import foreign_link_problem as _foreign_link_problem, size_problem
 from sacscale.held_names import unheld_path_problem
@@ -298,3 +299,15 @@ def _read_only(folder: Path) -> bool:
         return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
     except OSError:
         return False
+
+
+def float_in(low: float, high: float, what: str):
+    """An argparse type for a finite number with bounds, `what` saying what the top one is:
+    1e308 seconds passed finite_float and overflowed where it became a step count."""
+    def bounded(text: str) -> float:
+        value = finite_float(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text[:40]!r}: must be {low:g}..{high:g} ({what})")
+        return value
+
+    return bounded

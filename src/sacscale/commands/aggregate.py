@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 
 from sacscale.commands._output_lock import holding_outputs
+from sacscale.commands._outputs_together import write_together
 from sacscale.commands._inputs import BadInput, json_value, read_json, refuse_one_file, refuse_output_on_input
 from sacscale.analysis.record_shapes import METRICS_SHAPE
 from sacscale.analysis.metrics import RUN_NAME
-from sacscale.atomic import atomic_write_text, refuse_special, write_json
+from sacscale.atomic import json_text, refuse_special
 from sacscale.shapes import shape_problem
 from sacscale.usage import say
 
@@ -90,6 +91,10 @@ def run(args: argparse.Namespace) -> int:
     refuse_output_on_input([("--csv", args.csv), ("--json", args.json)], [("metrics file", args.metrics)])
     refuse_one_file(("--csv", args.csv), ("--json", args.json))
     order = [c for c in args.order.split(",") if c] or list(dict.fromkeys(m["config"] for m in metrics))
+    configs = {m["config"] for m in metrics}
+    if unknown := [c for c in order if c not in configs]:  # it was written into summary.json as given
+        raise BadInput(f"--order {unknown[0]!r}: no configuration of the metrics given "
+                       f"(theirs: {', '.join(sorted(configs))})")
     pairs = []
     for item in args.pair:
         base, sep, other = item.partition(":")
@@ -112,8 +117,7 @@ def run(args: argparse.Namespace) -> int:
     for output in (args.csv, args.json):  # both refused before either is written
         refuse_special(Path(output))
     with holding_outputs(("--csv", args.csv), ("--json", args.json)):  # the table and its statistics: one run's
-        atomic_write_text(args.csv, table.to_csv(index=False))
-        write_json(args.json, summary)
+        write_together((args.csv, table.to_csv(index=False).encode()), (args.json, json_text(summary).encode()))
     _print_summary(summary)
     return 0
 

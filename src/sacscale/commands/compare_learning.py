@@ -7,17 +7,19 @@ import os
 import sys
 from pathlib import Path
 
-from sacscale.checks import finite_float
 from sacscale.analysis.events import EventFileError
 from sacscale.analysis.learning import at_env_steps, compare_learning, single_run_groups
 from sacscale.atomic import write_json
 from sacscale.commands import BadInput
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._live_run import live_trainer_problem
-from sacscale.commands._inputs import png_path, refuse_one_file, refuse_output_inside, same_file
+from sacscale.commands._inputs import float_in, png_path, refuse_one_file, refuse_output_inside, same_file
 from sacscale.eval.evaluate_checks import foreign_link_problem
 from sacscale.pipeline.config_check import ConfigError, check_string
 from sacscale.usage import say
+
+
+MAX_HALF_WIDTH = 1e12  # env steps: past any run's; 1e308 printed a 309-digit table header
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also set the runs side by side at these env-step counts (e.g. 1e6,2e6,5e6): "
                              "mean episode length and normalised tracking over the log points within "
                              "--half-width of each")
-    parser.add_argument("--half-width", type=finite_float, default=2.5e5,
+    parser.add_argument("--half-width", type=float_in(0, MAX_HALF_WIDTH, "env steps"), default=2.5e5,
                         help="env steps either side of each --at-env-steps point (default 2.5e5)")
     parser.add_argument("--output", help="write curves and means as JSON here")
     parser.add_argument("--figure", type=png_path, help="write the plot (PNG) here")
@@ -103,9 +105,11 @@ def run(args: argparse.Namespace) -> int:
     except EventFileError as exc:
         say(f"sacscale compare-learning: error: {exc}", file=sys.stderr)
         return 1
+    if not args.half_width > 0:  # refused with points or without, as the options are
+        say("sacscale compare-learning: error: --half-width must be positive", file=sys.stderr)
+        return 2
     if args.at_env_steps:
-        problem = ("--half-width must be positive" if not args.half_width > 0
-                   else _point_past_every_run(result, args.at_env_steps, args.half_width))
+        problem = _point_past_every_run(result, args.at_env_steps, args.half_width)
         if problem:
             say(f"sacscale compare-learning: error: {problem}", file=sys.stderr)
             return 2

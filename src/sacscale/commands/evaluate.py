@@ -7,11 +7,13 @@ import argparse
 import os
 import sys
 
-from sacscale.checks import finite_float, seed_arg
-from sacscale.atomic import write_json
+from sacscale.checks import seed_arg
+from sacscale.atomic import json_text
 from sacscale.commands._output_lock import holding_outputs
+from sacscale.commands._outputs_together import write_together
 from sacscale.commands._live_run import live_trainer_problem, run_folder_of
 from sacscale.commands._inputs import (
+    float_in,
     model_problem,
     png_path,
     refuse_one_file,
@@ -19,7 +21,7 @@ from sacscale.commands._inputs import (
     refuse_output_on_input,
 )
 from sacscale.eval import protocol
-from sacscale.eval.limits import SETTLE_S
+from sacscale.eval.limits import EPISODE_S, SETTLE_S
 from sacscale.eval.evaluate_checks import CheckpointError, batch_problem, refuse_foreign_checkpoint, resolve_checkpoint
 from sacscale.sim.step_limits import threads_problem
 from sacscale.usage import say
@@ -32,9 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--figure", default=None, type=png_path,
                         help="also write commanded vs achieved velocities (PNG) here")
     parser.add_argument("--envs-per-command", type=int, default=8, help="envs (episodes) per grid command (default 8)")
-    parser.add_argument("--seconds", type=finite_float, default=20.0,
-                        help="episode length evaluated, at most 20 (default 20)")
-    parser.add_argument("--settle-s", type=finite_float, default=SETTLE_S,
+    parser.add_argument("--seconds", type=float_in(0, EPISODE_S, "one episode"), default=EPISODE_S,
+                        help=f"episode length evaluated, at most {EPISODE_S:g} (default {EPISODE_S:g})")
+    parser.add_argument("--settle-s", type=float_in(0, EPISODE_S, "within one episode"), default=SETTLE_S,
                         help=f"initial seconds not scored (default {SETTLE_S:g})")
     parser.add_argument("--model", default=None,
                         help="compiled G1 model (.mjb); default: build it from the asset package")
@@ -83,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         say(f"sacscale evaluate: error: {exc}", file=sys.stderr)
         return 2
     # torch and MuJoCo load here, after the checks: a refusal answers without them
-    from sacscale.eval.evaluate import evaluate, plot_tracking
+    from sacscale.eval.evaluate import evaluate, tracking_png
 
     with holding_outputs(("--output", args.output), ("--figure", args.figure)):  # the record and its figure: one run's
         try:
@@ -93,9 +95,9 @@ def run(args: argparse.Namespace) -> int:
         except (CheckpointError, ValueError) as exc:
             say(f"sacscale evaluate: error: {exc}", file=sys.stderr)
             return 2
-        write_json(args.output, result)
-        if args.figure:
-            plot_tracking(result, args.figure)
+        # the figure drawn before either is written: a full disk or a failed plot leaves neither new
+        figure = tracking_png(result) if args.figure else b""
+        write_together((args.output, json_text(result).encode()), (args.figure, figure))
 
     o, b, r = result["overall"], result["baseline_stand_still"]["overall"], result["ratio_to_stand_still"]
     p = result["protocol"]

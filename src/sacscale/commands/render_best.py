@@ -38,6 +38,9 @@ def _refuse_one_file(args: argparse.Namespace) -> None:
     command still said it wrote the video), an output on an input replaces the input, and
     one among the files read (`--record RUNS/<run>/train_meta.json` replaced a run's
     record) is refused as `analyze-run` refuses it."""
+    for index, path in enumerate(args.evaluations):  # one run's evaluation twice: its score counted twice
+        if twice := next((other for other in args.evaluations[:index] if same_file(other, path)), None):
+            raise BadInput(f"evaluation {path}: given twice (also {twice})")
     if same_file(args.output, args.record):
         raise BadInput(f"--output and --record are one file ({args.output}): the record would replace the video")
     outputs = [("--output", args.output), ("--record", args.record)]

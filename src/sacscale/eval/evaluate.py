@@ -371,7 +371,13 @@ def _check_grid(grid: np.ndarray, cfg: TaskConfig) -> None:
 
 
 def plot_tracking(result: dict, path: str | Path) -> None:
-    """Per command: commanded vs achieved (mean, std error bars) for vx, vy and wz."""
+    """The tracking figure (tracking_png), written to `path`."""
+    # as every output: a temporary file of this process's own, never through a link
+    atomic_write_bytes(path, tracking_png(result))
+
+
+def tracking_png(result: dict) -> bytes:
+    """Per command: commanded vs achieved (mean, std error bars) for vx, vy and wz, as PNG."""
     # matplotlib only when a figure is asked for; Agg: no display needed
     from sacscale.pyplot import pyplot
 
@@ -404,8 +410,7 @@ def plot_tracking(result: dict, path: str | Path) -> None:
     drawn = io.BytesIO()
     fig.savefig(drawn, format="png", dpi=110, metadata={"Software": None})
     plt.close(fig)
-    # as every output: a temporary file of this process's own, never through a link
-    atomic_write_bytes(path, drawn.getvalue())
+    return drawn.getvalue()
 
 
 def _nan(v):

@@ -12,6 +12,7 @@ MAX_FPS = 50  # the control rate: a frame per control step at most
 MIN_FRAMES = 2  # one frame is a still of the start pose, not a video of the policy
 SETTLE_S = 1.0  # evaluate's default: the first second of an episode is not scored
 EPISODE_STEPS = TaskConfig.episode_length
+EPISODE_S = EPISODE_STEPS * CONTROL_DT  # evaluate's longest --seconds and --settle-s: one episode
 
 
 def fps_problem(fps: float, name: str = "--fps") -> str | None:
@@ -70,11 +71,13 @@ def settle_steps(settle_s: float) -> int:
 def seconds_problem(seconds: float, settle_s: float = SETTLE_S, episode_steps: int = EPISODE_STEPS,
                     name: str = "--seconds", settle_name: str = "--settle-s") -> str | None:
     """What is wrong with an evaluation length and its unscored start, as one line; None when fine."""
-    steps = control_steps(seconds)
+    longest = episode_steps * CONTROL_DT
+    # far outside the episode a value is not turned into steps: 1e308 / CONTROL_DT overflowed
+    steps = control_steps(seconds) if abs(seconds) <= 2 * longest else -1
     if not 1 <= steps <= episode_steps:
         return (f"{name} {seconds}: must give 1..{episode_steps} control steps "
                 f"(one episode, {episode_steps * CONTROL_DT:g} s)")
-    settle = settle_steps(settle_s)
+    settle = settle_steps(settle_s) if abs(settle_s) <= 2 * longest else (-1 if settle_s < 0 else steps)
     if settle < 0:
         return f"{settle_name} {settle_s}: must be >= 0"
     if settle >= steps:

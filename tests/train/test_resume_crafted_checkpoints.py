@@ -142,3 +142,17 @@ def test_a_rank_state_of_another_shape_is_named_not_trained_on(run, tmp_path, ca
     torch.save(part, state)
     code, err = resumed_here(capsys, crafted, 8)
     assert code == 2 and "Traceback" not in err and says in err, err
+
+
+def test_a_checkpoint_file_given_for_its_run_folder_is_named_as_a_file(run, capsys):
+    """`--resume RUN/checkpoints/final.pt` said only `.../final.pt/checkpoints/final.pt: no
+    checkpoint there`: the folder is what --resume takes."""
+    from sacscale.cli import main
+
+    given = run / "checkpoints" / "final.pt"
+    capsys.readouterr()
+    code = main(["train", "--resume", str(given), "--iterations", "9"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.strip() == (f"sacscale train: error: --resume {given}: a file, not a run folder (give the folder the "
+                           "run wrote, its --log-dir, which holds checkpoints/)"), err

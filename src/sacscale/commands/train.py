@@ -46,6 +46,9 @@ def check_options(cfg: TrainConfig) -> None:
     launcher_env()  # RANK, WORLD_SIZE...: bad values are a usage error, resumed or not
     _check_paths_are_text(cfg)
     if cfg.resume:
+        if os.path.exists(cfg.resume) and not os.path.isdir(cfg.resume):  # a checkpoint file given for its folder
+            raise TrainingError(f"--resume {cfg.resume}: a file, not a run folder (give the folder the run wrote, "
+                                "its --log-dir, which holds checkpoints/)")
         try:  # what the resume reads and writes inside the run folder is judged as the folder is
             checks.check_resumed_parts(cfg.resume)
             refuse_open_run_folder(cfg.resume, "--resume")

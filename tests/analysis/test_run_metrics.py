@@ -200,3 +200,14 @@ def test_time_to_quality_takes_the_first_trailing_window_mean_over_ranks():
     assert steps[first] == 80
     assert got["normalised_tracking_ang_vel"] is None
     assert got["normalised_tracking_lin_vel"] is None  # never logged
+
+
+@pytest.mark.parametrize("record", ["run.json", "train_meta.json"])
+def test_a_folder_at_a_records_name_is_named_not_taken_for_no_record(run_dir, record):
+    """A folder at run.json's name was analysed as a run without one, and exit 0."""
+    from sacscale.analysis.events import EventFileError
+
+    (run_dir / record).unlink(missing_ok=True)
+    (run_dir / record).mkdir()
+    with pytest.raises(EventFileError, match=rf"{record}: a folder, not the record the trainer or the run wrapper"):
+        analyze_run(run_dir)

@@ -49,6 +49,7 @@ from sacscale.analysis import reference
 from sacscale.analysis.events import (EventFileError, Scalar, event_files, merge_event_parts, rank_dirs,
                                      read_event_file, refuse_non_finite, run_within)
 from sacscale.task.walk_rules import tracking_maxima
+from sacscale.atomic import file_kind
 from sacscale.reading import TooLarge, loads_record, read_limited
 from sacscale.shapes import NUMBER, Maybe, record_problem
 
@@ -239,7 +240,12 @@ META_SHAPE = {"sittings": Maybe(list), "start_time": Maybe(NUMBER)}
 
 
 def _read_json(path: Path, shape: dict) -> dict | None:
+    """The record at `path`, None where there is none; a folder or device at its name is named,
+    not taken for a missing record (the run analysed as if it had none)."""
     if not path.is_file():
+        kind = file_kind(path)
+        if kind is not None:
+            raise EventFileError(f"{path}: {kind}, not the record the trainer or the run wrapper writes there")
         return None
     try:
         value = loads_record(read_limited(path).decode("utf-8"))

@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from sacscale.atomic import others_can_swap, refuse_foreign_links
+from sacscale.atomic import file_kind, others_can_swap, refuse_foreign_links
 from sacscale.commands._live_run import live_trainer_problem
 from sacscale.commands._progress import add_progress_options, stage_lines
 from sacscale.commands._report_output import Refused, refuse_mount_points, staged_report
@@ -246,6 +246,9 @@ def named_inputs(args: argparse.Namespace) -> dict:
     if absent:
         raise Refused(f"give --run-set results/<set>, or every input: {', '.join(absent)} missing")
     refuse_one_file(("--output-md", args.output_md), ("--output-html", args.output_html))
+    for folder in [*(args.run_dirs or []), *([args.attempts_dir] if args.attempts_dir else [])]:
+        if os.path.exists(folder) and not os.path.isdir(folder):  # read as a folder; a file was a run without events
+            raise Refused(f"{folder}: {file_kind(folder)}, not a folder (--run-dirs and --attempts-dir take folders)")
     _refuse_outputs_on_inputs(args)
     video = _video_bytes(args.video, "--video ", scope.BUDGET_BYTES) if args.video else None
     folders = Path(args.output_md).parent, Path(args.output_html).parent, Path(args.figures_dir)

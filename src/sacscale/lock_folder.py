@@ -253,5 +253,7 @@ def unusable(path: Path, exc: OSError) -> str:
     if exc.errno == errno.EACCES and st is not None and st.st_uid == os.getuid() and not stat.S_ISLNK(st.st_mode):
         return (f"its mode {stat.S_IMODE(st.st_mode):04o} keeps its owner out ({exc.strerror}; made under a umask "
                 f"such as 0777?): chmod u+rw{'x' if stat.S_ISDIR(st.st_mode) else ''} it")
+    if st is None and exc.errno in (errno.EACCES, errno.EROFS):  # nothing there: its folder refused the new name
+        return f"cannot be made: its folder {path.parent} is not writable ({exc.strerror})"
     return f"not a directory of this user's ({exc.strerror}; a symbolic link is refused)" if st is None or \
         stat.S_ISDIR(st.st_mode) or stat.S_ISLNK(st.st_mode) else f"cannot open it ({exc.strerror})"

@@ -300,7 +300,7 @@ def fake_probe(args: list[str]) -> dict:
                  "sync": SYNC_REL_TOL}
     record = {"pass": True, "mode": "learner", "world_size": len(devices), "devices": devices,
               "backend": "gloo" if devices[0] == "cpu" or len(set(devices)) < len(devices) else "nccl",
-              "iterations": int(opt(args, "--iterations")), "fake": True, "torch": torch_version(),
+              "iterations": int(opt(args, "--iterations")), "torch": torch_version(),
               "tolerance": TOLERANCES["float32"], "sync_tolerance": SYNC_REL_TOL, "autocast_dtype": "float32",
               "tolerance_reason": TOLERANCE_REASON,
               "comparisons": [_comparison(name, tolerance[name.split("/")[0]], norm=name.startswith("param/"))
@@ -337,7 +337,7 @@ def main():
         out.mkdir(parents=True, exist_ok=True)
         (out / "g1_walk_flat.mjb").write_bytes(b"fake model")
         digest = hashlib.sha256(b"fake model").hexdigest()
-        Path(opt(args, "--json")).write_text(json.dumps({"file": "g1_walk_flat.mjb", "sha256": digest, "fake": True}))
+        Path(opt(args, "--json")).write_text(json.dumps({"file": "g1_walk_flat.mjb", "sha256": digest}))
         return 0
     if cmd == "evaluate":  # the fake model cannot be simulated: a result of the real one's shape
         meta = json.loads((Path(args[1]) / "train_meta.json").read_text())

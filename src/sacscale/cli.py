@@ -25,6 +25,7 @@ from sacscale.commands._value_kinds import parsed_value_problem, unheld_value
 from sacscale.held_names import encoding_holds_any_name, shown_name
 from sacscale.long_names import shortened
 from sacscale.pipeline.inherited_caches import InheritedCacheError, check_inherited_caches
+from sacscale.pipeline.machine_lock import LockError, hand_run_hold
 from sacscale.safe_path import working_folder_off_child_paths
 from sacscale.usage import UsageParser, escape_what_the_encoding_cannot_hold
 from sacscale.usage import printable as _printable
@@ -195,10 +196,29 @@ def _main(argv: list[str]) -> int:
     if name in _MUJOCO_IN_CHILDREN and (gl_problem := mujoco_gl_problem()):
         print(f"sacscale {name}: error: {_printable(gl_problem)}", file=sys.stderr)
         return 2
+    with contextlib.ExitStack() as held:
+        if name in _ON_THE_MACHINE and (refused := _hold_the_machine(held, name)):
+            return refused
+        try:
+            return int(module.run(args) or 0)
+        except Exception as exc:  # noqa: BLE001 - one line instead of a traceback (docs/faults.md)
+            return _error_line(name, exc)
+
+
+# commands that train or measure on this machine's CPUs and GPUs: run by hand, each holds the
+# machine's training lock shared (beside each other, never beside a measured pipeline run);
+# only this top-level process holds it, the ranks and collectors it starts are covered by it
+_ON_THE_MACHINE = {"train", "probe", "env-bench", "learner-bench"}
+
+
+def _hold_the_machine(held: contextlib.ExitStack, name: str) -> int | None:
+    """None once held (until `held` closes), else 2 after one line naming the holder."""
     try:
-        return int(module.run(args) or 0)
-    except Exception as exc:  # noqa: BLE001 - one line instead of a traceback (docs/faults.md)
-        return _error_line(name, exc)
+        held.enter_context(hand_run_hold(name))
+    except LockError as exc:  # a measured run holds it, or the lock folder's setting cannot be used
+        print(f"sacscale {name}: error: {_printable(str(exc))}", file=sys.stderr)
+        return 2
+    return None
 
 
 # commands whose child processes import MuJoCo (collectors, ranks): a MUJOCO_GL it refuses

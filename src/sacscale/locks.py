@@ -59,6 +59,8 @@ from sacscale.lock_folder import (  # noqa: F401 (the lock folder's names, used 
 POLL_S = 0.2
 _HOLDER_BYTES = 256
 _RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+# how a holder that took a lock shared for a command run by hand is named (describe_holder)
+HAND_RUN = "a hand-run `sacscale"
 
 
 class LockHeld(LockError):
@@ -134,6 +136,8 @@ def describe_holder(raw: bytes) -> str:
     if len(words) < 2 or words[0] != "pid" or not (words[1].isdigit() and len(words[1]) <= 10):
         return "another process"
     fields = dict(zip(words[2::2], words[3::2]))
+    if _RUN_NAME.fullmatch(fields.get("hand", "")):  # a command run by hand, holding the lock shared
+        return f"{HAND_RUN} {fields['hand']}` (pid {int(words[1])})"
     named = [f"{key} {fields[key]}" for key in ("run", "set") if _RUN_NAME.fullmatch(fields.get(key, ""))]
     return f"pid {int(words[1])}" + (f" ({', '.join(named)})" if named else "")
 
@@ -153,9 +157,9 @@ def _record_holder(fd: int, path: Path, record: str, elsewhere: str) -> None:
                         f"or {elsewhere}", exc.errno) from None
 
 
-def _try_lock(fd: int, path: Path, elsewhere: str) -> bool:
+def _try_lock(fd: int, path: Path, elsewhere: str, how: int = fcntl.LOCK_EX) -> bool:
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, how | fcntl.LOCK_NB)
     except BlockingIOError:
         return False
     except OSError as exc:  # a file system without locks (some network mounts)
@@ -173,13 +177,14 @@ def _names_it(dir_fd: int, name: str, fd: int) -> bool:
     return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
 
 
-def _lock_named(dir_fd: int, name: str, path: Path, variable: str = LOCK_DIR_VARIABLE) -> int | None:
-    """A descriptor of the lock file, locked, that its name still names; None when it is
-    held. A file removed between our open and our lock is opened again."""
+def _lock_named(dir_fd: int, name: str, path: Path, variable: str = LOCK_DIR_VARIABLE,
+                how: int = fcntl.LOCK_EX) -> int | None:
+    """A descriptor of the lock file, locked (`how`: exclusively, or shared), that its name
+    still names; None when it is held. A file removed between our open and our lock is opened again."""
     while True:
         fd = _open_lock_file(dir_fd, name, path)
         try:
-            if not _try_lock(fd, path, f"set {variable} to a local folder of your own"):
+            if not _try_lock(fd, path, f"set {variable} to a local folder of your own", how):
                 os.close(fd)
                 return None
         except BaseException:
@@ -232,11 +237,12 @@ def _keep_named(directory: Path, dir_fd: int, name: str, path: Path, fd: int, re
 @contextlib.contextmanager
 def private_lock(name: str, what: str, wait_s: float, check_stop: Callable[[], None] | None = None,
                  say: Callable[[str], None] | None = None, note: str = "",
-                 variable: str = LOCK_DIR_VARIABLE) -> Iterator[float]:
+                 variable: str = LOCK_DIR_VARIABLE, held: Callable[[int], None] | None = None) -> Iterator[float]:
     """Hold `<lock_dir(variable)>/<name>` exclusively; yields the seconds spent waiting. Waits
     at most `wait_s` (0: not at all), then raises LockError naming `what`, the file and its holder.
     While waiting, `check_stop()` runs every POLL_S and `say` is told once whom we wait for.
-    `note` (e.g. `run NAME`) is recorded beside our pid for the next process to name."""
+    `note` (e.g. `run NAME`) is recorded beside our pid for the next process to name; `held`
+    is given the locked descriptor (to hand on to a child, whose hold it then is too)."""
     if not 0 <= wait_s < float("inf"):  # nan compares false with every waited time: no bound at all
         raise LockError(f"{what}: a wait of {wait_s!r} s is no bound; give a finite number of seconds >= 0")
     directory = lock_dir(variable)
@@ -269,12 +275,35 @@ def private_lock(name: str, what: str, wait_s: float, check_stop: Callable[[], N
                                       args=(directory, dir_fd, name, path, fd, record, stop, variable))
             keeper.start()
             try:
+                if held is not None:
+                    held(fd)
                 yield time.monotonic() - t0
             finally:
                 stop.set()
                 keeper.join()
         finally:
             os.close(fd)  # releases the lock
+    finally:
+        os.close(dir_fd)
+
+
+@contextlib.contextmanager
+def shared_private_lock(name: str, what: str, note: str, variable: str = LOCK_DIR_VARIABLE) -> Iterator[None]:
+    """Hold `<lock_dir(variable)>/<name>` shared, without waiting: beside other shared holders,
+    never beside an exclusive one (private_lock), which raises LockHeld naming it. `note` is
+    recorded beside our pid (the last shared holder's is the one named)."""
+    directory = lock_dir(variable)
+    path = directory / name
+    dir_fd = open_private_dir(directory, variable)
+    try:
+        fd = _lock_named(dir_fd, name, path, variable, fcntl.LOCK_SH)
+        if fd is None:
+            raise LockHeld(f"{what} is held by {_holder_of(dir_fd, name, path)} ({path})")
+        try:
+            _record_holder(fd, path, f"pid {os.getpid()} {note}\n", f"set {variable} to another folder of your own")
+            yield
+        finally:
+            os.close(fd)  # releases our share
     finally:
         os.close(dir_fd)
 

@@ -13,6 +13,20 @@ either be unbounded or bounded by hours of a job that looks alive but does nothi
 Refused, the rule fails before anything is moved or started (completed runs stay done) and
 the next invocation, once the other has finished, starts at that run.
 
+The commands that train or measure on the machine when run by hand (`train`, `probe`,
+`env-bench`, `learner-bench`: sacscale.cli takes it in the command's top-level process, its
+ranks and collectors are covered by it) hold the same lock file shared (`hand_run_hold`):
+any number of them beside each other, as users and the tests run them, but none beside a
+measured run, which refuses them in one line, and a measured run is refused while one holds
+it, naming it as a hand-run command with its pid. The command record-run starts is covered by
+record-run's own hold: record-run passes its locked descriptor to it open and names the
+number in SACSCALE_MACHINE_LOCK_FD; the command takes the hold as its own only where that
+descriptor is open and is the lock file itself (the same device and inode): one handed down
+by the record-run holding it, not a number the variable merely names. No pid decides: a pid
+names a process of its own PID namespace (another container's the same number here), and an
+ancestor's pid also passed every command started under that ancestor; the variable alone,
+with no such descriptor, counts for nothing.
+
 The lock lives in a private lock folder (sacscale.locks: mode 0700, owner checked, no
 links followed, no folder above it that another user can rename in): `sacscale-<uid>` in
 /tmp, one per user and host, so it sees every invocation of this user on this host;
@@ -35,15 +49,18 @@ user and lock folder name), and is refused while a process elsewhere holds it.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 
 from sacscale.lock_names import MACHINE_LOCK_NAME
-from sacscale.locks import LockError, LockHeld, LockSettingError, lock_dir, private_lock
+from sacscale.locks import HAND_RUN, LockError, LockHeld, LockSettingError, lock_dir, private_lock, shared_private_lock
 from sacscale.pipeline import machine_wide
 
 LOCK_NAME = MACHINE_LOCK_NAME
 # the one setting that moves the training lock's folder (not SACSCALE_LOCK_DIR)
 VARIABLE = "SACSCALE_MACHINE_LOCK_DIR"
+# set by record-run for its command: the number of the locked descriptor it passes on open
+FD_VARIABLE = "SACSCALE_MACHINE_LOCK_FD"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
 
@@ -60,14 +77,15 @@ def _note(run: str, run_set: str | None) -> str:
 @contextlib.contextmanager
 def training_machine(run: str, run_set: str | None = None):
     """Hold the machine for training run `run` (of `run_set`), or raise MachineBusy naming
-    the run that holds it (an unsafe lock folder or file raises LockError as it is)."""
+    the run that holds it (an unsafe lock folder or file raises LockError as it is). Yields
+    the locked descriptor, for the run's command to inherit (`inherited_hold`)."""
     lock_dir()  # the run's own lock folder (its compile cache): a setting that cannot be one is named before it starts
-    held = contextlib.ExitStack()
+    held, fds = contextlib.ExitStack(), []
     try:
         held.enter_context(private_lock(LOCK_NAME, "this machine's training lock", 0.0, note=_note(run, run_set),
-                                        variable=VARIABLE))
+                                        variable=VARIABLE, held=fds.append))
     except LockHeld as exc:
-        raise MachineBusy(f"{exc}: {_BUSY}") from None
+        raise MachineBusy(f"{exc}: {_BY_HAND if HAND_RUN in str(exc) else _BUSY}") from None
     with held:
         folder = lock_dir(VARIABLE)
         sock, holder = machine_wide.hold(str(folder))
@@ -78,10 +96,53 @@ def training_machine(run: str, run_set: str | None = None):
                               f"that name is another folder: {_BUSY}")
         if sock is not None:
             held.callback(sock.close)
+        yield fds[0]
+
+
+def inherited(fd: int | None) -> dict[str, str]:
+    """The environment that tells a command started with `fd` (the locked descriptor
+    training_machine yields, passed to it open) that this hold is its own; {} for None."""
+    return {} if fd is None else {FD_VARIABLE: str(fd)}
+
+
+@contextlib.contextmanager
+def hand_run_hold(command: str):
+    """Hold the machine shared for `sacscale COMMAND` run by hand (train, probe, env-bench,
+    learner-bench): beside other such commands, never beside a measured run. Raises
+    MachineBusy naming the run that holds it, unless this process inherited that hold
+    (`inherited_hold`): the command record-run started."""
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(shared_private_lock(LOCK_NAME, "this machine's training lock", f"hand {command}",
+                                                   VARIABLE))
+        except LockHeld as exc:
+            if not inherited_hold():
+                raise MachineBusy(f"{exc}; sacscale {command} would run beside a measured run and skew its "
+                                  f"numbers: wait for it to end, or set {VARIABLE} to a folder of its own to train "
+                                  "beside it knowingly (nothing was started)") from None
         yield
+
+
+def inherited_hold() -> bool:
+    """Whether FD_VARIABLE names a descriptor open in this process on the lock file itself (the
+    same device and inode): one handed down by the record-run holding the lock. No pid decides
+    (another PID namespace's numbers mean other processes here), and the variable alone, with
+    no such descriptor, is nothing."""
+    value = os.environ.get(FD_VARIABLE, "")
+    if not (value.isdigit() and len(value) <= 9):
+        return False
+    try:
+        held = os.fstat(int(value))
+        named = os.stat(lock_dir(VARIABLE) / LOCK_NAME, follow_symlinks=False)
+    except (OSError, LockError):
+        return False
+    return (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino)
 
 
 _BUSY = ("another pipeline invocation is training on this machine; two runs at once would share its GPUs and CPUs "
          "and skew both sets' measurements. Run again once it has finished (completed runs stay done)")
+_BY_HAND = ("a command run by hand is training or measuring on this machine; a run beside it would share its GPUs and "
+            "CPUs and measure against its load. Run again once it has finished (completed runs stay done)")
 
-__all__ = ["LOCK_NAME", "VARIABLE", "LockError", "LockSettingError", "MachineBusy", "lock_dir", "training_machine"]
+__all__ = ["FD_VARIABLE", "LOCK_NAME", "VARIABLE", "LockError", "LockSettingError", "MachineBusy", "hand_run_hold",
+           "inherited", "inherited_hold", "lock_dir", "training_machine"]

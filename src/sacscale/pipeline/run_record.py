@@ -30,9 +30,12 @@ refuses this run naming that trainer (as does one at RUN_DIR's name, which would
 be set aside mid-run). A plain train looks at this run's locks in turn and is refused, but
 in the work folder this run names to its command; a RUN_DIR another command makes while
 this run trains leaves the completed run in WORK_DIR, named, exit status 1. A second
-record-run given either folder while the first runs is refused at once in one line naming the first's pid, exit status
-2, and touches nothing; a lock file a killed run left is held by no one: the next takes it.
---env is judged as planning judges a run configuration's env (run_config.check_run_env).
+record-run given either folder while the first runs is refused at once in one line naming
+the first's pid, exit status 2, and touches nothing; a lock file a killed run left is held
+by no one: the next takes it. --env is judged as planning judges a run configuration's env.
+With --machine-lock the machine's training lock (sacscale.pipeline.machine_lock) is held
+too, and its locked descriptor passed on, open, to the command: its own hold, which a
+`sacscale train` run so takes as its own rather than as a measured run's to refuse.
 Before the locks the folders are checked (sacscale.pipeline.run_folders) and, under them,
 the attic is made: an attic that cannot take an attempt is refused before the run, as are a
 run or work folder with another command's live run deeper down and any of the four folders
@@ -64,7 +67,7 @@ from sacscale.locks import (RECORDED_IN_VARIABLE, TRAINER_LOCK, HeldBeside, Untr
 from sacscale.pipeline.completed_run import compress_rank_events, move_learning_state, not_in_place
 from sacscale.pipeline.environment import code_state, host_info
 from sacscale.pipeline.folder_options import folder_path, optional_folder_path, work_folder_path
-from sacscale.pipeline.machine_lock import LockError, MachineBusy, training_machine
+from sacscale.pipeline.machine_lock import LockError, MachineBusy, inherited, training_machine
 from sacscale.pipeline.moves import SourceLeft, move
 from sacscale.pipeline.run_folders import folders_problem, make_attic, make_state_dir
 from sacscale.pipeline.plan_values import PlanError
@@ -89,8 +92,7 @@ PREFIX = "run_training"
 
 
 def _say(message: str) -> None:
-    """One of the wrapper's own messages: into the full output (stdout, the rule's log) and
-    onto the terminal (stderr)."""
+    """One of the wrapper's own messages: into the full output (stdout, the rule's log) and onto the terminal."""
     for stream in (sys.stdout, sys.stderr):
         try:
             print(f"{PREFIX}: {message}", file=stream, flush=True)
@@ -108,11 +110,9 @@ def _move_aside(path: Path, attic: Path, why: str) -> Path | None:
 
 
 def _code_state() -> dict:
-    """The commit (and dirty flag) of the code that ran: verify checks it against the
-    environment record of the run set."""
+    """The commit (and dirty flag) of the code that ran: verify checks it against the set's environment record."""
     state = code_state(Path(sacscale.__file__).resolve().parent)
-    # commit and dirty always (null outside a checkout): verify requires both of a set made here
-    return {k: state.get(k) for k in ("commit", "dirty", "error") if k != "error" or k in state}
+    return {k: state.get(k) for k in ("commit", "dirty", "error") if k != "error" or k in state}  # nulls: no checkout
 
 
 def _set_aside(work: Path, attic: Path, why: str) -> str:
@@ -123,8 +123,8 @@ class Supervisor:
     """Runs the command, tees its output, enforces the timeout, stops it on a stop signal."""
 
     def __init__(self, cmd: list[str], env: dict[str, str], log_path: Path, timeout_s: float,
-                 progress: ProgressEcho | None = None):
-        self.cmd, self.env, self.log_path, self.timeout_s = cmd, env, log_path, timeout_s
+                 progress: ProgressEcho | None = None, held_fd: int | None = None):
+        self.cmd, self.env, self.log_path, self.timeout_s, self.held_fd = cmd, env, log_path, timeout_s, held_fd
         self.progress = progress
         self.timed_out = False
         self.interrupted, self.stopped_by = None, None  # the first stop signal's name and number
@@ -156,7 +156,8 @@ class Supervisor:
         threading.Thread(target=self._stop, args=(f"received {self.interrupted}",), daemon=True).start()
 
     def run(self) -> int:
-        child_env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1",
+        held = () if self.held_fd is None else (self.held_fd,)  # the machine lock, handed on open: its hold too
+        child_env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1", **inherited(self.held_fd),
                      RECORDED_IN_VARIABLE: os.path.realpath(self.log_path.parent)}
         try:
             log = open(self.log_path, "wb", buffering=0)  # unbuffered: no late flush can fail at close
@@ -167,7 +168,7 @@ class Supervisor:
             try:
                 # the trainer must not outlive a wrapper that was SIGKILLed (its own SIGTERM
                 # handling then stops ranks and collectors cleanly)
-                self.trainer = start_group(self.cmd, die_with=signal.SIGTERM, stdout=subprocess.PIPE,
+                self.trainer = start_group(self.cmd, die_with=signal.SIGTERM, stdout=subprocess.PIPE, pass_fds=held,
                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=child_env)
             except OSError as exc:
                 msg = f"cannot start {self.cmd[0]!r}: {exc}"
@@ -185,8 +186,7 @@ class Supervisor:
                     self._stop("supervisor exiting")
 
     def _tee(self, log) -> None:
-        """Copy the trainer's output, until its end, into the log, onto stdout, and to the
-        progress echo."""
+        """Copy the trainer's output, until its end, into the log, onto stdout, and to the progress echo."""
         output = self.trainer.popen.stdout
         if output is None:  # an explicit check: `python -O` drops asserts
             raise RuntimeError("the trainer was started without a pipe for its output")
@@ -304,7 +304,7 @@ def _hold_locks(held: contextlib.ExitStack, args: argparse.Namespace, name: str,
     else the exit status of the refusal."""
     if args.machine_lock:
         try:
-            held.enter_context(training_machine(name, run_set))
+            args.held_fd = held.enter_context(training_machine(name, run_set))  # its command inherits it
         except MachineBusy as exc:  # another run's: the pipeline runs it again once that one ends
             _say(f"run {name} not started: {exc}")
             return 1
@@ -431,7 +431,7 @@ def _attempt(args: argparse.Namespace, cmd: list[str], env: dict[str, str], reso
     # our trainer's phases (collecting, then learning) are named; another command's are unknown
     ours = len(cmd) > 1 and Path(cmd[0]).name == "sacscale" and cmd[1] == "train"
     progress = ProgressEcho(label, args.progress_every, args.progress_every_s, phases=ours)
-    supervisor = Supervisor(cmd, env, work / "train.log", args.timeout, progress)
+    supervisor = Supervisor(cmd, env, work / "train.log", args.timeout, progress, getattr(args, "held_fd", None))
     code = supervisor.run()
     t1, ended = _now()
 

@@ -166,6 +166,11 @@ _PARSED_FILES = 128
 def read_event_file(path: str | Path, within: Path | None = None) -> dict[str, list[Scalar]]:
     """Every scalar in one event file (plain or .gz), by tag, in file order. Raises
     EventFileError."""
+    return _read_keyed(path, within)[1]
+
+
+def _read_keyed(path: str | Path, within: Path | None) -> tuple[bytes | None, dict[str, list[Scalar]]]:
+    """(the digest it is remembered by, None for a file too large to remember; read_event_file's)."""
     path = Path(path)
     _refuse_non_utf8(path)
     stream, size = _open_event_file(path, within)
@@ -176,7 +181,7 @@ def read_event_file(path: str | Path, within: Path | None = None) -> dict[str, l
             raise EventFileError(f"{path}: event file of {size:,} bytes, more than a run logs "
                                  f"({EVENT_FILE_LIMIT >> 30} GB): not read")
         if size > _PARSED_FILE_BYTES:
-            return _parsed(stream, size, path)
+            return None, _parsed(stream, size, path)
         data = stream.read(size)
     gz = path.name.endswith(GZ_SUFFIX)
     key = hashlib.sha256(data).digest() + bytes([gz])
@@ -185,7 +190,7 @@ def read_event_file(path: str | Path, within: Path | None = None) -> dict[str, l
         if len(_PARSED) > _PARSED_FILES:
             _PARSED.popitem(last=False)
     _PARSED.move_to_end(key)
-    return {tag: list(series) for tag, series in _PARSED[key].items()}  # the caller's own lists
+    return key, {tag: list(series) for tag, series in _PARSED[key].items()}  # the caller's own lists
 
 
 def _parsed(stream: BinaryIO, size: int, path: Path) -> dict[str, list[Scalar]]:
@@ -304,7 +309,16 @@ def read_event_dir(directory: str | Path, within: Path | None = None) -> dict[st
     A resumed run adds one event file per sitting, which starts at the step after its
     checkpoint; what an interrupted sitting logged from that step on is superseded, as
     TensorBoard's purge_step hides it. Files are taken in the order of their first event."""
-    return merge_event_parts([read_event_file(path, within) for path in event_files(directory, within)])
+    return read_event_dir_keyed(directory, within)[1]
+
+
+def read_event_dir_keyed(directory: str | Path,
+                         within: Path | None = None) -> tuple[tuple[bytes, ...] | None, dict[str, list[Scalar]]]:
+    """(the files' digests in order, None where one is too large to remember: the same
+    digests, the same scalars; read_event_dir's scalars)."""
+    read = [_read_keyed(path, within) for path in event_files(directory, within)]
+    keys = tuple(key for key, _ in read)
+    return (None if None in keys else keys), merge_event_parts([part for _, part in read])
 
 
 def merge_event_parts(parts: list[dict[str, list[Scalar]]]) -> dict[str, list[Scalar]]:

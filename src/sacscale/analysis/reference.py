@@ -15,9 +15,10 @@ reference's tags measure, with the places in its source: docs/reference-trainer.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from pathlib import Path
 
-from sacscale.analysis.events import EventFileError, Scalar, read_event_dir
+from sacscale.analysis.events import EventFileError, Scalar, read_event_dir_keyed
 from sacscale.reading import TooLarge, read_limited
 
 # A run directory of `sacscale train-reference`: trainer.json names the trainer, the
@@ -60,18 +61,39 @@ def event_dir(log_root: str | Path) -> Path:
     return found[0]
 
 
+# A reference run's scalars in our tags, by its event files' digests and its ctrl_dt: verify
+# reads a run more than once (its metrics, its page), and renaming its thousands of points
+# costs more than reading them from the parsed-file cache.
+_RENAMED: OrderedDict[tuple, dict[str, list[Scalar]]] = OrderedDict()
+_RENAMED_KEPT = 32
+
+
 def read_events(log_root: str | Path) -> dict[str, list[Scalar]]:
     """The reference run's scalars in our tags (module docstring). Steps become our
     logging points' indices, 1, 2, ..."""
-    theirs = read_event_dir(event_dir(log_root))
+    folder = event_dir(log_root)
+    files, theirs = read_event_dir_keyed(folder)
     clock = theirs.get(STEP_CLOCK_TAG)
     if not clock:
         raise EventFileError(f"{log_root}: the reference's events hold no '{STEP_CLOCK_TAG}'")
+    dt = ctrl_dt(folder)
+    if files is None:
+        return _renamed(theirs, clock, dt)
+    key = (files, dt)
+    if key not in _RENAMED:
+        _RENAMED[key] = _renamed(theirs, clock, dt)
+        if len(_RENAMED) > _RENAMED_KEPT:
+            _RENAMED.popitem(last=False)
+    _RENAMED.move_to_end(key)
+    lists: dict[int, list[Scalar]] = {}  # the caller's own lists, a tag's two names still one list
+    return {tag: lists.setdefault(id(values), list(values)) for tag, values in _RENAMED[key].items()}
+
+
+def _renamed(theirs: dict[str, list[Scalar]], clock: list[Scalar], dt: float) -> dict[str, list[Scalar]]:
     ours: dict[str, list[Scalar]] = {
         "Perf/total_env_steps": [Scalar(i + 1, s.wall_time, float(s.step)) for i, s in enumerate(clock)],
     }
     index = {s.step: i + 1 for i, s in enumerate(clock)}
-    dt = ctrl_dt(event_dir(log_root))
     for tag, values in theirs.items():
         renamed = [Scalar(index.get(s.step, s.step), s.wall_time, s.value) for s in values]
         ours[f"Ref/{tag}"] = renamed

@@ -17,8 +17,9 @@ step alone decides (equal to it: every episode that ended there was its env's fi
 
 from __future__ import annotations
 
+import hashlib
 import math
-from collections import Counter
+from collections import Counter, OrderedDict
 from functools import cached_property
 from itertools import combinations
 from pathlib import Path
@@ -123,6 +124,12 @@ class _Series:
         """(steps, values) in step order, as arrays."""
         steps = sorted(self.values)
         return np.array(steps, np.int64), np.array([self.values[s] for s in steps], float)
+
+    @cached_property
+    def digest(self) -> bytes:
+        """The series' steps and values, digested: what every verdict on it depends on."""
+        steps, values = self.stepped
+        return hashlib.blake2b(steps.tobytes() + values.tobytes(), digest_size=16).digest()
 
     @cached_property
     def window(self) -> Stepped:
@@ -302,12 +309,31 @@ def _prepared(values: Values) -> Prepared:
     return {tag: _Series(series) for tag, series in values.items()}
 
 
+# Each tag's verdict by the two series' content: the same pair of series (a set verified
+# again, or a copy of it) is judged once a process, not once a verify. Entries are small.
+_VERDICTS: OrderedDict[tuple, tuple] = OrderedDict()
+_VERDICTS_KEPT = 1 << 15
+
+
+def _tag_verdict(tag: str, a: _Series, b: _Series, across_runs: bool) -> tuple[tuple | None, dict]:
+    """(how the tag's two series show a copy or None, what _pooled reads of the tag)."""
+    key = (tag, a.digest, b.digest, across_runs)
+    if key not in _VERDICTS:
+        pooled: dict = {}
+        hit = _tag_copied(a, b, pooled) or _fluctuations_copied(tag, a.values, b.values, across_runs)
+        _VERDICTS[key] = hit, pooled
+        if len(_VERDICTS) > _VERDICTS_KEPT:
+            _VERDICTS.popitem(last=False)
+    _VERDICTS.move_to_end(key)
+    hit, pooled = _VERDICTS[key]
+    return hit, dict(pooled)
+
+
 def _copied(a: Prepared, b: Prepared, across_runs: bool) -> list[tuple[str, int | None, int | None]]:
     found, by_tag = [], []
     for tag in sorted(a.keys() & b.keys()):
-        by_tag.append(pooled := {})
-        hit = (_tag_copied(a[tag], b[tag], pooled)
-               or _fluctuations_copied(tag, a[tag].values, b[tag].values, across_runs))
+        hit, pooled = _tag_verdict(tag, a[tag], b[tag], across_runs)
+        by_tag.append(pooled)
         if hit is not None:
             found.append((tag + hit[0], hit[1], hit[2]))
     if not found and (pooled_hit := _pooled(by_tag)) is not None:

@@ -132,3 +132,30 @@ def test_aggregate_whose_statistics_cannot_be_written_leaves_no_table(tmp_path, 
     err = capsys.readouterr().err.strip()
     assert err == f"sacscale aggregate: error: {summary}: no space left on the device (disk full)"
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("earlier", [False, True])
+def test_compare_learning_whose_figure_cannot_be_written_leaves_no_new_record(tmp_path, capsys, monkeypatch, earlier):
+    """compare-learning wrote its JSON and then its figure: a full disk at the figure left the
+    JSON beside no figure or an older one. Now the figure is drawn first and both move together."""
+    record, figure = tmp_path / "c.json", tmp_path / "c.png"
+    if earlier:
+        record.write_text("earlier record")
+        figure.write_bytes(b"earlier figure")
+    _disk_full_for(monkeypatch, ".png")
+    run = RESULTS / "runs" / "shared_r1_n1_pool7"
+    code = main([str(a) for a in ("compare-learning", f"a={run}", "--output", record, "--figure", figure)])
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"sacscale compare-learning: error: {figure}: no space left on the device (disk full)"
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == (["c.json", "c.png"] if earlier else [])
+    if earlier:
+        assert record.read_text() == "earlier record" and figure.read_bytes() == b"earlier figure"
+
+
+def test_compare_learning_writes_both_when_it_can(tmp_path, capsys):
+    record, figure = tmp_path / "c.json", tmp_path / "c.png"
+    run = RESULTS / "runs" / "shared_r1_n1_pool7"
+    assert main([str(a) for a in ("compare-learning", f"a={run}", "--output", record, "--figure", figure)]) == 0
+    assert json.loads(record.read_text())["runs"] and figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from sacscale.analysis.events import EventFileError
 from sacscale.analysis.learning import at_env_steps, compare_learning, single_run_groups
-from sacscale.atomic import write_json
+from sacscale.atomic import json_text
+from sacscale.commands._outputs_together import write_together
 from sacscale.commands import BadInput
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._live_run import live_trainer_problem
@@ -135,14 +136,21 @@ def run(args: argparse.Namespace) -> int:
             cells = [" / ".join(f"{row['runs'][label][name]:.{0 if name == 'length' else 2}f}" for label in labels)
                      for name in ("length", "tracking_lin_vel", "tracking_ang_vel")]
             print(f"{row['env_steps']:>14,.0f} | " + " | ".join(cells))
+    figure = _figure(result, args.figure) if args.figure else None  # drawn before anything is written
     with holding_outputs(("--output", args.output), ("--figure", args.figure)):  # the curves and their plot
-        if args.output:
-            Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-            write_json(args.output, result)  # whole or not at all
-        if args.figure:
-            # the report's figure, one group per run; matplotlib is imported only when a figure is asked for
-            from sacscale.report.plots import learning_curves
-
-            groups = single_run_groups({label: r["curves"] for label, r in result["runs"].items()})
-            learning_curves(groups, Path(args.figure), baselines=result["stand_still"])
+        for given in (args.output, args.figure):
+            if given:
+                Path(given).parent.mkdir(parents=True, exist_ok=True)
+        # both new or neither: a figure that could not be written left the JSON beside an older one
+        write_together((args.output, json_text(result).encode()), (args.figure, figure))
     return 0
+
+
+def _figure(result: dict, path: str) -> bytes:
+    """The report's learning figure, one group per run, as PNG bytes; matplotlib is imported
+    only when a figure is asked for."""
+    from sacscale.report.plots import figure_png, learning_curves_figure
+
+    groups = single_run_groups({label: r["curves"] for label, r in result["runs"].items()})
+    fig, _ = learning_curves_figure(groups, baselines=result["stand_still"])
+    return figure_png(fig, Path(path).name)

@@ -55,25 +55,34 @@ def _palette_png(source, target, name: str) -> None:
     flat.save(target, "PNG", optimize=True, pnginfo=info)
 
 
-def _save(fig, path: Path) -> None:
-    refuse_foreign_links(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temporary_path(path)  # of this process and thread: two reports into one folder do not collide
+def figure_png(fig, name: str) -> bytes:
+    """`fig` as the figures' PNG (a palette, the name it is written under and what drew it
+    recorded inside), for a caller that writes it together with another output; `fig` closed."""
     try:
-        drawn = io.BytesIO()
+        drawn, flat = io.BytesIO(), io.BytesIO()
         fig.savefig(drawn, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None},
                     facecolor="white")
         drawn.seek(0)
+        _palette_png(drawn, flat, name)
+        return flat.getvalue()
+    finally:
+        plt.close(fig)
+
+
+def _save(fig, path: Path) -> None:
+    refuse_foreign_links(path)
+    png = figure_png(fig, path.name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temporary_path(path)  # of this process and thread: two reports into one folder do not collide
+    try:
         with open_temporary(tmp) as out:  # never through a link put at the temporary name
-            _palette_png(drawn, out, path.name)
+            out.write(png)
         move_into_place(tmp, path)
     except BaseException as exc:
         tmp.unlink(missing_ok=True)  # a full disk leaves no partial figure
         if isinstance(exc, OSError) and not exc.filename:
             raise OSError(exc.errno, exc.strerror, str(path)) from None  # named: one line (sacscale.cli)
         raise
-    finally:
-        plt.close(fig)
 
 
 def throughput_by_repeat(summary: dict, path: Path) -> None:
@@ -312,9 +321,17 @@ def learning_label(config: str, runs: int) -> str:
 
 def learning_curves(groups: dict[str, dict] | None, path: Path, note: str | None = None,
                     baselines: dict[str, float] | None = None) -> bool:
-    """2x2 panels (LEARNING_PANELS) against cumulative env steps of all ranks: per
-    configuration every run thin and the mean over its runs thick (sacscale.analysis.
-    learning.curves_by_config). `baselines` (stand_still_tracking) draws what a robot
+    """learning_curves_figure, written to `path`; False when no curve has a point."""
+    fig, plotted = learning_curves_figure(groups, note, baselines)
+    _save(fig, path)
+    return plotted
+
+
+def learning_curves_figure(groups: dict[str, dict] | None, note: str | None = None,
+                           baselines: dict[str, float] | None = None):
+    """(figure, whether a curve has a point): 2x2 panels (LEARNING_PANELS) against
+    cumulative env steps of all ranks: per configuration every run thin and the mean over
+    its runs thick (sacscale.analysis.learning.curves_by_config). `baselines` (stand_still_tracking) draws what a robot
     standing still earns, dashed, and perfect tracking, dotted, on the tracking panels.
     Empty curves draw nothing; False (and a placeholder figure) when no curve has a point."""
     groups = groups or {}
@@ -353,8 +370,7 @@ def learning_curves(groups: dict[str, dict] | None, path: Path, note: str | None
         ax.text(0.5, 0.5, note or "no learning-curve events (Episode/length, Episode/return, Reward/tracking_*)",
                 ha="center", va="center", transform=ax.transAxes, wrap=True)
         ax.set_axis_off()
-        _save(fig, path)
-        return False
+        return fig, False
     # one legend, in the first panel with lines: every configuration (and run count) drawn in any panel
     entries = {}
     for ax in axes.ravel():
@@ -365,8 +381,7 @@ def learning_curves(groups: dict[str, dict] | None, path: Path, note: str | None
     fig.suptitle("Learning per env step: thin lines with markers each run, thick the mean over a "
                  "configuration's runs (reward and length: mean over ranks)", fontsize=10)
     fig.tight_layout()
-    _save(fig, path)
-    return True
+    return fig, True
 
 
 def figures_with_data(metrics: list[dict], learning: dict[str, dict] | None) -> dict[str, bool]:

@@ -331,8 +331,9 @@ def learning_curves_figure(groups: dict[str, dict] | None, note: str | None = No
                            baselines: dict[str, float] | None = None):
     """(figure, whether a curve has a point): 2x2 panels (LEARNING_PANELS) against
     cumulative env steps of all ranks: per configuration every run thin and the mean over
-    its runs thick (sacscale.analysis.learning.curves_by_config). `baselines` (stand_still_tracking) draws what a robot
-    standing still earns, dashed, and perfect tracking, dotted, on the tracking panels.
+    its runs thick (sacscale.analysis.learning.curves_by_config). `baselines`
+    (stand_still_tracking) draws what a robot standing still earns, dashed, and perfect
+    tracking, dotted, on the tracking panels.
     Empty curves draw nothing; False (and a placeholder figure) when no curve has a point."""
     groups = groups or {}
     colors = _colors(groups)

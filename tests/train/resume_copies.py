@@ -1,9 +1,25 @@
-"""What the crafted-resume tests share: a run's final.pt changed in place, and a copy of a
-run whose final.pt is changed."""
+"""What the crafted-resume tests share: a tiny CPU run trained once, a run's final.pt changed
+in place, and a copy of a run whose final.pt is changed."""
 
 import shutil
+import subprocess
+import sys
 
 import torch
+
+SMALL = '{"learning_starts": 16, "actor_hidden": [16], "critic_hidden": [16], "num_atoms": 11}'
+TINY_ARGS = ["--devices", "cpu", "--num-envs", "4", "--batch-size", "16", "--log-every", "1", "--replay-per-env", "16",
+             "--num-critic-updates", "1", "--num-actor-updates", "1", "--extra", SMALL, "--no-compile",
+             "--sim-threads", "1", "--timeout-s", "120"]
+
+
+def trained_run(folder, iterations, *extra):
+    """folder/run: a finished tiny CPU run of `iterations`, with the trainer options `extra`."""
+    run = folder / "run"
+    done = subprocess.run([sys.executable, "-m", "sacscale.cli", "train", *TINY_ARGS, *extra, "--iterations",
+                           str(iterations), "--log-dir", str(run)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return run
 
 
 def edit_final(run, edit):

@@ -7,28 +7,18 @@ iteration behind final.pt)."""
 import hashlib
 import json
 import shutil
-import subprocess
-import sys
 
 import pytest
-from resume_copies import edit_rank_state
+from resume_copies import edit_rank_state, trained_run
 import torch
 
-SMALL = '{"learning_starts": 16, "actor_hidden": [16], "critic_hidden": [16], "num_atoms": 11}'
-ARGS = ["--devices", "cpu", "--num-envs", "4", "--batch-size", "16", "--log-every", "1", "--replay-per-env", "16",
-        "--num-critic-updates", "1", "--num-actor-updates", "1", "--extra", SMALL, "--no-compile",
-        "--sim-threads", "1", "--timeout-s", "120", "--checkpoint-replay", "--obs-norm"]
 DONE = 2  # the trained run's iterations
 
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """A finished run that saved its replay buffers and normaliser rows, trained once for the module."""
-    run = tmp_path_factory.mktemp("rank_states") / "run"
-    done = subprocess.run([sys.executable, "-m", "sacscale.cli", "train", *ARGS, "--iterations", str(DONE),
-                           "--log-dir", str(run)], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return run
+    return trained_run(tmp_path_factory.mktemp("rank_states"), DONE, "--checkpoint-replay", "--obs-norm")
 
 
 def _set(key, value):

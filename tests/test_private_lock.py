@@ -163,6 +163,7 @@ def test_the_wait_is_bounded_and_names_the_holder(env):
 @pytest.mark.parametrize("raw, shown", [
     (b"pid 123", "pid 123"),
     (b"pid 123 run p_r1_n1\n", "pid 123 (run p_r1_n1)"),
+    (b"pid 123 hand probe", "`sacscale probe` (pid 123; not a measured run)"),
     (b"pid 123 run \x1b]0;owned\x07", "pid 123"),
     (b"\x1b[2J\x1b]0;owned\x07", "another process"),
     (b"pid 12\x1b[31m", "another process"),

@@ -207,8 +207,10 @@ def _main(argv: list[str]) -> int:
 
 # commands that train or measure on this machine's CPUs and GPUs: run by hand, each holds the
 # machine's training lock shared (beside each other, never beside a measured pipeline run);
-# only this top-level process holds it, the ranks and collectors it starts are covered by it
-_ON_THE_MACHINE = {"train", "probe", "env-bench", "learner-bench"}
+# only this top-level process holds it, the ranks and collectors it starts are covered by it.
+# evaluate, render and render-best stay out: one invocation's evaluation runs while another's
+# run measures (evaluation and rendering are not serialised), and must not fail for that
+_ON_THE_MACHINE = {"train", "train-reference", "probe", "env-bench", "learner-bench", "solver-study"}
 
 
 def _hold_the_machine(held: contextlib.ExitStack, name: str) -> int | None:

@@ -59,8 +59,9 @@ from sacscale.lock_folder import (  # noqa: F401 (the lock folder's names, used 
 POLL_S = 0.2
 _HOLDER_BYTES = 256
 _RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
-# how a holder that took a lock shared for a command run by hand is named (describe_holder)
-HAND_RUN = "a hand-run `sacscale"
+# how a holder that took a lock shared is named (describe_holder): a command outside a measured
+# run, started by hand or as a pipeline's probe stage (which of the two, the record does not say)
+SHARED_HOLDER = "not a measured run"
 
 
 class LockHeld(LockError):
@@ -136,8 +137,8 @@ def describe_holder(raw: bytes) -> str:
     if len(words) < 2 or words[0] != "pid" or not (words[1].isdigit() and len(words[1]) <= 10):
         return "another process"
     fields = dict(zip(words[2::2], words[3::2]))
-    if _RUN_NAME.fullmatch(fields.get("hand", "")):  # a command run by hand, holding the lock shared
-        return f"{HAND_RUN} {fields['hand']}` (pid {int(words[1])})"
+    if _RUN_NAME.fullmatch(fields.get("hand", "")):  # a command outside a measured run, holding the lock shared
+        return f"`sacscale {fields['hand']}` (pid {int(words[1])}; {SHARED_HOLDER})"
     named = [f"{key} {fields[key]}" for key in ("run", "set") if _RUN_NAME.fullmatch(fields.get(key, ""))]
     return f"pid {int(words[1])}" + (f" ({', '.join(named)})" if named else "")
 

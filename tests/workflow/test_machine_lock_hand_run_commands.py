@@ -1,9 +1,11 @@
 """The machine's training lock and the commands run by hand. Before: only `record-run
 --machine-lock` took it, so a `sacscale train` started by hand in another terminal trained
 beside a pipeline's measured run on the same CPUs and GPUs, both exited 0 and the set said
-nothing. Now `train`, `probe`, `env-bench` and `learner-bench` hold it shared: beside each
-other, never beside a measured run (refused in one line, exit 2, nothing made), and a
-measured run is refused while one of them holds it, naming it. The trainer record-run starts
+nothing. Now `train`, `train-reference`, `probe`, `env-bench`, `learner-bench` and
+`solver-study` hold it shared: beside each other, never beside a measured run (refused in one
+line, exit 2, nothing made), and a measured run is refused while one of them holds it, naming
+it as not a measured run (the holder was called a command run by hand even where it was
+another invocation's probe stage). The trainer record-run starts (ours or the reference)
 inherits record-run's locked descriptor and takes that hold as its own; the variable naming
 a descriptor counts only where that descriptor is the lock file itself."""
 
@@ -14,7 +16,7 @@ import sys
 
 from cli_runs import one_line, record_run_with_machine_lock, sacscale
 from paused_runs import finished, started_paused
-from sacscale.pipeline.machine_lock import FD_VARIABLE, training_machine
+from sacscale.pipeline.machine_lock import FD_VARIABLE, hand_run_hold, training_machine
 
 SMALL = '{"learning_starts": 16, "actor_hidden": [16], "critic_hidden": [16], "num_atoms": 11}'
 ARGS = ["--devices", "cpu", "--num-envs", "4", "--batch-size", "16", "--log-every", "1", "--replay-per-env", "16",
@@ -38,6 +40,46 @@ def test_a_hand_run_train_beside_a_measured_run_is_refused_in_one_line_making_no
     assert not run.exists() and not (tmp_path / "c.json").exists()
 
 
+def test_train_reference_and_solver_study_beside_a_measured_run_are_refused_in_one_line(tmp_path):
+    """Before: neither took the lock; the reference trained (and solver-study timed its steps)
+    beside the measured run, which recorded its throughput against their load."""
+    with training_machine("q_r1_n1", "B"):
+        done = sacscale("train-reference", "--devices", "0", "--iterations", "2", "--log-dir", tmp_path / "tr")
+        one_line(done, "sacscale train-reference would run beside a measured run and skew its numbers")
+        done = sacscale("solver-study", "--num-envs", "4", "--steps", "5", "--output", tmp_path / "ss.json")
+        one_line(done, "sacscale solver-study would run beside a measured run and skew its numbers")
+    assert not (tmp_path / "tr").exists() and not (tmp_path / "ss.json").exists()
+
+
+def test_a_measured_run_names_a_probe_holding_the_machine_as_not_a_measured_run(tmp_path):
+    """The pipeline's probe stage holds the lock as a command run by hand does: the refusal
+    said "a command run by hand" of another invocation's probe."""
+    with hand_run_hold("probe"):
+        proc = record_run_with_machine_lock(tmp_path, {})
+    assert proc.returncode == 1, proc.stderr
+    assert (f"this machine's training lock is held by `sacscale probe` (pid {os.getpid()}; not a measured run)"
+            in proc.stderr)
+    assert "a command run by hand or another pipeline invocation's probe stage is training or measuring" in proc.stderr
+
+
+def test_the_reference_trainer_record_run_starts_takes_its_hold(tmp_path):
+    """The pipeline's reference run: record-run --machine-lock -- sacscale train-reference. It
+    gets past the lock to its own checks (here: no reference interpreter), not refused by the
+    hold its record-run took."""
+    run_dir = tmp_path / "runs" / "q_r1_n1"
+    work = run_dir.parent / ".q_r1_n1.partial"
+    proc = subprocess.run([sys.executable, "-m", "sacscale.cli", "record-run", "--run-dir", run_dir, "--work-dir",
+                           work, "--attic", tmp_path / "logs", "--resolved-json", json.dumps({"run": "q_r1_n1"}),
+                           "--timeout", "300", "--machine-lock", "--", sys.executable, "-m", "sacscale.cli",
+                           "train-reference", "--reference-python", tmp_path / "none" / "bin" / "python",
+                           "--devices", "0", "--num-envs", "4", "--iterations", "2", "--log-dir", work],
+                          capture_output=True, text=True, timeout=400)
+    assert "run q_r1_n1 failed (exit status 2)" in proc.stderr, proc.stderr
+    log = next((tmp_path / "logs").glob("q_r1_n1.failed-*/train.log")).read_text()
+    assert "sacscale train-reference: error: --reference-python" in log and "no such interpreter" in log, log
+    assert "would run beside a measured run" not in log
+
+
 def test_two_hand_run_trains_run_at_once(tmp_path):
     first = started_paused(tmp_path, MID_TRAINING, "train", *ARGS, "--checkpoint-every", "1",
                            "--log-dir", tmp_path / "one")
@@ -53,9 +95,9 @@ def test_a_measured_run_is_refused_while_a_hand_run_train_holds_the_machine(tmp_
     try:
         proc = record_run_with_machine_lock(tmp_path, {})
         assert proc.returncode == 1, proc.stderr
-        assert (f"run q_r1_n1 not started: this machine's training lock is held by a hand-run `sacscale train` "
-                f"(pid {first.pid})") in proc.stderr
-        assert "a command run by hand is training or measuring on this machine" in proc.stderr
+        assert (f"run q_r1_n1 not started: this machine's training lock is held by `sacscale train` "
+                f"(pid {first.pid}; not a measured run)") in proc.stderr
+        assert "a command run by hand or another pipeline invocation's probe stage is training" in proc.stderr
         assert not (tmp_path / "elsewhere" / "runs" / "q_r1_n1").exists()
     finally:
         done = finished(tmp_path, first)

@@ -13,16 +13,18 @@ either be unbounded or bounded by hours of a job that looks alive but does nothi
 Refused, the rule fails before anything is moved or started (completed runs stay done) and
 the next invocation, once the other has finished, starts at that run.
 
-The commands that train or measure on the machine when run by hand (`train`, `probe`,
-`env-bench`, `learner-bench`: sacscale.cli takes it in the command's top-level process, its
-ranks and collectors are covered by it) hold the same lock file shared (`hand_run_hold`):
-any number of them beside each other, as users and the tests run them, but none beside a
-measured run, which refuses them in one line, and a measured run is refused while one holds
-it, naming it as a hand-run command with its pid. The command record-run starts is covered by
-record-run's own hold: record-run passes its locked descriptor to it open and names the
-number in SACSCALE_MACHINE_LOCK_FD; the command takes the hold as its own only where that
-descriptor is open and is the lock file itself (the same device and inode): one handed down
-by the record-run holding it, not a number the variable merely names. No pid decides: a pid
+The commands that train or measure on the machine when run by hand (`train`,
+`train-reference`, `probe`, `env-bench`, `learner-bench`, `solver-study`: sacscale.cli takes
+it in the command's top-level process, its ranks and collectors are covered by it) hold the
+same lock file shared (`hand_run_hold`): any number of them beside each other, as users and
+the tests run them, but none beside a measured run, which refuses them in one line, and a
+measured run is refused while one holds it, naming the command and its pid as not a measured
+run (one run by hand, or a pipeline's probe stage, which is not run under record-run). The
+command record-run starts (`train` or `train-reference`) is covered by record-run's own hold:
+record-run passes its locked descriptor to it open and names the number in
+SACSCALE_MACHINE_LOCK_FD; the command takes the hold as its own only where that descriptor
+is open and is the lock file itself (the same device and inode): one handed down by the
+record-run holding it, not a number the variable merely names. No pid decides: a pid
 names a process of its own PID namespace (another container's the same number here), and an
 ancestor's pid also passed every command started under that ancestor; the variable alone,
 with no such descriptor, counts for nothing.
@@ -53,7 +55,8 @@ import os
 import re
 
 from sacscale.lock_names import MACHINE_LOCK_NAME
-from sacscale.locks import HAND_RUN, LockError, LockHeld, LockSettingError, lock_dir, private_lock, shared_private_lock
+from sacscale.locks import (SHARED_HOLDER, LockError, LockHeld, LockSettingError, lock_dir, private_lock,
+                            shared_private_lock)
 from sacscale.pipeline import machine_wide
 
 LOCK_NAME = MACHINE_LOCK_NAME
@@ -85,7 +88,7 @@ def training_machine(run: str, run_set: str | None = None):
         held.enter_context(private_lock(LOCK_NAME, "this machine's training lock", 0.0, note=_note(run, run_set),
                                         variable=VARIABLE, held=fds.append))
     except LockHeld as exc:
-        raise MachineBusy(f"{exc}: {_BY_HAND if HAND_RUN in str(exc) else _BUSY}") from None
+        raise MachineBusy(f"{exc}: {_SHARED if SHARED_HOLDER in str(exc) else _BUSY}") from None
     with held:
         folder = lock_dir(VARIABLE)
         sock, holder = machine_wide.hold(str(folder))
@@ -107,8 +110,8 @@ def inherited(fd: int | None) -> dict[str, str]:
 
 @contextlib.contextmanager
 def hand_run_hold(command: str):
-    """Hold the machine shared for `sacscale COMMAND` run by hand (train, probe, env-bench,
-    learner-bench): beside other such commands, never beside a measured run. Raises
+    """Hold the machine shared for `sacscale COMMAND` run by hand (sacscale.cli's commands that
+    train or measure; the pipeline's probe stage too): beside other such commands, never beside a measured run. Raises
     MachineBusy naming the run that holds it, unless this process inherited that hold
     (`inherited_hold`): the command record-run started."""
     with contextlib.ExitStack() as held:
@@ -141,8 +144,9 @@ def inherited_hold() -> bool:
 
 _BUSY = ("another pipeline invocation is training on this machine; two runs at once would share its GPUs and CPUs "
          "and skew both sets' measurements. Run again once it has finished (completed runs stay done)")
-_BY_HAND = ("a command run by hand is training or measuring on this machine; a run beside it would share its GPUs and "
-            "CPUs and measure against its load. Run again once it has finished (completed runs stay done)")
+_SHARED = ("a command run by hand or another pipeline invocation's probe stage is training or measuring on this "
+           "machine; a run beside it would share its GPUs and CPUs and measure against its load. Run again once it "
+           "has finished (completed runs stay done)")
 
 __all__ = ["FD_VARIABLE", "LOCK_NAME", "VARIABLE", "LockError", "LockSettingError", "MachineBusy", "hand_run_hold",
            "inherited", "inherited_hold", "lock_dir", "training_machine"]

@@ -34,6 +34,7 @@ from sacscale.evidence.shared_facts import (
     run_facts,
     set_facts,
 )
+from sacscale.evidence.environment_text import environment_text_findings
 from sacscale.evidence.shared_facts import opt as _opt
 from sacscale.evidence.record_fields import env_set_problems, meta_problems, model_problems
 from sacscale.evidence.planned_commands import PlanNotRebuilt, plan_model, plan_shape_problems, planned_run_problems
@@ -406,6 +407,7 @@ def _check_environment(root: Path, env: dict, result: Verification, strict: bool
     result.records += gpu_problems(env) + dirty_problems(env) + dirty_without_diff_problems(root, env)
     result.records += listed_name_problems(env) + listed_change_problems(root, env)
     for problems, notes in (git_record_findings(env, made_here), cpu_findings(env, made_here),
+                            environment_text_findings(env, made_here),
                             diff_findings(root, env, made_here),
                             diff_apply_findings(root, env)):
         result.records += problems

@@ -69,3 +69,15 @@ def test_a_state_from_another_configuration_is_refused(learn):
     wider = FastSACLearner(learn.small_cfg(actor_hidden=(64, 16)), learn.NUM_ENVS, "cpu")
     with pytest.raises(ValueError, match="shape"):
         wider.load_learning_state(plain.learning_state())
+
+
+def test_a_random_state_the_generator_refuses_is_named_as_its_field(learn):
+    """The rank's own load (after the check before the start) names `learner.rng`, not torch's
+    bare message."""
+    from sacscale.learn.learning_state import RandomStateRefused
+
+    learner = FastSACLearner(learn.small_cfg(), learn.NUM_ENVS, "cpu")
+    state = learner.learning_state()
+    state["rng"] = torch.zeros(5056, dtype=torch.uint8)
+    with pytest.raises(RandomStateRefused, match="^learner.rng: Invalid mt19937 state$"):
+        learner.load_learning_state(state)

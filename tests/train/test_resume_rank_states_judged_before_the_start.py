@@ -9,10 +9,11 @@ import json
 import shutil
 
 import pytest
-from resume_copies import edit_rank_state, trained_run
+from resume_copies import edit_final, edit_rank_state, trained_run
 import torch
 
 DONE = 2  # the trained run's iterations
+ENVS = 4  # its environments (resume_copies.TINY_ARGS)
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +59,22 @@ CASES = {
     "fresh_missing": (lambda s: s["learner"].pop("fresh"),
                       "its 'learner.fresh' and 'learner.fresh_pending' are missing (a run with --obs-norm saves "
                       "them)"),
+    # the random state, judged as the CPU generator judges it (torch refused it only in the rank)
+    "rng_short": (_set_learner("rng", torch.zeros(10, dtype=torch.uint8)),
+                  "learner.rng holds 10 bytes, a CPU generator's state 5056)"),
+    "rng_not_mt19937": (_set_learner("rng", torch.zeros(5056, dtype=torch.uint8)),
+                        "learner.rng is not a CPU generator's state: Invalid mt19937 state)"),
+    # counts and curriculum held to what the trainer writes (they were held only to finite and >= 0)
+    "env_steps_past_the_total": (_set("env_steps", 10**30),
+                                 f"its env_steps {10**30} is not the {DONE * ENVS} of {DONE} iterations of {ENVS} "
+                                 "envs)"),
+    "curriculum_huge": (_set("curriculum", [1e308, 1e308]),
+                        "its curriculum's penalty scale 1e+308 is outside the trainer's range 0.0625..0.125)"),
+    "curriculum_length_past_an_episode": (_set("curriculum", [0.1, 1001.0]),
+                                          "its curriculum's mean episode length 1001.0 is outside 0..1000)"),
+    "learner_iterations_huge": (_set_learner("iterations", 10**30),
+                                f"learner.iterations {10**30} is not a count of updates (one at most in each of "
+                                f"the {DONE} iterations))"),
 }
 
 
@@ -104,3 +121,38 @@ def test_the_rank_states_the_trainer_writes_pass_and_non_finite_replay_rows_are_
     assert state["learner"]["replay"]["rows"].shape[0] > 0 and "fresh" in state["learner"]
     resumed = resume_config(TrainConfig(resume=str(run), iterations=DONE + 2))
     assert resumed.checkpoint_replay and resumed.obs_norm
+
+
+def test_a_final_checkpoint_whose_total_is_not_its_iterations_steps_is_refused(trained, tmp_path, capsys):
+    """final.pt's total_env_steps is its iterations x environments x ranks (it was held only to
+    finite and >= 0)."""
+    run = tmp_path / "run"
+    shutil.copytree(trained, run)
+    edit_final(run, lambda c: c.__setitem__("total_env_steps", 10**30))
+    before = _hashes(run)
+    code, err = _resumed(run, capsys)
+    assert code == 2 and err.strip().splitlines() == [
+        f"sacscale train: error: --resume: {run / 'checkpoints' / 'final.pt'}: {NOT_WRITTEN} (its total_env_steps "
+        f"{10**30} is not the {DONE * ENVS} of {DONE} iterations of {ENVS} envs on 1 rank(s))"], err
+    assert _hashes(run) == before
+
+
+@pytest.mark.parametrize("offset, says", [
+    (8, None),
+    (6, "learner.rng's Philox offset 6 is not a multiple of 4, as torch needs"),
+    (None, "learner.rng holds 5056 bytes, a CUDA generator's state 16 (seed, offset)"),
+])
+def test_a_cuda_runs_random_state_is_judged_without_cuda(offset, says):
+    """A CUDA run saves the device generator's seed and Philox offset (8 bytes each); torch's
+    CUDA set_state takes 16 bytes whose offset is a multiple of 4. Judged here on the CPU."""
+    import sys
+
+    from sacscale.train.resume_checks import learner_problem
+
+    rng = torch.Generator().get_state() if offset is None else torch.frombuffer(
+        bytearray((12345).to_bytes(8, sys.byteorder) + offset.to_bytes(8, sys.byteorder)), dtype=torch.uint8)
+    assert learner_problem({"rng": rng, "iterations": 0}, _NoObsNorm(), 4, 0, on_cuda=True) == says
+
+
+class _NoObsNorm:
+    obs_norm = False

@@ -5,6 +5,10 @@ from __future__ import annotations
 import torch
 
 
+class RandomStateRefused(ValueError):
+    """The saved random state, which the learner's generator would not take."""
+
+
 def cpu_tree(obj):
     """A copy of a (nested dict/list) state with every tensor on the CPU."""
     if torch.is_tensor(obj):
@@ -40,6 +44,17 @@ def save(learner, with_replay: bool = False) -> dict:
         out["replay"] = learner.replay.state()
     return out
 
+def _set_random_state(learner, rng) -> None:
+    """The generator's state from `rng`; what torch refuses is named as the state's field."""
+    try:
+        if learner.device.type == "cuda":
+            torch.cuda.set_rng_state(rng, learner.device)
+        else:
+            learner._generator.set_state(rng)
+    except RuntimeError as exc:
+        raise RandomStateRefused(f"learner.rng: {str(exc).splitlines()[0][:200]}") from None
+
+
 @torch.no_grad()
 def load(learner, state: dict) -> None:
     """Continue from `learning_state()` (before the first update: the graph is
@@ -60,10 +75,7 @@ def load(learner, state: dict) -> None:
             # our param groups (a device-tensor lr on CUDA) with the saved moments; torch
             # moves them to the parameter's device (the step count too where fused)
             opt.load_state_dict({**opt.state_dict(), "state": state["optimizers"][name]})
-    if learner.device.type == "cuda":
-        torch.cuda.set_rng_state(state["rng"], learner.device)
-    else:
-        learner._generator.set_state(state["rng"])
+    _set_random_state(learner, state["rng"])
     learner.iterations = int(state["iterations"])
     if learner.obs_norm:
         for name, t in learner._fresh.items():

@@ -13,13 +13,14 @@ import torch
 
 from sacscale.checks import InputError
 from sacscale.hashes import sha256_file
+from sacscale.learn.learning_state import RandomStateRefused
 from sacscale.learn.state_names import state_tensor_dtype
 from sacscale.saved_tensors import tensor_problem, tree_problem
 from sacscale.shapes import NUMBER, Maybe, record_problem
 from sacscale.train.checkpoint import CHECKPOINT_FORMAT, checkpoint_path, rank_state_path, read_checkpoint
 from sacscale.train.config import ResumeRefused, TrainConfig, TrainingError, sac_config, saved_option_problem
 from sacscale.train.out_of_memory import is_out_of_memory
-from sacscale.train.resume_checks import learner_problem
+from sacscale.train.resume_checks import learner_problem, rank_counts_problem
 
 RESUME_SEED_STRIDE = 7919  # a resumed sitting's env seeds: seed + 1000 rank + 7919 x iteration
 # Flags a resumed run may change: where and how long it runs, not what it learns.
@@ -109,19 +110,36 @@ def _resumed_config(cfg: TrainConfig) -> TrainConfig:
         raise TrainingError(f"--resume {run_dir}: its checkpoint is at iteration {done}; "
                             f"give --iterations larger than that (the new total), got {out.iterations}")
     _check_same_model(out.model, ckpt.get("model_sha256"))
+    _check_total_steps(checkpoint_path(run_dir), ckpt, out.num_envs)
     sac = sac_config(out)
     for rank in range(int(ckpt.get("world_size", 1))):
         part = rank_state_path(run_dir, rank)
         if not part.is_file():
             raise TrainingError(f"--resume {run_dir}: {part} is missing")
         # mapped, not read: a rank state with its replay buffer can be GBs, and the rank reads it again
-        _check_rank_state(run_dir, rank, read_checkpoint(part, mmap=True), ckpt, sac, out.num_envs)
+        _check_rank_state(run_dir, rank, read_checkpoint(part, mmap=True), ckpt, out, sac)
     return out
 
 
-def _check_rank_state(run_dir: Path, rank: int, mine: dict, shared: dict, sac, num_envs: int) -> None:
-    """TrainingError (BadCheckpoint for its learner part) naming rank{rank}.pt when it is not
-    the state the trainer writes beside `shared` (final.pt) for a learner of settings `sac`."""
+def _check_total_steps(path: Path, ckpt: dict, num_envs: int) -> None:
+    """BadCheckpoint naming final.pt when its total_env_steps is not what its iterations make:
+    each of its ranks steps `num_envs` environments once an iteration."""
+    total = int(ckpt["iteration"]) * num_envs * int(ckpt["world_size"])
+    if ckpt["total_env_steps"] != total:
+        raise BadCheckpoint(f"--resume: {path}: not a checkpoint the trainer wrote (its total_env_steps "
+                            f"{ckpt['total_env_steps']!r} is not the {total} of {ckpt['iteration']} iterations of "
+                            f"{num_envs} envs on {ckpt['world_size']} rank(s))")
+
+
+def _on_cuda(cfg: TrainConfig) -> bool:
+    """Whether the run's ranks are CUDA ones (--devices mixes none), without initialising CUDA."""
+    return torch.device(cfg.device_list()[0]).type == "cuda"
+
+
+def _check_rank_state(run_dir: Path, rank: int, mine: dict, shared: dict, cfg: TrainConfig, sac) -> None:
+    """TrainingError (BadCheckpoint for its counts and learner part) naming rank{rank}.pt when
+    it is not the state the trainer writes beside `shared` (final.pt) for the run `cfg`, whose
+    learner has the settings `sac`."""
     part = rank_state_path(run_dir, rank)
     _check_shape(part, mine, RANK_SHAPE)
     if mine.get("rank", rank) != rank:  # another rank's file copied over this one's: its random stream, its replay
@@ -130,7 +148,9 @@ def _check_rank_state(run_dir: Path, rank: int, mine: dict, shared: dict, sac, n
         raise TrainingError(f"--resume {run_dir}: rank {rank}'s state is from iteration {mine['iteration']}, "
                             f"the checkpoint from {shared['iteration']} (a stop between the two writes); "
                             "nothing consistent to resume")
-    if problem := learner_problem(mine["learner"], sac, num_envs):
+    done = int(shared["iteration"])
+    if problem := (rank_counts_problem(mine, done, cfg.num_envs)
+                   or learner_problem(mine["learner"], sac, cfg.num_envs, done, _on_cuda(cfg))):
         raise BadCheckpoint(f"--resume: {part}: not a checkpoint the trainer wrote ({problem})")
 
 
@@ -230,10 +250,13 @@ def load_resume_state(cfg: TrainConfig, learner, rank: int):
     mine = read_checkpoint(rank_state_path(cfg.log_dir, rank))
     # judged before the run started (resume_config); again here, should a file have changed since
     _check_shape(checkpoint_path(cfg.log_dir), shared, FINAL_SHAPE)
-    _check_rank_state(Path(cfg.log_dir), rank, mine, shared, sac_config(cfg), cfg.num_envs)
+    _check_rank_state(Path(cfg.log_dir), rank, mine, shared, cfg, sac_config(cfg))
     try:
         learner.load_learning_state({**mine["learner"], "tensors": shared["learner_state"],
                                      "optimizers": shared["optimizers"]})
+    except RandomStateRefused as exc:
+        raise TrainingError(f"--resume: {rank_state_path(cfg.log_dir, rank)}: not a checkpoint the trainer "
+                            f"wrote ({exc})") from None
     except ValueError as exc:
         raise TrainingError(f"--resume {cfg.log_dir}: {exc}") from exc
     if rank == 0:

@@ -1,19 +1,33 @@
-"""A rank state's learner part (rank{r}.pt's `learner`), held to what the trainer saves there
-(sacscale.learn.learning_state.save) for the resumed run's learner settings: judged before the
-run starts, so that a crafted or damaged part is refused as bad input, not found by a rank
-once the run has begun (exit 1, the finished run's record rewritten as failed)."""
+"""A rank state (rank{r}.pt) held to what the trainer saves there at the checkpoint's iteration:
+its learner part (sacscale.learn.learning_state.save, for the resumed run's learner settings),
+its env-step count and its curriculum. Judged before the run starts, so that a crafted or
+damaged state is refused as bad input, not found by a rank once the run has begun (exit 1,
+the finished run's record rewritten as failed) or trained on."""
 
 from __future__ import annotations
+
+import sys
 
 import torch
 
 from sacscale.learn.replay import transition_layout
 from sacscale.saved_tensors import tensor_problem
+from sacscale.task.walk_rules import TaskConfig
 from sacscale.train.checkpoint import RANK_LEARNER_KEYS
 
-# The random stream's state: bytes. Its length is the generator's (CPU or CUDA, which this
-# check does not build); the rank's set_state judges it.
+# The random stream's state: bytes, as the learner's generator gives them. A CPU run's is a
+# torch.Generator's mt19937 state, judged by loading it into a scratch one. A CUDA run's is
+# the device generator's Philox seed and offset (8 bytes each, native order), judged as torch's
+# CUDA set_state judges it, without initialising CUDA in the launcher: the size, and an offset
+# that is a multiple of 4.
 RNG_DTYPE = torch.uint8
+CUDA_RNG_BYTES = 16
+PHILOX_OFFSET_STEP = 4
+# The collector's curriculum (sacscale.task.walk_rules.PenaltyCurriculum, of the default task):
+# the scale clipped to its range, the mean a moving average of episode lengths (up to float
+# rounding, hence the slack).
+TASK = TaskConfig()
+LENGTH_ROUNDING = 1e-9
 # The replay rows and the normaliser's pending rows are float32 and may hold NaN or inf: the
 # trainer keeps a non-finite transition in place (marked, never sampled, and judged again on
 # load) and the normaliser leaves such rows out when it merges them. Their pending count is
@@ -23,9 +37,26 @@ PENDING_DTYPE = torch.float64
 REPLAY_COUNTS = ("pos", "size", "capacity", "row_dim")
 
 
-def learner_problem(learner: dict, sac, num_envs: int) -> str | None:
-    """Why `learner` is not the rank part the trainer writes for a learner of settings `sac`
-    (SACConfig) with `num_envs` environments, or None."""
+def rank_counts_problem(mine: dict, iteration: int, num_envs: int) -> str | None:
+    """Why the rank state `mine` (its shape already judged) holds an env-step count or a
+    curriculum the trainer does not write at `iteration` with `num_envs` environments, or None."""
+    steps = iteration * num_envs  # every iteration steps each of the rank's environments once
+    if mine["env_steps"] != steps:
+        return f"its env_steps {mine['env_steps']} is not the {steps} of {iteration} iterations of {num_envs} envs"
+    if not mine.get("curriculum"):
+        return None
+    scale, length = mine["curriculum"]
+    low, high = TASK.penalty_scale_range
+    if not low <= scale <= high:
+        return f"its curriculum's penalty scale {scale!r} is outside the trainer's range {low}..{high}"
+    if not 0 <= length <= TASK.episode_length * (1 + LENGTH_ROUNDING):
+        return f"its curriculum's mean episode length {length!r} is outside 0..{TASK.episode_length}"
+    return None
+
+
+def learner_problem(learner: dict, sac, num_envs: int, iteration: int, on_cuda: bool) -> str | None:
+    """Why `learner` is not the rank part the trainer writes at `iteration` for a learner of
+    settings `sac` (SACConfig) with `num_envs` environments, on CUDA or not, or None."""
     unknown = sorted(str(k)[:40] for k in set(learner) - set(RANK_LEARNER_KEYS))
     if unknown:
         return f"learner.{unknown[0]}: not part of a rank's learning state (it has {', '.join(RANK_LEARNER_KEYS)})"
@@ -33,11 +64,41 @@ def learner_problem(learner: dict, sac, num_envs: int) -> str | None:
         if key not in learner:
             return f"its 'learner.{key}' is missing"
     iterations = learner["iterations"]
-    if type(iterations) is not int or iterations < 0:
-        return f"learner.iterations {iterations!r} is not a count of updates"
-    return (tensor_problem(learner["rng"], "learner.rng", RNG_DTYPE, (None,))
+    if type(iterations) is not int or not 0 <= iterations <= iteration:
+        return (f"learner.iterations {iterations!r} is not a count of updates (one at most in each of the "
+                f"{iteration} iterations)")
+    return (_rng_problem(learner["rng"], on_cuda)
             or _replay_problem(learner.get("replay"), sac, num_envs)
             or _fresh_problem(learner, sac, num_envs))
+
+
+def _rng_problem(rng, on_cuda: bool) -> str | None:
+    """Why `rng` is not a random state the learner's generator (CUDA or CPU) would take."""
+    problem = tensor_problem(rng, "learner.rng", RNG_DTYPE, (None,))
+    if problem is None and not rng.is_contiguous():  # torch copies the state's bytes from its first one
+        problem = "learner.rng is not one contiguous run of bytes"
+    return problem or (_cuda_rng_problem(rng) if on_cuda else _cpu_rng_problem(rng))
+
+
+def _cpu_rng_problem(rng: torch.Tensor) -> str | None:
+    scratch = torch.Generator()
+    size = scratch.get_state().numel()
+    if rng.numel() != size:
+        return f"learner.rng holds {rng.numel()} bytes, a CPU generator's state {size}"
+    try:
+        scratch.set_state(rng)
+    except RuntimeError as exc:  # torch's own judgement of the mt19937 state
+        return f"learner.rng is not a CPU generator's state: {str(exc).splitlines()[0][:200]}"
+    return None
+
+
+def _cuda_rng_problem(rng: torch.Tensor) -> str | None:
+    if rng.numel() != CUDA_RNG_BYTES:
+        return f"learner.rng holds {rng.numel()} bytes, a CUDA generator's state {CUDA_RNG_BYTES} (seed, offset)"
+    offset = int.from_bytes(bytes(rng[CUDA_RNG_BYTES // 2:].tolist()), sys.byteorder, signed=True)
+    if offset % PHILOX_OFFSET_STEP:
+        return f"learner.rng's Philox offset {offset} is not a multiple of {PHILOX_OFFSET_STEP}, as torch needs"
+    return None
 
 
 def _replay_problem(replay, sac, num_envs: int) -> str | None:

@@ -23,7 +23,7 @@ def test_the_advice_for_a_pipeline_runs_folder_resumes(tmp_path):
     assert policy_only.returncode == 2 and len(policy_only.stderr.strip().splitlines()) == 1, policy_only.stderr
     assert (f"--resume {run}: its checkpoint is a policy-only copy (a pipeline run's: its learning state was moved "
             f"to {state}); to resume it, copy {run} to a folder of your own, copy {state}/checkpoints/* into the "
-            "copy's checkpoints/ (replacing its final.pt) and resume the copy") in policy_only.stderr
+            "copy's checkpoints/ (replacing any final.pt) and resume the copy") in policy_only.stderr
 
     state_alone = sacscale("train", "--resume", state, "--iterations", "3")
     assert state_alone.returncode == 2 and len(state_alone.stderr.strip().splitlines()) == 1, state_alone.stderr
@@ -39,3 +39,20 @@ def test_the_advice_for_a_pipeline_runs_folder_resumes(tmp_path):
     resumed = sacscale("train", "--resume", copy, "--iterations", "3")
     assert resumed.returncode == 0, resumed.stderr
     assert f"resuming {copy} at iteration 2" in resumed.stderr
+
+
+def test_a_pipeline_run_whose_policy_was_moved_out_too_gets_the_same_advice(tmp_path):
+    """A throughput run's policy is moved out of the set (logs/<set>/left_out/<run>/) as well as
+    its learning state: its copy has no checkpoints/final.pt, and the refusal said only
+    `.../checkpoints/final.pt: no checkpoint there`."""
+    run = tmp_path / "runs" / "r1"
+    done = sacscale("train", *ARGS, "--iterations", "2", "--log-dir", run)
+    assert done.returncode == 0, done.stderr
+    state = tmp_path / "logs" / "S" / "learning_state" / "r1"
+    (run / "run.json").write_text(json.dumps({"learning_state": move_learning_state(run, state)}))
+    (run / "checkpoints" / "final.pt").unlink()  # the policy moved to left_out/
+    refused = sacscale("train", "--resume", run, "--iterations", "3")
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert (f"--resume {run}: it has no checkpoints/final.pt (a pipeline run's: its policy was left out of the set and "
+            f"its learning state moved); to resume it, copy {run} to a folder of your own, copy {state}/checkpoints/* "
+            "into the copy's checkpoints/ (replacing any final.pt) and resume the copy") in refused.stderr

@@ -65,7 +65,7 @@ CASES = {
                          lambda r: f"--resume {r}: its checkpoint is a policy-only copy (a pipeline run's: its "
                                    "learning state was moved to logs/<run set>/learning_state/<run>); to resume it, "
                                    f"copy {r} to a folder of your own, copy logs/<run set>/learning_state/<run>/"
-                                   "checkpoints/* into the copy's checkpoints/ (replacing its final.pt) and resume "
+                                   "checkpoints/* into the copy's checkpoints/ (replacing any final.pt) and resume "
                                    "the copy"),
     "tensor_nan": (_edit_final(_nan_alpha), [], lambda r: f"--resume: {_final(r)}: {NOT_WRITTEN} (learner_state."),
     "saved_option_out_of_range": (_edit_final(lambda c: c["train_config"].__setitem__("num_envs", -4)), [],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -155,18 +156,19 @@ def _check_rank_state(run_dir: Path, rank: int, mine: dict, shared: dict, cfg: T
 
 
 def _resumable_checkpoint(run_dir: Path) -> dict:
-    """The run's final.pt, which must hold the learning state (not a policy-only copy)."""
+    """The run's final.pt, which must hold the learning state (not a policy-only copy, nor
+    a pipeline run whose policy was moved out too: the way to resume it is named)."""
+    if not os.path.lexists(checkpoint_path(run_dir)) and _recorded_home(run_dir):
+        raise TrainingError(f"--resume {run_dir}: it has no checkpoints/final.pt (a pipeline run's: its policy was "
+                            f"left out of the set and its learning state moved){_recipe(run_dir)}")
     ckpt = read_checkpoint(checkpoint_path(run_dir))
     version = ckpt.get("version", 1)
     if ckpt["format"] != CHECKPOINT_FORMAT[0] or not isinstance(version, int) or version < 2:
         raise TrainingError(f"--resume {run_dir}: its checkpoint (format version {version!r}) holds the "
                             "policy only, not the learning state; it cannot be resumed")
     if "policy_only_of" in ckpt or "learner_state" not in ckpt:
-        state = _learning_state_home(run_dir)
         raise TrainingError(f"--resume {run_dir}: its checkpoint is a policy-only copy (a pipeline run's: its learning "
-                            f"state was moved to {state}); to resume it, copy {run_dir} to a folder of your own, copy "
-                            f"{state}/checkpoints/* into the copy's checkpoints/ (replacing its final.pt) and resume "
-                            "the copy")
+                            f"state was moved to {_learning_state_home(run_dir)}){_recipe(run_dir)}")
     _check_shape(checkpoint_path(run_dir), ckpt, FINAL_SHAPE)
     _check_tensors(checkpoint_path(run_dir), ckpt)
     return ckpt
@@ -210,14 +212,24 @@ def _check_tensors(path: Path, ckpt: dict) -> None:
         raise BadCheckpoint(f"--resume: {path}: not a checkpoint the trainer wrote ({problem})")
 
 
-def _learning_state_home(run_dir: Path) -> str:
+def _recorded_home(run_dir: Path) -> str | None:
     """Where the pipeline moved a run's learning state, as its run.json says
-    (`learning_state.moved_to`, relative to the folder the pipeline ran in), else the rule."""
+    (`learning_state.moved_to`, relative to the folder the pipeline ran in), or None."""
     try:
         moved_to = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["learning_state"]["moved_to"]
     except (OSError, ValueError, KeyError, TypeError):
         moved_to = None
-    return moved_to if isinstance(moved_to, str) and moved_to.isprintable() else "logs/<run set>/learning_state/<run>"
+    return moved_to if isinstance(moved_to, str) and moved_to.isprintable() else None
+
+
+def _learning_state_home(run_dir: Path) -> str:
+    return _recorded_home(run_dir) or "logs/<run set>/learning_state/<run>"
+
+
+def _recipe(run_dir: Path) -> str:
+    state = _learning_state_home(run_dir)
+    return (f"; to resume it, copy {run_dir} to a folder of your own, copy {state}/checkpoints/* into the copy's "
+            "checkpoints/ (replacing any final.pt) and resume the copy")
 
 
 def _merged_options(cfg: TrainConfig, saved_config: dict, defaults: TrainConfig) -> dict:

@@ -242,7 +242,7 @@ def test_unusable_checkpoints_exit_2_naming_the_problem(tmp_path, capsys, model_
 
 def test_bad_protocol_settings_exit_2(tmp_path, capsys, model_file):
     ckpt = make_checkpoint(tmp_path / "ckpt.pt")
-    for extra, message in ((["--seconds", "0.001"], "--seconds 0.001"), (["--settle-s", "5"], "--settle-s 5.0"),
+    for extra, message in ((["--settle-s", "5"], "--settle-s 5.0"),
                            (["--envs-per-command", "0"], "--envs-per-command"),
                            (["--noise-scale", "-0.5"], "--noise-scale must be a finite number >= 0"),
                            (["--noise-scale", "nan"], "--noise-scale must be a finite number >= 0")):
@@ -253,7 +253,10 @@ def test_bad_protocol_settings_exit_2(tmp_path, capsys, model_file):
     assert code == 2 and "nope.mjb: no such file" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:  # past one episode: refused as the options are read
         main(["evaluate", str(ckpt), "--output", str(tmp_path / "e.json"), "--seconds", "25"])
-    assert exc.value.code == 2 and "--seconds: '25': must be 0..20 (one episode)" in capsys.readouterr().err
+    assert exc.value.code == 2 and "--seconds: '25': must be 0.02..20 (one episode)" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:  # less than one control step
+        main(["evaluate", str(ckpt), "--output", str(tmp_path / "e.json"), "--seconds", "0.001"])
+    assert exc.value.code == 2 and "--seconds: '0.001': must be 0.02..20 (one episode)" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:  # one noise setting, not two
         main(["evaluate", str(ckpt), "--output", str(tmp_path / "e.json"), "--stochastic", "--noise-scale", "0.5"])
     assert exc.value.code == 2 and "not allowed with argument" in capsys.readouterr().err

@@ -109,9 +109,10 @@ def test_the_cli_names_such_an_output(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("extra, says", [
-    (["--seconds", "1e308"], "argument --seconds: '1e308': must be 0..20 (one episode)"),
+    (["--seconds", "1e308"], "argument --seconds: '1e308': must be 0.02..20 (one episode)"),
     (["--seconds", "10", "--settle-s", "1e308"], "argument --settle-s: '1e308': must be 0..20 (within one episode)"),
     (["--settle-s=-1e308"], "argument --settle-s: '-1e308': must be 0..20 (within one episode)"),
+    (["--seconds", "0"], "argument --seconds: '0': must be 0.02..20 (one episode)"),  # refused twice in two ways
 ])
 def test_evaluate_seconds_past_an_episode_are_named(capsys, tmp_path, extra, says):
     """1e308 s became an infinite step count: OverflowError, exit 1, no option named."""

@@ -21,7 +21,7 @@ from sacscale.commands._inputs import (
     refuse_output_on_input,
 )
 from sacscale.eval import protocol
-from sacscale.eval.limits import EPISODE_S, SETTLE_S
+from sacscale.eval.limits import CONTROL_DT, EPISODE_S, SETTLE_S
 from sacscale.eval.evaluate_checks import CheckpointError, batch_problem, refuse_foreign_checkpoint, resolve_checkpoint
 from sacscale.sim.step_limits import threads_problem
 from sacscale.usage import say
@@ -34,7 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--figure", default=None, type=png_path,
                         help="also write commanded vs achieved velocities (PNG) here")
     parser.add_argument("--envs-per-command", type=int, default=8, help="envs (episodes) per grid command (default 8)")
-    parser.add_argument("--seconds", type=float_in(0, EPISODE_S, "one episode"), default=EPISODE_S,
+    # at least one control step: 0 passed this bound and was refused again as no control steps
+    parser.add_argument("--seconds", type=float_in(CONTROL_DT, EPISODE_S, "one episode"), default=EPISODE_S,
                         help=f"episode length evaluated, at most {EPISODE_S:g} (default {EPISODE_S:g})")
     parser.add_argument("--settle-s", type=float_in(0, EPISODE_S, "within one episode"), default=SETTLE_S,
                         help=f"initial seconds not scored (default {SETTLE_S:g})")

@@ -1,6 +1,7 @@
 """environment.json's text fields that the page shows as they are: a sentence put into the
-lscpu table, the learner module's path or cuDNN's version verified and showed on the page.
-Each is held to what verify-env writes there (in an older set, a note)."""
+lscpu table, the learner module's path or its import error, cuDNN's, CUDA's or NCCL's
+version, or an NCCL variable's name or value verified and showed on the page. Each is held
+to what verify-env writes there (in an older set, a note)."""
 
 import json
 import shutil
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from sacscale.evidence.environment_text import environment_text_findings
+from sacscale.evidence.written_keys import environment_keys
 
 REPO = Path(__file__).resolve().parents[2]
 CLAIM = "Two GPUs give a 9.9x speed-up over one"
@@ -34,6 +36,14 @@ CASES = {
     "another header": (lambda e: e["cpu"].__setitem__("layout", CLAIM + "\n0 0 0 0"), "does not start with lscpu"),
     "a sentence for the learner's path": (lambda e: e["learner"].__setitem__("file", CLAIM), "learner.file"),
     "a sentence after cuDNN's number": (lambda e: e["torch"].__setitem__("cudnn", f"91300 ({CLAIM})"), "torch.cudnn"),
+    "a sentence before the learner module's path": (
+        lambda e: e["learner"].__setitem__("file", f"{CLAIM} /sacscale/learn/learner.py"), "learner.file"),
+    "a relative path for the learner's": (
+        lambda e: e["learner"].__setitem__("file", "9.9x-faster/sacscale/learn/learner.py"), "learner.file"),
+    "a sentence as the learner's import error": (
+        lambda e: e["learner"].update(file=None, error=CLAIM), "learner.file is null and learner.error"),
+    "a sentence after NCCL's version": (lambda e: e["torch"].__setitem__("nccl", f"2.28.9 ({CLAIM})"), "torch.nccl"),
+    "a sentence after CUDA's version": (lambda e: e["torch"].__setitem__("cuda", f"13.0 ({CLAIM})"), "torch.cuda"),
 }
 
 
@@ -62,3 +72,42 @@ def test_verify_names_it_in_a_current_set(tmp_path, sacscale_main):
     done = sacscale_main("verify", root)
     assert done.returncode == 1
     assert f"environment.json: torch.cudnn '91300 ({CLAIM})' is not cuDNN's version number" in done.stdout + done.stderr
+
+
+ENV_CASES = {
+    "a sentence after a variable the pipeline sets": (
+        lambda e: e["env"].__setitem__("NCCL_NVLS_ENABLE", f"0 {CLAIM}"), "env NCCL_NVLS_ENABLE: '0 Two GPUs"),
+    "an invented variable holding a sentence": (
+        lambda e: e["env"].__setitem__("NCCL_SUMMARY", CLAIM), "env NCCL_SUMMARY: 'Two GPUs"),
+    "a value over 200 characters": (lambda e: e["env"].__setitem__("NCCL_DEBUG", "x" * 201), "env NCCL_DEBUG: "),
+    "a value that is no string": (lambda e: e["env"].__setitem__("NCCL_DEBUG", [CLAIM]), "env NCCL_DEBUG: "),
+    "a name NCCL never reads": (lambda e: e["env"].__setitem__("NCCL_9.9x faster", "1"), "env 'NCCL_9.9x faster'"),
+}
+
+
+@pytest.mark.parametrize("case", ENV_CASES)
+def test_an_nccl_variable_not_of_a_settings_form_is_named(case):
+    edit, says = ENV_CASES[case]
+    found = environment_keys(_edited(edit))
+    assert len(found) == 1 and found[0].startswith(says), found
+
+
+def test_the_recorded_variables_of_every_committed_set_pass():
+    for path in sorted((REPO / "results").glob("*/environment.json")):
+        assert environment_keys(json.loads(path.read_text())) == [], path
+
+
+def test_verify_names_a_sentence_in_nccl_s_version_and_a_variable(tmp_path, sacscale_main):
+    root = tmp_path / "results" / "h200x1_shared_short"
+    shutil.copytree(REPO / "results" / "h200x1_shared_short", root)
+    shutil.copytree(REPO / "reports" / "h200x1_shared_short", tmp_path / "reports" / "h200x1_shared_short")
+    env = _env()
+    env["torch"]["nccl"] = f"2.28.9 ({CLAIM})"
+    env["env"]["NCCL_NVLS_ENABLE"] = f"0 {CLAIM}"
+    (root / "environment.json").write_text(json.dumps(env, indent=2))
+    assert sacscale_main("manifest", root).returncode == 0
+    done = sacscale_main("verify", root)
+    assert done.returncode == 1
+    said = done.stdout + done.stderr
+    assert f"environment.json: torch.nccl '2.28.9 ({CLAIM})' is not NCCL's version (numbers joined by dots)" in said
+    assert f"environment.json: env NCCL_NVLS_ENABLE: '0 {CLAIM}' is not a variable's setting" in said

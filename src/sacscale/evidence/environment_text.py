@@ -1,7 +1,7 @@
 """The recorded environment's text fields that the page shows as they are (the lscpu table,
-the learner module's path, cuDNN's version), held to what verify-env writes there: a
-sentence put into one of them ("Two GPUs give a 9.9x speed-up over one") verified and
-showed on the page."""
+the learner module's path or its import error, cuDNN's, CUDA's and NCCL's versions), held
+to what verify-env writes there: a sentence put into one of them ("Two GPUs give a 9.9x
+speed-up over one") verified and showed on the page."""
 
 from __future__ import annotations
 
@@ -12,13 +12,16 @@ from sacscale.evidence.shared_facts import ABSENT, opt
 LSCPU_COLUMNS = ("CPU", "CORE", "SOCKET", "NODE")  # verify-env records `lscpu -e=CPU,CORE,SOCKET,NODE`
 _ROW = re.compile(r"\d+(?:[ \t]+(?:\d+|-))*")  # a CPU's id, then numbers or lscpu's '-' (offline, no NUMA)
 LEARNER_MODULE = "/sacscale/learn/learner.py"  # where the imported learner module lives in any install
+_VERSION = re.compile(r"\d+(?:\.\d+)*")  # torch.version.cuda ("13.0"); NCCL's version joined by dots ("2.28.9")
 
 
 def environment_text_findings(env: dict, strict: bool) -> tuple[list[str], list[str]]:
     """(problems, notes): each shown text field that is not what verify-env writes; in an
     older set (not `strict`) notes, as its writer may have differed."""
     found = [p for p in (_layout_problem(opt(env, "cpu", "layout")), _learner_file_problem(opt(env, "learner", "file")),
-                         _cudnn_problem(opt(env, "torch", "cudnn"))) if p]
+                         _learner_import_problem(opt(env, "learner")), _cudnn_problem(opt(env, "torch", "cudnn")),
+                         _version_problem(opt(env, "torch", "cuda"), "torch.cuda", "CUDA"),
+                         _version_problem(opt(env, "torch", "nccl"), "torch.nccl", "NCCL")) if p]
     return (found, []) if strict else ([], [f"{p} (an older set: not checked)" for p in found])
 
 
@@ -40,10 +43,33 @@ def _layout_problem(layout) -> str | None:
 def _learner_file_problem(path) -> str | None:
     if path is ABSENT or path is None:
         return None
-    if not isinstance(path, str) or not path.endswith(LEARNER_MODULE) or not path.isprintable():
+    # the module's __file__: an absolute path, so a sentence before the suffix is no path
+    if (not isinstance(path, str) or not path.startswith("/") or not path.endswith(LEARNER_MODULE)
+            or not path.isprintable() or any(c.isspace() for c in path)):
         return (f"environment.json: learner.file {str(path)[:60]!r} is not the path of the learner module "
-                f"({LEARNER_MODULE})")
+                f"(an absolute path ending in {LEARNER_MODULE})")
     return None
+
+
+def _learner_import_problem(learner) -> str | None:
+    """The page shows learner.error where learner.file is null. verify-env records an error
+    only where the learner cannot be used, and the pipeline's verify-env (--require-graph-hooks)
+    stops there, so no run of the set trained with it."""
+    if not isinstance(learner, dict):
+        return None
+    error, path = learner.get("error"), learner.get("file", ABSENT)
+    if path is not None and error is None:
+        return None
+    said = f"learner.error {str(error)[:60]!r}" if error is not None else "no learner.error"
+    return (f"environment.json: learner.file {'is null' if path is None else 'is given'} and {said}: the learner "
+            "module was not usable, and the pipeline stops there (verify-env --require-graph-hooks), so no run "
+            "of this set trained with it")
+
+
+def _version_problem(version, key: str, what: str) -> str | None:
+    if version is ABSENT or version is None or (isinstance(version, str) and _VERSION.fullmatch(version)):
+        return None
+    return f"environment.json: {key} {str(version)[:60]!r} is not {what}'s version (numbers joined by dots)"
 
 
 def _cudnn_problem(version) -> str | None:

@@ -59,6 +59,7 @@ from sacscale.evidence.logged_rate import logged_rate_problems
 from sacscale.evidence.manifest import (
     MANIFEST_NAME, evidence_files, irregular_files, parse_manifest, sha256_file, shown_path,
 )
+from sacscale.evidence.probe_overrides import learner_override_findings
 from sacscale.evidence.probe_record import check_probe_record
 from sacscale.evidence.read_identity import changed_between, identities
 from sacscale.evidence.records import check_records
@@ -382,9 +383,10 @@ def _check_contents(root: Path, manifest: Path, result: Verification, recompute:
         check_required_fields(root, strict, result)
         check_records(root, plan, result, strict, progress)
         result.records += check_probe_record(root)
-        unwritten, older = unwritten_key_findings(root, scope.format_of(root) >= scope.FORMAT)
-        result.records += unwritten
-        result.notes += older
+        current = scope.format_of(root) >= scope.FORMAT
+        for problems, notes in (unwritten_key_findings(root, current), learner_override_findings(root, current)):
+            result.records += problems
+            result.notes += notes
         check_bindings(root, plan, result, progress)
         names = [r["name"] for r in plan["runs"] if r["name"] in good]
         progress.stage("recomputing summary.json and summary.csv from the metrics")

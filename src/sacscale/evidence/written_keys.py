@@ -1,7 +1,8 @@
 """Keys that a record's writer never writes, in the records the report shows field by field:
 correctness.json (its comparison rows, its `trainer_path`), model.json and environment.json's
-`env`. verify checks the fields their writers write; a key added beside them (a sentence with
-a figure) would be checked by nothing, so it is named. The report shows the written fields
+`env` (whose values the page shows too, so they are held to a setting's form). verify checks
+the fields their writers write; a key added beside them (a sentence with a figure) would be
+checked by nothing, so it is named. The report shows the written fields
 only (sacscale.report.build), so such a key never reaches the page either.
 
 In a set of the current evidence format (evidence.json) such a key is a problem; an older
@@ -10,6 +11,7 @@ hold none)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from sacscale.evidence.result import EvidenceStructureError, load_json
@@ -19,6 +21,8 @@ from sacscale.train.probe_settings import TRAINER_RECORD_FIELDS
 from sacscale.task.model_record import MODEL_RECORD_FIELDS
 
 _UNCHECKED = "so nothing checks what it says"
+MAX_SETTING = 200
+_SETTING = re.compile(r"\S{0,%d}" % MAX_SETTING)
 
 
 def _shown(key: str) -> str:
@@ -55,11 +59,27 @@ def model_keys(record: dict) -> list[str]:
 
 
 def environment_keys(record: dict) -> list[str]:
+    """env's names against those verify-env records, and their values (the page shows each
+    name=value) against a setting's form."""
     variables = record.get("env")
     if not isinstance(variables, dict):
         return []
-    return [f"env {_shown(name)}: not a variable verify-env records (NCCL_* and CUDA_VISIBLE_DEVICES), "
-            f"{_UNCHECKED}" for name in variables if not recorded_variable(name)]
+    found = []
+    for name, value in variables.items():
+        if not recorded_variable(name):
+            found.append(f"env {_shown(name)}: not a variable verify-env records (NCCL_[A-Z0-9_]+ and "
+                         f"CUDA_VISIBLE_DEVICES), {_UNCHECKED}")
+        elif problem := _value_problem(name, value):
+            found.append(problem)
+    return found
+
+
+def _value_problem(name: str, value) -> str | None:
+    # NCCL's settings and the visible devices are words, numbers, interface names, lists or paths
+    if isinstance(value, str) and _SETTING.fullmatch(value) and value.isprintable():
+        return None
+    return (f"env {name}: {_shown(str(value))} is not a variable's setting (one word of at most "
+            f"{MAX_SETTING} characters: no spaces or control characters)")
 
 
 _CHECKS = (("correctness.json", probe_keys), ("model.json", model_keys), ("environment.json", environment_keys))

@@ -28,11 +28,14 @@ def shares_cuda_device(devices: list[str]) -> bool:
     return len(set(cuda)) < len(cuda)
 
 
+_RECORDED = re.compile(r"NCCL_[A-Z0-9_]+|CUDA_VISIBLE_DEVICES")
+
+
 def recorded_variable(name: str) -> bool:
     """Whether verify-env records the environment variable (environment.json `env`): NCCL's
     and the visible CUDA devices, which decide how the ranks talk and what they see; the
-    report shows these only, and verify names any other."""
-    return name.startswith("NCCL_") or name == "CUDA_VISIBLE_DEVICES"
+    report shows these only, and verify names any other. NCCL reads upper-case names only."""
+    return _RECORDED.fullmatch(name) is not None
 
 
 def backend_for(devices: list[str]) -> str:

@@ -43,9 +43,14 @@ which may train beside each other's). Where the default folder cannot be used (a
 user made /tmp/sacscale-<uid> first), the refusal names that setting.
 
 A process with a /tmp of its own (systemd `PrivateTmp=`, `unshare -m`, a container sharing the
-host's GPUs) sees another folder at the same name; the run therefore also holds a name that
-every mount namespace shares (sacscale.pipeline.machine_wide, an abstract unix socket per
-user and lock folder name), and is refused while a process elsewhere holds it.
+host's GPUs) sees another folder at the same name; both kinds of hold therefore also hold names
+that every mount namespace shares (sacscale.pipeline.machine_wide, abstract unix sockets per
+user and lock folder name). A measured run holds one name of an exclusive series and is
+refused while a process elsewhere holds another, or holds any name of the shared series; a
+command run by hand holds a name of its own in the shared series for its life and is refused
+while a measured run elsewhere holds the exclusive one. Each binds before it looks, so of a
+measured run and a command starting together at least one is refused. The command record-run
+starts binds none: record-run's exclusive name covers it.
 """
 
 from __future__ import annotations
@@ -93,13 +98,28 @@ def training_machine(run: str, run_set: str | None = None):
         folder = lock_dir(VARIABLE)
         sock, holder = machine_wide.hold(str(folder))
         if holder is not None:
-            who = f"pid {holder}" if holder else "a process of this user outside this PID namespace"
-            raise MachineBusy(f"this machine's training lock ({folder}) is held by {who} in another mount "
-                              f"namespace (a private /tmp: systemd PrivateTmp=, unshare -m, a container), where "
-                              f"that name is another folder: {_BUSY}")
+            raise MachineBusy(f"{_elsewhere(folder, _pid(holder))}: {_BUSY}")
         if sock is not None:
             held.callback(sock.close)
+            _refuse_hand_run_elsewhere(folder)  # looked at once our name is bound: see hand_run_hold
         yield fds[0]
+
+
+def _refuse_hand_run_elsewhere(folder) -> None:
+    found = machine_wide.hand_run_holder(str(folder))
+    if found is not None:
+        pid, command = found
+        who = f"`sacscale {command}`" if command else "a command run by hand"
+        raise MachineBusy(f"{_elsewhere(folder, f'{who} ({_pid(pid)}; {SHARED_HOLDER})')}: {_SHARED}")
+
+
+def _pid(pid: int) -> str:
+    return f"pid {pid}" if pid else "a process of this user outside this PID namespace"
+
+
+def _elsewhere(folder, who: str) -> str:
+    return (f"this machine's training lock ({folder}) is held by {who} in another mount namespace (a private /tmp: "
+            "systemd PrivateTmp=, unshare -m, a container), where that name is another folder")
 
 
 def inherited(fd: int | None) -> dict[str, str]:
@@ -111,19 +131,37 @@ def inherited(fd: int | None) -> dict[str, str]:
 @contextlib.contextmanager
 def hand_run_hold(command: str):
     """Hold the machine shared for `sacscale COMMAND` run by hand (sacscale.cli's commands that
-    train or measure; the pipeline's probe stage too): beside other such commands, never beside a measured run. Raises
-    MachineBusy naming the run that holds it, unless this process inherited that hold
-    (`inherited_hold`): the command record-run started."""
+    train or measure; the pipeline's probe stage too): beside other such commands, never beside a measured run,
+    in this mount namespace (the lock file) or another (machine_wide's names). Raises MachineBusy
+    naming the run that holds it, unless this process inherited that hold (`inherited_hold`):
+    the command record-run started."""
     with contextlib.ExitStack() as held:
         try:
             held.enter_context(shared_private_lock(LOCK_NAME, "this machine's training lock", f"hand {command}",
                                                    VARIABLE))
         except LockHeld as exc:
             if not inherited_hold():
-                raise MachineBusy(f"{exc}; sacscale {command} would run beside a measured run and skew its "
-                                  f"numbers: wait for it to end, or set {VARIABLE} to a folder of its own to train "
-                                  "beside it knowingly (nothing was started)") from None
+                raise MachineBusy(f"{exc}; {_refused(command)}") from None
+        else:
+            _hold_shared_name(held, command)
         yield
+
+
+def _hold_shared_name(held: contextlib.ExitStack, command: str) -> None:
+    """Hold a name of the machine-wide shared series until `held` closes, or raise MachineBusy
+    naming the measured run that holds the exclusive one (in another mount namespace: in this
+    one the lock file refused it first)."""
+    folder = lock_dir(VARIABLE)
+    sock, holder = machine_wide.hold_shared(str(folder), command)
+    if holder is not None:
+        raise MachineBusy(f"{_elsewhere(folder, _pid(holder))}; {_refused(command)}")
+    if sock is not None:
+        held.callback(sock.close)
+
+
+def _refused(command: str) -> str:
+    return (f"sacscale {command} would run beside a measured run and skew its numbers: wait for it to end, or set "
+            f"{VARIABLE} to a folder of its own to train beside it knowingly (nothing was started)")
 
 
 def inherited_hold() -> bool:

@@ -17,6 +17,12 @@ unix sockets (its owner uid; `socket_owners`), never by connecting: a holder tha
 can be kept from answering by anyone (a full listen queue), so a holder binds and never
 listens. Only where another user holds every name, or the kernel's list cannot be read, is the
 machine-wide hold off, said on stderr; the lock file still holds in this namespace.
+
+That series is the measured run's exclusive hold. Commands run by hand hold the lock shared,
+any number at once, so each binds a name of its own in a second series for the folder (a
+shared prefix, its command, a random part nobody can bind first) and then looks at the
+exclusive series; a measured run, once bound, looks for this user's names under that prefix.
+Both bind before they look, so of two starting together at least one sees the other.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
+import secrets
 import socket
 import sys
 
@@ -31,14 +39,26 @@ from sacscale.pipeline import socket_owners
 
 
 SERIES = 8  # names tried per lock folder: enough that squatting them all is deliberate, and said
+_COMMAND = re.compile(r"[a-z][a-z-]{0,31}")
 
 
 def socket_name(folder: str, index: int) -> bytes:
+    """The `index`th name of the series a measured run holds (one at a time) for `folder`."""
+    return b"\0sacscale-training-lock-" + _digest(folder, str(index))
+
+
+def shared_prefix(folder: str) -> bytes:
+    """What every name a command run by hand holds for `folder` begins with (then its command
+    and a random part: any number of them at once, none guessable by another user)."""
+    return b"\0sacscale-training-lock-shared-" + _digest(folder, "shared") + b"-"
+
+
+def _digest(folder: str, tag: str) -> bytes:
     spelled = os.path.normpath(folder)
     if spelled.startswith("//"):  # normpath keeps a leading "//" (POSIX leaves it open); Linux does not
         spelled = "/" + spelled.lstrip("/")
-    key = f"{os.getuid()}\0{spelled}\0{index}".encode("utf-8", "surrogateescape")
-    return b"\0sacscale-training-lock-" + hashlib.sha256(key).hexdigest()[:32].encode()
+    key = f"{os.getuid()}\0{spelled}\0{tag}".encode("utf-8", "surrogateescape")
+    return hashlib.sha256(key).hexdigest()[:32].encode()
 
 
 class _NoAbstractSockets(Exception):
@@ -115,3 +135,50 @@ def _ours(inode: int, uid: int) -> int | None:
     """The pid of the process of this user holding socket `inode` (0 where it cannot be seen from
     here), or None where the socket is another user's."""
     return socket_owners.pid_holding(inode) if uid == os.getuid() else None
+
+
+def hold_shared(folder: str, command: str) -> tuple[socket.socket | None, int | None]:
+    """For `sacscale COMMAND` run by hand: (the bound socket, None) once this process holds a
+    name of the shared series for `folder`, (None, the pid, 0 where hidden) of this user's
+    measured run holding a name of the exclusive series, (None, None) where the machine-wide
+    hold is off (as for `hold`). Binds before it looks, as a measured run does, so that of a
+    hand-run command and a measured run starting together at least one sees the other."""
+    if sys.platform != "linux" or not _COMMAND.fullmatch(command):
+        return None, None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(shared_prefix(folder) + f"{command}-{secrets.token_hex(16)}".encode())
+    except OSError:  # no abstract sockets here: a random name is taken by nobody
+        sock.close()
+        return None, None
+    names = [socket_name(folder, index) for index in range(SERIES)]
+    try:
+        owners = socket_owners.bound(set(names))
+    except socket_owners.ListingUnavailable as exc:
+        sock.close()
+        _say_off(folder, f"cannot tell who holds its machine-wide names: {exc}")
+        return None, None
+    for name in names:
+        pid = _ours(*owners[name]) if name in owners else None
+        if pid is not None:
+            sock.close()
+            return None, pid
+    return sock, None
+
+
+def hand_run_holder(folder: str) -> tuple[int, str | None] | None:
+    """(pid, 0 where hidden; its command, None where the name does not say one) of a process of
+    this user holding a name of the shared series for `folder` (a command run by hand), else None
+    (also where the listing cannot be read: said)."""
+    prefix = shared_prefix(folder)
+    try:
+        owners = socket_owners.bound_under(prefix)
+    except socket_owners.ListingUnavailable as exc:
+        _say_off(folder, f"cannot tell who holds its machine-wide names: {exc}")
+        return None
+    for name, owner in sorted(owners.items()):
+        pid = _ours(*owner)
+        if pid is not None:
+            command = name[len(prefix):].rpartition(b"-")[0].decode("ascii", "replace")
+            return pid, command if _COMMAND.fullmatch(command) else None
+    return None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import socket
 import struct
+from collections.abc import Callable
 
 _SOCK_DIAG = 4  # NETLINK_SOCK_DIAG
 _BY_FAMILY = 20  # SOCK_DIAG_BY_FAMILY
@@ -35,17 +36,27 @@ class ListingUnavailable(Exception):
 
 def bound(names: set[bytes]) -> dict[bytes, tuple[int, int]]:
     """{name: (socket inode, owner uid)} for each of `names` now bound in this network namespace."""
+    return _dump(names.__contains__)
+
+
+def bound_under(prefix: bytes) -> dict[bytes, tuple[int, int]]:
+    """{name: (socket inode, owner uid)} for each name beginning with `prefix` now bound in this
+    network namespace (a series whose names are not known in advance)."""
+    return _dump(lambda name: name.startswith(prefix))
+
+
+def _dump(wanted: Callable[[bytes], bool]) -> dict[bytes, tuple[int, int]]:
     try:
         with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _SOCK_DIAG) as link:
             body = _REQUEST_BODY.pack(socket.AF_UNIX, 0, 0, 0xFFFFFFFF, 0, _SHOW_NAME | _SHOW_UID,
                                       0xFFFFFFFF, 0xFFFFFFFF)
             link.sendto(_HEADER.pack(_HEADER.size + len(body), _BY_FAMILY, _REQUEST | _DUMP, 1, 0) + body, (0, 0))
-            return _read_dump(link, names)
+            return _read_dump(link, wanted)
     except (OSError, AttributeError, struct.error) as exc:  # AttributeError: no AF_NETLINK in this build
         raise ListingUnavailable(f"the kernel's list of unix sockets (sock_diag) cannot be read here ({exc})") from None
 
 
-def _read_dump(link: socket.socket, names: set[bytes]) -> dict[bytes, tuple[int, int]]:
+def _read_dump(link: socket.socket, wanted: Callable[[bytes], bool]) -> dict[bytes, tuple[int, int]]:
     found: dict[bytes, tuple[int, int]] = {}
     while True:
         data = link.recv(1 << 16)
@@ -56,17 +67,17 @@ def _read_dump(link: socket.socket, names: set[bytes]) -> dict[bytes, tuple[int,
                 return found
             if kind == _ERROR:
                 raise OSError(-struct.unpack_from("=i", data, offset + _HEADER.size)[0], "sock_diag refused the dump")
-            _keep_if_named(data[offset + _HEADER.size:offset + length], names, found)
+            _keep_if_named(data[offset + _HEADER.size:offset + length], wanted, found)
             offset += (length + 3) & ~3
         if not data:
             raise OSError("sock_diag ended its dump without saying done")
 
 
-def _keep_if_named(message: bytes, names: set[bytes], found: dict[bytes, tuple[int, int]]) -> None:
+def _keep_if_named(message: bytes, wanted: Callable[[bytes], bool], found: dict[bytes, tuple[int, int]]) -> None:
     _, _, state, _, inode, _, _ = _REPLY_BODY.unpack_from(message)
     attributes = _attributes(message[_REPLY_BODY.size:])
     name = attributes.get(_NAME)
-    if name not in names or state not in _OWN_STATES:
+    if name is None or not wanted(name) or state not in _OWN_STATES:
         return
     if _UID not in attributes:
         raise OSError("this kernel does not give sockets' owners (UDIAG_SHOW_UID, Linux 5.3 and later)")

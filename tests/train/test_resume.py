@@ -100,6 +100,19 @@ def test_a_stopped_run_resumes_from_its_checkpoint_and_counts_on(stopped, tmp_pa
     assert meta["config"]["obs_norm"] is True and meta["config"]["batch_size"] == 32  # the run's own flags
 
 
+def test_a_checkpoint_of_fewer_ranks_than_the_runs_devices_is_refused(stopped, tmp_path, capsys):
+    """final.pt's world_size was never held to the run's devices, and only its ranks' states were
+    judged: rank 1's, unjudged, failed in the rank with two tracebacks once the run had begun."""
+    run = _copy(stopped, tmp_path)
+    ckpt = torch.load(checkpoint_path(run), weights_only=True)
+    ckpt.update(world_size=1, total_env_steps=ckpt["total_env_steps"] // 2)
+    torch.save(ckpt, checkpoint_path(run))
+    assert main(["train", "--resume", str(run), "--iterations", str(ckpt["iteration"] + 3)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"sacscale train: error: --resume: {checkpoint_path(run)}: not a checkpoint the trainer wrote (its world_size "
+        "1 is not the 2 rank(s) of its devices cpu,cpu)"]
+
+
 def test_a_resume_may_not_change_what_is_learned(stopped, tmp_path, capsys):
     run = _copy(stopped, tmp_path)
     done = torch.load(checkpoint_path(run), weights_only=True)["iteration"]

@@ -58,6 +58,19 @@ def _set_config(key, value):
     (_set("total_env_steps", -5), "its total_env_steps -5 is not a finite count of steps"),
     (_set_config("num_envs", "8"), "its 'train_config.num_envs' is str"),
     (_set_config("devices", 0), "its 'train_config.devices' is int"),
+    # the step counts of AdamW (one update of one critic, alpha and actor step): counts the trainer makes
+    (lambda c: c["optimizers"]["critic"][0].__setitem__("step", torch.tensor(-1.0)),
+     "optimizers.critic.0.step -1.0 is not a count of steps (a whole number >= 0)"),
+    (lambda c: c["optimizers"]["actor"][0].__setitem__("step", torch.tensor(0.5)),
+     "optimizers.actor.0.step 0.5 is not a count of steps (a whole number >= 0)"),
+    (lambda c: c["optimizers"].pop("alpha"), "optimizers.alpha is missing (the learner has critic, alpha, actor)"),
+    (lambda c: c["learner_state"]["log_alpha"].fill_(1e30),
+     "learner_state.log_alpha 1e+30: alpha = exp(log_alpha) is not finite in float32 (log_alpha at most 88.72); its "
+     "first update would diverge"),
+    # the rank count: the ranks of the run's devices, each of which reads its own state
+    (lambda c: c.update(world_size=2, total_env_steps=2 * c["total_env_steps"]),
+     "its world_size 2 is not the 1 rank(s) of its devices cpu"),
+    (_set_config("devices", "cpu,cpu"), "its world_size 1 is not the 2 rank(s) of its devices cpu,cpu"),
 ])
 def test_a_resume_checkpoint_of_another_shape_is_named_with_its_field(run, tmp_path, capsys, edit, says):
     crafted = crafted_copy(run, tmp_path, edit)
@@ -156,3 +169,13 @@ def test_a_checkpoint_file_given_for_its_run_folder_is_named_as_a_file(run, caps
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert err.strip() == (f"sacscale train: error: --resume {given}: a file, not a run folder (give the folder the "
                            "run wrote, its --log-dir, which holds checkpoints/)"), err
+
+
+def test_adamw_steps_beyond_the_learners_updates_are_named(run, tmp_path, capsys):
+    """The run made one update (one critic, alpha and actor step each); steps of 3 beside it, or
+    beside learner.iterations 0, are no state the trainer writes."""
+    crafted = crafted_copy(run, tmp_path, lambda c: c["optimizers"]["critic"][0]["step"].fill_(3.0))
+    code, err = resumed_here(capsys, crafted, 8)
+    assert code == 2 and err.strip().splitlines() == [
+        f"sacscale train: error: --resume: {crafted}/checkpoints/rank0.pt: not a checkpoint the trainer wrote "
+        "(final.pt's optimizers.critic has made 3 step(s), its learner.iterations 1 make 1 (1 an update))"], err

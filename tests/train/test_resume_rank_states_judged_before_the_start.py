@@ -75,6 +75,23 @@ CASES = {
     "learner_iterations_huge": (_set_learner("iterations", 10**30),
                                 f"learner.iterations {10**30} is not a count of updates (one at most in each of "
                                 f"the {DONE} iterations))"),
+    # learner values held to what the trainer writes, not only to their type and shape
+    "fresh_pending_five": (_set_learner("fresh_pending", torch.tensor(5.0, dtype=torch.float64)),
+                           f"learner.fresh_pending 5.0 is not 0 or 1 (whether its {ENVS} rows are still to be "
+                           "merged))"),
+    "fresh_pending_negative": (_set_learner("fresh_pending", torch.tensor(-1.0, dtype=torch.float64)),
+                               "learner.fresh_pending -1.0 is not 0 or 1"),
+    "replay_pos_behind_its_size": (lambda s: s["learner"]["replay"].__setitem__("pos", 3),
+                                   f"learner.replay's pos 3 is not its size {DONE * ENVS}: a buffer not yet full "
+                                   "(64 rows) writes next where its rows end)"),
+    "replay_rows_never_collected": (lambda s: s["learner"]["replay"].update(
+                                        size=40, pos=40, rows=torch.zeros(40, s["learner"]["replay"]["row_dim"])),
+                                    f"learner.replay's size 40 is more than the {DONE * ENVS} rows the run has "
+                                    "collected)"),
+    # no update yet, so no AdamW state in final.pt: an update count beside it is not the trainer's
+    "learner_iterations_without_optimizer_steps": (_set_learner("iterations", 1),
+                                                   "final.pt's optimizers.critic has made 0 step(s), its "
+                                                   "learner.iterations 1 make 1 (1 an update))"),
 }
 
 
@@ -106,6 +123,22 @@ def test_a_rank_state_the_trainer_did_not_write_is_refused_before_the_run_starts
     assert len(err.strip().splitlines()) == 1, err
     assert _hashes(run) == before  # nothing written: the run was never started
     assert json.loads((run / "train_meta.json").read_text())["status"] == status
+
+
+def test_a_fifo_at_a_rank_state_is_named_as_what_it_is(trained, tmp_path, capsys):
+    """Something there that is not a file was called missing."""
+    import os
+
+    run = tmp_path / "run"
+    shutil.copytree(trained, run)
+    part = run / "checkpoints" / "rank0.pt"
+    part.unlink()
+    os.mkfifo(part)
+    before = _hashes(run)
+    code, err = _resumed(run, capsys)
+    assert code == 2 and err.strip().splitlines() == [f"sacscale train: error: --resume {run}: {part} is a FIFO, "
+                                                      "not a file"], err
+    assert _hashes(run) == before
 
 
 def test_the_rank_states_the_trainer_writes_pass_and_non_finite_replay_rows_are_kept(trained, tmp_path):

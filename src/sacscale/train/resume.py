@@ -12,6 +12,7 @@ from pathlib import Path
 
 import torch
 
+from sacscale.atomic import file_kind
 from sacscale.checks import InputError
 from sacscale.hashes import sha256_file
 from sacscale.learn.learning_state import RandomStateRefused
@@ -21,7 +22,8 @@ from sacscale.shapes import NUMBER, Maybe, record_problem
 from sacscale.train.checkpoint import CHECKPOINT_FORMAT, checkpoint_path, rank_state_path, read_checkpoint
 from sacscale.train.config import ResumeRefused, TrainConfig, TrainingError, sac_config, saved_option_problem
 from sacscale.train.out_of_memory import is_out_of_memory
-from sacscale.train.resume_checks import learner_problem, rank_counts_problem
+from sacscale.train.preflight import launcher_env
+from sacscale.train.resume_checks import learner_problem, optimizer_steps_problem, rank_counts_problem
 
 RESUME_SEED_STRIDE = 7919  # a resumed sitting's env seeds: seed + 1000 rank + 7919 x iteration
 # Flags a resumed run may change: where and how long it runs, not what it learns.
@@ -40,6 +42,8 @@ MAX_RANKS = 64
 OPTIMIZER_DTYPE = "float32"
 OPTIMIZERS = ("critic", "alpha", "actor")
 ADAMW_MOMENTS = ("step", "exp_avg", "exp_avg_sq")
+# alpha = exp(log_alpha) in float32: above this it is inf, and the first update diverges
+LOG_ALPHA_MAX = math.log(torch.finfo(torch.float32).max)
 
 
 class BadCheckpoint(ResumeRefused):
@@ -111,15 +115,29 @@ def _resumed_config(cfg: TrainConfig) -> TrainConfig:
         raise TrainingError(f"--resume {run_dir}: its checkpoint is at iteration {done}; "
                             f"give --iterations larger than that (the new total), got {out.iterations}")
     _check_same_model(out.model, ckpt.get("model_sha256"))
+    ranks = _resumed_ranks(checkpoint_path(run_dir), ckpt, out)
     _check_total_steps(checkpoint_path(run_dir), ckpt, out.num_envs)
     sac = sac_config(out)
-    for rank in range(int(ckpt.get("world_size", 1))):
+    for rank in range(ranks):  # the ranks the resumed run starts, each of which reads its own state
         part = rank_state_path(run_dir, rank)
         if not part.is_file():
-            raise TrainingError(f"--resume {run_dir}: {part} is missing")
+            kind = file_kind(part)
+            raise TrainingError(f"--resume {run_dir}: {part} is " + (f"{kind}, not a file" if kind else "missing"))
         # mapped, not read: a rank state with its replay buffer can be GBs, and the rank reads it again
         _check_rank_state(run_dir, rank, read_checkpoint(part, mmap=True), ckpt, out, sac)
     return out
+
+
+def _resumed_ranks(path: Path, ckpt: dict, cfg: TrainConfig) -> int:
+    """The resumed run's rank count (its saved devices, or an external launcher's WORLD_SIZE);
+    BadCheckpoint naming final.pt when its world_size is another."""
+    external, world_size = launcher_env()
+    ranks = world_size if external else len(cfg.device_list())
+    if ckpt["world_size"] != ranks:
+        where = "the launcher's WORLD_SIZE" if external else f"its devices {cfg.devices}"
+        raise BadCheckpoint(f"--resume: {path}: not a checkpoint the trainer wrote (its world_size "
+                            f"{ckpt['world_size']} is not the {ranks} rank(s) of {where})")
+    return ranks
 
 
 def _check_total_steps(path: Path, ckpt: dict, num_envs: int) -> None:
@@ -151,7 +169,8 @@ def _check_rank_state(run_dir: Path, rank: int, mine: dict, shared: dict, cfg: T
                             "nothing consistent to resume")
     done = int(shared["iteration"])
     if problem := (rank_counts_problem(mine, done, cfg.num_envs)
-                   or learner_problem(mine["learner"], sac, cfg.num_envs, done, _on_cuda(cfg))):
+                   or learner_problem(mine["learner"], sac, cfg.num_envs, done, _on_cuda(cfg))
+                   or optimizer_steps_problem(shared["optimizers"], mine["learner"]["iterations"], sac)):
         raise BadCheckpoint(f"--resume: {part}: not a checkpoint the trainer wrote ({problem})")
 
 
@@ -187,6 +206,29 @@ def _optimizers_shape_problem(optimizers: dict) -> str | None:
         moments = state.get(0, {})
         if not isinstance(moments, dict) or (moments and set(moments) != set(ADAMW_MOMENTS)):
             return f"{where}.0 is not AdamW's state ({', '.join(ADAMW_MOMENTS)})"
+    missing = [name for name in OPTIMIZERS if name not in optimizers]
+    return f"optimizers.{missing[0]} is missing (the learner has {', '.join(OPTIMIZERS)})" if missing else None
+
+
+def _steps_problem(optimizers: dict) -> str | None:
+    """An AdamW step count (a float32 tensor, finite) that is not one whole number >= 0: a negative
+    one ended in a ZeroDivisionError (AdamW's bias correction) once the run had started."""
+    for name, state in optimizers.items():
+        step = state.get(0, {}).get("step")
+        if step is None:
+            continue
+        if step.dim() != 0:
+            return f"optimizers.{name}.0.step holds {step.numel()} values, not one count of steps"
+        if not (step.item() >= 0 and step.item() == int(step.item())):
+            return f"optimizers.{name}.0.step {step.item()!r} is not a count of steps (a whole number >= 0)"
+    return None
+
+
+def _log_alpha_problem(learner_state: dict) -> str | None:
+    log_alpha = learner_state.get("log_alpha")
+    if log_alpha is not None and bool((log_alpha > LOG_ALPHA_MAX).any()):
+        return (f"learner_state.log_alpha {log_alpha.max().item():g}: alpha = exp(log_alpha) is not finite in "
+                f"float32 (log_alpha at most {LOG_ALPHA_MAX:.2f}); its first update would diverge")
     return None
 
 
@@ -199,6 +241,7 @@ def _check_tensors(path: Path, ckpt: dict) -> None:
 
     problem = next((p for name, value in ckpt["learner_state"].items()
                     if (p := tensor_problem(value, f"learner_state.{name}", dtype(name)))), None)
+    problem = problem or _log_alpha_problem(ckpt["learner_state"])
     if problem:
         raise BadCheckpoint(f"--resume: {path}: not a checkpoint the trainer wrote ({problem})")
     problem = _optimizers_shape_problem(ckpt["optimizers"]) or \
@@ -208,6 +251,7 @@ def _check_tensors(path: Path, ckpt: dict) -> None:
         # a run may have written these on its way to diverging
         raise BadCheckpoint(f"--resume: {path}: cannot be resumed ({problem}: a run that was diverging, or an "
                             "edited file)")
+    problem = problem or _steps_problem(ckpt["optimizers"])
     if problem:
         raise BadCheckpoint(f"--resume: {path}: not a checkpoint the trainer wrote ({problem})")
 

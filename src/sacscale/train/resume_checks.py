@@ -35,6 +35,8 @@ LENGTH_ROUNDING = 1e-9
 ROWS_DTYPE = torch.float32
 PENDING_DTYPE = torch.float64
 REPLAY_COUNTS = ("pos", "size", "capacity", "row_dim")
+# AdamW counts its steps in float32, whose whole numbers stop at 2**24 (adding 1 rounds back)
+FLOAT32_LAST_STEP = 2 ** 24
 
 
 def rank_counts_problem(mine: dict, iteration: int, num_envs: int) -> str | None:
@@ -68,7 +70,7 @@ def learner_problem(learner: dict, sac, num_envs: int, iteration: int, on_cuda: 
         return (f"learner.iterations {iterations!r} is not a count of updates (one at most in each of the "
                 f"{iteration} iterations)")
     return (_rng_problem(learner["rng"], on_cuda)
-            or _replay_problem(learner.get("replay"), sac, num_envs)
+            or _replay_problem(learner.get("replay"), sac, num_envs, iteration)
             or _fresh_problem(learner, sac, num_envs))
 
 
@@ -101,8 +103,9 @@ def _cuda_rng_problem(rng: torch.Tensor) -> str | None:
     return None
 
 
-def _replay_problem(replay, sac, num_envs: int) -> str | None:
-    """Why a saved replay buffer (None where --checkpoint-replay was off) is not the learner's."""
+def _replay_problem(replay, sac, num_envs: int, iteration: int) -> str | None:
+    """Why a saved replay buffer (None where --checkpoint-replay was off) is not the learner's
+    after `iteration` iterations of `num_envs` environments."""
     if replay is None:
         return None
     if not isinstance(replay, dict) or set(replay) != {"rows", *REPLAY_COUNTS}:
@@ -117,7 +120,22 @@ def _replay_problem(replay, sac, num_envs: int) -> str | None:
                 f"learner's {want[0]} x {want[1]}")
     if not (0 <= counts["size"] <= counts["capacity"] and 0 <= counts["pos"] < counts["capacity"]):
         return f"learner.replay's size {counts['size']} or pos {counts['pos']} is outside its {want[0]} rows"
-    return tensor_problem(replay["rows"], "learner.replay.rows", ROWS_DTYPE, (counts["size"], want[1]), finite=False)
+    problem = _ring_problem(counts["size"], counts["pos"], counts["capacity"], iteration * num_envs)
+    return problem or tensor_problem(replay["rows"], "learner.replay.rows", ROWS_DTYPE, (counts["size"], want[1]),
+                                     finite=False)
+
+
+def _ring_problem(size: int, pos: int, capacity: int, written: int) -> str | None:
+    """Why a ring of `capacity` rows does not hold `size` rows with its next write at `pos` after at
+    most `written` rows were added. The buffer fills from row 0 (pos == size) until it is full;
+    then pos wraps and may be any row. A resume without the replay starts it empty, so fewer rows
+    than `written` is no fault."""
+    if size > written:
+        return f"learner.replay's size {size} is more than the {written} rows the run has collected"
+    if size < capacity and pos != size:
+        return (f"learner.replay's pos {pos} is not its size {size}: a buffer not yet full ({capacity} rows) "
+                "writes next where its rows end")
+    return None
 
 
 def _fresh_problem(learner: dict, sac, num_envs: int) -> str | None:
@@ -130,6 +148,25 @@ def _fresh_problem(learner: dict, sac, num_envs: int) -> str | None:
     fresh, dims = learner["fresh"], {"actor_obs": sac.actor_obs_dim, "critic_obs": sac.critic_obs_dim}
     if not isinstance(fresh, dict) or set(fresh) != set(dims):
         return f"learner.fresh is not the normaliser's pending rows ({', '.join(dims)})"
-    return (next((p for name, dim in dims.items() if (p := tensor_problem(
+    problem = (next((p for name, dim in dims.items() if (p := tensor_problem(
                 fresh[name], f"learner.fresh.{name}", ROWS_DTYPE, (num_envs, dim), finite=False))), None)
-            or tensor_problem(learner["fresh_pending"], "learner.fresh_pending", PENDING_DTYPE, ()))
+               or tensor_problem(learner["fresh_pending"], "learner.fresh_pending", PENDING_DTYPE, ()))
+    pending = None if problem else learner["fresh_pending"].item()
+    if pending not in (None, 0.0, 1.0):  # a flag: the rows are still to be merged (1) or were merged (0)
+        return f"learner.fresh_pending {pending!r} is not 0 or 1 (whether its {num_envs} rows are still to be merged)"
+    return problem
+
+
+def optimizer_steps_problem(optimizers: dict, iterations: int, sac) -> str | None:
+    """Why final.pt's AdamW step counts (their shape and values already judged) are not what a
+    learner of settings `sac` makes in `iterations` updates: each steps the critic's and alpha's
+    optimizers `critic_updates` times and the actor's `actor_updates` times (a CUDA graph's
+    warm-up steps are undone), and a learner that never updated has no AdamW state."""
+    for name, per_update in (("critic", sac.critic_updates), ("alpha", sac.critic_updates),
+                             ("actor", sac.actor_updates)):
+        moments = optimizers[name].get(0)
+        steps = int(moments["step"].item()) if moments else 0
+        if steps != min(iterations * per_update, FLOAT32_LAST_STEP):
+            return (f"final.pt's optimizers.{name} has made {steps} step(s), its learner.iterations {iterations} "
+                    f"make {iterations * per_update} ({per_update} an update)")
+    return None

@@ -123,6 +123,12 @@ def _keep_if_alone(sock: socket.socket, names: list[bytes], own: bytes) -> tuple
     except socket_owners.ListingUnavailable:
         sock.close()
         raise
+    return _kept_unless_held(sock, names, owners)
+
+
+def _kept_unless_held(sock: socket.socket, names: list[bytes], owners: dict) -> tuple[socket.socket | None, int | None]:
+    """(sock, None), or (None, the pid) of this user's first process holding one of `names`
+    (its owners as socket_owners.bound gives them), `sock` then let go."""
     for name in names:
         pid = _ours(*owners[name]) if name in owners else None
         if pid is not None:
@@ -158,12 +164,7 @@ def hold_shared(folder: str, command: str) -> tuple[socket.socket | None, int | 
         sock.close()
         _say_off(folder, f"cannot tell who holds its machine-wide names: {exc}")
         return None, None
-    for name in names:
-        pid = _ours(*owners[name]) if name in owners else None
-        if pid is not None:
-            sock.close()
-            return None, pid
-    return sock, None
+    return _kept_unless_held(sock, names, owners)
 
 
 def hand_run_holder(folder: str) -> tuple[int, str | None] | None:

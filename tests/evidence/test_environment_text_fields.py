@@ -79,7 +79,7 @@ ENV_CASES = {
         lambda e: e["env"].__setitem__("NCCL_NVLS_ENABLE", f"0 {CLAIM}"), "env NCCL_NVLS_ENABLE: '0 Two GPUs"),
     "an invented variable holding a sentence": (
         lambda e: e["env"].__setitem__("NCCL_SUMMARY", CLAIM), "env NCCL_SUMMARY: 'Two GPUs"),
-    "a value over 200 characters": (lambda e: e["env"].__setitem__("NCCL_DEBUG", "x" * 201), "env NCCL_DEBUG: "),
+    "a value over 4096 characters": (lambda e: e["env"].__setitem__("NCCL_DEBUG", "x" * 4097), "env NCCL_DEBUG: "),
     "a value that is no string": (lambda e: e["env"].__setitem__("NCCL_DEBUG", [CLAIM]), "env NCCL_DEBUG: "),
     "a name NCCL never reads": (lambda e: e["env"].__setitem__("NCCL_9.9x faster", "1"), "env 'NCCL_9.9x faster'"),
 }
@@ -90,6 +90,27 @@ def test_an_nccl_variable_not_of_a_settings_form_is_named(case):
     edit, says = ENV_CASES[case]
     found = environment_keys(_edited(edit))
     assert len(found) == 1 and found[0].startswith(says), found
+
+
+GENUINE = {  # what a real machine records: none of these is a forgery
+    "eight MIG devices": ("CUDA_VISIBLE_DEVICES", ",".join(f"MIG-{i:08x}-1111-2222-3333-4444555566" for i in range(8))),
+    "a topology file under a folder with a space": ("NCCL_TOPO_FILE", "/home/a b/topo.xml"),
+    "an interface list": ("NCCL_SOCKET_IFNAME", "^docker0,lo"),
+}
+
+
+@pytest.mark.parametrize("case", GENUINE)
+def test_a_genuine_machines_settings_pass(case):
+    name, value = GENUINE[case]
+    assert environment_keys(_edited(lambda e: e["env"].__setitem__(name, value))) == []
+
+
+@pytest.mark.parametrize("field, value", [("learner.file", "/home/a b/venv/lib/sacscale/learn/learner.py"),
+                                          ("torch.nccl", "2.27.3.+cuda12.9")])
+def test_a_genuine_path_with_a_space_and_an_nccl_build_suffix_pass(field, value):
+    part, key = field.split(".")
+    found = environment_text_findings(_edited(lambda e: e[part].__setitem__(key, value)), strict=True)
+    assert found == ([], []), found
 
 
 def test_the_recorded_variables_of_every_committed_set_pass():

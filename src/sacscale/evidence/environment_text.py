@@ -12,7 +12,8 @@ from sacscale.evidence.shared_facts import ABSENT, opt
 LSCPU_COLUMNS = ("CPU", "CORE", "SOCKET", "NODE")  # verify-env records `lscpu -e=CPU,CORE,SOCKET,NODE`
 _ROW = re.compile(r"\d+(?:[ \t]+(?:\d+|-))*")  # a CPU's id, then numbers or lscpu's '-' (offline, no NUMA)
 LEARNER_MODULE = "/sacscale/learn/learner.py"  # where the imported learner module lives in any install
-_VERSION = re.compile(r"\d+(?:\.\d+)*")  # torch.version.cuda ("13.0"); NCCL's version joined by dots ("2.28.9")
+# torch.version.cuda ("13.0"); NCCL's version joined by dots ("2.28.9"; a build's suffix: "2.27.3.+cuda12.9")
+_VERSION = re.compile(r"\d+(?:\.\d+)*(?:\.\+[0-9A-Za-z.]+)?")
 
 
 def environment_text_findings(env: dict, strict: bool) -> tuple[list[str], list[str]]:
@@ -43,9 +44,9 @@ def _layout_problem(layout) -> str | None:
 def _learner_file_problem(path) -> str | None:
     if path is ABSENT or path is None:
         return None
-    # the module's __file__: an absolute path, so a sentence before the suffix is no path
+    # the module's __file__: an absolute path (a folder's name may hold spaces)
     if (not isinstance(path, str) or not path.startswith("/") or not path.endswith(LEARNER_MODULE)
-            or not path.isprintable() or any(c.isspace() for c in path)):
+            or not path.isprintable()):
         return (f"environment.json: learner.file {str(path)[:60]!r} is not the path of the learner module "
                 f"(an absolute path ending in {LEARNER_MODULE})")
     return None

@@ -21,8 +21,10 @@ from sacscale.train.probe_settings import TRAINER_RECORD_FIELDS
 from sacscale.task.model_record import MODEL_RECORD_FIELDS
 
 _UNCHECKED = "so nothing checks what it says"
-MAX_SETTING = 200
+MAX_SETTING = 4096  # the visible devices may list many GPU or MIG UUIDs (8 of them: 327 characters)
 _SETTING = re.compile(r"\S{0,%d}" % MAX_SETTING)
+# settings that name a file or folder may hold a space, as a path may; every other one is one word
+_PATH_SETTING = re.compile(r"NCCL_[A-Z0-9_]*(?:FILE|PATH|DIR|PLUGIN)")
 
 
 def _shown(key: str) -> str:
@@ -76,10 +78,13 @@ def environment_keys(record: dict) -> list[str]:
 
 def _value_problem(name: str, value) -> str | None:
     # NCCL's settings and the visible devices are words, numbers, interface names, lists or paths
-    if isinstance(value, str) and _SETTING.fullmatch(value) and value.isprintable():
+    if not isinstance(value, str) or len(value) > MAX_SETTING or not value.isprintable():
+        return f"env {name}: {_shown(str(value))} is not a variable's setting (text of at most {MAX_SETTING} " \
+               "characters, no control characters)"
+    if _SETTING.fullmatch(value) or _PATH_SETTING.fullmatch(name):
         return None
-    return (f"env {name}: {_shown(str(value))} is not a variable's setting (one word of at most "
-            f"{MAX_SETTING} characters: no spaces or control characters)")
+    return (f"env {name}: {_shown(value)} is not a variable's setting (one word: no spaces, but in a setting "
+            "that names a file or folder)")
 
 
 _CHECKS = (("correctness.json", probe_keys), ("model.json", model_keys), ("environment.json", environment_keys))

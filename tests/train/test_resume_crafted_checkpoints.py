@@ -179,3 +179,18 @@ def test_adamw_steps_beyond_the_learners_updates_are_named(run, tmp_path, capsys
     assert code == 2 and err.strip().splitlines() == [
         f"sacscale train: error: --resume: {crafted}/checkpoints/rank0.pt: not a checkpoint the trainer wrote "
         "(final.pt's optimizers.critic has made 3 step(s), its learner.iterations 1 make 1 (1 an update))"], err
+
+
+def test_a_run_resumed_under_another_launchers_world_size_is_named_as_such(run, monkeypatch):
+    """A genuine one-rank run resumed under torchrun's WORLD_SIZE 2 was called a checkpoint the
+    trainer never wrote: the launch, not the file, differs."""
+    from sacscale.train.config import TrainConfig, TrainingError
+    from sacscale.train.resume import resume_config
+
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("MASTER_PORT", "29500")
+    with pytest.raises(TrainingError) as refused:
+        resume_config(TrainConfig(resume=str(run), iterations=8))
+    assert str(refused.value) == (f"--resume: {run / 'checkpoints' / 'final.pt'}: saved by 1 rank(s), resumed under "
+                                  "the launcher's WORLD_SIZE 2: a run resumes with the ranks it trained with")

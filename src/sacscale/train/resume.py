@@ -133,10 +133,12 @@ def _resumed_ranks(path: Path, ckpt: dict, cfg: TrainConfig) -> int:
     BadCheckpoint naming final.pt when its world_size is another."""
     external, world_size = launcher_env()
     ranks = world_size if external else len(cfg.device_list())
+    if ckpt["world_size"] != ranks and external:  # a genuine run resumed under another launch: its ranks' states
+        raise TrainingError(f"--resume: {path}: saved by {ckpt['world_size']} rank(s), resumed under the "
+                            f"launcher's WORLD_SIZE {ranks}: a run resumes with the ranks it trained with")
     if ckpt["world_size"] != ranks:
-        where = "the launcher's WORLD_SIZE" if external else f"its devices {cfg.devices}"
         raise BadCheckpoint(f"--resume: {path}: not a checkpoint the trainer wrote (its world_size "
-                            f"{ckpt['world_size']} is not the {ranks} rank(s) of {where})")
+                            f"{ckpt['world_size']} is not the {ranks} rank(s) of its devices {cfg.devices})")
     return ranks
 
 

@@ -1,6 +1,8 @@
 import errno
 import os
+import shlex
 import shutil
+import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -44,3 +46,15 @@ def no_rename_across(monkeypatch):
         return real(source, target)
 
     monkeypatch.setattr(moves, "rename_into_place", replace)
+
+
+@pytest.fixture
+def private_mounts(tmp_path):
+    """Skips where a mount namespace with its own tmpfs at tmp_path cannot be made (no root, no
+    `unshare -m`): what the machine-wide lock's tests need to show a private /tmp."""
+    if os.geteuid() != 0:
+        pytest.skip("a mount namespace with its own tmpfs needs root here")
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs tmpfs {shlex.quote(str(tmp_path))}"],
+                           capture_output=True, text=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"unshare -m with a tmpfs refused here: {probe.stderr.strip()}")

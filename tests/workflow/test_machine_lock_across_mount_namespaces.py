@@ -27,16 +27,6 @@ def _in_a_private_folder(folder, code, *args, own_pids=False):
                           check=False)
 
 
-@pytest.fixture
-def private_mounts(tmp_path):
-    if os.geteuid() != 0:
-        pytest.skip("a mount namespace with its own tmpfs needs root here")
-    probe = subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs tmpfs {shlex.quote(str(tmp_path))}"],
-                           capture_output=True, text=True, check=False)
-    if probe.returncode != 0:
-        pytest.skip(f"unshare -m with a tmpfs refused here: {probe.stderr.strip()}")
-
-
 TRY = """
 import sys
 from sacscale.pipeline.machine_lock import MachineBusy, training_machine

@@ -106,14 +106,8 @@ def _in_a_private_folder(folder, code, *args):
 
 
 @pytest.fixture
-def shared(tmp_path, monkeypatch):
+def shared(tmp_path, monkeypatch, private_mounts):
     """A lock folder's name that a process in a private mount namespace sees as another, empty folder."""
-    if os.geteuid() != 0:
-        pytest.skip("a mount namespace with its own tmpfs needs root here")
-    probe = subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs tmpfs {shlex.quote(str(tmp_path))}"],
-                           capture_output=True, text=True, check=False)
-    if probe.returncode != 0:
-        pytest.skip(f"unshare -m with a tmpfs refused here: {probe.stderr.strip()}")
     top = tmp_path / "tmp"
     top.mkdir(mode=0o700)
     monkeypatch.setenv(machine_lock.VARIABLE, str(top / "lk"))

@@ -157,6 +157,17 @@ def test_aggregate_order_naming_no_configuration_is_refused(capsys, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_aggregate_order_written_with_spaces_after_its_commas_is_read(capsys, tmp_path):
+    """`--order "n1_pool7, n2_shared"` was refused for ' n2_shared', a name with its space."""
+    import json
+
+    metrics = sorted((REPO / "results" / SET / "metrics").glob("*.json"))
+    code, err = run(capsys, "aggregate", *metrics, "--csv", tmp_path / "a.csv", "--json", tmp_path / "a.json",
+                    "--order", "n2_shared, n1_pool7")
+    assert code == 0, err
+    assert json.loads((tmp_path / "a.json").read_text())["order"] == ["n2_shared", "n1_pool7"]
+
+
 def test_render_best_refuses_an_evaluation_given_twice(capsys, tmp_path):
     evaluation = REPO / "results" / SET / "eval" / "shared_r1_n1_pool7.json"
     again = tmp_path / "again.json"

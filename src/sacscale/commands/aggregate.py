@@ -90,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
     _refuse_two_plans(metrics, args.metrics)
     refuse_output_on_input([("--csv", args.csv), ("--json", args.json)], [("metrics file", args.metrics)])
     refuse_one_file(("--csv", args.csv), ("--json", args.json))
-    order = [c for c in args.order.split(",") if c] or list(dict.fromkeys(m["config"] for m in metrics))
+    # "a, b" as a person writes a list: configuration names hold no spaces
+    order = [c.strip() for c in args.order.split(",") if c.strip()] or list(dict.fromkeys(m["config"] for m in metrics))
     configs = {m["config"] for m in metrics}
     if unknown := [c for c in order if c not in configs]:  # it was written into summary.json as given
         raise BadInput(f"--order {unknown[0]!r}: no configuration of the metrics given "

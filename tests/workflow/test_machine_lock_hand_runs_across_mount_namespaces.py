@@ -141,3 +141,18 @@ def test_a_measured_run_is_refused_beside_a_hand_run_command_in_a_private_tmp(tm
     assert (f"run q_r1_n1 not started: this machine's training lock ({shared / 'lk'}) is held by `sacscale env-bench` "
             f"(pid {hand.pid}; not a measured run) {ELSEWHERE}") in proc.stderr
     assert not (tmp_path / "elsewhere" / "runs" / "q_r1_n1").exists()
+
+
+def test_every_hand_run_commands_shared_name_fits_an_abstract_socket(tmp_path):
+    """A name longer than an abstract socket's 108 bytes (learner-bench's, solver-study's and
+    train-reference's were) failed to bind and was taken for a machine without abstract
+    sockets: the hold was silently off, and those commands ran beside a measured run elsewhere."""
+    from sacscale.cli import _ON_THE_MACHINE
+    from sacscale.pipeline import machine_wide
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("abstract unix sockets are Linux's")
+    for command in sorted(_ON_THE_MACHINE):
+        sock, holder = machine_wide.hold_shared(str(tmp_path / ("x" * 200)), command)
+        assert sock is not None and holder is None, command
+        sock.close()

@@ -39,7 +39,10 @@ from sacscale.pipeline import socket_owners
 
 
 SERIES = 8  # names tried per lock folder: enough that squatting them all is deliberate, and said
-_COMMAND = re.compile(r"[a-z][a-z-]{0,31}")
+# A shared name: its prefix (64 bytes), the command, "-", 16 random hex digits; an abstract
+# name has at most 108 bytes (sun_path), so the command at most 26 characters.
+_COMMAND = re.compile(r"[a-z][a-z-]{0,25}")
+_RANDOM_BYTES = 8
 
 
 def socket_name(folder: str, index: int) -> bytes:
@@ -153,7 +156,7 @@ def hold_shared(folder: str, command: str) -> tuple[socket.socket | None, int | 
         return None, None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.bind(shared_prefix(folder) + f"{command}-{secrets.token_hex(16)}".encode())
+        sock.bind(shared_prefix(folder) + f"{command}-{secrets.token_hex(_RANDOM_BYTES)}".encode())
     except OSError:  # no abstract sockets here: a random name is taken by nobody
         sock.close()
         return None, None

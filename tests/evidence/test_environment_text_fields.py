@@ -43,6 +43,8 @@ CASES = {
     "a sentence as the learner's import error": (
         lambda e: e["learner"].update(file=None, error=CLAIM), "learner.file is null and learner.error"),
     "a sentence after NCCL's version": (lambda e: e["torch"].__setitem__("nccl", f"2.28.9 ({CLAIM})"), "torch.nccl"),
+    "a sentence as NCCL's build suffix": (lambda e: e["torch"].__setitem__("nccl", "2.28.9.+Two.GPUs.give.9.9x"),
+                                          "torch.nccl"),
     "a sentence after CUDA's version": (lambda e: e["torch"].__setitem__("cuda", f"13.0 ({CLAIM})"), "torch.cuda"),
 }
 
@@ -81,6 +83,8 @@ ENV_CASES = {
         lambda e: e["env"].__setitem__("NCCL_SUMMARY", CLAIM), "env NCCL_SUMMARY: 'Two GPUs"),
     "a value over 4096 characters": (lambda e: e["env"].__setitem__("NCCL_DEBUG", "x" * 4097), "env NCCL_DEBUG: "),
     "a value that is no string": (lambda e: e["env"].__setitem__("NCCL_DEBUG", [CLAIM]), "env NCCL_DEBUG: "),
+    "a sentence with blank look-alikes for spaces": (
+        lambda e: e["env"].__setitem__("NCCL_NVLS_ENABLE", "0\u2800Two\u2800GPUs\u28009.9x"), "env NCCL_NVLS_ENABLE: "),
     "a name NCCL never reads": (lambda e: e["env"].__setitem__("NCCL_9.9x faster", "1"), "env 'NCCL_9.9x faster'"),
 }
 

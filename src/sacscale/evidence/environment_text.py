@@ -13,7 +13,7 @@ LSCPU_COLUMNS = ("CPU", "CORE", "SOCKET", "NODE")  # verify-env records `lscpu -
 _ROW = re.compile(r"\d+(?:[ \t]+(?:\d+|-))*")  # a CPU's id, then numbers or lscpu's '-' (offline, no NUMA)
 LEARNER_MODULE = "/sacscale/learn/learner.py"  # where the imported learner module lives in any install
 # torch.version.cuda ("13.0"); NCCL's version joined by dots ("2.28.9"; a build's suffix: "2.27.3.+cuda12.9")
-_VERSION = re.compile(r"\d+(?:\.\d+)*(?:\.\+[0-9A-Za-z.]+)?")
+_VERSION = re.compile(r"\d+(?:\.\d+)*(?:\.\+(?:cuda|rocm)\d+(?:\.\d+)*)?")
 
 
 def environment_text_findings(env: dict, strict: bool) -> tuple[list[str], list[str]]:

@@ -22,7 +22,7 @@ from sacscale.task.model_record import MODEL_RECORD_FIELDS
 
 _UNCHECKED = "so nothing checks what it says"
 MAX_SETTING = 4096  # the visible devices may list many GPU or MIG UUIDs (8 of them: 327 characters)
-_SETTING = re.compile(r"\S{0,%d}" % MAX_SETTING)
+_SETTING = re.compile(r"[!-~]{0,%d}" % MAX_SETTING)  # ASCII with no space: a blank look-alike is no word break
 # settings that name a file or folder may hold a space, as a path may; every other one is one word
 _PATH_SETTING = re.compile(r"NCCL_[A-Z0-9_]*(?:FILE|PATH|DIR|PLUGIN)")
 

@@ -170,6 +170,35 @@ def test_a_final_checkpoint_whose_total_is_not_its_iterations_steps_is_refused(t
     assert _hashes(run) == before
 
 
+def _state_tensor(name, make):
+    return lambda c: c["learner_state"].__setitem__(name, make(c["learner_state"][name]))
+
+
+NORMALISER_CASES = {  # final.pt's observation statistics: held only to finite tensors, they resumed silently
+    "a negative row count": (_state_tensor("actor_obs_count", lambda t: torch.full_like(t, -5.0)),
+                             "learner_state.actor_obs_count -5.0 is not a count of the 8 rows the run has collected"),
+    "more rows than collected": (_state_tensor("critic_obs_count", lambda t: torch.full_like(t, 1e300)),
+                                 "learner_state.critic_obs_count 1e+300 is not a count of the 8 rows"),
+    "a negative variance": (_state_tensor("actor_obs_var", lambda t: -t.abs() - 1),
+                            "learner_state.actor_obs_var holds a negative variance"),
+    "a scale past 1 / eps": (_state_tensor("actor_obs_scale", lambda t: t * 1e30),
+                             "learner_state.actor_obs_scale holds a value outside 0..100, 1 / (std + obs_norm_eps)"),
+}
+
+
+@pytest.mark.parametrize("case", NORMALISER_CASES)
+def test_a_normaliser_state_the_learner_cannot_make_is_refused_before_the_start(trained, tmp_path, capsys, case):
+    edit, says = NORMALISER_CASES[case]
+    run = tmp_path / "run"
+    shutil.copytree(trained, run)
+    edit_final(run, edit)
+    before = _hashes(run)
+    code, err = _resumed(run, capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"--resume: {run / 'checkpoints' / 'final.pt'}: {NOT_WRITTEN} ({says}" in err, err
+    assert _hashes(run) == before
+
+
 @pytest.mark.parametrize("offset, says", [
     (8, None),
     (6, "learner.rng's Philox offset 6 is not a multiple of 4, as torch needs"),

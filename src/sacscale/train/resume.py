@@ -23,7 +23,8 @@ from sacscale.train.checkpoint import CHECKPOINT_FORMAT, checkpoint_path, rank_s
 from sacscale.train.config import ResumeRefused, TrainConfig, TrainingError, sac_config, saved_option_problem
 from sacscale.train.out_of_memory import is_out_of_memory
 from sacscale.train.preflight import launcher_env
-from sacscale.train.resume_checks import learner_problem, optimizer_steps_problem, rank_counts_problem
+from sacscale.train.resume_checks import (learner_problem, normaliser_problem, optimizer_steps_problem,
+                                          rank_counts_problem)
 
 RESUME_SEED_STRIDE = 7919  # a resumed sitting's env seeds: seed + 1000 rank + 7919 x iteration
 # Flags a resumed run may change: where and how long it runs, not what it learns.
@@ -118,6 +119,8 @@ def _resumed_config(cfg: TrainConfig) -> TrainConfig:
     ranks = _resumed_ranks(checkpoint_path(run_dir), ckpt, out)
     _check_total_steps(checkpoint_path(run_dir), ckpt, out.num_envs)
     sac = sac_config(out)
+    if problem := normaliser_problem(ckpt["learner_state"], done * out.num_envs * ranks, sac.obs_norm_eps):
+        raise BadCheckpoint(f"--resume: {checkpoint_path(run_dir)}: not a checkpoint the trainer wrote ({problem})")
     for rank in range(ranks):  # the ranks the resumed run starts, each of which reads its own state
         part = rank_state_path(run_dir, rank)
         if not part.is_file():

@@ -170,3 +170,21 @@ def optimizer_steps_problem(optimizers: dict, iterations: int, sac) -> str | Non
             return (f"final.pt's optimizers.{name} has made {steps} step(s), its learner.iterations {iterations} "
                     f"make {iterations * per_update} ({per_update} an update)")
     return None
+
+
+def normaliser_problem(learner_state: dict, rows: int, eps: float) -> str | None:
+    """Why final.pt's observation-normaliser state (its tensors' dtypes and finiteness already
+    judged) is not one the learner makes from at most `rows` rows with `obs_norm_eps` `eps`, or
+    None: a row count in 0..rows, variances >= 0 (each merge adds non-negative terms), and the
+    scale 1 / (std + eps) in (0, 1 / eps] (or its starting 1). A huge scale reached the
+    collector as non-finite actions once the run had started."""
+    highest_scale = max(1.0, 1.0 / eps) * (1 + 1e-6)  # float32 rounding of 1 / (0 + eps)
+    for name, value in learner_state.items():
+        name = str(name)
+        if name.endswith("_count") and not 0 <= float(value) <= rows * (1 + 1e-9):
+            return f"learner_state.{name} {float(value)!r} is not a count of the {rows} rows the run has collected"
+        if name.endswith("_var") and bool((value < 0).any()):
+            return f"learner_state.{name} holds a negative variance"
+        if name.endswith("_scale") and not bool(((value > 0) & (value <= highest_scale)).all()):
+            return f"learner_state.{name} holds a value outside 0..{highest_scale:.6g}, 1 / (std + obs_norm_eps)"
+    return None

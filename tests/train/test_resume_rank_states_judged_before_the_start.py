@@ -108,12 +108,18 @@ def _resumed(run, capsys):
     return code, capsys.readouterr().err
 
 
+def _edited_copy(trained, tmp_path, edit):
+    """A copy of the trained run, `edit` (run folder -> None) applied to it."""
+    run = tmp_path / "run"
+    shutil.copytree(trained, run)
+    edit(run)
+    return run
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_a_rank_state_the_trainer_did_not_write_is_refused_before_the_run_starts(trained, tmp_path, capsys, case):
     edit, says = CASES[case]
-    run = tmp_path / "run"
-    shutil.copytree(trained, run)
-    edit_rank_state(run, edit)
+    run = _edited_copy(trained, tmp_path, lambda r: edit_rank_state(r, edit))
     status = json.loads((run / "train_meta.json").read_text())["status"]
     before = _hashes(run)
     code, err = _resumed(run, capsys)
@@ -147,9 +153,8 @@ def test_the_rank_states_the_trainer_writes_pass_and_non_finite_replay_rows_are_
     from sacscale.train.config import TrainConfig
     from sacscale.train.resume import resume_config
 
-    run = tmp_path / "run"
-    shutil.copytree(trained, run)
-    edit_rank_state(run, lambda s: s["learner"]["replay"]["rows"][0].fill_(float("nan")))
+    run = _edited_copy(trained, tmp_path,
+                       lambda r: edit_rank_state(r, lambda s: s["learner"]["replay"]["rows"][0].fill_(float("nan"))))
     state = torch.load(run / "checkpoints" / "rank0.pt", weights_only=True)
     assert state["learner"]["replay"]["rows"].shape[0] > 0 and "fresh" in state["learner"]
     resumed = resume_config(TrainConfig(resume=str(run), iterations=DONE + 2))
@@ -159,9 +164,7 @@ def test_the_rank_states_the_trainer_writes_pass_and_non_finite_replay_rows_are_
 def test_a_final_checkpoint_whose_total_is_not_its_iterations_steps_is_refused(trained, tmp_path, capsys):
     """final.pt's total_env_steps is its iterations x environments x ranks (it was held only to
     finite and >= 0)."""
-    run = tmp_path / "run"
-    shutil.copytree(trained, run)
-    edit_final(run, lambda c: c.__setitem__("total_env_steps", 10**30))
+    run = _edited_copy(trained, tmp_path, lambda r: edit_final(r, lambda c: c.__setitem__("total_env_steps", 10**30)))
     before = _hashes(run)
     code, err = _resumed(run, capsys)
     assert code == 2 and err.strip().splitlines() == [
@@ -189,9 +192,7 @@ NORMALISER_CASES = {  # final.pt's observation statistics: held only to finite t
 @pytest.mark.parametrize("case", NORMALISER_CASES)
 def test_a_normaliser_state_the_learner_cannot_make_is_refused_before_the_start(trained, tmp_path, capsys, case):
     edit, says = NORMALISER_CASES[case]
-    run = tmp_path / "run"
-    shutil.copytree(trained, run)
-    edit_final(run, edit)
+    run = _edited_copy(trained, tmp_path, lambda r: edit_final(r, edit))
     before = _hashes(run)
     code, err = _resumed(run, capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1, err

@@ -63,15 +63,19 @@ def test_what_verify_env_writes_passes_in_every_committed_set():
         assert environment_text_findings(json.loads(path.read_text()), strict=True) == ([], []), path
 
 
-def test_verify_names_it_in_a_current_set(tmp_path, sacscale_main):
+def _verified_with(tmp_path, sacscale_main, edit):
+    """verify of a copy of a current-format set whose environment.json `edit` changed, its
+    manifest written again by the project's own command."""
     root = tmp_path / "results" / "h200x1_shared_short"
     shutil.copytree(REPO / "results" / "h200x1_shared_short", root)
     shutil.copytree(REPO / "reports" / "h200x1_shared_short", tmp_path / "reports" / "h200x1_shared_short")
-    env = _env()
-    env["torch"]["cudnn"] = f"91300 ({CLAIM})"
-    (root / "environment.json").write_text(json.dumps(env, indent=2))
+    (root / "environment.json").write_text(json.dumps(_edited(edit), indent=2))
     assert sacscale_main("manifest", root).returncode == 0
-    done = sacscale_main("verify", root)
+    return sacscale_main("verify", root)
+
+
+def test_verify_names_it_in_a_current_set(tmp_path, sacscale_main):
+    done = _verified_with(tmp_path, sacscale_main, lambda e: e["torch"].__setitem__("cudnn", f"91300 ({CLAIM})"))
     assert done.returncode == 1
     assert f"environment.json: torch.cudnn '91300 ({CLAIM})' is not cuDNN's version number" in done.stdout + done.stderr
 
@@ -123,15 +127,11 @@ def test_the_recorded_variables_of_every_committed_set_pass():
 
 
 def test_verify_names_a_sentence_in_nccl_s_version_and_a_variable(tmp_path, sacscale_main):
-    root = tmp_path / "results" / "h200x1_shared_short"
-    shutil.copytree(REPO / "results" / "h200x1_shared_short", root)
-    shutil.copytree(REPO / "reports" / "h200x1_shared_short", tmp_path / "reports" / "h200x1_shared_short")
-    env = _env()
-    env["torch"]["nccl"] = f"2.28.9 ({CLAIM})"
-    env["env"]["NCCL_NVLS_ENABLE"] = f"0 {CLAIM}"
-    (root / "environment.json").write_text(json.dumps(env, indent=2))
-    assert sacscale_main("manifest", root).returncode == 0
-    done = sacscale_main("verify", root)
+    def edit(env):
+        env["torch"]["nccl"] = f"2.28.9 ({CLAIM})"
+        env["env"]["NCCL_NVLS_ENABLE"] = f"0 {CLAIM}"
+
+    done = _verified_with(tmp_path, sacscale_main, edit)
     assert done.returncode == 1
     said = done.stdout + done.stderr
     assert f"environment.json: torch.nccl '2.28.9 ({CLAIM})' is not NCCL's version (numbers joined by dots)" in said

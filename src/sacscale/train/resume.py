@@ -51,6 +51,10 @@ class BadCheckpoint(ResumeRefused):
     """A resume checkpoint holding a tensor the trainer never writes."""
 
 
+def _not_written(path: Path, problem: str) -> BadCheckpoint:
+    return BadCheckpoint(f"--resume: {path}: not a checkpoint the trainer wrote ({problem})")
+
+
 def _count_problem(ckpt: dict, shape: dict) -> str | None:
     """A step count that is not a finite number >= 0, or a curriculum value that is not finite:
     a NaN count ended in an int() conversion naming no file once the run had started."""
@@ -120,7 +124,7 @@ def _resumed_config(cfg: TrainConfig) -> TrainConfig:
     _check_total_steps(checkpoint_path(run_dir), ckpt, out.num_envs)
     sac = sac_config(out)
     if problem := normaliser_problem(ckpt["learner_state"], done * out.num_envs * ranks, sac.obs_norm_eps):
-        raise BadCheckpoint(f"--resume: {checkpoint_path(run_dir)}: not a checkpoint the trainer wrote ({problem})")
+        raise _not_written(checkpoint_path(run_dir), problem)
     for rank in range(ranks):  # the ranks the resumed run starts, each of which reads its own state
         part = rank_state_path(run_dir, rank)
         if not part.is_file():
@@ -140,8 +144,8 @@ def _resumed_ranks(path: Path, ckpt: dict, cfg: TrainConfig) -> int:
         raise TrainingError(f"--resume: {path}: saved by {ckpt['world_size']} rank(s), resumed under the "
                             f"launcher's WORLD_SIZE {ranks}: a run resumes with the ranks it trained with")
     if ckpt["world_size"] != ranks:
-        raise BadCheckpoint(f"--resume: {path}: not a checkpoint the trainer wrote (its world_size "
-                            f"{ckpt['world_size']} is not the {ranks} rank(s) of its devices {cfg.devices})")
+        raise _not_written(path, f"its world_size {ckpt['world_size']} is not the {ranks} rank(s) of its devices "
+                                 f"{cfg.devices}")
     return ranks
 
 
@@ -150,9 +154,8 @@ def _check_total_steps(path: Path, ckpt: dict, num_envs: int) -> None:
     each of its ranks steps `num_envs` environments once an iteration."""
     total = int(ckpt["iteration"]) * num_envs * int(ckpt["world_size"])
     if ckpt["total_env_steps"] != total:
-        raise BadCheckpoint(f"--resume: {path}: not a checkpoint the trainer wrote (its total_env_steps "
-                            f"{ckpt['total_env_steps']!r} is not the {total} of {ckpt['iteration']} iterations of "
-                            f"{num_envs} envs on {ckpt['world_size']} rank(s))")
+        raise _not_written(path, f"its total_env_steps {ckpt['total_env_steps']!r} is not the {total} of "
+                                 f"{ckpt['iteration']} iterations of {num_envs} envs on {ckpt['world_size']} rank(s)")
 
 
 def _on_cuda(cfg: TrainConfig) -> bool:
@@ -176,7 +179,7 @@ def _check_rank_state(run_dir: Path, rank: int, mine: dict, shared: dict, cfg: T
     if problem := (rank_counts_problem(mine, done, cfg.num_envs)
                    or learner_problem(mine["learner"], sac, cfg.num_envs, done, _on_cuda(cfg))
                    or optimizer_steps_problem(shared["optimizers"], mine["learner"]["iterations"], sac)):
-        raise BadCheckpoint(f"--resume: {part}: not a checkpoint the trainer wrote ({problem})")
+        raise _not_written(part, problem)
 
 
 def _resumable_checkpoint(run_dir: Path) -> dict:
@@ -248,7 +251,7 @@ def _check_tensors(path: Path, ckpt: dict) -> None:
                     if (p := tensor_problem(value, f"learner_state.{name}", dtype(name)))), None)
     problem = problem or _log_alpha_problem(ckpt["learner_state"])
     if problem:
-        raise BadCheckpoint(f"--resume: {path}: not a checkpoint the trainer wrote ({problem})")
+        raise _not_written(path, problem)
     problem = _optimizers_shape_problem(ckpt["optimizers"]) or \
         tree_problem(ckpt["optimizers"], "optimizers", lambda _: getattr(torch, OPTIMIZER_DTYPE))
     if problem and problem.endswith("NaN or inf"):
@@ -258,7 +261,7 @@ def _check_tensors(path: Path, ckpt: dict) -> None:
                             "edited file)")
     problem = problem or _steps_problem(ckpt["optimizers"])
     if problem:
-        raise BadCheckpoint(f"--resume: {path}: not a checkpoint the trainer wrote ({problem})")
+        raise _not_written(path, problem)
 
 
 def _recorded_home(run_dir: Path) -> str | None:

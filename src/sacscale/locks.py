@@ -62,6 +62,8 @@ _RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 # how a holder that took a lock shared is named (describe_holder): a command outside a measured
 # run, started by hand or as a pipeline's probe stage (which of the two, the record does not say)
 SHARED_HOLDER = "not a measured run"
+# the field a holder adds to its record in a lock file it made again after its own was removed
+_REMADE = "remade"
 
 
 class LockHeld(LockError):
@@ -140,7 +142,8 @@ def describe_holder(raw: bytes) -> str:
     if _RUN_NAME.fullmatch(fields.get("hand", "")):  # a command outside a measured run, holding the lock shared
         return f"`sacscale {fields['hand']}` (pid {int(words[1])}; {SHARED_HOLDER})"
     named = [f"{key} {fields[key]}" for key in ("run", "set") if _RUN_NAME.fullmatch(fields.get(key, ""))]
-    return f"pid {int(words[1])}" + (f" ({', '.join(named)})" if named else "")
+    remade = ", which made this lock file again after the one it held was removed" if fields.get(_REMADE) == "1" else ""
+    return f"pid {int(words[1])}" + (f" ({', '.join(named)})" if named else "") + remade
 
 
 def _holder(fd: int) -> str:
@@ -228,8 +231,9 @@ def _keep_named(directory: Path, dir_fd: int, name: str, path: Path, fd: int, re
                 continue
             if again is not None:
                 pinned.append(again)
-                with contextlib.suppress(LockError):
-                    _record_holder(again, path, record, f"set {variable} to another folder of your own")
+                with contextlib.suppress(LockError):  # marked: the next process names this file as made again
+                    _record_holder(again, path, f"{record.rstrip()} {_REMADE} 1\n",
+                                   f"set {variable} to another folder of your own")
     finally:
         for extra in pinned[1:] + folders[1:]:
             os.close(extra)

@@ -19,8 +19,6 @@ rule train_run:
         model=model_file(),
     output:
         run_json=run_json("{run}"),
-    log:
-        f"{LOGS}/train/{{run}}.log",
     benchmark:
         f"{BENCH}/train/{{run}}.tsv"
     conda:
@@ -31,6 +29,10 @@ rule train_run:
     params:
         run_dir=lambda wildcards, output: str(Path(output.run_json).parent),
         work_dir=lambda wildcards, output: str(Path(output.run_json).parent.parent / f".{wildcards.run}.partial"),
+        # the run's log: opened by record-run once it holds the run's locks (not a `log:`, which
+        # Snakemake removes, nor `> log`, which the shell truncates, before a second invocation
+        # of this run is refused: pipeline/run_log)
+        log=f"{LOGS}/train/{{run}}.log",
         attic=f"{LOGS}/attempts",
         # a run's learning state (optimiser moments, replay: ~20 MB a run) is not evidence:
         # the run keeps a policy-only checkpoint for evaluation and rendering
@@ -42,7 +44,7 @@ rule train_run:
         what=run_description,
     message:
         "training {wildcards.run} ({params.what})"
-    # The wrapper's stdout (the trainer's whole output) goes to the log; its stderr, the
+    # The wrapper's stdout (the trainer's whole output) goes to --log; its stderr, the
     # terminal's, gets a progress line now and then (iteration, env steps/s, ETA). A failed
     # run is not started again: its attempt stays in the attic for diagnosis.
     # --machine-lock: one training run at a time on this machine, across invocations (a run
@@ -50,7 +52,7 @@ rule train_run:
     shell:
         "sacscale record-run --run-dir {params.run_dir:q} --work-dir {params.work_dir:q}"
         " --attic {params.attic:q} --state-dir {params.state:q} --resolved-json {params.resolved:q} --timeout {params.timeout}"
-        " --machine-lock {params.env} -- {params.cmd} > {log}"
+        " --machine-lock --log {params.log:q} {params.env} -- {params.cmd}"
 
 
 # `snakemake train`: the whole training matrix (and what it needs), nothing after it.

@@ -77,11 +77,10 @@ def shell_line(plan: Plan, run: Run, reference: dict | None = None) -> str:
         "--work-dir", work_folder(plan.run_set, run.name), "--attic", f"logs/{plan.run_set}/attempts",
         "--state-dir", f"logs/{plan.run_set}/learning_state",
         "--resolved-json", _resolved(plan, run), "--timeout", str(plan.run_configs[run.config].timeout_s),
-        "--machine-lock",
+        "--machine-lock", "--log", f"logs/{plan.run_set}/train/{run.name}.log",
     ]
     env_args = env_arguments(rule_environment(plan, run, reference))
-    return (f"{shlex.join(words)} {env_args} -- {shlex.join(_trainer(plan, run))} "
-            f"> logs/{plan.run_set}/train/{run.name}.log")
+    return f"{shlex.join(words)} {env_args} -- {shlex.join(_trainer(plan, run))}"
 
 
 def _record_run_words(plan: Plan, run: Run, env: dict[str, str]) -> list[str]:

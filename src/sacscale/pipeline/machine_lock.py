@@ -98,7 +98,7 @@ def training_machine(run: str, run_set: str | None = None):
         folder = lock_dir(VARIABLE)
         sock, holder = machine_wide.hold(str(folder))
         if holder is not None:
-            raise MachineBusy(f"{_elsewhere(folder, _pid(holder))}: {_BUSY}")
+            raise MachineBusy(f"{_elsewhere(folder, _pid(holder), holder)}: {_BUSY}")
         if sock is not None:
             held.callback(sock.close)
             _refuse_hand_run_elsewhere(folder)  # looked at once our name is bound: see hand_run_hold
@@ -110,16 +110,34 @@ def _refuse_hand_run_elsewhere(folder) -> None:
     if found is not None:
         pid, command = found
         who = f"`sacscale {command}`" if command else "a command run by hand"
-        raise MachineBusy(f"{_elsewhere(folder, f'{who} ({_pid(pid)}; {SHARED_HOLDER})')}: {_SHARED}")
+        raise MachineBusy(f"{_elsewhere(folder, f'{who} ({_pid(pid)}; {SHARED_HOLDER})', pid)}: {_SHARED}")
 
 
 def _pid(pid: int) -> str:
     return f"pid {pid}" if pid else "a process of this user outside this PID namespace"
 
 
-def _elsewhere(folder, who: str) -> str:
+def _elsewhere(folder, who: str, pid: int) -> str:
+    """The lock file let us in, the machine-wide name did not: the holder `pid` (0 where hidden)
+    sees another folder at that name, or, in this mount namespace, the file it holds was removed
+    (a /tmp cleaner) before its holder made it again."""
+    here = _same_mount_namespace(pid)
+    if here:
+        return (f"this machine's training lock ({folder}) is held by {who}, as its machine-wide name says: the lock "
+                "file there was removed while held (a /tmp cleaner?), and its holder makes it again")
     return (f"this machine's training lock ({folder}) is held by {who} in another mount namespace (a private /tmp: "
-            "systemd PrivateTmp=, unshare -m, a container), where that name is another folder")
+            "systemd PrivateTmp=, unshare -m, a container), where that name is another folder"
+            + ("" if here is False else ", or in this one with its lock file removed while held"))
+
+
+def _same_mount_namespace(pid: int) -> bool | None:
+    """Whether process `pid` sees this process's mounts (its /tmp); None where that cannot be told."""
+    if not pid:
+        return None
+    try:
+        return os.readlink(f"/proc/{pid}/ns/mnt") == os.readlink("/proc/self/ns/mnt")
+    except OSError:
+        return None
 
 
 def inherited(fd: int | None) -> dict[str, str]:
@@ -154,7 +172,7 @@ def _hold_shared_name(held: contextlib.ExitStack, command: str) -> None:
     folder = lock_dir(VARIABLE)
     sock, holder = machine_wide.hold_shared(str(folder), command)
     if holder is not None:
-        raise MachineBusy(f"{_elsewhere(folder, _pid(holder))}; {_refused(command)}")
+        raise MachineBusy(f"{_elsewhere(folder, _pid(holder), holder)}; {_refused(command)}")
     if sock is not None:
         held.callback(sock.close)
 

@@ -8,7 +8,8 @@ is the same entry point as a script):
         --resolved-json '{...}' --timeout 3600 [--env KEY=VALUE ...] -- sacscale train ... --log-dir WORK_DIR
 
 The command runs in its own process group with its output teed into WORK_DIR/train.log
-and this process's stdout (the rule sends stdout to its log). Standard error gets only
+and this process's stdout, which --log points at the run's log once the locks below are held
+(sacscale.pipeline.run_log). Standard error gets only
 short lines for the terminal: the wrapper's own messages and, from the trainer's progress
 bar, one line every --progress-every iterations or --progress-every-s seconds
 (iteration, env steps/s, ETA). When it exits 0 and left rank 0's event file, run.json
@@ -74,6 +75,8 @@ from sacscale.pipeline.plan_values import PlanError
 from sacscale.pipeline.record_run_guards import live_folders_problem, live_run_inside, taken_meanwhile
 from sacscale.pipeline.record_run_values import env_pairs, resolved_json
 from sacscale.pipeline.run_config import check_run_env
+from sacscale.pipeline.run_log import PREFIX, output_to_log
+from sacscale.pipeline.run_log import say as _say
 from sacscale.pipeline.run_output import ProgressEcho
 from sacscale.pipeline.set_aside import (
     completed_leftover_problem,
@@ -88,16 +91,6 @@ from sacscale.trainers.unilab import rank0_event_files
 from sacscale.usage import UsageParser
 
 GRACE_S = 30.0
-PREFIX = "run_training"
-
-
-def _say(message: str) -> None:
-    """One of the wrapper's own messages: into the full output (stdout, the rule's log) and onto the terminal."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            print(f"{PREFIX}: {message}", file=stream, flush=True)
-        except OSError:
-            pass
 
 
 def _now() -> tuple[float, str]:
@@ -230,6 +223,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--machine-lock", action="store_true",
                         help="hold this user's machine-wide training lock for the whole run; refuse at once, naming "
                              "the holder, when another run holds it (sacscale.pipeline.machine_lock)")
+    parser.add_argument("--log", type=Path, default=None,
+                        help="the run's log: this process's whole output (the command's too), opened only once the "
+                             "run's locks are held, so that a second record-run of the run, refused, leaves it as "
+                             "it is (default: stdout as given)")
     parser.add_argument("cmd", nargs=argparse.REMAINDER, help="-- then the command")
 
 
@@ -273,6 +270,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
         refused = _prepare(held, args, name, resolved.get("run_set"))
         if refused is not None:
             return refused
+        if args.log is not None and (problem := output_to_log(args.log)):
+            return _refuse(f"--log {problem} (nothing was moved or started)")
         return _run_once(args, cmd, env, resolved, name)
 
 

@@ -46,7 +46,7 @@ def test_values_whose_words_fit_but_whose_shell_command_does_not_are_refused():
         plan({"repeats": 1, "run_defaults": {"env": many_values(18)}})
     assert str(refused.value).startswith(
         "run_configs.n1_cpu.env (preset cpu): 18 value(s) of 72,000 characters together make run cpu_r1_n1_cpu's "
-        "shell command 145,396 bytes (the run rule hands bash its whole command as one word, and the values are in "
+        "shell command 145,400 bytes (the run rule hands bash its whole command as one word, and the values are in "
         "it twice: in --resolved-json and in the --env words), over the 126,976 one word may have")
 
 

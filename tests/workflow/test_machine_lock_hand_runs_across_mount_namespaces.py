@@ -32,6 +32,10 @@ try:
 except MachineBusy as exc:
     print(exc, flush=True)
 """
+# a name bound in this mount namespace with no lock file held there: as a holder's whose lock file
+# was removed (a private /tmp is shown by the tests that make one)
+HERE = ("as its machine-wide name says: the lock file there was removed while held (a /tmp cleaner?), and its holder "
+        "makes it again")
 
 
 def _folder(tmp_path, monkeypatch):
@@ -50,8 +54,8 @@ def test_a_hand_run_command_is_refused_while_a_measured_run_elsewhere_holds_the_
         done = sacscale("env-bench", "--steps", "1")
     finally:
         sock.close()
-    one_line(done, f"sacscale env-bench: error: this machine's training lock ({folder}) is held by pid {os.getpid()} "
-                   f"{ELSEWHERE}; {REFUSED}")
+    one_line(done, f"sacscale env-bench: error: this machine's training lock ({folder}) is held by pid {os.getpid()}, "
+                   f"{HERE}; {REFUSED}")
     with hand_run_hold("env-bench"):  # the refused command left nothing bound
         pass
 
@@ -68,7 +72,7 @@ def test_a_measured_run_is_refused_while_a_hand_run_commands_shared_name_is_boun
         sock.close()
     assert str(refused.value) == (
         f"this machine's training lock ({folder}) is held by `sacscale env-bench` (pid {os.getpid()}; not a measured "
-        f"run) {ELSEWHERE}: a command run by hand or another pipeline invocation's probe stage is training or "
+        f"run), {HERE}: a command run by hand or another pipeline invocation's probe stage is training or "
         "measuring on this machine; a run beside it would share its GPUs and CPUs and measure against its load. Run "
         "again once it has finished (completed runs stay done)")
     with training_machine("q_r1_n1", "B"):  # the refused run let its own name go; the command's is gone

@@ -71,7 +71,8 @@ def run_config(**fields):
      "run_configs.n1_cpu.overrides.env-pipeline: argument --env-pipeline: invalid choice: 'sideways'"),
     (run_config(overrides={"grad_sync": "sometimes"}),
      "run_configs.n1_cpu.overrides.grad_sync: argument --grad-sync: invalid choice: 'sometimes'"),
-    (run_config(overrides={"min-free-mb": -1}), "run_configs.n1_cpu.overrides.min-free-mb: --min-free-mb must be >= 0"),
+    (run_config(overrides={"min-free-mb": -1}),
+     "run_configs.n1_cpu.overrides.min-free-mb: --min-free-mb must be in [0, 1073741824]"),
 ])
 def test_bad_values_are_refused_at_planning_naming_the_key(config, message):
     t0 = time.monotonic()

@@ -15,7 +15,7 @@ from pipeline_helpers import snakemake
 pytestmark = pytest.mark.slow
 
 CONFIG = {
-    "preset": "h200x1", "run_set": "pair", "host_checks": False, "repeats": 2, "iterations": 6,
+    "preset": "h200x1", "run_set": "pair", "host_checks": False, "repeats": 2, "iterations": 10,
     "order": ["ref_n1", "ours_n1"], "pairs": [["ref_n1", "ours_n1"]],
     "run_configs": {
         "ref_n1": {"trainer": "unilab", "devices": "0", "cpu_pools": ["1"], "trace": False, "num_envs": 16,

@@ -74,9 +74,9 @@ def test_named_presets_cover_the_seed_server_and_the_h200_machines():
 
 
 def test_config_overrides_merge_into_the_preset():
-    p = plan({"iterations": 7, "run_set": "mine",
+    p = plan({"iterations": 40, "run_set": "mine",
               "run_configs": {"n2_cpu": {"num_envs": 4, "overrides": {"env-pipeline": "serial"}}}})
-    assert p.iterations == 7 and p.run_set == "mine"
+    assert p.iterations == 40 and p.run_set == "mine"
     rc = p.run_configs["n2_cpu"]
     assert rc.num_envs == 4 and rc.devices == "cpu,cpu"           # merged field by field
     assert rc.overrides == {"replay-per-env": 64, "env-pipeline": "serial"}  # preset defaults + the config's

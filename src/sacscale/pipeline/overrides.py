@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import shutil
+from pathlib import Path
 
 from sacscale.checks import InputError, check_sizes, replay_memory_problem
 from sacscale.pipeline.hydra_values import HydraValueError, holds_non_finite
@@ -271,3 +273,23 @@ def check_batch_fits_replay(merged: dict, where) -> None:
     if "extra" not in overrides:  # with one, check_trainer_values judges the batch with its networks
         if problem := learner_size_problem({**REFERENCE_NETWORKS, "batch_size": batch}, lambda name: name):
             raise PlanError(f"{where('batch_size')}: {problem}")
+
+
+def check_disk_asked(merged: dict, log_dir: str, where) -> None:
+    """--min-free-mb against the whole disk a run's `log_dir` lies on (this machine's, where
+    its runs train): more than the disk holds in all, every run's trainer refused it at its
+    start, after the set's environment check, model and probe had run."""
+    value = _overrides(merged).get("min_free_mb")
+    try:
+        asked = float(str(value))
+    except ValueError:
+        return  # not given (None: the trainer's default), or named by check_trainer_values
+    folder = Path(log_dir).absolute()
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    total = shutil.disk_usage(folder).total / 2**20  # MB as the trainer counts them
+    if asked > total:
+        key = next(k for k in merged["overrides"] if str(k).replace("-", "_") == "min_free_mb")
+        raise PlanError(f"{where(f'overrides.{key}')}: {asked:g} MB of free disk asked of each run, more than the "
+                        f"disk its run folder {log_dir} lies on holds in all ({total:,.0f} MB, at {folder}): "
+                        "no run could start")

@@ -4,7 +4,6 @@ the order the config's keys are checked (the first problem is the one reported).
 from __future__ import annotations
 
 import os
-import stat
 
 from sacscale.number_kinds import is_number
 from sacscale.checks import MAX_SEED
@@ -15,8 +14,10 @@ from sacscale.parallel.topology import TopologyError
 from sacscale.pipeline.code_folders import code_path_problem
 from sacscale.pipeline.interpreter_check import interpreter_problem
 from sacscale.pipeline.command_size import check_run_commands
-from sacscale.pipeline.config_check import ConfigError, check_values, refuse_others_file
+from sacscale.pipeline.config_check import ConfigError, check_values
 from sacscale.pipeline.evaluation_size import resolve_evaluation
+from sacscale.pipeline.learner_updates import check_learner_updates
+from sacscale.pipeline.model_source import resolve_model
 from sacscale.pipeline.plan_model import SCHEDULES, Host, Plan, Run, repeat_order
 from sacscale.pipeline.plan_values import (
     DEVICES,
@@ -79,13 +80,15 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
                    for n in order}
     check_matrix_learner_cpus(planned, order, cpu_host)
     _check_log_points(run_configs, iterations)
+    iterations_key = config_key(merged_value(preset, config, "iterations", name)[1], "iterations")
+    check_learner_updates(run_configs, {n: entries[n][1] for n in order}, iterations, iterations_key)
     check_distinct_training(run_configs, order, {n: entries[n][1] for n in order}, config.get("run_configs") or {})
-    _check_left_out(entries, order, defaults, iterations, prefix, run_set, repeats)
+    _check_left_out(entries, order, defaults, (iterations, iterations_key), prefix, run_set, repeats)
     _check_reference(config, run_configs)
     pairs = _pairs(preset, config, name, order, run_configs)
     probe = _probe(preset, config, cpu_host)
     check_probe_ranks(probe, config, name, run_configs, order)
-    model = _model(preset, config, check_host)
+    model = resolve_model(preset, config, check_host)
     schedule = _schedule(preset, config, name)
     evaluation = resolve_evaluation(config, run_configs)
     _check_command_bounds(config)
@@ -304,18 +307,19 @@ def left_out_of_order(config: dict, order: list[str]) -> list[str]:
     return [n for n in (config.get("run_configs") or {}) if n not in order]
 
 
-def _check_left_out(entries: dict, order: list[str], defaults: dict, iterations: int, prefix: str, run_set,
-                    repeats: int) -> None:
+def _check_left_out(entries: dict, order: list[str], defaults: dict, iterations: tuple[int, str], prefix: str,
+                    run_set, repeats: int) -> None:
     """The user's run configurations left out of `order`, judged as the ordered ones are: one
     that could never run (the reference on a CPU) is named now, not found when a user later
     orders it. The machine's CPUs are not judged (host None): a configuration that does not
     run here may be meant for another machine. The preset's controls are left to be judged
-    when ordered (see left_out_of_order)."""
+    when ordered (see left_out_of_order). `iterations`: the plan's, and its config key."""
     left_out = {n: entries[n] for n in entries if n not in order and entries[n][1] == "config"}
     judged = {n: resolve_run_config(n, entry, defaults, origin, None,
                                     [work_folder(run_set, _run_name(prefix, k, n)) for k in range(1, repeats + 1)])
               for n, (entry, origin) in left_out.items()}
-    _check_log_points(judged, iterations)
+    _check_log_points(judged, iterations[0])
+    check_learner_updates(judged, {n: entries[n][1] for n in judged}, *iterations)
 
 
 # the analysis reads the last half of a run's log points and needs two there
@@ -441,37 +445,6 @@ def _probe(preset: dict, config: dict, host: Host | None = None) -> dict:
     if problem := size_problem(ProbeSettings(str(probe["devices"]).split(",")).resolved()):
         raise PlanError(f"probe.devices: {probe['devices']}: {problem}")
     return probe
-
-
-def _model(preset: dict, config: dict, check_host: bool) -> dict:
-    model = {**(preset.get("model") or {}), **(config.get("model") or {})}
-    if model.get("from_mjb") and check_host and not os.path.isfile(model["from_mjb"]):
-        raise PlanError(f"model.from_mjb: {model['from_mjb']} {_not_a_file(model['from_mjb'])}")
-    if model.get("from_mjb") and check_host:
-        _refuse_others_model(model["from_mjb"])
-    return model
-
-
-def _refuse_others_model(path: str) -> None:
-    """PlanError where another user owns or may change the model file, or may swap another
-    in at its name (config files' rule): prepare-model builds every run's model from it."""
-    try:
-        refuse_others_file(path, "model file", "every run of the set trains on the model prepared from it, as "
-                           "this user's own", swapped_when="before prepare-model reads it")
-    except ConfigError as exc:
-        raise PlanError(f"model.from_mjb: {exc}") from None
-
-
-def _not_a_file(path: str) -> str:
-    """What stands at `path` instead of a model file (a FIFO, a folder was called missing)."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return "does not exist"
-    kinds = {stat.S_ISDIR: "a folder", stat.S_ISFIFO: "a FIFO", stat.S_ISCHR: "a device", stat.S_ISBLK: "a device",
-             stat.S_ISSOCK: "a socket"}
-    kind = next((name for test, name in kinds.items() if test(mode)), "no plain file")
-    return f"is {kind}, not a model file (.mjb)"
 
 
 def _schedule(preset: dict, config: dict, name: str) -> str:

@@ -11,6 +11,7 @@ from sacscale.cpus import first_overlap, format_cpu_list
 from sacscale.parallel.matrix_shape import REDO, learner_cpus_absent
 from sacscale.pipeline.overrides import (
     check_batch_fits_replay,
+    check_disk_asked,
     check_replay_memory,
     check_override,
     check_reference_override,
@@ -71,6 +72,8 @@ def resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host
         _check_reference_run(merged, kind, where)
     else:
         _check_our_overrides(merged, where)
+        if host is not None and work_folders:  # this machine's disk, where its runs train
+            check_disk_asked(merged, work_folders[0], where)
         _check_learner_cpus(merged, pools, len(ranks), host, where)
     return RunConfig(
         name=name,

@@ -24,6 +24,9 @@ from sacscale.task.walk_rules import PIPELINES, TILT_OBS
 ALLREDUCE_PLACEMENTS = ("in-graph", "between-graphs")
 MAX_RANKS = 64  # one rank a GPU or a CPU pool; the plan's --devices holds at most 64 too
 MAX_ITERATIONS = 10**9  # a run of more would not end in any machine's life; the plan's bound too
+# --min-free-mb's bound, 1 PiB: the logs need a few MB, and a value past any disk (1 EB) was
+# refused only at the trainer's start, after the set's environment check, model and probe
+MAX_FREE_MB = 2**30
 # Printed by every rank once its first learner update (compile, warm-up, CUDA-graph
 # capture, first iteration) has run to completion on the device.
 FIRST_UPDATE_DONE = "first learner update done"
@@ -143,8 +146,9 @@ class TrainConfig:
         if not 0 <= self.sim_threads <= MAX_CPU_ID + 1:  # planning's bound: no machine has more CPUs to run them
             raise TrainingError(f"--sim-threads must be in [0, {MAX_CPU_ID + 1}] (0: the pool's size), "
                                 f"got {self.sim_threads}")
-        if not (math.isfinite(self.min_free_mb) and self.min_free_mb >= 0):  # inf passed `>= 0`, failed later
-            raise TrainingError(f"--min-free-mb must be >= 0 and finite (MB of free disk), got {self.min_free_mb}")
+        if not (math.isfinite(self.min_free_mb) and 0 <= self.min_free_mb <= MAX_FREE_MB):  # inf passed `>= 0`
+            raise TrainingError(f"--min-free-mb must be in [0, {MAX_FREE_MB}] (MB of free disk, at most 1 PiB), "
+                                f"got {self.min_free_mb:g}")
         if not isinstance(self.extra, dict):
             raise TrainingError(f"--extra must be a JSON object, got {type(self.extra).__name__} {self.extra!r}")
 

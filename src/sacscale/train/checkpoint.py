@@ -6,13 +6,15 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
+import re
 from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from sacscale.atomic import atomic_write_bytes
+from sacscale.atomic import atomic_write_bytes, file_kind
 from sacscale.checks import checkpoint_problem
 from sacscale.hashes import sha256_file
 from sacscale.saved_tensors import load_weights
@@ -35,6 +37,49 @@ def rank_state_path(log_dir: str | Path, rank: int) -> Path:
     return Path(log_dir) / "checkpoints" / f"rank{rank}.pt"
 
 
+def pending_rank_state_path(log_dir: str | Path, rank: int, iteration: int) -> Path:
+    """Where a rank writes its state at `iteration`: beside the rank{r}.pt that the current
+    final.pt goes with, which it replaces only once the final.pt of `iteration` is in place."""
+    return Path(log_dir) / "checkpoints" / f"rank{rank}.it{iteration}.pt"
+
+
+def resume_rank_state_path(log_dir: str | Path, rank: int, iteration: int) -> Path:
+    """The rank state that goes with a final.pt of `iteration`: the one written under that
+    iteration's name where a stop came before it was moved into place, else rank{r}.pt."""
+    pending = pending_rank_state_path(log_dir, rank, iteration)
+    return pending if os.path.lexists(pending) else rank_state_path(log_dir, rank)
+
+
+_PENDING = re.compile(r"rank(\d+)\.it(\d+)\.pt")
+
+
+def _settle_rank_states(folder: Path, iteration: int, rank: int | None = None) -> None:
+    """After final.pt of `iteration` is in place: each rank's state of that iteration (of rank
+    `rank` only, where given) becomes its rank{r}.pt; older ones, and rank 0's from an
+    interrupted sitting, go. A later state of another rank stays: ranks are not in step, it
+    goes with the next final.pt."""
+    for entry in os.scandir(folder):
+        match = _PENDING.fullmatch(entry.name)
+        if match is None or not entry.is_file(follow_symlinks=False) or rank not in (None, int(match[1])):
+            continue
+        owner, at = int(match[1]), int(match[2])
+        try:  # rank 0 and the rank itself may both move it: the second finds it gone
+            if at == iteration:
+                os.replace(entry.path, rank_state_path(folder.parent, owner))
+            elif at < iteration or owner == 0:
+                os.unlink(entry.path)
+        except FileNotFoundError:
+            pass
+
+
+def _final_iteration(path: Path) -> int | None:
+    """The iteration of the final.pt at `path` (mapped, its tensors not read), or None."""
+    try:
+        return int(load_weights(path, mmap=True)["iteration"])
+    except Exception:  # noqa: BLE001 - none yet, or being replaced: rank 0 settles this rank's state then
+        return None
+
+
 def _save_atomic(obj, path: Path) -> None:
     buf = io.BytesIO()
     torch.save(obj, buf)
@@ -54,16 +99,20 @@ def save_checkpoint(cfg: TrainConfig, sac, learner, rank: int, iteration: int, r
       which `sacscale evaluate` and `render` read) and what every rank holds alike:
       networks, targets, log-alpha, normaliser, AdamW moments; the run's configuration.
 
-    Both name the iteration, so a resume can tell a torn pair."""
+    Both name the iteration, so a resume can tell a torn pair. The rank state is written as
+    rank{r}.it{N}.pt and moved over rank{r}.pt only once final.pt of N is in place, so a stop
+    at any point leaves a pair that belongs together (the previous or this one)."""
     state = learner.learning_state(with_replay=cfg.checkpoint_replay)
     _save_atomic({
         "format": RANK_STATE_FORMAT[0], "version": RANK_STATE_FORMAT[1], "rank": rank,
         "iteration": int(iteration), "env_steps": int(rank_steps),
         "curriculum": None if curriculum is None else [float(v) for v in curriculum],
         "learner": {k: state[k] for k in RANK_LEARNER_KEYS if k in state},
-    }, rank_state_path(cfg.log_dir, rank))
+    }, pending_rank_state_path(cfg.log_dir, rank, iteration))
     path = checkpoint_path(cfg.log_dir)
-    if rank != 0:
+    if rank != 0:  # rank 0 wrote final.pt of this iteration first: its settling came before this state
+        if _final_iteration(path) == int(iteration):
+            _settle_rank_states(path.parent, int(iteration), rank)
         return path
     _save_atomic({
         "format": CHECKPOINT_FORMAT[0],
@@ -83,6 +132,7 @@ def save_checkpoint(cfg: TrainConfig, sac, learner, rank: int, iteration: int, r
         "optimizers": state["optimizers"],
         "replay_saved": bool(cfg.checkpoint_replay),
     }, path)
+    _settle_rank_states(path.parent, int(iteration))
     return path
 
 
@@ -104,7 +154,8 @@ def read_checkpoint(path: str | Path, mmap: bool = False) -> dict:
     the file, not read into memory (a rank state with its replay buffer can be GBs)."""
     path = Path(path)
     if not path.is_file():
-        raise TrainingError(f"{path}: no checkpoint there")
+        kind = file_kind(path)  # a FIFO or a folder is there, not missing
+        raise TrainingError(f"{path}: " + (f"{kind}, not a regular file" if kind else "no checkpoint there"))
     problem = checkpoint_problem(path)
     if problem:
         raise TrainingError(f"{path}: {problem}")

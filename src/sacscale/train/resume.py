@@ -19,12 +19,13 @@ from sacscale.learn.learning_state import RandomStateRefused
 from sacscale.learn.state_names import state_tensor_dtype
 from sacscale.saved_tensors import tensor_problem, tree_problem
 from sacscale.shapes import NUMBER, Maybe, record_problem
-from sacscale.train.checkpoint import CHECKPOINT_FORMAT, checkpoint_path, rank_state_path, read_checkpoint
+from sacscale.train.checkpoint import CHECKPOINT_FORMAT, checkpoint_path, read_checkpoint, resume_rank_state_path
 from sacscale.train.config import ResumeRefused, TrainConfig, TrainingError, sac_config, saved_option_problem
 from sacscale.train.out_of_memory import is_out_of_memory
 from sacscale.train.preflight import launcher_env
 from sacscale.train.resume_checks import (learner_problem, normaliser_problem, optimizer_steps_problem,
                                           rank_counts_problem)
+from sacscale.train.resume_trial import first_observations, policy_problem
 
 RESUME_SEED_STRIDE = 7919  # a resumed sitting's env seeds: seed + 1000 rank + 7919 x iteration
 # Flags a resumed run may change: where and how long it runs, not what it learns.
@@ -123,16 +124,25 @@ def _resumed_config(cfg: TrainConfig) -> TrainConfig:
     ranks = _resumed_ranks(checkpoint_path(run_dir), ckpt, out)
     _check_total_steps(checkpoint_path(run_dir), ckpt, out.num_envs)
     sac = sac_config(out)
-    if problem := normaliser_problem(ckpt["learner_state"], done * out.num_envs * ranks, sac.obs_norm_eps):
-        raise _not_written(checkpoint_path(run_dir), problem)
+    _check_learner_state(checkpoint_path(run_dir), ckpt, out)
+    if problem := policy_problem(ckpt["learner_state"], sac, first_observations(out.model, out.tilt_obs)):
+        raise BadCheckpoint(f"--resume: {checkpoint_path(run_dir)}: cannot be resumed ({problem})")
     for rank in range(ranks):  # the ranks the resumed run starts, each of which reads its own state
-        part = rank_state_path(run_dir, rank)
+        part = resume_rank_state_path(run_dir, rank, done)
         if not part.is_file():
             kind = file_kind(part)
             raise TrainingError(f"--resume {run_dir}: {part} is " + (f"{kind}, not a file" if kind else "missing"))
         # mapped, not read: a rank state with its replay buffer can be GBs, and the rank reads it again
-        _check_rank_state(run_dir, rank, read_checkpoint(part, mmap=True), ckpt, out, sac)
+        _check_rank_state(run_dir, part, rank, read_checkpoint(part, mmap=True), ckpt, out, sac)
     return out
+
+
+def _check_learner_state(path: Path, ckpt: dict, cfg: TrainConfig) -> None:
+    """BadCheckpoint naming final.pt (at `path`) when its observation statistics are not ones
+    the learner makes from the rows its ranks have collected."""
+    rows = int(ckpt["iteration"]) * cfg.num_envs * int(ckpt["world_size"])
+    if problem := normaliser_problem(ckpt["learner_state"], rows, sac_config(cfg).obs_norm_eps):
+        raise _not_written(path, problem)
 
 
 def _resumed_ranks(path: Path, ckpt: dict, cfg: TrainConfig) -> int:
@@ -163,23 +173,34 @@ def _on_cuda(cfg: TrainConfig) -> bool:
     return torch.device(cfg.device_list()[0]).type == "cuda"
 
 
-def _check_rank_state(run_dir: Path, rank: int, mine: dict, shared: dict, cfg: TrainConfig, sac) -> None:
-    """TrainingError (BadCheckpoint for its counts and learner part) naming rank{rank}.pt when
-    it is not the state the trainer writes beside `shared` (final.pt) for the run `cfg`, whose
-    learner has the settings `sac`."""
-    part = rank_state_path(run_dir, rank)
+def _check_rank_state(run_dir: Path, part: Path, rank: int, mine: dict, shared: dict, cfg: TrainConfig,
+                      sac) -> None:
+    """TrainingError (BadCheckpoint for its counts and learner part) naming `part`, rank `rank`'s
+    state, when it is not the state the trainer writes beside `shared` (final.pt) for the run
+    `cfg`, whose learner has the settings `sac`."""
     _check_shape(part, mine, RANK_SHAPE)
     if mine.get("rank", rank) != rank:  # another rank's file copied over this one's: its random stream, its replay
         raise BadCheckpoint(f"--resume: {part}: holds rank {str(mine['rank'])[:20]}'s state, not rank {rank}'s")
     if int(mine["iteration"]) != int(shared["iteration"]):
         raise TrainingError(f"--resume {run_dir}: rank {rank}'s state is from iteration {mine['iteration']}, "
-                            f"the checkpoint from {shared['iteration']} (a stop between the two writes); "
+                            f"the checkpoint from {shared['iteration']} ({_why_apart(mine, shared)}); "
                             "nothing consistent to resume")
     done = int(shared["iteration"])
     if problem := (rank_counts_problem(mine, done, cfg.num_envs)
                    or learner_problem(mine["learner"], sac, cfg.num_envs, done, _on_cuda(cfg))
                    or optimizer_steps_problem(shared["optimizers"], mine["learner"]["iterations"], sac)):
         raise _not_written(part, problem)
+
+
+def _why_apart(mine: dict, shared: dict) -> str:
+    """What can have left a rank state and final.pt at other iterations: a stop between the two
+    writes leaves them at most one checkpoint interval apart (ranks are not in step), and an
+    older trainer's rank state may be ahead of its final.pt by as much."""
+    every = shared["train_config"].get("checkpoint_every")
+    gap = abs(int(mine["iteration"]) - int(shared["iteration"]))
+    if not isinstance(every, int) or every <= 0 or gap <= every:  # 0: saved at the end and at a stop only
+        return "a stop between the two writes"
+    return f"more than the checkpoint interval of {every} apart: they are not of one checkpoint"
 
 
 def _resumable_checkpoint(run_dir: Path) -> dict:
@@ -196,9 +217,14 @@ def _resumable_checkpoint(run_dir: Path) -> dict:
     if "policy_only_of" in ckpt or "learner_state" not in ckpt:
         raise TrainingError(f"--resume {run_dir}: its checkpoint is a policy-only copy (a pipeline run's: its learning "
                             f"state was moved to {_learning_state_home(run_dir)}){_recipe(run_dir)}")
-    _check_shape(checkpoint_path(run_dir), ckpt, FINAL_SHAPE)
-    _check_tensors(checkpoint_path(run_dir), ckpt)
+    _check_final(checkpoint_path(run_dir), ckpt)
     return ckpt
+
+
+def _check_final(path: Path, ckpt: dict) -> None:
+    """final.pt's fields and the tensors of its learning state held to what the trainer writes."""
+    _check_shape(path, ckpt, FINAL_SHAPE)
+    _check_tensors(path, ckpt)
 
 
 def _optimizers_shape_problem(optimizers: dict) -> str | None:
@@ -311,15 +337,17 @@ def load_resume_state(cfg: TrainConfig, learner, rank: int):
     """Put the checkpoint's learning state into `learner`; returns (iteration, env steps,
     curriculum) of this rank."""
     shared = read_checkpoint(checkpoint_path(cfg.log_dir))
-    mine = read_checkpoint(rank_state_path(cfg.log_dir, rank))
     # judged before the run started (resume_config); again here, should a file have changed since
-    _check_shape(checkpoint_path(cfg.log_dir), shared, FINAL_SHAPE)
-    _check_rank_state(Path(cfg.log_dir), rank, mine, shared, cfg, sac_config(cfg))
+    _check_final(checkpoint_path(cfg.log_dir), shared)
+    _check_learner_state(checkpoint_path(cfg.log_dir), shared, cfg)
+    part = resume_rank_state_path(cfg.log_dir, rank, int(shared["iteration"]))
+    mine = read_checkpoint(part)
+    _check_rank_state(Path(cfg.log_dir), part, rank, mine, shared, cfg, sac_config(cfg))
     try:
         learner.load_learning_state({**mine["learner"], "tensors": shared["learner_state"],
                                      "optimizers": shared["optimizers"]})
     except RandomStateRefused as exc:
-        raise TrainingError(f"--resume: {rank_state_path(cfg.log_dir, rank)}: not a checkpoint the trainer "
+        raise TrainingError(f"--resume: {part}: not a checkpoint the trainer "
                             f"wrote ({exc})") from None
     except ValueError as exc:
         raise TrainingError(f"--resume {cfg.log_dir}: {exc}") from exc

@@ -49,18 +49,47 @@ def test_verify_env_plans_of_another_shape_are_named_before_anything_is_written(
 
 
 @pytest.mark.parametrize("extra, says", [
-    (["--pair", "n1_pool7:n1_pool7"], "pairs: 'n1_pool7' compared with itself"),
-    (["--pair", "n1_pool7:n2", "--pair", "n1_pool7:n2"], "pairs: n1_pool7:n2 is given twice"),
-    (["--order", "n1_pool7,n1_pool7,n2"], "order: 'n1_pool7' is listed twice"),
+    (["--pair", "n1_pool7:n1_pool7"],
+     "error: --pair 'n1_pool7:n1_pool7': 'n1_pool7' compared with itself; a pair names two configurations"),
+    (["--pair", "n1_pool7:n2", "--pair", "n1_pool7 : n2"], "error: --pair 'n1_pool7 : n2': n1_pool7:n2 is given twice"),
+    (["--order", "n1_pool7,n1_pool7,n2"], "error: --order: 'n1_pool7' is listed twice"),
 ])
 def test_aggregate_refuses_a_comparison_with_itself_or_twice_and_an_order_with_a_name_twice(tmp_path, extra, says):
     """A configuration compared with itself gave a ratio of 1.000x; a pair or an order entry
     given twice showed the comparison or the row twice (the plan refuses all three)."""
+    done = sacscale("aggregate", *_two_configs(tmp_path), "--csv", tmp_path / "s.csv", "--json", tmp_path / "s.json",
+                    *extra)
+    one_line(done, says)
+    assert not (tmp_path / "s.csv").exists() and not (tmp_path / "s.json").exists()
+
+
+def _two_configs(tmp_path):
+    """Metrics files of n1_pool7 and n2."""
     m = edited_metrics(tmp_path, lambda r: r)
     other = tmp_path / "o.json"
     other.write_text(json.dumps({**json.loads(m.read_text()), "run": "x", "config": "n2"}))
-    done = sacscale("aggregate", m, other, "--csv", tmp_path / "s.csv", "--json", tmp_path / "s.json", *extra)
-    one_line(done, says)
+    return m, other
+
+
+def test_aggregate_takes_a_pair_spaced_as_the_order_may_be(tmp_path):
+    """`--order "a, b"` was read, `--pair " a: b"` refused as naming configurations ' a' and ' b'."""
+    done = sacscale("aggregate", *_two_configs(tmp_path), "--csv", tmp_path / "s.csv", "--json", tmp_path / "s.json",
+                    "--order", "n1_pool7, n2", "--pair", " n1_pool7: n2")
+    assert done.returncode == 0, done.stderr
+    comparisons = json.loads((tmp_path / "s.json").read_text())["comparisons"]
+    assert [(c["baseline"], c["compared"]) for c in comparisons] == [("n1_pool7", "n2")]
+
+
+@pytest.mark.parametrize("pair, says", [
+    ("nope:n2", "--pair 'nope:n2': 'nope' is no configuration of the metrics given (theirs: n1_pool7, n2)"),
+    (" n1_pool7: n3", "--pair ' n1_pool7: n3': 'n3' is no configuration of the metrics given (theirs: n1_pool7, n2)"),
+    (" : n2", "--pair ' : n2': expected BASE:COMPARED"),
+])
+def test_aggregate_names_the_pair_option_in_its_refusals(tmp_path, pair, says):
+    """It said `pairs: no runs of configuration(s) [...]`, the key of the pipeline's config."""
+    done = sacscale("aggregate", *_two_configs(tmp_path), "--csv", tmp_path / "s.csv", "--json", tmp_path / "s.json",
+                    "--pair", pair)
+    one_line(done, f"sacscale aggregate: error: {says}")
     assert not (tmp_path / "s.csv").exists() and not (tmp_path / "s.json").exists()
 
 

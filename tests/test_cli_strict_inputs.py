@@ -106,5 +106,6 @@ def test_a_pair_naming_no_configuration_of_the_metrics_is_bad_input(tmp_path):
     """It was exit 1, as a failure of the command, not of its input."""
     done = sacscale("aggregate", _metrics(tmp_path, "r1"), "--csv", tmp_path / "s.csv", "--json", tmp_path / "s.json",
                     "--pair", "nope:n1_pool7")
-    _one_line(done, "sacscale aggregate: error: pairs: no runs of configuration(s) ['nope'] among the metrics given")
+    _one_line(done, "sacscale aggregate: error: --pair 'nope:n1_pool7': 'nope' is no configuration of the metrics "
+                    "given (theirs: n1_pool7)")
     assert not (tmp_path / "s.csv").exists()

@@ -326,6 +326,7 @@ def test_a_root_that_is_no_set_is_one_line(tmp_path, what, sacscale_main):
     elif what == "a dangling link":
         root.symlink_to(tmp_path / "gone")
     proc = sacscale_main("verify", root)
-    assert proc.returncode == 1
+    assert proc.returncode == 2  # bad input: no set is there to be damaged
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"sacscale verify: error: {root}: evidence root is"), proc.stderr
+    says = "no such folder" if what == "nothing" else f"evidence root is not a directory ({os.path.realpath(root)})"
+    assert lines == [f"sacscale verify: error: {root}: {says}"], proc.stderr

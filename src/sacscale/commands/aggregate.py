@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import math
 import re
-import sys
 from pathlib import Path
 
 from sacscale.commands._output_lock import holding_outputs
@@ -90,19 +89,9 @@ def run(args: argparse.Namespace) -> int:
     _refuse_two_plans(metrics, args.metrics)
     refuse_output_on_input([("--csv", args.csv), ("--json", args.json)], [("metrics file", args.metrics)])
     refuse_one_file(("--csv", args.csv), ("--json", args.json))
-    # "a, b" as a person writes a list: configuration names hold no spaces
-    order = [c.strip() for c in args.order.split(",") if c.strip()] or list(dict.fromkeys(m["config"] for m in metrics))
     configs = {m["config"] for m in metrics}
-    if unknown := [c for c in order if c not in configs]:  # it was written into summary.json as given
-        raise BadInput(f"--order {unknown[0]!r}: no configuration of the metrics given "
-                       f"(theirs: {', '.join(sorted(configs))})")
-    pairs = []
-    for item in args.pair:
-        base, sep, other = item.partition(":")
-        if not sep or not base or not other:
-            say(f"sacscale aggregate: error: --pair {item!r}: expected BASE:COMPARED", file=sys.stderr)
-            return 2
-        pairs.append((base, other))
+    order = _order(args.order, configs) or list(dict.fromkeys(m["config"] for m in metrics))
+    pairs = _pairs(args.pair, configs)
     meta = json_value(args.meta, "--meta")
     # pandas and scipy load here, after the inputs' checks: a refusal answers without them
     from sacscale.analysis.aggregate import runs_table, summarize
@@ -110,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         summary = summarize(metrics, order, pairs or None, meta=meta)
         table = runs_table(metrics)
-    except ValueError as exc:  # a --pair or --order naming no configuration of the metrics given: bad input
+    except ValueError as exc:  # the summary's own checks of the order and pairs, made above as the options'
         raise BadInput(str(exc)) from None
     except (KeyError, TypeError) as exc:  # a file of another shape that has run and config
         raise BadInput(f"the metrics files are not all analyze-run's ({type(exc).__name__}: {exc}); "
@@ -121,6 +110,41 @@ def run(args: argparse.Namespace) -> int:
         write_together((args.csv, table.to_csv(index=False).encode()), (args.json, json_text(summary).encode()))
     _print_summary(summary)
     return 0
+
+
+def _order(given: str, configs: set[str]) -> list[str]:
+    """--order as a comma list, spaced as a person writes one ("a, b": configuration names hold
+    no spaces); each a configuration of the metrics given, once (it is written into
+    summary.json as given). Refused naming the option, not the summary's `order:` key."""
+    order = [c.strip() for c in given.split(",") if c.strip()]
+    if unknown := [c for c in order if c not in configs]:
+        raise BadInput(f"--order {unknown[0]!r}: no configuration of the metrics given ({_theirs(configs)})")
+    if twice := next((c for i, c in enumerate(order) if c in order[:i]), None):
+        raise BadInput(f"--order: {twice!r} is listed twice")
+    return order
+
+
+def _pairs(given: list[str], configs: set[str]) -> list[tuple[str, str]]:
+    """Each --pair BASE:COMPARED, spaced as --order may be ("a: b"), of two configurations of
+    the metrics given, none twice. Refused naming the option, not the summary's `pairs:` key."""
+    pairs: list[tuple[str, str]] = []
+    for item in given:
+        base, sep, other = (part.strip() for part in item.partition(":"))
+        if not sep or not base or not other:
+            raise BadInput(f"--pair {item!r}: expected BASE:COMPARED")
+        if base == other:  # a ratio of 1.000x that compares nothing
+            raise BadInput(f"--pair {item!r}: {base!r} compared with itself; a pair names two configurations")
+        if unknown := [c for c in (base, other) if c not in configs]:
+            raise BadInput(f"--pair {item!r}: {unknown[0]!r} is no configuration of the metrics given "
+                           f"({_theirs(configs)})")
+        if (base, other) in pairs:  # the comparison would be shown twice
+            raise BadInput(f"--pair {item!r}: {base}:{other} is given twice")
+        pairs.append((base, other))
+    return pairs
+
+
+def _theirs(configs: set[str]) -> str:
+    return f"theirs: {', '.join(sorted(configs))}"
 
 
 def _print_summary(summary: dict) -> None:

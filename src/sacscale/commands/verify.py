@@ -2,7 +2,8 @@
 recompute every run's metrics, cross-check the records against the plan, recompute the
 summary and the numbers the report's tables show (see sacscale.evidence.verify).
 
-Exits 1 naming each problem; 0 when everything matches. Fields an older set never
+Exits 1 naming each problem; 0 when everything matches; 2 for bad input, a path that names
+no set among it (no such folder, a report folder, a folder of sets). Fields an older set never
 recorded are listed as notes and do not fail it. Every spelling of a set (a relative
 path, `..`, a link to it) is checked as its canonical path, which the output names. The
 output also says what is hashed and what is left out of the manifest by design. Writing its
@@ -28,7 +29,7 @@ from sacscale.commands._progress import add_progress_options, stage_lines
 from sacscale.commands._set_lock import holding_the_set
 from sacscale.evidence.manifest import ManifestError, parse_manifest
 from sacscale.evidence.result import OutOfMemoryLoading, Verification, out_of_memory_loading, while_loading
-from sacscale.evidence.set_root import canonical_root, refuse_not_a_set, reports_dir
+from sacscale.evidence.set_root import NotARunSet, canonical_root, refuse_not_a_set, reports_dir
 from sacscale.locks import UntrustedLock, holder_beside, lock_file_beside
 from sacscale.scratch import UnsafeTemporaryFolder
 from sacscale.usage import printable, say
@@ -163,6 +164,8 @@ def _verified(args: argparse.Namespace) -> Verification | None:
         verify = _verify_loaded()
         return verify(args.root, args.manifest, recompute=not args.no_metrics, report_pending=args.report_pending,
                       redraw_figures=args.redraw_figures, progress=progress)
+    except NotARunSet as exc:  # a path that names no set is the user's wrong input, not damaged evidence
+        raise BadInput(str(exc)) from None
     except (ManifestError, OutOfMemoryLoading) as exc:  # no verdict: nothing of the set was judged wrong
         say(f"sacscale verify: error: {exc}", file=sys.stderr)
         return None

@@ -12,6 +12,11 @@ from sacscale.evidence.manifest import MANIFEST_NAME, ManifestError, parse_manif
 from sacscale.finished_sets import set_checkouts
 
 
+class NotARunSet(ManifestError):
+    """The path given for a set names none (no such folder, a file, a report folder, a folder
+    of sets): the caller's wrong path, not a set's damaged evidence."""
+
+
 def reports_dir(root: Path) -> Path | None:
     """reports/S/ for results/S/ (None when the root is not laid out so)."""
     if root.parent.name != "results":
@@ -26,13 +31,32 @@ def canonical_root(root: str | Path) -> Path:
     that names the set is resolved: inside it, links are refused (check_tree)."""
     path = Path(root)
     if not path.exists() and not path.is_symlink():
-        hint = _set_of_that_name(root)
-        raise ManifestError(f"{root}: evidence root is missing" + (f"; did you mean {hint}?" if hint else ""))
+        raise NotARunSet(_no_such_folder(root))
     canonical = Path(os.path.realpath(path))
     if not canonical.is_dir():
-        raise ManifestError(f"{root}: evidence root is not a directory ({canonical})")
+        raise NotARunSet(f"{root}: evidence root is not a directory ({canonical})")
     _refuse_reports_apart(root, canonical)
     return canonical
+
+
+def _no_such_folder(given: str | Path) -> str:
+    """A missing root named with the working folder it was looked for in, and where a set of
+    that name or path lies: a bare set name, or a relative path run from another folder than
+    the checkout's root (README's `sacscale verify results/S` run from docs/)."""
+    if Path(given).is_absolute():
+        return f"{given}: no such folder"
+    here = Path(os.path.abspath("."))
+    said = f"{given}: no such folder in the working folder {here}"
+    hint = _set_of_that_name(given)
+    if hint:
+        return f"{said}; did you mean {hint}?"
+    top = next((top for top in set_checkouts() if top != here and os.path.isdir(top / given)), None)
+    if top is None:
+        return said
+    if here.is_relative_to(top):  # run from a folder of the checkout: its root is the place
+        return (f"{said}; run it from the repository root {top}, which holds it "
+                f"(or: sacscale verify {os.path.relpath(top / given)})")
+    return f"{said}; the checkout {top} holds it: sacscale verify {top / given}"
 
 
 def _set_of_that_name(given: str | Path) -> str | None:
@@ -78,17 +102,17 @@ def refuse_not_a_set(given: str | Path, root: Path, manifest: Path | None = None
     report = next((folder for folder in (root, *root.parents) if _set_of_report(folder) is not None), None)
     if report is not None:
         what = "a report folder" if report == root else f"a folder inside the report folder {_as_given(given, report)}"
-        raise ManifestError(f"{given} is {what}; verify the set: sacscale verify "
+        raise NotARunSet(f"{given} is {what}; verify the set: sacscale verify "
                             f"{_as_given(given, _set_of_report(report))}")
     for above in root.parents:
         if _is_set(above):
-            raise ManifestError(f"{given} is a folder inside the run set {_as_given(given, above)}; verify the set: "
+            raise NotARunSet(f"{given} is a folder inside the run set {_as_given(given, above)}; verify the set: "
                                 f"sacscale verify {_as_given(given, above)}")
     _refuse_a_folder_of_sets(given, root)
     if manifest is not None:
         _refuse_a_manifest_of_nothing_here(given, root, manifest)
     elif not os.path.isdir(root / "runs"):  # nor a set being made: nothing there would be checked
-        raise ManifestError(f"{given} is not a run set (it holds no {MANIFEST_NAME}, plan.json or runs/); "
+        raise NotARunSet(f"{given} is not a run set (it holds no {MANIFEST_NAME}, plan.json or runs/); "
                             "a set is a folder such as results/<set>")
 
 
@@ -100,7 +124,7 @@ def _refuse_a_manifest_of_nothing_here(given: str | Path, root: Path, manifest: 
     except ManifestError:
         return  # named as what it is by the manifest check
     if listed and not any(os.path.lexists(root / rel) for rel in listed):
-        raise ManifestError(f"{given} holds none of the {len(listed)} files {manifest} lists: not the set it "
+        raise NotARunSet(f"{given} holds none of the {len(listed)} files {manifest} lists: not the set it "
                             "hashes; verify that set, or give this one's manifest")
 
 
@@ -110,7 +134,7 @@ def _refuse_a_folder_of_sets(given: str | Path, root: Path) -> None:
     for folder in [root.parent / "results"] if reports else [root, root / "results"]:
         if sets := _sets_in(folder):
             held = f"the reports of {len(sets)} run sets" if reports else f"{len(sets)} run sets"
-            raise ManifestError(f"{given} is not a run set but holds {held}; verify one at a time, e.g.: "
+            raise NotARunSet(f"{given} is not a run set but holds {held}; verify one at a time, e.g.: "
                                 f"sacscale verify {_as_given(given, sets[0])}")
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sacscale.evidence.environment_text import environment_text_findings
+from sacscale.evidence.environment_text import environment_text_findings, recorded_value_problems
 from sacscale.evidence.written_keys import environment_keys
 
 REPO = Path(__file__).resolve().parents[2]
@@ -46,6 +46,10 @@ CASES = {
     "a sentence as NCCL's build suffix": (lambda e: e["torch"].__setitem__("nccl", "2.28.9.+Two.GPUs.give.9.9x"),
                                           "torch.nccl"),
     "a sentence after CUDA's version": (lambda e: e["torch"].__setitem__("cuda", f"13.0 ({CLAIM})"), "torch.cuda"),
+    "another script's digits for CUDA's version": (lambda e: e["torch"].__setitem__("cuda", "\u0669\u0669.\u0669"),
+                                                    "torch.cuda"),
+    "another script's digits in a CPU's row": (_row_added("\u0669 \u0669 \u0669 \u0669"), "cpu.layout line"),
+    "a cuDNN number no cuDNN has": (lambda e: e["torch"].__setitem__("cudnn", 10**40), "torch.cudnn"),
 }
 
 
@@ -90,6 +94,9 @@ ENV_CASES = {
     "a sentence with blank look-alikes for spaces": (
         lambda e: e["env"].__setitem__("NCCL_NVLS_ENABLE", "0\u2800Two\u2800GPUs\u28009.9x"), "env NCCL_NVLS_ENABLE: "),
     "a name NCCL never reads": (lambda e: e["env"].__setitem__("NCCL_9.9x faster", "1"), "env 'NCCL_9.9x faster'"),
+    "a sentence as a network's name": (lambda e: e["env"].__setitem__("NCCL_NET", CLAIM), "env NCCL_NET: 'Two GPUs"),
+    "a network's name with a doubled space": (
+        lambda e: e["env"].__setitem__("NCCL_NET", "AWS  Libfabric"), "env NCCL_NET: 'AWS  Libfabric'"),
 }
 
 
@@ -104,6 +111,7 @@ GENUINE = {  # what a real machine records: none of these is a forgery
     "eight MIG devices": ("CUDA_VISIBLE_DEVICES", ",".join(f"MIG-{i:08x}-1111-2222-3333-4444555566" for i in range(8))),
     "a topology file under a folder with a space": ("NCCL_TOPO_FILE", "/home/a b/topo.xml"),
     "an interface list": ("NCCL_SOCKET_IFNAME", "^docker0,lo"),
+    "the aws-ofi-nccl plugin's network, as NCCL documents": ("NCCL_NET", "AWS Libfabric"),
 }
 
 
@@ -114,7 +122,8 @@ def test_a_genuine_machines_settings_pass(case):
 
 
 @pytest.mark.parametrize("field, value", [("learner.file", "/home/a b/venv/lib/sacscale/learn/learner.py"),
-                                          ("torch.nccl", "2.27.3.+cuda12.9")])
+                                          ("torch.nccl", "2.27.3.+cuda12.9"), ("torch.nccl", "2.28.9.~a0"),
+                                          ("torch.cudnn", 91900), ("torch.cudnn", 8902), ("torch.cudnn", 3004000)])
 def test_a_genuine_path_with_a_space_and_an_nccl_build_suffix_pass(field, value):
     part, key = field.split(".")
     found = environment_text_findings(_edited(lambda e: e[part].__setitem__(key, value)), strict=True)
@@ -136,3 +145,30 @@ def test_verify_names_a_sentence_in_nccl_s_version_and_a_variable(tmp_path, sacs
     said = done.stdout + done.stderr
     assert f"environment.json: torch.nccl '2.28.9 ({CLAIM})' is not NCCL's version (numbers joined by dots)" in said
     assert f"environment.json: env NCCL_NVLS_ENABLE: '0 {CLAIM}' is not a variable's setting" in said
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if "import error" not in c])
+def test_verify_env_asks_verify_s_own_rule_of_the_shown_text(case):
+    """verify-env refuses what verify would (sacscale.commands.verify_env), through this one
+    function; an unusable learner is its own --require-graph-hooks stop."""
+    problems = recorded_value_problems(_edited(CASES[case][0]))
+    assert len(problems) == 1 and CASES[case][1] in problems[0], problems
+
+
+@pytest.mark.parametrize("case", ENV_CASES)
+def test_verify_env_asks_verify_s_own_rule_of_the_variables(case):
+    assert recorded_value_problems(_edited(ENV_CASES[case][0])) == environment_keys(_edited(ENV_CASES[case][0]))
+
+
+def test_verify_passes_a_set_recorded_with_the_aws_ofi_nccl_network(tmp_path, sacscale_main):
+    """NCCL's documented name of the aws-ofi-nccl plugin's network, as cluster environments set it:
+    the set verifies (its manifest and pages made again by the project's own commands)."""
+    root = tmp_path / "results" / "h200x1_shared_short"
+    shutil.copytree(REPO / "results" / "h200x1_shared_short", root)
+    shutil.copytree(REPO / "reports" / "h200x1_shared_short", tmp_path / "reports" / "h200x1_shared_short")
+    (root / "environment.json").write_text(json.dumps(_edited(lambda e: e["env"].__setitem__(
+        "NCCL_NET", "AWS Libfabric")), indent=2))
+    assert sacscale_main("manifest", root).returncode == 0
+    assert sacscale_main("report", "--run-set", root).returncode == 0
+    done = sacscale_main("verify", root)
+    assert done.returncode == 0, done.stdout + done.stderr

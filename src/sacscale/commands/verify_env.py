@@ -16,6 +16,8 @@ manifest. A clean tree gives an empty file.
 With a plan (the pipeline's resolved preset: results/<run set>/plan.json)
 it fails, naming what is missing, when the plan needs more GPUs than are visible or a
 CPU pool names CPUs this process cannot use. The JSON is written either way.
+A recorded value that verify refuses (a variable's setting, a version or the lscpu table not of its form) stops it
+before anything is written (exit 2): the set could never verify.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from sacscale.atomic import write_json
 from sacscale.commands._output_lock import holding_outputs
 from sacscale.commands._inputs import BadInput, read_json, refuse_one_file, refuse_output_on_input
 from sacscale.eval.gl_backend import render_status
+from sacscale.evidence.environment_text import recorded_value_problems
 from sacscale.git_command import GitFailed
 from sacscale.pipeline.environment import (COMMAND_MODULES, HOOKS, LEARNER_CLASS, LEARNER_MODULE, check_plan, collect,
                                            plan_problem, write_source_diff)
@@ -79,6 +82,16 @@ def _collect() -> dict:
         raise BadInput(f"the code cannot be recorded: {exc}") from None
 
 
+def _refuse_unverifiable(env: dict) -> None:
+    """BadInput, before anything is written, where the record holds a value verify refuses (by
+    verify's own rule): the set's verify would fail on it after all the training."""
+    problems = recorded_value_problems(env)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise BadInput(f"environment.json: {problems[0]}{more}: verify refuses it, so the set would fail after all its "
+                       "training (a variable: set it as NCCL documents, or unset it, where snakemake runs)")
+
+
 def _write_diff(env: dict, path: str) -> None:
     """The stored diff written and described in the record; BadInput where the checkout's code
     cannot be recorded by it, or where the code that runs is bytecode git records nothing of."""
@@ -103,6 +116,7 @@ def _verify_env(args: argparse.Namespace) -> int:
     plan = _plan(args.plan) if args.plan else None  # before anything is collected or written
     with holding_outputs(("--output", args.output), ("--diff-output", args.diff_output)):  # a record and its patch
         env = _collect()
+        _refuse_unverifiable(env)
         if args.diff_output:
             _write_diff(env, args.diff_output)
         problems: list[str] = []

@@ -8,22 +8,40 @@ from __future__ import annotations
 import re
 
 from sacscale.evidence.shared_facts import ABSENT, opt
+from sacscale.evidence.written_keys import environment_keys
 
 LSCPU_COLUMNS = ("CPU", "CORE", "SOCKET", "NODE")  # verify-env records `lscpu -e=CPU,CORE,SOCKET,NODE`
-_ROW = re.compile(r"\d+(?:[ \t]+(?:\d+|-))*")  # a CPU's id, then numbers or lscpu's '-' (offline, no NUMA)
+# a CPU's id, then numbers or lscpu's '-' (offline, no NUMA); ASCII digits, as lscpu prints (\d takes any script's)
+_ROW = re.compile(r"[0-9]+(?:[ \t]+(?:[0-9]+|-))*")
 LEARNER_MODULE = "/sacscale/learn/learner.py"  # where the imported learner module lives in any install
-# torch.version.cuda ("13.0"); NCCL's version joined by dots ("2.28.9"; a build's suffix: "2.27.3.+cuda12.9")
-_VERSION = re.compile(r"\d+(?:\.\d+)*(?:\.\+(?:cuda|rocm)\d+(?:\.\d+)*)?")
+# torch.version.cuda ("13.0"); NCCL's version joined by dots ("2.28.9"; a build's suffix: "2.27.3.+cuda12.9",
+# a pre-release's, as NCCL's makefiles name one: "2.28.9.~a0"); ASCII digits only
+_VERSION = re.compile(r"[0-9]+(?:\.[0-9]+)*(?:\.\+(?:cuda|rocm)[0-9]+(?:\.[0-9]+)*|\.~[a-z]+[0-9]+)?")
+# torch.backends.cudnn.version(): cuDNN's MAJOR*10000 + MINOR*100 + PATCH (91900 for 9.19.0; MAJOR*1000 before
+# cuDNN 9), MIOpen's on ROCm MAJOR*1000000 + MINOR*1000 + PATCH: below this for any major version under 100
+CUDNN_BOUND = 100_000_000
 
 
 def environment_text_findings(env: dict, strict: bool) -> tuple[list[str], list[str]]:
     """(problems, notes): each shown text field that is not what verify-env writes; in an
     older set (not `strict`) notes, as its writer may have differed."""
-    found = [p for p in (_layout_problem(opt(env, "cpu", "layout")), _learner_file_problem(opt(env, "learner", "file")),
-                         _learner_import_problem(opt(env, "learner")), _cudnn_problem(opt(env, "torch", "cudnn")),
-                         _version_problem(opt(env, "torch", "cuda"), "torch.cuda", "CUDA"),
-                         _version_problem(opt(env, "torch", "nccl"), "torch.nccl", "NCCL")) if p]
+    found = _form_problems(env) + [p for p in (_learner_import_problem(opt(env, "learner")),) if p]
     return (found, []) if strict else ([], [f"{p} (an older set: not checked)" for p in found])
+
+
+def recorded_value_problems(env: dict) -> list[str]:
+    """What verify refuses in a current set's environment.json, asked by verify-env of the record
+    it is about to write, so that a value verify would refuse stops the pipeline before any run
+    trains, not after all of them: the shown text fields' forms and the recorded variables'
+    settings (an unusable learner is verify-env's own --require-graph-hooks stop)."""
+    return _form_problems(env) + environment_keys(env)
+
+
+def _form_problems(env: dict) -> list[str]:
+    return [p for p in (_layout_problem(opt(env, "cpu", "layout")), _learner_file_problem(opt(env, "learner", "file")),
+                        _cudnn_problem(opt(env, "torch", "cudnn")),
+                        _version_problem(opt(env, "torch", "cuda"), "torch.cuda", "CUDA"),
+                        _version_problem(opt(env, "torch", "nccl"), "torch.nccl", "NCCL")) if p]
 
 
 def _layout_problem(layout) -> str | None:
@@ -74,6 +92,7 @@ def _version_problem(version, key: str, what: str) -> str | None:
 
 
 def _cudnn_problem(version) -> str | None:
-    if version is ABSENT or version is None or (type(version) is int and version >= 0):
+    if version is ABSENT or version is None or (type(version) is int and 0 <= version < CUDNN_BOUND):
         return None
-    return f"environment.json: torch.cudnn {str(version)[:60]!r} is not cuDNN's version number"
+    return (f"environment.json: torch.cudnn {str(version)[:60]!r} is not cuDNN's version number (a whole number "
+            f"below {CUDNN_BOUND:,})")

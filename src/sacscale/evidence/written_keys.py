@@ -23,8 +23,13 @@ from sacscale.task.model_record import MODEL_RECORD_FIELDS
 _UNCHECKED = "so nothing checks what it says"
 MAX_SETTING = 4096  # the visible devices may list many GPU or MIG UUIDs (8 of them: 327 characters)
 _SETTING = re.compile(r"[!-~]{0,%d}" % MAX_SETTING)  # ASCII with no space: a blank look-alike is no word break
-# settings that name a file or folder may hold a space, as a path may; every other one is one word
+# settings that name a file or folder may hold a space, as a path may; every other one is one word (but below)
 _PATH_SETTING = re.compile(r"NCCL_[A-Z0-9_]*(?:FILE|PATH|DIR|PLUGIN)")
+# a setting that names a network takes the name a plugin gives it, which may hold spaces (NCCL's own
+# are IB and Socket; the aws-ofi-nccl plugin's is "AWS Libfabric"): short words joined by single spaces
+_NAME_SETTING = re.compile(r"NCCL_NET")
+MAX_NAME = 32
+_NAME = re.compile(r"[!-~]+(?: [!-~]+)*")
 
 
 def _shown(key: str) -> str:
@@ -83,8 +88,11 @@ def _value_problem(name: str, value) -> str | None:
                "characters, no control characters)"
     if _SETTING.fullmatch(value) or _PATH_SETTING.fullmatch(name):
         return None
+    if _NAME_SETTING.fullmatch(name) and len(value) <= MAX_NAME and _NAME.fullmatch(value):
+        return None
     return (f"env {name}: {_shown(value)} is not a variable's setting (one word: no spaces, but in a setting "
-            "that names a file or folder)")
+            f"that names a file or folder, and single spaces between words in a network's name of at most "
+            f"{MAX_NAME} characters, NCCL_NET)")
 
 
 _CHECKS = (("correctness.json", probe_keys), ("model.json", model_keys), ("environment.json", environment_keys))

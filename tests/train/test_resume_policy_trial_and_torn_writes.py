@@ -53,8 +53,8 @@ def _scaled(*names, by):
     return edit
 
 
-def _filled(name, value):
-    return lambda c: c["learner_state"][name].fill_(value)
+def _filled_all(names, value):
+    return lambda c: [c["learner_state"][name].fill_(value) for name in names]
 
 
 POLICY_CASES = {
@@ -62,9 +62,9 @@ POLICY_CASES = {
                             "its actor's actions on the task's first observations hold NaN or inf"),
     "critic weights x1e20": ("plain", _scaled("learner_state.critic", by=1e20),
                              "its critic's values on the task's first observations hold NaN or inf"),
-    "normaliser mean 1e30": ("normed", _filled("actor_obs_mean", 1e30),
-                             "its actor's actions on the task's first observations with the normaliser its "
-                             "statistics make (actor_obs_mean, actor_obs_var) hold NaN or inf"),
+    # its normaliser set from its statistics, as the learner sets it (shift = mean), but absurd
+    "normaliser mean 1e30": ("normed", _filled_all(("actor_obs_mean", "actor_obs_shift"), 1e30),
+                             "its actor's actions on the task's first observations hold NaN or inf"),
 }
 
 
@@ -161,7 +161,7 @@ def test_the_checks_of_final_pt_are_made_again_when_the_rank_loads_it(plain, tmp
 
     run = _copy(plain, tmp_path)
     cfg = resume_config(TrainConfig(resume=str(run), iterations=DONE + 2))
-    edit_final(run, _filled("critic", float("nan")))
+    edit_final(run, _filled_all(("critic",), float("nan")))
     learner = FastSACLearner(sac_config(cfg), cfg.num_envs, torch.device("cpu"), compile=False, cuda_graph=False,
                              seed=0)
     with pytest.raises(TrainingError, match="learner_state.critic holds NaN or inf"):

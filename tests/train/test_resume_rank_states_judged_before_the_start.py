@@ -186,6 +186,28 @@ NORMALISER_CASES = {  # final.pt's observation statistics: held only to finite t
                             "learner_state.actor_obs_var holds a negative variance"),
     "a scale past 1 / eps": (_state_tensor("actor_obs_scale", lambda t: t * 1e30),
                              "learner_state.actor_obs_scale holds a value outside 0..100, 1 / (std + obs_norm_eps)"),
+    # of another shape: torch's "only one element tensors can be converted to Python scalars" or its
+    # size error (exit 1, no file named), or a KeyError, where a field was left out
+    "a count of two values": (_state_tensor("actor_obs_count", lambda t: torch.full((2,), float(t), dtype=t.dtype)),
+                              "learner_state.actor_obs_count has shape (2,), expected 0 dimension(s) ())"),
+    "a mean of a column less": (_state_tensor("actor_obs_mean", lambda t: t[:-1]),
+                                "learner_state.actor_obs_mean has shape ("),
+    "a variance of two dimensions": (_state_tensor("critic_obs_var", lambda t: t.reshape(1, -1)),
+                                     "learner_state.critic_obs_var has shape (1, "),
+    "a scale left out": (lambda c: c["learner_state"].pop("critic_obs_scale"),
+                         "its 'learner_state.critic_obs_scale' is missing)"),
+    "a tensor the learner has none of": (lambda c: c["learner_state"].__setitem__("actor_obs_median", torch.zeros(1)),
+                                         "learner_state.actor_obs_median: not a state tensor of the learner)"),
+    # the normaliser apart from the statistics the learner sets it from: the collector's
+    # "actions contain NaN or inf" or divergence at the first update once the run had started, or
+    # a run trained on statistics no observation of the task has, silently
+    "a shift apart from its mean": (_state_tensor("actor_obs_shift", lambda t: t * 1e30),
+                                    "learner_state.actor_obs_shift is not its actor_obs_mean, which the learner sets "
+                                    "it to)"),
+    "a mean apart from its shift": (_state_tensor("actor_obs_mean", lambda t: t + 1e30),
+                                    "learner_state.actor_obs_shift is not its actor_obs_mean"),
+    "a variance apart from its scale": (_state_tensor("critic_obs_var", lambda t: torch.full_like(t, 3e38)),
+                                        "learner_state.critic_obs_scale[0] "),
 }
 
 

@@ -24,7 +24,7 @@ from sacscale.train.config import ResumeRefused, TrainConfig, TrainingError, sac
 from sacscale.train.out_of_memory import is_out_of_memory
 from sacscale.train.preflight import launcher_env
 from sacscale.train.resume_checks import (learner_problem, normaliser_problem, optimizer_steps_problem,
-                                          rank_counts_problem)
+                                          rank_counts_problem, state_names_problem)
 from sacscale.train.resume_trial import first_observations, policy_problem
 
 RESUME_SEED_STRIDE = 7919  # a resumed sitting's env seeds: seed + 1000 rank + 7919 x iteration
@@ -141,7 +141,7 @@ def _check_learner_state(path: Path, ckpt: dict, cfg: TrainConfig) -> None:
     """BadCheckpoint naming final.pt (at `path`) when its observation statistics are not ones
     the learner makes from the rows its ranks have collected."""
     rows = int(ckpt["iteration"]) * cfg.num_envs * int(ckpt["world_size"])
-    if problem := normaliser_problem(ckpt["learner_state"], rows, sac_config(cfg).obs_norm_eps):
+    if problem := normaliser_problem(ckpt["learner_state"], rows, sac_config(cfg)):
         raise _not_written(path, problem)
 
 
@@ -273,8 +273,12 @@ def _check_tensors(path: Path, ckpt: dict) -> None:
     def dtype(name) -> torch.dtype:
         return getattr(torch, state_tensor_dtype(str(name)))
 
-    problem = next((p for name, value in ckpt["learner_state"].items()
-                    if (p := tensor_problem(value, f"learner_state.{name}", dtype(name)))), None)
+    def shape(name) -> tuple:  # a row count is one number; every other state tensor a flat run of values
+        return () if str(name).endswith("_count") else (None,)
+
+    problem = state_names_problem(ckpt["learner_state"]) or next(
+        (p for name, value in ckpt["learner_state"].items()
+         if (p := tensor_problem(value, f"learner_state.{name}", dtype(name), shape(name)))), None)
     problem = problem or _log_alpha_problem(ckpt["learner_state"])
     if problem:
         raise _not_written(path, problem)

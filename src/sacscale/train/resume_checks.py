@@ -11,6 +11,7 @@ import sys
 import torch
 
 from sacscale.learn.replay import transition_layout
+from sacscale.learn.state_names import OBS_NORM_FIELDS, OBS_NORM_STATE_TENSORS, STATE_TENSORS
 from sacscale.saved_tensors import tensor_problem
 from sacscale.task.walk_rules import TaskConfig
 from sacscale.train.checkpoint import RANK_LEARNER_KEYS
@@ -35,6 +36,10 @@ LENGTH_ROUNDING = 1e-9
 ROWS_DTYPE = torch.float32
 PENDING_DTYPE = torch.float64
 REPLAY_COUNTS = ("pos", "size", "capacity", "row_dim")
+# The learner sets each normaliser from its statistics after every merge (shift = mean, scale =
+# 1 / (std + eps), in float32 on its device); before its first merge they are 0 and 1. The slack
+# is for the rounding of another device's sqrt and division.
+SCALE_RTOL = 1e-4
 # AdamW counts its steps in float32, whose whole numbers stop at 2**24 (adding 1 rounds back)
 FLOAT32_LAST_STEP = 2 ** 24
 
@@ -172,10 +177,49 @@ def optimizer_steps_problem(optimizers: dict, iterations: int, sac) -> str | Non
     return None
 
 
-def normaliser_problem(learner_state: dict, rows: int, eps: float) -> str | None:
-    """Why final.pt's observation-normaliser state (its tensors' dtypes and finiteness already
-    judged) is not one the learner makes from at most `rows` rows with `obs_norm_eps` `eps`, or
-    None: a row count in 0..rows, variances >= 0 (each merge adds non-negative terms), and the
+def state_names_problem(learner_state: dict) -> str | None:
+    """Why the names of final.pt's learner_state are not those of a learner's state tensors
+    (sacscale.learn.state_names), with or without its observation normaliser, or None."""
+    names = {str(name)[:40] for name in learner_state}
+    unknown = sorted(names - {*STATE_TENSORS, *OBS_NORM_STATE_TENSORS})
+    if unknown:
+        return f"learner_state.{unknown[0]}: not a state tensor of the learner"
+    wanted = STATE_TENSORS + (OBS_NORM_STATE_TENSORS if names & set(OBS_NORM_STATE_TENSORS) else ())
+    missing = [name for name in wanted if name not in names]
+    return f"its 'learner_state.{missing[0]}' is missing" if missing else None
+
+
+def normaliser_problem(learner_state: dict, rows: int, sac) -> str | None:
+    """Why final.pt's observation-normaliser state (its names, dtypes, dimensions and
+    finiteness already judged) is not one a learner of settings `sac` makes from at most
+    `rows` rows, or None."""
+    saved = any(name in learner_state for name in OBS_NORM_STATE_TENSORS)
+    if saved != bool(sac.obs_norm):
+        return (f"learner_state.{OBS_NORM_STATE_TENSORS[0]}: saved by a run with --obs-norm, its train_config has "
+                "none" if saved else f"its 'learner_state.{OBS_NORM_STATE_TENSORS[0]}' is missing (a run with "
+                "--obs-norm saves it)")
+    if not saved:
+        return None
+    return (_widths_problem(learner_state, sac) or _statistics_problem(learner_state, rows, sac.obs_norm_eps)
+            or next((p for field in OBS_NORM_FIELDS if (p := _set_from_statistics_problem(
+                {part: learner_state[f"{field}_{part}"] for part in ("count", "mean", "var", "shift", "scale")},
+                field, sac.obs_norm_eps))), None))
+
+
+def _widths_problem(learner_state: dict, sac) -> str | None:
+    """A normaliser vector (one value per observation column) of another width than the
+    resumed learner's observations: it ended in torch's size error, naming no file."""
+    dims = {"actor_obs": sac.actor_obs_dim, "critic_obs": sac.critic_obs_dim}
+    for name in OBS_NORM_STATE_TENSORS:
+        field = next(f for f in OBS_NORM_FIELDS if name.startswith(f))
+        if not name.endswith("_count") and learner_state[name].numel() != dims[field]:
+            return (f"learner_state.{name} has shape {tuple(learner_state[name].shape)}, expected ({dims[field]},) "
+                    f"(the resumed run's {field} columns)")
+    return None
+
+
+def _statistics_problem(learner_state: dict, rows: int, eps: float) -> str | None:
+    """A row count in 0..rows, variances >= 0 (each merge adds non-negative terms), and the
     scale 1 / (std + eps) in (0, 1 / eps] (or its starting 1). A huge scale reached the
     collector as non-finite actions once the run had started."""
     highest_scale = max(1.0, 1.0 / eps) * (1 + 1e-6)  # float32 rounding of 1 / (0 + eps)
@@ -187,4 +231,24 @@ def normaliser_problem(learner_state: dict, rows: int, eps: float) -> str | None
             return f"learner_state.{name} holds a negative variance"
         if name.endswith("_scale") and not bool(((value > 0) & (value <= highest_scale)).all()):
             return f"learner_state.{name} holds a value outside 0..{highest_scale:.6g}, 1 / (std + obs_norm_eps)"
+    return None
+
+
+def _set_from_statistics_problem(norm: dict, field: str, eps: float) -> str | None:
+    """Why the normaliser `norm` of `field` (its count, mean, var, shift and scale) is not the
+    one the learner sets from those statistics: shift = mean, scale = 1 / (std + eps), or the
+    starting shift 0 and scale 1 while no row was merged (mean 0, var 1). Statistics edited
+    apart from their normaliser were resumed and trained on silently."""
+    if not torch.equal(norm["shift"], norm["mean"]):  # a copy of the mean, bit for bit
+        return f"learner_state.{field}_shift is not its {field}_mean, which the learner sets it to"
+    if float(norm["count"]) == 0 and not (bool((norm["mean"] == 0).all()) and bool((norm["var"] == 1).all())):
+        return f"learner_state.{field}_count is 0, but its {field}_mean and _var are not the starting 0 and 1"
+    derived = 1.0 / (norm["var"].clamp(min=0.0).sqrt() + eps)
+    if float(norm["count"]) == 0 and bool((norm["scale"] == 1).all()):
+        return None  # no merge yet
+    off = ~torch.isclose(norm["scale"], derived, rtol=SCALE_RTOL, atol=0.0)
+    if bool(off.any()):
+        i = int(off.nonzero()[0])
+        return (f"learner_state.{field}_scale[{i}] {norm['scale'][i].item():.6g} is not the "
+                f"{derived[i].item():.6g} its {field}_var {norm['var'][i].item():.6g} gives (1 / (std + obs_norm_eps))")
     return None

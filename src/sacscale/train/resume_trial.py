@@ -27,15 +27,10 @@ def first_observations(model: str | None, tilt_obs: str) -> tuple[torch.Tensor, 
     return torch.as_tensor(actor_obs, dtype=torch.float32), torch.as_tensor(critic_obs, dtype=torch.float32)
 
 
-def _normalisers(tensors: dict, field: str, eps: float) -> list[tuple[str, torch.Tensor, torch.Tensor]]:
-    """The (shift, scale) pairs the learner uses on `field`: the saved ones, and the ones its
-    next merge sets from the saved statistics (mean, 1 / (std + eps)); none without --obs-norm."""
-    if f"{field}_shift" not in tensors:
-        return [("", None, None)]
-    derived = 1.0 / (tensors[f"{field}_var"].clamp(min=0.0).sqrt() + eps)
-    return [("", tensors[f"{field}_shift"], tensors[f"{field}_scale"]),
-            (f" with the normaliser its statistics make ({field}_mean, {field}_var)", tensors[f"{field}_mean"],
-             derived)]
+def _normaliser(tensors: dict, field: str) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    """The (shift, scale) the learner uses on `field` (None, None without --obs-norm); they were
+    held to the ones its statistics make before (resume_checks.normaliser_problem)."""
+    return tensors.get(f"{field}_shift"), tensors.get(f"{field}_scale")
 
 
 def _load(module: torch.nn.Module, flat: torch.Tensor, name: str) -> str | None:
@@ -62,20 +57,18 @@ def policy_problem(tensors: dict, sac, observations: tuple[torch.Tensor, torch.T
     learner of settings `sac`; or None."""
     actor_obs, critic_obs = observations
     actor = Actor(sac.actor_obs_dim, sac.action_dim, sac.actor_hidden, sac.log_std_min, sac.log_std_max,
-                  sac.mean_clip, obs_norm=False)  # the normaliser applied here, each of its forms
+                  sac.mean_clip, obs_norm=False)  # the normaliser applied here
     critic = DistributionalCritic.from_config(sac)
     if problem := _load(actor, tensors["actor"], "actor"):
         return problem
     noise = torch.randn(actor_obs.shape[0], sac.action_dim, generator=torch.Generator().manual_seed(TRIAL_SEED))
-    actions = None
-    for how, shift, scale in _normalisers(tensors, "actor_obs", sac.obs_norm_eps):
-        actions = actor(_normalised(actor_obs, shift, scale), noise)[0]
-        if not bool(torch.isfinite(actions).all()):
-            return f"its actor's actions on the task's first observations{how} hold NaN or inf"
+    actions = actor(_normalised(actor_obs, *_normaliser(tensors, "actor_obs")), noise)[0]
+    if not bool(torch.isfinite(actions).all()):
+        return "its actor's actions on the task's first observations hold NaN or inf"
     for name in ("critic", "target_critic"):
         if problem := _load(critic, tensors[name], name):
             return problem
-        for how, shift, scale in _normalisers(tensors, "critic_obs", sac.obs_norm_eps):
-            if not all(bool(torch.isfinite(q).all()) for q in critic(_normalised(critic_obs, shift, scale), actions)):
-                return f"its {name}'s values on the task's first observations{how} hold NaN or inf"
+        if not all(bool(torch.isfinite(q).all())
+                   for q in critic(_normalised(critic_obs, *_normaliser(tensors, "critic_obs")), actions)):
+            return f"its {name}'s values on the task's first observations hold NaN or inf"
     return None

@@ -64,19 +64,20 @@ def _tracked_under(path: Path) -> int:
     return listed.stdout.count(b"\0") if listed.returncode == 0 else 0
 
 
-# record-run's folders (the run's, its work folder, its attic, its learning state's): not
-# outputs the other checks judge (record-run judges them itself), but written into a run set
-# as any output is, so held to the committed, finished and planned sets' rules
+# record-run's folders (the run's, its work folder, its attic, its learning state's) and its
+# log (a file): not outputs the other checks judge (record-run judges them itself), but written
+# into a run set as any output is, so held to the committed, finished and planned sets' rules
 _RECORD_RUN_FOLDERS = ("run_dir", "work_dir", "attic", "state_dir")
+_RECORD_RUN_LOG = "log"
 
 
 def _set_writes(parser: argparse.ArgumentParser, args: argparse.Namespace):
-    """_given_outputs and record-run's folders: what may land in a run set."""
+    """_given_outputs and record-run's folders and log: what may land in a run set."""
     yield from _given_outputs(parser, args)
     for action in parser._actions:
         value = getattr(args, action.dest, None)
-        if action.dest in _RECORD_RUN_FOLDERS and action.option_strings and value:
-            yield action.option_strings[0], value, True
+        if action.dest in (*_RECORD_RUN_FOLDERS, _RECORD_RUN_LOG) and action.option_strings and value:
+            yield action.option_strings[0], value, action.dest != _RECORD_RUN_LOG
 
 
 def _given_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace):

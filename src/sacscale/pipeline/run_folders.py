@@ -18,14 +18,19 @@ The attic and the learning state's folder are made before the run, so that one t
 be made (a file in its path, a folder this user may not write) is refused then. None of the
 four is taken where another user could swap it (theirs, one open to others, or reached through
 a link of theirs): the attempt's files would be made in their folder, or where their link
-leads, as the user running record-run (root, often)."""
+leads, as the user running record-run (root, often). Nor is the run's log (`--log`), which is
+opened as a new file at its name, whatever stood there removed (sacscale.pipeline.run_log): its
+folder is judged as those four are, and at its name stands nothing, a plain file or a link of
+ours (a link is removed, never followed), never another user's file nor a device (`--log
+/dev/null` as root removed the machine's /dev/null), FIFO, socket or folder."""
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
-from sacscale.atomic import others_can_swap, refuse_foreign_links
+from sacscale.atomic import file_kind, others_can_swap, refuse_foreign_links
 from sacscale.long_names import too_long_problem
 from sacscale.mount_points import is_mount_point
 from sacscale.pipeline.made_room import record_run_paths
@@ -127,6 +132,28 @@ def _others_problem(option: str, folder: Path) -> str | None:
         return None
     made = "" if existing == absolute else f" (where {folder} would be made)"
     return f"{option} {existing}{made}: {problem}, who could swap what is written there; give a folder of your own"
+
+
+def log_problem(log: Path | None) -> str | None:
+    """Why the run's log may not be opened at `log` (its old file removed first), in one line
+    naming the option; None where it may, or where no log is given."""
+    if log is None:
+        return None
+    if os.path.lexists(log.parent) and not log.parent.is_dir():
+        return f"--log {log.parent}: not a folder, where the log's folder stands"
+    if problem := _others_problem(f"--log {log}: its folder", log.parent):
+        return problem
+    try:
+        st = os.lstat(log)
+    except OSError:  # none there (or its folder is made later): nothing to remove
+        return None
+    if st.st_uid not in (os.getuid(), 0):
+        return (f"--log {log}: belongs to uid {st.st_uid}, another user; the log replaces the file at its name, "
+                "never another user's: name a file of your own")
+    if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):  # a link is removed, never written through
+        return None
+    return (f"--log {log}: {file_kind(log)}, not a file; the log replaces the file at its name, never a device, "
+            "FIFO, socket or folder: name a file")
 
 
 def _state_dir_problem(state_dir: Path, folders: tuple[tuple[str, Path], ...]) -> str | None:

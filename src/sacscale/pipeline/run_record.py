@@ -70,7 +70,7 @@ from sacscale.pipeline.environment import code_state, host_info
 from sacscale.pipeline.folder_options import folder_path, optional_folder_path, work_folder_path
 from sacscale.pipeline.machine_lock import LockError, MachineBusy, inherited, training_machine
 from sacscale.pipeline.moves import SourceLeft, move
-from sacscale.pipeline.run_folders import folders_problem, make_attic, make_state_dir
+from sacscale.pipeline.run_folders import folders_problem, log_problem, make_attic, make_state_dir
 from sacscale.pipeline.plan_values import PlanError
 from sacscale.pipeline.record_run_guards import live_folders_problem, live_run_inside, taken_meanwhile
 from sacscale.pipeline.record_run_values import env_pairs, resolved_json
@@ -281,7 +281,7 @@ def _prepare(held: contextlib.ExitStack, args: argparse.Namespace, name: str, ru
     ready, else the exit status."""
     folders = (args.run_dir, args.work_dir, args.attic, args.state_dir)
     # before a lock file (and the folder it is made in) is written: none in another run's live folder
-    problem = folders_problem(*folders) or live_folders_problem(*folders)
+    problem = folders_problem(*folders) or log_problem(args.log) or live_folders_problem(*folders)
     if problem is None:
         refused = _hold_locks(held, args, name, run_set)
         if refused is not None:

@@ -172,3 +172,13 @@ def test_verify_passes_a_set_recorded_with_the_aws_ofi_nccl_network(tmp_path, sa
     assert sacscale_main("report", "--run-set", root).returncode == 0
     done = sacscale_main("verify", root)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("value, holds", [("AWS\u00a0Libfabric", "U+00A0 NO-BREAK SPACE"),
+                                          ("IB\u200b", "U+200B ZERO WIDTH SPACE"),
+                                          ("IB\tSocket", "U+0009 (a control character)")])
+def test_a_setting_that_is_not_printable_is_named_for_the_character_it_holds(value, holds):
+    # a no-break space is no control character: the reason names what the setting holds
+    found = environment_keys(_edited(lambda e: e["env"].__setitem__("NCCL_NET", value)))
+    assert found == [f"env NCCL_NET: {value!r} is not a variable's setting (printable text only, but it holds "
+                     f"{holds})"]

@@ -12,6 +12,7 @@ hold none)."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from pathlib import Path
 
 from sacscale.evidence.result import EvidenceStructureError, load_json
@@ -34,6 +35,18 @@ _NAME = re.compile(r"[!-~]+(?: [!-~]+)*")
 
 def _shown(key: str) -> str:
     return repr(key[:60]) + ("..." if len(key) > 60 else "")
+
+
+def _character(ch: str) -> str:
+    """A character that is not printable (a no-break space, a tab), by its code point and its
+    Unicode name, or its kind where it has none: the reason then says what it is."""
+    named = unicodedata.name(ch, "") or _UNNAMED.get(unicodedata.category(ch), "")
+    return f"U+{ord(ch):04X} {named}"
+
+
+# the characters without a name that are not printable, by their Unicode category
+_UNNAMED = {"Cc": "(a control character)", "Co": "(a private-use character)", "Cn": "(an unassigned code point)",
+            "Cs": "(a lone surrogate)"}
 
 
 def _extra_keys(record: dict, fields: tuple, where: str, writer: str) -> list[str]:
@@ -83,9 +96,12 @@ def environment_keys(record: dict) -> list[str]:
 
 def _value_problem(name: str, value) -> str | None:
     # NCCL's settings and the visible devices are words, numbers, interface names, lists or paths
-    if not isinstance(value, str) or len(value) > MAX_SETTING or not value.isprintable():
+    if not isinstance(value, str) or len(value) > MAX_SETTING:
         return f"env {name}: {_shown(str(value))} is not a variable's setting (text of at most {MAX_SETTING} " \
-               "characters, no control characters)"
+               "characters)"
+    if unprinted := next((ch for ch in value if not ch.isprintable()), None):
+        return (f"env {name}: {_shown(value)} is not a variable's setting (printable text only, but it holds "
+                f"{_character(unprinted)})")
     if _SETTING.fullmatch(value) or _PATH_SETTING.fullmatch(name):
         return None
     if _NAME_SETTING.fullmatch(name) and len(value) <= MAX_NAME and _NAME.fullmatch(value):

@@ -41,7 +41,7 @@ def test_enough_log_points_pass(log_every, iterations):
 
 @pytest.mark.parametrize("name", ["RANK", "WORLD_SIZE", "MASTER_PORT", "LOCAL_RANK", "CUDA_VISIBLE_DEVICES"])
 def test_a_variable_the_launcher_sets_is_refused(name):
-    with pytest.raises(PlanError, match=rf"\.env \(preset cpu\): {name} is set by the trainer's launcher"):
+    with pytest.raises(PlanError, match=rf"run_defaults\.env: {name} is set by the trainer's launcher"):
         plan(run_defaults={"env": {name: "1"}})
 
 
@@ -51,7 +51,7 @@ def test_a_variable_the_launcher_sets_is_refused(name):
     ({"PYTHONHOME": "/nonexistent"}, "Python does not start with PYTHONHOME"),
 ])
 def test_a_python_variable_the_interpreter_dies_on_is_refused(env, says):
-    with pytest.raises(PlanError, match=r"\.env \(preset cpu\): Python does not start with") as caught:
+    with pytest.raises(PlanError, match=r"run_defaults\.env: Python does not start with") as caught:
         plan(run_defaults={"env": env})
     assert says in str(caught.value)
 
@@ -76,7 +76,7 @@ def test_a_run_set_named_as_an_existing_one_in_other_case_is_refused(folder, tmp
 
 @pytest.mark.parametrize("path", ["", "/nonexistent"])
 def test_a_path_without_the_trainers_command_is_refused(path):
-    with pytest.raises(PlanError, match=r"\.env \(preset cpu\): PATH .* does not hold 'sacscale'"):
+    with pytest.raises(PlanError, match=r"run_defaults\.env: PATH .* does not hold 'sacscale'"):
         plan(run_defaults={"env": {"PATH": path}})
 
 
@@ -89,7 +89,7 @@ def test_a_path_with_the_trainers_command_passes():
                                          ("MKL_NUM_THREADS", "-1"), ("OPENBLAS_NUM_THREADS", "1e3"),
                                          ("OMP_NUM_THREADS", "\uff14")])
 def test_a_thread_count_that_is_not_a_count_is_refused(name, value):
-    with pytest.raises(PlanError, match=rf"\.env \(preset cpu\): {name} must be a whole number of threads"):
+    with pytest.raises(PlanError, match=rf"run_defaults\.env: {name} must be a whole number of threads"):
         plan(run_defaults={"env": {name: value}})
 
 

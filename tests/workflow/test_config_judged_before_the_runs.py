@@ -15,7 +15,7 @@ from sacscale.pipeline.runplan import Host, PlanError, resolve
 ROOT = Path(__file__).resolve().parents[2]
 PRESETS = yaml.safe_load((ROOT / "workflow" / "presets.yaml").read_text())
 CPU_BOX = Host(cuda_devices=0, cpus=frozenset(range(2)))
-MODEL = ROOT / "results" / "h200x1" / "model" / "g1_walk_flat.mjb"  # a committed task model, read only
+MODEL = ROOT / "results" / "h200x1_final5" / "model" / "g1_walk_flat.mjb"  # a committed task model, read only
 
 
 def plan(**config):
@@ -95,3 +95,33 @@ def test_a_whole_model_file_passes(tmp_path):
     model = tmp_path / "g1.mjb"
     model.write_bytes(MODEL.read_bytes())
     assert plan(model={"from_mjb": str(model)}).model["from_mjb"] == str(model)
+
+
+@pytest.mark.parametrize("starts, says", [
+    (1000, "learning_starts 1000 is more rows than a rank's replay collects"),  # this plan's runs: never reached
+    (100000, "learning starts at 100000 rows (--extra learning_starts) but the replay holds")])  # the replay's bound
+def test_a_learning_start_set_in_run_defaults_is_named_there(starts, says):
+    """Set under the user's run_defaults, the value was credited to run_configs.n1_cpu (preset
+    cpu), a key the user never wrote; an entry's own override is still its own."""
+    extra = {"overrides": {"extra": f'{{"learning_starts": {starts}}}'}}
+    with pytest.raises(PlanError) as err:
+        plan(order=["n1_cpu"], run_defaults=extra, iterations=6, repeats=1)
+    assert str(err.value).startswith(f"run_defaults.overrides.extra: {says}"), err.value
+    with pytest.raises(PlanError) as err:
+        plan(order=["n1_cpu"], run_defaults=extra, run_configs={"n1_cpu": extra}, iterations=6, repeats=1)
+    assert str(err.value).startswith(f"run_configs.n1_cpu.overrides.extra: {says}"), err.value
+
+
+def test_a_loadable_model_of_another_body_is_refused_as_prepare_model_refuses_it(tmp_path):
+    """A valid compiled model of a free ball planned, and prepare-model refused it after the
+    environment check: MuJoCo's load alone was judged."""
+    from sacscale.mujoco_lib import mujoco
+
+    ball = mujoco.MjModel.from_xml_string("<mujoco><worldbody><body><freejoint/><geom size='0.1'/></body>"
+                                          "</worldbody></mujoco>")
+    model = tmp_path / "ball.mjb"
+    mujoco.mj_saveModel(ball, str(model), None)
+    with pytest.raises(PlanError) as err:
+        plan(model={"from_mjb": str(model)})
+    assert str(err.value) == (f"model.from_mjb: {model}: loads, but is not the G1 walking task's model: ValueError: "
+                              "not the G1 task model: nq=7 nv=6 nu=0")

@@ -100,7 +100,7 @@ def test_visible_devices_by_index_or_uuid_plan(value):
 @pytest.mark.parametrize("name", ["TORCHDYNAMO_DISABLE", "TORCH_COMPILE_DISABLE"])
 def test_a_run_env_that_turns_compile_off_behind_the_record_is_refused(name):
     """torch.compile became a no-op while train_meta.json said compile: true."""
-    with pytest.raises(PlanError, match=rf"\.env \(preset cpu\): {name} turns torch\.compile off behind the run's "
+    with pytest.raises(PlanError, match=rf"run_defaults\.env: {name} turns torch\.compile off behind the run's "
                                         r"record .* use overrides: \{compile: false\}"):
         resolve({"preset": "cpu", "run_defaults": {"env": {name: "1"}}}, PRESETS, CPU_BOX)
     resolve({"preset": "cpu", "run_defaults": {"env": {name: "0"}}}, PRESETS, CPU_BOX)

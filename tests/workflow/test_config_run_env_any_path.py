@@ -21,7 +21,7 @@ from sacscale.pipeline.runplan import Host, PlanError, resolve
 REPO = Path(__file__).resolve().parents[2]
 PRESETS = yaml.safe_load((REPO / "workflow" / "presets.yaml").read_text())
 CPU_BOX = Host(cuda_devices=0, cpus=frozenset(range(2)))
-WHERE = "run_configs.n1_cpu.env (preset cpu)"
+WHERE = "run_defaults.env"
 AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="another user's folder is made by root (chown)")
 TAIL = "so that user's code would run in the run: name a folder of your own"
 

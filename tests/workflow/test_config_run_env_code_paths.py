@@ -19,7 +19,7 @@ from sacscale.pipeline.runplan import Host, PlanError, resolve
 
 PRESETS = yaml.safe_load((Path(__file__).resolve().parents[2] / "workflow" / "presets.yaml").read_text())
 CPU_BOX = Host(cuda_devices=0, cpus=frozenset(range(2)))
-WHERE = "run_configs.n1_cpu.env (preset cpu)"
+WHERE = "run_defaults.env"
 SACSCALE_FOLDER = os.path.dirname(shutil.which("sacscale"))
 CHECKOUT_SRC = Path(__file__).resolve().parents[2] / "src"
 AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="another user's folder, file or link is made by root (chown)")
@@ -105,7 +105,7 @@ def test_paths_of_ones_own_or_roots_plan(tmp_path):
 
 def test_a_breakpoint_hook_is_refused_and_the_one_that_turns_it_off_plans():
     assert refused({"PYTHONBREAKPOINT": "os.system"}) == (
-        "run_configs.n1_cpu.env (preset cpu): PYTHONBREAKPOINT: Python would import and call 'os.system' at a "
+        "run_defaults.env: PYTHONBREAKPOINT: Python would import and call 'os.system' at a "
         "breakpoint() anywhere in the run, code that is not the trainer's and that its record names by name alone; "
         "leave it out")
     plan({"PYTHONBREAKPOINT": "0"})
@@ -116,5 +116,5 @@ def test_a_breakpoint_hook_is_refused_and_the_one_that_turns_it_off_plans():
 def test_a_triton_cache_class_named_by_module_is_refused(name, does):
     """Triton imports the MODULE:CLASS these name, code put into the run by name alone."""
     assert refused({name: "evemod:Cache"}) == (
-        f"run_configs.n1_cpu.env (preset cpu): {name}: Triton would import 'evemod:Cache' and run it {does}, code "
+        f"run_defaults.env: {name}: Triton would import 'evemod:Cache' and run it {does}, code "
         "that is not the trainer's and that its record names by name alone; leave it out")

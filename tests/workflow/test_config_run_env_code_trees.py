@@ -22,7 +22,7 @@ from sacscale.pipeline.runplan import Host, PlanError, resolve
 REPO = Path(__file__).resolve().parents[2]
 PRESETS = yaml.safe_load((REPO / "workflow" / "presets.yaml").read_text())
 CPU_BOX = Host(cuda_devices=0, cpus=frozenset(range(2)))
-WHERE = "run_configs.n1_cpu.env (preset cpu)"
+WHERE = "run_defaults.env"
 TAIL = "so that user's code would run in the run: name a folder of your own"
 PYTHON = "Python imports modules from it"
 ADDS = ("lets every user make entries in it (mode 1777), whatever the sticky bit: another could add a module, "

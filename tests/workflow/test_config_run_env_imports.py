@@ -27,7 +27,7 @@ def plan(env):
     ({"PYTHONINSPECT": "1"}, r"PYTHONINSPECT: Python would open its interactive prompt when the trainer ends"),
 ])
 def test_a_variable_that_stops_the_trainer_at_its_start_or_end_is_refused_at_planning(env, says):
-    with pytest.raises(PlanError, match=r"\.env \(preset cpu\): " + says):
+    with pytest.raises(PlanError, match=r"run_defaults\.env: " + says):
         plan(env)
 
 

@@ -14,7 +14,7 @@ from sacscale.pipeline.runplan import Host, PlanError, resolve
 
 PRESETS = yaml.safe_load((Path(__file__).resolve().parents[2] / "workflow" / "presets.yaml").read_text())
 CPU_BOX = Host(cuda_devices=0, cpus=frozenset(range(2)))
-WHERE = "run_configs.n1_cpu.env (preset cpu)"
+WHERE = "run_defaults.env"
 
 
 def plan(env):

@@ -31,6 +31,6 @@ def test_a_runs_own_training_lock_folder_is_refused():
     config = {"preset": "cpu", "run_defaults": {"env": {"SACSCALE_MACHINE_LOCK_DIR": "/tmp/otherlk"}}}
     with pytest.raises(PlanError) as info:
         resolve(config, PRESETS, CPU_BOX)
-    assert str(info.value) == ("run_configs.n1_cpu.env (preset cpu): SACSCALE_MACHINE_LOCK_DIR is the folder of the "
+    assert str(info.value) == ("run_defaults.env: SACSCALE_MACHINE_LOCK_DIR is the folder of the "
                                "machine's training lock, which the run wrapper takes before the trainer starts (a "
                                "run's own setting has no effect): set it where snakemake runs")

@@ -19,7 +19,7 @@ def plan(**config):
 
 @pytest.mark.parametrize("value", ["error", "e", "ERR", "ignore,error::DeprecationWarning", " error:::mod"])
 def test_warnings_made_errors_are_refused(value):
-    with pytest.raises(PlanError, match=r"\.env \(preset cpu\): PYTHONWARNINGS: its filter .* an error"):
+    with pytest.raises(PlanError, match=r"run_defaults\.env: PYTHONWARNINGS: its filter .* an error"):
         plan(run_defaults={"env": {"PYTHONWARNINGS": value}})
 
 

@@ -10,14 +10,15 @@ from __future__ import annotations
 import argparse
 
 from sacscale.learn.learning_start import learning_starts_rows
-from sacscale.pipeline.plan_values import PlanError, config_key
+from sacscale.pipeline.plan_values import PlanError
 from sacscale.train.config import TrainConfig
 from sacscale.train.options import json_setting
 
 
-def check_learner_updates(run_configs: dict, origins: dict[str, str], iterations: int, iterations_key: str) -> None:
+def check_learner_updates(run_configs: dict, keys: dict, iterations: int, iterations_key: str) -> None:
     """PlanError naming the key to change where a run of our trainer would end before its
-    learner's first update; `origins`: where each configuration comes from (config_key)."""
+    learner's first update; `keys`: each configuration's `where(field)`, the key that sets a
+    field of it (plan_values.run_field_key: its own entry's, or run_defaults')."""
     for name, rc in run_configs.items():
         if rc.trainer != "sacscale":
             continue  # the reference starts its learner by its own settings
@@ -27,7 +28,7 @@ def check_learner_updates(run_configs: dict, origins: dict[str, str], iterations
         if rows <= collected:
             continue
         if starts is not None:
-            key = config_key(origins[name], f"run_configs.{name}.overrides.{spelled}")
+            key = keys[name](f"overrides.{spelled}")
             raise PlanError(f"{key}: learning_starts {starts} is more rows than a rank's replay collects in a run "
                             f"(iterations {iterations} x num_envs {rc.num_envs} = {collected}): the learner would "
                             f"never update; give at most {collected}, or more iterations")

@@ -32,6 +32,7 @@ from sacscale.pipeline.plan_values import (
     config_key,
     merged_value,
     positive_int,
+    run_field_key,
     seconds,
     shown,
     shown_path,
@@ -72,18 +73,22 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
     prefix, run_set = _names(preset, config, name, check_host)
     repeats, iterations, seed = _sizes_and_seed(preset, config, name)
     entries, defaults = _run_entries(preset, config, name)
+    defaults_from = {field: "config" if field in (config.get("run_defaults") or {}) else name for field in defaults}
     order = _order(preset, config, name, entries)
     _check_run_count(preset, config, name, repeats, order)
     cpu_host = host if check_host else None
     run_configs = {n: resolve_run_config(n, entries[n][0], defaults, entries[n][1], cpu_host,
-                                         [work_folder(run_set, _run_name(prefix, k, n)) for k in range(1, repeats + 1)])
+                                         [work_folder(run_set, _run_name(prefix, k, n)) for k in range(1, repeats + 1)],
+                                         defaults_from)
                    for n in order}
     check_matrix_learner_cpus(planned, order, cpu_host)
     _check_log_points(run_configs, iterations)
     iterations_key = config_key(merged_value(preset, config, "iterations", name)[1], "iterations")
-    check_learner_updates(run_configs, {n: entries[n][1] for n in order}, iterations, iterations_key)
+    keys = {n: run_field_key(n, entry, origin, defaults, defaults_from) for n, (entry, origin) in entries.items()}
+    check_learner_updates(run_configs, keys, iterations, iterations_key)
     check_distinct_training(run_configs, order, {n: entries[n][1] for n in order}, config.get("run_configs") or {})
-    _check_left_out(entries, order, defaults, (iterations, iterations_key), prefix, run_set, repeats)
+    _check_left_out(entries, order, (defaults, defaults_from, keys), (iterations, iterations_key), prefix, run_set,
+                    repeats)
     _check_reference(config, run_configs)
     pairs = _pairs(preset, config, name, order, run_configs)
     probe = _probe(preset, config, cpu_host)
@@ -307,19 +312,22 @@ def left_out_of_order(config: dict, order: list[str]) -> list[str]:
     return [n for n in (config.get("run_configs") or {}) if n not in order]
 
 
-def _check_left_out(entries: dict, order: list[str], defaults: dict, iterations: tuple[int, str], prefix: str,
+def _check_left_out(entries: dict, order: list[str], defaults: tuple, iterations: tuple[int, str], prefix: str,
                     run_set, repeats: int) -> None:
     """The user's run configurations left out of `order`, judged as the ordered ones are: one
     that could never run (the reference on a CPU) is named now, not found when a user later
     orders it. The machine's CPUs are not judged (host None): a configuration that does not
     run here may be meant for another machine. The preset's controls are left to be judged
-    when ordered (see left_out_of_order). `iterations`: the plan's, and its config key."""
+    when ordered (see left_out_of_order). `defaults`: run_defaults, where each of its fields
+    comes from, and each configuration's keys (run_field_key). `iterations`: the plan's, and its config key."""
+    defaults, defaults_from, keys = defaults
     left_out = {n: entries[n] for n in entries if n not in order and entries[n][1] == "config"}
     judged = {n: resolve_run_config(n, entry, defaults, origin, None,
-                                    [work_folder(run_set, _run_name(prefix, k, n)) for k in range(1, repeats + 1)])
+                                    [work_folder(run_set, _run_name(prefix, k, n)) for k in range(1, repeats + 1)],
+                                    defaults_from)
               for n, (entry, origin) in left_out.items()}
     _check_log_points(judged, iterations[0])
-    check_learner_updates(judged, {n: entries[n][1] for n in judged}, *iterations)
+    check_learner_updates(judged, keys, *iterations)
 
 
 # the analysis reads the last half of a run's log points and needs two there

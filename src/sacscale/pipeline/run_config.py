@@ -32,9 +32,9 @@ from sacscale.pipeline.plan_values import (
     RUN_FIELDS,
     TRAINERS,
     PlanError,
-    config_key,
     parse_pool,
     positive_int,
+    run_field_key,
     seconds,
     shown,
 )
@@ -43,17 +43,15 @@ from sacscale.pipeline.temporary_env import check_temporary_folders
 
 
 def resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host: Host | None,
-                       work_folders: list[str] | None = None) -> RunConfig:
+                       work_folders: list[str] | None = None, defaults_from: dict[str, str] | None = None) -> RunConfig:
     """The checked run configuration `name` (from `origin`: "config" or a preset's name).
     `host`: the machine whose CPUs the pools must name; None skips that check.
-    `work_folders`: the folders its runs train into (relative to this one)."""
-    def where(field: str = "") -> str:
-        return config_key(origin, f"run_configs.{name}" + (f".{field}" if field else ""))
-
+    `work_folders`: the folders its runs train into (relative to this one). `defaults_from`:
+    where each field of `defaults` (run_defaults) comes from, for a problem found in one."""
+    where = run_field_key(name, entry, origin, defaults, defaults_from or {})
     _check_name_and_fields(name, entry, where)
     merged = _merged_entry(entry, defaults)
-    _check_description(merged.get("description"), where("description") if "description" in entry
-                       else "run_defaults.description")
+    _check_description(merged.get("description"), where("description"))
     devices, ranks, kind = _devices(merged, where)
     if kind == "cpu":
         check_cpu_ranks(len(ranks), host, where("devices"))

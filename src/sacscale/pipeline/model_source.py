@@ -1,12 +1,14 @@
 """The plan's model (config `model`): a `from_mjb` file is judged at planning as
-prepare-model judges it later (a plain file, this user's own, one MuJoCo loads), so a bad
-one is named before the environment check, the model step and the probe have run."""
+prepare-model judges it later (a plain file, this user's own, one MuJoCo loads, the G1 task's
+model), so a bad one is named before the environment check, the model step and the probe
+have run."""
 
 from __future__ import annotations
 
 import os
 import stat
 
+from sacscale.checks import InputError, check_model
 from sacscale.eval.evaluate_checks import CheckpointError, read_input
 from sacscale.pipeline.config_check import ConfigError, refuse_others_file
 from sacscale.pipeline.plan_values import PlanError
@@ -35,17 +37,24 @@ def _refuse_others_model(path: str) -> None:
 
 
 def _refuse_unloadable(path: str) -> None:
-    """PlanError where MuJoCo cannot load the file (truncated, or not a compiled model): a
-    millisecond's load here, where prepare-model refused it only after the set's first steps."""
+    """PlanError where MuJoCo cannot load the file (truncated, or not a compiled model), or
+    where what it loads is not the G1 task's model (another body, a ball): judged here as
+    prepare-model judges it (sacscale.checks.check_model, a 2-env task built from it), where
+    prepare-model refused it only after the set's first steps."""
     from sacscale.mujoco_lib import load_mjb, mujoco  # here only: a config without from_mjb plans without MuJoCo
 
     try:
-        load_mjb(path, read_input(path, "model"))  # read within the model bound, as prepare-model reads it
+        data = read_input(path, "model")  # read within the model bound, as prepare-model reads it
+        load_mjb(path, data)
     except CheckpointError as exc:
         raise PlanError(f"model.from_mjb: {exc}") from None
     except (ValueError, mujoco.FatalError) as exc:
         raise PlanError(f"model.from_mjb: {path}: not a loadable compiled MuJoCo model (.mjb; truncated or "
                         f"another format?): {' '.join(str(exc).split())[:300]}") from None
+    try:
+        check_model(path, data)
+    except InputError as exc:  # said of prepare-model's --model: here the config's key
+        raise PlanError(f"model.from_mjb: {str(exc).removeprefix('--model ')}") from None
 
 
 def _not_a_file(path: str) -> str:

@@ -242,18 +242,22 @@ def _keep_named(directory: Path, dir_fd: int, name: str, path: Path, fd: int, re
 @contextlib.contextmanager
 def private_lock(name: str, what: str, wait_s: float, check_stop: Callable[[], None] | None = None,
                  say: Callable[[str], None] | None = None, note: str = "",
-                 variable: str = LOCK_DIR_VARIABLE, held: Callable[[int], None] | None = None) -> Iterator[float]:
+                 variable: str = LOCK_DIR_VARIABLE, held: Callable[[int], None] | None = None,
+                 refused_by: tuple[type[BaseException], ...] = ()) -> Iterator[float]:
     """Hold `<lock_dir(variable)>/<name>` exclusively; yields the seconds spent waiting. Waits
     at most `wait_s` (0: not at all), then raises LockError naming `what`, the file and its holder.
     While waiting, `check_stop()` runs every POLL_S and `say` is told once whom we wait for.
     `note` (e.g. `run NAME`) is recorded beside our pid for the next process to name; `held`
-    is given the locked descriptor (to hand on to a child, whose hold it then is too)."""
+    is given the locked descriptor (to hand on to a child, whose hold it then is too). Where the
+    body raises one of `refused_by` (a refusal found under the lock), the lock file and folder
+    this call made are removed: a refused command leaves nothing behind."""
     if not 0 <= wait_s < float("inf"):  # nan compares false with every waited time: no bound at all
         raise LockError(f"{what}: a wait of {wait_s!r} s is no bound; give a finite number of seconds >= 0")
     directory = lock_dir(variable)
     path = directory / name
     folder_was_there = os.path.lexists(directory)
     dir_fd = open_private_dir(directory, variable)
+    made = _made_here(dir_fd, name, None if folder_was_there else directory)
     t0 = time.monotonic()
     try:
         told = False
@@ -283,6 +287,11 @@ def private_lock(name: str, what: str, wait_s: float, check_stop: Callable[[], N
                 if held is not None:
                     held(fd)
                 yield time.monotonic() - t0
+            except refused_by:  # refused under it: what this call made is removed, the keeper stopped first
+                stop.set()
+                keeper.join()
+                made(fd)
+                raise
             finally:
                 stop.set()
                 keeper.join()
@@ -293,13 +302,18 @@ def private_lock(name: str, what: str, wait_s: float, check_stop: Callable[[], N
 
 
 @contextlib.contextmanager
-def shared_private_lock(name: str, what: str, note: str, variable: str = LOCK_DIR_VARIABLE) -> Iterator[None]:
+def shared_private_lock(name: str, what: str, note: str, variable: str = LOCK_DIR_VARIABLE,
+                        refused_by: tuple[type[BaseException], ...] = ()) -> Iterator[None]:
     """Hold `<lock_dir(variable)>/<name>` shared, without waiting: beside other shared holders,
     never beside an exclusive one (private_lock), which raises LockHeld naming it. `note` is
-    recorded beside our pid (the last shared holder's is the one named)."""
+    recorded beside our pid (the last shared holder's is the one named). Where the body raises
+    one of `refused_by`, the lock file and folder this call made are removed, unless another
+    process shares the file by then (private_lock's `refused_by`)."""
     directory = lock_dir(variable)
     path = directory / name
+    folder_was_there = os.path.lexists(directory)
     dir_fd = open_private_dir(directory, variable)
+    made = _made_here(dir_fd, name, None if folder_was_there else directory)
     try:
         fd = _lock_named(dir_fd, name, path, variable, fcntl.LOCK_SH)
         if fd is None:
@@ -307,10 +321,38 @@ def shared_private_lock(name: str, what: str, note: str, variable: str = LOCK_DI
         try:
             _record_holder(fd, path, f"pid {os.getpid()} {note}\n", f"set {variable} to another folder of your own")
             yield
+        except refused_by:
+            made(fd)
+            raise
         finally:
             os.close(fd)  # releases our share
     finally:
         os.close(dir_fd)
+
+
+def _made_here(dir_fd: int, name: str, folder: Path | None) -> Callable[[int], None]:
+    """What removes, given the locked descriptor, the lock file `name` this call is about to make
+    (none there yet) and the lock folder `folder` it made (None: it was there), where it holds
+    the file alone (a share converted without waiting): one shared or taken meanwhile is left."""
+    file_was_there = _exists(dir_fd, name)
+
+    def remove(fd: int) -> None:
+        if file_was_there:  # another's, or an earlier run's: left as found (its folder too)
+            return
+        try:
+            alone = _try_lock(fd, Path(name), "", fcntl.LOCK_EX)
+        except LockError:
+            alone = False
+        if alone and _names_it(dir_fd, name, fd):
+            _remove_unrecorded(dir_fd, name, folder)
+    return remove
+
+
+def _exists(dir_fd: int, name: str) -> bool:
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False) is not None
+    except FileNotFoundError:
+        return False
 
 
 def _remove_unrecorded(dir_fd: int, name: str, made: Path | None) -> None:

@@ -74,3 +74,31 @@ def test_record_runs_refusal_is_one_line_where_stdout_and_stderr_are_one_file(fo
     assert done.returncode == 1, done.stdout
     assert done.stdout.count("\n") == 1 and done.stdout.startswith("run_training: run q_r1_n1 not started: "), \
         done.stdout
+
+
+def test_a_refused_command_leaves_no_lock_file_or_folder_behind(folder, monkeypatch):
+    """Refused by the machine-wide name after its lock file let it in, a command left the file
+    (and the folder) it had made; the holder took that file over, and the next refusal said the
+    holder had made it again. Now each refusal removes what it made, and says the same."""
+    monkeypatch.setattr(locks, "POLL_S", 1000.0)  # the holder does not make its file again meanwhile
+    with training_machine("p_r1_n1", "A"):
+        shutil.rmtree(folder)
+        for _ in range(2):
+            with pytest.raises(MachineBusy) as hand, hand_run_hold("env-bench"):
+                pass
+            assert not folder.exists() and REMOVED in str(hand.value) and REMADE not in str(hand.value)
+            with pytest.raises(MachineBusy) as measured, training_machine("q_r1_n1", "B"):
+                pass
+            assert not folder.exists() and REMOVED in str(measured.value)
+
+
+def test_a_refused_command_leaves_a_lock_file_that_was_there(folder, monkeypatch):
+    monkeypatch.setattr(locks, "POLL_S", 1000.0)
+    with training_machine("p_r1_n1", "A"):
+        lock = folder / machine_lock.LOCK_NAME
+        lock.unlink()
+        lock.write_text("")  # an unheld file (as a killed run leaves one): not the refused command's to remove
+        lock.chmod(0o600)
+        with pytest.raises(MachineBusy), hand_run_hold("env-bench"):
+            pass
+        assert lock.is_file()

@@ -91,7 +91,7 @@ def training_machine(run: str, run_set: str | None = None):
     held, fds = contextlib.ExitStack(), []
     try:
         held.enter_context(private_lock(LOCK_NAME, "this machine's training lock", 0.0, note=_note(run, run_set),
-                                        variable=VARIABLE, held=fds.append))
+                                        variable=VARIABLE, held=fds.append, refused_by=(MachineBusy,)))
     except LockHeld as exc:
         raise MachineBusy(f"{exc}: {_SHARED if SHARED_HOLDER in str(exc) else _BUSY}") from None
     with held:
@@ -156,7 +156,7 @@ def hand_run_hold(command: str):
     with contextlib.ExitStack() as held:
         try:
             held.enter_context(shared_private_lock(LOCK_NAME, "this machine's training lock", f"hand {command}",
-                                                   VARIABLE))
+                                                   VARIABLE, refused_by=(MachineBusy,)))
         except LockHeld as exc:
             if not inherited_hold():
                 raise MachineBusy(f"{exc}; {_refused(command)}") from None

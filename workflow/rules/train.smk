@@ -19,6 +19,12 @@ rule train_run:
         model=model_file(),
     output:
         run_json=run_json("{run}"),
+    # opened by record-run (--log) only once it holds the run's locks, not by the shell (`> log`
+    # truncated it before a second invocation of this run was refused). Snakemake itself removes
+    # a log before its job starts: a second invocation past the checkout's lock (--nolock)
+    # unlinks the first's copy; the run's own train.log keeps the trainer's whole output.
+    log:
+        f"{LOGS}/train/{{run}}.log",
     benchmark:
         f"{BENCH}/train/{{run}}.tsv"
     conda:
@@ -29,10 +35,6 @@ rule train_run:
     params:
         run_dir=lambda wildcards, output: str(Path(output.run_json).parent),
         work_dir=lambda wildcards, output: str(Path(output.run_json).parent.parent / f".{wildcards.run}.partial"),
-        # the run's log: opened by record-run once it holds the run's locks (not a `log:`, which
-        # Snakemake removes, nor `> log`, which the shell truncates, before a second invocation
-        # of this run is refused: pipeline/run_log)
-        log=f"{LOGS}/train/{{run}}.log",
         attic=f"{LOGS}/attempts",
         # a run's learning state (optimiser moments, replay: ~20 MB a run) is not evidence:
         # the run keeps a policy-only checkpoint for evaluation and rendering
@@ -52,7 +54,7 @@ rule train_run:
     shell:
         "sacscale record-run --run-dir {params.run_dir:q} --work-dir {params.work_dir:q}"
         " --attic {params.attic:q} --state-dir {params.state:q} --resolved-json {params.resolved:q} --timeout {params.timeout}"
-        " --machine-lock --log {params.log:q} {params.env} -- {params.cmd}"
+        " --machine-lock --log {log:q} {params.env} -- {params.cmd}"
 
 
 # `snakemake train`: the whole training matrix (and what it needs), nothing after it.

@@ -54,3 +54,12 @@ def test_two_plans_are_told_apart_when_a_prefix_holds_a_repeat_like_part(tmp_pat
     _one_line(done, f"sacscale aggregate: error: metrics file {two}: run 'cpu_r1_n2' is of another plan than "
                     f"'cpu_r1_b_r1_n1' ({one}): run-name prefixes 'cpu' and 'cpu_r1_b'; a summary compares the runs "
                     "of one set: give one set's metrics")
+
+
+def test_a_hand_run_folder_named_without_its_configuration_is_told_how_to_name_it(tmp_path):
+    """analyze-run's output of a folder `n1` (config null) was called "not analyze-run's output"."""
+    hand = _renamed(tmp_path, GPU, "n1", None)
+    done = sacscale("aggregate", hand, "--csv", tmp_path / "s.csv", "--json", tmp_path / "s.json")
+    _one_line(done, f"sacscale aggregate: error: metrics file {hand}: run 'n1' has no run configuration (config "
+                    "null): analyze-run reads it from the run folder's name, PREFIX_rK_CONFIG (e.g. hand_r1_n1), or "
+                    "from the run's run.json; aggregate groups runs by it: name the folders so and analyze them again")

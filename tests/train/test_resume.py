@@ -151,3 +151,14 @@ def test_the_checkpoint_a_run_leaves_is_evaluated(stopped, tmp_path):
     result = evaluate(_copy(stopped, tmp_path), envs_per_command=1, seconds=1.5, settle_s=0.5)
     assert result["iteration"] == torch.load(checkpoint_path(stopped), weights_only=True)["iteration"]
     assert result["overall"]["episodes"] == 11
+
+
+def test_a_flag_given_at_its_default_is_refused_where_the_run_differs(stopped, tmp_path, capsys):
+    """`--no-obs-norm` and `--devices cpu` parse to the defaults, and were taken for left out:
+    the run resumed with its own settings without a word about the flags given."""
+    run = _copy(stopped, tmp_path)
+    done = torch.load(checkpoint_path(run), weights_only=True)["iteration"]
+    assert main(["train", "--resume", str(run), "--iterations", str(done + 3), "--no-obs-norm"]) == 2
+    assert "--resume: --no-obs-norm differs from the resumed run's --obs-norm" in capsys.readouterr().err
+    assert main(["train", "--resume", str(run), "--iterations", str(done + 3), "--devices", "cpu"]) == 2
+    assert "--resume: --devices cpu differs from the resumed run's cpu,cpu" in capsys.readouterr().err

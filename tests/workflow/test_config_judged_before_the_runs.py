@@ -97,6 +97,13 @@ def test_a_whole_model_file_passes(tmp_path):
     assert plan(model={"from_mjb": str(model)}).model["from_mjb"] == str(model)
 
 
+def test_a_model_in_the_home_folder_is_found_by_its_tilde_path(tmp_path, monkeypatch):
+    """`~/g1.mjb` was said not to exist (run env values do take ~ paths)."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "g1.mjb").write_bytes(MODEL.read_bytes())
+    assert plan(model={"from_mjb": "~/g1.mjb"}).model["from_mjb"] == str(tmp_path / "g1.mjb")
+
+
 @pytest.mark.parametrize("starts, says", [
     (1000, "learning_starts 1000 is more rows than a rank's replay collects"),  # this plan's runs: never reached
     (100000, "learning starts at 100000 rows (--extra learning_starts) but the replay holds")])  # the replay's bound

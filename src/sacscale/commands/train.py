@@ -31,7 +31,8 @@ from sacscale.train.config import ResumeRefused, TrainConfig, TrainingError, com
 from sacscale.train.out_of_memory import is_out_of_memory
 from sacscale.train.open_run_folder import refuse_open_run_folder
 from sacscale.train.preflight import launcher_env
-from sacscale.train.options import add_arguments, build_parser, option_names  # noqa: F401  (the CLI's interface)
+from sacscale.train.options import GIVEN, build_parser, option_names  # noqa: F401  (the CLI's interface)
+from sacscale.train.options import add_arguments as add_train_arguments
 from sacscale.held_names import unheld_path_problem
 from sacscale.stopping import Interrupted
 from sacscale.usage import say
@@ -167,16 +168,23 @@ def _disk_full(exc: BaseException) -> str:
 _WAY_OUT = {"--resume": "resume it once that one has ended", "--log-dir": "choose a new directory"}
 
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The trainer's options, the parse noting which the command line gave (a resume judges
+    each given flag against the run, one equal to its default too)."""
+    add_train_arguments(parser, note_given=True)
+
+
 def run(args: argparse.Namespace) -> int:
     """0: completed; 1: failed (the message names the cause); 2: a usage error (a bad option
     value, a run folder another command is training in, settings too large for the memory
     at hand, or a --resume checkpoint or run folder refused before the run starts); 128+N:
     stopped by signal N."""
+    given = frozenset(getattr(args, GIVEN, frozenset()))
     cfg = TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
     try:
         check_options(cfg)
         with holding_run_folder(cfg):
-            return _train(cfg)
+            return _train(cfg, given)
     except RunFolderUnmade as exc:
         say(f"sacscale train: error: {exc}", file=sys.stderr)
         return 1
@@ -185,12 +193,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
 
-def _train(cfg: TrainConfig) -> int:
+def _train(cfg: TrainConfig, given: frozenset) -> int:
     # torch and TensorBoard load here, after the option checks: a refusal answers without them
     from sacscale.train.job import OutOfMemory, run_training
 
     try:
-        run_training(cfg)
+        run_training(cfg, given)
     # bad input: settings too large for this machine (named as the run trained with them, a
     # resume's included), or a --resume checkpoint or run folder refused before the run starts
     except (OutOfMemory, ResumeRefused) as exc:

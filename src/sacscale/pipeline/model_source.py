@@ -16,8 +16,11 @@ from sacscale.pipeline.plan_values import PlanError
 
 def resolve_model(preset: dict, config: dict, check_host: bool) -> dict:
     """The preset's model settings with the config's over them, the file checked where it is
-    on this machine (`check_host`)."""
+    on this machine (`check_host`). A `~` path is expanded, as a run's env paths are: the
+    model step and its inputs take the path as written, where no shell expands it."""
     model = {**(preset.get("model") or {}), **(config.get("model") or {})}
+    if isinstance(model.get("from_mjb"), str) and model["from_mjb"].startswith("~"):
+        model["from_mjb"] = os.path.expanduser(model["from_mjb"])
     if model.get("from_mjb") and check_host and not os.path.isfile(model["from_mjb"]):
         raise PlanError(f"model.from_mjb: {model['from_mjb']} {_not_a_file(model['from_mjb'])}")
     if model.get("from_mjb") and check_host:

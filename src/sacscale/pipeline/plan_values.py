@@ -52,21 +52,26 @@ def config_key(origin: str, key: str) -> str:
     return key if origin == "config" else f"{key} (preset {origin})"
 
 
-def run_field_key(name: str, entry: dict, origin: str, defaults: dict, defaults_from: dict[str, str]):
-    """`where(field)` for run configuration `name` (its `entry` from `origin`): the key that sets
+def run_field_key(name: str, layers: list[tuple[dict, str, str]], origin: str):
+    """`where(field)` for run configuration `name` (its entry from `origin`): the key that sets
     `field` ("num_envs", "overrides.extra"; "" the configuration itself), as the user would look
-    it up. A field the entry does not give but run_defaults does (overrides and env key by key,
-    as they are merged) is run_defaults' (`defaults_from`: each run_defaults field's origin)."""
+    it up. `layers`: (fields, "run_configs.<name>" or "run_defaults", their origin), the one that
+    wins first, as sacscale.pipeline.run_merge merges them: the first that gives the field
+    (overrides and env key by key) sets it; one none gives is the entry's."""
     def where(field: str = "") -> str:
         top, _, sub = field.partition(".")
         nested = top in ("overrides", "env") and sub != ""
-        if field and not _gives(entry, top, sub, nested) and _gives(defaults, top, sub, nested):
-            return config_key(defaults_from.get(top, "config"), f"run_defaults.{field}")
+        if field:
+            for fields, key, source in layers:
+                if _gives(fields, top, sub, nested):
+                    return config_key(source, f"{key}.{field}")
         return config_key(origin, f"run_configs.{name}" + (f".{field}" if field else ""))
     return where
 
 
-def _gives(fields: dict, top: str, sub: str, nested: bool) -> bool:
+def _gives(fields, top: str, sub: str, nested: bool) -> bool:
+    if not isinstance(fields, dict):
+        return False
     if not nested:
         return top in fields
     given = fields.get(top)  # an option's key spelled with - or _ alike (--replay-per-env)

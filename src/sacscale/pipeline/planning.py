@@ -42,6 +42,7 @@ from sacscale.pipeline.preset_choice import NAMED, asked_once, choose_preset
 from sacscale.pipeline.run_commands import work_folder
 from sacscale.pipeline.run_config import check_cpu_ranks, check_matrix_learner_cpus, resolve_run_config
 from sacscale.pipeline.run_folder_names import record_run_form
+from sacscale.pipeline.run_merge import merged_fields
 from sacscale.pipeline.twin_configs import check_distinct_training
 from sacscale.trainers.reference_options import DEFAULT_PYTHON
 from sacscale.trainers.unilab import meshes_problem
@@ -73,21 +74,21 @@ def resolve(config: dict, presets_doc: dict, host: Host | None = None, check_hos
     prefix, run_set = _names(preset, config, name, check_host)
     repeats, iterations, seed = _sizes_and_seed(preset, config, name)
     entries, defaults = _run_entries(preset, config, name)
-    defaults_from = {field: "config" if field in (config.get("run_defaults") or {}) else name for field in defaults}
+    layers = {n: _field_layers(preset, config, name, n) for n in entries}
     order = _order(preset, config, name, entries)
     _check_run_count(preset, config, name, repeats, order)
     cpu_host = host if check_host else None
     run_configs = {n: resolve_run_config(n, entries[n][0], defaults, entries[n][1], cpu_host,
                                          [work_folder(run_set, _run_name(prefix, k, n)) for k in range(1, repeats + 1)],
-                                         defaults_from)
+                                         layers[n])
                    for n in order}
     check_matrix_learner_cpus(planned, order, cpu_host)
     _check_log_points(run_configs, iterations)
     iterations_key = config_key(merged_value(preset, config, "iterations", name)[1], "iterations")
-    keys = {n: run_field_key(n, entry, origin, defaults, defaults_from) for n, (entry, origin) in entries.items()}
+    keys = {n: run_field_key(n, layers[n], origin) for n, (_, origin) in entries.items()}
     check_learner_updates(run_configs, keys, iterations, iterations_key)
     check_distinct_training(run_configs, order, {n: entries[n][1] for n in order}, config.get("run_configs") or {})
-    _check_left_out(entries, order, (defaults, defaults_from, keys), (iterations, iterations_key), prefix, run_set,
+    _check_left_out(entries, order, (defaults, layers, keys), (iterations, iterations_key), prefix, run_set,
                     repeats)
     _check_reference(config, run_configs)
     pairs = _pairs(preset, config, name, order, run_configs)
@@ -251,16 +252,25 @@ def _sizes_and_seed(preset: dict, config: dict, name: str) -> tuple[int, int, in
 
 def _run_entries(preset: dict, config: dict, name: str) -> tuple[dict[str, tuple[dict, str]], dict]:
     """({configuration: (its entry, where it comes from)}, the merged run_defaults): the
-    config's entries merged over the preset's by name."""
-    defaults = {**(preset.get("run_defaults") or {}), **(config.get("run_defaults") or {})}
+    config's entries merged over the preset's by name, and its run_defaults over the preset's
+    (sacscale.pipeline.run_merge: overrides and env key by key)."""
+    defaults = merged_fields(preset.get("run_defaults") or {}, config.get("run_defaults") or {})
     unknown = sorted(set(defaults) - set(RUN_FIELDS))
     if unknown:
         raise PlanError(f"run_defaults.{unknown[0]}: unknown field (known: {', '.join(RUN_FIELDS)})")
     entries = {n: (dict(e or {}), name) for n, e in (preset.get("run_configs") or {}).items()}
     for n, e in (config.get("run_configs") or {}).items():
         base = entries.get(n, ({}, "config"))[0]
-        entries[n] = ({**base, **(e or {})}, "config")
+        entries[n] = (merged_fields(base, e or {}), "config")
     return entries, defaults
+
+
+def _field_layers(preset: dict, config: dict, name: str, n: str) -> list[tuple[dict, str, str]]:
+    """Where run configuration `n`'s fields come from, the layer that wins first (run_field_key)."""
+    return [(((config.get("run_configs") or {}).get(n) or {}), f"run_configs.{n}", "config"),
+            (((preset.get("run_configs") or {}).get(n) or {}), f"run_configs.{n}", name),
+            (config.get("run_defaults") or {}, "run_defaults", "config"),
+            (preset.get("run_defaults") or {}, "run_defaults", name)]
 
 
 def _order(preset: dict, config: dict, name: str, entries: dict) -> list[str]:
@@ -318,13 +328,13 @@ def _check_left_out(entries: dict, order: list[str], defaults: tuple, iterations
     that could never run (the reference on a CPU) is named now, not found when a user later
     orders it. The machine's CPUs are not judged (host None): a configuration that does not
     run here may be meant for another machine. The preset's controls are left to be judged
-    when ordered (see left_out_of_order). `defaults`: run_defaults, where each of its fields
-    comes from, and each configuration's keys (run_field_key). `iterations`: the plan's, and its config key."""
-    defaults, defaults_from, keys = defaults
+    when ordered (see left_out_of_order). `defaults`: run_defaults,
+    each configuration's layers and keys (run_field_key). `iterations`: the plan's, and its config key."""
+    defaults, layers, keys = defaults
     left_out = {n: entries[n] for n in entries if n not in order and entries[n][1] == "config"}
     judged = {n: resolve_run_config(n, entry, defaults, origin, None,
                                     [work_folder(run_set, _run_name(prefix, k, n)) for k in range(1, repeats + 1)],
-                                    defaults_from)
+                                    layers[n])
               for n, (entry, origin) in left_out.items()}
     _check_log_points(judged, iterations[0])
     check_learner_updates(judged, keys, *iterations)

@@ -39,16 +39,19 @@ from sacscale.pipeline.plan_values import (
     shown,
 )
 from sacscale.pipeline.run_folder_names import record_run_form
+from sacscale.pipeline.run_merge import given_fields, merged_fields
 from sacscale.pipeline.temporary_env import check_temporary_folders
 
 
 def resolve_run_config(name: str, entry: dict, defaults: dict, origin: str, host: Host | None,
-                       work_folders: list[str] | None = None, defaults_from: dict[str, str] | None = None) -> RunConfig:
-    """The checked run configuration `name` (from `origin`: "config" or a preset's name).
-    `host`: the machine whose CPUs the pools must name; None skips that check.
-    `work_folders`: the folders its runs train into (relative to this one). `defaults_from`:
-    where each field of `defaults` (run_defaults) comes from, for a problem found in one."""
-    where = run_field_key(name, entry, origin, defaults, defaults_from or {})
+                       work_folders: list[str] | None = None, layers: list | None = None) -> RunConfig:
+    """The checked run configuration `name` (from `origin`: "config" or a preset's name), its
+    `entry` merged over `defaults` (run_defaults). `host`: the machine whose CPUs the pools must
+    name; None skips that check. `work_folders`: the folders its runs train into (relative to
+    this one). `layers`: where each field comes from (plan_values.run_field_key), for a problem
+    found in one; None: the entry's, else run_defaults'."""
+    layers = layers or [(entry, f"run_configs.{name}", origin), (defaults, "run_defaults", "config")]
+    where = run_field_key(name, layers, origin)
     _check_name_and_fields(name, entry, where)
     merged = _merged_entry(entry, defaults)
     _check_description(merged.get("description"), where("description"))
@@ -125,10 +128,11 @@ def _check_description(description, where: str) -> None:
 
 
 def _merged_entry(entry: dict, defaults: dict) -> dict:
-    """The entry over `run_defaults`; `overrides` and `env` are merged key by key."""
-    merged = {**defaults, **entry}
-    merged["overrides"] = {**(defaults.get("overrides") or {}), **(entry.get("overrides") or {})}
-    merged["env"] = {k: str(v) for k, v in {**(defaults.get("env") or {}), **(entry.get("env") or {})}.items()}
+    """The entry over `run_defaults` (sacscale.pipeline.run_merge: `overrides` and `env` key by
+    key, a null value removing the key)."""
+    merged = given_fields(merged_fields(defaults, entry))
+    merged["overrides"] = dict(merged.get("overrides") or {})
+    merged["env"] = {k: str(v) for k, v in (merged.get("env") or {}).items()}
     return merged
 
 

@@ -12,7 +12,8 @@ Every problem raises `PlanError` naming the key, before any rule runs.
 
 Merging: a key given in the config (not null) replaces the preset's; `run_configs`
 entries are merged by name (the config's fields replace the preset's fields of that
-entry; new names are added); `run_defaults` and `probe` are merged field by field.
+entry; new names are added); `run_defaults` and `probe` are merged field by field; a run
+configuration's `overrides` and `env` key by key over every layer below (run_merge).
 """
 
 from __future__ import annotations

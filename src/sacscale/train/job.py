@@ -29,10 +29,11 @@ class OutOfMemory(TrainingError):
     its checkpoint's, known only here, not the command line's defaults)."""
 
 
-def run_training(cfg: TrainConfig) -> None:
-    """Validate everything that can be checked before starting, then train."""
+def run_training(cfg: TrainConfig, given: frozenset | None = None) -> None:
+    """Validate everything that can be checked before starting, then train. `given`: the
+    options the command line gave (a resume refuses one that differs from the run's)."""
     if cfg.resume:
-        cfg = resume_config(cfg)
+        cfg = resume_config(cfg, given)
     try:
         _run_job(cfg)
     except (TrainingError, RuntimeError, ValueError, MemoryError) as exc:

@@ -99,20 +99,43 @@ def _depth(value) -> int:
     return deepest
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+# The parsed namespace's set of the options the command line gave: a resumed run must tell
+# `--no-obs-norm` given from left out, both of which parse to the default.
+GIVEN = "given_options"
+
+
+def _note_given(namespace: argparse.Namespace, dest: str) -> None:
+    setattr(namespace, GIVEN, getattr(namespace, GIVEN, frozenset()) | {dest})
+
+
+class _Store(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        _note_given(namespace, self.dest)
+
+
+class _Flag(argparse.BooleanOptionalAction):
+    def __call__(self, parser, namespace, values, option_string=None):
+        super().__call__(parser, namespace, values, option_string)
+        _note_given(namespace, self.dest)
+
+
+def add_arguments(parser: argparse.ArgumentParser, note_given: bool = False) -> None:
+    """The trainer's options; `note_given`: the parsed namespace also holds GIVEN (the CLI's
+    own parse only: those who read a recorded command take vars() of it as a TrainConfig)."""
     choices = _choices()
+    store, flag_action = (_Store, _Flag) if note_given else ("store", argparse.BooleanOptionalAction)
     for f in fields(TrainConfig):
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]
         if f.type in ("bool", bool):
-            parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=default,
-                                help=HELP.get(f.name))
+            parser.add_argument(flag, dest=f.name, action=flag_action, default=default, help=HELP.get(f.name))
         elif f.name == "extra":
-            parser.add_argument(flag, dest=f.name, type=json_setting, default={}, help=HELP[f.name])
+            parser.add_argument(flag, dest=f.name, action=store, type=json_setting, default={}, help=HELP[f.name])
         else:
             kind = {"int": int, "float": float}.get(str(f.type), str)
-            parser.add_argument(flag, dest=f.name, type=kind, default=default, choices=choices.get(f.name),
-                                help=f"{HELP[f.name]} (default: {default})")
+            parser.add_argument(flag, dest=f.name, action=store, type=kind, default=default,
+                                choices=choices.get(f.name), help=f"{HELP[f.name]} (default: {default})")
 
 
 def build_parser() -> argparse.ArgumentParser:

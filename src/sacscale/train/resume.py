@@ -86,13 +86,15 @@ def _check_shape(path: Path, ckpt: dict, shape: dict) -> None:
         raise TrainingError(f"--resume: {path}: not a checkpoint the trainer wrote ({problem})")
 
 
-def resume_config(cfg: TrainConfig) -> TrainConfig:
+def resume_config(cfg: TrainConfig, given: frozenset | None = None) -> TrainConfig:
     """The configuration of a resumed run: the checkpoint's, with only the flags of
     RESUME_MAY_CHANGE taken from this command; any other flag given with a value that
-    differs from the run's is an error that names it. Every refusal here comes before the
-    run starts, so it is ResumeRefused (bad input), its line unchanged."""
+    differs from the run's is an error that names it. `given`: the options the command line
+    gave, one equal to its default included; None: those that differ from the defaults.
+    Every refusal here comes before the run starts, so it is ResumeRefused (bad input), its
+    line unchanged."""
     try:
-        return _resumed_config(cfg)
+        return _resumed_config(cfg, given)
     except ResumeRefused:
         raise
     except TrainingError as exc:
@@ -101,11 +103,11 @@ def resume_config(cfg: TrainConfig) -> TrainConfig:
         raise ResumeRefused(str(exc)) from exc
 
 
-def _resumed_config(cfg: TrainConfig) -> TrainConfig:
+def _resumed_config(cfg: TrainConfig, given: frozenset | None) -> TrainConfig:
     run_dir = Path(cfg.resume)
     ckpt = _resumable_checkpoint(run_dir)
     defaults = TrainConfig()
-    merged = _merged_options(cfg, ckpt["train_config"], defaults)
+    merged = _merged_options(cfg, ckpt["train_config"], defaults, given)
     if cfg.log_dir != defaults.log_dir and Path(cfg.log_dir).resolve() != run_dir.resolve():
         raise TrainingError(f"--resume {run_dir} continues in its own directory; --log-dir {cfg.log_dir} differs")
     merged.update(log_dir=str(run_dir), resume=str(run_dir))
@@ -314,21 +316,32 @@ def _recipe(run_dir: Path) -> str:
             "checkpoints/ (replacing any final.pt) and resume the copy")
 
 
-def _merged_options(cfg: TrainConfig, saved_config: dict, defaults: TrainConfig) -> dict:
-    """The saved run's options, with the ones this command gives (where allowed)."""
+def _merged_options(cfg: TrainConfig, saved_config: dict, defaults: TrainConfig,
+                    given_options: frozenset | None = None) -> dict:
+    """The saved run's options, with the ones this command gives (where allowed);
+    `given_options` as resume_config takes it."""
     known = {f.name for f in fields(TrainConfig)}
     saved = TrainConfig(**{k: v for k, v in saved_config.items() if k in known})
     merged = {}
     for f in fields(TrainConfig):
         given, before = getattr(cfg, f.name), getattr(saved, f.name)
-        if given == getattr(defaults, f.name):
+        if f.name not in given_options if given_options is not None else given == getattr(defaults, f.name):
             merged[f.name] = before  # not given: the run's own value
         elif f.name in RESUME_MAY_CHANGE or given == before:
             merged[f.name] = given
         else:
-            raise TrainingError(f"--resume: --{f.name.replace('_', '-')} {given} differs from the resumed run's "
-                                f"{before}; a resumed run keeps what it learns with")
+            raise TrainingError(f"--resume: {_spelled(f.name, given)} differs from the resumed run's "
+                                f"{_spelled(f.name, before) if isinstance(before, bool) else before}; a resumed run "
+                                "keeps what it learns with")
     return merged
+
+
+def _spelled(name: str, value) -> str:
+    """An option as the command line gives it (a flag's false as --no-x)."""
+    flag = name.replace("_", "-")
+    if isinstance(value, bool):
+        return f"--{flag}" if value else f"--no-{flag}"
+    return f"--{flag} {value}"
 
 
 def _check_same_model(model: str | None, trained_sha256: str | None) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 # each command's refusal of a missing input, and the libraries that must not load for it
 CASES = {
-    "verify": (["verify", "no-set"], 1, ("pandas", "scipy", "matplotlib", "torch")),
+    "verify": (["verify", "no-set"], 2, ("pandas", "scipy", "matplotlib", "torch")),
     "aggregate": (["aggregate", "no.json", "--csv", "s.csv", "--json", "s.json"], 2,
                   ("pandas", "scipy", "matplotlib", "torch")),
     "report": (["report", "--run-set", "results/no-set"], 2, ("pandas", "scipy", "matplotlib", "torch")),

@@ -82,3 +82,28 @@ def test_a_presets_key_is_named_as_the_presets_beside_the_users():
                  run_configs={"n1_obsnorm_lowent": {"trainer": "unilab", "overrides": {"algo.gamma": 0.99}}})
     assert str(err.value).startswith("run_configs.n1_obsnorm_lowent.overrides.obs_norm (preset h200x1_learning): "
                                      "a unilab run's overrides are the reference's Hydra keys"), err.value
+
+
+@pytest.mark.parametrize(("layers", "named"), [
+    ({"run_defaults": {"overrides": {"extra": '{"tau": 0.01}'}},
+      "run_configs": {"n1_cpu": {"overrides": {"extra": '{"gamma": 0.9, "gamma": 0.5}'}}}},
+     "run_configs.n1_cpu.overrides.extra: argument --extra: not valid JSON (the key 'gamma' is given twice"),
+    ({"run_defaults": {"overrides": {"extra": '{"tau": 0.01, "tau": 0.02}'}},
+      "run_configs": {"n1_cpu": {"overrides": {"extra": '{"gamma": 0.9}'}}}},
+     "run_defaults.overrides.extra: argument --extra: not valid JSON (the key 'tau' is given twice"),
+    ({"run_defaults": {"overrides": {"extra": '[1]'}},
+      "run_configs": {"n1_cpu": {"overrides": {"extra": '{"gamma": 0.9}'}}}},
+     "run_defaults.overrides.extra: --extra must be a JSON object, got list"),
+], ids=["twice in the entry", "twice in run_defaults", "no object in run_defaults"])
+def test_an_extra_that_cannot_be_merged_is_named_in_its_own_layer(layers, named):
+    # merging read each layer with the last value of a key given twice, and dropped a layer that
+    # was no JSON object: the merged extra passed the checks that refuse either alone
+    with pytest.raises(PlanError) as err:
+        cpu_plan(**layers)
+    assert str(err.value).startswith(named), err.value
+
+
+def test_a_negated_option_in_a_later_layer_replaces_the_option():
+    plan = cpu_plan(run_defaults={"overrides": {"obs_norm": True}},
+                    run_configs={"n1_cpu": {"overrides": {"no-obs-norm": True}}})
+    assert plan.run_configs["n1_cpu"].overrides == {"replay-per-env": 64, "no-obs-norm": True}

@@ -42,7 +42,7 @@ from sacscale.pipeline.preset_choice import NAMED, asked_once, choose_preset
 from sacscale.pipeline.run_commands import work_folder
 from sacscale.pipeline.run_config import check_cpu_ranks, check_matrix_learner_cpus, resolve_run_config
 from sacscale.pipeline.run_folder_names import record_run_form
-from sacscale.pipeline.run_merge import merged_fields
+from sacscale.pipeline.run_merge import check_layer_extras, merged_fields
 from sacscale.pipeline.twin_configs import check_distinct_training
 from sacscale.trainers.reference_options import DEFAULT_PYTHON
 from sacscale.trainers.unilab import meshes_problem
@@ -254,6 +254,7 @@ def _run_entries(preset: dict, config: dict, name: str) -> tuple[dict[str, tuple
     """({configuration: (its entry, where it comes from)}, the merged run_defaults): the
     config's entries merged over the preset's by name, and its run_defaults over the preset's
     (sacscale.pipeline.run_merge: overrides and env key by key)."""
+    check_layer_extras(preset, config, name)
     defaults = merged_fields(preset.get("run_defaults") or {}, config.get("run_defaults") or {})
     unknown = sorted(set(defaults) - set(RUN_FIELDS))
     if unknown:

@@ -1,12 +1,17 @@
 """How a run configuration is made of its layers: the preset's run_defaults, the config's
 run_defaults, the preset's entry, the config's entry, each over the ones before it. A field
-replaces the field below; `overrides` and `env` are merged key by key (an option's key spelled
-with - or _ alike is one key), and `overrides.extra` (a JSON object in a string) by its
-settings. A null value in `overrides` or `env` removes that key from the layers below."""
+replaces the field below; `overrides` and `env` are merged key by key (the keys of one trainer
+option are one key: - or _ alike, `no-x` with `x`), and `overrides.extra` (a JSON object in a
+string) by its settings. A null value in `overrides` or `env` removes that key from the layers below."""
 
 from __future__ import annotations
 
+import argparse
 import json
+
+from sacscale.pipeline.overrides import extra_setting_problem
+from sacscale.pipeline.plan_values import PlanError, config_key
+from sacscale.train.options import json_setting, option_names
 
 KEYED = ("overrides", "env")
 
@@ -32,8 +37,9 @@ def given_fields(merged: dict) -> dict:
 
 
 def option_key(key) -> str:
-    """One spelling of an option's key: `min-free-mb` and `min_free_mb` are one option."""
-    return str(key).replace("-", "_")
+    """One name for the keys of one trainer option: `min-free-mb` and `min_free_mb`, `obs_norm`
+    and `no-obs-norm` (a later layer's `no-obs-norm: true` replaces `obs_norm: true`)."""
+    return option_names().get(f"--{str(key).replace('_', '-')}", str(key).replace("-", "_"))
 
 
 def _merged_keys(base: dict, top: dict, spelled_alike: bool) -> dict:
@@ -64,3 +70,30 @@ def _json_object(text) -> dict | None:
     except (ValueError, RecursionError):  # judged as given later (sacscale.pipeline.overrides)
         return None
     return value if isinstance(value, dict) else None
+
+
+def check_layer_extras(preset: dict, config: dict, name: str) -> None:
+    """Each layer's `overrides.extra` judged where it is given, as the trainer reads it, before
+    the layers are merged by its settings: a key given twice there, or an extra that is no JSON
+    object, left the merged one without a word (the last value kept, or the layer dropped)."""
+    layers = []
+    for doc, origin in ((preset, name), (config, "config")):
+        layers.append((doc.get("run_defaults"), "run_defaults", origin))
+        layers += [(e, f"run_configs.{n}", origin) for n, e in (doc.get("run_configs") or {}).items()]
+    for fields, key, origin in layers:
+        overrides = fields.get("overrides") if isinstance(fields, dict) else None
+        if not isinstance(overrides, dict):
+            continue  # the schema names it
+        for spelled in [k for k in overrides if option_key(k) == "extra"]:
+            if problem := _extra_problem(overrides[spelled]):
+                raise PlanError(f"{config_key(origin, f'{key}.overrides.{spelled}')}: {problem}")
+
+
+def _extra_problem(text) -> str | None:
+    try:
+        settings = json_setting(str(text))
+    except argparse.ArgumentTypeError as exc:
+        return f"argument --extra: {exc}"
+    if not isinstance(settings, dict):
+        return f"--extra must be a JSON object, got {type(settings).__name__}"
+    return next(filter(None, map(extra_setting_problem, settings)), None)

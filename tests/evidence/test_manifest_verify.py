@@ -113,3 +113,18 @@ def test_missing_manifest_is_named(tmp_path, sacscale_main):
     (tmp_path / "S" / "runs").mkdir(parents=True)  # a set being made, before its manifest
     proc = sacscale_main("verify", tmp_path / "S")
     assert proc.returncode == 1 and "MANIFEST.sha256: manifest is missing" in proc.stderr
+
+
+@pytest.mark.parametrize("spelled", ["runs//p_r1_n1/train.log", "runs/./p_r1_n1/train.log", "./summary.csv",
+                                     "runs/p_r1_n1/../p_r1_n1/train.log", "/summary.csv"])
+def test_a_manifest_line_naming_a_file_another_way_is_named_as_such(root, spelled):
+    # a file listed a second time as `eval//x.json` failed verify as "missing", though it is there
+    digest = manifest.sha256_file(root / "summary.csv")
+    with (root / "MANIFEST.sha256").open("a") as lines:
+        lines.write(f"{digest}  {spelled}\n")
+    with pytest.raises(manifest.ManifestError) as err:
+        manifest.parse_manifest(root / "MANIFEST.sha256")
+    assert str(err.value).endswith(f"{spelled} is not a path as the manifest writes them (relative, without "
+                                   "empty, '.' or '..' parts)"), err.value
+    with pytest.raises(manifest.ManifestError, match="is not a path as the manifest writes them"):
+        verify(root)

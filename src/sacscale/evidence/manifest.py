@@ -172,12 +172,23 @@ def parse_manifest(path: str | Path, root: str | Path | None = None) -> dict[str
             digest, sep, rel = line.partition(" *")  # binary-mode lines
         if not sep or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
             raise ManifestError(f"{path}:{lineno}: not a sha256sum line: {shortened(line)}")
-        if problem := _too_long_problem(rel, root):
+        if problem := _too_long_problem(rel, root) or _spelling_problem(rel):
             raise ManifestError(f"{path}:{lineno}: {problem}")
         if rel in out:
             raise ManifestError(f"{path}:{lineno}: {shown_path(rel)} is listed twice")
         out[rel] = digest
     return out
+
+
+def _spelling_problem(rel: str) -> str | None:
+    """Why `rel` is not spelled as the manifest writes a path (relative, POSIX, no empty, `.` or
+    `..` parts): `eval//x.json` named a file the manifest also lists as `eval/x.json`, and
+    verify called it missing."""
+    parts = rel.split("/")
+    if rel.startswith("/") or any(part in ("", ".", "..") for part in parts):
+        return (f"{shown_path(rel)} is not a path as the manifest writes them (relative, without empty, "
+                "'.' or '..' parts)")
+    return None
 
 
 def summary(entries: list[tuple[str, str, int]], manifest_text: str) -> dict:

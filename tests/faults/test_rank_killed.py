@@ -15,6 +15,9 @@ import pytest
 from faultkit import Job, free_port, kill, logged_iterations, record, train_cmd, wait_for
 
 TIMEOUT_S = 20  # the job's --timeout-s
+# the promise: --timeout-s plus the stop grace (parallel.launch.KILL_GRACE_S); on a loaded 2-core
+# machine a survivor under an external launcher took 21.3 s, its collective's timeout and its exit
+EXIT_BOUND_S = TIMEOUT_S + 10
 
 
 @pytest.mark.parametrize("rank", [0, 1])
@@ -37,7 +40,7 @@ def test_killed_rank_is_named_and_the_job_ends(tmp_path, g1_mjb, jobs, rank):
            new_shm=sorted(job.new_shm()), message=job.message())
 
     assert code != 0
-    assert elapsed < TIMEOUT_S
+    assert elapsed < EXIT_BOUND_S
     last = job.message()
     assert re.search(rf"rank {rank} \(device cpu, pid {victim.pid}\) was killed by signal 9 \(SIGKILL\)", last), err
     assert leftovers == []
@@ -101,7 +104,7 @@ def test_killed_rank_under_an_external_launcher(tmp_path, g1_mjb, jobs):
     record("rank SIGKILL, external launcher", exit_status=code, exit_after_s=round(elapsed, 2), leftovers=leftovers,
            new_shm=sorted(survivor.new_shm() | victim.new_shm()), message=survivor.message())
     assert code == 1
-    assert elapsed < TIMEOUT_S
+    assert elapsed < EXIT_BOUND_S
     assert re.search(r"sacscale train: error: .*(Connection closed by peer|Connection reset|Timed out)",
                      survivor.message())
     assert leftovers == []

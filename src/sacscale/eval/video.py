@@ -215,10 +215,14 @@ class _GifWriter:
         # frame k still starts at k / fps
         ticks = [int(round(100.0 * k / self.fps)) for k in range(len(self._frames) + 1)]
         durations = [10 * (b - a) for a, b in zip(ticks, ticks[1:])]
-        with iio.imopen(self.path, "w", plugin="pillow", extension=".gif") as f:
-            f.write(np.stack(self._frames), mode="P", is_batch=True, palette=palette,
-                    duration=durations if len(durations) > 1 else durations[0], loop=0)
+        # encoded in memory, then written once: a full disk under imageio's own file left a
+        # writer that failed again at exit and printed its traceback after the one-line error
+        data = iio.imwrite("<bytes>", np.stack(self._frames), plugin="pillow", extension=".gif", mode="P",
+                           is_batch=True, palette=palette, duration=durations if len(durations) > 1 else durations[0],
+                           loop=0)
         self._frames = []
+        with open(self.path, "wb") as out:
+            out.write(data)
 
     def drop(self) -> None:
         self._frames = []  # nothing is encoded: the file was never written

@@ -5,6 +5,8 @@ no file, or an int, bool or complex one was used as if it were the trained weigh
 
 from __future__ import annotations
 
+import pickle
+import re
 import warnings
 
 import torch
@@ -23,7 +25,13 @@ def load_weights(source, mmap: bool = False):
     with warnings.catch_warnings():
         for note in _QUANTIZED_LOAD_NOTES:
             warnings.filterwarnings("ignore", message=note, category=UserWarning)
-        return torch.load(source, map_location="cpu", weights_only=True, mmap=mmap)
+        try:
+            return torch.load(source, map_location="cpu", weights_only=True, mmap=mmap)
+        except pickle.UnpicklingError as exc:  # torch's text advises loading it with code run: not ours to pass on
+            found = re.search(r"GLOBAL ([\w.]+)", str(exc))
+            raise pickle.UnpicklingError(
+                "holds Python objects beyond tensors" + (f" ({found[1]})" if found else "")
+                + ", which a checkpoint of weights does not; not loaded") from None
 
 
 def _kind_problem(value) -> str | None:

@@ -3,9 +3,10 @@ its own messages.
 
 The run's log (`logs/<set>/train/<run>.log`, `record-run --log`) is opened by the wrapper once
 it holds the run's locks, not by the shell or Snakemake before it starts: a second invocation
-of the same run (`snakemake --nolock`, or one past the checkout's lock) is refused by those
-locks and leaves the first's log as it is, where a shell redirection truncated it and
-Snakemake's `log:` removed it before the refusal was reached."""
+of the same run is refused by those locks and leaves the first's log as it is, where the
+rule's shell redirection truncated it before the refusal was reached. (Snakemake itself
+removes a rule's `log:` before its job: under `--nolock` that is the first's copy; the run's
+own train.log keeps the trainer's output.)"""
 
 from __future__ import annotations
 

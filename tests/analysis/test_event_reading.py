@@ -1,5 +1,7 @@
 """Event files are read completely and strictly: every irregularity names the file."""
 
+import os
+
 import pytest
 
 from sacscale.analysis.events import EventFileError, read_event_dir, read_event_file, read_run
@@ -80,6 +82,18 @@ def test_directory_without_event_file_is_named(tmp_path):
     (tmp_path / "rank0").mkdir()
     with pytest.raises(EventFileError, match="no event file"):
         read_event_dir(tmp_path / "rank0")
+
+
+def test_an_event_file_that_is_a_fifo_is_named_as_one(tmp_path):
+    from sacscale.analysis.metrics import analyze_run
+
+    run = write_run(tmp_path / "p_r1_n1", linear_points(10, 5.0, 1.0), ranks=1)
+    victim = next((run / "tb" / "rank0").glob("events.out.tfevents.*"))
+    victim.unlink()
+    os.mkfifo(victim)
+    with pytest.raises(EventFileError) as err:  # refused from its kind, never opened (no hang)
+        analyze_run(run)
+    assert str(err.value).startswith(f"{victim}: a FIFO, not a regular file")
 
 
 def test_run_without_rank0_is_named(tmp_path):

@@ -5,7 +5,10 @@
 - one that ends with status 0 and writes nothing: an empty "video" was put in place and
   reported written; now it is named;
 - one that fails on a full disk: named by its exit status only (exit 1); now as the disk's
-  refusal of the output, as the other formats are (`PATH: no space left on the device`)."""
+  refusal of the output, as the other formats are (`PATH: no space left on the device`);
+- one that exits with an output errno as its status (256 - errno: 228 for a full disk),
+  before or after its last frame: named as its status and ffmpeg's text only (exit 1); now
+  as that errno's refusal of the output."""
 
 import errno
 import os
@@ -84,6 +87,22 @@ def test_an_ffmpeg_failing_on_a_full_disk_is_named_as_the_disks_refusal(tmp_path
     with pytest.raises(OSError) as refused:
         writer.close()
     assert (refused.value.errno, refused.value.filename) == (errno.ENOSPC, str(out))
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES])
+@pytest.mark.parametrize("reads", [True, False], ids=["at-close", "mid-frames"])
+def test_an_ffmpeg_exiting_with_an_output_errno_is_named_as_the_disks_refusal(tmp_path, monkeypatch, code, reads):
+    # ffmpeg exits 256 - errno (228 for ENOSPC), whether it fails at the end or while frames
+    # still come; the disk here has room, so only the status says why
+    body = ("cat > /dev/null\n" if reads else "") + f"exit {256 - code}"
+    monkeypatch.setenv("IMAGEIO_FFMPEG_EXE", _stand_in(tmp_path, body))
+    out = tmp_path / "v.mp4"
+    writer = video.GuardedWriter(tmp_path / ".v.tmp1.2.mp4", 10.0, out)
+    with pytest.raises(OSError) as refused:
+        for _ in range(20):
+            writer.append(FRAME)
+        writer.close()
+    assert (refused.value.errno, refused.value.filename) == (code, str(out))
 
 
 def test_an_ffmpeg_failing_with_room_on_the_disk_is_named_by_its_status(tmp_path, monkeypatch):

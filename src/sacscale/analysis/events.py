@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
 
-from sacscale.atomic import atomic_write_bytes, refuse_foreign_links
+from sacscale.atomic import atomic_write_bytes, file_kind, refuse_foreign_links
 from sacscale.held_names import shown_name
 from sacscale.reading import TooLarge, folder_kinds, open_regular
 
@@ -265,6 +265,16 @@ def _kinds(directory: Path, within: Path | None, missing: str) -> dict[str, str]
         raise EventFileError(f"{directory}: cannot list it ({exc.strerror})") from None
 
 
+def _no_event_file(directory: Path, kinds: dict[str, str]) -> str:
+    """Why `directory` gives no event file: one at an event file's name that is a FIFO, a
+    folder, ... is named as what it is rather than called missing."""
+    odd = sorted(n for n, kind in kinds.items() if fnmatch.fnmatchcase(n, EVENT_GLOB) and kind in ("dir", "other"))
+    if odd:
+        kind = file_kind(directory / odd[0]) or "not a plain file"
+        return f"{directory / odd[0]}: {kind}, not a regular file (an event file is read from a plain file)"
+    return f"{directory}: no event file ({EVENT_GLOB}) in this directory"
+
+
 def event_files(directory: str | Path, within: Path | None = None) -> list[Path]:
     """The event files in `directory` (listed from `within`, see the module's note); a link
     at an event file's name is listed, and refused when it is read."""
@@ -273,7 +283,7 @@ def event_files(directory: str | Path, within: Path | None = None) -> list[Path]
     files = sorted(directory / name for name, kind in kinds.items()
                    if fnmatch.fnmatchcase(name, EVENT_GLOB) and kind in ("file", "link"))
     if not files:
-        raise EventFileError(f"{directory}: no event file ({EVENT_GLOB}) in this directory")
+        raise EventFileError(_no_event_file(directory, kinds))
     names = {p.name for p in files}
     both = [n for n in names if n + GZ_SUFFIX in names]
     if both:  # the same file twice would count every event twice

@@ -139,7 +139,10 @@ class _Mp4Writer:
         return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, process_group=0)
 
     def _ended_early(self) -> str:
+        with contextlib.suppress(subprocess.TimeoutExpired):  # its input closes a moment before it ends
+            self._ffmpeg.wait(timeout=_EXIT_GRACE_S)
         status = self._end()
+        _refuse_output_status(status, self._path)
         return f"ffmpeg stopped taking frames (exit status {status}; its own message, if any, is above)"
 
     def close(self) -> None:
@@ -153,6 +156,7 @@ class _Mp4Writer:
         finally:
             self._end()
         if status != 0:
+            _refuse_output_status(status, self._path)
             _refuse_if_full(self._path)
             raise RuntimeError(f"ffmpeg ended with exit status {status} (its own message, if any, is above)")
         if os.path.getsize(self._path) == 0:
@@ -174,8 +178,24 @@ class _Mp4Writer:
         return status
 
 
-# ffmpeg tells a full disk only in its own words: a failed ffmpeg whose disk has less than
-# this left is taken to have failed for want of space
+# an ffmpeg that its input closed on ends within this, and one that has not is killed
+_EXIT_GRACE_S = 5.0
+
+# a disk that refuses the output: full, over quota, read-only, not ours
+_OUTPUT_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
+# ffmpeg exits with its error code, AVERROR(errno) = -errno, as a byte: 256 - errno (228 for
+# ENOSPC). EPERM's 255 is left out: ffmpeg also exits 255 after a signal
+_FFMPEG_OUTPUT_STATUS = {256 - code: code for code in _OUTPUT_ERRNOS if code != errno.EPERM}
+
+
+def _refuse_output_status(status: int | None, path: str) -> None:
+    """Raise the OSError an ffmpeg's exit status stands for, where it is an output errno."""
+    if (code := _FFMPEG_OUTPUT_STATUS.get(status)) is not None:
+        raise OSError(code, os.strerror(code), path)
+
+
+# where ffmpeg's status is not an output errno's, it tells a full disk only in its own words:
+# a failed ffmpeg whose disk has less than this left is taken to have failed for want of space
 _FULL_BELOW_BYTES = 1 << 20
 
 
@@ -259,10 +279,6 @@ class _WebpWriter:
 
 def _writer_class(suffix: str):
     return {".mp4": _Mp4Writer, ".webp": _WebpWriter}.get(suffix.lower(), _GifWriter)
-
-
-# a disk that refuses the output: full, over quota, read-only, not ours
-_OUTPUT_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
 
 
 class GuardedWriter:

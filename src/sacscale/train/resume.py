@@ -112,6 +112,7 @@ def _resumed_config(cfg: TrainConfig, given: frozenset | None) -> TrainConfig:
         raise TrainingError(f"--resume {run_dir} continues in its own directory; --log-dir {cfg.log_dir} differs")
     merged.update(log_dir=str(run_dir), resume=str(run_dir))
     out = TrainConfig(**merged)
+    _check_recorded_model(run_dir, out.model, "model" in given if given is not None else cfg.model is not None)
     try:  # a saved value out of its range (a crafted checkpoint) is named with the run it came from
         out.validate()
         sac_config(out)
@@ -129,14 +130,26 @@ def _resumed_config(cfg: TrainConfig, given: frozenset | None) -> TrainConfig:
     _check_learner_state(checkpoint_path(run_dir), ckpt, out)
     if problem := policy_problem(ckpt["learner_state"], sac, first_observations(out.model, out.tilt_obs)):
         raise BadCheckpoint(f"--resume: {checkpoint_path(run_dir)}: cannot be resumed ({problem})")
+    streams: dict[Path, torch.Tensor] = {}
     for rank in range(ranks):  # the ranks the resumed run starts, each of which reads its own state
         part = resume_rank_state_path(run_dir, rank, done)
         if not part.is_file():
             kind = file_kind(part)
             raise TrainingError(f"--resume {run_dir}: {part} is " + (f"{kind}, not a file" if kind else "missing"))
         # mapped, not read: a rank state with its replay buffer can be GBs, and the rank reads it again
-        _check_rank_state(run_dir, part, rank, read_checkpoint(part, mmap=True), ckpt, out, sac)
+        mine = read_checkpoint(part, mmap=True)
+        _check_rank_state(run_dir, part, rank, mine, ckpt, out, sac)
+        _check_own_stream(part, mine["learner"]["rng"], streams)
     return out
+
+
+def _check_own_stream(part: Path, rng: torch.Tensor, streams: dict[Path, torch.Tensor]) -> None:
+    """Each rank's generator is seeded apart, so two rank states holding one random state are
+    one rank's copied over another's: both ranks would draw the same batches."""
+    if same := next((other for other, seen in streams.items() if torch.equal(seen, rng)), None):
+        raise _not_written(part, f"its learner.rng is the random state {same} holds; every rank draws a "
+                                 "stream of its own, so one of the two is the other's copy")
+    streams[part] = rng
 
 
 def _check_learner_state(path: Path, ckpt: dict, cfg: TrainConfig) -> None:
@@ -342,6 +355,16 @@ def _spelled(name: str, value) -> str:
     if isinstance(value, bool):
         return f"--{flag}" if value else f"--no-{flag}"
     return f"--{flag} {value}"
+
+
+def _check_recorded_model(run_dir: Path, model: str | None, given: bool) -> None:
+    """A model path the run recorded relative to the folder it was started from names no file
+    from another folder: said so, with the way to resume it, not as a missing file."""
+    if model is None or given or Path(model).is_absolute() or Path(model).is_file():
+        return
+    raise TrainingError(f"--resume {run_dir}: the run's --model {model} is a relative path, recorded as given in the "
+                        f"folder the run was started from; from here ({os.getcwd()}) it names no file. Give "
+                        "--model PATH (that model file, as reached from here) again to resume it")
 
 
 def _check_same_model(model: str | None, trained_sha256: str | None) -> None:

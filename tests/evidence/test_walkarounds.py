@@ -3,6 +3,7 @@ between runs with everything derived regenerated, a deleted report. Each attack 
 a copy of a committed set (real records: run windows, hosts, evaluation hashes), then the
 attacker regenerates the metrics, the summary and the manifest with the project's own code."""
 
+import importlib
 import json
 import os
 import shutil
@@ -310,12 +311,21 @@ def test_a_record_whose_window_was_moved_to_fit_copied_events_fails(work):
 
 def test_a_manifest_line_outside_the_set_is_never_opened(work, tmp_path):
     """A manifest that lists `../../reports/S/report.md` (or any path out of the set) cannot
-    make verify read or hash it: the line is a missing file of the set."""
+    make verify read or hash it: the line is named as no path the manifest writes, before any
+    file is opened."""
     listed = (work / "MANIFEST.sha256").read_text()
     (work / "MANIFEST.sha256").write_text(listed + f"{'0' * 64}  ../../reports/{SET}/report.md\n")
-    result = verify(work)
-    assert f"missing: ../../reports/{SET}/report.md" in result.problems(), result.problems()
-    assert result.covered[0].startswith(f"hashed: {len(listed.splitlines()) + 1} files, ")
+    verifying = importlib.import_module("sacscale.evidence.verify")
+    opened = []
+    real_sha256 = verifying.sha256_file
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(verifying, "sha256_file", lambda path: opened.append(path) or real_sha256(path))
+        with pytest.raises(manifest.ManifestError) as err:
+            verify(work)
+    line = len(listed.splitlines()) + 1
+    assert str(err.value).endswith(f"MANIFEST.sha256:{line}: ../../reports/{SET}/report.md is not a path as the "
+                                   "manifest writes them (relative, without empty, '.' or '..' parts)"), err.value
+    assert opened == []
 
 
 @pytest.mark.parametrize("what", ["a file", "a dangling link", "nothing"])

@@ -37,13 +37,13 @@ RATES = ("steady_env_steps_per_s", "tail_mean_total_fps")
 def _metrics(path: str) -> dict:
     """One run's metrics (analyze-run's output): a JSON object naming its run and configuration."""
     data = read_json(path, "metrics file")
+    if "config" in data and data["config"] is None and isinstance(data.get("run"), str):
+        # analyze-run's output of a run folder whose name does not say its configuration
+        raise BadInput(f"metrics file {path}: run {data['run'][:80]!r} has no run configuration "
+                       "(config null): analyze-run reads it from the run folder's name, PREFIX_rK_CONFIG "
+                       "(e.g. hand_r1_n1), or from the run's run.json; aggregate groups runs by it: name "
+                       "the folders so and analyze them again")
     for key in ("run", "config"):
-        if key == "config" and "config" in data and data["config"] is None:
-            # analyze-run's output of a run folder whose name does not say its configuration
-            raise BadInput(f"metrics file {path}: run {str(data['run'])[:80]!r} has no run configuration "
-                           "(config null): analyze-run reads it from the run folder's name, PREFIX_rK_CONFIG "
-                           "(e.g. hand_r1_n1), or from the run's run.json; aggregate groups runs by it: name "
-                           "the folders so and analyze them again")
         if not isinstance(data.get(key), str):
             raise BadInput(f"metrics file {path}: not analyze-run's output (no {key!r})")
     for key in RATES:

@@ -103,17 +103,17 @@ def refuse_not_a_set(given: str | Path, root: Path, manifest: Path | None = None
     if report is not None:
         what = "a report folder" if report == root else f"a folder inside the report folder {_as_given(given, report)}"
         raise NotARunSet(f"{given} is {what}; verify the set: sacscale verify "
-                            f"{_as_given(given, _set_of_report(report))}")
+                         f"{_as_given(given, _set_of_report(report))}")
     for above in root.parents:
         if _is_set(above):
             raise NotARunSet(f"{given} is a folder inside the run set {_as_given(given, above)}; verify the set: "
-                                f"sacscale verify {_as_given(given, above)}")
+                             f"sacscale verify {_as_given(given, above)}")
     _refuse_a_folder_of_sets(given, root)
     if manifest is not None:
         _refuse_a_manifest_of_nothing_here(given, root, manifest)
     elif not os.path.isdir(root / "runs"):  # nor a set being made: nothing there would be checked
         raise NotARunSet(f"{given} is not a run set (it holds no {MANIFEST_NAME}, plan.json or runs/); "
-                            "a set is a folder such as results/<set>")
+                         "a set is a folder such as results/<set>")
 
 
 def _refuse_a_manifest_of_nothing_here(given: str | Path, root: Path, manifest: Path) -> None:
@@ -125,7 +125,7 @@ def _refuse_a_manifest_of_nothing_here(given: str | Path, root: Path, manifest: 
         return  # named as what it is by the manifest check
     if listed and not any(os.path.lexists(root / rel) for rel in listed):
         raise NotARunSet(f"{given} holds none of the {len(listed)} files {manifest} lists: not the set it "
-                            "hashes; verify that set, or give this one's manifest")
+                         "hashes; verify that set, or give this one's manifest")
 
 
 def _refuse_a_folder_of_sets(given: str | Path, root: Path) -> None:
@@ -135,7 +135,7 @@ def _refuse_a_folder_of_sets(given: str | Path, root: Path) -> None:
         if sets := _sets_in(folder):
             held = f"the reports of {len(sets)} run sets" if reports else f"{len(sets)} run sets"
             raise NotARunSet(f"{given} is not a run set but holds {held}; verify one at a time, e.g.: "
-                                f"sacscale verify {_as_given(given, sets[0])}")
+                             f"sacscale verify {_as_given(given, sets[0])}")
 
 
 def _sets_in(folder: Path) -> list[Path]:

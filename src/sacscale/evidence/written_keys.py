@@ -28,7 +28,7 @@ _SETTING = re.compile(r"[!-~]{0,%d}" % MAX_SETTING)  # ASCII with no space: a bl
 _PATH_SETTING = re.compile(r"NCCL_[A-Z0-9_]*(?:FILE|PATH|DIR|PLUGIN)")
 # a setting that names a network takes the name a plugin gives it, which may hold spaces (NCCL's own
 # are IB and Socket; the aws-ofi-nccl plugin's is "AWS Libfabric"): short words joined by single spaces
-_NAME_SETTING = re.compile(r"NCCL_NET")
+_NAME_SETTINGS = frozenset({"NCCL_NET"})
 MAX_NAME = 32
 _NAME = re.compile(r"[!-~]+(?: [!-~]+)*")
 
@@ -104,7 +104,7 @@ def _value_problem(name: str, value) -> str | None:
                 f"{_character(unprinted)})")
     if _SETTING.fullmatch(value) or _PATH_SETTING.fullmatch(name):
         return None
-    if _NAME_SETTING.fullmatch(name) and len(value) <= MAX_NAME and _NAME.fullmatch(value):
+    if name in _NAME_SETTINGS and len(value) <= MAX_NAME and _NAME.fullmatch(value):
         return None
     return (f"env {name}: {_shown(value)} is not a variable's setting (one word: no spaces, but in a setting "
             f"that names a file or folder, and single spaces between words in a network's name of at most "
